@@ -1,0 +1,87 @@
+"""A loaded benchmark: dialogues, candidates, per-annotator ratings, and what was skipped.
+
+Example:
+    >>> from dialeval.schema import Dialogue, Turn, Candidate, Rating
+    >>> b = Benchmark(
+    ...     name="toy",
+    ...     dialogues={"d": Dialogue(id="d", turns=[Turn(speaker="A", text="hi")])},
+    ...     candidates=[Candidate(id="d:s", dialogue_id="d", turn_index=1, system="s", text="yo")],
+    ...     ratings=[Rating(item_id="d:s", dimension="Overall", annotator="a1", value=3.0, scale="1-5")],
+    ... )
+    >>> b.counts()["items"], b.dimensions()
+    (1, {'Overall': '1-5'})
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from dialeval.schema import Candidate, Dialogue, Rating
+
+
+@dataclass
+class Benchmark:
+    """Everything a loader read from one published benchmark.
+
+    Attributes:
+        name: Catalog name.
+        dialogues: Dialogues by id.
+        candidates: The responses to score (turn-level items).
+        ratings: Human ratings, one per annotator, dimension and item.
+        skipped: Reason -> number of values or rows the loader skipped.
+        source: Where it was read from.
+    """
+
+    name: str
+    dialogues: dict[str, Dialogue]
+    candidates: list[Candidate]
+    ratings: list[Rating]
+    skipped: Counter[str] = field(default_factory=Counter)
+    source: str = ""
+
+    def dimensions(self) -> dict[str, str]:
+        """Return each rated dimension with its scale, in first-seen order."""
+        dims: dict[str, str] = {}
+        for r in self.ratings:
+            dims.setdefault(r.dimension, r.scale)
+        return dims
+
+    def counts(self) -> dict[str, Any]:
+        """Return the headline counts shown by ``dialeval data show``."""
+        return {
+            "items": len(self.candidates),
+            "dialogues": len(self.dialogues),
+            "contexts": len({c.context_id for c in self.candidates}),
+            "systems": len({c.system for c in self.candidates}),
+            "annotators": len({r.annotator for r in self.ratings}),
+            "ratings": len(self.ratings),
+            "dimensions": self.dimensions(),
+            "levels": sorted({r.level for r in self.ratings}),
+            "skipped": dict(self.skipped),
+        }
+
+    def head(self, n_contexts: int) -> Benchmark:
+        """Return the benchmark restricted to its first ``n_contexts`` contexts (for quick runs)."""
+        keep: list[str] = []
+        for c in self.candidates:
+            if c.context_id not in keep:
+                keep.append(c.context_id)
+            if len(keep) > n_contexts:
+                break
+        kept_ctx = set(keep[:n_contexts])
+        cands = [c for c in self.candidates if c.context_id in kept_ctx]
+        ids = {c.id for c in cands}
+        dids = {c.dialogue_id for c in cands}
+        ratings = [
+            r for r in self.ratings if (r.item_id in ids if r.level == "turn" else r.item_id in dids)
+        ]
+        return Benchmark(
+            name=self.name,
+            dialogues={k: v for k, v in self.dialogues.items() if k in dids},
+            candidates=cands,
+            ratings=ratings,
+            skipped=Counter(self.skipped),
+            source=self.source,
+        )

@@ -1,0 +1,62 @@
+"""Errors that tell the user what is wrong and where."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class DialevalError(Exception):
+    """Base class for every error dialeval raises on purpose."""
+
+
+class InputError(DialevalError, ValueError):
+    """Malformed input, located by file, line and field.
+
+    Example:
+        >>> str(InputError("bad value", path="a.jsonl", line=3, field="value"))
+        'a.jsonl:3: field "value": bad value'
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path if self.line is None else f"{self.path}:{self.line}"
+        parts = [p for p in (where, f'field "{self.field}"' if self.field else "") if p]
+        prefix = ": ".join(parts)
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+
+class MissingExtraError(DialevalError, ImportError):
+    """An optional dependency is not installed.
+
+    Example:
+        >>> print(MissingExtraError("torch", extra="models"))
+        This needs the optional package "torch": pip install 'dialeval[models]'
+    """
+
+    def __init__(self, package: str, *, extra: str | None = None, hint: str | None = None) -> None:
+        fix = hint or (f"pip install 'dialeval[{extra}]'" if extra else f"pip install {package}")
+        super().__init__(f'This needs the optional package "{package}": {fix}')
+        self.package = package
+        self.extra = extra
+
+
+class UnknownNameError(DialevalError, KeyError):
+    """A name that is not in a registry, with the closest matches."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])

@@ -1,0 +1,95 @@
+"""Run metrics over candidates and produce :class:`~dialeval.schema.Score` records.
+
+Example:
+    >>> from dialeval.schema import Dialogue, Turn, Candidate
+    >>> from dialeval.metrics.base import Metric
+    >>> class Len(Metric):
+    ...     name = "len_demo"
+    ...     outputs = ("len_demo",)
+    ...     def compute(self, items):
+    ...         return {"len_demo": [float(len(i.response.split())) for i in items]}
+    >>> dialogues = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text="hi")])}
+    >>> cands = [Candidate(id="d:s", dialogue_id="d", turn_index=1, system="s", text="hello there")]
+    >>> [(s.metric, s.value, s.context_id) for s in score_candidates(Len(), cands, dialogues)]
+    [('len_demo', 2.0, 'd#1')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from dialeval.errors import InputError
+from dialeval.metrics.base import Metric, MetricInput
+from dialeval.schema import Candidate, Dialogue, Score
+
+
+def build_inputs(
+    candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]
+) -> list[MetricInput]:
+    """Turn candidates into metric inputs, resolving each context from its dialogue."""
+    out: list[MetricInput] = []
+    for c in candidates:
+        d = dialogues.get(c.dialogue_id)
+        if d is None:
+            raise InputError(f'candidate "{c.id}" names unknown dialogue "{c.dialogue_id}"', field="dialogue_id")
+        if c.turn_index > len(d.turns):
+            raise InputError(
+                f'candidate "{c.id}" has turn_index {c.turn_index} but dialogue "{d.id}" has {len(d.turns)} turns',
+                field="turn_index",
+            )
+        out.append(
+            MetricInput(
+                response=c.text,
+                context=tuple(d.context(c.turn_index)),
+                references=tuple(c.references),
+                knowledge=tuple(d.knowledge),
+            )
+        )
+    return out
+
+
+def score_candidates(
+    metric: Metric,
+    candidates: Sequence[Candidate],
+    dialogues: Mapping[str, Dialogue],
+    progress: Callable[[int], None] | None = None,
+) -> list[Score]:
+    """Score every candidate with every output of ``metric``.
+
+    Items are handed to :meth:`Metric.compute` in batches of ``metric.batch_size``;
+    ``progress`` is called with the number of items finished after each batch.
+    An item a metric cannot score gets ``value=None`` and ``extras["error"]``.
+    """
+    inputs = build_inputs(candidates, dialogues)
+    if metric.needs_references and any(not i.references for i in inputs):
+        missing = sum(1 for i in inputs if not i.references)
+        raise InputError(f'metric "{metric.name}" needs references; {missing} item(s) have none')
+    sig = metric.signature
+    scores: list[Score] = []
+    step = max(1, metric.batch_size)
+    for start in range(0, len(inputs), step):
+        batch = inputs[start : start + step]
+        values = metric.compute(batch)
+        for out_name in metric.outputs:
+            col = values[out_name]
+            if len(col) != len(batch):
+                raise RuntimeError(f"{metric.name}.{out_name} returned {len(col)} values for {len(batch)} items")
+        for j, cand in enumerate(candidates[start : start + step]):
+            for out_name in metric.outputs:
+                v = values[out_name][j]
+                scores.append(
+                    Score(
+                        item_id=cand.id,
+                        metric=out_name,
+                        value=None if v is None else float(v),
+                        dialogue_id=cand.dialogue_id,
+                        context_id=cand.context_id,
+                        system=cand.system,
+                        tags=dict(cand.tags),
+                        extras={} if v is not None else {"error": "metric could not score this item"},
+                        signature=sig,
+                    )
+                )
+        if progress is not None:
+            progress(len(batch))
+    return scores

@@ -1,0 +1,60 @@
+"""Signatures that make every number reproducible, in sacrebleu's style.
+
+A signature is built from a frozen config object, never from ``__dict__`` of a
+live object, so it names exactly the parameters that change the result.
+
+Example:
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Cfg:
+    ...     nrefs: str = "var"
+    ...     smooth: str = "exp"
+    >>> make_signature("sacrebleu", Cfg(), extra={"tok": "13a"}).startswith("sacrebleu|nrefs:var|smooth:exp|tok:13a|")
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from dialeval import __version__
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (tuple, list)):
+        return ",".join(_fmt(v) for v in value)
+    return str(value)
+
+
+def make_signature(name: str, config: Any = None, extra: Mapping[str, Any] | None = None) -> str:
+    """Render ``name|key:value|...|version:X`` from a frozen dataclass and extras."""
+    parts = [name]
+    if config is not None:
+        if not dataclasses.is_dataclass(config) or isinstance(config, type):
+            raise TypeError("config must be a dataclass instance")
+        for f in dataclasses.fields(config):
+            parts.append(f"{f.name}:{_fmt(getattr(config, f.name))}")
+    for key, value in (extra or {}).items():
+        parts.append(f"{key}:{_fmt(value)}")
+    parts.append(f"version:{__version__}")
+    return "|".join(parts)
+
+
+def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    """Return the hex sha256 of a file, read in chunks."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        while block := handle.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def text_sha256(text: str) -> str:
+    """Return the hex sha256 of a UTF-8 string (for prompt templates)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
