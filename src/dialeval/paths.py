@@ -1,0 +1,35 @@
+"""Where dialeval keeps its cache and finds the shared benchmark data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """Return the cache directory (``$DIALEVAL_CACHE`` or ``~/.cache/dialeval``), created if needed.
+
+    Example:
+        >>> cache_dir().is_dir()
+        True
+    """
+    root = Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def shared_data_dir() -> Path | None:
+    """Return the folder of published benchmark files, or None if there is none.
+
+    Looked up in order: ``$DIALEVAL_DATA``; ``../shared/data`` beside the current
+    directory; ``../shared/data`` beside the source checkout.
+    """
+    candidates = []
+    if env := os.environ.get("DIALEVAL_DATA"):
+        candidates.append(Path(env))
+    candidates.append(Path.cwd().parent / "shared" / "data")
+    candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data")
+    for c in candidates:
+        if c.is_dir():
+            return c
+    return None

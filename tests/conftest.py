@@ -1,0 +1,17 @@
+"""Shared fixtures: the real benchmark data beside the project root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The ``../shared/data`` folder; the tests need it (CI runs with it beside the checkout)."""
+    assert SHARED_DATA.is_dir(), f"expected the shared data at {SHARED_DATA}"
+    return SHARED_DATA
