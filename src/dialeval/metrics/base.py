@@ -122,4 +122,3 @@ def metric_by_output() -> dict[str, type[Metric]]:
         for o in cls.outputs:
             out[o] = cls
     return out
-

@@ -1,0 +1,95 @@
+"""``dialeval benchmark``: score a human-rated benchmark with every metric and rank them against people."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from dialeval import __version__
+from dialeval.commands.common import console, fail, load_inputs, out, split_list, write_json, write_text
+from dialeval.commands.meta import row_dict
+from dialeval.commands.score import score_benchmark
+from dialeval.commands.tables import pivot, to_markdown, to_rich
+from dialeval.errors import DialevalError, InputError
+from dialeval.jsonl import write_jsonl
+
+
+def benchmark(
+    benchmark: str = typer.Option("usr-tc", "--benchmark", "-b", help="Catalog benchmark."),
+    path: Path | None = typer.Option(None, "--path", help="Read the benchmark from this file."),
+    dimension: str = typer.Option("Overall", "--dimension", "-d", help="Human dimension."),
+    metrics: str | None = typer.Option(
+        None, "--metrics", "-m", help="Comma-separated metrics (default: all that run here)."
+    ),
+    param: list[str] = typer.Option([], "--param", "-p", help="Metric parameter, [metric.]key=value; repeatable."),
+    device: str | None = typer.Option(None, "--device", help="Device for model-backed metrics."),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
+    level: str = typer.Option("turn,system", "--level", "-l", help="Levels to report."),
+    method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
+    n_boot: int = typer.Option(1000, "--boot", help="Bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    output: Path = typer.Option(Path("runs/benchmark"), "--output", "-o", help="Output folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Run metrics on a human-rated benchmark and print a ranked metric-human correlation table.
+
+    Writes scores.jsonl, table.md, table.jsonl and run.json (command, signatures, timings) to OUTPUT.
+    """
+    from dialeval.meta.correlate import correlation_table
+
+    started = time.perf_counter()
+    try:
+        bench = load_inputs(benchmark, path, None, None, None, limit)
+        dims = bench.dimensions()
+        if dimension not in dims:
+            raise InputError(f'benchmark "{bench.name}" has no dimension "{dimension}"; it has: {", ".join(dims)}')
+        params = list(param) + ([f"device={device}"] if device else [])
+        runs, skipped = score_benchmark(bench, split_list(metrics), params, quiet=as_json)
+        scores = [s for r in runs for s in r.scores]
+        levels = tuple(split_list(level) or ["turn"])
+        methods = tuple(split_list(method) or ["spearman"])
+        rows = correlation_table(
+            scores, bench.ratings, dimension=dimension, levels=levels, methods=methods, n_boot=n_boot, seed=seed
+        )
+    except DialevalError as exc:
+        fail(exc)
+        return
+    rank_by = (levels[0], "spearman" if "spearman" in methods else methods[0])
+    wide = pivot(rows, rank_by=rank_by)
+    n_items = len(bench.candidates)
+    title = f"{bench.name}: correlation with human {dimension} ({n_items} items, ranked by {' '.join(rank_by)})"
+    markdown = f"# {title}\n\n{to_markdown(wide)}\n"
+    run_info = {
+        "command": "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "version": __version__,
+        "benchmark": bench.name,
+        "source": bench.source,
+        "counts": bench.counts(),
+        "dimension": dimension,
+        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), **r.summary} for r in runs},
+        "skipped_metrics": skipped,
+        "bootstrap": {"resamples": n_boot, "seed": seed, "unit": "context"},
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    write_jsonl(output / "scores.jsonl", scores)
+    write_text(output / "table.md", markdown)
+    write_text(output / "table.jsonl", "".join(json.dumps(row_dict(r)) + "\n" for r in rows))
+    write_json(output / "run.json", run_info)
+    if as_json:
+        out.print_json(json.dumps({"run": run_info, "rows": [row_dict(r) for r in rows]}))
+        return
+    out.print(to_rich(wide, title))
+    for name, why in skipped.items():
+        console.print(f"[yellow]not run[/] {name}: {why}", highlight=False)
+    console.print(f"source: {bench.source}", highlight=False)
+    console.print(f"wrote {output}/scores.jsonl, table.md, table.jsonl, run.json", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``benchmark`` to the CLI."""
+    app.command("benchmark")(benchmark)

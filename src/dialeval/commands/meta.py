@@ -1,0 +1,131 @@
+"""``dialeval meta``: scores + ratings in, correlation tables out."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from dialeval.commands.common import console, fail, out, split_list, write_text
+from dialeval.commands.tables import pivot, to_markdown, to_rich
+from dialeval.errors import DialevalError, InputError
+from dialeval.jsonl import read_jsonl
+from dialeval.schema import Rating, Score
+
+
+def row_dict(row: Any) -> dict[str, Any]:
+    """Return a correlation row as a JSON-safe dict (NaN becomes null)."""
+    raw = row.model_dump() if hasattr(row, "model_dump") else dataclasses.asdict(row)
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in raw.items()}
+
+
+def paper_comparison(rows: Sequence[Any], table_name: str) -> str:
+    """Render our task-level sample correlations beside a published table (values x100)."""
+    from dialeval.published import load_table
+
+    table = load_table(table_name)
+    tasks = table.columns[:-1]
+    ours: dict[tuple[str, str, str], float] = {}
+    for r in rows:
+        group = str(getattr(r, "group", "all"))
+        if r.level == "sample" and group.startswith("task=") and r.value is not None:
+            ours[(r.method, r.metric, group.split("=", 1)[1])] = 100.0 * r.value
+    lines = [f"{table.title}", f"source: {table.citation}", ""]
+    head = ["method", "metric", "", *table.columns]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    found = False
+    for method, paper_rows in table.rows.items():
+        for ours_name, paper_name in table.metric_map.items():
+            vals = [ours.get((method, ours_name, t)) for t in tasks]
+            if all(v is None for v in vals):
+                continue
+            found = True
+            present = [v for v in vals if v is not None]
+            overall = sum(present) / len(present) if len(present) == len(tasks) else None
+            mine = [*vals, overall]
+            paper = paper_rows[paper_name]
+            fmt = [("n/a" if v is None else f"{v:.1f}") for v in mine]
+            lines.append(f"| {method} | {paper_name} ({ours_name}) | dialeval | " + " | ".join(fmt) + " |")
+            lines.append("| | | paper | " + " | ".join(f"{v:.1f}" for v in paper) + " |")
+            diff = [("n/a" if m is None else f"{m - p:+.1f}") for m, p in zip(mine, paper, strict=True)]
+            lines.append("| | | difference | " + " | ".join(diff) + " |")
+    if not found:
+        raise InputError(
+            f'no sample-level rows by task for the metrics of "{table_name}" '
+            f"({', '.join(table.metric_map)}); run with --level sample --by task"
+        )
+    return "\n".join(lines)
+
+
+def meta(
+    scores: list[Path] = typer.Argument(..., help="Score JSONL file(s)."),
+    ratings: Path | None = typer.Option(None, "--ratings", "-r", help="Rating JSONL."),
+    benchmark: str | None = typer.Option(
+        None, "--benchmark", "-b", help="Take the ratings from this catalog benchmark."
+    ),
+    path: Path | None = typer.Option(None, "--path", help="Read the benchmark from this file."),
+    dimension: str = typer.Option("Overall", "--dimension", "-d", help="Human dimension to correlate with."),
+    level: str = typer.Option("turn,system", "--level", "-l", help="Levels: turn, sample, dialogue, system."),
+    method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
+    metrics: str | None = typer.Option(None, "--metrics", "-m", help="Only these metric outputs."),
+    by: str | None = typer.Option(None, "--by", help="Break every figure down by this tag (e.g. task, system)."),
+    n_boot: int = typer.Option(1000, "--boot", help="Bootstrap resamples (0: no CIs)."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    compare_paper: str | None = typer.Option(
+        None, "--compare-paper", help="Print beside a published table (lmstyle-table1)."
+    ),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Folder for table.md and table.jsonl."),
+    as_json: bool = typer.Option(False, "--json", help="Print rows as JSON only."),
+) -> None:
+    """Correlate metric scores with human ratings, with cluster-bootstrap confidence intervals."""
+    from dialeval.meta.correlate import correlation_table
+
+    try:
+        all_scores = [s for f in scores for s in read_jsonl(f, Score)]
+        if ratings is not None:
+            rating_recs = read_jsonl(ratings, Rating)
+        elif benchmark is not None:
+            from dialeval.data.catalog import load_benchmark
+
+            rating_recs = load_benchmark(benchmark, path).ratings
+        else:
+            raise InputError("give --ratings FILE or --benchmark NAME")
+        levels = tuple(split_list(level) or ["turn"])
+        rows = correlation_table(
+            all_scores,
+            rating_recs,
+            dimension=dimension,
+            metrics=split_list(metrics),
+            levels=levels,
+            methods=tuple(split_list(method) or ["pearson"]),
+            n_boot=n_boot,
+            seed=seed,
+            by=by,
+        )
+        comparison = paper_comparison(rows, compare_paper) if compare_paper else None
+    except DialevalError as exc:
+        fail(exc)
+        return
+    dicts = [row_dict(r) for r in rows]
+    wide = pivot(rows)
+    if output is not None:
+        write_text(output / "table.md", to_markdown(wide) + "\n" + (f"\n{comparison}\n" if comparison else ""))
+        write_text(output / "table.jsonl", "".join(json.dumps(d) + "\n" for d in dicts))
+    if as_json:
+        out.print_json(json.dumps({"rows": dicts, "paper_comparison": comparison}))
+        return
+    out.print(to_rich(wide, f"Correlation with human {dimension}"))
+    if comparison:
+        out.print(comparison, highlight=False, markup=False)
+    if output is not None:
+        console.print(f"wrote {output / 'table.md'} and {output / 'table.jsonl'}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``meta`` to the CLI."""
+    app.command("meta")(meta)

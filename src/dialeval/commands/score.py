@@ -1,0 +1,86 @@
+"""``dialeval score``: records in, scores out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from dialeval.commands.common import console, fail, load_inputs, out, split_list
+from dialeval.data.benchmark import Benchmark
+from dialeval.errors import DialevalError
+from dialeval.jsonl import write_jsonl
+from dialeval.runner import MetricRun, parse_params, resolve_metrics, run_metrics
+
+
+def score_benchmark(
+    bench: Benchmark, metrics: list[str] | None, params: list[str], quiet: bool = False
+) -> tuple[list[MetricRun], dict[str, str]]:
+    """Resolve and run metrics on ``bench`` with a progress bar; return the runs and the skipped families."""
+    families, skipped = resolve_metrics(metrics, bench=bench)
+    parsed = parse_params(params)
+    total = len(bench.candidates) * len(families)
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("scoring", total=total)
+
+        def advance(name: str, n: int) -> None:
+            bar.update(task, advance=n, description=f"scoring {name}")
+
+        runs = run_metrics(bench, families, parsed, progress=advance)
+    return runs, skipped
+
+
+def score(
+    output: Path = typer.Option(..., "--output", "-o", help="Scores JSONL to write."),
+    benchmark: str = typer.Option("usr-tc", "--benchmark", "-b", help="Catalog benchmark to score."),
+    path: Path | None = typer.Option(None, "--path", help="Read the benchmark from this file."),
+    dialogues: Path | None = typer.Option(None, "--dialogues", help="Dialogue records (JSONL)."),
+    candidates: Path | None = typer.Option(None, "--candidates", help="Candidate records (JSONL)."),
+    metrics: str | None = typer.Option(
+        None, "--metrics", "-m", help="Comma-separated metrics (default: all that run here)."
+    ),
+    param: list[str] = typer.Option([], "--param", "-p", help="Metric parameter, [metric.]key=value; repeatable."),
+    device: str | None = typer.Option(None, "--device", help="Device for model-backed metrics (cpu, cuda)."),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary only."),
+) -> None:
+    """Score candidate responses with metrics and write Score records (JSONL)."""
+    try:
+        bench = load_inputs(benchmark, path, dialogues, candidates, None, limit)
+        params = list(param) + ([f"device={device}"] if device else [])
+        runs, skipped = score_benchmark(bench, split_list(metrics), params, quiet=as_json)
+        n = write_jsonl(output, (s for r in runs for s in r.scores))
+    except DialevalError as exc:
+        fail(exc)
+        return
+    summary = {
+        "benchmark": bench.name,
+        "items": len(bench.candidates),
+        "scores": n,
+        "output": str(output),
+        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), **r.summary} for r in runs},
+        "skipped_metrics": skipped,
+    }
+    if as_json:
+        out.print_json(json.dumps(summary))
+        return
+    for r in runs:
+        console.print(f"{r.family:<12} {len(r.scores):>7} scores  {r.seconds:7.2f}s  {r.signature}", highlight=False)
+    for name, why in skipped.items():
+        console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
+    console.print(f"wrote {n} scores for {len(bench.candidates)} items to {output}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``score`` to the CLI."""
+    app.command("score")(score)

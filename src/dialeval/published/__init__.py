@@ -1,0 +1,44 @@
+"""Published result tables, transcribed from the papers, for side-by-side comparison.
+
+Example:
+    >>> t = load_table("lmstyle-table1")
+    >>> t.rows["pearson"]["BLEU"][-1]
+    1.65
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+
+from dialeval.errors import UnknownNameError
+
+_FILES = {"lmstyle-table1": "lmstyle_table1.json"}
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    """A published table: ``rows[method][paper_metric]`` aligned with ``columns``."""
+
+    name: str
+    title: str
+    citation: str
+    notes: str
+    columns: list[str]
+    rows: dict[str, dict[str, list[float]]]
+    metric_map: dict[str, str]
+    dimension_of: dict[str, str]
+
+
+def load_table(name: str) -> PublishedTable:
+    """Load a published table by name (see ``names()``)."""
+    if name not in _FILES:
+        raise UnknownNameError(f'unknown published table "{name}"; known: {", ".join(sorted(_FILES))}')
+    raw = json.loads(resources.files(__package__).joinpath(_FILES[name]).read_text("utf-8"))
+    return PublishedTable(name=name, **raw)
+
+
+def names() -> list[str]:
+    """Return the names of the published tables."""
+    return sorted(_FILES)

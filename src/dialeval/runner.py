@@ -1,0 +1,130 @@
+"""Resolve metric names and run them over a benchmark: the engine behind ``score`` and ``benchmark``.
+
+Example:
+    >>> parse_params(["bleu.smoothing=method1", "device=cpu"])
+    {'bleu': {'smoothing': 'method1'}, '*': {'device': 'cpu'}}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dialeval.data.benchmark import Benchmark
+from dialeval.errors import InputError
+from dialeval.metrics import METRICS, Metric, load_builtin_metrics
+from dialeval.metrics.base import metric_by_output
+from dialeval.schema import Score
+from dialeval.scoring import score_candidates
+
+
+@dataclass
+class MetricRun:
+    """What running one metric family produced."""
+
+    family: str
+    signature: str
+    scores: list[Score]
+    seconds: float
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_params(pairs: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Parse ``family.key=value`` (or ``key=value`` for every family) into nested dicts."""
+    out: dict[str, dict[str, str]] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise InputError(f'parameter "{pair}" is not of the form [metric.]key=value', field="--param")
+        key, value = pair.split("=", 1)
+        fam, _, name = key.rpartition(".")
+        out.setdefault(fam or "*", {})[name] = value
+    return out
+
+
+def _coerce(cls: type[Metric], params: Mapping[str, str]) -> dict[str, Any]:
+    fields = {f.name: f for f in dataclasses.fields(cls.Config)}
+    out: dict[str, Any] = {}
+    for key, raw in params.items():
+        if key not in fields:
+            continue
+        default = fields[key].default
+        value: Any = raw
+        if isinstance(default, bool):
+            value = raw.lower() in {"1", "true", "yes"}
+        elif isinstance(default, int):
+            value = int(raw)
+        elif isinstance(default, float):
+            value = float(raw)
+        out[key] = value
+    return out
+
+
+def resolve_metrics(
+    names: Sequence[str] | None, *, bench: Benchmark | None = None
+) -> tuple[list[type[Metric]], dict[str, str]]:
+    """Return metric families for ``names`` (families or output names).
+
+    ``names=None`` means every registered metric that can run here (judges
+    excluded: they call a model per item and are asked for by name); the ones
+    that cannot run (a missing extra, or references that ``bench`` lacks) are
+    returned in the second value with the reason. A family asked for by name
+    that cannot run is an error.
+    """
+    skip_unavailable = names is None
+    load_builtin_metrics()
+    by_output = metric_by_output()
+    chosen: list[type[Metric]] = []
+    for name in names or [n for n in METRICS.names() if not n.startswith("judge:")]:
+        cls = by_output[name] if name in by_output and name not in METRICS else METRICS.get(name)
+        if cls not in chosen:
+            chosen.append(cls)
+    ready: list[type[Metric]] = []
+    missing: dict[str, str] = {}
+    for cls in chosen:
+        reason = cls.unavailable_reason()
+        if reason is None and bench is not None and cls.needs_references:
+            lacking = sum(1 for c in bench.candidates if not c.references)
+            if lacking:
+                reason = f"{lacking} of {len(bench.candidates)} items have no reference"
+        if reason is None:
+            ready.append(cls)
+        elif skip_unavailable:
+            missing[cls.name] = reason
+        else:
+            raise InputError(f'metric "{cls.name}" cannot run here: {reason}')
+    return ready, missing
+
+
+def _tick(progress: Callable[[str, int], None] | None, name: str) -> Callable[[int], None] | None:
+    if progress is None:
+        return None
+    return lambda n: progress(name, n)
+
+
+def run_metrics(
+    bench: Benchmark,
+    families: Sequence[type[Metric]],
+    params: Mapping[str, Mapping[str, str]] | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> list[MetricRun]:
+    """Score every candidate of ``bench`` with each family; reference-based ones need references."""
+    params = params or {}
+    runs: list[MetricRun] = []
+    for cls in families:
+        if cls.needs_references and any(not c.references for c in bench.candidates):
+            lacking = sum(1 for c in bench.candidates if not c.references)
+            raise InputError(
+                f'metric "{cls.name}" needs references, but {lacking} of {len(bench.candidates)} '
+                f'items of "{bench.name}" have none'
+            )
+        merged = {**params.get("*", {}), **params.get(cls.name, {})}
+        metric = cls(**_coerce(cls, merged))
+        start = time.perf_counter()
+        scores = score_candidates(metric, bench.candidates, bench.dialogues, progress=_tick(progress, cls.name))
+        summary_fn = getattr(metric, "run_summary", None)
+        summary = summary_fn() if callable(summary_fn) else {}
+        runs.append(MetricRun(cls.name, metric.signature, scores, time.perf_counter() - start, summary))
+    return runs
