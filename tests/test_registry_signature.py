@@ -1,0 +1,42 @@
+"""Registry look-ups and signatures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from dialeval import __version__
+from dialeval.errors import UnknownNameError
+from dialeval.registry import Registry
+from dialeval.signature import make_signature, text_sha256
+
+
+def test_did_you_mean() -> None:
+    reg: Registry[int] = Registry("metric")
+    reg.register("sacrebleu", 1)
+    reg.register("rouge", 2)
+    with pytest.raises(UnknownNameError, match='did you mean "sacrebleu"'):
+        reg.get("sacrebelu")
+    with pytest.raises(ValueError, match="already registered"):
+        reg.register("rouge", 3)
+    assert reg.names() == ["rouge", "sacrebleu"]
+
+
+@dataclass(frozen=True)
+class _Cfg:
+    n: int = 4
+    lowercase: bool = False
+
+
+def test_signature_changes_with_params_and_names_version() -> None:
+    a = make_signature("bleu", _Cfg())
+    assert a == f"bleu|n:4|lowercase:no|version:{__version__}"
+    assert make_signature("bleu", _Cfg(n=2)) != a
+    with pytest.raises(TypeError):
+        make_signature("bleu", {"n": 4})
+
+
+def test_text_hash_is_sha256() -> None:
+    # sha256("abc") from FIPS 180-2, appendix B.1
+    assert text_sha256("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
