@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The test command: lint, type-check, then the test suite (unit, parity, CLI, browser) on 2 workers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+.venv/bin/python -m ruff check src tests benchmarks
+.venv/bin/python -m mypy
+.venv/bin/python -m pytest -n 2 -q "$@"
