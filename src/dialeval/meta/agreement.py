@@ -1,0 +1,295 @@
+"""Inter-annotator agreement: Fleiss' kappa, pairwise Cohen's kappa, Krippendorff's alpha.
+
+All statistics take a *reliability matrix*: one row per annotator, one column per
+item, ``nan`` where an annotator did not rate an item (Krippendorff's layout).
+Labels are integer codes; :func:`reliability_matrix` builds the matrix from
+:class:`~dialeval.schema.Rating` records. Bootstrap intervals resample items.
+
+Example:
+    >>> import numpy as np
+    >>> m = np.array([[1, 2, 3, 3], [1, 2, 3, 4]], dtype=float)
+    >>> round(krippendorff_alpha(m, "nominal"), 4)
+    0.6957
+    >>> round(cohen_kappa(m[0], m[1]), 4)
+    0.6667
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dialeval.schema import Rating
+
+Level = Literal["nominal", "ordinal", "interval"]
+Matrix = NDArray[np.float64]
+
+DONT_KNOW = "I don't know"
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """A reliability matrix with its row and column names and the label codes.
+
+    Attributes:
+        matrix: Annotators x items, ``nan`` where missing.
+        annotators: Row names.
+        items: Column names.
+        labels: For label-valued ratings, ``labels[code]`` is the label; empty for numbers.
+    """
+
+    matrix: Matrix
+    annotators: tuple[str, ...]
+    items: tuple[str, ...]
+    labels: tuple[str, ...] = ()
+
+
+def reliability_matrix(
+    ratings: Iterable[Rating],
+    *,
+    dont_know: Literal["missing", "category", "drop_item"] = "missing",
+    labels: Sequence[str] | None = None,
+) -> Reliability:
+    """Arrange ratings of one dimension as an annotators x items matrix.
+
+    Args:
+        ratings: Ratings of a single dimension (mixing dimensions is an error).
+        dont_know: What an "I don't know" answer becomes: a missing value, its own
+            category, or ``"drop_item"`` to keep only *strong judgements* (items
+            where no annotator said "I don't know").
+        labels: Label order for label-valued ratings (default: sorted labels seen).
+
+    Example:
+        >>> rs = [Rating(item_id=i, dimension="A", annotator=a, value=v)
+        ...       for i, a, v in [("x", "a1", "pos"), ("x", "a2", "neg"), ("y", "a1", "pos")]]
+        >>> r = reliability_matrix(rs)
+        >>> r.labels, r.annotators, r.matrix.tolist()
+        (('neg', 'pos'), ('a1', 'a2'), [[1.0, 1.0], [0.0, nan]])
+    """
+    rows = list(ratings)
+    dims = {r.dimension for r in rows}
+    if len(dims) > 1:
+        raise ValueError(f"ratings of one dimension expected, got {sorted(dims)}")
+    if dont_know == "drop_item":
+        unsure = {r.item_id for r in rows if r.dont_know or r.value is None}
+        rows = [r for r in rows if r.item_id not in unsure]
+
+    def value_of(r: Rating) -> float | str | None:
+        if r.dont_know or r.value is None:
+            return DONT_KNOW if dont_know == "category" else None
+        return r.value
+
+    values = [value_of(r) for r in rows]
+    is_label = any(isinstance(v, str) for v in values)
+    codes: dict[str, int] = {}
+    if is_label:
+        order = list(labels) if labels else sorted({str(v) for v in values if v is not None} - {DONT_KNOW})
+        if dont_know == "category" and DONT_KNOW not in order:
+            order.append(DONT_KNOW)
+        codes = {lab: i for i, lab in enumerate(order)}
+    annotators = tuple(sorted({r.annotator for r in rows}))
+    items = tuple(dict.fromkeys(r.item_id for r in rows))
+    a_index = {a: i for i, a in enumerate(annotators)}
+    i_index = {it: j for j, it in enumerate(items)}
+    m = np.full((len(annotators), len(items)), np.nan)
+    for r, v in zip(rows, values, strict=True):
+        if v is None:
+            continue
+        if is_label:
+            if str(v) not in codes:
+                raise ValueError(f"label {v!r} of item {r.item_id!r} is not in {list(codes)}")
+            m[a_index[r.annotator], i_index[r.item_id]] = codes[str(v)]
+        else:
+            m[a_index[r.annotator], i_index[r.item_id]] = float(v)
+    return Reliability(m, annotators, items, tuple(codes))
+
+
+def _pairable(matrix: Matrix) -> Matrix:
+    m = np.asarray(matrix, dtype=float)
+    return m[:, (~np.isnan(m)).sum(axis=0) >= 2]
+
+
+def krippendorff_alpha(matrix: Matrix, level: Level = "nominal") -> float:
+    """Krippendorff's alpha from the coincidence matrix (Krippendorff 2011, "Computing ...").
+
+    Items with fewer than two ratings are ignored. For ``ordinal``, the distance
+    between ranks c < k is ``(sum_{g=c..k} n_g - (n_c + n_k)/2) ** 2``.
+    """
+    m = _pairable(matrix)
+    values = np.unique(m[~np.isnan(m)])
+    if values.size < 2:
+        raise ValueError("alpha is undefined when fewer than two distinct values occur")
+    index = {v: i for i, v in enumerate(values)}
+    o = np.zeros((values.size, values.size))
+    for col in m.T:
+        present = [index[v] for v in col[~np.isnan(col)]]
+        counts = np.bincount(present, minlength=values.size).astype(float)
+        o += (np.outer(counts, counts) - np.diag(counts)) / (len(present) - 1)
+    n_c = o.sum(axis=1)
+    n = n_c.sum()
+    if level == "nominal":
+        delta = 1.0 - np.eye(values.size)
+    elif level == "interval":
+        delta = (values[:, None] - values[None, :]) ** 2
+    elif level == "ordinal":
+        cum = np.concatenate([[0.0], np.cumsum(n_c)])
+        lo = np.minimum.outer(np.arange(values.size), np.arange(values.size))
+        hi = np.maximum.outer(np.arange(values.size), np.arange(values.size))
+        delta = (cum[hi + 1] - cum[lo] - (n_c[lo] + n_c[hi]) / 2) ** 2
+    else:
+        raise ValueError(f"unknown level {level!r}; use nominal, ordinal or interval")
+    d_o = float((o * delta).sum())
+    d_e = float((np.outer(n_c, n_c) * delta).sum()) / (n - 1)
+    if d_e == 0:
+        raise ValueError("alpha is undefined: no expected disagreement")
+    return float(1.0 - d_o / d_e)
+
+
+def cohen_kappa(a: Sequence[float] | NDArray[np.float64], b: Sequence[float] | NDArray[np.float64]) -> float:
+    """Cohen's kappa of two annotators over the items both rated (``nan`` = not rated)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    both = ~np.isnan(x) & ~np.isnan(y)
+    x, y = x[both], y[both]
+    if x.size == 0:
+        raise ValueError("the two annotators share no rated item")
+    cats = np.unique(np.concatenate([x, y]))
+    p_o = float(np.mean(x == y))
+    p_e = float(sum(np.mean(x == c) * np.mean(y == c) for c in cats))
+    if p_e == 1.0:
+        raise ValueError("kappa is undefined: both annotators always use one and the same label")
+    return (p_o - p_e) / (1.0 - p_e)
+
+
+def pairwise_cohen_kappa(matrix: Matrix, min_shared: int = 2) -> dict[tuple[int, int], float]:
+    """Cohen's kappa for every pair of annotators (row indices) sharing ``min_shared`` items.
+
+    Pairs whose kappa is undefined (one constant label) are left out.
+    """
+    m = np.asarray(matrix, dtype=float)
+    out: dict[tuple[int, int], float] = {}
+    for i, j in itertools.combinations(range(m.shape[0]), 2):
+        if int((~np.isnan(m[i]) & ~np.isnan(m[j])).sum()) < min_shared:
+            continue
+        try:
+            out[(i, j)] = cohen_kappa(m[i], m[j])
+        except ValueError:
+            continue
+    return out
+
+
+def mean_pairwise_cohen_kappa(matrix: Matrix) -> float:
+    """Return the mean of :func:`pairwise_cohen_kappa` over all defined pairs."""
+    pairs = pairwise_cohen_kappa(matrix)
+    if not pairs:
+        raise ValueError("no pair of annotators has a defined kappa")
+    return float(np.mean(list(pairs.values())))
+
+
+def category_counts(matrix: Matrix) -> Matrix:
+    """Items x categories table of how many annotators chose each category (Fleiss' input)."""
+    m = np.asarray(matrix, dtype=float)
+    cats = np.unique(m[~np.isnan(m)])
+    return np.stack([(m == c).sum(axis=0) for c in cats], axis=1).astype(float)
+
+
+def fleiss_kappa(matrix: Matrix) -> float:
+    """Fleiss' kappa (Fleiss 1971) over items rated by the same number of annotators.
+
+    Items with fewer ratings than the most-rated item are ignored, as Fleiss'
+    formula needs a constant number of raters per item.
+    """
+    m = np.asarray(matrix, dtype=float)
+    per_item = (~np.isnan(m)).sum(axis=0)
+    m = m[:, per_item == per_item.max()]
+    table = category_counts(m)
+    n = table.sum(axis=1)[0]
+    if n < 2:
+        raise ValueError("Fleiss' kappa needs at least two ratings per item")
+    p_j = table.sum(axis=0) / table.sum()
+    p_i = ((table * (table - 1)).sum(axis=1)) / (n * (n - 1))
+    p_e = float((p_j**2).sum())
+    if p_e == 1.0:
+        raise ValueError("kappa is undefined: every rating has the same label")
+    return (float(p_i.mean()) - p_e) / (1.0 - p_e)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic with a percentile bootstrap interval over items."""
+
+    value: float
+    low: float
+    high: float
+    n_items: int
+    n_boot: int
+
+
+def bootstrap(
+    statistic: Callable[[Matrix], float],
+    matrix: Matrix,
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Estimate:
+    """Percentile bootstrap CI of ``statistic``, resampling items (columns).
+
+    Resamples where the statistic is undefined are dropped; if more than half are,
+    the interval is reported as undefined (``nan`` bounds are never produced: a
+    ``ValueError`` is raised instead).
+
+    Example:
+        >>> m = np.array([[0, 1, 0, 1, 1, 0], [0, 1, 0, 1, 0, 0]], dtype=float)
+        >>> e = bootstrap(lambda x: krippendorff_alpha(x, "nominal"), m, n_boot=200)
+        >>> bool(e.low <= e.value <= e.high)
+        True
+    """
+    m = _pairable(matrix)
+    value = statistic(m)
+    rng = np.random.default_rng(seed)
+    stats: list[float] = []
+    for _ in range(n_boot):
+        cols = rng.integers(0, m.shape[1], size=m.shape[1])
+        try:
+            stats.append(statistic(m[:, cols]))
+        except ValueError:
+            continue
+    if len(stats) < n_boot / 2:
+        raise ValueError(f"statistic undefined on {n_boot - len(stats)} of {n_boot} resamples")
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(stats, [tail, 100 - tail])
+    return Estimate(value, float(low), float(high), m.shape[1], len(stats))
+
+
+def agreement_report(
+    ratings: Iterable[Rating],
+    *,
+    level: Level = "nominal",
+    strong_only: bool = False,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, Estimate]:
+    """Fleiss' kappa, mean pairwise Cohen's kappa and Krippendorff's alpha for one dimension.
+
+    Statistics that are undefined on these ratings are left out of the result.
+    Kappas are computed only for ``level="nominal"`` (they ignore order).
+    """
+    rel = reliability_matrix(ratings, dont_know="drop_item" if strong_only else "missing")
+    out: dict[str, Estimate] = {}
+    stats: dict[str, Callable[[Matrix], float]] = {
+        f"krippendorff_alpha_{level}": lambda x: krippendorff_alpha(x, level)
+    }
+    if level == "nominal":
+        stats["fleiss_kappa"] = fleiss_kappa
+        stats["cohen_kappa_mean"] = mean_pairwise_cohen_kappa
+    for name, fn in stats.items():
+        try:
+            out[name] = bootstrap(fn, rel.matrix, n_boot=n_boot, seed=seed)
+        except ValueError:
+            continue
+    return out

@@ -1,0 +1,177 @@
+"""Agreement statistics: textbook values and parity with krippendorff, scikit-learn, statsmodels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
+
+from dialeval.meta.agreement import (
+    agreement_report,
+    bootstrap,
+    category_counts,
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+    mean_pairwise_cohen_kappa,
+    pairwise_cohen_kappa,
+    reliability_matrix,
+)
+from dialeval.schema import Rating
+
+N = np.nan
+# Krippendorff (2011) "Computing Krippendorff's Alpha-Reliability", the 4 observers x 12 units
+# example with missing values; the paper reports alpha = 0.743 (nominal), 0.815 (ordinal), 0.849 (interval).
+K2011 = np.array(
+    [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, N, N, N],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, N, 3],
+        [N, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, N],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, N],
+    ]
+)
+
+
+@pytest.mark.parametrize(("level", "published"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)])
+def test_krippendorff_textbook(level: str, published: float) -> None:
+    assert krippendorff_alpha(K2011, level) == pytest.approx(published, abs=5e-4)  # type: ignore[arg-type]
+
+
+def test_fleiss_textbook() -> None:
+    # Fleiss' kappa worked example on Wikipedia ("Fleiss' kappa", 10 subjects, 14 raters, 5 categories):
+    # kappa = 0.210 (P-bar = 0.378, P-bar_e = 0.213).
+    table = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
+    matrix = np.array([[c for c, k in enumerate(row) for _ in range(k)] for row in table], dtype=float).T
+    assert category_counts(matrix).tolist() == table
+    assert fleiss_kappa(matrix) == pytest.approx(0.210, abs=5e-4)
+
+
+def test_cohen_textbook() -> None:
+    # Cohen's kappa worked example on Wikipedia: 50 proposals, yes/yes 20, yes/no 5, no/yes 10,
+    # no/no 15 -> p_o = 0.7, p_e = 0.5, kappa = 0.4.
+    a = [1] * 20 + [1] * 5 + [0] * 10 + [0] * 15
+    b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
+    assert cohen_kappa(a, b) == pytest.approx(0.4)
+
+
+def _random_matrix(seed: int, raters: int, items: int, cats: int, missing: float) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, cats, size=items)
+    m = np.where(rng.random((raters, items)) < 0.6, truth, rng.integers(0, cats, size=(raters, items)))
+    m = m.astype(float)
+    m[rng.random((raters, items)) < missing] = np.nan
+    return m
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_krippendorff_parity(seed: int, level: str) -> None:
+    m = _random_matrix(seed, raters=5, items=40, cats=5, missing=0.3)
+    expected = krippendorff.alpha(reliability_data=m, level_of_measurement=level)
+    assert krippendorff_alpha(m, level) == pytest.approx(expected, abs=1e-9)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_fleiss_parity(seed: int) -> None:
+    m = _random_matrix(seed, raters=7, items=50, cats=3, missing=0.0)
+    assert fleiss_kappa(m) == pytest.approx(sm_fleiss_kappa(category_counts(m), method="fleiss"), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_cohen_parity_pairwise(seed: int) -> None:
+    m = _random_matrix(seed, raters=4, items=60, cats=4, missing=0.2)
+    pairs = pairwise_cohen_kappa(m)
+    assert len(pairs) == 6
+    for (i, j), kappa in pairs.items():
+        both = ~np.isnan(m[i]) & ~np.isnan(m[j])
+        assert kappa == pytest.approx(cohen_kappa_score(m[i][both], m[j][both]), abs=1e-12)
+    assert mean_pairwise_cohen_kappa(m) == pytest.approx(np.mean(list(pairs.values())))
+
+
+def _usr_overall(shared_data: Path) -> list[Rating]:
+    data = json.loads((shared_data / "usr" / "usr_topical_chat.json").read_text())
+    out = []
+    for c, ctx in enumerate(data):
+        for resp in ctx["responses"]:
+            for a, v in enumerate(resp["Overall"]):
+                out.append(
+                    Rating(item_id=f"{c}:{resp['model']}", dimension="Overall", annotator=f"a{a}", value=float(v))
+                )
+    return out
+
+
+def test_real_usr_overall_parity(shared_data: Path) -> None:
+    rel = reliability_matrix(_usr_overall(shared_data))
+    assert rel.matrix.shape == (3, 360)
+    for level in ("nominal", "ordinal", "interval"):
+        expected = krippendorff.alpha(reliability_data=rel.matrix, level_of_measurement=level)
+        assert krippendorff_alpha(rel.matrix, level) == pytest.approx(expected, abs=1e-9)  # type: ignore[arg-type]
+    assert fleiss_kappa(rel.matrix) == pytest.approx(sm_fleiss_kappa(category_counts(rel.matrix)), abs=1e-12)
+
+
+def test_labels_dont_know_and_strong_judgements() -> None:
+    rows = [
+        ("x", "a1", "positive"),
+        ("x", "a2", "positive"),
+        ("x", "a3", "negative"),
+        ("y", "a1", "negative"),
+        ("y", "a2", None),
+        ("y", "a3", "negative"),
+        ("z", "a1", "positive"),
+        ("z", "a2", "positive"),
+        ("z", "a3", "positive"),
+    ]
+    rs = [Rating(item_id=i, dimension="Appropriateness", annotator=a, value=v, dont_know=v is None) for i, a, v in rows]
+    missing = reliability_matrix(rs)
+    assert missing.labels == ("negative", "positive")
+    assert np.isnan(missing.matrix[1, 1])
+    category = reliability_matrix(rs, dont_know="category")
+    assert category.labels == ("negative", "positive", "I don't know")
+    assert category.matrix[1, 1] == 2
+    strong = reliability_matrix(rs, dont_know="drop_item")
+    assert strong.items == ("x", "z")
+    with pytest.raises(ValueError, match="one dimension"):
+        reliability_matrix([*rs, Rating(item_id="x", dimension="Other", annotator="a1", value="positive")])
+
+
+def test_bootstrap_and_report_are_seeded_and_contain_the_point_estimate() -> None:
+    m = _random_matrix(3, raters=3, items=80, cats=2, missing=0.0)
+    e1 = bootstrap(lambda x: krippendorff_alpha(x, "nominal"), m, n_boot=300, seed=7)
+    e2 = bootstrap(lambda x: krippendorff_alpha(x, "nominal"), m, n_boot=300, seed=7)
+    assert e1 == e2
+    assert e1.low < e1.value < e1.high
+    assert e1.n_items == 80
+    rs = [
+        Rating(item_id=str(j), dimension="d", annotator=f"a{i}", value=float(m[i, j]))
+        for i in range(3)
+        for j in range(80)
+    ]
+    report = agreement_report(rs, n_boot=200)
+    assert set(report) == {"krippendorff_alpha_nominal", "fleiss_kappa", "cohen_kappa_mean"}
+    assert report["fleiss_kappa"].value == pytest.approx(sm_fleiss_kappa(category_counts(m)))
+
+
+def test_undefined_statistics_raise_instead_of_nan() -> None:
+    constant = np.ones((3, 5))
+    with pytest.raises(ValueError):
+        krippendorff_alpha(constant)
+    with pytest.raises(ValueError):
+        fleiss_kappa(constant)
+    with pytest.raises(ValueError):
+        cohen_kappa(constant[0], constant[1])
