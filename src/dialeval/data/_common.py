@@ -1,0 +1,208 @@
+"""Shared helpers for the loaders: located errors, JSON/CSV reading, numbers, hashes.
+
+Every problem in an input file becomes an :class:`~dialeval.errors.InputError`
+naming the file, where in it (a CSV line number, or the record index of a JSON
+array) and the field.
+
+Example:
+    >>> loc = Where("data.json", record=3)
+    >>> str(loc.error("not a number", field="Overall"))
+    'data.json: field "Overall": not a number (record 3 of the JSON array, counting from 0)'
+    >>> number("2.5", Where("x.csv", line=7), "score")
+    2.5
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dialeval.errors import InputError
+
+
+@dataclass(frozen=True)
+class Where:
+    """A place in an input file: a CSV/JSONL line number or a JSON-array record index."""
+
+    path: str | Path
+    line: int | None = None
+    record: int | None = None
+
+    def error(self, message: str, *, field: str | None = None) -> InputError:
+        """Return an :class:`InputError` for ``message`` at this place."""
+        if self.record is not None:
+            message = f"{message} (record {self.record} of the JSON array, counting from 0)"
+        return InputError(message, path=self.path, line=self.line, field=field)
+
+
+def open_text(path: Path) -> io.TextIOBase:
+    """Open a UTF-8 text file, transparently gunzipping ``*.gz``."""
+    if not path.is_file():
+        raise InputError("file not found", path=path)
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return path.open(encoding="utf-8", newline="")
+
+
+def read_json(path: Path) -> Any:
+    """Parse a whole JSON file; a syntax error names the line and column."""
+    with open_text(path) as handle:
+        text = handle.read()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=exc.lineno
+        ) from None
+
+
+def read_json_records(path: Path) -> list[tuple[Where, dict[str, Any]]]:
+    """Read a JSON array of objects, each paired with its location."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise InputError("expected a JSON array of records", path=path)
+    out = []
+    for i, rec in enumerate(data):
+        where = Where(path, record=i)
+        if not isinstance(rec, dict):
+            raise where.error("expected a JSON object")
+        out.append((where, rec))
+    return out
+
+
+def read_jsonl_records(path: Path) -> list[tuple[Where, dict[str, Any]]]:
+    """Read a JSON-lines file of objects (blank lines allowed), each with its line number."""
+    out = []
+    with open_text(path) as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = Where(path, line=lineno)
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise where.error(f"not valid JSON ({exc.msg})") from None
+            if not isinstance(rec, dict):
+                raise where.error("expected a JSON object")
+            out.append((where, rec))
+    return out
+
+
+def read_csv_rows(
+    path: Path, *, ncols: int | None = None, required: Sequence[str] = ()
+) -> tuple[dict[str, int], list[tuple[Where, list[str]]]]:
+    """Read a CSV file; return (column -> index, rows), each row with the line it starts on.
+
+    Args:
+        path: The file (``.gz`` allowed).
+        ncols: Headerless file: every row must have exactly this many columns.
+        required: Header file: the columns that must be in the header and in every row
+            (rows may omit trailing columns that are not required, as MTurk exports do;
+            a row longer than the header is an error).
+    """
+    header = ncols is None
+    rows: list[tuple[Where, list[str]]] = []
+    names: dict[str, int] = {}
+    width = header_width = 0
+    with open_text(path) as handle:
+        reader = csv.reader(handle)
+        start = 1
+        try:
+            for row in reader:
+                where = Where(path, line=start)
+                start = reader.line_num + 1
+                if not row:
+                    continue
+                if header and not names:
+                    names = {name: i for i, name in enumerate(row) if name not in ("", None)}
+                    for name in required:
+                        if name not in names:
+                            raise where.error("missing column in the header", field=name)
+                    width = max((names[n] + 1 for n in required), default=0)
+                    header_width = len(row)
+                    continue
+                if ncols is not None and len(row) != ncols:
+                    raise where.error(f"expected {ncols} columns, found {len(row)}")
+                if header and not width <= len(row) <= header_width:
+                    need = next((n for n in required if names[n] >= len(row)), None)
+                    raise where.error(
+                        f"expected {header_width} columns, found {len(row)}", field=need
+                    )
+                rows.append((where, row))
+        except csv.Error as exc:
+            raise Where(path, line=start).error(f"not valid CSV ({exc})") from None
+    if header and not names:
+        raise InputError("empty file: expected a header row", path=path)
+    return names, rows
+
+
+def field(rec: dict[str, Any], key: str, where: Where) -> Any:
+    """Return ``rec[key]`` or raise an error naming the missing field."""
+    if key not in rec:
+        raise where.error("missing field", field=key)
+    return rec[key]
+
+
+def text_field(rec: dict[str, Any], key: str, where: Where) -> str:
+    """Return ``rec[key]`` as a string, or raise if it is missing or not a string."""
+    value = field(rec, key, where)
+    if not isinstance(value, str):
+        raise where.error(f"expected a string, found {type(value).__name__}", field=key)
+    return value
+
+
+def number(value: Any, where: Where, field_name: str) -> float:
+    """Return ``value`` as a finite float, or raise naming the field."""
+    if isinstance(value, bool):
+        raise where.error(f"expected a number, found {value!r}", field=field_name)
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise where.error(f"expected a number, found {value!r}", field=field_name) from None
+    if not math.isfinite(out):
+        raise where.error(f"expected a finite number, found {value!r}", field=field_name)
+    return out
+
+
+def score_list(rec: dict[str, Any], key: str, where: Where) -> list[Any]:
+    """Return the per-annotator list ``rec[key]`` or raise if it is missing or not a list."""
+    value = field(rec, key, where)
+    if not isinstance(value, list):
+        raise where.error(f"expected a list of per-annotator scores, found {value!r}", field=key)
+    return value
+
+
+def sha256_file(path: Path) -> str:
+    """Return the hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def split_turns(lines: list[str], last_speaker: str, speakers: tuple[str, str] = ("A", "B")) -> list[str]:
+    """Return alternating speaker names for ``lines`` so the one after them is ``last_speaker``.
+
+    Example:
+        >>> split_turns(["hi", "hello", "how are you"], "B")
+        ['A', 'B', 'A']
+    """
+    other = speakers[1] if last_speaker == speakers[0] else speakers[0]
+    n = len(lines)
+    return [other if (n - i) % 2 == 1 else last_speaker for i in range(n)]
+
+
+def iter_nonempty(text: str, sep: str = "\n") -> Iterator[str]:
+    """Yield the stripped, non-empty parts of ``text`` split on ``sep``."""
+    for part in text.split(sep):
+        if part.strip():
+            yield part.strip()

@@ -1,0 +1,130 @@
+"""LMStyle benchmark raw MTurk export (``Batch_results_develop.csv``).
+
+One dialogue per HIT (id ``lmstyle-<Input.HIT>``) whose single turn is the
+query ``Input.Speaker``; one candidate per (HIT, model) for the four models,
+tagged with ``task`` (Formal/Informal/Positive/Negative), ``dataset`` (``BST``
+or ``DD`` as in the file) and ``system``. Each assignment gives one rating per
+model on ``appropriateness`` and ``style`` (0-100 sliders).
+
+Worker ids are never stored: each ``WorkerId`` becomes ``annotator-001``,
+``annotator-002``, ... in first-appearance order. Assignments with
+``AssignmentStatus`` "Rejected" are skipped and counted unless
+``include_rejected=True`` (each rejected HIT was re-done by another worker).
+
+References: ``Input.HIT`` is not a line number of the query files, so the query
+text is matched (whitespace-stripped) against ``BST/query.txt`` or
+``daily_dialog/formality_query.txt`` beside the CSV; the same line of
+``BST/ref/ref.txt`` / ``daily_dialog/ref/formality_ref.txt`` is the reference.
+A query found on several lines keeps every distinct reference; a query not found
+keeps no reference; both are counted in ``skipped``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from dialeval.data._common import number, open_text, read_csv_rows
+from dialeval.data.benchmark import Benchmark
+from dialeval.errors import InputError
+from dialeval.schema import Candidate, Dialogue, Rating, Turn
+
+MODELS = ("llama7b", "llama13b", "vicuna7b", "vicuna13b")
+DIMENSIONS = {"appropriateness": "Appropriateness", "style": "Style"}
+QUERY_FILES = {
+    "BST": ("BST/query.txt", "BST/ref/ref.txt"),
+    "DD": ("daily_dialog/formality_query.txt", "daily_dialog/ref/formality_ref.txt"),
+}
+
+
+def _reference_index(root: Path, dataset: str) -> dict[str, list[str]] | None:
+    files = QUERY_FILES.get(dataset)
+    if files is None or not all((root / f).is_file() for f in files):
+        return None
+    with open_text(root / files[0]) as q, open_text(root / files[1]) as r:
+        queries, refs = q.read().split("\n"), r.read().split("\n")
+    if len(queries) != len(refs):
+        raise InputError(f"{len(queries)} queries but {len(refs)} references", path=root / files[1])
+    index: dict[str, list[str]] = {}
+    for query, ref in zip(queries, refs, strict=True):
+        found = index.setdefault(query.strip(), [])
+        if ref.strip() not in found:
+            found.append(ref.strip())
+    return index
+
+
+def load_lmstyle_mturk(path: str | Path, *, include_rejected: bool = False) -> Benchmark:
+    """Load the LMStyle MTurk ratings with pseudonymous annotators.
+
+    Args:
+        path: ``Batch_results_develop.csv`` (the query/reference folders beside it).
+        include_rejected: Keep assignments the requester rejected.
+
+    Example:
+        >>> from dialeval.paths import shared_data_dir
+        >>> b = load_lmstyle_mturk(shared_data_dir() / "lmstyle/Batch_results_develop.csv")
+        >>> b.counts()["contexts"], b.counts()["systems"], b.ratings[0].annotator
+        (397, 4, 'annotator-001')
+    """
+    p = Path(path)
+    needed = ["HITId", "WorkerId", "AssignmentStatus", "Input.HIT", "Input.Speaker",
+              "Input.dataset", "Input.task"]  # fmt: skip
+    needed += [f"Input.{m}" for m in MODELS]
+    needed += [f"Answer.{col}_{m}" for col in DIMENSIONS.values() for m in MODELS]
+    col, rows = read_csv_rows(p, required=needed)
+    skipped: Counter[str] = Counter()
+    ref_index: dict[str, dict[str, list[str]] | None] = {}
+    pseudonyms: dict[str, str] = {}
+    dialogues: dict[str, Dialogue] = {}
+    candidates: list[Candidate] = []
+    ratings: list[Rating] = []
+    for where, row in rows:
+        if row[col["AssignmentStatus"]] == "Rejected" and not include_rejected:
+            skipped["lmstyle: rejected MTurk assignment"] += 1
+            continue
+        hit = row[col["Input.HIT"]].strip()
+        if not hit:
+            raise where.error("empty", field="Input.HIT")
+        did = f"lmstyle-{hit}"
+        worker = row[col["WorkerId"]]
+        annotator = pseudonyms.setdefault(worker, f"annotator-{len(pseudonyms) + 1:03d}")
+        if did not in dialogues:
+            dataset, query = row[col["Input.dataset"]].strip(), row[col["Input.Speaker"]].strip()
+            if dataset not in ref_index:
+                ref_index[dataset] = _reference_index(p.parent, dataset)
+            refs = _references(ref_index[dataset], dataset, query, skipped)
+            tags = {"task": row[col["Input.task"]].strip(), "dataset": dataset}
+            dialogues[did] = Dialogue(id=did, turns=[Turn(speaker="A", text=query)], tags=tags)
+            candidates.extend(
+                Candidate(id=f"{did}:{m}", dialogue_id=did, turn_index=1, system=m,
+                          text=row[col[f"Input.{m}"]].strip(), references=refs,
+                          tags={**tags, "system": m})
+                for m in MODELS
+            )  # fmt: skip
+        for dim, column in DIMENSIONS.items():
+            for m in MODELS:
+                name = f"Answer.{column}_{m}"
+                raw = row[col[name]].strip()
+                if not raw:
+                    skipped[f"lmstyle: empty {name}"] += 1
+                    continue
+                ratings.append(
+                    Rating(item_id=f"{did}:{m}", dimension=dim, annotator=annotator,
+                           value=number(raw, where, name), scale="0-100")
+                )  # fmt: skip
+    return Benchmark("lmstyle-mturk", dialogues, candidates, ratings, skipped, source=str(p))
+
+
+def _references(
+    index: dict[str, list[str]] | None, dataset: str, query: str, skipped: Counter[str]
+) -> list[str]:
+    if index is None:
+        skipped[f"lmstyle: no query/reference files for dataset {dataset!r} (no reference)"] += 1
+        return []
+    refs = index.get(query)
+    if not refs:
+        skipped["lmstyle: query not found in the query file (no reference)"] += 1
+        return []
+    if len(refs) > 1:
+        skipped["lmstyle: query on several lines with different references (all kept)"] += 1
+    return list(refs)
