@@ -1,0 +1,242 @@
+"""The lexical metric families: thin registered objects over :mod:`dialeval.metrics.functional`.
+
+Families and outputs: ``bleu`` (bleu1..bleu4, NLTK), ``sacrebleu``, ``chrf``
+(chrfpp), ``rouge`` (rouge1, rouge2, rougeL), ``meteor``, ``f1`` (word_f1),
+``distinct`` (distinct1, distinct2) and ``length``. Importing this module is
+cheap: sacrebleu, rouge-score and NLTK are imported when a metric computes.
+
+Example:
+    >>> from dialeval.metrics.base import MetricInput
+    >>> items = [MetricInput(response="the cat sat", references=("a cat sat",))]
+    >>> WordF1().compute(items)
+    {'word_f1': [1.0]}
+    >>> Rouge().signature.split("|")[:3]
+    ['rouge', 'use_stemmer:no', 'multiref:max']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from functools import cache
+from importlib.metadata import version
+from typing import Any
+
+from dialeval.metrics import functional as F
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, NoConfig, register_metric
+from dialeval.metrics.functional.bleu import SMOOTHING_METHODS
+from dialeval.metrics.functional.sacre import sacrebleu_signature
+from dialeval.metrics.wordnet import DEBIAN_WORDNET, wordnet_unavailable
+
+
+def _split(items: Sequence[MetricInput]) -> tuple[list[str], list[tuple[str, ...]]]:
+    return [i.response for i in items], [i.references for i in items]
+
+
+def _columns(values: Mapping[str, Any]) -> dict[str, list[float | None]]:
+    return {k: [float(x) for x in v] for k, v in values.items()}
+
+
+@cache
+def _lib(name: str) -> str:
+    return f"{name}=={version(name)}"
+
+
+@dataclass(frozen=True)
+class BleuConfig:
+    """NLTK BLEU-n settings (see :mod:`dialeval.metrics.functional.bleu`)."""
+
+    smoothing: str = "method1"
+    tokenizer: str = "nltk-word"
+    lowercase: bool = True
+
+    def __post_init__(self) -> None:
+        if self.smoothing not in SMOOTHING_METHODS:
+            raise ValueError(f'smoothing "{self.smoothing}" is not one of {", ".join(SMOOTHING_METHODS)}')
+
+
+@register_metric
+class Bleu(Metric):
+    """Sentence BLEU-1..4 (cumulative weights) with NLTK, all references at once."""
+
+    name = "bleu"
+    outputs = ("bleu1", "bleu2", "bleu3", "bleu4")
+    Config = BleuConfig
+    needs_references = True
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Weights and the NLTK version."""
+        return {"weights": "cumulative-uniform", "lib": _lib("nltk")}
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Return BLEU-1..4 per item."""
+        c = self.config
+        return _columns(F.sentence_bleu(*_split(items), smoothing=c.smoothing,
+                                        tokenizer_name=c.tokenizer, lowercase=c.lowercase))
+
+
+@dataclass(frozen=True)
+class SacreBleuConfig:
+    """sacrebleu BLEU settings; sentence scores use ``effective_order=True``."""
+
+    tokenize: str = "13a"
+    lowercase: bool = False
+    smooth_method: str = "exp"
+
+
+@register_metric
+class SacreBleu(Metric):
+    """Sentence SacreBLEU (0-100); corpus BLEU is :func:`dialeval.metrics.functional.corpus_sacrebleu`."""
+
+    name = "sacrebleu"
+    outputs = ("sacrebleu",)
+    Config = SacreBleuConfig
+    needs_references = True
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Sacrebleu's own signature, its ``|`` turned into ``,``."""
+        sig = sacrebleu_signature("bleu", effective_order=True, **asdict(self.config))
+        return {"sacrebleu": sig.replace("|", ",")}
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Return sentence BLEU per item."""
+        return _columns({"sacrebleu": F.sentence_sacrebleu(*_split(items), **asdict(self.config))})
+
+
+@dataclass(frozen=True)
+class ChrfConfig:
+    """chrF settings; ``word_order=2`` makes it chrF++."""
+
+    char_order: int = 6
+    word_order: int = 2
+    beta: int = 2
+    lowercase: bool = False
+
+
+@register_metric
+class Chrf(Metric):
+    """Sentence chrF++ (0-100) via sacrebleu; the best reference counts."""
+
+    name = "chrf"
+    outputs = ("chrfpp",)
+    Config = ChrfConfig
+    needs_references = True
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Sacrebleu's own chrF signature, its ``|`` turned into ``,``."""
+        return {"sacrebleu": sacrebleu_signature("chrf", **asdict(self.config)).replace("|", ",")}
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Return chrF++ per item."""
+        return _columns({"chrfpp": F.sentence_chrf(*_split(items), **asdict(self.config))})
+
+
+@dataclass(frozen=True)
+class RougeConfig:
+    """rouge-score settings (its default tokenizer; Porter stemming off by default)."""
+
+    use_stemmer: bool = False
+
+
+@register_metric
+class Rouge(Metric):
+    """ROUGE-1/2/L F-measure; with several references, the best per type (``score_multi``)."""
+
+    name = "rouge"
+    outputs = ("rouge1", "rouge2", "rougeL")
+    Config = RougeConfig
+    needs_references = True
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Multi-reference rule and the rouge-score version."""
+        return {"multiref": "max", "measure": "f", "lib": _lib("rouge-score")}
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Return ROUGE F-measures per item."""
+        return _columns(F.rouge(*_split(items), use_stemmer=self.config.use_stemmer))
+
+
+@dataclass(frozen=True)
+class MeteorConfig:
+    """NLTK METEOR parameters and the word tokenizer."""
+
+    alpha: float = 0.9
+    beta: float = 3.0
+    gamma: float = 0.5
+    tokenizer: str = "nltk-word"
+
+
+@register_metric
+class Meteor(Metric):
+    """NLTK METEOR with WordNet 3.0 synonyms (Debian packages); the best reference counts."""
+
+    name = "meteor"
+    outputs = ("meteor",)
+    Config = MeteorConfig
+    needs_references = True
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Say how to install WordNet when its files are missing."""
+        return wordnet_unavailable(DEBIAN_WORDNET)
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """WordNet version and the NLTK version."""
+        return {"wordnet": "3.0", "multiref": "max", "lib": _lib("nltk")}
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Return METEOR per item (raises with the apt-get command if WordNet is missing)."""
+        c = self.config
+        return _columns({"meteor": F.meteor(*_split(items), alpha=c.alpha, beta=c.beta,
+                                            gamma=c.gamma, tokenizer_name=c.tokenizer)})
+
+
+@register_metric
+class WordF1(Metric):
+    """ParlAI-style word-overlap F1, the best reference counts."""
+
+    name = "f1"
+    outputs = ("word_f1",)
+    needs_references = True
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Normalisation and multi-reference rule."""
+        return {"normalize": "lower,punct,articles", "tok": "whitespace", "multiref": "max"}
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Return word F1 per item."""
+        return _columns({"word_f1": F.word_f1(*_split(items))})
+
+
+@register_metric
+class Distinct(Metric):
+    """Per-response distinct-1/2 over whitespace tokens (reference-free)."""
+
+    name = "distinct"
+    outputs = ("distinct1", "distinct2")
+    Config = NoConfig
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Tokenization and case handling."""
+        return {"tok": "whitespace", "case": "mixed", "empty": 0}
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Return distinct-1 and distinct-2 per item."""
+        hyps = [i.response for i in items]
+        return _columns({"distinct1": F.distinct_n(hyps, 1), "distinct2": F.distinct_n(hyps, 2)})
+
+
+@register_metric
+class Length(Metric):
+    """Response length in whitespace tokens (reference-free)."""
+
+    name = "length"
+    outputs = ("length",)
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Name the unit."""
+        return {"unit": "whitespace-tokens"}
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Return the length per item."""
+        return _columns({"length": F.response_length([i.response for i in items])})
