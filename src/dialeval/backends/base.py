@@ -1,0 +1,185 @@
+"""The generation backend interface: one chat request in, one completion out.
+
+A backend turns a :class:`ChatRequest` into a :class:`Completion`, with the
+top log-probabilities of each generated token when asked and supported. Its
+``signature`` names everything that changes the output (backend kind, model id
+and file hash); the request cache keys on it.
+
+Example:
+    >>> req = ChatRequest(messages=(("user", "Rate this."),), max_tokens=4, seed=1)
+    >>> req.key_fields()["max_tokens"]
+    4
+    >>> Completion(text="3").score_token_probs(["1", "2", "3"], 0)
+    {}
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from dialeval.errors import DialevalError
+
+
+class BackendError(DialevalError):
+    """A request failed; ``retryable`` says whether trying again may help."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class BudgetExceeded(DialevalError):
+    """The run's budget of calls or tokens is spent; the run stops cleanly."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat-completion request.
+
+    Attributes:
+        messages: ``(role, content)`` pairs, oldest first.
+        max_tokens: Most tokens to generate.
+        temperature: Sampling temperature.
+        seed: Sampling seed (sampled answers are cached only under their seed).
+        top_logprobs: Alternatives per generated token to return (0: none).
+    """
+
+    messages: tuple[tuple[str, str], ...]
+    max_tokens: int = 64
+    temperature: float = 0.0
+    seed: int = 0
+    top_logprobs: int = 0
+
+    def key_fields(self) -> dict[str, Any]:
+        """Return the request as a JSON-able dict (the cache key's request part)."""
+        return {
+            "messages": [list(m) for m in self.messages],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "top_logprobs": self.top_logprobs,
+        }
+
+    def openai_payload(self, model: str) -> dict[str, Any]:
+        """Return the OpenAI chat-completions body for this request."""
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [{"role": r, "content": c} for r, c in self.messages],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+        if self.top_logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = self.top_logprobs
+        return body
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A backend's answer.
+
+    Attributes:
+        text: The generated text.
+        tokens: The generated tokens, when the backend returned them.
+        top_logprobs: Per generated token, ``{token: logprob}`` of the alternatives.
+        prompt_tokens: Tokens in the prompt (0 when unknown).
+        completion_tokens: Tokens generated (0 when unknown).
+    """
+
+    text: str
+    tokens: tuple[str, ...] = ()
+    top_logprobs: tuple[dict[str, float], ...] = field(default=())
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Return a JSON-able dict (what the cache stores)."""
+        return {
+            "text": self.text,
+            "tokens": list(self.tokens),
+            "top_logprobs": list(self.top_logprobs),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Completion:
+        """Rebuild a completion from :meth:`to_json` output."""
+        return cls(
+            text=str(data["text"]),
+            tokens=tuple(data.get("tokens", ())),
+            top_logprobs=tuple(dict(d) for d in data.get("top_logprobs", ())),
+            prompt_tokens=int(data.get("prompt_tokens", 0)),
+            completion_tokens=int(data.get("completion_tokens", 0)),
+        )
+
+    @classmethod
+    def from_openai(cls, body: dict[str, Any]) -> Completion:
+        """Parse an OpenAI chat-completions response body.
+
+        Raises:
+            BackendError: The body lacks the fields of a chat completion (retryable).
+        """
+        try:
+            choice = body["choices"][0]
+            text = choice["message"]["content"] or ""
+            content = (choice.get("logprobs") or {}).get("content") or []
+            tokens = tuple(str(t["token"]) for t in content)
+            tops = tuple({str(a["token"]): float(a["logprob"]) for a in t.get("top_logprobs") or []} for t in content)
+            usage = body.get("usage") or {}
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise BackendError(f"malformed chat completion: {exc!r}", retryable=True) from exc
+        return cls(
+            text=str(text),
+            tokens=tokens,
+            top_logprobs=tops,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+        )
+
+    def score_token_probs(self, values: list[str], position: int) -> dict[str, float]:
+        """Return the renormalised probability of each scale token at a token position.
+
+        Only the alternatives the backend returned count; an empty dict means no
+        scale token was among them (or no log-probabilities were returned).
+        """
+        if position >= len(self.top_logprobs):
+            return {}
+        tops = self.top_logprobs[position]
+        probs: dict[str, float] = {}
+        for tok, lp in tops.items():
+            key = tok.strip()
+            if key in values:
+                probs[key] = probs.get(key, 0.0) + math.exp(lp)
+        total = sum(probs.values())
+        return {k: v / total for k, v in probs.items()} if total > 0 else {}
+
+
+class Backend(ABC):
+    """A model that answers chat requests."""
+
+    #: Requests this backend may usefully run at once.
+    max_in_flight: int = 1
+
+    @property
+    @abstractmethod
+    def signature(self) -> str:
+        """Name everything about the backend that changes its answers."""
+
+    @abstractmethod
+    def chat(self, request: ChatRequest) -> Completion:
+        """Answer one request (may raise :class:`BackendError`)."""
+
+    def generate(self, prompt: str, **sampling: Any) -> Completion:
+        """Answer a plain prompt, sent as one user message."""
+        return self.chat(ChatRequest(messages=(("user", prompt),), **sampling))
+
+    #: Transport retries made so far (HTTP backends count them).
+    retries: int = 0
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (servers, connections)."""

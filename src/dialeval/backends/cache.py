@@ -1,0 +1,80 @@
+"""A SQLite cache of requests and answers, so that a rerun makes no calls and a killed run resumes.
+
+The key is the sha256 of the backend signature, the messages (prompt) and the
+sampling parameters (temperature, seed, max_tokens, top_logprobs). Each answer
+is committed as soon as it arrives.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> from dialeval.backends.base import ChatRequest, Completion
+    >>> c = RequestCache(pathlib.Path(tempfile.mkdtemp()) / "req.sqlite")
+    >>> r = ChatRequest(messages=(("user", "hi"),), seed=3)
+    >>> c.get("sig", r) is None
+    True
+    >>> c.put("sig", r, Completion(text="hello"))
+    >>> c.get("sig", r).text, c.get("other-sig", r) is None
+    ('hello', True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+from dialeval.backends.base import ChatRequest, Completion
+
+
+def request_key(backend_signature: str, request: ChatRequest) -> str:
+    """Return the cache key of a request sent to a backend."""
+    blob = json.dumps([backend_signature, request.key_fields()], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class RequestCache:
+    """Requests and answers in one SQLite file (safe across threads of one process)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, backend TEXT NOT NULL,"
+            " request TEXT NOT NULL, answer TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))"
+        )
+        self._db.commit()
+
+    def get(self, backend_signature: str, request: ChatRequest) -> Completion | None:
+        """Return the cached answer or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT answer FROM completions WHERE key = ?", (request_key(backend_signature, request),)
+            ).fetchone()
+        return Completion.from_json(json.loads(row[0])) if row else None
+
+    def put(self, backend_signature: str, request: ChatRequest, answer: Completion) -> None:
+        """Store an answer (committed at once)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO completions (key, backend, request, answer) VALUES (?, ?, ?, ?)",
+                (
+                    request_key(backend_signature, request),
+                    backend_signature,
+                    json.dumps(request.key_fields(), ensure_ascii=False),
+                    json.dumps(answer.to_json(), ensure_ascii=False),
+                ),
+            )
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()

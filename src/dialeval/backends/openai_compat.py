@@ -1,0 +1,104 @@
+"""Any OpenAI-compatible chat server over HTTP (vLLM, llama.cpp server, Ollama, OpenAI).
+
+Timeouts, 429, 5xx and malformed bodies are retried with exponential backoff;
+every retry is counted. The API key is read from an environment variable and
+never appears in a signature, a log line or a result.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+from dialeval.backends.base import Backend, BackendError, ChatRequest, Completion
+from dialeval.errors import MissingExtraError
+
+
+class OpenAICompatBackend(Backend):
+    """Chat through ``POST {base_url}/chat/completions``.
+
+    Args:
+        base_url: The API root, e.g. ``http://127.0.0.1:8080/v1``.
+        model: The model name the server expects.
+        api_key_env: Environment variable that holds the API key (may be unset).
+        timeout: Seconds before a request counts as timed out.
+        max_retries: Retries per request after the first attempt.
+        backoff: First backoff in seconds; doubled after each retry.
+        max_in_flight: Requests sent at once by the runner.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        backoff: float = 0.5,
+        max_in_flight: int = 8,
+    ) -> None:
+        try:
+            import httpx
+        except ImportError as exc:
+            raise MissingExtraError("httpx", extra="judge") from exc
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_in_flight = max_in_flight
+        headers = {"Content-Type": "application/json"}
+        if key := os.environ.get(api_key_env):
+            headers["Authorization"] = f"Bearer {key}"
+        self._client = httpx.Client(timeout=timeout, headers=headers)
+        self._lock = threading.Lock()
+        self.retries = 0
+        self.attempts = 0
+
+    @property
+    def signature(self) -> str:
+        """``openai-compatible:<model>@<base_url>`` (no key)."""
+        return f"openai-compatible:{self.model}@{self.base_url}"
+
+    def _count(self, retry: bool) -> None:
+        with self._lock:
+            self.attempts += 1
+            self.retries += int(retry)
+
+    def _attempt(self, payload: dict[str, Any]) -> Completion:
+        import httpx
+
+        try:
+            resp = self._client.post(f"{self.base_url}/chat/completions", json=payload)
+        except httpx.TimeoutException as exc:
+            raise BackendError(f"timeout: {exc!r}", retryable=True) from exc
+        except httpx.TransportError as exc:
+            raise BackendError(f"connection error: {exc!r}", retryable=True) from exc
+        if resp.status_code == 429 or resp.status_code >= 500:
+            raise BackendError(f"HTTP {resp.status_code}", retryable=True)
+        if resp.status_code >= 400:
+            raise BackendError(f"HTTP {resp.status_code}: {resp.text[:300]}", retryable=False)
+        try:
+            body = resp.json()
+        except ValueError as exc:
+            raise BackendError("response is not valid JSON (truncated?)", retryable=True) from exc
+        return Completion.from_openai(body)
+
+    def chat(self, request: ChatRequest) -> Completion:
+        """Send one request, retrying transient failures with exponential backoff."""
+        payload = request.openai_payload(self.model)
+        for attempt in range(self.max_retries + 1):
+            self._count(retry=attempt > 0)
+            try:
+                return self._attempt(payload)
+            except BackendError as exc:
+                if not exc.retryable or attempt == self.max_retries:
+                    raise
+                time.sleep(self.backoff * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()

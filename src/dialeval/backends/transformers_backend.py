@@ -1,0 +1,65 @@
+"""A local transformers causal LM by directory path (no hub downloads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dialeval.backends.base import Backend, ChatRequest, Completion
+from dialeval.errors import MissingExtraError
+
+
+class TransformersBackend(Backend):
+    """Chat with a local ``AutoModelForCausalLM`` directory that has a chat template.
+
+    Args:
+        model: A local model directory.
+    """
+
+    def __init__(self, model: str) -> None:
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:
+            raise MissingExtraError("transformers", extra="models") from exc
+        if not Path(model).is_dir():
+            raise FileNotFoundError(f"not a local model directory: {model}")
+        self.path = model
+        self._torch = torch
+        self.tokenizer: Any = AutoTokenizer.from_pretrained(model, local_files_only=True)
+        self.model: Any = AutoModelForCausalLM.from_pretrained(model, local_files_only=True)
+        self.model.eval()  # type: ignore[no-untyped-call]
+
+    @property
+    def signature(self) -> str:
+        """``transformers:<directory name>:<name_or_path>``."""
+        return f"transformers:{Path(self.path).name}:{self.model.config.name_or_path}"
+
+    def chat(self, request: ChatRequest) -> Completion:
+        """Generate with the model's chat template; top log-probabilities from the scores."""
+        torch = self._torch
+        msgs = [{"role": r, "content": c} for r, c in request.messages]
+        ids = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt")
+        if not isinstance(ids, torch.Tensor):
+            ids = ids["input_ids"]
+        torch.manual_seed(request.seed)
+        sample = request.temperature > 0
+        with torch.no_grad():
+            out = self.model.generate(
+                ids, max_new_tokens=request.max_tokens, do_sample=sample,
+                temperature=request.temperature if sample else None, top_p=None, top_k=None,
+                output_scores=True, return_dict_in_generate=True,
+                pad_token_id=self.tokenizer.eos_token_id,
+            )
+        new = out.sequences[0, ids.shape[1]:]
+        tokens = tuple(self.tokenizer.decode([t]) for t in new)
+        tops: list[dict[str, float]] = []
+        if request.top_logprobs:
+            for step in out.scores:
+                lp = torch.log_softmax(step[0].float(), dim=-1)
+                vals, idx = lp.topk(request.top_logprobs)
+                tops.append({self.tokenizer.decode([int(i)]): float(v) for v, i in zip(vals, idx, strict=True)})
+        return Completion(
+            text=self.tokenizer.decode(new, skip_special_tokens=True), tokens=tokens, top_logprobs=tuple(tops),
+            prompt_tokens=int(ids.shape[1]), completion_tokens=len(new),
+        )
