@@ -32,6 +32,8 @@ class Benchmark:
         ratings: Human ratings, one per annotator, dimension and item.
         skipped: Reason -> number of values or rows the loader skipped.
         source: Where it was read from.
+        warnings: Things the user should know that are not skips (e.g. a file whose
+            sha256 differs from the catalog's).
     """
 
     name: str
@@ -40,6 +42,7 @@ class Benchmark:
     ratings: list[Rating]
     skipped: Counter[str] = field(default_factory=Counter)
     source: str = ""
+    warnings: list[str] = field(default_factory=list)
 
     def dimensions(self) -> dict[str, str]:
         """Return each rated dimension with its scale, in first-seen order."""
@@ -84,4 +87,5 @@ class Benchmark:
             ratings=ratings,
             skipped=Counter(self.skipped),
             source=self.source,
+            warnings=list(self.warnings),
         )

@@ -15,8 +15,8 @@ References: ``Input.HIT`` is not a line number of the query files, so the query
 text is matched (whitespace-stripped) against ``BST/query.txt`` or
 ``daily_dialog/formality_query.txt`` beside the CSV; the same line of
 ``BST/ref/ref.txt`` / ``daily_dialog/ref/formality_ref.txt`` is the reference.
-A query found on several lines keeps every distinct reference; a query not found
-keeps no reference; both are counted in ``skipped``.
+A query found on several lines keeps every distinct reference (counted in
+``warnings``); a query not found keeps no reference (counted in ``skipped``).
 """
 
 from __future__ import annotations
@@ -112,7 +112,11 @@ def load_lmstyle_mturk(path: str | Path, *, include_rejected: bool = False) -> B
                     Rating(item_id=f"{did}:{m}", dimension=dim, annotator=annotator,
                            value=number(raw, where, name), scale="0-100")
                 )  # fmt: skip
-    return Benchmark("lmstyle-mturk", dialogues, candidates, ratings, skipped, source=str(p))
+    bench = Benchmark("lmstyle-mturk", dialogues, candidates, ratings, skipped, source=str(p))
+    several = sum(1 for c in candidates if c.system == MODELS[0] and len(c.references) > 1)
+    if several:
+        bench.warnings.append(f"lmstyle: {several} queries are on several lines with different references (all kept)")
+    return bench
 
 
 def _references(
@@ -125,6 +129,4 @@ def _references(
     if not refs:
         skipped["lmstyle: query not found in the query file (no reference)"] += 1
         return []
-    if len(refs) > 1:
-        skipped["lmstyle: query on several lines with different references (all kept)"] += 1
     return list(refs)

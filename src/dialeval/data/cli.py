@@ -1,0 +1,80 @@
+"""``dialeval data list`` and ``dialeval data show NAME``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from dialeval.errors import DialevalError
+
+data_app = typer.Typer(help="List and inspect the benchmark catalog.", no_args_is_help=True)
+
+
+@data_app.command("list")
+def list_command() -> None:
+    """Show every benchmark: name, level, rated items, license, whether it can be loaded here."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from dialeval.data.catalog import list_benchmarks
+
+    table = Table(title="dialeval benchmarks")
+    for column in ("name", "level", "items", "license", "available here"):
+        table.add_column(column)
+    for entry in list_benchmarks():
+        table.add_row(
+            entry.name,
+            entry.level,
+            "?" if entry.items is None else str(entry.items),
+            entry.license,
+            "yes" if entry.available() else "no",
+        )
+    Console(width=160).print(table)
+
+
+@data_app.command("show")
+def show_command(
+    name: str = typer.Argument(..., help="Catalog name, e.g. usr-tc."),
+    path: Path | None = typer.Option(None, "--path", help="Read this file (or folder) of the published format."),
+    as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON only."),
+) -> None:
+    """Load a benchmark and print its counts (items, dialogues, systems, annotators, dimensions, skips)."""
+    from dialeval.data.catalog import load_benchmark
+
+    try:
+        bench = load_benchmark(name, path)
+    except DialevalError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    report: dict[str, Any] = {"name": bench.name, "source": bench.source, **bench.counts()}
+    report["warnings"] = list(bench.warnings)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    _print_report(report)
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=160)
+    console.print(f"[bold]{report['name']}[/bold]  ({report['source']})")
+    table = Table(show_header=False)
+    for key in ("items", "dialogues", "contexts", "systems", "annotators", "ratings"):
+        table.add_row(key, str(report[key]))
+    table.add_row("levels", ", ".join(report["levels"]))
+    table.add_row("dimensions", "\n".join(f"{d} ({s or 'scale ?'})" for d, s in report["dimensions"].items()))
+    skipped = report["skipped"]
+    table.add_row("skipped", "\n".join(f"{n}  {why}" for why, n in skipped.items()) if skipped else "nothing")
+    for warning in report["warnings"]:
+        table.add_row("warning", warning)
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``data`` command group to the main app."""
+    app.add_typer(data_app, name="data")
