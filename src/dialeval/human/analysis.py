@@ -1,0 +1,188 @@
+"""From stored answers to ratings, progress, live agreement, majority votes and the paper's tables.
+
+``study_ratings`` turns answers into :class:`~dialeval.schema.Rating` records
+(the file ``dialeval meta`` reads). Aggregation follows Mousavi et al. (2022):
+majority vote per item and criterion with ties reported (Table 3: percentage of
+items per system and answer), and the share of all votes per system that chose
+each explanation sub-dimension (Figure 1).
+
+Example:
+    >>> rs = [Rating(item_id="x", dimension="A", annotator=a, value=v) for a, v in
+    ...       [("a1", "positive"), ("a2", "positive"), ("a3", "negative")]]
+    >>> majority_votes(rs)[("x", "A")]
+    ('positive', False)
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from dialeval.human import store
+from dialeval.human.protocol import Protocol
+from dialeval.meta.agreement import fleiss_kappa, krippendorff_alpha, reliability_matrix
+from dialeval.schema import Rating
+
+TIE = "tie"
+
+
+def study_ratings(conn: sa.Connection, protocol: Protocol, kinds: tuple[str, ...] = ("main",)) -> list[Rating]:
+    """Return every stored answer on items of ``kinds`` as a Rating record."""
+    query = (
+        sa.select(store.answers, store.items.c.kind)
+        .join(store.items, store.items.c.id == store.answers.c.item_id)
+        .where(store.items.c.kind.in_(kinds))
+        .order_by(store.answers.c.item_id, store.answers.c.criterion, store.answers.c.annotator)
+    )
+    out = []
+    for r in conn.execute(query):
+        answer = protocol.criterion(r.criterion).answer
+        dont_know = answer.is_dont_know(r.value)
+        value: float | str | None = None if dont_know else (r.value if answer.type == "choice" else float(r.value))
+        out.append(
+            Rating(
+                item_id=r.item_id,
+                dimension=r.criterion,
+                annotator=r.annotator,
+                value=value,
+                scale=answer.scale,
+                dont_know=dont_know,
+                explanation=r.free_text or None,
+                reasons=list(r.reasons),
+                level=protocol.level,
+            )
+        )
+    return out
+
+
+def item_systems(conn: sa.Connection) -> dict[str, str]:
+    """Return item id -> system."""
+    return {r.id: r.system for r in conn.execute(sa.select(store.items.c.id, store.items.c.system))}
+
+
+def item_batches(conn: sa.Connection) -> dict[str, int]:
+    """Return item id -> batch number (0 for qualification)."""
+    return {r.id: r.batch for r in conn.execute(sa.select(store.items.c.id, store.items.c.batch))}
+
+
+def progress(conn: sa.Connection, protocol: Protocol) -> list[dict[str, Any]]:
+    """Return per annotator: answers given and due, seconds spent, qualification state."""
+    due: dict[str, int] = dict(
+        conn.execute(
+            sa.select(store.assignments.c.annotator, sa.func.count(store.items.c.id))
+            .join(store.items, store.items.c.unit_id == store.assignments.c.unit_id)
+            .group_by(store.assignments.c.annotator)
+        ).all()
+    )
+    done = {
+        r.annotator: (r.n, r.secs)
+        for r in conn.execute(
+            sa.select(
+                store.answers.c.annotator,
+                sa.func.count().label("n"),
+                sa.func.coalesce(sa.func.sum(store.answers.c.seconds), 0.0).label("secs"),
+            ).group_by(store.answers.c.annotator)
+        )
+    }
+    rows = []
+    for a in conn.execute(sa.select(store.annotators).where(store.annotators.c.role == "annotator")):
+        n, secs = done.get(a.id, (0, 0.0))
+        rows.append(
+            {
+                "annotator": a.id,
+                "answered": int(n),
+                "due": int(due.get(a.id, 0)) * len(protocol.criteria),
+                "seconds": float(secs),
+                "qualified": a.qualified,
+                "qualification_kappa": a.qualification_kappa,
+            }
+        )
+    return rows
+
+
+def agreement_level(protocol: Protocol, criterion: str) -> str:
+    """Return ``nominal`` for labelled answers and ``interval`` for numeric ones."""
+    return "nominal" if protocol.criterion(criterion).answer.type == "choice" else "interval"
+
+
+def live_agreement(conn: sa.Connection, protocol: Protocol) -> list[dict[str, Any]]:
+    """Krippendorff's alpha (and Fleiss' kappa for labels) per batch and criterion, no intervals."""
+    batches = item_batches(conn)
+    groups: dict[tuple[int, str], list[Rating]] = defaultdict(list)
+    for r in study_ratings(conn, protocol):
+        groups[(batches[r.item_id], r.dimension)].append(r)
+    out = []
+    for (batch, crit), rs in sorted(groups.items()):
+        level = agreement_level(protocol, crit)
+        rel = reliability_matrix(rs)
+        row: dict[str, Any] = {"batch": batch, "criterion": crit, "ratings": len(rs), "level": level}
+        row["alpha"] = _safe(krippendorff_alpha, rel.matrix, level)
+        if level == "nominal":
+            row["fleiss_kappa"] = _safe(fleiss_kappa, rel.matrix)
+        out.append(row)
+    return out
+
+
+def _safe(fn: Any, *args: Any) -> float | None:
+    """Return ``fn(*args)``, or None where the statistic is undefined (too few ratings, one label)."""
+    try:
+        return float(fn(*args))
+    except (ValueError, IndexError):
+        return None
+
+
+def majority_votes(ratings: Iterable[Rating]) -> dict[tuple[str, str], tuple[str, bool]]:
+    """Return (item, dimension) -> (majority label, was_tie); "I don't know" counts as a label.
+
+    On a tie the label is ``"tie"`` and the flag is True.
+    """
+    votes: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for r in ratings:
+        votes[(r.item_id, r.dimension)]["dont_know" if r.dont_know else str(r.value)] += 1
+    out = {}
+    for key, counts in votes.items():
+        (top, n), *rest = counts.most_common()
+        tie = bool(rest) and rest[0][1] == n
+        out[key] = (TIE if tie else top, tie)
+    return out
+
+
+def mean_scores(ratings: Iterable[Rating]) -> dict[tuple[str, str], float]:
+    """Return (item, dimension) -> mean of numeric values ("I don't know" left out)."""
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in ratings:
+        if isinstance(r.value, float):
+            values[(r.item_id, r.dimension)].append(r.value)
+    return {k: float(np.mean(v)) for k, v in values.items()}
+
+
+def majority_table(ratings: list[Rating], systems: Mapping[str, str]) -> dict[str, dict[str, dict[str, float]]]:
+    """Percentage of items per system whose majority is each answer (the paper's Table 3).
+
+    Returns ``{criterion: {system: {answer: percent}}}``; ties appear as ``"tie"``.
+    """
+    counts: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    for (item, crit), (label, _) in majority_votes(ratings).items():
+        counts[crit][systems[item]][label] += 1
+    return {
+        crit: {sys: {lab: 100.0 * n / sum(c.values()) for lab, n in sorted(c.items())} for sys, c in by_sys.items()}
+        for crit, by_sys in counts.items()
+    }
+
+
+def reason_table(ratings: list[Rating], systems: Mapping[str, str]) -> dict[str, dict[str, dict[str, float]]]:
+    """Percentage of all votes per system and criterion that chose each reason (the paper's Figure 1)."""
+    votes: dict[str, Counter[str]] = defaultdict(Counter)
+    chosen: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    for r in ratings:
+        votes[r.dimension][systems[r.item_id]] += 1
+        for code in r.reasons:
+            chosen[r.dimension][systems[r.item_id]][code] += 1
+    return {
+        crit: {sys: {code: 100.0 * n / votes[crit][sys] for code, n in sorted(c.items())} for sys, c in by_sys.items()}
+        for crit, by_sys in chosen.items()
+    }

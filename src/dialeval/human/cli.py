@@ -1,0 +1,169 @@
+"""``dialeval study``: create, serve, export, report and import human evaluation studies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+study_app = typer.Typer(
+    help="Human evaluation studies: design, annotate in the browser, analyse.", no_args_is_help=True
+)
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(2)
+
+
+def _access(study_dir: Path) -> dict[str, Any]:
+    path = study_dir / "access.json"
+    if not path.exists():
+        raise typer.BadParameter(f"{path} not found: run `dialeval study create` first")
+    return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+@study_app.command("create")
+def create(
+    study_dir: Path = typer.Argument(..., help="Folder for the study database and access links."),
+    protocol: str = typer.Option("mousavi-turn", help="Bundled protocol name or a protocol YAML path."),
+    dialogues: Path = typer.Option(..., help="Dialogue records (JSONL)."),
+    candidates: Path | None = typer.Option(None, help="Candidate records (JSONL); dialogue-level protocols may omit."),
+    annotators: int = typer.Option(3, help="Number of annotators (ids a01, a02, ...)."),
+    per_item: int = typer.Option(3, help="Annotators per item."),
+    batch_size: int = typer.Option(20, help="Contexts (units) per batch."),
+    seed: int = typer.Option(0, help="Seed for assignment and order."),
+    qualification: Path | None = typer.Option(None, help="Candidates (JSONL) of the qualification batch."),
+    qualification_ratings: Path | None = typer.Option(None, help="Reference annotators' ratings (JSONL)."),
+    threshold: float = typer.Option(0.21, help="Fleiss' kappa a worker must exceed to qualify."),
+    attention: Path | None = typer.Option(None, help="Candidates (JSONL) used as attention checks."),
+    attention_ratings: Path | None = typer.Option(None, help="Expected answers of the attention checks (JSONL)."),
+    attention_per_batch: int = typer.Option(0, help="Attention checks per annotator and batch."),
+    payment: str = typer.Option("", help="Payment per annotator, for the report (free text)."),
+    db: str | None = typer.Option(None, help="SQLAlchemy URL instead of STUDY_DIR/study.db."),
+) -> None:
+    """Create a study: batches, balanced seeded assignment, attention checks, qualification."""
+    from dialeval.errors import DialevalError
+    from dialeval.human.design import StudyConfig, create_study
+    from dialeval.human.protocol import load_protocol
+    from dialeval.jsonl import read_jsonl
+    from dialeval.schema import Candidate, Dialogue, Rating
+
+    try:
+        proto = load_protocol(protocol)
+        dials = {d.id: d for d in read_jsonl(dialogues, Dialogue)}
+        cands = read_jsonl(candidates, Candidate) if candidates else []
+        qual = (
+            (read_jsonl(qualification, Candidate), read_jsonl(qualification_ratings, Rating))
+            if qualification and qualification_ratings
+            else None
+        )
+        att = (
+            (read_jsonl(attention, Candidate), read_jsonl(attention_ratings, Rating))
+            if attention and attention_ratings
+            else None
+        )
+        config = StudyConfig(
+            protocol=proto.name,
+            protocol_version=proto.version,
+            annotators=tuple(f"a{i:02d}" for i in range(1, annotators + 1)),
+            per_item=per_item,
+            batch_size=batch_size,
+            seed=seed,
+            attention_per_batch=attention_per_batch,
+            qualification_threshold=threshold,
+            payment=payment,
+        )
+        summary = create_study(study_dir, proto, dials, cands, config, qualification=qual, attention=att, db_url=db)
+    except DialevalError as exc:
+        raise _fail(exc) from None
+    typer.echo(json.dumps(summary))
+    typer.echo(f"access links: {study_dir / 'access.json'} (keep it private)")
+
+
+@study_app.command("links")
+def links(study_dir: Path, base_url: str = typer.Option("http://127.0.0.1:8000")) -> None:
+    """Print the per-annotator links and the admin link."""
+    access = _access(study_dir)
+    for name, token in access["annotators"].items():
+        typer.echo(f"{name}\t{base_url}/#token={token}")
+    typer.echo(f"admin\t{base_url}/admin#token={access['admin']}")
+
+
+@study_app.command("serve")
+def serve(
+    study_dir: Path,
+    host: str = typer.Option("127.0.0.1"),
+    port: int = typer.Option(8000),
+    workers: int = typer.Option(1, help="Uvicorn worker processes."),
+) -> None:
+    """Serve the annotation app and print the admin link."""
+    try:
+        import uvicorn
+    except ImportError:
+        from dialeval.errors import MissingExtraError
+
+        raise _fail(MissingExtraError("uvicorn", extra="human")) from None
+    access = _access(study_dir)
+    typer.echo(f"admin: http://{host}:{port}/admin#token={access['admin']}", err=True)
+    typer.echo(f"annotator links: dialeval study links {study_dir}", err=True)
+    import os
+
+    os.environ["DIALEVAL_STUDY_DB"] = access["db_url"]
+    uvicorn.run("dialeval.human.serve:app", host=host, port=port, workers=workers, log_level="warning")
+
+
+@study_app.command("export")
+def export(study_dir: Path, output: Path, include_qualification: bool = False) -> None:
+    """Write the study's answers as Rating records (JSONL) for `dialeval meta`."""
+    from dialeval.human import store
+    from dialeval.human.analysis import study_ratings
+    from dialeval.human.protocol import Protocol
+    from dialeval.jsonl import write_jsonl
+
+    engine = store.connect(_access(study_dir)["db_url"])
+    with engine.connect() as conn:
+        proto = Protocol.model_validate(store.get_meta(conn, "protocol"))
+        kinds = ("main", "qualification") if include_qualification else ("main",)
+        n = write_jsonl(output, study_ratings(conn, proto, kinds))
+    typer.echo(f"{n} ratings -> {output}")
+
+
+@study_app.command("report")
+def report(
+    study_dir: Path,
+    output: Path = typer.Option(..., help="Report path without suffix; writes .md and .html."),
+    n_boot: int = typer.Option(1000),
+    seed: int = typer.Option(0),
+) -> None:
+    """Write the reporting checklist (Mousavi et al. 2022, Sec. 3.4) as Markdown and HTML."""
+    from dialeval.human.report import write_report
+
+    md, html = write_report(_access(study_dir)["db_url"], output, n_boot=n_boot, seed=seed)
+    typer.echo(f"{md}\n{html}")
+
+
+@study_app.command("import-agreement")
+def import_agreement(
+    source: str = typer.Argument(..., help="usr-topical-chat, usr-persona-chat or lmstyle."),
+    path: Path | None = typer.Option(None, help="The published file (default: under the shared data folder)."),
+    dimension: str | None = typer.Option(None, help="Only this dimension."),
+    n_boot: int = typer.Option(1000),
+) -> None:
+    """Krippendorff's alpha (with bootstrap CIs) on published per-annotator ratings."""
+    from dialeval.errors import DialevalError
+    from dialeval.human.importers import import_agreement as run
+
+    try:
+        rows = run(source, path, dimension=dimension, n_boot=n_boot)
+    except DialevalError as exc:
+        raise _fail(exc) from None
+    for r in rows:
+        typer.echo(json.dumps(r))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``study`` command group."""
+    app.add_typer(study_app, name="study")

@@ -1,0 +1,265 @@
+"""Design a study: units, batches, balanced seeded assignment, attention checks, qualification.
+
+A *unit* is what an annotator opens at once: one context with all its candidates
+(turn level) or one dialogue (dialogue level). Each unit goes to ``per_item``
+annotators, always choosing the least-loaded ones (ties broken by a seeded
+random draw), so workloads differ by at most one unit; each annotator then sees
+their units of a batch in their own seeded random order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import secrets
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dialeval.atomic import atomic_write
+from dialeval.errors import InputError
+from dialeval.human import store
+from dialeval.human.protocol import Protocol
+from dialeval.schema import Candidate, Dialogue, Rating
+
+GROUND_TRUTH = "ground-truth"
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """How a study is laid out (stored in the database and in the report)."""
+
+    protocol: str
+    protocol_version: int
+    annotators: tuple[str, ...]
+    per_item: int
+    batch_size: int
+    seed: int
+    attention_per_batch: int = 0
+    qualification_threshold: float = 0.21
+    payment: str = ""
+
+
+@dataclass
+class Unit:
+    """One context (or dialogue) with the items an annotator judges together."""
+
+    id: str
+    kind: str
+    dialogue: Dialogue
+    context: list[dict[str, str]]
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+
+def build_units(
+    protocol: Protocol, dialogues: dict[str, Dialogue], candidates: Sequence[Candidate], kind: str = "main"
+) -> list[Unit]:
+    """Group candidates by context (turn level) or take whole dialogues (dialogue level)."""
+    prefix = "" if kind == "main" else f"{kind}:"
+    units: dict[str, Unit] = {}
+    if protocol.level == "dialogue":
+        wanted = list(dict.fromkeys(c.dialogue_id for c in candidates)) if candidates else list(dialogues)
+        for did in wanted:
+            d = _dialogue(dialogues, did)
+            turns = [t.model_dump() for t in d.turns]
+            u = Unit(prefix + did, kind, d, turns)
+            u.items.append({"id": prefix + did, "system": "", "text": ""})
+            units[u.id] = u
+        return list(units.values())
+    for c in candidates:
+        d = _dialogue(dialogues, c.dialogue_id)
+        uid = prefix + c.context_id
+        if uid not in units:
+            units[uid] = Unit(uid, kind, d, [t.model_dump() for t in d.context(c.turn_index)])
+        units[uid].items.append({"id": prefix + c.id, "system": c.system, "text": c.text})
+        if protocol.include_ground_truth and c.references:
+            gt_id = f"{uid}:{GROUND_TRUTH}"
+            if all(i["id"] != gt_id for i in units[uid].items):
+                units[uid].items.append({"id": gt_id, "system": GROUND_TRUTH, "text": c.references[0]})
+    return list(units.values())
+
+
+def _dialogue(dialogues: dict[str, Dialogue], did: str) -> Dialogue:
+    if did not in dialogues:
+        raise InputError(f"dialogue {did!r} is not in the dialogues file", field="dialogue_id")
+    return dialogues[did]
+
+
+def assign(units: Sequence[str], annotators: Sequence[str], per_item: int, seed: int) -> dict[str, list[str]]:
+    """Give each unit to ``per_item`` distinct least-loaded annotators; return annotator -> units.
+
+    Example:
+        >>> a = assign([f"u{i}" for i in range(5)], ["x", "y", "z"], per_item=2, seed=0)
+        >>> sorted(len(v) for v in a.values())
+        [3, 3, 4]
+    """
+    if per_item > len(annotators):
+        raise InputError(f"per_item={per_item} needs at least that many annotators, got {len(annotators)}")
+    rng = random.Random(seed)
+    load: dict[str, list[str]] = {a: [] for a in annotators}
+    for unit in units:
+        ranked = sorted(annotators, key=lambda a: (len(load[a]), rng.random()))
+        for a in ranked[:per_item]:
+            load[a].append(unit)
+    return load
+
+
+def create_study(
+    study_dir: str | Path,
+    protocol: Protocol,
+    dialogues: dict[str, Dialogue],
+    candidates: Sequence[Candidate],
+    config: StudyConfig,
+    *,
+    qualification: tuple[Sequence[Candidate], Sequence[Rating]] | None = None,
+    attention: tuple[Sequence[Candidate], Sequence[Rating]] | None = None,
+    db_url: str | None = None,
+) -> dict[str, Any]:
+    """Write the study database and ``access.json`` (the per-annotator and admin tokens).
+
+    Returns a summary with the counts of units, items, batches and assignments.
+    """
+    folder = Path(study_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    url = db_url or store.db_url(folder)
+    if url.startswith("sqlite") and (folder / "study.db").exists():
+        raise InputError("a study already exists here; choose another folder", path=folder / "study.db")
+    rng = random.Random(config.seed)
+    main = build_units(protocol, dialogues, candidates)
+    rng.shuffle(main)
+    batches = [main[i : i + config.batch_size] for i in range(0, len(main), config.batch_size)]
+    quals = build_units(protocol, dialogues, qualification[0], "qualification") if qualification else []
+    checks = build_units(protocol, dialogues, attention[0], "attention") if attention else []
+    if config.attention_per_batch and not checks:
+        raise InputError("attention_per_batch > 0 needs attention-check items")
+
+    annotators = list(config.annotators)
+    plan: dict[str, list[tuple[Unit, int]]] = defaultdict(list)
+    unused_checks = {a: rng.sample(checks, len(checks)) for a in annotators}  # never twice to one annotator
+    for a in annotators:
+        plan[a].extend((u, 0) for u in rng.sample(quals, len(quals)))
+    by_annotator = assign([u.id for u in main], annotators, config.per_item, rng.randrange(2**31))
+    for b, batch in enumerate(batches, start=1):
+        for a in annotators:
+            mine = [u for u in batch if u.id in set(by_annotator[a])]
+            if not mine:
+                continue
+            for _ in range(min(config.attention_per_batch, len(unused_checks[a]))):
+                mine.append(unused_checks[a].pop())
+            rng.shuffle(mine)
+            plan[a].extend((u, b) for u in mine)
+
+    tokens = {a: secrets.token_urlsafe(24) for a in annotators}
+    admin_token = secrets.token_urlsafe(32)
+    engine = store.connect(url)
+    store.metadata.create_all(engine)
+    all_units = {u.id: u for u in [*main, *quals, *checks]}
+    unit_batch = {u.id: b for b, batch in enumerate(batches, start=1) for u in batch}
+    with engine.begin() as conn:
+        conn.execute(
+            store.study_meta.insert(),
+            [
+                {"key": "config", "value": asdict(config)},
+                {"key": "protocol", "value": protocol.model_dump()},
+            ],
+        )
+        refs = sorted({r.annotator for r in (qualification[1] if qualification else [])})
+        conn.execute(
+            store.annotators.insert(),
+            [
+                {"id": a, "token_sha256": store.token_hash(t), "role": "annotator", "qualified": None}
+                for a, t in tokens.items()
+            ]
+            + [{"id": "admin", "token_sha256": store.token_hash(admin_token), "role": "admin", "qualified": None}]
+            + [
+                {
+                    "id": r,
+                    "token_sha256": store.token_hash(secrets.token_urlsafe(32)),
+                    "role": "reference",
+                    "qualified": True,
+                }
+                for r in refs
+            ],
+        )
+        if not quals:
+            conn.execute(store.annotators.update().values(qualified=True))
+        item_rows = []
+        for u in all_units.values():
+            batch_no = unit_batch.get(u.id, 0)
+            for pos, it in enumerate(u.items):
+                item_rows.append(
+                    {
+                        "id": it["id"],
+                        "unit_id": u.id,
+                        "kind": u.kind,
+                        "batch": batch_no,
+                        "position": pos,
+                        "system": it["system"],
+                        "dialogue_id": u.dialogue.id,
+                        "context": u.context,
+                        "knowledge": list(u.dialogue.knowledge),
+                        "text": it["text"],
+                    }
+                )
+        conn.execute(store.items.insert(), item_rows)
+        conn.execute(
+            store.assignments.insert(),
+            [
+                {"annotator": a, "unit_id": u.id, "batch": b, "kind": u.kind, "position": pos}
+                for a, units in plan.items()
+                for pos, (u, b) in enumerate(units)
+            ],
+        )
+        gold_rows = _gold_rows(protocol, all_units, qualification, "qualification")
+        gold_rows += _gold_rows(protocol, all_units, attention, "attention")
+        if gold_rows:
+            conn.execute(store.gold.insert(), gold_rows)
+    engine.dispose()
+
+    access = {"admin": admin_token, "annotators": tokens, "db_url": url}
+    with atomic_write(folder / "access.json") as handle:
+        json.dump(access, handle, indent=2)
+    os.chmod(folder / "access.json", 0o600)
+    return {
+        "units": len(main),
+        "items": sum(len(u.items) for u in main),
+        "batches": len(batches),
+        "annotators": len(annotators),
+        "assignments": sum(len(v) for v in plan.values()),
+        "qualification_units": len(quals),
+        "attention_units": len(checks),
+    }
+
+
+def _gold_rows(
+    protocol: Protocol,
+    units: dict[str, Unit],
+    source: tuple[Sequence[Candidate], Sequence[Rating]] | None,
+    kind: str,
+) -> list[dict[str, Any]]:
+    if not source:
+        return []
+    known = {it["id"] for u in units.values() for it in u.items}
+    rows = []
+    for r in source[1]:
+        item = f"{kind}:{r.item_id}"
+        if item not in known:
+            raise InputError(f"{kind} rating names unknown item {r.item_id!r}", field="item_id")
+        value = "dont_know" if r.dont_know else _as_answer(r.value)
+        try:
+            ok = protocol.criterion(r.dimension).answer.allows(value)
+        except KeyError:
+            raise InputError(f"{kind} rating has unknown dimension {r.dimension!r}", field="dimension") from None
+        if not ok:
+            raise InputError(f"{kind} rating value {r.value!r} is not an answer of {r.dimension}", field="value")
+        rows.append({"annotator": r.annotator, "item_id": item, "criterion": r.dimension, "value": value})
+    return rows
+
+
+def _as_answer(value: float | str | None) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

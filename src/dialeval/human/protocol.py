@@ -1,0 +1,178 @@
+"""Human-evaluation protocols: versioned YAML files of criteria, answer formats and explanations.
+
+Bundled protocols live in ``dialeval/human/protocols/``; a user passes a name
+(``mousavi-turn``) or the path of their own edited copy.
+
+Example:
+    >>> p = load_protocol("mousavi-turn")
+    >>> [c.name for c in p.criteria], p.criteria[0].answer.scale
+    (['Appropriateness', 'Contextualization', 'Listening', 'Correctness'], 'positive|negative')
+    >>> print(p.criteria[0].check("dont_know", [], ""))
+    free text is required for "I don't know"
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dialeval.errors import InputError, MissingExtraError
+from dialeval.signature import text_sha256
+
+DONT_KNOW_VALUE = "dont_know"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Option(_Strict):
+    """One answer button."""
+
+    value: str
+    label: str
+    dont_know: bool = False
+
+
+class Answer(_Strict):
+    """The answer format: labelled choices, a numeric scale of levels, or a slider."""
+
+    type: Literal["choice", "scale", "slider"]
+    options: list[Option] = Field(default_factory=list)
+    levels: list[int] = Field(default_factory=list)
+    min: int = 0
+    max: int = 100
+
+    @property
+    def scale(self) -> str:
+        """Return the scale string stored on each :class:`~dialeval.schema.Rating`."""
+        if self.type == "choice":
+            return "|".join(o.value for o in self.options if not o.dont_know)
+        if self.type == "scale":
+            return f"{min(self.levels)}-{max(self.levels)}"
+        return f"{self.min}-{self.max}"
+
+    def allows(self, value: str) -> bool:
+        """Return whether ``value`` is an answer of this format."""
+        if self.type == "choice":
+            return value in {o.value for o in self.options}
+        try:
+            number = float(value)
+        except ValueError:
+            return False
+        if self.type == "scale":
+            return number in {float(v) for v in self.levels}
+        return self.min <= number <= self.max
+
+    def is_dont_know(self, value: str) -> bool:
+        """Return whether ``value`` is the "I don't know" option."""
+        return any(o.dont_know and o.value == value for o in self.options)
+
+
+class Explanation(_Strict):
+    """A predefined explanation option, mapped to a sub-dimension code shown only in analysis."""
+
+    code: str
+    label: str
+    when: list[str]
+
+
+class Criterion(_Strict):
+    """One quality dimension with its definition, question, answer format and explanations."""
+
+    name: str
+    definition: str
+    question: str
+    answer: Answer
+    explanations: list[Explanation] = Field(default_factory=list)
+    free_text: bool = False
+
+    def check(self, value: str, reasons: list[str], free_text: str) -> str | None:
+        """Return why an answer is invalid, or None when it is valid."""
+        if not self.answer.allows(value):
+            return f"{value!r} is not an answer of {self.name}"
+        allowed = {e.code for e in self.explanations if value in e.when}
+        if unknown := [r for r in reasons if r not in allowed]:
+            return f"reasons {unknown} are not offered for answer {value!r}"
+        if self.answer.is_dont_know(value) and self.free_text and not free_text.strip():
+            return 'free text is required for "I don\'t know"'
+        return None
+
+
+class Protocol(_Strict):
+    """A versioned study protocol.
+
+    Attributes:
+        name: Canonical name.
+        version: Bumped whenever criteria or answers change.
+        level: ``turn`` (candidate responses) or ``dialogue`` (whole dialogues).
+        mode: ``absolute`` (one candidate at a time) or ``comparative``.
+        include_ground_truth: Add each context's reference response as a candidate.
+        order: ``criterion_first``: all candidates of a context on one criterion, then the next.
+        show_unit_candidates: Show all candidates of the context together.
+        short_guidelines: Always visible in the annotation page.
+        full_guidelines_url: Link to the full guidelines.
+        criteria: The dimensions judged.
+    """
+
+    name: str
+    version: int
+    level: Literal["turn", "dialogue"]
+    mode: Literal["absolute", "comparative"] = "absolute"
+    include_ground_truth: bool = False
+    order: Literal["criterion_first"] = "criterion_first"
+    show_unit_candidates: bool = False
+    short_guidelines: str
+    full_guidelines_url: str = ""
+    criteria: list[Criterion]
+    source_sha256: str = ""
+
+    def criterion(self, name: str) -> Criterion:
+        """Return the criterion called ``name`` (KeyError if none)."""
+        for c in self.criteria:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def public(self) -> dict[str, Any]:
+        """Return what an annotator may see (everything but the sub-dimension codes' meaning)."""
+        return self.model_dump()
+
+
+def bundled_protocols() -> list[str]:
+    """Return the names of the protocols shipped with dialeval."""
+    folder = resources.files("dialeval.human") / "protocols"
+    return sorted(p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def load_protocol(name_or_path: str | Path) -> Protocol:
+    """Load a bundled protocol by name, or a protocol file by path; errors name the file and field."""
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError as exc:  # pragma: no cover - pyyaml is in the human extra
+        raise MissingExtraError("pyyaml", extra="human") from exc
+    path = Path(name_or_path)
+    if path.suffix not in {".yaml", ".yml"}:
+        if str(name_or_path) not in bundled_protocols():
+            raise InputError(f"unknown protocol {name_or_path!r}; bundled: {bundled_protocols()}")
+        text = (resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml").read_text("utf-8")
+        where = f"protocols/{name_or_path}.yaml"
+    else:
+        if not path.exists():
+            raise InputError("file not found", path=path)
+        text, where = path.read_text(encoding="utf-8"), str(path)
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML ({exc})", path=where) from None
+    if not isinstance(raw, dict):
+        raise InputError("expected a mapping at the top level", path=where)
+    try:
+        return Protocol.model_validate({**raw, "source_sha256": text_sha256(text)})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(x) for x in first["loc"])
+        raise InputError(first["msg"], path=where, field=field) from None

@@ -1,0 +1,141 @@
+"""Study storage: SQLAlchemy Core tables in SQLite (WAL) or any SQLAlchemy URL.
+
+An answer is acknowledged only after its transaction commits; in WAL mode a
+committed transaction survives the server process being killed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from dialeval.errors import MissingExtraError
+
+try:
+    import sqlalchemy as sa
+except ImportError as exc:  # pragma: no cover - sqlalchemy is in the human extra
+    raise MissingExtraError("sqlalchemy", extra="human") from exc
+
+metadata = sa.MetaData()
+
+study_meta = sa.Table(
+    "study_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.JSON, nullable=False),
+)
+
+annotators = sa.Table(
+    "annotators",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("token_sha256", sa.String(64), unique=True, nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),  # annotator | admin | reference
+    sa.Column("qualified", sa.Boolean, nullable=True),  # None: not decided yet
+    sa.Column("qualification_kappa", sa.Float, nullable=True),
+)
+
+items = sa.Table(
+    "items",
+    metadata,
+    sa.Column("id", sa.String(200), primary_key=True),
+    sa.Column("unit_id", sa.String(200), nullable=False, index=True),
+    sa.Column("kind", sa.String(16), nullable=False),  # main | qualification | attention
+    sa.Column("batch", sa.Integer, nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("system", sa.String(200), nullable=False),
+    sa.Column("dialogue_id", sa.String(200), nullable=False),
+    sa.Column("context", sa.JSON, nullable=False),  # [{"speaker":..., "text":...}]
+    sa.Column("knowledge", sa.JSON, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+)
+
+assignments = sa.Table(
+    "assignments",
+    metadata,
+    sa.Column("annotator", sa.String(64), sa.ForeignKey("annotators.id"), primary_key=True),
+    sa.Column("unit_id", sa.String(200), primary_key=True),
+    sa.Column("batch", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+)
+
+gold = sa.Table(
+    "gold",
+    metadata,
+    sa.Column("annotator", sa.String(64), primary_key=True),
+    sa.Column("item_id", sa.String(200), sa.ForeignKey("items.id"), primary_key=True),
+    sa.Column("criterion", sa.String(64), primary_key=True),
+    sa.Column("value", sa.String(64), nullable=False),
+)
+
+answers = sa.Table(
+    "answers",
+    metadata,
+    sa.Column("annotator", sa.String(64), sa.ForeignKey("annotators.id"), primary_key=True),
+    sa.Column("item_id", sa.String(200), sa.ForeignKey("items.id"), primary_key=True),
+    sa.Column("criterion", sa.String(64), primary_key=True),
+    sa.Column("value", sa.String(64), nullable=False),
+    sa.Column("reasons", sa.JSON, nullable=False),
+    sa.Column("free_text", sa.Text, nullable=False),
+    sa.Column("seconds", sa.Float, nullable=False),
+    sa.Column("request_id", sa.String(64), nullable=True),
+    sa.Column("updated_at", sa.DateTime, nullable=False, server_default=sa.func.now()),
+)
+
+
+def token_hash(token: str) -> str:
+    """Return the sha256 of a token; only hashes are stored.
+
+    Example:
+        >>> token_hash("abc")[:12]
+        'ba7816bf8f01'
+    """
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def db_url(study_dir: str | Path) -> str:
+    """Return the SQLite URL of a study folder's database."""
+    return f"sqlite:///{Path(study_dir).resolve() / 'study.db'}"
+
+
+def connect(url: str) -> sa.Engine:
+    """Create an engine; SQLite gets WAL, a busy timeout and foreign keys."""
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True)
+
+
+def upsert_answer(conn: sa.Connection, row: dict[str, Any]) -> None:
+    """Insert or replace one answer (one row per annotator, item and criterion)."""
+    keys = ("annotator", "item_id", "criterion")
+    update = {k: v for k, v in row.items() if k not in keys}
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        conn.execute(pg_insert(answers).values(**row).on_conflict_do_update(index_elements=keys, set_=update))
+        return
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    stmt = sqlite_insert(answers).values(**row)
+    conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_={**update, "updated_at": sa.func.now()}))
+
+
+def get_meta(conn: sa.Connection, key: str) -> Any:
+    """Return one study_meta value (KeyError if missing)."""
+    value = conn.execute(sa.select(study_meta.c.value).where(study_meta.c.key == key)).scalar_one_or_none()
+    if value is None:
+        raise KeyError(key)
+    return value

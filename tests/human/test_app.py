@@ -1,0 +1,156 @@
+"""The annotation API over a real uvicorn server on 127.0.0.1: auth, isolation, save and resume."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.human.conftest import Server, make_study, start_server
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def first_item(base: str, token: str) -> dict[str, Any]:
+    units = httpx.get(f"{base}/api/tasks", headers=auth(token)).json()["units"]
+    return units[0]["items"][0]
+
+
+def answer(item_id: str, value: str = "positive", criterion: str = "Appropriateness", **kw: Any) -> dict[str, Any]:
+    return {"item_id": item_id, "criterion": criterion, "value": value, **kw}
+
+
+def test_annotator_sees_only_own_units_and_never_gold_or_others(server: Server, study: dict[str, Any]) -> None:
+    tokens = study["access"]["annotators"]
+    seen: dict[str, set[str]] = {}
+    for name, token in tokens.items():
+        body = httpx.get(f"{server.base}/api/tasks", headers=auth(token)).json()
+        seen[name] = {u["unit_id"] for u in body["units"]}
+    # 6 contexts x 2 annotators each over 3 annotators -> 4 units each, every unit exactly twice.
+    assert sorted(len(v) for v in seen.values()) == [4, 4, 4]
+    all_units = [u for v in seen.values() for u in v]
+    assert len(set(all_units)) == 6 and len(all_units) == 12
+    # a01 answers; a02 must not see a01's answer even on a shared unit.
+    a01, a02 = tokens["a01"], tokens["a02"]
+    shared = seen["a01"] & seen["a02"]
+    assert shared
+    units01 = httpx.get(f"{server.base}/api/tasks", headers=auth(a01)).json()["units"]
+    item = next(u for u in units01 if u["unit_id"] in shared)["items"][0]["id"]
+    r = httpx.put(f"{server.base}/api/answers", headers=auth(a01), json=answer(item))
+    assert r.status_code == 200
+    units02 = httpx.get(f"{server.base}/api/tasks", headers=auth(a02)).json()["units"]
+    it02 = next(it for u in units02 for it in u["items"] if it["id"] == item)
+    assert it02["answers"] == {}
+    assert "a01" not in httpx.get(f"{server.base}/api/tasks", headers=auth(a02)).text
+
+
+@pytest.mark.parametrize("endpoint", [("GET", "/api/me"), ("GET", "/api/tasks"), ("PUT", "/api/answers")])
+def test_annotator_endpoints_refuse_missing_forged_and_admin_tokens(
+    server: Server, study: dict[str, Any], endpoint: tuple[str, str]
+) -> None:
+    method, path = endpoint
+    item = first_item(server.base, study["access"]["annotators"]["a01"])["id"]
+    body = answer(item) if method == "PUT" else None
+    headers_and_codes = [
+        ({}, 401),
+        (auth(secrets.token_urlsafe(24)), 401),
+        ({"Authorization": "Basic abc"}, 401),
+        (auth(study["access"]["admin"]), 403),
+    ]
+    for headers, code in headers_and_codes:
+        r = httpx.request(method, f"{server.base}{path}", headers=headers, json=body)
+        assert r.status_code == code, (headers, r.text)
+
+
+def test_other_annotators_items_are_refused(server: Server, study: dict[str, Any]) -> None:
+    tokens = study["access"]["annotators"]
+    mine = {u["unit_id"] for u in httpx.get(f"{server.base}/api/tasks", headers=auth(tokens["a01"])).json()["units"]}
+    foreign = next(
+        it["id"]
+        for u in httpx.get(f"{server.base}/api/tasks", headers=auth(tokens["a02"])).json()["units"]
+        if u["unit_id"] not in mine
+        for it in u["items"]
+    )
+    r = httpx.put(f"{server.base}/api/answers", headers=auth(tokens["a01"]), json=answer(foreign))
+    assert r.status_code == 404
+    assert httpx.put(f"{server.base}/api/answers", headers=auth(tokens["a02"]), json=answer(foreign)).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/api/admin/progress", "/api/admin/agreement"])
+def test_admin_endpoints_refuse_annotator_and_forged_tokens(server: Server, study: dict[str, Any], path: str) -> None:
+    assert httpx.get(f"{server.base}{path}").status_code == 401
+    assert httpx.get(f"{server.base}{path}", headers=auth("forged")).status_code == 401
+    for token in study["access"]["annotators"].values():
+        assert httpx.get(f"{server.base}{path}", headers=auth(token)).status_code == 403
+    assert httpx.get(f"{server.base}{path}", headers=auth(study["access"]["admin"])).status_code == 200
+
+
+def test_answers_are_validated_saved_once_and_resumed(server: Server, study: dict[str, Any]) -> None:
+    token = study["access"]["annotators"]["a01"]
+    item = first_item(server.base, token)["id"]
+    put = lambda body: httpx.put(f"{server.base}/api/answers", headers=auth(token), json=body)  # noqa: E731
+    assert put(answer(item, value="maybe")).status_code == 422
+    assert put(answer(item, criterion="Fluency")).status_code == 422
+    # "I don't know" needs free text; reasons must belong to the chosen answer (Table 1).
+    assert put(answer(item, value="dont_know")).status_code == 422
+    assert put(answer(item, value="positive", reasons=["Incoherence"])).status_code == 422
+    assert put(answer(item, value="dont_know", free_text="unclear reference")).status_code == 200
+    assert put(answer(item, value="negative", reasons=["Incoherence"], seconds=3.5)).status_code == 200
+    again = first_item(server.base, token)
+    assert again["answers"] == {"Appropriateness": {"value": "negative", "reasons": ["Incoherence"], "free_text": ""}}
+    progress = httpx.get(f"{server.base}/api/admin/progress", headers=auth(study["access"]["admin"])).json()
+    row = next(r for r in progress["annotators"] if r["annotator"] == "a01")
+    assert row["answered"] == 1  # the update replaced the earlier answer
+    assert row["seconds"] == 3.5
+    assert row["due"] == 4 * 3 * 4  # 4 units x (2 candidates + ground truth) x 4 criteria
+
+
+def test_qualification_gates_main_batches(tmp_path: Path) -> None:
+    access = make_study(tmp_path / "q", qualification=True, annotators=("a01", "a02"), per_item=1)
+    s = start_server(tmp_path / "q")
+    try:
+        good, bad = access["annotators"]["a01"], access["annotators"]["a02"]
+        for token, agree in ((good, True), (bad, False)):
+            body = httpx.get(f"{s.base}/api/tasks", headers=auth(token)).json()
+            assert body["qualified"] is False
+            assert all(u["qualification"] for u in body["units"]) and len(body["units"]) == 1
+            main_item = "d0:m1"
+            assert httpx.put(f"{s.base}/api/answers", headers=auth(token), json=answer(main_item)).status_code in (
+                403,
+                404,
+            )
+            for it in body["units"][0]["items"]:
+                # references say m1 positive, m2 negative (the ground-truth candidate has no gold and is not scored)
+                gold = "positive" if it["id"].endswith("m1") else "negative"
+                value = gold if agree else ("negative" if gold == "positive" else "positive")
+                for crit in ("Appropriateness", "Contextualization", "Listening", "Correctness"):
+                    r = httpx.put(f"{s.base}/api/answers", headers=auth(token), json=answer(it["id"], value, crit))
+                    assert r.status_code == 200
+        good_tasks = httpx.get(f"{s.base}/api/tasks", headers=auth(good)).json()
+        bad_tasks = httpx.get(f"{s.base}/api/tasks", headers=auth(bad)).json()
+        assert good_tasks["qualified"] is True and any(not u["qualification"] for u in good_tasks["units"])
+        assert bad_tasks["qualified"] is False and all(u["qualification"] for u in bad_tasks["units"])
+        prog = httpx.get(f"{s.base}/api/admin/progress", headers=auth(access["admin"])).json()["annotators"]
+        kappas = {r["annotator"]: r["qualification_kappa"] for r in prog}
+        # Hand computation: 8 (item, criterion) columns, raters ref1, ref2, worker, labels split 4/4.
+        # Agreeing worker: every column unanimous -> kappa 1. Contrary worker: P_i = 1/3 per column,
+        # p_e = 0.5 -> kappa = (1/3 - 1/2) / (1/2) = -1/3.
+        assert kappas["a01"] == pytest.approx(1.0)
+        assert kappas["a02"] == pytest.approx(-1 / 3)
+    finally:
+        s.proc.terminate()
+        s.proc.wait(timeout=10)
+
+
+def test_pages_are_served_with_a_strict_content_security_policy(server: Server) -> None:
+    r = httpx.get(f"{server.base}/")
+    assert "script-src 'self'" in r.headers["content-security-policy"]
+    assert httpx.get(f"{server.base}/static/app.js").headers["content-type"].startswith("text/javascript")
+    assert httpx.get(f"{server.base}/static/..%2Fapp.py").status_code == 404
+    assert "innerHTML" not in httpx.get(f"{server.base}/static/app.js").text.replace(
+        "nothing is\n// ever assigned to innerHTML", ""
+    )

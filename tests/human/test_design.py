@@ -1,0 +1,87 @@
+"""Study design: balanced seeded assignment, ground truth, per-annotator order, attention checks."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import sqlalchemy as sa
+from tests.human.conftest import dialogues_and_candidates
+
+from dialeval.human import store
+from dialeval.human.design import StudyConfig, assign, create_study
+from dialeval.human.protocol import load_protocol
+from dialeval.schema import Rating
+
+
+def test_assignment_is_balanced_distinct_and_seeded() -> None:
+    units = [f"u{i}" for i in range(23)]
+    plan = assign(units, ["a", "b", "c", "d", "e"], per_item=3, seed=1)
+    loads = sorted(len(v) for v in plan.values())
+    assert sum(loads) == 69 and loads[-1] - loads[0] <= 1
+    per_unit = Counter(u for v in plan.values() for u in v)
+    assert set(per_unit.values()) == {3}
+    assert all(len(set(v)) == len(v) for v in plan.values())
+    assert plan == assign(units, ["a", "b", "c", "d", "e"], per_item=3, seed=1)
+    assert plan != assign(units, ["a", "b", "c", "d", "e"], per_item=3, seed=2)
+
+
+def _design(folder: Path, seed: int = 0) -> sa.Engine:
+    proto = load_protocol("mousavi-turn")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=6)
+    attention = [
+        c.model_copy(update={"id": f"att{i}", "text": "Please answer No here."})
+        for i, c in enumerate(candidates[0:4:2])
+    ]
+    gold = [
+        Rating(item_id=f"att{i}", dimension="Appropriateness", annotator="check", value="negative") for i in range(2)
+    ]
+    cfg = StudyConfig(
+        proto.name,
+        proto.version,
+        ("a01", "a02", "a03", "a04"),
+        per_item=2,
+        batch_size=3,
+        seed=seed,
+        attention_per_batch=1,
+    )
+    create_study(folder, proto, dialogues, candidates[1:] + candidates[:1], cfg, attention=(attention, gold))
+    return store.connect(store.db_url(folder))
+
+
+def test_study_layout(tmp_path: Path) -> None:
+    engine = _design(tmp_path / "s")
+    with engine.connect() as conn:
+        items = conn.execute(sa.select(store.items)).all()
+        assigned = conn.execute(sa.select(store.assignments).order_by(store.assignments.c.position)).all()
+        gold = conn.execute(sa.select(store.gold)).all()
+    main = [i for i in items if i.kind == "main"]
+    # 6 contexts x (2 systems + the ground-truth reference the protocol adds)
+    assert len(main) == 18 and Counter(i.system for i in main)["ground-truth"] == 6
+    assert {i.batch for i in main} == {1, 2}
+    main_assign = [a for a in assigned if a.kind == "main"]
+    assert len(main_assign) == 12  # 6 units x 2 annotators
+    # one attention check per annotator and batch in which they have work, never twice the same unit
+    att = [a for a in assigned if a.kind == "attention"]
+    batches_with_work = {(a.annotator, a.batch) for a in main_assign}
+    assert {(a.annotator, a.batch) for a in att} == batches_with_work
+    assert all(len({a.unit_id for a in att if a.annotator == n}) == 2 for n in ("a01", "a02", "a03", "a04"))
+    assert sorted((g.item_id, g.value) for g in gold) == [
+        ("attention:att0", "negative"),
+        ("attention:att1", "negative"),
+    ]
+    # per-annotator order: positions are a permutation, batches in order
+    for name in ("a01", "a02", "a03", "a04"):
+        mine = [a for a in assigned if a.annotator == name]
+        assert [a.position for a in mine] == list(range(len(mine)))
+        assert [a.batch for a in mine] == sorted(a.batch for a in mine)
+
+
+def test_same_seed_same_design(tmp_path: Path) -> None:
+    def layout(folder: Path, seed: int) -> list[tuple[str, str, int]]:
+        with _design(folder, seed).connect() as conn:
+            q = sa.select(store.assignments.c.annotator, store.assignments.c.unit_id, store.assignments.c.position)
+            return sorted(tuple(r) for r in conn.execute(q))
+
+    assert layout(tmp_path / "a", 0) == layout(tmp_path / "b", 0)
+    assert layout(tmp_path / "a2", 0) != layout(tmp_path / "c", 5)

@@ -1,0 +1,49 @@
+"""Protocol files: every bundled protocol loads; mousavi-turn matches the paper's Table 1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dialeval.errors import InputError
+from dialeval.human.protocol import bundled_protocols, load_protocol
+
+
+def test_bundled_protocols_load() -> None:
+    assert bundled_protocols() == ["comperdial", "dialogadv", "diqad-holistic", "lmstyle-sliders", "mousavi-turn"]
+    scales = {name: [c.answer.scale for c in load_protocol(name).criteria] for name in bundled_protocols()}
+    assert scales == {
+        "comperdial": ["1-5"],
+        "dialogadv": ["1-10"] * 4,
+        "diqad-holistic": ["0-2"],
+        "lmstyle-sliders": ["0-100", "0-100"],
+        "mousavi-turn": ["positive|negative"] * 4,
+    }
+
+
+def test_mousavi_turn_follows_table_1() -> None:
+    p = load_protocol("mousavi-turn")
+    assert p.level == "turn" and p.mode == "absolute" and p.include_ground_truth
+    codes = {c.name: {e.code: e.when for e in c.explanations} for c in p.criteria}
+    # Table 1 of Mousavi et al. (2022): sub-dimensions per criterion and the answer they explain.
+    assert codes == {
+        "Appropriateness": {"Coherence": ["positive"], "Incoherence": ["negative"]},
+        "Contextualization": {"Genericness": ["negative"], "Hallucination": ["negative"]},
+        "Listening": {},
+        "Correctness": {"Grammaticality": ["negative"], "Repetition": ["negative"]},
+    }
+    c = p.criterion("Correctness")
+    assert c.check("negative", ["Repetition", "Grammaticality"], "") is None
+    assert c.check("dont_know", [], "") == 'free text is required for "I don\'t know"'
+    assert c.check("dont_know", [], "not sure") is None
+    assert p.criterion("Listening").check("dont_know", [], "") is None  # no explanation asked for Listening
+
+
+def test_user_protocol_errors_name_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("name: x\nversion: one\nlevel: turn\nshort_guidelines: s\ncriteria: []\n")
+    with pytest.raises(InputError, match=r'mine.yaml: field "version"'):
+        load_protocol(bad)
+    with pytest.raises(InputError, match="unknown protocol"):
+        load_protocol("mousavi")
