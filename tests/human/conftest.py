@@ -20,6 +20,7 @@ from dialeval.human.design import StudyConfig, create_study
 from dialeval.human.protocol import load_protocol
 from dialeval.schema import Candidate, Dialogue, Rating, Turn
 
+ROOT_ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 HOSTILE = '<script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2"> <b>unclosed <i>tags </div>'
 
 

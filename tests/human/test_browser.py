@@ -1,0 +1,128 @@
+"""End to end in Debian's chromium driven by Playwright: annotate, close, reopen, find the answers; hostile text."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import BrowserContext, Page, sync_playwright
+from tests.human.conftest import HOSTILE, ROOT_ARTIFACTS, Server, make_study, start_server
+
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[BrowserContext]:
+    # a fresh --user-data-dir per test: Playwright passes it through launch_persistent_context
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            args=FLAGS,
+            viewport={"width": 1280, "height": 900},
+        )
+        # it is Debian's chromium that runs, not a downloaded browser
+        debian = subprocess.run(["/usr/bin/chromium", "--version"], capture_output=True, text=True).stdout
+        assert context.browser is not None and context.browser.version in debian
+        yield context
+        context.close()
+
+
+def open_page(browser: BrowserContext, server: Server, token: str) -> Page:
+    page = browser.new_page()
+    page.goto(f"{server.base}/#token={token}")
+    page.wait_for_selector("#main:not([hidden])")
+    return page
+
+
+def test_annotate_with_keyboard_and_mouse_close_and_resume(browser: BrowserContext, tmp_path: Path) -> None:
+    access = make_study(tmp_path / "s", annotators=("a01", "a02"), per_item=1, batch_size=3)
+    server = start_server(tmp_path / "s")
+    try:
+        token = access["annotators"]["a01"]
+        page = open_page(browser, server, token)
+        assert page.text_content("#criterion") == "Appropriateness"
+        assert "Item 1 of 36" in (page.text_content("#step-label") or "")  # 3 units x 3 candidates x 4 criteria
+        # keyboard: "1" = Yes on item 1, then Enter to move on
+        page.keyboard.press("1")
+        page.wait_for_selector("#status:has-text('Saved.')")
+        page.keyboard.press("Enter")
+        # mouse: "No" on item 2, then tick the Incoherence explanation (Table 1)
+        page.click("#options label:nth-child(2)")
+        page.wait_for_selector("#reasons input[value=Incoherence]")
+        page.evaluate("document.getElementById('status').textContent = ''")
+        page.check("#reasons input[value=Incoherence]")
+        page.wait_for_selector("#status:has-text('Saved.')")
+        page.keyboard.press("ArrowRight")
+        # "I don't know" is saved only with an explanation
+        page.keyboard.press("3")
+        page.wait_for_selector("#status:has-text('Please explain')")
+        page.fill("#free-text", "I cannot tell who is speaking")
+        page.wait_for_selector("#status:has-text('Saved.')")
+        ROOT_ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ROOT_ARTIFACTS / "annotation_page.png"), full_page=True)
+        page.close()
+
+        # the server holds exactly what the browser answered
+        tasks = httpx.get(f"{server.base}/api/tasks", headers={"Authorization": f"Bearer {token}"}).json()
+        answers: dict[str, Any] = {
+            it["id"]: it["answers"]["Appropriateness"]
+            for u in tasks["units"]
+            for it in u["items"]
+            if "Appropriateness" in it["answers"]
+        }
+        first_unit = tasks["units"][0]["items"]
+        assert [answers[it["id"]]["value"] for it in first_unit] == ["positive", "negative", "dont_know"]
+        assert answers[first_unit[1]["id"]]["reasons"] == ["Incoherence"]
+        assert answers[first_unit[2]["id"]]["free_text"] == "I cannot tell who is speaking"
+
+        # reopen: the page resumes at the first unanswered step and shows earlier answers
+        page = open_page(browser, server, token)
+        assert "Item 4 of 36" in (page.text_content("#step-label") or "")
+        assert page.text_content("#progress-text") == "3 / 36 answered"
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowLeft")
+        assert page.is_checked("#options input[value=negative]")
+        assert page.is_checked("#reasons input[value=Incoherence]")
+        page.close()
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)
+
+
+def test_hostile_dialogue_text_is_shown_literally_and_runs_nothing(browser: BrowserContext, tmp_path: Path) -> None:
+    access = make_study(tmp_path / "h", hostile=True, annotators=("a01",), per_item=1, batch_size=6)
+    server = start_server(tmp_path / "h")
+    try:
+        page = browser.new_page()
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(f"{server.base}/#token={access['annotators']['a01']}")
+        page.wait_for_selector("#main:not([hidden])")
+        # walk to the unit that holds the hostile context and candidate
+        for _ in range(80):  # 6 units x 3 candidates x 4 criteria = 72 steps
+            if HOSTILE in (page.text_content("#candidate") or ""):
+                break
+            page.keyboard.press("ArrowRight")
+        assert page.text_content("#candidate") == HOSTILE
+        assert HOSTILE in (page.text_content("#context") or "")
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator("#context img, #context script, #candidate img, #candidate b").count() == 0
+        assert dialogs == []
+        page.close()
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)
