@@ -1,0 +1,102 @@
+"""The catalog: hashes of the real files, shared -> bundled fallback, errors, warnings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from dialeval.data import catalog
+from dialeval.data.catalog import DATASETS, list_benchmarks, load_benchmark
+from dialeval.errors import InputError, UnknownNameError
+
+EXPECTED_NAMES = {
+    "usr-tc", "usr-pc", "dstc9", "predictive-engagement", "holistic-coherence", "holistic-fluency",
+    "gupta-dailydialog", "lmstyle-mturk", "fed-turn", "fed-dialogue", "grade",
+}  # fmt: skip
+
+
+@pytest.fixture()
+def no_shared_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    # The source checkout always finds ../shared/data, so the "not found" case is simulated by
+    # pointing the lookup at an empty folder (the only stand-in in these tests).
+    monkeypatch.setattr(catalog, "shared_data_dir", lambda: tmp_path)
+    return tmp_path
+
+
+def test_names_and_metadata() -> None:
+    entries = list_benchmarks()
+    assert {e.name for e in entries} >= EXPECTED_NAMES
+    for e in entries:
+        assert e.description and e.license and e.citation and e.level in ("turn", "dialogue") and e.files
+
+
+def test_catalog_hashes_are_the_real_files(shared_data: Path) -> None:
+    checked = 0
+    for e in list_benchmarks():
+        for f in e.files:
+            if f.sha256 is None:
+                assert not (shared_data / f.path).exists()  # FED/GRADE: only samples exist here
+                continue
+            assert hashlib.sha256((shared_data / f.path).read_bytes()).hexdigest() == f.sha256, f.path
+            checked += 1
+    assert checked == 26  # usr 3, dstc9 11, predictive_engagement 3, holistic 2, gupta 2, lmstyle 5
+
+
+def test_available_here() -> None:
+    avail = {e.name: e.available() for e in list_benchmarks()}
+    assert avail["usr-tc"] and avail["dstc9"] and avail["lmstyle-mturk"]
+    assert not avail["fed-turn"] and not avail["grade"]
+
+
+def test_load_from_shared_data_says_so() -> None:
+    b = load_benchmark("usr-tc")
+    assert b.source.startswith("shared data ") and len({r.annotator for r in b.ratings}) == 5
+    assert b.warnings == []
+
+
+def test_bundled_fallback(no_shared_data: Path, shared_data: Path) -> None:
+    assert DATASETS.get("usr-tc").available() and not DATASETS.get("usr-pc").available()
+    bundled = load_benchmark("usr-tc")
+    assert bundled.source.startswith("bundled copy ")
+    assert {r.annotator for r in bundled.ratings} == {"unieval-mean"}
+    raw = catalog.usr.load_usr_topical_chat(shared_data / "usr/usr_topical_chat.json")
+    assert bundled.candidates == raw.candidates and bundled.dialogues == raw.dialogues
+    pe = load_benchmark("predictive-engagement")
+    shared_pe = catalog.engagement.load_predictive_engagement(
+        shared_data / "predictive_engagement/Eng_Scores_queries_gen_gtruth_replies.csv"
+    )
+    assert pe.source.startswith("bundled copy ")
+    assert pe.candidates == shared_pe.candidates and pe.ratings == shared_pe.ratings
+    assert load_benchmark("predictive-engagement-convai").counts()["items"] == 297
+
+
+def test_not_available_says_where_and_what(no_shared_data: Path) -> None:
+    with pytest.raises(InputError) as err:
+        load_benchmark("usr-pc")
+    assert str(no_shared_data) in str(err.value) and "usr/pc_usr_data.json" in str(err.value)
+    with pytest.raises(InputError, match=r"fed/fed_data\.json"):
+        load_benchmark("fed-turn")
+
+
+def test_typo_gets_did_you_mean() -> None:
+    with pytest.raises(UnknownNameError, match=r'did you mean "dstc9"'):
+        load_benchmark("dstc-9")
+
+
+def test_given_path_and_hash_warning(tmp_path: Path, shared_data: Path) -> None:
+    raw = json.loads((shared_data / "usr/pc_usr_data.json").read_text())
+    raw[0]["responses"][0]["Overall"] = [1, 1, 1]
+    p = tmp_path / "pc_usr_data.json"
+    p.write_text(json.dumps(raw))
+    b = load_benchmark("usr-pc", p)
+    assert b.source == f"given path {p}"
+    assert b.warnings == [f"{p}: sha256 differs from the catalog's (a different release?)"]
+    same = load_benchmark("usr-pc", shared_data / "usr/pc_usr_data.json")
+    assert same.warnings == []
+    fed = load_benchmark("fed-turn", shared_data / "samples/fed_data.sample.json")
+    assert fed.counts()["items"] == 4
+    with pytest.raises(InputError, match=r"file not found"):
+        load_benchmark("grade", tmp_path / "nope.json")

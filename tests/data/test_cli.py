@@ -1,0 +1,56 @@
+"""``dialeval data list|show`` through the real typer app."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from dialeval.cli import app
+
+runner = CliRunner()
+
+
+def test_list() -> None:
+    result = runner.invoke(app, ["data", "list"])
+    assert result.exit_code == 0, result.output
+    lines = {line.split("│")[1].strip(): line for line in result.output.splitlines() if line.count("│") >= 5}
+    assert "usr-tc" in lines and "360" in lines["usr-tc"] and "yes" in lines["usr-tc"]
+    assert "no" in lines["fed-turn"].split("│")[5]
+
+
+def test_show_json() -> None:
+    result = runner.invoke(app, ["data", "show", "usr-tc", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["items"] == 360 and data["systems"] == 6 and data["dialogues"] == 60
+    assert data["dimensions"]["Overall"] == "1-5" and data["skipped"] == {}
+    assert data["source"].startswith("shared data")
+
+
+def test_show_table_with_skips() -> None:
+    result = runner.invoke(app, ["data", "show", "dstc9"])
+    assert result.exit_code == 0, result.output
+    assert "2200" in result.output and '182  dstc9: "N/A" value (error recovery)' in result.output
+
+
+def test_show_path_and_errors(shared_data: Path) -> None:
+    sample = shared_data / "samples/grade_human_judgement.sample.json"
+    result = runner.invoke(app, ["data", "show", "grade", "--path", str(sample), "--json"])
+    assert result.exit_code == 0 and json.loads(result.output)["ratings"] == 50
+    result = runner.invoke(app, ["data", "show", "usr_tc"])
+    assert result.exit_code == 2 and 'did you mean "usr-tc"' in result.output
+    result = runner.invoke(app, ["data", "show", "fed-turn"])
+    assert result.exit_code == 2 and "fed/fed_data.json" in result.output
+
+
+def test_lmstyle_worker_ids_never_printed(shared_data: Path) -> None:
+    path = shared_data / "lmstyle/Batch_results_develop.csv"
+    workers = {r["WorkerId"] for r in csv.DictReader(path.open(newline=""))}
+    for args in (["data", "show", "lmstyle-mturk"], ["data", "show", "lmstyle-mturk", "--json"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0
+        assert not any(w in result.output for w in workers)
+    assert json.loads(result.output)["annotators"] == 4
