@@ -26,7 +26,7 @@ from dialeval.metrics import functional as F
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, NoConfig, register_metric
 from dialeval.metrics.functional.bleu import SMOOTHING_METHODS
 from dialeval.metrics.functional.sacre import sacrebleu_signature
-from dialeval.metrics.wordnet import DEBIAN_WORDNET, wordnet_unavailable
+from dialeval.metrics.wordnet import wordnet_unavailable
 
 
 def _split(items: Sequence[MetricInput]) -> tuple[list[str], list[tuple[str, ...]]]:
@@ -153,7 +153,7 @@ class Rouge(Metric):
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Return ROUGE F-measures per item."""
-        return _columns(F.rouge(*_split(items), use_stemmer=self.config.use_stemmer))
+        return _columns(F.sentence_rouge(*_split(items), use_stemmer=self.config.use_stemmer))
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ class Meteor(Metric):
     @classmethod
     def unavailable_reason(cls) -> str | None:
         """Say how to install WordNet when its files are missing."""
-        return wordnet_unavailable(DEBIAN_WORDNET)
+        return wordnet_unavailable()
 
     def signature_extra(self) -> Mapping[str, Any]:
         """WordNet version and the NLTK version."""
@@ -187,7 +187,7 @@ class Meteor(Metric):
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Return METEOR per item (raises with the apt-get command if WordNet is missing)."""
         c = self.config
-        return _columns({"meteor": F.meteor(*_split(items), alpha=c.alpha, beta=c.beta,
+        return _columns({"meteor": F.sentence_meteor(*_split(items), alpha=c.alpha, beta=c.beta,
                                             gamma=c.gamma, tokenizer_name=c.tokenizer)})
 
 

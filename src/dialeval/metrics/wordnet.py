@@ -48,25 +48,30 @@ _POS_NUMBER = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 LEXNAMES = "".join(f"{i:02d}\t{name}\t{_POS_NUMBER[name.split('.')[0]]}\n" for i, name in enumerate(_LEXFILES))
 
 
-def wordnet_unavailable(source: Path = DEBIAN_WORDNET) -> str | None:
-    """Return why WordNet cannot be used from ``source`` (with the install command), or None."""
+def wordnet_unavailable(source: Path | None = None) -> str | None:
+    """Return why WordNet cannot be used from ``source`` (with the install command), or None.
+
+    ``source`` defaults to :data:`DEBIAN_WORDNET`.
+    """
+    source = source or DEBIAN_WORDNET
     missing = [name for name in REQUIRED_FILES if not (source / name).is_file()]
     if missing:
         return f"WordNet files missing from {source} ({', '.join(missing[:3])}...): {INSTALL_HINT}"
     return None
 
 
-def nltk_wordnet_dir(source: Path = DEBIAN_WORDNET, target: Path | None = None) -> Path:
+def nltk_wordnet_dir(source: Path | None = None, target: Path | None = None) -> Path:
     """Return an NLTK data folder holding ``corpora/wordnet``, building it once.
 
     Args:
-        source: Folder of the Debian WordNet files.
+        source: Folder of the Debian WordNet files (default :data:`DEBIAN_WORDNET`).
         target: The NLTK data folder to build (default ``<cache>/nltk_data``).
 
     Raises:
         MissingExtraError: The WordNet files are not installed; the message names
             the ``apt-get install`` command.
     """
+    source = source or DEBIAN_WORDNET
     if (reason := wordnet_unavailable(source)) is not None:
         raise MissingExtraError("wordnet", hint=reason)
     root = target or cache_dir() / "nltk_data"
@@ -86,9 +91,13 @@ def nltk_wordnet_dir(source: Path = DEBIAN_WORDNET, target: Path | None = None) 
     return root
 
 
-@cache
-def load_wordnet(source: Path = DEBIAN_WORDNET) -> Any:
+def load_wordnet(source: Path | None = None) -> Any:
     """Return NLTK's WordNet reader over the packaged WordNet; put its folder first on ``nltk.data.path``."""
+    return _load_wordnet(source or DEBIAN_WORDNET)
+
+
+@cache
+def _load_wordnet(source: Path) -> Any:
     import warnings
 
     import nltk

@@ -5,8 +5,8 @@ pair once and tokenizes each distinct text once per call.
 """
 
 from dialeval.metrics.functional.bleu import sentence_bleu
-from dialeval.metrics.functional.meteor import meteor
-from dialeval.metrics.functional.rouge import rouge
+from dialeval.metrics.functional.meteor import sentence_meteor
+from dialeval.metrics.functional.rouge import sentence_rouge
 from dialeval.metrics.functional.sacre import (
     corpus_sacrebleu,
     corpus_sacrebleu_from_stats,
@@ -27,13 +27,13 @@ __all__ = [
     "corpus_sacrebleu",
     "corpus_sacrebleu_from_stats",
     "distinct_n",
-    "meteor",
     "normalize_words",
     "response_length",
-    "rouge",
     "segment_statistics",
     "sentence_bleu",
     "sentence_chrf",
+    "sentence_meteor",
+    "sentence_rouge",
     "sentence_sacrebleu",
     "word_f1",
 ]

@@ -7,8 +7,8 @@ for are memoised per word, which changes nothing in the result: both are pure
 functions of the word.
 
 Example:
-    >>> round(float(meteor(["the cat is glad"], [["the cat is happy"]])[0]), 4)
-    0.7361
+    >>> round(float(sentence_meteor(["he is fast"], [["he is quick"]])[0]), 4)
+    0.9815
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _memo_tools(reader: Any) -> tuple[_MemoWordNet, _MemoStemmer]:
     return _MemoWordNet(reader), _MemoStemmer()
 
 
-def meteor(
+def sentence_meteor(
     hyps: Sequence[str],
     refs: Sequence[Sequence[str]],
     *,

@@ -7,7 +7,7 @@ scorer's own tokenizer, then scored with rouge-score's own n-gram and LCS
 routines.
 
 Example:
-    >>> s = rouge(["the cat sat"], [["a dog ran", "the cat sat down"]])
+    >>> s = sentence_rouge(["the cat sat"], [["a dog ran", "the cat sat down"]])
     >>> [round(float(s[k][0]), 4) for k in ("rouge1", "rouge2", "rougeL")]
     [0.8571, 0.8, 0.8571]
 """
@@ -32,7 +32,9 @@ def rouge_scorer(use_stemmer: bool = False) -> Any:
     return RougeScorer(list(ROUGE_TYPES), use_stemmer=use_stemmer)
 
 
-def rouge(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, use_stemmer: bool = False) -> dict[str, FloatArray]:
+def sentence_rouge(
+    hyps: Sequence[str], refs: Sequence[Sequence[str]], *, use_stemmer: bool = False
+) -> dict[str, FloatArray]:
     """Return ``{"rouge1", "rouge2", "rougeL"}`` F-measures, best reference per type."""
     from rouge_score.rouge_scorer import _create_ngrams, _score_lcs, _score_ngrams
 

@@ -1,0 +1,177 @@
+"""Parity of the lexical families with the reference libraries on real benchmark text.
+
+Single reference: USR Topical-Chat, each system response against the "Original
+Ground Truth" response of the same context. Multiple references: Gupta et al.'s
+DailyDialog multi-reference test set, one listed response as the hypothesis and
+the other listed responses to the same turn as its references.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sacrebleu
+from nltk.tokenize import NLTKWordTokenizer
+from nltk.translate.bleu_score import SmoothingFunction
+from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
+from nltk.translate.meteor_score import meteor_score
+from rouge_score.rouge_scorer import RougeScorer
+from tests.metrics.metric_tester import check_metric
+
+from dialeval.metrics import functional as F
+from dialeval.metrics.base import METRICS, MetricInput
+from dialeval.metrics.lexical import Bleu, Chrf, Meteor, Rouge, SacreBleu
+from dialeval.metrics.wordnet import load_wordnet
+
+Pairs = tuple[list[str], list[list[str]]]
+
+
+def usr_pairs(shared_data: Path) -> Pairs:
+    contexts = json.loads((shared_data / "usr" / "usr_topical_chat.json").read_text())
+    hyps, refs = [], []
+    for ctx in contexts:
+        truth = next(r["response"] for r in ctx["responses"] if r["model"] == "Original Ground Truth")
+        for r in ctx["responses"]:
+            if r["model"] != "Original Ground Truth":
+                hyps.append(r["response"])
+                refs.append([truth])
+    return hyps, refs
+
+
+def multiref_pairs(shared_data: Path, dialogues: int = 40) -> Pairs:
+    lines = (shared_data / "dailydialog_gupta" / "multireftest.json").read_text().splitlines()
+    hyps, refs = [], []
+    for line in lines[:dialogues]:
+        for turn in json.loads(line)["dialogue"]:
+            responses = [r for r in turn.get("responses", []) if r.strip()]
+            if len(responses) >= 2:
+                hyps.append(responses[0])
+                refs.append(responses[1:])
+    return hyps, refs
+
+
+@pytest.fixture(scope="module", params=["usr", "multiref"])
+def pairs(request: pytest.FixtureRequest, shared_data: Path) -> Pairs:
+    hyps, refs = usr_pairs(shared_data) if request.param == "usr" else multiref_pairs(shared_data)
+    assert len(hyps) >= 200
+    if request.param == "multiref":
+        assert max(len(r) for r in refs) >= 4
+    return hyps, refs
+
+
+def items_of(pairs: Pairs) -> list[MetricInput]:
+    return [MetricInput(response=h, references=tuple(r)) for h, r in zip(*pairs, strict=True)]
+
+
+def test_sentence_sacrebleu_equals_sacrebleu(pairs: Pairs) -> None:
+    hyps, refs = pairs
+    ours = F.sentence_sacrebleu(hyps, refs)
+    theirs = [sacrebleu.sentence_bleu(h, r).score for h, r in zip(hyps, refs, strict=True)]
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9)
+    assert np.ptp(ours) > 10  # real spread, not a constant
+
+
+def test_corpus_sacrebleu_equals_sacrebleu(pairs: Pairs) -> None:
+    hyps, refs = pairs
+    width = max(len(r) for r in refs)
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+    expected = sacrebleu.corpus_bleu(hyps, streams).score
+    assert F.corpus_sacrebleu(hyps, refs) == pytest.approx(expected, abs=1e-9)
+    stats = F.segment_statistics(F.sacre.bleu_scorer(), hyps, refs)
+    assert F.corpus_sacrebleu_from_stats(stats) == pytest.approx(expected, abs=1e-9)
+
+
+def test_chrfpp_equals_sacrebleu(pairs: Pairs) -> None:
+    hyps, refs = pairs
+    ours = F.sentence_chrf(hyps, refs)
+    theirs = [sacrebleu.sentence_chrf(h, r, word_order=2).score for h, r in zip(hyps, refs, strict=True)]
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9)
+
+
+def test_rouge_equals_rouge_score(pairs: Pairs) -> None:
+    hyps, refs = pairs
+    ours = F.sentence_rouge(hyps, refs)
+    scorer = RougeScorer(["rouge1", "rouge2", "rougeL"])
+    theirs = [scorer.score_multi(r, h) for h, r in zip(hyps, refs, strict=True)]
+    for key in ("rouge1", "rouge2", "rougeL"):
+        np.testing.assert_allclose(ours[key], [t[key].fmeasure for t in theirs], rtol=0, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:\\nThe hypothesis contains 0 counts:UserWarning")
+@pytest.mark.parametrize("smoothing", ["method1", "none", "method3", "method5", "method7"])
+def test_nltk_bleu_equals_nltk(pairs: Pairs, smoothing: str) -> None:
+    hyps, refs = pairs[0][:120], pairs[1][:120]
+    ours = F.sentence_bleu(hyps, refs, smoothing=smoothing)
+    tok = NLTKWordTokenizer()
+    fn = getattr(SmoothingFunction(), "method0" if smoothing == "none" else smoothing)
+    for n in (1, 2, 3, 4):
+        theirs = [
+            nltk_sentence_bleu([tok.tokenize(x.lower()) for x in r], tok.tokenize(h.lower()),
+                               weights=(1 / n,) * n, smoothing_function=fn)
+            for h, r in zip(hyps, refs, strict=True)
+        ]
+        np.testing.assert_allclose(ours[f"bleu{n}"], theirs, rtol=0, atol=1e-12, err_msg=f"bleu{n}")
+
+
+def test_meteor_equals_nltk(pairs: Pairs) -> None:
+    hyps, refs = pairs[0][:150], pairs[1][:150]
+    load_wordnet()  # puts the packaged WordNet first on nltk.data.path
+    ours = F.sentence_meteor(hyps, refs)
+    tok = NLTKWordTokenizer()
+    # nltk's default arguments: its module-level PorterStemmer and the nltk.corpus.wordnet loader.
+    theirs = [meteor_score([tok.tokenize(x) for x in r], tok.tokenize(h)) for h, r in zip(hyps, refs, strict=True)]
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("family", [Bleu, SacreBleu, Chrf, Rouge, Meteor])
+def test_shared_tester_reference_families(pairs: Pairs, family: type) -> None:
+    hyps, refs = pairs[0][:60], pairs[1][:60]
+    metric = family()
+    function = {
+        "bleu": lambda: F.sentence_bleu(hyps, refs),
+        "sacrebleu": lambda: {"sacrebleu": F.sentence_sacrebleu(hyps, refs)},
+        "chrf": lambda: {"chrfpp": F.sentence_chrf(hyps, refs)},
+        "rouge": lambda: F.sentence_rouge(hyps, refs),
+        "meteor": lambda: {"meteor": F.sentence_meteor(hyps, refs)},
+    }[metric.name]()
+    check_metric(metric, items_of((hyps, refs)), function)
+
+
+def test_registry_names_and_outputs() -> None:
+    expected = {
+        "bleu": ("bleu1", "bleu2", "bleu3", "bleu4"), "sacrebleu": ("sacrebleu",), "chrf": ("chrfpp",),
+        "rouge": ("rouge1", "rouge2", "rougeL"), "meteor": ("meteor",), "f1": ("word_f1",),
+        "distinct": ("distinct1", "distinct2"), "length": ("length",),
+    }
+    for name, outputs in expected.items():
+        cls = METRICS.get(name)
+        assert cls.outputs == outputs
+        assert cls.needs_references == (name not in {"distinct", "length"})
+
+
+def test_signatures_name_parameters_and_versions() -> None:
+    from importlib.metadata import version
+
+    bleu = Bleu().signature
+    assert "smoothing:method1" in bleu and "tokenizer:nltk-word" in bleu and "lowercase:yes" in bleu
+    assert f"nltk=={version('nltk')}" in bleu
+    assert Bleu(smoothing="method4").signature != bleu
+    sacre = SacreBleu().signature
+    assert f"version:{sacrebleu.__version__}" in sacre and "tok:13a" in sacre and "eff:yes" in sacre
+    assert SacreBleu(tokenize="intl").signature != sacre and "tok:intl" in SacreBleu(tokenize="intl").signature
+    assert "nw:2" in Chrf().signature and "nw:0" in Chrf(word_order=0).signature
+    assert f"rouge-score=={version('rouge-score')}" in Rouge().signature
+    assert Rouge(use_stemmer=True).signature != Rouge().signature
+    assert "wordnet:3.0" in Meteor().signature and Meteor(alpha=0.8).signature != Meteor().signature
+
+
+def test_bad_smoothing_and_missing_references_are_clear_errors() -> None:
+    from dialeval.errors import InputError
+
+    with pytest.raises(ValueError, match="method8"):
+        Bleu(smoothing="method8")
+    with pytest.raises(InputError, match=r'item 1: needs a non-empty list of references'):
+        SacreBleu().compute([MetricInput("a", references=("a",)), MetricInput("b")])
