@@ -22,7 +22,7 @@ def list_command() -> None:
     from dialeval.data.catalog import list_benchmarks
 
     table = Table(title="dialeval benchmarks")
-    for column in ("name", "level", "items", "license", "available here"):
+    for column in ("name", "level", "rated items", "license", "available here"):
         table.add_column(column)
     for entry in list_benchmarks():
         table.add_row(

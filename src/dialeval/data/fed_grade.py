@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from dialeval.data._common import (
     Where,
@@ -42,7 +42,7 @@ def _annotations(
     where: Where,
     item: str,
     scales: dict[str, str],
-    level: str,
+    level: Literal["turn", "dialogue"],
     skipped: Counter[str],
 ) -> list[Rating]:
     notes = field(rec, "annotations", where)
@@ -59,7 +59,7 @@ def _annotations(
             out.append(
                 Rating(item_id=item, dimension=dim, annotator=f"r{k + 1}",
                        value=number(value, where, f"annotations.{dim}[{k}]"),
-                       scale=scales.get(dim, FED_DEFAULT_SCALE), level=level)  # type: ignore[arg-type]
+                       scale=scales.get(dim, FED_DEFAULT_SCALE), level=level)
             )  # fmt: skip
     return out
 
