@@ -1,0 +1,213 @@
+"""Run a protocol: k seeded samples per item, parse, one counted retry, mean and expected score.
+
+Every sample is a separate cached request (seed ``seed + j``). A sample that does
+not parse is asked again once with the same prompt (seed ``seed + j + RETRY_SEED_OFFSET``);
+if that fails too it counts as a parse failure. An item's score is the mean of
+its parsed samples, and missing (None, with the reason) when none parsed, never
+a default. Where the backend returned top log-probabilities and the scale has
+single-token values, each sample also gives the probability-weighted expected
+score at the score token, averaged the same way.
+
+Example:
+    >>> from dialeval.backends.base import Backend, Completion
+    >>> from dialeval.backends.runner import Runner
+    >>> from dialeval.judges.protocol import load_protocol
+    >>> class Fixed(Backend):
+    ...     signature = "fixed"
+    ...     def chat(self, request):
+    ...         return Completion(text="- Humanness: 4" if request.seed == 1 else "no idea")
+    >>> j = Judge(load_protocol("cpdscore-detail"), Runner(Fixed()), k=2, seed=0)
+    >>> out = j.judge_prompts([(("user", "rate"),)])
+    >>> out[0].value, out[0].samples, j.stats.parse_retries, j.stats.parse_failures
+    (4.0, (None, 4.0), 1, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from dialeval.backends.base import BackendError, BudgetExceeded, ChatRequest, Completion
+from dialeval.backends.runner import Runner
+from dialeval.judges.parse import Parsed, Scale, parse_score
+from dialeval.judges.protocol import Protocol
+from dialeval.metrics.base import MetricInput
+
+RETRY_SEED_OFFSET = 1_000_003
+Messages = tuple[tuple[str, str], ...]
+
+
+@dataclass
+class JudgeStats:
+    """Parse counts of one judge (the runner counts calls and tokens).
+
+    Attributes:
+        items: Items judged.
+        samples: Samples asked for (items x k).
+        parse_retries: Retries sent because a sample did not parse.
+        parse_failures: Samples that did not parse even after the retry.
+        request_failures: Samples whose request failed after all transport retries.
+        budget_skipped: Samples not asked because the budget was spent.
+        items_missing: Items left without a score.
+    """
+
+    items: int = 0
+    samples: int = 0
+    parse_retries: int = 0
+    parse_failures: int = 0
+    request_failures: int = 0
+    budget_skipped: int = 0
+    items_missing: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """Return the counts as a dict."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One item's result.
+
+    Attributes:
+        value: Mean of the parsed samples, or None.
+        expected: Mean probability-weighted expected score, or None.
+        samples: Each sample's parsed value (None where it failed).
+        reason: ``"ok"`` or why the item has no score.
+        texts: The raw answers (after a retry, the retry's answer).
+    """
+
+    value: float | None
+    expected: float | None
+    samples: tuple[float | None, ...]
+    reason: str
+    texts: tuple[str, ...]
+
+
+def expected_score(answer: Completion, parsed: Parsed, scale: Scale) -> float | None:
+    """Return the probability-weighted score at the token that holds the parsed number.
+
+    Example:
+        >>> import math
+        >>> c = Completion(text="Score: 2", tokens=("Score", ":", " 2"),
+        ...                top_logprobs=({}, {}, {" 2": math.log(0.6), "1": math.log(0.2), "x": math.log(0.2)}))
+        >>> round(expected_score(c, Parsed(2.0, "ok", 7, "2"), Scale(0, 2)), 4)
+        1.75
+    """
+    values = scale.tokens()
+    if parsed.value is None or not values or not answer.top_logprobs:
+        return None
+    offset = 0
+    for i, tok in enumerate(answer.tokens):
+        if offset <= parsed.start < offset + len(tok) or (tok.strip() == parsed.raw and offset >= parsed.start - 1):
+            if tok.strip() != parsed.raw:
+                return None  # the number is split over tokens: no single-token distribution
+            probs = answer.score_token_probs(values, i)
+            return sum(float(v) * p for v, p in probs.items()) if probs else None
+        offset += len(tok)
+    return None
+
+
+class Judge:
+    """A protocol bound to a runner and sampling parameters.
+
+    Args:
+        protocol: The protocol.
+        runner: Sends requests (cache, budget, concurrency).
+        k: Samples per item.
+        temperature: Sampling temperature.
+        seed: Seed of the first sample; sample j uses ``seed + j``.
+        max_tokens: Most tokens per answer.
+        top_logprobs: Alternatives per token to ask for (0: none).
+    """
+
+    def __init__(
+        self,
+        protocol: Protocol,
+        runner: Runner,
+        *,
+        k: int = 3,
+        temperature: float = 0.7,
+        seed: int = 0,
+        max_tokens: int = 64,
+        top_logprobs: int = 5,
+    ) -> None:
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        self.protocol = protocol
+        self.runner = runner
+        self.k = k
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.top_logprobs = top_logprobs
+        self.stats = JudgeStats()
+
+    def _request(self, messages: Messages, seed: int) -> ChatRequest:
+        return ChatRequest(
+            messages=messages, max_tokens=self.max_tokens, temperature=self.temperature,
+            seed=seed, top_logprobs=self.top_logprobs,
+        )
+
+    def parse(self, text: str, labels: Sequence[str] | None = None) -> Parsed:
+        """Parse one answer with this protocol's scale and labels."""
+        return parse_score(text, self.protocol.scale, self.protocol.labels if labels is None else labels)
+
+    def ask(self, prompts: Sequence[Messages]) -> list[list[Completion | BackendError | BudgetExceeded]]:
+        """Send k samples per prompt, retry unparsable ones once; return the final answers."""
+        reqs = [self._request(m, self.seed + j) for m in prompts for j in range(self.k)]
+        answers = self.runner.run(reqs)
+        retry_at = [i for i, a in enumerate(answers) if isinstance(a, Completion) and self.parse(a.text).value is None]
+        retries = [self._request(reqs[i].messages, reqs[i].seed + RETRY_SEED_OFFSET) for i in retry_at]
+        self.stats.parse_retries += len(retries)
+        for i, again in zip(retry_at, self.runner.run(retries), strict=True):
+            if isinstance(again, BudgetExceeded):
+                continue  # keep the first, unparsable answer: it counts as a parse failure
+            answers[i] = again
+        return [answers[p * self.k : (p + 1) * self.k] for p in range(len(prompts))]
+
+    def judge_prompts(self, prompts: Sequence[Messages]) -> list[Judgement]:
+        """Judge rendered prompts (one per item)."""
+        out: list[Judgement] = []
+        for answers in self.ask(prompts):
+            self.stats.items += 1
+            self.stats.samples += len(answers)
+            values: list[float | None] = []
+            expecteds: list[float] = []
+            reasons: list[str] = []
+            texts: list[str] = []
+            for a in answers:
+                if isinstance(a, BudgetExceeded):
+                    self.stats.budget_skipped += 1
+                    values.append(None)
+                    reasons.append("budget spent")
+                    continue
+                if isinstance(a, BackendError):
+                    self.stats.request_failures += 1
+                    values.append(None)
+                    reasons.append(f"request failed: {a}")
+                    continue
+                texts.append(a.text)
+                parsed = self.parse(a.text)
+                values.append(parsed.value)
+                if parsed.value is None:
+                    self.stats.parse_failures += 1
+                    reasons.append(f"parse failure: {parsed.reason}")
+                elif (e := expected_score(a, parsed, self.protocol.scale)) is not None:
+                    expecteds.append(e)
+            got = [v for v in values if v is not None]
+            if not got:
+                self.stats.items_missing += 1
+            out.append(
+                Judgement(
+                    value=sum(got) / len(got) if got else None,
+                    expected=sum(expecteds) / len(expecteds) if expecteds else None,
+                    samples=tuple(values),
+                    reason="ok" if got else "; ".join(sorted(set(reasons))),
+                    texts=tuple(texts),
+                )
+            )
+        return out
+
+    def judge(self, items: Sequence[MetricInput], dimension: str = "") -> list[Judgement]:
+        """Render and judge items (for one dimension of the protocol)."""
+        return self.judge_prompts([self.protocol.render(it, dimension) for it in items])

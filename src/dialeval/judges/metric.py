@@ -1,0 +1,220 @@
+"""Judges as metrics: one family ``judge:<protocol>`` per protocol file, plus ``judge:custom``.
+
+Each family's outputs: the score (per dimension for multi-dimension protocols),
+the probability-weighted expected score (``:expected``) where the scale has
+single-token values, the level (``:level``) for DialogADV, and the two
+intermediate scores for ``cpdscore-dialogue``. A parse failure gives None.
+After a run, :meth:`JudgeMetric.run_summary` returns the counts.
+
+Example:
+    >>> from dialeval.metrics.base import METRICS
+    >>> METRICS.get("judge:dialogadv").outputs[:2]
+    ('judge:dialogadv:coherence', 'judge:dialogadv:coherence:level')
+    >>> METRICS.get("judge:cpdscore-detail").outputs
+    ('judge:cpdscore-detail', 'judge:cpdscore-detail:expected')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
+
+from dialeval.backends import Backend, make_backend
+from dialeval.backends.cache import RequestCache
+from dialeval.backends.runner import Runner
+from dialeval.judges.dialogue import DialogueJudge
+from dialeval.judges.judge import Judge, JudgeStats
+from dialeval.judges.parse import to_level
+from dialeval.judges.protocol import Protocol, load_protocol, protocol_names
+from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Parameters of a judge metric (all of them are in its signature).
+
+    Attributes:
+        backend: ``llamacpp`` (default, packaged SmolLM2), ``openai-compatible`` or ``transformers``.
+        model: GGUF path, model name on the server, or model directory ("" = packaged model).
+        base_url: API root of an ``openai-compatible`` server.
+        api_key_env: Environment variable holding the API key (the key itself is never recorded).
+        protocol: Path of a user's protocol file (``judge:custom`` only).
+        k: Samples per item.
+        temperature: Sampling temperature.
+        seed: Seed of the first sample.
+        max_tokens: Most tokens per answer.
+        top_logprobs: Alternatives per token asked for (0: no expected score).
+        in_flight: Requests at once.
+        timeout: Seconds per HTTP request.
+        max_retries: Transport retries per request.
+        max_calls: Budget of calls (0: none).
+        max_total_tokens: Budget of tokens (0: none).
+        cache: Keep requests and answers in the SQLite request cache.
+        usd_per_mtok_in: Price per million prompt tokens, for the cost in the summary.
+        usd_per_mtok_out: Price per million completion tokens.
+    """
+
+    backend: str = "llamacpp"
+    model: str = ""
+    base_url: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    protocol: str = ""
+    k: int = 3
+    temperature: float = 0.7
+    seed: int = 0
+    max_tokens: int = 64
+    top_logprobs: int = 5
+    in_flight: int = 8
+    timeout: float = 60.0
+    max_retries: int = 5
+    max_calls: int = 0
+    max_total_tokens: int = 0
+    cache: bool = True
+    usd_per_mtok_in: float = 0.0
+    usd_per_mtok_out: float = 0.0
+
+
+def _outputs(p: Protocol, family: str) -> tuple[str, ...]:
+    if p.step1_protocol:
+        return (family, f"{family}:turn", f"{family}:interaction")
+    outs: list[str] = []
+    for dim in p.dimension_names:
+        base = f"{family}:{dim}" if dim else family
+        outs.append(base)
+        if p.levels:
+            outs.append(f"{base}:level")
+        elif p.scale.tokens():
+            outs.append(f"{base}:expected")
+    return tuple(outs)
+
+
+class JudgeMetric(Metric):
+    """An LLM judge running one protocol (subclasses fix the protocol)."""
+
+    Config = JudgeConfig
+    protocol_name: ClassVar[str] = ""
+    batch_size: ClassVar[int] = 64
+
+    @cached_property
+    def protocol(self) -> Protocol:
+        """The protocol (the config's file for ``judge:custom``)."""
+        return load_protocol(self.config.protocol or self.protocol_name)
+
+    @cached_property
+    def backend(self) -> Backend:
+        """The model backend, built on first use."""
+        c = self.config
+        return make_backend(
+            c.backend, c.model, base_url=c.base_url, api_key_env=c.api_key_env, timeout=c.timeout,
+            max_retries=c.max_retries, in_flight=c.in_flight,
+        )
+
+    @cached_property
+    def runner(self) -> Runner:
+        """Cache + budget + concurrency, shared by every batch of a run."""
+        from dialeval.paths import cache_dir
+
+        c = self.config
+        return Runner(
+            self.backend,
+            RequestCache(cache_dir() / "judge_requests.sqlite") if c.cache else None,
+            in_flight=c.in_flight, max_calls=c.max_calls or None, max_tokens=c.max_total_tokens or None,
+        )
+
+    def _judge(self, protocol: Protocol) -> Judge:
+        c = self.config
+        return Judge(
+            protocol, self.runner, k=c.k, temperature=c.temperature, seed=c.seed,
+            max_tokens=c.max_tokens, top_logprobs=c.top_logprobs,
+        )
+
+    @cached_property
+    def judge(self) -> Judge | DialogueJudge:
+        """The judge (two-step for cpdscore-dialogue)."""
+        p = self.protocol
+        if p.step1_protocol:
+            return DialogueJudge(self._judge(load_protocol(p.step1_protocol)), self._judge(p))
+        return self._judge(p)
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Protocol name, version and hash; the backend's signature (model id and file hash)."""
+        p = self.protocol
+        return {
+            "protocol": p.name, "protocol_version": p.version, "protocol_sha256": p.sha256[:16],
+            "judge_backend": self.backend.signature,
+        }
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Judge a batch; None where an item got no parsable score."""
+        judge, fam = self.judge, self.name
+        out: dict[str, list[float | None]] = {}
+        if isinstance(judge, DialogueJudge):
+            res = judge.judge(items)
+            out[fam] = [r.final.value for r in res]
+            out[f"{fam}:turn"] = [r.turn for r in res]
+            out[f"{fam}:interaction"] = [r.interaction for r in res]
+            return out
+        p = self.protocol
+        for dim in p.dimension_names:
+            base = f"{fam}:{dim}" if dim else fam
+            res_dim = judge.judge(items, dim)
+            out[base] = [r.value for r in res_dim]
+            if p.levels:
+                out[f"{base}:level"] = [
+                    None if r.value is None else float(to_level(r.value, p.levels)) for r in res_dim
+                ]
+            elif p.scale.tokens():
+                out[f"{base}:expected"] = [r.expected for r in res_dim]
+        return {o: out.get(o, [None] * len(items)) for o in self.outputs}
+
+    def run_summary(self) -> dict[str, Any]:
+        """Return the counts of the run so far: calls, cache hits, retries, parse failures, tokens, cost."""
+        stats: JudgeStats = self.judge.stats if "judge" in self.__dict__ else JudgeStats()
+        run = self.runner.stats.as_dict() if "runner" in self.__dict__ else {}
+        c = self.config
+        cost = run.get("prompt_tokens", 0) * c.usd_per_mtok_in + run.get("completion_tokens", 0) * c.usd_per_mtok_out
+        return {
+            "protocol": self.protocol.name,
+            **stats.as_dict(),
+            **run,
+            "transport_retries": self.backend.retries if "backend" in self.__dict__ else 0,
+            "cost_usd": round(cost / 1e6, 6),
+        }
+
+
+def _family(name: str) -> type[JudgeMetric]:
+    family = f"judge:{name}"
+    p = load_protocol(name)
+    return type(
+        f"Judge_{name.replace('-', '_')}",
+        (JudgeMetric,),
+        {
+            "name": family, "outputs": _outputs(p, family), "protocol_name": name,
+            "needs_references": p.needs_references, "__doc__": f"LLM judge, protocol {name}: {p.description}",
+        },
+    )
+
+
+class CustomJudge(JudgeMetric):
+    """An LLM judge with a user's protocol file: ``judge:custom`` with ``protocol=path.yaml``."""
+
+    name = "judge:custom"
+    outputs = ("judge:custom", "judge:custom:expected")
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Judge with the first dimension of the user's protocol."""
+        if not self.config.protocol:
+            raise ValueError("judge:custom needs protocol=<path to a protocol YAML file>")
+        res = self._judge(self.protocol).judge(items, self.protocol.dimension_names[0])
+        return {"judge:custom": [r.value for r in res], "judge:custom:expected": [r.expected for r in res]}
+
+
+def register_judges() -> None:
+    """Register ``judge:<protocol>`` for every built-in protocol, and ``judge:custom``."""
+    for name in protocol_names():
+        if f"judge:{name}" not in METRICS:
+            METRICS.register(f"judge:{name}", _family(name))
+    if "judge:custom" not in METRICS:
+        METRICS.register("judge:custom", CustomJudge)

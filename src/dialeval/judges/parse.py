@@ -1,0 +1,106 @@
+"""Read a score out of a judge model's free text, or say why there is none.
+
+Rules, in order:
+
+1. A number after one of the protocol's labels (``Appropriateness Score: 85``,
+   ``overall - 4``, ``the score is 1``). When the score is stated more than
+   once, the **last** labelled statement wins (models restate a final answer).
+   Numbers that are not after a label (e.g. in the reasoning) are ignored.
+2. Otherwise, an answer that is nothing but a number (``"2"``, ``"0.7."``).
+3. ``x/y`` and ``x out of y``: taken as ``x`` when ``y`` is the scale's top;
+   on a 0-1 scale read as the fraction ``x/y`` (``8/10`` -> 0.8); otherwise a failure.
+4. A value outside the scale is a failure (never clipped).
+
+Example:
+    >>> s = Scale(0, 1, integer=False)
+    >>> parse_score("Relevant. Therefore, the score is 1.", s, ["score"]).value
+    1.0
+    >>> parse_score("score: 8/10", s, ["score"]).value
+    0.8
+    >>> parse_score("score: 7", s, ["score"]).reason
+    'out of range: 7 not in [0, 1]'
+    >>> to_level(0.85, 10)
+    9
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_NUM = r"[-+]?\d+(?:\.\d+)?"
+_SEP = r"(?:\s*(?:is|of|was|would be|:|=|-|–|\*\*|\[)\s*)*"
+_FRACTION = rf"(?:\s*(?:/|out of)\s*({_NUM}))?"
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A score range; ``integer`` scales take single-token values (for expected scores)."""
+
+    min: float
+    max: float
+    integer: bool = True
+
+    def tokens(self) -> list[str]:
+        """Return the score values as strings, for integer scales of at most 11 values."""
+        if not self.integer or self.max - self.min > 10:
+            return []
+        return [str(v) for v in range(int(self.min), int(self.max) + 1)]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A parse result: a value, or None with the reason.
+
+    Attributes:
+        value: The score, inside the scale.
+        reason: ``"ok"`` or why no score was read.
+        start: Character offset of the number in the text (-1 when none).
+        raw: The matched number text.
+    """
+
+    value: float | None
+    reason: str = "ok"
+    start: int = -1
+    raw: str = ""
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if x == int(x) else str(x)
+
+
+def _resolve(num: str, den: str | None, scale: Scale, start: int) -> Parsed:
+    value = float(num)
+    if den is not None:
+        d = float(den)
+        if d == scale.max:
+            pass
+        elif scale.min == 0 and scale.max == 1 and d > 0:
+            value = value / d
+        else:
+            return Parsed(None, f"fraction {num}/{den} does not match the scale", start, num)
+    if not math.isfinite(value) or not scale.min <= value <= scale.max:
+        return Parsed(None, f"out of range: {num} not in [{_fmt(scale.min)}, {_fmt(scale.max)}]", start, num)
+    return Parsed(value, "ok", start, num)
+
+
+def parse_score(text: str, scale: Scale, labels: Sequence[str]) -> Parsed:
+    """Return the score stated in ``text`` after one of ``labels`` (see the module rules)."""
+    if labels:
+        label_re = "|".join(re.escape(lbl) for lbl in labels)
+        pattern = re.compile(rf"(?:{label_re}){_SEP}({_NUM}){_FRACTION}", re.IGNORECASE)
+        hits = list(pattern.finditer(text))
+        if hits:
+            last = hits[-1]
+            return _resolve(last.group(1), last.group(2), scale, last.start(1))
+    bare = re.fullmatch(rf"[\s*\[(]*({_NUM}){_FRACTION}[\s*\]).]*", text)
+    if bare:
+        return _resolve(bare.group(1), bare.group(2), scale, bare.start(1))
+    return Parsed(None, "no score found")
+
+
+def to_level(value: float, levels: int) -> int:
+    """Map a 0-1 score to levels 1..``levels`` (L1: [0, 0.1), ..., L10: [0.9, 1])."""
+    return min(levels, int(value * levels) + 1)
