@@ -4,7 +4,7 @@ from dialeval.metrics.base import METRICS, Metric, MetricInput, register_metric
 
 __all__ = ["METRICS", "Metric", "MetricInput", "load_builtin_metrics", "register_metric"]
 
-_BUILTIN_MODULES = ("dialeval.metrics.lexical",)
+_BUILTIN_MODULES = ("dialeval.metrics.lexical", "dialeval.metrics.likelihood")
 
 
 def load_builtin_metrics() -> None:

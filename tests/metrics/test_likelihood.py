@@ -1,0 +1,94 @@
+"""Likelihood metric: values pinned to the plain transformers loss on real USR items."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from dialeval.data.usr import load_usr_topical_chat  # noqa: E402
+from dialeval.metrics.base import MetricInput  # noqa: E402
+from dialeval.metrics.likelihood import LikelihoodMetric, continuation_nll  # noqa: E402
+from dialeval.scoring import build_inputs  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def metric() -> LikelihoodMetric:
+    return LikelihoodMetric()
+
+
+@pytest.fixture(scope="module")
+def usr_items(shared_data) -> list[MetricInput]:
+    bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(2)
+    return build_inputs(bench.candidates, bench.dialogues)
+
+
+def plain_loss(model, prefix, cont) -> float:
+    """The reference: full sequence through the model, loss from labels with the prefix masked."""
+    ids = torch.tensor([list(prefix) + list(cont)])
+    labels = ids.clone()
+    labels[0, : len(prefix)] = -100
+    with torch.inference_mode():
+        return float(model(input_ids=ids, labels=labels).loss)
+
+
+def test_values_equal_the_plain_transformers_loss(metric, usr_items):
+    model, _, _ = metric._loaded()
+    assert len(usr_items) == 12  # 2 contexts x 6 systems
+    some = usr_items[4:8]  # straddles the two contexts; the plain loop is slow on 2 cores
+    cond, uncond = metric.requests(some)
+    values = metric.compute(some)
+    for j, ((p, c), (bos, c2)) in enumerate(zip(cond, uncond, strict=True)):
+        ref_c, ref_u = plain_loss(model, p, c), plain_loss(model, bos, c2)
+        assert values["lm_likelihood"][j] == pytest.approx(100 / ref_c, rel=1e-4)
+        assert values["lm_likelihood_uncond"][j] == pytest.approx(100 / ref_u, rel=1e-4)
+        assert values["lm_context_gain"][j] == pytest.approx(ref_u - ref_c, abs=1e-3)
+
+
+def test_prompt_is_the_lmstyle_template_with_the_last_turn(metric, usr_items):
+    _, tok, _ = metric._loaded()
+    cond, uncond = metric.requests(usr_items[:1])
+    prompt = tok.decode(cond[0][0])
+    assert prompt.startswith(tok.bos_token + "###Speaker: ")
+    assert prompt.endswith(" ###Response:")
+    assert usr_items[0].context[-1].text in prompt
+    assert usr_items[0].context[0].text not in prompt or len(usr_items[0].context) == 1
+    assert tok.decode(cond[0][1]).strip() == usr_items[0].response.strip()
+    assert uncond[0][0] == (tok.bos_token_id,)
+
+
+def test_fitting_answer_beats_nonsense(metric):
+    from dialeval.schema import Turn
+
+    ctx = (Turn(speaker="A", text="Do you like pizza?"),)
+    fit = MetricInput(response="Yes, I love pizza, especially with cheese.", context=ctx)
+    junk = MetricInput(response="Purple seventeen mitochondria under the regulatory.", context=ctx)
+    values = metric.compute([fit, junk])
+    assert values["lm_likelihood"][0] > 2 * values["lm_likelihood"][1]
+
+
+def test_each_distinct_prompt_runs_once_and_duplicates_are_free(metric, usr_items):
+    model, _, _ = metric._loaded()
+    base = model.model
+    calls: list[int] = []
+    hook = base.register_forward_hook(lambda mod, args, kwargs_out: calls.append(1))
+    try:
+        cond, _ = metric.requests(usr_items)
+        continuation_nll(model, cond + cond, max_batch_tokens=4096)
+    finally:
+        hook.remove()
+    # one prefix pass + one batched response pass per distinct context
+    assert len(calls) == 2 * len({p for p, _ in cond})
+
+
+def test_batch_split_does_not_change_values(metric, usr_items):
+    whole = metric.compute(usr_items)["lm_likelihood"]
+    parts = metric.compute(usr_items[:5])["lm_likelihood"] + metric.compute(usr_items[5:])["lm_likelihood"]
+    assert parts == pytest.approx(whole, rel=1e-5)
+
+
+def test_empty_response_is_none_and_context_window_is_in_the_signature(metric):
+    assert metric.compute([MetricInput(response="  ")])["lm_likelihood"] == [None]
+    sig = LikelihoodMetric(context_turns=3, max_context_tokens=64).signature
+    assert "context_turns:3" in sig and "max_context_tokens:64" in sig and "model_sha:" in sig
+    assert sig != metric.signature
