@@ -1,0 +1,147 @@
+"""Join metric scores and human ratings into one table, counting everything that does not match.
+
+One row per item: a column per metric, the human mean for one dimension (over the
+annotators who gave a number), the number of those annotators, and the group keys
+(``context_id``, ``dialogue_id``, ``system`` and one ``tag:<key>`` column per tag).
+Ratings marked "I don't know" or without a value are left out of the means and
+counted; items scored but not rated (or rated but not scored) are counted too.
+
+Example:
+    >>> from dialeval.schema import Rating, Score
+    >>> scores = [Score(item_id=i, metric="len", value=v, context_id="c", system=i) for i, v in [("a", 1), ("b", 2)]]
+    >>> ratings = [Rating(item_id="a", dimension="Overall", annotator=w, value=v) for w, v in [("w1", 3), ("w2", 4)]]
+    >>> t = align(scores, ratings, dimension="Overall")
+    >>> t.items[["len", "human", "n_annotators"]].to_dict("records")
+    [{'len': 1.0, 'human': 3.5, 'n_annotators': 2}, {'len': 2.0, 'human': nan, 'n_annotators': 0}]
+    >>> t.counts["scores_without_rating"]
+    1
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from dialeval.errors import InputError
+from dialeval.schema import Rating, Score
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """Scores joined to human means for one dimension.
+
+    Attributes:
+        items: One row per scored or rated item (index ``item_id``); NaN marks a missing side.
+        metrics: The metric columns, in first-seen order.
+        dimension: The human dimension.
+        dialogue_human: Native dialogue-level human means (index ``dialogue_id``;
+            columns ``human``, ``n_annotators``), or None when there are none.
+        counts: What was left out and why (see :func:`align`).
+    """
+
+    items: pd.DataFrame
+    metrics: tuple[str, ...]
+    dimension: str
+    dialogue_human: pd.DataFrame | None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def tag_columns(self) -> list[str]:
+        """Return the ``tag:<key>`` columns."""
+        return [c for c in self.items.columns if str(c).startswith("tag:")]
+
+
+def _numeric(r: Rating) -> float | None:
+    if r.dont_know or r.value is None:
+        return None
+    if isinstance(r.value, str):
+        try:
+            return float(r.value)
+        except ValueError:
+            return None
+    return float(r.value)
+
+
+def _human_means(ratings: Iterable[Rating], counts: Counter[str]) -> pd.DataFrame:
+    rows = []
+    for r in ratings:
+        value = _numeric(r)
+        if value is None:
+            counts["ratings_dont_know" if r.dont_know or r.value is None else "ratings_not_numeric"] += 1
+            continue
+        rows.append((r.item_id, value))
+    frame = pd.DataFrame(rows, columns=["item_id", "value"])
+    grouped = frame.groupby("item_id")["value"]
+    return pd.DataFrame({"human": grouped.mean(), "n_annotators": grouped.size()})
+
+
+def align(
+    scores: Sequence[Score], ratings: Sequence[Rating], *, dimension: str, metrics: Sequence[str] | None = None
+) -> Aligned:
+    """Build the aligned table for ``dimension``.
+
+    Args:
+        scores: Metric scores (one per item and metric).
+        ratings: Per-annotator ratings; only ``dimension`` is used.
+        dimension: The human dimension to join.
+        metrics: Keep only these metrics (default: all present).
+
+    Returns:
+        The table, with ``counts``: ``scores_missing_value`` (score value None),
+        ``ratings_dont_know``, ``ratings_not_numeric``, ``scores_without_rating``
+        (items scored, not rated), ``ratings_without_score`` (turn items rated, not scored),
+        ``dialogue_ratings_without_score``.
+
+    Raises:
+        InputError: A metric scores the same item twice, a requested metric is
+            absent, or no rating has this dimension.
+    """
+    counts: Counter[str] = Counter()
+    wanted = set(metrics) if metrics is not None else None
+    values: dict[str, dict[str, float]] = {}
+    keys: dict[str, dict[str, str]] = {}
+    for s in scores:
+        if wanted is not None and s.metric not in wanted:
+            continue
+        per_metric = values.setdefault(s.metric, {})
+        if s.item_id in per_metric:
+            raise InputError(f'metric "{s.metric}" scores item "{s.item_id}" twice', field="item_id")
+        if s.value is None:
+            counts["scores_missing_value"] += 1
+            continue
+        per_metric[s.item_id] = s.value
+        if s.item_id not in keys:
+            keys[s.item_id] = {
+                "context_id": s.context_id or s.item_id,
+                "dialogue_id": s.dialogue_id or s.item_id,
+                "system": s.system,
+                **{f"tag:{k}": v for k, v in s.tags.items()},
+            }
+    if wanted is not None and (absent := sorted(wanted - set(values))):
+        raise InputError(f"no scores for metric(s) {', '.join(absent)}; scored: {', '.join(sorted(values))}")
+    chosen = [r for r in ratings if r.dimension == dimension]
+    if not chosen:
+        found = sorted({r.dimension for r in ratings})
+        raise InputError(f'no ratings for dimension "{dimension}"; found: {", ".join(found)}', field="dimension")
+    turn = _human_means((r for r in chosen if r.level == "turn"), counts)
+    dialogue_ratings = [r for r in chosen if r.level == "dialogue"]
+    dialogue = _human_means(dialogue_ratings, counts) if dialogue_ratings else None
+
+    items = pd.DataFrame.from_dict(keys, orient="index")
+    for metric, per_item in values.items():
+        items[metric] = pd.Series(per_item, dtype="float64")
+    items = items.join(turn, how="outer")
+    items["n_annotators"] = items["n_annotators"].fillna(0).astype(int)
+    items.index.name = "item_id"
+    scored = items[list(values)].notna().any(axis=1)
+    rated = items["n_annotators"] > 0
+    counts["scores_without_rating"] += int((scored & ~rated).sum())
+    counts["ratings_without_score"] += int((rated & ~scored).sum())
+    if dialogue is not None:
+        dialogue_ids = set(items.loc[scored, "dialogue_id"].dropna())
+        counts["dialogue_ratings_without_score"] += int((~dialogue.index.isin(dialogue_ids)).sum())
+    return Aligned(
+        items=items, metrics=tuple(values), dimension=dimension, dialogue_human=dialogue, counts=dict(counts)
+    )

@@ -1,0 +1,87 @@
+"""The human ceiling: how well one annotator agrees with the others, leave-one-annotator-out.
+
+For each annotator, their ratings are correlated (turn level) with the mean of the
+other annotators on the same items; the reported figure is the mean over annotators.
+A metric that reaches it agrees with the humans as well as a human does.
+
+Example:
+    >>> from dialeval.schema import Rating
+    >>> vals = {"w1": [1, 2, 3, 4], "w2": [1, 2, 4, 3], "w3": [2, 1, 3, 4]}
+    >>> ratings = [Rating(item_id=f"i{i}", dimension="q", annotator=w, value=v)
+    ...            for w, vs in vals.items() for i, v in enumerate(vs)]
+    >>> row = human_ceiling(ratings, dimension="q", methods=("spearman",))[0]
+    >>> round(row.value, 4), row.n_groups
+    (0.7901, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from dialeval.errors import InputError
+from dialeval.meta.bootstrap import METHODS
+from dialeval.meta.correlate import check_names
+from dialeval.meta.levels import scipy_correlation
+from dialeval.meta.rows import CorrelationRow
+from dialeval.schema import Rating
+from dialeval.signature import make_signature
+
+
+def _matrix(ratings: Sequence[Rating], dimension: str) -> pd.DataFrame:
+    rows = [
+        (r.item_id, r.annotator, float(r.value))
+        for r in ratings
+        if r.dimension == dimension and r.level == "turn" and not r.dont_know and isinstance(r.value, (int, float))
+    ]
+    if not rows:
+        raise InputError(f'no numeric turn ratings for dimension "{dimension}"', field="dimension")
+    frame = pd.DataFrame(rows, columns=["item_id", "annotator", "value"])
+    if frame.duplicated(["item_id", "annotator"]).any():
+        dup = frame[frame.duplicated(["item_id", "annotator"])].iloc[0]
+        raise InputError(f'annotator "{dup.annotator}" rates item "{dup.item_id}" twice', field="annotator")
+    return frame.pivot(index="item_id", columns="annotator", values="value")
+
+
+def human_ceiling(
+    ratings: Sequence[Rating], *, dimension: str, methods: Sequence[str] = METHODS
+) -> list[CorrelationRow]:
+    """Leave-one-annotator-out agreement at turn level, one row per method (``metric="human"``).
+
+    An annotator is skipped (and counted in ``n_skipped``) when fewer than two of their
+    items have another annotator's rating, or when either side is constant.
+    """
+    typed = check_names(["turn"], methods)
+    matrix = _matrix(ratings, dimension)
+    n_items = int((matrix.notna().sum(axis=1) >= 2).sum())  # items some other annotator also rated
+    rows = []
+    for method in typed:
+        per_annotator = []
+        for annotator in matrix.columns:
+            own = matrix[annotator]
+            others = matrix.drop(columns=annotator).mean(axis=1)  # NaN where no other annotator
+            mask = own.notna() & others.notna()
+            result = scipy_correlation(own[mask].to_numpy(), others[mask].to_numpy(), method)
+            if result is not None:
+                per_annotator.append(result[0])
+        skipped = len(matrix.columns) - len(per_annotator)
+        rows.append(
+            CorrelationRow(
+                metric="human",
+                dimension=dimension,
+                level="turn",
+                method=method,
+                value=float(np.mean(per_annotator)) if per_annotator else None,
+                p_value=None,
+                ci_low=None,
+                ci_high=None,
+                n_items=n_items,
+                n_groups=len(per_annotator),
+                n_skipped=skipped,
+                note="leave-one-annotator-out mean" if per_annotator else "undefined: no annotator overlaps",
+                signature=make_signature("ceiling", extra={"method": method, "scheme": "loo-annotator"}),
+            )
+        )
+    return rows

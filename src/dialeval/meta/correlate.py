@@ -1,0 +1,171 @@
+"""Metric-human correlation tables: four levels, three methods, cluster-bootstrap CIs, breakdowns.
+
+Example:
+    >>> from dialeval.schema import Rating, Score
+    >>> scores = [Score(item_id=f"c{c}s{s}", metric="m", value=float(s * (c + 1)), context_id=f"c{c}", system=f"s{s}")
+    ...           for c in range(4) for s in range(3)]
+    >>> ratings = [Rating(item_id=f"c{c}s{s}", dimension="Overall", annotator="w", value=s + (c % 2))
+    ...            for c in range(4) for s in range(3)]
+    >>> rows = correlation_table(scores, ratings, dimension="Overall", levels=("sample",), methods=("pearson",))
+    >>> round(rows[0].value, 6), rows[0].n_groups
+    (1.0, 4)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from dialeval.errors import InputError
+from dialeval.meta.align import Aligned, align
+from dialeval.meta.bootstrap import METHODS, Method, draw_counts, percentile_ci
+from dialeval.meta.levels import LEVELS, Level, prepare
+from dialeval.meta.rows import CorrelationRow
+from dialeval.schema import Rating, Score
+from dialeval.signature import make_signature
+
+BOOT_UNIT = {"turn": "context", "sample": "context", "dialogue": "dialogue", "system": "context"}
+
+
+@dataclass(frozen=True)
+class CorrelationConfig:
+    """What a correlation figure depends on (its signature)."""
+
+    level: str
+    method: str
+    n_boot: int
+    seed: int
+    resample: str
+    ci: float = 0.95
+
+
+def check_names(levels: Sequence[str], methods: Sequence[str]) -> tuple[Method, ...]:
+    """Reject unknown levels or methods with a clear error; return the methods typed."""
+    for name, given, known in (("level", levels, LEVELS), ("method", methods, METHODS)):
+        bad = [v for v in given if v not in known]
+        if bad:
+            raise InputError(f"unknown {name} {', '.join(bad)}; use {', '.join(known)}", field=name)
+    return tuple(m for m in methods if m in METHODS)  # type: ignore[misc]
+
+
+def figure(
+    data: Level, metric: str, method: Method, counts: np.ndarray | None
+) -> tuple[float | None, float | None, tuple[float | None, float | None], int, int, str]:
+    """Return value, p-value, CI, n_groups, n_skipped and a note for one metric and method."""
+    point = data.point(metric, method)
+    ci: tuple[float | None, float | None] = (None, None)
+    note = point.note
+    if point.value is not None and counts is not None:
+        boot = data.resample(metric, method, counts)
+        undefined = int((~np.isfinite(boot)).sum())
+        lo, hi = percentile_ci(boot)
+        ci = (lo, hi) if np.isfinite(lo) else (None, None)
+        if undefined:
+            note = f"{undefined}/{len(boot)} resamples undefined (left out of the CI)"
+    return point.value, point.p_value, ci, point.n_groups, point.n_skipped, note
+
+
+def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
+    """Split the aligned table by a tag (or ``system``), one sub-table per value."""
+    column = by if by in ("system", "context_id", "dialogue_id") else f"tag:{by}"
+    if column not in aligned.items.columns:
+        tags = ", ".join(c[4:] for c in aligned.tag_columns()) or "none"
+        raise InputError(f'no tag "{by}" on the scores; tags: {tags} (or "system")', field="by")
+    parts = []
+    for value, sub in aligned.items.groupby(column, sort=True):
+        dialogues = aligned.dialogue_human
+        if dialogues is not None:
+            dialogues = dialogues[dialogues.index.isin(sub["dialogue_id"])]
+        parts.append((f"{by}={value}", replace(aligned, items=sub, dialogue_human=dialogues)))
+    return parts
+
+
+def _unmatched_note(aligned: Aligned) -> str:
+    c = aligned.counts
+    parts = [
+        f"{c[k]} {label}"
+        for k, label in (
+            ("scores_without_rating", "scored items without rating"),
+            ("ratings_without_score", "rated items without score"),
+            ("ratings_dont_know", "don't-know ratings"),
+            ("ratings_not_numeric", "non-numeric ratings"),
+            ("scores_missing_value", "scores without value"),
+        )
+        if c.get(k)
+    ]
+    return "; ".join(parts)
+
+
+def table_rows(
+    aligned: Aligned, group: str, levels: Sequence[str], methods: Sequence[Method], n_boot: int, seed: int
+) -> list[CorrelationRow]:
+    """Compute every (level, metric, method) row of one aligned table."""
+    rows = []
+    unmatched = _unmatched_note(aligned)
+    for level in levels:
+        for metric in aligned.metrics:
+            data = prepare(aligned.items, aligned.dialogue_human, level, [metric])
+            counts = draw_counts(data.n_clusters, n_boot, seed) if n_boot > 0 and data.n_clusters > 1 else None
+            for method in methods:
+                value, p, (lo, hi), n_groups, n_skipped, note = figure(data, metric, method, counts)
+                cfg = CorrelationConfig(level, method, n_boot, seed, BOOT_UNIT[level])
+                rows.append(
+                    CorrelationRow(
+                        metric=metric,
+                        dimension=aligned.dimension,
+                        level=level,
+                        method=method,
+                        value=value,
+                        p_value=p,
+                        ci_low=lo,
+                        ci_high=hi,
+                        n_items=data.n_items,
+                        n_groups=n_groups,
+                        n_skipped=n_skipped,
+                        group=group,
+                        note="; ".join(n for n in (note, unmatched) if n),
+                        signature=make_signature("corr", cfg),
+                    )
+                )
+    return rows
+
+
+def correlation_table(
+    scores: Sequence[Score],
+    ratings: Sequence[Rating],
+    *,
+    dimension: str | Sequence[str],
+    metrics: Sequence[str] | None = None,
+    levels: Sequence[str] = ("turn", "system"),
+    methods: Sequence[str] = METHODS,
+    n_boot: int = 1000,
+    seed: int = 0,
+    by: str | None = None,
+) -> list[CorrelationRow]:
+    """Correlate every metric with the human mean of ``dimension`` (or each of several dimensions).
+
+    Args:
+        scores: Metric scores.
+        ratings: Per-annotator ratings.
+        dimension: One human dimension, or several (rows carry the dimension).
+        metrics: Only these metrics (default: all scored).
+        levels: Any of ``turn``, ``sample``, ``dialogue``, ``system``.
+        methods: Any of ``pearson``, ``spearman``, ``kendall`` (tau-b).
+        n_boot: Bootstrap resamples for the 95% CIs (0: none).
+        seed: Bootstrap seed; the same resamples are used for every metric of a level.
+        by: Also break every figure down by this tag (or ``system``); rows get ``group="tag=value"``.
+
+    Returns:
+        Rows ordered by dimension, group (``"all"`` first), level, metric, method.
+    """
+    typed_methods = check_names(levels, methods)
+    dims = [dimension] if isinstance(dimension, str) else list(dimension)
+    rows: list[CorrelationRow] = []
+    for dim in dims:
+        aligned = align(scores, ratings, dimension=dim, metrics=metrics)
+        groups = [("all", aligned), *(breakdown(aligned, by) if by else [])]
+        for group, sub in groups:
+            rows.extend(table_rows(sub, group, levels, typed_methods, n_boot, seed))
+    return rows

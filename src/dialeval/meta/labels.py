@@ -1,0 +1,60 @@
+"""Agreement of label-valued predictions (e.g. a judge's 0/1/2) with human labels, via scikit-learn.
+
+Example:
+    >>> r = label_agreement([0, 1, 2, 2], [0, 1, 1, 2])
+    >>> r["accuracy"], round(r["uar"], 4)
+    (0.75, 0.8333)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dialeval.errors import InputError
+
+
+def label_agreement(
+    y_true: Sequence[Any], y_pred: Sequence[Any], labels: Sequence[Any] | None = None
+) -> dict[str, float]:
+    """Accuracy, unweighted average recall, Cohen's kappa (plain, linear, quadratic) and macro P/R/F1.
+
+    Args:
+        y_true: Human labels.
+        y_pred: Predicted labels, aligned with ``y_true``.
+        labels: The label set, in order (matters for weighted kappa: give ordinal
+            labels in scale order); default: the sorted union of both sides.
+
+    Returns:
+        ``accuracy``, ``uar`` (balanced accuracy: mean recall over the true classes),
+        ``kappa``, ``kappa_linear``, ``kappa_quadratic``, ``precision_macro``,
+        ``recall_macro``, ``f1_macro`` (precision/recall of a label never predicted count as 0), ``n``.
+    """
+    from sklearn.metrics import (
+        accuracy_score,
+        balanced_accuracy_score,
+        cohen_kappa_score,
+        precision_recall_fscore_support,
+    )
+
+    if len(y_true) != len(y_pred):
+        raise InputError(f"{len(y_true)} true labels but {len(y_pred)} predictions", field="y_pred")
+    if not y_true:
+        raise InputError("no labels to compare", field="y_true")
+    label_list = list(labels) if labels is not None else sorted(set(y_true) | set(y_pred))
+    if labels is not None and (unknown := (set(y_true) | set(y_pred)) - set(label_list)):
+        raise InputError(f"labels not in the label set: {sorted(map(str, unknown))}", field="labels")
+    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, labels=label_list, average="macro", zero_division=0)
+    kappas = {
+        f"kappa{suffix}": float(cohen_kappa_score(y_true, y_pred, labels=label_list, weights=w))
+        for suffix, w in (("", None), ("_linear", "linear"), ("_quadratic", "quadratic"))
+    }
+    return {
+        "accuracy": float(accuracy_score(y_true, y_pred)),
+        "uar": float(balanced_accuracy_score(y_true, y_pred)),
+        **kappas,
+        "precision_macro": float(p),
+        "recall_macro": float(r),
+        "f1_macro": float(f),
+        "n": float(len(y_true)),
+    }

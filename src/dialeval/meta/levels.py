@@ -1,0 +1,210 @@
+"""The four levels at which a metric is correlated with humans, each with its cluster bootstrap.
+
+* turn: across items; resample contexts.
+* sample: per context, the correlation across the systems' responses, averaged over
+  contexts (LMStyle, Sec. 4); contexts where either side is constant are skipped and
+  counted; resample contexts.
+* dialogue: the metric averaged per dialogue against the dialogue's human score
+  (native dialogue ratings, else the turn human means averaged); resample dialogues.
+  Means are rounded to 12 decimals, so that equal means tie for Spearman and Kendall.
+* system: per-system means, correlated across systems; resample contexts and recompute the means.
+
+Example:
+    >>> import pandas as pd
+    >>> items = pd.DataFrame({"context_id": ["c1"] * 3 + ["c2"] * 3, "dialogue_id": ["d1"] * 3 + ["d2"] * 3,
+    ...                       "system": ["a", "b", "c"] * 2, "m": [1.0, 2, 3, 1, 2, 3],
+    ...                       "human": [1.0, 2, 3, 3, 2, 1]})
+    >>> prepare(items, None, "sample", ["m"]).point("m", "pearson").value
+    0.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dialeval.meta.bootstrap import FloatArray, IntArray, Method, rowwise_correlation, weighted_correlation
+
+LEVELS = ("turn", "sample", "dialogue", "system")
+MEAN_DECIMALS = 12
+"""Means are rounded to this many decimals so that equal means tie whatever the summation order."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """A point estimate with what it was computed on."""
+
+    value: float | None
+    p_value: float | None
+    n_groups: int
+    n_skipped: int = 0
+    note: str = ""
+
+
+def scipy_correlation(x: FloatArray, y: FloatArray, method: Method) -> tuple[float, float] | None:
+    """Return scipy's (statistic, p-value), or None when a side is constant or has fewer than 2 values."""
+    from scipy import stats
+
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    fn = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}[method]
+    result = fn(x, y)
+    return float(result.statistic), float(result.pvalue)
+
+
+def _codes(keys: pd.Series) -> tuple[IntArray, int]:
+    codes, uniques = pd.factorize(keys)
+    return codes.astype(np.int64), len(uniques)
+
+
+@dataclass(frozen=True)
+class RowLevel:
+    """Turn or dialogue level: one vector per metric against one human vector, with cluster codes."""
+
+    level: str
+    x: dict[str, FloatArray]
+    y: FloatArray
+    codes: IntArray
+    n_clusters: int
+    n_items: int
+
+    def point(self, metric: str, method: Method) -> Point:
+        """Correlate with scipy."""
+        result = scipy_correlation(self.x[metric], self.y, method)
+        n = len(self.y)
+        if result is None:
+            return Point(None, None, n, note="undefined: constant input or fewer than 2 values")
+        return Point(result[0], result[1], n if self.level == "dialogue" else self.n_clusters)
+
+    def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
+        """Correlate in every resample."""
+        return weighted_correlation(self.x[metric], self.y, self.codes, counts, method)
+
+
+@dataclass(frozen=True)
+class SampleLevel:
+    """Per-context correlations averaged over contexts."""
+
+    x: dict[str, list[FloatArray]]
+    y: list[FloatArray]
+    n_clusters: int
+    n_items: int
+    level: str = "sample"
+
+    def _per_context(self, metric: str, method: Method) -> FloatArray:
+        out = np.full(len(self.y), np.nan)
+        for k, (xs, ys) in enumerate(zip(self.x[metric], self.y, strict=True)):
+            result = scipy_correlation(xs, ys, method)
+            if result is not None:
+                out[k] = result[0]
+        return out
+
+    def point(self, metric: str, method: Method) -> Point:
+        """Average the defined per-context correlations."""
+        r = self._per_context(metric, method)
+        used = np.isfinite(r)
+        skipped = int((~used).sum())
+        if not used.any():
+            return Point(None, None, 0, skipped, "undefined: every context is constant on one side")
+        return Point(float(r[used].mean()), None, int(used.sum()), skipped)
+
+    def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
+        """Average over the resampled contexts (a context drawn twice counts twice)."""
+        r = self._per_context(metric, method)
+        used = np.isfinite(r)
+        total = counts[:, used] @ r[used]
+        n = counts[:, used].sum(axis=1).astype(np.float64)
+        out = np.full(len(counts), np.nan)
+        np.divide(total, n, out=out, where=n > 0)
+        return out
+
+
+@dataclass(frozen=True)
+class SystemLevel:
+    """Per-system means from per-(context, system) sums, so resampled means are matrix products."""
+
+    x_sums: dict[str, FloatArray]
+    y_sums: FloatArray
+    n: FloatArray
+    n_items: int
+    level: str = "system"
+
+    @property
+    def n_clusters(self) -> int:
+        """Number of contexts."""
+        return int(self.n.shape[0])
+
+    def point(self, metric: str, method: Method) -> Point:
+        """Correlate the system means with scipy."""
+        total = self.n.sum(axis=0)
+        result = scipy_correlation(self.x_sums[metric].sum(axis=0) / total, self.y_sums.sum(axis=0) / total, method)
+        if result is None:
+            return Point(None, None, len(total), note="undefined: fewer than 2 systems or constant system means")
+        return Point(result[0], result[1], len(total))
+
+    def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
+        """Recompute the system means in every resample; NaN where a system was not drawn."""
+        c = counts.astype(np.float64)
+        n = c @ self.n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            x, y = (c @ self.x_sums[metric]) / n, (c @ self.y_sums) / n
+        out = rowwise_correlation(np.nan_to_num(x), np.nan_to_num(y), method)
+        out[(n == 0).any(axis=1)] = np.nan
+        return out
+
+
+Level = RowLevel | SampleLevel | SystemLevel
+
+
+def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str, metrics: Sequence[str]) -> Level:
+    """Restrict to items with every metric in ``metrics`` and a human value, and build ``level``'s data.
+
+    ``dialogue_human`` (native dialogue ratings) is used at dialogue level when given.
+    """
+    cols = list(metrics)
+    if level == "dialogue" and dialogue_human is not None:
+        scored = items.dropna(subset=cols)
+        per_dialogue = (
+            scored.groupby("dialogue_id")[cols].mean().round(MEAN_DECIMALS).join(dialogue_human["human"], how="inner")
+        )
+        n_items = int(scored["dialogue_id"].isin(per_dialogue.index).sum())
+        return _row_level("dialogue", per_dialogue, cols, np.arange(len(per_dialogue)), len(per_dialogue), n_items)
+    both = items.dropna(subset=[*cols, "human"])
+    if level == "turn":
+        codes, k = _codes(both["context_id"])
+        return _row_level("turn", both, cols, codes, k, len(both))
+    if level == "dialogue":
+        per_dialogue = both.groupby("dialogue_id")[[*cols, "human"]].mean().round(MEAN_DECIMALS)
+        return _row_level("dialogue", per_dialogue, cols, np.arange(len(per_dialogue)), len(per_dialogue), len(both))
+    if level == "sample":
+        groups = [g for _, g in both.groupby("context_id", sort=False)]
+        return SampleLevel(
+            x={m: [g[m].to_numpy(np.float64) for g in groups] for m in cols},
+            y=[g["human"].to_numpy(np.float64) for g in groups],
+            n_clusters=len(groups),
+            n_items=len(both),
+        )
+    if level == "system":
+        sums = both.pivot_table(index="context_id", columns="system", values=[*cols, "human"], aggfunc="sum")
+        counts = both.pivot_table(index="context_id", columns="system", values="human", aggfunc="size")
+        return SystemLevel(
+            x_sums={m: sums[m].fillna(0).to_numpy(np.float64) for m in cols},
+            y_sums=sums["human"].fillna(0).to_numpy(np.float64),
+            n=counts.fillna(0).to_numpy(np.float64),
+            n_items=len(both),
+        )
+    raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
+
+
+def _row_level(level: str, frame: pd.DataFrame, cols: list[str], codes: IntArray, k: int, n_items: int) -> RowLevel:
+    return RowLevel(
+        level=level,
+        x={m: frame[m].to_numpy(np.float64) for m in cols},
+        y=frame["human"].to_numpy(np.float64),
+        codes=np.asarray(codes, dtype=np.int64),
+        n_clusters=k,
+        n_items=n_items,
+    )

@@ -1,0 +1,192 @@
+"""Correlation levels against scipy.stats on USR Topical-Chat, and hand-computed sample-level values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dialeval.errors import InputError
+from dialeval.meta.align import align
+from dialeval.meta.correlate import correlation_table
+from dialeval.schema import Rating, Score
+
+SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
+
+
+def usr_vectors(usr, dim="Overall"):
+    """Per item: response length in tokens and the mean of the annotators' scores (computed here, not by dialeval)."""
+    lengths, humans, systems, contexts = [], [], [], []
+    for c, ctx in enumerate(usr.contexts):
+        for r in ctx["responses"]:
+            lengths.append(len(r["response"].split()))
+            humans.append(np.mean(r[dim]))
+            systems.append(r["model"])
+            contexts.append(c)
+    return np.array(lengths, float), np.array(humans), np.array(systems), np.array(contexts)
+
+
+def by_key(rows):
+    return {(r.group, r.level, r.metric, r.method): r for r in rows}
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_turn_and_system_levels_equal_scipy_on_usr(usr, method):
+    x, y, systems, _ = usr_vectors(usr)
+    rows = by_key(correlation_table(usr.scores, usr.ratings, dimension="Overall", methods=(method,), n_boot=0))
+    turn = rows[("all", "turn", "len", method)]
+    expected = SCIPY[method](x, y)
+    assert turn.value == pytest.approx(expected.statistic, abs=1e-12)
+    assert turn.p_value == pytest.approx(expected.pvalue, rel=1e-9)
+    assert (turn.n_items, turn.n_groups) == (360, 60)
+    names = sorted(set(systems))
+    sx = [x[systems == s].mean() for s in names]
+    sy = [y[systems == s].mean() for s in names]
+    system = rows[("all", "system", "len", method)]
+    expected = SCIPY[method](sx, sy)
+    assert system.value == pytest.approx(expected.statistic, abs=1e-12)
+    assert system.p_value == pytest.approx(expected.pvalue, rel=1e-9)
+    assert system.n_groups == 6
+
+
+def test_dialogue_level_from_turn_ratings_equals_scipy(usr):
+    x, y, _, contexts = usr_vectors(usr)
+    # Means rounded to 12 decimals as dialeval does, so that equal means tie whatever the summation order.
+    dx = [round(x[contexts == c].mean(), 12) for c in range(60)]
+    dy = [round(y[contexts == c].mean(), 12) for c in range(60)]
+    (row,) = correlation_table(
+        usr.scores, usr.ratings, dimension="Overall", metrics=["len"], levels=("dialogue",), methods=("spearman",)
+    )
+    assert row.value == pytest.approx(stats.spearmanr(dx, dy).statistic, abs=1e-12)
+    assert row.n_groups == 60 and row.n_items == 360
+    assert row.ci_low < row.value < row.ci_high
+
+
+def test_dialogue_level_uses_native_dialogue_ratings():
+    # Turn scores are averaged per dialogue: d1 -> 2, d2 -> 5, d3 -> 3; dialogue ratings (means) 1, 3, 4.
+    turns = {"d1": [1.0, 3.0], "d2": [5.0], "d3": [2.0, 4.0]}
+    scores = [
+        Score(item_id=f"{d}:{i}", metric="m", value=v, dialogue_id=d, context_id=f"{d}#{i}", system="s")
+        for d, vs in turns.items()
+        for i, v in enumerate(vs)
+    ]
+    native = {"d1": [1, 1], "d2": [2, 4], "d3": [4, 4], "d9": [5, 5]}  # d9 has no scores: counted
+    ratings = [
+        Rating(item_id=d, dimension="q", annotator=f"w{k}", value=v, level="dialogue")
+        for d, vs in native.items()
+        for k, v in enumerate(vs)
+    ]
+    (row,) = correlation_table(scores, ratings, dimension="q", levels=("dialogue",), methods=("pearson",), n_boot=0)
+    assert row.value == pytest.approx(stats.pearsonr([2, 5, 3], [1, 3, 4]).statistic, abs=1e-12)
+    assert row.n_groups == 3
+    assert align(scores, ratings, dimension="q").counts["dialogue_ratings_without_score"] == 1
+
+
+def sample_example():
+    """Two usable contexts and a constant one, four systems each."""
+    metric = {"c1": [1, 2, 3, 4], "c2": [1, 2, 3, 4], "c3": [1, 2, 3, 4]}
+    human = {"c1": [2, 4, 6, 8], "c2": [1, 3, 2, 4], "c3": [3, 3, 3, 3]}
+    scores, ratings = [], []
+    for c in metric:
+        for s in range(4):
+            item = f"{c}:s{s}"
+            scores.append(Score(item_id=item, metric="m", value=metric[c][s], context_id=c, system=f"s{s}"))
+            ratings.append(Rating(item_id=item, dimension="q", annotator="w", value=human[c][s]))
+    return scores, ratings
+
+
+def test_sample_level_hand_computed():
+    # Hand computation. c1: human = 2 * metric -> every correlation 1.
+    # c2: dx = [-1.5, -.5, .5, 1.5], dy = [-1.5, .5, -.5, 1.5]: sum dxdy = 4, sum dx^2 = sum dy^2 = 5 -> r = 0.8;
+    #     ranks equal the values -> rho = 0.8; pairs: 5 concordant, 1 discordant -> tau = 4/6.
+    # c3: human constant -> skipped and counted.
+    scores, ratings = sample_example()
+    rows = by_key(correlation_table(scores, ratings, dimension="q", levels=("sample",), n_boot=200))
+    expected = {"pearson": (1 + 0.8) / 2, "spearman": (1 + 0.8) / 2, "kendall": (1 + 4 / 6) / 2}
+    for method, value in expected.items():
+        row = rows[("all", "sample", "m", method)]
+        assert row.value == pytest.approx(value, abs=1e-12)
+        assert (row.n_groups, row.n_skipped, row.n_items) == (2, 1, 12)
+        assert row.p_value is None
+        assert min(1.0, 0.8 if method != "kendall" else 4 / 6) - 1e-12 <= row.ci_low <= row.value <= row.ci_high <= 1
+
+
+def test_breakdown_rows_equal_the_subset_alone(usr):
+    rows = by_key(
+        correlation_table(
+            usr.scores, usr.ratings, dimension="Overall", levels=("turn", "sample", "system"), n_boot=100, by="subset"
+        )
+    )
+    for value in ("even", "odd"):
+        sub_scores = [s for s in usr.scores if s.tags["subset"] == value]
+        alone = by_key(
+            correlation_table(
+                sub_scores, usr.ratings, dimension="Overall", levels=("turn", "sample", "system"), n_boot=100
+            )
+        )
+        for (_, level, metric, method), row in alone.items():
+            grouped = rows[(f"subset={value}", level, metric, method)]
+            assert (grouped.value, grouped.p_value, grouped.ci_low, grouped.ci_high) == (
+                row.value,
+                row.p_value,
+                row.ci_low,
+                row.ci_high,
+            )
+            assert grouped.n_items == row.n_items == 180
+    assert {r.group for r in rows.values()} == {"all", "subset=even", "subset=odd"}
+
+
+def test_by_system_and_several_dimensions(usr):
+    rows = correlation_table(
+        usr.scores,
+        usr.ratings,
+        dimension=["Overall", "Natural"],
+        metrics=["len"],
+        levels=("turn",),
+        methods=("pearson",),
+        n_boot=0,
+        by="system",
+    )
+    x, _, systems, _ = usr_vectors(usr)
+    _, natural, _, _ = usr_vectors(usr, "Natural")
+    row = next(r for r in rows if r.dimension == "Natural" and r.group == "system=Argmax Decoding")
+    mask = systems == "Argmax Decoding"
+    assert row.value == pytest.approx(stats.pearsonr(x[mask], natural[mask]).statistic, abs=1e-12)
+    assert len(rows) == 2 * (1 + 6)
+
+
+def test_unmatched_items_are_counted_and_reported(usr):
+    ratings = [r for r in usr.ratings if not r.item_id.startswith("tc0:")]  # 6 items lose their ratings
+    extra = Rating(item_id="ghost", dimension="Overall", annotator="w", value=3)
+    dont_know = Rating(item_id="tc1:Argmax Decoding", dimension="Overall", annotator="x", value=None, dont_know=True)
+    aligned = align(usr.scores, [*ratings, extra, dont_know], dimension="Overall")
+    assert aligned.counts == {"scores_without_rating": 6, "ratings_without_score": 1, "ratings_dont_know": 1}
+    assert aligned.items.loc["tc1:Argmax Decoding", "n_annotators"] == 3  # the don't-know is not in the mean
+    (row,) = correlation_table(
+        usr.scores,
+        [*ratings, extra],
+        dimension="Overall",
+        metrics=["len"],
+        levels=("turn",),
+        methods=("pearson",),
+        n_boot=0,
+    )
+    assert row.n_items == 354
+    assert "6 scored items without rating" in row.note and "1 rated items without score" in row.note
+
+
+def test_bad_names_raise_input_errors(usr):
+    with pytest.raises(InputError, match="unknown level corpus"):
+        correlation_table(usr.scores, usr.ratings, dimension="Overall", levels=("corpus",))
+    with pytest.raises(InputError, match='no ratings for dimension "Fluency"'):
+        correlation_table(usr.scores, usr.ratings, dimension="Fluency")
+    with pytest.raises(InputError, match='no tag "task"'):
+        correlation_table(usr.scores, usr.ratings, dimension="Overall", by="task")
+    with pytest.raises(InputError, match="no scores for metric"):
+        correlation_table(usr.scores, usr.ratings, dimension="Overall", metrics=["bleu"])
+
+
+def test_duplicate_score_is_an_input_error():
+    s = Score(item_id="a", metric="m", value=1.0)
+    with pytest.raises(InputError, match='scores item "a" twice'):
+        align([s, s], [Rating(item_id="a", dimension="q", annotator="w", value=1)], dimension="q")
