@@ -16,8 +16,10 @@ Example:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
+from dialeval.cache import CachedValues, ScoreCache, input_key
 from dialeval.errors import InputError
 from dialeval.metrics.base import Metric, MetricInput
 from dialeval.schema import Candidate, Dialogue, Score
@@ -53,43 +55,66 @@ def score_candidates(
     candidates: Sequence[Candidate],
     dialogues: Mapping[str, Dialogue],
     progress: Callable[[int], None] | None = None,
+    cache: ScoreCache | None = None,
 ) -> list[Score]:
     """Score every candidate with every output of ``metric``.
 
     Items are handed to :meth:`Metric.compute` in batches of ``metric.batch_size``;
     ``progress`` is called with the number of items finished after each batch.
     An item a metric cannot score gets ``value=None`` and ``extras["error"]``.
+
+    With a :class:`~dialeval.cache.ScoreCache`, items already in it (same metric
+    signature, same input) are not computed again, identical inputs are computed
+    once, and each finished batch is committed to the cache before the next starts,
+    so a killed job resumes where it stopped.
     """
     inputs = build_inputs(candidates, dialogues)
     if metric.needs_references and any(not i.references for i in inputs):
         missing = sum(1 for i in inputs if not i.references)
         raise InputError(f'metric "{metric.name}" needs references; {missing} item(s) have none')
     sig = metric.signature
-    scores: list[Score] = []
+    if cache is None:
+        keys = [str(n) for n in range(len(inputs))]
+        known: dict[str, CachedValues] = {}
+    else:
+        keys = [input_key(i) for i in inputs]
+        known = cache.get_many(sig, keys)
+    weight = Counter(keys)
+    if progress is not None and known:
+        progress(sum(weight[k] for k in known))
+    todo = list({k: i for k, i in zip(keys, inputs, strict=True) if k not in known}.items())
     step = max(1, metric.batch_size)
-    for start in range(0, len(inputs), step):
-        batch = inputs[start : start + step]
-        values = metric.compute(batch)
+    for start in range(0, len(todo), step):
+        batch = todo[start : start + step]
+        values = metric.compute([i for _, i in batch])
         for out_name in metric.outputs:
             col = values[out_name]
             if len(col) != len(batch):
                 raise RuntimeError(f"{metric.name}.{out_name} returned {len(col)} values for {len(batch)} items")
-        for j, cand in enumerate(candidates[start : start + step]):
-            for out_name in metric.outputs:
-                v = values[out_name][j]
-                scores.append(
-                    Score(
-                        item_id=cand.id,
-                        metric=out_name,
-                        value=None if v is None else float(v),
-                        dialogue_id=cand.dialogue_id,
-                        context_id=cand.context_id,
-                        system=cand.system,
-                        tags=dict(cand.tags),
-                        extras={} if v is not None else {"error": "metric could not score this item"},
-                        signature=sig,
-                    )
-                )
+        done = {
+            key: {o: (None if values[o][j] is None else float(values[o][j])) for o in metric.outputs}  # type: ignore[arg-type]
+            for j, (key, _) in enumerate(batch)
+        }
+        known.update(done)
+        if cache is not None:
+            cache.put_many(sig, done)
         if progress is not None:
-            progress(len(batch))
+            progress(sum(weight[k] for k in done))
+    scores: list[Score] = []
+    for cand, key in zip(candidates, keys, strict=True):
+        for out_name in metric.outputs:
+            v = known[key].get(out_name)
+            scores.append(
+                Score(
+                    item_id=cand.id,
+                    metric=out_name,
+                    value=v,
+                    dialogue_id=cand.dialogue_id,
+                    context_id=cand.context_id,
+                    system=cand.system,
+                    tags=dict(cand.tags),
+                    extras={} if v is not None else {"error": "metric could not score this item"},
+                    signature=sig,
+                )
+            )
     return scores
