@@ -124,12 +124,9 @@ def krippendorff_alpha(matrix: Matrix, level: Level = "nominal") -> float:
     values = np.unique(m[~np.isnan(m)])
     if values.size < 2:
         raise ValueError("alpha is undefined when fewer than two distinct values occur")
-    index = {v: i for i, v in enumerate(values)}
-    o = np.zeros((values.size, values.size))
-    for col in m.T:
-        present = [index[v] for v in col[~np.isnan(col)]]
-        counts = np.bincount(present, minlength=values.size).astype(float)
-        o += (np.outer(counts, counts) - np.diag(counts)) / (len(present) - 1)
+    counts = np.stack([(m == v).sum(axis=0) for v in values], axis=1).astype(float)  # items x values
+    weight = 1.0 / (counts.sum(axis=1) - 1.0)
+    o = (counts * weight[:, None]).T @ counts - np.diag((counts * weight[:, None]).sum(axis=0))
     n_c = o.sum(axis=1)
     n = n_c.sum()
     if level == "nominal":

@@ -1,0 +1,43 @@
+"""Agreement on published annotations, checked against the krippendorff package on the raw files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+
+from dialeval.human.importers import import_agreement
+
+
+def test_usr_topical_chat_overall_alpha(shared_data: Path) -> None:
+    raw = json.loads((shared_data / "usr" / "usr_topical_chat.json").read_text())
+    # Independent: the raw per-annotator lists as a 3 x 360 matrix (alpha does not depend on who is who).
+    matrix = np.array([v for ctx in raw for r in ctx["responses"] for v in [r["Overall"]]], dtype=float).T
+    rows = {r["level"]: r for r in import_agreement("usr-tc", dimension="Overall", n_boot=200)}
+    for level in ("ordinal", "interval"):
+        expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
+        assert rows[level]["alpha"] == pytest.approx(expected, abs=1e-4)
+        low, high = rows[level]["ci95"]
+        assert low < rows[level]["alpha"] < high
+        assert rows[level]["items"] == 360
+    assert rows["ordinal"]["alpha"] == pytest.approx(0.6647, abs=1e-4)  # printed by `dialeval study import-agreement`
+
+
+def test_lmstyle_appropriateness_alpha(shared_data: Path) -> None:
+    df = pd.read_csv(shared_data / "lmstyle" / "Batch_results_develop.csv")
+    twice = df[df.groupby("HITId")["HITId"].transform("size") == 2].sort_values(["HITId", "AssignmentId"])
+    cols = [c for c in df.columns if c.startswith("Answer.Appropriateness_")]
+    first = twice.groupby("HITId").nth(0)[cols].to_numpy(dtype=float).ravel()
+    second = twice.groupby("HITId").nth(1)[cols].to_numpy(dtype=float).ravel()
+    matrix = np.vstack([first, second])
+    assert matrix.shape == (2, 29 * 4)
+    rows = {r["level"]: r for r in import_agreement("lmstyle-mturk", dimension="appropriateness", n_boot=200)}
+    for level in ("ordinal", "interval"):
+        expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
+        assert rows[level]["alpha"] == pytest.approx(expected, abs=1e-4)
+        assert rows[level]["items"] == 116
+        assert "29 of 397" in rows[level]["note"]
