@@ -9,6 +9,7 @@ reported with that caveat.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ def import_agreement(
         rated = multiply_rated([r for r in bench.ratings if r.dimension == dim])
         rel = reliability_matrix(rated)
         for level in levels:
-            est = bootstrap(lambda m, lv=level: krippendorff_alpha(m, lv), rel.matrix, n_boot=n_boot, seed=seed)
+            est = bootstrap(partial(krippendorff_alpha, level=level), rel.matrix, n_boot=n_boot, seed=seed)
             rows.append(
                 {
                     "source": source,
