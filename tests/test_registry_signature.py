@@ -40,3 +40,14 @@ def test_signature_changes_with_params_and_names_version() -> None:
 def test_text_hash_is_sha256() -> None:
     # sha256("abc") from FIPS 180-2, appendix B.1
     assert text_sha256("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+@dataclass(frozen=True)
+class _Tmpl:
+    template: str = "###Speaker: {q}\n###Response:|x"
+
+
+def test_signature_stays_on_one_line() -> None:
+    sig = make_signature("nll", _Tmpl())
+    assert "\n" not in sig
+    assert "template:###Speaker: {q}\\n###Response:\\|x|version:" in sig

@@ -29,7 +29,8 @@ def _fmt(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, (tuple, list)):
         return ",".join(_fmt(v) for v in value)
-    return str(value)
+    # Keep a signature on one line and unambiguous: escape the separators.
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace("|", "\\|")
 
 
 def make_signature(name: str, config: Any = None, extra: Mapping[str, Any] | None = None) -> str:
