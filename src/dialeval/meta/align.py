@@ -132,7 +132,8 @@ def align(
     items = pd.DataFrame.from_dict(keys, orient="index")
     for metric, per_item in values.items():
         items[metric] = pd.Series(per_item, dtype="float64")
-    items = items.join(turn, how="outer")
+    # Keep the scores' order (bootstrap clusters are numbered by first appearance); rated-only items go last.
+    items = pd.concat([items.join(turn, how="left"), turn[~turn.index.isin(items.index)]])
     items["n_annotators"] = items["n_annotators"].fillna(0).astype(int)
     items.index.name = "item_id"
     scored = items[list(values)].notna().any(axis=1)

@@ -164,7 +164,7 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
 
     ``dialogue_human`` (native dialogue ratings) is used at dialogue level when given.
     """
-    cols = list(metrics)
+    cols = list(dict.fromkeys(metrics))
     if level == "dialogue" and dialogue_human is not None:
         scored = items.dropna(subset=cols)
         per_dialogue = (
@@ -190,6 +190,8 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
     if level == "system":
         sums = both.pivot_table(index="context_id", columns="system", values=[*cols, "human"], aggfunc="sum")
         counts = both.pivot_table(index="context_id", columns="system", values="human", aggfunc="size")
+        order = pd.unique(both["context_id"])  # clusters in first-appearance order, as at the other levels
+        sums, counts = sums.reindex(order), counts.reindex(order)
         return SystemLevel(
             x_sums={m: sums[m].fillna(0).to_numpy(np.float64) for m in cols},
             y_sums=sums["human"].fillna(0).to_numpy(np.float64),

@@ -1,0 +1,53 @@
+"""Leave-one-annotator-out human ceiling on USR Topical-Chat Overall, against a direct computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dialeval.errors import InputError
+from dialeval.meta.ceiling import human_ceiling
+from dialeval.schema import Rating
+
+SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
+
+
+def direct_ceiling(contexts, method):
+    """Each annotator vs the mean of the other two on the items they rated, straight from the JSON lists."""
+    own, others = {}, {}
+    for ctx in contexts:
+        for r in ctx["responses"]:
+            for i, annotator in enumerate(ctx["annotators"]):
+                own.setdefault(annotator, []).append(r["Overall"][i])
+                others.setdefault(annotator, []).append(np.mean([v for j, v in enumerate(r["Overall"]) if j != i]))
+    return np.mean([SCIPY[method](own[a], others[a]).statistic for a in own]), len(own)
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_ceiling_equals_direct_computation_on_usr(usr, method):
+    (row,) = human_ceiling(usr.ratings, dimension="Overall", methods=(method,))
+    expected, n_annotators = direct_ceiling(usr.contexts, method)
+    assert row.value == pytest.approx(expected, abs=1e-12)
+    assert (row.n_groups, row.n_skipped, row.n_items) == (n_annotators, 0, 360)
+    assert row.metric == "human" and row.level == "turn"
+
+
+def test_annotator_without_overlap_is_skipped_and_counted():
+    ratings = [
+        Rating(item_id=f"i{i}", dimension="q", annotator=w, value=v)
+        for w, vals in {"a": [1, 2, 3], "b": [1, 3, 2]}.items()
+        for i, v in enumerate(vals)
+    ]
+    ratings.append(Rating(item_id="solo", dimension="q", annotator="c", value=4))
+    (row,) = human_ceiling(ratings, dimension="q", methods=("pearson",))
+    assert row.value == pytest.approx(stats.pearsonr([1, 2, 3], [1, 3, 2]).statistic)  # a vs b and b vs a: 0.5
+    assert (row.n_groups, row.n_skipped, row.n_items) == (2, 1, 3)
+
+
+def test_ceiling_errors():
+    with pytest.raises(InputError, match="no numeric turn ratings"):
+        human_ceiling([Rating(item_id="i", dimension="q", annotator="a", value=1)], dimension="z")
+    twice = [Rating(item_id="i", dimension="q", annotator="a", value=v) for v in (1, 2)]
+    with pytest.raises(InputError, match='annotator "a" rates item "i" twice'):
+        human_ceiling(twice, dimension="q")

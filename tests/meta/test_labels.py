@@ -1,0 +1,54 @@
+"""Label agreement against scikit-learn on real USR labels, and a hand-computed example."""
+
+from __future__ import annotations
+
+import pytest
+from sklearn import metrics as skm
+
+from dialeval.errors import InputError
+from dialeval.meta.labels import label_agreement
+
+
+def annotator_pair(usr, dim):
+    """First vs second annotator's labels on every USR-TC item (real 1-3 / 0-1 labels)."""
+    first = [r[dim][0] for ctx in usr.contexts for r in ctx["responses"]]
+    second = [r[dim][1] for ctx in usr.contexts for r in ctx["responses"]]
+    return first, second
+
+
+@pytest.mark.parametrize("dim", ["Natural", "Uses Knowledge", "Overall"])
+def test_parity_with_sklearn_on_usr(usr, dim):
+    y_true, y_pred = annotator_pair(usr, dim)
+    got = label_agreement(y_true, y_pred)
+    labels = sorted(set(y_true) | set(y_pred))
+    p, r, f, _ = skm.precision_recall_fscore_support(y_true, y_pred, labels=labels, average="macro", zero_division=0)
+    expected = {
+        "accuracy": skm.accuracy_score(y_true, y_pred),
+        "uar": skm.balanced_accuracy_score(y_true, y_pred),
+        "kappa": skm.cohen_kappa_score(y_true, y_pred),
+        "kappa_linear": skm.cohen_kappa_score(y_true, y_pred, weights="linear"),
+        "kappa_quadratic": skm.cohen_kappa_score(y_true, y_pred, weights="quadratic"),
+        "precision_macro": p,
+        "recall_macro": r,
+        "f1_macro": f,
+        "n": 360,
+    }
+    assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_hand_computed_example():
+    # true 0,1,2,2 / pred 0,1,1,2: accuracy 3/4; recalls 1, 1, 1/2 -> UAR 5/6;
+    # confusion diag 3 of 4, expected agreement (1*1 + 1*2 + 2*1)/16 = 5/16 -> kappa = (3/4 - 5/16)/(11/16) = 7/11.
+    r = label_agreement([0, 1, 2, 2], [0, 1, 1, 2])
+    assert r["accuracy"] == 0.75
+    assert r["uar"] == pytest.approx(5 / 6)
+    assert r["kappa"] == pytest.approx(7 / 11)
+    # precisions 1, 1/2, 1 -> 5/6; F1s 1, 2/3, 2/3 -> 7/9.
+    assert r["precision_macro"] == pytest.approx(5 / 6) and r["f1_macro"] == pytest.approx(7 / 9)
+
+
+def test_label_errors():
+    with pytest.raises(InputError, match="2 true labels but 1 predictions"):
+        label_agreement([0, 1], [0])
+    with pytest.raises(InputError, match="not in the label set"):
+        label_agreement([0, 1], [0, 3], labels=[0, 1, 2])

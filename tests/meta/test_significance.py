@@ -1,0 +1,63 @@
+"""Paired cluster bootstrap and Williams' test."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dialeval.meta.significance import compare_metrics, paired_p_value, williams_test
+
+
+def test_williams_against_hand_computation():
+    # Graham & Baldwin (2014), Eq. 1, worked by hand for r12 = .5, r13 = .3, r23 = .6, n = 50:
+    # |R| = 1 - .25 - .09 - .36 + 2(.5)(.3)(.6) = 0.48
+    # denominator = 2 * 49/47 * 0.48 + ((.5 + .3)/2)^2 * (1 - .6)^3 = 1.000851064 + 0.01024 = 1.011091064
+    # numerator = 0.2 * sqrt(49 * 1.6) = 0.2 * 8.854377448 = 1.770875490
+    # t = 1.770875490 / sqrt(1.011091064) = 1.770875490 / 1.005530241 = 1.761135...
+    result = williams_test(0.5, 0.3, 0.6, 50)
+    assert result.t == pytest.approx(1.761135, abs=1e-5)
+    assert result.df == 47
+    assert result.p_one_sided == pytest.approx(stats.t.sf(1.761135, 47), abs=1e-6)
+
+
+def test_williams_is_zero_for_equal_correlations_and_antisymmetric():
+    assert williams_test(0.4, 0.4, 0.7, 30).t == 0
+    assert williams_test(0.5, 0.3, 0.6, 50).t == pytest.approx(-williams_test(0.3, 0.5, 0.6, 50).t)
+
+
+def test_metric_against_itself(usr):
+    for level, method in (("turn", "pearson"), ("sample", "kendall"), ("system", "spearman")):
+        r = compare_metrics(
+            usr.scores,
+            usr.ratings,
+            metric_a="len",
+            metric_b="len",
+            dimension="Overall",
+            level=level,
+            method=method,
+            n_boot=200,
+        )
+        assert r.difference == 0 and r.p_value == 1 and (r.ci_low, r.ci_high) == (0, 0)
+    assert r.n_items == 360
+
+
+def test_length_beats_noise_on_usr_overall(usr):
+    r = compare_metrics(usr.scores, usr.ratings, metric_a="len", metric_b="noise", dimension="Overall", n_boot=1000)
+    x = np.array([s.value for s in usr.scores if s.metric == "len"])
+    noise = np.array([s.value for s in usr.scores if s.metric == "noise"])
+    human = np.array([np.mean(r["Overall"]) for ctx in usr.contexts for r in ctx["responses"]])
+    r12, r13 = stats.pearsonr(x, human).statistic, stats.pearsonr(noise, human).statistic
+    assert r.value_a == pytest.approx(r12, abs=1e-12) and r.value_b == pytest.approx(r13, abs=1e-12)
+    assert r.difference == pytest.approx(r12 - r13, abs=1e-12)
+    assert r.ci_low > 0 and r.p_value < 0.05
+    expected = williams_test(r12, r13, stats.pearsonr(x, noise).statistic, 360)
+    assert r.williams_t == pytest.approx(expected.t) and r.williams_p < 0.05
+
+
+def test_paired_p_value_two_sided():
+    assert paired_p_value(np.array([1.0, 2, 3, -1])) == 0.5  # 2 * min(1/4, 3/4)
+    assert paired_p_value(np.zeros(5)) == 1
+    assert math.isnan(paired_p_value(np.array([np.nan])))
