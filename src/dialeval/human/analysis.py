@@ -30,8 +30,14 @@ from dialeval.schema import Rating
 TIE = "tie"
 
 
-def study_ratings(conn: sa.Connection, protocol: Protocol, kinds: tuple[str, ...] = ("main",)) -> list[Rating]:
-    """Return every stored answer on items of ``kinds`` as a Rating record."""
+def study_ratings(
+    conn: sa.Connection, protocol: Protocol, kinds: tuple[str, ...] = ("main",), numeric: bool = False
+) -> list[Rating]:
+    """Return every stored answer on items of ``kinds`` as a Rating record.
+
+    With ``numeric``, labelled answers become their option's ``score`` (e.g. positive 1, negative 0),
+    so correlation with metrics can use them; "I don't know" stays ``None`` with ``dont_know=True``.
+    """
     query = (
         sa.select(store.answers, store.items.c.kind)
         .join(store.items, store.items.c.id == store.answers.c.item_id)
@@ -43,6 +49,8 @@ def study_ratings(conn: sa.Connection, protocol: Protocol, kinds: tuple[str, ...
         answer = protocol.criterion(r.criterion).answer
         dont_know = answer.is_dont_know(r.value)
         value: float | str | None = None if dont_know else (r.value if answer.type == "choice" else float(r.value))
+        if numeric and answer.type == "choice" and not dont_know:
+            value = next(o.score for o in answer.options if o.value == r.value)
         out.append(
             Rating(
                 item_id=r.item_id,

@@ -116,7 +116,12 @@ def serve(
 
 
 @study_app.command("export")
-def export(study_dir: Path, output: Path, include_qualification: bool = False) -> None:
+def export(
+    study_dir: Path,
+    output: Path,
+    include_qualification: bool = False,
+    numeric: bool = typer.Option(False, help="Write labelled answers as their option score (positive 1, negative 0)."),
+) -> None:
     """Write the study's answers as Rating records (JSONL) for `dialeval meta`."""
     from dialeval.human import store
     from dialeval.human.analysis import study_ratings
@@ -127,7 +132,7 @@ def export(study_dir: Path, output: Path, include_qualification: bool = False) -
     with engine.connect() as conn:
         proto = Protocol.model_validate(store.get_meta(conn, "protocol"))
         kinds = ("main", "qualification") if include_qualification else ("main",)
-        n = write_jsonl(output, study_ratings(conn, proto, kinds))
+        n = write_jsonl(output, study_ratings(conn, proto, kinds, numeric=numeric))
     typer.echo(f"{n} ratings -> {output}")
 
 

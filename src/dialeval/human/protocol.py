@@ -35,6 +35,7 @@ class Option(_Strict):
     value: str
     label: str
     dont_know: bool = False
+    score: float | None = None  # the number an export with numeric=True writes for this answer
 
 
 class Answer(_Strict):

@@ -1,0 +1,235 @@
+"""``dialeval study report``: the reporting checklist of Mousavi et al. (2022, Sec. 3.4), filled from a study.
+
+One structure (sections of key/value rows and tables) is rendered twice, as
+Markdown and as a self-contained HTML page; every value in the HTML is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from dialeval import __version__
+from dialeval.atomic import atomic_write
+from dialeval.human import store
+from dialeval.human.analysis import (
+    agreement_level,
+    item_batches,
+    item_systems,
+    majority_table,
+    progress,
+    reason_table,
+    study_ratings,
+)
+from dialeval.human.protocol import Protocol
+from dialeval.meta.agreement import Estimate, agreement_report
+from dialeval.schema import Rating
+
+
+@dataclass
+class Section:
+    """A titled block of ``(key, value)`` rows and tables (header row first)."""
+
+    title: str
+    rows: list[tuple[str, str]] = field(default_factory=list)
+    tables: list[tuple[str, list[list[str]]]] = field(default_factory=list)
+
+
+def _fmt(e: Estimate) -> str:
+    return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
+
+
+def _agreement_rows(
+    groups: dict[tuple[str, ...], list[Rating]], protocol: Protocol, n_boot: int, seed: int, strong: bool = False
+) -> list[list[str]]:
+    out = []
+    for key, rs in sorted(groups.items()):
+        level = agreement_level(protocol, key[-1])
+        stats = agreement_report(rs, level=level, strong_only=strong, n_boot=n_boot, seed=seed)  # type: ignore[arg-type]
+        alpha = stats.get(f"krippendorff_alpha_{level}")
+        out.append(
+            [
+                *key,
+                str(alpha.n_items if alpha else 0),  # items with two or more usable votes
+                _fmt(alpha) if alpha else "undefined",
+                _fmt(stats["fleiss_kappa"]) if "fleiss_kappa" in stats else "-",
+                _fmt(stats["cohen_kappa_mean"]) if "cohen_kappa_mean" in stats else "-",
+            ]
+        )
+    return out
+
+
+def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, list[Section]]:
+    """Collect the checklist sections from the study database at ``url``."""
+    engine = store.connect(url)
+    with engine.connect() as conn:
+        protocol = Protocol.model_validate(store.get_meta(conn, "protocol"))
+        config = store.get_meta(conn, "config")
+        ratings = study_ratings(conn, protocol)
+        systems = item_systems(conn)
+        batches = item_batches(conn)
+        people = progress(conn, protocol)
+        n_main = conn.execute(sa.select(sa.func.count()).where(store.items.c.kind == "main")).scalar_one()
+        n_qual = conn.execute(sa.select(sa.func.count()).where(store.items.c.kind == "qualification")).scalar_one()
+        n_att = conn.execute(sa.select(sa.func.count()).where(store.items.c.kind == "attention")).scalar_one()
+    engine.dispose()
+
+    title = f"Human evaluation report: {protocol.name} v{protocol.version}"
+    task = Section("Task")
+    task.rows += [
+        ("Evaluation granularity", f"{protocol.level}-level, {protocol.mode}"),
+        ("Order", "all candidates of a context judged on one criterion before the next criterion"),
+        ("Ground-truth response included as a candidate", "yes" if protocol.include_ground_truth else "no"),
+    ]
+    dims = [["dimension", "definition", "question", "answer format", "explanation options"]]
+    for c in protocol.criteria:
+        a = c.answer
+        fmt = {"choice": " / ".join(o.label for o in a.options), "scale": f"levels {a.scale}"}.get(
+            a.type, f"slider {a.scale}"
+        )
+        expl = "; ".join(f"{e.label} [{e.code}] (for {', '.join(e.when)})" for e in c.explanations)
+        if c.free_text:
+            expl += ("; " if expl else "") + 'free text (required for "I don\'t know")'
+        dims.append([c.name, c.definition, c.question, fmt, expl or "-"])
+    task.tables.append(("Quality dimensions", dims))
+
+    recruit = Section("Recruitment")
+    qualified = sum(1 for p in people if p["qualified"])
+    recruit.rows += [
+        ("Sampling criteria", "set by the researcher outside dialeval (not recorded)"),
+        (
+            "Qualification task",
+            f"{n_qual} qualification items judged against reference annotators; pass if Fleiss' kappa "
+            f"> {config['qualification_threshold']}"
+            if n_qual
+            else "none",
+        ),
+        ("Attention checks", f"{n_att} items, {config['attention_per_batch']} per annotator and batch"),
+        ("Workers recruited", str(len(people))),
+        ("Workers qualified", str(qualified)),
+    ]
+
+    votes = Counter((r.item_id, r.dimension) for r in ratings)
+    per_sample = list(votes.values())
+    secs = [p["seconds"] for p in people if p["answered"]]
+    loads = [p["due"] for p in people]
+    stats = Section("Execution statistics")
+    stats.rows += [
+        ("Annotators who participated", str(sum(1 for p in people if p["answered"]))),
+        ("Samples in the study", f"{n_main} ({len({r.item_id for r in ratings})} with at least one vote)"),
+        (
+            "Votes per sample",
+            f"design {config['per_item']}; observed mean {statistics.mean(per_sample):.2f}, "
+            f"min {min(per_sample)}, max {max(per_sample)}"
+            if per_sample
+            else "no votes yet",
+        ),
+        ("Workload per annotator", f"{min(loads)}-{max(loads)} judgements assigned" if loads else "-"),
+        (
+            "Time spent",
+            f"total {sum(secs) / 3600:.2f} h; median per annotator {statistics.median(secs) / 60:.1f} min"
+            if secs
+            else "-",
+        ),
+        ("Payment", config.get("payment") or "not entered"),
+        ("Demographics of the annotators", "not collected by dialeval"),
+        ("Platform", f"dialeval {__version__} annotation app"),
+    ]
+
+    agree = Section("Inter-annotator agreement")
+    agree.rows.append(
+        (
+            "Metrics",
+            "Krippendorff's alpha (nominal for labels, interval for numbers), Fleiss' kappa and mean pairwise "
+            f"Cohen's kappa for labels; 95% percentile bootstrap over items ({n_boot} resamples, seed {seed})",
+        )
+    )
+    head = ["items", "alpha", "Fleiss' kappa", "mean Cohen's kappa"]
+    by_crit: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
+    by_batch: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
+    by_system: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
+    for r in ratings:
+        by_crit[(r.dimension,)].append(r)
+        by_batch[(str(batches[r.item_id]), r.dimension)].append(r)
+        by_system[(systems[r.item_id], r.dimension)].append(r)
+    agree.tables += [
+        ("Per criterion", [["criterion", *head], *_agreement_rows(by_crit, protocol, n_boot, seed)]),
+        (
+            'Per criterion, strong judgements only (no annotator said "I don\'t know")',
+            [["criterion", *head], *_agreement_rows(by_crit, protocol, n_boot, seed, strong=True)],
+        ),
+        ("Per batch", [["batch", "criterion", *head], *_agreement_rows(by_batch, protocol, n_boot, seed)]),
+        ("Per model", [["model", "criterion", *head], *_agreement_rows(by_system, protocol, n_boot, seed)]),
+    ]
+
+    results = Section("Results")
+    table3 = majority_table(ratings, systems)
+    rows = [["criterion", "model", "majority answer: % of samples"]]
+    for crit, by_sys in table3.items():
+        for sys, pct in sorted(by_sys.items()):
+            rows.append([crit, sys, ", ".join(f"{k} {v:.1f}%" for k, v in pct.items())])
+    results.tables.append(("Majority vote per model (ties reported as 'tie'; cf. the paper's Table 3)", rows))
+    fig1 = reason_table(ratings, systems)
+    rows = [["criterion", "model", "sub-dimension", "% of votes"]]
+    for crit, by_sys in fig1.items():
+        for sys, pct in sorted(by_sys.items()):
+            rows += [[crit, sys, code, f"{v:.1f}"] for code, v in pct.items()]
+    results.tables.append(("Explanation sub-dimensions chosen, over all votes (cf. the paper's Figure 1)", rows))
+    return title, [task, recruit, stats, agree, results]
+
+
+def to_markdown(title: str, sections: list[Section]) -> str:
+    """Render the report as Markdown."""
+    out = [f"# {title}", ""]
+    for s in sections:
+        out += [f"## {s.title}", ""]
+        out += [f"- **{k}**: {v}" for k, v in s.rows]
+        for caption, table in s.tables:
+            out += ["", f"**{caption}**", ""]
+            cell = lambda x: x.replace("|", "\\|").replace("\n", " ")  # noqa: E731
+            out.append("| " + " | ".join(map(cell, table[0])) + " |")
+            out.append("|" + "---|" * len(table[0]))
+            out += ["| " + " | ".join(map(cell, r)) + " |" for r in table[1:]]
+        out.append("")
+    return "\n".join(out)
+
+
+def to_html(title: str, sections: list[Section]) -> str:
+    """Render the report as a self-contained HTML page (every value escaped)."""
+    e = html.escape
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{e(title)}</title><style>body{{font-family:system-ui,sans-serif;max-width:70rem;margin:auto}}"
+        "table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #bbb;padding:.2rem .5rem;"
+        "text-align:left;vertical-align:top}</style></head><body>",
+        f"<h1>{e(title)}</h1>",
+    ]
+    for s in sections:
+        parts.append(f"<h2>{e(s.title)}</h2><dl>")
+        parts += [f"<dt><b>{e(k)}</b></dt><dd>{e(v)}</dd>" for k, v in s.rows]
+        parts.append("</dl>")
+        for caption, table in s.tables:
+            parts.append(f"<table><caption>{e(caption)}</caption><tr>")
+            parts += [f"<th>{e(h)}</th>" for h in table[0]]
+            parts.append("</tr>")
+            parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in table[1:]]
+            parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(url: str, output: str | Path, *, n_boot: int = 1000, seed: int = 0) -> tuple[Path, Path]:
+    """Write ``output.md`` and ``output.html`` atomically; return both paths."""
+    title, sections = build_report(url, n_boot=n_boot, seed=seed)
+    base = Path(output)
+    md, page = base.with_suffix(".md"), base.with_suffix(".html")
+    with atomic_write(md) as handle:
+        handle.write(to_markdown(title, sections))
+    with atomic_write(page) as handle:
+        handle.write(to_html(title, sections))
+    return md, page

@@ -1,0 +1,106 @@
+"""From `study create` through answers over HTTP to `study export`, `study report` and `dialeval meta`, by the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+from tests.human.conftest import dialogues_and_candidates, start_server
+from typer.testing import CliRunner
+
+from dialeval.cli import app
+from dialeval.jsonl import read_jsonl, write_jsonl
+from dialeval.schema import Rating
+
+runner = CliRunner()
+
+
+def vote(annotator: str, item: str, criterion: str) -> dict[str, object]:
+    """Deterministic answers: m1 is liked by everyone, m2 by nobody, the ground truth splits 2 of 3."""
+    if item.endswith(":m1"):
+        return {"value": "positive", "reasons": ["Coherence"] if criterion == "Appropriateness" else []}
+    if item.endswith(":m2"):
+        reasons = {"Appropriateness": ["Incoherence"], "Contextualization": ["Genericness"]}.get(criterion, [])
+        return {"value": "negative", "reasons": reasons}
+    if annotator == "a03":
+        return {"value": "dont_know", "free_text": "cannot tell"}
+    return {"value": "positive"}
+
+
+def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
+    dialogues, candidates = dialogues_and_candidates(n_contexts=4)
+    write_jsonl(tmp_path / "dialogues.jsonl", dialogues.values())
+    write_jsonl(tmp_path / "candidates.jsonl", candidates)
+    study = tmp_path / "study"
+    args = ["study", "create", str(study), "--dialogues", str(tmp_path / "dialogues.jsonl")]
+    args += ["--candidates", str(tmp_path / "candidates.jsonl"), "--annotators", "3", "--per-item", "3"]
+    args += ["--batch-size", "2", "--payment", "12 EUR per hour"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output.splitlines()[0])["items"] == 12  # 4 contexts x (2 systems + ground truth)
+    access = json.loads((study / "access.json").read_text())
+
+    server = start_server(study)
+    try:
+        for name, token in access["annotators"].items():
+            headers = {"Authorization": f"Bearer {token}"}
+            tasks = httpx.get(f"{server.base}/api/tasks", headers=headers).json()
+            for unit in tasks["units"]:
+                for item in unit["items"]:
+                    for crit in ("Appropriateness", "Contextualization", "Listening", "Correctness"):
+                        body = {
+                            "item_id": item["id"],
+                            "criterion": crit,
+                            "seconds": 2.0,
+                            **vote(name, item["id"], crit),
+                        }
+                        assert httpx.put(f"{server.base}/api/answers", headers=headers, json=body).status_code == 200
+        links = runner.invoke(app, ["study", "links", str(study)])
+        assert links.output.count("#token=") == 4
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)
+
+    out = runner.invoke(app, ["study", "export", str(study), str(tmp_path / "ratings.jsonl"), "--numeric"])
+    assert out.exit_code == 0, out.output
+    ratings = read_jsonl(tmp_path / "ratings.jsonl", Rating)
+    assert len(ratings) == 12 * 3 * 4
+    m1 = {r.value for r in ratings if r.item_id.endswith(":m1")}
+    assert m1 == {1.0}
+    gt = [r for r in ratings if r.item_id.endswith("ground-truth") and r.annotator == "a03"]
+    assert all(r.dont_know and r.value is None and r.explanation == "cannot tell" for r in gt)
+
+    rep = runner.invoke(app, ["study", "report", str(study), "--output", str(tmp_path / "report"), "--n-boot", "50"])
+    assert rep.exit_code == 0, rep.output
+    md = (tmp_path / "report.md").read_text()
+    assert "turn-level, absolute" in md
+    assert "- **Workers recruited**: 3" in md
+    assert "observed mean 3.00, min 3, max 3" in md
+    assert "12 EUR per hour" in md
+    assert "total 0.08 h" in md  # 144 answers x 2 s = 288 s = 0.08 h
+    # Table 3 analogue: m1 positive for every sample, m2 negative; ground truth: 2 positive vs 1 "I don't know"
+    assert "| Appropriateness | m1 | positive 100.0% |" in md
+    assert "| Appropriateness | m2 | negative 100.0% |" in md
+    assert "| Appropriateness | ground-truth | positive 100.0% |" in md
+    # Figure 1 analogue: every m2 vote on Contextualization chose Genericness
+    assert "| Contextualization | m2 | Genericness | 100.0 |" in md
+    # strong judgements drop the 4 ground-truth samples where a03 said "I don't know"
+    strong = md.split("strong judgements only")[1].split("**Per batch**")[0]
+    assert "| Appropriateness | 8 | 1.000 [1.000, 1.000] |" in strong
+    html = (tmp_path / "report.html").read_text()
+    assert "<h2>Inter-annotator agreement</h2>" in html and "<script" not in html
+
+    scored = runner.invoke(
+        app,
+        ["score", "--dialogues", str(tmp_path / "dialogues.jsonl"), "--candidates", str(tmp_path / "candidates.jsonl"),
+         "-m", "length", "-o", str(tmp_path / "scores.jsonl")],
+    )  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    meta = runner.invoke(
+        app,
+        ["meta", str(tmp_path / "scores.jsonl"), "-r", str(tmp_path / "ratings.jsonl"), "-d", "Appropriateness",
+         "--level", "turn", "--boot", "0", "--json"],
+    )  # fmt: skip
+    assert meta.exit_code == 0, meta.output
+    assert "pearson" in meta.output
