@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -79,27 +79,40 @@ def _pearson(x: FloatArray, y: FloatArray, codes: IntArray, counts: IntArray) ->
     return _safe_ratio(cov, (n * sxx - sx * sx) * (n * syy - sy * sy))
 
 
-def _twice_ranks(v: FloatArray, weights: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Per resample (columns): twice the average rank of each row, and Σ weight·(2·rank)²."""
-    order = np.argsort(v, kind="stable")
-    sv = v[order]
-    new_group = np.r_[True, sv[1:] != sv[:-1]]
-    group_sorted = np.cumsum(new_group) - 1
-    group_of_row = np.empty_like(group_sorted)
-    group_of_row[order] = group_sorted
-    sorted_w = weights[order]
-    group_w = sorted_w if new_group.all() else np.add.reduceat(sorted_w, np.flatnonzero(new_group), axis=0)
-    twice = 2 * np.cumsum(group_w, axis=0) - group_w + 1
-    sum_sq = np.einsum("gb,gb,gb->b", group_w, twice, twice)
-    return twice[group_of_row], sum_sq
+def _group_ranks(v: FloatArray, codes: IntArray, counts_t: FloatArray) -> tuple[FloatArray, IntArray, FloatArray]:
+    """Per distinct value (rows) and resample (columns): total weight and twice the average rank.
+
+    Returns the group weights, each row's group, and twice the ranks (groups in ascending order).
+    """
+    from scipy import sparse
+
+    distinct, group_of_row = np.unique(v, return_inverse=True)
+    if len(distinct) == len(v):
+        weights = counts_t[codes[np.argsort(v, kind="stable")]]
+    else:
+        member = sparse.csr_matrix((np.ones(len(v)), (group_of_row, codes)), shape=(len(distinct), len(counts_t)))
+        weights = np.asarray(member @ counts_t)
+    twice = np.cumsum(weights, axis=0)
+    twice *= 2
+    twice -= weights
+    twice += 1
+    return weights, group_of_row.astype(np.int64), twice
 
 
 def _spearman(x: FloatArray, y: FloatArray, codes: IntArray, counts: IntArray) -> FloatArray:
-    weights = np.ascontiguousarray(counts.T.astype(np.float64))[codes]  # rows x resamples
-    n = weights.sum(axis=0)
-    rx, sxx = _twice_ranks(x, weights)
-    ry, syy = _twice_ranks(y, weights)
-    sxy = np.einsum("ib,ib,ib->b", weights, rx, ry)
+    counts_t = np.ascontiguousarray(counts.T, dtype=np.float64)  # clusters x resamples
+    wx, gx, rx = _group_ranks(x, codes, counts_t)
+    wy, gy, ry = _group_ranks(y, codes, counts_t)
+    n = wx.sum(axis=0)
+    sxx = np.einsum("gb,gb,gb->b", wx, rx, rx)
+    syy = np.einsum("gb,gb,gb->b", wy, ry, ry)
+    # Σ_rows w·(2 rank_x)·(2 rank_y), walked in x order: x groups are rows of (wx, rx) when x has no
+    # ties, else each row is looked up through its group.
+    order = np.argsort(x, kind="stable")
+    if len(wx) == len(x):
+        sxy = np.einsum("ib,ib,ib->b", wx, rx, ry[gy[order]])
+    else:
+        sxy = np.einsum("ib,ib,ib->b", counts_t[codes], rx[gx], ry[gy])
     centre = n * (n + 1) ** 2  # Σ w·(2·mean rank)² with mean rank (n + 1) / 2
     return _safe_ratio(sxy - centre, (sxx - centre) * (syy - centre))
 
@@ -117,11 +130,11 @@ def _squared_tie_weights(codes: IntArray, values: FloatArray, counts: IntArray) 
     return np.asarray((per_value * per_value).sum(axis=0), dtype=np.float64)
 
 
-def _padded_ranks(v: FloatArray, codes: IntArray, k: int, pad: int) -> NDArray[np.int32]:
+def _padded_ranks(v: FloatArray, codes: IntArray, k: int, pad: int) -> NDArray[np.signedinteger[Any]]:
     """Dense ranks laid out slot-major (slot x cluster), ``pad`` where a cluster has fewer rows."""
     order = np.argsort(codes, kind="stable")
     slot = np.arange(len(codes)) - np.searchsorted(codes[order], codes[order])
-    out = np.full((int(slot.max()) + 1, k), pad, dtype=np.int32)
+    out = np.full((int(slot.max()) + 1, k), pad, dtype=np.int16 if len(codes) < 2**15 - 1 else np.int32)
     out[slot, codes[order]] = np.unique(v, return_inverse=True)[1][order]
     return out
 
