@@ -125,3 +125,14 @@ def test_system_level_bootstrap_recomputes_system_means_from_resampled_contexts(
                     ys[r["model"]].append(np.mean(r["Overall"]))
         boot.append(stats.pearsonr([np.mean(xs[m]) for m in models], [np.mean(ys[m]) for m in models]).statistic)
     assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])), abs=1e-10)
+
+
+def test_kendall_fallback_loop_equals_quadratic_form(monkeypatch):
+    import dialeval.meta.bootstrap as bs
+
+    x, y, codes = clustered_data(seed=9, k=30)
+    counts = draw_counts(30, 20, seed=2)
+    fast = weighted_correlation(x, y, codes, counts, "kendall")
+    monkeypatch.setattr(bs, "MAX_PAIR_CLUSTERS", 10)  # force the per-resample scipy loop
+    slow = weighted_correlation(x, y, codes, counts, "kendall")
+    assert np.allclose(fast, slow, atol=1e-12, equal_nan=True)

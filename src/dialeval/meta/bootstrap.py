@@ -9,9 +9,10 @@ statistic is computed for all rows of ``C`` with matrix algebra:
 * Spearman as Pearson of average ranks; with weights the average rank of a value
   is ``(weight below) + (weight tied + 1) / 2``, one cumulative sum per resample
   in a sort order fixed once.
-* Kendall tau-b from three cluster-by-cluster pair matrices computed once
-  (Σ sign(dx)·sign(dy), x ties, y ties, each O(n²) in int8 blocks); a resample is
-  then the quadratic form ``cᵀQc``, O(K²) per resample.
+* Kendall tau-b from the cluster-by-cluster matrix Q of Σ sign(dx)·sign(dy),
+  computed once (O(n²) small-integer comparisons); a resample is then the quadratic
+  form ``cᵀQc`` (O(K²)); tied pairs come from sparse per-value weights. With more than
+  ``MAX_PAIR_CLUSTERS`` clusters it falls back to a per-resample scipy loop.
 
 All three equal scipy.stats on the expanded (resampled) vectors.
 
@@ -162,12 +163,36 @@ def _sign_matrix(x: FloatArray, y: FloatArray, codes: IntArray, k: int) -> NDArr
     return np.asarray(directed + directed.T, dtype=np.float32)
 
 
+MAX_PAIR_CLUSTERS = 6000
+"""Above this many clusters (K x K pair matrices) Kendall falls back to a per-resample scipy loop."""
+
+
+def _kendall_loop(x: FloatArray, y: FloatArray, codes: IntArray, counts: IntArray) -> FloatArray:
+    """Per-resample scipy.stats.kendalltau on the expanded rows (bounded memory, slower)."""
+    from scipy import stats
+
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(counts.shape[1] + 1))
+    out = np.full(len(counts), np.nan)
+    for b, row in enumerate(counts):
+        drawn = np.repeat(np.arange(len(row)), row)
+        rows = np.concatenate([order[starts[k] : starts[k + 1]] for k in drawn])
+        if np.ptp(x[rows]) > 0 and np.ptp(y[rows]) > 0:
+            out[b] = stats.kendalltau(x[rows], y[rows]).statistic
+    return out
+
+
 def _kendall(x: FloatArray, y: FloatArray, codes: IntArray, counts: IntArray) -> FloatArray:
     k = counts.shape[1]
-    c32 = counts.astype(np.float32)
-    # Entries of c @ Q are integers below 2**24 for any realistic resample, so float32 is exact.
-    s = np.einsum("bk,bk->b", (c32 @ _sign_matrix(x, y, codes, k)).astype(np.float64), counts.astype(np.float64))
-    n = counts @ np.bincount(codes, minlength=k).astype(np.float64)
+    sizes = np.bincount(codes, minlength=k)
+    if k > MAX_PAIR_CLUSTERS or int(sizes.max()) ** 2 * k * k > 4 * 10**8:
+        return _kendall_loop(x, y, codes, counts)
+    n = counts @ sizes.astype(np.float64)
+    # |(c @ Q)_k| <= max size * rows drawn: float32 products and sums are exact below 2**24.
+    exact32 = int(sizes.max()) * float(n.max()) < 2**24
+    dtype = np.float32 if exact32 else np.float64
+    cq = counts.astype(dtype) @ _sign_matrix(x, y, codes, k).astype(dtype)
+    s = np.einsum("bk,bk->b", cq.astype(np.float64), counts.astype(np.float64))
     pairs = n * (n - 1) / 2
     x_ties = (_squared_tie_weights(codes, x, counts) - n) / 2
     y_ties = (_squared_tie_weights(codes, y, counts) - n) / 2
