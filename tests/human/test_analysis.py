@@ -39,3 +39,44 @@ def test_table3_and_figure1_percentages() -> None:
 def test_mean_scores_leave_out_dont_know() -> None:
     rs = [r("i", "a", 4.0), r("i", "b", 5.0), r("i", "c", None)]
     assert mean_scores(rs) == {("i", "A"): 4.5}
+
+
+def test_attention_checks_live_agreement_and_report_on_a_real_database(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import krippendorff
+    import sqlalchemy as sa
+    from tests.human.conftest import dialogues_and_candidates
+
+    from dialeval.human import store
+    from dialeval.human.analysis import attention_results, live_agreement
+    from dialeval.human.design import StudyConfig, create_study
+    from dialeval.human.protocol import load_protocol
+    from dialeval.human.report import build_report, to_markdown
+
+    proto = load_protocol("mousavi-turn")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=4)
+    main = [c for c in candidates if c.dialogue_id != "d3"]
+    checks = [c for c in candidates if c.id == "d3:m2"]
+    gold = [Rating(item_id="d3:m2", dimension="Appropriateness", annotator="check", value="negative")]
+    cfg = StudyConfig(
+        proto.name, proto.version, ("a01", "a02"), per_item=2, batch_size=3, seed=0, attention_per_batch=1
+    )
+    create_study(tmp_path / "s", proto, dialogues, main, cfg, attention=(checks, gold))
+    engine = store.connect(store.db_url(tmp_path / "s"))
+    labels = {"a01": ["positive", "positive", "negative"], "a02": ["positive", "negative", "negative"]}
+    with engine.begin() as conn:
+        for ann, values in labels.items():
+            for item, value in zip(["d0:m1", "d1:m1", "d2:m1"], values, strict=True):
+                row = {"annotator": ann, "item_id": item, "criterion": "Appropriateness", "value": value,
+                       "reasons": [], "free_text": "", "seconds": 1.0}  # fmt: skip
+                store.upsert_answer(conn, row)
+            check = {"annotator": ann, "item_id": "attention:d3:m2", "criterion": "Appropriateness",
+                     "value": "negative" if ann == "a01" else "positive", "reasons": [], "free_text": "", "seconds": 1.0}  # fmt: skip
+            store.upsert_answer(conn, check)
+        assert conn.execute(sa.select(sa.func.count()).select_from(store.answers)).scalar_one() == 8
+    with engine.connect() as conn:
+        assert attention_results(conn) == {"a01": (1, 1), "a02": (0, 1)}
+        (row,) = live_agreement(conn, proto)
+    expected = krippendorff.alpha(reliability_data=[[1, 1, 0], [1, 0, 0]], level_of_measurement="nominal")
+    assert row["batch"] == 1 and row["alpha"] == pytest.approx(expected)
+    md = to_markdown(*build_report(store.db_url(tmp_path / "s"), n_boot=20))
+    assert "- **Attention checks passed**: a01: 1/1; a02: 0/1" in md

@@ -98,6 +98,14 @@ def test_annotate_with_keyboard_and_mouse_close_and_resume(browser: BrowserConte
         assert page.is_checked("#options input[value=negative]")
         assert page.is_checked("#reasons input[value=Incoherence]")
         page.close()
+
+        # the admin dashboard lists progress per annotator
+        admin = browser.new_page()
+        admin.goto(f"{server.base}/admin#token={access['admin']}")
+        admin.wait_for_selector("#progress-table tbody tr")
+        cells = admin.locator("#progress-table tbody tr").first.locator("td").all_text_contents()
+        assert cells[:3] == ["a01", "3", "36"]
+        admin.close()
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)

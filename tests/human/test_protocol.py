@@ -11,10 +11,11 @@ from dialeval.human.protocol import bundled_protocols, load_protocol
 
 
 def test_bundled_protocols_load() -> None:
-    assert bundled_protocols() == ["comperdial", "dialogadv", "diqad-holistic", "lmstyle-sliders", "mousavi-turn"]
+    assert bundled_protocols() == ["comperdial", "comperdial-dialogue", "dialogadv", "diqad-holistic", "lmstyle-sliders", "mousavi-turn"]
     scales = {name: [c.answer.scale for c in load_protocol(name).criteria] for name in bundled_protocols()}
     assert scales == {
         "comperdial": ["1-5"],
+        "comperdial-dialogue": ["1-5"],
         "dialogadv": ["1-10"] * 4,
         "diqad-holistic": ["0-2"],
         "lmstyle-sliders": ["0-100", "0-100"],

@@ -112,6 +112,24 @@ def progress(conn: sa.Connection, protocol: Protocol) -> list[dict[str, Any]]:
     return rows
 
 
+def attention_results(conn: sa.Connection) -> dict[str, tuple[int, int]]:
+    """Return annotator -> (answers matching the expected one, answers given) on attention checks."""
+    q = (
+        sa.select(store.answers.c.annotator, store.answers.c.value, store.gold.c.value.label("expected"))
+        .join(
+            store.gold,
+            (store.gold.c.item_id == store.answers.c.item_id) & (store.gold.c.criterion == store.answers.c.criterion),
+        )
+        .join(store.items, store.items.c.id == store.answers.c.item_id)
+        .where(store.items.c.kind == "attention")
+    )
+    out: dict[str, tuple[int, int]] = {}
+    for row in conn.execute(q):
+        ok, n = out.get(row.annotator, (0, 0))
+        out[row.annotator] = (ok + (row.value == row.expected), n + 1)
+    return out
+
+
 def agreement_level(protocol: Protocol, criterion: str) -> str:
     """Return ``nominal`` for labelled answers and ``interval`` for numeric ones."""
     return "nominal" if protocol.criterion(criterion).answer.type == "choice" else "interval"

@@ -19,6 +19,7 @@ from dialeval.atomic import atomic_write
 from dialeval.human import store
 from dialeval.human.analysis import (
     agreement_level,
+    attention_results,
     item_batches,
     item_systems,
     majority_table,
@@ -74,6 +75,7 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
         systems = item_systems(conn)
         batches = item_batches(conn)
         people = progress(conn, protocol)
+        attention = attention_results(conn)
         n_main = conn.execute(sa.select(sa.func.count()).where(store.items.c.kind == "main")).scalar_one()
         n_qual = conn.execute(sa.select(sa.func.count()).where(store.items.c.kind == "qualification")).scalar_one()
         n_att = conn.execute(sa.select(sa.func.count()).where(store.items.c.kind == "attention")).scalar_one()
@@ -110,6 +112,10 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
             else "none",
         ),
         ("Attention checks", f"{n_att} items, {config['attention_per_batch']} per annotator and batch"),
+        (
+            "Attention checks passed",
+            "; ".join(f"{a}: {ok}/{n}" for a, (ok, n) in sorted(attention.items())) or "none answered",
+        ),
         ("Workers recruited", str(len(people))),
         ("Workers qualified", str(qualified)),
     ]

@@ -2,7 +2,7 @@
 "use strict";
 (function () {
   const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
-  const fmt = (x) => (x === null || x === undefined ? "–" : typeof x === "number" ? x.toFixed(3) : String(x));
+  const fmt = (x) => (x === null || x === undefined ? "–" : typeof x === "number" ? (Number.isInteger(x) ? String(x) : x.toFixed(3)) : String(x));
   async function get(path) {
     const res = await fetch(path, { headers: { Authorization: "Bearer " + token }, cache: "no-store" });
     if (!res.ok) throw new Error((await res.json().catch(() => ({}))).detail || res.statusText);

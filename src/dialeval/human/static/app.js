@@ -63,6 +63,9 @@
     }
     $("knowledge").replaceChildren(...s.unit.knowledge.map((k) => el("li", k)));
     $("knowledge-box").hidden = s.unit.knowledge.length === 0;
+    // protocols such as lmstyle-sliders show every response of the context together
+    $("siblings").replaceChildren(...s.unit.items.map((it) => el("li", it.text, it.id === s.item.id ? "current" : "")));
+    $("siblings-box").hidden = !protocol.show_unit_candidates;
     $("criterion").textContent = s.criterion.name;
     $("definition").textContent = s.criterion.definition;
     $("question").textContent = s.criterion.question;
