@@ -69,8 +69,8 @@ def test_attention_checks_live_agreement_and_report_on_a_real_database(tmp_path)
                 row = {"annotator": ann, "item_id": item, "criterion": "Appropriateness", "value": value,
                        "reasons": [], "free_text": "", "seconds": 1.0}  # fmt: skip
                 store.upsert_answer(conn, row)
-            check = {"annotator": ann, "item_id": "attention:d3:m2", "criterion": "Appropriateness",
-                     "value": "negative" if ann == "a01" else "positive", "reasons": [], "free_text": "", "seconds": 1.0}  # fmt: skip
+            value = "negative" if ann == "a01" else "positive"
+            check = {**row, "item_id": "attention:d3:m2", "value": value}
             store.upsert_answer(conn, check)
         assert conn.execute(sa.select(sa.func.count()).select_from(store.answers)).scalar_one() == 8
     with engine.connect() as conn:

@@ -11,7 +11,14 @@ from dialeval.human.protocol import bundled_protocols, load_protocol
 
 
 def test_bundled_protocols_load() -> None:
-    assert bundled_protocols() == ["comperdial", "comperdial-dialogue", "dialogadv", "diqad-holistic", "lmstyle-sliders", "mousavi-turn"]
+    assert bundled_protocols() == [
+        "comperdial",
+        "comperdial-dialogue",
+        "dialogadv",
+        "diqad-holistic",
+        "lmstyle-sliders",
+        "mousavi-turn",
+    ]
     scales = {name: [c.answer.scale for c in load_protocol(name).criteria] for name in bundled_protocols()}
     assert scales == {
         "comperdial": ["1-5"],
