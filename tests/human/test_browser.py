@@ -134,3 +134,35 @@ def test_hostile_dialogue_text_is_shown_literally_and_runs_nothing(browser: Brow
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)
+
+
+def test_lmstyle_sliders_show_all_responses_and_save_with_keyboard(browser: BrowserContext, tmp_path: Path) -> None:
+    from tests.human.conftest import dialogues_and_candidates
+
+    from dialeval.human.design import StudyConfig, create_study
+    from dialeval.human.protocol import load_protocol
+
+    proto = load_protocol("lmstyle-sliders")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=2)
+    cfg = StudyConfig(proto.name, proto.version, ("a01",), per_item=1, batch_size=2, seed=0)
+    create_study(tmp_path / "l", proto, dialogues, candidates, cfg)
+    import json
+
+    token = json.loads((tmp_path / "l" / "access.json").read_text())["annotators"]["a01"]
+    server = start_server(tmp_path / "l")
+    try:
+        page = open_page(browser, server, token)
+        assert page.locator("#siblings li").count() == 2  # every response of the context is on screen
+        assert page.locator("#siblings li.current").text_content() == page.text_content("#candidate")
+        page.focus("#slider")
+        for _ in range(5):
+            page.keyboard.press("ArrowRight")  # 50 -> 55, moves the slider, not the step
+        page.wait_for_selector("#status:has-text('Saved.')")
+        assert page.text_content("#criterion") == "Appropriateness"
+        tasks = httpx.get(f"{server.base}/api/tasks", headers={"Authorization": f"Bearer {token}"}).json()
+        first = tasks["units"][0]["items"][0]
+        assert first["answers"]["Appropriateness"]["value"] == "55"
+        page.close()
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)

@@ -176,6 +176,8 @@
   $("next").addEventListener("click", () => go(1));
   document.addEventListener("keydown", (ev) => {
     if (ev.target instanceof HTMLTextAreaElement || !steps.length) return;
+    // arrow keys move a focused slider; Enter still goes on
+    if (ev.target instanceof HTMLInputElement && ev.target.type === "range" && ev.key !== "Enter") return;
     if (ev.key === "ArrowLeft") { go(-1); ev.preventDefault(); }
     else if (ev.key === "ArrowRight" || ev.key === "Enter") { go(1); ev.preventDefault(); }
     else if (/^[1-9]$/.test(ev.key)) {
