@@ -190,3 +190,20 @@ def test_duplicate_score_is_an_input_error():
     s = Score(item_id="a", metric="m", value=1.0)
     with pytest.raises(InputError, match='scores item "a" twice'):
         align([s, s], [Rating(item_id="a", dimension="q", annotator="w", value=1)], dimension="q")
+
+
+def test_metric_without_values_gives_undefined_rows_not_nan():
+    scores = [
+        Score(item_id=f"i{i}", metric="m", value=float(i), context_id=f"c{i // 2}", system=f"s{i % 2}")
+        for i in range(8)
+    ]
+    scores += [Score(item_id=f"i{i}", metric="dead", value=None, extras={"error": "timeout"}) for i in range(8)]
+    ratings = [Rating(item_id=f"i{i}", dimension="q", annotator="a", value=i % 3) for i in range(8)]
+    rows = correlation_table(
+        scores, ratings, dimension="q", levels=("turn", "sample", "dialogue", "system"), methods=("kendall",), n_boot=20
+    )
+    dead = [r for r in rows if r.metric == "dead"]
+    assert len(dead) == 4 and all(r.value is None and r.n_items == 0 for r in dead)
+    assert all("undefined" in r.note and "8 scores without value" in r.note for r in dead)
+    alive = [r for r in rows if r.metric == "m"]
+    assert all(r.value is not None and "without value" not in r.note for r in alive)

@@ -89,7 +89,7 @@ def align(
         metrics: Keep only these metrics (default: all present).
 
     Returns:
-        The table, with ``counts``: ``scores_missing_value`` (score value None),
+        The table, with ``counts``: ``scores_missing_value:<metric>`` (score value None),
         ``ratings_dont_know``, ``ratings_not_numeric``, ``scores_without_rating``
         (items scored, not rated), ``ratings_without_score`` (turn items rated, not scored),
         ``dialogue_ratings_without_score``.
@@ -109,7 +109,7 @@ def align(
         if s.item_id in per_metric:
             raise InputError(f'metric "{s.metric}" scores item "{s.item_id}" twice', field="item_id")
         if s.value is None:
-            counts["scores_missing_value"] += 1
+            counts[f"scores_missing_value:{s.metric}"] += 1
             continue
         per_metric[s.item_id] = s.value
         if s.item_id not in keys:

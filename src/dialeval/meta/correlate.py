@@ -82,7 +82,7 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
     return parts
 
 
-def _unmatched_note(aligned: Aligned) -> str:
+def _unmatched_note(aligned: Aligned, metric: str) -> str:
     c = aligned.counts
     parts = [
         f"{c[k]} {label}"
@@ -91,7 +91,7 @@ def _unmatched_note(aligned: Aligned) -> str:
             ("ratings_without_score", "rated items without score"),
             ("ratings_dont_know", "don't-know ratings"),
             ("ratings_not_numeric", "non-numeric ratings"),
-            ("scores_missing_value", "scores without value"),
+            (f"scores_missing_value:{metric}", "scores without value"),
         )
         if c.get(k)
     ]
@@ -103,7 +103,6 @@ def table_rows(
 ) -> list[CorrelationRow]:
     """Compute every (level, metric, method) row of one aligned table."""
     rows = []
-    unmatched = _unmatched_note(aligned)
     for level in levels:
         for metric in aligned.metrics:
             data = prepare(aligned.items, aligned.dialogue_human, level, [metric])
@@ -125,7 +124,7 @@ def table_rows(
                         n_groups=n_groups,
                         n_skipped=n_skipped,
                         group=group,
-                        note="; ".join(n for n in (note, unmatched) if n),
+                        note="; ".join(n for n in (note, _unmatched_note(aligned, metric)) if n),
                         signature=make_signature("corr", cfg),
                     )
                 )

@@ -108,7 +108,8 @@ class SampleLevel:
         used = np.isfinite(r)
         skipped = int((~used).sum())
         if not used.any():
-            return Point(None, None, 0, skipped, "undefined: every context is constant on one side")
+            why = "every context is constant on one side" if skipped else "no context has both scores and ratings"
+            return Point(None, None, 0, skipped, f"undefined: {why}")
         return Point(float(r[used].mean()), None, int(used.sum()), skipped)
 
     def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
@@ -187,6 +188,9 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
             n_clusters=len(groups),
             n_items=len(both),
         )
+    if level == "system" and both.empty:
+        empty = np.zeros((0, 0))
+        return SystemLevel(x_sums=dict.fromkeys(cols, empty), y_sums=empty, n=empty, n_items=0)
     if level == "system":
         sums = both.pivot_table(index="context_id", columns="system", values=[*cols, "human"], aggfunc="sum")
         counts = both.pivot_table(index="context_id", columns="system", values="human", aggfunc="size")
