@@ -175,3 +175,16 @@ def test_bad_smoothing_and_missing_references_are_clear_errors() -> None:
         Bleu(smoothing="method8")
     with pytest.raises(InputError, match=r'item 1: needs a non-empty list of references'):
         SacreBleu().compute([MetricInput("a", references=("a",)), MetricInput("b")])
+
+
+def test_empty_response_scores_like_the_libraries_and_never_nan() -> None:
+    items = [MetricInput(response="", references=("hi there",)), MetricInput(response="hi", references=("",))]
+    # The libraries on the same inputs: sacrebleu and chrF give 0.0, rouge-score F = 0 for empty text.
+    assert sacrebleu.sentence_bleu("", ["hi there"]).score == 0.0
+    assert RougeScorer(["rouge1"]).score("", "hi")["rouge1"].fmeasure == 0
+    for family in (Bleu, SacreBleu, Chrf, Rouge, Meteor):
+        values = family().compute(items)
+        for name, column in values.items():
+            assert column[0] == 0.0, f"{name}: {column}"
+            assert all(v is not None and np.isfinite(v) for v in column), name
+    assert F.sentence_chrf([""], [["hi there"]]).tolist() == [sacrebleu.sentence_chrf("", ["hi there"]).score]

@@ -43,7 +43,7 @@ def test_distinct_hand_computed() -> None:
 
 
 def test_length_counts_whitespace_tokens() -> None:
-    assert F.response_length(["i 'm  fine , thanks", "", "one"]).tolist() == [5.0, 0.0, 1.0]
+    assert F.response_length(["i 'm  fine , thanks", "", "one"]) == [5.0, 0.0, 1.0]
 
 
 ITEMS = [

@@ -22,6 +22,8 @@ from functools import cache
 from importlib.metadata import version
 from typing import Any
 
+import numpy as np
+
 from dialeval.metrics import functional as F
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, NoConfig, register_metric
 from dialeval.metrics.functional.bleu import SMOOTHING_METHODS
@@ -34,7 +36,7 @@ def _split(items: Sequence[MetricInput]) -> tuple[list[str], list[tuple[str, ...
 
 
 def _columns(values: Mapping[str, Any]) -> dict[str, list[float | None]]:
-    return {k: [float(x) for x in v] for k, v in values.items()}
+    return {k: v.tolist() if isinstance(v, np.ndarray) else list(v) for k, v in values.items()}
 
 
 @cache
@@ -222,8 +224,8 @@ class Distinct(Metric):
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Return distinct-1 and distinct-2 per item."""
-        hyps = [i.response for i in items]
-        return _columns({"distinct1": F.distinct_n(hyps, 1), "distinct2": F.distinct_n(hyps, 2)})
+        values = F.distinct_orders([i.response for i in items], (1, 2))
+        return _columns({"distinct1": values[1], "distinct2": values[2]})
 
 
 @register_metric

@@ -17,6 +17,7 @@ from dialeval.metrics.functional.sacre import (
 from dialeval.metrics.functional.surface import (
     corpus_distinct_n,
     distinct_n,
+    distinct_orders,
     normalize_words,
     response_length,
     word_f1,
@@ -27,6 +28,7 @@ __all__ = [
     "corpus_sacrebleu",
     "corpus_sacrebleu_from_stats",
     "distinct_n",
+    "distinct_orders",
     "normalize_words",
     "response_length",
     "segment_statistics",

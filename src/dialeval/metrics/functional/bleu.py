@@ -79,8 +79,6 @@ def sentence_bleu(
             ref_tokens = [tokens[r] for r in item_refs]
             if smoothing in _PREFIX_SAFE:
                 scores = nltk_sentence_bleu(ref_tokens, tokens[hyp], weights, smoothing_function=smooth)
-                if not isinstance(scores, list):  # NLTK returns a bare 0 when nothing matches
-                    scores = [scores] * len(weights)
             else:
                 scores = [
                     nltk_sentence_bleu(ref_tokens, tokens[hyp], w, smoothing_function=smooth)

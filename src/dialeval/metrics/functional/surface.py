@@ -21,8 +21,6 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-
 from dialeval.metrics.functional._batch import FloatArray, check_pairs, dedupe, scatter
 
 _PUNCTUATION = re.compile(r"[!\"#$%&()*+,\-./:;<=>?@\[\]\\^`{|}~_']")
@@ -69,14 +67,25 @@ def _ngrams(tokens: list[str], n: int) -> Iterable[tuple[str, ...]]:
 
 def distinct_n(hyps: Sequence[str], n: int) -> FloatArray:
     """Per response: distinct n-grams / total n-grams (0.0 when it has none)."""
-    cache: dict[str, float] = {}
-    out = np.empty(len(hyps), dtype=np.float64)
-    for i, hyp in enumerate(hyps):
-        if (value := cache.get(hyp)) is None:
-            grams = list(_ngrams(hyp.split(), n))
-            value = cache[hyp] = len(set(grams)) / len(grams) if grams else 0.0
-        out[i] = value
-    return out
+    return distinct_orders(hyps, (n,))[n]
+
+
+def distinct_orders(hyps: Sequence[str], orders: Sequence[int]) -> dict[int, FloatArray]:
+    """Distinct-n for several orders at once, splitting each distinct response once.
+
+    Example:
+        >>> {n: v.tolist() for n, v in distinct_orders(["a a b"], (1, 2)).items()}
+        {1: [0.6666666666666666], 2: [1.0]}
+    """
+    index: dict[str, int] = {}
+    inverse = [index.setdefault(h, len(index)) for h in hyps]
+    columns: dict[int, list[float]] = {n: [] for n in orders}
+    for text in index:
+        tokens = text.split()
+        for n in orders:
+            total = len(tokens) - n + 1
+            columns[n].append(len(set(_ngrams(tokens, n))) / total if total > 0 else 0.0)
+    return {n: scatter(col, inverse) for n, col in columns.items()}
 
 
 def corpus_distinct_n(hyps: Sequence[str], n: int) -> float:
@@ -95,6 +104,6 @@ def corpus_distinct_n(hyps: Sequence[str], n: int) -> float:
     return len(seen) / total if total else 0.0
 
 
-def response_length(hyps: Sequence[str]) -> FloatArray:
+def response_length(hyps: Sequence[str]) -> list[float]:
     """Return the number of whitespace tokens per response."""
-    return np.fromiter((len(h.split()) for h in hyps), dtype=np.float64, count=len(hyps))
+    return [float(len(h.split())) for h in hyps]
