@@ -12,14 +12,14 @@ from dialeval.meta.correlate import correlation_table
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
 
 
-def clustered_data(seed=3, k=40):
-    """Unequal cluster sizes, rows shuffled, heavy ties on both sides (rounded values)."""
+def clustered_data(seed=3, k=40, ties=True):
+    """Unequal cluster sizes, rows shuffled; with ``ties`` both sides are rounded (heavy ties), else x is continuous."""
     rng = np.random.default_rng(seed)
     codes = np.repeat(np.arange(k), rng.integers(1, 8, size=k))
     rng.shuffle(codes)
-    x = np.round(rng.normal(size=len(codes)), 1)
+    x = rng.normal(size=len(codes))
     y = np.round(x + rng.normal(size=len(codes)))
-    return x, y, codes
+    return (np.round(x, 1) if ties else x), y, codes
 
 
 def expand(codes, drawn):
@@ -47,9 +47,10 @@ def test_every_kind_equals_scipy_on_hand_built_resamples(method):
         assert got[b] == pytest.approx(SCIPY[method](x[rows], y[rows]).statistic, abs=1e-10)
 
 
+@pytest.mark.parametrize("ties", [True, False])
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
-def test_random_resamples_equal_scipy(method):
-    x, y, codes = clustered_data(seed=5, k=25)
+def test_random_resamples_equal_scipy(method, ties):
+    x, y, codes = clustered_data(seed=5, k=25, ties=ties)
     counts = draw_counts(25, 30, seed=1)
     got = weighted_correlation(x, y, codes, counts, method, chunk=7)
     for b in range(30):
