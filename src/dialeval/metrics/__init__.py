@@ -4,7 +4,13 @@ from dialeval.metrics.base import METRICS, Metric, MetricInput, register_metric
 
 __all__ = ["METRICS", "Metric", "MetricInput", "load_builtin_metrics", "register_metric"]
 
-_BUILTIN_MODULES = ("dialeval.metrics.lexical", "dialeval.metrics.likelihood")
+_BUILTIN_MODULES = (
+    "dialeval.metrics.lexical",
+    "dialeval.metrics.likelihood",
+    "dialeval.metrics.embedding",
+    "dialeval.metrics.bertscore",
+    "dialeval.metrics.style",
+)
 
 
 def load_builtin_metrics() -> None:

@@ -202,3 +202,39 @@ def load_sentence_encoder(name_or_path: str = DEFAULT_ENCODER, device: str = "cp
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(str(folder), device=device), fingerprint(folder)
+
+
+@functools.lru_cache(maxsize=4)
+def load_classifier(folder: str, device: str = "cpu") -> tuple[Any, Any]:
+    """Return ``(model, tokenizer)`` of a local sequence classifier folder, loaded once."""
+    require("torch")
+    require("transformers")
+    set_offline()
+    path = Path(folder).expanduser()
+    if not (path / "config.json").exists():
+        raise InputError(f'"{folder}" is not a transformers model folder (no config.json)', field="model")
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    model: Any = AutoModelForSequenceClassification.from_pretrained(str(path))
+    return model.to(device).eval(), AutoTokenizer.from_pretrained(str(path))
+
+
+def classify(
+    folder: str,
+    device: str,
+    texts: list[str],
+    text_pairs: list[str] | None = None,
+    batch_size: int = 32,
+) -> tuple[list[list[float]], dict[int, str]]:
+    """Return class probabilities per text (or text pair) and the model's ``id2label``."""
+    import torch
+
+    model, tok = load_classifier(folder, device)
+    probs: list[list[float]] = []
+    with torch.inference_mode():
+        for start in range(0, len(texts), batch_size):
+            pair = text_pairs[start : start + batch_size] if text_pairs is not None else None
+            enc = tok(texts[start : start + batch_size], pair, padding=True, truncation=True, return_tensors="pt")
+            logits = model(**enc.to(model.device)).logits
+            probs.extend(torch.softmax(logits.float(), dim=-1).tolist())
+    return probs, {int(k): str(v) for k, v in model.config.id2label.items()}

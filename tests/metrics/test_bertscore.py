@@ -1,0 +1,67 @@
+"""BERTScore pinned to bert_score.score and to a hand rescale with the bundled baseline."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+pytest.importorskip("bert_score")
+
+import bert_score
+
+from dialeval.data.usr import load_usr_topical_chat
+from dialeval.metrics.base import MetricInput
+from dialeval.metrics.bertscore import BertScoreMetric, baseline_file
+from dialeval.models.loading import resolve_encoder_dir
+from dialeval.scoring import build_inputs
+
+
+@pytest.fixture(scope="module")
+def items(shared_data) -> list[MetricInput]:
+    bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(1)
+    return build_inputs(bench.candidates, bench.dialogues)
+
+
+@pytest.fixture(scope="module")
+def raw_reference(items):
+    # The reference library's one-call API on the same packaged encoder, layer 6, no rescale.
+    p, r, f = bert_score.score(
+        [i.response for i in items],
+        [list(i.references) for i in items],
+        model_type=str(resolve_encoder_dir("all-minilm-l6-v2")),
+        num_layers=6,
+    )
+    return p.tolist(), r.tolist(), f.tolist()
+
+
+def test_raw_scores_equal_bert_score(items, raw_reference):
+    out = BertScoreMetric(rescale=False).compute(items)
+    assert out["bertscore_p"] == pytest.approx(raw_reference[0], abs=1e-5)
+    assert out["bertscore_r"] == pytest.approx(raw_reference[1], abs=1e-5)
+    assert out["bertscore_f1"] == pytest.approx(raw_reference[2], abs=1e-5)
+
+
+def test_rescaled_scores_use_the_bundled_baseline(items, raw_reference):
+    with baseline_file("all-minilm-l6-v2").open() as handle:
+        row = list(csv.DictReader(handle))[6]
+    b_f = float(row["F"])
+    out = BertScoreMetric().compute(items)
+    expected = [(v - b_f) / (1 - b_f) for v in raw_reference[2]]
+    assert out["bertscore_f1"] == pytest.approx(expected, abs=1e-5)
+    assert "baseline_sha:" in BertScoreMetric().signature
+    assert "baseline_sha:" not in BertScoreMetric(rescale=False).signature
+
+
+def test_baseline_is_the_mean_of_unrelated_pairs():
+    # Unrelated responses should score near 0 after rescaling, a paraphrase well above.
+    out = BertScoreMetric().compute(
+        [
+            MetricInput(response="Do you have any pets at home?", references=("I went to the beach with my sister.",)),
+            MetricInput(response="I love playing football.", references=("I enjoy playing football a lot.",)),
+            MetricInput(response="no reference here"),
+        ]
+    )
+    assert abs(out["bertscore_f1"][0]) < 0.25
+    assert out["bertscore_f1"][1] > 0.5
+    assert out["bertscore_f1"][2] is None

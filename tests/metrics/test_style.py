@@ -1,0 +1,76 @@
+"""Style match and strength: VADER called directly, the F-score counted by hand, a local classifier by path."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("vaderSentiment")
+pytest.importorskip("spacy")
+
+from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+from dialeval.errors import InputError
+from dialeval.metrics.base import MetricInput
+from dialeval.metrics.style import StyleMetric, f_score, percentile, pos_tags
+
+_spec = importlib.util.spec_from_file_location(
+    "tiny_classifier", Path(__file__).resolve().parents[1] / "models" / "tiny_classifier.py"
+)
+assert _spec is not None and _spec.loader is not None
+tiny = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tiny)
+
+TEXTS = ["I love this, it is wonderful!", "This is terrible and I hate it.", "The meeting is at noon."]
+
+
+def test_sentiment_equals_vader_called_directly():
+    vader = SentimentIntensityAnalyzer()
+    comp = [vader.polarity_scores(t)["compound"] for t in TEXTS]
+    pos = StyleMetric(target="positive").compute([MetricInput(response=t) for t in TEXTS])
+    neg = StyleMetric(target="negative").compute([MetricInput(response=t) for t in TEXTS])
+    assert pos["style_strength"] == pytest.approx([50 * (1 + c) for c in comp])
+    assert neg["style_strength"] == pytest.approx([50 * (1 - c) for c in comp])
+    assert pos["style_match"] == [1.0, 0.0, 0.0]  # the neutral sentence is neither
+    assert neg["style_match"] == [0.0, 1.0, 0.0]
+
+
+def test_formality_f_score_counted_by_hand():
+    # The(art) committee(N) approved(V) the(art) annual(ADJ) budget(N): (100 * (5 - 1) / 6 + 100) / 2
+    # I(PRON) really(ADV) think(V) you(PRON) are(AUX) so(ADV) nice(ADJ): (100 * (1 - 6) / 7 + 100) / 2
+    formal, casual = pos_tags(["The committee approved the annual budget.", "I really think you are so nice!"])
+    assert f_score(formal) == pytest.approx((100 * 4 / 6 + 100) / 2)
+    assert f_score(casual) == pytest.approx((100 * -5 / 7 + 100) / 2)
+    out = StyleMetric(target="formal").compute(
+        [MetricInput(response="The committee approved the annual budget."), MetricInput(response="I really think you are so nice!")]
+    )
+    assert out["style_match"] == [1.0, 0.0]
+    assert out["style_strength"][0] == pytest.approx(percentile(f_score(formal)))
+    informal = StyleMetric(target="informal").compute([MetricInput(response="I really think you are so nice!")])
+    assert informal["style_strength"][0] == pytest.approx(100 - out["style_strength"][1])
+    assert informal["style_match"] == [1.0]
+
+
+def test_calibration_percentiles_are_monotone_and_centered():
+    assert percentile(0.0) < percentile(50.0) < percentile(90.0)
+    assert 40 <= percentile(47.2222) <= 60  # the corpus median is about 47-50
+
+
+def test_unknown_target_and_empty_response():
+    with pytest.raises(InputError, match="unknown style"):
+        StyleMetric(target="sarcastic")
+    assert StyleMetric().compute([MetricInput(response=" ")]) == {"style_match": [None], "style_strength": [None]}
+
+
+def test_local_classifier_by_path(tmp_path):
+    pytest.importorskip("transformers")
+    folder = tiny.build(tmp_path / "clf", ["NEGATIVE", "POSITIVE"])
+    probs = tiny.direct_probs(folder, TEXTS)
+    out = StyleMetric(target="positive", sentiment_model=str(folder)).compute([MetricInput(response=t) for t in TEXTS])
+    assert out["style_strength"] == pytest.approx([100 * p[1] for p in probs], abs=1e-4)
+    assert out["style_match"] == [float(p[1] > 0.5) for p in probs]
+    assert "model_sha:" in StyleMetric(target="positive", sentiment_model=str(folder)).signature
+    with pytest.raises(InputError, match="formal"):
+        StyleMetric(target="formal", formality_model=str(folder)).compute([MetricInput(response="hi")])
