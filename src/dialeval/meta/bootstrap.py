@@ -200,7 +200,7 @@ def _kendall(x: FloatArray, y: FloatArray, codes: IntArray, counts: IntArray) ->
 
 
 def weighted_correlation(
-    x: FloatArray, y: FloatArray, codes: IntArray, counts: IntArray, method: Method, chunk: int = 250
+    x: FloatArray, y: FloatArray, codes: IntArray, counts: IntArray, method: Method, chunk: int = 100
 ) -> FloatArray:
     """Correlate ``x`` and ``y`` in every resample given by cluster ``counts``.
 
