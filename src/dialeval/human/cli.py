@@ -112,7 +112,9 @@ def serve(
     import os
 
     os.environ["DIALEVAL_STUDY_DB"] = access["db_url"]
-    uvicorn.run("dialeval.human.serve:app", host=host, port=port, workers=workers, log_level="warning")
+    uvicorn.run(
+        "dialeval.human.serve:make_app", factory=True, host=host, port=port, workers=workers, log_level="warning"
+    )
 
 
 @study_app.command("export")
