@@ -44,7 +44,10 @@ def test_formality_f_score_counted_by_hand():
     assert f_score(formal) == pytest.approx((100 * 4 / 6 + 100) / 2)
     assert f_score(casual) == pytest.approx((100 * -5 / 7 + 100) / 2)
     out = StyleMetric(target="formal").compute(
-        [MetricInput(response="The committee approved the annual budget."), MetricInput(response="I really think you are so nice!")]
+        [
+            MetricInput(response="The committee approved the annual budget."),
+            MetricInput(response="I really think you are so nice!"),
+        ]
     )
     assert out["style_match"] == [1.0, 0.0]
     assert out["style_strength"][0] == pytest.approx(percentile(f_score(formal)))

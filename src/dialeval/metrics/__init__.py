@@ -10,6 +10,7 @@ _BUILTIN_MODULES = (
     "dialeval.metrics.embedding",
     "dialeval.metrics.bertscore",
     "dialeval.metrics.style",
+    "dialeval.metrics.nli",
 )
 
 

@@ -1,0 +1,113 @@
+"""NLI contradiction of the response against its context and facts, with the user's own NLI model.
+
+No NLI model with a clear license installs offline, so there is no default: give
+a local transformers folder whose labels include "contradiction" (e.g. a
+RoBERTa-MNLI you have on disk) with ``model=PATH`` or ``$DIALEVAL_NLI_MODEL``.
+
+``nli_contradiction`` is the largest P(contradiction) over the premises (the
+last ``context_turns`` turns and, with ``use_knowledge``, each fact or persona
+line), with the response as the hypothesis; lower is better. An item with no
+premise gets None. Every distinct (premise, response) pair is classified once.
+
+Example:
+    >>> try:
+    ...     NliMetric(model="")
+    ... except InputError as err:
+    ...     print(err.field, "|", err.message[:43])
+    model | the nli metric needs a local NLI model fold
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dialeval.errors import InputError
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+
+ENV = "DIALEVAL_NLI_MODEL"
+
+
+@dataclass(frozen=True)
+class NliConfig:
+    """The NLI model and which premises to check.
+
+    Attributes:
+        model: A local NLI classifier folder (default ``$DIALEVAL_NLI_MODEL``).
+        context_turns: How many of the last context turns are premises.
+        use_knowledge: Also check each fact or persona line.
+        device: Torch device.
+    """
+
+    model: str = field(default_factory=lambda: os.environ.get(ENV, ""))
+    context_turns: int = 1
+    use_knowledge: bool = True
+    device: str = "cpu"
+
+
+@register_metric
+class NliMetric(Metric):
+    """Largest contradiction probability of the response against context turns and facts."""
+
+    name = "nli"
+    outputs = ("nli_contradiction",)
+    Config = NliConfig
+    higher_is_better: ClassVar[bool] = False
+    batch_size: ClassVar[int] = 256
+    config: NliConfig
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if not self.config.model:
+            raise InputError(
+                f"the nli metric needs a local NLI model folder: pass model=PATH or set {ENV} "
+                "(no NLI model installs offline)",
+                field="model",
+            )
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Say what is missing: transformers, or a model (no packaged default exists)."""
+        import importlib.util
+
+        if importlib.util.find_spec("transformers") is None:
+            return "needs transformers: pip install 'dialeval[models]'"
+        if not os.environ.get(ENV):
+            return f"needs a local NLI model folder: set {ENV}=PATH (no NLI model installs offline)"
+        return None
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Return the model hash."""
+        from dialeval.models.loading import fingerprint
+
+        return {"model_sha": fingerprint(Path(self.config.model))}
+
+    def _premises(self, item: MetricInput) -> list[str]:
+        cfg = self.config
+        turns = item.context[-cfg.context_turns :] if cfg.context_turns > 0 else ()
+        found = [t.text for t in turns] + (list(item.knowledge) if cfg.use_knowledge else [])
+        return [p for p in dict.fromkeys(found) if p.strip()]
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Classify each distinct (premise, response) pair once; take the max per item."""
+        from dialeval.models.loading import classify
+
+        pairs = list(dict.fromkeys((p, i.response) for i in items for p in self._premises(i)))
+        probs: dict[tuple[str, str], float] = {}
+        if pairs:
+            rows, labels = classify(self.config.model, self.config.device, [p for p, _ in pairs], [h for _, h in pairs])
+            hits = [k for k, name in labels.items() if "contradict" in name.lower()]
+            if len(hits) != 1:
+                raise InputError(
+                    f'{self.config.model}: no single "contradiction" label among {sorted(labels.values())}',
+                    field="model",
+                )
+            probs = {pair: row[hits[0]] for pair, row in zip(pairs, rows, strict=True)}
+        out: list[float | None] = []
+        for i in items:
+            found = [probs[(p, i.response)] for p in self._premises(i)]
+            out.append(max(found) if found else None)
+        return {"nli_contradiction": out}

@@ -1,0 +1,57 @@
+"""NLI contradiction: a clear error without a model; the by-path wiring against the model called directly."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from dialeval.errors import InputError
+from dialeval.metrics.base import MetricInput
+from dialeval.metrics.nli import NliMetric
+from dialeval.schema import Turn
+
+_spec = importlib.util.spec_from_file_location(
+    "tiny_classifier", Path(__file__).resolve().parents[1] / "models" / "tiny_classifier.py"
+)
+assert _spec is not None and _spec.loader is not None
+tiny = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tiny)
+
+
+def test_no_model_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.delenv("DIALEVAL_NLI_MODEL", raising=False)
+    with pytest.raises(InputError, match="needs a local NLI model folder"):
+        NliMetric()
+    assert "DIALEVAL_NLI_MODEL" in (NliMetric.unavailable_reason() or "")
+    with pytest.raises(InputError, match="not a transformers model folder"):
+        NliMetric(model=str(tmp_path)).compute([MetricInput(response="x", context=(Turn(speaker="A", text="y"),))])
+
+
+def test_max_contradiction_over_context_and_facts(tmp_path):
+    pytest.importorskip("transformers")
+    # A real transformers classifier with random weights: no NLI model installs offline (see tiny_classifier).
+    folder = tiny.build(tmp_path / "nli", ["entailment", "neutral", "contradiction"])
+    items = [
+        MetricInput(
+            response="I have two dogs.",
+            context=(Turn(speaker="A", text="Old turn."), Turn(speaker="A", text="Do you have pets?")),
+            knowledge=("I am allergic to dogs.", "I live in Paris."),
+        ),
+        MetricInput(response="Hello!"),
+    ]
+    out = NliMetric(model=str(folder)).compute(items)["nli_contradiction"]
+    premises = ["Do you have pets?", "I am allergic to dogs.", "I live in Paris."]
+    direct = tiny.direct_probs(folder, premises, ["I have two dogs."] * 3)
+    assert out[0] == pytest.approx(max(p[2] for p in direct), abs=1e-5)
+    assert out[1] is None
+    no_facts = NliMetric(model=str(folder), use_knowledge=False).compute(items[:1])["nli_contradiction"]
+    assert no_facts[0] == pytest.approx(direct[0][2], abs=1e-5)
+
+
+def test_model_without_contradiction_label_is_refused(tmp_path):
+    pytest.importorskip("transformers")
+    folder = tiny.build(tmp_path / "sent", ["NEGATIVE", "POSITIVE"])
+    with pytest.raises(InputError, match="contradiction"):
+        NliMetric(model=str(folder)).compute([MetricInput(response="x", context=(Turn(speaker="A", text="y"),))])
