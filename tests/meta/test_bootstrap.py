@@ -137,3 +137,30 @@ def test_kendall_fallback_loop_equals_quadratic_form(monkeypatch):
     monkeypatch.setattr(bs, "MAX_PAIR_CLUSTERS", 10)  # force the per-resample scipy loop
     slow = weighted_correlation(x, y, codes, counts, "kendall")
     assert np.allclose(fast, slow, atol=1e-12, equal_nan=True)
+
+
+def test_sample_level_bootstrap_averages_resampled_context_correlations(usr):
+    (row,) = correlation_table(
+        usr.scores,
+        usr.ratings,
+        dimension="Overall",
+        metrics=["len"],
+        levels=("sample",),
+        methods=("kendall",),
+        n_boot=50,
+        seed=4,
+    )
+    # Independent: per-context tau straight from the JSON, then the mean over each resample's drawn contexts
+    # (a context drawn twice counts twice; constant contexts are left out).
+    per_context = []
+    for ctx in usr.contexts:
+        x = [len(r["response"].split()) for r in ctx["responses"]]
+        y = [np.mean(r["Overall"]) for r in ctx["responses"]]
+        per_context.append(stats.kendalltau(x, y).statistic if np.ptp(x) and np.ptp(y) else np.nan)
+    per_context = np.array(per_context)
+    counts = draw_counts(60, 50, seed=4)
+    used = np.isfinite(per_context)
+    boot = [np.repeat(per_context[used], counts[b, used]).mean() for b in range(50)]
+    assert row.value == pytest.approx(np.nanmean(per_context), abs=1e-12)
+    assert row.n_groups + row.n_skipped == 60 and row.n_skipped == int((~used).sum())
+    assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])), abs=1e-12)
