@@ -51,7 +51,7 @@ def paper_comparison(rows: Sequence[Any], table_name: str) -> str:
             paper = paper_rows[paper_name]
             fmt = [("n/a" if v is None else f"{v:.1f}") for v in mine]
             lines.append(f"| {method} | {paper_name} ({ours_name}) | dialeval | " + " | ".join(fmt) + " |")
-            lines.append("| | | paper | " + " | ".join(f"{v:.1f}" for v in paper) + " |")
+            lines.append("| | | paper | " + " | ".join(f"{v:g}" for v in paper) + " |")
             diff = [("n/a" if m is None else f"{m - p:+.1f}") for m, p in zip(mine, paper, strict=True)]
             lines.append("| | | difference | " + " | ".join(diff) + " |")
     if not found:
