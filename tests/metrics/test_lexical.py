@@ -8,6 +8,7 @@ the other listed responses to the same turn as its references.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -24,7 +25,8 @@ from tests.metrics.metric_tester import check_metric
 from dialeval.metrics import functional as F
 from dialeval.metrics.base import METRICS, MetricInput
 from dialeval.metrics.lexical import Bleu, Chrf, Meteor, Rouge, SacreBleu
-from dialeval.metrics.wordnet import load_wordnet
+from dialeval.metrics.wordnet import DEBIAN_WORDNET, REQUIRED_FILES, load_wordnet
+from dialeval.signature import file_sha256
 
 Pairs = tuple[list[str], list[list[str]]]
 
@@ -166,6 +168,9 @@ def test_signatures_name_parameters_and_versions() -> None:
     assert f"rouge-score=={version('rouge-score')}" in Rouge().signature
     assert Rouge(use_stemmer=True).signature != Rouge().signature
     assert "wordnet:3.0" in Meteor().signature and Meteor(alpha=0.8).signature != Meteor().signature
+    # The WordNet hash, recomputed here from the Debian files: sha256 over the files' sha256s.
+    expected = hashlib.sha256("".join(file_sha256(DEBIAN_WORDNET / n) for n in REQUIRED_FILES).encode())
+    assert f"wordnet_sha256:{expected.hexdigest()[:16]}" in Meteor().signature
 
 
 def test_bad_smoothing_and_missing_references_are_clear_errors() -> None:
@@ -188,3 +193,15 @@ def test_empty_response_scores_like_the_libraries_and_never_nan() -> None:
             assert column[0] == 0.0, f"{name}: {column}"
             assert all(v is not None and np.isfinite(v) for v in column), name
     assert F.sentence_chrf([""], [["hi there"]]).tolist() == [sacrebleu.sentence_chrf("", ["hi there"]).score]
+
+
+def test_importing_the_lexical_metrics_imports_no_heavy_library() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, dialeval.metrics.lexical; "
+        "print(sorted(m for m in ('torch', 'nltk', 'sacrebleu', 'rouge_score') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -28,7 +28,7 @@ from dialeval.metrics import functional as F
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, NoConfig, register_metric
 from dialeval.metrics.functional.bleu import SMOOTHING_METHODS
 from dialeval.metrics.functional.sacre import sacrebleu_signature
-from dialeval.metrics.wordnet import wordnet_unavailable
+from dialeval.metrics.wordnet import wordnet_fingerprint, wordnet_unavailable
 
 
 def _split(items: Sequence[MetricInput]) -> tuple[list[str], list[tuple[str, ...]]]:
@@ -183,8 +183,9 @@ class Meteor(Metric):
         return wordnet_unavailable()
 
     def signature_extra(self) -> Mapping[str, Any]:
-        """WordNet version and the NLTK version."""
-        return {"wordnet": "3.0", "multiref": "max", "lib": _lib("nltk")}
+        """WordNet version and file hash, and the NLTK version."""
+        return {"wordnet": "3.0", "wordnet_sha256": wordnet_fingerprint(), "multiref": "max",
+                "lib": _lib("nltk")}
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Return METEOR per item (raises with the apt-get command if WordNet is missing)."""

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from functools import cache
@@ -23,6 +24,7 @@ from typing import Any
 
 from dialeval.errors import MissingExtraError
 from dialeval.paths import cache_dir
+from dialeval.signature import file_sha256
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
 INSTALL_HINT = "apt-get install wordnet-base wordnet-sense-index"
@@ -58,6 +60,20 @@ def wordnet_unavailable(source: Path | None = None) -> str | None:
     if missing:
         return f"WordNet files missing from {source} ({', '.join(missing[:3])}...): {INSTALL_HINT}"
     return None
+
+
+@cache
+def _fingerprint(source: Path) -> str:
+    digest = hashlib.sha256()
+    for name in REQUIRED_FILES:
+        digest.update(file_sha256(source / name).encode())
+    return digest.hexdigest()[:16]
+
+
+def wordnet_fingerprint(source: Path | None = None) -> str:
+    """Return a short sha256 over the WordNet files METEOR reads, or ``"missing"``."""
+    source = source or DEBIAN_WORDNET
+    return "missing" if wordnet_unavailable(source) else _fingerprint(source)
 
 
 def nltk_wordnet_dir(source: Path | None = None, target: Path | None = None) -> Path:
