@@ -1,0 +1,53 @@
+"""The score cache: first run of a job vs the same job again, side by side in one process.
+
+Usage: .venv/bin/python benchmarks/bench_cache.py [--metric embedding] [--contexts 60]
+
+Runs ``score_candidates`` on USR Topical-Chat with a fresh SQLite cache (first
+run: model work), then again (second run: everything from the cache). The model is
+loaded before timing, so the ratio is about the work, not the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from dialeval.cache import ScoreCache
+from dialeval.data.usr import load_usr_topical_chat
+from dialeval.metrics import METRICS, load_builtin_metrics
+from dialeval.paths import shared_data_dir
+from dialeval.scoring import build_inputs, score_candidates
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--metric", default="embedding")
+    ap.add_argument("--contexts", type=int, default=60)
+    args = ap.parse_args()
+    data = shared_data_dir()
+    assert data is not None, "needs ../shared/data"
+    bench = load_usr_topical_chat(data / "usr" / "usr_topical_chat.json").head(args.contexts)
+    load_builtin_metrics()
+    metric = METRICS.get(args.metric)()
+    metric.compute(build_inputs(bench.candidates[:2], bench.dialogues))  # load the model outside the timing
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = ScoreCache(Path(tmp) / "scores.sqlite")
+        t = time.perf_counter()
+        first = score_candidates(metric, bench.candidates, bench.dialogues, cache=cache)
+        t_first = time.perf_counter() - t
+        t = time.perf_counter()
+        second = score_candidates(metric, bench.candidates, bench.dialogues, cache=cache)
+        t_second = time.perf_counter() - t
+        assert [s.value for s in first] == [s.value for s in second]
+        rows = len(cache)
+    n = len(bench.candidates)
+    print(f"{args.metric} on {n} USR-TC items ({rows} distinct inputs cached)")
+    print(f"first run  {t_first:8.3f} s  {n / t_first:9.1f} items/s")
+    print(f"second run {t_second:8.3f} s  {n / t_second:9.1f} items/s")
+    print(f"second run is {t_first / t_second:.0f}x faster")
+
+
+if __name__ == "__main__":
+    main()
