@@ -47,7 +47,7 @@ def gguf_sha256(path: str) -> str:
 
 
 def local_server(
-    gguf: str | Path | None = None, *, n_ctx: int = 4096, n_parallel: int = 8, port: int | None = None
+    gguf: str | Path | None = None, *, n_ctx: int = 2048, n_parallel: int = 8, port: int | None = None
 ) -> tuple[Any, int]:
     """Return ``(server, port)``: a llama.cpp server for ``gguf`` on 127.0.0.1, started once.
 
@@ -83,7 +83,7 @@ class LlamaCppBackend(Backend):
         n_parallel: Request slots (requests served at once).
     """
 
-    def __init__(self, model: str = "", *, n_ctx: int = 4096, n_parallel: int = 8) -> None:
+    def __init__(self, model: str = "", *, n_ctx: int = 2048, n_parallel: int = 8) -> None:
         self.path = str(Path(model) if model else default_gguf())
         self.server, self.port = local_server(self.path, n_ctx=n_ctx, n_parallel=n_parallel)
         self.max_in_flight = n_parallel

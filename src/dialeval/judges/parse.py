@@ -7,6 +7,7 @@ Rules, in order:
    once, the **last** labelled statement wins (models restate a final answer).
    Numbers that are not after a label (e.g. in the reasoning) are ignored.
 2. Otherwise, an answer that is nothing but a number (``"2"``, ``"0.7."``).
+   A range such as ``1-5`` after a label is the scale echoed back, not a score.
 3. ``x/y`` and ``x out of y``: taken as ``x`` when ``y`` is the scale's top;
    on a 0-1 scale read as the fraction ``x/y`` (``8/10`` -> 0.8); otherwise a failure.
 4. A value outside the scale is a failure (never clipped).
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 _NUM = r"[-+]?\d+(?:\.\d+)?"
 _SEP = r"(?:\s*(?:is|of|was|would be|:|=|-|–|\*\*|\[)\s*)*"
 _FRACTION = rf"(?:\s*(?:/|out of)\s*({_NUM}))?"
+_NOT_RANGE = r"(?!\s*[-–]\s*\d)"  # "Humanness: 1-5" echoes the scale, it is not a score
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def parse_score(text: str, scale: Scale, labels: Sequence[str]) -> Parsed:
     """Return the score stated in ``text`` after one of ``labels`` (see the module rules)."""
     if labels:
         label_re = "|".join(re.escape(lbl) for lbl in labels)
-        pattern = re.compile(rf"(?:{label_re}){_SEP}({_NUM}){_FRACTION}", re.IGNORECASE)
+        pattern = re.compile(rf"(?:{label_re}){_SEP}({_NUM}){_NOT_RANGE}{_FRACTION}", re.IGNORECASE)
         hits = list(pattern.finditer(text))
         if hits:
             last = hits[-1]

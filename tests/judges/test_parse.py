@@ -1,0 +1,88 @@
+"""The score parser on real SmolLM2 answers (fixtures) and on constructed hard cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dialeval.judges.parse import Scale, parse_score, to_level
+from dialeval.judges.protocol import load_protocol
+
+SIMPLE_ANSWER = "humanness - 4\nfluency - 5\ncoherency - 4\nconsistency - 3\nengagingness - 2\noverall - 3"
+DIALOGUE_ANSWER = "Overall Dialogue Turn Score - 3.5\nDialogue Interaction Score - 2\nFinal Score - 3"
+FIXTURES = Path(__file__).parent / "fixtures" / "real_outputs.json"
+
+
+def _parse(protocol: str, text: str) -> float | None:
+    p = load_protocol(protocol)
+    return parse_score(text, p.scale, p.labels).value
+
+
+def test_real_model_outputs_match_hand_labels() -> None:
+    # Collected from SmolLM2-135M-Instruct by fixtures/collect_outputs.py; "expected" was
+    # labelled by reading each answer (null: a person finds no score in it either).
+    rows = json.loads(FIXTURES.read_text(encoding="utf-8"))
+    assert len(rows) >= 20
+    for row in rows:
+        assert _parse(row["protocol"], row["text"]) == row["expected"], row
+
+
+# Constructed hard cases (the 135M model rarely produces them; stronger judges do).
+@pytest.mark.parametrize(
+    ("protocol", "text", "expected"),
+    [
+        # score stated twice: the last statement wins
+        ("lmstyle-appropriateness", "Appropriateness Score: 60\nOn reflection, Appropriateness Score: 75", 75.0),
+        # numbers in the reasoning before the labelled score are ignored
+        ("lmstyle-appropriateness", "It mentions 100 gallons and 2 cities. Appropriateness Score: [40]", 40.0),
+        ("cpdscore-detail", "The reply has 3 parts, 2 are fine.\n- Humanness: 4", 4.0),
+        # "8/10" on a 0-1 scale is the fraction 0.8; x/5 on a 1-5 scale is x
+        ("dialogadv", "The response is fluent. Therefore, the score is 8/10.", 0.8),
+        ("cpdscore-detail", "- Humanness: 4/5", 4.0),
+        ("cpdscore-detail", "- Humanness: 7/10", None),
+        # out of range values are failures, never clipped
+        ("cpdscore-detail", "- Humanness: 7", None),
+        ("dialogadv", "score: 8", None),
+        ("lmstyle-appropriateness", "Appropriateness Score: 120", None),
+        # bare numbers and formats of the papers
+        ("diqad-holistic", "2", 2.0),
+        ("diqad-holistic", "Score: 1", 1.0),
+        ("dialogadv", "0.7", 0.7),
+        ("cpdscore-simple", SIMPLE_ANSWER, 3.0),
+        ("cpdscore-simple", "overall - x", None),  # the template echoed back
+        ("cpdscore-dialogue", DIALOGUE_ANSWER, 3.0),
+        # prose with no score
+        ("diqad-holistic", "What a lovely conversation! I really enjoyed reading it.", None),
+    ],
+)
+def test_hard_cases(protocol: str, text: str, expected: float | None) -> None:
+    assert _parse(protocol, text) == expected
+
+
+def test_failure_reasons_are_specific() -> None:
+    s = Scale(1, 5)
+    assert parse_score("- Humanness: 9", s, ["Humanness"]).reason == "out of range: 9 not in [1, 5]"
+    assert parse_score("nice reply", s, ["Humanness"]).reason == "no score found"
+    assert parse_score("Humanness: 7/10", s, ["Humanness"]).reason == "fraction 7/10 does not match the scale"
+
+
+def test_dialogue_fields() -> None:
+    p = load_protocol("cpdscore-dialogue")
+    text = DIALOGUE_ANSWER
+    fields = dict(p.fields)
+    assert parse_score(text, p.scale, fields["turn"]).value == 3.5
+    assert parse_score(text, p.scale, fields["interaction"]).value == 2.0
+
+
+@pytest.mark.parametrize(("x", "level"), [(0.0, 1), (0.05, 1), (0.1, 2), (0.55, 6), (0.9, 10), (1.0, 10)])
+def test_levels_follow_dialogadv(x: float, level: int) -> None:
+    # DialogADV Sec. 3: L1 (0-0.1), L2 (0.1-0.2), ..., L10 (0.9-1)
+    assert to_level(x, 10) == level
+
+
+def test_scale_echo_is_not_a_score() -> None:
+    # real answer from the fixtures: the model echoed the scale "1-5" after the label
+    assert _parse("cpdscore-detail", "- Humanness: 1-5\n\nThe response is human-like") is None
+    assert _parse("cpdscore-simple", "overall - 4") == 4.0  # a dash before the number is a separator
