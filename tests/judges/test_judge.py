@@ -1,0 +1,120 @@
+"""Judges end to end on the packaged SmolLM2-135M-Instruct (llama.cpp in process): counts, cache, budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dialeval.backends.llamacpp import LlamaCppBackend
+from dialeval.backends.runner import Runner
+from dialeval.data.catalog import load_benchmark
+from dialeval.judges import JudgeMetric, load_protocol
+from dialeval.judges.dialogue import DialogueJudge, system_turns
+from dialeval.judges.judge import Judge
+from dialeval.metrics.base import METRICS, MetricInput
+from dialeval.schema import Turn
+from dialeval.scoring import score_candidates
+
+FAST = {"k": 2, "max_tokens": 6, "temperature": 0.7, "seed": 5}
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str) -> None:
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def usr_two(shared_data: Path):  # type: ignore[no-untyped-def]
+    # two USR-TC candidates with the context cut to its last turn: the 2-core CPU reads
+    # prompts at ~20 tokens/s, and full USR contexts would make this test take minutes
+    bench = load_benchmark("usr-tc").head(1)
+    dialogues = {
+        k: d.model_copy(update={"turns": d.turns[-1:], "knowledge": []}) for k, d in bench.dialogues.items()
+    }
+    cands = [c.model_copy(update={"turn_index": 1}) for c in bench.candidates[:2]]
+    return cands, dialogues
+
+
+def _metric(name: str, **params: object) -> JudgeMetric:
+    m = METRICS.get(name)(**{**FAST, **params})
+    assert isinstance(m, JudgeMetric)
+    return m
+
+
+def test_metric_counts_add_up_and_missing_is_none(usr_two) -> None:  # type: ignore[no-untyped-def]
+    cands, dialogues = usr_two
+    m = _metric("judge:lmstyle-appropriateness")
+    scores = score_candidates(m, cands, dialogues)
+    s = m.run_summary()
+    main = [x for x in scores if x.metric == "judge:lmstyle-appropriateness"]
+    assert len(main) == 2
+    # every sample is one call, plus one call per parse retry
+    assert s["calls"] == 2 * 2 + s["parse_retries"]
+    assert s["samples"] == 4 and s["items"] == 2
+    assert s["items_missing"] == sum(x.value is None for x in main)
+    assert all(x.value is None or 0 <= x.value <= 100 for x in main)
+    assert s["completion_tokens"] <= 6 * s["calls"] and s["prompt_tokens"] > 80 * s["calls"]
+    sig = m.signature
+    assert "protocol:lmstyle-appropriateness" in sig and "protocol_version:1" in sig
+    assert f"protocol_sha256:{load_protocol('lmstyle-appropriateness').sha256[:16]}" in sig
+    assert "judge_backend:llamacpp:SmolLM2-135M-Instruct.Q4_1:" in sig and "k:2" in sig and "seed:5" in sig
+
+
+def test_cached_rerun_makes_no_calls(usr_two) -> None:  # type: ignore[no-untyped-def]
+    cands, dialogues = usr_two
+    first = _metric("judge:lmstyle-appropriateness", k=1)
+    a = score_candidates(first, cands, dialogues)
+    second = _metric("judge:lmstyle-appropriateness", k=1)
+    b = score_candidates(second, cands, dialogues)
+    assert second.run_summary()["calls"] == 0
+    assert second.run_summary()["cache_hits"] == first.run_summary()["calls"]
+    assert [x.value for x in a] == [x.value for x in b]
+
+
+def test_budget_stops_cleanly(usr_two) -> None:  # type: ignore[no-untyped-def]
+    cands, dialogues = usr_two
+    m = _metric("judge:lmstyle-appropriateness", max_calls=2, cache=False, k=1)
+    scores = score_candidates(m, cands, dialogues)
+    s = m.run_summary()
+    assert s["calls"] == 2
+    # with k=1 and 2 calls: both items were asked once; any parse retry hits the spent budget
+    assert s["budget_stopped"] == s["parse_retries"]
+    assert len(scores) == 2
+
+
+def test_expected_score_from_real_logprobs() -> None:
+    # The expected score is a probability-weighted mean over the digits 1-5 among the top-5
+    # alternatives at the score token, so it lies within the scale.
+    p = load_protocol("cpdscore-detail")
+    judge = Judge(p, Runner(LlamaCppBackend()), k=1, temperature=0.0, seed=1, max_tokens=4, top_logprobs=5)
+    ctx = (Turn(speaker="U", text="Capital of France?"),)
+    item = MetricInput(response="Paris is the capital of France.", context=ctx)
+    [res] = judge.judge([item])
+    if res.value is not None and res.expected is not None:
+        assert 1.0 <= res.expected <= 5.0
+    answer = judge.runner.one(judge._request(p.render(item), 1))
+    assert len(answer.top_logprobs) == len(answer.tokens)  # type: ignore[union-attr]
+    assert judge.runner.stats.cache_hits == 0
+
+
+def test_cpdscore_dialogue_two_steps() -> None:
+    ctx = tuple(
+        Turn(speaker=s, text=t)
+        for s, t in [("U", "hi, how was your weekend?"), ("S", "great, I went hiking."), ("U", "where did you go?")]
+    )
+    item = MetricInput(response="We hiked up Mount Tam near San Francisco.", context=ctx)
+    runner = Runner(LlamaCppBackend())
+    opts = {"k": 1, "temperature": 0.0, "seed": 0, "top_logprobs": 0}
+    dj = DialogueJudge(
+        Judge(load_protocol("cpdscore-detail"), runner, max_tokens=6, **opts),  # type: ignore[arg-type]
+        Judge(load_protocol("cpdscore-dialogue"), runner, max_tokens=40, **opts),  # type: ignore[arg-type]
+    )
+    [res] = dj.judge([item])
+    assert [t.response for t in system_turns(item, 7)] == ["great, I went hiking.", item.response]
+    assert len(res.turn_scores) == 2
+    # step 1: one call per system turn; step 2: one call; plus the counted parse retries
+    assert runner.stats.calls == 2 + 1 + dj.stats.parse_retries
+    assert dj.stats.items == 1
+    assert res.final.value is None or 1 <= res.final.value <= 5
+    assert (res.final.value is None) == (dj.stats.items_missing == 1)
