@@ -67,18 +67,22 @@ def test_fitting_answer_beats_nonsense(metric):
     assert values["lm_likelihood"][0] > 2 * values["lm_likelihood"][1]
 
 
-def test_each_distinct_prompt_runs_once_and_duplicates_are_free(metric, usr_items):
+def test_contexts_pack_into_few_passes_and_duplicates_are_free(metric, usr_items):
     model, _, _ = metric._loaded()
     base = model.model
     calls: list[int] = []
     hook = base.register_forward_hook(lambda mod, args, kwargs_out: calls.append(1))
     try:
         cond, _ = metric.requests(usr_items)
-        continuation_nll(model, cond + cond, max_batch_tokens=4096)
+        twice = continuation_nll(model, cond + cond, max_batch_tokens=100_000)
+        small = continuation_nll(model, cond, max_batch_tokens=1)
     finally:
         hook.remove()
-    # one prefix pass + one batched response pass per distinct context
-    assert len(calls) == 2 * len({p for p, _ in cond})
+    # everything in one forward pass when it fits; duplicates cost nothing;
+    # with a tiny budget, one pass per distinct context (each prompt is still computed once)
+    assert len(calls) == 1 + len({p for p, _ in cond})
+    assert twice[: len(cond)] == twice[len(cond) :]
+    assert small == pytest.approx(twice[: len(cond)], abs=1e-4)
 
 
 def test_batch_split_does_not_change_values(metric, usr_items):

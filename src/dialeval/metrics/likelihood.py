@@ -7,10 +7,11 @@ same continuation after the BOS token alone, and ``lm_context_gain`` is
 ``NLL_uncond - NLL_cond`` (how much the context explains the response).
 
 Speed comes from not doing work: identical (prompt, response) pairs are scored
-once; each distinct prompt runs through the model once and its key/value cache
-is reused by every response to it; the vocabulary projection runs only at the
-positions that predict response tokens; responses to one prompt are batched
-longest first, so padding stays small.
+once; each distinct prompt is computed once and its keys/values are shared by
+every response to it (a prompt and all its responses are packed into one row
+with a tree-shaped attention mask); the vocabulary projection runs only at the
+positions that predict response tokens; rows are batched longest first, so
+padding stays small.
 
 Example:
     >>> LikelihoodMetric().signature.split("|")[:3]
@@ -19,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import copy
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,46 +54,79 @@ class LikelihoodConfig:
     turn_separator: str = " "
 
 
+def _pack(chunk: Sequence[tuple[tuple[int, ...], list[tuple[int, ...]]]], width: int) -> tuple[Any, ...]:
+    """Lay each prompt and all its responses side by side in one row, with a tree-shaped mask."""
+    import torch
+
+    n = len(chunk)
+    ids = torch.zeros((n, width), dtype=torch.long)
+    pos = torch.zeros((n, width), dtype=torch.long)
+    mask = torch.zeros((n, 1, width, width), dtype=torch.bool)
+    pred: list[int] = []
+    targets: list[int] = []
+    keys: list[Request] = []
+    for b, (prefix, conts) in enumerate(chunk):
+        size = len(prefix)
+        ids[b, :size] = torch.tensor(prefix)
+        pos[b, :size] = torch.arange(size)
+        mask[b, 0, :size, :size] = torch.ones(size, size, dtype=torch.bool).tril()
+        off = size
+        for c in conts:
+            n_c = len(c)
+            ids[b, off : off + n_c] = torch.tensor(c)
+            pos[b, off : off + n_c] = torch.arange(size, size + n_c)
+            mask[b, 0, off : off + n_c, :size] = True  # every response sees the whole prompt ...
+            mask[b, 0, off : off + n_c, off : off + n_c] = torch.ones(n_c, n_c, dtype=torch.bool).tril()  # and itself
+            pred.extend([b * width + size - 1] + [b * width + off + k for k in range(n_c - 1)])
+            targets.extend(c)
+            keys.append((prefix, c))
+            off += n_c
+        for j in range(off, width):  # padding attends to itself only (no empty softmax rows)
+            mask[b, 0, j, j] = True
+    return ids, pos, mask, pred, targets, keys
+
+
 def continuation_nll(model: Any, requests: Sequence[Request], max_batch_tokens: int = 2048) -> list[float | None]:
     """Return the mean token NLL of each continuation given its prefix (None if it is empty).
 
     Equals the loss of ``model(prefix + continuation, labels=...)`` with the prefix
-    labels masked, computed with one prefix pass per distinct prefix.
+    labels masked. Each distinct prefix is laid out once, followed by its distinct
+    continuations; a tree-shaped attention mask lets every continuation see the
+    prefix and itself only (the prefix's keys and values are computed once and
+    shared), position ids restart after the prefix for each continuation, and
+    several contexts are batched, longest first, up to ``max_batch_tokens`` padded
+    tokens. The vocabulary projection runs only at positions that predict a
+    continuation token.
     """
     import torch
 
     base = getattr(model, model.base_model_prefix)
     head = model.get_output_embeddings()
     device = next(model.parameters()).device
-    by_prefix: dict[tuple[int, ...], set[tuple[int, ...]]] = defaultdict(set)
+    groups: dict[tuple[int, ...], set[tuple[int, ...]]] = defaultdict(set)
     for prefix, cont in requests:
         if cont:
-            by_prefix[prefix].add(cont)
+            groups[prefix].add(cont)
+    rows = sorted(
+        ((p, sorted(cs, key=len)) for p, cs in groups.items()),
+        key=lambda row: -(len(row[0]) + sum(len(c) for c in row[1])),
+    )
     found: dict[Request, float] = {}
+    start = 0
     with torch.inference_mode():
-        for prefix, cont_set in by_prefix.items():
-            out = base(input_ids=torch.tensor([prefix], device=device), use_cache=True)
-            past, last_h = out.past_key_values, out.last_hidden_state[0, -1:]
-            conts = sorted(cont_set, key=len, reverse=True)
-            start = 0
-            while start < len(conts):
-                width = len(conts[start])
-                rows = max(1, max_batch_tokens // width)
-                chunk = conts[start : start + rows]
-                start += len(chunk)
-                ids = torch.zeros((len(chunk), width), dtype=torch.long, device=device)
-                for i, c in enumerate(chunk):
-                    ids[i, : len(c)] = torch.tensor(c)
-                cache = copy.deepcopy(past)
-                cache.batch_repeat_interleave(len(chunk))
-                pos = torch.arange(len(prefix), len(prefix) + width, device=device).expand(len(chunk), width)
-                h = base(input_ids=ids, past_key_values=cache, position_ids=pos, use_cache=True).last_hidden_state
-                picked = torch.cat([torch.cat([last_h, h[i, : len(c) - 1]]) for i, c in enumerate(chunk)])
-                logp = torch.log_softmax(head(picked).float(), dim=-1)
-                targets = torch.tensor([t for c in chunk for t in c], device=device)
-                nll = -logp.gather(1, targets[:, None])[:, 0]
-                for c, part in zip(chunk, torch.split(nll, [len(c) for c in chunk]), strict=True):
-                    found[(prefix, c)] = float(part.mean())
+        while start < len(rows):
+            width = len(rows[start][0]) + sum(len(c) for c in rows[start][1])
+            chunk = rows[start : start + max(1, max_batch_tokens // width)]
+            start += len(chunk)
+            ids, pos, mask, pred, targets, keys = _pack(chunk, width)
+            hidden = base(
+                input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=pos.to(device)
+            ).last_hidden_state
+            picked = hidden.reshape(-1, hidden.shape[-1])[torch.tensor(pred, device=device)]
+            logp = torch.log_softmax(head(picked).float(), dim=-1)
+            nll = -logp.gather(1, torch.tensor(targets, device=device)[:, None])[:, 0]
+            for key, part in zip(keys, torch.split(nll, [len(c) for _, c in keys]), strict=True):
+                found[key] = float(part.mean())
     return [found.get(r) for r in requests]
 
 
