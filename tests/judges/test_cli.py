@@ -1,0 +1,76 @@
+"""``dialeval judge list``, ``dialeval judge run`` and ``dialeval serve-model`` (a real subprocess on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from dialeval.backends.llamacpp import free_port
+from dialeval.cli import app
+from dialeval.judges import protocol_names
+
+BUILTIN = [
+    "cpdscore-detail", "cpdscore-detail-ref", "cpdscore-dialogue", "cpdscore-simple", "cpdscore-simple-ref",
+    "dialogadv", "diqad-holistic", "lmstyle-appropriateness",
+]
+
+
+def test_judge_list_shows_every_protocol() -> None:
+    assert protocol_names() == BUILTIN
+    res = CliRunner().invoke(app, ["judge", "list"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    for name in BUILTIN:
+        assert name in res.output
+
+
+def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str) -> None:
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "scores.jsonl"
+    args = ["judge", "run", "--protocol", "lmstyle-appropriateness", "--benchmark", "usr-tc", "--limit", "1",
+            "--k", "1", "--max-tokens", "8", "--max-calls", "3", "--out", str(out)]
+    res = CliRunner().invoke(app, args, terminal_width=160)
+    assert res.exit_code == 0, res.output
+    lines = out.read_text().splitlines()
+    assert len(lines) == 6  # one context of USR-TC has 6 systems
+    summary = json.loads(out.with_suffix(".jsonl.summary.json").read_text())
+    # the budget of 3 calls stops the run cleanly: 3 items asked, the rest skipped and counted
+    assert summary["calls"] == 3 and summary["budget_skipped"] == 3
+    assert summary["items"] == 6
+    assert sum(json.loads(x)["value"] is None for x in lines) == summary["items_missing"]
+    assert "parse_failures" in res.output and "calls" in res.output
+
+
+def test_serve_model_is_an_openai_compatible_server() -> None:
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from dialeval.cli import app; app()", "serve-model", "--port", str(port),
+         "--parallel", "1", "--n-ctx", "512"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )
+    try:
+        body = {"model": "x", "messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 3, "seed": 1}
+        deadline = time.time() + 120
+        while True:
+            try:
+                r = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=60)
+                if r.status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.time() < deadline, "serve-model did not answer within 120 s"
+            time.sleep(0.5)
+        data = r.json()
+        assert data["choices"][0]["message"]["content"]
+        assert data["usage"]["completion_tokens"] <= 3
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
