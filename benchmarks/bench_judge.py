@@ -60,6 +60,7 @@ def throughput(url: str, n: int, repeats: int, max_tokens: int) -> None:
 def correlation(contexts: int, protocols: list[str], k: int, max_tokens: int) -> None:
     from scipy.stats import pearsonr, spearmanr
 
+    import dialeval.judges  # noqa: F401  (registers judge:<protocol>)
     from dialeval.data.catalog import load_benchmark
     from dialeval.metrics.base import METRICS
     from dialeval.scoring import score_candidates

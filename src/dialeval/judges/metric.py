@@ -97,6 +97,16 @@ class JudgeMetric(Metric):
     protocol_name: ClassVar[str] = ""
     batch_size: ClassVar[int] = 64
 
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Name the missing package of the ``judge`` extra, if one is missing."""
+        import importlib.util
+
+        for module, package in (("yaml", "pyyaml"), ("httpx", "httpx"), ("xllamacpp", "xllamacpp")):
+            if importlib.util.find_spec(module) is None:
+                return f"needs {package}: pip install 'dialeval[judge]'"
+        return None
+
     @cached_property
     def protocol(self) -> Protocol:
         """The protocol (the config's file for ``judge:custom``)."""
