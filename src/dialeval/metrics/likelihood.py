@@ -143,7 +143,7 @@ class LikelihoodMetric(Metric):
     Config = LikelihoodConfig
     batch_size: ClassVar[int] = 120
     #: Upper bound on padded tokens per forward pass (does not change the values).
-    max_batch_tokens: ClassVar[int] = 2048
+    max_batch_tokens: ClassVar[int] = 1024
     config: LikelihoodConfig
 
     @classmethod
