@@ -56,7 +56,7 @@ def test_invalid_json_and_unknown_field(tmp_path: Path) -> None:
 def test_nan_is_refused(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
     p.write_text('{"item_id": "x", "metric": "m", "value": NaN}\n')
-    with pytest.raises(InputError, match='field "value": .*NaN'):
+    with pytest.raises(InputError, match=r'field "value": .*NaN'):
         read_jsonl(p, Score)
 
 

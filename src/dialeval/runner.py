@@ -63,7 +63,10 @@ def _coerce(cls: type[Metric], params: Mapping[str, str]) -> dict[str, Any]:
 
 
 def resolve_metrics(
-    names: Sequence[str] | None, *, bench: Benchmark | None = None
+    names: Sequence[str] | None,
+    *,
+    bench: Benchmark | None = None,
+    params: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[list[type[Metric]], dict[str, str]]:
     """Return metric families for ``names`` (families or output names).
 
@@ -71,7 +74,8 @@ def resolve_metrics(
     excluded: they call a model per item and are asked for by name); the ones
     that cannot run (a missing extra, or references that ``bench`` lacks) are
     returned in the second value with the reason. A family asked for by name
-    that cannot run is an error.
+    that cannot run is an error. ``params`` are the ``parse_params`` result
+    (a ``model=PATH`` can make a metric runnable).
     """
     skip_unavailable = names is None
     load_builtin_metrics()
@@ -84,7 +88,8 @@ def resolve_metrics(
     ready: list[type[Metric]] = []
     missing: dict[str, str] = {}
     for cls in chosen:
-        reason = cls.unavailable_reason()
+        given = {**(params or {}).get("*", {}), **(params or {}).get(cls.name, {})}
+        reason = cls.unavailable_reason(given)
         if reason is None and bench is not None and cls.needs_references:
             lacking = sum(1 for c in bench.candidates if not c.references)
             if lacking:

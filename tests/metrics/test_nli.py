@@ -10,6 +10,7 @@ import pytest
 from dialeval.errors import InputError
 from dialeval.metrics.base import MetricInput
 from dialeval.metrics.nli import NliMetric
+from dialeval.runner import parse_params, resolve_metrics
 from dialeval.schema import Turn
 
 _spec = importlib.util.spec_from_file_location(
@@ -25,6 +26,12 @@ def test_no_model_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(InputError, match="needs a local NLI model folder"):
         NliMetric()
     assert "DIALEVAL_NLI_MODEL" in (NliMetric.unavailable_reason() or "")
+    # A model given as a parameter makes it runnable without the variable.
+    assert NliMetric.unavailable_reason({"model": str(tmp_path)}) is None
+    families, _ = resolve_metrics(["nli"], params=parse_params([f"nli.model={tmp_path}"]))
+    assert families == [NliMetric]
+    with pytest.raises(InputError, match="cannot run here"):
+        resolve_metrics(["nli"], params=parse_params(["bleu.model=x"]))
     with pytest.raises(InputError, match="not a transformers model folder"):
         NliMetric(model=str(tmp_path)).compute([MetricInput(response="x", context=(Turn(speaker="A", text="y"),))])
 

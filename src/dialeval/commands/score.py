@@ -19,8 +19,8 @@ def score_benchmark(
     bench: Benchmark, metrics: list[str] | None, params: list[str], quiet: bool = False
 ) -> tuple[list[MetricRun], dict[str, str]]:
     """Resolve and run metrics on ``bench`` with a progress bar; return the runs and the skipped families."""
-    families, skipped = resolve_metrics(metrics, bench=bench)
     parsed = parse_params(params)
+    families, skipped = resolve_metrics(metrics, bench=bench, params=parsed)
     total = len(bench.candidates) * len(families)
     with Progress(
         TextColumn("[bold]{task.description}"),

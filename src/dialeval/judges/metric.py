@@ -98,7 +98,7 @@ class JudgeMetric(Metric):
     batch_size: ClassVar[int] = 64
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
         """Name the missing package of the ``judge`` extra, if one is missing."""
         import importlib.util
 

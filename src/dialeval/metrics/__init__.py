@@ -11,6 +11,7 @@ _BUILTIN_MODULES = (
     "dialeval.metrics.bertscore",
     "dialeval.metrics.style",
     "dialeval.metrics.nli",
+    "dialeval.judges",
 )
 
 

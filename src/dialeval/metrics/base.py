@@ -83,8 +83,13 @@ class Metric(ABC):
         self.config = self.Config(**params)
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
-        """Return why this metric cannot run here (a missing extra or data), or None."""
+    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
+        """Return why this metric cannot run here (a missing extra, data or model), or None.
+
+        Args:
+            params: The parameters the metric will be built with (``model=...``
+                can supply what the environment lacks).
+        """
         return None
 
     def signature_extra(self) -> Mapping[str, Any]:

@@ -178,7 +178,7 @@ class Meteor(Metric):
     needs_references = True
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
         """Say how to install WordNet when its files are missing."""
         return wordnet_unavailable()
 

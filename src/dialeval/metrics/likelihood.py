@@ -147,7 +147,7 @@ class LikelihoodMetric(Metric):
     config: LikelihoodConfig
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
         """Say which pip install is missing, if any."""
         import importlib.util
 

@@ -69,13 +69,13 @@ class NliMetric(Metric):
             )
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
         """Say what is missing: transformers, or a model (no packaged default exists)."""
         import importlib.util
 
         if importlib.util.find_spec("transformers") is None:
             return "needs transformers: pip install 'dialeval[models]'"
-        if not os.environ.get(ENV):
+        if not (params or {}).get("model") and not os.environ.get(ENV):
             return f"needs a local NLI model folder: set {ENV}=PATH (no NLI model installs offline)"
         return None
 

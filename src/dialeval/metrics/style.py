@@ -152,7 +152,7 @@ class StyleMetric(Metric):
             raise InputError(f'unknown style "{self.config.target}"; choose one of {choices}', field="target")
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
         """Say which pip install is missing, if any."""
         import importlib.util
 
