@@ -54,3 +54,20 @@ def test_lmstyle_worker_ids_never_printed(shared_data: Path) -> None:
         assert result.exit_code == 0
         assert not any(w in result.output for w in workers)
     assert json.loads(result.output)["annotators"] == 4
+
+
+def test_export_round_trips_through_the_generic_records(tmp_path: Path) -> None:
+    from dialeval.data.catalog import load_benchmark
+    from dialeval.jsonl import read_jsonl
+    from dialeval.schema import Candidate, Dialogue, Rating
+
+    result = runner.invoke(app, ["data", "export", "usr-tc", "--limit", "4", "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    bench = load_benchmark("usr-tc").head(4)
+    cands = read_jsonl(tmp_path / "candidates.jsonl", Candidate)
+    assert [c.model_dump() for c in cands] == [c.model_dump() for c in bench.candidates]
+    assert len(cands) == 4 * 6  # 4 contexts x 6 systems
+    assert len(read_jsonl(tmp_path / "dialogues.jsonl", Dialogue)) == 4
+    assert len(read_jsonl(tmp_path / "ratings.jsonl", Rating)) == 4 * 6 * 3 * 6  # x 3 annotators x 6 dimensions
+    bad = runner.invoke(app, ["data", "export", "no-such", "-o", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "no-such" in bad.output

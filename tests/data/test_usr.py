@@ -37,6 +37,7 @@ def test_topical_chat_counts_match_the_raw_file(shared_data: Path, tc) -> None:
     for r in tc.ratings:
         per_item[r.item_id].add(r.annotator)
     assert {len(v) for v in per_item.values()} == {3}
+    assert counts["annotators_per_item"] == "3"
     assert counts["ratings"] == n_responses * 3 * 6
     assert tc.dimensions() == USR_SCALES
 

@@ -59,11 +59,23 @@ class Benchmark:
             "contexts": len({c.context_id for c in self.candidates}),
             "systems": len({c.system for c in self.candidates}),
             "annotators": len({r.annotator for r in self.ratings}),
+            "annotators_per_item": self.annotators_per_item(),
             "ratings": len(self.ratings),
             "dimensions": self.dimensions(),
             "levels": sorted({r.level for r in self.ratings}),
             "skipped": dict(self.skipped),
         }
+
+    def annotators_per_item(self) -> str:
+        """Return the range of distinct annotators per rated item, e.g. ``"3"`` or ``"1-5"`` (``"0"`` if unrated)."""
+        per: dict[tuple[str, str], set[str]] = {}
+        for r in self.ratings:
+            per.setdefault((r.level, r.item_id), set()).add(r.annotator)
+        if not per:
+            return "0"
+        sizes = [len(v) for v in per.values()]
+        lo, hi = min(sizes), max(sizes)
+        return str(lo) if lo == hi else f"{lo}-{hi}"
 
     def head(self, n_contexts: int) -> Benchmark:
         """Return the benchmark restricted to its first ``n_contexts`` contexts (for quick runs)."""

@@ -1,4 +1,4 @@
-"""``dialeval data list`` and ``dialeval data show NAME``."""
+"""``dialeval data list``, ``dialeval data show NAME`` and ``dialeval data export NAME``."""
 
 from __future__ import annotations
 
@@ -57,6 +57,31 @@ def show_command(
     _print_report(report)
 
 
+@data_app.command("export")
+def export_command(
+    name: str = typer.Argument(..., help="Catalog name, e.g. usr-tc."),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder for dialogues/candidates/ratings.jsonl."),
+    path: Path | None = typer.Option(None, "--path", help="Read this file (or folder) of the published format."),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
+) -> None:
+    """Write a benchmark as dialeval records: dialogues.jsonl, candidates.jsonl, ratings.jsonl."""
+    from dialeval.data.catalog import load_benchmark
+    from dialeval.jsonl import write_jsonl
+
+    try:
+        bench = load_benchmark(name, path)
+        if limit is not None:
+            bench = bench.head(limit)
+        output.mkdir(parents=True, exist_ok=True)
+        n_d = write_jsonl(output / "dialogues.jsonl", bench.dialogues.values())
+        n_c = write_jsonl(output / "candidates.jsonl", bench.candidates)
+        n_r = write_jsonl(output / "ratings.jsonl", bench.ratings)
+    except (DialevalError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"wrote {n_d} dialogues, {n_c} candidates, {n_r} ratings to {output}")
+
+
 def _print_report(report: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -64,7 +89,7 @@ def _print_report(report: dict[str, Any]) -> None:
     console = Console(width=160)
     console.print(f"[bold]{report['name']}[/bold]  ({report['source']})")
     table = Table(show_header=False)
-    for key in ("items", "dialogues", "contexts", "systems", "annotators", "ratings"):
+    for key in ("items", "dialogues", "contexts", "systems", "annotators", "annotators_per_item", "ratings"):
         table.add_row(key, str(report[key]))
     table.add_row("levels", ", ".join(report["levels"]))
     table.add_row("dimensions", "\n".join(f"{d} ({s or 'scale ?'})" for d, s in report["dimensions"].items()))

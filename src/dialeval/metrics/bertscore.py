@@ -80,6 +80,7 @@ class BertScoreMetric(Metric):
 
     name = "bertscore"
     outputs = ("bertscore_p", "bertscore_r", "bertscore_f1")
+    needs_references = True
     Config = BertScoreConfig
     batch_size: ClassVar[int] = 512
     config: BertScoreConfig
