@@ -68,3 +68,39 @@ def test_reference_metric_on_reference_free_records_is_refused(tmp_path: Path) -
     res = runner.invoke(app, [*args, "-m", "length", "-o", str(tmp_path / "s.jsonl")])
     assert res.exit_code == 0, res.output
     assert [s.value for s in read_jsonl(tmp_path / "s.jsonl", Score)] == [1.0]
+
+
+def test_meta_ceiling_and_paired_comparison_match_a_hand_computation(tmp_path: Path, shared_data: Path) -> None:
+    scores = tmp_path / "scores.jsonl"
+    res = runner.invoke(app, ["score", "-m", "length,distinct", "--limit", "20", "-o", str(scores), "--json"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(
+        app,
+        ["meta", str(scores), "-b", "usr-tc", "-l", "turn", "--method", "spearman", "--boot", "200",
+         "-m", "length,distinct1", "--ceiling", "--compare", "length,distinct1", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    raw = json.loads((shared_data / "usr" / "usr_topical_chat.json").read_text())[:20]
+    # Independent: per-response mean Overall, word counts and distinct-1 from the raw file, scipy Spearman.
+    responses = [r for ctx in raw for r in ctx["responses"]]
+    human = np.array([np.mean(r["Overall"]) for r in responses])
+    length = np.array([len(r["response"].split()) for r in responses], float)
+    d1 = np.array([len(set(t)) / len(t) if (t := r["response"].split()) else 0.0 for r in responses])
+    diff = stats.spearmanr(length, human).statistic - stats.spearmanr(d1, human).statistic
+    paired = payload["paired"]
+    assert abs(paired["difference"] - diff) < 1e-9 and paired["n_items"] == 120
+    assert paired["ci_low"] <= paired["difference"] <= paired["ci_high"]
+    # Ceiling: each annotator against the mean of the others on the items they share, Spearman, averaged.
+    pairs: dict[str, tuple[list[float], list[float]]] = {}
+    for ctx in raw:
+        for r in ctx["responses"]:
+            for i, who in enumerate(ctx["annotators"]):
+                own, others = pairs.setdefault(who, ([], []))
+                own.append(r["Overall"][i])
+                others.append(float(np.mean([v for j, v in enumerate(r["Overall"]) if j != i])))
+    taus = [stats.spearmanr(a, b).statistic for a, b in pairs.values() if len(a) > 1 and np.ptp(a) and np.ptp(b)]
+    ceiling = next(r for r in payload["rows"] if r["metric"] == "human" and r["method"] == "spearman")
+    assert abs(ceiling["value"] - float(np.mean(taus))) < 1e-9
+    res = runner.invoke(app, ["meta", str(scores), "-b", "usr-tc", "--compare", "length"])
+    assert res.exit_code == 2 and "--compare takes two metrics" in res.output

@@ -79,6 +79,10 @@ def meta(
     compare_paper: str | None = typer.Option(
         None, "--compare-paper", help="Print beside a published table (lmstyle-table1)."
     ),
+    ceiling: bool = typer.Option(False, "--ceiling", help="Add the human ceiling (leave-one-annotator-out)."),
+    compare: str | None = typer.Option(
+        None, "--compare", help="Paired test of two metrics A,B: does A correlate better than B? (first level/method)"
+    ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Folder for table.md and table.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="Print rows as JSON only."),
 ) -> None:
@@ -108,6 +112,13 @@ def meta(
             by=by,
         )
         comparison = paper_comparison(rows, compare_paper) if compare_paper else None
+        if ceiling:
+            from dialeval.meta.ceiling import human_ceiling
+
+            scored = {s.item_id for s in all_scores}  # the ceiling on the items the metrics were scored on
+            on_items = [r for r in rating_recs if r.item_id in scored]
+            rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=tuple(split_list(method) or []))]
+        paired = _paired(compare, all_scores, rating_recs, dimension, levels[0], split_list(method), n_boot, seed)
     except DialevalError as exc:
         fail(exc)
         return
@@ -117,13 +128,54 @@ def meta(
         write_text(output / "table.md", to_markdown(wide) + "\n" + (f"\n{comparison}\n" if comparison else ""))
         write_text(output / "table.jsonl", "".join(json.dumps(d) + "\n" for d in dicts))
     if as_json:
-        out.print_json(json.dumps({"rows": dicts, "paper_comparison": comparison}))
+        out.print_json(json.dumps({"rows": dicts, "paper_comparison": comparison, "paired": paired}))
         return
     out.print(to_rich(wide, f"Correlation with human {dimension}"))
+    if paired:
+        out.print(_paired_line(paired), highlight=False, markup=False)
     if comparison:
         out.print(comparison, highlight=False, markup=False)
     if output is not None:
         console.print(f"wrote {output / 'table.md'} and {output / 'table.jsonl'}")
+
+
+def _paired(
+    compare: str | None,
+    scores: Sequence[Score],
+    ratings: Sequence[Rating],
+    dimension: str,
+    level: str,
+    methods: Sequence[str] | None,
+    n_boot: int,
+    seed: int,
+) -> dict[str, Any] | None:
+    """Run the paired bootstrap test of ``--compare A,B`` (None when not asked)."""
+    if not compare:
+        return None
+    names = split_list(compare) or []
+    if len(names) != 2:
+        raise InputError(f'--compare takes two metrics "A,B", got "{compare}"', field="--compare")
+    from dialeval.meta.significance import compare_metrics
+
+    method = (list(methods or []) or ["pearson"])[0]
+    res = compare_metrics(
+        scores, ratings, metric_a=names[0], metric_b=names[1], dimension=dimension,
+        level=level, method=method, n_boot=n_boot, seed=seed,
+    )  # fmt: skip
+    return row_dict(res)
+
+
+def _paired_line(p: dict[str, Any]) -> str:
+    """One line for the paired test."""
+
+    def f(v: Any) -> str:
+        return "n/a" if v is None else f"{v:.3f}"
+
+    return (
+        f"paired test ({p['level']} {p['method']}, {p['n_items']} items): {p['metric_a']} - {p['metric_b']} = "
+        f"{f(p['difference'])} [{f(p['ci_low'])}, {f(p['ci_high'])}], bootstrap p = {f(p['p_value'])}"
+        + (f", Williams t = {f(p['williams_t'])} (p = {f(p['williams_p'])})" if p.get("williams_t") is not None else "")
+    )
 
 
 def register(app: typer.Typer) -> None:
