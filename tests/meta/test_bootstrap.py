@@ -164,3 +164,14 @@ def test_sample_level_bootstrap_averages_resampled_context_correlations(usr):
     assert row.value == pytest.approx(np.nanmean(per_context), abs=1e-12)
     assert row.n_groups + row.n_skipped == 60 and row.n_skipped == int((~used).sum())
     assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])), abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["spearman", "kendall"])
+def test_many_clusters_over_several_blocks_and_threads_equal_scipy(method):
+    # 300 clusters: Kendall's pair matrix spans three 128-row blocks (mirrored halves), Spearman runs 5 chunks.
+    x, y, codes = clustered_data(seed=8, k=300, ties=True)
+    counts = draw_counts(300, 40, seed=2)
+    got = weighted_correlation(x, y, codes, counts, method, chunk=8)
+    for b in range(0, 40, 3):
+        rows = expand(codes, np.repeat(np.arange(300), counts[b]))
+        assert got[b] == pytest.approx(SCIPY[method](x[rows], y[rows]).statistic, abs=1e-10)

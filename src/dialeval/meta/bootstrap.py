@@ -10,7 +10,7 @@ statistic is computed for all rows of ``C`` with matrix algebra:
   is ``(weight below) + (weight tied + 1) / 2``, one cumulative sum per resample
   in a sort order fixed once.
 * Kendall tau-b from the cluster-by-cluster matrix Q of Σ sign(dx)·sign(dy),
-  computed once (O(n²) small-integer comparisons); a resample is then the quadratic
+  computed once (O(n²/2) small-integer products); a resample is then the quadratic
   form ``cᵀQc`` (O(K²)); tied pairs come from sparse per-value weights. With more than
   ``MAX_PAIR_CLUSTERS`` clusters it falls back to a per-resample scipy loop.
 
@@ -140,27 +140,60 @@ def _padded_ranks(v: FloatArray, codes: IntArray, k: int, pad: int) -> NDArray[n
     return out
 
 
-def _sign_matrix(x: FloatArray, y: FloatArray, codes: IntArray, k: int) -> NDArray[np.float32]:
+def _workers(tasks: int) -> int:
+    """Threads to use for ``tasks`` independent pieces of numpy work (at most the usable cores)."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(tasks, cores))
+
+
+def _threaded(fn: Any, pieces: list[Any]) -> list[Any]:
+    """Map ``fn`` over ``pieces`` on a thread pool (in order); one piece runs inline."""
+    if len(pieces) == 1:
+        return [fn(pieces[0])]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(pieces)) as pool:
+        return list(pool.map(fn, pieces))
+
+
+def _sign_matrix(x: FloatArray, y: FloatArray, codes: IntArray, k: int, block: int = 128) -> NDArray[np.float32]:
     """Σ sign(x_i - x_j)·sign(y_i - y_j) over rows i of cluster a and j of cluster b, as a K x K matrix.
 
-    Counts strictly concordant and discordant directed pairs slot by slot (int8/int16
-    comparisons of dense ranks). Padding is below every rank on the left side and
-    above every rank on the right, so ``x_i > x_j`` is false whenever a pad is involved.
+    Works on dense ranks laid out slot x cluster (int16 arithmetic). The matrix is
+    symmetric, so each block of ``block`` rows is computed only from its own first
+    column on (about half the pairs) and the rest is mirrored; blocks keep the
+    temporaries in cache and are spread over the cores. Slots past a cluster's
+    size are masked out.
     """
-    n = len(codes)
-    left_x, right_x = _padded_ranks(x, codes, k, -1), _padded_ranks(x, codes, k, n)
-    left_y, right_y = _padded_ranks(y, codes, k, -1), _padded_ranks(y, codes, k, n)
-    size = left_x.shape[0]
-    acc = np.int16 if size * size < 2**15 else np.int64
-    concordant = np.zeros((k, k), dtype=acc)
-    discordant = np.zeros((k, k), dtype=acc)
-    for p in range(size):
-        for q in range(size):
-            gx = left_x[p][:, None] > right_x[q][None, :]
-            concordant += gx & (left_y[p][:, None] > right_y[q][None, :])
-            discordant += gx & (left_y[p][:, None] < right_y[q][None, :])
-    directed = concordant.astype(np.float32) - discordant.astype(np.float32)
-    return np.asarray(directed + directed.T, dtype=np.float32)
+    ranks_x, ranks_y = _padded_ranks(x, codes, k, 0), _padded_ranks(y, codes, k, 0)
+    size = ranks_x.shape[0]
+    valid = np.arange(size)[:, None] < np.bincount(codes, minlength=k)[None, :]
+    padded = not bool(valid.all())
+    upper = np.zeros((k, k), dtype=np.int16 if size * size < 2**15 else np.int64)
+
+    def rows(a0: int) -> None:
+        out = upper[a0 : a0 + block, a0:]
+        for p in range(size):
+            xa, ya = ranks_x[p][a0 : a0 + block, None], ranks_y[p][a0 : a0 + block, None]
+            for q in range(size):
+                prod = np.sign(xa - ranks_x[q][None, a0:])
+                prod *= np.sign(ya - ranks_y[q][None, a0:])
+                if padded:
+                    prod *= valid[p][a0 : a0 + block, None] & valid[q][None, a0:]
+                out += prod
+
+    starts = list(range(0, k, block))
+    workers = _workers(len(starts))
+    # numpy releases the GIL in these element-wise loops; each thread writes its own rows.
+    def run(firsts: list[int]) -> None:
+        for a0 in firsts:
+            rows(a0)
+
+    _threaded(run, [starts[i::workers] for i in range(workers)])
+    computed = np.arange(k)[None, :] >= ((np.arange(k) // block) * block)[:, None]
+    return np.where(computed, upper, upper.T).astype(np.float32)
 
 
 MAX_PAIR_CLUSTERS = 6000
@@ -191,8 +224,9 @@ def _kendall(x: FloatArray, y: FloatArray, codes: IntArray, counts: IntArray) ->
     # |(c @ Q)_k| <= max size * rows drawn: float32 products and sums are exact below 2**24.
     exact32 = int(sizes.max()) * float(n.max()) < 2**24
     dtype = np.float32 if exact32 else np.float64
-    cq = counts.astype(dtype) @ _sign_matrix(x, y, codes, k).astype(dtype)
-    s = np.einsum("bk,bk->b", cq.astype(np.float64), counts.astype(np.float64))
+    c = counts.astype(dtype)
+    cq = c @ _sign_matrix(x, y, codes, k).astype(dtype)
+    s = np.einsum("bk,bk->b", cq, c, dtype=np.float64)  # products of exact values, summed in float64
     pairs = n * (n - 1) / 2
     x_ties = (_squared_tie_weights(codes, x, counts) - n) / 2
     y_ties = (_squared_tie_weights(codes, y, counts) - n) / 2
@@ -223,7 +257,12 @@ def weighted_correlation(
     if method == "kendall":
         return _kendall(x, y, codes, counts)
     if method == "spearman":
-        return np.concatenate([_spearman(x, y, codes, counts[i : i + chunk]) for i in range(0, len(counts), chunk)])
+        chunks = [counts[i : i + chunk] for i in range(0, len(counts), chunk)]
+        workers = _workers(len(chunks))
+        groups = [chunks[i::workers] for i in range(workers)]
+        done = _threaded(lambda group: [_spearman(x, y, codes, c) for c in group], groups)
+        ordered = [done[i % workers][i // workers] for i in range(len(chunks))]
+        return np.concatenate(ordered)
     raise ValueError(f"unknown correlation method {method!r}; use one of {', '.join(METHODS)}")
 
 
