@@ -226,7 +226,7 @@ def _kendall(x: FloatArray, y: FloatArray, codes: IntArray, counts: IntArray) ->
     dtype = np.float32 if exact32 else np.float64
     c = counts.astype(dtype)
     cq = c @ _sign_matrix(x, y, codes, k).astype(dtype)
-    s = np.einsum("bk,bk->b", cq, c, dtype=np.float64)  # products of exact values, summed in float64
+    s = np.einsum("bk,bk->b", cq.astype(np.float64), c.astype(np.float64))  # exact values, summed in float64
     pairs = n * (n - 1) / 2
     x_ties = (_squared_tie_weights(codes, x, counts) - n) / 2
     y_ties = (_squared_tie_weights(codes, y, counts) - n) / 2
