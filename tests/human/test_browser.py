@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,9 +160,15 @@ def test_lmstyle_sliders_show_all_responses_and_save_with_keyboard(browser: Brow
             page.keyboard.press("ArrowRight")  # 50 -> 55, moves the slider, not the step
         page.wait_for_selector("#status:has-text('Saved.')")
         assert page.text_content("#criterion") == "Appropriateness"
-        tasks = httpx.get(f"{server.base}/api/tasks", headers={"Authorization": f"Bearer {token}"}).json()
-        first = tasks["units"][0]["items"][0]
-        assert first["answers"]["Appropriateness"]["value"] == "55"
+        # "Saved." can show for an intermediate value (54) before the last key press is saved: poll the server.
+        value = None
+        for _ in range(50):
+            tasks = httpx.get(f"{server.base}/api/tasks", headers={"Authorization": f"Bearer {token}"}).json()
+            value = tasks["units"][0]["items"][0]["answers"].get("Appropriateness", {}).get("value")
+            if value == "55":
+                break
+            time.sleep(0.1)
+        assert value == "55"
         page.close()
     finally:
         server.proc.terminate()
