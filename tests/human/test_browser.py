@@ -173,3 +173,27 @@ def test_lmstyle_sliders_show_all_responses_and_save_with_keyboard(browser: Brow
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)
+
+
+def test_study_report_renders_in_the_browser(browser: BrowserContext, tmp_path: Path) -> None:
+    from tests.human.test_cli import annotated_study
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    study = annotated_study(tmp_path)
+    args = ["study", "report", str(study), "--output", str(tmp_path / "report"), "--n-boot", "50"]
+    rep = CliRunner().invoke(app, args)
+    assert rep.exit_code == 0, rep.output
+    page = browser.new_page()
+    page.goto((tmp_path / "report.html").as_uri())
+    headings = page.locator("h2").all_text_contents()
+    assert len(headings) >= 3
+    # the checklist and the Table 3 analogue are there as rendered tables, with the numbers of the study
+    assert page.locator("table").count() >= 2
+    body = page.inner_text("body")
+    assert "Workers recruited" in body and "12 EUR per hour" in body
+    assert page.locator("td", has_text="positive 100.0%").count() >= 1
+    ROOT_ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ROOT_ARTIFACTS / "study_report.png"), full_page=False)
+    page.close()

@@ -28,7 +28,8 @@ def vote(annotator: str, item: str, criterion: str) -> dict[str, object]:
     return {"value": "positive"}
 
 
-def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
+def annotated_study(tmp_path: Path) -> Path:
+    """Create a 4-context mousavi-turn study by the CLI and answer all of it over HTTP (3 annotators)."""
     dialogues, candidates = dialogues_and_candidates(n_contexts=4)
     write_jsonl(tmp_path / "dialogues.jsonl", dialogues.values())
     write_jsonl(tmp_path / "candidates.jsonl", candidates)
@@ -61,7 +62,11 @@ def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)
+    return study
 
+
+def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
+    study = annotated_study(tmp_path)
     out = runner.invoke(app, ["study", "export", str(study), str(tmp_path / "ratings.jsonl"), "--numeric"])
     assert out.exit_code == 0, out.output
     ratings = read_jsonl(tmp_path / "ratings.jsonl", Rating)
