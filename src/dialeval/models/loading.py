@@ -37,6 +37,14 @@ def set_offline() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # No "Loading weights" bars from transformers under dialeval's own progress bar.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    except ImportError:  # transformers is an extra; the caller reports it
+        pass
 
 
 def require(module: str, package: str | None = None) -> None:
