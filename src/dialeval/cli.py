@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "dialeval.commands.benchmark",
     "dialeval.judges.cli",
     "dialeval.human.cli",
+    "dialeval.trained.cli",
 )
 
 

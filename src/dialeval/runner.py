@@ -82,6 +82,10 @@ def resolve_metrics(
     by_output = metric_by_output()
     chosen: list[type[Metric]] = []
     for name in names or [n for n in METRICS.names() if not n.startswith("judge:")]:
+        if name.startswith("trained:") and name not in METRICS:  # a saved trained evaluator's folder
+            from dialeval.trained.metric import register_trained
+
+            register_trained(name)
         cls = by_output[name] if name in by_output and name not in METRICS else METRICS.get(name)
         if cls not in chosen:
             chosen.append(cls)

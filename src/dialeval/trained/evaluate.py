@@ -1,0 +1,117 @@
+"""DiQAD's evaluation of a trained evaluator: Acc, UAR, Cohen's kappa, Spearman, Pearson, macro P/R/F1.
+
+The label metrics compare the predicted 0/1/2 label with the human one
+(:func:`dialeval.meta.labels.label_agreement`, scikit-learn). Spearman and
+Pearson are turn-level correlations of the predicted score with the human mean
+on the native scale (SciPy, as in DiQAD), and come with 95% bootstrap CIs from
+:func:`dialeval.meta.correlate.correlation_table`, resampling contexts.
+
+Example:
+    >>> from dialeval.metrics.base import MetricInput
+    >>> from dialeval.trained.data import Example
+    >>> ex = [Example(str(i), "b", f"c{i // 2}", "d", "s", "b", "t", MetricInput("t"), h, 0.0, lab)
+    ...       for i, (h, lab) in enumerate([(1.0, 0), (2.0, 0), (3.0, 1), (4.5, 2)])]
+    >>> r = evaluate(ex, [0.1, 0.2, 0.5, 0.9], [0, 0, 1, 2], n_boot=0)
+    >>> r["accuracy"], r["spearman"], r["n"]
+    (1.0, 1.0, 4)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dialeval.errors import InputError
+from dialeval.schema import Rating, Score
+from dialeval.trained.data import Example
+
+LABELS = (0, 1, 2)
+
+
+def as_records(examples: Sequence[Example], scores: Sequence[float | None], metric: str) -> tuple[
+    list[Score], list[Rating]
+]:
+    """Return predictions as Score records and the human means as one Rating per item (ids made unique)."""
+    recs = [
+        Score(
+            item_id=f"{e.benchmark}/{e.item_id}", metric=metric, value=s, context_id=e.group_context,
+            dialogue_id=f"{e.benchmark}/{e.dialogue_id}", system=e.system,
+        )
+        for e, s in zip(examples, scores, strict=True)
+    ]
+    ratings = [
+        Rating(item_id=f"{e.benchmark}/{e.item_id}", dimension="human", annotator="mean", value=e.human)
+        for e in examples
+    ]
+    return recs, ratings
+
+
+def correlations(
+    examples: Sequence[Example], columns: Mapping[str, Sequence[float | None]], n_boot: int = 1000, seed: int = 0
+) -> dict[str, dict[str, Any]]:
+    """Return ``{column: {spearman, spearman_ci, pearson, pearson_ci}}`` at the turn level, CIs over contexts."""
+    from dialeval.meta.correlate import correlation_table
+
+    scores: list[Score] = []
+    ratings: list[Rating] = []
+    for name, vals in columns.items():
+        s, ratings = as_records(examples, vals, name)
+        scores.extend(s)
+    rows = correlation_table(
+        scores, ratings, dimension="human", levels=("turn",), methods=("spearman", "pearson"), n_boot=n_boot, seed=seed
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        d = out.setdefault(r.metric, {})
+        d[r.method] = r.value
+        d[f"{r.method}_ci"] = [r.ci_low, r.ci_high]
+    return out
+
+
+def evaluate(
+    examples: Sequence[Example],
+    scores: Sequence[float],
+    labels: Sequence[int],
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Return every DiQAD metric of predictions on ``examples``.
+
+    Args:
+        examples: The test items (human means and labels).
+        scores: Predicted scores, aligned with ``examples``.
+        labels: Predicted 0/1/2 labels.
+        n_boot: Bootstrap resamples of contexts for the correlation CIs (0: none).
+        seed: Bootstrap seed.
+
+    Returns:
+        ``accuracy``, ``uar``, ``kappa``, ``kappa_quadratic``, ``spearman`` (+ ``spearman_ci``),
+        ``pearson`` (+ ``pearson_ci``), ``precision``, ``recall``, ``f1`` (macro), ``n``.
+    """
+    from scipy.stats import pearsonr, spearmanr
+
+    from dialeval.meta.labels import label_agreement
+
+    if not examples:
+        raise InputError("no test examples")
+    if len(scores) != len(examples) or len(labels) != len(examples):
+        raise InputError(f"{len(examples)} examples but {len(scores)} scores and {len(labels)} labels")
+    agree = label_agreement([e.label for e in examples], list(labels), labels=LABELS)
+    human = [e.human for e in examples]
+    out: dict[str, Any] = {
+        "accuracy": agree["accuracy"],
+        "uar": agree["uar"],
+        "kappa": agree["kappa"],
+        "kappa_quadratic": agree["kappa_quadratic"],
+        "spearman": float(spearmanr(scores, human).statistic),
+        "pearson": float(pearsonr(scores, human).statistic),
+        "precision": agree["precision_macro"],
+        "recall": agree["recall_macro"],
+        "f1": agree["f1_macro"],
+        "n": len(examples),
+    }
+    if n_boot > 0:
+        ci = correlations(examples, {"pred": list(scores)}, n_boot, seed)["pred"]
+        out["spearman_ci"] = ci["spearman_ci"]
+        out["pearson_ci"] = ci["pearson_ci"]
+    return out

@@ -1,0 +1,152 @@
+"""Inputs of the trained evaluators: the paper's text format and every offline metric's scores.
+
+DiQAD (Zhao et al. 2023) feeds a dialogue to its models as one string in which
+``question:`` marks the user's turns and ``response:`` the system's. For a
+turn-level item the response under evaluation is the last ``response:``; the
+context turns alternate backwards from it (the turn just before is a question).
+
+Metric features are computed through :class:`~dialeval.cache.ScoreCache` (one
+SQLite file in the cache folder), keyed by metric signature and input, so a
+rerun only computes what is new.
+
+Example:
+    >>> from dialeval.schema import Turn
+    >>> ctx = (Turn(speaker="A", text="Hi!"), Turn(speaker="B", text="Hello."), Turn(speaker="A", text="Pizza?"))
+    >>> format_input(ctx, "Yes please.")
+    'question: Hi! response: Hello. question: Pizza? response: Yes please.'
+    >>> format_input((), "Only a response.")
+    'response: Only a response.'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from dialeval.metrics.base import Metric, MetricInput
+from dialeval.schema import Turn
+
+#: The offline metric families the ensemble uses by default (judges and NLI are not offline).
+DEFAULT_FEATURE_FAMILIES = (
+    "length", "distinct", "bleu", "sacrebleu", "rouge", "chrf", "meteor", "f1",
+    "embedding", "bertscore", "likelihood", "style",
+)
+
+
+def format_input(context: Sequence[Turn], response: str, max_turns: int | None = None) -> str:
+    """Render a context and a response in DiQAD's ``question: ... response: ...`` format.
+
+    Args:
+        context: The turns before the response, oldest first.
+        response: The response under evaluation.
+        max_turns: Keep only the last ``max_turns`` context turns (None: all).
+
+    Returns:
+        One string; the turn right before the response is a ``question:``.
+    """
+    turns = list(context)[-max_turns:] if max_turns else list(context)
+    n = len(turns)
+    parts = [f"{'question' if (n - i) % 2 == 1 else 'response'}: {t.text.strip()}" for i, t in enumerate(turns)]
+    parts.append(f"response: {response.strip()}")
+    return " ".join(parts)
+
+
+def default_cache_path() -> Path:
+    """Return the persistent score cache the trained evaluators share (``<cache>/scores.sqlite``)."""
+    from dialeval.paths import cache_dir
+
+    return cache_dir() / "scores.sqlite"
+
+
+def feature_families(names: Sequence[str] | None = None) -> list[type[Metric]]:
+    """Resolve metric families for features (default :data:`DEFAULT_FEATURE_FAMILIES` that can run here).
+
+    Families asked for by name must run; the default skips those that cannot (a missing extra).
+
+    Example:
+        >>> [f.name for f in feature_families(["length"])]
+        ['length']
+    """
+    from dialeval.runner import resolve_metrics
+
+    if names is not None:
+        return resolve_metrics(list(names))[0]
+    from dialeval.metrics import METRICS, load_builtin_metrics
+
+    load_builtin_metrics()
+    return [
+        METRICS.get(n) for n in DEFAULT_FEATURE_FAMILIES if n in METRICS and METRICS.get(n).unavailable_reason() is None
+    ]
+
+
+def compute_features(
+    items: Sequence[MetricInput],
+    families: Sequence[type[Metric]],
+    *,
+    cache_path: str | Path | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> tuple[list[dict[str, float | None]], dict[str, str]]:
+    """Score every item with every family's outputs, through the persistent cache.
+
+    A reference-based family gives None for items without references (the
+    models impute them); a non-finite value is None too.
+
+    Args:
+        items: Metric inputs.
+        families: Metric families (default configs).
+        cache_path: The SQLite score cache (default :func:`default_cache_path`; ``""`` = no cache).
+        progress: Called with ``(family, n_items_done)``.
+
+    Returns:
+        One ``{output: value}`` per item, and ``{family: signature}``.
+    """
+    from dialeval.cache import ScoreCache, input_key
+
+    cache = None if cache_path == "" else ScoreCache(cache_path or default_cache_path())
+    rows: list[dict[str, float | None]] = [{} for _ in items]
+    signatures: dict[str, str] = {}
+    keys = [input_key(i) for i in items]
+    try:
+        for cls in families:
+            metric = cls()
+            sig = metric.signature
+            signatures[cls.name] = sig
+            idx = [j for j, it in enumerate(items) if it.references or not cls.needs_references]
+            known = cache.get_many(sig, [keys[j] for j in idx]) if cache is not None else {}
+            todo = list({keys[j]: items[j] for j in idx if keys[j] not in known}.items())
+            step = max(1, cls.batch_size)
+            for start in range(0, len(todo), step):
+                batch = todo[start : start + step]
+                values = metric.compute([it for _, it in batch])
+                done = {k: {o: _finite(values[o][n]) for o in cls.outputs} for n, (k, _) in enumerate(batch)}
+                known.update(done)
+                if cache is not None:
+                    cache.put_many(sig, done)
+                if progress is not None:
+                    progress(cls.name, len(batch))
+            for j in range(len(items)):
+                got = known.get(keys[j], {})
+                for o in cls.outputs:
+                    rows[j][o] = got.get(o)
+    finally:
+        if cache is not None:
+            cache.close()
+    return rows, signatures
+
+
+def _finite(v: float | None) -> float | None:
+    if v is None:
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def feature_matrix(rows: Sequence[Mapping[str, float | None]], columns: Sequence[str]) -> list[list[float]]:
+    """Return rows as lists in ``columns`` order, NaN for a missing value.
+
+    Example:
+        >>> feature_matrix([{"a": 1.0, "b": None}], ["b", "a"])
+        [[nan, 1.0]]
+    """
+    return [[math.nan if r.get(c) is None else float(r[c]) for c in columns] for r in rows]  # type: ignore[arg-type]

@@ -1,0 +1,93 @@
+"""Saved trained evaluators as metrics: ``trained:<path>`` resolves to a family built from the folder.
+
+:func:`dialeval.runner.resolve_metrics` calls :func:`register_trained` for a name
+that starts with ``trained:``, so ``dialeval score -m trained:PATH`` (and every
+other command that resolves metric names) works. The family's one output has the
+family's name; its signature carries the sha256 of the model card, which in turn
+holds the sha256 of every model file.
+
+Example:
+    >>> register_trained("trained:/no/such/model")
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.InputError: /no/such/model: no such model folder
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues
+from dialeval.trained.store import Loaded, load, read_card
+
+PREFIX = "trained:"
+
+
+class TrainedMetric(Metric):
+    """A saved trained evaluator scoring items (subclasses fix the folder)."""
+
+    folder: ClassVar[str] = ""
+    card_sha256: ClassVar[str] = ""
+    card: ClassVar[dict[str, Any]] = {}
+    batch_size: ClassVar[int] = 256
+
+    @classmethod
+    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
+        """Name the package the saved model needs, if it is missing."""
+        kind = cls.card.get("kind", "")
+        needs = {
+            "xgboost": ("xgboost", "trained"), "ensemble-xgb": ("xgboost", "trained"), "minilm": ("torch", "models"),
+        }
+        if kind in needs and importlib.util.find_spec(needs[kind][0]) is None:
+            return f"needs {needs[kind][0]}: pip install 'dialeval[{needs[kind][1]}]'"
+        return None
+
+    @cached_property
+    def loaded(self) -> Loaded:
+        """The evaluator, loaded (and its files checked) on first use."""
+        got = load(self.folder)
+        if got.card_sha256 != self.card_sha256:
+            from dialeval.errors import InputError
+
+            raise InputError("model card changed since the metric was registered", path=self.folder)
+        return got
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Return the card's sha256 (which covers every model file), the model kind and the target."""
+        training = self.card.get("training", {})
+        return {
+            "card_sha256": self.card_sha256[:16],
+            "kind": self.card.get("kind", ""),
+            "task": self.card.get("task", ""),
+            "target_norm": training.get("target_norm", ""),
+        }
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Predict one score per item with the saved evaluator."""
+        return {self.name: list(self.loaded.evaluator.predict(items))}
+
+
+def register_trained(name: str) -> type[Metric]:
+    """Register (once) and return the family ``trained:<path>`` for a saved model folder.
+
+    Raises:
+        InputError: The folder has no readable model card.
+    """
+    if name in METRICS:
+        return METRICS.get(name)
+    folder = name[len(PREFIX) :] if name.startswith(PREFIX) else name
+    card, sha = read_card(folder)
+    cls = type(
+        "Trained_" + sha[:12],
+        (TrainedMetric,),
+        {
+            "name": name, "outputs": (name,), "folder": str(Path(folder).expanduser()), "card_sha256": sha,
+            "card": card, "__doc__": f"Trained evaluator {card['kind']} saved in {folder}.",
+        },
+    )
+    METRICS.register(name, cls)
+    return cls

@@ -1,0 +1,352 @@
+"""The trained evaluators: DiQAD's classical baselines on TF-IDF, and a feature ensemble over metric scores.
+
+Every evaluator learns a target in [0, 1] (``task="regression"``) or the 0/1/2
+label (``task="classification"``) and predicts a score per item: the regression
+output, or the expected class / 2 of a classifier (so scores are comparable and
+rankable either way), plus a 0/1/2 label.
+
+=================  ========================================================================
+``tfidf-nb``       TF-IDF (1-2 grams) + multinomial naive Bayes (always a classifier)
+``tfidf-lr``       TF-IDF + ridge regression (numeric) or logistic regression (labels)
+``xgboost``        TF-IDF + gradient-boosted trees (XGBoost; the ``trained`` extra)
+``ensemble``       every offline metric's scores -> impute, standardise, ridge / logistic
+                   regression, its penalty chosen by 5-fold cross-validation over contexts
+``ensemble-xgb``   every offline metric's scores -> gradient-boosted trees (XGBoost)
+``minilm``         the packaged all-MiniLM-L6-v2 fine-tuned with a head (:mod:`.minilm`)
+=================  ========================================================================
+
+Example:
+    >>> from dialeval.metrics.base import MetricInput
+    >>> from dialeval.trained.data import Example
+    >>> ex = [Example(str(i), "b", f"c{i}", "d", "s", "b", t, MetricInput(t), 0.0, y, int(2 * y), )
+    ...       for i, (t, y) in enumerate([("response: great answer", 1.0), ("response: awful junk", 0.0)] * 4)]
+    >>> m = make_evaluator("tfidf-lr", min_df=1)
+    >>> _ = m.fit(ex)
+    >>> s = m.predict([MetricInput("great"), MetricInput("awful")])
+    >>> s[0] > s[1]
+    True
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dialeval.errors import InputError, MissingExtraError
+from dialeval.metrics.base import MetricInput
+from dialeval.trained.data import Example, to_label
+from dialeval.trained.features import compute_features, feature_families, feature_matrix, format_input
+
+TASKS = ("regression", "classification")
+
+
+def require_xgboost() -> None:
+    """Raise :class:`MissingExtraError` unless xgboost is installed."""
+    if importlib.util.find_spec("xgboost") is None:
+        raise MissingExtraError("xgboost", extra="trained")
+
+
+class Evaluator(ABC):
+    """A trainable evaluator: fit on examples, predict scores for metric inputs, save to a folder."""
+
+    kind: ClassVar[str]
+    defaults: ClassVar[dict[str, Any]] = {}
+    classifier_only: ClassVar[bool] = False
+
+    def __init__(self, task: str = "regression", seed: int = 0, **params: Any) -> None:
+        if task not in TASKS:
+            raise InputError(f'unknown task "{task}"; use {", ".join(TASKS)}', field="--task")
+        unknown = set(params) - set(self.defaults)
+        if unknown:
+            known = ", ".join(sorted(self.defaults)) or "none"
+            raise InputError(f"unknown parameter(s) {', '.join(sorted(unknown))} for {self.kind}; known: {known}")
+        self.task = "classification" if self.classifier_only else task
+        self.seed = seed
+        self.params: dict[str, Any] = {**self.defaults, **params}
+        self.info: dict[str, Any] = {}
+
+    def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
+        """Train on ``examples``; return what training reported (seconds, losses, chosen penalty)."""
+        import time
+
+        if not examples:
+            raise InputError("no training examples")
+        if self.task == "classification" and len({e.label for e in examples}) < 2:
+            raise InputError("classification needs at least two classes among the training labels")
+        start = time.perf_counter()
+        self._fit(examples)
+        self.info["fit_seconds"] = round(time.perf_counter() - start, 2)
+        return self.info
+
+    def y(self, examples: Sequence[Example]) -> list[float]:
+        """Return the training target of the task."""
+        return [float(e.label) if self.task == "classification" else e.target for e in examples]
+
+    @abstractmethod
+    def _fit(self, examples: Sequence[Example]) -> None: ...
+
+    @abstractmethod
+    def predict(self, items: Sequence[MetricInput]) -> list[float]:
+        """Return one score per item (regression output, or expected class / 2)."""
+
+    def predict_labels(self, scores: Sequence[float]) -> list[int]:
+        """Return the 0/1/2 label of each score."""
+        return [to_label(min(1.0, max(0.0, s))) for s in scores]
+
+    @abstractmethod
+    def save(self, folder: Path) -> list[str]:
+        """Write the fitted model into ``folder``; return the file names written."""
+
+    @classmethod
+    @abstractmethod
+    def load(cls, folder: Path, card: dict[str, Any]) -> Evaluator:
+        """Rebuild a fitted evaluator from ``folder`` and its card."""
+
+    def feature_signatures(self) -> dict[str, str]:
+        """Return the signatures of the metrics used as features (none for text models)."""
+        return {}
+
+
+def _scores_from(model: Any, x: Any, task: str) -> list[float]:
+    if task == "classification":
+        proba = model.predict_proba(x)
+        classes = [float(c) for c in model.classes_]
+        return [float(sum(p * c for p, c in zip(row, classes, strict=True)) / 2.0) for row in proba]
+    return [float(v) for v in model.predict(x)]
+
+
+class SklearnEvaluator(Evaluator):
+    """An evaluator whose fitted state is one scikit-learn-compatible estimator, saved with joblib.
+
+    Only load model folders you trust: joblib files can run code when loaded.
+    """
+
+    def __init__(self, task: str = "regression", seed: int = 0, **params: Any) -> None:
+        super().__init__(task, seed, **params)
+        self.model: Any = None
+
+    @abstractmethod
+    def build(self) -> Any:
+        """Return the unfitted estimator."""
+
+    def inputs(self, items: Sequence[MetricInput]) -> Any:
+        """Return what the estimator reads for ``items`` (texts by default)."""
+        return [format_input(i.context, i.response) for i in items]
+
+    def _fit(self, examples: Sequence[Example]) -> None:
+        self.model = self.build()
+        self.model.fit(self.inputs([e.item for e in examples]), self.y(examples))
+
+    def predict(self, items: Sequence[MetricInput]) -> list[float]:
+        """Return one score per item."""
+        if self.model is None:
+            raise RuntimeError(f"{self.kind} is not fitted")
+        if not items:
+            return []
+        return _scores_from(self.model, self.inputs(items), self.task)
+
+    def save(self, folder: Path) -> list[str]:
+        """Write ``model.joblib``."""
+        import joblib  # type: ignore[import-untyped]
+
+        joblib.dump(self.model, folder / "model.joblib")
+        return ["model.joblib"]
+
+    @classmethod
+    def load(cls, folder: Path, card: dict[str, Any]) -> Evaluator:
+        """Read ``model.joblib`` back."""
+        import joblib  # type: ignore[import-untyped]
+
+        ev = cls(card["task"], card.get("seed", 0), **card["params"])
+        ev.model = joblib.load(folder / "model.joblib")
+        return ev
+
+
+def _tfidf(p: dict[str, Any]) -> Any:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(ngram_range=(1, 2), min_df=p["min_df"], sublinear_tf=True, max_features=p["max_features"])
+
+
+class TfidfNB(SklearnEvaluator):
+    """TF-IDF + multinomial naive Bayes (a classifier of the 0/1/2 label)."""
+
+    kind = "tfidf-nb"
+    classifier_only = True
+    defaults: ClassVar[dict[str, Any]] = {"min_df": 2, "max_features": 50000, "alpha": 1.0}
+
+    def build(self) -> Any:
+        """TF-IDF -> MultinomialNB."""
+        from sklearn.naive_bayes import MultinomialNB
+        from sklearn.pipeline import make_pipeline
+
+        return make_pipeline(_tfidf(self.params), MultinomialNB(alpha=self.params["alpha"]))
+
+
+class TfidfLR(SklearnEvaluator):
+    """TF-IDF + ridge regression (numeric) or logistic regression (labels)."""
+
+    kind = "tfidf-lr"
+    defaults: ClassVar[dict[str, Any]] = {"min_df": 2, "max_features": 50000, "alpha": 1.0, "C": 1.0}
+
+    def build(self) -> Any:
+        """TF-IDF -> Ridge or LogisticRegression."""
+        from sklearn.linear_model import LogisticRegression, Ridge
+        from sklearn.pipeline import make_pipeline
+
+        head = (
+            LogisticRegression(C=self.params["C"], max_iter=2000)
+            if self.task == "classification"
+            else Ridge(alpha=self.params["alpha"])
+        )
+        return make_pipeline(_tfidf(self.params), head)
+
+
+def _xgb(task: str, p: dict[str, Any], seed: int) -> Any:
+    require_xgboost()
+    import xgboost
+
+    kw = {
+        "n_estimators": p["n_estimators"], "max_depth": p["max_depth"], "learning_rate": p["learning_rate"],
+        "subsample": 0.8, "colsample_bytree": p["colsample_bytree"], "random_state": seed, "n_jobs": p["n_jobs"],
+        "tree_method": "hist",
+    }
+    return xgboost.XGBClassifier(**kw) if task == "classification" else xgboost.XGBRegressor(**kw)
+
+
+_XGB_DEFAULTS: dict[str, Any] = {
+    "n_estimators": 300, "max_depth": 4, "learning_rate": 0.05, "colsample_bytree": 0.5, "n_jobs": 2,
+}
+
+
+class TfidfXGB(SklearnEvaluator):
+    """TF-IDF + gradient-boosted trees (XGBoost)."""
+
+    kind = "xgboost"
+    defaults: ClassVar[dict[str, Any]] = {"min_df": 2, "max_features": 20000, **_XGB_DEFAULTS}
+
+    def build(self) -> Any:
+        """TF-IDF -> XGBRegressor or XGBClassifier."""
+        from sklearn.pipeline import make_pipeline
+
+        return make_pipeline(_tfidf(self.params), _xgb(self.task, self.params, self.seed))
+
+    def _fit(self, examples: Sequence[Example]) -> None:
+        require_xgboost()
+        super()._fit(examples)
+
+
+class Ensemble(SklearnEvaluator):
+    """A regularised linear model over every offline metric's scores.
+
+    Missing values (a reference-based metric on an item without references) are
+    imputed with the training mean plus a missing-indicator column; features are
+    standardised; the ridge penalty (or logistic C) is chosen by grouped 5-fold
+    cross-validation over training contexts.
+    """
+
+    kind = "ensemble"
+    defaults: ClassVar[dict[str, Any]] = {"families": "", "cache": None}
+
+    def __init__(self, task: str = "regression", seed: int = 0, **params: Any) -> None:
+        super().__init__(task, seed, **params)
+        self.columns: list[str] = []
+        self.signatures: dict[str, str] = {}
+
+    def _families(self) -> list[Any]:
+        names = [n for n in str(self.params["families"] or "").split(",") if n]
+        return feature_families(names or None)
+
+    def inputs(self, items: Sequence[MetricInput]) -> Any:
+        """Return the metric-score matrix (NaN where a metric gives no value)."""
+        import numpy as np
+
+        fams = self._families()
+        rows, sigs = compute_features(items, fams, cache_path=self.params["cache"])
+        if not self.columns:
+            self.columns = [o for f in fams for o in f.outputs]
+            self.signatures = sigs
+        elif sigs != self.signatures:
+            changed = sorted(k for k in set(sigs) | set(self.signatures) if sigs.get(k) != self.signatures.get(k))
+            raise InputError(f"feature metrics differ from training: {', '.join(changed)} (other version or model)")
+        return np.asarray(feature_matrix(rows, self.columns), dtype=float)
+
+    def build(self) -> Any:
+        """Impute + indicator, standardise, then the regularised linear head."""
+        from sklearn.impute import SimpleImputer
+        from sklearn.linear_model import LogisticRegression, Ridge
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        head = LogisticRegression(max_iter=5000) if self.task == "classification" else Ridge()
+        return make_pipeline(SimpleImputer(add_indicator=True), StandardScaler(), head)
+
+    def _fit(self, examples: Sequence[Example]) -> None:
+        import numpy as np
+        from sklearn.model_selection import GridSearchCV, GroupKFold
+
+        x = self.inputs([e.item for e in examples])
+        groups = [e.group_context for e in examples]
+        grid = (
+            {"logisticregression__C": list(np.logspace(-3, 2, 11))}
+            if self.task == "classification"
+            else {"ridge__alpha": list(np.logspace(-2, 4, 13))}
+        )
+        n_splits = min(5, len(set(groups)))
+        search = GridSearchCV(self.build(), grid, cv=GroupKFold(n_splits=n_splits), scoring=self._scoring())
+        search.fit(x, self.y(examples), groups=groups)
+        self.model = search.best_estimator_
+        self.info["penalty"] = {k.split("__")[1]: float(v) for k, v in search.best_params_.items()}
+
+    def _scoring(self) -> str:
+        return "neg_log_loss" if self.task == "classification" else "neg_mean_squared_error"
+
+    def feature_signatures(self) -> dict[str, str]:
+        """Return ``{family: signature}`` of the metrics the model reads."""
+        return dict(self.signatures)
+
+    def save(self, folder: Path) -> list[str]:
+        """Write ``model.joblib`` (the columns and feature signatures go into the card)."""
+        return super().save(folder)
+
+    @classmethod
+    def load(cls, folder: Path, card: dict[str, Any]) -> Evaluator:
+        """Read the model and restore the feature columns from the card."""
+        ev = super().load(folder, card)
+        assert isinstance(ev, Ensemble)
+        ev.columns = list(card["features"]["columns"])
+        ev.signatures = dict(card["features"]["signatures"])
+        return ev
+
+
+class EnsembleXGB(Ensemble):
+    """Gradient-boosted trees (XGBoost) over every offline metric's scores (NaN handled natively)."""
+
+    kind = "ensemble-xgb"
+    defaults: ClassVar[dict[str, Any]] = {"families": "", "cache": None, **_XGB_DEFAULTS, "colsample_bytree": 0.8}
+
+    def build(self) -> Any:
+        """XGBRegressor or XGBClassifier."""
+        return _xgb(self.task, self.params, self.seed)
+
+    def _fit(self, examples: Sequence[Example]) -> None:
+        self.model = self.build()
+        self.model.fit(self.inputs([e.item for e in examples]), self.y(examples))
+
+
+def evaluator_kinds() -> dict[str, type[Evaluator]]:
+    """Return ``{kind: class}`` of every evaluator (``minilm`` imports torch lazily)."""
+    from dialeval.trained.minilm import MiniLM
+
+    return {c.kind: c for c in (TfidfNB, TfidfLR, TfidfXGB, Ensemble, EnsembleXGB, MiniLM)}
+
+
+def make_evaluator(kind: str, task: str = "regression", seed: int = 0, **params: Any) -> Evaluator:
+    """Return an unfitted evaluator of ``kind`` (see the module table)."""
+    kinds = evaluator_kinds()
+    if kind not in kinds:
+        raise InputError(f'unknown model "{kind}"; use {", ".join(kinds)}', field="--model")
+    return kinds[kind](task, seed, **params)

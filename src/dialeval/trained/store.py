@@ -1,0 +1,130 @@
+"""Saving and loading a trained evaluator: a folder with the model files and ``card.json``.
+
+The model card names the evaluator, its task and parameters, the training data
+(benchmarks, dimensions, target normalisation, the sha256 of the examples), the
+features (metric signatures for the ensembles), the evaluation results, the
+dialeval version, and the sha256 of every model file. Files are written into a
+temporary folder that is renamed into place, so a crash never leaves a half-saved
+model; loading checks every file's hash against the card. The card's own sha256
+identifies the model (it is in the metric signature of ``trained:PATH``).
+
+Only load model folders you trust: the scikit-learn models are joblib files,
+which can run code when loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dialeval import __version__
+from dialeval.errors import InputError
+from dialeval.signature import file_sha256
+from dialeval.trained.models import Ensemble, Evaluator, evaluator_kinds
+
+CARD = "card.json"
+CARD_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A loaded evaluator with its card and the card's sha256."""
+
+    evaluator: Evaluator
+    card: dict[str, Any]
+    card_sha256: str
+    path: Path
+
+
+def build_card(ev: Evaluator, training: dict[str, Any], results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Return the card of a fitted evaluator (``files`` is filled in by :func:`save`)."""
+    card: dict[str, Any] = {
+        "format": CARD_FORMAT,
+        "dialeval_version": __version__,
+        "kind": ev.kind,
+        "task": ev.task,
+        "seed": ev.seed,
+        "params": {k: v for k, v in ev.params.items() if k != "cache"},
+        "training": training,
+        "fit": ev.info,
+        "results": results or [],
+    }
+    if isinstance(ev, Ensemble):
+        card["features"] = {"columns": ev.columns, "signatures": ev.feature_signatures()}
+    else:
+        card["features"] = {"input": "question: ... response: ... (DiQAD format)"}
+    return card
+
+
+def save(ev: Evaluator, folder: str | Path, card: dict[str, Any]) -> str:
+    """Write the model and its card into ``folder`` (replacing it atomically); return the card's sha256."""
+    target = Path(folder)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        names = ev.save(tmp)
+        card = {**card, "files": {n: file_sha256(tmp / n) for n in names}}
+        data = json.dumps(card, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+        (tmp / CARD).write_text(data, encoding="utf-8")
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            os.replace(target, old / "x")
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return file_sha256(target / CARD)
+
+
+def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
+    """Return the card of a saved model and its sha256, checking it is readable and complete.
+
+    Raises:
+        InputError: No folder, no card, a card that is not JSON or lacks fields.
+    """
+    path = Path(folder).expanduser() / CARD
+    if not path.parent.is_dir():
+        raise InputError("no such model folder", path=path.parent)
+    if not path.is_file():
+        raise InputError("not a trained-evaluator folder (no card.json)", path=path.parent)
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"model card is not valid JSON: {exc}", path=path) from None
+    if not isinstance(card, dict):
+        raise InputError("model card is not a JSON object", path=path)
+    missing = [k for k in ("format", "kind", "task", "params", "files", "training") if k not in card]
+    if missing:
+        raise InputError(f"model card lacks {', '.join(missing)}", path=path)
+    if card["format"] != CARD_FORMAT:
+        raise InputError(f"model card format {card['format']} is not {CARD_FORMAT}", path=path)
+    return card, file_sha256(path)
+
+
+def load(folder: str | Path) -> Loaded:
+    """Load a saved evaluator, checking every file's sha256 against the card.
+
+    Raises:
+        InputError: A missing or corrupt card or model file, or an unknown kind.
+    """
+    root = Path(folder).expanduser()
+    card, sha = read_card(root)
+    for name, want in card["files"].items():
+        f = root / name
+        if not f.is_file():
+            raise InputError(f'model file "{name}" named in the card is missing', path=root)
+        if file_sha256(f) != want:
+            raise InputError(f'model file "{name}" does not match its sha256 in the card (corrupt?)', path=root)
+    kinds = evaluator_kinds()
+    if card["kind"] not in kinds:
+        raise InputError(f'unknown evaluator kind "{card["kind"]}" in the card', path=root / CARD)
+    ev = kinds[card["kind"]].load(root, card)
+    return Loaded(ev, card, sha, root)

@@ -1,0 +1,67 @@
+"""``dialeval train`` and ``dialeval score -m trained:PATH`` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from dialeval.cli import app
+from dialeval.jsonl import read_jsonl
+from dialeval.schema import Score
+
+runner = CliRunner()
+
+
+def test_train_then_score_with_the_saved_model(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    res = runner.invoke(app, [
+        "train", "--model", "tfidf-lr", "--train", "usr-pc,gupta-dailydialog", "--test", "usr-tc",
+        "--dimension", "Overall", "--limit", "8", "--n-boot", "50", "--output", str(out),
+    ])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert rows[0]["model"] == "tfidf-lr" and rows[0]["split"] == "test=usr-tc" and rows[0]["n"] == 48
+    assert set(rows[0]) >= {"accuracy", "uar", "kappa", "spearman", "spearman_ci", "pearson", "f1"}
+    card = json.loads((out / "model-tfidf-lr" / "card.json").read_text())
+    assert card["training"]["dimensions"] == {"usr-pc": "Overall", "gupta-dailydialog": "appropriateness"}
+    assert "| tfidf-lr | test=usr-tc | 48 |" in (out / "results.md").read_text()
+
+    scores = tmp_path / "scores.jsonl"
+    name = f"trained:{out / 'model-tfidf-lr'}"
+    res = runner.invoke(app, ["score", "-m", name, "-b", "usr-tc", "--limit", "2", "-o", str(scores)])
+    assert res.exit_code == 0, res.output
+    got = read_jsonl(scores, Score)
+    assert len(got) == 12 and {s.metric for s in got} == {name}
+    assert all(s.value is not None for s in got)
+
+
+def test_logo_by_system(tmp_path: Path) -> None:
+    res = runner.invoke(app, [
+        "train", "--model", "tfidf-nb", "--train", "usr-pc", "--logo", "system", "--limit", "10",
+        "--n-boot", "0", "--no-save", "--output", str(tmp_path),
+    ])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert [r["split"] for r in rows][-1] == "mean of 5"
+    assert not (tmp_path / "model-tfidf-nb").exists()
+
+
+def test_bad_input_errors(tmp_path: Path) -> None:
+    cases = [
+        (["--train", "usr-pc", "--test", "usr-tcc"], 'unknown dataset "usr-tcc"'),
+        (["--train", "usr-pc", "--test", "usr-tc", "--dim", "usr-pc=Coolness"], 'no dimension "Coolness"'),
+        (["--train", "usr-pc", "--test", "usr-pc"], "both in --train and --test"),
+        (["--train", "usr-pc"], "exactly one of --test, --logo, --folds"),
+        (["--train", "usr-pc", "--test", "usr-tc", "--model", "gpt"], 'unknown model "gpt"'),
+    ]
+    for args, message in cases:
+        res = runner.invoke(app, ["train", *args, "--limit", "3", "--output", str(tmp_path)])
+        assert res.exit_code != 0, args
+        assert message in " ".join(res.output.split()), res.output
+    (tmp_path / "card.json").write_text("{")
+    res = runner.invoke(app, ["score", "-m", f"trained:{tmp_path}", "-b", "usr-tc", "--limit", "1",
+                              "-o", str(tmp_path / "s.jsonl")])
+    assert res.exit_code != 0
+    assert "not valid JSON" in res.output or "not valid JSON" in str(res.exception)

@@ -1,0 +1,73 @@
+"""DiQAD's metrics, pinned to scikit-learn and SciPy computed here independently."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from scipy.stats import pearsonr, rankdata, spearmanr
+from sklearn.metrics import (
+    accuracy_score,
+    balanced_accuracy_score,
+    cohen_kappa_score,
+    precision_recall_fscore_support,
+)
+
+from dialeval.errors import InputError
+from dialeval.metrics.base import MetricInput
+from dialeval.schema import Turn
+from dialeval.trained.data import Example, normalise, to_label
+from dialeval.trained.evaluate import evaluate
+from dialeval.trained.features import format_input
+
+
+def _examples(n: int, seed: int) -> tuple[list[Example], list[float], list[int]]:
+    rng = random.Random(seed)
+    ex, scores, labels = [], [], []
+    for i in range(n):
+        human = rng.choice([1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0])
+        ex.append(Example(f"i{i}", "b", f"c{i // 3}", f"d{i // 3}", f"s{i % 3}", "b", "t", MetricInput("t"),
+                          human, 0.0, to_label((human - 1) / 4)))
+        scores.append(human + rng.gauss(0, 1.5))
+        labels.append(rng.choice([0, 1, 2]))
+    return ex, scores, labels
+
+
+def test_metrics_match_sklearn_and_scipy() -> None:
+    ex, scores, labels = _examples(90, seed=3)
+    got = evaluate(ex, scores, labels, n_boot=200, seed=1)
+    truth = [e.label for e in ex]
+    human = [e.human for e in ex]
+    p, r, f, _ = precision_recall_fscore_support(truth, labels, labels=[0, 1, 2], average="macro", zero_division=0)
+    assert got["accuracy"] == pytest.approx(accuracy_score(truth, labels))
+    assert got["uar"] == pytest.approx(balanced_accuracy_score(truth, labels))
+    assert got["kappa"] == pytest.approx(cohen_kappa_score(truth, labels))
+    assert (got["precision"], got["recall"], got["f1"]) == pytest.approx((p, r, f))
+    assert got["spearman"] == pytest.approx(spearmanr(scores, human).statistic)
+    assert got["pearson"] == pytest.approx(pearsonr(scores, human).statistic)
+    lo, hi = got["spearman_ci"]
+    assert lo < got["spearman"] < hi
+    assert got["n"] == 90
+
+
+def test_evaluate_rejects_misaligned_input() -> None:
+    ex, scores, labels = _examples(6, seed=0)
+    with pytest.raises(InputError, match="6 examples but 5 scores"):
+        evaluate(ex, scores[:5], labels, n_boot=0)
+
+
+def test_rank_normalisation_is_scipy_average_rank() -> None:
+    values = [3.0, 1.0, 4.0, 1.0, 5.0, 2.5]
+    expected = [(r - 1) / (len(values) - 1) for r in rankdata(values)]  # scipy's average ranks, scaled to [0, 1]
+    assert normalise(values, "rank", "1-5") == pytest.approx(expected)
+    with pytest.raises(InputError, match="unknown target normalisation"):
+        normalise(values, "zscore", "1-5")
+
+
+def test_format_marks_the_responder_on_real_turns(small_examples: list[Example]) -> None:
+    e = small_examples[0]
+    assert e.text.endswith("response: " + e.item.response.strip())
+    last_question = e.text.rsplit(" response: ", 1)[0].rsplit("question: ", 1)[1]
+    assert last_question == e.item.context[-1].text.strip()
+    turns = (Turn(speaker="A", text="a"), Turn(speaker="B", text="b"))
+    assert format_input(turns, "c", max_turns=1) == "question: b response: c"

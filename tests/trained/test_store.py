@@ -1,0 +1,72 @@
+"""Save -> load -> score gives identical predictions; the metric signature carries the card hash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dialeval.data.catalog import load_benchmark
+from dialeval.errors import InputError
+from dialeval.runner import resolve_metrics, run_metrics
+from dialeval.signature import file_sha256
+from dialeval.trained import store
+from dialeval.trained.data import Example, data_sha256
+from dialeval.trained.metric import register_trained
+from dialeval.trained.models import make_evaluator
+
+
+def _save(kind: str, examples: list[Example], folder: Path, **params: object) -> tuple[list[float], str]:
+    ev = make_evaluator(kind, **params)
+    ev.fit(examples)
+    preds = ev.predict([e.item for e in examples[:20]])
+    sha = store.save(ev, folder, store.build_card(ev, {"benchmarks": ["x"], "data_sha256": data_sha256(examples)}))
+    return preds, sha
+
+
+@pytest.mark.parametrize(("kind", "params"), [("tfidf-lr", {}), ("ensemble", {"families": "length,distinct,f1"})])
+def test_round_trip_identical(kind: str, params: dict[str, object], small_examples: list[Example],
+                              tmp_path: Path) -> None:
+    folder = tmp_path / kind
+    preds, sha = _save(kind, small_examples, folder, **params)
+    card = json.loads((folder / "card.json").read_text())
+    assert sha == file_sha256(folder / "card.json")
+    assert card["training"]["data_sha256"] == data_sha256(small_examples)
+    assert all(file_sha256(folder / n) == h for n, h in card["files"].items())
+    again = store.load(folder)
+    assert again.card_sha256 == sha
+    assert again.evaluator.predict([e.item for e in small_examples[:20]]) == preds
+    if kind == "ensemble":
+        assert card["features"]["columns"][:3] == ["length", "distinct1", "distinct2"]
+
+
+def test_trained_metric_scores_through_the_runner(small_examples: list[Example], tmp_path: Path) -> None:
+    folder = tmp_path / "lr"
+    _, sha = _save("tfidf-lr", small_examples, folder)
+    name = f"trained:{folder}"
+    families, _ = resolve_metrics([name])
+    assert families[0].name == name
+    bench = load_benchmark("usr-tc").head(2)
+    run = run_metrics(bench, families)[0]
+    assert f"card_sha256:{sha[:16]}" in run.signature
+    direct = store.load(folder).evaluator.predict(
+        [e.item for e in __import__("dialeval.trained.data", fromlist=["x"]).examples_from(bench)]
+    )
+    assert [s.value for s in run.scores] == pytest.approx(direct)
+
+
+def test_corrupt_or_missing_model_is_an_input_error(small_examples: list[Example], tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    _save("tfidf-nb", small_examples, folder)
+    (folder / "model.joblib").write_bytes(b"not a model")
+    with pytest.raises(InputError, match="does not match its sha256"):
+        store.load(folder)
+    (folder / "card.json").write_text("{not json")
+    with pytest.raises(InputError, match="not valid JSON"):
+        store.load(folder)
+    (folder / "card.json").write_text(json.dumps({"format": 1, "kind": "tfidf-nb"}))
+    with pytest.raises(InputError, match="lacks task, params, files, training"):
+        register_trained(f"trained:{folder}")
+    with pytest.raises(InputError, match=r"no card\.json"):
+        store.load(tmp_path)
