@@ -51,7 +51,7 @@ class MiniLM(Evaluator):
         set_offline()
         from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()  # no load report for the new head: it is meant to be trained
+        hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # no load report for the new head: it is meant to be trained
         if self.params["threads"]:
             torch.set_num_threads(int(self.params["threads"]))
 
