@@ -21,7 +21,8 @@ from rich.table import Table
 from dialeval.commands.common import console, fail, out, split_list, write_text
 from dialeval.errors import DialevalError, InputError
 
-COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1")
+COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1", "spearman_diff")
+HEADERS = {"spearman_diff": "vs best metric"}
 
 
 def _num(v: Any) -> str:
@@ -41,11 +42,11 @@ def to_markdown(rows: list[dict[str, Any]]) -> str:
 
     Example:
         >>> print(to_markdown([{"model": "m", "split": "s", "n": 4, "spearman": 0.5, "spearman_ci": [0.1, 0.8]}]))
-        | model | split | n | accuracy | uar | kappa | spearman | pearson | precision | recall | f1 |
-        |---|---|---|---|---|---|---|---|---|---|---|
-        | m | s | 4 |  |  |  | 0.500 [0.100, 0.800] |  |  |  |  |
+        | model | split | n | accuracy | uar | kappa | spearman | pearson | precision | recall | f1 | vs best metric |
+        |---|---|---|---|---|---|---|---|---|---|---|---|
+        | m | s | 4 |  |  |  | 0.500 [0.100, 0.800] |  |  |  |  |  |
     """
-    head = ["model", "split", "n", *COLUMNS]
+    head = ["model", "split", "n", *(HEADERS.get(c, c) for c in COLUMNS)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [str(r.get("model", "")), str(r.get("split", "")), str(r.get("n", ""))]
@@ -55,7 +56,7 @@ def to_markdown(rows: list[dict[str, Any]]) -> str:
 
 def _table(rows: list[dict[str, Any]], title: str) -> Table:
     t = Table(title=title)
-    for h in ("model", "split", "n", *COLUMNS):
+    for h in ("model", "split", "n", *(HEADERS.get(c, c) for c in COLUMNS)):
         t.add_column(h, justify="left" if h in ("model", "split") else "right")
     for r in rows:
         t.add_row(
@@ -139,7 +140,13 @@ def train(
 
         rows, models = xp.run_all(kinds, splits, task=task, params=per_kind, seed=seed, n_boot=n_boot, on_row=show)
         summary = xp.summarise_folds(rows) if len(splits) > 1 else []
-        base = xp.baseline_rows(splits[0], n_boot=n_boot, seed=seed) if baselines and test_names else []
+        base: list[dict[str, Any]] = []
+        if baselines and test_names:
+            preds = {k: models[(k, splits[0].name)][1] for k in kinds}
+            base = xp.baseline_rows(splits[0], preds, n_boot=n_boot, seed=seed)
+            for cmp in [b for b in base if "vs_metric" in b]:
+                next(r for r in rows if r["model"] == cmp["model"]).update(cmp)
+            base = [b for b in base if "vs_metric" not in b]
         saved: dict[str, str] = {}
         if save_models:
             training = {"benchmarks": train_names, "dimensions": {b: dims[b] for b in train_names},
@@ -148,7 +155,7 @@ def train(
 
             training["data_sha256"] = data_sha256(tr.examples)
             for k in kinds:
-                ev = models.get((k, splits[0].name)) if test_names else None
+                ev = models[(k, splits[0].name)][0] if test_names else None
                 if ev is None:
                     ev = make_evaluator(k, task, seed, **per_kind[k])
                     ev.fit(tr.examples)
@@ -162,6 +169,10 @@ def train(
         mode = f"test on {','.join(test_names)}" if test_names else mode
         md = [f"# dialeval train: {mode}", "", f"train: {', '.join(train_names)}; task {task}; target {target_norm}; "
               "dimensions: " + ", ".join(f"{b}={d}" for b, d in dims.items()), "", to_markdown(all_rows), ""]
+        if base:
+            vs = next((r for r in rows if "vs_metric" in r), None)
+            md.append(f"Paired: each model's Spearman minus that of the best single metric on the same items "
+                      f"({vs['vs_metric'] if vs else '-'}), 95% CI from the same context resamples.\n")
         write_text(output / "results.md", "\n".join(md))
     except DialevalError as exc:
         fail(exc)

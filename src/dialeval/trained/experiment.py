@@ -78,8 +78,12 @@ def run_split(
     params: dict[str, Any] | None = None,
     seed: int = 0,
     n_boot: int = 1000,
-) -> tuple[Evaluator, dict[str, Any]]:
-    """Fit ``kind`` on the split's train side and evaluate it on the test side; return the model and a result row."""
+) -> tuple[Evaluator, dict[str, Any], list[float]]:
+    """Fit ``kind`` on the split's train side and evaluate it on the test side.
+
+    Returns:
+        The fitted model, a result row, and the test predictions.
+    """
     ev = make_evaluator(kind, task, seed, **(params or {}))
     start = time.perf_counter()
     info = ev.fit(split.train)
@@ -96,17 +100,30 @@ def run_split(
         "seconds": round(time.perf_counter() - start, 2),
         "fit": {k: v for k, v in info.items() if k != "step_losses"},
     }
-    return ev, row
+    return ev, row, scores
 
 
 def baseline_rows(
-    split: Split, families: Sequence[str] | None = None, n_boot: int = 1000, seed: int = 0
+    split: Split,
+    predictions: dict[str, list[float]],
+    families: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> list[dict[str, Any]]:
     """Return the turn-level Spearman/Pearson (with CIs) of every offline metric on the test side.
 
     These are the single metrics the trained evaluators must beat, measured on the
-    same items with the same bootstrap resamples.
+    same items with the same bootstrap resamples. Each model of ``predictions``
+    (``{model: test scores}``) is then compared with the best of them by a paired
+    cluster bootstrap of the Spearman difference
+    (:func:`dialeval.meta.significance.compare_metrics`); the comparison is added
+    to the returned model rows (``vs_metric``, ``spearman_diff``, ``spearman_diff_ci``, ``p_paired``).
+
+    Returns:
+        One row per model with its comparison, then one row per metric, best first.
     """
+    from dialeval.meta.significance import compare_metrics
+    from dialeval.trained.evaluate import as_records
     from dialeval.trained.features import compute_features, feature_families
 
     fams = feature_families(families)
@@ -120,7 +137,19 @@ def baseline_rows(
             continue
         out.append({"model": f"metric:{metric}", "split": split.name, "task": "none", "train": "", "n_train": 0,
                     "n": len(split.test), **c})
-    return sorted(out, key=lambda r: -(r["spearman"] or -2))
+    out.sort(key=lambda r: -(r["spearman"] or -2))
+    if not out or not predictions:
+        return out
+    best = out[0]["model"].removeprefix("metric:")
+    scores, ratings = as_records(split.test, columns[best], best)
+    compared = []
+    for model, preds in predictions.items():
+        mine, _ = as_records(split.test, preds, f"model:{model}")
+        cmp = compare_metrics([*mine, *scores], ratings, metric_a=f"model:{model}", metric_b=best,
+                              dimension="human", method="spearman", n_boot=n_boot, seed=seed)
+        compared.append({"model": model, "vs_metric": best, "spearman_diff": cmp.difference,
+                         "spearman_diff_ci": [cmp.ci_low, cmp.ci_high], "p_paired": cmp.p_value})
+    return compared + out
 
 
 def run_all(
@@ -132,15 +161,17 @@ def run_all(
     seed: int = 0,
     n_boot: int = 1000,
     on_row: Callable[[dict[str, Any]], None] | None = None,
-) -> tuple[list[dict[str, Any]], dict[tuple[str, str], Evaluator]]:
-    """Run every model on every split; return the rows and the fitted models by ``(kind, split)``."""
+) -> tuple[list[dict[str, Any]], dict[tuple[str, str], tuple[Evaluator, list[float]]]]:
+    """Run every model on every split; return the rows and ``{(kind, split): (fitted model, test predictions)}``."""
     rows = []
-    models: dict[tuple[str, str], Evaluator] = {}
+    models: dict[tuple[str, str], tuple[Evaluator, list[float]]] = {}
     for split in splits:
         for kind in kinds:
-            ev, row = run_split(kind, split, task=task, params=(params or {}).get(kind), seed=seed, n_boot=n_boot)
+            ev, row, preds = run_split(
+                kind, split, task=task, params=(params or {}).get(kind), seed=seed, n_boot=n_boot
+            )
             rows.append(row)
-            models[(kind, split.name)] = ev
+            models[(kind, split.name)] = (ev, preds)
             if on_row is not None:
                 on_row(row)
     return rows, models
