@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "dialeval.judges.cli",
     "dialeval.human.cli",
     "dialeval.trained.cli",
+    "dialeval.lmstyle.cli",
 )
 
 

@@ -45,6 +45,9 @@ class ChatRequest:
         temperature: Sampling temperature.
         seed: Sampling seed (sampled answers are cached only under their seed).
         top_logprobs: Alternatives per generated token to return (0: none).
+        stop: Strings that end the generation (not included in the text).
+        raw: Send the single message's content as a plain text-completion prompt
+            (no chat template), for few-shot prompts written for base models.
     """
 
     messages: tuple[tuple[str, str], ...]
@@ -52,6 +55,15 @@ class ChatRequest:
     temperature: float = 0.0
     seed: int = 0
     top_logprobs: int = 0
+    stop: tuple[str, ...] = ()
+    raw: bool = False
+
+    @property
+    def prompt(self) -> str:
+        """The text-completion prompt of a ``raw`` request (its single message's content)."""
+        if len(self.messages) != 1:
+            raise ValueError(f"a raw request has one message, not {len(self.messages)}")
+        return self.messages[0][1]
 
     def key_fields(self) -> dict[str, Any]:
         """Return the request as a JSON-able dict (the cache key's request part)."""
@@ -61,18 +73,22 @@ class ChatRequest:
             "temperature": self.temperature,
             "seed": self.seed,
             "top_logprobs": self.top_logprobs,
+            # absent when unset, so that the keys of requests cached before these fields existed still match
+            **({"stop": list(self.stop)} if self.stop else {}),
+            **({"raw": True} if self.raw else {}),
         }
 
     def openai_payload(self, model: str) -> dict[str, Any]:
-        """Return the OpenAI chat-completions body for this request."""
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": [{"role": r, "content": c} for r, c in self.messages],
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "seed": self.seed,
-        }
-        if self.top_logprobs:
+        """Return the OpenAI body: chat completions, or text completions for a ``raw`` request."""
+        body: dict[str, Any] = {"model": model}
+        if self.raw:
+            body["prompt"] = self.prompt
+        else:
+            body["messages"] = [{"role": r, "content": c} for r, c in self.messages]
+        body.update(max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed)
+        if self.stop:
+            body["stop"] = list(self.stop)
+        if self.top_logprobs and not self.raw:
             body["logprobs"] = True
             body["top_logprobs"] = self.top_logprobs
         return body
@@ -119,14 +135,14 @@ class Completion:
 
     @classmethod
     def from_openai(cls, body: dict[str, Any]) -> Completion:
-        """Parse an OpenAI chat-completions response body.
+        """Parse an OpenAI chat-completions (or text-completions) response body.
 
         Raises:
             BackendError: The body lacks the fields of a chat completion (retryable).
         """
         try:
             choice = body["choices"][0]
-            text = choice["message"]["content"] or ""
+            text = (choice["text"] if "message" not in choice else choice["message"]["content"]) or ""
             content = (choice.get("logprobs") or {}).get("content") or []
             tokens = tuple(str(t["token"]) for t in content)
             tops = tuple({str(a["token"]): float(a["logprob"]) for a in t.get("top_logprobs") or []} for t in content)

@@ -95,8 +95,14 @@ class LlamaCppBackend(Backend):
         return f"llamacpp:{self.model_id}:{gguf_sha256(self.path)[:16]}"
 
     def chat(self, request: ChatRequest) -> Completion:
-        """Answer in process through ``handle_chat_completions``."""
-        body = self.server.handle_chat_completions(request.openai_payload(self.model_id))
+        """Answer in process through ``handle_chat_completions`` (``handle_completions`` when raw)."""
+        payload = request.openai_payload(self.model_id)
+        if request.raw:
+            # a prompt whose prefix is reused from a slot's cache gets slightly different logits than one
+            # computed whole, which changes sampled text: compute every raw prompt whole, so a seed is a seed
+            payload["cache_prompt"] = False
+        handle = self.server.handle_completions if request.raw else self.server.handle_chat_completions
+        body = handle(payload)
         if not isinstance(body, dict) or "error" in body:
             raise BackendError(f"llama.cpp error: {body!r}"[:500], retryable=False)
         return Completion.from_openai(body)

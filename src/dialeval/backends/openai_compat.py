@@ -17,7 +17,7 @@ from dialeval.errors import MissingExtraError
 
 
 class OpenAICompatBackend(Backend):
-    """Chat through ``POST {base_url}/chat/completions``.
+    """Chat through ``POST {base_url}/chat/completions`` (raw requests: ``{base_url}/completions``).
 
     Args:
         base_url: The API root, e.g. ``http://127.0.0.1:8080/v1``.
@@ -70,8 +70,9 @@ class OpenAICompatBackend(Backend):
     def _attempt(self, payload: dict[str, Any]) -> Completion:
         import httpx
 
+        endpoint = "completions" if "prompt" in payload else "chat/completions"
         try:
-            resp = self._client.post(f"{self.base_url}/chat/completions", json=payload)
+            resp = self._client.post(f"{self.base_url}/{endpoint}", json=payload)
         except httpx.TimeoutException as exc:
             raise BackendError(f"timeout: {exc!r}", retryable=True) from exc
         except httpx.TransportError as exc:

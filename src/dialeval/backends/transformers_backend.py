@@ -38,10 +38,13 @@ class TransformersBackend(Backend):
     def chat(self, request: ChatRequest) -> Completion:
         """Generate with the model's chat template; top log-probabilities from the scores."""
         torch = self._torch
-        msgs = [{"role": r, "content": c} for r, c in request.messages]
-        ids = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt")
-        if not isinstance(ids, torch.Tensor):
-            ids = ids["input_ids"]
+        if request.raw:
+            ids = self.tokenizer(request.prompt, return_tensors="pt")["input_ids"]
+        else:
+            msgs = [{"role": r, "content": c} for r, c in request.messages]
+            ids = self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt")
+            if not isinstance(ids, torch.Tensor):
+                ids = ids["input_ids"]
         torch.manual_seed(request.seed)
         sample = request.temperature > 0
         with torch.no_grad():
@@ -59,7 +62,10 @@ class TransformersBackend(Backend):
                 lp = torch.log_softmax(step[0].float(), dim=-1)
                 vals, idx = lp.topk(request.top_logprobs)
                 tops.append({self.tokenizer.decode([int(i)]): float(v) for v, i in zip(vals, idx, strict=True)})
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        for stop in request.stop:  # generate() has no stop strings: cut after the fact
+            text = text.split(stop, 1)[0]
         return Completion(
-            text=self.tokenizer.decode(new, skip_special_tokens=True), tokens=tokens, top_logprobs=tuple(tops),
+            text=text, tokens=tokens, top_logprobs=tuple(tops),
             prompt_tokens=int(ids.shape[1]), completion_tokens=len(new),
         )

@@ -4,6 +4,8 @@ Example:
     >>> t = load_table("lmstyle-table1")
     >>> t.rows["pearson"]["BLEU"][-1]
     1.65
+    >>> load_table("lmstyle-table4").rows["Daily Dialog"]["Vicuna-13B"][:2]
+    [68.4, 5.1]
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ from importlib import resources
 
 from dialeval.errors import UnknownNameError
 
-_FILES = {"lmstyle-table1": "lmstyle_table1.json"}
+_FILES = {
+    "lmstyle-table1": "lmstyle_table1.json",
+    "lmstyle-table2": "lmstyle_table2.json",
+    "lmstyle-table4": "lmstyle_table4.json",
+    "lmstyle-table5": "lmstyle_table5.json",
+}
 
 
 @dataclass(frozen=True)

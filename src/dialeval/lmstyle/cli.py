@@ -1,0 +1,179 @@
+"""``dialeval generate`` (styled responses) and ``dialeval lmstyle`` (generate, score, print Tables 2/4/5)."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from dialeval import __version__
+from dialeval.commands.common import console, fail, split_list, write_json, write_text
+from dialeval.errors import DialevalError, InputError
+
+_MODEL = typer.Option([], "--model", help="Model spec, repeatable: smollm2 (packaged), a .gguf, a folder, NAME@URL.")
+_N = typer.Option(50, "--n", help="First N queries of each dataset.")
+_DATASETS = typer.Option("dd,bst", "--datasets", help="Comma-separated: dd (DailyDialog), bst (Blended Skill Talk).")
+_STYLES = typer.Option("formal,informal,positive,negative", "--styles", help="Comma-separated styles.")
+_TEMP = typer.Option(0.7, "--temperature", help="Sampling temperature (0: greedy).")
+_MAXTOK = typer.Option(40, "--max-tokens", help="Most tokens per response.")
+_STOP = typer.Option([], "--stop", help="Stop string, repeatable, escapes allowed (default: ### and \\n).")
+_SEED = typer.Option(0, "--seed", help="Sampling seed.")
+_DATA = typer.Option(None, "--data", help="Shared data folder (default: $DIALEVAL_DATA or ../shared/data).")
+_NOCACHE = typer.Option(False, "--no-cache", help="Call the backends again instead of using the caches.")
+
+
+def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -> Any:
+    from dialeval.lmstyle.generate import GenerationSettings
+
+    if max_tokens < 1:
+        raise InputError("--max-tokens must be at least 1", field="--max-tokens")
+    stops = tuple(codecs.decode(s, "unicode_escape") for s in stop) if stop else GenerationSettings.stop
+    return GenerationSettings(temperature=temperature, max_tokens=max_tokens, stop=stops, seed=seed)
+
+
+def _generate_all(
+    models: list[str], n: int, datasets: str, styles: str, settings: Any, data: Path | None, use_cache: bool
+) -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
+    """Generate with every model; return dialogues, candidates and per-model summaries."""
+    from dialeval.lmstyle.generate import DEFAULT_MODEL, generate_styled, make_generator
+    from dialeval.lmstyle.prompt import read_pairs, style_word
+    from dialeval.paths import shared_data_dir
+
+    root = data or shared_data_dir()
+    if root is None:
+        raise InputError("no shared data folder found; pass --data or set DIALEVAL_DATA")
+    style_list = [s.lower() for s in split_list(styles) or []]
+    for s in style_list:
+        style_word(s)
+    pairs = {ds: read_pairs(root, ds) for ds in split_list(datasets) or []}
+    if not pairs or not style_list:
+        raise InputError("need at least one dataset and one style")
+    dialogues: dict[str, Any] = {}
+    candidates: list[Any] = []
+    summaries: dict[str, Any] = {}
+    for spec in models or [DEFAULT_MODEL]:
+        backend, label = make_generator(spec)
+        if label in summaries:
+            raise InputError(f'model "{label}" is listed twice', field="--model")
+        console.print(f"generating {len(pairs) * n * len(style_list)} responses with {label} ...", highlight=False)
+        got = generate_styled(backend, label, pairs, style_list, n, settings, use_cache=use_cache)
+        dialogues.update(got.dialogues)
+        candidates.extend(got.candidates)
+        summaries[label] = {"spec": spec, **got.summary()}
+        console.print(f"  {label}: {got.summary()}", highlight=False)
+    return dialogues, candidates, summaries
+
+
+def _write_records(output: Path, dialogues: dict[str, Any], candidates: list[Any]) -> None:
+    from dialeval.jsonl import write_jsonl
+
+    write_jsonl(output / "dialogues.jsonl", dialogues.values())
+    write_jsonl(output / "candidates.jsonl", candidates)
+
+
+def generate(
+    model: list[str] = _MODEL, n: int = _N, datasets: str = _DATASETS, styles: str = _STYLES,
+    temperature: float = _TEMP, max_tokens: int = _MAXTOK, stop: list[str] = _STOP, seed: int = _SEED,
+    data: Path | None = _DATA, no_cache: bool = _NOCACHE,
+    output: Path = typer.Option(Path("runs/generate"), "--output", "-o", help="Output folder."),
+) -> None:  # fmt: skip
+    """Generate styled responses with the LMStyle Fig. 3 few-shot prompt.
+
+    Writes dialogues.jsonl and candidates.jsonl (re-score them with ``dialeval score --dialogues
+    OUT/dialogues.jsonl --candidates OUT/candidates.jsonl``) and generation.json (signatures, counts).
+    """
+    try:
+        settings = _settings(temperature, max_tokens, stop, seed)
+        dialogues, candidates, summaries = _generate_all(
+            model, n, datasets, styles, settings, data, not no_cache
+        )
+    except (DialevalError, FileNotFoundError, ValueError) as exc:
+        fail(exc if isinstance(exc, DialevalError) else InputError(str(exc)))
+        return
+    _write_records(output, dialogues, candidates)
+    info = {"command": _command(), "version": __version__, "n": n, "models": summaries}
+    write_json(output / "generation.json", info)
+    console.print(f"wrote {len(candidates)} candidates to {output}/candidates.jsonl", highlight=False)
+
+
+def _command() -> str:
+    return "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+def lmstyle(
+    model: list[str] = _MODEL, n: int = _N, datasets: str = _DATASETS, styles: str = _STYLES,
+    temperature: float = _TEMP, max_tokens: int = _MAXTOK, stop: list[str] = _STOP, seed: int = _SEED,
+    data: Path | None = _DATA, no_cache: bool = _NOCACHE,
+    judge_model: str = typer.Option("smollm2", "--judge-model", help="Appropriateness judge (model spec)."),
+    judge_k: int = typer.Option(1, "--judge-k", help="Judge samples per response."),
+    metrics: str = typer.Option("style,sacrebleu,embedding,likelihood,judge", "--metrics", help="Metrics to run."),
+    compare_paper: bool = typer.Option(False, "--compare-paper", help="Print the paper's rows beside ours."),
+    output: Path = typer.Option(Path("runs/lmstyle"), "--output", "-o", help="Output folder."),
+) -> None:  # fmt: skip
+    """Run the LMStyle benchmark: generate, score (ACC, BLEU, SBERT, NLL, judge), print Tables 2/4/5.
+
+    Writes dialogues.jsonl, candidates.jsonl, scores.jsonl, table.md, lmstyle_tables.jsonl,
+    summary.jsonl and run.json (command, signatures, settings, counts, timings) to OUTPUT.
+    """
+    from dialeval.jsonl import write_jsonl
+    from dialeval.lmstyle.score import JudgeSettings, score_generated
+    from dialeval.lmstyle.tables import build_table, summary_markdown, system_summary
+
+    started = time.perf_counter()
+    try:
+        settings = _settings(temperature, max_tokens, stop, seed)
+        dialogues, candidates, summaries = _generate_all(
+            model, n, datasets, styles, settings, data, not no_cache
+        )
+        _write_records(output, dialogues, candidates)
+        judge = JudgeSettings(model=judge_model, k=judge_k)
+        scored = score_generated(
+            candidates, dialogues, judge, metrics=split_list(metrics) or [], use_cache=not no_cache,
+            log=lambda line: console.print(f"  scored {line}", highlight=False),
+        )
+    except (DialevalError, FileNotFoundError, ValueError) as exc:
+        fail(exc if isinstance(exc, DialevalError) else InputError(str(exc)))
+        return
+    tables = [build_table(t, scored.scores, compare_paper=compare_paper) for t in ("table2", "table4", "table5")]
+    counts = {m: sum(1 for c in candidates if c.system == m) for m in summaries}
+    empty = {m: sum(1 for c in candidates if c.system == m and not c.text) for m in summaries}
+    summary = system_summary(scored.scores, counts, empty)
+    judge_line = _judge_line(scored.judge_summary)
+    markdown = "\n".join(t.to_markdown() for t in tables)
+    markdown += f"\n### System-level summary\n\n{summary_markdown(summary)}\n\n{judge_line}\n"
+    run_info = {
+        "kind": "lmstyle",
+        "command": _command(),
+        "version": __version__,
+        "n": n,
+        "generation": summaries,
+        "judge": {**judge.params(), **scored.judge_summary},
+        "metrics": {k: {"signature": v, "seconds": scored.seconds.get(k)} for k, v in scored.signatures.items()},
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    write_jsonl(output / "scores.jsonl", scored.scores)
+    write_text(output / "table.md", f"# LMStyle benchmark, n={n} per dataset and style\n\n{markdown}")
+    write_text(output / "lmstyle_tables.jsonl", "".join(json.dumps(r) + "\n" for t in tables for r in t.records()))
+    write_text(output / "summary.jsonl", "".join(json.dumps(r) + "\n" for r in summary))
+    write_json(output / "run.json", run_info)
+    typer.echo(markdown)  # plain text: a console that wraps lines would break the Markdown tables
+    console.print(f"wrote {output}/ (scores.jsonl, table.md, run.json) in {run_info['seconds']} s", highlight=False)
+
+
+def _judge_line(summary: dict[str, Any]) -> str:
+    if not summary:
+        return "judge: not run"
+    keys = ("items", "samples", "parse_retries", "parse_failures", "items_missing", "calls", "cache_hits")
+    return "judge: " + ", ".join(f"{k} {summary[k]}" for k in keys if k in summary)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``generate`` and ``lmstyle`` to the CLI."""
+    app.command("generate")(generate)
+    app.command("lmstyle")(lmstyle)

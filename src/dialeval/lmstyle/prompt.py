@@ -1,0 +1,100 @@
+"""The LMStyle few-shot prompt (Fig. 3) and the query/reference files it is built from.
+
+The prompt joins five style-free shots, each ``###Speaker: {query} ###Response: {reference}``,
+then ``###Speaker: {query} ###{Style} Response:``; only the style word changes between
+the four styles. As in the paper (Sec. A.3), the shots are the last five query/reference
+pairs of the evaluation data, and the evaluated queries are the first N, so N is at most
+the number of lines minus five.
+
+Example:
+    >>> shots = [Pair("What a nice day !", "yes .")]
+    >>> build_prompt(shots, "Hi there", "formal")
+    '###Speaker: What a nice day ! ###Response: yes . ###Speaker: Hi there ###Formal Response:'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from dialeval.errors import InputError
+
+#: The four style words of the paper, by target name (the style metric's ``target``).
+STYLES = {"formal": "Formal", "informal": "Informal", "positive": "Positive", "negative": "Negative"}
+#: Formality styles (Table 4) and sentiment styles (Table 5).
+TASKS = {"formality": ("formal", "informal"), "sentiment": ("positive", "negative")}
+#: Dataset key -> (display name, query file, reference file) under ``<data>/lmstyle/``.
+DATASETS = {
+    "dd": ("Daily Dialog", "daily_dialog/formality_query.txt", "daily_dialog/ref/formality_ref.txt"),
+    "bst": ("Blended Skill Talk", "BST/query.txt", "BST/ref/ref.txt"),
+}
+N_SHOTS = 5
+PROMPT_ID = "lmstyle-fig3"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A query and its reference response."""
+
+    query: str
+    reference: str
+
+
+def style_word(style: str) -> str:
+    """Return the paper's style word for a style name (case-insensitive).
+
+    Example:
+        >>> style_word("INFORMAL")
+        'Informal'
+    """
+    word = STYLES.get(style.lower())
+    if word is None:
+        raise InputError(f'unknown style "{style}"; known: {", ".join(STYLES)}', field="style")
+    return word
+
+
+def build_prompt(shots: list[Pair], query: str, style: str) -> str:
+    """Build the Fig. 3 prompt: the shots, then the query with the style word.
+
+    Whitespace at the ends of every query and reference is stripped; parts are joined by one space.
+    """
+    parts = [f"###Speaker: {s.query.strip()} ###Response: {s.reference.strip()}" for s in shots]
+    parts.append(f"###Speaker: {query.strip()} ###{style_word(style)} Response:")
+    return " ".join(parts)
+
+
+def read_pairs(data_dir: Path, dataset: str) -> list[Pair]:
+    """Read the query and reference files of ``dataset`` (``dd`` or ``bst``) line by line.
+
+    Raises:
+        InputError: Unknown dataset, missing file, or files of different lengths.
+    """
+    if dataset not in DATASETS:
+        raise InputError(f'unknown dataset "{dataset}"; known: {", ".join(DATASETS)}', field="dataset")
+    _, qfile, rfile = DATASETS[dataset]
+    paths = [data_dir / "lmstyle" / qfile, data_dir / "lmstyle" / rfile]
+    for p in paths:
+        if not p.is_file():
+            raise InputError("LMStyle query/reference file not found (set DIALEVAL_DATA or --data)", path=p)
+    queries = paths[0].read_text("utf-8").split("\n")
+    refs = paths[1].read_text("utf-8").split("\n")
+    while queries and refs and not queries[-1].strip() and not refs[-1].strip():
+        queries.pop()
+        refs.pop()
+    if len(queries) != len(refs):
+        raise InputError(f"{len(queries)} queries but {len(refs)} references", path=paths[1])
+    return [Pair(q.strip(), r.strip()) for q, r in zip(queries, refs, strict=True)]
+
+
+def split_shots(pairs: list[Pair], n: int) -> tuple[list[Pair], list[Pair]]:
+    """Return ``(shots, evaluated)``: the last five pairs, and the first ``n`` pairs.
+
+    Example:
+        >>> pairs = [Pair(str(i), str(i)) for i in range(8)]
+        >>> [p.query for p in split_shots(pairs, 3)[0]], len(split_shots(pairs, 3)[1])
+        (['3', '4', '5', '6', '7'], 3)
+    """
+    most = len(pairs) - N_SHOTS
+    if n < 1 or n > most:
+        raise InputError(f"n must be between 1 and {most} (the last {N_SHOTS} lines are the shots)", field="n")
+    return pairs[-N_SHOTS:], pairs[:n]

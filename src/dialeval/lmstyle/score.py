@@ -1,0 +1,126 @@
+"""Score generated styled responses with the paper's five metrics, through the score cache.
+
+* ACC%: ``style_match`` of :class:`~dialeval.metrics.style.StyleMetric`, one instance per
+  requested style (VADER for sentiment, the Heylighen-Dewaele F-score for formality).
+* BLEU: sentence-level ``sacrebleu`` against the reference.
+* SBERT: ``sbert_ref`` (all-MiniLM-L6-v2 cosine with the reference).
+* NLL: ``lm_likelihood`` = 100 / mean response-token NLL after ``###Speaker: {query} ###Response:``.
+* ChatGPT: ``judge:lmstyle-appropriateness`` (Fig. 2, 0-100) with the configured judge backend;
+  a response whose answers do not parse has no score (counted), never a default.
+
+Example:
+    >>> JUDGE, sorted(JudgeSettings().params())
+    ('judge:lmstyle-appropriateness', ['k', 'max_tokens', 'model', 'seed', 'temperature'])
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from dialeval.schema import Candidate, Dialogue, Score
+
+JUDGE = "judge:lmstyle-appropriateness"
+#: Our output name -> the paper's column name.
+PAPER_NAMES = {"style_match": "ACC%", "sacrebleu": "BLEU", "sbert_ref": "SBERT", "lm_likelihood": "NLL",
+               JUDGE: "ChatGPT"}  # fmt: skip
+#: Outputs kept from each metric run (the others a family computes are dropped).
+KEEP = (*PAPER_NAMES, "style_strength")
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """The appropriateness judge's settings (all of them land in its signature).
+
+    Attributes:
+        model: Model spec as for generation (``smollm2`` = packaged SmolLM2 via llama.cpp).
+        k: Samples per response.
+        temperature: Sampling temperature.
+        seed: Seed of the first sample.
+        max_tokens: Most tokens per answer.
+    """
+
+    model: str = "smollm2"
+    k: int = 1
+    temperature: float = 0.0
+    seed: int = 0
+    max_tokens: int = 32
+
+    def params(self) -> dict[str, Any]:
+        """Return the settings as a dict."""
+        return asdict(self)
+
+    def metric_params(self) -> dict[str, Any]:
+        """Return the judge metric's config parameters for this model spec."""
+        from dialeval.lmstyle.generate import parse_model_spec
+
+        kind, model, url, _ = parse_model_spec(self.model)
+        return {"backend": kind, "model": model, "base_url": url, "k": self.k, "temperature": self.temperature,
+                "seed": self.seed, "max_tokens": self.max_tokens}  # fmt: skip
+
+
+@dataclass
+class ScoredRun:
+    """Scores of every metric, with signatures, timings and the judge's counts."""
+
+    scores: list[Score]
+    signatures: dict[str, str]
+    seconds: dict[str, float]
+    judge_summary: dict[str, Any]
+
+
+def score_generated(
+    candidates: Sequence[Candidate],
+    dialogues: Mapping[str, Dialogue],
+    judge: JudgeSettings | None = None,
+    *,
+    metrics: Sequence[str] = ("style", "sacrebleu", "embedding", "likelihood", "judge"),
+    use_cache: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> ScoredRun:
+    """Score candidates tagged with ``style`` with the paper's metrics.
+
+    Args:
+        candidates: Generated responses (tags ``style``, ``dataset``, ``model``).
+        dialogues: Their one-turn dialogues.
+        judge: Judge settings (default: packaged SmolLM2, k=1, greedy).
+        metrics: Which of ``style``, ``sacrebleu``, ``embedding``, ``likelihood``, ``judge`` to run.
+        use_cache: Use the score cache ``$DIALEVAL_CACHE/lmstyle-generated-scores.sqlite``.
+        log: Called with one line per finished metric.
+    """
+    from dialeval.cache import ScoreCache
+    from dialeval.metrics import METRICS, Metric, load_builtin_metrics
+    from dialeval.paths import cache_dir
+    from dialeval.scoring import score_candidates
+
+    load_builtin_metrics()
+    cache = ScoreCache(cache_dir() / "lmstyle-generated-scores.sqlite") if use_cache else None
+    judge = judge or JudgeSettings()
+    run = ScoredRun([], {}, {}, {})
+
+    def one(key: str, metric: Metric, subset: Sequence[Candidate]) -> None:
+        started = time.perf_counter()
+        got = score_candidates(metric, subset, dialogues, cache=cache)
+        run.scores.extend(s for s in got if s.metric in KEEP)
+        run.seconds[key] = round(run.seconds.get(key, 0.0) + time.perf_counter() - started, 2)
+        run.signatures[key] = metric.signature
+        if log is not None:
+            log(f"{key}: {len(subset)} responses in {run.seconds[key]:.1f} s")
+
+    for name in metrics:
+        if name == "style":
+            for style in sorted({c.tags["style"] for c in candidates}):
+                subset = [c for c in candidates if c.tags["style"] == style]
+                one(f"style:{style}", METRICS.get("style")(target=style), subset)
+        elif name == "judge":
+            metric = METRICS.get(JUDGE)(**judge.metric_params())
+            one(JUDGE, metric, candidates)
+            run.judge_summary = metric.run_summary()  # type: ignore[attr-defined]
+        else:
+            with_refs = [c for c in candidates if c.references] if name in ("sacrebleu", "embedding") else candidates
+            one(name, METRICS.get(name)(), list(with_refs))
+    if cache is not None:
+        cache.close()
+    return run

@@ -1,0 +1,166 @@
+"""The paper's Tables 2, 4 and 5 (and a per-model summary) from scores, with its rows beside ours.
+
+Cells are system-level means over the responses of a (dataset, model, style) subset:
+ACC% = 100 x mean ``style_match``; BLEU = mean sentence ``sacrebleu``; SBERT = 100 x mean
+``sbert_ref``; ChatGPT = mean judge score over the responses it could score; NLL = 100 /
+(mean response NLL), the per-item NLL being ``100 / lm_likelihood``. Responses a metric
+could not score are left out of that cell (and counted in the summary).
+
+Example:
+    >>> from dialeval.schema import Score
+    >>> s = [Score(item_id=f"i{v}", metric="style_match", value=v, system="m",
+    ...            tags={"dataset": "dd", "style": "formal"}) for v in (0.0, 1.0)]
+    >>> t = build_table("table4", s)
+    >>> t.rows[0][0], t.rows[0][2][0]
+    (('Daily Dialog', 'm'), 50.0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dialeval.lmstyle.prompt import DATASETS, STYLES
+from dialeval.lmstyle.score import JUDGE
+from dialeval.schema import Score
+
+METRIC_OF = {"ACC%": "style_match", "BLEU": "sacrebleu", "SBERT": "sbert_ref", "NLL": "lm_likelihood",
+             "ChatGPT": JUDGE}  # fmt: skip
+FIVE = ("ACC%", "BLEU", "SBERT", "NLL", "ChatGPT")
+#: Table -> (published table name, per-dataset rows?, columns as (header, styles, paper metric)).
+SPECS: dict[str, tuple[str, bool, list[tuple[str, tuple[str, ...], str]]]] = {
+    "table2": ("lmstyle-table2", False,
+               [(f"{task} {m}", styles, m) for task, styles in (("Formality", ("formal", "informal")),
+                                                                 ("Sentiment", ("positive", "negative")))
+                for m in ("ACC%", "ChatGPT", "NLL")]),
+    "table4": ("lmstyle-table4", True, [(f"{STYLES[s]} {m}", (s,), m) for s in ("formal", "informal") for m in FIVE]),
+    "table5": ("lmstyle-table5", True, [(f"{STYLES[s]} {m}", (s,), m) for s in ("positive", "negative") for m in FIVE]),
+}  # fmt: skip
+TITLES = {
+    "table2": "Table 2: formality and sentiment tasks, both datasets",
+    "table4": "Table 4: formality tasks per dataset",
+    "table5": "Table 5: sentiment tasks per dataset",
+}
+
+
+def aggregate(paper_metric: str, values: Sequence[float]) -> float | None:
+    """Return a system-level cell from per-item values (None when there are none).
+
+    Example:
+        >>> aggregate("NLL", [50.0, 25.0])  # NLLs 2 and 4: 100 / 3
+        33.333333333333336
+    """
+    if not values:
+        return None
+    if paper_metric == "NLL":
+        return 100.0 / (sum(100.0 / max(v, 1e-9) for v in values) / len(values))
+    scale = 100.0 if paper_metric in ("ACC%", "SBERT") else 1.0
+    return scale * sum(values) / len(values)
+
+
+@dataclass
+class LayoutTable:
+    """A table in the paper's layout.
+
+    Attributes:
+        name: ``table2``, ``table4`` or ``table5``.
+        title: Caption.
+        columns: Column headers after the row labels.
+        rows: ``((dataset or "", model), source, values)``; source is ``ours`` or ``paper``.
+    """
+
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[tuple[tuple[str, str], str, list[float | None]]]
+
+    def to_markdown(self) -> str:
+        """Render as Markdown (one decimal; ``-`` for an empty cell)."""
+        per_dataset = SPECS[self.name][1]
+        head = (["Dataset"] if per_dataset else []) + ["Model", "source", *self.columns]
+        lines = [f"### {self.title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for (group, model), source, vals in self.rows:
+            cells = [("-" if v is None or math.isnan(v) else f"{v:.1f}") for v in vals]
+            lines.append("| " + " | ".join(([group] if per_dataset else []) + [model, source, *cells]) + " |")
+        return "\n".join(lines) + "\n"
+
+    def records(self) -> list[dict[str, Any]]:
+        """Return one JSON-able record per cell."""
+        return [
+            {"table": self.name, "dataset": g, "model": m, "source": src, "column": col, "value": v}
+            for (g, m), src, vals in self.rows
+            for col, v in zip(self.columns, vals, strict=True)
+        ]
+
+
+def _index(scores: Iterable[Score]) -> dict[tuple[str, str, str, str], list[float]]:
+    idx: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    for s in scores:
+        if s.value is not None:
+            idx[(s.system, s.tags.get("dataset", ""), s.tags.get("style", ""), s.metric)].append(s.value)
+    return idx
+
+
+def build_table(name: str, scores: Sequence[Score], *, compare_paper: bool = False) -> LayoutTable:
+    """Build ``table2``, ``table4`` or ``table5`` for the models in ``scores``."""
+    published, per_dataset, columns = SPECS[name]
+    idx = _index(scores)
+    models = sorted({s.system for s in scores})
+    datasets = [d for d in DATASETS if any(s.tags.get("dataset") == d for s in scores)]
+    groups = [(DATASETS[d][0], (d,)) for d in datasets] if per_dataset else [("", tuple(datasets))]
+    rows: list[tuple[tuple[str, str], str, list[float | None]]] = []
+    paper = None
+    if compare_paper:
+        from dialeval.published import load_table
+
+        paper = load_table(published)
+    for label, ds in groups:
+        for model in models:
+            vals = []
+            for _, styles, metric in columns:
+                items = [v for d in ds for st in styles for v in idx.get((model, d, st, METRIC_OF[metric]), [])]
+                vals.append(aggregate(metric, items))
+            rows.append(((label, model), "ours", vals))
+        if paper is not None:
+            for pmodel, pvals in paper.rows.get(label or "all", {}).items():
+                rows.append(((label, pmodel), "paper", list(pvals)))
+    return LayoutTable(name, TITLES[name], [c for c, _, _ in columns], rows)
+
+
+def system_summary(scores: Sequence[Score], n_responses: dict[str, int], empty: dict[str, int]) -> list[dict[str, Any]]:
+    """Return one row per model: every metric over all its responses, and what could not be scored."""
+    out = []
+    for model in sorted(n_responses):
+        mine = [s for s in scores if s.system == model]
+        row: dict[str, Any] = {"model": model, "responses": n_responses[model], "empty": empty.get(model, 0)}
+        for paper_name, metric in METRIC_OF.items():
+            vals = [s.value for s in mine if s.metric == metric]
+            got = [v for v in vals if v is not None]
+            row[paper_name] = aggregate(paper_name, got)
+            row[f"{paper_name} scored"] = f"{len(got)}/{len(vals)}"
+        strength = [s.value for s in mine if s.metric == "style_strength" and s.value is not None]
+        row["style strength"] = sum(strength) / len(strength) if strength else None
+        out.append(row)
+    return out
+
+
+def summary_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """Render :func:`system_summary` rows as Markdown.
+
+    Example:
+        >>> print(summary_markdown([{"model": "m", "responses": 2, "ACC%": 50.0, "ACC% scored": "2/2"}]))
+        | model | responses | ACC% | ACC% scored |
+        |---|---|---|---|
+        | m | 2 | 50.0 | 2/2 |
+    """
+    if not rows:
+        return ""
+    head = list(rows[0])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = ["-" if r.get(h) is None else (f"{r[h]:.1f}" if isinstance(r[h], float) else str(r[h])) for h in head]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,83 @@
+"""Real generation with the packaged SmolLM2 through llama.cpp: seeded reruns, the signature, the cache, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dialeval.cli import app
+from dialeval.jsonl import read_jsonl
+from dialeval.lmstyle.generate import GenerationSettings, generate_styled, make_generator
+from dialeval.lmstyle.prompt import read_pairs
+from dialeval.schema import Candidate
+
+pytest.importorskip("xllamacpp")
+SETTINGS = GenerationSettings(temperature=0.8, max_tokens=12, seed=7)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_seeded_generation_is_deterministic_and_signed(shared_data: Path, cache: Path) -> None:
+    backend, label = make_generator("smollm2")
+    data = {"dd": read_pairs(shared_data, "dd")}
+    runs = [generate_styled(backend, label, data, ["formal", "negative"], 2, SETTINGS, use_cache=False, in_flight=1)
+            for _ in range(2)]  # fmt: skip
+    first, second = ([c.text for c in r.candidates] for r in runs)
+    assert first == second and len(first) == 4
+    assert sum(1 for t in first if t) >= 2  # the model answers most of them
+    assert all("###" not in t and "\n" not in t for t in first)  # cut at the stop strings
+    sig = runs[0].signature
+    for part in ("temperature:0.8", "max_tokens:12", "stop:###,\\n", "seed:7", "prompt:lmstyle-fig3",
+                 "backend:llamacpp:SmolLM2-135M-Instruct"):  # fmt: skip
+        assert part in sig
+    c = runs[0].candidates[0]
+    assert c.tags == {"dataset": "dd", "style": "formal", "task": "Formal", "model": "smollm2"}
+    assert c.references == [data["dd"][0].reference] and c.system == "smollm2" and c.turn_index == 1
+    assert runs[0].dialogues[c.dialogue_id].turns[0].text == data["dd"][0].query
+    # another seed is another request: it is not answered from the first one's cache entry
+    cached = generate_styled(backend, label, data, ["formal"], 1, SETTINGS, use_cache=True)
+    again = generate_styled(backend, label, data, ["formal"], 1, SETTINGS, use_cache=True)
+    assert cached.counts["calls"] == 1 and again.counts["calls"] == 0 and again.counts["cache_hits"] == 1
+    assert again.candidates[0].text == first[0]
+
+
+def test_lmstyle_command_writes_rescorable_records(
+    shared_data: Path, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    args = ["lmstyle", "--n", "1", "--datasets", "dd", "--styles", "informal", "--max-tokens", "10",
+            "--metrics", "style,sacrebleu", "--compare-paper", "--output", str(out)]  # fmt: skip
+    monkeypatch.setattr("sys.argv", ["dialeval", *args])
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "### Table 4: formality tasks per dataset" in res.output
+    assert "| Daily Dialog | smollm2 | ours |" in res.output and "| Daily Dialog | Vicuna-13B | paper |" in res.output
+    cands = read_jsonl(out / "candidates.jsonl", Candidate)
+    assert [c.id for c in cands] == ["lmstyle-dd-0000:informal:smollm2"]
+    run = json.loads((out / "run.json").read_text())
+    assert run["kind"] == "lmstyle" and run["command"].startswith("dialeval lmstyle --n 1")
+    assert "max_tokens:10" in run["generation"]["smollm2"]["signature"]
+    assert set(run["metrics"]) == {"style:informal", "sacrebleu"}
+    scores = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    assert {s["metric"] for s in scores} == {"style_match", "style_strength", "sacrebleu"}
+    rescored = tmp_path / "rescored.jsonl"
+    records = ["--dialogues", str(out / "dialogues.jsonl"), "--candidates", str(out / "candidates.jsonl")]
+    res = CliRunner().invoke(app, ["score", *records, "--metrics", "sacrebleu", "-o", str(rescored)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(rescored.read_text().splitlines()[0])["value"] == next(
+        s["value"] for s in scores if s["metric"] == "sacrebleu"
+    )
+
+
+def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
+    res = CliRunner().invoke(app, ["generate", "--max-tokens", "0", "-o", str(tmp_path)])
+    assert res.exit_code == 2 and "--max-tokens" in res.output
+    res = CliRunner().invoke(app, ["generate", "--styles", "polite", "-o", str(tmp_path)])
+    assert res.exit_code == 2 and 'unknown style "polite"' in res.output

@@ -1,0 +1,111 @@
+"""The Fig. 3 prompt against the paper's text, and the published Tables 2/4/5 against each other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dialeval.errors import InputError
+from dialeval.lmstyle.prompt import STYLES, build_prompt, read_pairs, split_shots
+from dialeval.lmstyle.tables import SPECS, aggregate, build_table
+from dialeval.published import load_table
+from dialeval.schema import Score
+
+PAPER = Path(__file__).resolve().parents[2].parent / "shared" / "papers" / "000_7d31a239bcb79a55.txt"
+
+
+def paper_lines() -> list[str]:
+    if not PAPER.is_file():
+        pytest.skip(f"paper text not found at {PAPER}")
+    return PAPER.read_text("utf-8").split("\n")
+
+
+def test_prompt_matches_figure_3(shared_data: Path) -> None:
+    fig3 = next(line for line in paper_lines() if line.startswith("###Speaker: Frank"))
+    shots, evaluated = split_shots(read_pairs(shared_data, "dd"), 50)
+    assert len(shots) == 5 and len(evaluated) == 50
+    ours = build_prompt(shots, "{Query}", "formal")
+    # the paper's PDF text marks {Query} and Formal in italics/bold, and prints the data's "’ s" as "'s"
+    assert ours.replace(" ’ s", " 's") == fig3.replace("*", "")
+    for style, word in STYLES.items():  # only the style word changes
+        assert build_prompt(shots, "{Query}", style) == ours.replace("###Formal Response:", f"###{word} Response:")
+
+
+def test_bst_shots_are_its_last_five_lines(shared_data: Path) -> None:
+    pairs = read_pairs(shared_data, "bst")
+    shots, _ = split_shots(pairs, 3)
+    assert shots == pairs[-5:] and len(pairs) == 1000
+    assert build_prompt(shots, "Hi", "negative").endswith("###Speaker: Hi ###Negative Response:")
+
+
+def test_errors_name_the_field_or_file(tmp_path: Path, shared_data: Path) -> None:
+    with pytest.raises(InputError, match=r"between 1 and 995"):
+        split_shots(read_pairs(shared_data, "dd"), 996)
+    with pytest.raises(InputError, match=r"formality_query\.txt"):
+        read_pairs(tmp_path, "dd")
+    with pytest.raises(InputError, match='unknown style "polite"'):
+        build_prompt([], "q", "polite")
+
+
+def _appendix_rows(header: str) -> dict[tuple[str, str], list[float]]:
+    """Rows of Table 6 (header "Formal") or Table 7 ("Positive"): 11 models x 2 datasets, ACC/ChatGPT/NLL."""
+    lines = paper_lines()
+    # the last such header: Tables 4/5 start the same way but have five columns per style
+    start = max(i for i, line in enumerate(lines) if line.startswith(f"Dataset\tModel\t{header}\t\t\t"))
+    rows: dict[tuple[str, str], list[float]] = {}
+    group = ""
+    for line in lines[start + 2 : start + 24]:
+        parts = line.split("\t")
+        group = parts[0] or group
+        rows[(group, parts[1])] = [float(x) for x in parts[2:]]
+    return rows
+
+
+def test_published_tables_agree_with_each_other() -> None:
+    t2, t4 = load_table("lmstyle-table2"), load_table("lmstyle-table4")
+    t5 = load_table("lmstyle-table5")
+    assert len(t2.rows["all"]) == 11 and t4.columns == [c for c, _, _ in SPECS["table4"][2]]
+    assert t5.columns == [c for c, _, _ in SPECS["table5"][2]] and t2.columns == [c for c, _, _ in SPECS["table2"][2]]
+    for t, header in ((t4, "Formal"), (t5, "Positive")):  # Tables 6/7 repeat ACC/ChatGPT/NLL of Tables 4/5
+        appendix = _appendix_rows(header)
+        assert len(appendix) == 22
+        for group, models in t.rows.items():
+            for model, vals in models.items():
+                assert [vals[0], vals[4], vals[3], vals[5], vals[9], vals[8]] == appendix[(group, model)]
+        # Table 2 is the mean over the two datasets and the two styles of Tables 6/7, for all 11 models
+        offset = 0 if header == "Formal" else 3
+        for model, vals in t2.rows["all"].items():
+            cells = [appendix[(g, model)] for g in ("Daily Dialog", "Blended Skill Talk")]
+            for k in range(3):  # ACC%, ChatGPT, NLL
+                mean = sum(c[k] + c[k + 3] for c in cells) / 4
+                assert abs(mean - vals[offset + k]) <= 0.06, (model, header, k)
+
+
+def _scores() -> list[Score]:
+    out = []
+    for ds in ("dd", "bst"):
+        for style in ("formal", "informal", "positive", "negative"):
+            for i, (match, nll_inv, judge) in enumerate(((1.0, 50.0, 80.0), (0.0, 25.0, None))):
+                tags = {"dataset": ds, "style": style}
+                for metric, v in (("style_match", match), ("lm_likelihood", nll_inv),
+                                  ("judge:lmstyle-appropriateness", judge), ("sbert_ref", 0.25), ("sacrebleu", 4.0)):
+                    out.append(Score(item_id=f"{ds}{style}{i}", metric=metric, value=v, system="m", tags=tags))
+    return out
+
+
+def test_layout_of_tables_2_4_5() -> None:
+    scores = _scores()
+    t4 = build_table("table4", scores)
+    assert [r[0] for r in t4.rows] == [("Daily Dialog", "m"), ("Blended Skill Talk", "m")]
+    assert t4.rows[0][2][:5] == [50.0, 4.0, 25.0, aggregate("NLL", [50.0, 25.0]), 80.0]
+    md = t4.to_markdown().splitlines()
+    assert md[2] == "| Dataset | Model | source | " + " | ".join(t4.columns) + " |"
+    assert md[4].startswith("| Daily Dialog | m | ours | 50.0 | 4.0 | 25.0 | 33.3 | 80.0 |")
+    t2 = build_table("table2", scores, compare_paper=True)
+    nll = aggregate("NLL", [50.0, 25.0])
+    assert t2.rows[0] == (("", "m"), "ours", [50.0, 80.0, nll, 50.0, 80.0, nll])
+    assert [r[1] for r in t2.rows].count("paper") == 11
+    assert "| Model | source | Formality ACC% |" in t2.to_markdown()
+    t5 = build_table("table5", scores, compare_paper=True)
+    assert sum(1 for r in t5.rows if r[1] == "paper") == 8 and t5.records()[0]["column"] == "Positive ACC%"
