@@ -1,0 +1,1 @@
+"""Stress tests: perturb responses and measure whether metrics notice (``dialeval stress``)."""
