@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     "dialeval.human.cli",
     "dialeval.trained.cli",
     "dialeval.lmstyle.cli",
+    "dialeval.stress.cli",
 )
 
 
