@@ -1,0 +1,81 @@
+"""The stress run on USR Topical-Chat against an independent computation from the raw scores."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+from typer.testing import CliRunner
+
+from dialeval.cli import app
+from dialeval.data.catalog import load_benchmark
+from dialeval.metrics.base import Metric, MetricInput, MetricValues
+from dialeval.runner import resolve_metrics
+from dialeval.stress.run import run_stress
+
+runner = CliRunner()
+
+
+class ShortIsWorse(Metric):
+    """Negative word count with lower-is-better: oriented, it ranks exactly like ``length``."""
+
+    name = "neglen_test"
+    outputs: ClassVar[tuple[str, ...]] = ("neglen_test",)
+    higher_is_better = False
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        return {"neglen_test": [-float(len(i.response.split())) for i in items]}
+
+
+def test_fraction_and_auroc_match_sklearn_from_raw_scores(shared_data: Path) -> None:
+    bench = load_benchmark("usr-tc").head(10)
+    families, _ = resolve_metrics(["f1", "length"], bench=bench)
+    perts = ["negation", "truncation", "too-long"]
+    res = run_stress(bench.candidates, bench.dialogues, [*families, ShortIsWorse], perts, seed=0, n_boot=200)
+    value = {(s.item_id, s.metric): s.value for s in res.scores}
+    rows = {(r.metric, r.perturbation): r for r in res.rows}
+    assert set(rows) == {(m, p) for m in ("word_f1", "length", "neglen_test") for p in perts}
+    for (metric, pert), row in rows.items():
+        sign = -1.0 if metric == "neglen_test" else 1.0
+        pairs = [
+            (value[(c.id, metric)], value[(f"{c.id}~{pert}", metric)])
+            for c in bench.candidates
+            if (f"{c.id}~{pert}", metric) in value
+        ]
+        assert row.n_pairs == len(pairs) == res.applied[pert] == len(bench.candidates) - res.skipped[pert]
+        o = sign * np.array([a for a, _ in pairs])
+        p = sign * np.array([b for _, b in pairs])
+        expected_fraction = (np.sum(o > p) + 0.5 * np.sum(o == p)) / len(pairs)
+        assert row.fraction == pytest.approx(expected_fraction)
+        y = np.r_[np.ones(len(o)), np.zeros(len(p))]
+        assert row.auroc == pytest.approx(roc_auc_score(y, np.r_[o, p]))
+        assert row.drop == pytest.approx(np.mean(o - p))
+        assert row.ci_low <= row.drop <= row.ci_high
+    for pert in perts:  # the lower-is-better family is flipped, so it agrees with length
+        assert rows[("neglen_test", pert)].fraction == pytest.approx(rows[("length", pert)].fraction)
+        assert rows[("neglen_test", pert)].auroc == pytest.approx(rows[("length", pert)].auroc)
+    assert rows[("length", "truncation")].fraction == 1.0  # a cut response is always shorter
+
+
+def test_cli_writes_jsonl_and_markdown(tmp_path: Path, shared_data: Path) -> None:
+    out = tmp_path / "s"
+    res = runner.invoke(
+        app, ["stress", "-m", "length", "--perturb", "truncation,repetition", "--limit", "3", "-o", str(out), "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    lines = [json.loads(x) for x in (out / "stress.jsonl").read_text().splitlines()]
+    assert lines == payload["rows"]
+    assert {(r["metric"], r["perturbation"]) for r in lines} == {("length", "truncation"), ("length", "repetition")}
+    assert "| length |" in (out / "stress.md").read_text()
+
+
+def test_cli_unknown_perturbation_names_the_option(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["stress", "--perturb", "negation,shuffle", "-o", str(tmp_path)])
+    assert res.exit_code == 2
+    assert "--perturb" in res.output and "shuffle" in res.output
