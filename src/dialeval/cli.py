@@ -30,6 +30,7 @@ _COMMAND_MODULES = (
     "dialeval.trained.cli",
     "dialeval.lmstyle.cli",
     "dialeval.stress.cli",
+    "dialeval.report.cli",
 )
 
 

@@ -1,0 +1,196 @@
+"""Compose the report from results folders: tables, figures, signatures and the exact commands.
+
+Example:
+    >>> fmt(0.12345), fmt(None), ci_cell({"value": 0.5, "ci_low": 0.4, "ci_high": 0.6})
+    ('0.123', '-', '0.500 [0.400, 0.600]')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dialeval import __version__
+from dialeval.report.doc import Block, Code, Doc, Figure, Section, Table, Text
+from dialeval.report.load import Results, human_ratings
+from dialeval.schema import Score
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """Format a number (``-`` for None or NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.{digits}f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def ci_cell(row: dict[str, Any]) -> str:
+    """``value [low, high]`` of a correlation row."""
+    text = fmt(row.get("value"))
+    if row.get("ci_low") is not None and row.get("ci_high") is not None:
+        text += f" [{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]"
+    return text
+
+
+def correlation_table(rows: Sequence[dict[str, Any]], caption: str) -> Table:
+    """One row per metric (overall group), one column per (level, method), ranked by the first column."""
+    rows = [r for r in rows if r.get("group", "all") == "all"]
+    cols = list(dict.fromkeys((str(r["level"]), str(r["method"])) for r in rows))
+    cells: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+    for r in rows:
+        cells.setdefault(str(r["metric"]), {})[(str(r["level"]), str(r["method"]))] = r
+    first = cols[0] if cols else None
+
+    def key(metric: str) -> float:
+        v = cells[metric].get(first, {}).get("value") if first else None
+        return -float(v) if v is not None else math.inf
+
+    ordered = sorted(cells, key=key)
+    body = [[m, *[ci_cell(cells[m][c]) if c in cells[m] else "-" for c in cols]] for m in ordered]
+    return Table(["metric", *[f"{lv} {me} [95% CI]" for lv, me in cols]], body, caption)
+
+
+def _benchmark(r: Results, blocks: list[Block]) -> None:
+    from dialeval.report import charts
+
+    dim = str(r.run.get("dimension", "human score"))
+    name = r.run.get("benchmark", r.path.name)
+    blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with human {dim}"))
+    blocks.append(Figure(charts.correlation_chart(r.correlations, dim),
+                         f"{name}: metric-human correlation with 95% bootstrap CIs, per level and method"))  # fmt: skip
+    levels = [str(x["level"]) for x in r.correlations]
+    level = "turn" if "turn" in levels else (levels[0] if levels else "")
+    ranked = [x for x in r.correlations if x["level"] == level and x.get("group", "all") == "all"
+              and x.get("value") is not None]  # fmt: skip
+    method = str(ranked[0]["method"]) if ranked else ""
+    ranked = sorted((x for x in ranked if x["method"] == method), key=lambda x: float(x["value"]))
+    ratings, why = human_ratings(r) if ranked and r.scores else ([], "no scores or correlations")
+    if ratings and ranked:
+        from dialeval.meta.align import align
+
+        chosen = {ranked[-1]["metric"]: ("best", ranked[-1]), ranked[0]["metric"]: ("worst", ranked[0])}
+        aligned = align([s for s in r.scores if s.metric in chosen], ratings, dimension=dim).items
+        points = {}
+        for metric, (label, row) in chosen.items():
+            both = aligned[[metric, "human"]].dropna()
+            title = f"{label}: {metric}, {level} {method} {fmt(row['value'])} (n={len(both)})"
+            points[metric] = (both[metric].tolist(), both["human"].tolist(), title)
+        caption = f"{name}: the best and the worst metric against human {dim}, one point per item"
+        blocks.append(Figure(charts.scatter_chart(points, dim), caption))
+    elif why:
+        blocks.append(Text(f"No scatter plots: {why}."))
+    metrics = [x["metric"] for x in reversed(ranked)][:6] or sorted({s.metric for s in r.scores})[:6]
+    if r.scores and metrics:
+        blocks.append(Figure(charts.distribution_chart(r.scores, metrics, lambda s: s.system or "?"),
+                             f"{name}: score distributions per system (best-ranked metrics)"))  # fmt: skip
+
+
+_LAYOUT_HEAD = {"table2": ["Model", "source"], "table4": ["Dataset", "Model", "source"],
+                "table5": ["Dataset", "Model", "source"]}  # fmt: skip
+_TITLES = {"table2": "LMStyle Table 2: formality and sentiment tasks, both datasets",
+           "table4": "LMStyle Table 4: formality tasks per dataset",
+           "table5": "LMStyle Table 5: sentiment tasks per dataset"}  # fmt: skip
+
+
+def lmstyle_tables(rows: Sequence[dict[str, Any]]) -> list[Table]:
+    """Rebuild the paper-layout tables from ``lmstyle_tables.jsonl`` records."""
+    out = []
+    for name in dict.fromkeys(str(r["table"]) for r in rows):
+        mine = [r for r in rows if r["table"] == name]
+        cols = list(dict.fromkeys(str(r["column"]) for r in mine))
+        keyed: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for r in mine:
+            key = (str(r.get("dataset", "")), str(r["model"]), str(r["source"]))
+            keyed.setdefault(key, {})[r["column"]] = r["value"]
+        head = _LAYOUT_HEAD.get(name, ["Dataset", "Model", "source"])
+        body = [([d] if "Dataset" in head else []) + [m, s] + [fmt(v.get(c), 1) for c in cols]
+                for (d, m, s), v in keyed.items()]  # fmt: skip
+        out.append(Table([*head, *cols], body, _TITLES.get(name, name)))
+    return out
+
+
+def _lmstyle(r: Results, blocks: list[Block]) -> None:
+    from dialeval.report import charts
+
+    blocks.extend(lmstyle_tables(r.lmstyle_tables))
+    if r.summary:
+        head = list(r.summary[0])
+        caption = "System-level summary (all responses of each model; 'scored' = responses a metric scored)"
+        blocks.append(Table(head, [[fmt(row.get(h), 1) for h in head] for row in r.summary], caption))
+    judge = r.run.get("judge") or {}
+    if judge:
+        keys = ("model", "k", "items", "samples", "parse_retries", "parse_failures", "items_missing", "cache_hits")
+        blocks.append(Text("Appropriateness judge: " + ", ".join(f"{k} {judge[k]}" for k in keys if k in judge)))
+    metrics = [m for m in ("style_match", "style_strength", "sacrebleu", "sbert_ref", "lm_likelihood",
+                           "judge:lmstyle-appropriateness") if any(s.metric == m for s in r.scores)]  # fmt: skip
+    if metrics:
+        several = len({s.system for s in r.scores}) > 1
+
+        def subset(s: Score) -> str:
+            label = f"{s.tags.get('dataset', '?')}/{s.tags.get('style', '?')}"
+            return f"{s.system}:{label}" if several else label
+
+        blocks.append(Figure(charts.distribution_chart(r.scores, metrics, subset),
+                             "LMStyle: score distributions per subset (dataset/style)"))  # fmt: skip
+
+
+def _stress(r: Results, blocks: list[Block]) -> None:
+    from dialeval.report import charts
+
+    blocks.append(Figure(charts.heatmap(r.stress), "Stress test: value per metric and perturbation"))
+    body = [[str(x["metric"]), str(x["perturbation"]), fmt(x["value"])] for x in r.stress]
+    blocks.append(Table(["metric", "perturbation", "value"], body, "Stress test rows (stress.jsonl)"))
+
+
+def _study(r: Results, blocks: list[Block]) -> None:
+    from dialeval.report import charts
+
+    png, table = charts.agreement_chart(r.ratings)
+    blocks.append(Table(["dimension", "level", "Krippendorff alpha", "95% CI", "items"], table,
+                        "Human study: agreement per dimension"))  # fmt: skip
+    blocks.append(Figure(png, "Human study: agreement and error categories per dimension"))
+
+
+def signatures(r: Results) -> Table:
+    """Every signature behind the numbers: generation, metrics (run.json) and those stamped on the scores."""
+    rows: list[list[str]] = []
+    for model, g in (r.run.get("generation") or {}).items():
+        rows.append([f"generation {model}", str(g.get("signature", ""))])
+    for name, m in (r.run.get("metrics") or {}).items():
+        rows.append([name, str(m.get("signature", "") if isinstance(m, dict) else m)])
+    known = {sig for _, sig in rows}
+    for metric, sig in sorted({(s.metric, s.signature) for s in r.scores if s.signature}):
+        if sig not in known:
+            rows.append([f"score {metric}", sig])
+            known.add(sig)
+    return Table(["what", "signature"], rows, "Signatures")
+
+
+def build_report(results: Sequence[Results], command: str, log: Callable[[str], None] | None = None) -> Doc:
+    """Build the report of one or more results folders."""
+    sections = []
+    for r in results:
+        blocks: list[Block] = [Text(f"Folder: {r.path} ({r.kind}); dialeval {r.run.get('version', '?')}.")]
+        if r.run.get("command"):
+            blocks.append(Text("Command that produced it:"))
+            blocks.append(Code(str(r.run["command"])))
+        if r.correlations:
+            _benchmark(r, blocks)
+        if r.lmstyle_tables:
+            _lmstyle(r, blocks)
+        if r.stress:
+            _stress(r, blocks)
+        if r.ratings:
+            _study(r, blocks)
+        if r.kind == "scores" and r.scores:
+            from dialeval.report import charts
+
+            metrics = sorted({s.metric for s in r.scores})[:6]
+            blocks.append(Figure(charts.distribution_chart(r.scores, metrics, lambda s: s.system or "?"),
+                                 "Score distributions per system"))  # fmt: skip
+        blocks.append(signatures(r))
+        sections.append(Section(f"{r.path.name}: {r.kind}", blocks))
+        if log is not None:
+            log(f"{r.path}: {r.kind}, {len(blocks)} blocks")
+    sections.append(Section("This report", [Code(command), Text(f"dialeval {__version__}")]))
+    return Doc("dialeval report", sections)

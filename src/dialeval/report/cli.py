@@ -1,0 +1,51 @@
+"""``dialeval report``: results folders in, one self-contained HTML page (or Markdown / LaTeX tables) out."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+
+from dialeval.commands.common import console, fail, write_text
+from dialeval.errors import DialevalError, InputError
+
+FORMATS = ("html", "md", "tex")
+
+
+def report(
+    folders: list[Path] = typer.Argument(..., help="Results folders (dialeval benchmark / lmstyle / stress output)."),
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="File to write."),
+    fmt: str = typer.Option("html", "--format", "-f", help="html (figures inlined), md or tex (tables only)."),
+    study: list[Path] = typer.Option([], "--study", help="A human study export (ratings JSONL); repeatable."),
+) -> None:
+    """Turn results folders into a report: correlation tables with CIs, scatter plots, distributions, signatures."""
+    from dialeval.report.build import build_report
+    from dialeval.report.doc import to_html, to_latex, to_markdown
+    from dialeval.report.load import Results, load_results
+
+    try:
+        if fmt not in FORMATS:
+            raise InputError(f'unknown format "{fmt}"; use one of {", ".join(FORMATS)}', field="--format")
+        results = [load_results(f) for f in folders]
+        for path in study:
+            from dialeval.jsonl import read_jsonl
+            from dialeval.schema import Rating
+
+            if not path.is_file():
+                raise InputError("study export not found", path=path)
+            results.append(Results(path=path, ratings=read_jsonl(path, Rating)))
+        command = "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        doc = build_report(results, command, log=lambda line: console.print(line, highlight=False))
+    except DialevalError as exc:
+        fail(exc)
+        return
+    render = {"html": to_html, "md": to_markdown, "tex": to_latex}[fmt]
+    write_text(output, render(doc))
+    console.print(f"wrote {output}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` to the CLI."""
+    app.command("report")(report)

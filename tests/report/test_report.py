@@ -1,0 +1,58 @@
+"""The report's content in HTML, Markdown and LaTeX, and its errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from tests.report.conftest import HOSTILE, invoke
+from typer.testing import CliRunner
+
+from dialeval.cli import app
+from dialeval.errors import InputError
+from dialeval.report.load import load_results
+
+
+def test_html_is_self_contained_and_shows_every_part(results: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    invoke(["report", str(results["bench"]), str(results["lmstyle"]), "--study", str(results["study"]), "-o", str(out)])
+    page = out.read_text()
+    assert not re.search(r"(src|href)=['\"]?(https?:)?//", page)  # nothing to fetch
+    assert page.count("src='data:image/png;base64,") == 6  # corr, scatter, distributions x2, heat map, agreement
+    assert "LMStyle Table 4: formality tasks per dataset" in page and "Vicuna-13B" in page
+    assert "correlation of each metric with human Overall" in page and "[95% CI]" in page
+    run = json.loads((results["bench"] / "run.json").read_text())
+    assert run["command"] in page.replace("&#x27;", "'")
+    assert run["metrics"]["sacrebleu"]["signature"].replace("|", "|") in page
+    assert "generate|temperature:0.7|max_tokens:10" in page
+    assert "Krippendorff alpha" in page and "Stress test" in page
+    assert HOSTILE not in page and "&lt;script&gt;" in page
+
+
+def test_markdown_and_latex_carry_the_tables(results: dict[str, Path], tmp_path: Path) -> None:
+    md, tex = tmp_path / "r.md", tmp_path / "r.tex"
+    invoke(["report", str(results["lmstyle"]), str(results["bench"]), "-o", str(md), "--format", "md"])
+    invoke(["report", str(results["lmstyle"]), "-o", str(tex), "--format", "tex"])
+    text = md.read_text()
+    assert "| Dataset | Model | source | Formal ACC% | Formal BLEU |" in text
+    assert "| metric | turn pearson [95% CI] |" in text and "*Figure (in the HTML report):" in text
+    latex = tex.read_text()
+    assert "\\begin{tabular}" in latex and "Formal ACC\\%" in latex and "\\toprule" in latex
+    assert latex.count("\\begin{table}") == latex.count("\\end{table}") >= 4
+
+
+def test_errors_name_the_file_line_and_field(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no results here"):
+        load_results(tmp_path)
+    (tmp_path / "stress.jsonl").write_text('{"metric": "m", "value": 1}\n')
+    with pytest.raises(InputError, match=r'stress\.jsonl:1: field "perturbation"'):
+        load_results(tmp_path)
+    (tmp_path / "stress.jsonl").write_text("{oops\n")
+    with pytest.raises(InputError, match=r"stress\.jsonl:1: not JSON"):
+        load_results(tmp_path)
+    res = CliRunner().invoke(app, ["report", str(tmp_path / "missing"), "-o", str(tmp_path / "r.html")])
+    assert res.exit_code == 2 and "not a results folder" in res.output
+    res = CliRunner().invoke(app, ["report", str(tmp_path), "--format", "pdf"])
+    assert res.exit_code == 2 and 'unknown format "pdf"' in res.output
