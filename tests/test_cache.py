@@ -28,6 +28,16 @@ def rows(path: Path) -> int:
         return int(db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
 
 
+def rows_so_far(path: Path) -> int:
+    """Rows committed so far; 0 while the job has created the file but not yet the table."""
+    if not path.exists():
+        return 0
+    try:
+        return rows(path)
+    except sqlite3.OperationalError:  # "no such table" or a lock during schema creation
+        return 0
+
+
 def test_values_survive_reopening_and_signatures_do_not_mix(tmp_path):
     path = tmp_path / "c.sqlite"
     key = input_key(MetricInput(response="hello"))
@@ -71,7 +81,7 @@ def test_killed_job_resumes_and_loses_no_finished_item(tmp_path, shared_data):
         [sys.executable, str(ROOT / "tests" / "cache_job.py"), str(shared_data), str(path)], env=env
     )
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (not path.exists() or rows(path) < 24):
+    while time.monotonic() < deadline and rows_so_far(path) < 24:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()

@@ -124,6 +124,8 @@
     $("free-text").value = current ? current.free_text : "";
   }
 
+  let queue = Promise.resolve();
+
   async function save(s, value) {
     leaveStep();
     const prev = answerOf(s);
@@ -140,8 +142,12 @@
     }
     const body = { item_id: s.item.id, criterion: s.criterion.name, value, reasons, free_text: freeText,
                    seconds: spent.get(key(s)) || 0 };
+    // saves go out one at a time, in the order they were made: rapid slider moves send several,
+    // and concurrent requests could land out of order and leave an older value in the database.
+    const sent = queue.then(() => api("PUT", "/api/answers", body));
+    queue = sent.catch(() => undefined);
     try {
-      await api("PUT", "/api/answers", body);
+      await sent;
       s.item.answers[s.criterion.name] = { value, reasons, free_text: freeText };
       $("status").textContent = "Saved.";
       if (!sameValue) renderReasons(s);
