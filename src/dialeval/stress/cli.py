@@ -1,4 +1,8 @@
-"""``dialeval stress``: perturb responses and measure whether each metric notices."""
+"""``dialeval stress``: perturb responses and measure whether each metric notices.
+
+``dialeval stress --benchmark dailydialog++`` runs the DailyDialog++ ranking test
+instead (:mod:`dialeval.stress.ranking`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ import json
 import shlex
 import sys
 import time
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,13 +21,18 @@ from dialeval.commands.common import console, fail, out, split_list
 from dialeval.errors import DialevalError, InputError
 
 if TYPE_CHECKING:
-    from dialeval.stress.run import StressResult
+    from dialeval.stress.run import StressResult, StressRow
 
 LEXICAL = "bleu,sacrebleu,chrf,rouge,meteor,f1,length"
+#: ``--benchmark`` names that select the DailyDialog++ ranking test.
+DDPP_NAMES = ("dailydialog++", "dailydialog-pp", "ddpp")
 
 
-def to_markdown(result: StressResult, title: str) -> str:
+def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -> str:
     """Render the fraction table (outputs as rows, perturbations as columns) and the long rows as Markdown.
+
+    With per-subset rows it adds one fraction table per subset, and ``figures``
+    (PNG file names beside the Markdown) as images.
 
     Example:
         >>> from dialeval.stress.run import StressResult, StressRow
@@ -29,12 +40,7 @@ def to_markdown(result: StressResult, title: str) -> str:
         >>> print(to_markdown(StressResult(rows=[row]), "t").splitlines()[4])
         | f1 | 1.000 |
     """
-    perts = list(dict.fromkeys(r.perturbation for r in result.rows))
-    metrics = list(dict.fromkeys(r.metric for r in result.rows))
-    cell = {(r.metric, r.perturbation): r for r in result.rows}
-    lines = [f"# {title}", "", "| metric | " + " | ".join(perts) + " |", "|---|" + "---|" * len(perts)]
-    for m in metrics:
-        lines.append(f"| {m} | " + " | ".join(_fmt(cell[(m, p)].fraction) for p in perts) + " |")
+    lines = [f"# {title}", "", *_fraction_table(result.rows)]
     lines += [
         "",
         "Cell: fraction of pairs where the metric scores the original above the perturbed response (ties 0.5).",
@@ -47,7 +53,22 @@ def to_markdown(result: StressResult, title: str) -> str:
             f"| {r.metric} | {r.perturbation} | {r.n_pairs} | {_fmt(r.fraction)} | "
             f"{_fmt(r.drop)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}] | {_fmt(r.auroc)} |"
         )
+    for subset in dict.fromkeys(r.subset for r in result.subset_rows):
+        mine = [r for r in result.subset_rows if r.subset == subset]
+        pairs = max((r.n_pairs for r in mine), default=0)
+        lines += ["", f"## Subset {subset} (up to {pairs} pairs per cell)", "", *_fraction_table(mine)]
+    for name in figures:
+        lines += ["", f"![score distributions per subset: {name}]({name})"]
     return "\n".join(lines) + "\n"
+
+
+def _fraction_table(rows: Sequence[StressRow]) -> list[str]:
+    perts = list(dict.fromkeys(r.perturbation for r in rows))
+    cell = {(r.metric, r.perturbation): r for r in rows}
+    out = ["| metric | " + " | ".join(perts) + " |", "|---|" + "---|" * len(perts)]
+    for m in dict.fromkeys(r.metric for r in rows):
+        out.append(f"| {m} | " + " | ".join(_fmt(cell[(m, p)].fraction) for p in perts) + " |")
+    return out
 
 
 def _fmt(v: float) -> str:
@@ -55,34 +76,53 @@ def _fmt(v: float) -> str:
 
 
 def stress(
-    benchmark: str = typer.Option("usr-tc", "--benchmark", "-b", help="Catalog benchmark."),
+    benchmark: str = typer.Option(
+        "usr-tc", "--benchmark", "-b", help="Catalog benchmark, or dailydialog++ (ranking of good vs negatives)."
+    ),
     path: Path | None = typer.Option(None, "--path", help="Read the benchmark from this file."),
     metrics: str = typer.Option(LEXICAL, "--metrics", "-m", help="Comma-separated metric families or outputs."),
     perturb: str | None = typer.Option(None, "--perturb", help="Comma-separated perturbations (default: all)."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     seed: int = typer.Option(0, "--seed", help="Seed of the perturbations and the bootstrap."),
     n_boot: int = typer.Option(1000, "--boot", help="Bootstrap resamples (over contexts)."),
+    subsets: str = typer.Option(
+        "rule", "--subsets", help="Open/closed-ended subsets: rule (last context turn), tags (records' own), none."
+    ),
+    plot: str = typer.Option(
+        "negation", "--plot", help="Perturbations to draw per-subset score distributions for (none: no figure)."
+    ),
+    split: str = typer.Option("test", "--split", help="dailydialog++: test or dev."),
+    refs: int = typer.Option(1, "--refs", help="dailydialog++: good responses per context held out as references."),
     output: Path = typer.Option(Path("runs/stress"), "--output", "-o", help="Output folder."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Perturb every response (negation, number swap, ...) and report how often each metric prefers the original.
 
-    Writes stress.jsonl (one row per metric output and perturbation) and stress.md to OUTPUT.
+    Writes stress.jsonl (one row per metric output and perturbation), stress_subsets.jsonl
+    (the same per open/closed-ended subset), stress.md and stress_subsets_<perturbation>.png
+    to OUTPUT. With --benchmark dailydialog++ it instead ranks each context's good responses
+    against its adversarial and random negatives and writes ranking.jsonl and ranking.md.
     """
+    if benchmark.lower() in DDPP_NAMES:
+        _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json)
+        return
     from dialeval.commands.common import load_inputs, write_text
     from dialeval.runner import resolve_metrics
-    from dialeval.stress.perturb import PERTURBATIONS
+    from dialeval.stress.perturb import ALL_PERTURBATIONS
     from dialeval.stress.run import run_stress
+    from dialeval.stress.subsets import subset_distribution_png, tag_subsets
 
     started = time.perf_counter()
     try:
-        names = split_list(perturb) or list(PERTURBATIONS)
+        names = split_list(perturb) or list(ALL_PERTURBATIONS)
         for p in names:
-            if p not in PERTURBATIONS:
-                raise InputError(f'--perturb: unknown perturbation "{p}"; known: {", ".join(PERTURBATIONS)}')
+            if p not in ALL_PERTURBATIONS:
+                raise InputError(f'--perturb: unknown perturbation "{p}"; known: {", ".join(ALL_PERTURBATIONS)}')
+        plots = [] if plot.strip() == "none" else [p for p in split_list(plot) or [] if p in names]
         bench = load_inputs(benchmark, path, None, None, None, limit)
+        candidates = tag_subsets(bench.candidates, bench.dialogues, subsets)
         families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","), bench=bench)
-        result = run_stress(bench.candidates, bench.dialogues, families, names, seed=seed, n_boot=n_boot)
+        result = run_stress(candidates, bench.dialogues, families, names, seed=seed, n_boot=n_boot)
     except DialevalError as exc:
         fail(exc)
         return
@@ -91,21 +131,33 @@ def stress(
         f"{bench.name}: fraction of pairs where the metric prefers the original "
         f"({len(bench.candidates)} items, {n_ctx} contexts)"
     )
+    figures = []
+    if result.subset_rows:
+        for p in plots:
+            figures.append(f"stress_subsets_{p}.png")
+            output.mkdir(parents=True, exist_ok=True)
+            (output / figures[-1]).write_bytes(subset_distribution_png(result.scores, p))
+    subset_items = Counter(c.tags.get("subset", "untagged") for c in candidates)
     run_info = {
         "command": "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         "benchmark": bench.name,
         "source": bench.source,
         "seed": seed,
         "bootstrap": {"resamples": n_boot, "unit": "context"},
+        "subsets": {"mode": subsets, "items": dict(subset_items)},
         "applied": result.applied,
         "skipped": result.skipped,
         "seconds": round(time.perf_counter() - started, 2),
     }
-    rows = [{**r.as_dict(), "skipped": result.skipped[r.perturbation]} for r in result.rows]
+    rows = [{**r.as_dict(), "value": r.as_dict()["fraction"], "skipped": result.skipped[r.perturbation]}
+            for r in result.rows]  # fmt: skip
+    sub_rows = [r.as_dict() for r in result.subset_rows]
     write_text(output / "stress.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    write_text(output / "stress.md", to_markdown(result, title))
+    if sub_rows:
+        write_text(output / "stress_subsets.jsonl", "".join(json.dumps(r) + "\n" for r in sub_rows))
+    write_text(output / "stress.md", to_markdown(result, title, figures))
     if as_json:
-        out.print_json(json.dumps({"run": run_info, "rows": rows}))
+        out.print_json(json.dumps({"run": run_info, "rows": rows, "subset_rows": sub_rows}))
         return
     from rich.table import Table
 
@@ -121,7 +173,87 @@ def stress(
         console.print(
             f"{p}: {result.applied[p]} perturbed, {result.skipped[p]} skipped (not applicable)", highlight=False
         )
-    console.print(f"wrote {output}/stress.jsonl, stress.md", highlight=False)
+    if result.subset_rows:
+        console.print(f"subsets ({subsets}): {dict(subset_items)}", highlight=False)
+    written = ", ".join(["stress.jsonl", *(["stress_subsets.jsonl"] if sub_rows else []), "stress.md", *figures])
+    console.print(f"wrote {output}/{{{written}}} in {run_info['seconds']} s", highlight=False)
+
+
+def _ranking(
+    path: Path | None,
+    metrics: str,
+    perturb: str | None,
+    limit: int | None,
+    seed: int,
+    n_boot: int,
+    split: str,
+    refs: int,
+    output: Path,
+    as_json: bool,
+) -> None:
+    """``dialeval stress --benchmark dailydialog++``: rank good responses against the negatives of their context."""
+    from dialeval.commands.common import write_text
+    from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
+    from dialeval.runner import resolve_metrics
+    from dialeval.stress.ranking import NEGATIVES, hold_out_references, ranking_markdown, run_ranking
+
+    started = time.perf_counter()
+    try:
+        if perturb:
+            raise InputError("--perturb does not apply to dailydialog++ (its negatives are given)", field="--perturb")
+        bench = load_dailydialog_pp(path if path is not None else default_path(split), split)
+        if limit is not None:
+            if limit < 1:
+                raise InputError("--limit must be at least 1", field="--limit")
+            bench = bench.head(limit)
+        candidates = hold_out_references(bench.candidates, refs)
+        families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","))
+        result = run_ranking(candidates, bench.dialogues, families, n_boot=n_boot, seed=seed)
+    except DialevalError as exc:
+        fail(exc)
+        return
+    n_ctx = len(bench.dialogues)
+    ranked = Counter(str(c.tags.get("label")) for c in candidates)
+    title = (
+        f"{bench.name} {split}: how often each metric ranks a good response above the negatives of its context "
+        f"({n_ctx} contexts; per context {refs} good response(s) held out as reference, "
+        f"{ranked['good'] // max(1, n_ctx)} ranked)"
+    )
+    run_info = {
+        "command": "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "benchmark": bench.name,
+        "split": split,
+        "source": bench.source,
+        "contexts": n_ctx,
+        "ranked": dict(ranked),
+        "references_per_context": refs,
+        "seed": seed,
+        "bootstrap": {"resamples": n_boot, "unit": "context"},
+        "skipped_metrics": result.skipped,
+        "warnings": bench.warnings,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    rows = [r.as_dict() for r in result.rows]
+    write_text(output / "ranking.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    write_text(output / "ranking.md", ranking_markdown(result, title))
+    if as_json:
+        out.print_json(json.dumps({"run": run_info, "rows": rows}))
+        return
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("metric")
+    for neg in NEGATIVES:
+        table.add_column(f"good > {neg}", justify="right")
+    cell = {(r.metric, r.negatives): r for r in result.rows}
+    for m in dict.fromkeys(r.metric for r in result.rows):
+        table.add_row(m, *(_fmt(cell[(m, n)].fraction) for n in NEGATIVES))
+    out.print(table)
+    for fam, why in result.skipped.items():
+        console.print(f"skipped {fam}: {why}", highlight=False)
+    for w in bench.warnings:
+        console.print(f"note: {w}", highlight=False)
+    console.print(f"wrote {output}/ranking.jsonl, ranking.md in {run_info['seconds']} s", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,11 +1,16 @@
-"""Response perturbations for metric stress tests.
+"""Perturbations for metric stress tests: of the response, and of the dialogue around it.
 
-Every perturbation is a pure function
+A *response* perturbation is a pure function
 ``(response, context, rng, pool) -> str | None``: ``context`` is the dialogue
 turns before the response (never modified), ``rng`` the only source of
 randomness (same seed, same output), ``pool`` responses from *other* contexts
-(used by ``other-context``). ``None`` means the perturbation does not apply to
-this response; callers count it as skipped.
+(used by ``other-context``, ``date-swap`` and ``entity-swap``). ``None`` means
+the perturbation does not apply to this response; callers count it as skipped.
+
+A *context* perturbation (:mod:`dialeval.stress.context`) takes the same
+arguments and returns a :class:`~dialeval.stress.context.Perturbed`: the
+unchanged response, the context it is scored with, and turns after it.
+:func:`apply_perturbation` runs either kind by name and returns a ``Perturbed``.
 
 Example:
     >>> import random
@@ -15,8 +20,10 @@ Example:
     'It is not a great show.'
     >>> negation("It is not a great show.", ctx, random.Random(0), []) is None
     True
-    >>> sorted(PERTURBATIONS)[:3]
-    ['negation', 'number-swap', 'other-context']
+    >>> list(PERTURBATIONS)[:3], list(CONTEXT_PERTURBATIONS)[0]
+    (['negation', 'number-swap', 'date-swap'], 'speaker-swap')
+    >>> apply_perturbation("speaker-swap", "I do.", ctx, random.Random(0), []).context[0].speaker
+    'B'
 """
 
 from __future__ import annotations
@@ -27,8 +34,11 @@ import re
 from collections.abc import Callable, Sequence
 
 from dialeval.schema import Turn
+from dialeval.stress.context import Perturbed, sentiment_tail_negative, sentiment_tail_positive, speaker_swap
+from dialeval.stress.entities import date_swap, entity_swap
 
 Perturbation = Callable[[str, tuple[Turn, ...], random.Random, Sequence[str]], str | None]
+ContextPerturbation = Callable[[str, tuple[Turn, ...], random.Random, Sequence[str]], Perturbed | None]
 
 #: Verbs that take a following "not" (the paper's "is" -> "is not", "can" -> "can not").
 NEGATABLE_VERBS = ("is", "are", "was", "were", "am", "can", "could", "will", "would", "should", "do", "does", "did")
@@ -291,8 +301,46 @@ def too_long(response: str, context: tuple[Turn, ...], rng: random.Random, pool:
 PERTURBATIONS: dict[str, Perturbation] = {
     "negation": negation,
     "number-swap": number_swap,
+    "date-swap": date_swap,
+    "entity-swap": entity_swap,
     "other-context": other_context,
     "repetition": repetition,
     "truncation": truncation,
     "too-long": too_long,
 }
+
+#: Context perturbations by name, in table order (the response is kept).
+CONTEXT_PERTURBATIONS: dict[str, ContextPerturbation] = {
+    "speaker-swap": speaker_swap,
+    "sentiment-tail-positive": sentiment_tail_positive,
+    "sentiment-tail-negative": sentiment_tail_negative,
+}
+
+#: Every perturbation name, response perturbations first.
+ALL_PERTURBATIONS: tuple[str, ...] = (*PERTURBATIONS, *CONTEXT_PERTURBATIONS)
+
+
+def apply_perturbation(
+    name: str, response: str, context: tuple[Turn, ...], rng: random.Random, pool: Sequence[str]
+) -> Perturbed | None:
+    """Run the perturbation ``name`` and return what it produced, or None if it did not apply or changed nothing.
+
+    A response perturbation's string becomes ``Perturbed(new_response, context)``.
+
+    Example:
+        >>> import random
+        >>> apply_perturbation("truncation", "one two three four five", (), random.Random(0), [])
+        Perturbed(response='one two three', context=(), after=())
+        >>> apply_perturbation("negation", "hello", (), random.Random(0), []) is None
+        True
+    """
+    if name in CONTEXT_PERTURBATIONS:
+        out = CONTEXT_PERTURBATIONS[name](response, context, rng, pool)
+    elif name in PERTURBATIONS:
+        text = PERTURBATIONS[name](response, context, rng, pool)
+        out = None if text is None else Perturbed(response=text, context=context)
+    else:
+        raise KeyError(name)
+    if out is None or out == Perturbed(response=response, context=context):
+        return None
+    return out

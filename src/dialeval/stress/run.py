@@ -8,6 +8,13 @@ bootstrap 95% CI over contexts, and the AUROC of the scores separating originals
 (label 1) from perturbed responses (label 0), again oriented so that 1.0 means
 perfect separation in the metric's preferred direction.
 
+A context perturbation (``speaker-swap``, the sentiment tails) keeps the
+response and gives each perturbed item its own dialogue (id
+``<candidate id>~<perturbation>``): the perturbed context, the response, then
+any turns after it; the item is scored with that context. Items tagged with a
+``subset`` (e.g. by :func:`dialeval.stress.subsets.tag_subsets`) also get the
+statistics per subset (:attr:`StressResult.subset_rows`).
+
 Example:
     >>> from dialeval.schema import Candidate, Dialogue, Turn
     >>> from dialeval.runner import resolve_metrics
@@ -33,9 +40,10 @@ import numpy as np
 from dialeval.errors import InputError
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
 from dialeval.metrics.base import Metric
-from dialeval.schema import Candidate, Dialogue, Score
+from dialeval.schema import Candidate, Dialogue, Score, Turn
 from dialeval.scoring import score_candidates
-from dialeval.stress.perturb import PERTURBATIONS
+from dialeval.stress.context import responder
+from dialeval.stress.perturb import ALL_PERTURBATIONS, apply_perturbation
 
 
 @dataclass
@@ -54,6 +62,7 @@ class StressRow:
         auroc: Area under the ROC curve of scores, originals labelled 1.
         higher_is_better: Whether larger scores are better for this metric.
         n_contexts: Contexts contributing pairs.
+        subset: ``"all"``, or the ``subset`` tag the row is restricted to.
     """
 
     metric: str
@@ -67,6 +76,7 @@ class StressRow:
     auroc: float
     higher_is_better: bool
     n_contexts: int
+    subset: str = "all"
 
     def as_dict(self) -> dict[str, Any]:
         """Return the row as a JSON-ready dict (NaN as None)."""
@@ -82,12 +92,30 @@ class StressResult:
         skipped: Perturbation -> responses it did not apply to (or left unchanged).
         applied: Perturbation -> perturbed responses scored.
         scores: Every score, originals and perturbed (perturbed ids end in ``~name``).
+        subset_rows: The rows again per ``subset`` tag (empty when no item has one).
     """
 
     rows: list[StressRow]
     skipped: dict[str, int] = field(default_factory=dict)
     applied: dict[str, int] = field(default_factory=dict)
     scores: list[Score] = field(default_factory=list)
+    subset_rows: list[StressRow] = field(default_factory=list)
+
+
+@dataclass
+class PerturbedItems:
+    """The perturbed copies of a set of candidates.
+
+    Attributes:
+        copies: Perturbation -> perturbed candidates (ids ``<original id>~<perturbation>``).
+        dialogues: The dialogues of context-perturbed copies, by id (response perturbations
+            keep the original dialogue).
+        skipped: Perturbation -> candidates it did not apply to or left unchanged.
+    """
+
+    copies: dict[str, list[Candidate]]
+    dialogues: dict[str, Dialogue]
+    skipped: dict[str, int]
 
 
 def perturbed_id(candidate_id: str, perturbation: str) -> str:
@@ -100,39 +128,72 @@ def perturbed_id(candidate_id: str, perturbation: str) -> str:
     return f"{candidate_id}~{perturbation}"
 
 
+def perturb_items(
+    candidates: Sequence[Candidate],
+    dialogues: Mapping[str, Dialogue],
+    perturbations: Sequence[str],
+    seed: int,
+) -> PerturbedItems:
+    """Return perturbed copies of ``candidates`` per perturbation, the new dialogues, and the skip counts.
+
+    Each copy is seeded by ``(seed, perturbation, candidate id)``, so it does not
+    depend on the order or subset of candidates. ``pool`` (for ``other-context``
+    and the entity swaps) holds the responses of every other context. A
+    perturbation that does not apply (None) or changes nothing is counted as
+    skipped. A response perturbation's copy keeps the dialogue; a context
+    perturbation's copy gets a new dialogue: the perturbed context, the response
+    (spoken by the original responder), then the perturbation's ``after`` turns;
+    knowledge, domain and tags are copied. The input dialogues are never modified.
+
+    Example:
+        >>> from dialeval.schema import Candidate, Dialogue, Turn
+        >>> d = {"x": Dialogue(id="x", turns=[Turn(speaker="A", text="hi")])}
+        >>> c = [Candidate(id="x:s", dialogue_id="x", turn_index=1, system="s", text="hello")]
+        >>> got = perturb_items(c, d, ["sentiment-tail-negative"], seed=0)
+        >>> new = got.copies["sentiment-tail-negative"][0]
+        >>> new.id, new.text, [t.text for t in got.dialogues[new.dialogue_id].turns]
+        ('x:s~sentiment-tail-negative', 'hello', ['hi', 'hello', "I don't think so."])
+    """
+    unknown = [p for p in perturbations if p not in ALL_PERTURBATIONS]
+    if unknown:
+        raise InputError(
+            f'unknown perturbation "{unknown[0]}"; known: {", ".join(ALL_PERTURBATIONS)}', field="--perturb"
+        )
+    by_context: dict[str, list[str]] = {}
+    for c in candidates:
+        by_context.setdefault(c.context_id, []).append(c.text)
+    out = PerturbedItems(copies={}, dialogues={}, skipped={})
+    for name in perturbations:
+        out.copies[name], out.skipped[name] = [], 0
+        for c in candidates:
+            dialogue = dialogues[c.dialogue_id]
+            context = tuple(dialogue.context(c.turn_index))
+            pool = [t for cid, texts in by_context.items() if cid != c.context_id for t in texts]
+            new = apply_perturbation(name, c.text, context, random.Random(f"{seed}:{name}:{c.id}"), pool)
+            if new is None:
+                out.skipped[name] += 1
+                continue
+            pid = perturbed_id(c.id, name)
+            if new.context == context and not new.after:
+                out.copies[name].append(c.model_copy(update={"id": pid, "text": new.response}))
+                continue
+            speaker = dialogue.turns[c.turn_index].speaker if c.turn_index < len(dialogue.turns) else None
+            turns = [*new.context, Turn(speaker=speaker or responder(context), text=new.response), *new.after]
+            out.dialogues[pid] = dialogue.model_copy(update={"id": pid, "turns": turns})
+            update = {"id": pid, "text": new.response, "dialogue_id": pid, "turn_index": len(new.context)}
+            out.copies[name].append(c.model_copy(update=update))
+    return out
+
+
 def perturb_candidates(
     candidates: Sequence[Candidate],
     dialogues: Mapping[str, Dialogue],
     perturbations: Sequence[str],
     seed: int,
 ) -> tuple[dict[str, list[Candidate]], dict[str, int]]:
-    """Return perturbed copies of ``candidates`` per perturbation, and how many were skipped.
-
-    Each copy is seeded by ``(seed, perturbation, candidate id)``, so it does not
-    depend on the order or subset of candidates. ``other-context`` draws from the
-    responses of every other context. A perturbation that does not apply (None)
-    or leaves the response unchanged is counted as skipped.
-    """
-    unknown = [p for p in perturbations if p not in PERTURBATIONS]
-    if unknown:
-        raise InputError(f'unknown perturbation "{unknown[0]}"; known: {", ".join(PERTURBATIONS)}', field="--perturb")
-    by_context: dict[str, list[str]] = {}
-    for c in candidates:
-        by_context.setdefault(c.context_id, []).append(c.text)
-    out: dict[str, list[Candidate]] = {}
-    skipped: dict[str, int] = {}
-    for name in perturbations:
-        fn = PERTURBATIONS[name]
-        out[name], skipped[name] = [], 0
-        for c in candidates:
-            context = tuple(dialogues[c.dialogue_id].context(c.turn_index))
-            pool = [t for cid, texts in by_context.items() if cid != c.context_id for t in texts]
-            new = fn(c.text, context, random.Random(f"{seed}:{name}:{c.id}"), pool)
-            if new is None or new == c.text:
-                skipped[name] += 1
-                continue
-            out[name].append(c.model_copy(update={"id": perturbed_id(c.id, name), "text": new}))
-    return out, skipped
+    """Return :func:`perturb_items`'s copies and skip counts (the new dialogues are in its result)."""
+    items = perturb_items(candidates, dialogues, perturbations, seed)
+    return items.copies, items.skipped
 
 
 def compare(
@@ -185,47 +246,55 @@ def run_stress(
     """Score originals and their perturbed copies with every family and compare them.
 
     Args:
-        candidates: The original responses.
-        dialogues: Their dialogues (contexts are never perturbed).
+        candidates: The original responses (a ``subset`` tag adds per-subset rows).
+        dialogues: Their dialogues (never modified; context perturbations get new ones).
         families: Metric families (from :func:`dialeval.runner.resolve_metrics`).
-        perturbations: Names in :data:`~dialeval.stress.perturb.PERTURBATIONS`.
+        perturbations: Names in :data:`~dialeval.stress.perturb.ALL_PERTURBATIONS`.
         seed: Seed of the perturbations and of the bootstrap.
         n_boot: Bootstrap resamples for the CI of the mean drop.
         params: Family name -> constructor parameters.
     """
-    copies, skipped = perturb_candidates(candidates, dialogues, perturbations, seed)
-    everything = list(candidates) + [c for name in perturbations for c in copies[name]]
+    items = perturb_items(candidates, dialogues, perturbations, seed)
+    everything = list(candidates) + [c for name in perturbations for c in items.copies[name]]
+    scored_dialogues = {**dialogues, **items.dialogues}
+    subsets = sorted({c.tags["subset"] for c in candidates if "subset" in c.tags})
     rows: list[StressRow] = []
+    subset_rows: list[StressRow] = []
     all_scores: list[Score] = []
     for cls in families:
         metric = cls(**dict((params or {}).get(cls.name, {})))
-        scores = score_candidates(metric, everything, dialogues)
+        scores = score_candidates(metric, everything, scored_dialogues)
         all_scores.extend(scores)
         value = {(s.item_id, s.metric): s.value for s in scores}
         for out_name in cls.outputs:
             for name in perturbations:
-                v0: list[float] = []
-                v1: list[float] = []
-                ctx: list[str] = []
+                pairs: list[tuple[float, float, str, str | None]] = []
                 for c in candidates:
                     a = value.get((c.id, out_name))
                     b = value.get((perturbed_id(c.id, name), out_name))
-                    if a is None or b is None:
-                        continue
-                    v0.append(a)
-                    v1.append(b)
-                    ctx.append(c.context_id)
-                stats = compare(v0, v1, ctx, higher_is_better=cls.higher_is_better, n_boot=n_boot, seed=seed)
-                rows.append(
-                    StressRow(
-                        metric=out_name,
-                        family=cls.name,
-                        perturbation=name,
-                        n_pairs=len(v0),
+                    if a is not None and b is not None:
+                        pairs.append((a, b, c.context_id, c.tags.get("subset")))
+                for subset in ["all", *subsets]:
+                    mine = [p for p in pairs if subset == "all" or p[3] == subset]
+                    stats = compare(
+                        [p[0] for p in mine],
+                        [p[1] for p in mine],
+                        [p[2] for p in mine],
                         higher_is_better=cls.higher_is_better,
-                        n_contexts=len(set(ctx)),
-                        **stats,
+                        n_boot=n_boot,
+                        seed=seed,
                     )
-                )
-    applied = {name: len(copies[name]) for name in perturbations}
-    return StressResult(rows=rows, skipped=skipped, applied=applied, scores=all_scores)
+                    (rows if subset == "all" else subset_rows).append(
+                        StressRow(
+                            metric=out_name,
+                            family=cls.name,
+                            perturbation=name,
+                            n_pairs=len(mine),
+                            higher_is_better=cls.higher_is_better,
+                            n_contexts=len({p[2] for p in mine}),
+                            subset=subset,
+                            **stats,
+                        )
+                    )
+    applied = {name: len(items.copies[name]) for name in perturbations}
+    return StressResult(rows=rows, skipped=items.skipped, applied=applied, scores=all_scores, subset_rows=subset_rows)

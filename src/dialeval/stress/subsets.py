@@ -1,0 +1,145 @@
+"""Open-ended vs closed-ended items (DialogADV, paper 002) and the per-subset score-distribution figure.
+
+DialogADV annotates an example as *closed-ended* when the response to be
+generated has no semantic diversity given the history (a location, a time, a
+yes/no), else *open-ended*. Without annotators, :func:`question_subset` applies a
+rule to the last context turn:
+
+1. Its last sentence ending in ``?`` is the question (none: **open-ended**;
+   a statement leaves the reply open).
+2. Leading fillers (``so``, ``and``, ``but``, ``well``, ``oh``, ``ok``, ``yeah``,
+   ``hey``, ``haha``, ``lol``, commas) are dropped.
+3. An opinion or elaboration question is **open-ended**: it (or a comma-separated
+   clause of it, as in ``i like soccer , what about you ?``) starts with
+   ``why``, ``how come``, ``what about``, ``how about``, ``what do you think``,
+   ``what do you like``, ``what kind``, ``what's your favorite``, ``how do you feel``,
+   ``any thoughts``, ``what would you``, ``how would you``, ``how do you like``, or
+   contains ``you think``, ``your opinion``, ``your favorite`` or ``thoughts on``.
+4. Any other question (yes/no, e.g. ``do you ...?``, ``is it ...?``; factual
+   wh-, e.g. ``who``, ``when``, ``where``, ``which``, ``how many``, ``what is``;
+   a declarative ``you like jazz?``) is **closed-ended**.
+
+Records that already carry a ``subset`` tag (``--subsets tags``) keep it.
+
+Example:
+    >>> question_subset("i saw the film . who directed it ?")
+    'closed-ended'
+    >>> question_subset("So, what do you think about jazz?")
+    'open-ended'
+    >>> question_subset("I went to a concert yesterday.")
+    'open-ended'
+    >>> question_subset("i like soccer , how about you ?")
+    'open-ended'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from dialeval.schema import Candidate, Dialogue, Score
+
+CLOSED, OPEN = "closed-ended", "open-ended"
+SUBSET_MODES = ("rule", "tags", "none")
+
+_FILLER = re.compile(r"^(?:(?:so|and|but|well|oh|ok|okay|yeah|yes|no|hey|haha|lol|hmm|um|wow)\b[\s,]*|[\s,]+)+")
+_OPEN_START = (
+    "why",
+    "how come",
+    "what about",
+    "how about",
+    "what do you think",
+    "what do you like",
+    "what kind",
+    "what's your favorite",
+    "what 's your favorite",
+    "what is your favorite",
+    "how do you feel",
+    "any thoughts",
+    "what would you",
+    "how would you",
+    "how do you like",
+)
+_OPEN_ANYWHERE = ("you think", "your opinion", "your favorite", "thoughts on")
+
+
+def question_subset(text: str) -> str:
+    """Return ``"closed-ended"`` or ``"open-ended"`` for the turn ``text`` the response answers (rule above).
+
+    Example:
+        >>> question_subset("Do you like jazz?"), question_subset("why do you like jazz ?")
+        ('closed-ended', 'open-ended')
+    """
+    sentences = [s.strip() for s in re.findall(r"[^.!?]*\?", text) if s.strip(" ?")]
+    if not sentences:
+        return OPEN
+    q = sentences[-1].lower().replace("’", "'")
+    clauses = [_FILLER.sub("", part).strip() for part in q.split(",")]
+    if any(c.startswith(_OPEN_START) for c in clauses) or any(p in q for p in _OPEN_ANYWHERE):
+        return OPEN
+    return CLOSED
+
+
+def tag_subsets(
+    candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue], mode: str = "rule"
+) -> list[Candidate]:
+    """Return the candidates with a ``subset`` tag: by the rule on the last context turn, or as given.
+
+    ``mode="rule"`` tags every candidate with :func:`question_subset` of its last
+    context turn (an empty context is open-ended); ``"tags"`` keeps the records'
+    own ``subset`` tags (items without one are left untagged); ``"none"`` drops them.
+
+    Example:
+        >>> from dialeval.schema import Candidate, Dialogue, Turn
+        >>> d = {"x": Dialogue(id="x", turns=[Turn(speaker="A", text="Where is it?")])}
+        >>> c = [Candidate(id="x:s", dialogue_id="x", turn_index=1, system="s", text="Paris.")]
+        >>> tag_subsets(c, d)[0].tags["subset"]
+        'closed-ended'
+    """
+    if mode not in SUBSET_MODES:
+        from dialeval.errors import InputError
+
+        raise InputError(f'unknown subset mode "{mode}"; use {", ".join(SUBSET_MODES)}', field="--subsets")
+    if mode == "tags":
+        return list(candidates)
+    out = []
+    for c in candidates:
+        tags = {k: v for k, v in c.tags.items() if k != "subset"}
+        if mode == "rule":
+            context = dialogues[c.dialogue_id].context(c.turn_index)
+            tags["subset"] = question_subset(context[-1].text) if context else OPEN
+        out.append(c.model_copy(update={"tags": tags}))
+    return out
+
+
+def distribution_label(score: Score, perturbation: str) -> str:
+    r"""Box label of a score in the subset figure: its subset, then ``original`` or ``perturbed``.
+
+    Example:
+        >>> s = Score(item_id="d:s~negation", metric="f1", value=0.1, tags={"subset": "open-ended"})
+        >>> distribution_label(s, "negation")
+        'open-ended\nperturbed'
+    """
+    kind = "perturbed" if score.item_id.endswith(f"~{perturbation}") else "original"
+    return f"{score.tags.get('subset', 'untagged')}\n{kind}"
+
+
+def subset_distribution_png(scores: Sequence[Score], perturbation: str, metrics: Sequence[str] | None = None) -> bytes:
+    r"""Draw DialogADV Fig. 4 for a stress run: each metric's scores, original vs perturbed, per subset.
+
+    Reuses :func:`dialeval.report.charts.distribution_chart` (grey-scale box
+    plots, one panel per metric output, n per box, boxes ordered subset then
+    original / perturbed). Only originals and the copies made by
+    ``perturbation`` are drawn; the caption or file name must say which.
+
+    Example:
+        >>> s = [Score(item_id=i, metric="f1", value=v, tags={"subset": "open-ended"})
+        ...      for i, v in [("a", 0.5), ("a~negation", 0.2)]]
+        >>> subset_distribution_png(s, "negation")[:4] == b"\x89PNG"
+        True
+    """
+    from dialeval.report.charts import distribution_chart
+
+    keep = [s for s in scores if "~" not in s.item_id or s.item_id.endswith(f"~{perturbation}")]
+    names = list(metrics) if metrics else list(dict.fromkeys(s.metric for s in keep if s.value is not None))
+    return distribution_chart(keep, names, lambda s: distribution_label(s, perturbation))

@@ -1,0 +1,119 @@
+"""Open/closed-ended subsets: the tagging rule, per-subset stress rows from raw scores, and the grey-scale figure."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from dialeval.cli import app
+from dialeval.data.benchmark import Benchmark
+from dialeval.data.usr import load_usr_topical_chat
+from dialeval.runner import resolve_metrics
+from dialeval.stress.run import run_stress
+from dialeval.stress.subsets import CLOSED, OPEN, question_subset, tag_subsets
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def bench(shared_data: Path) -> Benchmark:
+    return load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("do you listen to jazz very often ?", CLOSED),  # yes/no
+        ("Who directed it?", CLOSED),  # factual wh-
+        ("i read that . how many gallons was it ?", CLOSED),
+        ("you like jazz?", CLOSED),  # declarative question
+        ("what do you think of tokyo ?", OPEN),  # DialogADV's open-ended example
+        ("i love soccer , what about you ?", OPEN),  # reciprocal
+        ("why would they do that ?", OPEN),
+        ("what is your favorite nfl team ?", OPEN),
+        ("i went to a concert yesterday .", OPEN),  # no question
+        ("is it far? anyway, i went there. so , how do you feel about it ?", OPEN),  # the last question counts
+        ("how do you feel about it ? is it far ?", CLOSED),
+    ],
+)
+def test_rule(text: str, expected: str) -> None:
+    assert question_subset(text) == expected
+
+
+def test_tagging_usr_tc_by_the_last_context_turn(bench: Benchmark) -> None:
+    tagged = tag_subsets(bench.candidates, bench.dialogues, "rule")
+    assert [c.id for c in tagged] == [c.id for c in bench.candidates]
+    per_context: dict[str, set[str]] = {}
+    for c, orig in zip(tagged, bench.candidates, strict=True):
+        assert c.tags["subset"] in (CLOSED, OPEN)
+        assert {k: v for k, v in c.tags.items() if k != "subset"} == orig.tags  # other tags kept
+        per_context.setdefault(c.context_id, set()).add(c.tags["subset"])
+        last = bench.dialogues[c.dialogue_id].context(c.turn_index)[-1].text
+        if "?" not in last:
+            assert c.tags["subset"] == OPEN
+        if re.search(r"(?:^|[.!?]\s*)(?:do|did|does|is|are|have) you\b[^.!?]*\?\s*$", last):
+            assert c.tags["subset"] == CLOSED, last
+    assert all(len(v) == 1 for v in per_context.values())  # the six systems of a context share it
+    counts = {s: sum(1 for v in per_context.values() if s in v) for s in (CLOSED, OPEN)}
+    assert counts[CLOSED] >= 10 and counts[OPEN] >= 10
+    assert all("subset" not in c.tags for c in tag_subsets(tagged, bench.dialogues, "none"))
+    assert tag_subsets(tagged, bench.dialogues, "tags") == tagged
+
+
+def test_subset_rows_match_raw_scores(bench: Benchmark) -> None:
+    sub = bench.head(20)
+    tagged = tag_subsets(sub.candidates, sub.dialogues, "rule")
+    families, _ = resolve_metrics(["f1"])
+    perts = ["negation", "truncation", "speaker-swap"]
+    res = run_stress(tagged, sub.dialogues, families, perts, n_boot=100)
+    value = {(s.item_id, s.metric): s.value for s in res.scores}
+    subset_of = {c.id: c.tags["subset"] for c in tagged}
+    assert {r.subset for r in res.rows} == {"all"}
+    assert {r.subset for r in res.subset_rows} == set(subset_of.values())
+    for r in res.subset_rows:
+        pairs = [
+            (value[(cid, r.metric)], value[(f"{cid}~{r.perturbation}", r.metric)])
+            for cid, s in subset_of.items()
+            if s == r.subset and (f"{cid}~{r.perturbation}", r.metric) in value
+        ]
+        o, p = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+        assert r.n_pairs == len(pairs)
+        assert r.fraction == pytest.approx((np.sum(o > p) + 0.5 * np.sum(o == p)) / len(pairs))
+        assert r.drop == pytest.approx(np.mean(o - p))
+    for r in res.rows:  # the subsets partition the pairs
+        parts = [x for x in res.subset_rows if (x.metric, x.perturbation) == (r.metric, r.perturbation)]
+        assert sum(x.n_pairs for x in parts) == r.n_pairs
+        assert sum(x.fraction * x.n_pairs for x in parts) == pytest.approx(r.fraction * r.n_pairs)
+
+
+def test_cli_writes_subset_rows_and_a_grey_scale_figure(tmp_path: Path, shared_data: Path) -> None:
+    import matplotlib.image
+
+    out = tmp_path / "s"
+    args = ["stress", "-m", "f1,length", "--perturb", "negation,truncation", "--limit", "12", "-o", str(out), "--json"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    sub_lines = [json.loads(x) for x in (out / "stress_subsets.jsonl").read_text().splitlines()]
+    assert sub_lines == payload["subset_rows"] and {r["subset"] for r in sub_lines} == {CLOSED, OPEN}
+    assert payload["run"]["subsets"]["mode"] == "rule"
+    assert sum(payload["run"]["subsets"]["items"].values()) == 72
+    lines = [json.loads(x) for x in (out / "stress.jsonl").read_text().splitlines()]
+    assert all(r["subset"] == "all" and r["value"] == r["fraction"] for r in lines)  # what `dialeval report` reads
+    md = (out / "stress.md").read_text()
+    assert f"## Subset {CLOSED}" in md and "(stress_subsets_negation.png)" in md
+    png = out / "stress_subsets_negation.png"
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    pixels = matplotlib.image.imread(str(png))[..., :3]
+    assert np.allclose(pixels[..., 0], pixels[..., 1], atol=0.02) and np.allclose(
+        pixels[..., 1], pixels[..., 2], atol=0.02
+    )
+    assert pixels.std() > 0.05  # not blank
+    none = runner.invoke(app, [*args[:-3], "-o", str(tmp_path / "n"), "--subsets", "none", "--json"])
+    assert none.exit_code == 0 and json.loads(none.output)["subset_rows"] == []
+    assert not (tmp_path / "n" / "stress_subsets_negation.png").exists()
