@@ -39,6 +39,17 @@ class TurnsByA(Metric):
         return {"turns_by_a_test": [float(sum(t.speaker == "A" for t in i.context)) for i in items]}
 
 
+class NoisyLength(Metric):
+    """Word count plus float noise of 1e-9, as a neural metric gives one input in differently padded batches."""
+
+    name = "noisy_length_test"
+    outputs: ClassVar[tuple[str, ...]] = ("noisy_length_test",)
+    noise = random.Random(0)
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        return {"noisy_length_test": [len(i.response.split()) + 1e-9 * self.noise.random() for i in items]}
+
+
 def test_speaker_swap_exchanges_labels_and_keeps_texts_and_response(bench: Benchmark) -> None:
     for c in bench.candidates:
         ctx = tuple(bench.dialogues[c.dialogue_id].context(c.turn_index))
@@ -112,7 +123,8 @@ def test_tails_match_diqad_templates_directly(bench: Benchmark) -> None:
 def test_run_stress_scores_the_perturbed_context(bench: Benchmark) -> None:
     sub = bench.head(10)
     families, _ = resolve_metrics(["f1"])
-    res = run_stress(sub.candidates, sub.dialogues, [*families, TurnsByA], list(CONTEXT_PERTURBATIONS), n_boot=50)
+    metrics = [*families, TurnsByA, NoisyLength]
+    res = run_stress(sub.candidates, sub.dialogues, metrics, list(CONTEXT_PERTURBATIONS), n_boot=50)
     rows = {(r.metric, r.perturbation): r for r in res.rows}
     value = {(s.item_id, s.metric): s.value for s in res.scores}
     # a metric that reads speakers sees the swap: the hand count of "A" turns before and after
@@ -126,10 +138,14 @@ def test_run_stress_scores_the_perturbed_context(bench: Benchmark) -> None:
         wins += 1.0 if n_a > n_b else 0.5 if n_a == n_b else 0.0
     assert rows[("turns_by_a_test", "speaker-swap")].fraction == pytest.approx(wins / len(sub.candidates))
     assert rows[("turns_by_a_test", "speaker-swap")].fraction != 0.5
-    # no metric reads the turns after the response: the tails are exact ties for word F1 and the speaker count
+    # no metric reads the turns after the response: the tails are ties (float noise of 1e-9 included)
+    noisy = {(s.item_id, s.value) for s in res.scores if s.metric == "noisy_length_test"}
+    assert len({v for _, v in noisy}) > len({len(c.text.split()) for c in sub.candidates})  # the noise is there
     for name in TAILS:
-        for metric in ("word_f1", "turns_by_a_test"):
+        for metric in ("word_f1", "turns_by_a_test", "noisy_length_test"):
             row = rows[(metric, name)]
-            assert row.n_pairs == len(sub.candidates) and row.fraction == 0.5 and row.drop == 0.0
+            assert (
+                row.n_pairs == len(sub.candidates) and row.fraction == 0.5 and row.drop == pytest.approx(0.0, abs=1e-8)
+            )
     # word F1 ignores speakers: the swap is a tie for it too
     assert rows[("word_f1", "speaker-swap")].fraction == 0.5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,7 @@ def _hand_fraction(cands: list[Candidate], value: dict[str, float], neg: str) ->
         bads = [value[c.id] for c in cands if c.context_id == ctx and c.tags["label"] == neg]
         for g in goods:
             for b in bads:
-                wins += 1.0 if g > b else 0.5 if g == b else 0.0
+                wins += 0.5 if math.isclose(g, b, rel_tol=1e-6, abs_tol=1e-6) else 1.0 if g > b else 0.0
                 n += 1
     return wins / n, n
 

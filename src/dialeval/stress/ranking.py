@@ -2,8 +2,9 @@
 
 For every context, every (good, negative) pair of the same context is one
 comparison; it counts 1 if the metric prefers the good response, 0.5 on a tie
-and 0 otherwise (oriented by the metric's ``higher_is_better``). Adversarial and
-random negatives are counted separately. The fraction pools all pairs (with
+(within :data:`~dialeval.stress.run.TIE_TOLERANCE`) and 0 otherwise, oriented
+by the metric's ``higher_is_better``. Adversarial and random negatives are
+counted separately. The fraction pools all pairs (with
 five goods and five negatives of each kind that is the mean of the per-context
 fractions); its 95% CI is a percentile bootstrap resampling *contexts*.
 
@@ -36,6 +37,7 @@ from dialeval.meta.bootstrap import draw_counts, percentile_ci
 from dialeval.metrics.base import Metric
 from dialeval.schema import Candidate, Dialogue, Score
 from dialeval.scoring import score_candidates
+from dialeval.stress.run import pair_outcomes
 
 GOOD = "good"
 NEGATIVES = ("adversarial", "random")
@@ -147,9 +149,9 @@ def rank_fractions(
             bad = np.asarray(groups.get(neg, []))
             if good.size == 0 or bad.size == 0:
                 continue
-            diff = good[:, None] - bad[None, :]
-            sums.append(float(np.sum(diff > 0) + 0.5 * np.sum(diff == 0)))
-            ns.append(float(diff.size))
+            outcome = pair_outcomes(good[:, None], bad[None, :])
+            sums.append(float(outcome.sum()))
+            ns.append(float(outcome.size))
         if not ns:
             nan = float("nan")
             out[neg] = {"fraction": nan, "ci_low": nan, "ci_high": nan, "n_pairs": 0.0, "n_contexts": 0.0}

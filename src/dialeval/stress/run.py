@@ -2,7 +2,7 @@
 
 For each (metric output, perturbation) the result has: the number of
 (original, perturbed) pairs both scored, the fraction of pairs where the metric
-prefers the original (ties count one half), the mean score drop (oriented so
+prefers the original (ties, within :data:`TIE_TOLERANCE`, count one half), the mean score drop (oriented so
 that a positive drop means the metric penalised the perturbation) with a
 bootstrap 95% CI over contexts, and the AUROC of the scores separating originals
 (label 1) from perturbed responses (label 0), again oriented so that 1.0 means
@@ -196,6 +196,23 @@ def perturb_candidates(
     return items.copies, items.skipped
 
 
+#: Score differences within this (absolute, or relative to the score) count as ties: neural metrics give the
+#: same input slightly different floats (about 1e-7) depending on the padding of its batch.
+TIE_TOLERANCE = 1e-6
+
+
+def pair_outcomes(better: Any, worse: Any) -> Any:
+    """Return 1 where ``better`` > ``worse``, 0.5 on a tie (within :data:`TIE_TOLERANCE`), else 0 (oriented arrays).
+
+    Example:
+        >>> pair_outcomes(np.array([0.3, 0.2, 0.5]), np.array([0.1, 0.2 + 1e-9, 0.6])).tolist()
+        [1.0, 0.5, 0.0]
+    """
+    a, b = np.asarray(better, dtype=np.float64), np.asarray(worse, dtype=np.float64)
+    tie = np.isclose(a, b, rtol=TIE_TOLERANCE, atol=TIE_TOLERANCE)
+    return np.where(tie, 0.5, np.where(a > b, 1.0, 0.0))
+
+
 def compare(
     original: Sequence[float],
     perturbed: Sequence[float],
@@ -221,7 +238,7 @@ def compare(
         nan = float("nan")
         return {"fraction": nan, "drop": nan, "ci_low": nan, "ci_high": nan, "auroc": nan}
     d = v0 - v1
-    fraction = float(np.mean(np.where(d > 0, 1.0, np.where(d == 0, 0.5, 0.0))))
+    fraction = float(np.mean(pair_outcomes(v0, v1)))
     labels = np.concatenate([np.ones(v0.size), np.zeros(v1.size)])
     auroc = float(roc_auc_score(labels, np.concatenate([v0, v1])))
     names, codes = np.unique(np.asarray(contexts), return_inverse=True)
