@@ -224,8 +224,12 @@ def ranking_markdown(result: RankingResult, title: str) -> str:
 
     Example:
         >>> row = RankingRow("f1", "f1", "random", 4, 20, 0.9, 0.8, 0.95, True)
-        >>> print(ranking_markdown(RankingResult(rows=[row]), "t").splitlines()[4])
+        >>> none = RankingRow("sbert_knowledge", "embedding", "random", 0, 0, *[float("nan")] * 3, True)
+        >>> md = ranking_markdown(RankingResult(rows=[row, none]), "t").splitlines()
+        >>> print(md[4])
         | f1 | n/a | 0.900 [0.800, 0.950] | 20 |
+        >>> print(md[-1])
+        No item could be scored by sbert_knowledge (e.g. no knowledge in DailyDialog++).
     """
     cell = {(r.metric, r.negatives): r for r in result.rows}
     lines = [
@@ -234,7 +238,9 @@ def ranking_markdown(result: RankingResult, title: str) -> str:
         "| metric | good > adversarial [95% CI] | good > random [95% CI] | pairs per kind |",
         "|---|---|---|---|",
     ]
-    for m in dict.fromkeys(r.metric for r in result.rows):
+    outputs = list(dict.fromkeys(r.metric for r in result.rows))
+    unscored = [m for m in outputs if all(r.n_pairs == 0 for r in result.rows if r.metric == m)]
+    for m in (m for m in outputs if m not in unscored):
         cells = []
         for neg in NEGATIVES:
             r = cell.get((m, neg))
@@ -248,4 +254,6 @@ def ranking_markdown(result: RankingResult, title: str) -> str:
     ]
     for fam, why in result.skipped.items():
         lines.append(f"Skipped {fam}: {why}.")
+    if unscored:
+        lines.append(f"No item could be scored by {', '.join(unscored)} (e.g. no knowledge in DailyDialog++).")
     return "\n".join(lines) + "\n"
