@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 .venv/bin/python -m ruff check src tests benchmarks
 .venv/bin/python -m mypy
-.venv/bin/python -m pytest -n 2 -q "$@"
+.venv/bin/python -m pytest -n 2 --dist loadgroup -q "$@"

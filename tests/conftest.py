@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The CLI keeps a score cache by default; tests start with an empty one of their own (one per
+# xdist worker), never the user's ~/.cache/dialeval/scores.sqlite.
+os.environ["DIALEVAL_SCORE_CACHE"] = str(Path(tempfile.mkdtemp(prefix="dialeval-test-scores-")) / "scores.sqlite")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

@@ -18,6 +18,17 @@ def cache_dir() -> Path:
     return root
 
 
+def score_cache_path() -> Path:
+    """Return the score cache file (``$DIALEVAL_SCORE_CACHE`` or ``scores.sqlite`` in :func:`cache_dir`).
+
+    Example:
+        >>> score_cache_path().name.endswith(".sqlite")
+        True
+    """
+    env = os.environ.get("DIALEVAL_SCORE_CACHE")
+    return Path(env) if env else cache_dir() / "scores.sqlite"
+
+
 def shared_data_dir() -> Path | None:
     """Return the folder of published benchmark files, or None if there is none.
 

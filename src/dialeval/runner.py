@@ -11,7 +11,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError
@@ -19,6 +19,10 @@ from dialeval.metrics import METRICS, Metric, load_builtin_metrics
 from dialeval.metrics.base import metric_by_output
 from dialeval.schema import Score
 from dialeval.scoring import score_candidates
+
+if TYPE_CHECKING:
+    from dialeval.cache import ScoreCache
+    from dialeval.engines import Engine
 
 
 @dataclass
@@ -118,8 +122,18 @@ def run_metrics(
     families: Sequence[type[Metric]],
     params: Mapping[str, Mapping[str, str]] | None = None,
     progress: Callable[[str, int], None] | None = None,
+    *,
+    cache: ScoreCache | None = None,
+    engine: Engine | None = None,
 ) -> list[MetricRun]:
-    """Score every candidate of ``bench`` with each family; reference-based ones need references."""
+    """Score every candidate of ``bench`` with each family; reference-based ones need references.
+
+    ``cache`` keeps finished items (a rerun computes nothing, a killed run resumes);
+    ``engine`` runs the batches (default: in this process).
+    """
+    from dialeval.engines import LocalEngine
+
+    engine = engine or LocalEngine()
     params = params or {}
     runs: list[MetricRun] = []
     for cls in families:
@@ -132,8 +146,9 @@ def run_metrics(
         merged = {**params.get("*", {}), **params.get(cls.name, {})}
         metric = cls(**_coerce(cls, merged))
         start = time.perf_counter()
-        scores = score_candidates(metric, bench.candidates, bench.dialogues, progress=_tick(progress, cls.name))
-        summary_fn = getattr(metric, "run_summary", None)
-        summary = summary_fn() if callable(summary_fn) else {}
+        scores = score_candidates(
+            metric, bench.candidates, bench.dialogues, progress=_tick(progress, cls.name), cache=cache, engine=engine
+        )
+        summary = engine.summary(metric)
         runs.append(MetricRun(cls.name, metric.signature, scores, time.perf_counter() - start, summary))
     return runs

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from dialeval.cache import CachedValues, ScoreCache, input_key
 from dialeval.errors import InputError
 from dialeval.metrics.base import Metric, MetricInput
 from dialeval.schema import Candidate, Dialogue, Score
+
+if TYPE_CHECKING:
+    from dialeval.engines import Engine
 
 
 def build_inputs(
@@ -56,6 +60,7 @@ def score_candidates(
     dialogues: Mapping[str, Dialogue],
     progress: Callable[[int], None] | None = None,
     cache: ScoreCache | None = None,
+    engine: Engine | None = None,
 ) -> list[Score]:
     """Score every candidate with every output of ``metric``.
 
@@ -67,7 +72,13 @@ def score_candidates(
     signature, same input) are not computed again, identical inputs are computed
     once, and each finished batch is committed to the cache before the next starts,
     so a killed job resumes where it stopped.
+
+    ``engine`` runs the batches (default: :class:`~dialeval.engines.LocalEngine`,
+    in this process); the batches are the same whichever engine runs them.
     """
+    from dialeval.engines import LocalEngine
+
+    engine = engine or LocalEngine()
     inputs = build_inputs(candidates, dialogues)
     if metric.needs_references and any(not i.references for i in inputs):
         missing = sum(1 for i in inputs if not i.references)
@@ -84,22 +95,13 @@ def score_candidates(
         progress(sum(weight[k] for k in known))
     todo = list({k: i for k, i in zip(keys, inputs, strict=True) if k not in known}.items())
     step = max(1, metric.batch_size)
-    for start in range(0, len(todo), step):
-        batch = todo[start : start + step]
-        values = metric.compute([i for _, i in batch])
-        for out_name in metric.outputs:
-            col = values[out_name]
-            if len(col) != len(batch):
-                raise RuntimeError(f"{metric.name}.{out_name} returned {len(col)} values for {len(batch)} items")
-        done = {
-            key: {o: (None if values[o][j] is None else float(values[o][j])) for o in metric.outputs}  # type: ignore[arg-type]
-            for j, (key, _) in enumerate(batch)
-        }
-        known.update(done)
+    batches = [todo[start : start + step] for start in range(0, len(todo), step)]
+    for result in engine.run(metric, batches):
+        known.update(result.values)
         if cache is not None:
-            cache.put_many(sig, done)
+            cache.put_many(sig, result.values)
         if progress is not None:
-            progress(sum(weight[k] for k in done))
+            progress(sum(weight[k] for k in result.values))
     scores: list[Score] = []
     for cand, key in zip(candidates, keys, strict=True):
         for out_name in metric.outputs:

@@ -11,7 +11,22 @@ from pathlib import Path
 import typer
 
 from dialeval import __version__
-from dialeval.commands.common import console, fail, load_inputs, out, split_list, write_json, write_text
+from dialeval.commands.common import (
+    cache_option,
+    console,
+    engine_option,
+    fail,
+    load_inputs,
+    make_run_context,
+    no_cache_option,
+    out,
+    ray_address_option,
+    ray_cpus_option,
+    ray_workers_option,
+    split_list,
+    write_json,
+    write_text,
+)
 from dialeval.commands.meta import row_dict
 from dialeval.commands.score import score_benchmark
 from dialeval.commands.tables import pivot, to_markdown, to_rich
@@ -34,6 +49,12 @@ def benchmark(
     n_boot: int = typer.Option(1000, "--boot", help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     output: Path = typer.Option(Path("runs/benchmark"), "--output", "-o", help="Output folder."),
+    engine: str = engine_option,
+    ray_address: str | None = ray_address_option,
+    ray_workers: int | None = ray_workers_option,
+    ray_cpus: float = ray_cpus_option,
+    cache: Path | None = cache_option,
+    no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Run metrics on a human-rated benchmark and print a ranked metric-human correlation table.
@@ -49,7 +70,10 @@ def benchmark(
         if dimension not in dims:
             raise InputError(f'benchmark "{bench.name}" has no dimension "{dimension}"; it has: {", ".join(dims)}')
         params = list(param) + ([f"device={device}"] if device else [])
-        runs, skipped = score_benchmark(bench, split_list(metrics), params, quiet=as_json)
+        runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        runs, skipped = score_benchmark(
+            bench, split_list(metrics), params, quiet=as_json, cache=score_cache, engine=runner
+        )
         scores = [s for r in runs for s in r.scores]
         levels = tuple(split_list(level) or ["turn"])
         methods = tuple(split_list(method) or ["spearman"])
@@ -73,6 +97,8 @@ def benchmark(
         "dimension": dimension,
         "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), **r.summary} for r in runs},
         "skipped_metrics": skipped,
+        "engine": runner.describe(),
+        "cache": None if score_cache is None else str(score_cache.path),
         "bootstrap": {"resamples": n_boot, "seed": seed, "unit": "context"},
         "seconds": round(time.perf_counter() - started, 2),
     }

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import typer
 from rich.console import Console
 
 from dialeval.atomic import atomic_write
@@ -14,6 +15,10 @@ from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import read_jsonl
 from dialeval.schema import Candidate, Dialogue, Rating
+
+if TYPE_CHECKING:
+    from dialeval.cache import ScoreCache
+    from dialeval.engines import Engine
 
 console = Console(stderr=True)
 out = Console()
@@ -74,7 +79,6 @@ def write_text(path: Path, text: str) -> None:
 
 def fail(exc: DialevalError) -> None:
     """Print a dialeval error without a traceback and exit with status 2."""
-    import typer
     from rich.markup import escape
 
     console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
@@ -88,3 +92,32 @@ def ensure_unique(names: Sequence[str]) -> None:
         if n in seen:
             raise InputError(f'"{n}" is listed twice')
         seen.add(n)
+
+
+ENGINE_HELP = "Where metrics run: local (this process) or ray (a Ray cluster; pip install 'dialeval[ray]')."
+engine_option = typer.Option("local", "--engine", help=ENGINE_HELP)
+ray_address_option = typer.Option(
+    None, "--ray-address", help="Ray cluster to join (host:port or auto); default: start Ray on this machine."
+)
+ray_workers_option = typer.Option(None, "--ray-workers", help="Ray actors per metric (default: cluster CPUs).")
+ray_cpus_option = typer.Option(1.0, "--ray-cpus-per-worker", help="CPUs (torch threads) per Ray actor.")
+cache_option = typer.Option(
+    None, "--cache", help="Score cache (SQLite); default $DIALEVAL_SCORE_CACHE or ~/.cache/dialeval/scores.sqlite."
+)
+no_cache_option = typer.Option(False, "--no-cache", help="Compute every item; read and write no score cache.")
+
+
+def make_run_context(
+    engine: str, ray_address: str | None, ray_workers: int | None, ray_cpus: float, cache: Path | None, no_cache: bool
+) -> tuple[Engine, ScoreCache | None]:
+    """Build the engine and the score cache that ``score``, ``benchmark`` and ``judge run`` share."""
+    from dialeval.cache import ScoreCache
+    from dialeval.engines import make_engine
+    from dialeval.paths import score_cache_path
+
+    if no_cache and cache is not None:
+        raise InputError("--cache and --no-cache contradict each other", field="--no-cache")
+    if engine != "ray" and (ray_address is not None or ray_workers is not None):
+        raise InputError("--ray-address and --ray-workers need --engine ray", field="--engine")
+    runner = make_engine(engine, address=ray_address, workers=ray_workers, cpus_per_worker=ray_cpus)
+    return runner, None if no_cache else ScoreCache(cache or score_cache_path())

@@ -4,19 +4,43 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from dialeval.commands.common import console, fail, load_inputs, out, split_list
+from dialeval.commands.common import (
+    cache_option,
+    console,
+    engine_option,
+    fail,
+    load_inputs,
+    make_run_context,
+    no_cache_option,
+    out,
+    ray_address_option,
+    ray_cpus_option,
+    ray_workers_option,
+    split_list,
+)
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.runner import MetricRun, parse_params, resolve_metrics, run_metrics
 
+if TYPE_CHECKING:
+    from dialeval.cache import ScoreCache
+    from dialeval.engines import Engine
+
 
 def score_benchmark(
-    bench: Benchmark, metrics: list[str] | None, params: list[str], quiet: bool = False
+    bench: Benchmark,
+    metrics: list[str] | None,
+    params: list[str],
+    quiet: bool = False,
+    *,
+    cache: ScoreCache | None = None,
+    engine: Engine | None = None,
 ) -> tuple[list[MetricRun], dict[str, str]]:
     """Resolve and run metrics on ``bench`` with a progress bar; return the runs and the skipped families."""
     parsed = parse_params(params)
@@ -36,7 +60,7 @@ def score_benchmark(
         def advance(name: str, n: int) -> None:
             bar.update(task, advance=n, description=f"scoring {name}")
 
-        runs = run_metrics(bench, families, parsed, progress=advance)
+        runs = run_metrics(bench, families, parsed, progress=advance, cache=cache, engine=engine)
     return runs, skipped
 
 
@@ -52,13 +76,25 @@ def score(
     param: list[str] = typer.Option([], "--param", "-p", help="Metric parameter, [metric.]key=value; repeatable."),
     device: str | None = typer.Option(None, "--device", help="Device for model-backed metrics (cpu, cuda)."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
+    engine: str = engine_option,
+    ray_address: str | None = ray_address_option,
+    ray_workers: int | None = ray_workers_option,
+    ray_cpus: float = ray_cpus_option,
+    cache: Path | None = cache_option,
+    no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary only."),
 ) -> None:
-    """Score candidate responses with metrics and write Score records (JSONL)."""
+    """Score candidate responses with metrics and write Score records (JSONL).
+
+    Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
+    """
     try:
         bench = load_inputs(benchmark, path, dialogues, candidates, None, limit)
         params = list(param) + ([f"device={device}"] if device else [])
-        runs, skipped = score_benchmark(bench, split_list(metrics), params, quiet=as_json)
+        runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        runs, skipped = score_benchmark(
+            bench, split_list(metrics), params, quiet=as_json, cache=score_cache, engine=runner
+        )
         n = write_jsonl(output, (s for r in runs for s in r.scores))
     except DialevalError as exc:
         fail(exc)
@@ -68,6 +104,8 @@ def score(
         "items": len(bench.candidates),
         "scores": n,
         "output": str(output),
+        "engine": runner.describe(),
+        "cache": None if score_cache is None else str(score_cache.path),
         "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), **r.summary} for r in runs},
         "skipped_metrics": skipped,
     }

@@ -9,6 +9,16 @@ from typing import Any
 
 import typer
 
+from dialeval.commands.common import (
+    engine_option,
+    fail,
+    make_run_context,
+    ray_address_option,
+    ray_cpus_option,
+    ray_workers_option,
+)
+from dialeval.errors import DialevalError
+
 judge_app = typer.Typer(help="LLM-as-a-judge protocols.", no_args_is_help=True)
 
 
@@ -72,8 +82,18 @@ def run_command(
     max_calls: int = typer.Option(0, help="Budget of calls (0: none)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the request cache."),
     out: Path | None = typer.Option(None, help="Write scores (JSONL) and the summary (<out>.summary.json)."),
+    engine: str = engine_option,
+    ray_address: str | None = ray_address_option,
+    ray_workers: int | None = ray_workers_option,
+    ray_cpus: float = ray_cpus_option,
+    score_cache: Path | None = typer.Option(
+        None, "--score-cache", help="Keep finished items in this score cache (a killed run resumes from it)."
+    ),
 ) -> None:
-    """Judge a benchmark's first contexts and print the summary table."""
+    """Judge a benchmark's first contexts and print the summary table.
+
+    Every request is cached (--no-cache turns that off); with --engine ray the items are judged on a Ray cluster.
+    """
     from rich.console import Console
 
     from dialeval.atomic import atomic_write
@@ -93,10 +113,18 @@ def run_command(
     else:
         metric = METRICS.get(f"judge:{protocol}")(**params)
     bench = load_benchmark(benchmark).head(limit)
-    start = time.perf_counter()
-    scores = score_candidates(metric, bench.candidates, bench.dialogues)
+    try:
+        runner, cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, score_cache, score_cache is None)
+        start = time.perf_counter()
+        scores = score_candidates(metric, bench.candidates, bench.dialogues, cache=cache, engine=runner)
+    except DialevalError as exc:
+        fail(exc)
+        return
     seconds = time.perf_counter() - start
-    summary = {**metric.run_summary(), "seconds": round(seconds, 2), "signature": metric.signature}
+    summary = {
+        **runner.summary(metric), "seconds": round(seconds, 2), "signature": metric.signature,
+        "engine": runner.describe()["engine"],
+    }
     values: dict[str, list[float | None]] = {}
     for s in scores:
         values.setdefault(s.metric, []).append(s.value)

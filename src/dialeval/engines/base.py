@@ -1,0 +1,100 @@
+"""The engine interface and the local engine: batches of (input key, input) in, values out.
+
+Example:
+    >>> from dialeval.metrics.base import Metric, MetricInput
+    >>> class Words(Metric):
+    ...     name = "words_demo"
+    ...     outputs = ("words_demo",)
+    ...     def compute(self, items):
+    ...         return {"words_demo": [float(len(i.response.split())) for i in items]}
+    >>> batch = [("k1", MetricInput(response="a b")), ("k2", MetricInput(response="c"))]
+    >>> [r.values for r in LocalEngine().run(Words(), [batch])]
+    [{'k1': {'words_demo': 2.0}, 'k2': {'words_demo': 1.0}}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from dialeval.cache import CachedValues
+from dialeval.metrics.base import Metric, MetricInput
+
+WorkBatch = list[tuple[str, MetricInput]]
+
+
+@dataclass
+class BatchResult:
+    """One finished batch.
+
+    Attributes:
+        values: Output values per input key.
+        stats: Numeric run counters this batch added (judge calls, parse failures, tokens, ...).
+    """
+
+    values: dict[str, CachedValues]
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> dict[str, CachedValues]:
+    """Run ``metric.compute`` on one batch and key its values by input key.
+
+    Raises:
+        RuntimeError: The metric returned a column of the wrong length.
+    """
+    values = metric.compute([i for _, i in batch])
+    for out_name in metric.outputs:
+        col = values[out_name]
+        if len(col) != len(batch):
+            raise RuntimeError(f"{metric.name}.{out_name} returned {len(col)} values for {len(batch)} items")
+    return {
+        key: {o: (None if values[o][j] is None else float(values[o][j])) for o in metric.outputs}  # type: ignore[arg-type]
+        for j, (key, _) in enumerate(batch)
+    }
+
+
+def numeric_summary(metric: Metric) -> dict[str, float]:
+    """Return the numeric counters of ``metric.run_summary()`` (empty if the metric keeps none)."""
+    fn = getattr(metric, "run_summary", None)
+    if not callable(fn):
+        return {}
+    return {k: float(v) for k, v in fn().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+class Engine(Protocol):
+    """Runs batches of one metric and yields each finished batch (in any order)."""
+
+    name: str
+
+    def run(self, metric: Metric, batches: Sequence[WorkBatch]) -> Iterator[BatchResult]:
+        """Compute every batch with ``metric``; yield results as batches finish."""
+        ...
+
+    def summary(self, metric: Metric) -> dict[str, Any]:
+        """Return the metric's run counters after :meth:`run` (judge calls, failures, tokens)."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Return what ran where, for ``run.json``."""
+        ...
+
+
+class LocalEngine:
+    """Compute batches one after another in this process (the default)."""
+
+    name = "local"
+
+    def run(self, metric: Metric, batches: Sequence[WorkBatch]) -> Iterator[BatchResult]:
+        """Compute each batch in order."""
+        for batch in batches:
+            yield BatchResult(compute_batch(metric, batch))
+
+    def summary(self, metric: Metric) -> dict[str, Any]:
+        """Return the metric's own counters (it ran here)."""
+        fn = getattr(metric, "run_summary", None)
+        return dict(fn()) if callable(fn) else {}
+
+    def describe(self) -> dict[str, Any]:
+        """Return ``{"engine": "local"}``: the batches ran in this process."""
+        return {"engine": "local"}

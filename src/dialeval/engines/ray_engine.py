@@ -1,0 +1,241 @@
+"""Run metric batches on a Ray cluster: Ray Data over the batches, one actor pool per metric.
+
+Each actor builds the metric once (so a model loads once per worker, not once
+per batch) and calls the same :func:`~dialeval.engines.base.compute_batch` the
+local engine calls, on the same batches the scorer cut; one Ray Data row is one
+batch. Results stream back to the driver as batches finish, and the scorer
+commits each to the score cache at once: a driver killed halfway resumes from
+the cache, and an actor killed halfway is restarted by Ray, which runs its
+unfinished batch again (Ray Data's actor pools restart actors and retry their
+tasks).
+
+The actors report the metric signature they built; a worker whose signature
+differs from the driver's (another model file, another library version) stops
+the run instead of mixing numbers. Judge counters (calls, parse failures,
+tokens) come back per batch and are summed, so the run summary counts every
+finished batch once, whichever worker ran it.
+
+Example:
+    >>> enc = encode_batch([("k", MetricInput(response="hi", context=(Turn(speaker="A", text="yo"),)))])
+    >>> decode_batch(enc)[0][1] == MetricInput(response="hi", context=(Turn(speaker="A", text="yo"),))
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import socket
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from dialeval.errors import DialevalError, InputError
+from dialeval.metrics.base import METRICS, Metric, MetricInput
+from dialeval.schema import Turn
+
+from .base import BatchResult, WorkBatch, compute_batch, numeric_summary
+
+INSTALL_HINT = "pip install 'dialeval[ray]'"
+
+
+def encode_batch(batch: Sequence[tuple[str, MetricInput]]) -> str:
+    """Serialise a batch of (key, input) as JSON (what travels to the workers)."""
+    return json.dumps(
+        [
+            [key, i.response, [[t.speaker, t.text] for t in i.context], list(i.references), list(i.knowledge)]
+            for key, i in batch
+        ],
+        ensure_ascii=False,
+    )
+
+
+def decode_batch(payload: str) -> WorkBatch:
+    """Rebuild the batch :func:`encode_batch` wrote."""
+    return [
+        (
+            key,
+            MetricInput(
+                response=response,
+                context=tuple(Turn(speaker=s, text=t) for s, t in context),
+                references=tuple(refs),
+                knowledge=tuple(knowledge),
+            ),
+        )
+        for key, response, context, refs, knowledge in json.loads(payload)
+    ]
+
+
+def model_loads() -> int:
+    """Return how many models this process has loaded through :mod:`dialeval.models.loading`."""
+    loading = sys.modules.get("dialeval.models.loading")
+    if loading is None:
+        return 0
+    fns = (loading.load_causal_lm, loading.load_sentence_encoder, loading.load_classifier)
+    return sum(int(fn.cache_info().misses) for fn in fns)
+
+
+def metric_spec(metric: Metric) -> dict[str, Any]:
+    """Describe ``metric`` so a worker can build the same one.
+
+    Registered families travel by name (the worker resolves it as the CLI does,
+    ``trained:PATH`` included); any other class travels as the class itself
+    (pickled by value when it lives in a script).
+    """
+    params = dataclasses.asdict(metric.config)
+    cls = type(metric)
+    if metric.name in METRICS and METRICS.get(metric.name) is cls:
+        return {"family": metric.name, "params": params}
+    return {"cls": cls, "params": params}
+
+
+def build_metric(spec: dict[str, Any]) -> Metric:
+    """Build the metric :func:`metric_spec` described (in a worker)."""
+    if "family" in spec:
+        from dialeval.runner import resolve_metrics
+
+        families, _ = resolve_metrics([spec["family"]])
+        cls = families[0]
+    else:
+        cls = spec["cls"]
+    return cls(**spec["params"])
+
+
+class BatchWorker:
+    """A Ray Data actor: builds the metric once, then computes whole batches (one row = one batch)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        self.metric = build_metric(spec)
+        self.signature = self.metric.signature
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+
+    def __call__(self, rows: dict[str, Any]) -> dict[str, Any]:
+        """Compute every batch in ``rows["payload"]``; return values and counters as JSON columns."""
+        import numpy as np
+
+        values: list[str] = []
+        stats: list[str] = []
+        for payload in rows["payload"]:
+            before = numeric_summary(self.metric)
+            done = compute_batch(self.metric, decode_batch(str(payload)))
+            after = numeric_summary(self.metric)
+            values.append(json.dumps(done))
+            stats.append(json.dumps({k: v - before.get(k, 0.0) for k, v in after.items()}))
+        n = len(values)
+        return {
+            "values": np.array(values, dtype=object),
+            "stats": np.array(stats, dtype=object),
+            "signature": np.array([self.signature] * n, dtype=object),
+            "worker": np.array([self.worker] * n, dtype=object),
+            "loads": np.array([model_loads()] * n, dtype=np.int64),
+        }
+
+
+class RayEngine:
+    """Run batches on Ray (``--engine ray``): a local Ray instance, or a cluster at ``address``.
+
+    Args:
+        address: ``host:port`` of a running cluster's head, ``auto``, or None to start Ray here.
+        workers: Actors per metric (default: the cluster's CPUs divided by ``cpus_per_worker``).
+        cpus_per_worker: CPUs each actor reserves; torch in the actor uses that many threads.
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, workers: int | None = None, cpus_per_worker: float = 1.0) -> None:
+        if workers is not None and workers < 1:
+            raise InputError("--ray-workers must be at least 1", field="--ray-workers")
+        if cpus_per_worker <= 0:
+            raise InputError("--ray-cpus-per-worker must be positive", field="--ray-cpus-per-worker")
+        self.address = address
+        self.workers = workers
+        self.cpus_per_worker = cpus_per_worker
+        self._stats: dict[str, dict[str, float]] = {}
+        self._workers_seen: dict[str, int] = {}
+        self._batches = 0
+
+    def _connect(self) -> Any:
+        try:
+            import ray
+        except ImportError as exc:
+            raise DialevalError(f"--engine ray needs ray[data]: {INSTALL_HINT}") from exc
+        if not ray.is_initialized():
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            try:
+                ray.init(
+                    address=self.address,
+                    include_dashboard=False,
+                    logging_level=logging.ERROR,
+                    log_to_driver=False,
+                    configure_logging=True,
+                )
+            except ConnectionError as exc:
+                raise DialevalError(f'cannot reach the Ray cluster at "{self.address}": {exc}') from exc
+            from ray.data import DataContext
+
+            ctx = DataContext.get_current()
+            ctx.enable_progress_bars = False
+            ctx.print_on_execution_start = False
+            logging.getLogger("ray.data").setLevel(logging.WARNING)
+        return ray
+
+    def pool_size(self) -> int:
+        """Actors per metric: ``workers`` if given, else what the cluster's CPUs allow."""
+        ray = self._connect()
+        if self.workers is not None:
+            return self.workers
+        cpus = float(ray.cluster_resources().get("CPU", 1.0))
+        return max(1, int(cpus // self.cpus_per_worker))
+
+    def run(self, metric: Metric, batches: Sequence[WorkBatch]) -> Iterator[BatchResult]:
+        """Compute the batches on an actor pool; yield each batch as it comes back."""
+        if not batches:
+            return
+        ray = self._connect()
+        size = min(self.pool_size(), len(batches))
+        ds = ray.data.from_items([{"payload": encode_batch(b)} for b in batches], override_num_blocks=len(batches))
+        out = ds.map_batches(
+            BatchWorker,
+            fn_constructor_kwargs={"spec": metric_spec(metric)},
+            batch_size=1,
+            batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=size),
+            num_cpus=self.cpus_per_worker,
+        )
+        expected = metric.signature
+        stats = self._stats.setdefault(expected, {})
+        for row in out.iter_rows():
+            if row["signature"] != expected:
+                raise DialevalError(
+                    f"worker {row['worker']} built {metric.name} with signature\n  {row['signature']}\n"
+                    f"but this driver has\n  {expected}\n(another model file or library version on that node?)"
+                )
+            for key, value in json.loads(row["stats"]).items():
+                stats[key] = stats.get(key, 0.0) + value
+            self._workers_seen[str(row["worker"])] = int(row["loads"])
+            self._batches += 1
+            yield BatchResult(json.loads(row["values"]), json.loads(row["stats"]))
+
+    def summary(self, metric: Metric) -> dict[str, Any]:
+        """Return the metric's counters summed over every finished batch on every worker."""
+        fn = getattr(metric, "run_summary", None)
+        base = dict(fn()) if callable(fn) else {}
+        for key, value in self._stats.get(metric.signature, {}).items():
+            base[key] = int(value) if float(value).is_integer() else round(value, 6)
+        return base
+
+    def describe(self) -> dict[str, Any]:
+        """Cluster address, pool size, worker processes seen, model loads and batches run."""
+        return {
+            "engine": "ray",
+            "address": self.address or "local",
+            "workers": self.workers or "cluster CPUs / cpus_per_worker",
+            "cpus_per_worker": self.cpus_per_worker,
+            "worker_processes": len(self._workers_seen),
+            "model_loads": sum(self._workers_seen.values()),
+            "batches": self._batches,
+        }

@@ -1,0 +1,248 @@
+"""The Ray engine on a real local Ray cluster: same numbers and signatures as the local engine, resume, worker loss.
+
+The cluster is real: a head node and a second worker node (separate raylet processes) on 127.0.0.1,
+one CPU each, started with ``ray start`` as a user would, not ``local_mode``. Drivers run as separate
+processes (``dialeval score --engine ray`` or ``tests/engines/ray_job.py``) so they can be killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dialeval.cache import ScoreCache, input_key
+from dialeval.cli import app
+from dialeval.scoring import build_inputs, score_candidates
+
+ROOT = Path(__file__).resolve().parents[2]
+JOB = ROOT / "tests" / "engines" / "ray_job.py"
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", RAY_USAGE_STATS_ENABLED="0")
+    return env
+
+
+def _cli(args: list[str], env: dict[str, str]) -> dict:
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "dialeval"), *args, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def test_ray_gives_the_local_scores_and_signatures_on_real_data(cluster, tmp_path: Path) -> None:
+    metrics = "bleu,sacrebleu,chrf,rouge,f1,embedding,likelihood"
+    common = ["score", "-b", "usr-tc", "--limit", "4", "-m", metrics, "--no-cache"]
+    env = _env(tmp_path)
+    ray_args = ["-o", str(tmp_path / "ray.jsonl"), "--engine", "ray", "--ray-address", cluster.address]
+    ray_run = _cli([*common, *ray_args], env)
+    local = CliRunner().invoke(app, [*common, "-o", str(tmp_path / "local.jsonl"), "--json"])
+    assert local.exit_code == 0, local.output
+    ray_rows = [json.loads(x) for x in _lines(tmp_path / "ray.jsonl")]
+    local_rows = [json.loads(x) for x in _lines(tmp_path / "local.jsonl")]
+    assert len(ray_rows) == len(local_rows) == 24 * 16  # 4 contexts x 6 systems x 16 outputs
+    # the same values, bit for bit, and the same signatures, row by row
+    assert ray_rows == local_rows
+    assert ray_run["engine"]["engine"] == "ray"
+    assert ray_run["engine"]["batches"] == 7  # one batch per family: 24 items fit one batch of each
+
+
+def test_models_load_once_per_worker_not_once_per_batch(cluster, tmp_path: Path) -> None:
+    # 120 items in batches of 120 (likelihood's batch size) would be one batch: a script subclass with
+    # batch size 8 gives 15 batches over two workers, each worker loading SmolLM2 once.
+    script = tmp_path / "small_batches.py"
+    script.write_text(
+        "import sys, json\n"
+        "from dialeval.data.usr import load_usr_topical_chat\n"
+        "from dialeval.engines import make_engine\n"
+        "from dialeval.metrics.likelihood import LikelihoodMetric\n"
+        "from dialeval.scoring import score_candidates\n"
+        "class SmallBatches(LikelihoodMetric):\n"
+        "    batch_size = 8\n"
+        "bench = load_usr_topical_chat(sys.argv[1]).head(20)\n"
+        "engine = make_engine('ray', address=sys.argv[2], workers=2)\n"
+        "scores = score_candidates(SmallBatches(), bench.candidates, bench.dialogues, engine=engine)\n"
+        "print(json.dumps({**engine.describe(), 'scored': sum(s.value is not None for s in scores)}))\n"
+    )
+    data = ROOT.parent / "shared" / "data" / "usr" / "usr_topical_chat.json"
+    proc = subprocess.run(
+        [sys.executable, str(script), str(data), cluster.address],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert info["batches"] == 15  # 120 items / 8
+    assert info["worker_processes"] == 2
+    assert info["model_loads"] == 2  # once per worker
+    assert info["scored"] == 360  # three outputs per item, all scored
+
+
+def _rows(path: Path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(path) as db:
+            return int(db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
+    except sqlite3.OperationalError:  # the job has not created the table yet
+        return 0
+
+
+def _job(shared_data: Path, cache: Path, log: Path, address: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(JOB), str(shared_data), str(cache), str(log), address],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _expected(shared_data: Path) -> tuple[str, dict[str, float | None]]:
+    """The job's metric run locally: its signature and the value of every distinct input."""
+    from tests.engines.ray_job import SlowLoggedOverlap, load
+
+    bench = load(shared_data)
+    metric = SlowLoggedOverlap()
+    metric.delay = 0
+    scores = score_candidates(metric, bench.candidates, bench.dialogues)
+    inputs = build_inputs(bench.candidates, bench.dialogues)
+    return metric.signature, {input_key(i): s.value for i, s in zip(inputs, scores, strict=True)}
+
+
+def _cached(cache: Path, signature: str, keys: set[str]) -> dict[str, float | None]:
+    return {k: v["slow_logged_overlap"] for k, v in ScoreCache(cache).get_many(signature, keys).items()}
+
+
+def test_killed_driver_resumes_without_recomputing_or_losing_items(cluster, tmp_path: Path, shared_data: Path) -> None:
+    cache, env = tmp_path / "scores.sqlite", _env(tmp_path)
+    first = _job(shared_data, cache, tmp_path / "first.log", cluster.address, env)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and _rows(cache) < 24 and first.poll() is None:
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    saved = _rows(cache)
+    signature, expected = _expected(shared_data)
+    keys = set(expected)
+    assert 24 <= saved < len(keys), "the driver was not killed halfway"
+    cached_before = set(_cached(cache, signature, keys))
+    assert len(cached_before) == saved
+
+    second = _job(shared_data, cache, tmp_path / "second.log", cluster.address, env)
+    out, err = second.communicate(timeout=300)
+    (tmp_path / "second.out").write_text(out + "\n----\n" + err)
+    assert second.returncode == 0, f"see {tmp_path / 'second.out'}"
+    computed = [k for line in _lines(tmp_path / "second.log") if line.startswith("end ") for k in line.split()[2:]]
+    # the restart computed exactly the items that were not in the cache, each once
+    assert Counter(computed) == Counter(keys - cached_before)
+    assert _rows(cache) == len(keys)
+    assert _cached(cache, signature, keys) == expected
+
+
+def test_killed_worker_is_replaced_and_only_its_unfinished_batch_is_redone(
+    cluster, tmp_path: Path, shared_data: Path
+) -> None:
+    cache, log, env = tmp_path / "scores.sqlite", tmp_path / "job.log", _env(tmp_path)
+    job = _job(shared_data, cache, log, cluster.address, env)
+    deadline = time.monotonic() + 300
+    victim = None
+    while time.monotonic() < deadline and victim is None and job.poll() is None:
+        # kill a worker in the middle of a batch, once a few batches have finished
+        lines = _lines(log) if log.exists() else []
+        if sum(x.startswith("end ") for x in lines) >= 3:
+            started = {(x.split()[1], tuple(x.split()[2:])) for x in lines if x.startswith("start ")}
+            ended = {(x.split()[1], tuple(x.split()[2:])) for x in lines if x.startswith("end ")}
+            running = started - ended
+            if running:
+                victim = sorted(running)[0]
+                os.kill(int(victim[0]), signal.SIGKILL)
+        time.sleep(0.02)
+    assert victim is not None, "no batch was running to kill"
+    out, err = job.communicate(timeout=300)
+    assert job.returncode == 0, err[-3000:]
+    assert "finished 120" in out.splitlines()
+
+    signature, expected = _expected(shared_data)
+    keys = set(expected)
+    lines = _lines(log)
+    finished = Counter(k for x in lines if x.startswith("end ") for k in x.split()[2:])
+    assert set(finished) == keys  # every item finished
+    redone = {k for k, n in finished.items() if n > 1}
+    assert redone <= set(victim[1])  # nothing but the killed worker's batch ran twice
+    assert all(not x.startswith("end " + victim[0] + " ") or tuple(x.split()[2:]) != victim[1] for x in lines)
+    pids = {x.split()[1] for x in lines}
+    assert len(pids) >= 3  # two workers, and the one Ray started in place of the killed one
+    assert _cached(cache, signature, keys) == expected
+
+
+def test_judge_on_ray_matches_local_against_the_llama_cpp_server(cluster, tmp_path: Path, llama_url: str) -> None:
+    params = [
+        "-p",
+        "judge:cpdscore-simple.backend=openai-compatible",
+        "-p",
+        f"judge:cpdscore-simple.base_url={llama_url}",
+        "-p",
+        "judge:cpdscore-simple.k=1",
+        "-p",
+        "judge:cpdscore-simple.temperature=0",
+        "-p",
+        "judge:cpdscore-simple.in_flight=1",
+        "-p",
+        "judge:cpdscore-simple.cache=false",
+        "-p",
+        "judge:cpdscore-simple.max_tokens=8",
+        "-p",
+        "judge:cpdscore-simple.model=smollm2",
+    ]
+    common = ["score", "-b", "usr-tc", "--limit", "1", "-m", "judge:cpdscore-simple", "--no-cache", *params]
+    env = _env(tmp_path)
+    ray_run = _cli(
+        [
+            *common,
+            "-o",
+            str(tmp_path / "ray.jsonl"),
+            "--engine",
+            "ray",
+            "--ray-address",
+            cluster.address,
+            "--ray-workers",
+            "1",
+        ],
+        env,
+    )
+    local = CliRunner().invoke(app, [*common, "-o", str(tmp_path / "local.jsonl"), "--json"])
+    assert local.exit_code == 0, local.output
+    local_run = json.loads(local.stdout)
+    assert [json.loads(x) for x in _lines(tmp_path / "ray.jsonl")] == [
+        json.loads(x) for x in _lines(tmp_path / "local.jsonl")
+    ]
+    ray_sum, local_sum = ray_run["metrics"]["judge:cpdscore-simple"], local_run["metrics"]["judge:cpdscore-simple"]
+    # counters summed over the worker's batches equal the local run's
+    for key in ("calls", "parse_failures", "parse_retries", "prompt_tokens", "completion_tokens"):
+        assert ray_sum[key] == local_sum[key], key
+    assert ray_sum["calls"] >= 6  # six responses, one call each at least
