@@ -8,7 +8,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from dialeval.errors import InputError
 from dialeval.metrics import METRICS, Metric, load_builtin_metrics
 from dialeval.metrics.base import metric_by_output
 from dialeval.schema import Score
-from dialeval.scoring import score_candidates
+from dialeval.scoring import plan_job, run_jobs
 
 if TYPE_CHECKING:
     from dialeval.cache import ScoreCache
@@ -111,12 +110,6 @@ def resolve_metrics(
     return ready, missing
 
 
-def _tick(progress: Callable[[str, int], None] | None, name: str) -> Callable[[int], None] | None:
-    if progress is None:
-        return None
-    return lambda n: progress(name, n)
-
-
 def run_metrics(
     bench: Benchmark,
     families: Sequence[type[Metric]],
@@ -135,7 +128,7 @@ def run_metrics(
 
     engine = engine or LocalEngine()
     params = params or {}
-    runs: list[MetricRun] = []
+    metrics: list[Metric] = []
     for cls in families:
         if cls.needs_references and any(not c.references for c in bench.candidates):
             lacking = sum(1 for c in bench.candidates if not c.references)
@@ -144,11 +137,11 @@ def run_metrics(
                 f'items of "{bench.name}" have none'
             )
         merged = {**params.get("*", {}), **params.get(cls.name, {})}
-        metric = cls(**_coerce(cls, merged))
-        start = time.perf_counter()
-        scores = score_candidates(
-            metric, bench.candidates, bench.dialogues, progress=_tick(progress, cls.name), cache=cache, engine=engine
-        )
-        summary = engine.summary(metric)
-        runs.append(MetricRun(cls.name, metric.signature, scores, time.perf_counter() - start, summary))
-    return runs
+        metrics.append(cls(**_coerce(cls, merged)))
+    jobs = [plan_job(m, bench.candidates, bench.dialogues, cache) for m in metrics]
+    tick = None if progress is None else (lambda n, items: progress(metrics[n].name, items))
+    seconds = run_jobs(jobs, cache=cache, engine=engine, progress=tick)
+    return [
+        MetricRun(m.name, m.signature, job.assemble(), secs, engine.summary(m))
+        for m, job, secs in zip(metrics, jobs, seconds, strict=True)
+    ]

@@ -16,8 +16,10 @@ Example:
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dialeval.cache import CachedValues, ScoreCache, input_key
@@ -26,7 +28,7 @@ from dialeval.metrics.base import Metric, MetricInput
 from dialeval.schema import Candidate, Dialogue, Score
 
 if TYPE_CHECKING:
-    from dialeval.engines import Engine
+    from dialeval.engines import Engine, WorkBatch
 
 
 def build_inputs(
@@ -54,6 +56,107 @@ def build_inputs(
     return out
 
 
+@dataclass
+class ScoringJob:
+    """One metric's work over a list of candidates, planned before any compute.
+
+    Attributes:
+        metric: The metric.
+        candidates: The candidates to score, in output order.
+        keys: Each candidate's input key (its index when there is no cache).
+        known: Values already known (from the cache), filled in as batches finish.
+        batches: The work: distinct unknown inputs, cut into batches of ``metric.batch_size``.
+        weight: How many candidates share each key (for progress).
+    """
+
+    metric: Metric
+    candidates: Sequence[Candidate]
+    keys: list[str]
+    known: dict[str, CachedValues]
+    batches: list[WorkBatch]
+    weight: Counter[str] = field(default_factory=Counter)
+
+    def assemble(self) -> list[Score]:
+        """Return one Score per candidate and output, once every batch has finished."""
+        sig = self.metric.signature
+        scores: list[Score] = []
+        for cand, key in zip(self.candidates, self.keys, strict=True):
+            for out_name in self.metric.outputs:
+                v = self.known[key].get(out_name)
+                scores.append(
+                    Score(
+                        item_id=cand.id,
+                        metric=out_name,
+                        value=v,
+                        dialogue_id=cand.dialogue_id,
+                        context_id=cand.context_id,
+                        system=cand.system,
+                        tags=dict(cand.tags),
+                        extras={} if v is not None else {"error": "metric could not score this item"},
+                        signature=sig,
+                    )
+                )
+        return scores
+
+
+def plan_job(
+    metric: Metric,
+    candidates: Sequence[Candidate],
+    dialogues: Mapping[str, Dialogue],
+    cache: ScoreCache | None = None,
+) -> ScoringJob:
+    """Build the inputs, look them up in the cache, and cut the distinct rest into batches."""
+    inputs = build_inputs(candidates, dialogues)
+    if metric.needs_references and any(not i.references for i in inputs):
+        missing = sum(1 for i in inputs if not i.references)
+        raise InputError(f'metric "{metric.name}" needs references; {missing} item(s) have none')
+    if cache is None:
+        keys = [str(n) for n in range(len(inputs))]
+        known: dict[str, CachedValues] = {}
+    else:
+        keys = [input_key(i) for i in inputs]
+        known = cache.get_many(metric.signature, keys)
+    todo = list({k: i for k, i in zip(keys, inputs, strict=True) if k not in known}.items())
+    step = max(1, metric.batch_size)
+    batches = [todo[start : start + step] for start in range(0, len(todo), step)]
+    return ScoringJob(metric, candidates, keys, known, batches, Counter(keys))
+
+
+def run_jobs(
+    jobs: Sequence[ScoringJob],
+    *,
+    cache: ScoreCache | None = None,
+    engine: Engine | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[float]:
+    """Run every job's batches on ``engine`` (all metrics in one engine run); return seconds per job.
+
+    Each finished batch is committed to ``cache`` before the next is taken;
+    ``progress(job_index, items)`` is called for cached items first, then per batch.
+    A job's seconds are the waits that ended with one of its batches.
+    """
+    from dialeval.engines import LocalEngine
+
+    engine = engine or LocalEngine()
+    if progress is not None:
+        for n, job in enumerate(jobs):
+            if job.known:
+                progress(n, sum(job.weight[k] for k in job.known))
+    seconds = [0.0] * len(jobs)
+    last = time.perf_counter()
+    for n, result in engine.run([(j.metric, j.batches) for j in jobs]):
+        job = jobs[n]
+        job.known.update(result.values)
+        if cache is not None:
+            cache.put_many(job.metric.signature, result.values)
+        now = time.perf_counter()
+        seconds[n] += now - last
+        last = now
+        if progress is not None:
+            progress(n, sum(job.weight[k] for k in result.values))
+    return seconds
+
+
 def score_candidates(
     metric: Metric,
     candidates: Sequence[Candidate],
@@ -76,47 +179,7 @@ def score_candidates(
     ``engine`` runs the batches (default: :class:`~dialeval.engines.LocalEngine`,
     in this process); the batches are the same whichever engine runs them.
     """
-    from dialeval.engines import LocalEngine
-
-    engine = engine or LocalEngine()
-    inputs = build_inputs(candidates, dialogues)
-    if metric.needs_references and any(not i.references for i in inputs):
-        missing = sum(1 for i in inputs if not i.references)
-        raise InputError(f'metric "{metric.name}" needs references; {missing} item(s) have none')
-    sig = metric.signature
-    if cache is None:
-        keys = [str(n) for n in range(len(inputs))]
-        known: dict[str, CachedValues] = {}
-    else:
-        keys = [input_key(i) for i in inputs]
-        known = cache.get_many(sig, keys)
-    weight = Counter(keys)
-    if progress is not None and known:
-        progress(sum(weight[k] for k in known))
-    todo = list({k: i for k, i in zip(keys, inputs, strict=True) if k not in known}.items())
-    step = max(1, metric.batch_size)
-    batches = [todo[start : start + step] for start in range(0, len(todo), step)]
-    for result in engine.run(metric, batches):
-        known.update(result.values)
-        if cache is not None:
-            cache.put_many(sig, result.values)
-        if progress is not None:
-            progress(sum(weight[k] for k in result.values))
-    scores: list[Score] = []
-    for cand, key in zip(candidates, keys, strict=True):
-        for out_name in metric.outputs:
-            v = known[key].get(out_name)
-            scores.append(
-                Score(
-                    item_id=cand.id,
-                    metric=out_name,
-                    value=v,
-                    dialogue_id=cand.dialogue_id,
-                    context_id=cand.context_id,
-                    system=cand.system,
-                    tags=dict(cand.tags),
-                    extras={} if v is not None else {"error": "metric could not score this item"},
-                    signature=sig,
-                )
-            )
-    return scores
+    job = plan_job(metric, candidates, dialogues, cache)
+    tick = None if progress is None else (lambda _n, items: progress(items))
+    run_jobs([job], cache=cache, engine=engine, progress=tick)
+    return job.assemble()

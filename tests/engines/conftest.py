@@ -23,7 +23,12 @@ from pathlib import Path
 import pytest
 from tests.judges.conftest import llama_url
 
-__all__ = ["cluster", "llama_url"]
+__all__ = ["RAY_ENV", "cluster", "llama_url"]
+
+
+#: No usage reports, and no token auth: a stray ~/.ray/auth_token (left by any earlier ``ray.init()``)
+#: otherwise makes the worker node's ``ray start`` fail with InvalidAuthToken.
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 
 
 @dataclass(frozen=True)
@@ -74,15 +79,16 @@ def _stop(temp_dir: str) -> None:
 def cluster() -> Iterator[Cluster]:
     """A Ray head node and a worker node on 127.0.0.1, one CPU each."""
     ray_cli = str(Path(sys.executable).parent / "ray")
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, **RAY_ENV}
     port = _free_port()
     temp = tempfile.mkdtemp(prefix="dr-", dir="/tmp")  # short: Ray's socket paths must stay under 107 chars
     common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats", f"--temp-dir={temp}"]
     head = [ray_cli, "start", "--head", f"--port={port}", "--include-dashboard=false", *common]
     worker = [ray_cli, "start", f"--address=127.0.0.1:{port}", *common]
     try:
-        subprocess.run(head, env=env, check=True, capture_output=True, timeout=120)
-        subprocess.run(worker, env=env, check=True, capture_output=True, timeout=120)
+        for cmd in (head, worker):
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+            assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}"
         yield Cluster(f"127.0.0.1:{port}", temp)
     finally:
         _stop(temp)

@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.engines.conftest import RAY_ENV
 from typer.testing import CliRunner
 
 from dialeval.cache import ScoreCache, input_key
@@ -32,7 +33,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 def _env(tmp: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", RAY_USAGE_STATS_ENABLED="0")
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **RAY_ENV)
     return env
 
 

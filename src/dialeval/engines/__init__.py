@@ -1,11 +1,11 @@
 """Where metric batches run: in this process (``local``, the default) or on a Ray cluster (``ray``).
 
-An engine takes a metric and its work, already cut into batches by the scorer
-(:func:`dialeval.scoring.score_candidates`), and yields each finished batch's
-values. Both engines call the same :meth:`Metric.compute` on the same batches,
-so they give the same numbers and the same signatures; the scorer keeps the
-cache, the deduplication and the assembly of :class:`~dialeval.schema.Score`
-records for both.
+An engine takes metrics and their work, already cut into batches by the scorer
+(:func:`dialeval.scoring.plan_job`), and yields each finished batch's values.
+Both engines call the same :meth:`Metric.compute` on the same batches, so they
+give the same numbers and the same signatures; the scorer keeps the cache, the
+deduplication and the assembly of :class:`~dialeval.schema.Score` records for
+both.
 
 Example:
     >>> engine = make_engine("local")
@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from dialeval.engines.base import BatchResult, Engine, LocalEngine, WorkBatch
+from dialeval.engines.base import BatchResult, Engine, Job, LocalEngine, WorkBatch
 from dialeval.errors import InputError
 
 ENGINES = ("local", "ray")
@@ -45,4 +45,4 @@ def make_engine(
     raise InputError(f'unknown engine "{name}"; known: {", ".join(ENGINES)}', field="--engine")
 
 
-__all__ = ["ENGINES", "BatchResult", "Engine", "LocalEngine", "WorkBatch", "make_engine"]
+__all__ = ["ENGINES", "BatchResult", "Engine", "Job", "LocalEngine", "WorkBatch", "make_engine"]

@@ -8,8 +8,8 @@ Example:
     ...     def compute(self, items):
     ...         return {"words_demo": [float(len(i.response.split())) for i in items]}
     >>> batch = [("k1", MetricInput(response="a b")), ("k2", MetricInput(response="c"))]
-    >>> [r.values for r in LocalEngine().run(Words(), [batch])]
-    [{'k1': {'words_demo': 2.0}, 'k2': {'words_demo': 1.0}}]
+    >>> [(n, r.values) for n, r in LocalEngine().run([(Words(), [batch])])]
+    [(0, {'k1': {'words_demo': 2.0}, 'k2': {'words_demo': 1.0}})]
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from dialeval.cache import CachedValues
 from dialeval.metrics.base import Metric, MetricInput
 
 WorkBatch = list[tuple[str, MetricInput]]
+#: One metric and its batches; an engine run takes several (every metric of a command).
+Job = tuple[Metric, Sequence[WorkBatch]]
 
 
 @dataclass
@@ -63,12 +65,12 @@ def numeric_summary(metric: Metric) -> dict[str, float]:
 
 
 class Engine(Protocol):
-    """Runs batches of one metric and yields each finished batch (in any order)."""
+    """Runs the batches of several metrics and yields each finished batch (in any order)."""
 
     name: str
 
-    def run(self, metric: Metric, batches: Sequence[WorkBatch]) -> Iterator[BatchResult]:
-        """Compute every batch with ``metric``; yield results as batches finish."""
+    def run(self, jobs: Sequence[Job]) -> Iterator[tuple[int, BatchResult]]:
+        """Compute every job's batches; yield ``(job index, result)`` as batches finish."""
         ...
 
     def summary(self, metric: Metric) -> dict[str, Any]:
@@ -85,10 +87,11 @@ class LocalEngine:
 
     name = "local"
 
-    def run(self, metric: Metric, batches: Sequence[WorkBatch]) -> Iterator[BatchResult]:
-        """Compute each batch in order."""
-        for batch in batches:
-            yield BatchResult(compute_batch(metric, batch))
+    def run(self, jobs: Sequence[Job]) -> Iterator[tuple[int, BatchResult]]:
+        """Compute each job's batches in order, one job after the other."""
+        for n, (metric, batches) in enumerate(jobs):
+            for batch in batches:
+                yield n, BatchResult(compute_batch(metric, batch))
 
     def summary(self, metric: Metric) -> dict[str, Any]:
         """Return the metric's own counters (it ran here)."""

@@ -36,7 +36,7 @@ from dialeval.errors import DialevalError, InputError
 from dialeval.metrics.base import METRICS, Metric, MetricInput
 from dialeval.schema import Turn
 
-from .base import BatchResult, WorkBatch, compute_batch, numeric_summary
+from .base import BatchResult, Job, WorkBatch, compute_batch, numeric_summary
 
 INSTALL_HINT = "pip install 'dialeval[ray]'"
 
@@ -104,32 +104,44 @@ def build_metric(spec: dict[str, Any]) -> Metric:
 
 
 class BatchWorker:
-    """A Ray Data actor: builds the metric once, then computes whole batches (one row = one batch)."""
+    """A Ray Data actor: builds each metric once, on its first batch, then computes whole batches.
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    One row is one batch of one metric (``job`` indexes ``specs``).
+    """
+
+    def __init__(self, specs: list[dict[str, Any]]) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        self.metric = build_metric(spec)
-        self.signature = self.metric.signature
+        self.specs = specs
+        self.metrics: dict[int, Metric] = {}
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
 
+    def _metric(self, job: int) -> Metric:
+        if job not in self.metrics:
+            self.metrics[job] = build_metric(self.specs[job])
+        return self.metrics[job]
+
     def __call__(self, rows: dict[str, Any]) -> dict[str, Any]:
-        """Compute every batch in ``rows["payload"]``; return values and counters as JSON columns."""
+        """Compute every batch of ``rows``; return values, counters and signatures as columns."""
         import numpy as np
 
         values: list[str] = []
         stats: list[str] = []
-        for payload in rows["payload"]:
-            before = numeric_summary(self.metric)
-            done = compute_batch(self.metric, decode_batch(str(payload)))
-            after = numeric_summary(self.metric)
+        signatures: list[str] = []
+        for job, payload in zip(rows["job"], rows["payload"], strict=True):
+            metric = self._metric(int(job))
+            before = numeric_summary(metric)
+            done = compute_batch(metric, decode_batch(str(payload)))
+            after = numeric_summary(metric)
             values.append(json.dumps(done))
             stats.append(json.dumps({k: v - before.get(k, 0.0) for k, v in after.items()}))
+            signatures.append(metric.signature)
         n = len(values)
         return {
+            "job": np.asarray(rows["job"], dtype=np.int64),
             "values": np.array(values, dtype=object),
             "stats": np.array(stats, dtype=object),
-            "signature": np.array([self.signature] * n, dtype=object),
+            "signature": np.array(signatures, dtype=object),
             "worker": np.array([self.worker] * n, dtype=object),
             "loads": np.array([model_loads()] * n, dtype=np.int64),
         }
@@ -175,12 +187,12 @@ class RayEngine:
                 )
             except ConnectionError as exc:
                 raise DialevalError(f'cannot reach the Ray cluster at "{self.address}": {exc}') from exc
-            from ray.data import DataContext
+        from ray.data import DataContext
 
-            ctx = DataContext.get_current()
-            ctx.enable_progress_bars = False
-            ctx.print_on_execution_start = False
-            logging.getLogger("ray.data").setLevel(logging.WARNING)
+        ctx = DataContext.get_current()
+        ctx.enable_progress_bars = False
+        ctx.print_on_execution_start = False
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
         return ray
 
     def pool_size(self) -> int:
@@ -191,34 +203,36 @@ class RayEngine:
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         return max(1, int(cpus // self.cpus_per_worker))
 
-    def run(self, metric: Metric, batches: Sequence[WorkBatch]) -> Iterator[BatchResult]:
-        """Compute the batches on an actor pool; yield each batch as it comes back."""
-        if not batches:
+    def run(self, jobs: Sequence[Job]) -> Iterator[tuple[int, BatchResult]]:
+        """Compute every job's batches on one actor pool; yield each batch as it comes back."""
+        rows = [{"job": n, "payload": encode_batch(b)} for n, (_, batches) in enumerate(jobs) for b in batches]
+        if not rows:
             return
         ray = self._connect()
-        size = min(self.pool_size(), len(batches))
-        ds = ray.data.from_items([{"payload": encode_batch(b)} for b in batches], override_num_blocks=len(batches))
+        ds = ray.data.from_items(rows, override_num_blocks=len(rows))
         out = ds.map_batches(
             BatchWorker,
-            fn_constructor_kwargs={"spec": metric_spec(metric)},
+            fn_constructor_kwargs={"specs": [metric_spec(m) for m, _ in jobs]},
             batch_size=1,
             batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=size),
+            compute=ray.data.ActorPoolStrategy(size=min(self.pool_size(), len(rows))),
             num_cpus=self.cpus_per_worker,
         )
-        expected = metric.signature
-        stats = self._stats.setdefault(expected, {})
         for row in out.iter_rows():
-            if row["signature"] != expected:
+            n = int(row["job"])
+            metric = jobs[n][0]
+            if row["signature"] != metric.signature:
                 raise DialevalError(
                     f"worker {row['worker']} built {metric.name} with signature\n  {row['signature']}\n"
-                    f"but this driver has\n  {expected}\n(another model file or library version on that node?)"
+                    f"but this driver has\n  {metric.signature}\n(another model file or library version on that node?)"
                 )
-            for key, value in json.loads(row["stats"]).items():
+            delta = json.loads(row["stats"])
+            stats = self._stats.setdefault(metric.signature, {})
+            for key, value in delta.items():
                 stats[key] = stats.get(key, 0.0) + value
             self._workers_seen[str(row["worker"])] = int(row["loads"])
             self._batches += 1
-            yield BatchResult(json.loads(row["values"]), json.loads(row["stats"]))
+            yield n, BatchResult(json.loads(row["values"]), delta)
 
     def summary(self, metric: Metric) -> dict[str, Any]:
         """Return the metric's counters summed over every finished batch on every worker."""
