@@ -1,6 +1,6 @@
 """Throughput of the Ray engine with 1 and 2 workers against the local engine, on the Chit-Chat corpus.
 
-Usage: .venv/bin/python benchmarks/bench_ray.py [--lexical 20000] [--embedding 2000] [--likelihood 300]
+Usage: .venv/bin/python benchmarks/bench_ray.py [--lexical 10000] [--embedding 1000] [--likelihood 200]
        [--repeats 3] [--ray-address HOST:PORT] [--export DIR]
 
 Chit-Chat (``pip install chitchat-dataset``): 7,168 conversations, 138,737 turns; every turn after the
@@ -8,12 +8,13 @@ first of a conversation is scored with its context. The lexical suite (bleu, sac
 f1) needs a reference; the corpus has none, so the previous turn stands in for one (the numbers
 mean nothing, the work per item is the real work). Each workload runs on the first N items with
 the local engine (this process, torch on every core), then on Ray with 1 and with 2 actors (one CPU
-and one torch thread each), interleaved per repeat; medians are printed with their ratios. No score
-cache: every item is computed every time.
+and one torch thread each), interleaved per repeat, all metrics of a workload in one engine run as
+``dialeval score`` does. No score cache: every item is computed every time.
 
-The local engine's model loads once before timing; a Ray run's time includes starting its actors and
-loading the model in each (that is what a user waits for), and the fixed cost of a Ray job is measured
-separately on a one-batch job. Without --ray-address, Ray starts on this machine with 2 CPUs.
+Each engine also runs a 10-item job: its wall time is the start-up (for Ray: scheduling, actor
+processes, imports and model loads; the local engine's models are loaded before timing), and the
+steady rate is (N - 10) / (wall(N) - wall(10)): the rate at which more items cost more time, from
+which a large run's time is estimated. Without --ray-address, Ray starts on this machine with 2 CPUs.
 
 ``--export DIR`` writes the whole corpus as dialeval records (dialogues.jsonl, candidates.jsonl) for
 ``dialeval score --engine ray --dialogues ... --candidates ...`` and exits.
@@ -25,7 +26,6 @@ import argparse
 import os
 import statistics
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from dialeval.data.benchmark import Benchmark
@@ -35,6 +35,7 @@ from dialeval.jsonl import write_jsonl
 from dialeval.metrics import METRICS, Metric, load_builtin_metrics
 from dialeval.runner import run_metrics
 
+SMALL = 10  # items of the start-up job
 WORKLOADS = {
     "lexical": ("bleu", "sacrebleu", "chrf", "rouge", "f1"),
     "embedding": ("embedding",),
@@ -48,12 +49,6 @@ def first_items(bench: Benchmark, n: int) -> Benchmark:
     return Benchmark(bench.name, {k: d for k, d in bench.dialogues.items() if k in used}, cands, [])
 
 
-def timed(fn: Callable[[], object]) -> float:
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
-
-
 def run_all(families: list[type[Metric]], bench: Benchmark, engine: Engine) -> list[list[float | None]]:
     """Score ``bench`` with every family in one engine run, as ``dialeval score`` does."""
     return [[s.value for s in run.scores] for run in run_metrics(bench, families, engine=engine)]
@@ -61,9 +56,9 @@ def run_all(families: list[type[Metric]], bench: Benchmark, engine: Engine) -> l
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lexical", type=int, default=20000)
-    ap.add_argument("--embedding", type=int, default=2000)
-    ap.add_argument("--likelihood", type=int, default=300)
+    ap.add_argument("--lexical", type=int, default=10000)
+    ap.add_argument("--embedding", type=int, default=1000)
+    ap.add_argument("--likelihood", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ray-address", default=None)
     ap.add_argument("--export", type=Path, default=None)
@@ -95,41 +90,46 @@ def main() -> None:
         "local": LocalEngine(), "ray-1": make_engine("ray", workers=1), "ray-2": make_engine("ray", workers=2)
     }
 
-    tiny = first_items(corpus, 10)
-    length = [METRICS.get("length")]
-    fixed = [timed(lambda: run_all(length, tiny, engines["ray-1"])) for _ in range(args.repeats)]
-    print(f"fixed cost of a Ray job (one batch of 10 items, one actor): median {statistics.median(fixed):.2f} s")
-
     sizes = {"lexical": args.lexical, "embedding": args.embedding, "likelihood": args.likelihood}
-    print()
-    columns = ["workload", "items", "local items/s", "ray 1 worker", "ray 2 workers"]
-    columns += ["ray-1 / local", "ray-2 / local", "ray-2 / ray-1"]
-    print("| " + " | ".join(columns) + " |")
-    print("|---" * len(columns) + "|")
+    columns = ["workload", "items", "engine", "wall items/s", "start-up s", "steady items/s", "steady / local"]
+    rows: list[str] = []
     for name, names in WORKLOADS.items():
         n = sizes[name]
-        if n <= 0:
+        if n <= SMALL:
             continue
-        bench = first_items(corpus, n)
+        big, small = first_items(corpus, n), first_items(corpus, SMALL)
         families = [METRICS.get(f) for f in names]
         run_all(families, first_items(corpus, 2), engines["local"])  # load models in this process before timing
-        seconds: dict[str, list[float]] = {k: [] for k in engines}
+        seconds: dict[tuple[str, int], list[float]] = {}
         reference: list[list[float | None]] | None = None
         for _ in range(args.repeats):
             for label, engine in engines.items():
-                t = time.perf_counter()
-                values = run_all(families, bench, engine)
-                seconds[label].append(time.perf_counter() - t)
-                reference = reference or values
-                assert values == reference, f"{label} gave other values than local on {name}"
-        rate = {k: n / statistics.median(v) for k, v in seconds.items()}
-        print(
-            f"| {name} ({', '.join(names)}) | {n} | {rate['local']:.1f} | {rate['ray-1']:.1f} | {rate['ray-2']:.1f} "
-            f"| {rate['ray-1'] / rate['local']:.2f} | {rate['ray-2'] / rate['local']:.2f} "
-            f"| {rate['ray-2'] / rate['ray-1']:.2f} |",
-            flush=True,
-        )
-    print(f"\n(medians of {args.repeats} runs; every run's values were identical across engines)")
+                for size, bench in ((SMALL, small), (n, big)):
+                    t = time.perf_counter()
+                    values = run_all(families, bench, engine)
+                    seconds.setdefault((label, size), []).append(time.perf_counter() - t)
+                    if size == n:
+                        reference = reference or values
+                        assert values == reference, f"{label} gave other values than local on {name}"
+        steady_local = 0.0
+        for label in engines:
+            t_big, t_small = statistics.median(seconds[(label, n)]), statistics.median(seconds[(label, SMALL)])
+            steady = (n - SMALL) / max(t_big - t_small, 1e-9)
+            steady_local = steady_local or steady
+            rows.append(
+                f"| {name} ({', '.join(names)}) | {n} | {label} | {n / t_big:.1f} | {t_small:.2f} | {steady:.1f} "
+                f"| {steady / steady_local:.2f} |"
+            )
+            print(rows[-1], flush=True)
+    print()
+    print("| " + " | ".join(columns) + " |")
+    print("|---" * len(columns) + "|")
+    print("\n".join(rows))
+    print(
+        f"\nmedians of {args.repeats} runs; start-up = wall time of a {SMALL}-item job (Ray: actors, imports, model "
+        f"loads; local: models already loaded); steady = (items - {SMALL}) / (wall - start-up). Every run's values "
+        "were identical across engines."
+    )
 
 
 if __name__ == "__main__":

@@ -42,29 +42,41 @@ INSTALL_HINT = "pip install 'dialeval[ray]'"
 
 
 def encode_batch(batch: Sequence[tuple[str, MetricInput]]) -> str:
-    """Serialise a batch of (key, input) as JSON (what travels to the workers)."""
-    return json.dumps(
+    """Serialise a batch of (key, input) as JSON (what travels to the workers).
+
+    Items of one batch often share context turns (every response to a context, every
+    prefix of a dialogue), so distinct turns are sent once and items refer to them.
+    """
+    table: dict[tuple[str, str], int] = {}
+    items = [
         [
-            [key, i.response, [[t.speaker, t.text] for t in i.context], list(i.references), list(i.knowledge)]
-            for key, i in batch
-        ],
-        ensure_ascii=False,
-    )
+            key,
+            i.response,
+            [table.setdefault((t.speaker, t.text), len(table)) for t in i.context],
+            list(i.references),
+            list(i.knowledge),
+        ]
+        for key, i in batch
+    ]
+    return json.dumps({"turns": list(table), "items": items}, ensure_ascii=False)
 
 
 def decode_batch(payload: str) -> WorkBatch:
-    """Rebuild the batch :func:`encode_batch` wrote."""
+    """Rebuild the batch :func:`encode_batch` wrote (each distinct turn is built once)."""
+    data = json.loads(payload)
+    # the turns were validated records on the driver: rebuild them without validating again
+    turns = [Turn.model_construct(speaker=s, text=t) for s, t in data["turns"]]
     return [
         (
             key,
             MetricInput(
                 response=response,
-                context=tuple(Turn(speaker=s, text=t) for s, t in context),
+                context=tuple(turns[n] for n in context),
                 references=tuple(refs),
                 knowledge=tuple(knowledge),
             ),
         )
-        for key, response, context, refs, knowledge in json.loads(payload)
+        for key, response, context, refs, knowledge in data["items"]
     ]
 
 
