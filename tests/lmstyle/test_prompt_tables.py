@@ -101,7 +101,9 @@ def test_layout_of_tables_2_4_5() -> None:
     assert t4.rows[0][2][:5] == [50.0, 4.0, 25.0, aggregate("NLL", [50.0, 25.0]), 80.0]
     md = t4.to_markdown().splitlines()
     assert md[2] == "| Dataset | Model | source | " + " | ".join(t4.columns) + " |"
-    assert md[4].startswith("| Daily Dialog | m | ours | 50.0 | 4.0 | 25.0 | 33.3 | 80.0 |")
+    # the judge scored one of the cell's two responses: the cell says so
+    assert md[4].startswith("| Daily Dialog | m | ours | 50.0 | 4.0 | 25.0 | 33.3 | 80.0 (1/2) |")
+    assert [r["scored"] for r in t4.records()[:5]] == [None, None, None, None, "1/2"]
     t2 = build_table("table2", scores, compare_paper=True)
     nll = aggregate("NLL", [50.0, 25.0])
     assert t2.rows[0] == (("", "m"), "ours", [50.0, 80.0, nll, 50.0, 80.0, nll])

@@ -8,6 +8,7 @@ answers chat requests in process and, while it lives, over HTTP on 127.0.0.1
 from __future__ import annotations
 
 import importlib.util
+import os
 import socket
 import threading
 from functools import cache
@@ -47,11 +48,18 @@ def gguf_sha256(path: str) -> str:
 
 
 def local_server(
-    gguf: str | Path | None = None, *, n_ctx: int = 2048, n_parallel: int = 8, port: int | None = None
+    gguf: str | Path | None = None,
+    *,
+    n_ctx: int = 2048,
+    n_parallel: int = 8,
+    port: int | None = None,
+    verbose: bool = False,
 ) -> tuple[Any, int]:
     """Return ``(server, port)``: a llama.cpp server for ``gguf`` on 127.0.0.1, started once.
 
-    ``n_ctx`` is shared by the ``n_parallel`` slots.
+    ``n_ctx`` is shared by the ``n_parallel`` slots. llama.cpp logs every request; it is
+    quiet unless ``verbose`` (``dialeval serve-model``) or ``$DIALEVAL_LLAMA_LOG`` is set:
+    its errors reach the caller as error answers either way.
     """
     try:
         import xllamacpp  # type: ignore[import-untyped]
@@ -70,6 +78,7 @@ def local_server(
             params.port = port or free_port()
             params.cpuparams.n_threads = 2
             params.cpuparams_batch.n_threads = 2
+            params.verbosity = 3 if verbose or os.environ.get("DIALEVAL_LLAMA_LOG") else -1
             _SERVERS[key] = (xllamacpp.Server(params), params.port)
         return _SERVERS[key]
 

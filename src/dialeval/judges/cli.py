@@ -144,7 +144,7 @@ def serve_model(
     """Serve a GGUF model as an OpenAI-compatible server on 127.0.0.1 until Ctrl-C."""
     from dialeval.backends.llamacpp import local_server
 
-    local_server(model or None, n_ctx=n_ctx, n_parallel=parallel, port=port)
+    local_server(model or None, n_ctx=n_ctx, n_parallel=parallel, port=port, verbose=True)
     typer.echo(f"serving on http://127.0.0.1:{port}/v1 (POST /v1/chat/completions); Ctrl-C to stop", err=True)
     try:
         while True:

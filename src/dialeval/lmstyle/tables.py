@@ -4,7 +4,8 @@ Cells are system-level means over the responses of a (dataset, model, style) sub
 ACC% = 100 x mean ``style_match``; BLEU = mean sentence ``sacrebleu``; SBERT = 100 x mean
 ``sbert_ref``; ChatGPT = mean judge score over the responses it could score; NLL = 100 /
 (mean response NLL), the per-item NLL being ``100 / lm_likelihood``. Responses a metric
-could not score are left out of that cell (and counted in the summary).
+could not score are left out of that cell, which then shows ``(k/n)``: k of its n responses
+were scored.
 
 Example:
     >>> from dialeval.schema import Score
@@ -20,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dialeval.lmstyle.prompt import DATASETS, STYLES
@@ -70,37 +71,45 @@ class LayoutTable:
         title: Caption.
         columns: Column headers after the row labels.
         rows: ``((dataset or "", model), source, values)``; source is ``ours`` or ``paper``.
+        scored: Per row, per cell, ``"k/n"`` where a metric scored only k of the cell's n responses
+            (the judge's parse failures), else None.
     """
 
     name: str
     title: str
     columns: list[str]
     rows: list[tuple[tuple[str, str], str, list[float | None]]]
+    scored: list[list[str | None]] = field(default_factory=list)
 
     def to_markdown(self) -> str:
-        """Render as Markdown (one decimal; ``-`` for an empty cell)."""
+        """Render as Markdown (one decimal; ``-`` for an empty cell; ``(k/n)`` after a partly scored cell)."""
         per_dataset = SPECS[self.name][1]
         head = (["Dataset"] if per_dataset else []) + ["Model", "source", *self.columns]
         lines = [f"### {self.title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for (group, model), source, vals in self.rows:
-            cells = [("-" if v is None or math.isnan(v) else f"{v:.1f}") for v in vals]
+        for n, ((group, model), source, vals) in enumerate(self.rows):
+            notes = self.scored[n] if n < len(self.scored) else [None] * len(vals)
+            cells = [
+                ("-" if v is None or math.isnan(v) else f"{v:.1f}") + (f" ({k})" if k else "")
+                for v, k in zip(vals, notes, strict=True)
+            ]
             lines.append("| " + " | ".join(([group] if per_dataset else []) + [model, source, *cells]) + " |")
         return "\n".join(lines) + "\n"
 
     def records(self) -> list[dict[str, Any]]:
         """Return one JSON-able record per cell."""
-        return [
-            {"table": self.name, "dataset": g, "model": m, "source": src, "column": col, "value": v}
-            for (g, m), src, vals in self.rows
-            for col, v in zip(self.columns, vals, strict=True)
-        ]
+        out = []
+        for n, ((g, m), src, vals) in enumerate(self.rows):
+            notes = self.scored[n] if n < len(self.scored) else [None] * len(vals)
+            for col, v, k in zip(self.columns, vals, notes, strict=True):
+                out.append({"table": self.name, "dataset": g, "model": m, "source": src, "column": col, "value": v,
+                            "scored": k})  # fmt: skip
+        return out
 
 
-def _index(scores: Iterable[Score]) -> dict[tuple[str, str, str, str], list[float]]:
-    idx: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+def _index(scores: Iterable[Score]) -> dict[tuple[str, str, str, str], list[float | None]]:
+    idx: dict[tuple[str, str, str, str], list[float | None]] = defaultdict(list)
     for s in scores:
-        if s.value is not None:
-            idx[(s.system, s.tags.get("dataset", ""), s.tags.get("style", ""), s.metric)].append(s.value)
+        idx[(s.system, s.tags.get("dataset", ""), s.tags.get("style", ""), s.metric)].append(s.value)
     return idx
 
 
@@ -112,6 +121,7 @@ def build_table(name: str, scores: Sequence[Score], *, compare_paper: bool = Fal
     datasets = [d for d in DATASETS if any(s.tags.get("dataset") == d for s in scores)]
     groups = [(DATASETS[d][0], (d,)) for d in datasets] if per_dataset else [("", tuple(datasets))]
     rows: list[tuple[tuple[str, str], str, list[float | None]]] = []
+    scored: list[list[str | None]] = []
     paper = None
     if compare_paper:
         from dialeval.published import load_table
@@ -119,15 +129,20 @@ def build_table(name: str, scores: Sequence[Score], *, compare_paper: bool = Fal
         paper = load_table(published)
     for label, ds in groups:
         for model in models:
-            vals = []
+            vals: list[float | None] = []
+            notes: list[str | None] = []
             for _, styles, metric in columns:
-                items = [v for d in ds for st in styles for v in idx.get((model, d, st, METRIC_OF[metric]), [])]
-                vals.append(aggregate(metric, items))
+                cell = [v for d in ds for st in styles for v in idx.get((model, d, st, METRIC_OF[metric]), [])]
+                got = [v for v in cell if v is not None]
+                vals.append(aggregate(metric, got))
+                notes.append(f"{len(got)}/{len(cell)}" if len(got) < len(cell) else None)
             rows.append(((label, model), "ours", vals))
+            scored.append(notes)
         if paper is not None:
             for pmodel, pvals in paper.rows.get(label or "all", {}).items():
                 rows.append(((label, pmodel), "paper", list(pvals)))
-    return LayoutTable(name, TITLES[name], [c for c, _, _ in columns], rows)
+                scored.append([None] * len(pvals))
+    return LayoutTable(name, TITLES[name], [c for c, _, _ in columns], rows, scored)
 
 
 def system_summary(scores: Sequence[Score], n_responses: dict[str, int], empty: dict[str, int]) -> list[dict[str, Any]]:
