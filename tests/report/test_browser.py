@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
-from tests.report.conftest import ARTIFACTS, invoke
+from tests.report.conftest import ARTIFACTS, HOSTILE, invoke
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
@@ -35,7 +35,12 @@ def test_report_renders_in_chromium(results: dict[str, Path], tmp_path: Path) ->
         captions = page.eval_on_selector_all("table caption", "els => els.map(e => e.textContent)")
         assert any("correlation of each metric with human Overall" in c for c in captions)
         assert any("LMStyle Table 2" in c for c in captions) and any("Signatures" in c for c in captions)
-        assert page.locator("table").count() >= 10 and page.locator("table tbody tr").count() > 40
+        assert page.locator("table").count() >= 10 and page.locator("table tbody tr").count() > 30
+        # the stress table: metrics as rows, perturbations as columns, the hostile metric name as text
+        stress = page.locator("table", has=page.locator("caption", has_text="Stress test: share of pairs"))
+        assert stress.locator("thead th").all_text_contents() == ["metric", "shuffle", "drop-words", "copy-context"]
+        assert stress.locator("tbody tr").count() == 3
+        assert HOSTILE in stress.locator("tbody").inner_text()
         assert page.locator("script").count() == 0 and page.locator("pre").first.is_visible()
         ARTIFACTS.mkdir(exist_ok=True)
         clip = {"x": 0, "y": 0, "width": 1280, "height": 1800}

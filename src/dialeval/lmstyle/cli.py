@@ -169,7 +169,8 @@ def lmstyle(
 def _judge_line(summary: dict[str, Any]) -> str:
     if not summary:
         return "judge: not run"
-    keys = ("items", "samples", "parse_retries", "parse_failures", "items_missing", "calls", "cache_hits")
+    keys = ("responses", "scored", "from_score_cache", "items", "samples", "parse_retries", "parse_failures",
+            "items_missing", "calls", "cache_hits")  # fmt: skip
     return "judge: " + ", ".join(f"{k} {summary[k]}" for k in keys if k in summary)
 
 

@@ -100,7 +100,7 @@ def score_generated(
     judge = judge or JudgeSettings()
     run = ScoredRun([], {}, {}, {})
 
-    def one(key: str, metric: Metric, subset: Sequence[Candidate]) -> None:
+    def one(key: str, metric: Metric, subset: Sequence[Candidate]) -> list[Score]:
         started = time.perf_counter()
         got = score_candidates(metric, subset, dialogues, cache=cache)
         run.scores.extend(s for s in got if s.metric in KEEP)
@@ -108,6 +108,7 @@ def score_generated(
         run.signatures[key] = metric.signature
         if log is not None:
             log(f"{key}: {len(subset)} responses in {run.seconds[key]:.1f} s")
+        return got
 
     for name in metrics:
         if name == "style":
@@ -116,8 +117,15 @@ def score_generated(
                 one(f"style:{style}", METRICS.get("style")(target=style), subset)
         elif name == "judge":
             metric = METRICS.get(JUDGE)(**judge.metric_params())
-            one(JUDGE, metric, candidates)
-            run.judge_summary = metric.run_summary()  # type: ignore[attr-defined]
+            got = one(JUDGE, metric, candidates)
+            summary = metric.run_summary()  # type: ignore[attr-defined]
+            run.judge_summary = {
+                "responses": len(candidates),
+                "scored": sum(1 for s in got if s.metric == JUDGE and s.value is not None),
+                # the counters below are this run's; responses judged by an earlier run come from the score cache
+                "from_score_cache": len(candidates) - int(summary.get("items", 0)),
+                **summary,
+            }
         else:
             with_refs = [c for c in candidates if c.references] if name in ("sacrebleu", "embedding") else candidates
             one(name, METRICS.get(name)(), list(with_refs))

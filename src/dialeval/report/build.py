@@ -73,7 +73,7 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
         points = {}
         for metric, (label, row) in chosen.items():
             both = aligned[[metric, "human"]].dropna()
-            title = f"{label}: {metric}, {level} {method} {fmt(row['value'])} (n={len(both)})"
+            title = f"{label}: {metric}\n{level} {method} {fmt(row['value'])} (n={len(both)})"
             points[metric] = (both[metric].tolist(), both["human"].tolist(), title)
         caption = f"{name}: the best and the worst metric against human {dim}, one point per item"
         blocks.append(Figure(charts.scatter_chart(points, dim), caption))
@@ -98,12 +98,14 @@ def lmstyle_tables(rows: Sequence[dict[str, Any]]) -> list[Table]:
     for name in dict.fromkeys(str(r["table"]) for r in rows):
         mine = [r for r in rows if r["table"] == name]
         cols = list(dict.fromkeys(str(r["column"]) for r in mine))
-        keyed: dict[tuple[str, str, str], dict[str, Any]] = {}
+        keyed: dict[tuple[str, str, str], dict[str, str]] = {}
         for r in mine:
             key = (str(r.get("dataset", "")), str(r["model"]), str(r["source"]))
-            keyed.setdefault(key, {})[r["column"]] = r["value"]
+            # a partly scored cell (the judge's parse failures) says how many responses it averages
+            note = f" ({r['scored']})" if r.get("scored") else ""
+            keyed.setdefault(key, {})[r["column"]] = fmt(r["value"], 1) + note
         head = _LAYOUT_HEAD.get(name, ["Dataset", "Model", "source"])
-        body = [([d] if "Dataset" in head else []) + [m, s] + [fmt(v.get(c), 1) for c in cols]
+        body = [([d] if "Dataset" in head else []) + [m, s] + [v.get(c, "-") for c in cols]
                 for (d, m, s), v in keyed.items()]  # fmt: skip
         out.append(Table([*head, *cols], body, _TITLES.get(name, name)))
     return out
@@ -119,7 +121,8 @@ def _lmstyle(r: Results, blocks: list[Block]) -> None:
         blocks.append(Table(head, [[fmt(row.get(h), 1) for h in head] for row in r.summary], caption))
     judge = r.run.get("judge") or {}
     if judge:
-        keys = ("model", "k", "items", "samples", "parse_retries", "parse_failures", "items_missing", "cache_hits")
+        keys = ("model", "k", "responses", "scored", "from_score_cache", "items", "samples", "parse_retries",
+                "parse_failures", "items_missing", "cache_hits")  # fmt: skip
         blocks.append(Text("Appropriateness judge: " + ", ".join(f"{k} {judge[k]}" for k in keys if k in judge)))
     metrics = [m for m in ("style_match", "style_strength", "sacrebleu", "sbert_ref", "lm_likelihood",
                            "judge:lmstyle-appropriateness") if any(s.metric == m for s in r.scores)]  # fmt: skip
@@ -137,9 +140,16 @@ def _lmstyle(r: Results, blocks: list[Block]) -> None:
 def _stress(r: Results, blocks: list[Block]) -> None:
     from dialeval.report import charts
 
-    blocks.append(Figure(charts.heatmap(r.stress), "Stress test: value per metric and perturbation"))
-    body = [[str(x["metric"]), str(x["perturbation"]), fmt(x["value"])] for x in r.stress]
-    blocks.append(Table(["metric", "perturbation", "value"], body, "Stress test rows (stress.jsonl)"))
+    blocks.append(Figure(charts.heatmap(r.stress), "Stress test: share of pairs where the metric prefers the original"))
+    metrics = list(dict.fromkeys(str(x["metric"]) for x in r.stress))
+    perts = list(dict.fromkeys(str(x["perturbation"]) for x in r.stress))
+    cell = {(str(x["metric"]), str(x["perturbation"])): x for x in r.stress}
+    body = [[m, *(fmt(cell[(m, p)]["value"]) if (m, p) in cell else "-" for p in perts)] for m in metrics]
+    caption = "Stress test: share of pairs where the metric prefers the original (ties 0.5; stress.jsonl)"
+    blocks.append(Table(["metric", *perts], body, caption))
+    for png in sorted(r.path.glob("stress_subsets_*.png")):
+        pert = png.stem.removeprefix("stress_subsets_")
+        blocks.append(Figure(png.read_bytes(), f"Score distributions per subset, original vs {pert} ({png.name})"))
 
 
 def _study(r: Results, blocks: list[Block]) -> None:

@@ -11,14 +11,16 @@ import shlex
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
+from dialeval import __version__
 from dialeval.commands.common import console, fail, out, split_list
 from dialeval.errors import DialevalError, InputError
+from dialeval.schema import Score
 
 if TYPE_CHECKING:
     from dialeval.stress.run import StressResult, StressRow
@@ -71,6 +73,16 @@ def _fraction_table(rows: Sequence[StressRow]) -> list[str]:
     return out
 
 
+def family_signatures(scores: Iterable[Score]) -> dict[str, dict[str, str]]:
+    """Return ``{family: {"signature": ...}}`` from the scores' signatures (for run.json and the report).
+
+    Example:
+        >>> family_signatures([Score(item_id="i", metric="rouge1", value=1.0, signature="rouge|x:1")])
+        {'rouge': {'signature': 'rouge|x:1'}}
+    """
+    return {sig.split("|", 1)[0]: {"signature": sig} for sig in sorted({s.signature for s in scores if s.signature})}
+
+
 def _fmt(v: float) -> str:
     return "n/a" if v != v else f"{v:.3f}"
 
@@ -106,7 +118,7 @@ def stress(
     if benchmark.lower() in DDPP_NAMES:
         _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json)
         return
-    from dialeval.commands.common import load_inputs, write_text
+    from dialeval.commands.common import load_inputs, write_json, write_text
     from dialeval.runner import resolve_metrics
     from dialeval.stress.perturb import ALL_PERTURBATIONS
     from dialeval.stress.run import run_stress
@@ -140,8 +152,11 @@ def stress(
     subset_items = Counter(c.tags.get("subset", "untagged") for c in candidates)
     run_info = {
         "command": "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "version": __version__,
+        "kind": "stress",
         "benchmark": bench.name,
         "source": bench.source,
+        "metrics": family_signatures(result.scores),
         "seed": seed,
         "bootstrap": {"resamples": n_boot, "unit": "context"},
         "subsets": {"mode": subsets, "items": dict(subset_items)},
@@ -156,6 +171,7 @@ def stress(
     if sub_rows:
         write_text(output / "stress_subsets.jsonl", "".join(json.dumps(r) + "\n" for r in sub_rows))
     write_text(output / "stress.md", to_markdown(result, title, figures))
+    write_json(output / "run.json", run_info)
     if as_json:
         out.print_json(json.dumps({"run": run_info, "rows": rows, "subset_rows": sub_rows}))
         return
@@ -175,7 +191,9 @@ def stress(
         )
     if result.subset_rows:
         console.print(f"subsets ({subsets}): {dict(subset_items)}", highlight=False)
-    written = ", ".join(["stress.jsonl", *(["stress_subsets.jsonl"] if sub_rows else []), "stress.md", *figures])
+    written = ", ".join(
+        ["stress.jsonl", *(["stress_subsets.jsonl"] if sub_rows else []), "stress.md", "run.json", *figures]
+    )
     console.print(f"wrote {output}/{{{written}}} in {run_info['seconds']} s", highlight=False)
 
 
@@ -192,7 +210,7 @@ def _ranking(
     as_json: bool,
 ) -> None:
     """``dialeval stress --benchmark dailydialog++``: rank good responses against the negatives of their context."""
-    from dialeval.commands.common import write_text
+    from dialeval.commands.common import write_json, write_text
     from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
     from dialeval.runner import resolve_metrics
     from dialeval.stress.ranking import NEGATIVES, hold_out_references, ranking_markdown, run_ranking
@@ -221,7 +239,10 @@ def _ranking(
     )
     run_info = {
         "command": "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "version": __version__,
+        "kind": "ranking",
         "benchmark": bench.name,
+        "metrics": family_signatures(result.scores),
         "split": split,
         "source": bench.source,
         "contexts": n_ctx,
@@ -236,6 +257,7 @@ def _ranking(
     rows = [r.as_dict() for r in result.rows]
     write_text(output / "ranking.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     write_text(output / "ranking.md", ranking_markdown(result, title))
+    write_json(output / "run.json", run_info)
     if as_json:
         out.print_json(json.dumps({"run": run_info, "rows": rows}))
         return
@@ -253,7 +275,7 @@ def _ranking(
         console.print(f"skipped {fam}: {why}", highlight=False)
     for w in bench.warnings:
         console.print(f"note: {w}", highlight=False)
-    console.print(f"wrote {output}/ranking.jsonl, ranking.md in {run_info['seconds']} s", highlight=False)
+    console.print(f"wrote {output}/ranking.jsonl, ranking.md, run.json in {run_info['seconds']} s", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
