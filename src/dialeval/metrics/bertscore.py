@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,15 +64,19 @@ def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers:
     set_offline()
     from bert_score import BERTScorer  # type: ignore[import-untyped]
 
-    return BERTScorer(
-        model_type=str(resolve_encoder_dir(model)),
-        num_layers=num_layers,
-        lang="en",
-        rescale_with_baseline=rescale,
-        baseline_path=str(baseline_file(model)) if rescale else None,
-        device=device,
-        all_layers=all_layers,
-    )
+    with warnings.catch_warnings():
+        # bert-score wraps the baseline that pandas read (read-only under copy-on-write) in a tensor
+        # it only reads; torch warns that the array is not writable
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return BERTScorer(
+            model_type=str(resolve_encoder_dir(model)),
+            num_layers=num_layers,
+            lang="en",
+            rescale_with_baseline=rescale,
+            baseline_path=str(baseline_file(model)) if rescale else None,
+            device=device,
+            all_layers=all_layers,
+        )
 
 
 @register_metric
