@@ -68,7 +68,7 @@ def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers:
         # bert-score wraps the baseline that pandas read (read-only under copy-on-write) in a tensor
         # it only reads; torch warns that the array is not writable
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        return BERTScorer(
+        scorer = BERTScorer(
             model_type=str(resolve_encoder_dir(model)),
             num_layers=num_layers,
             lang="en",
@@ -77,6 +77,9 @@ def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers:
             device=device,
             all_layers=all_layers,
         )
+        if rescale:
+            _ = scorer.baseline_vals  # read lazily by bert-score: read it here, inside the filter
+    return scorer
 
 
 @register_metric
