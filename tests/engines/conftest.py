@@ -82,7 +82,8 @@ def cluster() -> Iterator[Cluster]:
     env = {**os.environ, **RAY_ENV}
     port = _free_port()
     temp = tempfile.mkdtemp(prefix="dr-", dir="/tmp")  # short: Ray's socket paths must stay under 107 chars
-    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats", f"--temp-dir={temp}"]
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--object-store-memory=300000000", "--disable-usage-stats",
+              f"--temp-dir={temp}"]
     head = [ray_cli, "start", "--head", f"--port={port}", "--include-dashboard=false", *common]
     worker = [ray_cli, "start", f"--address=127.0.0.1:{port}", *common]
     try:
