@@ -47,7 +47,15 @@ def parse_params(pairs: Sequence[str]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _coerce(cls: type[Metric], params: Mapping[str, str]) -> dict[str, Any]:
+def coerce_params(cls: type[Metric], params: Mapping[str, str]) -> dict[str, Any]:
+    """Convert ``key=value`` strings to the types of ``cls.Config``'s fields; unknown keys are dropped.
+
+    Example:
+        >>> from dialeval.metrics import METRICS, load_builtin_metrics
+        >>> load_builtin_metrics()
+        >>> coerce_params(METRICS.get("judge:custom"), {"k": "1", "cache": "no", "nope": "x"})
+        {'k': 1, 'cache': False}
+    """
     fields = {f.name: f for f in dataclasses.fields(cls.Config)}
     out: dict[str, Any] = {}
     for key, raw in params.items():
@@ -137,7 +145,7 @@ def run_metrics(
                 f'items of "{bench.name}" have none'
             )
         merged = {**params.get("*", {}), **params.get(cls.name, {})}
-        metrics.append(cls(**_coerce(cls, merged)))
+        metrics.append(cls(**coerce_params(cls, merged)))
     jobs = [plan_job(m, bench.candidates, bench.dialogues, cache) for m in metrics]
     tick = None if progress is None else (lambda n, items: progress(metrics[n].name, items))
     seconds = run_jobs(jobs, cache=cache, engine=engine, progress=tick)

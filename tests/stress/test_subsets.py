@@ -118,3 +118,36 @@ def test_cli_writes_subset_rows_and_a_grey_scale_figure(tmp_path: Path, shared_d
     none = runner.invoke(app, [*args[:-3], "-o", str(tmp_path / "n"), "--subsets", "none", "--json"])
     assert none.exit_code == 0 and json.loads(none.output)["subset_rows"] == []
     assert not (tmp_path / "n" / "stress_subsets_negation.png").exists()
+
+
+@pytest.mark.slow
+def test_judge_tags_each_context_once_from_the_judges_own_answers(
+    bench: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--subsets judge` with the packaged SmolLM2 (llama.cpp in process): one verdict per context, never a default."""
+    from dialeval.judges.metric import CustomJudge
+    from dialeval.scoring import score_candidates
+    from dialeval.stress.subsets import SUBSET_PROTOCOL, judge_subsets
+
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    head = bench.head(4)
+    params = {"k": "1", "max_tokens": "16", "temperature": "0"}
+    tagged, counts = judge_subsets(head.candidates, head.dialogues, params)
+    # the judge's raw answers for the first candidate of each context, asked again (served by the request cache)
+    judge = CustomJudge(protocol=str(SUBSET_PROTOCOL), k=1, max_tokens=16, temperature=0.0)
+    firsts = list({c.context_id: c for c in reversed(head.candidates)}.values())
+    raw = {s.context_id: s.value for s in score_candidates(judge, firsts, head.dialogues) if s.metric == "judge:custom"}
+    expected = {ctx: None if v is None else (OPEN if v >= 0.5 else CLOSED) for ctx, v in raw.items()}
+    assert len(raw) == 4
+    for c in tagged:
+        assert c.tags.get("subset") == expected[c.context_id]  # untagged (no key) where the answer did not parse
+    assert sum(counts.values()) == 4
+    assert counts["unparsed"] == sum(v is None for v in raw.values())
+    assert [c.id for c in tagged] == [c.id for c in head.candidates]
+
+
+def test_cli_subsets_judge_reads_its_parameters(bench: Benchmark) -> None:
+    res = runner.invoke(app, ["stress", "-b", "usr-tc", "--limit", "1", "-m", "f1", "--subsets", "judge",
+                              "-p", "subsets.backend=nonesuch", "-o", "/tmp/unused-stress"])  # fmt: skip
+    assert res.exit_code == 2  # a dialeval error, reported without a traceback
+    assert 'unknown backend "nonesuch"' in res.output

@@ -11,15 +11,16 @@ import shlex
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from dialeval import __version__
 from dialeval.commands.common import console, fail, out, split_list
 from dialeval.errors import DialevalError, InputError
+from dialeval.metrics.base import Metric
 from dialeval.schema import Score
 
 if TYPE_CHECKING:
@@ -83,6 +84,20 @@ def family_signatures(scores: Iterable[Score]) -> dict[str, dict[str, str]]:
     return {sig.split("|", 1)[0]: {"signature": sig} for sig in sorted({s.signature for s in scores if s.signature})}
 
 
+def family_params(families: Sequence[type[Metric]], parsed: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    """Return each family's constructor parameters from ``-p`` (``key=value`` for all, ``family.key=value``).
+
+    Example:
+        >>> from dialeval.runner import resolve_metrics
+        >>> fams, _ = resolve_metrics(["bleu"])
+        >>> family_params(fams, {"bleu": {"smoothing": "method1"}})
+        {'bleu': {'smoothing': 'method1'}}
+    """
+    from dialeval.runner import coerce_params
+
+    return {f.name: coerce_params(f, {**parsed.get("*", {}), **parsed.get(f.name, {})}) for f in families}
+
+
 def _fmt(v: float) -> str:
     return "n/a" if v != v else f"{v:.3f}"
 
@@ -98,7 +113,11 @@ def stress(
     seed: int = typer.Option(0, "--seed", help="Seed of the perturbations and the bootstrap."),
     n_boot: int = typer.Option(1000, "--boot", help="Bootstrap resamples (over contexts)."),
     subsets: str = typer.Option(
-        "rule", "--subsets", help="Open/closed-ended subsets: rule (last context turn), tags (records' own), none."
+        "rule", "--subsets",
+        help="Open/closed-ended subsets: rule (last context turn), judge (an LLM, -p subsets.key=value), tags, none.",
+    ),
+    param: list[str] = typer.Option(
+        [], "--param", "-p", help="Metric parameter, [metric.]key=value (subsets.key=value: the subset judge)."
     ),
     plot: str = typer.Option(
         "negation", "--plot", help="Perturbations to draw per-subset score distributions for (none: no figure)."
@@ -116,13 +135,13 @@ def stress(
     against its adversarial and random negatives and writes ranking.jsonl and ranking.md.
     """
     if benchmark.lower() in DDPP_NAMES:
-        _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json)
+        _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json, param)
         return
     from dialeval.commands.common import load_inputs, write_json, write_text
-    from dialeval.runner import resolve_metrics
+    from dialeval.runner import parse_params, resolve_metrics
     from dialeval.stress.perturb import ALL_PERTURBATIONS
     from dialeval.stress.run import run_stress
-    from dialeval.stress.subsets import subset_distribution_png, tag_subsets
+    from dialeval.stress.subsets import judge_subsets, subset_distribution_png, tag_subsets
 
     started = time.perf_counter()
     try:
@@ -132,9 +151,18 @@ def stress(
                 raise InputError(f'--perturb: unknown perturbation "{p}"; known: {", ".join(ALL_PERTURBATIONS)}')
         plots = [] if plot.strip() == "none" else [p for p in split_list(plot) or [] if p in names]
         bench = load_inputs(benchmark, path, None, None, None, limit)
-        candidates = tag_subsets(bench.candidates, bench.dialogues, subsets)
-        families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","), bench=bench)
-        result = run_stress(candidates, bench.dialogues, families, names, seed=seed, n_boot=n_boot)
+        parsed = parse_params(param)
+        judged: dict[str, int] = {}
+        if subsets == "judge":
+            candidates, counts = judge_subsets(bench.candidates, bench.dialogues, parsed.pop("subsets", {}))
+            judged = dict(counts)
+        else:
+            candidates = tag_subsets(bench.candidates, bench.dialogues, subsets)
+        families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","), bench=bench, params=parsed)
+        result = run_stress(
+            candidates, bench.dialogues, families, names, seed=seed, n_boot=n_boot,
+            params=family_params(families, parsed),
+        )
     except DialevalError as exc:
         fail(exc)
         return
@@ -159,7 +187,7 @@ def stress(
         "metrics": family_signatures(result.scores),
         "seed": seed,
         "bootstrap": {"resamples": n_boot, "unit": "context"},
-        "subsets": {"mode": subsets, "items": dict(subset_items)},
+        "subsets": {"mode": subsets, "items": dict(subset_items), **({"judged_contexts": judged} if judged else {})},
         "applied": result.applied,
         "skipped": result.skipped,
         "seconds": round(time.perf_counter() - started, 2),
@@ -191,6 +219,8 @@ def stress(
         )
     if result.subset_rows:
         console.print(f"subsets ({subsets}): {dict(subset_items)}", highlight=False)
+    if judged:
+        console.print(f"subset judge, per context: {judged}", highlight=False)
     written = ", ".join(
         ["stress.jsonl", *(["stress_subsets.jsonl"] if sub_rows else []), "stress.md", "run.json", *figures]
     )
@@ -208,11 +238,12 @@ def _ranking(
     refs: int,
     output: Path,
     as_json: bool,
+    param: Sequence[str] = (),
 ) -> None:
     """``dialeval stress --benchmark dailydialog++``: rank good responses against the negatives of their context."""
     from dialeval.commands.common import write_json, write_text
     from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
-    from dialeval.runner import resolve_metrics
+    from dialeval.runner import parse_params, resolve_metrics
     from dialeval.stress.ranking import NEGATIVES, hold_out_references, ranking_markdown, run_ranking
 
     started = time.perf_counter()
@@ -225,8 +256,11 @@ def _ranking(
                 raise InputError("--limit must be at least 1", field="--limit")
             bench = bench.head(limit)
         candidates = hold_out_references(bench.candidates, refs)
-        families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","))
-        result = run_ranking(candidates, bench.dialogues, families, n_boot=n_boot, seed=seed)
+        parsed = parse_params(param)
+        families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","), params=parsed)
+        result = run_ranking(
+            candidates, bench.dialogues, families, n_boot=n_boot, seed=seed, params=family_params(families, parsed)
+        )
     except DialevalError as exc:
         fail(exc)
         return

@@ -19,7 +19,9 @@ rule to the last context turn:
    wh-, e.g. ``who``, ``when``, ``where``, ``which``, ``how many``, ``what is``;
    a declarative ``you like jazz?``) is **closed-ended**.
 
-Records that already carry a ``subset`` tag (``--subsets tags``) keep it.
+Records that already carry a ``subset`` tag (``--subsets tags``) keep it. ``--subsets judge``
+asks an LLM judge instead (:func:`judge_subsets`, protocol ``stress/protocols/open-closed.yaml``),
+once per context; a context whose answer does not parse stays untagged, and is counted.
 
 Example:
     >>> question_subset("i saw the film . who directed it ?")
@@ -35,12 +37,16 @@ Example:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from dialeval.schema import Candidate, Dialogue, Score
 
 CLOSED, OPEN = "closed-ended", "open-ended"
-SUBSET_MODES = ("rule", "tags", "none")
+SUBSET_MODES = ("rule", "judge", "tags", "none")
+#: The subset judge's protocol file (``--subsets judge``; ``-p subsets.protocol=PATH`` for another).
+SUBSET_PROTOCOL = Path(__file__).with_name("protocols") / "open-closed.yaml"
 
 _FILLER = re.compile(r"^(?:(?:so|and|but|well|oh|ok|okay|yeah|yes|no|hey|haha|lol|hmm|um|wow)\b[\s,]*|[\s,]+)+")
 _OPEN_START = (
@@ -102,6 +108,8 @@ def tag_subsets(
         raise InputError(f'unknown subset mode "{mode}"; use {", ".join(SUBSET_MODES)}', field="--subsets")
     if mode == "tags":
         return list(candidates)
+    if mode == "judge":
+        return judge_subsets(candidates, dialogues)[0]
     out = []
     for c in candidates:
         tags = {k: v for k, v in c.tags.items() if k != "subset"}
@@ -110,6 +118,41 @@ def tag_subsets(
             tags["subset"] = question_subset(context[-1].text) if context else OPEN
         out.append(c.model_copy(update={"tags": tags}))
     return out
+
+
+def judge_subsets(
+    candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue], params: Mapping[str, str] | None = None
+) -> tuple[list[Candidate], Counter[str]]:
+    """Tag each candidate with its context's subset as an LLM judge classifies it, and count the outcomes.
+
+    The judge (``judge:custom`` with :data:`SUBSET_PROTOCOL`, any backend through
+    ``params`` such as ``backend``, ``model``, ``base_url``, ``k``) answers once per
+    context: a mean answer of 0.5 or more is open-ended, below is closed-ended; a
+    context whose answers do not parse leaves its candidates untagged (counted as
+    ``unparsed``), never a default.
+    """
+    from dialeval.judges.metric import CustomJudge
+    from dialeval.metrics import load_builtin_metrics
+    from dialeval.runner import coerce_params
+    from dialeval.scoring import score_candidates
+
+    load_builtin_metrics()
+    given = dict(params or {})
+    protocol = given.pop("protocol", "") or str(SUBSET_PROTOCOL)
+    judge = CustomJudge(protocol=protocol, **coerce_params(CustomJudge, given))
+    first = {c.context_id: c for c in reversed(candidates)}  # one item per context
+    verdict: dict[str, str | None] = {}
+    for s in score_candidates(judge, list(first.values()), dialogues):
+        if s.metric == "judge:custom":
+            verdict[str(s.context_id)] = None if s.value is None else (OPEN if s.value >= 0.5 else CLOSED)
+    counts: Counter[str] = Counter(v or "unparsed" for v in verdict.values())
+    out = []
+    for c in candidates:
+        tags = {k: v for k, v in c.tags.items() if k != "subset"}
+        if (label := verdict.get(c.context_id)) is not None:
+            tags["subset"] = label
+        out.append(c.model_copy(update={"tags": tags}))
+    return out, counts
 
 
 def distribution_label(score: Score, perturbation: str) -> str:
