@@ -96,3 +96,29 @@ def test_empty_response_is_none_and_context_window_is_in_the_signature(metric):
     sig = LikelihoodMetric(context_turns=3, max_context_tokens=64).signature
     assert "context_turns:3" in sig and "max_context_tokens:64" in sig and "model_sha:" in sig
     assert sig != metric.signature
+
+
+def test_padded_fallback_gives_the_packed_values(metric, usr_items):
+    """Models without transformers' attention interface take the padded 4-D-mask path: same NLLs."""
+    from dialeval.metrics import likelihood
+
+    model, _, _ = metric._loaded()
+    cond, _ = metric.requests(usr_items)
+    packed = continuation_nll(model, cond)
+    likelihood._unsupported.add(model)
+    try:
+        assert not likelihood._can_pack(model)
+        padded = continuation_nll(model, cond)
+    finally:
+        likelihood._unsupported.discard(model)
+    assert padded == pytest.approx(packed, abs=1e-4)
+
+
+def test_a_prefix_is_repeated_only_when_a_new_row_is_cheaper():
+    from dialeval.metrics.likelihood import _split_rows
+
+    short_prefix = {(1,): {(2,) * 50, (3,) * 50, (4,) * 50}}  # one-token prefix: a fresh row costs one token
+    long_prefix = {(1,) * 400: {(2,) * 10, (3,) * 10}}  # long prefix: repeating it costs far more than sharing
+    assert len(_split_rows(short_prefix, pair_cost=1 / 4096)) == 3
+    assert len(_split_rows(long_prefix, pair_cost=1 / 4096)) == 1
+    assert len(_split_rows(short_prefix, pair_cost=0.0)) == 1  # padded layout: never split

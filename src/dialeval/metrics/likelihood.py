@@ -20,8 +20,12 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import threading
+import weakref
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -54,8 +58,147 @@ class LikelihoodConfig:
     turn_separator: str = " "
 
 
+_ATTENTION = "dialeval_tree"
+#: Positions per vocabulary-projection chunk: the logits of one chunk (chunk x vocab floats) stay
+#: in one reused buffer instead of a fresh vocab-wide tensor per batch.
+_HEAD_CHUNK = 128
+_unsupported: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+class _Packed(threading.local):
+    """The rows of the forward pass running in this thread: (start, end, tree mask) each."""
+
+    rows: list[tuple[int, int, Any]] | None = None
+    calls: int = 0
+
+
+_packed = _Packed()
+
+
+def _tree_attention(
+    module: Any, query: Any, key: Any, value: Any, attention_mask: Any, scaling: float | None = None, **kwargs: Any
+) -> tuple[Any, None]:
+    """Attention over a batch of rows laid end to end: each row attends within itself, under its tree mask.
+
+    Registered as a transformers attention implementation; outside :func:`continuation_nll`'s
+    packed forward (no rows set in this thread) it is plain SDPA.
+    """
+    import torch
+
+    rows = _packed.rows
+    if rows is None:
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+        return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, **kwargs)
+    if query.shape[0] != 1 or query.shape[2] != rows[-1][1] or key.shape[2] != query.shape[2]:
+        raise RuntimeError(f"packed attention got query {tuple(query.shape)}, key {tuple(key.shape)}")
+    _packed.calls += 1
+    gqa = query.shape[1] != key.shape[1]
+    out = query.new_empty(1, query.shape[2], query.shape[1], value.shape[3])
+    for start, end, mask in rows:
+        part = torch.nn.functional.scaled_dot_product_attention(
+            query[:, :, start:end],
+            key[:, :, start:end],
+            value[:, :, start:end],
+            attn_mask=mask,
+            scale=scaling,
+            enable_gqa=gqa,
+        )
+        out[:, start:end] = part.transpose(1, 2)
+    return out, None
+
+
+@functools.cache
+def _register_attention() -> None:
+    from transformers import AttentionInterface
+
+    AttentionInterface.register(_ATTENTION, _tree_attention)
+
+
+def _can_pack(model: Any) -> bool:
+    return bool(getattr(type(model), "_supports_attention_backend", False)) and model not in _unsupported
+
+
+@contextlib.contextmanager
+def _packed_attention(model: Any) -> Iterator[None]:
+    """Switch the model to :func:`_tree_attention` for the duration (restored afterwards)."""
+    _register_attention()
+    old = model.config._attn_implementation
+    model.set_attn_implementation(_ATTENTION)
+    try:
+        yield
+    finally:
+        _packed.rows = None
+        model.set_attn_implementation(old)
+
+
+def _split_rows(
+    groups: Mapping[tuple[int, ...], set[tuple[int, ...]]], pair_cost: float
+) -> list[tuple[tuple[int, ...], list[tuple[int, ...]]]]:
+    """Lay each prefix and its continuations in rows; a prefix gets a second row only when that is cheaper.
+
+    Within a row every query-key pair costs attention (``pair_cost`` of a token's dense
+    layers), so a continuation joins the current row unless repeating the prefix in a new
+    row costs less (the unconditional prefix is one token: its many responses go in short rows).
+    """
+    rows: list[tuple[tuple[int, ...], list[tuple[int, ...]]]] = []
+    for prefix, conts in groups.items():
+        size = len(prefix)
+        row: list[tuple[int, ...]] = []
+        width = size
+        for cont in sorted(conts, key=lambda c: (len(c), c)):
+            n = len(cont)
+            join = pair_cost * ((width + n) ** 2 - width**2)
+            fresh = size + pair_cost * (size + n) ** 2
+            if row and join > fresh:
+                rows.append((prefix, row))
+                row, width = [], size
+            row.append(cont)
+            width += n
+        rows.append((prefix, row))
+    return sorted(rows, key=lambda r: -(len(r[0]) + sum(len(c) for c in r[1])))
+
+
+def _tree_mask(size: int, lengths: Sequence[int], device: Any) -> Any:
+    """Boolean mask of one row: the prefix is causal; each continuation sees the prefix and itself, causally."""
+    import torch
+
+    seg = torch.repeat_interleave(torch.arange(len(lengths) + 1), torch.tensor([size, *lengths]))
+    idx = torch.arange(len(seg))
+    causal = idx[None, :] <= idx[:, None]
+    visible = (seg[None, :] == seg[:, None]) | (seg[None, :] == 0)
+    return (causal & visible).to(device)
+
+
+def _layout(
+    chunk: Sequence[tuple[tuple[int, ...], list[tuple[int, ...]]]],
+) -> tuple[list[int], list[int], list[int], list[int], list[Request], list[tuple[int, int, list[int]]]]:
+    """Token ids, position ids, predicting positions, targets, keys and row spans of rows laid end to end."""
+    ids: list[int] = []
+    pos: list[int] = []
+    pred: list[int] = []
+    targets: list[int] = []
+    keys: list[Request] = []
+    spans: list[tuple[int, int, list[int]]] = []
+    for prefix, conts in chunk:
+        start = len(ids)
+        size = len(prefix)
+        ids.extend(prefix)
+        pos.extend(range(size))
+        for c in conts:
+            off = len(ids)
+            ids.extend(c)
+            pos.extend(range(size, size + len(c)))
+            pred.append(start + size - 1)
+            pred.extend(range(off, off + len(c) - 1))
+            targets.extend(c)
+            keys.append((prefix, c))
+        spans.append((start, len(ids), [size, *(len(c) for c in conts)]))
+    return ids, pos, pred, targets, keys, spans
+
+
 def _pack(chunk: Sequence[tuple[tuple[int, ...], list[tuple[int, ...]]]], width: int) -> tuple[Any, ...]:
-    """Lay each prompt and all its responses side by side in one row, with a tree-shaped mask."""
+    """Lay out padded rows, one per prefix (the fallback for models without the attention interface)."""
     import torch
 
     n = len(chunk)
@@ -66,37 +209,53 @@ def _pack(chunk: Sequence[tuple[tuple[int, ...], list[tuple[int, ...]]]], width:
     targets: list[int] = []
     keys: list[Request] = []
     for b, (prefix, conts) in enumerate(chunk):
-        size = len(prefix)
-        ids[b, :size] = torch.tensor(prefix)
-        pos[b, :size] = torch.arange(size)
-        mask[b, 0, :size, :size] = torch.ones(size, size, dtype=torch.bool).tril()
-        off = size
-        for c in conts:
-            n_c = len(c)
-            ids[b, off : off + n_c] = torch.tensor(c)
-            pos[b, off : off + n_c] = torch.arange(size, size + n_c)
-            mask[b, 0, off : off + n_c, :size] = True  # every response sees the whole prompt ...
-            mask[b, 0, off : off + n_c, off : off + n_c] = torch.ones(n_c, n_c, dtype=torch.bool).tril()  # and itself
-            pred.extend([b * width + size - 1] + [b * width + off + k for k in range(n_c - 1)])
-            targets.extend(c)
-            keys.append((prefix, c))
-            off += n_c
-        for j in range(off, width):  # padding attends to itself only (no empty softmax rows)
-            mask[b, 0, j, j] = True
+        ids_b, pos_b, pred_b, targets_b, keys_b, _ = _layout([(prefix, conts)])
+        w = len(ids_b)
+        ids[b, :w] = torch.tensor(ids_b)
+        pos[b, :w] = torch.tensor(pos_b)
+        mask[b, 0, :w, :w] = _tree_mask(len(prefix), [len(c) for c in conts], "cpu")
+        pad = torch.arange(w, width)
+        mask[b, 0, pad, pad] = True  # padding attends to itself only (no empty softmax rows)
+        pred.extend(b * width + p for p in pred_b)
+        targets.extend(targets_b)
+        keys.extend(keys_b)
     return ids, pos, mask, pred, targets, keys
 
 
-def continuation_nll(model: Any, requests: Sequence[Request], max_batch_tokens: int = 2048) -> list[float | None]:
+def _head_nll(head: Any, hidden: Any, targets: Any) -> Any:
+    """NLL of each target from its hidden state: logsumexp minus the target logit, a chunk of positions at a time."""
+    import torch
+
+    n = hidden.shape[0]
+    nll = torch.empty(n, dtype=torch.float32, device=hidden.device)
+    linear = type(head) is torch.nn.Linear
+    buf = hidden.new_empty(min(n, _HEAD_CHUNK), head.weight.shape[0]) if linear else None
+    for s in range(0, n, _HEAD_CHUNK):
+        x = hidden[s : s + _HEAD_CHUNK]
+        if buf is not None:
+            logits = torch.mm(x, head.weight.t(), out=buf[: len(x)])
+            if head.bias is not None:
+                logits += head.bias
+        else:
+            logits = head(x)
+        logits = logits.float()
+        t = targets[s : s + _HEAD_CHUNK, None]
+        nll[s : s + len(x)] = torch.logsumexp(logits, dim=-1) - logits.gather(1, t)[:, 0]
+    return nll
+
+
+def continuation_nll(model: Any, requests: Sequence[Request], max_batch_tokens: int = 1024) -> list[float | None]:
     """Return the mean token NLL of each continuation given its prefix (None if it is empty).
 
     Equals the loss of ``model(prefix + continuation, labels=...)`` with the prefix
     labels masked. Each distinct prefix is laid out once, followed by its distinct
     continuations; a tree-shaped attention mask lets every continuation see the
     prefix and itself only (the prefix's keys and values are computed once and
-    shared), position ids restart after the prefix for each continuation, and
-    several contexts are batched, longest first, up to ``max_batch_tokens`` padded
-    tokens. The vocabulary projection runs only at positions that predict a
-    continuation token.
+    shared), and position ids restart after the prefix for each continuation. Rows
+    are laid end to end without padding, up to ``max_batch_tokens`` tokens per
+    forward pass, and attention runs row by row (models without transformers'
+    attention interface get padded rows and a 4-D mask instead). The vocabulary
+    projection runs only at positions that predict a continuation token.
     """
     import torch
 
@@ -107,27 +266,64 @@ def continuation_nll(model: Any, requests: Sequence[Request], max_batch_tokens: 
     for prefix, cont in requests:
         if cont:
             groups[prefix].add(cont)
-    rows = sorted(
-        ((p, sorted(cs, key=len)) for p, cs in groups.items()),
-        key=lambda row: -(len(row[0]) + sum(len(c) for c in row[1])),
-    )
     found: dict[Request, float] = {}
+    packed = _can_pack(model)
+    pair_cost = 1 / (4 * int(getattr(model.config, "hidden_size", 1024))) if packed else 0.0
+    rows = _split_rows(groups, pair_cost)
+    widths = [len(p) + sum(len(c) for c in cs) for p, cs in rows]
     start = 0
-    with torch.inference_mode():
+    with torch.inference_mode(), _packed_attention(model) if packed else contextlib.nullcontext():
         while start < len(rows):
-            width = len(rows[start][0]) + sum(len(c) for c in rows[start][1])
-            chunk = rows[start : start + max(1, max_batch_tokens // width)]
+            if packed:
+                stop, total = start + 1, widths[start]
+                while stop < len(rows) and total + widths[stop] <= max_batch_tokens:
+                    total += widths[stop]
+                    stop += 1
+                chunk = rows[start:stop]
+            else:
+                chunk = rows[start : start + max(1, max_batch_tokens // widths[start])]
             start += len(chunk)
-            ids, pos, mask, pred, targets, keys = _pack(chunk, width)
-            hidden = base(
-                input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=pos.to(device)
-            ).last_hidden_state
-            picked = hidden.reshape(-1, hidden.shape[-1])[torch.tensor(pred, device=device)]
-            logp = torch.log_softmax(head(picked).float(), dim=-1)
-            nll = -logp.gather(1, torch.tensor(targets, device=device)[:, None])[:, 0]
-            for key, part in zip(keys, torch.split(nll, [len(c) for _, c in keys]), strict=True):
+            nll = _forward_nll(model, base, head, chunk, device, packed)
+            if nll is None:  # the model ignored the attention hook: never pack it again
+                _unsupported.add(model)
+                return continuation_nll(model, requests, max_batch_tokens)
+            keys, values = nll
+            for key, part in zip(keys, torch.split(values, [len(c) for _, c in keys]), strict=True):
                 found[key] = float(part.mean())
     return [found.get(r) for r in requests]
+
+
+def _forward_nll(
+    model: Any,
+    base: Any,
+    head: Any,
+    chunk: Sequence[tuple[tuple[int, ...], list[tuple[int, ...]]]],
+    device: Any,
+    packed: bool,
+) -> tuple[list[Request], Any] | None:
+    """One forward pass over ``chunk``: the keys and the per-token NLLs, in key order (None if unpacked)."""
+    import torch
+
+    if packed:
+        ids_l, pos_l, pred, targets, keys, spans = _layout(chunk)
+        _packed.rows = [(s, e, _tree_mask(sizes[0], sizes[1:], device)) for s, e, sizes in spans]
+        _packed.calls = 0
+        hidden = base(
+            input_ids=torch.tensor([ids_l], device=device),
+            position_ids=torch.tensor([pos_l], device=device),
+            use_cache=False,
+        ).last_hidden_state
+        _packed.rows = None
+        if _packed.calls == 0:
+            return None
+    else:
+        width = max(len(p) + sum(len(c) for c in cs) for p, cs in chunk)
+        ids, pos, mask, pred, targets, keys = _pack(chunk, width)
+        hidden = base(
+            input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=pos.to(device), use_cache=False
+        ).last_hidden_state
+    picked = hidden.reshape(-1, hidden.shape[-1])[torch.tensor(pred, device=device)]
+    return keys, _head_nll(head, picked, torch.tensor(targets, device=device))
 
 
 def _inverse(nll: float | None) -> float | None:
