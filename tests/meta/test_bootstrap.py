@@ -128,15 +128,19 @@ def test_system_level_bootstrap_recomputes_system_means_from_resampled_contexts(
     assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])), abs=1e-10)
 
 
-def test_kendall_fallback_loop_equals_quadratic_form(monkeypatch):
+@pytest.mark.parametrize("width", [1, 2, 5, 1000])
+@pytest.mark.parametrize("method", ["spearman", "kendall"])
+def test_any_block_width_equals_scipy(monkeypatch, method, width):
+    """Blocks of one row (all cross-block), tiny blocks, and one block holding every row (all in-block slots)."""
     import dialeval.meta.bootstrap as bs
 
+    monkeypatch.setattr(bs, "BLOCK_WIDTH", width)
     x, y, codes = clustered_data(seed=9, k=30)
     counts = draw_counts(30, 20, seed=2)
-    fast = weighted_correlation(x, y, codes, counts, "kendall")
-    monkeypatch.setattr(bs, "MAX_PAIR_CLUSTERS", 10)  # force the per-resample scipy loop
-    slow = weighted_correlation(x, y, codes, counts, "kendall")
-    assert np.allclose(fast, slow, atol=1e-12, equal_nan=True)
+    got = weighted_correlation(x, y, codes, counts, method)
+    for b in range(20):
+        rows = expand(codes, np.repeat(np.arange(30), counts[b]))
+        assert got[b] == pytest.approx(SCIPY[method](x[rows], y[rows]).statistic, abs=1e-10)
 
 
 def test_sample_level_bootstrap_averages_resampled_context_correlations(usr):
@@ -168,7 +172,7 @@ def test_sample_level_bootstrap_averages_resampled_context_correlations(usr):
 
 @pytest.mark.parametrize("method", ["spearman", "kendall"])
 def test_many_clusters_over_several_blocks_and_threads_equal_scipy(method):
-    # 300 clusters: Kendall's pair matrix spans three 128-row blocks (mirrored halves), Spearman runs 5 chunks.
+    # 300 clusters (about 1,200 rows): many blocks of the rank layout, 5 chunks of resamples over the threads.
     x, y, codes = clustered_data(seed=8, k=300, ties=True)
     counts = draw_counts(300, 40, seed=2)
     got = weighted_correlation(x, y, codes, counts, method, chunk=8)
