@@ -103,12 +103,15 @@ def test_rouge_equals_rouge_score(pairs: Pairs) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:\\nThe hypothesis contains 0 counts:UserWarning")
-@pytest.mark.parametrize("smoothing", ["method1", "none", "method3", "method5", "method7"])
+@pytest.mark.parametrize("smoothing", ["method1", "none", "method3", "method5", "method7", "comperdial"])
 def test_nltk_bleu_equals_nltk(pairs: Pairs, smoothing: str) -> None:
     hyps, refs = pairs[0][:120], pairs[1][:120]
     ours = F.sentence_bleu(hyps, refs, smoothing=smoothing)
     tok = NLTKWordTokenizer()
-    fn = getattr(SmoothingFunction(), "method0" if smoothing == "none" else smoothing)
+    if smoothing == "comperdial":  # ComperDial App. C.2: SmoothingFunction(epsilon=1e-12).method1
+        fn = SmoothingFunction(epsilon=1e-12).method1
+    else:
+        fn = getattr(SmoothingFunction(), "method0" if smoothing == "none" else smoothing)
     for n in (1, 2, 3, 4):
         theirs = [
             nltk_sentence_bleu([tok.tokenize(x.lower()) for x in r], tok.tokenize(h.lower()),
@@ -205,3 +208,13 @@ def test_importing_the_lexical_metrics_imports_no_heavy_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_comperdial_smoothing_is_nearly_unsmoothed() -> None:
+    # Hand computation for "the cat sat" vs "the cat ran": p1 = 2/3, p2 = 1/2, and p3 = 0/1 matched trigrams,
+    # which method1 replaces by epsilon/1; brevity penalty 1. BLEU-3 is the geometric mean of the three.
+    hyp, ref = ["the cat sat"], [["the cat ran"]]
+    paper = F.sentence_bleu(hyp, ref, smoothing="comperdial")["bleu3"][0]
+    default = F.sentence_bleu(hyp, ref, smoothing="method1")["bleu3"][0]
+    assert paper == pytest.approx((2 / 3 * 1 / 2 * 1e-12) ** (1 / 3), rel=1e-6)
+    assert default == pytest.approx((2 / 3 * 1 / 2 * 0.1) ** (1 / 3), rel=1e-6)

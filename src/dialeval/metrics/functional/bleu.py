@@ -5,10 +5,11 @@ BLEU-n uses the uniform weights ``(1/n,) * n``, i.e. the geometric mean of the
 (clipped counts take the maximum over references, the closest reference length
 sets the brevity penalty), exactly as NLTK defines it.
 
-Smoothing: ComperDial (Wakaki et al. 2024) reports BLEU without naming a
-smoothing function, so the default here is NLTK's ``method1`` (add epsilon=0.1
-to zero n-gram match counts), the usual choice for short dialogue responses;
-``none`` (NLTK's ``method0``) and ``method1``..``method7`` are selectable.
+Smoothing: the default is NLTK's ``method1`` (add epsilon=0.1 to zero n-gram
+match counts), the usual choice for short dialogue responses. ``comperdial`` is
+the setting of ComperDial (Wakaki et al. 2024, App. C.2): ``method1`` with
+``SmoothingFunction(epsilon=1e-12)``, i.e. nearly unsmoothed. ``none`` (NLTK's
+``method0``) and ``method1``..``method7`` are selectable too.
 
 Example:
     >>> s = sentence_bleu(["the cat sat on the mat"], [["the cat sat on the mat"]])
@@ -30,9 +31,11 @@ from dialeval.metrics.functional._batch import (
     tokenizer,
 )
 
-SMOOTHING_METHODS = ("none", *(f"method{i}" for i in range(8)))
+SMOOTHING_METHODS = ("none", "comperdial", *(f"method{i}" for i in range(8)))
 #: Methods whose smoothed p_k depends only on p_1..p_k, so BLEU-1..4 can share one call.
-_PREFIX_SAFE = {"none", "method0", "method1", "method2", "method3", "method4"}
+_PREFIX_SAFE = {"none", "comperdial", "method0", "method1", "method2", "method3", "method4"}
+#: ComperDial App. C.2: ``nltkbleu.SmoothingFunction(epsilon=1e-12).method1``.
+COMPERDIAL_EPSILON = 1e-12
 BLEU_ORDERS = (1, 2, 3, 4)
 
 
@@ -41,6 +44,8 @@ def _smoothing_function(name: str) -> Any:
         raise ValueError(f'unknown smoothing "{name}"; choose one of {", ".join(SMOOTHING_METHODS)}')
     from nltk.translate.bleu_score import SmoothingFunction
 
+    if name == "comperdial":
+        return SmoothingFunction(epsilon=COMPERDIAL_EPSILON).method1
     return getattr(SmoothingFunction(), "method0" if name == "none" else name)
 
 
@@ -57,7 +62,7 @@ def sentence_bleu(
     Args:
         hyps: Hypotheses (responses).
         refs: One or more references per hypothesis.
-        smoothing: ``none`` or NLTK ``method1``..``method7``.
+        smoothing: ``none``, ``comperdial`` (method1 with epsilon 1e-12) or NLTK ``method1``..``method7``.
         tokenizer_name: See :data:`dialeval.metrics.functional._batch.TOKENIZERS`.
         lowercase: Lowercase before tokenizing.
     """
