@@ -59,6 +59,21 @@ def test_unknown_metric_and_dimension_are_clear_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "scores.jsonl").exists()
 
 
+def test_parameter_typos_and_bad_values_are_clear_errors(tmp_path: Path) -> None:
+    base = ["benchmark", "--metrics", "bleu,length", "--limit", "1", "-o", str(tmp_path / "run")]
+    res = runner.invoke(app, [*base, "-p", "bleu.smoothng=none"], terminal_width=200)
+    assert res.exit_code == 2
+    assert 'metric "bleu" has no parameter "smoothng"' in res.output and "smoothing" in res.output
+    res = runner.invoke(app, [*base, "-p", "modle=x"], terminal_width=200)
+    assert res.exit_code == 2 and "no metric of this run has the parameter modle" in res.output
+    res = runner.invoke(app, [*base, "-p", "bleu.lowercase=maybe"], terminal_width=200)
+    assert res.exit_code == 2 and "bleu.lowercase='maybe'" in res.output
+    assert not (tmp_path / "run").exists()  # nothing written before the parameters were checked
+    res = runner.invoke(app, [*base, "-p", "bleu.lowercase=no", "--boot", "0"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "lowercase:no" in json.loads((tmp_path / "run" / "run.json").read_text())["metrics"]["bleu"]["signature"]
+
+
 def test_reference_metric_on_reference_free_records_is_refused(tmp_path: Path) -> None:
     (tmp_path / "d.jsonl").write_text('{"id": "d", "turns": [{"speaker": "A", "text": "hi"}]}\n')
     (tmp_path / "c.jsonl").write_text('{"id": "c", "dialogue_id": "d", "turn_index": 1, "system": "s", "text": "yo"}\n')

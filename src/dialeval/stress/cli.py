@@ -11,16 +11,15 @@ import shlex
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from dialeval import __version__
 from dialeval.commands.common import console, fail, out, split_list
 from dialeval.errors import DialevalError, InputError
-from dialeval.metrics.base import Metric
 from dialeval.schema import Score
 
 if TYPE_CHECKING:
@@ -84,20 +83,6 @@ def family_signatures(scores: Iterable[Score]) -> dict[str, dict[str, str]]:
     return {sig.split("|", 1)[0]: {"signature": sig} for sig in sorted({s.signature for s in scores if s.signature})}
 
 
-def family_params(families: Sequence[type[Metric]], parsed: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
-    """Return each family's constructor parameters from ``-p`` (``key=value`` for all, ``family.key=value``).
-
-    Example:
-        >>> from dialeval.runner import resolve_metrics
-        >>> fams, _ = resolve_metrics(["bleu"])
-        >>> family_params(fams, {"bleu": {"smoothing": "method1"}})
-        {'bleu': {'smoothing': 'method1'}}
-    """
-    from dialeval.runner import coerce_params
-
-    return {f.name: coerce_params(f, {**parsed.get("*", {}), **parsed.get(f.name, {})}) for f in families}
-
-
 def _fmt(v: float) -> str:
     return "n/a" if v != v else f"{v:.3f}"
 
@@ -138,7 +123,7 @@ def stress(
         _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json, param)
         return
     from dialeval.commands.common import load_inputs, write_json, write_text
-    from dialeval.runner import parse_params, resolve_metrics
+    from dialeval.runner import metric_params, parse_params, resolve_metrics
     from dialeval.stress.perturb import ALL_PERTURBATIONS
     from dialeval.stress.run import run_stress
     from dialeval.stress.subsets import judge_subsets, subset_distribution_png, tag_subsets
@@ -161,7 +146,7 @@ def stress(
         families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","), bench=bench, params=parsed)
         result = run_stress(
             candidates, bench.dialogues, families, names, seed=seed, n_boot=n_boot,
-            params=family_params(families, parsed),
+            params=metric_params(families, parsed),
         )
     except DialevalError as exc:
         fail(exc)
@@ -243,7 +228,7 @@ def _ranking(
     """``dialeval stress --benchmark dailydialog++``: rank good responses against the negatives of their context."""
     from dialeval.commands.common import write_json, write_text
     from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
-    from dialeval.runner import parse_params, resolve_metrics
+    from dialeval.runner import metric_params, parse_params, resolve_metrics
     from dialeval.stress.ranking import NEGATIVES, hold_out_references, ranking_markdown, run_ranking
 
     started = time.perf_counter()
@@ -259,7 +244,7 @@ def _ranking(
         parsed = parse_params(param)
         families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","), params=parsed)
         result = run_ranking(
-            candidates, bench.dialogues, families, n_boot=n_boot, seed=seed, params=family_params(families, parsed)
+            candidates, bench.dialogues, families, n_boot=n_boot, seed=seed, params=metric_params(families, parsed)
         )
     except DialevalError as exc:
         fail(exc)

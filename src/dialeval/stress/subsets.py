@@ -139,7 +139,7 @@ def judge_subsets(
     load_builtin_metrics()
     given = dict(params or {})
     protocol = given.pop("protocol", "") or str(SUBSET_PROTOCOL)
-    judge = CustomJudge(protocol=protocol, **coerce_params(CustomJudge, given))
+    judge = CustomJudge(protocol=protocol, **coerce_params(CustomJudge, given, strict=True))
     first = {c.context_id: c for c in reversed(candidates)}  # one item per context
     verdict: dict[str, str | None] = {}
     for s in score_candidates(judge, list(first.values()), dialogues):
