@@ -77,3 +77,43 @@ def test_local_classifier_by_path(tmp_path):
     assert "model_sha:" in StyleMetric(target="positive", sentiment_model=str(folder)).signature
     with pytest.raises(InputError, match="formal"):
         StyleMetric(target="formal", formality_model=str(folder)).compute([MetricInput(response="hi")])
+
+
+def test_per_item_style_from_a_tag_on_the_lmstyle_mturk_data(shared_data, tmp_path):
+    """`-p style.target=tag:task` scores each response for its own task's style (the MTurk file mixes four)."""
+
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+    from dialeval.data.lmstyle import load_lmstyle_mturk
+    from dialeval.jsonl import read_jsonl, write_jsonl
+    from dialeval.schema import Score
+
+    bench = load_lmstyle_mturk(shared_data / "lmstyle" / "Batch_results_develop.csv")
+    picked = [c for task in ("Formal", "Informal", "Positive", "Negative")
+              for c in [c for c in bench.candidates if c.tags["task"] == task][:3]]
+    write_jsonl(tmp_path / "c.jsonl", picked)
+    write_jsonl(tmp_path / "d.jsonl", [bench.dialogues[k] for k in dict.fromkeys(c.dialogue_id for c in picked)])
+    args = ["score", "--dialogues", str(tmp_path / "d.jsonl"), "--candidates", str(tmp_path / "c.jsonl"),
+            "-m", "style", "-o", str(tmp_path / "s.jsonl"), "--no-cache"]
+    res = CliRunner().invoke(app, [*args, "-p", "style.target=tag:task"])
+    assert res.exit_code == 0, res.output
+    match = {s.item_id: s for s in read_jsonl(tmp_path / "s.jsonl", Score) if s.metric == "style_match"}
+    assert list(match) == [c.id for c in picked]  # every item, in input order
+    vader = SentimentIntensityAnalyzer()
+    for c in picked:
+        task = c.tags["task"].lower()
+        assert f"target:{task}" in match[c.id].signature
+        if task in ("positive", "negative"):  # VADER called directly, with its own thresholds
+            compound = vader.polarity_scores(c.text.strip())["compound"]
+            expected = compound >= 0.05 if task == "positive" else compound <= -0.05
+            assert match[c.id].value == float(expected)
+        else:
+            alone = StyleMetric(target=task).compute([MetricInput(response=c.text)])["style_match"][0]
+            assert match[c.id].value == alone
+    # a candidate without the tag is a clear error, not a silent default
+    untagged = [picked[0].model_copy(update={"tags": {}})]
+    write_jsonl(tmp_path / "c.jsonl", untagged)
+    res = CliRunner().invoke(app, [*args, "-p", "style.target=tag:task"])
+    assert res.exit_code == 2 and f'candidate "{picked[0].id}"' in res.output
+    assert 'has no "task" tag' in " ".join(res.output.split())
