@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 import httpx
 import pytest
 from tests.human.conftest import Server, make_study, start_server
+
+from dialeval.human.app import public_id
 
 
 def auth(token: str) -> dict[str, str]:
@@ -22,6 +25,63 @@ def first_item(base: str, token: str) -> dict[str, Any]:
 
 def answer(item_id: str, value: str = "positive", criterion: str = "Appropriateness", **kw: Any) -> dict[str, Any]:
     return {"item_id": item_id, "criterion": criterion, "value": value, **kw}
+
+
+def _db(study_dir: Path) -> Any:
+    import json
+
+    from dialeval.human import store
+
+    return store.connect(json.loads((study_dir / "access.json").read_text())["db_url"])
+
+
+def blind_key(study_dir: Path) -> str:
+    from dialeval.human import store
+
+    with _db(study_dir).connect() as conn:
+        return str(store.get_meta(conn, "blind_key"))
+
+
+def main_item_of(study_dir: Path, token: str, access: dict[str, Any]) -> str:
+    """The real id of one main-batch item assigned to the annotator holding ``token`` (read from the database)."""
+    import sqlalchemy as sa
+
+    from dialeval.human import store
+
+    name = next(n for n, t in access["annotators"].items() if t == token)
+    with _db(study_dir).connect() as conn:
+        return str(
+            conn.execute(
+                sa.select(store.items.c.id)
+                .join(store.assignments, store.items.c.unit_id == store.assignments.c.unit_id)
+                .where(store.assignments.c.annotator == name, store.assignments.c.kind == "main")
+            ).first()[0]  # type: ignore[index]
+        )
+
+
+def test_annotators_see_opaque_ids_and_their_own_candidate_order(server: Server, study: dict[str, Any]) -> None:
+    """Neither an id nor a position tells the system: ids are keyed hashes, candidate order is per annotator."""
+    orders: dict[str, dict[str, list[str]]] = {}
+    for name, token in study["access"]["annotators"].items():
+        body = httpx.get(f"{server.base}/api/tasks", headers=auth(token))
+        assert body.status_code == 200
+        ids = json_ids(body.json())
+        assert all(re.fullmatch("[0-9a-f]{20}", i) for i in ids)  # no system, dialogue or ground-truth name
+        assert not set(ids) & {f"d{i}:{s}" for i in range(6) for s in ("m1", "m2", "ground-truth")}
+        orders[name] = {u["unit_id"]: [it["text"][:2] for it in u["items"]] for u in body.json()["units"]}
+    # every unit holds m1, m2 and the ground truth ("re..."); across the 12 (annotator, unit) views the ground
+    # truth is not always in the same place (a fixed order would put it second every time)
+    views = [order for per_unit in orders.values() for order in per_unit.values()]
+    assert all(sorted(v) == ["m1", "m2", "re"] for v in views) and len(views) == 12
+    assert len({v.index("re") for v in views}) > 1
+    # the same annotator sees the same order again (resume keeps the page stable)
+    name, token = next(iter(study["access"]["annotators"].items()))
+    again = httpx.get(f"{server.base}/api/tasks", headers=auth(token)).json()["units"]
+    assert {u["unit_id"]: [it["text"][:2] for it in u["items"]] for u in again} == orders[name]
+
+
+def json_ids(body: dict[str, Any]) -> list[str]:
+    return [u["unit_id"] for u in body["units"]] + [it["id"] for u in body["units"] for it in u["items"]]
 
 
 def test_annotator_sees_only_own_units_and_never_gold_or_others(server: Server, study: dict[str, Any]) -> None:
@@ -118,14 +178,12 @@ def test_qualification_gates_main_batches(tmp_path: Path) -> None:
             body = httpx.get(f"{s.base}/api/tasks", headers=auth(token)).json()
             assert body["qualified"] is False
             assert all(u["qualification"] for u in body["units"]) and len(body["units"]) == 1
-            main_item = "d0:m1"
-            assert httpx.put(f"{s.base}/api/answers", headers=auth(token), json=answer(main_item)).status_code in (
-                403,
-                404,
-            )
+            main_item = public_id(blind_key(tmp_path / "q"), main_item_of(tmp_path / "q", token, access))
+            r = httpx.put(f"{s.base}/api/answers", headers=auth(token), json=answer(main_item))
+            assert r.status_code == 403, r.text  # their own main item, refused until they qualify
             for it in body["units"][0]["items"]:
                 # references say m1 positive, m2 negative (the ground-truth candidate has no gold and is not scored)
-                gold = "positive" if it["id"].endswith("m1") else "negative"
+                gold = "positive" if it["text"].startswith("m1:") else "negative"
                 value = gold if agree else ("negative" if gold == "positive" else "positive")
                 for crit in ("Appropriateness", "Contextualization", "Listening", "Correctness"):
                     r = httpx.put(f"{s.base}/api/answers", headers=auth(token), json=answer(it["id"], value, crit))

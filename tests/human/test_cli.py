@@ -16,11 +16,14 @@ from dialeval.schema import Rating
 runner = CliRunner()
 
 
-def vote(annotator: str, item: str, criterion: str) -> dict[str, object]:
-    """Deterministic answers: m1 is liked by everyone, m2 by nobody, the ground truth splits 2 of 3."""
-    if item.endswith(":m1"):
+def vote(annotator: str, text: str, criterion: str) -> dict[str, object]:
+    """Deterministic answers: m1 is liked by everyone, m2 by nobody, the ground truth splits 2 of 3.
+
+    Annotators see opaque ids; the fixture's texts start with the system ("m1: ..."), the ground truth with "ref".
+    """
+    if text.startswith("m1:"):
         return {"value": "positive", "reasons": ["Coherence"] if criterion == "Appropriateness" else []}
-    if item.endswith(":m2"):
+    if text.startswith("m2:"):
         reasons = {"Appropriateness": ["Incoherence"], "Contextualization": ["Genericness"]}.get(criterion, [])
         return {"value": "negative", "reasons": reasons}
     if annotator == "a03":
@@ -54,7 +57,7 @@ def annotated_study(tmp_path: Path) -> Path:
                             "item_id": item["id"],
                             "criterion": crit,
                             "seconds": 2.0,
-                            **vote(name, item["id"], crit),
+                            **vote(name, item["text"], crit),
                         }
                         assert httpx.put(f"{server.base}/api/answers", headers=headers, json=body).status_code == 200
         links = runner.invoke(app, ["study", "links", str(study)])

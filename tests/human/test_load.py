@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 import time
@@ -12,18 +13,22 @@ import pytest
 from tests.human.conftest import start_server
 from tests.human.load_study import LoadResult, make_load_study, simulate
 
+from dialeval.human.app import public_id
+
 pytestmark = pytest.mark.slow
 
 
 def stored(folder: Path) -> dict[tuple[str, str, str], list[str]]:
+    """Answers in the database, keyed by the opaque item id the annotator saw (the app's keyed hash of the real id)."""
     conn = sqlite3.connect(folder / "study.db")
     try:
         rows = conn.execute("SELECT annotator, item_id, criterion, value FROM answers").fetchall()
+        (key,) = conn.execute("SELECT value FROM study_meta WHERE key = 'blind_key'").fetchone()
     finally:
         conn.close()
     out: dict[tuple[str, str, str], list[str]] = {}
     for a, i, c, v in rows:
-        out.setdefault((a, i, c), []).append(v)
+        out.setdefault((a, public_id(json.loads(key), i), c), []).append(v)
     return out
 
 

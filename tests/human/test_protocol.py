@@ -48,6 +48,28 @@ def test_mousavi_turn_follows_table_1() -> None:
     assert p.criterion("Listening").check("dont_know", [], "") is None  # no explanation asked for Listening
 
 
+@pytest.mark.parametrize("name", ["comperdial", "comperdial-dialogue"])
+def test_comperdial_reasons_are_the_six_axes_of_the_paper(name: str) -> None:
+    (criterion,) = load_protocol(name).criteria
+    # ComperDial App. A.7.2: "The axes are fluency, consistency, coherence, engagingness, persona
+    # consistency, and humanness", marked for low scores.
+    assert {e.code: e.when for e in criterion.explanations} == {
+        axis: ["1", "2"] for axis in ("fluency", "consistency", "coherence", "engagingness", "persona", "humanness")
+    }
+
+
+def test_diqad_reasons_follow_its_annotation_interface() -> None:
+    (criterion,) = load_protocol("diqad-holistic").criteria
+    reasons = {e.code: e.when for e in criterion.explanations}
+    # DiQAD Fig. 6: reasons for 1 (Incomplete, Less informative, Less proactivity), for 0 (No/wrong answers,
+    # Not relevant, Not empathy, Grammatical Error, Not consistent), and the external-verification question.
+    assert [c for c, w in reasons.items() if w == ["1"]] == ["incomplete", "less_informative", "less_proactive"]
+    assert [c for c, w in reasons.items() if w == ["0"]] == [
+        "no_or_wrong_answer", "not_relevant", "not_empathetic", "grammatical_error", "not_consistent"
+    ]
+    assert reasons["needs_external_verification"] == ["0", "1", "2"]
+
+
 def test_user_protocol_errors_name_file_and_field(tmp_path: Path) -> None:
     bad = tmp_path / "mine.yaml"
     bad.write_text("name: x\nversion: one\nlevel: turn\nshort_guidelines: s\ncriteria: []\n")

@@ -7,6 +7,9 @@ and write the caller's own assignments and answers; reference answers and other
 annotators' labels are reachable only through ``/api/admin/*`` with the admin token.
 """
 
+import hashlib
+import hmac
+import random
 from importlib import resources
 from typing import Annotated, Any
 
@@ -47,12 +50,35 @@ _NO_STORE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 _CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'"
 
 
+def public_id(key: str, real_id: str) -> str:
+    """Return the opaque id an annotator sees for an item or unit (ids name systems and attention checks).
+
+    Example:
+        >>> public_id("k", "d0:ground-truth") == public_id("k", "d0:ground-truth") != public_id("k", "d0:m1")
+        True
+    """
+    return hmac.new(key.encode(), real_id.encode(), hashlib.sha256).hexdigest()[:20]
+
+
+def annotator_order(key: str, annotator: str, unit_id: str, n: int) -> list[int]:
+    """Return the seeded order in which ``annotator`` sees the ``n`` candidates of a unit (blind to position)."""
+    order = list(range(n))
+    random.Random(public_id(key, f"{annotator}\u0000{unit_id}")).shuffle(order)
+    return order
+
+
 def create_app(url: str) -> FastAPI:
-    """Return the app serving the study stored at SQLAlchemy ``url``."""
+    """Return the app serving the study stored at SQLAlchemy ``url``.
+
+    Annotators see opaque item and unit ids (:func:`public_id`) and each unit's candidates in
+    their own seeded order, so neither an id nor a position tells which system (or the ground
+    truth, or an attention check) they are rating.
+    """
     engine = store.connect(url)
     with engine.connect() as conn:
         protocol = Protocol.model_validate(store.get_meta(conn, "protocol"))
         config = store.get_meta(conn, "config")
+        blind_key = str(store.get_meta(conn, "blind_key", default=""))
     app = FastAPI(title="dialeval study", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.engine = engine
 
@@ -127,16 +153,17 @@ def create_app(url: str) -> FastAPI:
         out = []
         for u in units:
             its = by_unit[u.unit_id]
+            its = [its[j] for j in annotator_order(blind_key, who["id"], u.unit_id, len(its))]
             out.append(
                 {
-                    "unit_id": u.unit_id,
+                    "unit_id": public_id(blind_key, u.unit_id),
                     "batch": u.batch,
                     "qualification": u.kind == "qualification",
                     "context": its[0].context,
                     "knowledge": its[0].knowledge,
                     "items": [
                         {
-                            "id": it.id,
+                            "id": public_id(blind_key, it.id),
                             "text": it.text,
                             "answers": {
                                 c.name: answered[(it.id, c.name)]
@@ -159,16 +186,18 @@ def create_app(url: str) -> FastAPI:
         if problem:
             raise HTTPException(422, problem)
         with engine.begin() as conn:
-            kind = conn.execute(
-                sa.select(store.assignments.c.kind)
+            mine = conn.execute(
+                sa.select(store.items.c.id, store.assignments.c.kind)
                 .join(store.items, store.items.c.unit_id == store.assignments.c.unit_id)
-                .where(store.items.c.id == answer.item_id, store.assignments.c.annotator == who["id"])
-            ).scalar_one_or_none()
-            if kind is None:
+                .where(store.assignments.c.annotator == who["id"])
+            ).all()
+            found = [(r.id, r.kind) for r in mine if public_id(blind_key, r.id) == answer.item_id]
+            if not found:
                 raise HTTPException(404, "no such item among your assignments")
+            real_id, kind = found[0]
             if kind != "qualification" and not who["qualified"]:
                 raise HTTPException(403, "finish and pass the qualification batch first")
-            store.upsert_answer(conn, {"annotator": who["id"], **answer.model_dump()})
+            store.upsert_answer(conn, {"annotator": who["id"], **answer.model_dump(), "item_id": real_id})
         return {"saved": True, "item_id": answer.item_id, "criterion": answer.criterion}
 
     @app.get("/api/admin/progress")

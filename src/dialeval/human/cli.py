@@ -154,7 +154,7 @@ def report(
 
 @study_app.command("import-agreement")
 def import_agreement(
-    source: str = typer.Argument(..., help="usr-topical-chat, usr-persona-chat or lmstyle."),
+    source: str = typer.Argument(..., help="usr-tc, usr-pc, dstc9 or lmstyle-mturk."),
     path: Path | None = typer.Option(None, help="The published file (default: under the shared data folder)."),
     dimension: str | None = typer.Option(None, help="Only this dimension."),
     n_boot: int = typer.Option(1000),

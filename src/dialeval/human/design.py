@@ -164,6 +164,8 @@ def create_study(
             [
                 {"key": "config", "value": asdict(config)},
                 {"key": "protocol", "value": protocol.model_dump()},
+                # keys the opaque item and unit ids annotators see (see dialeval.human.app.public_id)
+                {"key": "blind_key", "value": secrets.token_hex(16)},
             ],
         )
         refs = sorted({r.annotator for r in (qualification[1] if qualification else [])})

@@ -133,9 +133,14 @@ def upsert_answer(conn: sa.Connection, row: dict[str, Any]) -> None:
     conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_={**update, "updated_at": sa.func.now()}))
 
 
-def get_meta(conn: sa.Connection, key: str) -> Any:
-    """Return one study_meta value (KeyError if missing)."""
+_MISSING = object()
+
+
+def get_meta(conn: sa.Connection, key: str, default: Any = _MISSING) -> Any:
+    """Return one study_meta value (``default``, or KeyError, if missing)."""
     value = conn.execute(sa.select(study_meta.c.value).where(study_meta.c.key == key)).scalar_one_or_none()
     if value is None:
-        raise KeyError(key)
+        if default is _MISSING:
+            raise KeyError(key)
+        return default
     return value
