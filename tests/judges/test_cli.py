@@ -74,3 +74,41 @@ def test_serve_model_is_an_openai_compatible_server() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("backend", ["llamacpp", "openai-compatible"])
+@pytest.mark.parametrize("protocol", [*BUILTIN, "user-file"])
+def test_every_protocol_runs_from_the_cli_on_both_backends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str, protocol: str, backend: str
+) -> None:
+    """Each protocol end to end through `dialeval judge run`: in process, and against the real llama.cpp server.
+
+    A budget of 2 calls keeps the 135M model's time bounded; the run must stop cleanly, write every item
+    (judged or counted as skipped) and a summary whose counts add up.
+    """
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    if protocol == "user-file":  # a user's own protocol file, no Python: a renamed copy of a packaged one
+        from importlib.resources import files
+
+        packaged = files("dialeval.judges") / "protocols" / "cpdscore-simple.yaml"
+        text = packaged.read_text(encoding="utf-8").replace("name: cpdscore-simple", "name: my-judge")
+        assert "name: my-judge" in text
+        (tmp_path / "my-judge.yaml").write_text(text)
+        protocol = str(tmp_path / "my-judge.yaml")
+    out = tmp_path / "scores.jsonl"
+    args = ["judge", "run", "--protocol", protocol, "--limit", "1", "--k", "1", "--max-tokens", "16",
+            "--max-calls", "2", "--out", str(out), "--backend", backend]
+    if backend == "openai-compatible":
+        args += ["--base-url", llama_url, "--model", "smollm2"]
+    res = CliRunner().invoke(app, args, terminal_width=160)
+    assert res.exit_code == 0, res.output
+    summary = json.loads(out.with_suffix(".jsonl.summary.json").read_text())
+    scores = [json.loads(x) for x in out.read_text().splitlines()]
+    assert summary["calls"] == 2 and summary["cache_hits"] == 0  # real requests, none from a cache
+    assert summary["items"] >= 1 and len(scores) >= summary["items"]
+    name = "my-judge" if protocol.endswith(".yaml") else protocol
+    assert summary["protocol"] == name and f"protocol:{name}" in summary["signature"]
+    expected_backend = f"openai-compatible:smollm2@{llama_url}" if backend != "llamacpp" else "llamacpp:"
+    assert expected_backend in summary["signature"]
+    assert all(s["signature"] == scores[0]["signature"] for s in scores)
+    assert "parse_failures" in res.output
