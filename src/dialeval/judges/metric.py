@@ -214,10 +214,14 @@ class CustomJudge(JudgeMetric):
     outputs = ("judge:custom", "judge:custom:expected")
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
-        """Judge with the first dimension of the user's protocol."""
+        """Judge with the first dimension of the user's protocol (the final score of a two-step one)."""
         if not self.config.protocol:
             raise ValueError("judge:custom needs protocol=<path to a protocol YAML file>")
-        res = self._judge(self.protocol).judge(items, self.protocol.dimension_names[0])
+        judge = self.judge  # the cached judge, so run_summary() counts its calls and parse failures
+        if isinstance(judge, DialogueJudge):
+            final = [r.final for r in judge.judge(items)]
+            return {"judge:custom": [r.value for r in final], "judge:custom:expected": [r.expected for r in final]}
+        res = judge.judge(items, self.protocol.dimension_names[0])
         return {"judge:custom": [r.value for r in res], "judge:custom:expected": [r.expected for r in res]}
 
 
