@@ -88,3 +88,29 @@ def test_budget_stops_cleanly(local: LlamaCppBackend) -> None:
     tok = Runner(local, max_tokens=1, in_flight=1)
     tok.run(_reqs(3))
     assert (tok.stats.calls, tok.stats.budget_stopped) == (1, 2)  # the first call spends the token budget
+
+
+def test_transformers_backend_greedy_answer_and_logprobs_equal_the_plain_model(tmp_path: Path) -> None:
+    """The transformers backend on a local folder (the packaged GGUF converted once) against the model by hand."""
+    torch = pytest.importorskip("torch")
+    from dialeval.models.loading import _converted_dir, resolve_lm_source
+
+    folder = _converted_dir(resolve_lm_source("smollm2-135m"))
+    backend = make_backend("transformers", str(folder))
+    a = backend.chat(REQ)
+    assert a.completion_tokens == len(a.tokens) == len(a.top_logprobs) >= 1
+    assert backend.signature.startswith(f"transformers:{folder.name}:")
+    # by hand: greedy decoding, one full forward pass per step, log-softmax of the last position
+    tok, model = backend.tokenizer, backend.model  # type: ignore[attr-defined]
+    ids = tok.apply_chat_template([{"role": "user", "content": REQ.messages[0][1]}], add_generation_prompt=True,
+                                  return_tensors="pt")
+    ids = ids if isinstance(ids, torch.Tensor) else ids["input_ids"]
+    assert a.prompt_tokens == ids.shape[1]
+    with torch.no_grad():
+        for step in range(a.completion_tokens):
+            logp = torch.log_softmax(model(input_ids=ids).logits[0, -1].float(), dim=-1)
+            best = int(logp.argmax())
+            assert tok.decode([best]) == a.tokens[step]
+            assert a.top_logprobs[step][a.tokens[step]] == pytest.approx(float(logp[best]), abs=1e-4)
+            ids = torch.cat([ids, torch.tensor([[best]])], dim=1)
+    assert tok.decode(ids[0, a.prompt_tokens :], skip_special_tokens=True) == a.text

@@ -112,3 +112,30 @@ def test_every_protocol_runs_from_the_cli_on_both_backends(
     assert expected_backend in summary["signature"]
     assert all(s["signature"] == scores[0]["signature"] for s in scores)
     assert "parse_failures" in res.output
+
+
+def test_api_key_reaches_the_server_but_no_file_log_or_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from dialeval.backends import make_backend
+
+    secret = "sk-test-" + "7" * 24
+    monkeypatch.setenv("MY_JUDGE_KEY", secret)
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    backend = make_backend("openai-compatible", "smollm2", base_url=llama_url, api_key_env="MY_JUDGE_KEY")
+    assert backend._client.headers["Authorization"] == f"Bearer {secret}"  # type: ignore[attr-defined]
+    out = tmp_path / "out" / "scores.jsonl"
+    args = ["judge", "run", "--protocol", "cpdscore-simple", "--limit", "1", "--k", "1", "--max-tokens", "8",
+            "--max-calls", "2", "--backend", "openai-compatible", "--base-url", llama_url, "--model", "smollm2",
+            "--api-key-env", "MY_JUDGE_KEY", "--out", str(out)]
+    with caplog.at_level(logging.DEBUG):
+        res = CliRunner().invoke(app, args, terminal_width=160)
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.with_suffix(".jsonl.summary.json").read_text())["calls"] == 2
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".sqlite" for p in written)  # the request cache was written too
+    for p in written:
+        assert secret.encode() not in p.read_bytes(), p
+    assert secret not in res.output and secret not in caplog.text

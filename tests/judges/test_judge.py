@@ -84,18 +84,31 @@ def test_budget_stops_cleanly(usr_two) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_expected_score_from_real_logprobs() -> None:
-    # The expected score is a probability-weighted mean over the digits 1-5 among the top-5
-    # alternatives at the score token, so it lies within the scale.
-    p = load_protocol("cpdscore-detail")
-    judge = Judge(p, Runner(LlamaCppBackend()), k=1, temperature=0.0, seed=1, max_tokens=4, top_logprobs=5)
-    ctx = (Turn(speaker="U", text="Capital of France?"),)
-    item = MetricInput(response="Paris is the capital of France.", context=ctx)
-    [res] = judge.judge([item])
-    if res.value is not None and res.expected is not None:
-        assert 1.0 <= res.expected <= 5.0
-    answer = judge.runner.one(judge._request(p.render(item), 1))
-    assert len(answer.top_logprobs) == len(answer.tokens)  # type: ignore[union-attr]
-    assert judge.runner.stats.cache_hits == 0
+    """The expected score equals the probability-weighted mean over the scale digits, recomputed by hand.
+
+    A real answer of the packaged model (greedy, with the top-5 alternatives per token) that states a
+    digit; the expected score must find the digit's token and weigh the digits among its alternatives.
+    """
+    import math
+
+    from dialeval.backends.base import ChatRequest
+    from dialeval.judges.judge import expected_score
+    from dialeval.judges.parse import Parsed
+
+    scale = load_protocol("cpdscore-detail").scale  # 1-5
+    prompt = "Rate from 1 to 5 how correct this answer is. Reply with one digit only.\nQ: Capital of France?\nA: Paris."
+    answer = LlamaCppBackend().chat(ChatRequest(messages=(("user", prompt),), max_tokens=4, top_logprobs=5))
+    assert len(answer.top_logprobs) == len(answer.tokens)
+    at = next(i for i, t in enumerate(answer.tokens) if t.strip() in "12345" and t.strip())
+    digit = answer.tokens[at].strip()
+    start = sum(len(t) for t in answer.tokens[:at]) + answer.tokens[at].index(digit)
+    tops = {t.strip(): math.exp(lp) for t, lp in answer.top_logprobs[at].items()}
+    digits = {d: q for d, q in tops.items() if d in {"1", "2", "3", "4", "5"}}
+    assert len(digits) >= 2, tops  # a spread over several scale digits, so the weighting matters
+    by_hand = sum(int(d) * q for d, q in digits.items()) / sum(digits.values())
+    got = expected_score(answer, Parsed(float(digit), "ok", start, digit), scale)
+    assert got == pytest.approx(by_hand, abs=1e-12)
+    assert got != float(digit)
 
 
 def test_cpdscore_dialogue_two_steps() -> None:
