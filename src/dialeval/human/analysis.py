@@ -131,8 +131,13 @@ def attention_results(conn: sa.Connection) -> dict[str, tuple[int, int]]:
 
 
 def agreement_level(protocol: Protocol, criterion: str) -> str:
-    """Return ``nominal`` for labelled answers and ``interval`` for numeric ones."""
-    return "nominal" if protocol.criterion(criterion).answer.type == "choice" else "interval"
+    """Return Krippendorff's level of measurement for a criterion's answers.
+
+    ``nominal`` for labels, ``ordinal`` for rating scales (1-5, 0/1/2, ten levels: ordered,
+    but not evenly spaced), ``interval`` for 0-100 sliders.
+    """
+    kind = protocol.criterion(criterion).answer.type
+    return {"choice": "nominal", "scale": "ordinal"}.get(kind, "interval")
 
 
 def live_agreement(conn: sa.Connection, protocol: Protocol) -> list[dict[str, Any]]:
@@ -184,6 +189,23 @@ def mean_scores(ratings: Iterable[Rating]) -> dict[tuple[str, str], float]:
         if isinstance(r.value, float):
             values[(r.item_id, r.dimension)].append(r.value)
     return {k: float(np.mean(v)) for k, v in values.items()}
+
+
+def system_means(
+    ratings: Iterable[Rating], systems: Mapping[str, str]
+) -> dict[tuple[str, str], tuple[int, float, float]]:
+    """Return (criterion, system) -> (samples, mean, sd) of the per-sample mean scores.
+
+    Example:
+        >>> rs = [Rating(item_id=i, dimension="Overall", annotator=a, value=v)
+        ...       for i, a, v in [("x", "a", 1.0), ("x", "b", 3.0), ("y", "a", 4.0)]]
+        >>> system_means(rs, {"x": "m1", "y": "m1"})
+        {('Overall', 'm1'): (2, 3.0, 1.0)}
+    """
+    per_system: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for (item, crit), mean in mean_scores(ratings).items():
+        per_system[(crit, systems[item])].append(mean)
+    return {k: (len(v), float(np.mean(v)), float(np.std(v))) for k, v in per_system.items()}
 
 
 def majority_table(ratings: list[Rating], systems: Mapping[str, str]) -> dict[str, dict[str, dict[str, float]]]:

@@ -26,6 +26,7 @@ from dialeval.human.analysis import (
     progress,
     reason_table,
     study_ratings,
+    system_means,
 )
 from dialeval.human.protocol import Protocol
 from dialeval.meta.agreement import Estimate, agreement_report
@@ -151,7 +152,8 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
     agree.rows.append(
         (
             "Metrics",
-            "Krippendorff's alpha (nominal for labels, interval for numbers), Fleiss' kappa and mean pairwise "
+            "Krippendorff's alpha (nominal for labels, ordinal for rating scales, interval for sliders), "
+            "Fleiss' kappa and mean pairwise "
             f"Cohen's kappa for labels; 95% percentile bootstrap over items ({n_boot} resamples, seed {seed})",
         )
     )
@@ -174,12 +176,20 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
     ]
 
     results = Section("Results")
-    table3 = majority_table(ratings, systems)
+    kind = {c.name: c.answer.type for c in protocol.criteria}
+    table3 = majority_table([r for r in ratings if kind[r.dimension] != "slider"], systems)
     rows = [["criterion", "model", "majority answer: % of samples"]]
     for crit, by_sys in table3.items():
         for sys, pct in sorted(by_sys.items()):
             rows.append([crit, sys, ", ".join(f"{k} {v:.1f}%" for k, v in pct.items())])
-    results.tables.append(("Majority vote per model (ties reported as 'tie'; cf. the paper's Table 3)", rows))
+    if len(rows) > 1:
+        results.tables.append(("Majority vote per model (ties reported as 'tie'; cf. the paper's Table 3)", rows))
+    means = system_means([r for r in ratings if kind[r.dimension] != "choice"], systems)
+    rows = [["criterion", "model", "samples", "mean of the per-sample means", "sd"]]
+    for (crit, sys), (n, mean, sd) in sorted(means.items()):
+        rows.append([crit, sys, str(n), f"{mean:.2f}", f"{sd:.2f}"])
+    if len(rows) > 1:
+        results.tables.append(("Mean score per model (each sample's votes averaged first)", rows))
     fig1 = reason_table(ratings, systems)
     rows = [["criterion", "model", "sub-dimension", "% of votes"]]
     for crit, by_sys in fig1.items():

@@ -127,6 +127,11 @@ def upsert_answer(conn: sa.Connection, row: dict[str, Any]) -> None:
 
         conn.execute(pg_insert(answers).values(**row).on_conflict_do_update(index_elements=keys, set_=update))
         return
+    if conn.dialect.name != "sqlite":  # any other SQLAlchemy database: update, else insert, in the caller's transaction
+        match = [answers.c[k] == row[k] for k in keys]
+        if conn.execute(answers.update().where(*match).values(**update)).rowcount == 0:
+            conn.execute(answers.insert().values(**row))
+        return
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
     stmt = sqlite_insert(answers).values(**row)

@@ -1,0 +1,77 @@
+"""The study report on numeric scales: ordinal alpha for rating scales, per-model means; a generic SQL upsert."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pytest
+import sqlalchemy as sa
+from tests.human.conftest import dialogues_and_candidates
+
+from dialeval.human import store
+from dialeval.human.design import StudyConfig, create_study
+from dialeval.human.protocol import load_protocol
+from dialeval.human.report import build_report
+
+# (annotator, candidate) -> 1-5 answer on ComperDial's Overall: m1 rated high, m2 low, with disagreement
+VOTES = {
+    ("a01", "m1"): [5, 4, 5, 4], ("a02", "m1"): [4, 4, 3, 5], ("a03", "m1"): [5, 3, 4, 4],
+    ("a01", "m2"): [1, 2, 2, 1], ("a02", "m2"): [2, 1, 3, 2], ("a03", "m2"): [1, 1, 2, 3],
+}
+
+
+def test_rating_scales_get_ordinal_alpha_and_per_model_means(tmp_path: Path) -> None:
+    proto = load_protocol("comperdial")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=4)
+    config = StudyConfig(protocol=proto.name, protocol_version=proto.version, annotators=("a01", "a02", "a03"),
+                         per_item=3, batch_size=4, seed=0)
+    create_study(tmp_path / "s", proto, dialogues, candidates, config)
+    url = f"sqlite:///{tmp_path / 's' / 'study.db'}"
+    engine = store.connect(url)
+    with engine.begin() as conn:
+        for (ann, system), values in VOTES.items():
+            for i, v in enumerate(values):
+                row = {"annotator": ann, "item_id": f"d{i}:{system}", "criterion": "Overall", "value": str(v),
+                       "reasons": [], "free_text": "", "seconds": 1.0}
+                store.upsert_answer(conn, row)
+    _, sections = build_report(url, n_boot=50)
+    tables = {caption: rows for s in sections for caption, rows in s.tables}
+    # alpha by hand: the krippendorff package, ordinal, annotators x the 8 items
+    items = [(s, i) for s in ("m1", "m2") for i in range(4)]
+    data = np.array([[VOTES[(a, s)][i] for s, i in items] for a in ("a01", "a02", "a03")], dtype=float)
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")
+    (row,) = tables["Per criterion"][1:]
+    assert row[0] == "Overall" and row[1] == "8"
+    assert float(row[2].split()[0]) == pytest.approx(expected, abs=5e-4)
+    # means: each sample's three votes averaged, then over the model's four samples
+    means = {r[1]: r for r in tables["Mean score per model (each sample's votes averaged first)"][1:]}
+    for system in ("m1", "m2"):
+        per_item = np.mean([VOTES[(a, system)] for a in ("a01", "a02", "a03")], axis=0)
+        assert means[system][2] == "4"
+        assert float(means[system][3]) == pytest.approx(per_item.mean(), abs=5e-3)
+        assert float(means[system][4]) == pytest.approx(per_item.std(), abs=5e-3)
+
+
+def test_generic_upsert_replaces_on_other_databases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The update-else-insert path other SQLAlchemy databases take, run here on SQLite through the same code."""
+    proto = load_protocol("comperdial")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=1)
+    config = StudyConfig(protocol=proto.name, protocol_version=proto.version, annotators=("a01",), per_item=1,
+                         batch_size=1, seed=0)
+    create_study(tmp_path / "s", proto, dialogues, candidates, config)
+    engine = store.connect(f"sqlite:///{tmp_path / 's' / 'study.db'}")
+    row = {"annotator": "a01", "item_id": "d0:m1", "criterion": "Overall", "value": "2", "reasons": [],
+           "free_text": "", "seconds": 1.0}
+    with engine.begin() as conn:
+
+
+        conn.dialect.name, real = "mysql", conn.dialect.name  # type: ignore[misc]
+        try:
+            store.upsert_answer(conn, row)
+            store.upsert_answer(conn, {**row, "value": "4"})
+        finally:
+            conn.dialect.name = real  # type: ignore[misc]
+        got = conn.execute(sa.select(store.answers.c.value)).scalars().all()
+    assert got == ["4"]  # one row, the last value
