@@ -67,6 +67,7 @@ class ScoringJob:
         known: Values already known (from the cache), filled in as batches finish.
         batches: The work: distinct unknown inputs, cut into batches of ``metric.batch_size``.
         weight: How many candidates share each key (for progress).
+        tags: Each candidate's score tags: its dialogue's tags and domain, then its own tags.
     """
 
     metric: Metric
@@ -75,12 +76,14 @@ class ScoringJob:
     known: dict[str, CachedValues]
     batches: list[WorkBatch]
     weight: Counter[str] = field(default_factory=Counter)
+    tags: list[dict[str, str]] = field(default_factory=list)
 
     def assemble(self) -> list[Score]:
         """Return one Score per candidate and output, once every batch has finished."""
         sig = self.metric.signature
         scores: list[Score] = []
-        for cand, key in zip(self.candidates, self.keys, strict=True):
+        tags = self.tags or [dict(c.tags) for c in self.candidates]
+        for cand, key, item_tags in zip(self.candidates, self.keys, tags, strict=True):
             for out_name in self.metric.outputs:
                 v = self.known[key].get(out_name)
                 scores.append(
@@ -91,7 +94,7 @@ class ScoringJob:
                         dialogue_id=cand.dialogue_id,
                         context_id=cand.context_id,
                         system=cand.system,
-                        tags=dict(cand.tags),
+                        tags=dict(item_tags),
                         extras={} if v is not None else {"error": "metric could not score this item"},
                         signature=sig,
                     )
@@ -119,7 +122,19 @@ def plan_job(
     todo = list({k: i for k, i in zip(keys, inputs, strict=True) if k not in known}.items())
     step = max(1, metric.batch_size)
     batches = [todo[start : start + step] for start in range(0, len(todo), step)]
-    return ScoringJob(metric, candidates, keys, known, batches, Counter(keys))
+    return ScoringJob(metric, candidates, keys, known, batches, Counter(keys), score_tags(candidates, dialogues))
+
+
+def score_tags(candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]) -> list[dict[str, str]]:
+    """Return each candidate's score tags: its dialogue's tags and ``domain``, overridden by its own tags.
+
+    So ``dialeval meta --by domain`` (or any dialogue-level tag) works on scores of any benchmark.
+    """
+    out = []
+    for c in candidates:
+        d = dialogues[c.dialogue_id]
+        out.append({**d.tags, **({"domain": d.domain} if d.domain else {}), **c.tags})
+    return out
 
 
 def run_jobs(

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
@@ -119,3 +120,21 @@ def test_meta_ceiling_and_paired_comparison_match_a_hand_computation(tmp_path: P
     assert abs(ceiling["value"] - float(np.mean(taus))) < 1e-9
     res = runner.invoke(app, ["meta", str(scores), "-b", "usr-tc", "--compare", "length"])
     assert res.exit_code == 2 and "--compare takes two metrics" in res.output
+
+
+def test_meta_breaks_down_by_a_dialogue_tag(tmp_path: Path, shared_data: Path) -> None:
+    """Scores carry their dialogue's domain and tags, so `--by domain` works on a catalog benchmark."""
+    scores = tmp_path / "s.jsonl"
+    res = runner.invoke(app, ["score", "-b", "usr-tc", "-m", "length", "--limit", "5", "-o", str(scores), "--no-cache"])
+    assert res.exit_code == 0, res.output
+    assert {s.tags.get("domain") for s in read_jsonl(scores, Score)} == {"topical-chat"}
+    res = runner.invoke(app, ["meta", str(scores), "-b", "usr-tc", "--by", "domain", "--boot", "0", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {
+        r["group"]: r
+        for r in json.loads(res.output)["rows"]
+        if (r["metric"], r["level"], r["method"]) == ("length", "turn", "pearson")
+    }
+    assert set(rows) == {"all", "domain=topical-chat"}
+    x, y = _raw_length_and_overall(shared_data, 5)
+    assert rows["domain=topical-chat"]["value"] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
