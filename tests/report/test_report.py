@@ -56,3 +56,25 @@ def test_errors_name_the_file_line_and_field(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "not a results folder" in res.output
     res = CliRunner().invoke(app, ["report", str(tmp_path), "--format", "pdf"])
     assert res.exit_code == 2 and 'unknown format "pdf"' in res.output
+
+
+def test_real_stress_and_ranking_folders_render(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`dialeval stress` outputs (USR-TC perturbations with a subset plot, DailyDialog++ ranking) in the report."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    stress, ranking = tmp_path / "stress", tmp_path / "ranking"
+    invoke(["stress", "-b", "usr-tc", "--limit", "4", "-m", "length,sacrebleu", "--perturb", "negation,repetition",
+            "--plot", "negation", "--boot", "20", "-o", str(stress)])  # fmt: skip
+    invoke(["stress", "-b", "dailydialog++", "--limit", "6", "-m", "length", "--boot", "20", "-o", str(ranking)])
+    assert load_results(stress).kind == "stress" and load_results(ranking).kind == "ranking"
+    out = tmp_path / "report.md"
+    invoke(["report", str(stress), str(ranking), "-o", str(out), "--format", "md"])
+    text = out.read_text()
+    rows = [json.loads(x) for x in (stress / "stress.jsonl").read_text().splitlines()]
+    length_neg = next(r for r in rows if (r["metric"], r["perturbation"]) == ("length", "negation"))
+    assert "| metric | negation | repetition |" in text
+    assert f"| length | {length_neg['value']:.3f} |" in text
+    assert "stress_subsets_negation.png" in text  # the per-subset figure of the real run
+    ranked = [json.loads(x) for x in (ranking / "ranking.jsonl").read_text().splitlines()]
+    adv = next(r for r in ranked if r["negatives"] == "adversarial")
+    assert "| metric | good > adversarial | good > random |" in text
+    assert f"| length | {adv['fraction']:.3f} [{adv['ci_low']:.3f}, {adv['ci_high']:.3f}] |" in text

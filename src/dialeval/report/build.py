@@ -152,6 +152,24 @@ def _stress(r: Results, blocks: list[Block]) -> None:
         blocks.append(Figure(png.read_bytes(), f"Score distributions per subset, original vs {pert} ({png.name})"))
 
 
+def _ranking(r: Results, blocks: list[Block]) -> None:
+    negatives = list(dict.fromkeys(str(x["negatives"]) for x in r.ranking))
+    metrics = list(dict.fromkeys(str(x["metric"]) for x in r.ranking))
+    cell = {(str(x["metric"]), str(x["negatives"])): x for x in r.ranking}
+
+    def show(m: str, n: str) -> str:
+        x = cell.get((m, n))
+        if x is None:
+            return "-"
+        ci = f" [{fmt(x['ci_low'])}, {fmt(x['ci_high'])}]" if x.get("ci_low") is not None else ""
+        return f"{fmt(x['fraction'])}{ci}"
+
+    caption = ("DailyDialog++: share of pairs where a good response outranks a negative of its context "
+               "(ties 0.5; 95% CI over contexts; ranking.jsonl)")  # fmt: skip
+    blocks.append(Table(["metric", *(f"good > {n}" for n in negatives)],
+                        [[m, *(show(m, n) for n in negatives)] for m in metrics], caption))  # fmt: skip
+
+
 def _study(r: Results, blocks: list[Block]) -> None:
     from dialeval.report import charts
 
@@ -190,6 +208,8 @@ def build_report(results: Sequence[Results], command: str, log: Callable[[str], 
             _lmstyle(r, blocks)
         if r.stress:
             _stress(r, blocks)
+        if r.ranking:
+            _ranking(r, blocks)
         if r.ratings:
             _study(r, blocks)
         if r.kind == "scores" and r.scores:

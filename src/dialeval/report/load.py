@@ -3,8 +3,9 @@ r"""Read a results folder: what ``dialeval benchmark``, ``dialeval lmstyle`` or 
 Every file is optional except that a folder must hold at least one known file:
 ``run.json`` (command, signatures), ``scores.jsonl`` (Score records), ``table.jsonl``
 (correlation rows), ``lmstyle_tables.jsonl`` and ``summary.jsonl`` (LMStyle tables),
-``stress.jsonl`` (rows with ``metric``, ``perturbation``, ``value``) and ``ratings.jsonl``
-(a human study's export, Rating records).
+``stress.jsonl`` (rows with ``metric``, ``perturbation``, ``value``), ``ranking.jsonl`` (the
+DailyDialog++ ranking: ``metric``, ``negatives``, ``fraction``) and ``ratings.jsonl`` (a human
+study's export, Rating records).
 
 Example:
     >>> import tempfile, pathlib
@@ -26,7 +27,7 @@ from dialeval.errors import InputError
 from dialeval.schema import Rating, Score
 
 KNOWN = ("run.json", "scores.jsonl", "table.jsonl", "lmstyle_tables.jsonl", "summary.jsonl", "stress.jsonl",
-         "ratings.jsonl")  # fmt: skip
+         "ranking.jsonl", "ratings.jsonl")  # fmt: skip
 
 
 @dataclass
@@ -40,17 +41,20 @@ class Results:
     lmstyle_tables: list[dict[str, Any]] = field(default_factory=list)
     summary: list[dict[str, Any]] = field(default_factory=list)
     stress: list[dict[str, Any]] = field(default_factory=list)
+    ranking: list[dict[str, Any]] = field(default_factory=list)
     ratings: list[Rating] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
-        """``lmstyle``, ``benchmark``, ``stress``, ``study`` or ``scores``."""
+        """``lmstyle``, ``benchmark``, ``stress``, ``ranking``, ``study`` or ``scores``."""
         if self.run.get("kind") == "lmstyle" or self.lmstyle_tables:
             return "lmstyle"
         if self.correlations:
             return "benchmark"
         if self.stress:
             return "stress"
+        if self.ranking:
+            return "ranking"
         return "study" if self.ratings and not self.scores else "scores"
 
 
@@ -103,6 +107,8 @@ def load_results(path: str | Path) -> Results:
         r.summary = read_rows(p / "summary.jsonl", ("model",))
     if (p / "stress.jsonl").is_file():
         r.stress = read_rows(p / "stress.jsonl", ("metric", "perturbation", "value"))
+    if (p / "ranking.jsonl").is_file():
+        r.ranking = read_rows(p / "ranking.jsonl", ("metric", "negatives", "fraction"))
     if (p / "ratings.jsonl").is_file():
         r.ratings = read_jsonl(p / "ratings.jsonl", Rating)
     return r
