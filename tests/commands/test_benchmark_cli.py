@@ -138,3 +138,23 @@ def test_meta_breaks_down_by_a_dialogue_tag(tmp_path: Path, shared_data: Path) -
     assert set(rows) == {"all", "domain=topical-chat"}
     x, y = _raw_length_and_overall(shared_data, 5)
     assert rows["domain=topical-chat"]["value"] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+
+
+def test_benchmark_ranks_the_model_metrics_next_to_the_lexical_ones(tmp_path: Path, shared_data: Path) -> None:
+    out = tmp_path / "run"
+    families = "length,embedding,likelihood,bertscore,style"
+    res = runner.invoke(app, ["benchmark", "--metrics", families, "--limit", "2", "--boot", "0", "--level", "turn",
+                              "--method", "pearson", "-o", str(out), "--json", "--no-cache"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = {r["metric"]: r for r in json.loads(res.output)["rows"]}
+    outputs = {"length", "sbert_ref", "sbert_context", "lm_likelihood", "lm_likelihood_uncond", "lm_context_gain",
+               "bertscore_p", "bertscore_r", "bertscore_f1", "style_strength"}  # fmt: skip
+    assert outputs <= set(rows)
+    _, human = _raw_length_and_overall(shared_data, 2)
+    scores = read_jsonl(out / "scores.jsonl", Score)
+    for metric in outputs:  # each row is the plain Pearson of the written scores with the raw human means
+        values = np.array([s.value for s in scores if s.metric == metric], dtype=float)
+        assert len(values) == 12 and np.isfinite(values).all()
+        assert rows[metric]["value"] == pytest.approx(stats.pearsonr(values, human).statistic, abs=1e-9)
+    table = (out / "table.md").read_text()
+    assert "| lm_likelihood |" in table and "| bertscore_f1 |" in table and "| length |" in table
