@@ -51,3 +51,29 @@ def test_signature_stays_on_one_line() -> None:
     sig = make_signature("nll", _Tmpl())
     assert "\n" not in sig
     assert "template:###Speaker: {q}\\n###Response:\\|x|version:" in sig
+
+
+def test_device_auto_resolves_before_the_signature(monkeypatch) -> None:
+    """`auto` becomes the real device in the config and signature (cpu here; cuda mocked: no GPU on this machine)."""
+    torch = pytest.importorskip("torch")
+    from dialeval.metrics import METRICS, load_builtin_metrics
+
+    load_builtin_metrics()
+    emb = METRICS.get("embedding")
+    assert emb.Config().device == "auto"
+    here = emb()
+    assert here.config.device == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert f"device:{here.config.device}" in here.signature
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a mock: no GPU exists on this machine
+    assert emb().config.device == "cuda" and "device:cuda" in emb().signature
+    assert emb(device="cpu").config.device == "cpu"  # an explicit device is kept
+
+
+def test_device_option_is_accepted_by_a_lexical_only_run(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    res = CliRunner().invoke(app, ["score", "-b", "usr-tc", "--limit", "1", "-m", "length", "--device", "cpu",
+                                   "--no-cache", "-o", str(tmp_path / "s.jsonl")])  # fmt: skip
+    assert res.exit_code == 0, res.output

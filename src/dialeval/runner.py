@@ -112,7 +112,7 @@ def metric_params(families: Sequence[type[Metric]], parsed: Mapping[str, Mapping
     for f in families:
         out[f.name] = {**coerce_params(f, shared), **coerce_params(f, parsed.get(f.name, {}), strict=True)}
     known = {fld.name for f in families for fld in dataclasses.fields(f.Config)}
-    unused = sorted(set(shared) - known)
+    unused = sorted(set(shared) - known - {"device"})  # --device is for the model metrics, if any
     if unused:
         raise InputError(
             f'no metric of this run has the parameter{"s" if len(unused) > 1 else ""} {", ".join(unused)}',

@@ -42,7 +42,7 @@ def benchmark(
         None, "--metrics", "-m", help="Comma-separated metrics (default: all that run here)."
     ),
     param: list[str] = typer.Option([], "--param", "-p", help="Metric parameter, [metric.]key=value; repeatable."),
-    device: str | None = typer.Option(None, "--device", help="Device for model-backed metrics."),
+    device: str | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda if torch sees a GPU)."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     level: str = typer.Option("turn,system", "--level", "-l", help="Levels to report."),
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),

@@ -74,7 +74,7 @@ def score(
         None, "--metrics", "-m", help="Comma-separated metrics (default: all that run here)."
     ),
     param: list[str] = typer.Option([], "--param", "-p", help="Metric parameter, [metric.]key=value; repeatable."),
-    device: str | None = typer.Option(None, "--device", help="Device for model-backed metrics (cpu, cuda)."),
+    device: str | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda if torch sees a GPU)."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     engine: str = engine_option,
     ray_address: str | None = ray_address_option,

@@ -80,7 +80,10 @@ class Metric(ABC):
     batch_size: ClassVar[int] = 1024
 
     def __init__(self, **params: Any) -> None:
-        self.config = self.Config(**params)
+        config = self.Config(**params)
+        if getattr(config, "device", None) == "auto":  # resolved now, so the signature names the real device
+            config = dataclasses.replace(config, device=resolve_device("auto"))
+        self.config = config
 
     @classmethod
     def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
@@ -108,6 +111,24 @@ class Metric(ABC):
     def params(self) -> dict[str, Any]:
         """Return the config as a plain dict."""
         return dataclasses.asdict(self.config)
+
+
+def resolve_device(device: str) -> str:
+    """Return ``device``, with ``"auto"`` meaning ``"cuda"`` when torch sees a GPU, else ``"cpu"``.
+
+    Example:
+        >>> resolve_device("cpu")
+        'cpu'
+    """
+    if device != "auto":
+        return device
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        return "cpu"
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 METRICS: Registry[type[Metric]] = Registry("metric")

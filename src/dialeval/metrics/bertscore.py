@@ -39,13 +39,13 @@ class BertScoreConfig:
         model: ``"all-minilm-l6-v2"``, ``"all-mpnet-base-v2"`` or a transformers folder.
         num_layers: Which layer's token embeddings are matched.
         rescale: Rescale with the bundled baseline (packaged models only).
-        device: Torch device.
+        device: Torch device; ``auto`` (default) is cuda when torch sees a GPU, else cpu.
     """
 
     model: str = DEFAULT_ENCODER
     num_layers: int = 6
     rescale: bool = True
-    device: str = "cpu"
+    device: str = "auto"
 
 
 def baseline_file(model: str) -> Path:

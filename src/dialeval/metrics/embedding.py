@@ -27,11 +27,11 @@ class EmbeddingConfig:
 
     Attributes:
         model: ``"all-minilm-l6-v2"``, ``"all-mpnet-base-v2"`` (packaged) or a sentence-transformers folder.
-        device: Torch device.
+        device: Torch device; ``auto`` (default) is cuda when torch sees a GPU, else cpu.
     """
 
     model: str = DEFAULT_ENCODER
-    device: str = "cpu"
+    device: str = "auto"
 
 
 def encode_unique(encoder: Any, texts: Sequence[str], batch_size: int = 64) -> dict[str, Any]:

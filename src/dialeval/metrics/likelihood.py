@@ -41,7 +41,7 @@ class LikelihoodConfig:
 
     Attributes:
         model: ``"smollm2-135m"`` (packaged), a GGUF file, or a transformers folder.
-        device: Torch device (``"cpu"``, ``"cuda"``).
+        device: Torch device (``"cpu"``, ``"cuda"``); ``auto`` (default) is cuda when torch sees a GPU.
         context_turns: How many of the last context turns go in the prompt (0 = all).
         max_context_tokens: The context is cut from the left to this many tokens.
         max_response_tokens: The response is cut from the right to this many tokens.
@@ -50,7 +50,7 @@ class LikelihoodConfig:
     """
 
     model: str = DEFAULT_CAUSAL_LM
-    device: str = "cpu"
+    device: str = "auto"
     context_turns: int = 1
     max_context_tokens: int = 512
     max_response_tokens: int = 256

@@ -39,13 +39,13 @@ class NliConfig:
         model: A local NLI classifier folder (default ``$DIALEVAL_NLI_MODEL``).
         context_turns: How many of the last context turns are premises.
         use_knowledge: Also check each fact or persona line.
-        device: Torch device.
+        device: Torch device; ``auto`` (default) is cuda when torch sees a GPU, else cpu.
     """
 
     model: str = field(default_factory=lambda: os.environ.get(ENV, ""))
     context_turns: int = 1
     use_knowledge: bool = True
-    device: str = "cpu"
+    device: str = "auto"
 
 
 @register_metric

@@ -56,13 +56,13 @@ class StyleConfig:
         target: ``positive``, ``negative``, ``formal`` or ``informal``.
         sentiment_model: ``"vader"`` or a local sentiment classifier folder.
         formality_model: ``"heylighen-dewaele"`` or a local formality classifier folder.
-        device: Torch device for a local classifier.
+        device: Torch device for a local classifier (``auto``: cuda when torch sees a GPU).
     """
 
     target: str = "positive"
     sentiment_model: str = "vader"
     formality_model: str = "heylighen-dewaele"
-    device: str = "cpu"
+    device: str = "auto"
 
 
 def f_score(tags: Sequence[str]) -> float | None:
