@@ -197,3 +197,67 @@ def test_study_report_renders_in_the_browser(browser: BrowserContext, tmp_path: 
     ROOT_ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ROOT_ARTIFACTS / "study_report.png"), full_page=False)
     page.close()
+
+
+def test_study_from_cli_through_the_browser_to_report_and_meta(browser: BrowserContext, tmp_path: Path) -> None:
+    """The whole path: export USR-TC records, `study create`, two annotators rate in chromium (keyboard only),
+    `study export`, `study report`, `dialeval score`, `dialeval meta` on the study's own ratings."""
+    import json
+
+    import numpy as np
+    from scipy import stats
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+    from dialeval.jsonl import read_jsonl
+    from dialeval.schema import Candidate, Rating
+
+    cli = CliRunner()
+
+    def run(*args: str) -> str:
+        res = cli.invoke(app, list(args), terminal_width=200)
+        assert res.exit_code == 0, res.output
+        return res.output
+
+    data, study = tmp_path / "usr2", tmp_path / "study"
+    run("data", "export", "usr-tc", "--limit", "2", "-o", str(data))
+    run("study", "create", str(study), "--dialogues", str(data / "dialogues.jsonl"), "--candidates",
+        str(data / "candidates.jsonl"), "--protocol", "comperdial", "--annotators", "2", "--per-item", "2",
+        "--seed", "3")
+    texts = {c.text: c.id for c in read_jsonl(data / "candidates.jsonl", Candidate)}
+    typed: dict[tuple[str, str], int] = {}
+    access = json.loads((study / "access.json").read_text())
+    server = start_server(study)
+    try:
+        for name, token in access["annotators"].items():
+            page = open_page(browser, server, token)
+            for step in range(12):  # 2 contexts x 6 systems, one criterion (Overall, 1-5)
+                assert f"Item {step + 1} of 12" in (page.text_content("#step-label") or "")
+                item = texts[page.text_content("#candidate") or ""]
+                value = 3 + (len(item) + (name == "a02")) % 3  # 3-5: low scores ask for reasons
+                page.evaluate("document.getElementById('status').textContent = ''")
+                page.keyboard.press(str(value))
+                page.wait_for_selector("#status:has-text('Saved.')")
+                typed[(name, item)] = value
+                page.keyboard.press("Enter")
+            assert page.text_content("#progress-text") == "12 / 12 answered"
+            page.close()
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)
+
+    run("study", "export", str(study), str(tmp_path / "ratings.jsonl"), "--numeric")
+    ratings = read_jsonl(tmp_path / "ratings.jsonl", Rating)
+    assert {(r.annotator, r.item_id): r.value for r in ratings} == {k: float(v) for k, v in typed.items()}
+    run("study", "report", str(study), "--output", str(tmp_path / "report"), "--n-boot", "50")
+    assert "Mean score per model" in (tmp_path / "report.md").read_text()
+    run("score", "--dialogues", str(data / "dialogues.jsonl"), "--candidates", str(data / "candidates.jsonl"),
+        "-m", "length", "--no-cache", "-o", str(tmp_path / "scores.jsonl"))
+    out = run("meta", str(tmp_path / "scores.jsonl"), "--ratings", str(tmp_path / "ratings.jsonl"), "-d", "Overall",
+              "--level", "turn", "--method", "pearson", "--boot", "0", "--json")
+    (row,) = [r for r in json.loads(out)["rows"] if r["metric"] == "length"]
+    cands = read_jsonl(data / "candidates.jsonl", Candidate)
+    lengths = [len(c.text.split()) for c in cands]
+    human = [np.mean([typed[(a, c.id)] for a in ("a01", "a02")]) for c in cands]
+    assert row["n_items"] == 12
+    assert row["value"] == pytest.approx(stats.pearsonr(lengths, human).statistic, abs=1e-12)
