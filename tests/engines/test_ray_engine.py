@@ -247,3 +247,58 @@ def test_judge_on_ray_matches_local_against_the_llama_cpp_server(cluster, tmp_pa
     for key in ("calls", "parse_failures", "parse_retries", "prompt_tokens", "completion_tokens"):
         assert ray_sum[key] == local_sum[key], key
     assert ray_sum["calls"] >= 6  # six responses, one call each at least
+
+
+def test_benchmark_and_judge_run_on_ray_match_local(cluster, tmp_path: Path, llama_url: str) -> None:
+    env = _env(tmp_path)
+    ray = ["--engine", "ray", "--ray-address", cluster.address, "--ray-workers", "1"]
+    bench = ["benchmark", "--metrics", "length,sacrebleu,chrf", "--limit", "3", "--boot", "0", "--no-cache"]
+    on_ray = _cli([*bench, "-o", str(tmp_path / "bray"), *ray], env)
+    local = CliRunner().invoke(app, [*bench, "-o", str(tmp_path / "blocal"), "--json"])
+    assert local.exit_code == 0, local.output
+    assert on_ray["rows"] == json.loads(local.output)["rows"]
+    assert _lines(tmp_path / "bray" / "scores.jsonl") == _lines(tmp_path / "blocal" / "scores.jsonl")
+    judge = ["judge", "run", "--protocol", "cpdscore-simple", "--backend", "openai-compatible", "--base-url",
+             llama_url, "--model", "smollm2", "--k", "1", "--temperature", "0", "--max-tokens", "8", "--limit", "1",
+             "--no-cache", "--in-flight", "1"]  # fmt: skip
+    dialeval = str(Path(sys.executable).parent / "dialeval")
+    proc = subprocess.run([dialeval, *judge, "--out", str(tmp_path / "jray.jsonl"), *ray], env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = CliRunner().invoke(app, [*judge, "--out", str(tmp_path / "jlocal.jsonl")])
+    assert res.exit_code == 0, res.output
+    assert _lines(tmp_path / "jray.jsonl") == _lines(tmp_path / "jlocal.jsonl")
+    ray_sum = json.loads((tmp_path / "jray.jsonl.summary.json").read_text())
+    local_sum = json.loads((tmp_path / "jlocal.jsonl.summary.json").read_text())
+    assert ray_sum["engine"] == "ray" and local_sum["engine"] == "local"
+    for key in ("calls", "items", "parse_failures", "prompt_tokens", "completion_tokens"):
+        assert ray_sum[key] == local_sum[key], key
+
+
+def test_a_worker_with_another_signature_stops_the_run(cluster, tmp_path: Path) -> None:
+    """A worker whose metric signature differs from the driver's (here: it names its process) must not mix numbers."""
+    script = tmp_path / "other_signature.py"
+    script.write_text(
+        "import os, sys\n"
+        "from dialeval.data.usr import load_usr_topical_chat\n"
+        "from dialeval.engines import make_engine\n"
+        "from dialeval.errors import DialevalError\n"
+        "from dialeval.metrics.lexical import Length\n"
+        "class PerProcess(Length):\n"
+        "    name = 'per_process'\n"
+        "    def signature_extra(self):\n"
+        "        return {'pid': os.getpid()}\n"
+        "bench = load_usr_topical_chat(sys.argv[1]).head(2)\n"
+        "engine = make_engine('ray', address=sys.argv[2], workers=1)\n"
+        "from dialeval.scoring import score_candidates\n"
+        "try:\n"
+        "    score_candidates(PerProcess(), bench.candidates, bench.dialogues, engine=engine)\n"
+        "except DialevalError as exc:\n"
+        "    print('REFUSED', exc)\n"
+        "    sys.exit(3)\n"
+    )
+    data = ROOT.parent / "shared" / "data" / "usr" / "usr_topical_chat.json"
+    proc = subprocess.run([sys.executable, str(script), str(data), cluster.address], env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "REFUSED worker" in proc.stdout and "but this driver has" in proc.stdout
