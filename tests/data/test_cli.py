@@ -30,6 +30,22 @@ def test_show_json() -> None:
     assert data["source"].startswith("shared data")
 
 
+def test_list_json_and_show_name_files_sha256_and_citation(shared_data: Path) -> None:
+    import hashlib
+
+    result = runner.invoke(app, ["data", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    entries = {e["name"]: e for e in json.loads(result.output)}
+    usr = entries["usr-tc"]
+    assert usr["items"] == 360 and usr["available"] and "Mehri" in usr["citation"]
+    (f,) = [f for f in usr["files"] if f["path"].endswith("usr_topical_chat.json")]
+    assert f["sha256"] == hashlib.sha256((shared_data / f["path"]).read_bytes()).hexdigest()  # checked independently
+    shown = json.loads(runner.invoke(app, ["data", "show", "usr-tc", "--json"]).output)["catalog"]
+    assert shown["files"] == usr["files"] and shown["license"] == usr["license"]
+    table = runner.invoke(app, ["data", "show", "usr-tc"], terminal_width=200).output
+    assert "cite" in table and f["sha256"][:16] in table
+
+
 def test_show_table_with_skips() -> None:
     result = runner.invoke(app, ["data", "show", "dstc9"])
     assert result.exit_code == 0, result.output

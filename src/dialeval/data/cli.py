@@ -13,14 +13,29 @@ from dialeval.errors import DialevalError
 data_app = typer.Typer(help="List and inspect the benchmark catalog.", no_args_is_help=True)
 
 
+def _entry_json(entry: Any) -> dict[str, Any]:
+    """Return a catalog entry as JSON: what it is, its files with sha256, license, citation, availability."""
+    return {
+        "name": entry.name, "description": entry.description, "level": entry.level, "items": entry.items,
+        "license": entry.license, "citation": entry.citation,
+        "files": [{"path": f.path, "sha256": f.sha256} for f in entry.files],
+        "bundled": entry.bundled, "available": entry.available(),
+    }  # fmt: skip
+
+
 @data_app.command("list")
-def list_command() -> None:
+def list_command(
+    as_json: bool = typer.Option(False, "--json", help="Print every entry (files, sha256, citation) as JSON."),
+) -> None:
     """Show every benchmark: name, level, rated items, license, whether it can be loaded here."""
     from rich.console import Console
     from rich.table import Table
 
     from dialeval.data.catalog import list_benchmarks
 
+    if as_json:
+        typer.echo(json.dumps([_entry_json(e) for e in list_benchmarks()], indent=2))
+        return
     table = Table(title="dialeval benchmarks")
     for column in ("name", "level", "rated items", "license", "available here"):
         table.add_column(column)
@@ -42,7 +57,7 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON only."),
 ) -> None:
     """Load a benchmark and print its counts (items, dialogues, systems, annotators, dimensions, skips)."""
-    from dialeval.data.catalog import load_benchmark
+    from dialeval.data.catalog import DATASETS, load_benchmark
 
     try:
         bench = load_benchmark(name, path)
@@ -51,6 +66,8 @@ def show_command(
         raise typer.Exit(2) from None
     report: dict[str, Any] = {"name": bench.name, "source": bench.source, **bench.counts()}
     report["warnings"] = list(bench.warnings)
+    entry = _entry_json(DATASETS.get(name))
+    report["catalog"] = {k: entry[k] for k in ("license", "citation", "files")}
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
@@ -97,6 +114,11 @@ def _print_report(report: dict[str, Any]) -> None:
     table.add_row("skipped", "\n".join(f"{n}  {why}" for why, n in skipped.items()) if skipped else "nothing")
     for warning in report["warnings"]:
         table.add_row("warning", warning)
+    cat = report["catalog"]
+    table.add_row("license", cat["license"])
+    table.add_row("cite", cat["citation"])
+    files = [f"{f['path']}  sha256 {(f['sha256'] or 'not recorded')[:16]}" for f in cat["files"]]
+    table.add_row("files", "\n".join(files))
     console.print(table)
 
 
