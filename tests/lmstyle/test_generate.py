@@ -81,3 +81,37 @@ def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "--max-tokens" in res.output
     res = CliRunner().invoke(app, ["generate", "--styles", "polite", "-o", str(tmp_path)])
     assert res.exit_code == 2 and 'unknown style "polite"' in res.output
+
+
+def test_lmstyle_with_three_backends_and_every_metric(
+    shared_data: Path, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str
+) -> None:
+    """Three generators in one command (in process, NAME@URL on the llama.cpp server, a transformers folder),
+    all five metrics, the judge on the server; every model gets its rows, summary and generation signature."""
+    from dialeval.models.loading import _converted_dir, resolve_lm_source
+
+    folder = _converted_dir(resolve_lm_source("smollm2-135m"))
+    out = tmp_path / "run"
+    args = ["lmstyle", "--n", "1", "--datasets", "dd", "--styles", "formal,positive", "--max-tokens", "8",
+            "--model", "smollm2", "--model", f"served@{llama_url}", "--model", str(folder),
+            "--judge-model", f"served@{llama_url}", "--judge-k", "1",
+            "--metrics", "style,sacrebleu,embedding,likelihood,judge", "--output", str(out)]  # fmt: skip
+    monkeypatch.setattr("sys.argv", ["dialeval", *args])
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    labels = ["smollm2", "served", folder.name]
+    cands = read_jsonl(out / "candidates.jsonl", Candidate)
+    assert sorted(c.system for c in cands) == sorted(labels * 2)  # 1 query x 2 styles per model
+    run = json.loads((out / "run.json").read_text())
+    assert set(run["generation"]) == set(labels)
+    assert run["generation"]["served"]["signature"] != run["generation"]["smollm2"]["signature"]
+    scores = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    metrics = {s["metric"] for s in scores}
+    assert {"style_match", "sacrebleu", "sbert_ref", "lm_likelihood", "judge:lmstyle-appropriateness"} <= metrics
+    judged = [s for s in scores if s["metric"] == "judge:lmstyle-appropriateness"]
+    assert len(judged) == 6 and all(s["value"] is None or 0 <= s["value"] <= 100 for s in judged)
+    assert run["judge"]["responses"] == 6 and run["judge"]["scored"] == sum(s["value"] is not None for s in judged)
+    summary = [json.loads(line) for line in (out / "summary.jsonl").read_text().splitlines()]
+    assert sorted(r["model"] for r in summary) == sorted(labels)
+    for label in labels:
+        assert f"| Daily Dialog | {label} | ours |" in res.output
