@@ -139,7 +139,7 @@ def test_grade_bad_inputs(tmp_path: Path, grade) -> None:
     bad = [dict(r) for r in raw]
     del bad[0]["Response"]
     p.write_text(json.dumps(bad))
-    with pytest.raises(InputError, match=r'human_judgement\.json: field "Response": missing field \(record 0'):
+    with pytest.raises(InputError, match=r'human_judgement\.json:1: field "Response": missing field \(record 0'):
         load_grade(p)
     p.write_text(json.dumps([*raw, raw[0]]))
     with pytest.raises(InputError, match=r"duplicate"):

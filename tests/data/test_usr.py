@@ -112,6 +112,12 @@ def test_missing_field_names_record_and_field(tmp_path: Path, one_record) -> Non
     with pytest.raises(InputError) as err:
         load_usr_topical_chat(_write(tmp_path, json.dumps(one_record)))
     assert err.value.field == "fact" and "record 1" in str(err.value) and "usr.json" in str(err.value)
+    # pretty-printed, the error also names the line the record starts on (counted here by hand)
+    text = json.dumps(one_record, indent=1)
+    start = text.index("\n {", text.index('"fact"')) + 1  # the second record's opening brace
+    with pytest.raises(InputError) as err:
+        load_usr_topical_chat(_write(tmp_path, text))
+    assert err.value.line == text.count("\n", 0, start) + 1 and err.value.field == "fact"
 
 
 def test_non_numeric_score_names_record_and_field(tmp_path: Path, one_record) -> None:

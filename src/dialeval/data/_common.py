@@ -1,8 +1,8 @@
 """Shared helpers for the loaders: located errors, JSON/CSV reading, numbers, hashes.
 
 Every problem in an input file becomes an :class:`~dialeval.errors.InputError`
-naming the file, where in it (a CSV line number, or the record index of a JSON
-array) and the field.
+naming the file, where in it (the line, and for a JSON array also the record's
+index) and the field.
 
 Example:
     >>> loc = Where("data.json", record=3)
@@ -30,7 +30,7 @@ from dialeval.errors import InputError
 
 @dataclass(frozen=True)
 class Where:
-    """A place in an input file: a CSV/JSONL line number or a JSON-array record index."""
+    """A place in an input file: a CSV/JSONL line number, and for a JSON array the record index too."""
 
     path: str | Path
     line: int | None = None
@@ -52,10 +52,12 @@ def open_text(path: Path) -> io.TextIOBase:
     return path.open(encoding="utf-8", newline="")
 
 
-def read_json(path: Path) -> Any:
-    """Parse a whole JSON file; a syntax error names the line and column."""
+def _read_text(path: Path) -> str:
     with open_text(path) as handle:
-        text = handle.read()
+        return handle.read()
+
+
+def _parse_json(text: str, path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -64,14 +66,43 @@ def read_json(path: Path) -> Any:
         ) from None
 
 
+def read_json(path: Path) -> Any:
+    """Parse a whole JSON file; a syntax error names the line and column."""
+    return _parse_json(_read_text(path), path)
+
+
+def array_element_lines(text: str) -> list[int]:
+    r"""Return the line (from 1) on which each element of the top-level JSON array in ``text`` starts.
+
+    Example:
+        >>> array_element_lines('[\n {"a": 1},\n\n {"b": [2,\n 3]}, 4]')
+        [2, 4, 5]
+    """
+    decoder = json.JSONDecoder()
+    pos = text.index("[") + 1
+    line, counted = 1, 0
+    lines: list[int] = []
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text) or text[pos] == "]":
+            return lines
+        line += text.count("\n", counted, pos)
+        counted = pos
+        lines.append(line)
+        _, pos = decoder.raw_decode(text, pos)
+
+
 def read_json_records(path: Path) -> list[tuple[Where, dict[str, Any]]]:
-    """Read a JSON array of objects, each paired with its location."""
-    data = read_json(path)
+    """Read a JSON array of objects, each paired with its location (the line it starts on, its index)."""
+    text = _read_text(path)
+    data = _parse_json(text, path)
     if not isinstance(data, list):
         raise InputError("expected a JSON array of records", path=path)
+    lines = array_element_lines(text)
     out = []
     for i, rec in enumerate(data):
-        where = Where(path, record=i)
+        where = Where(path, line=lines[i], record=i)
         if not isinstance(rec, dict):
             raise where.error("expected a JSON object")
         out.append((where, rec))
