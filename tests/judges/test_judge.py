@@ -131,3 +131,21 @@ def test_cpdscore_dialogue_two_steps() -> None:
     assert dj.stats.items == 1
     assert res.final.value is None or 1 <= res.final.value <= 5
     assert (res.final.value is None) == (dj.stats.items_missing == 1)
+
+
+def test_fresh_in_process_runs_are_identical(usr_two) -> None:  # type: ignore[no-untyped-def]
+    """Same input, same output without any cache: the in-process backend answers one request at a time by default.
+
+    (With 8 requests in flight llama.cpp decodes them in one batch and the batch's composition changes the
+    sampled answers: measured, two such fresh runs of lmstyle-appropriateness on one USR context disagreed.)
+    """
+    cands, dialogues = usr_two
+    runs = []
+    for _ in range(2):
+        m = _metric("judge:cpdscore-simple", cache=False, k=2)
+        assert m.config.in_flight == 1 and "in_flight:1" in m.signature
+        runs.append([(s.metric, s.value) for s in score_candidates(m, cands, dialogues)])
+        assert m.run_summary()["cache_hits"] == 0
+    assert runs[0] == runs[1]
+    http = METRICS.get("judge:cpdscore-simple")(backend="openai-compatible", base_url="http://127.0.0.1:1/v1", model="x")
+    assert http.config.in_flight == 8  # over HTTP the server batches; 8 requests at once by default

@@ -15,6 +15,7 @@ __all__ = [
     "BudgetExceeded",
     "ChatRequest",
     "Completion",
+    "default_in_flight",
     "make_backend",
 ]
 
@@ -28,6 +29,21 @@ for _name, _help in (
     BACKENDS.register(_name, _help)
 
 
+def default_in_flight(kind: str) -> int:
+    """Return the requests a backend kind answers at once by default.
+
+    In process it is 1: llama.cpp decodes concurrent requests in one batch, and the
+    batch's composition changes the numbers (measured: two fresh 8-in-flight runs of
+    the same seeded judge differed, two 1-in-flight runs were identical). Over HTTP it
+    is 8; the server decides how to batch.
+
+    Example:
+        >>> default_in_flight("llamacpp"), default_in_flight("openai-compatible")
+        (1, 8)
+    """
+    return 8 if kind == "openai-compatible" else 1
+
+
 def make_backend(
     kind: str = "llamacpp",
     model: str = "",
@@ -36,9 +52,11 @@ def make_backend(
     api_key_env: str = "OPENAI_API_KEY",
     timeout: float = 60.0,
     max_retries: int = 5,
-    in_flight: int = 8,
+    in_flight: int = 0,
 ) -> Backend:
     """Build a backend by kind name.
+
+    ``in_flight=0`` is the kind's default (:func:`default_in_flight`).
 
     Example:
         >>> make_backend("lamacpp")
@@ -47,6 +65,7 @@ def make_backend(
         dialeval.errors.UnknownNameError: unknown backend "lamacpp"; did you mean "llamacpp"?
     """
     BACKENDS.get(kind)
+    in_flight = in_flight or default_in_flight(kind)
     if kind == "llamacpp":
         from dialeval.backends.llamacpp import LlamaCppBackend
 

@@ -78,7 +78,7 @@ def run_command(
     temperature: float = typer.Option(0.7),
     seed: int = typer.Option(0),
     max_tokens: int = typer.Option(64),
-    in_flight: int = typer.Option(8, help="Requests at once."),
+    in_flight: int = typer.Option(0, help="Requests at once (0: 1 in process, 8 over HTTP)."),
     max_calls: int = typer.Option(0, help="Budget of calls (0: none)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the request cache."),
     out: Path | None = typer.Option(None, help="Write scores (JSONL) and the summary (<out>.summary.json)."),

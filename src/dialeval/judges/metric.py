@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -46,7 +47,8 @@ class JudgeConfig:
         seed: Seed of the first sample.
         max_tokens: Most tokens per answer.
         top_logprobs: Alternatives per token asked for (0: no expected score).
-        in_flight: Requests at once.
+        in_flight: Requests at once; 0 (default) is the backend's default, resolved before the
+            signature: 1 in process (batched decoding would change the numbers), 8 over HTTP.
         timeout: Seconds per HTTP request.
         max_retries: Transport retries per request.
         max_calls: Budget of calls (0: none).
@@ -66,7 +68,7 @@ class JudgeConfig:
     seed: int = 0
     max_tokens: int = 64
     top_logprobs: int = 5
-    in_flight: int = 8
+    in_flight: int = 0
     timeout: float = 60.0
     max_retries: int = 5
     max_calls: int = 0
@@ -96,6 +98,13 @@ class JudgeMetric(Metric):
     Config = JudgeConfig
     protocol_name: ClassVar[str] = ""
     batch_size: ClassVar[int] = 64
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if self.config.in_flight == 0:
+            from dialeval.backends import default_in_flight
+
+            self.config = dataclasses.replace(self.config, in_flight=default_in_flight(self.config.backend))
 
     @classmethod
     def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:

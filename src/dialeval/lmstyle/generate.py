@@ -74,7 +74,7 @@ def parse_model_spec(spec: str) -> tuple[str, str, str, str]:
     return "transformers", spec, "", Path(spec).name
 
 
-def make_generator(spec: str, in_flight: int = 8) -> tuple[Backend, str]:
+def make_generator(spec: str, in_flight: int = 0) -> tuple[Backend, str]:
     """Build the backend for a model spec; return it and the model's label."""
     from dialeval.backends import make_backend
 
