@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from pathlib import Path
@@ -199,6 +200,25 @@ def test_qualification_gates_main_batches(tmp_path: Path) -> None:
         # p_e = 0.5 -> kappa = (1/3 - 1/2) / (1/2) = -1/3.
         assert kappas["a01"] == pytest.approx(1.0)
         assert kappas["a02"] == pytest.approx(-1 / 3)
+        # the failed worker's main units go to the qualified one, so every unit keeps its vote
+        before = {u["unit_id"] for u in good_tasks["units"] if not u["qualification"]}
+        from typer.testing import CliRunner
+
+        from dialeval.cli import app
+
+        res = CliRunner().invoke(app, ["study", "reassign", str(tmp_path / "q")])
+        assert res.exit_code == 0, res.output
+        assert json.loads(res.output) == {"failed_workers": 1, "moved": 5 - len(before), "unplaced": 0}
+        after = httpx.get(f"{s.base}/api/tasks", headers=auth(good)).json()["units"]
+        assert len({u["unit_id"] for u in after if not u["qualification"]}) == 5  # d0-d4, all main units
+        import sqlalchemy as sa
+
+        from dialeval.human import store
+
+        with _db(tmp_path / "q").connect() as conn:
+            left = conn.execute(sa.select(store.assignments.c.unit_id).where(
+                store.assignments.c.annotator == "a02", store.assignments.c.kind == "main")).all()  # fmt: skip
+        assert left == []  # none of the failed worker's main units stayed with them
     finally:
         s.proc.terminate()
         s.proc.wait(timeout=10)

@@ -147,5 +147,6 @@ def test_fresh_in_process_runs_are_identical(usr_two) -> None:  # type: ignore[n
         runs.append([(s.metric, s.value) for s in score_candidates(m, cands, dialogues)])
         assert m.run_summary()["cache_hits"] == 0
     assert runs[0] == runs[1]
-    http = METRICS.get("judge:cpdscore-simple")(backend="openai-compatible", base_url="http://127.0.0.1:1/v1", model="x")
+    over_http = {"backend": "openai-compatible", "base_url": "http://127.0.0.1:1/v1", "model": "x"}
+    http = METRICS.get("judge:cpdscore-simple")(**over_http)
     assert http.config.in_flight == 8  # over HTTP the server batches; 8 requests at once by default

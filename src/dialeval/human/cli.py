@@ -117,6 +117,17 @@ def serve(
     )
 
 
+@study_app.command("reassign")
+def reassign(study_dir: Path) -> None:
+    """Give the unanswered main units of workers who failed qualification to qualified workers."""
+    from dialeval.human import store
+    from dialeval.human.qualification import reassign_failed
+
+    engine = store.connect(_access(study_dir)["db_url"])
+    with engine.begin() as conn:
+        typer.echo(json.dumps(reassign_failed(conn)))
+
+
 @study_app.command("export")
 def export(
     study_dir: Path,

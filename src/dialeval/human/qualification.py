@@ -76,3 +76,46 @@ def decide_qualification(conn: sa.Connection, annotator: str, threshold: float) 
         .values(qualified=passed, qualification_kappa=kappa)
     )
     return passed
+
+
+def reassign_failed(conn: sa.Connection) -> dict[str, int]:
+    """Move the unanswered main-batch units of workers who failed qualification to qualified workers.
+
+    Each unit goes to the least-loaded qualified worker who does not have it yet (ties by id),
+    appended to the end of their queue, so every unit keeps its planned number of votes. A unit
+    no qualified worker can take stays where it is and is counted as ``unplaced``.
+
+    Returns:
+        ``{"failed_workers", "moved", "unplaced"}``.
+    """
+    a = store.assignments
+    people = conn.execute(sa.select(store.annotators.c.id, store.annotators.c.qualified)
+                          .where(store.annotators.c.role == "annotator")).all()  # fmt: skip
+    failed = [p.id for p in people if p.qualified is False]
+    qualified = sorted(p.id for p in people if p.qualified is True)
+    rows = conn.execute(sa.select(a).where(a.c.kind == "main")).all()
+    units_of: dict[str, set[str]] = {w: set() for w in qualified}
+    for r in rows:
+        if r.annotator in units_of:
+            units_of[r.annotator].add(r.unit_id)
+    top = sa.select(a.c.annotator, sa.func.max(a.c.position).label("top")).group_by(a.c.annotator)
+    last = {r.annotator: r.top for r in conn.execute(top).all()}
+    answered = {(r.annotator, r.unit_id) for r in conn.execute(
+        sa.select(store.answers.c.annotator, store.items.c.unit_id)
+        .join(store.items, store.items.c.id == store.answers.c.item_id))}  # fmt: skip
+    moved = unplaced = 0
+    for r in sorted((r for r in rows if r.annotator in failed), key=lambda r: (r.annotator, r.position)):
+        if (r.annotator, r.unit_id) in answered:
+            continue
+        takers = [w for w in qualified if r.unit_id not in units_of[w]]
+        if not takers:
+            unplaced += 1
+            continue
+        to = min(takers, key=lambda w: (len(units_of[w]), w))
+        last[to] = last.get(to, -1) + 1
+        conn.execute(a.delete().where(a.c.annotator == r.annotator, a.c.unit_id == r.unit_id))
+        conn.execute(a.insert().values(annotator=to, unit_id=r.unit_id, batch=r.batch, kind="main",
+                                       position=last[to]))  # fmt: skip
+        units_of[to].add(r.unit_id)
+        moved += 1
+    return {"failed_workers": len(failed), "moved": moved, "unplaced": unplaced}
