@@ -104,7 +104,13 @@ def test_every_protocol_runs_from_the_cli_on_both_backends(
     assert res.exit_code == 0, res.output
     summary = json.loads(out.with_suffix(".jsonl.summary.json").read_text())
     scores = [json.loads(x) for x in out.read_text().splitlines()]
-    assert summary["calls"] == 2 and summary["cache_hits"] == 0  # real requests, none from a cache
+    assert summary["calls"] == 2  # real requests (a fresh request cache)
+    # the two-step dialogue judge asks step 1 about the context's earlier system turns once per dialogue;
+    # the six responses share that context, so (one request at a time) the repeats hit the run's own cache
+    if protocol == "cpdscore-dialogue":
+        assert summary["cache_hits"] > 0 or backend == "openai-compatible"  # 8 in flight: sent before cached
+    else:
+        assert summary["cache_hits"] == 0
     assert summary["items"] >= 1 and len(scores) >= summary["items"]
     name = "my-judge" if protocol.endswith(".yaml") else protocol
     assert summary["protocol"] == name and f"protocol:{name}" in summary["signature"]
