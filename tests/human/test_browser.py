@@ -145,6 +145,7 @@ def test_lmstyle_sliders_show_all_responses_and_save_with_keyboard(browser: Brow
 
     proto = load_protocol("lmstyle-sliders")
     dialogues, candidates = dialogues_and_candidates(n_contexts=2)
+    candidates = [c.model_copy(update={"tags": {"task": "Formal"}}) for c in candidates]  # the requested style
     cfg = StudyConfig(proto.name, proto.version, ("a01",), per_item=1, batch_size=2, seed=0)
     create_study(tmp_path / "l", proto, dialogues, candidates, cfg)
     import json
@@ -153,6 +154,7 @@ def test_lmstyle_sliders_show_all_responses_and_save_with_keyboard(browser: Brow
     server = start_server(tmp_path / "l")
     try:
         page = open_page(browser, server, token)
+        assert page.text_content("#unit-note") == "Requested style: Formal"  # style strength needs the style
         assert page.locator("#siblings li").count() == 2  # every response of the context is on screen
         assert page.locator("#siblings li.current").text_content() == page.text_content("#candidate")
         page.focus("#slider")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from tests.human.conftest import dialogues_and_candidates
 
@@ -85,3 +86,20 @@ def test_same_seed_same_design(tmp_path: Path) -> None:
 
     assert layout(tmp_path / "a", 0) == layout(tmp_path / "b", 0)
     assert layout(tmp_path / "a2", 0) != layout(tmp_path / "c", 5)
+
+
+def test_a_shown_tag_must_be_there_and_agree_within_a_context() -> None:
+    """lmstyle-sliders shows each context's requested style (its candidates' task tag): missing or mixed is an error."""
+    from dialeval.errors import InputError
+    from dialeval.human.design import build_units
+
+    proto = load_protocol("lmstyle-sliders")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=2)
+    with pytest.raises(InputError, match='candidate "d0:m1" has none'):
+        build_units(proto, dialogues, candidates)
+    tagged = [c.model_copy(update={"tags": {"task": "Formal" if c.dialogue_id == "d0" else "Negative"}})
+              for c in candidates]  # fmt: skip
+    assert [u.note for u in build_units(proto, dialogues, tagged)] == ["Formal", "Negative"]
+    mixed = [c.model_copy(update={"tags": {"task": c.system}}) for c in candidates]
+    with pytest.raises(InputError, match="ask for different tasks"):
+        build_units(proto, dialogues, mixed)

@@ -79,6 +79,7 @@ def create_app(url: str) -> FastAPI:
         protocol = Protocol.model_validate(store.get_meta(conn, "protocol"))
         config = store.get_meta(conn, "config")
         blind_key = str(store.get_meta(conn, "blind_key", default=""))
+        notes: dict[str, str] = dict(store.get_meta(conn, "unit_notes", default={}))
     app = FastAPI(title="dialeval study", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.engine = engine
 
@@ -160,6 +161,7 @@ def create_app(url: str) -> FastAPI:
                     "batch": u.batch,
                     "qualification": u.kind == "qualification",
                     "context": its[0].context,
+                    "note": notes.get(u.unit_id, ""),
                     "knowledge": its[0].knowledge,
                     "items": [
                         {

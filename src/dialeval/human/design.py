@@ -52,6 +52,7 @@ class Unit:
     dialogue: Dialogue
     context: list[dict[str, str]]
     items: list[dict[str, Any]] = field(default_factory=list)
+    note: str = ""  # the protocol's ``show_tag`` value, shown with the context
 
 
 def build_units(
@@ -72,14 +73,35 @@ def build_units(
     for c in candidates:
         d = _dialogue(dialogues, c.dialogue_id)
         uid = prefix + c.context_id
+        note = _shown_tag(protocol, c)
         if uid not in units:
-            units[uid] = Unit(uid, kind, d, [t.model_dump() for t in d.context(c.turn_index)])
+            units[uid] = Unit(uid, kind, d, [t.model_dump() for t in d.context(c.turn_index)], note=note)
+        elif units[uid].note != note:
+            raise InputError(
+                f'candidates of context "{c.context_id}" ask for different {protocol.show_tag}s '
+                f'("{units[uid].note}" and "{note}"); one context is shown with one',
+                field=f"tags.{protocol.show_tag}",
+            )
         units[uid].items.append({"id": prefix + c.id, "system": c.system, "text": c.text})
         if protocol.include_ground_truth and c.references:
             gt_id = f"{uid}:{GROUND_TRUTH}"
             if all(i["id"] != gt_id for i in units[uid].items):
                 units[uid].items.append({"id": gt_id, "system": GROUND_TRUTH, "text": c.references[0]})
     return list(units.values())
+
+
+def _shown_tag(protocol: Protocol, c: Candidate) -> str:
+    """Return the candidate's value of the protocol's ``show_tag`` ("" when the protocol shows none)."""
+    if not protocol.show_tag:
+        return ""
+    value = c.tags.get(protocol.show_tag, "")
+    if not value:
+        raise InputError(
+            f'protocol "{protocol.name}" shows each context with its "{protocol.show_tag}" tag, '
+            f'but candidate "{c.id}" has none',
+            field=f"tags.{protocol.show_tag}",
+        )
+    return value
 
 
 def _dialogue(dialogues: dict[str, Dialogue], did: str) -> Dialogue:
@@ -166,6 +188,8 @@ def create_study(
                 {"key": "protocol", "value": protocol.model_dump()},
                 # keys the opaque item and unit ids annotators see (see dialeval.human.app.public_id)
                 {"key": "blind_key", "value": secrets.token_hex(16)},
+                # the protocol's show_tag value per unit (e.g. the requested style)
+                {"key": "unit_notes", "value": {u.id: u.note for u in all_units.values() if u.note}},
             ],
         )
         refs = sorted({r.annotator for r in (qualification[1] if qualification else [])})

@@ -114,6 +114,8 @@ class Protocol(_Strict):
         include_ground_truth: Add each context's reference response as a candidate.
         order: ``criterion_first``: all candidates of a context on one criterion, then the next.
         show_unit_candidates: Show all candidates of the context together.
+        show_tag: A candidate tag shown with the context (e.g. ``task``: the requested style).
+        show_tag_label: How the page names that tag (e.g. "Requested style").
         short_guidelines: Always visible in the annotation page.
         full_guidelines_url: Link to the full guidelines.
         criteria: The dimensions judged.
@@ -126,6 +128,8 @@ class Protocol(_Strict):
     include_ground_truth: bool = False
     order: Literal["criterion_first"] = "criterion_first"
     show_unit_candidates: bool = False
+    show_tag: str = ""
+    show_tag_label: str = ""
     short_guidelines: str
     full_guidelines_url: str = ""
     criteria: list[Criterion]

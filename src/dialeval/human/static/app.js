@@ -61,6 +61,9 @@
       li.append(el("span", turn.speaker + ":", "speaker"), el("span", turn.text));
       ctx.append(li);
     }
+    // e.g. the style the task asks for (the protocol's show_tag), always as text
+    $("unit-note").textContent = s.unit.note ? (protocol.show_tag_label || protocol.show_tag) + ": " + s.unit.note : "";
+    $("unit-note").hidden = !s.unit.note;
     $("knowledge").replaceChildren(...s.unit.knowledge.map((k) => el("li", k)));
     $("knowledge-box").hidden = s.unit.knowledge.length === 0;
     // protocols such as lmstyle-sliders show every response of the context together
