@@ -65,3 +65,33 @@ def test_baseline_is_the_mean_of_unrelated_pairs():
     assert abs(out["bertscore_f1"][0]) < 0.25
     assert out["bertscore_f1"][1] > 0.5
     assert out["bertscore_f1"][2] is None
+
+
+def test_values_do_not_depend_on_the_process_string_hashing(tmp_path):
+    """Two processes with different PYTHONHASHSEED give bit-identical BERTScores on the 360 USR-TC items.
+
+    bert-score groups a call's sentences through a set; before the metric cut its calls into
+    one-batch chunks, two such processes disagreed in the 7th decimal on some items.
+    """
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "score.py"
+    script.write_text(
+        "import json\n"
+        "from dialeval.data.catalog import load_benchmark\n"
+        "from dialeval.metrics.bertscore import BertScoreMetric\n"
+        "from dialeval.scoring import build_inputs\n"
+        "b = load_benchmark('usr-tc')\n"
+        "print(json.dumps(BertScoreMetric().compute(build_inputs(b.candidates, b.dialogues))['bertscore_f1']))\n"
+    )
+    runs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert len(runs[0]) == 360 and all(v is not None for v in runs[0])
+    assert runs[0] == runs[1]

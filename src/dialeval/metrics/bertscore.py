@@ -124,11 +124,46 @@ class BertScoreMetric(Metric):
         if not rows:
             return out
         scorer = _scorer(cfg.model, cfg.num_layers, cfg.rescale, cfg.device)
-        p, r, f = scorer.score([items[j].response for j in rows], [list(items[j].references) for j in rows])
-        for name, col in zip(self.outputs, (p, r, f), strict=True):
-            for j, v in zip(rows, col.tolist(), strict=True):
-                out[name][j] = v
+        for chunk in one_batch_chunks([[items[j].response, *items[j].references] for j in rows], BERT_BATCH):
+            picked = [rows[c] for c in chunk]
+            p, r, f = scorer.score([items[j].response for j in picked], [list(items[j].references) for j in picked],
+                                   batch_size=BERT_BATCH)  # fmt: skip
+            for name, col in zip(self.outputs, (p, r, f), strict=True):
+                for j, v in zip(picked, col.tolist(), strict=True):
+                    out[name][j] = v
         return out
+
+
+#: Sentences bert-score embeds in one forward pass.
+BERT_BATCH = 64
+
+
+def one_batch_chunks(texts: Sequence[Sequence[str]], limit: int) -> list[list[int]]:
+    """Cut items (each a list of texts) into consecutive chunks of at most ``limit`` distinct texts.
+
+    bert-score deduplicates a call's sentences through a ``set`` and sorts them by word count, so
+    which sentences share a forward pass (and so the float rounding of their embeddings) would
+    depend on Python's per-process string hashing: the same input gave values 1e-7 apart in two
+    processes. A call whose distinct sentences fit in one batch embeds them all in one pass, so its
+    values depend only on the input. An item with more distinct texts than ``limit`` is a chunk
+    of its own.
+
+    Example:
+        >>> one_batch_chunks([["a", "b"], ["b", "c"], ["d", "e"]], 3)
+        [[0, 1], [2]]
+    """
+    chunks: list[list[int]] = []
+    seen: set[str] = set()
+    for n, item in enumerate(texts):
+        new = set(item) - seen
+        if chunks and len(seen) + len(new) > limit:
+            chunks.append([])
+            seen, new = set(), set(item)
+        if not chunks:
+            chunks.append([])
+        chunks[-1].append(n)
+        seen |= new
+    return chunks
 
 
 def _corpus_sentences(data_dir: Path) -> list[str]:
