@@ -80,6 +80,8 @@ def create_app(url: str) -> FastAPI:
         config = store.get_meta(conn, "config")
         blind_key = str(store.get_meta(conn, "blind_key", default=""))
         notes: dict[str, str] = dict(store.get_meta(conn, "unit_notes", default={}))
+        # items never change after create_study: map the opaque ids back once, not per answer
+        real_id = {public_id(blind_key, i): i for i in conn.execute(sa.select(store.items.c.id)).scalars()}
     app = FastAPI(title="dialeval study", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.engine = engine
 
@@ -187,19 +189,18 @@ def create_app(url: str) -> FastAPI:
             raise HTTPException(422, f"unknown criterion {answer.criterion!r}") from None
         if problem:
             raise HTTPException(422, problem)
+        item_id = real_id.get(answer.item_id, "")
         with engine.begin() as conn:
-            mine = conn.execute(
-                sa.select(store.items.c.id, store.assignments.c.kind)
+            kind = conn.execute(
+                sa.select(store.assignments.c.kind)
                 .join(store.items, store.items.c.unit_id == store.assignments.c.unit_id)
-                .where(store.assignments.c.annotator == who["id"])
-            ).all()
-            found = [(r.id, r.kind) for r in mine if public_id(blind_key, r.id) == answer.item_id]
-            if not found:
+                .where(store.items.c.id == item_id, store.assignments.c.annotator == who["id"])
+            ).scalar_one_or_none()
+            if kind is None:
                 raise HTTPException(404, "no such item among your assignments")
-            real_id, kind = found[0]
             if kind != "qualification" and not who["qualified"]:
                 raise HTTPException(403, "finish and pass the qualification batch first")
-            store.upsert_answer(conn, {"annotator": who["id"], **answer.model_dump(), "item_id": real_id})
+            store.upsert_answer(conn, {"annotator": who["id"], **answer.model_dump(), "item_id": item_id})
         return {"saved": True, "item_id": answer.item_id, "criterion": answer.criterion}
 
     @app.get("/api/admin/progress")
