@@ -141,10 +141,7 @@ def _stress(r: Results, blocks: list[Block]) -> None:
     from dialeval.report import charts
 
     blocks.append(Figure(charts.heatmap(r.stress), "Stress test: share of pairs where the metric prefers the original"))
-    metrics = list(dict.fromkeys(str(x["metric"]) for x in r.stress))
-    perts = list(dict.fromkeys(str(x["perturbation"]) for x in r.stress))
-    cell = {(str(x["metric"]), str(x["perturbation"])): x for x in r.stress}
-    body = [[m, *(fmt(cell[(m, p)]["value"]) if (m, p) in cell else "-" for p in perts)] for m in metrics]
+    perts, body = _by_metric(r.stress, "perturbation", lambda x: fmt(x["value"]))
     caption = "Stress test: share of pairs where the metric prefers the original (ties 0.5; stress.jsonl)"
     blocks.append(Table(["metric", *perts], body, caption))
     for png in sorted(r.path.glob("stress_subsets_*.png")):
@@ -152,22 +149,25 @@ def _stress(r: Results, blocks: list[Block]) -> None:
         blocks.append(Figure(png.read_bytes(), f"Score distributions per subset, original vs {pert} ({png.name})"))
 
 
-def _ranking(r: Results, blocks: list[Block]) -> None:
-    negatives = list(dict.fromkeys(str(x["negatives"]) for x in r.ranking))
-    metrics = list(dict.fromkeys(str(x["metric"]) for x in r.ranking))
-    cell = {(str(x["metric"]), str(x["negatives"])): x for x in r.ranking}
+def _by_metric(
+    rows: Sequence[dict[str, Any]], column: str, show: Callable[[dict[str, Any]], str]
+) -> tuple[list[str], list[list[str]]]:
+    """Pivot result rows to one line per metric and one column per value of ``column`` (file order; ``-`` if none)."""
+    columns = list(dict.fromkeys(str(x[column]) for x in rows))
+    cell = {(str(x["metric"]), str(x[column])): x for x in rows}
+    metrics = dict.fromkeys(str(x["metric"]) for x in rows)
+    return columns, [[m, *(show(cell[(m, c)]) if (m, c) in cell else "-" for c in columns)] for m in metrics]
 
-    def show(m: str, n: str) -> str:
-        x = cell.get((m, n))
-        if x is None:
-            return "-"
+
+def _ranking(r: Results, blocks: list[Block]) -> None:
+    def show(x: dict[str, Any]) -> str:
         ci = f" [{fmt(x['ci_low'])}, {fmt(x['ci_high'])}]" if x.get("ci_low") is not None else ""
         return f"{fmt(x['fraction'])}{ci}"
 
+    negatives, body = _by_metric(r.ranking, "negatives", show)
     caption = ("DailyDialog++: share of pairs where a good response outranks a negative of its context "
                "(ties 0.5; 95% CI over contexts; ranking.jsonl)")  # fmt: skip
-    blocks.append(Table(["metric", *(f"good > {n}" for n in negatives)],
-                        [[m, *(show(m, n) for n in negatives)] for m in metrics], caption))  # fmt: skip
+    blocks.append(Table(["metric", *(f"good > {n}" for n in negatives)], body, caption))
 
 
 def _study(r: Results, blocks: list[Block]) -> None:
