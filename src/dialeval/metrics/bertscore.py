@@ -155,14 +155,11 @@ def one_batch_chunks(texts: Sequence[Sequence[str]], limit: int) -> list[list[in
     chunks: list[list[int]] = []
     seen: set[str] = set()
     for n, item in enumerate(texts):
-        new = set(item) - seen
-        if chunks and len(seen) + len(new) > limit:
+        if not chunks or len(seen | set(item)) > limit:
             chunks.append([])
-            seen, new = set(), set(item)
-        if not chunks:
-            chunks.append([])
+            seen = set()
         chunks[-1].append(n)
-        seen |= new
+        seen |= set(item)
     return chunks
 
 
