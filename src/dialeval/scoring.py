@@ -66,8 +66,8 @@ class ScoringJob:
         keys: Each candidate's input key (its index when there is no cache).
         known: Values already known (from the cache), filled in as batches finish.
         batches: The work: distinct unknown inputs, cut into batches of ``metric.batch_size``.
-        weight: How many candidates share each key (for progress).
         tags: Each candidate's score tags: its dialogue's tags and domain, then its own tags.
+        weight: How many candidates share each key (for progress).
     """
 
     metric: Metric
@@ -75,15 +75,14 @@ class ScoringJob:
     keys: list[str]
     known: dict[str, CachedValues]
     batches: list[WorkBatch]
+    tags: list[dict[str, str]]
     weight: Counter[str] = field(default_factory=Counter)
-    tags: list[dict[str, str]] = field(default_factory=list)
 
     def assemble(self) -> list[Score]:
         """Return one Score per candidate and output, once every batch has finished."""
         sig = self.metric.signature
         scores: list[Score] = []
-        tags = self.tags or [dict(c.tags) for c in self.candidates]
-        for cand, key, item_tags in zip(self.candidates, self.keys, tags, strict=True):
+        for cand, key, item_tags in zip(self.candidates, self.keys, self.tags, strict=True):
             for out_name in self.metric.outputs:
                 v = self.known[key].get(out_name)
                 scores.append(
@@ -122,7 +121,7 @@ def plan_job(
     todo = list({k: i for k, i in zip(keys, inputs, strict=True) if k not in known}.items())
     step = max(1, metric.batch_size)
     batches = [todo[start : start + step] for start in range(0, len(todo), step)]
-    return ScoringJob(metric, candidates, keys, known, batches, Counter(keys), score_tags(candidates, dialogues))
+    return ScoringJob(metric, candidates, keys, known, batches, score_tags(candidates, dialogues), Counter(keys))
 
 
 def score_tags(candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]) -> list[dict[str, str]]:

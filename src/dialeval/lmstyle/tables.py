@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from dialeval.lmstyle.prompt import DATASETS, STYLES
@@ -79,15 +79,14 @@ class LayoutTable:
     title: str
     columns: list[str]
     rows: list[tuple[tuple[str, str], str, list[float | None]]]
-    scored: list[list[str | None]] = field(default_factory=list)
+    scored: list[list[str | None]]
 
     def to_markdown(self) -> str:
         """Render as Markdown (one decimal; ``-`` for an empty cell; ``(k/n)`` after a partly scored cell)."""
         per_dataset = SPECS[self.name][1]
         head = (["Dataset"] if per_dataset else []) + ["Model", "source", *self.columns]
         lines = [f"### {self.title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for n, ((group, model), source, vals) in enumerate(self.rows):
-            notes = self.scored[n] if n < len(self.scored) else [None] * len(vals)
+        for ((group, model), source, vals), notes in zip(self.rows, self.scored, strict=True):
             cells = [
                 ("-" if v is None or math.isnan(v) else f"{v:.1f}") + (f" ({k})" if k else "")
                 for v, k in zip(vals, notes, strict=True)
@@ -98,8 +97,7 @@ class LayoutTable:
     def records(self) -> list[dict[str, Any]]:
         """Return one JSON-able record per cell."""
         out = []
-        for n, ((g, m), src, vals) in enumerate(self.rows):
-            notes = self.scored[n] if n < len(self.scored) else [None] * len(vals)
+        for ((g, m), src, vals), notes in zip(self.rows, self.scored, strict=True):
             for col, v, k in zip(self.columns, vals, notes, strict=True):
                 out.append({"table": self.name, "dataset": g, "model": m, "source": src, "column": col, "value": v,
                             "scored": k})  # fmt: skip
