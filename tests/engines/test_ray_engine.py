@@ -49,6 +49,20 @@ def _cli(args: list[str], env: dict[str, str]) -> dict:
     return json.loads(proc.stdout)
 
 
+def _driver(cluster, tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    """Run ``source`` as a Ray driver script: argv[1] is the USR-TC file, argv[2] the cluster's address."""
+    script = tmp_path / "driver.py"
+    script.write_text(source)
+    data = ROOT.parent / "shared" / "data" / "usr" / "usr_topical_chat.json"
+    return subprocess.run(
+        [sys.executable, str(script), str(data), cluster.address],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines()
 
@@ -73,8 +87,9 @@ def test_ray_gives_the_local_scores_and_signatures_on_real_data(cluster, tmp_pat
 def test_models_load_once_per_worker_not_once_per_batch(cluster, tmp_path: Path) -> None:
     # 120 items in batches of 120 (likelihood's batch size) would be one batch: a script subclass with
     # batch size 8 gives 15 batches over two workers, each worker loading SmolLM2 once.
-    script = tmp_path / "small_batches.py"
-    script.write_text(
+    proc = _driver(
+        cluster,
+        tmp_path,
         "import sys, json\n"
         "from dialeval.data.usr import load_usr_topical_chat\n"
         "from dialeval.engines import make_engine\n"
@@ -85,15 +100,7 @@ def test_models_load_once_per_worker_not_once_per_batch(cluster, tmp_path: Path)
         "bench = load_usr_topical_chat(sys.argv[1]).head(20)\n"
         "engine = make_engine('ray', address=sys.argv[2], workers=2)\n"
         "scores = score_candidates(SmallBatches(), bench.candidates, bench.dialogues, engine=engine)\n"
-        "print(json.dumps({**engine.describe(), 'scored': sum(s.value is not None for s in scores)}))\n"
-    )
-    data = ROOT.parent / "shared" / "data" / "usr" / "usr_topical_chat.json"
-    proc = subprocess.run(
-        [sys.executable, str(script), str(data), cluster.address],
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=600,
+        "print(json.dumps({**engine.describe(), 'scored': sum(s.value is not None for s in scores)}))\n",
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     info = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -277,8 +284,9 @@ def test_benchmark_and_judge_run_on_ray_match_local(cluster, tmp_path: Path, lla
 
 def test_a_worker_with_another_signature_stops_the_run(cluster, tmp_path: Path) -> None:
     """A worker whose metric signature differs from the driver's (here: it names its process) must not mix numbers."""
-    script = tmp_path / "other_signature.py"
-    script.write_text(
+    proc = _driver(
+        cluster,
+        tmp_path,
         "import os, sys\n"
         "from dialeval.data.usr import load_usr_topical_chat\n"
         "from dialeval.engines import make_engine\n"
@@ -295,10 +303,7 @@ def test_a_worker_with_another_signature_stops_the_run(cluster, tmp_path: Path) 
         "    score_candidates(PerProcess(), bench.candidates, bench.dialogues, engine=engine)\n"
         "except DialevalError as exc:\n"
         "    print('REFUSED', exc)\n"
-        "    sys.exit(3)\n"
+        "    sys.exit(3)\n",
     )
-    data = ROOT.parent / "shared" / "data" / "usr" / "usr_topical_chat.json"
-    proc = subprocess.run([sys.executable, str(script), str(data), cluster.address], env=_env(tmp_path),
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert "REFUSED worker" in proc.stdout and "but this driver has" in proc.stdout
