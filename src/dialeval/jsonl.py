@@ -1,4 +1,11 @@
-"""JSONL in and out for every record type, validated at the boundary.
+r"""JSONL in and out for every record type, validated at the boundary: dialeval's one JSONL reader.
+
+Every JSONL file dialeval reads goes through :func:`iter_objects`, so every bad
+input gets the same kind of error: an :class:`~dialeval.errors.InputError` naming
+the file, the line and (where there is one) the field. That covers a missing
+file, a folder given as a file, bytes that are not UTF-8 (a binary file), a line
+that is not JSON or not an object, and a non-finite number (``NaN``,
+``Infinity``, ``1e999``: not JSON, and never a valid score or rating).
 
 Example:
     >>> import tempfile, pathlib
@@ -8,14 +15,22 @@ Example:
     1
     >>> [r.value for r in read_jsonl(p, Rating)]
     [4.0]
+    >>> _ = p.write_bytes(b'{"a": 1}\n{"a": Infinity}\n')
+    >>> list(iter_objects(p))
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.InputError: ...r.jsonl:2: field "a": Infinity is not a finite number
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import pandas as pd
 from pydantic import BaseModel, ValidationError
@@ -25,11 +40,134 @@ from dialeval.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
 
+_BOM = b"\xef\xbb\xbf"
+_MAYBE_NONFINITE = re.compile(r"NaN|Infinity|\d[eE]\+?\d{3}")
+
+
+def check_file(path: str | Path) -> Path:
+    """Return ``path`` if it is a readable file, else raise an :class:`InputError` saying what it is.
+
+    Example:
+        >>> import tempfile
+        >>> check_file(tempfile.mkdtemp())
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...: is a folder, expected a file
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise InputError("is a folder, expected a file", path=p)
+    if not p.exists():
+        raise InputError("file not found", path=p)
+    if not p.is_file():
+        raise InputError("not a regular file", path=p)
+    return p
+
+
+def _open_binary(p: Path) -> BinaryIO:
+    check_file(p)
+    try:
+        return gzip.open(p, "rb") if p.suffix == ".gz" else p.open("rb")  # type: ignore[return-value]
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror or exc})", path=p) from None
+
+
+def _not_utf8(byte: int, column: int) -> str:
+    return f"not UTF-8 text: byte 0x{byte:02x} at column {column} (a binary file, or another encoding?)"
+
+
+def _decode(raw: bytes, p: Path, line: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(_not_utf8(raw[exc.start], exc.start + 1), path=p, line=line) from None
+
+
+def read_text(path: str | Path) -> str:
+    """Return a whole UTF-8 text file (``*.gz`` gunzipped, a leading BOM dropped).
+
+    Bytes that are not UTF-8, a folder or a missing file raise an :class:`InputError`
+    naming the file (and the line of the first bad byte).
+    """
+    p = Path(path)
+    with _open_binary(p) as handle:
+        try:
+            data = handle.read()
+        except (OSError, EOFError) as exc:
+            raise InputError(f"cannot read ({exc})", path=p) from None
+    data = data.removeprefix(_BOM)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - data.rfind(b"\n", 0, exc.start)
+        raise InputError(_not_utf8(data[exc.start], column), path=p, line=line) from None
+
+
+def _nonfinite(value: Any, where: str = "") -> tuple[str, float] | None:
+    """Return (field path, value) of the first non-finite float in a parsed JSON value."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "<record>", value
+    items: Iterable[tuple[Any, Any]] = ()
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    for key, sub in items:
+        found = _nonfinite(sub, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for each non-blank line of a JSONL file (``*.gz`` allowed).
+
+    Raises:
+        InputError: Naming the file, line and field: a missing file or a folder, bytes that are
+            not UTF-8, a line that is not a JSON object, or a non-finite number.
+    """
+    p = Path(path)
+    with _open_binary(p) as handle:
+        lineno = 0
+        try:
+            for lineno, raw in enumerate(handle, start=1):
+                line = _decode(raw.removeprefix(_BOM) if lineno == 1 else raw, p, lineno)
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno) from None
+                if not isinstance(obj, dict):
+                    raise InputError(f"expected a JSON object, found {type(obj).__name__}", path=p, line=lineno)
+                if _MAYBE_NONFINITE.search(line) and (bad := _nonfinite(obj)) is not None:
+                    literal = "NaN" if math.isnan(bad[1]) else ("-" if bad[1] < 0 else "") + "Infinity"
+                    raise InputError(f"{literal} is not a finite number", path=p, line=lineno, field=bad[0])
+                yield lineno, obj
+        except (OSError, EOFError) as exc:  # a damaged .gz
+            raise InputError(f"cannot read ({exc})", path=p, line=lineno + 1) from None
+
 
 def _field_of(err: ValidationError) -> tuple[str, str]:
     first = err.errors()[0]
     loc = ".".join(str(x) for x in first["loc"]) or "<record>"
     return loc, first["msg"]
+
+
+def validate(model: type[M], obj: dict[str, Any], path: str | Path, line: int) -> M:
+    """Validate one parsed object as ``model``; an error names the file, line and field."""
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        field, msg = _field_of(exc)
+        raise InputError(msg, path=path, line=line, field=field) from None
+
+
+def iter_records(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
+    """Yield ``(line number, record)`` for each record of a JSONL file of ``model`` records."""
+    for lineno, obj in iter_objects(path):
+        yield lineno, validate(model, obj, path, lineno)
 
 
 def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
@@ -38,29 +176,37 @@ def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
     Blank lines are allowed. The first malformed line raises :class:`InputError`
     naming the file, the line number and the field.
     """
-    p = Path(path)
-    if not p.exists():
-        raise InputError("file not found", path=p)
-    with p.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", path=p, line=lineno) from None
-            if not isinstance(raw, dict):
-                raise InputError("expected a JSON object", path=p, line=lineno)
-            try:
-                yield model.model_validate(raw)
-            except ValidationError as exc:
-                field, msg = _field_of(exc)
-                raise InputError(msg, path=p, line=lineno, field=field) from None
+    for _, rec in iter_records(path, model):
+        yield rec
 
 
 def read_jsonl(path: str | Path, model: type[M]) -> list[M]:
     """Read a whole JSONL file of ``model`` records (see :func:`iter_jsonl`)."""
     return list(iter_jsonl(path, model))
+
+
+def read_unique(path: str | Path, model: type[M], key: str = "id") -> dict[str, tuple[int, M]]:
+    r"""Read records that must have distinct ``key`` values: ``{key: (line, record)}`` in file order.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from dialeval.schema import Dialogue
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.jsonl"
+        >>> _ = p.write_text('{"id": "a", "turns": []}\n{"id": "b", "turns": []}\n{"id": "a", "turns": []}\n')
+        >>> read_unique(p, Dialogue)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...d.jsonl:3: field "id": duplicate id "a" (first on line 1)
+    """
+    out: dict[str, tuple[int, M]] = {}
+    for lineno, rec in iter_records(path, model):
+        value = str(getattr(rec, key))
+        if value in out:
+            raise InputError(
+                f'duplicate {key} "{value}" (first on line {out[value][0]})', path=path, line=lineno, field=key
+            )
+        out[value] = (lineno, rec)
+    return out
 
 
 def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:

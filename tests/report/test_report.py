@@ -50,7 +50,7 @@ def test_errors_name_the_file_line_and_field(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r'stress\.jsonl:1: field "perturbation"'):
         load_results(tmp_path)
     (tmp_path / "stress.jsonl").write_text("{oops\n")
-    with pytest.raises(InputError, match=r"stress\.jsonl:1: not JSON"):
+    with pytest.raises(InputError, match=r"stress\.jsonl:1: not valid JSON"):
         load_results(tmp_path)
     res = CliRunner().invoke(app, ["report", str(tmp_path / "missing"), "-o", str(tmp_path / "r.html")])
     assert res.exit_code == 2 and "not a results folder" in res.output

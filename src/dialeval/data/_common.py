@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import csv
-import gzip
 import hashlib
 import io
 import json
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.errors import InputError
+from dialeval.jsonl import iter_objects, read_text
 
 
 @dataclass(frozen=True)
@@ -44,17 +44,12 @@ class Where:
 
 
 def open_text(path: Path) -> io.TextIOBase:
-    """Open a UTF-8 text file, transparently gunzipping ``*.gz``."""
-    if not path.is_file():
-        raise InputError("file not found", path=path)
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return path.open(encoding="utf-8", newline="")
+    """Return a UTF-8 text file as a text handle (``*.gz`` gunzipped; see :func:`dialeval.jsonl.read_text`)."""
+    return io.StringIO(read_text(path), newline="")
 
 
 def _read_text(path: Path) -> str:
-    with open_text(path) as handle:
-        return handle.read()
+    return read_text(path)
 
 
 def _parse_json(text: str, path: Path) -> Any:
@@ -111,26 +106,13 @@ def read_json_records(path: Path) -> list[tuple[Where, dict[str, Any]]]:
 
 def read_jsonl_records(path: Path) -> list[tuple[Where, dict[str, Any]]]:
     """Read a JSON-lines file of objects (blank lines allowed), each with its line number."""
-    out = []
-    with open_text(path) as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = Where(path, line=lineno)
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise where.error(f"not valid JSON ({exc.msg})") from None
-            if not isinstance(rec, dict):
-                raise where.error("expected a JSON object")
-            out.append((where, rec))
-    return out
+    return [(Where(path, line=lineno), rec) for lineno, rec in iter_objects(path)]
 
 
 def read_csv_rows(
-    path: Path, *, ncols: int | None = None, required: Sequence[str] = ()
+    path: Path, *, ncols: int | None = None, required: Sequence[str] = (), delimiter: str = ","
 ) -> tuple[dict[str, int], list[tuple[Where, list[str]]]]:
-    """Read a CSV file; return (column -> index, rows), each row with the line it starts on.
+    r"""Read a CSV file; return (column -> index, rows), each row with the line it starts on.
 
     Args:
         path: The file (``.gz`` allowed).
@@ -138,13 +120,14 @@ def read_csv_rows(
         required: Header file: the columns that must be in the header and in every row
             (rows may omit trailing columns that are not required, as MTurk exports do;
             a row longer than the header is an error).
+        delimiter: The field separator (``"\t"`` for a TSV file).
     """
     header = ncols is None
     rows: list[tuple[Where, list[str]]] = []
     names: dict[str, int] = {}
     width = header_width = 0
     with open_text(path) as handle:
-        reader = csv.reader(handle)
+        reader = csv.reader(handle, delimiter=delimiter)
         start = 1
         try:
             for row in reader:

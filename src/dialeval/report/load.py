@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.errors import InputError
+from dialeval.jsonl import iter_objects, read_jsonl, read_text
 from dialeval.schema import Rating, Score
 
 KNOWN = ("run.json", "scores.jsonl", "table.jsonl", "lmstyle_tables.jsonl", "summary.jsonl", "stress.jsonl",
@@ -61,20 +62,11 @@ class Results:
 def read_rows(path: Path, required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Read a JSONL file of objects, checking that each has the ``required`` fields."""
     rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not JSON: {exc.msg}", path=path, line=n) from exc
-            if not isinstance(row, dict):
-                raise InputError("expected a JSON object", path=path, line=n)
-            for key in required:
-                if key not in row:
-                    raise InputError("missing", path=path, line=n, field=key)
-            rows.append(row)
+    for n, row in iter_objects(path):
+        for key in required:
+            if key not in row:
+                raise InputError("missing", path=path, line=n, field=key)
+        rows.append(row)
     return rows
 
 
@@ -84,8 +76,6 @@ def load_results(path: str | Path) -> Results:
     Raises:
         InputError: Not a folder, no known file in it, or a malformed file (named with line and field).
     """
-    from dialeval.jsonl import read_jsonl
-
     p = Path(path)
     if not p.is_dir():
         raise InputError("not a results folder", path=p)
@@ -94,7 +84,7 @@ def load_results(path: str | Path) -> Results:
     r = Results(path=p)
     if (p / "run.json").is_file():
         try:
-            r.run = json.loads((p / "run.json").read_text("utf-8"))
+            r.run = json.loads(read_text(p / "run.json"))
         except json.JSONDecodeError as exc:
             raise InputError(f"not JSON: {exc.msg}", path=p / "run.json", line=exc.lineno) from exc
     if (p / "scores.jsonl").is_file():
