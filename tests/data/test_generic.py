@@ -91,7 +91,7 @@ def test_records_bad_inputs(tmp_path: Path) -> None:
         '{"id": "c2", "dialogue_id": "d9", "turn_index": 0, "system": "s", "text": "x"}\n'
     )
     (tmp_path / "ratings.jsonl").write_text('{"item_id": "c1", "dimension": "o", "annotator": "a", "value": 1}\n')
-    with pytest.raises(InputError, match=r'candidates\.jsonl: field "dialogue_id": unknown dialogue \'d9\''):
+    with pytest.raises(InputError, match=r'candidates\.jsonl:2: field "dialogue_id": unknown dialogue "d9"'):
         load_records(tmp_path)
     (tmp_path / "candidates.jsonl").write_text('{"id": "c1", "dialogue_id": "d1", "turn_index": -1, "system": "s"}\n')
     with pytest.raises(InputError, match=r"candidates\.jsonl:1: field"):

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from dialeval.data._common import (
     Where,
     iter_nonempty,
@@ -30,7 +32,7 @@ from dialeval.data._common import (
 )
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError
-from dialeval.jsonl import read_jsonl
+from dialeval.jsonl import check_file, read_jsonl, read_text, read_unique
 from dialeval.schema import Candidate, Dialogue, Rating, Turn
 
 
@@ -52,6 +54,14 @@ class ColumnMapping:
             all rating ``dimension``.
         dimension: The dimension of ``annotator_columns``.
         scale: The answer scale of every rating, e.g. ``"1-5"``.
+        scales: Per-dimension scales that override ``scale``.
+        item_id: The column holding each response's id (default ``<dialogue>:<system>``).
+        dialogue_id: The column holding each dialogue's id (default: one per distinct context).
+        knowledge: The column holding grounding facts (split on ``turn_separator``; a JSONL list).
+        domain: The column holding the dialogue's domain.
+        tags: Columns copied onto each response's tags (for ``--by``).
+        systems: Several responses per row, one per system: every column name may
+            contain ``{system}``, replaced by each of these names in turn.
     """
 
     response: str
@@ -64,17 +74,37 @@ class ColumnMapping:
     annotator_columns: Mapping[str, str] = field(default_factory=dict)
     dimension: str = "rating"
     scale: str = ""
+    scales: Mapping[str, str] = field(default_factory=dict)
+    item_id: str | None = None
+    dialogue_id: str | None = None
+    knowledge: str | None = None
+    domain: str | None = None
+    tags: tuple[str, ...] = ()
+    systems: tuple[str, ...] = ()
 
     def columns(self) -> list[str]:
-        """Return every column this mapping reads."""
-        optional = [self.context, self.system, self.annotator]
-        return [
+        """Return every column this mapping reads (``{system}`` expanded)."""
+        optional = [self.context, self.annotator, self.dialogue_id, self.knowledge, self.domain]
+        shared = [c for c in optional if c] + list(self.tags)
+        per_response = [
             self.response,
-            *(c for c in optional if c),
+            *(c for c in (self.system, self.item_id) if c and not self.systems),
             *self.references,
             *self.ratings,
             *self.annotator_columns,
         ]
+        names = list(shared)
+        for system in self.systems or ("",):
+            names += [_expand(c, system) for c in per_response]
+        return list(dict.fromkeys(names))
+
+    def scale_of(self, dimension: str) -> str:
+        """Return the scale of ``dimension``."""
+        return self.scales.get(dimension, self.scale)
+
+
+def _expand(column: str, system: str) -> str:
+    return column.replace("{system}", system) if system else column
 
 
 def _records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, Any]]]:
@@ -85,84 +115,267 @@ def _records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, 
                 if col not in rec:
                     raise where.error("missing field", field=col)
         return records
-    index, rows = read_csv_rows(path, required=mapping.columns())
+    delimiter = "\t" if path.name.endswith((".tsv", ".tsv.gz")) else ","
+    index, rows = read_csv_rows(path, required=mapping.columns(), delimiter=delimiter)
     return [(where, {name: row[i] for name, i in index.items() if i < len(row)}) for where, row in rows]
 
 
-def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = None) -> Benchmark:
-    """Load a CSV (header row) or JSONL file of rated responses described by ``mapping``.
+def _text_list(value: Any, sep: str) -> list[str]:
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return list(iter_nonempty(str(value), sep)) if value is not None else []
 
-    Rows with the same context share a dialogue; rows with the same context,
-    system and response share a candidate (so the long form gives one row per
-    annotator). Empty rating cells are skipped and counted.
-    """
-    p = Path(path)
-    bench = name or p.name.split(".")[0]
-    dialogues: dict[str, Dialogue] = {}
-    context_ids: dict[str, str] = {}
-    items: dict[tuple[str, str, str], Candidate] = {}
-    ratings: list[Rating] = []
-    skipped: Counter[str] = Counter()
-    per_system: Counter[tuple[str, str]] = Counter()
-    for where, rec in _records(p, mapping):
-        context = str(rec[mapping.context]) if mapping.context else ""
-        if context not in context_ids:
-            context_ids[context] = did = f"{bench}-{len(context_ids):04d}"
-            lines = list(iter_nonempty(context, mapping.turn_separator))
-            turns = [Turn(speaker=s, text=t) for s, t in zip(split_turns(lines, "B"), lines, strict=True)]
-            dialogues[did] = Dialogue(id=did, turns=turns)
-        did = context_ids[context]
-        system = str(rec[mapping.system]).strip() if mapping.system else "unknown"
-        response = str(rec[mapping.response]).strip()
+
+@dataclass
+class _TableBuilder:
+    """Accumulates dialogues, candidates and ratings from the rows of one table."""
+
+    bench: str
+    mapping: ColumnMapping
+    dialogues: dict[str, Dialogue] = field(default_factory=dict)
+    dialogue_lines: dict[str, Where] = field(default_factory=dict)
+    context_ids: dict[str, str] = field(default_factory=dict)
+    items: dict[tuple[str, str, str], Candidate] = field(default_factory=dict)
+    item_lines: dict[str, tuple[Where, Candidate]] = field(default_factory=dict)
+    ratings: list[Rating] = field(default_factory=list)
+    rated: dict[tuple[str, str, str], Where] = field(default_factory=dict)
+    skipped: Counter[str] = field(default_factory=Counter)
+    per_system: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def dialogue(self, where: Where, rec: dict[str, Any]) -> str:
+        m = self.mapping
+        context = str(rec[m.context]) if m.context else ""
+        if m.dialogue_id:
+            did = str(rec[m.dialogue_id]).strip()
+            if not did:
+                raise where.error("empty dialogue id", field=m.dialogue_id)
+        elif context in self.context_ids:
+            return self.context_ids[context]
+        else:
+            did = self.context_ids[context] = f"{self.bench}-{len(self.context_ids):04d}"
+        lines = list(iter_nonempty(context, m.turn_separator))
+        turns = [Turn(speaker=s, text=t) for s, t in zip(split_turns(lines, "B"), lines, strict=True)]
+        dialogue = Dialogue(
+            id=did, turns=turns, knowledge=_text_list(rec[m.knowledge], m.turn_separator) if m.knowledge else [],
+            domain=str(rec[m.domain]).strip() or None if m.domain else None,
+        )  # fmt: skip
+        if did in self.dialogues:
+            if self.dialogues[did] != dialogue:
+                first = self.dialogue_lines[did].line
+                raise where.error(f'dialogue "{did}" differs from its first row (line {first})', field=m.context)
+        else:
+            self.dialogues[did], self.dialogue_lines[did] = dialogue, where
+        return did
+
+    def candidate(self, where: Where, rec: dict[str, Any], did: str, system_name: str) -> str:
+        m = self.mapping
+        col = lambda c: _expand(c, system_name)  # noqa: E731
+        system = system_name or (str(rec[m.system]).strip() if m.system else "unknown")
+        response = str(rec[col(m.response)]).strip()
+        refs: list[str] = []
+        for c in m.references:
+            value = rec[col(c)]
+            refs += [str(v).strip() for v in value] if isinstance(value, list) else [str(value).strip()]
+        tags = {"system": system, **{t: str(rec[t]).strip() for t in m.tags}}
         key = (did, system, response)
-        if key not in items:
-            n = per_system[key[:2]]
-            per_system[key[:2]] += 1
-            refs: list[str] = []
-            for col in mapping.references:
-                value = rec[col]
-                refs += [str(v).strip() for v in value] if isinstance(value, list) else [str(value).strip()]
-            items[key] = Candidate(
-                id=f"{did}:{system}" + (f"#{n + 1}" if n else ""), dialogue_id=did,
-                turn_index=len(dialogues[did].turns), system=system, text=response,
-                references=[r for r in refs if r], tags={"system": system},
-            )  # fmt: skip
-        item = items[key].id
-        annotator = str(rec[mapping.annotator]).strip() if mapping.annotator else "annotator"
-        cells = [(c, d, annotator) for c, d in mapping.ratings.items()]
-        cells += [(c, mapping.dimension, a) for c, a in mapping.annotator_columns.items()]
-        for col, dim, who in cells:
+        if m.item_id and not system_name:
+            item = str(rec[m.item_id]).strip()
+            if not item:
+                raise where.error("empty item id", field=m.item_id)
+        elif key in self.items:
+            return self.items[key].id
+        else:
+            n = self.per_system[key[:2]]
+            self.per_system[key[:2]] += 1
+            item = f"{did}:{system}" + (f"#{n + 1}" if n else "")
+        cand = Candidate(
+            id=item, dialogue_id=did, turn_index=len(self.dialogues[did].turns), system=system, text=response,
+            references=[r for r in refs if r], tags=tags,
+        )  # fmt: skip
+        if item in self.item_lines:
+            first, seen = self.item_lines[item]
+            if seen != cand:
+                raise where.error(f'item "{item}" differs from its first row (line {first.line})', field=m.response)
+            return item
+        self.item_lines[item] = (where, cand)
+        self.items[key] = cand
+        return item
+
+    def rate(self, where: Where, rec: dict[str, Any], item: str, system_name: str) -> None:
+        m = self.mapping
+        annotator = str(rec[m.annotator]).strip() if m.annotator else "annotator"
+        cells = [(c, d, annotator) for c, d in m.ratings.items()]
+        cells += [(c, m.dimension, a) for c, a in m.annotator_columns.items()]
+        for template, dim, who in cells:
+            col = _expand(template, system_name)
             value = rec[col]
             if value is None or (isinstance(value, str) and not value.strip()):
-                skipped[f"empty rating ({col})"] += 1
+                self.skipped[f"empty rating ({col})"] += 1
                 continue
-            ratings.append(
-                Rating(item_id=item, dimension=dim, annotator=who,
-                       value=number(value, where, col), scale=mapping.scale)
+            number_value = number(value, where, col)
+            key = (item, dim, who)
+            if key in self.rated:
+                raise where.error(
+                    f'annotator "{who}" rates item "{item}" on "{dim}" twice (first on line {self.rated[key].line})',
+                    field=col,
+                )
+            self.rated[key] = where
+            self.ratings.append(
+                Rating(item_id=item, dimension=dim, annotator=who, value=number_value, scale=m.scale_of(dim))
             )  # fmt: skip
-    return Benchmark(bench, dialogues, list(items.values()), ratings, skipped, source=str(p))
+
+
+def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = None) -> Benchmark:
+    """Load a CSV/TSV (header row) or JSONL file of rated responses described by ``mapping``.
+
+    Rows with the same context (or ``dialogue_id``) share a dialogue; rows with the
+    same context, system and response (or ``item_id``) share a candidate (so the
+    long form gives one row per annotator). Empty rating cells are skipped and
+    counted; an annotator rating the same item and dimension twice is an error
+    naming both lines.
+    """
+    p = Path(path)
+    build = _TableBuilder(name or p.name.split(".")[0], mapping)
+    for where, rec in _records(p, mapping):
+        did = build.dialogue(where, rec)
+        for system_name in mapping.systems or ("",):
+            item = build.candidate(where, rec, did, system_name)
+            build.rate(where, rec, item, system_name)
+    candidates = [c for _, c in build.item_lines.values()]
+    return Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=str(p))
+
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".csv.gz", ".tsv.gz", ".jsonl.gz")
+
+
+def is_table(path: str | Path) -> bool:
+    """Whether ``path`` names a table file (CSV, TSV or JSONL) rather than a folder.
+
+    Example:
+        >>> is_table("my.csv"), is_table("runs/usr")
+        (True, False)
+    """
+    return Path(path).name.endswith(TABLE_SUFFIXES)
+
+
+class MappingFile(BaseModel):
+    """The YAML form of :class:`ColumnMapping` (``--mapping m.yaml``); unknown keys are refused.
+
+    ``ratings`` maps a column to a dimension; ``scale`` is every dimension's scale
+    and ``scales`` overrides it per dimension. ``name`` names the benchmark
+    (default: the table's file name).
+
+    Example:
+        >>> MappingFile.model_validate({"response": "r", "ratings": {"q": "Overall"}}).to_mapping().ratings
+        {'q': 'Overall'}
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    response: str
+    context: str | None = None
+    turn_separator: str = "\n"
+    system: str | None = None
+    references: list[str] = Field(default_factory=list)
+    ratings: dict[str, str] = Field(default_factory=dict)
+    annotator: str | None = None
+    annotator_columns: dict[str, str] = Field(default_factory=dict)
+    dimension: str = "rating"
+    scale: str = ""
+    scales: dict[str, str] = Field(default_factory=dict)
+    item_id: str | None = None
+    dialogue_id: str | None = None
+    knowledge: str | None = None
+    domain: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    systems: list[str] = Field(default_factory=list)
+
+    def to_mapping(self) -> ColumnMapping:
+        """Return the :class:`ColumnMapping` this file describes."""
+        raw = self.model_dump(exclude={"name"})
+        for key in ("references", "tags", "systems"):
+            raw[key] = tuple(raw[key])
+        return ColumnMapping(**raw)
+
+
+def load_mapping(path: str | Path) -> MappingFile:
+    r"""Read a YAML mapping file; an error names the file, the line (YAML syntax) or the key.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.yaml"
+        >>> _ = p.write_text("response: reply\nratings: {q: Overall}\ncolour: red\n")
+        >>> load_mapping(p)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...m.yaml: field "colour": Extra inputs are not permitted
+    """
+    import yaml
+
+    p = check_file(path)
+    text = read_text(p)
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"not valid YAML ({problem})", path=p, line=mark.line + 1 if mark else None) from None
+    if not isinstance(raw, dict):
+        raise InputError("expected a YAML mapping of keys (response:, ratings:, ...)", path=p)
+    try:
+        return MappingFile.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or None
+        raise InputError(first["msg"], path=p, field=where) from None
 
 
 RECORD_FILES = ("dialogues.jsonl", "candidates.jsonl", "ratings.jsonl")
 
 
+def read_records(
+    dialogues: str | Path, candidates: str | Path, ratings: str | Path | None = None, *, name: str | None = None
+) -> Benchmark:
+    """Read dialeval record files: dialogues and candidates (ids unique), and optionally ratings.
+
+    Raises:
+        InputError: Naming the file, line and field: a duplicate dialogue or candidate id (with the
+            line of the first), a candidate whose dialogue is unknown or whose ``turn_index`` is past
+            the dialogue's end, or any malformed record.
+    """
+    dials = read_unique(dialogues, Dialogue)
+    cands = read_unique(candidates, Candidate)
+    for lineno, cand in cands.values():
+        if cand.dialogue_id not in dials:
+            raise InputError(
+                f'unknown dialogue "{cand.dialogue_id}" (not in {dialogues})',
+                path=candidates, line=lineno, field="dialogue_id",
+            )  # fmt: skip
+        n_turns = len(dials[cand.dialogue_id][1].turns)
+        if cand.turn_index > n_turns:
+            raise InputError(
+                f'turn_index {cand.turn_index} is past the end of dialogue "{cand.dialogue_id}" ({n_turns} turns)',
+                path=candidates, line=lineno, field="turn_index",
+            )  # fmt: skip
+    return Benchmark(
+        name=name or Path(candidates).stem,
+        dialogues={k: d for k, (_, d) in dials.items()},
+        candidates=[c for _, c in cands.values()],
+        ratings=read_jsonl(ratings, Rating) if ratings is not None else [],
+        source=str(candidates),
+    )
+
+
 def load_records(folder: str | Path, *, name: str | None = None) -> Benchmark:
     """Load dialeval's own record files: ``dialogues.jsonl``, ``candidates.jsonl``, ``ratings.jsonl``.
 
-    Candidates must name a known dialogue; an error names the file, line and field.
+    Checked as :func:`read_records` checks them.
     """
     root = Path(folder)
     missing = [f for f in RECORD_FILES if not (root / f).is_file()]
     if missing:
         raise InputError(f"missing {', '.join(missing)} (needs {', '.join(RECORD_FILES)})", path=root)
-    dialogues = {d.id: d for d in read_jsonl(root / "dialogues.jsonl", Dialogue)}
-    candidates = read_jsonl(root / "candidates.jsonl", Candidate)
-    for lineno, cand in enumerate(candidates, start=1):
-        if cand.dialogue_id not in dialogues:
-            raise InputError(
-                f"unknown dialogue {cand.dialogue_id!r} (record {lineno}; blank lines not counted)",
-                path=root / "candidates.jsonl",
-                field="dialogue_id",
-            )
-    ratings = read_jsonl(root / "ratings.jsonl", Rating)
-    return Benchmark(name or root.name, dialogues, candidates, ratings, source=str(root))
+    bench = read_records(*(root / f for f in RECORD_FILES), name=name or root.name)
+    bench.source = str(root)
+    return bench
