@@ -18,7 +18,7 @@ def test_list() -> None:
     assert result.exit_code == 0, result.output
     lines = {line.split("│")[1].strip(): line for line in result.output.splitlines() if line.count("│") >= 5}
     assert "usr-tc" in lines and "360" in lines["usr-tc"] and "yes" in lines["usr-tc"]
-    assert "no" in lines["fed-turn"].split("│")[5]
+    assert "no" in lines["fed-turn"].split("│")[4]
 
 
 def test_show_json() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -13,12 +16,15 @@ from rich.console import Console
 from dialeval.atomic import atomic_write
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
-from dialeval.jsonl import read_jsonl
-from dialeval.schema import Candidate, Dialogue, Rating
+from dialeval.jsonl import check_file, read_jsonl
+from dialeval.schema import Rating
 
 if TYPE_CHECKING:
     from dialeval.cache import ScoreCache
+    from dialeval.data.generic import ColumnMapping
     from dialeval.engines import Engine
+
+R = TypeVar("R")
 
 console = Console(stderr=True)
 out = Console()
@@ -32,6 +38,129 @@ def split_list(value: str | None) -> list[str] | None:
     return names or None
 
 
+TABLE_RULE = (
+    "--path: with -b, that catalog benchmark's published file or folder; without -b, a folder of dialeval "
+    "records (dialogues/candidates/ratings.jsonl) or your own table (.csv, .tsv, .jsonl) read with --mapping "
+    "or the --*-col options."
+)
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """How to read a user's own table (``--path my.csv``): a YAML mapping file or column options."""
+
+    mapping: Path | None = None
+    response_col: str | None = None
+    context_col: str | None = None
+    turn_sep: str = "\\n"
+    system_col: str | None = None
+    reference_col: tuple[str, ...] = ()
+    rating_col: tuple[str, ...] = ()
+    annotator_col: str | None = None
+    scale: str = ""
+
+    def given(self) -> bool:
+        """Whether any mapping option was given."""
+        return self.mapping is not None or self._columns_given()
+
+    def _columns_given(self) -> bool:
+        cols = (self.response_col, self.context_col, self.system_col, self.annotator_col)
+        return any(c is not None for c in cols) or bool(self.reference_col or self.rating_col or self.scale)
+
+    def read(self) -> tuple[ColumnMapping, str | None]:
+        """Return the column mapping and the benchmark name it gives (None: the file's name).
+
+        Example:
+            >>> m, _ = TableOptions(response_col="reply", rating_col=("q=Overall",), scale="1-5").read()
+            >>> m.response, dict(m.ratings), m.scale
+            ('reply', {'q': 'Overall'}, '1-5')
+        """
+        from dialeval.data.generic import ColumnMapping, load_mapping
+
+        if self.mapping is not None:
+            if self._columns_given():
+                raise InputError("give --mapping or the --*-col options, not both", field="--mapping")
+            spec = load_mapping(self.mapping)
+            return spec.to_mapping(), spec.name
+        if self.response_col is None:
+            raise InputError("a table needs --response-col (or a --mapping file)", field="--response-col")
+        ratings: dict[str, str] = {}
+        for pair in self.rating_col:
+            col, _, dim = pair.partition("=")
+            if not col.strip() or (not dim.strip() and "=" in pair):
+                raise InputError(f'expected COLUMN=DIMENSION, got "{pair}"', field="--rating-col")
+            if col.strip() in ratings:
+                raise InputError(f'column "{col.strip()}" is given twice', field="--rating-col")
+            ratings[col.strip()] = dim.strip() or col.strip()
+        sep = self.turn_sep.replace("\\n", "\n").replace("\\t", "\t")
+        mapping = ColumnMapping(
+            response=self.response_col, context=self.context_col, turn_separator=sep, system=self.system_col,
+            references=tuple(self.reference_col), ratings=ratings, annotator=self.annotator_col, scale=self.scale,
+        )  # fmt: skip
+        return mapping, None
+
+
+_TABLE_HELP = "(your own table, with --path FILE)"
+_TABLE_PARAMS = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
+    for name, kind, default in [
+        ("mapping", Path | None, typer.Option(
+            None, "--mapping", help="YAML file saying which column of --path holds what: response, context, "
+            "system, references, ratings {column: dimension}, annotator, scale, ... (see docs)."
+        )),
+        ("response_col", str | None, typer.Option(None, "--response-col", help=f"Column of responses {_TABLE_HELP}.")),
+        ("context_col", str | None, typer.Option(
+            None, "--context-col", help=f"Column of contexts, turns split by --turn-sep {_TABLE_HELP}."
+        )),
+        ("turn_sep", str, typer.Option("\\n", "--turn-sep", help="Separator of turns in --context-col.")),
+        ("system_col", str | None, typer.Option(None, "--system-col", help=f"Column naming the system {_TABLE_HELP}.")),
+        ("reference_col", list[str], typer.Option(
+            [], "--reference-col", help=f"Column of reference responses; repeatable {_TABLE_HELP}."
+        )),
+        ("rating_col", list[str], typer.Option(
+            [], "--rating-col", help=f"COLUMN=DIMENSION: a column of human ratings; repeatable {_TABLE_HELP}."
+        )),
+        ("annotator_col", str | None, typer.Option(
+            None, "--annotator-col", help=f"Column naming the annotator (one row per rating) {_TABLE_HELP}."
+        )),
+        ("scale", str, typer.Option("", "--scale", help="Scale of the ratings, e.g. 1-5 (with --rating-col).")),
+    ]
+]  # fmt: skip
+
+
+def table_options(command: Callable[..., R]) -> Callable[..., R]:
+    """Give a typer command the table options (``--mapping``, ``--response-col``, ...).
+
+    The command declares a parameter ``table: TableOptions`` (not an option itself);
+    it receives the options gathered in one :class:`TableOptions`, to pass to
+    :func:`load_inputs`. One declaration serves ``benchmark``, ``score``, ``meta``,
+    ``train``, ``study create`` and ``data import``.
+    """
+    sig = inspect.signature(command, eval_str=True)
+    kept = [p for p in sig.parameters.values() if p.name != "table"]
+    new_sig = sig.replace(parameters=[*kept, *_TABLE_PARAMS])
+    names = [p.name for p in _TABLE_PARAMS]
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> R:
+        given = {n: kwargs.pop(n) for n in names if n in kwargs}
+        for key in ("reference_col", "rating_col"):
+            given[key] = tuple(given.get(key) or ())
+        return command(*args, **kwargs, table=TableOptions(**given))
+
+    wrapper.__signature__ = new_sig  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in new_sig.parameters.values()}
+    wrapper.__annotations__["return"] = sig.return_annotation
+    return wrapper
+
+
+def show_understood(bench: Benchmark) -> None:
+    """Print what was read from a user's table on stderr, as ``dialeval data show`` prints it."""
+    from dialeval.data.show import print_report, report_of
+
+    print_report(report_of(bench), console)
+
+
 def load_inputs(
     benchmark: str | None,
     path: Path | None,
@@ -39,24 +168,44 @@ def load_inputs(
     candidates: Path | None,
     ratings: Path | None,
     limit: int | None,
+    *,
+    table: TableOptions | None = None,
+    show: bool = True,
 ) -> Benchmark:
-    """Load a catalog benchmark, or dialeval record files, optionally cut to the first ``limit`` contexts."""
-    if candidates is not None:
+    """Load the inputs of a command, optionally cut to the first ``limit`` contexts.
+
+    In order: record files (``--candidates`` with ``--dialogues``); your own table
+    (``--path FILE`` with a mapping, see :data:`TABLE_RULE`), whose reading is shown
+    (``show``); a folder of dialeval records (``--path DIR`` without ``-b``); a
+    catalog benchmark (``-b``, default usr-tc, from ``--path`` if given).
+    """
+    from dialeval.data.generic import RECORD_FILES, is_table, load_records, load_table, read_records
+
+    if table is not None and table.given():
+        if path is None or candidates is not None:
+            raise InputError("--mapping and the --*-col options read your own table: give it with --path FILE")
+        if benchmark is not None:
+            raise InputError(f"-b {benchmark} is a catalog benchmark; --path with a mapping is your own table: "
+                             "give one of them", field="--benchmark")  # fmt: skip
+        mapping, name = table.read()
+        bench = load_table(check_file(path), mapping, name=name)
+        if show:
+            show_understood(bench)
+    elif candidates is not None:
         if dialogues is None:
             raise InputError("--candidates needs --dialogues (the contexts the candidates answer)")
-        bench = Benchmark(
-            name=candidates.stem,
-            dialogues={d.id: d for d in read_jsonl(dialogues, Dialogue)},
-            candidates=read_jsonl(candidates, Candidate),
-            ratings=read_jsonl(ratings, Rating) if ratings else [],
-            source=str(candidates),
-        )
+        bench = read_records(dialogues, candidates, ratings)
+    elif path is not None and benchmark is None and is_table(path):
+        raise InputError("a table needs a mapping: --mapping m.yaml, or --response-col and --rating-col "
+                         "(or -b NAME if it is that catalog benchmark's published file)", path=path)  # fmt: skip
+    elif path is not None and benchmark is None and path.is_dir() and (path / RECORD_FILES[1]).is_file():
+        bench = load_records(path)
     else:
         from dialeval.data.catalog import load_benchmark
 
         bench = load_benchmark(benchmark or "usr-tc", path)
-        if ratings is not None:
-            bench.ratings = read_jsonl(ratings, Rating)
+    if ratings is not None and candidates is None:
+        bench.ratings = read_jsonl(ratings, Rating)
     if limit is not None:
         if limit < 1:
             raise InputError("--limit must be at least 1", field="--limit")

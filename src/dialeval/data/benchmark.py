@@ -15,10 +15,44 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dialeval.errors import InputError
 from dialeval.schema import Candidate, Dialogue, Rating
+
+
+def choose_dimension(dimensions: Iterable[str], wanted: str | None, what: str) -> str:
+    """Return the human dimension to use: ``wanted``, else "Overall", else the only one.
+
+    Raises:
+        InputError: ``wanted`` is not rated, there are no ratings, or several
+            dimensions and none is "Overall" (the error lists them).
+
+    Example:
+        >>> choose_dimension(["Overall", "Engaging"], None, "usr-tc")
+        'Overall'
+        >>> choose_dimension(["fluency", "coherence"], None, "mine")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...: choose one with -d: fluency, coherence
+    """
+    dims = list(dict.fromkeys(dimensions))
+    if wanted is not None:
+        if wanted not in dims:
+            have = ", ".join(dims) if dims else "no ratings"
+            raise InputError(f'{what} has no dimension "{wanted}"; it has: {have}', field="--dimension")
+        return wanted
+    if "Overall" in dims:
+        return "Overall"
+    if len(dims) == 1:
+        return dims[0]
+    if not dims:
+        raise InputError(f"{what} has no ratings", field="--dimension")
+    raise InputError(
+        f'{what} rates several dimensions, none "Overall": choose one with -d: {", ".join(dims)}', field="--dimension"
+    )
 
 
 @dataclass
@@ -50,6 +84,17 @@ class Benchmark:
         for r in self.ratings:
             dims.setdefault(r.dimension, r.scale)
         return dims
+
+    def dimension(self, wanted: str | None = None) -> str:
+        """Return ``wanted`` if rated, else the default: "Overall" if rated, else the only dimension.
+
+        Example:
+            >>> from dialeval.schema import Rating
+            >>> b = Benchmark("g", {}, [], [Rating(item_id="x", dimension="coherence", annotator="a", value=1.0)])
+            >>> b.dimension()
+            'coherence'
+        """
+        return choose_dimension(self.dimensions(), wanted, f'benchmark "{self.name}"')
 
     def counts(self) -> dict[str, Any]:
         """Return the headline counts shown by ``dialeval data show``."""

@@ -1,4 +1,4 @@
-"""``dialeval data list``, ``dialeval data show NAME`` and ``dialeval data export NAME``."""
+"""``dialeval data list``, ``data show NAME``, ``data export NAME`` and ``data import FILE``."""
 
 from __future__ import annotations
 
@@ -8,19 +8,11 @@ from typing import Any
 
 import typer
 
-from dialeval.errors import DialevalError
+from dialeval.commands.common import TableOptions, table_options
+from dialeval.data.show import entry_json_of, print_report, report_of
+from dialeval.errors import DialevalError, InputError
 
 data_app = typer.Typer(help="List and inspect the benchmark catalog.", no_args_is_help=True)
-
-
-def _entry_json(entry: Any) -> dict[str, Any]:
-    """Return a catalog entry as JSON: what it is, its files with sha256, license, citation, availability."""
-    return {
-        "name": entry.name, "description": entry.description, "level": entry.level, "items": entry.items,
-        "license": entry.license, "citation": entry.citation,
-        "files": [{"path": f.path, "sha256": f.sha256} for f in entry.files],
-        "bundled": entry.bundled, "available": entry.available(),
-    }  # fmt: skip
 
 
 @data_app.command("list")
@@ -34,20 +26,25 @@ def list_command(
     from dialeval.data.catalog import list_benchmarks
 
     if as_json:
-        typer.echo(json.dumps([_entry_json(e) for e in list_benchmarks()], indent=2))
+        typer.echo(json.dumps([entry_json_of(e) for e in list_benchmarks()], indent=2))
         return
+    entries = list_benchmarks()
     table = Table(title="dialeval benchmarks")
-    for column in ("name", "level", "rated items", "license", "available here"):
-        table.add_column(column)
-    for entry in list_benchmarks():
+    # Names and numbers are never cut: they keep their width and the license wraps into the rest.
+    table.add_column("name", no_wrap=True, min_width=max(len(e.name) for e in entries))
+    table.add_column("level", no_wrap=True)
+    table.add_column("items", justify="right", no_wrap=True)
+    table.add_column("here", no_wrap=True)
+    table.add_column("license", overflow="fold", ratio=1)
+    for entry in entries:
         table.add_row(
             entry.name,
             entry.level,
             "?" if entry.items is None else str(entry.items),
-            entry.license,
             "yes" if entry.available() else "no",
+            entry.license,
         )
-    Console(width=160).print(table)
+    Console().print(table)
 
 
 @data_app.command("show")
@@ -57,6 +54,8 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON only."),
 ) -> None:
     """Load a benchmark and print its counts (items, dialogues, systems, annotators, dimensions, skips)."""
+    from rich.console import Console
+
     from dialeval.data.catalog import DATASETS, load_benchmark
 
     try:
@@ -64,14 +63,11 @@ def show_command(
     except DialevalError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    report: dict[str, Any] = {"name": bench.name, "source": bench.source, **bench.counts()}
-    report["warnings"] = list(bench.warnings)
-    entry = _entry_json(DATASETS.get(name))
-    report["catalog"] = {k: entry[k] for k in ("license", "citation", "files")}
+    report = report_of(bench, DATASETS.get(name))
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
-    _print_report(report)
+    print_report(report, Console(width=160))
 
 
 @data_app.command("export")
@@ -83,43 +79,51 @@ def export_command(
 ) -> None:
     """Write a benchmark as dialeval records: dialogues.jsonl, candidates.jsonl, ratings.jsonl."""
     from dialeval.data.catalog import load_benchmark
-    from dialeval.jsonl import write_jsonl
 
     try:
         bench = load_benchmark(name, path)
         if limit is not None:
             bench = bench.head(limit)
-        output.mkdir(parents=True, exist_ok=True)
-        n_d = write_jsonl(output / "dialogues.jsonl", bench.dialogues.values())
-        n_c = write_jsonl(output / "candidates.jsonl", bench.candidates)
-        n_r = write_jsonl(output / "ratings.jsonl", bench.ratings)
+        counts = _write_records(bench, output)
     except (DialevalError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(f"wrote {n_d} dialogues, {n_c} candidates, {n_r} ratings to {output}")
+    typer.echo(f"wrote {counts} to {output}")
 
 
-def _print_report(report: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
+@data_app.command("import")
+@table_options
+def import_command(
+    file: Path = typer.Argument(..., help="Your table: .csv, .tsv or .jsonl (a header row names the columns)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder for dialogues/candidates/ratings.jsonl."),
+    table: TableOptions = TableOptions(),
+) -> None:
+    """Read your own table with a mapping and write it as dialeval records (as ``data export`` writes them).
 
-    console = Console(width=160)
-    console.print(f"[bold]{report['name']}[/bold]  ({report['source']})")
-    table = Table(show_header=False)
-    for key in ("items", "dialogues", "contexts", "systems", "annotators", "annotators_per_item", "ratings"):
-        table.add_row(key, str(report[key]))
-    table.add_row("levels", ", ".join(report["levels"]))
-    table.add_row("dimensions", "\n".join(f"{d} ({s or 'scale ?'})" for d, s in report["dimensions"].items()))
-    skipped = report["skipped"]
-    table.add_row("skipped", "\n".join(f"{n}  {why}" for why, n in skipped.items()) if skipped else "nothing")
-    for warning in report["warnings"]:
-        table.add_row("warning", warning)
-    cat = report["catalog"]
-    table.add_row("license", cat["license"])
-    table.add_row("cite", cat["citation"])
-    files = [f"{f['path']}  sha256 {(f['sha256'] or 'not recorded')[:16]}" for f in cat["files"]]
-    table.add_row("files", "\n".join(files))
-    console.print(table)
+    The folder can then be given to any command as --path DIR.
+    """
+    from dialeval.commands.common import console, load_inputs
+
+    try:
+        if not table.given():
+            raise InputError("give --mapping m.yaml, or --response-col and --rating-col", field="--mapping")
+        bench = load_inputs(None, file, None, None, None, None, table=table)
+        counts = _write_records(bench, output)
+    except (DialevalError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    console.print(f"wrote {counts} to {output}", highlight=False)
+
+
+def _write_records(bench: Any, output: Path) -> str:
+    """Write a benchmark's dialogues, candidates and ratings; return what was written, in words."""
+    from dialeval.jsonl import write_jsonl
+
+    output.mkdir(parents=True, exist_ok=True)
+    n_d = write_jsonl(output / "dialogues.jsonl", bench.dialogues.values())
+    n_c = write_jsonl(output / "candidates.jsonl", bench.candidates)
+    n_r = write_jsonl(output / "ratings.jsonl", bench.ratings)
+    return f"{n_d} dialogues, {n_c} candidates, {n_r} ratings"
 
 
 def register(app: typer.Typer) -> None:
