@@ -1,7 +1,10 @@
 """Signatures that make every number reproducible, in sacrebleu's style.
 
 A signature is built from a frozen config object, never from ``__dict__`` of a
-live object, so it names exactly the parameters that change the result.
+live object, so it names exactly the parameters that change the result. A field
+that cannot change a result (a timeout, a retry count, a price) says so with
+``metadata=NOT_IN_SIGNATURE`` (``{"signature": False}``) and is left out,
+so that changing it does not invalidate cached scores.
 
 Example:
     >>> from dataclasses import dataclass
@@ -11,6 +14,12 @@ Example:
     ...     smooth: str = "exp"
     >>> make_signature("sacrebleu", Cfg(), extra={"tok": "13a"}).startswith("sacrebleu|nrefs:var|smooth:exp|tok:13a|")
     True
+    >>> @dataclass(frozen=True)
+    ... class Timed:
+    ...     model: str = "m"
+    ...     timeout: float = dataclasses.field(default=60.0, metadata=NOT_IN_SIGNATURE)
+    >>> make_signature("judge", Timed(timeout=5.0)) == make_signature("judge", Timed())
+    True
 """
 
 from __future__ import annotations
@@ -19,9 +28,13 @@ import dataclasses
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from dialeval import __version__
+
+#: ``metadata`` of a :func:`dataclasses.field` left out of signatures.
+NOT_IN_SIGNATURE: Mapping[str, Any] = MappingProxyType({"signature": False})
 
 
 def _fmt(value: Any) -> str:
@@ -34,12 +47,17 @@ def _fmt(value: Any) -> str:
 
 
 def make_signature(name: str, config: Any = None, extra: Mapping[str, Any] | None = None) -> str:
-    """Render ``name|key:value|...|version:X`` from a frozen dataclass and extras."""
+    """Render ``name|key:value|...|version:X`` from a frozen dataclass and extras.
+
+    Fields whose metadata has ``"signature": False`` are left out.
+    """
     parts = [name]
     if config is not None:
         if not dataclasses.is_dataclass(config) or isinstance(config, type):
             raise TypeError("config must be a dataclass instance")
         for f in dataclasses.fields(config):
+            if not f.metadata.get("signature", True):
+                continue
             parts.append(f"{f.name}:{_fmt(getattr(config, f.name))}")
     for key, value in (extra or {}).items():
         parts.append(f"{key}:{_fmt(value)}")

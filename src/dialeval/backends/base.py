@@ -20,6 +20,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from dialeval.backends.structure import AnswerShape
 from dialeval.errors import DialevalError
 
 
@@ -48,6 +49,11 @@ class ChatRequest:
         stop: Strings that end the generation (not included in the text).
         raw: Send the single message's content as a plain text-completion prompt
             (no chat template), for few-shot prompts written for base models.
+        answer: The shape the answer must take (a grammar, a JSON schema or a token
+            mask, as the backend supports); None for free text.
+        score_probs: Return, at each generated token, the probabilities of the tokens
+            the shape allows there (llama.cpp: post-sampling probabilities with no
+            truncation; transformers: the masked distribution), not the unconstrained top.
     """
 
     messages: tuple[tuple[str, str], ...]
@@ -57,6 +63,8 @@ class ChatRequest:
     top_logprobs: int = 0
     stop: tuple[str, ...] = ()
     raw: bool = False
+    answer: AnswerShape | None = None
+    score_probs: bool = False
 
     @property
     def prompt(self) -> str:
@@ -76,6 +84,8 @@ class ChatRequest:
             # absent when unset, so that the keys of requests cached before these fields existed still match
             **({"stop": list(self.stop)} if self.stop else {}),
             **({"raw": True} if self.raw else {}),
+            **({"answer": self.answer.key()} if self.answer is not None else {}),
+            **({"score_probs": True} if self.score_probs else {}),
         }
 
     def openai_payload(self, model: str) -> dict[str, Any]:
@@ -91,6 +101,8 @@ class ChatRequest:
         if self.top_logprobs and not self.raw:
             body["logprobs"] = True
             body["top_logprobs"] = self.top_logprobs
+        if self.answer is not None:
+            body["response_format"] = self.answer.response_format()
         return body
 
 
@@ -145,7 +157,7 @@ class Completion:
             text = (choice["text"] if "message" not in choice else choice["message"]["content"]) or ""
             content = (choice.get("logprobs") or {}).get("content") or []
             tokens = tuple(str(t["token"]) for t in content)
-            tops = tuple({str(a["token"]): float(a["logprob"]) for a in t.get("top_logprobs") or []} for t in content)
+            tops = tuple(_alternatives(t) for t in content)
             usage = body.get("usage") or {}
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise BackendError(f"malformed chat completion: {exc!r}", retryable=True) from exc
@@ -175,6 +187,21 @@ class Completion:
         return {k: v / total for k, v in probs.items()} if total > 0 else {}
 
 
+def _alternatives(token: dict[str, Any]) -> dict[str, float]:
+    """Return ``{token: logprob}`` of one position.
+
+    OpenAI's ``top_logprobs``, or llama.cpp's post-sampling ``top_probs`` (probabilities;
+    a token with probability 0 is left out).
+    """
+    if "top_probs" in token:
+        out: dict[str, float] = {}
+        for a in token["top_probs"] or []:
+            if float(a["prob"]) > 0:
+                out[str(a["token"])] = max(out.get(str(a["token"]), -math.inf), math.log(float(a["prob"])))
+        return out
+    return {str(a["token"]): float(a["logprob"]) for a in token.get("top_logprobs") or []}
+
+
 class Backend(ABC):
     """A model that answers chat requests."""
 
@@ -196,6 +223,12 @@ class Backend(ABC):
 
     #: Transport retries made so far (HTTP backends count them).
     retries: int = 0
+    #: Structured requests answered unconstrained because the server refused the structure.
+    structured_fallbacks: int = 0
+    #: Whether the backend can hold an answer to a shape (grammar, JSON schema or token mask).
+    supports_structure: bool = True
+    #: Whether the backend returns the probabilities of the allowed tokens (``score_probs``).
+    supports_score_probs: bool = True
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (servers, connections)."""

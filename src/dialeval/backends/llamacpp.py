@@ -110,6 +110,15 @@ class LlamaCppBackend(Backend):
             # a prompt whose prefix is reused from a slot's cache gets slightly different logits than one
             # computed whole, which changes sampled text: compute every raw prompt whole, so a seed is a seed
             payload["cache_prompt"] = False
+        if request.answer is not None:
+            # the in-process server honours a GBNF grammar of the paper's answer format
+            del payload["response_format"]
+            payload["grammar"] = request.answer.gbnf()
+        if request.score_probs:
+            # probabilities after sampling, with no truncation: where the grammar resampled they are the
+            # constrained distribution, elsewhere the full softmax; renormalising over the allowed tokens
+            # gives the constrained distribution in both cases
+            payload.update(post_sampling_probs=True, top_k=0, top_p=1.0, min_p=0.0)
         handle = self.server.handle_completions if request.raw else self.server.handle_chat_completions
         body = handle(payload)
         if not isinstance(body, dict) or "error" in body:

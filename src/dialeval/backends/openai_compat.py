@@ -3,6 +3,11 @@
 Timeouts, 429, 5xx and malformed bodies are retried with exponential backoff;
 every retry is counted. The API key is read from an environment variable and
 never appears in a signature, a log line or a result.
+
+A request with an answer shape is sent with ``response_format`` (a JSON schema).
+A server that refuses it (HTTP 4xx) gets the same request once more without it, and
+every later one too: the answer is then free text, parsed as usual, and each such
+request is counted in ``structured_fallbacks``.
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ class OpenAICompatBackend(Backend):
         self._lock = threading.Lock()
         self.retries = 0
         self.attempts = 0
+        self.structured_fallbacks = 0
+        self.structure_refused = ""
 
     @property
     def signature(self) -> str:
@@ -88,8 +95,23 @@ class OpenAICompatBackend(Backend):
         return Completion.from_openai(body)
 
     def chat(self, request: ChatRequest) -> Completion:
-        """Send one request, retrying transient failures with exponential backoff."""
+        """Send one request, retrying transient failures; without ``response_format`` if the server refuses it."""
         payload = request.openai_payload(self.model)
+        if "response_format" in payload:
+            if not self.structure_refused:
+                try:
+                    return self._send(payload)
+                except BackendError as exc:
+                    if exc.retryable or not str(exc).startswith("HTTP 4"):
+                        raise
+                    with self._lock:
+                        self.structure_refused = str(exc)[:300]
+            del payload["response_format"]
+            with self._lock:
+                self.structured_fallbacks += 1
+        return self._send(payload)
+
+    def _send(self, payload: dict[str, Any]) -> Completion:
         for attempt in range(self.max_retries + 1):
             self._count(retry=attempt > 0)
             try:

@@ -1,11 +1,20 @@
-"""A local transformers causal LM by directory path (no hub downloads)."""
+"""A local transformers causal LM by directory path (no hub downloads).
+
+A request with an answer shape is decoded under a token mask: at each step only
+the tokens that continue an allowed answer (:meth:`AnswerShape.token_trie`) keep
+their logits (``prefix_allowed_tokens_fn`` of ``generate``). The returned
+log-probabilities are those of the processed scores, so under the mask they are the
+distribution over the allowed tokens, renormalised.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from dialeval.backends.base import Backend, ChatRequest, Completion
+from dialeval.backends.structure import AnswerShape, TokenTrie
 from dialeval.errors import MissingExtraError
 
 
@@ -29,6 +38,28 @@ class TransformersBackend(Backend):
         self.tokenizer: Any = AutoTokenizer.from_pretrained(model, local_files_only=True)
         self.model: Any = AutoModelForCausalLM.from_pretrained(model, local_files_only=True)
         self.model.eval()  # type: ignore[no-untyped-call]
+        self._tries: dict[str, TokenTrie] = {}
+
+    def allowed_tokens(self, shape: AnswerShape, prompt_len: int) -> Callable[[int, Any], list[int]]:
+        """Return the ``prefix_allowed_tokens_fn`` that holds generation to ``shape``.
+
+        After a complete answer only the end-of-sequence token is allowed.
+        """
+        key = shape.key()
+        if key not in self._tries:
+            self._tries[key] = shape.token_trie(lambda t: list(self.tokenizer.encode(t, add_special_tokens=False)))
+        trie, eos = self._tries[key], int(self.tokenizer.eos_token_id)
+
+        def allowed(_batch: int, ids: Any) -> list[int]:
+            node = trie
+            for t in ids[prompt_len:].tolist():
+                if t not in node:
+                    return [eos]
+                node = node[t]
+            nxt = [t for t in node if t >= 0]
+            return [*nxt, eos] if -1 in node or not nxt else nxt
+
+        return allowed
 
     @property
     def signature(self) -> str:
@@ -53,15 +84,22 @@ class TransformersBackend(Backend):
                 temperature=request.temperature if sample else None, top_p=None, top_k=None,
                 output_scores=True, return_dict_in_generate=True,
                 pad_token_id=self.tokenizer.eos_token_id,
+                prefix_allowed_tokens_fn=(
+                    self.allowed_tokens(request.answer, int(ids.shape[1])) if request.answer is not None else None
+                ),
             )
         new = out.sequences[0, ids.shape[1]:]
-        tokens = tuple(self.tokenizer.decode([t]) for t in new)
+        eos = self.tokenizer.eos_token_id
+        tokens = tuple("" if int(t) == eos else self.tokenizer.decode([t]) for t in new)
         tops: list[dict[str, float]] = []
         if request.top_logprobs:
             for step in out.scores:
                 lp = torch.log_softmax(step[0].float(), dim=-1)
                 vals, idx = lp.topk(request.top_logprobs)
-                tops.append({self.tokenizer.decode([int(i)]): float(v) for v, i in zip(vals, idx, strict=True)})
+                tops.append({
+                    ("" if int(i) == eos else self.tokenizer.decode([int(i)])): float(v)
+                    for v, i in zip(vals, idx, strict=True) if v > -float("inf")
+                })
         text = self.tokenizer.decode(new, skip_special_tokens=True)
         for stop in request.stop:  # generate() has no stop strings: cut after the fact
             text = text.split(stop, 1)[0]

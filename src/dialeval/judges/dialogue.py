@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dialeval.judges.judge import Judge, Judgement, JudgeStats
-from dialeval.judges.parse import parse_score
 from dialeval.judges.protocol import Protocol
 from dialeval.metrics.base import MetricInput
 
@@ -87,7 +86,7 @@ class DialogueJudge:
         fields = dict(proto.fields)
         out = []
         for fin, sc in zip(finals, scores, strict=True):
-            turn = _mean([parse_score(t, proto.scale, fields.get("turn", ())).value for t in fin.texts])
-            inter = _mean([parse_score(t, proto.scale, fields.get("interaction", ())).value for t in fin.texts])
+            turn = _mean([self.step2.read_field(t, "turn", fields.get("turn", ())) for t in fin.texts])
+            inter = _mean([self.step2.read_field(t, "interaction", fields.get("interaction", ())) for t in fin.texts])
             out.append(DialogueJudgement(final=fin, turn=turn, interaction=inter, turn_scores=tuple(sc)))
         return out

@@ -1,6 +1,14 @@
-"""Run a protocol: k seeded samples per item, parse, one counted retry, mean and expected score.
+"""Run a protocol: one score distribution per item, or k seeded samples; parse, one counted retry.
 
-Every sample is a separate cached request (seed ``seed + j``). A sample that does
+Two modes. ``distribution`` (G-Eval style) sends one request per item with the
+answer held to the protocol's shape and reads the probability of every allowed
+value at the score position (:func:`~dialeval.backends.structure.value_distribution`):
+``expected`` is sum p(s) * s over the allowed values (renormalised), the value is the
+most probable score (for a multi-token scale, the decoded one), and the distribution
+itself is kept on the :class:`Judgement`. It samples at temperature 1 (the model's own
+distribution), so the probabilities are not sharpened. ``sample`` asks k samples.
+
+In sample mode, every sample is a separate cached request (seed ``seed + j``). A sample that does
 not parse is asked again once with the same prompt (seed ``seed + j + RETRY_SEED_OFFSET``);
 if that fails too it counts as a parse failure. An item's score is the mean of
 its parsed samples, and missing (None, with the reason) when none parsed, never
@@ -16,7 +24,7 @@ Example:
     ...     signature = "fixed"
     ...     def chat(self, request):
     ...         return Completion(text="- Humanness: 4" if request.seed == 1 else "no idea")
-    >>> j = Judge(load_protocol("cpdscore-detail"), Runner(Fixed()), k=2, seed=0)
+    >>> j = Judge(load_protocol("cpdscore-detail"), Runner(Fixed()), k=2, seed=0, mode="sample", structured=False)
     >>> out = j.judge_prompts([(("user", "rate"),)])
     >>> out[0].value, out[0].samples, j.stats.parse_retries, j.stats.parse_failures
     (4.0, (None, 4.0), 1, 1)
@@ -24,11 +32,13 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from dialeval.backends.base import BackendError, BudgetExceeded, ChatRequest, Completion
 from dialeval.backends.runner import Runner
+from dialeval.backends.structure import ValueDistribution, value_distribution
 from dialeval.judges.parse import Parsed, Scale, parse_score
 from dialeval.judges.protocol import Protocol
 from dialeval.metrics.base import MetricInput
@@ -49,6 +59,8 @@ class JudgeStats:
         request_failures: Samples whose request failed after all transport retries.
         budget_skipped: Samples not asked because the budget was spent.
         items_missing: Items left without a score.
+        distribution_missing: Distribution-mode answers whose probabilities did not cover an
+            allowed value at the score position (the decoded value is used, no expected score).
     """
 
     items: int = 0
@@ -58,6 +70,7 @@ class JudgeStats:
     request_failures: int = 0
     budget_skipped: int = 0
     items_missing: int = 0
+    distribution_missing: int = 0
 
     def as_dict(self) -> dict[str, int]:
         """Return the counts as a dict."""
@@ -74,6 +87,7 @@ class Judgement:
         samples: Each sample's parsed value (None where it failed).
         reason: ``"ok"`` or why the item has no score.
         texts: The raw answers (after a retry, the retry's answer).
+        distribution: In distribution mode, ``{score: probability}`` at the score position.
     """
 
     value: float | None
@@ -81,6 +95,14 @@ class Judgement:
     samples: tuple[float | None, ...]
     reason: str
     texts: tuple[str, ...]
+    distribution: dict[float, float] | None = None
+
+    @property
+    def entropy(self) -> float | None:
+        """Entropy (nats) of the distribution, or None in sample mode."""
+        if not self.distribution:
+            return None
+        return -sum(p * math.log(p) for p in self.distribution.values() if p > 0)
 
 
 def expected_score(answer: Completion, parsed: Parsed, scale: Scale) -> float | None:
@@ -117,7 +139,9 @@ class Judge:
         temperature: Sampling temperature.
         seed: Seed of the first sample; sample j uses ``seed + j``.
         max_tokens: Most tokens per answer.
-        top_logprobs: Alternatives per token to ask for (0: none).
+        top_logprobs: Alternatives per token to ask for (0: none; distribution mode asks at least 20).
+        mode: ``distribution`` (one request, the score's probabilities) or ``sample`` (k samples).
+        structured: Hold answers to the protocol's answer shape (when it declares one).
     """
 
     def __init__(
@@ -130,9 +154,13 @@ class Judge:
         seed: int = 0,
         max_tokens: int = 64,
         top_logprobs: int = 5,
+        mode: str = "distribution",
+        structured: bool = True,
     ) -> None:
         if k < 1:
             raise ValueError("k must be at least 1")
+        if mode not in ("distribution", "sample"):
+            raise ValueError(f'mode must be "distribution" or "sample", not "{mode}"')
         self.protocol = protocol
         self.runner = runner
         self.k = k
@@ -140,21 +168,62 @@ class Judge:
         self.seed = seed
         self.max_tokens = max_tokens
         self.top_logprobs = top_logprobs
+        self.mode = mode
+        self.shape = protocol.answer if structured else None
         self.stats = JudgeStats()
 
+    @property
+    def distribution(self) -> bool:
+        """Whether this judge reads score distributions (one request per item)."""
+        return self.mode == "distribution"
+
     def _request(self, messages: Messages, seed: int) -> ChatRequest:
+        if self.distribution:
+            return ChatRequest(
+                messages=messages, max_tokens=self.max_tokens, temperature=1.0, seed=seed,
+                top_logprobs=max(self.top_logprobs, 20), answer=self.shape, score_probs=True,
+            )
         return ChatRequest(
             messages=messages, max_tokens=self.max_tokens, temperature=self.temperature,
-            seed=seed, top_logprobs=self.top_logprobs,
+            seed=seed, top_logprobs=self.top_logprobs, answer=self.shape,
         )
 
     def parse(self, text: str, labels: Sequence[str] | None = None) -> Parsed:
-        """Parse one answer with this protocol's scale and labels."""
-        return parse_score(text, self.protocol.scale, self.protocol.labels if labels is None else labels)
+        """Parse one answer: by the answer shape when it has that shape, else by the protocol's labels."""
+        scale = self.protocol.scale
+        if self.protocol.answer is not None and labels is None:
+            shape = self.protocol.answer
+            got = shape.read(text)
+            if got is not None:
+                raw = got[shape.score]
+                return Parsed(float(raw), "ok", shape.score_offset(text), raw)
+        return parse_score(text, scale, self.protocol.labels if labels is None else labels)
+
+    def read_field(self, text: str, name: str, labels: Sequence[str]) -> float | None:
+        """Return the value of slot ``name`` of a shaped answer, else the number after ``labels``."""
+        shape = self.protocol.answer
+        got = shape.read(text) if shape is not None else None
+        if got is not None and name in got:
+            return float(got[name])
+        return parse_score(text, self.protocol.scale, labels).value
+
+    def score_distribution(self, answer: Completion) -> ValueDistribution | None:
+        """Return the distribution of the score from an answer's per-token probabilities, or None."""
+        shape = self.protocol.answer
+        if shape is None or not answer.tokens or not answer.top_logprobs:
+            return None
+        joined = "".join(answer.tokens)
+        offset = shape.score_offset(joined)
+        if offset < 0:
+            return None
+        probs = [{t: math.exp(lp) for t, lp in d.items()} for d in answer.top_logprobs]
+        values = shape.slot(shape.score).values
+        return value_distribution(answer.tokens, probs, offset, values, shape.after(shape.score))
 
     def ask(self, prompts: Sequence[Messages]) -> list[list[Completion | BackendError | BudgetExceeded]]:
-        """Send k samples per prompt, retry unparsable ones once; return the final answers."""
-        reqs = [self._request(m, self.seed + j) for m in prompts for j in range(self.k)]
+        """Send k samples per prompt (one in distribution mode), retry unparsable ones once; return the answers."""
+        k = 1 if self.distribution else self.k
+        reqs = [self._request(m, self.seed + j) for m in prompts for j in range(k)]
         answers = self.runner.run(reqs)
         retry_at = [i for i, a in enumerate(answers) if isinstance(a, Completion) and self.parse(a.text).value is None]
         retries = [self._request(reqs[i].messages, reqs[i].seed + RETRY_SEED_OFFSET) for i in retry_at]
@@ -163,7 +232,7 @@ class Judge:
             if isinstance(again, BudgetExceeded):
                 continue  # keep the first, unparsable answer: it counts as a parse failure
             answers[i] = again
-        return [answers[p * self.k : (p + 1) * self.k] for p in range(len(prompts))]
+        return [answers[p * k : (p + 1) * k] for p in range(len(prompts))]
 
     def judge_prompts(self, prompts: Sequence[Messages]) -> list[Judgement]:
         """Judge rendered prompts (one per item)."""
@@ -175,6 +244,7 @@ class Judge:
             expecteds: list[float] = []
             reasons: list[str] = []
             texts: list[str] = []
+            dist: ValueDistribution | None = None
             for a in answers:
                 if isinstance(a, BudgetExceeded):
                     self.stats.budget_skipped += 1
@@ -192,6 +262,13 @@ class Judge:
                 if parsed.value is None:
                     self.stats.parse_failures += 1
                     reasons.append(f"parse failure: {parsed.reason}")
+                elif self.distribution:
+                    dist = self.score_distribution(a)
+                    if dist is None:
+                        self.stats.distribution_missing += 1
+                    else:
+                        values[-1] = dist.argmax if dist.exact else dist.decoded
+                        expecteds.append(dist.expected)
                 elif (e := expected_score(a, parsed, self.protocol.scale)) is not None:
                     expecteds.append(e)
             got = [v for v in values if v is not None]
@@ -204,6 +281,7 @@ class Judge:
                     samples=tuple(values),
                     reason="ok" if got else "; ".join(sorted(set(reasons))),
                     texts=tuple(texts),
+                    distribution=dist.probs if dist is not None else None,
                 )
             )
         return out

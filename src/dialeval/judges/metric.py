@@ -30,11 +30,16 @@ from dialeval.judges.judge import Judge, JudgeStats
 from dialeval.judges.parse import to_level
 from dialeval.judges.protocol import Protocol, load_protocol, protocol_names
 from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues
+from dialeval.signature import NOT_IN_SIGNATURE
 
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    """Parameters of a judge metric (all of them are in its signature).
+    """Parameters of a judge metric.
+
+    Those that cannot change a score (the API key's variable, timeouts, retries, budgets,
+    the cache switch, prices) are left out of the signature, so changing them keeps cached
+    scores valid. ``in_flight`` stays in: in process, the batch's composition changes answers.
 
     Attributes:
         backend: ``llamacpp`` (default, packaged SmolLM2), ``openai-compatible`` or ``transformers``.
@@ -42,8 +47,15 @@ class JudgeConfig:
         base_url: API root of an ``openai-compatible`` server.
         api_key_env: Environment variable holding the API key (the key itself is never recorded).
         protocol: Path of a user's protocol file (``judge:custom`` only).
-        k: Samples per item.
-        temperature: Sampling temperature.
+        mode: ``distribution`` (default: one request per item, the probability of every allowed
+            score at the score position; ``k`` and ``temperature`` are not used, it samples at 1)
+            or ``sample`` (k sampled answers, averaged).
+        structured: Hold the answer to the protocol's shape: a GBNF grammar (llama.cpp in
+            process), ``response_format`` with a JSON schema (OpenAI-compatible; a server that
+            refuses it gets free text, counted in ``structured_fallbacks``), a token mask
+            (transformers). Default on.
+        k: Samples per item (``mode=sample``).
+        temperature: Sampling temperature (``mode=sample``).
         seed: Seed of the first sample.
         max_tokens: Most tokens per answer.
         top_logprobs: Alternatives per token asked for (0: no expected score).
@@ -61,21 +73,23 @@ class JudgeConfig:
     backend: str = "llamacpp"
     model: str = ""
     base_url: str = ""
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str = dataclasses.field(default="OPENAI_API_KEY", metadata=NOT_IN_SIGNATURE)
     protocol: str = ""
+    mode: str = "distribution"
+    structured: bool = True
     k: int = 3
     temperature: float = 0.7
     seed: int = 0
     max_tokens: int = 64
     top_logprobs: int = 5
     in_flight: int = 0
-    timeout: float = 60.0
-    max_retries: int = 5
-    max_calls: int = 0
-    max_total_tokens: int = 0
-    cache: bool = True
-    usd_per_mtok_in: float = 0.0
-    usd_per_mtok_out: float = 0.0
+    timeout: float = dataclasses.field(default=60.0, metadata=NOT_IN_SIGNATURE)
+    max_retries: int = dataclasses.field(default=5, metadata=NOT_IN_SIGNATURE)
+    max_calls: int = dataclasses.field(default=0, metadata=NOT_IN_SIGNATURE)
+    max_total_tokens: int = dataclasses.field(default=0, metadata=NOT_IN_SIGNATURE)
+    cache: bool = dataclasses.field(default=True, metadata=NOT_IN_SIGNATURE)
+    usd_per_mtok_in: float = dataclasses.field(default=0.0, metadata=NOT_IN_SIGNATURE)
+    usd_per_mtok_out: float = dataclasses.field(default=0.0, metadata=NOT_IN_SIGNATURE)
 
 
 def _outputs(p: Protocol, family: str) -> tuple[str, ...]:
@@ -105,6 +119,11 @@ class JudgeMetric(Metric):
             from dialeval.backends import default_in_flight
 
             self.config = dataclasses.replace(self.config, in_flight=default_in_flight(self.config.backend))
+        if self.config.mode not in ("distribution", "sample"):
+            raise ValueError(f'{self.name}: mode must be "distribution" or "sample", not "{self.config.mode}"')
+        if self.config.mode == "distribution":
+            # one request at temperature 1 (the model's own probabilities): say so in the signature
+            self.config = dataclasses.replace(self.config, k=1, temperature=1.0)
 
     @classmethod
     def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
@@ -146,7 +165,7 @@ class JudgeMetric(Metric):
         c = self.config
         return Judge(
             protocol, self.runner, k=c.k, temperature=c.temperature, seed=c.seed,
-            max_tokens=c.max_tokens, top_logprobs=c.top_logprobs,
+            max_tokens=c.max_tokens, top_logprobs=c.top_logprobs, mode=c.mode, structured=c.structured,
         )
 
     @cached_property
@@ -194,13 +213,38 @@ class JudgeMetric(Metric):
         run = self.runner.stats.as_dict() if "runner" in self.__dict__ else {}
         c = self.config
         cost = run.get("prompt_tokens", 0) * c.usd_per_mtok_in + run.get("completion_tokens", 0) * c.usd_per_mtok_out
-        return {
+        backend = self.__dict__.get("backend")
+        out: dict[str, Any] = {
             "protocol": self.protocol.name,
+            "mode": c.mode,
+            "structured": c.structured,
             **stats.as_dict(),
             **run,
-            "transport_retries": self.backend.retries if "backend" in self.__dict__ else 0,
+            "transport_retries": backend.retries if backend is not None else 0,
+            "structured_fallbacks": backend.structured_fallbacks if backend is not None else 0,
             "cost_usd": round(cost / 1e6, 6),
         }
+        out["notes"] = _notes(out, getattr(backend, "structure_refused", ""), self.protocol)
+        return out
+
+
+def _notes(s: Mapping[str, Any], refused: str, protocol: Protocol) -> list[str]:
+    """Say why a counter that structure should keep at zero is not zero."""
+    notes = []
+    if s["structured_fallbacks"]:
+        notes.append(f"the server refused response_format ({refused}); those answers were free text, parsed")
+    if s["parse_failures"] or s["parse_retries"]:
+        if not s["structured"]:
+            notes.append("structured=off: answers are free text and some did not state a score")
+        elif protocol.answer is None:
+            notes.append("the protocol declares no answer shape, so answers are free text")
+        elif not s["structured_fallbacks"]:
+            notes.append("an answer was cut by max_tokens before the shape was complete (raise max_tokens)")
+    if s["distribution_missing"]:
+        notes.append("the backend returned no probability for an allowed score at the score position")
+    if s["request_failures"] or s["budget_skipped"]:
+        notes.append("requests failed or the budget was spent: those items have no score")
+    return notes
 
 
 def _family(name: str) -> type[JudgeMetric]:

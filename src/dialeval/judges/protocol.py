@@ -6,10 +6,19 @@ A protocol file (YAML) holds ``name``, ``version``, ``citation``, ``scale``,
 ``{{aspect}}`` and ``{{definition}}`` filled in). Placeholders: ``context``,
 ``last_turn``, ``response``, ``reference``, ``facts``, ``dialogue_json``.
 
+``answer`` declares the shape of the answer the prompt asks for: a ``template``
+with ``{slot}`` values (``{score}`` is the score; the two-step protocol's
+``fields`` name the others) written with ``decimals`` decimals on the scale.
+Backends turn it into a grammar, a JSON schema or a token mask
+(:mod:`dialeval.backends.structure`). A file is checked by a pydantic model that
+refuses unknown keys; an error names the file and the field.
+
 Example:
     >>> p = load_protocol("lmstyle-appropriateness")
     >>> p.scale, p.version
     (Scale(min=0.0, max=100.0, integer=True), 1)
+    >>> p.answer.parts[0], len(p.answer.slot("score").values)
+    ('Appropriateness Score: ', 101)
     >>> from dialeval.metrics.base import MetricInput
     >>> from dialeval.schema import Turn
     >>> ctx = (Turn(speaker="A", text="Frank is getting married."),)
@@ -23,13 +32,17 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dialeval.backends.structure import AnswerShape
 from dialeval.errors import InputError, MissingExtraError
 from dialeval.judges.parse import Scale
 from dialeval.metrics.base import MetricInput
+from dialeval.registry import Registry
 from dialeval.signature import text_sha256
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
@@ -53,6 +66,7 @@ class Protocol:
     fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
     step1_protocol: str = ""
     max_turns: int = 0
+    answer: AnswerShape | None = None
     path: str = field(default="", compare=False)
 
     @property
@@ -92,20 +106,94 @@ def item_variables(item: MetricInput) -> dict[str, str]:
     }
 
 
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _ScaleSpec(_Strict):
+    min: float
+    max: float
+    integer: bool = True
+
+
+class _MessageSpec(_Strict):
+    role: str
+    content: str
+
+
+class _AnswerSpec(_Strict):
+    template: str = Field(min_length=1)
+    decimals: int = Field(default=0, ge=0, le=2)
+
+
+class ProtocolFile(_Strict):
+    """The fields of a protocol file (unknown keys are refused)."""
+
+    name: str
+    version: int
+    citation: str = ""
+    description: str = ""
+    scale: _ScaleSpec
+    labels: list[str] = Field(default_factory=lambda: ["score"])
+    messages: list[_MessageSpec] = Field(min_length=1)
+    dimensions: dict[str, str] = Field(default_factory=dict)
+    needs_references: bool = False
+    levels: int = 0
+    fields: dict[str, list[str]] = Field(default_factory=dict)
+    step1_protocol: str = ""
+    max_turns: int = 0
+    answer: _AnswerSpec | None = None
+
+
+def scale_values(scale: Scale, decimals: int) -> tuple[str, ...]:
+    """Return every spelling of a value on ``scale`` with ``decimals`` decimals.
+
+    Example:
+        >>> scale_values(Scale(0, 1, integer=False), 1)[:3], scale_values(Scale(1, 5), 0)
+        (('0.0', '0.1', '0.2'), ('1', '2', '3', '4', '5'))
+    """
+    step = 10**decimals
+    lo, hi = round(scale.min * step), round(scale.max * step)
+    return tuple(f"{v / step:.{decimals}f}" for v in range(lo, hi + 1))
+
+
+def _shape(spec: _AnswerSpec, scale: Scale, path: Path) -> AnswerShape:
+    values = scale_values(scale, spec.decimals)
+    shape = AnswerShape.from_template(spec.template, dict.fromkeys(_SLOT_NAMES.findall(spec.template), values))
+    names = [s.name for s in shape.slots]
+    if "score" not in names or len(set(names)) != len(names):
+        raise InputError(
+            "the template needs one {score} slot and distinct slot names", path=path, field="answer.template"
+        )
+    return shape
+
+
+_SLOT_NAMES = re.compile(r"\{(\w+)\}")
+
+
 def _protocol_dir() -> Path:
     return Path(str(resources.files("dialeval.judges") / "protocols"))
 
 
 def protocol_names() -> list[str]:
     """Return the names of the built-in protocols."""
-    return sorted(p.stem for p in _protocol_dir().glob("*.yaml"))
+    return sorted(protocol_registry().names())
+
+
+@cache
+def protocol_registry() -> Registry[Path]:
+    """Return the protocol files by name: the built-in ones and plugins (entry points ``dialeval.judge_protocols``)."""
+    reg: Registry[Path] = Registry("protocol", group="dialeval.judge_protocols")
+    for f in sorted(_protocol_dir().glob("*.yaml")):
+        reg.register(f.stem, f)
+    return reg
 
 
 def load_protocol(name_or_path: str | Path) -> Protocol:
     """Load a built-in protocol by name or a user's protocol file by path.
 
     Raises:
-        InputError: The file lacks a required field or has a bad value (named).
+        InputError: The file lacks a required field, has an unknown one or a bad value (named).
     """
     try:
         import yaml  # type: ignore[import-untyped]
@@ -113,44 +201,39 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
         raise MissingExtraError("pyyaml", extra="judge") from exc
     path = Path(name_or_path)
     if not path.suffix:
-        path = _protocol_dir() / f"{name_or_path}.yaml"
-        if not path.is_file():
-            from dialeval.registry import Registry
-
-            reg: Registry[str] = Registry("protocol")
-            for n in protocol_names():
-                reg.register(n, n)
-            reg.get(str(name_or_path))
+        path = Path(protocol_registry().get(str(name_or_path)))
     text = path.read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text) or {}
-
-    def need(key: str) -> Any:
-        if key not in data:
-            raise InputError("missing required field", path=path, field=key)
-        return data[key]
-
-    scale = need("scale")
     try:
-        msgs = tuple((str(m["role"]), str(m["content"])) for m in need("messages"))
-        sc = Scale(float(scale["min"]), float(scale["max"]), bool(scale.get("integer", True)))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"malformed: {exc!r}", path=path, field="messages/scale") from exc
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path=path,
+                         line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping at the top level", path=path)
+    try:
+        spec = ProtocolFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(first["msg"], path=path, field=".".join(str(x) for x in first["loc"])) from None
+    sc = Scale(spec.scale.min, spec.scale.max, spec.scale.integer)
     if sc.min >= sc.max:
         raise InputError("scale min must be below max", path=path, field="scale")
     return Protocol(
-        name=str(need("name")),
-        version=int(need("version")),
-        citation=str(data.get("citation", "")),
-        description=str(data.get("description", "")),
+        name=spec.name,
+        version=spec.version,
+        citation=spec.citation,
+        description=spec.description,
         scale=sc,
-        labels=tuple(str(x) for x in data.get("labels", ["score"])),
-        messages=msgs,
+        labels=tuple(spec.labels),
+        messages=tuple((m.role, m.content) for m in spec.messages),
         sha256=text_sha256(text),
-        dimensions=tuple((str(k), str(v)) for k, v in (data.get("dimensions") or {}).items()),
-        needs_references=bool(data.get("needs_references", False)),
-        levels=int(data.get("levels", 0)),
-        fields=tuple((str(k), tuple(v)) for k, v in (data.get("fields") or {}).items()),
-        step1_protocol=str(data.get("step1_protocol", "")),
-        max_turns=int(data.get("max_turns", 0)),
+        dimensions=tuple(spec.dimensions.items()),
+        needs_references=spec.needs_references,
+        levels=spec.levels,
+        fields=tuple((k, tuple(v)) for k, v in spec.fields.items()),
+        step1_protocol=spec.step1_protocol,
+        max_turns=spec.max_turns,
+        answer=_shape(spec.answer, sc, path) if spec.answer else None,
         path=str(path),
     )
