@@ -12,6 +12,8 @@ import typer
 
 from dialeval import __version__
 from dialeval.commands.common import (
+    TABLE_RULE,
+    TableOptions,
     cache_option,
     console,
     engine_option,
@@ -24,20 +26,24 @@ from dialeval.commands.common import (
     ray_cpus_option,
     ray_workers_option,
     split_list,
+    table_options,
     write_json,
     write_text,
 )
 from dialeval.commands.meta import row_dict
 from dialeval.commands.score import score_benchmark
 from dialeval.commands.tables import pivot, to_markdown, to_rich
-from dialeval.errors import DialevalError, InputError
+from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 
 
+@table_options
 def benchmark(
-    benchmark: str = typer.Option("usr-tc", "--benchmark", "-b", help="Catalog benchmark."),
-    path: Path | None = typer.Option(None, "--path", help="Read the benchmark from this file."),
-    dimension: str = typer.Option("Overall", "--dimension", "-d", help="Human dimension."),
+    benchmark: str | None = typer.Option(None, "--benchmark", "-b", help="Catalog benchmark (default usr-tc)."),
+    path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
+    dimension: str | None = typer.Option(
+        None, "--dimension", "-d", help='Human dimension (default: "Overall", else the only one rated).'
+    ),
     metrics: str | None = typer.Option(
         None, "--metrics", "-m", help="Comma-separated metrics (default: all that run here)."
     ),
@@ -56,6 +62,7 @@ def benchmark(
     cache: Path | None = cache_option,
     no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+    table: TableOptions = TableOptions(),
 ) -> None:
     """Run metrics on a human-rated benchmark and print a ranked metric-human correlation table.
 
@@ -65,10 +72,8 @@ def benchmark(
 
     started = time.perf_counter()
     try:
-        bench = load_inputs(benchmark, path, None, None, None, limit)
-        dims = bench.dimensions()
-        if dimension not in dims:
-            raise InputError(f'benchmark "{bench.name}" has no dimension "{dimension}"; it has: {", ".join(dims)}')
+        bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
+        dimension = bench.dimension(dimension)
         params = list(param) + ([f"device={device}"] if device else [])
         runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
         runs, skipped = score_benchmark(

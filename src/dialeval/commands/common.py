@@ -105,8 +105,9 @@ _TABLE_PARAMS = [
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
     for name, kind, default in [
         ("mapping", Path | None, typer.Option(
-            None, "--mapping", help="YAML file saying which column of --path holds what: response, context, "
-            "system, references, ratings {column: dimension}, annotator, scale, ... (see docs)."
+            None, "--mapping", help="YAML file saying which column of --path holds what; keys: response, "
+            "context, turn_separator, system, references, ratings {column: dimension}, annotator, scale, scales, "
+            "item_id, dialogue_id, knowledge, domain, tags, systems, name."
         )),
         ("response_col", str | None, typer.Option(None, "--response-col", help=f"Column of responses {_TABLE_HELP}.")),
         ("context_col", str | None, typer.Option(

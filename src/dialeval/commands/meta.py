@@ -11,8 +11,19 @@ from typing import Any
 
 import typer
 
-from dialeval.commands.common import console, fail, out, split_list, write_text
+from dialeval.commands.common import (
+    TABLE_RULE,
+    TableOptions,
+    console,
+    fail,
+    load_inputs,
+    out,
+    split_list,
+    table_options,
+    write_text,
+)
 from dialeval.commands.tables import pivot, to_markdown, to_rich
+from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import read_jsonl
 from dialeval.schema import Rating, Score
@@ -62,14 +73,17 @@ def paper_comparison(rows: Sequence[Any], table_name: str) -> str:
     return "\n".join(lines)
 
 
+@table_options
 def meta(
     scores: list[Path] = typer.Argument(..., help="Score JSONL file(s)."),
     ratings: Path | None = typer.Option(None, "--ratings", "-r", help="Rating JSONL."),
     benchmark: str | None = typer.Option(
         None, "--benchmark", "-b", help="Take the ratings from this catalog benchmark."
     ),
-    path: Path | None = typer.Option(None, "--path", help="Read the benchmark from this file."),
-    dimension: str = typer.Option("Overall", "--dimension", "-d", help="Human dimension to correlate with."),
+    path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
+    dimension: str | None = typer.Option(
+        None, "--dimension", "-d", help='Human dimension (default: "Overall", else the only one rated).'
+    ),
     level: str = typer.Option("turn,system", "--level", "-l", help="Levels: turn, sample, dialogue, system."),
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
     metrics: str | None = typer.Option(None, "--metrics", "-m", help="Only these metric outputs."),
@@ -85,20 +99,21 @@ def meta(
     ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Folder for table.md and table.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="Print rows as JSON only."),
+    table: TableOptions = TableOptions(),
 ) -> None:
     """Correlate metric scores with human ratings, with cluster-bootstrap confidence intervals."""
     from dialeval.meta.correlate import correlation_table
 
     try:
-        all_scores = [s for f in scores for s in read_jsonl(f, Score)]
         if ratings is not None:
-            rating_recs = read_jsonl(ratings, Rating)
-        elif benchmark is not None:
-            from dialeval.data.catalog import load_benchmark
-
-            rating_recs = load_benchmark(benchmark, path).ratings
+            rating_recs, rated_from = read_jsonl(ratings, Rating), str(ratings)
+        elif benchmark is not None or path is not None:
+            bench = load_inputs(benchmark, path, None, None, None, None, table=table, show=not as_json)
+            rating_recs, rated_from = bench.ratings, bench.source
         else:
-            raise InputError("give --ratings FILE or --benchmark NAME")
+            raise InputError("give --ratings FILE, --benchmark NAME or --path FILE")
+        dimension = choose_dimension((r.dimension for r in rating_recs), dimension, f"the ratings of {rated_from}")
+        all_scores = [s for f in scores for s in read_scores(f, rating_recs, dimension, rated_from)]
         levels = tuple(split_list(level) or ["turn"])
         rows = correlation_table(
             all_scores,
@@ -137,6 +152,31 @@ def meta(
         out.print(comparison, highlight=False, markup=False)
     if output is not None:
         console.print(f"wrote {output / 'table.md'} and {output / 'table.jsonl'}")
+
+
+def read_scores(path: Path, ratings: Sequence[Rating], dimension: str, rated_from: str) -> list[Score]:
+    """Read one scores file, refusing one that cannot be correlated with ``ratings``.
+
+    Raises:
+        InputError: Naming the file and the reason: no scores in it, no score with a
+            value (all null), or no scored item rated on ``dimension`` (a scores
+            file from another benchmark?).
+    """
+    recs = read_jsonl(path, Score)
+    if not recs:
+        raise InputError("no scores in this file", path=path)
+    valued = [s for s in recs if s.value is not None]
+    if not valued:
+        why = next((str(s.extras["error"]) for s in recs if s.extras.get("error")), "no reason given")
+        raise InputError(f"none of its {len(recs)} scores has a value (all null; first reason: {why})", path=path)
+    rated = {r.item_id for r in ratings if r.dimension == dimension}
+    if not any(s.item_id in rated or (s.dialogue_id and s.dialogue_id in rated) for s in valued):
+        raise InputError(
+            f'none of its {len({s.item_id for s in valued})} scored items is rated on "{dimension}" in {rated_from} '
+            "(scores of another benchmark?)",
+            path=path,
+        )
+    return recs
 
 
 def _paired(

@@ -10,6 +10,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dialeval.commands.common import (
+    TABLE_RULE,
+    TableOptions,
     cache_option,
     console,
     engine_option,
@@ -22,6 +24,7 @@ from dialeval.commands.common import (
     ray_cpus_option,
     ray_workers_option,
     split_list,
+    table_options,
 )
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError
@@ -64,10 +67,11 @@ def score_benchmark(
     return runs, skipped
 
 
+@table_options
 def score(
     output: Path = typer.Option(..., "--output", "-o", help="Scores JSONL to write."),
-    benchmark: str = typer.Option("usr-tc", "--benchmark", "-b", help="Catalog benchmark to score."),
-    path: Path | None = typer.Option(None, "--path", help="Read the benchmark from this file."),
+    benchmark: str | None = typer.Option(None, "--benchmark", "-b", help="Catalog benchmark (default usr-tc)."),
+    path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     dialogues: Path | None = typer.Option(None, "--dialogues", help="Dialogue records (JSONL)."),
     candidates: Path | None = typer.Option(None, "--candidates", help="Candidate records (JSONL)."),
     metrics: str | None = typer.Option(
@@ -83,13 +87,14 @@ def score(
     cache: Path | None = cache_option,
     no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary only."),
+    table: TableOptions = TableOptions(),
 ) -> None:
     """Score candidate responses with metrics and write Score records (JSONL).
 
     Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
     try:
-        bench = load_inputs(benchmark, path, dialogues, candidates, None, limit)
+        bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
         params = list(param) + ([f"device={device}"] if device else [])
         runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
         runs, skipped = score_benchmark(
