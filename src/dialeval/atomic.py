@@ -18,11 +18,14 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[str]]:
+def atomic_write(
+    path: str | Path, mode: str = "w", encoding: str | None = "utf-8", *, private: bool = False
+) -> Iterator[IO[str]]:
     """Open a temporary file beside ``path`` and rename it over ``path`` on success.
 
     On any exception the temporary file is removed and ``path`` is untouched. The file gets
-    the permissions a plain ``open`` would give it (0666 less the umask), not mkstemp's 0600.
+    the permissions a plain ``open`` would give it (0666 less the umask), not mkstemp's 0600,
+    unless ``private``: then it is the owner's only (0600) from its first byte.
 
     Example:
         >>> import tempfile, pathlib
@@ -41,7 +44,8 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None) as handle:
             yield handle
             handle.flush()
-            os.fchmod(handle.fileno(), 0o666 & ~_umask())
+            if not private:
+                os.fchmod(handle.fileno(), 0o666 & ~_umask())
             os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:

@@ -10,6 +10,7 @@ annotators' labels are reachable only through ``/api/admin/*`` with the admin to
 import hashlib
 import hmac
 import random
+from collections.abc import Awaitable, Callable, MutableMapping
 from importlib import resources
 from typing import Annotated, Any
 
@@ -17,9 +18,10 @@ from dialeval.errors import MissingExtraError
 
 try:
     import sqlalchemy as sa
-    from fastapi import Depends, FastAPI, Header, HTTPException
-    from fastapi.responses import HTMLResponse, Response
-    from pydantic import BaseModel, Field
+    from fastapi import Depends, FastAPI, Header, HTTPException, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import HTMLResponse, JSONResponse, Response
+    from pydantic import BaseModel, Field, field_validator
 except ImportError as exc:  # pragma: no cover - the human extra
     raise MissingExtraError("fastapi", extra="human") from exc
 
@@ -37,8 +39,20 @@ class AnswerIn(BaseModel):
     value: str = Field(max_length=64)
     reasons: list[str] = Field(default_factory=list, max_length=20)
     free_text: str = Field(default="", max_length=5000)
-    seconds: float = Field(default=0.0, ge=0, le=86400)
+    seconds: float = Field(default=0.0, ge=0, le=86400, allow_inf_nan=False)
     request_id: str | None = Field(default=None, max_length=64)
+
+    @field_validator("item_id", "criterion", "value", "free_text", "request_id", "reasons")
+    @classmethod
+    def _encodable(cls, text: Any) -> Any:
+        r"""Refuse lone surrogates (JSON's "\ud800"): they cannot be stored or sent back as UTF-8."""
+        for part in text if isinstance(text, list) else [text]:
+            if isinstance(part, str) and not part.isascii():
+                try:
+                    part.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ValueError("text holds a lone surrogate (not valid Unicode)") from None
+        return text
 
 
 def _static(name: str) -> str:
@@ -46,8 +60,99 @@ def _static(name: str) -> str:
 
 
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
-_NO_STORE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+# the only files /static/ serves: a fixed list, so no user-typed name ever reaches the file system
+_STATIC_FILES = frozenset(
+    p.name for p in (resources.files("dialeval.human") / "static").iterdir() if p.name.endswith(tuple(_TYPES))
+)
 _CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'"
+SECURITY_HEADERS = {
+    "content-security-policy": f"{_CSP}; frame-ancestors 'none'; form-action 'self'",
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+"""Headers on every response, pages, scripts, API answers and errors alike."""
+
+MAX_BODY_BYTES = 64 * 1024
+"""The largest request body the app reads (an answer with 5,000 characters of free text is under 32 KiB)."""
+
+_Scope = MutableMapping[str, Any]
+_Message = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[_Message]]
+_Send = Callable[[_Message], Awaitable[None]]
+
+
+class Guard:
+    """ASGI middleware: add :data:`SECURITY_HEADERS` to every response; refuse bodies over ``limit`` bytes.
+
+    The body is read (at most ``limit`` bytes of it) before the app sees the request, so an
+    oversized body gets 413 before routing and authentication: a Content-Length over the limit
+    is refused at once, a chunked body as soon as the bytes received pass it.
+    """
+
+    def __init__(self, app: Callable[[_Scope, _Receive, _Send], Awaitable[None]], limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        """Serve one ASGI connection through the guard."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_secured(message: _Message) -> None:
+            if message["type"] == "http.response.start":
+                kept = [
+                    (k, v) for k, v in message.get("headers", []) if k.decode("latin-1").lower() not in SECURITY_HEADERS
+                ]
+                message["headers"] = kept + [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+            await send(message)
+
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        body = bytearray()
+        if not declared.isdigit() or int(declared) > self.limit:
+            await _too_large(send_secured, self.limit)
+            return
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            body += message.get("body", b"")
+            if len(body) > self.limit:
+                await _too_large(send_secured, self.limit)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> _Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        await self.app(scope, replay, send_secured)
+
+
+async def _too_large(send: _Send, limit: int) -> None:
+    await JSONResponse(
+        {"detail": f"request body over {limit} bytes"}, status_code=413, headers={"Connection": "close"}
+    )({"type": "http"}, _no_receive, send)
+
+
+async def _no_receive() -> _Message:  # pragma: no cover - a plain response never reads the request
+    return {"type": "http.disconnect"}
+
+
+def _readable(errors: Any) -> list[dict[str, Any]]:
+    """Return validation errors as plain JSON: where and why, never the input (it may be NaN or a lone surrogate)."""
+    out = []
+    for e in errors:
+        msg = str(e.get("msg", "invalid")).encode("utf-8", "backslashreplace").decode("utf-8")
+        out.append({"loc": [str(x) for x in e.get("loc", ())], "msg": msg, "type": str(e.get("type", ""))})
+    return out
 
 
 def public_id(key: str, real_id: str) -> str:
@@ -84,6 +189,11 @@ def create_app(url: str) -> FastAPI:
         real_id = {public_id(blind_key, i): i for i in conn.execute(sa.select(store.items.c.id)).scalars()}
     app = FastAPI(title="dialeval study", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.engine = engine
+    app.add_middleware(Guard)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _readable(exc.errors())}, status_code=422)
 
     def caller(authorization: Annotated[str | None, Header()] = None) -> dict[str, Any]:
         if not authorization or not authorization.startswith("Bearer "):
@@ -106,7 +216,7 @@ def create_app(url: str) -> FastAPI:
         return who
 
     def page(name: str) -> HTMLResponse:
-        return HTMLResponse(_static(name), headers={**_NO_STORE, "Content-Security-Policy": _CSP})
+        return HTMLResponse(_static(name))
 
     @app.get("/", include_in_schema=False)
     def index() -> HTMLResponse:
@@ -118,14 +228,9 @@ def create_app(url: str) -> FastAPI:
 
     @app.get("/static/{name}", include_in_schema=False)
     def static(name: str) -> Response:
-        suffix = name[name.rfind(".") :]
-        if "/" in name or suffix not in _TYPES or name.startswith("."):
+        if name not in _STATIC_FILES:
             raise HTTPException(404)
-        try:
-            body = _static(name)
-        except FileNotFoundError:
-            raise HTTPException(404) from None
-        return Response(body, media_type=_TYPES[suffix], headers=_NO_STORE)
+        return Response(_static(name), media_type=_TYPES[name[name.rfind(".") :]])
 
     @app.get("/api/me")
     def me(who: Annotated[dict[str, Any], Depends(annotator)]) -> dict[str, Any]:
@@ -189,6 +294,7 @@ def create_app(url: str) -> FastAPI:
             raise HTTPException(422, f"unknown criterion {answer.criterion!r}") from None
         if problem:
             raise HTTPException(422, problem)
+        value = protocol.criterion(answer.criterion).answer.canonical(answer.value)
         item_id = real_id.get(answer.item_id, "")
         with engine.begin() as conn:
             kind = conn.execute(
@@ -200,8 +306,10 @@ def create_app(url: str) -> FastAPI:
                 raise HTTPException(404, "no such item among your assignments")
             if kind != "qualification" and not who["qualified"]:
                 raise HTTPException(403, "finish and pass the qualification batch first")
-            store.upsert_answer(conn, {"annotator": who["id"], **answer.model_dump(), "item_id": item_id})
-        return {"saved": True, "item_id": answer.item_id, "criterion": answer.criterion}
+            store.upsert_answer(
+                conn, {"annotator": who["id"], **answer.model_dump(), "item_id": item_id, "value": value}
+            )
+        return {"saved": True, "item_id": answer.item_id, "criterion": answer.criterion, "value": value}
 
     @app.get("/api/admin/progress")
     def admin_progress(_: Annotated[dict[str, Any], Depends(admin)]) -> dict[str, Any]:

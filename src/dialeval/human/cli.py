@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
+from pydantic import BaseModel
+
+M = TypeVar("M", bound=BaseModel)
 
 study_app = typer.Typer(
     help="Human evaluation studies: design, annotate in the browser, analyse.", no_args_is_help=True
@@ -23,6 +26,21 @@ def _access(study_dir: Path) -> dict[str, Any]:
     if not path.exists():
         raise typer.BadParameter(f"{path} not found: run `dialeval study create` first")
     return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _read(path: Path, model: type[M]) -> list[M]:
+    """Read a JSONL file of ``model`` records; a non-UTF-8 file or a folder is an InputError naming it."""
+    from dialeval.errors import InputError
+    from dialeval.jsonl import read_jsonl
+
+    if path.exists() and not path.is_file():
+        raise InputError("not a file", path=path)
+    try:
+        return read_jsonl(path, model)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", path=path) from None
 
 
 @study_app.command("create")
@@ -48,22 +66,19 @@ def create(
     from dialeval.errors import DialevalError
     from dialeval.human.design import StudyConfig, create_study
     from dialeval.human.protocol import load_protocol
-    from dialeval.jsonl import read_jsonl
     from dialeval.schema import Candidate, Dialogue, Rating
 
     try:
         proto = load_protocol(protocol)
-        dials = {d.id: d for d in read_jsonl(dialogues, Dialogue)}
-        cands = read_jsonl(candidates, Candidate) if candidates else []
+        dials = {d.id: d for d in _read(dialogues, Dialogue)}
+        cands = _read(candidates, Candidate) if candidates else []
         qual = (
-            (read_jsonl(qualification, Candidate), read_jsonl(qualification_ratings, Rating))
+            (_read(qualification, Candidate), _read(qualification_ratings, Rating))
             if qualification and qualification_ratings
             else None
         )
         att = (
-            (read_jsonl(attention, Candidate), read_jsonl(attention_ratings, Rating))
-            if attention and attention_ratings
-            else None
+            (_read(attention, Candidate), _read(attention_ratings, Rating)) if attention and attention_ratings else None
         )
         config = StudyConfig(
             protocol=proto.name,

@@ -10,7 +10,6 @@ their units of a batch in their own seeded random order.
 from __future__ import annotations
 
 import json
-import os
 import random
 import secrets
 from collections import defaultdict
@@ -18,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+import sqlalchemy as sa
 
 from dialeval.atomic import atomic_write
 from dialeval.errors import InputError
@@ -147,8 +148,9 @@ def create_study(
     folder = Path(study_dir)
     folder.mkdir(parents=True, exist_ok=True)
     url = db_url or store.db_url(folder)
-    if url.startswith("sqlite") and (folder / "study.db").exists():
-        raise InputError("a study already exists here; choose another folder", path=folder / "study.db")
+    db_file = store.sqlite_file(url)
+    if db_file is not None and db_file.exists():
+        raise InputError("a study already exists here; choose another folder", path=db_file)
     rng = random.Random(config.seed)
     main = build_units(protocol, dialogues, candidates)
     rng.shuffle(main)
@@ -176,11 +178,11 @@ def create_study(
 
     tokens = {a: secrets.token_urlsafe(24) for a in annotators}
     admin_token = secrets.token_urlsafe(32)
-    engine = store.connect(url)
-    store.metadata.create_all(engine)
     all_units = {u.id: u for u in [*main, *quals, *checks]}
     unit_batch = {u.id: b for b, batch in enumerate(batches, start=1) for u in batch}
-    with engine.begin() as conn:
+
+    def write(conn: sa.Connection) -> None:
+        store.metadata.create_all(conn)
         conn.execute(
             store.study_meta.insert(),
             [
@@ -243,12 +245,14 @@ def create_study(
         gold_rows += _gold_rows(protocol, all_units, attention, "attention")
         if gold_rows:
             conn.execute(store.gold.insert(), gold_rows)
-    engine.dispose()
 
     access = {"admin": admin_token, "annotators": tokens, "db_url": url}
-    with atomic_write(folder / "access.json") as handle:
-        json.dump(access, handle, indent=2)
-    os.chmod(folder / "access.json", 0o600)
+    with store.all_or_nothing(url) as engine:
+        with engine.begin() as conn:
+            write(conn)
+        # the tokens are written before the database appears: a study.db is never there without its access.json
+        with atomic_write(folder / "access.json", private=True) as handle:
+            json.dump(access, handle, indent=2)
     return {
         "units": len(main),
         "items": sum(len(u.items) for u in main),
@@ -274,12 +278,12 @@ def _gold_rows(
         item = f"{kind}:{r.item_id}"
         if item not in known:
             raise InputError(f"{kind} rating names unknown item {r.item_id!r}", field="item_id")
-        value = "dont_know" if r.dont_know else _as_answer(r.value)
         try:
-            ok = protocol.criterion(r.dimension).answer.allows(value)
+            answer = protocol.criterion(r.dimension).answer
         except KeyError:
             raise InputError(f"{kind} rating has unknown dimension {r.dimension!r}", field="dimension") from None
-        if not ok:
+        value = answer.canonical("dont_know" if r.dont_know else _as_answer(r.value))
+        if value is None:
             raise InputError(f"{kind} rating value {r.value!r} is not an answer of {r.dimension}", field="value")
         rows.append({"annotator": r.annotator, "item_id": item, "criterion": r.dimension, "value": value})
     return rows

@@ -13,16 +13,31 @@ Example:
 
 from __future__ import annotations
 
+import re
+import unicodedata
+from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dialeval.errors import InputError, MissingExtraError
 from dialeval.signature import text_sha256
 
 DONT_KNOW_VALUE = "dont_know"
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
+
+
+def _plain(number: Decimal) -> str:
+    """Return the one spelling of a number: no exponent, no trailing zeros, no sign on zero.
+
+    Example:
+        >>> _plain(Decimal("050.50")), _plain(Decimal("-0.0")), _plain(Decimal("1E+1"))
+        ('50.5', '0', '10')
+    """
+    return "0" if number == 0 else format(number.normalize(), "f")
 
 
 class _Strict(BaseModel):
@@ -56,17 +71,34 @@ class Answer(_Strict):
             return f"{min(self.levels)}-{max(self.levels)}"
         return f"{self.min}-{self.max}"
 
-    def allows(self, value: str) -> bool:
-        """Return whether ``value`` is an answer of this format."""
+    def canonical(self, value: str) -> str | None:
+        """Return the one stored spelling of ``value``, or None when it is not an answer of this format.
+
+        A choice must be one of the option values as written. A number may be typed with spaces,
+        a sign, a decimal part or full-width digits (Unicode NFKC); it is stored as the level
+        (``scale``) or as a plain decimal (``slider``), so "3.0", " 3 ", "３" and "+3" are all "3"
+        and agreement and qualification compare like with like.
+
+        Example:
+            >>> five = Answer(type="scale", levels=[1, 2, 3, 4, 5])
+            >>> [five.canonical(v) for v in ("3.0", " 3 ", "\uff13", "+3", "3.5", "6", "nan", "1e0")]
+            ['3', '3', '3', '3', None, None, None, None]
+            >>> Answer(type="slider", min=0, max=100).canonical("050.50")
+            '50.5'
+        """
         if self.type == "choice":
-            return value in {o.value for o in self.options}
-        try:
-            number = float(value)
-        except ValueError:
-            return False
+            return value if value in {o.value for o in self.options} else None
+        text = unicodedata.normalize("NFKC", value).strip()
+        if not _NUMBER.fullmatch(text):
+            return None
+        number = Decimal(text)
         if self.type == "scale":
-            return number in {float(v) for v in self.levels}
-        return self.min <= number <= self.max
+            return next((str(level) for level in self.levels if number == level), None)
+        return _plain(number) if self.min <= number <= self.max else None
+
+    def allows(self, value: str) -> bool:
+        """Return whether ``value`` is an answer of this format (see :meth:`canonical`)."""
+        return self.canonical(value) is not None
 
     def is_dont_know(self, value: str) -> bool:
         """Return whether ``value`` is the "I don't know" option."""
@@ -92,9 +124,13 @@ class Criterion(_Strict):
     free_text: bool = False
 
     def check(self, value: str, reasons: list[str], free_text: str) -> str | None:
-        """Return why an answer is invalid, or None when it is valid."""
-        if not self.answer.allows(value):
+        """Return why an answer is invalid, or None when it is valid (``value`` is read as :meth:`Answer.canonical`)."""
+        canonical = self.answer.canonical(value)
+        if canonical is None:
             return f"{value!r} is not an answer of {self.name}"
+        value = canonical
+        if repeated := sorted({r for r in reasons if reasons.count(r) > 1}):
+            return f"reasons {repeated} are given more than once"
         allowed = {e.code for e in self.explanations if value in e.when}
         if unknown := [r for r in reasons if r not in allowed]:
             return f"reasons {unknown} are not offered for answer {value!r}"
@@ -135,6 +171,14 @@ class Protocol(_Strict):
     criteria: list[Criterion]
     source_sha256: str = ""
 
+    @field_validator("full_guidelines_url")
+    @classmethod
+    def _web_link(cls, url: str) -> str:
+        """Only an http(s) link may be shown to annotators (a ``javascript:`` link would run in their page)."""
+        if url and urlsplit(url.strip()).scheme.lower() not in {"http", "https"}:
+            raise ValueError(f"must be an http:// or https:// link, not {url[:40]!r}")
+        return url
+
     def criterion(self, name: str) -> Criterion:
         """Return the criterion called ``name`` (KeyError if none)."""
         for c in self.criteria:
@@ -166,9 +210,14 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
         text = (resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml").read_text("utf-8")
         where = f"protocols/{name_or_path}.yaml"
     else:
-        if not path.exists():
-            raise InputError("file not found", path=path)
-        text, where = path.read_text(encoding="utf-8"), str(path)
+        if not path.is_file():
+            raise InputError("not a file" if path.exists() else "file not found", path=path)
+        try:
+            text, where = path.read_text(encoding="utf-8"), str(path)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+        except OSError as exc:
+            raise InputError(f"cannot read ({exc.strerror})", path=path) from None
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from dialeval.human import store
+from dialeval.human.protocol import Protocol
 from dialeval.meta.agreement import fleiss_kappa, reliability_matrix
 from dialeval.schema import Rating
 
@@ -66,8 +67,18 @@ def decide_qualification(conn: sa.Connection, annotator: str, threshold: float) 
     }
     if not needed or not needed <= set(mine):
         return False
+    # compare the stored spellings of the answers ("3.0" and "3" are one answer; see Answer.canonical)
+    protocol = Protocol.model_validate(store.get_meta(conn, "protocol"))
+    answer_of = {c.name: c.answer for c in protocol.criteria}
+
+    def same(criterion: str, value: str) -> str:
+        if criterion not in answer_of:
+            return value
+        return answer_of[criterion].canonical(value) or value
+
     kappa = qualification_kappa(
-        [(g.annotator, g.item_id, g.criterion, g.value) for g in gold], {k: mine[k] for k in needed}
+        [(g.annotator, g.item_id, g.criterion, same(g.criterion, g.value)) for g in gold],
+        {k: same(k[1], mine[k]) for k in needed},
     )
     passed = kappa > threshold
     conn.execute(

@@ -6,7 +6,11 @@ committed transaction survives the server process being killed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +102,54 @@ def token_hash(token: str) -> str:
 def db_url(study_dir: str | Path) -> str:
     """Return the SQLite URL of a study folder's database."""
     return f"sqlite:///{Path(study_dir).resolve() / 'study.db'}"
+
+
+def sqlite_file(url: str) -> Path | None:
+    """Return the database file of a SQLite URL; None for other databases and in-memory SQLite.
+
+    Example:
+        >>> sqlite_file("sqlite:////tmp/s/study.db"), sqlite_file("sqlite://"), sqlite_file("postgresql://h/db")
+        (PosixPath('/tmp/s/study.db'), None, None)
+    """
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(str(parsed.database))
+
+
+@contextlib.contextmanager
+def all_or_nothing(url: str) -> Iterator[sa.Engine]:
+    """Yield an engine to build a new database at ``url`` that exists afterwards only if the block succeeds.
+
+    A SQLite file is built in an owner-only (0600) temporary file beside it and renamed into
+    place at the end, so a failure half-way leaves nothing that blocks a retry, and the
+    database (and the -wal and -shm files SQLite later creates with the database's mode) is
+    never readable by other users. Any other database is the caller's to fill in one
+    transaction (tables included), which rolls back as a whole.
+    """
+    path = sqlite_file(url)
+    if path is None:
+        engine = connect(url)
+        try:
+            yield engine
+        finally:
+            engine.dispose()
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # mode 0600
+    os.close(fd)
+    engine = connect(f"sqlite:///{tmp}")
+    try:
+        yield engine
+        engine.dispose()  # the last connection checkpoints the WAL into the file and removes it
+        if os.path.exists(f"{tmp}-wal"):
+            raise OSError(f"SQLite left {tmp}-wal behind; the study was not created")
+        os.replace(tmp, path)
+    finally:
+        engine.dispose()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{tmp}{suffix}")
 
 
 def connect(url: str) -> sa.Engine:

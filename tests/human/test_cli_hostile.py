@@ -1,0 +1,101 @@
+"""`dialeval study create` given broken input, run as a user runs it: a subprocess, exit code and stderr (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.human.conftest import dialogues_and_candidates
+
+from dialeval.jsonl import write_jsonl
+from dialeval.schema import Rating
+
+
+def dialeval(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    code = "from dialeval.cli import app; app()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> dict[str, Path]:
+    dialogues, candidates = dialogues_and_candidates(n_contexts=3)
+    write_jsonl(tmp_path / "dialogues.jsonl", dialogues.values())
+    write_jsonl(tmp_path / "candidates.jsonl", [c for c in candidates if c.dialogue_id != "d2"])
+    write_jsonl(tmp_path / "qual.jsonl", [c for c in candidates if c.dialogue_id == "d2"])
+    return {"dialogues": tmp_path / "dialogues.jsonl", "candidates": tmp_path / "candidates.jsonl",
+            "qual": tmp_path / "qual.jsonl"}  # fmt: skip
+
+
+def create(study: Path, inputs: dict[str, Path], *extra: str) -> subprocess.CompletedProcess[str]:
+    args = ["study", "create", str(study), "--dialogues", str(inputs["dialogues"])]
+    return dialeval(*args, "--candidates", str(inputs["candidates"]), "--annotators", "2", "--per-item", "1", *extra)
+
+
+def test_a_create_that_fails_half_way_leaves_nothing_and_the_retry_succeeds(
+    tmp_path: Path, inputs: dict[str, Path]
+) -> None:
+    """The qualification ratings are checked after the tables are written: that failure used to leave a study.db
+    that made every retry answer "a study already exists here"."""
+    study = tmp_path / "study"
+    gold = [
+        Rating(item_id=f"d2:{s}", dimension="Appropriateness", annotator="ref1", value="positive") for s in ("m1", "m2")
+    ]
+    write_jsonl(tmp_path / "bad_gold.jsonl", [*gold, Rating(item_id="d9:m1", dimension="Appropriateness",
+                                                            annotator="ref1", value="positive")])  # fmt: skip
+    bad = create(study, inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
+                 str(tmp_path / "bad_gold.jsonl"))  # fmt: skip
+    assert bad.returncode == 2, bad.stderr
+    assert "Traceback" not in bad.stderr and "unknown item 'd9:m1'" in bad.stderr
+    assert sorted(p.name for p in study.iterdir()) == []  # no study.db, no temporary file, no access.json
+    write_jsonl(tmp_path / "gold.jsonl", gold)
+    good = create(study, inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
+                  str(tmp_path / "gold.jsonl"))  # fmt: skip
+    assert good.returncode == 0, good.stderr
+    assert json.loads(good.stdout.splitlines()[0])["qualification_units"] == 1
+    assert sorted(p.name for p in study.iterdir()) == ["access.json", "study.db"]
+    assert {stat.S_IMODE((study / n).stat().st_mode) for n in ("access.json", "study.db")} == {0o600}
+    again = create(study, inputs)
+    assert again.returncode == 2 and "a study already exists here" in again.stderr and "Traceback" not in again.stderr
+
+
+@pytest.mark.parametrize("which", ["dialogues", "candidates", "qualification-ratings", "protocol"])
+@pytest.mark.parametrize("content", ["latin-1", "binary", "directory"])
+def test_unreadable_files_get_one_clear_error_naming_the_file(
+    tmp_path: Path, inputs: dict[str, Path], which: str, content: str
+) -> None:
+    bad = tmp_path / ("bad.yaml" if which == "protocol" else "bad.jsonl")
+    if content == "directory":
+        bad.mkdir()
+    else:
+        bad.write_bytes(b'{"id": "caf\xe9"}\n' if content == "latin-1" else bytes(range(256)) * 4)
+    files = {**inputs, which: bad}
+    args = ["study", "create", str(tmp_path / "study"), "--dialogues", str(files["dialogues"]),
+            "--candidates", str(files["candidates"]), "--annotators", "2", "--per-item", "1"]  # fmt: skip
+    if which == "qualification-ratings":
+        args += ["--qualification", str(inputs["qual"]), "--qualification-ratings", str(bad)]
+    if which == "protocol":
+        args += ["--protocol", str(bad)]
+    result = dialeval(*args)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("error: ") and str(bad) in errors[0], result.stderr
+    assert not (tmp_path / "study" / "study.db").exists()
+
+
+def test_a_protocol_with_a_javascript_guidelines_link_is_refused(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    from importlib import resources
+
+    text = (resources.files("dialeval.human") / "protocols" / "mousavi-turn.yaml").read_text("utf-8")
+    assert "full_guidelines_url: https://" in text
+    bad = tmp_path / "evil.yaml"
+    bad.write_text(text.replace("full_guidelines_url: https://", "full_guidelines_url: JavaScript:alert(1)//"))
+    result = create(tmp_path / "study", inputs, "--protocol", str(bad))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert str(bad) in result.stderr and "full_guidelines_url" in result.stderr and "http" in result.stderr
