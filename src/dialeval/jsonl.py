@@ -73,10 +73,13 @@ def _open_binary(p: Path) -> BinaryIO:
 
 
 def _not_utf8(byte: int, column: int) -> str:
-    return f"not UTF-8 text: byte 0x{byte:02x} at column {column} (a binary file, or another encoding?)"
+    kind = "not text: a NUL byte" if byte == 0 else f"not UTF-8 text: byte 0x{byte:02x}"
+    return f"{kind} at column {column} (a binary file, or another encoding?)"
 
 
 def _decode(raw: bytes, p: Path, line: int) -> str:
+    if b"\0" in raw:
+        raise InputError(_not_utf8(0, raw.index(b"\0") + 1), path=p, line=line)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -96,6 +99,10 @@ def read_text(path: str | Path) -> str:
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read ({exc})", path=p) from None
     data = data.removeprefix(_BOM)
+    if b"\0" in data:
+        at = data.index(b"\0")
+        column = at - data.rfind(b"\n", 0, at)
+        raise InputError(_not_utf8(0, column), path=p, line=data.count(b"\n", 0, at) + 1)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

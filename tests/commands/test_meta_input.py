@@ -1,0 +1,142 @@
+"""Bad input to ``score``, ``meta`` and ``--path`` through the real CLI in a subprocess: one clear error, no traceback.
+
+Each case was found by an outside probe (issue 15, part 3); before the fix each one
+either printed a Python traceback, exited 0 with a wrong result, or named no line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DIALEVAL = str(Path(sys.executable).parent / "dialeval")
+
+
+def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "COLUMNS": "200"}
+    return subprocess.run([DIALEVAL, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def refused(res: subprocess.CompletedProcess[str], *needles: str) -> None:
+    """Exit status 2, no traceback, and every needle in the (unwrapped) error message."""
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr, res.stderr
+    message = " ".join(res.stderr.split())
+    for needle in needles:
+        assert needle in message, (needle, res.stderr)
+
+
+def jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+DIALOGUES = [{"id": "d1", "turns": [{"speaker": "A", "text": "hi"}]}, {"id": "d2", "turns": []}]
+CANDIDATES = [
+    {"id": "c1", "dialogue_id": "d1", "turn_index": 1, "system": "s", "text": "hello there"},
+    {"id": "c2", "dialogue_id": "d1", "turn_index": 1, "system": "t", "text": "yo"},
+]
+RATINGS = [
+    {"item_id": f"c{i}", "dimension": "Overall", "annotator": "a", "value": v} for i, v in ((1, 4), (2, 2), (3, 3))
+]
+SCORES = [
+    {"item_id": f"c{i}", "metric": "m", "value": float(i), "context_id": "d1#1", "dialogue_id": "d1"}
+    for i in (1, 2, 3)
+]
+
+
+@pytest.fixture
+def records(tmp_path: Path) -> Path:
+    jsonl(tmp_path / "dialogues.jsonl", DIALOGUES)
+    jsonl(tmp_path / "ratings.jsonl", RATINGS)
+    return tmp_path
+
+
+def test_score_refuses_duplicate_candidate_and_dialogue_ids(records: Path) -> None:
+    jsonl(records / "cands.jsonl", [*CANDIDATES, CANDIDATES[0]])
+    res = run("score", "--dialogues", "dialogues.jsonl", "--candidates", "cands.jsonl", "-m", "length", "-o", "s.jsonl",
+              "--no-cache", cwd=records)  # fmt: skip
+    refused(res, 'cands.jsonl:3: field "id": duplicate id "c1" (first on line 1)')
+    assert not (records / "s.jsonl").exists()
+    jsonl(records / "cands.jsonl", CANDIDATES)
+    jsonl(records / "dups.jsonl", [*DIALOGUES, DIALOGUES[0]])
+    res = run("score", "--dialogues", "dups.jsonl", "--candidates", "cands.jsonl", "-m", "length", "-o", "s.jsonl",
+              "--no-cache", cwd=records)  # fmt: skip
+    refused(res, 'dups.jsonl:3: field "id": duplicate id "d1" (first on line 1)')
+
+
+@pytest.mark.parametrize(
+    ("candidate", "needle"),
+    [
+        ({"dialogue_id": "nope"}, 'cands.jsonl:2: field "dialogue_id": unknown dialogue "nope"'),
+        ({"turn_index": 2}, 'cands.jsonl:2: field "turn_index": turn_index 2 is past the end of dialogue "d1"'),
+    ],
+)
+def test_score_names_the_line_of_a_candidate_that_does_not_fit(
+    records: Path, candidate: dict[str, object], needle: str
+) -> None:
+    jsonl(records / "cands.jsonl", [CANDIDATES[0], {**CANDIDATES[1], **candidate}])
+    res = run("score", "--dialogues", "dialogues.jsonl", "--candidates", "cands.jsonl", "-m", "length", "-o", "s.jsonl",
+              "--no-cache", cwd=records)  # fmt: skip
+    refused(res, needle)
+
+
+def test_non_utf8_binary_and_folders_are_refused_by_score_meta_and_path(records: Path) -> None:
+    jsonl(records / "cands.jsonl", CANDIDATES)
+    (records / "latin1.jsonl").write_bytes(json.dumps(CANDIDATES[0]).encode() + b"\n" + b'{"id": "caf\xe9"}\n')
+    (records / "garbage.bin").write_bytes(bytes(range(256)) * 4)
+    (records / "folder").mkdir()
+    score = ["score", "--dialogues", "dialogues.jsonl", "-m", "length", "-o", "s.jsonl", "--no-cache", "--candidates"]
+    refused(run(*score, "latin1.jsonl", cwd=records), "latin1.jsonl:2: not UTF-8 text: byte 0xe9 at column 12")
+    refused(run(*score, "garbage.bin", cwd=records), "garbage.bin:1: not text: a NUL byte at column 1")
+    refused(run(*score, "folder", cwd=records), "folder: is a folder, expected a file")
+    jsonl(records / "scores.jsonl", SCORES)
+    (records / "latin1-r.jsonl").write_bytes(json.dumps(RATINGS[0]).encode() + b"\n" + b'{"annotator": "Jos\xe9"}\n')
+    refused(run("meta", "scores.jsonl", "-r", "latin1-r.jsonl", cwd=records), "latin1-r.jsonl:2: not UTF-8 text")
+    refused(run("meta", "scores.jsonl", "-r", "folder", cwd=records), "folder: is a folder, expected a file")
+    refused(run("meta", "garbage.bin", "-r", "ratings.jsonl", cwd=records), "garbage.bin:1: not text")
+    table = ["--response-col", "text", "--rating-col", "q=Overall"]
+    (records / "latin1.csv").write_bytes("text,q\nok,1\ncaf\xe9,2\n".encode("latin-1"))
+    refused(run("meta", "scores.jsonl", "--path", "latin1.csv", *table, cwd=records), "latin1.csv:3: not UTF-8 text")
+    refused(run("score", "--path", "folder", *table, "-o", "s.jsonl", cwd=records), "folder: is a folder")
+    refused(run("score", "--path", "garbage.bin", *table, "-o", "s.jsonl", cwd=records), "garbage.bin:1: not text")
+
+
+@pytest.mark.parametrize("literal", ["Infinity", "-Infinity", "1e999"])
+def test_meta_refuses_infinite_scores(records: Path, literal: str) -> None:
+    lines = [json.dumps(s) for s in SCORES]
+    lines[1] = lines[1].replace('"value": 2.0', f'"value": {literal}')
+    (records / "scores.jsonl").write_text("\n".join(lines) + "\n")
+    refused(run("meta", "scores.jsonl", "-r", "ratings.jsonl", cwd=records), 'scores.jsonl:2: field "value"', "finite")
+
+
+def test_meta_refuses_all_null_empty_and_unrelated_scores(records: Path) -> None:
+    nulls = [{**s, "value": None, "extras": {"error": "model not installed"}} for s in SCORES]
+    jsonl(records / "nulls.jsonl", nulls)
+    refused(run("meta", "nulls.jsonl", "-r", "ratings.jsonl", cwd=records),
+            "nulls.jsonl: none of its 3 scores has a value (all null; first reason: model not installed)")  # fmt: skip
+    (records / "empty.jsonl").write_text("\n")
+    refused(run("meta", "empty.jsonl", "-r", "ratings.jsonl", cwd=records), "empty.jsonl: no scores in this file")
+    other = [{**s, "item_id": "usr-tc-00:" + s["item_id"], "context_id": "x", "dialogue_id": "x"} for s in SCORES]  # type: ignore[operator]
+    jsonl(records / "other.jsonl", other)
+    refused(run("meta", "other.jsonl", "-r", "ratings.jsonl", cwd=records),
+            'other.jsonl: none of its 3 scored items is rated on "Overall" in ratings.jsonl')  # fmt: skip
+    jsonl(records / "scores.jsonl", SCORES)
+    ok = run("meta", "scores.jsonl", "-r", "ratings.jsonl", "--boot", "0", "--level", "turn", "--method", "spearman",
+             "--json", cwd=records)  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    (row,) = json.loads(ok.stdout)["rows"]
+    # Spearman of scores (1, 2, 3) with ratings (4, 2, 3): ranks (1, 2, 3) vs (3, 1, 2), d = (-2, 1, 1), so
+    # 1 - 6 * 6 / (3 * (9 - 1)) = -0.5.
+    assert row["value"] == pytest.approx(-0.5)
+
+
+def test_judge_run_with_a_truncated_protocol_is_one_clear_error(records: Path) -> None:
+    (records / "bad.yaml").write_text("name: mine\nprompt: |\n  Rate {response}\noutputs: [\n")
+    res = run("judge", "run", "--protocol", "bad.yaml", "-b", "usr-tc", "--limit", "1", "--out", "out", cwd=records)
+    refused(res, "bad.yaml")
