@@ -1,0 +1,137 @@
+"""No command cuts a name or a number in what it prints, in an 80-column terminal or a pipe (issue 15, part 2).
+
+Each command runs as a user runs it: a subprocess with ``COLUMNS=80`` and stdout a pipe (not a TTY). The
+names and numbers expected on the screen are read from the files the command wrote (its .jsonl), formatted
+as the screen formats them (three decimals), and must appear whole; a rich table that had to shrink a column
+would show "…" instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from dialeval.commands.tables import ScreenTable, pivot, to_rich
+
+CUT = "\u2026"  # "…", what rich prints where it cut a cell
+
+
+def dialeval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "80", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "DIALEVAL_CACHE": str(cwd / "cache"), "DIALEVAL_SCORE_CACHE": str(cwd / "scores.sqlite")}  # fmt: skip
+    env.pop("FORCE_COLOR", None)
+    code = "from dialeval.cli import app; app()"
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    return proc
+
+
+def whole(text: str, names: set[str], numbers: set[str]) -> None:
+    """Every name and number appears as a whole in ``text``, and nothing was cut with "…"."""
+    assert CUT not in text, text
+    assert names, "nothing to look for"
+    missing = sorted(n for n in names | numbers if n not in text)
+    assert not missing, (missing, text)
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def number(v: float | None) -> str:
+    return "n/a" if v is None or v != v else f"{v:.3f}"
+
+
+def correlation_numbers(rows: list[dict[str, Any]]) -> set[str]:
+    out = set()
+    for r in rows:
+        out.add(number(r["value"]))
+        if r.get("ci_low") is not None and r.get("ci_high") is not None:
+            out.add(f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]")
+    return out
+
+
+@pytest.mark.parametrize("width", [80, 60, 40])
+def test_the_benchmark_table_keeps_model_metric_names_and_numbers_whole(width: int) -> None:
+    """The renderer of `benchmark` and `meta` with the long names of the model metrics, at 80 columns and less."""
+    names = ["bertscore_r", "bertscore_f", "sbert_ref", "lm_likelihood", "judge:cpdscore-simple.score"]
+    rows = [
+        SimpleNamespace(
+            metric=m,
+            level=lv,
+            method=meth,
+            value=-0.5 + i / 7,
+            ci_low=-0.987 + i / 9,
+            ci_high=0.5 + i / 11,
+            p_value=0.01,
+            group="all",
+            n_items=10,
+            n_groups=5,
+        )
+        for i, m in enumerate(names)
+        for lv in ("turn", "system")
+        for meth in ("pearson", "spearman", "kendall")
+    ]
+    con = Console(file=StringIO(), width=width)
+    con.print(to_rich(pivot(rows), "usr-tc: correlation with human Overall (360 items, ranked by turn pearson)"))
+    text = con.file.getvalue()  # type: ignore[attr-defined]
+    assert max(len(line) for line in text.splitlines()) <= width
+    whole(text, set(names), {number(r.value) for r in rows} | {f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" for r in rows})
+
+
+def test_a_screen_table_too_narrow_for_a_grid_prints_one_cell_per_line() -> None:
+    table = ScreenTable("t", ["metric"], ["shuffle", "drop-words"], [(["lm_likelihood"], ["0.512", "-0.125"])])
+    con = Console(file=StringIO(), width=29)  # frame 1 + name 13 + 3 + "drop-words" 10 + 3 = 30 columns needed
+    con.print(table)
+    assert [line.rstrip() for line in con.file.getvalue().splitlines()] == [  # type: ignore[attr-defined]
+        "t", "lm_likelihood  shuffle: 0.512", "lm_likelihood  drop-words:", "-0.125"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    root = tmp_path_factory.mktemp("screen")
+    proc = dialeval("benchmark", "-b", "usr-tc", "-m", "bleu,rouge,chrf,length,distinct", "--limit", "4",
+                    "--boot", "50", "-o", str(root / "bench"), cwd=root)  # fmt: skip
+    return root, proc
+
+
+def test_benchmark(bench: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    root, proc = bench
+    rows = lines(root / "bench" / "table.jsonl")
+    whole(proc.stdout, {r["metric"] for r in rows}, correlation_numbers(rows))
+
+
+def test_meta(bench: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    root, _ = bench
+    proc = dialeval("meta", str(root / "bench" / "scores.jsonl"), "-b", "usr-tc", "--boot", "50",
+                    "--level", "turn,system", "-o", str(root / "meta"), cwd=root)  # fmt: skip
+    rows = lines(root / "meta" / "table.jsonl")
+    whole(proc.stdout, {r["metric"] for r in rows}, correlation_numbers(rows))
+
+
+def test_data_list(tmp_path: Path) -> None:
+    from dialeval.data.catalog import list_benchmarks
+
+    proc = dialeval("data", "list", cwd=tmp_path)
+    entries = list_benchmarks()
+    whole(proc.stdout, {e.name for e in entries}, {str(e.items) for e in entries if e.items is not None})
+
+
+def test_study_report(tmp_path: Path) -> None:
+    from tests.human.conftest import make_study
+
+    make_study(tmp_path / "study")
+    proc = dialeval("study", "report", str(tmp_path / "study"), "--output", str(tmp_path / "report"),
+                    "--n-boot", "10", cwd=tmp_path)  # fmt: skip
+    whole(proc.stdout, {str(tmp_path / "report.md"), str(tmp_path / "report.html")}, set())
