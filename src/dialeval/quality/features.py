@@ -1,0 +1,83 @@
+"""Frozen MiniLM features of (context, response) pairs and of single utterances.
+
+Every text is embedded once with the packaged all-MiniLM-L6-v2 (mean pooled, unit
+length). For a pair, ``u`` is the last context turn, ``w`` the last
+:data:`WINDOW` context turns joined, ``v`` the response:
+``[v, u*v, |u-v|, w*v, cos(u,v), cos(w,v)]`` (1538 numbers). For an utterance:
+``[v, log(1+words), distinct-1, repeated-bigram share]`` (387 numbers; the last three
+see word repeats that mean pooling blurs).
+
+Example:
+    >>> [round(x, 3) for x in surface_features("I I like like it")]
+    [1.792, 0.6, 0.0]
+    >>> context_window(("a", "b", "c", "d"))
+    'b c d'
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+#: Context turns in the window embedding ``w``.
+WINDOW = 3
+FloatArray = NDArray[np.float32]
+
+
+def context_window(context: Sequence[str]) -> str:
+    """Return the last :data:`WINDOW` context turns joined by spaces."""
+    return " ".join(t.strip() for t in context[-WINDOW:])
+
+
+def surface_features(text: str) -> list[float]:
+    """Return ``[log(1+words), distinct-1, share of bigrams that repeat an earlier one or a word twice in a row]``."""
+    words = text.lower().split()
+    if not words:
+        return [0.0, 0.0, 0.0]
+    bigrams = list(itertools.pairwise(words))
+    doubled = sum(a == b for a, b in bigrams)
+    repeated = len(bigrams) - len(set(bigrams))
+    share = (doubled + repeated) / len(bigrams) if bigrams else 0.0
+    return [math.log1p(len(words)), len(set(words)) / len(words), float(share)]
+
+
+def embed(encoder: Any, texts: Sequence[str], batch_size: int = 64) -> dict[str, FloatArray]:
+    """Return ``{text: unit-length float32 embedding}``, each distinct text encoded once, longest first."""
+    unique = sorted(set(texts), key=len, reverse=True)
+    if not unique:
+        return {}
+    vecs = encoder.encode(unique, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True)
+    return {t: np.asarray(v, dtype=np.float32) for t, v in zip(unique, vecs, strict=True)}
+
+
+def pair_matrix(
+    contexts: Sequence[Sequence[str]], responses: Sequence[str], table: dict[str, FloatArray]
+) -> FloatArray:
+    """Return the pair features of every (context, response), one row each (an empty context reads as "")."""
+    u = np.stack([table[c[-1].strip() if c else ""] for c in contexts])
+    w = np.stack([table[context_window(c)] for c in contexts])
+    v = np.stack([table[r] for r in responses])
+    cos_u = np.sum(u * v, axis=1, keepdims=True)
+    cos_w = np.sum(w * v, axis=1, keepdims=True)
+    return np.concatenate([v, u * v, np.abs(u - v), w * v, cos_u, cos_w], axis=1).astype(np.float32)
+
+
+def pair_texts(contexts: Sequence[Sequence[str]], responses: Sequence[str]) -> list[str]:
+    """Return every text :func:`pair_matrix` looks up."""
+    out = list(responses)
+    for c in contexts:
+        out.append(c[-1].strip() if c else "")
+        out.append(context_window(c))
+    return out
+
+
+def utterance_matrix(texts: Sequence[str], table: dict[str, FloatArray]) -> FloatArray:
+    """Return the utterance features of every text, one row each."""
+    v = np.stack([table[t] for t in texts])
+    s = np.asarray([surface_features(t) for t in texts], dtype=np.float32)
+    return np.concatenate([v, s], axis=1).astype(np.float32)
