@@ -169,7 +169,10 @@ class _TableBuilder:
 
     def candidate(self, where: Where, rec: dict[str, Any], did: str, system_name: str) -> str:
         m = self.mapping
-        col = lambda c: _expand(c, system_name)  # noqa: E731
+
+        def col(name: str) -> str:
+            return _expand(name, system_name)
+
         system = system_name or (str(rec[m.system]).strip() if m.system else "unknown")
         response = str(rec[col(m.response)]).strip()
         refs: list[str] = []
@@ -311,7 +314,7 @@ def load_mapping(path: str | Path) -> MappingFile:
         ...
         dialeval.errors.InputError: ...m.yaml: field "colour": Extra inputs are not permitted
     """
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     p = check_file(path)
     text = read_text(p)

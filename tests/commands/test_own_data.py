@@ -1,0 +1,160 @@
+"""Your own ratings file from the CLI: ``--path my.csv`` with a mapping, and ``data import``.
+
+Through the real CLI in a subprocess. Expected correlations come from scipy on the
+numbers the test wrote; the LMStyle and USR checks compare with the catalog loaders.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from scipy import stats
+
+from dialeval.data.catalog import load_benchmark
+from dialeval.data.lmstyle import load_lmstyle_mturk
+from dialeval.jsonl import read_jsonl
+from dialeval.schema import Rating
+
+DIALEVAL = str(Path(sys.executable).parent / "dialeval")
+
+
+def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "COLUMNS": "200"}
+    return subprocess.run([DIALEVAL, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def ok(res: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert res.returncode == 0, (res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr
+    return res
+
+
+# Six contexts, two bots; the quality rating grows with the response's length except for one pair.
+ROWS = [
+    ("Hi! How are you?", "I am fine, thanks for asking. And you?", "mybot", 5),
+    ("Hi! How are you?", "ok", "otherbot", 2),
+    ("What is the capital of France?", "Paris, of course.", "mybot", 4),
+    ("What is the capital of France?", "cats", "otherbot", 1),
+    ("Any plans for the weekend?", "Hiking in the hills with my sister, if it does not rain.", "mybot", 5),
+    ("Any plans for the weekend?", "no", "otherbot", 3),
+    ("Do you like jazz?", "Yes, especially Coltrane.", "mybot", 3),
+    ("Do you like jazz?", "I never listen to music at all, sorry.", "otherbot", 4),
+]
+
+
+def write_csv(path: Path) -> Path:
+    with path.open("w", newline="") as handle:
+        w = csv.writer(handle)
+        w.writerow(["context", "response", "system", "quality"])
+        w.writerows(ROWS)
+    return path
+
+
+COLS = ["--response-col", "response", "--context-col", "context", "--system-col", "system"]
+
+
+def test_benchmark_on_your_own_csv_prints_the_table(tmp_path: Path) -> None:
+    write_csv(tmp_path / "my.csv")
+    args = ["--rating-col", "quality=Overall", "--scale", "1-5", "-m", "length", "--level", "turn"]
+    res = ok(run("benchmark", "--path", "my.csv", *COLS, *args, "--method", "spearman", "--boot", "0", "-o", "out",
+                 cwd=tmp_path))  # fmt: skip
+    assert "length" in res.stdout and "Overall" in res.stdout
+    # what was understood, as `data show` prints it
+    assert "Overall (1-5)" in res.stderr and "items" in res.stderr and " 8 " in res.stderr
+    rows = [json.loads(line) for line in (tmp_path / "out" / "table.jsonl").read_text().splitlines()]
+    (row,) = [r for r in rows if r["metric"] == "length" and r["level"] == "turn"]
+    words = [len(r[1].split()) for r in ROWS]
+    expected = stats.spearmanr(words, [r[3] for r in ROWS]).statistic
+    assert row["value"] == pytest.approx(expected, abs=1e-12)
+    assert f"{expected:.3f}" in res.stdout
+
+
+def test_one_rated_dimension_is_the_default(tmp_path: Path) -> None:
+    write_csv(tmp_path / "my.csv")
+    res = ok(run("benchmark", "--path", "my.csv", *COLS, "--rating-col", "quality", "-m", "length", "--level", "turn",
+                 "--method", "spearman", "--boot", "0", "-o", "out", "--json", cwd=tmp_path))  # fmt: skip
+    assert json.loads(res.stdout)["rows"][0]["dimension"] == "quality"
+    (tmp_path / "two.csv").write_text("response,a,b\nx,1,2\ny,2,1\n")
+    res = run("benchmark", "--path", "two.csv", "--response-col", "response", "--rating-col", "a", "--rating-col", "b",
+              "-m", "length", "-o", "out", cwd=tmp_path)  # fmt: skip
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert 'none "Overall": choose one with -d: a, b' in " ".join(res.stderr.split())
+
+
+def test_a_table_without_mapping_and_a_bad_mapping_file_are_clear_errors(tmp_path: Path) -> None:
+    write_csv(tmp_path / "my.csv")
+    res = run("score", "--path", "my.csv", "-m", "length", "-o", "s.jsonl", cwd=tmp_path)
+    assert res.returncode == 2 and "my.csv: a table needs a mapping" in " ".join(res.stderr.split())
+    (tmp_path / "m.yaml").write_text("response: response\nratings: {quality: Overall}\ncolumn_of_scores: quality\n")
+    res = run("score", "--path", "my.csv", "--mapping", "m.yaml", "-m", "length", "-o", "s.jsonl", cwd=tmp_path)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert 'm.yaml: field "column_of_scores": Extra inputs are not permitted' in " ".join(res.stderr.split())
+    (tmp_path / "m.yaml").write_text("response: response\nratings: {quality: Overall\n")
+    res = run("score", "--path", "my.csv", "--mapping", "m.yaml", "-m", "length", "-o", "s.jsonl", cwd=tmp_path)
+    assert res.returncode == 2 and "Traceback" not in res.stderr and "m.yaml:3: not valid YAML" in res.stderr
+
+
+LMSTYLE_MAPPING = {
+    "name": "lmstyle",
+    "dialogue_id": "Input.HIT",
+    "context": "Input.Speaker",
+    "annotator": "WorkerId",
+    "tags": ["Input.task"],
+    "systems": ["llama7b", "llama13b", "vicuna7b", "vicuna13b"],
+    "response": "Input.{system}",
+    "ratings": {"Answer.Appropriateness_{system}": "appropriateness", "Answer.Style_{system}": "style"},
+    "scale": "0-100",
+}
+
+
+def test_lmstyle_mturk_csv_through_a_mapping_file(tmp_path: Path, shared_data: Path) -> None:
+    source = shared_data / "lmstyle" / "Batch_results_develop.csv"
+    (tmp_path / "lm.yaml").write_text(yaml.safe_dump(LMSTYLE_MAPPING))
+    ok(run("data", "import", source, "--mapping", "lm.yaml", "-o", "recs", cwd=tmp_path))
+    mine = read_jsonl(tmp_path / "recs" / "ratings.jsonl", Rating)
+    ref = load_lmstyle_mturk(source, include_rejected=True)  # the mapping keeps rejected assignments too
+
+    def values(ratings: list[Rating], prefix: str) -> list[tuple[str, str, float]]:
+        return sorted((r.item_id.removeprefix(prefix), r.dimension, float(r.value or 0)) for r in ratings)
+
+    assert values(mine, "") == values(ref.ratings, "lmstyle-")
+    res = ok(run("benchmark", "--path", source, "--mapping", "lm.yaml", "-d", "appropriateness", "-m", "length",
+                 "--level", "turn", "--method", "spearman", "--boot", "0", "-o", "out", cwd=tmp_path))  # fmt: skip
+    assert "length" in res.stdout and "1588" in res.stdout
+
+
+def test_data_import_round_trips_data_export_for_usr_tc(tmp_path: Path) -> None:
+    ok(run("data", "export", "usr-tc", "-o", "exported", cwd=tmp_path))
+    bench = load_benchmark("usr-tc")
+    ratings: dict[str, dict[str, dict[str, float]]] = {}
+    for r in bench.ratings:
+        ratings.setdefault(r.item_id, {}).setdefault(r.annotator, {})[r.dimension] = float(r.value or 0)
+    sep = " ||| "
+    with (tmp_path / "table.jsonl").open("w") as handle:
+        for c in bench.candidates:
+            d = bench.dialogues[c.dialogue_id]
+            for annotator, given in ratings[c.id].items():
+                row = {"item": c.id, "dialogue": d.id, "context": sep.join(t.text for t in d.turns),
+                       "facts": d.knowledge, "domain": d.domain, "response": c.text, "system": c.system,
+                       "refs": c.references, "annotator": annotator,
+                       **{f"rating {k}": v for k, v in given.items()}}  # fmt: skip
+                handle.write(json.dumps(row) + "\n")
+    dims = bench.dimensions()
+    mapping = {"name": "usr-tc", "item_id": "item", "dialogue_id": "dialogue", "context": "context",
+               "turn_separator": sep, "knowledge": "facts", "domain": "domain", "response": "response",
+               "system": "system", "references": ["refs"], "annotator": "annotator",
+               "ratings": {f"rating {k}": k for k in dims}, "scales": dims}  # fmt: skip
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(mapping))
+    res = ok(run("data", "import", "table.jsonl", "--mapping", "m.yaml", "-o", "imported", cwd=tmp_path))
+    assert "wrote 60 dialogues, 360 candidates, 6480 ratings" in res.stderr
+    for name in ("dialogues.jsonl", "candidates.jsonl"):
+        assert (tmp_path / "imported" / name).read_text() == (tmp_path / "exported" / name).read_text()
+    mine = sorted((tmp_path / "imported" / "ratings.jsonl").read_text().splitlines())
+    assert mine == sorted((tmp_path / "exported" / "ratings.jsonl").read_text().splitlines())
