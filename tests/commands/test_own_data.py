@@ -158,3 +158,16 @@ def test_data_import_round_trips_data_export_for_usr_tc(tmp_path: Path) -> None:
         assert (tmp_path / "imported" / name).read_text() == (tmp_path / "exported" / name).read_text()
     mine = sorted((tmp_path / "imported" / "ratings.jsonl").read_text().splitlines())
     assert mine == sorted((tmp_path / "exported" / "ratings.jsonl").read_text().splitlines())
+
+
+def test_study_create_from_your_own_csv(tmp_path: Path) -> None:
+    write_csv(tmp_path / "my.csv")
+    res = ok(run("study", "create", "study", "--path", "my.csv", *COLS, "--annotators", "2", "--per-item", "1",
+                 cwd=tmp_path))  # fmt: skip
+    summary = json.loads(res.stdout.splitlines()[0])
+    assert summary["items"] == 8 and summary["units"] == 4  # 8 responses to 4 contexts
+    (tmp_path / "bad.csv").write_bytes(b"context,response,system\nhi,caf\xe9,bot\n")
+    res = run("study", "create", "study2", "--path", "bad.csv", *COLS, cwd=tmp_path)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "bad.csv:2: not UTF-8 text: byte 0xe9 at column 7" in res.stderr
+    assert not (tmp_path / "study2" / "study.db").exists()

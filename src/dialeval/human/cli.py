@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 import typer
 from pydantic import BaseModel
 
+from dialeval.commands.common import TABLE_RULE, TableOptions, table_options
+
 M = TypeVar("M", bound=BaseModel)
 
 study_app = typer.Typer(
@@ -44,10 +46,12 @@ def _read(path: Path, model: type[M]) -> list[M]:
 
 
 @study_app.command("create")
+@table_options
 def create(
     study_dir: Path = typer.Argument(..., help="Folder for the study database and access links."),
     protocol: str = typer.Option("mousavi-turn", help="Bundled protocol name or a protocol YAML path."),
-    dialogues: Path = typer.Option(..., help="Dialogue records (JSONL)."),
+    dialogues: Path | None = typer.Option(None, help="Dialogue records (JSONL); or give --path."),
+    path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     candidates: Path | None = typer.Option(None, help="Candidate records (JSONL); dialogue-level protocols may omit."),
     annotators: int = typer.Option(3, help="Number of annotators (ids a01, a02, ...)."),
     per_item: int = typer.Option(3, help="Annotators per item."),
@@ -61,17 +65,25 @@ def create(
     attention_per_batch: int = typer.Option(0, help="Attention checks per annotator and batch."),
     payment: str = typer.Option("", help="Payment per annotator, for the report (free text)."),
     db: str | None = typer.Option(None, help="SQLAlchemy URL instead of STUDY_DIR/study.db."),
+    table: TableOptions = TableOptions(),
 ) -> None:
     """Create a study: batches, balanced seeded assignment, attention checks, qualification."""
-    from dialeval.errors import DialevalError
+    from dialeval.commands.common import load_inputs
+    from dialeval.errors import DialevalError, InputError
     from dialeval.human.design import StudyConfig, create_study
     from dialeval.human.protocol import load_protocol
     from dialeval.schema import Candidate, Dialogue, Rating
 
     try:
         proto = load_protocol(protocol)
-        dials = {d.id: d for d in _read(dialogues, Dialogue)}
-        cands = _read(candidates, Candidate) if candidates else []
+        if path is not None:  # your own table (with a mapping) or a folder of records: its dialogues and candidates
+            own = load_inputs(None, path, None, None, None, None, table=table)
+            dials, cands = own.dialogues, own.candidates
+        elif dialogues is None:
+            raise InputError("give --dialogues (and --candidates), or --path FILE with a mapping")
+        else:
+            dials = {d.id: d for d in _read(dialogues, Dialogue)}
+            cands = _read(candidates, Candidate) if candidates else []
         qual = (
             (_read(qualification, Candidate), _read(qualification_ratings, Rating))
             if qualification and qualification_ratings
