@@ -18,7 +18,17 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from dialeval.commands.common import console, fail, out, split_list, write_text
+from dialeval.commands.common import (
+    TableOptions,
+    console,
+    fail,
+    load_inputs,
+    out,
+    split_list,
+    table_options,
+    write_text,
+)
+from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
 
 COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1", "spearman_diff")
@@ -82,6 +92,7 @@ def _params(pairs: list[str]) -> dict[str, dict[str, Any]]:
     return typed
 
 
+@table_options
 def train(
     output: Path = typer.Option(..., "--output", "-o", help="Folder for results.jsonl, results.md and the models."),
     model: str = typer.Option("ensemble", "--model", help="Comma-separated: ensemble, ensemble-xgb, tfidf-lr, "
@@ -101,6 +112,11 @@ def train(
     seed: int = typer.Option(0, "--seed", help="Seed for splits, models and bootstrap."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts of each benchmark."),
     save_models: bool = typer.Option(True, "--save/--no-save", help="Save each model fitted on all of --train."),
+    path: Path | None = typer.Option(None, "--path", help="Your own rated table (.csv, .tsv, .jsonl; with "
+                                     "--mapping or the --*-col options) or a folder of records; name it "
+                                     "in --train or --test by its file name without suffix (or the "
+                                     "mapping's name)."),
+    table: TableOptions = TableOptions(),
 ) -> None:
     """Train evaluators on human ratings and evaluate them (Acc, UAR, kappa, Spearman, Pearson, P/R/F1)."""
     from dialeval.trained import experiment as xp
@@ -113,7 +129,11 @@ def train(
         test_names = split_list(test) or []
         if sum(bool(x) for x in (test_names, logo, folds)) != 1:
             raise InputError("give exactly one of --test, --logo, --folds")
-        xp.check_names(train_names, test_names)
+        own: dict[str, Benchmark] = {}
+        if path is not None:
+            bench = load_inputs(None, path, None, None, None, None, table=table)
+            own[bench.name] = bench
+        xp.check_names(train_names, test_names, own=own)
         from dialeval.trained.models import make_evaluator
 
         params = _params(param)
@@ -121,7 +141,8 @@ def train(
             make_evaluator(k, task, seed, **{**params.get("*", {}), **params.get(k, {})})
         per_kind = {k: {**params.get("*", {}), **params.get(k, {})} for k in kinds}
         overrides = xp.parse_dimensions(dim)
-        common = {"dimension": dimension, "overrides": overrides, "target_norm": target_norm, "limit": limit}
+        common = {"dimension": dimension, "overrides": overrides, "target_norm": target_norm, "limit": limit,
+                  "own": own}
         tr = xp.load_dataset(train_names, **common)  # type: ignore[arg-type]
         dims = dict(tr.dimensions)
         if test_names:

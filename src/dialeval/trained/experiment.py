@@ -8,15 +8,18 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dialeval.errors import InputError
 from dialeval.trained.data import Example, dimension_for, examples_from
 from dialeval.trained.evaluate import correlations, evaluate
 from dialeval.trained.models import Evaluator, make_evaluator
 from dialeval.trained.splits import Split
+
+if TYPE_CHECKING:
+    from dialeval.data.benchmark import Benchmark
 
 
 @dataclass
@@ -45,8 +48,9 @@ def load_dataset(
     overrides: dict[str, str] | None = None,
     target_norm: str = "rank",
     limit: int | None = None,
+    own: Mapping[str, Benchmark] | None = None,
 ) -> Dataset:
-    """Load catalog benchmarks into examples.
+    """Load catalog benchmarks (or the user's ``own`` tables, by name) into examples.
 
     Each benchmark's dimension is, in order: its ``overrides`` entry; ``dimension``
     when the benchmark rates it; the catalog default (:data:`~dialeval.trained.data.DIMENSIONS`).
@@ -58,7 +62,7 @@ def load_dataset(
 
     ds = Dataset()
     for name in names:
-        bench = load_benchmark(name)
+        bench = (own or {})[name] if name in (own or {}) else load_benchmark(name)
         if limit is not None:
             bench = bench.head(limit)
         wanted = (overrides or {}).get(name)
@@ -197,12 +201,16 @@ def summarise_folds(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def check_names(train: Sequence[str], test: Sequence[str]) -> None:
-    """Reject a benchmark on both sides or listed twice, and unknown names (with a did-you-mean)."""
+def check_names(train: Sequence[str], test: Sequence[str], own: Collection[str] = ()) -> None:
+    """Reject a benchmark on both sides or listed twice, and unknown names (with a did-you-mean).
+
+    ``own`` names the user's own tables (``--path``), allowed beside the catalog's names.
+    """
     from dialeval.data.catalog import DATASETS
 
     for n in [*train, *test]:
-        DATASETS.get(n)
+        if n not in own:
+            DATASETS.get(n)
     both = set(train) & set(test)
     if both:
         raise InputError(f"benchmark(s) {', '.join(sorted(both))} both in --train and --test", field="--test")
