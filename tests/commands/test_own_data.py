@@ -171,3 +171,20 @@ def test_study_create_from_your_own_csv(tmp_path: Path) -> None:
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "bad.csv:2: not UTF-8 text: byte 0xe9 at column 7" in res.stderr
     assert not (tmp_path / "study2" / "study.db").exists()
+
+
+def test_train_on_your_own_csv(tmp_path: Path) -> None:
+    with (tmp_path / "mine.csv").open("w", newline="") as handle:
+        w = csv.writer(handle)
+        w.writerow(["context", "response", "system", "quality"])
+        for i in range(20):  # 20 contexts x 2 systems; quality follows the response length
+            for system, n in (("a", i % 12 + 1), ("b", 3)):
+                w.writerow([f"context {i}", " ".join(["word"] * n), system, 1 + n // 3])
+    args = ["--rating-col", "quality=Overall", "--scale", "1-5", "--train", "mine", "--folds", "2"]
+    ok(run("train", "--path", "mine.csv", *COLS, *args, "--model", "tfidf-lr", "--n-boot", "20", "--no-save",
+           "-o", "out", cwd=tmp_path))  # fmt: skip
+    rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    folds = [r for r in rows if r["split"].startswith("fold")]
+    assert [r["train"] for r in folds] == ["mine", "mine"]
+    assert sorted(r["n_train_contexts"] for r in folds) == [10, 10]  # split by context: 10 of the 20 each
+    assert sum(r["n"] for r in folds) == 40  # every response tested once
