@@ -69,7 +69,7 @@ def test_second_run_computes_nothing_and_duplicates_compute_once(tmp_path, share
 
 
 def _inputs(bench):
-    from dialeval.scoring import build_inputs
+    from dialeval.metrics.base import build_inputs
 
     return build_inputs(bench.candidates, bench.dialogues)
 

@@ -29,8 +29,13 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """A name -> object map with helpful errors and entry-point plugins."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, group: str | None = None) -> None:
+        """Make an empty registry of ``kind`` things.
+
+        Plugins come from the entry-point ``group`` (default ``dialeval.<kind>s``).
+        """
         self.kind = kind
+        self.group = group or f"dialeval.{kind}s"
         self._items: dict[str, T] = {}
         self._plugins_loaded = False
 
@@ -53,7 +58,7 @@ class Registry(Generic[T]):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        for ep in entry_points(group=f"dialeval.{self.kind}s"):
+        for ep in entry_points(group=self.group):
             if ep.name not in self._items:
                 self._items[ep.name] = ep.load()
 

@@ -1,4 +1,18 @@
-"""Run metrics over candidates and produce :class:`~dialeval.schema.Score` records.
+"""The one scoring service: plan -> cache -> engine -> assemble.
+
+Every command that scores (``score``, ``benchmark``, ``judge run``, ``stress``,
+``lmstyle``) and the trained evaluators' features call it, so they all get the
+score cache (a rerun computes nothing, a killed run resumes), ``--engine ray``,
+deduplication of identical inputs, progress and the same signatures.
+
+1. plan: each metric splits its items into parts (:meth:`Metric.partition`, e.g.
+   ``style`` with ``target=tag:NAME``: one metric per style); each part's inputs
+   are looked up in the cache and the distinct unknown ones cut into batches of
+   ``metric.batch_size``;
+2. engine: every part's batches of every metric run in one engine run; each
+   finished batch is committed to the cache before the next is taken;
+3. assemble: one value per item and output (or one :class:`~dialeval.schema.Score`
+   per candidate and output), each with its part's signature.
 
 Example:
     >>> from dialeval.schema import Dialogue, Turn, Candidate
@@ -18,100 +32,55 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dialeval.cache import CachedValues, ScoreCache, input_key
 from dialeval.errors import InputError
-from dialeval.metrics.base import Metric, MetricInput
+from dialeval.metrics.base import ItemInputError, Metric, MetricInput, build_inputs
 from dialeval.schema import Candidate, Dialogue, Score
 
 if TYPE_CHECKING:
     from dialeval.engines import Engine, WorkBatch
 
-
-def build_inputs(
-    candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]
-) -> list[MetricInput]:
-    """Turn candidates into metric inputs, resolving each context from its dialogue."""
-    out: list[MetricInput] = []
-    for c in candidates:
-        d = dialogues.get(c.dialogue_id)
-        if d is None:
-            raise InputError(f'candidate "{c.id}" names unknown dialogue "{c.dialogue_id}"', field="dialogue_id")
-        if c.turn_index > len(d.turns):
-            raise InputError(
-                f'candidate "{c.id}" has turn_index {c.turn_index} but dialogue "{d.id}" has {len(d.turns)} turns',
-                field="turn_index",
-            )
-        out.append(
-            MetricInput(
-                response=c.text,
-                context=tuple(d.context(c.turn_index)),
-                references=tuple(c.references),
-                knowledge=tuple(d.knowledge),
-            )
-        )
-    return out
+#: Called with (metric family, items finished).
+ProgressFn = Callable[[str, int], None]
 
 
 @dataclass
 class ScoringJob:
-    """One metric's work over a list of candidates, planned before any compute.
+    """One (part of a) metric's work over a list of inputs, planned before any compute.
 
     Attributes:
-        metric: The metric.
-        candidates: The candidates to score, in output order.
-        keys: Each candidate's input key (its index when there is no cache).
+        metric: The metric (one part's, after :meth:`Metric.partition`).
+        keys: Each input's key (its index when there is no cache).
         known: Values already known (from the cache), filled in as batches finish.
         batches: The work: distinct unknown inputs, cut into batches of ``metric.batch_size``.
-        tags: Each candidate's score tags: its dialogue's tags and domain, then its own tags.
-        weight: How many candidates share each key (for progress).
+        weight: How many inputs share each key (for progress).
     """
 
     metric: Metric
-    candidates: Sequence[Candidate]
     keys: list[str]
     known: dict[str, CachedValues]
     batches: list[WorkBatch]
-    tags: list[dict[str, str]]
     weight: Counter[str] = field(default_factory=Counter)
 
-    def assemble(self) -> list[Score]:
-        """Return one Score per candidate and output, once every batch has finished."""
-        sig = self.metric.signature
-        scores: list[Score] = []
-        for cand, key, item_tags in zip(self.candidates, self.keys, self.tags, strict=True):
-            for out_name in self.metric.outputs:
-                v = self.known[key].get(out_name)
-                scores.append(
-                    Score(
-                        item_id=cand.id,
-                        metric=out_name,
-                        value=v,
-                        dialogue_id=cand.dialogue_id,
-                        context_id=cand.context_id,
-                        system=cand.system,
-                        tags=dict(item_tags),
-                        extras={} if v is not None else {"error": "metric could not score this item"},
-                        signature=sig,
-                    )
-                )
-        return scores
+    def values(self) -> list[CachedValues]:
+        """Return each input's ``{output: value}``, once every batch has finished."""
+        return [self.known[k] for k in self.keys]
 
 
-def plan_job(
-    metric: Metric,
-    candidates: Sequence[Candidate],
-    dialogues: Mapping[str, Dialogue],
-    cache: ScoreCache | None = None,
-) -> ScoringJob:
-    """Build the inputs, look them up in the cache, and cut the distinct rest into batches."""
-    inputs = build_inputs(candidates, dialogues)
+def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | None = None) -> ScoringJob:
+    """Look the inputs up in the cache and cut the distinct rest into batches.
+
+    Raises:
+        InputError: The metric needs references and an input has none.
+    """
     if metric.needs_references and any(not i.references for i in inputs):
         missing = sum(1 for i in inputs if not i.references)
-        raise InputError(f'metric "{metric.name}" needs references; {missing} item(s) have none')
+        raise InputError(f'metric "{metric.name}" needs references; {missing} of {len(inputs)} item(s) have none')
     if cache is None:
         keys = [str(n) for n in range(len(inputs))]
         known: dict[str, CachedValues] = {}
@@ -121,19 +90,7 @@ def plan_job(
     todo = list({k: i for k, i in zip(keys, inputs, strict=True) if k not in known}.items())
     step = max(1, metric.batch_size)
     batches = [todo[start : start + step] for start in range(0, len(todo), step)]
-    return ScoringJob(metric, candidates, keys, known, batches, score_tags(candidates, dialogues), Counter(keys))
-
-
-def score_tags(candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]) -> list[dict[str, str]]:
-    """Return each candidate's score tags: its dialogue's tags and ``domain``, overridden by its own tags.
-
-    So ``dialeval meta --by domain`` (or any dialogue-level tag) works on scores of any benchmark.
-    """
-    out = []
-    for c in candidates:
-        d = dialogues[c.dialogue_id]
-        out.append({**d.tags, **({"domain": d.domain} if d.domain else {}), **c.tags})
-    return out
+    return ScoringJob(metric, keys, known, batches, Counter(keys))
 
 
 def run_jobs(
@@ -171,6 +128,173 @@ def run_jobs(
     return seconds
 
 
+@dataclass
+class Scored:
+    """What one metric produced over its inputs.
+
+    Attributes:
+        metric: The metric as given (before :meth:`Metric.partition`).
+        values: One ``{output: value}`` per input, in input order.
+        signatures: Each input's signature (its part's).
+        signature: The run's signature: every part's, distinct, joined with ``"; "``.
+        seconds: Time spent waiting for this metric's batches.
+        summary: The metric's run counters (judge calls, tokens), from the engine.
+        parts: Each part's metric and seconds (one part unless the metric split its items).
+    """
+
+    metric: Metric
+    values: list[CachedValues]
+    signatures: list[str]
+    signature: str
+    seconds: float
+    summary: dict[str, Any]
+    parts: list[tuple[Metric, float]] = field(default_factory=list)
+
+
+def score_inputs(
+    work: Sequence[tuple[Metric, Sequence[MetricInput]]],
+    *,
+    cache: ScoreCache | None = None,
+    engine: Engine | None = None,
+    progress: ProgressFn | None = None,
+) -> list[Scored]:
+    """Score each metric's inputs (plan, cache, one engine run for all, assemble); one :class:`Scored` per metric.
+
+    Raises:
+        ItemInputError: A metric cannot split an input (its position and ``source``, the index in ``work``).
+    """
+    from dialeval.engines import LocalEngine
+
+    engine = engine or LocalEngine()
+    parts: list[tuple[int, list[int]]] = []  # (metric index, positions of the part's inputs)
+    jobs: list[ScoringJob] = []
+    for w, (metric, inputs) in enumerate(work):
+        try:
+            split = metric.partition(inputs)
+        except ItemInputError as exc:
+            exc.source = w
+            raise
+        for part, positions in split:
+            parts.append((w, positions))
+            jobs.append(plan_job(part, [inputs[j] for j in positions], cache))
+    tick = None if progress is None else (lambda n, items: progress(work[parts[n][0]][0].name, items))
+    seconds = run_jobs(jobs, cache=cache, engine=engine, progress=tick)
+    out: list[Scored] = []
+    for w, (metric, inputs) in enumerate(work):
+        values: list[CachedValues] = [{} for _ in inputs]
+        sigs = [""] * len(inputs)
+        mine = [(job, secs, pos) for (v, pos), job, secs in zip(parts, jobs, seconds, strict=True) if v == w]
+        for job, _, positions in mine:
+            for j, got in zip(positions, job.values(), strict=True):
+                values[j] = got
+                sigs[j] = job.metric.signature
+        signature = "; ".join(dict.fromkeys(job.metric.signature for job, _, _ in mine)) or metric.signature
+        summary = engine.summary(mine[0][0].metric) if mine else engine.summary(metric)
+        parts_done = [(job.metric, secs) for job, secs, _ in mine]
+        out.append(Scored(metric, values, sigs, signature, sum(s for _, s, _ in mine), summary, parts_done))
+    return out
+
+
+@dataclass
+class MetricRun:
+    """What running one metric family over candidates produced.
+
+    Attributes:
+        family: The family's name.
+        signature: The run's signature (see :attr:`Scored.signature`).
+        scores: One Score per candidate and output, candidates in input order.
+        seconds: Time spent waiting for its batches.
+        summary: Its run counters (judge calls, parse failures, tokens).
+        parts: Each part's metric and seconds (see :attr:`Scored.parts`).
+    """
+
+    family: str
+    signature: str
+    scores: list[Score]
+    seconds: float
+    summary: dict[str, Any] = field(default_factory=dict)
+    parts: list[tuple[Metric, float]] = field(default_factory=list)
+
+
+def score_metrics(
+    metrics: Sequence[Metric],
+    candidates: Sequence[Candidate],
+    dialogues: Mapping[str, Dialogue],
+    *,
+    cache: ScoreCache | None = None,
+    engine: Engine | None = None,
+    progress: ProgressFn | None = None,
+) -> list[MetricRun]:
+    """Score every candidate with every metric; one :class:`MetricRun` per metric (see :func:`score_each`)."""
+    return score_each([(m, candidates) for m in metrics], dialogues, cache=cache, engine=engine, progress=progress)
+
+
+def score_each(
+    work: Sequence[tuple[Metric, Sequence[Candidate]]],
+    dialogues: Mapping[str, Dialogue],
+    *,
+    cache: ScoreCache | None = None,
+    engine: Engine | None = None,
+    progress: ProgressFn | None = None,
+) -> list[MetricRun]:
+    """Score each metric's candidates, all metrics in one engine run; one :class:`MetricRun` per metric.
+
+    An item a metric cannot score gets ``value=None`` and ``extras["error"]``.
+    Each score carries its dialogue's tags and domain, then its candidate's tags
+    (so ``dialeval meta --by domain`` works on any benchmark), and the signature
+    of the metric that computed it.
+
+    Raises:
+        InputError: An unknown dialogue, a turn past its dialogue's end, missing references,
+            or an item a metric cannot split (naming the candidate).
+    """
+    inputs = {id(cands): build_inputs(cands, dialogues) for _, cands in work}
+    try:
+        scored = score_inputs(
+            [(m, inputs[id(cands)]) for m, cands in work], cache=cache, engine=engine, progress=progress
+        )
+    except ItemInputError as exc:
+        cands = work[exc.source][1]
+        raise exc.naming(f'candidate "{cands[exc.position].id}"') from None
+    runs = []
+    for s, (_, cands) in zip(scored, work, strict=True):
+        scores: list[Score] = []
+        tags = score_tags(cands, dialogues)
+        for cand, got, sig, item_tags in zip(cands, s.values, s.signatures, tags, strict=True):
+            for out_name in s.metric.outputs:
+                v = got.get(out_name)
+                scores.append(
+                    Score(
+                        item_id=cand.id,
+                        metric=out_name,
+                        value=v,
+                        dialogue_id=cand.dialogue_id,
+                        context_id=cand.context_id,
+                        system=cand.system,
+                        tags=dict(item_tags),
+                        extras={} if v is not None else {"error": "metric could not score this item"},
+                        signature=sig,
+                    )
+                )
+        runs.append(MetricRun(s.metric.name, s.signature, scores, s.seconds, s.summary, s.parts))
+    return runs
+
+
+def score_tags(candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]) -> list[dict[str, str]]:
+    """Return each candidate's score tags: its dialogue's tags and ``domain``, overridden by its own tags.
+
+    Example:
+        >>> d = {"d": Dialogue(id="d", turns=[], domain="chat", tags={"a": "1"})}
+        >>> score_tags([Candidate(id="c", dialogue_id="d", turn_index=0, system="s", text="x", tags={"a": "2"})], d)
+        [{'a': '2', 'domain': 'chat'}]
+    """
+    out = []
+    for c in candidates:
+        d = dialogues[c.dialogue_id]
+        out.append({**d.tags, **({"domain": d.domain} if d.domain else {}), **c.tags})
+    return out
+
+
 def score_candidates(
     metric: Metric,
     candidates: Sequence[Candidate],
@@ -179,21 +303,80 @@ def score_candidates(
     cache: ScoreCache | None = None,
     engine: Engine | None = None,
 ) -> list[Score]:
-    """Score every candidate with every output of ``metric``.
+    """Score every candidate with every output of one metric (:func:`score_metrics` for one metric).
 
-    Items are handed to :meth:`Metric.compute` in batches of ``metric.batch_size``;
-    ``progress`` is called with the number of items finished after each batch.
-    An item a metric cannot score gets ``value=None`` and ``extras["error"]``.
-
-    With a :class:`~dialeval.cache.ScoreCache`, items already in it (same metric
-    signature, same input) are not computed again, identical inputs are computed
-    once, and each finished batch is committed to the cache before the next starts,
-    so a killed job resumes where it stopped.
-
-    ``engine`` runs the batches (default: :class:`~dialeval.engines.LocalEngine`,
-    in this process); the batches are the same whichever engine runs them.
+    ``progress`` is called with the number of items finished after each batch
+    (cached items first).
     """
-    job = plan_job(metric, candidates, dialogues, cache)
-    tick = None if progress is None else (lambda _n, items: progress(items))
-    run_jobs([job], cache=cache, engine=engine, progress=tick)
-    return job.assemble()
+    tick = None if progress is None else (lambda _name, items: progress(items))
+    return score_metrics([metric], candidates, dialogues, cache=cache, engine=engine, progress=tick)[0].scores
+
+
+@contextmanager
+def progress_bars(total: Mapping[str, int], *, quiet: bool = False) -> Iterator[ProgressFn]:
+    """Show one rich progress bar per metric family on stderr while the block runs; yield the callback.
+
+    The bars are off with ``quiet`` and when stderr is not a terminal (a log file, a pipe, a test).
+
+    Example:
+        >>> with progress_bars({"bleu": 3}, quiet=True) as tick:
+        ...     tick("bleu", 3)
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet or not console.is_terminal,
+        transient=True,
+    ) as bar:
+        tasks = {name: bar.add_task(name, total=n) for name, n in total.items()}
+
+        def tick(name: str, items: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=None)
+            bar.update(tasks[name], advance=items)
+
+        yield tick
+
+
+def score_names(
+    names: Sequence[str] | None,
+    candidates: Sequence[Candidate],
+    dialogues: Mapping[str, Dialogue],
+    params: Sequence[str] = (),
+    *,
+    defaults: Mapping[str, str] | None = None,
+    cache: ScoreCache | None = None,
+    engine: Engine | None = None,
+    quiet: bool = False,
+) -> tuple[list[MetricRun], dict[str, str]]:
+    """Resolve ``-m`` names and ``-p`` pairs, then score with progress bars: what the scoring commands call.
+
+    Args:
+        names: Families or outputs (None: every metric that runs here; the others are returned as skipped).
+        candidates: The items.
+        dialogues: Their dialogues.
+        params: ``[family.]key=value`` pairs.
+        defaults: Parameters for the families that have them (``--device``), no error for the others.
+        cache: The score cache (None: compute everything).
+        engine: Where batches run (default: this process).
+        quiet: No progress bars.
+
+    Returns:
+        One run per family, and the families skipped with why.
+    """
+    from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
+
+    parsed = parse_params(params)
+    families, skipped = resolve_metrics(names, candidates=candidates, params=parsed)
+    given = metric_params(families, parsed, defaults)
+    metrics = [cls(**given[cls.name]) for cls in families]
+    with progress_bars({m.name: len(candidates) for m in metrics}, quiet=quiet) as tick:
+        runs = score_metrics(metrics, candidates, dialogues, cache=cache, engine=engine, progress=tick)
+    return runs, skipped

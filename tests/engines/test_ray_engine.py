@@ -23,7 +23,8 @@ from typer.testing import CliRunner
 
 from dialeval.cache import ScoreCache, input_key
 from dialeval.cli import app
-from dialeval.scoring import build_inputs, score_candidates
+from dialeval.metrics.base import build_inputs
+from dialeval.scoring import score_candidates
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = ROOT / "tests" / "engines" / "ray_job.py"
@@ -265,9 +266,9 @@ def test_benchmark_and_judge_run_on_ray_match_local(cluster, tmp_path: Path, lla
     assert local.exit_code == 0, local.output
     assert on_ray["rows"] == json.loads(local.output)["rows"]
     assert _lines(tmp_path / "bray" / "scores.jsonl") == _lines(tmp_path / "blocal" / "scores.jsonl")
-    judge = ["judge", "run", "--protocol", "cpdscore-simple", "--backend", "openai-compatible", "--base-url",
-             llama_url, "--model", "smollm2", "--k", "1", "--temperature", "0", "--max-tokens", "8", "--limit", "1",
-             "--no-cache", "--in-flight", "1"]  # fmt: skip
+    judge = ["judge", "run", "--protocol", "cpdscore-simple", "-p", "backend=openai-compatible", "-p",
+             f"base_url={llama_url}", "-p", "model=smollm2", "-p", "k=1", "-p", "temperature=0", "-p", "max_tokens=8",
+             "--limit", "1", "-p", "cache=no", "-p", "in_flight=1", "--no-cache"]  # fmt: skip
     dialeval = str(Path(sys.executable).parent / "dialeval")
     proc = subprocess.run([dialeval, *judge, "--out", str(tmp_path / "jray.jsonl"), *ray], env=env,
                           capture_output=True, text=True, timeout=600)  # fmt: skip

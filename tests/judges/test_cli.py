@@ -35,7 +35,7 @@ def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "scores.jsonl"
     args = ["judge", "run", "--protocol", "lmstyle-appropriateness", "--benchmark", "usr-tc", "--limit", "1",
-            "--k", "1", "--max-tokens", "8", "--max-calls", "3", "--out", str(out)]
+            "-p", "k=1", "-p", "max_tokens=8", "-p", "max_calls=3", "--out", str(out), "--no-cache"]
     res = CliRunner().invoke(app, args, terminal_width=160)
     assert res.exit_code == 0, res.output
     lines = out.read_text().splitlines()
@@ -96,10 +96,10 @@ def test_every_protocol_runs_from_the_cli_on_both_backends(
         (tmp_path / "my-judge.yaml").write_text(text)
         protocol = str(tmp_path / "my-judge.yaml")
     out = tmp_path / "scores.jsonl"
-    args = ["judge", "run", "--protocol", protocol, "--limit", "1", "--k", "1", "--max-tokens", "16",
-            "--max-calls", "2", "--out", str(out), "--backend", backend]
+    args = ["judge", "run", "--protocol", protocol, "--limit", "1", "-p", "k=1", "-p", "max_tokens=16",
+            "-p", "max_calls=2", "--out", str(out), "-p", f"backend={backend}", "--no-cache"]
     if backend == "openai-compatible":
-        args += ["--base-url", llama_url, "--model", "smollm2"]
+        args += ["-p", f"base_url={llama_url}", "-p", "model=smollm2"]
     res = CliRunner().invoke(app, args, terminal_width=160)
     assert res.exit_code == 0, res.output
     summary = json.loads(out.with_suffix(".jsonl.summary.json").read_text())
@@ -133,9 +133,9 @@ def test_api_key_reaches_the_server_but_no_file_log_or_output(
     backend = make_backend("openai-compatible", "smollm2", base_url=llama_url, api_key_env="MY_JUDGE_KEY")
     assert backend._client.headers["Authorization"] == f"Bearer {secret}"  # type: ignore[attr-defined]
     out = tmp_path / "out" / "scores.jsonl"
-    args = ["judge", "run", "--protocol", "cpdscore-simple", "--limit", "1", "--k", "1", "--max-tokens", "8",
-            "--max-calls", "2", "--backend", "openai-compatible", "--base-url", llama_url, "--model", "smollm2",
-            "--api-key-env", "MY_JUDGE_KEY", "--out", str(out)]
+    args = ["judge", "run", "--protocol", "cpdscore-simple", "--limit", "1", "-p", "k=1", "-p", "max_tokens=8",
+            "-p", "max_calls=2", "-p", "backend=openai-compatible", "-p", f"base_url={llama_url}",
+            "-p", "model=smollm2", "-p", "api_key_env=MY_JUDGE_KEY", "--out", str(out), "--no-cache"]
     with caplog.at_level(logging.DEBUG):
         res = CliRunner().invoke(app, args, terminal_width=160)
     assert res.exit_code == 0, res.output

@@ -11,10 +11,9 @@ pytest.importorskip("bert_score")
 import bert_score
 
 from dialeval.data.usr import load_usr_topical_chat
-from dialeval.metrics.base import MetricInput
+from dialeval.metrics.base import MetricInput, build_inputs
 from dialeval.metrics.bertscore import BertScoreMetric, baseline_file
 from dialeval.models.loading import resolve_encoder_dir
-from dialeval.scoring import build_inputs
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +82,7 @@ def test_values_do_not_depend_on_the_process_string_hashing(tmp_path):
         "import json\n"
         "from dialeval.data.catalog import load_benchmark\n"
         "from dialeval.metrics.bertscore import BertScoreMetric\n"
-        "from dialeval.scoring import build_inputs\n"
+        "from dialeval.metrics.base import build_inputs\n"
         "b = load_benchmark('usr-tc')\n"
         "print(json.dumps(BertScoreMetric().compute(build_inputs(b.candidates, b.dialogues))['bertscore_f1']))\n"
     )

@@ -9,10 +9,9 @@ pytest.importorskip("sentence_transformers")
 from sentence_transformers import SentenceTransformer, util
 
 from dialeval.data.usr import load_usr_persona_chat
-from dialeval.metrics.base import MetricInput
+from dialeval.metrics.base import MetricInput, build_inputs
 from dialeval.metrics.embedding import EmbeddingMetric
 from dialeval.models.loading import resolve_encoder_dir
-from dialeval.scoring import build_inputs
 
 
 @pytest.fixture(scope="module")

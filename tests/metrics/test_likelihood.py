@@ -7,9 +7,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from dialeval.data.usr import load_usr_topical_chat  # noqa: E402
-from dialeval.metrics.base import MetricInput  # noqa: E402
+from dialeval.metrics.base import MetricInput, build_inputs  # noqa: E402
 from dialeval.metrics.likelihood import LikelihoodMetric, continuation_nll  # noqa: E402
-from dialeval.scoring import build_inputs  # noqa: E402
 
 
 @pytest.fixture(scope="module")

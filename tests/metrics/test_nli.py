@@ -10,7 +10,7 @@ import pytest
 from dialeval.errors import InputError
 from dialeval.metrics.base import MetricInput
 from dialeval.metrics.nli import NliMetric
-from dialeval.runner import parse_params, resolve_metrics
+from dialeval.metrics.resolve import parse_params, resolve_metrics
 from dialeval.schema import Turn
 
 _spec = importlib.util.spec_from_file_location(

@@ -11,9 +11,8 @@ import pytest
 
 from dialeval.data.benchmark import Benchmark
 from dialeval.data.usr import load_usr_topical_chat
-from dialeval.metrics.base import Metric, MetricInput, MetricValues
-from dialeval.runner import resolve_metrics
-from dialeval.scoring import build_inputs
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, build_inputs
+from dialeval.metrics.resolve import resolve_metrics
 from dialeval.stress.context import sentiment_tail_negative, sentiment_tail_positive, speaker_swap
 from dialeval.stress.perturb import CONTEXT_PERTURBATIONS, apply_perturbation
 from dialeval.stress.run import perturb_items, run_stress

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from dialeval.cli import app
 from dialeval.data.dailydialog_pp import load_dailydialog_pp
-from dialeval.runner import resolve_metrics
+from dialeval.metrics.resolve import resolve_metrics
 from dialeval.schema import Candidate
 from dialeval.stress.ranking import hold_out_references, rank_fractions, run_ranking
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from dialeval.cli import app
 from dialeval.data.catalog import load_benchmark
 from dialeval.metrics.base import Metric, MetricInput, MetricValues
-from dialeval.runner import resolve_metrics
+from dialeval.metrics.resolve import resolve_metrics
 from dialeval.stress.run import run_stress
 
 runner = CliRunner()
@@ -34,7 +34,7 @@ class ShortIsWorse(Metric):
 
 def test_fraction_and_auroc_match_sklearn_from_raw_scores(shared_data: Path) -> None:
     bench = load_benchmark("usr-tc").head(10)
-    families, _ = resolve_metrics(["f1", "length"], bench=bench)
+    families, _ = resolve_metrics(["f1", "length"], candidates=bench.candidates)
     perts = ["negation", "truncation", "too-long"]
     res = run_stress(bench.candidates, bench.dialogues, [*families, ShortIsWorse], perts, seed=0, n_boot=200)
     value = {(s.item_id, s.metric): s.value for s in res.scores}

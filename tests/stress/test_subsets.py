@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from dialeval.cli import app
 from dialeval.data.benchmark import Benchmark
 from dialeval.data.usr import load_usr_topical_chat
-from dialeval.runner import resolve_metrics
+from dialeval.metrics.resolve import resolve_metrics
 from dialeval.stress.run import run_stress
 from dialeval.stress.subsets import CLOSED, OPEN, question_subset, tag_subsets
 
@@ -148,6 +148,6 @@ def test_judge_tags_each_context_once_from_the_judges_own_answers(
 
 def test_cli_subsets_judge_reads_its_parameters(bench: Benchmark) -> None:
     res = runner.invoke(app, ["stress", "-b", "usr-tc", "--limit", "1", "-m", "f1", "--subsets", "judge",
-                              "-p", "subsets.backend=nonesuch", "-o", "/tmp/unused-stress"])  # fmt: skip
+                              "--subset-param", "backend=nonesuch", "-o", "/tmp/unused-stress"])  # fmt: skip
     assert res.exit_code == 2  # a dialeval error, reported without a traceback
     assert 'unknown backend "nonesuch"' in res.output

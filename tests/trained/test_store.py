@@ -9,7 +9,8 @@ import pytest
 
 from dialeval.data.catalog import load_benchmark
 from dialeval.errors import InputError
-from dialeval.runner import resolve_metrics, run_metrics
+from dialeval.metrics.resolve import resolve_metrics
+from dialeval.scoring import score_metrics
 from dialeval.signature import file_sha256
 from dialeval.trained import store
 from dialeval.trained.data import Example, data_sha256
@@ -41,14 +42,14 @@ def test_round_trip_identical(kind: str, params: dict[str, object], small_exampl
         assert card["features"]["columns"][:3] == ["length", "distinct1", "distinct2"]
 
 
-def test_trained_metric_scores_through_the_runner(small_examples: list[Example], tmp_path: Path) -> None:
+def test_trained_metric_scores_through_the_scoring_service(small_examples: list[Example], tmp_path: Path) -> None:
     folder = tmp_path / "lr"
     _, sha = _save("tfidf-lr", small_examples, folder)
     name = f"trained:{folder}"
     families, _ = resolve_metrics([name])
     assert families[0].name == name
     bench = load_benchmark("usr-tc").head(2)
-    run = run_metrics(bench, families)[0]
+    run = score_metrics([families[0]()], bench.candidates, bench.dialogues)[0]
     assert f"card_sha256:{sha[:16]}" in run.signature
     direct = store.load(folder).evaluator.predict(
         [e.item for e in __import__("dialeval.trained.data", fromlist=["x"]).examples_from(bench)]

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 import time
 from pathlib import Path
 
 import typer
 
-from dialeval import __version__
 from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
@@ -27,14 +24,15 @@ from dialeval.commands.common import (
     ray_workers_option,
     split_list,
     table_options,
-    write_json,
     write_text,
 )
 from dialeval.commands.meta import row_dict
-from dialeval.commands.score import score_benchmark
+from dialeval.commands.options import quiet_option
 from dialeval.commands.tables import pivot, to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
+from dialeval.runinfo import MetricInfo, RunInfo, write_run_info
+from dialeval.scoring import score_names
 
 
 @table_options
@@ -62,6 +60,7 @@ def benchmark(
     cache: Path | None = cache_option,
     no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+    quiet: bool = quiet_option,
     table: TableOptions = TableOptions(),
 ) -> None:
     """Run metrics on a human-rated benchmark and print a ranked metric-human correlation table.
@@ -74,10 +73,10 @@ def benchmark(
     try:
         bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
         dimension = bench.dimension(dimension)
-        params = list(param) + ([f"device={device}"] if device else [])
         runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
-        runs, skipped = score_benchmark(
-            bench, split_list(metrics), params, quiet=as_json, cache=score_cache, engine=runner
+        runs, skipped = score_names(
+            split_list(metrics), bench.candidates, bench.dialogues, param,
+            defaults={"device": device} if device else None, cache=score_cache, engine=runner, quiet=as_json or quiet,
         )
         scores = [s for r in runs for s in r.scores]
         levels = tuple(split_list(level) or ["turn"])
@@ -93,26 +92,27 @@ def benchmark(
     n_items = len(bench.candidates)
     title = f"{bench.name}: correlation with human {dimension} ({n_items} items, ranked by {' '.join(rank_by)})"
     markdown = f"# {title}\n\n{to_markdown(wide)}\n"
-    run_info = {
-        "command": "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-        "version": __version__,
-        "benchmark": bench.name,
-        "source": bench.source,
-        "counts": bench.counts(),
-        "dimension": dimension,
-        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), **r.summary} for r in runs},
-        "skipped_metrics": skipped,
-        "engine": runner.describe(),
-        "cache": None if score_cache is None else str(score_cache.path),
-        "bootstrap": {"resamples": n_boot, "seed": seed, "unit": "context"},
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+    run_info = RunInfo(
+        kind="benchmark",
+        benchmark=bench.name,
+        source=bench.source,
+        counts=bench.counts(),
+        dimension=dimension,
+        metrics={
+            r.family: MetricInfo(signature=r.signature, seconds=round(r.seconds, 3), **r.summary) for r in runs
+        },
+        skipped_metrics=skipped,
+        engine=runner.describe(),
+        cache=None if score_cache is None else str(score_cache.path),
+        bootstrap={"resamples": n_boot, "seed": seed, "unit": "context"},
+        seconds=round(time.perf_counter() - started, 2),
+    )
     write_jsonl(output / "scores.jsonl", scores)
     write_text(output / "table.md", markdown)
     write_text(output / "table.jsonl", "".join(json.dumps(row_dict(r)) + "\n" for r in rows))
-    write_json(output / "run.json", run_info)
+    write_run_info(output, run_info)
     if as_json:
-        out.print_json(json.dumps({"run": run_info, "rows": [row_dict(r) for r in rows]}))
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": [row_dict(r) for r in rows]}))
         return
     out.print(to_rich(wide, title))
     for name, why in skipped.items():

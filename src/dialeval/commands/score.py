@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dialeval.commands.common import (
     TABLE_RULE,
@@ -26,45 +24,10 @@ from dialeval.commands.common import (
     split_list,
     table_options,
 )
-from dialeval.data.benchmark import Benchmark
+from dialeval.commands.options import quiet_option
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
-from dialeval.runner import MetricRun, parse_params, resolve_metrics, run_metrics
-
-if TYPE_CHECKING:
-    from dialeval.cache import ScoreCache
-    from dialeval.engines import Engine
-
-
-def score_benchmark(
-    bench: Benchmark,
-    metrics: list[str] | None,
-    params: list[str],
-    quiet: bool = False,
-    *,
-    cache: ScoreCache | None = None,
-    engine: Engine | None = None,
-) -> tuple[list[MetricRun], dict[str, str]]:
-    """Resolve and run metrics on ``bench`` with a progress bar; return the runs and the skipped families."""
-    parsed = parse_params(params)
-    families, skipped = resolve_metrics(metrics, bench=bench, params=parsed)
-    total = len(bench.candidates) * len(families)
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        disable=quiet,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("scoring", total=total)
-
-        def advance(name: str, n: int) -> None:
-            bar.update(task, advance=n, description=f"scoring {name}")
-
-        runs = run_metrics(bench, families, parsed, progress=advance, cache=cache, engine=engine)
-    return runs, skipped
+from dialeval.scoring import score_names
 
 
 @table_options
@@ -87,6 +50,7 @@ def score(
     cache: Path | None = cache_option,
     no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary only."),
+    quiet: bool = quiet_option,
     table: TableOptions = TableOptions(),
 ) -> None:
     """Score candidate responses with metrics and write Score records (JSONL).
@@ -95,10 +59,10 @@ def score(
     """
     try:
         bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
-        params = list(param) + ([f"device={device}"] if device else [])
         runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
-        runs, skipped = score_benchmark(
-            bench, split_list(metrics), params, quiet=as_json, cache=score_cache, engine=runner
+        runs, skipped = score_names(
+            split_list(metrics), bench.candidates, bench.dialogues, param,
+            defaults={"device": device} if device else None, cache=score_cache, engine=runner, quiet=as_json or quiet,
         )
         n = write_jsonl(output, (s for r in runs for s in r.scores))
     except DialevalError as exc:

@@ -19,10 +19,28 @@ Example:
 
 from __future__ import annotations
 
-from dialeval.engines.base import BatchResult, Engine, Job, LocalEngine, WorkBatch
-from dialeval.errors import InputError
+from collections.abc import Callable
+from typing import Any
 
-ENGINES = ("local", "ray")
+from dialeval.engines.base import BatchResult, Engine, Job, LocalEngine, WorkBatch
+from dialeval.errors import InputError, UnknownNameError
+from dialeval.registry import Registry
+
+
+def _local(**_options: Any) -> Engine:
+    return LocalEngine()
+
+
+def _ray(**options: Any) -> Engine:
+    from dialeval.engines.ray_engine import RayEngine
+
+    return RayEngine(**options)
+
+
+#: Engine name -> factory taking ``address``, ``workers`` and ``cpus_per_worker``; plugins: ``dialeval.engines``.
+ENGINES: Registry[Callable[..., Engine]] = Registry("engine")
+ENGINES.register("local", _local)
+ENGINES.register("ray", _ray)
 
 
 def make_engine(
@@ -36,13 +54,11 @@ def make_engine(
         workers: Ray actors per metric (default: as many as the cluster's CPUs allow).
         cpus_per_worker: CPUs each Ray actor reserves (its torch threads).
     """
-    if name == "local":
-        return LocalEngine()
-    if name == "ray":
-        from dialeval.engines.ray_engine import RayEngine
-
-        return RayEngine(address=address, workers=workers, cpus_per_worker=cpus_per_worker)
-    raise InputError(f'unknown engine "{name}"; known: {", ".join(ENGINES)}', field="--engine")
+    try:
+        factory = ENGINES.get(name)
+    except UnknownNameError as exc:
+        raise InputError(str(exc), field="--engine") from None
+    return factory(address=address, workers=workers, cpus_per_worker=cpus_per_worker)
 
 
 __all__ = ["ENGINES", "BatchResult", "Engine", "Job", "LocalEngine", "WorkBatch", "make_engine"]

@@ -58,10 +58,9 @@ def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> d
 
 def numeric_summary(metric: Metric) -> dict[str, float]:
     """Return the numeric counters of ``metric.run_summary()`` (empty if the metric keeps none)."""
-    fn = getattr(metric, "run_summary", None)
-    if not callable(fn):
-        return {}
-    return {k: float(v) for k, v in fn().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {
+        k: float(v) for k, v in metric.run_summary().items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
 
 
 class Engine(Protocol):
@@ -95,8 +94,7 @@ class LocalEngine:
 
     def summary(self, metric: Metric) -> dict[str, Any]:
         """Return the metric's own counters (it ran here)."""
-        fn = getattr(metric, "run_summary", None)
-        return dict(fn()) if callable(fn) else {}
+        return dict(metric.run_summary())
 
     def describe(self) -> dict[str, Any]:
         """Return ``{"engine": "local"}``: the batches ran in this process."""

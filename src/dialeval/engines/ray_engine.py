@@ -92,9 +92,10 @@ def model_loads() -> int:
 def metric_spec(metric: Metric) -> dict[str, Any]:
     """Describe ``metric`` so a worker can build the same one.
 
-    Registered families travel by name (the worker resolves it as the CLI does,
-    ``trained:PATH`` included); any other class travels as the class itself
-    (pickled by value when it lives in a script).
+    Registered families travel by name (the worker resolves it through
+    :mod:`dialeval.metrics.resolve` as the CLI does, ``trained:PATH`` included);
+    any other class travels as the class itself (pickled by value when it lives
+    in a script).
     """
     params = dataclasses.asdict(metric.config)
     cls = type(metric)
@@ -106,12 +107,10 @@ def metric_spec(metric: Metric) -> dict[str, Any]:
 def build_metric(spec: dict[str, Any]) -> Metric:
     """Build the metric :func:`metric_spec` described (in a worker)."""
     if "family" in spec:
-        from dialeval.runner import resolve_metrics
+        from dialeval.metrics.resolve import build_metric as by_name
 
-        families, _ = resolve_metrics([spec["family"]])
-        cls = families[0]
-    else:
-        cls = spec["cls"]
+        return by_name(spec["family"], spec["params"])
+    cls: type[Metric] = spec["cls"]
     return cls(**spec["params"])
 
 
@@ -248,8 +247,7 @@ class RayEngine:
 
     def summary(self, metric: Metric) -> dict[str, Any]:
         """Return the metric's counters summed over every finished batch on every worker."""
-        fn = getattr(metric, "run_summary", None)
-        base = dict(fn()) if callable(fn) else {}
+        base = dict(metric.run_summary())
         for key, value in self._stats.get(metric.signature, {}).items():
             base[key] = int(value) if float(value).is_integer() else round(value, 6)
         return base

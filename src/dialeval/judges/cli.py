@@ -10,14 +10,17 @@ from typing import Any
 import typer
 
 from dialeval.commands.common import (
+    cache_option,
     engine_option,
     fail,
     make_run_context,
+    no_cache_option,
     ray_address_option,
     ray_cpus_option,
     ray_workers_option,
 )
-from dialeval.errors import DialevalError
+from dialeval.commands.options import quiet_option
+from dialeval.errors import DialevalError, InputError
 
 judge_app = typer.Typer(help="LLM-as-a-judge protocols.", no_args_is_help=True)
 
@@ -29,7 +32,7 @@ def list_command() -> None:
     from rich.table import Table
 
     from dialeval.judges import load_protocol, protocol_names
-    from dialeval.metrics.base import METRICS
+    from dialeval.metrics.resolve import family
 
     table = Table(title="dialeval judge protocols (metric family judge:<name>)")
     for column in ("name", "version", "scale", "outputs", "citation"):
@@ -38,7 +41,7 @@ def list_command() -> None:
         p = load_protocol(name)
         table.add_row(
             name, str(p.version), f"{p.scale.min:g}-{p.scale.max:g}",
-            ", ".join(METRICS.get(f"judge:{name}").outputs), p.citation,
+            ", ".join(family(f"judge:{name}").outputs), p.citation,
         )
     Console(width=200).print(table)
 
@@ -68,69 +71,63 @@ def summary_table(summary: dict[str, Any], values: dict[str, list[float | None]]
 @judge_app.command("run")
 def run_command(
     protocol: str = typer.Option(..., "--protocol", help="Protocol name (see `judge list`) or a protocol YAML path."),
-    benchmark: str = typer.Option("usr-tc", help="Catalog benchmark to judge."),
-    limit: int = typer.Option(5, help="Contexts to judge (all systems of each)."),
-    backend: str = typer.Option("llamacpp", help="llamacpp | openai-compatible | transformers."),
-    model: str = typer.Option("", help="GGUF path, server model name, or model directory."),
-    base_url: str = typer.Option("", help="API root of an openai-compatible server."),
-    api_key_env: str = typer.Option("OPENAI_API_KEY", help="Environment variable with the API key."),
-    k: int = typer.Option(3, help="Samples per item."),
-    temperature: float = typer.Option(0.7),
-    seed: int = typer.Option(0),
-    max_tokens: int = typer.Option(64),
-    in_flight: int = typer.Option(0, help="Requests at once (0: 1 in process, 8 over HTTP)."),
-    max_calls: int = typer.Option(0, help="Budget of calls (0: none)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the request cache."),
-    out: Path | None = typer.Option(None, help="Write scores (JSONL) and the summary (<out>.summary.json)."),
+    benchmark: str = typer.Option("usr-tc", "--benchmark", "-b", help="Catalog benchmark to judge."),
+    limit: int = typer.Option(5, "--limit", help="Contexts to judge (all systems of each)."),
+    param: list[str] = typer.Option(
+        [], "--param", "-p",
+        help="Judge parameter, key=value; repeatable: backend (llamacpp | openai-compatible | transformers), model, "
+        "base_url, api_key_env, k, temperature, seed, max_tokens, in_flight, max_calls, cache (the request cache).",
+    ),
+    out: Path | None = typer.Option(None, "--out", help="Write scores (JSONL) and the summary (<out>.summary.json)."),
     engine: str = engine_option,
     ray_address: str | None = ray_address_option,
     ray_workers: int | None = ray_workers_option,
     ray_cpus: float = ray_cpus_option,
-    score_cache: Path | None = typer.Option(
-        None, "--score-cache", help="Keep finished items in this score cache (a killed run resumes from it)."
-    ),
+    cache: Path | None = cache_option,
+    no_cache: bool = no_cache_option,
+    quiet: bool = quiet_option,
 ) -> None:
     """Judge a benchmark's first contexts and print the summary table.
 
-    Every request is cached (--no-cache turns that off); with --engine ray the items are judged on a Ray cluster.
+    The judge's parameters come with -p as for every metric (`-p k=1 -p backend=openai-compatible`).
+    Every request is cached (-p cache=no turns that off); finished items are kept in the score
+    cache (a killed run resumes); with --engine ray the items are judged on a Ray cluster.
     """
     from rich.console import Console
 
     from dialeval.atomic import atomic_write
     from dialeval.data.catalog import load_benchmark
     from dialeval.jsonl import write_jsonl
-    from dialeval.judges.metric import CustomJudge
-    from dialeval.metrics.base import METRICS
-    from dialeval.scoring import score_candidates
+    from dialeval.metrics.resolve import coerce_params, family, parse_params
+    from dialeval.scoring import progress_bars, score_metrics
 
-    params: dict[str, Any] = {
-        "backend": backend, "model": model, "base_url": base_url, "api_key_env": api_key_env, "k": k,
-        "temperature": temperature, "seed": seed, "max_tokens": max_tokens, "in_flight": in_flight,
-        "max_calls": max_calls, "cache": not no_cache,
-    }
-    if protocol.endswith((".yaml", ".yml")):
-        metric: Any = CustomJudge(protocol=protocol, **params)
-    else:
-        metric = METRICS.get(f"judge:{protocol}")(**params)
-    bench = load_benchmark(benchmark).head(limit)
     try:
-        runner, cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, score_cache, score_cache is None)
+        from_file = protocol.endswith((".yaml", ".yml"))
+        cls = family("judge:custom" if from_file else f"judge:{protocol}")
+        parsed = parse_params(param)
+        given = {**parsed.pop("*", {}), **parsed.pop(cls.name, {}), **parsed.pop("judge", {})}
+        if parsed:
+            raise InputError(f"-p {next(iter(parsed))}.KEY: judge run takes the judge's parameters as -p KEY=VALUE")
+        params = coerce_params(cls, given, strict=True)
+        metric = cls(**params, **({"protocol": protocol} if from_file else {}))
+        bench = load_benchmark(benchmark).head(limit)
+        runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
         start = time.perf_counter()
-        scores = score_candidates(metric, bench.candidates, bench.dialogues, cache=cache, engine=runner)
+        with progress_bars({metric.name: len(bench.candidates)}, quiet=quiet) as tick:
+            run = score_metrics(
+                [metric], bench.candidates, bench.dialogues, cache=score_cache, engine=runner, progress=tick
+            )[0]
     except DialevalError as exc:
         fail(exc)
         return
     seconds = time.perf_counter() - start
-    summary = {
-        **runner.summary(metric), "seconds": round(seconds, 2), "signature": metric.signature,
-        "engine": runner.describe()["engine"],
-    }
+    summary = {**run.summary, "seconds": round(seconds, 2), "signature": run.signature, "engine": runner.name}
     values: dict[str, list[float | None]] = {}
-    for s in scores:
+    for s in run.scores:
         values.setdefault(s.metric, []).append(s.value)
     Console(width=160).print(summary_table({k: v for k, v in summary.items() if k != "signature"}, values))
     if out is not None:
-        write_jsonl(out, scores)
+        write_jsonl(out, run.scores)
         with atomic_write(out.with_suffix(out.suffix + ".summary.json")) as fh:
             fh.write(json.dumps(summary, indent=1) + "\n")
 

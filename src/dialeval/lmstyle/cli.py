@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import shlex
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +12,10 @@ import typer
 
 from dialeval import __version__
 from dialeval.commands.common import console, fail, split_list, write_json, write_text
+from dialeval.commands.options import quiet_option
 from dialeval.errors import DialevalError, InputError
+from dialeval.runinfo import MetricInfo, RunInfo, command_line, write_run_info
+from dialeval.scoring import progress_bars
 
 _MODEL = typer.Option([], "--model", help="Model spec, repeatable: smollm2 (packaged), a .gguf, a folder, NAME@URL.")
 _N = typer.Option(50, "--n", help="First N queries of each dataset.")
@@ -97,13 +98,9 @@ def generate(
         fail(exc if isinstance(exc, DialevalError) else InputError(str(exc)))
         return
     _write_records(output, dialogues, candidates)
-    info = {"command": _command(), "version": __version__, "n": n, "models": summaries}
+    info = {"command": command_line(), "version": __version__, "n": n, "models": summaries}
     write_json(output / "generation.json", info)
     console.print(f"wrote {len(candidates)} candidates to {output}/candidates.jsonl", highlight=False)
-
-
-def _command() -> str:
-    return "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
 def lmstyle(
@@ -115,6 +112,7 @@ def lmstyle(
     metrics: str = typer.Option("style,sacrebleu,embedding,likelihood,judge", "--metrics", help="Metrics to run."),
     compare_paper: bool = typer.Option(False, "--compare-paper", help="Print the paper's rows beside ours."),
     output: Path = typer.Option(Path("runs/lmstyle"), "--output", "-o", help="Output folder."),
+    quiet: bool = quiet_option,
 ) -> None:  # fmt: skip
     """Run the LMStyle benchmark: generate, score (ACC, BLEU, SBERT, NLL, judge), print Tables 2/4/5.
 
@@ -133,10 +131,12 @@ def lmstyle(
         )
         _write_records(output, dialogues, candidates)
         judge = JudgeSettings(model=judge_model, k=judge_k)
-        scored = score_generated(
-            candidates, dialogues, judge, metrics=split_list(metrics) or [], use_cache=not no_cache,
-            log=lambda line: console.print(f"  scored {line}", highlight=False),
-        )
+        names = split_list(metrics) or []
+        with progress_bars({m: len(candidates) for m in names}, quiet=quiet) as tick:
+            scored = score_generated(
+                candidates, dialogues, judge, metrics=names, use_cache=not no_cache,
+                log=lambda line: console.print(f"  scored {line}", highlight=False), progress=tick,
+            )
     except (DialevalError, FileNotFoundError, ValueError) as exc:
         fail(exc if isinstance(exc, DialevalError) else InputError(str(exc)))
         return
@@ -147,23 +147,21 @@ def lmstyle(
     judge_line = _judge_line(scored.judge_summary)
     markdown = "\n".join(t.to_markdown() for t in tables)
     markdown += f"\n### System-level summary\n\n{summary_markdown(summary)}\n\n{judge_line}\n"
-    run_info = {
-        "kind": "lmstyle",
-        "command": _command(),
-        "version": __version__,
-        "n": n,
-        "generation": summaries,
-        "judge": {**judge.params(), **scored.judge_summary},
-        "metrics": {k: {"signature": v, "seconds": scored.seconds.get(k)} for k, v in scored.signatures.items()},
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+    run_info = RunInfo(
+        kind="lmstyle",
+        n=n,
+        generation=summaries,
+        judge={**judge.params(), **scored.judge_summary},
+        metrics={k: MetricInfo(signature=v, seconds=scored.seconds.get(k)) for k, v in scored.signatures.items()},
+        seconds=round(time.perf_counter() - started, 2),
+    )
     write_jsonl(output / "scores.jsonl", scored.scores)
     write_text(output / "table.md", f"# LMStyle benchmark, n={n} per dataset and style\n\n{markdown}")
     write_text(output / "lmstyle_tables.jsonl", "".join(json.dumps(r) + "\n" for t in tables for r in t.records()))
     write_text(output / "summary.jsonl", "".join(json.dumps(r) + "\n" for r in summary))
-    write_json(output / "run.json", run_info)
+    write_run_info(output, run_info)
     typer.echo(markdown)  # plain text: a console that wraps lines would break the Markdown tables
-    console.print(f"wrote {output}/ (scores.jsonl, table.md, run.json) in {run_info['seconds']} s", highlight=False)
+    console.print(f"wrote {output}/ (scores.jsonl, table.md, run.json) in {run_info.seconds} s", highlight=False)
 
 
 def _judge_line(summary: dict[str, Any]) -> str:

@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -79,6 +78,7 @@ def score_generated(
     metrics: Sequence[str] = ("style", "sacrebleu", "embedding", "likelihood", "judge"),
     use_cache: bool = True,
     log: Callable[[str], None] | None = None,
+    progress: Callable[[str, int], None] | None = None,
 ) -> ScoredRun:
     """Score candidates tagged with ``style`` with the paper's metrics.
 
@@ -89,46 +89,55 @@ def score_generated(
         metrics: Which of ``style``, ``sacrebleu``, ``embedding``, ``likelihood``, ``judge`` to run.
         use_cache: Use the score cache ``$DIALEVAL_CACHE/lmstyle-generated-scores.sqlite``.
         log: Called with one line per finished metric.
+        progress: Called with (metric family, items finished).
+
+    All metrics are scored by the scoring service in one engine run; ``style``
+    with ``target=tag:style`` scores each response for its own style (one metric,
+    and one signature, per style).
     """
     from dialeval.cache import ScoreCache
-    from dialeval.metrics import METRICS, Metric, load_builtin_metrics
+    from dialeval.metrics.base import Metric
+    from dialeval.metrics.resolve import family
     from dialeval.paths import cache_dir
-    from dialeval.scoring import score_candidates
+    from dialeval.scoring import score_each
 
-    load_builtin_metrics()
     cache = ScoreCache(cache_dir() / "lmstyle-generated-scores.sqlite") if use_cache else None
     judge = judge or JudgeSettings()
     run = ScoredRun([], {}, {}, {})
-
-    def one(key: str, metric: Metric, subset: Sequence[Candidate]) -> list[Score]:
-        started = time.perf_counter()
-        got = score_candidates(metric, subset, dialogues, cache=cache)
-        run.scores.extend(s for s in got if s.metric in KEEP)
-        run.seconds[key] = round(run.seconds.get(key, 0.0) + time.perf_counter() - started, 2)
-        run.signatures[key] = metric.signature
-        if log is not None:
-            log(f"{key}: {len(subset)} responses in {run.seconds[key]:.1f} s")
-        return got
-
+    work: list[tuple[Metric, Sequence[Candidate]]] = []
     for name in metrics:
-        if name == "style":
-            for style in sorted({c.tags["style"] for c in candidates}):
-                subset = [c for c in candidates if c.tags["style"] == style]
-                one(f"style:{style}", METRICS.get("style")(target=style), subset)
+        if name == "style":  # each response for the style it was asked for (its tag "style")
+            work.append((family("style")(target="tag:style"), candidates))
         elif name == "judge":
-            metric = METRICS.get(JUDGE)(**judge.metric_params())
-            got = one(JUDGE, metric, candidates)
-            summary = metric.run_summary()  # type: ignore[attr-defined]
+            work.append((family(JUDGE)(**judge.metric_params()), candidates))
+        else:
+            with_refs = [c for c in candidates if c.references] if name in ("sacrebleu", "embedding") else candidates
+            work.append((family(name)(), with_refs))
+    try:
+        done = score_each(work, dialogues, cache=cache, progress=progress)
+    finally:
+        if cache is not None:
+            cache.close()
+    for (metric, subset), got in zip(work, done, strict=True):
+        run.scores.extend(s for s in got.scores if s.metric in KEEP)
+        if metric.name == "style":
+            for part, seconds in got.parts:
+                key = f"style:{part.config.target}"  # type: ignore[attr-defined]
+                run.signatures[key] = part.signature
+                run.seconds[key] = round(seconds, 2)
+        else:
+            key = JUDGE if metric.name == JUDGE else metric.name
+            run.signatures[key] = metric.signature
+            run.seconds[key] = round(got.seconds, 2)
+        if log is not None:
+            log(f"{metric.name}: {len(subset)} responses in {got.seconds:.1f} s")
+        if metric.name == JUDGE:
+            summary = got.summary
             run.judge_summary = {
                 "responses": len(candidates),
-                "scored": sum(1 for s in got if s.metric == JUDGE and s.value is not None),
+                "scored": sum(1 for s in got.scores if s.metric == JUDGE and s.value is not None),
                 # the counters below are this run's; responses judged by an earlier run come from the score cache
                 "from_score_cache": len(candidates) - int(summary.get("items", 0)),
                 **summary,
             }
-        else:
-            with_refs = [c for c in candidates if c.references] if name in ("sacrebleu", "embedding") else candidates
-            one(name, METRICS.get(name)(), list(with_refs))
-    if cache is not None:
-        cache.close()
     return run

@@ -28,12 +28,13 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
+from dialeval.errors import InputError
 from dialeval.registry import Registry
-from dialeval.schema import Turn
+from dialeval.schema import Candidate, Dialogue, Turn
 from dialeval.signature import make_signature
 
 
@@ -46,12 +47,70 @@ class MetricInput:
         context: The turns before the response, oldest first.
         references: Zero or more reference responses.
         knowledge: Persona lines or facts.
+        tags: The candidate's own tags (``style`` reads the requested style from one). They are
+            not part of the input key: a metric that depends on a tag splits its work by it
+            (:meth:`Metric.partition`), so each part has its own signature.
     """
 
     response: str
     context: tuple[Turn, ...] = ()
     references: tuple[str, ...] = ()
     knowledge: tuple[str, ...] = ()
+    tags: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+
+def build_inputs(candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]) -> list[MetricInput]:
+    """Turn candidates into metric inputs, resolving each context from its dialogue.
+
+    Raises:
+        InputError: A candidate names an unknown dialogue or a turn past its end.
+
+    Example:
+        >>> d = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text="hi"), Turn(speaker="B", text="yo")])}
+        >>> c = Candidate(id="d:s", dialogue_id="d", turn_index=1, system="s", text="hey", tags={"k": "v"})
+        >>> i = build_inputs([c], d)[0]
+        >>> i.response, [t.text for t in i.context], dict(i.tags)
+        ('hey', ['hi'], {'k': 'v'})
+    """
+    out: list[MetricInput] = []
+    for c in candidates:
+        d = dialogues.get(c.dialogue_id)
+        if d is None:
+            raise InputError(f'candidate "{c.id}" names unknown dialogue "{c.dialogue_id}"', field="dialogue_id")
+        if c.turn_index > len(d.turns):
+            raise InputError(
+                f'candidate "{c.id}" has turn_index {c.turn_index} but dialogue "{d.id}" has {len(d.turns)} turns',
+                field="turn_index",
+            )
+        out.append(
+            MetricInput(
+                response=c.text,
+                context=tuple(d.context(c.turn_index)),
+                references=tuple(c.references),
+                knowledge=tuple(d.knowledge),
+                tags=dict(c.tags),
+            )
+        )
+    return out
+
+
+class ItemInputError(InputError):
+    """Bad input in one item of a metric's work, by position; the scorer names the item.
+
+    Example:
+        >>> str(ItemInputError(1, "has no tag", field="tags.x").naming('candidate "c"'))
+        'field "tags.x": candidate "c" has no tag'
+    """
+
+    def __init__(self, position: int, message: str, *, field: str | None = None) -> None:
+        self.position = position
+        self.source = 0  # which of several input lists (set by the scorer)
+        super().__init__(f"item {position} {message}", field=field)
+        self.detail = message
+
+    def naming(self, item: str) -> InputError:
+        """Return the same error with ``item`` (e.g. ``candidate "ID"``) in place of the position."""
+        return InputError(f"{item} {self.detail}", field=self.field)
 
 
 @dataclass(frozen=True)
@@ -112,6 +171,19 @@ class Metric(ABC):
         """Return the config as a plain dict."""
         return dataclasses.asdict(self.config)
 
+    def run_summary(self) -> dict[str, Any]:
+        """Return this metric's run counters (judge calls, parse failures, tokens); none by default."""
+        return {}
+
+    def partition(self, items: Sequence[MetricInput]) -> list[tuple[Metric, list[int]]]:
+        """Split the work into ``(metric, positions of its items)`` parts; by default one part, this metric.
+
+        A metric whose configuration depends on each item (``style`` with
+        ``target=tag:NAME``) returns one configured metric per group; each part
+        is planned, cached and signed on its own.
+        """
+        return [(self, list(range(len(items))))]
+
 
 def resolve_device(device: str) -> str:
     """Return ``device``, with ``"auto"`` meaning ``"cuda"`` when torch sees a GPU, else ``"cpu"``.
@@ -132,6 +204,9 @@ def resolve_device(device: str) -> str:
 
 
 METRICS: Registry[type[Metric]] = Registry("metric")
+#: Name prefix (``judge``, ``trained``) -> what registers the families of that prefix: a module whose import
+#: registers them, or a callable given the full name (``trained:PATH``). Plugins: ``dialeval.metric_prefixes``.
+PREFIXES: Registry[object] = Registry("metric name prefix", group="dialeval.metric_prefixes")
 
 
 def register_metric(cls: type[Metric]) -> type[Metric]:

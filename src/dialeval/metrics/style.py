@@ -39,11 +39,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dialeval.errors import InputError
-from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+from dialeval.metrics.base import ItemInputError, Metric, MetricInput, MetricValues, register_metric
 
 BUNDLED = Path(__file__).parent / "bundled"
 CALIBRATION = BUNDLED / "formality_calibration.json"
 TARGETS = ("positive", "negative", "formal", "informal")
+#: ``target=tag:NAME``: each item's requested style is in its candidate tag ``NAME``.
+TAG_PREFIX = "tag:"
 _PLUS = ("NOUN", "PROPN", "ADJ", "ADP", "DET:art")
 _MINUS = ("PRON", "VERB", "AUX", "ADV", "INTJ")
 
@@ -53,7 +55,8 @@ class StyleConfig:
     """The requested style and the detectors.
 
     Attributes:
-        target: ``positive``, ``negative``, ``formal`` or ``informal``.
+        target: ``positive``, ``negative``, ``formal`` or ``informal``; or ``tag:NAME``, each item's
+            style from its tag ``NAME`` (one metric per style, each with its own signature).
         sentiment_model: ``"vader"`` or a local sentiment classifier folder.
         formality_model: ``"heylighen-dewaele"`` or a local formality classifier folder.
         device: Torch device for a local classifier (``auto``: cuda when torch sees a GPU).
@@ -147,9 +150,41 @@ class StyleMetric(Metric):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        if self.config.target not in TARGETS:
+        if self.config.target not in TARGETS and not self._tag:
             choices = ", ".join(TARGETS)
-            raise InputError(f'unknown style "{self.config.target}"; choose one of {choices}', field="target")
+            raise InputError(
+                f'unknown style "{self.config.target}"; choose one of {choices} or {TAG_PREFIX}NAME', field="target"
+            )
+
+    @property
+    def _tag(self) -> str:
+        """The tag that holds each item's style (``target=tag:NAME``), else ``""``."""
+        target = self.config.target
+        return target[len(TAG_PREFIX) :] if target.startswith(TAG_PREFIX) else ""
+
+    def partition(self, items: Sequence[MetricInput]) -> list[tuple[Metric, list[int]]]:
+        """With ``target=tag:NAME``, one metric per (lower-cased) style in the items' tag ``NAME``.
+
+        Raises:
+            ItemInputError: An item without the tag (never a silent default).
+
+        Example:
+            >>> items = [MetricInput(response=r, tags={"task": t}) for r, t in [("a", "Formal"), ("b", "positive")]]
+            >>> [(m.config.target, pos) for m, pos in StyleMetric(target="tag:task").partition(items)]
+            [('formal', [0]), ('positive', [1])]
+        """
+        tag = self._tag
+        if not tag:
+            return super().partition(items)
+        groups: dict[str, list[int]] = {}
+        for j, item in enumerate(items):
+            value = item.tags.get(tag)
+            if not value:
+                why = f'has no "{tag}" tag ({self.name}.target={self.config.target})'
+                raise ItemInputError(j, why, field=f"tags.{tag}")
+            groups.setdefault(str(value).strip().lower(), []).append(j)
+        params = self.params()
+        return [(StyleMetric(**{**params, "target": style}), pos) for style, pos in sorted(groups.items())]
 
     @classmethod
     def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
@@ -185,6 +220,8 @@ class StyleMetric(Metric):
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Score a batch; an empty response gets None."""
         cfg = self.config
+        if self._tag:
+            raise InputError(f"target={cfg.target}: split the items with partition() first", field="target")
         texts = [i.response.strip() for i in items]
         strength: list[float | None]
         if self._sentiment and cfg.sentiment_model == "vader":

@@ -7,22 +7,37 @@ instead (:mod:`dialeval.stress.ranking`).
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from dialeval import __version__
-from dialeval.commands.common import console, fail, out, split_list
+from dialeval.commands.common import (
+    cache_option,
+    console,
+    engine_option,
+    fail,
+    make_run_context,
+    no_cache_option,
+    out,
+    ray_address_option,
+    ray_cpus_option,
+    ray_workers_option,
+    split_list,
+)
+from dialeval.commands.options import quiet_option
 from dialeval.errors import DialevalError, InputError
+from dialeval.runinfo import MetricInfo, RunInfo, write_run_info
 from dialeval.schema import Score
+from dialeval.scoring import progress_bars
 
 if TYPE_CHECKING:
+    from dialeval.cache import ScoreCache
+    from dialeval.engines import Engine
     from dialeval.stress.run import StressResult, StressRow
 
 LEXICAL = "bleu,sacrebleu,chrf,rouge,meteor,f1,length"
@@ -73,14 +88,40 @@ def _fraction_table(rows: Sequence[StressRow]) -> list[str]:
     return out
 
 
-def family_signatures(scores: Iterable[Score]) -> dict[str, dict[str, str]]:
-    """Return ``{family: {"signature": ...}}`` from the scores' signatures (for run.json and the report).
+@dataclass
+class _RunContext:
+    """Where a stress run's batches run, its score cache, and whether to show progress."""
+
+    engine: Engine
+    cache: ScoreCache | None
+    quiet: bool
+
+
+def _pairs(pairs: Sequence[str]) -> dict[str, str]:
+    """Parse ``key=value`` pairs (``--subset-param``).
+
+    Example:
+        >>> _pairs(["k=1", "model=a=b"])
+        {'k': '1', 'model': 'a=b'}
+    """
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f'"{pair}" is not of the form key=value', field="--subset-param")
+        out[key] = value
+    return out
+
+
+def family_signatures(scores: Iterable[Score]) -> dict[str, MetricInfo]:
+    """Return ``{family: MetricInfo(signature=...)}`` from the scores' signatures (for run.json and the report).
 
     Example:
         >>> family_signatures([Score(item_id="i", metric="rouge1", value=1.0, signature="rouge|x:1")])
-        {'rouge': {'signature': 'rouge|x:1'}}
+        {'rouge': MetricInfo(signature='rouge|x:1', seconds=None)}
     """
-    return {sig.split("|", 1)[0]: {"signature": sig} for sig in sorted({s.signature for s in scores if s.signature})}
+    sigs = sorted({s.signature for s in scores if s.signature})
+    return {sig.split("|", 1)[0]: MetricInfo(signature=sig) for sig in sigs}
 
 
 def _fmt(v: float) -> str:
@@ -99,18 +140,26 @@ def stress(
     n_boot: int = typer.Option(1000, "--boot", help="Bootstrap resamples (over contexts)."),
     subsets: str = typer.Option(
         "rule", "--subsets",
-        help="Open/closed-ended subsets: rule (last context turn), judge (an LLM, -p subsets.key=value), tags, none.",
+        help="Open/closed-ended subsets: rule (last context turn), judge (an LLM, see --subset-param), tags, none.",
     ),
-    param: list[str] = typer.Option(
-        [], "--param", "-p", help="Metric parameter, [metric.]key=value (subsets.key=value: the subset judge)."
+    subset_param: list[str] = typer.Option(
+        [], "--subset-param", help="Parameter of the subset judge (--subsets judge), key=value; repeatable."
     ),
+    param: list[str] = typer.Option([], "--param", "-p", help="Metric parameter, [metric.]key=value; repeatable."),
     plot: str = typer.Option(
         "negation", "--plot", help="Perturbations to draw per-subset score distributions for (none: no figure)."
     ),
     split: str = typer.Option("test", "--split", help="dailydialog++: test or dev."),
     refs: int = typer.Option(1, "--refs", help="dailydialog++: good responses per context held out as references."),
     output: Path = typer.Option(Path("runs/stress"), "--output", "-o", help="Output folder."),
+    engine: str = engine_option,
+    ray_address: str | None = ray_address_option,
+    ray_workers: int | None = ray_workers_option,
+    ray_cpus: float = ray_cpus_option,
+    cache: Path | None = cache_option,
+    no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
+    quiet: bool = quiet_option,
 ) -> None:
     """Perturb every response (negation, number swap, ...) and report how often each metric prefers the original.
 
@@ -118,12 +167,21 @@ def stress(
     (the same per open/closed-ended subset), stress.md and stress_subsets_<perturbation>.png
     to OUTPUT. With --benchmark dailydialog++ it instead ranks each context's good responses
     against its adversarial and random negatives and writes ranking.jsonl and ranking.md.
+    Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
-    if benchmark.lower() in DDPP_NAMES:
-        _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json, param)
+    try:
+        if subset_param and subsets != "judge":
+            raise InputError("--subset-param needs --subsets judge", field="--subset-param")
+        runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        run = _RunContext(runner, score_cache, as_json or quiet)
+    except DialevalError as exc:
+        fail(exc)
         return
-    from dialeval.commands.common import load_inputs, write_json, write_text
-    from dialeval.runner import metric_params, parse_params, resolve_metrics
+    if benchmark.lower() in DDPP_NAMES:
+        _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json, param, run)
+        return
+    from dialeval.commands.common import load_inputs, write_text
+    from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
     from dialeval.stress.perturb import ALL_PERTURBATIONS
     from dialeval.stress.run import run_stress
     from dialeval.stress.subsets import judge_subsets, subset_distribution_png, tag_subsets
@@ -139,15 +197,18 @@ def stress(
         parsed = parse_params(param)
         judged: dict[str, int] = {}
         if subsets == "judge":
-            candidates, counts = judge_subsets(bench.candidates, bench.dialogues, parsed.pop("subsets", {}))
+            candidates, counts = judge_subsets(bench.candidates, bench.dialogues, _pairs(subset_param))
             judged = dict(counts)
         else:
             candidates = tag_subsets(bench.candidates, bench.dialogues, subsets)
-        families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","), bench=bench, params=parsed)
-        result = run_stress(
-            candidates, bench.dialogues, families, names, seed=seed, n_boot=n_boot,
-            params=metric_params(families, parsed),
+        families, _ = resolve_metrics(
+            split_list(metrics) or LEXICAL.split(","), candidates=bench.candidates, params=parsed
         )
+        with progress_bars({f.name: len(candidates) * (1 + len(names)) for f in families}, quiet=run.quiet) as tick:
+            result = run_stress(
+                candidates, bench.dialogues, families, names, seed=seed, n_boot=n_boot,
+                params=metric_params(families, parsed), cache=run.cache, engine=run.engine, progress=tick,
+            )
     except DialevalError as exc:
         fail(exc)
         return
@@ -163,20 +224,20 @@ def stress(
             output.mkdir(parents=True, exist_ok=True)
             (output / figures[-1]).write_bytes(subset_distribution_png(result.scores, p))
     subset_items = Counter(c.tags.get("subset", "untagged") for c in candidates)
-    run_info = {
-        "command": "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-        "version": __version__,
-        "kind": "stress",
-        "benchmark": bench.name,
-        "source": bench.source,
-        "metrics": family_signatures(result.scores),
-        "seed": seed,
-        "bootstrap": {"resamples": n_boot, "unit": "context"},
-        "subsets": {"mode": subsets, "items": dict(subset_items), **({"judged_contexts": judged} if judged else {})},
-        "applied": result.applied,
-        "skipped": result.skipped,
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+    run_info = RunInfo(
+        kind="stress",
+        benchmark=bench.name,
+        source=bench.source,
+        metrics=family_signatures(result.scores),
+        engine=run.engine.describe(),
+        cache=None if run.cache is None else str(run.cache.path),
+        seed=seed,
+        bootstrap={"resamples": n_boot, "unit": "context"},
+        subsets={"mode": subsets, "items": dict(subset_items), **({"judged_contexts": judged} if judged else {})},
+        applied=result.applied,
+        skipped=result.skipped,
+        seconds=round(time.perf_counter() - started, 2),
+    )
     rows = [{**r.as_dict(), "value": r.as_dict()["fraction"], "skipped": result.skipped[r.perturbation]}
             for r in result.rows]  # fmt: skip
     sub_rows = [r.as_dict() for r in result.subset_rows]
@@ -184,9 +245,9 @@ def stress(
     if sub_rows:
         write_text(output / "stress_subsets.jsonl", "".join(json.dumps(r) + "\n" for r in sub_rows))
     write_text(output / "stress.md", to_markdown(result, title, figures))
-    write_json(output / "run.json", run_info)
+    write_run_info(output, run_info)
     if as_json:
-        out.print_json(json.dumps({"run": run_info, "rows": rows, "subset_rows": sub_rows}))
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows}))
         return
     from rich.table import Table
 
@@ -209,7 +270,7 @@ def stress(
     written = ", ".join(
         ["stress.jsonl", *(["stress_subsets.jsonl"] if sub_rows else []), "stress.md", "run.json", *figures]
     )
-    console.print(f"wrote {output}/{{{written}}} in {run_info['seconds']} s", highlight=False)
+    console.print(f"wrote {output}/{{{written}}} in {run_info.seconds} s", highlight=False)
 
 
 def _ranking(
@@ -223,12 +284,13 @@ def _ranking(
     refs: int,
     output: Path,
     as_json: bool,
-    param: Sequence[str] = (),
+    param: Sequence[str],
+    run: _RunContext,
 ) -> None:
     """``dialeval stress --benchmark dailydialog++``: rank good responses against the negatives of their context."""
-    from dialeval.commands.common import write_json, write_text
+    from dialeval.commands.common import write_text
     from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
-    from dialeval.runner import metric_params, parse_params, resolve_metrics
+    from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
     from dialeval.stress.ranking import NEGATIVES, hold_out_references, ranking_markdown, run_ranking
 
     started = time.perf_counter()
@@ -243,9 +305,11 @@ def _ranking(
         candidates = hold_out_references(bench.candidates, refs)
         parsed = parse_params(param)
         families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","), params=parsed)
-        result = run_ranking(
-            candidates, bench.dialogues, families, n_boot=n_boot, seed=seed, params=metric_params(families, parsed)
-        )
+        with progress_bars({f.name: len(candidates) for f in families}, quiet=run.quiet) as tick:
+            result = run_ranking(
+                candidates, bench.dialogues, families, n_boot=n_boot, seed=seed,
+                params=metric_params(families, parsed), cache=run.cache, engine=run.engine, progress=tick,
+            )
     except DialevalError as exc:
         fail(exc)
         return
@@ -256,29 +320,29 @@ def _ranking(
         f"({n_ctx} contexts; per context {refs} good response(s) held out as reference, "
         f"{ranked['good'] // max(1, n_ctx)} ranked)"
     )
-    run_info = {
-        "command": "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-        "version": __version__,
-        "kind": "ranking",
-        "benchmark": bench.name,
-        "metrics": family_signatures(result.scores),
-        "split": split,
-        "source": bench.source,
-        "contexts": n_ctx,
-        "ranked": dict(ranked),
-        "references_per_context": refs,
-        "seed": seed,
-        "bootstrap": {"resamples": n_boot, "unit": "context"},
-        "skipped_metrics": result.skipped,
-        "warnings": bench.warnings,
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+    run_info = RunInfo(
+        kind="ranking",
+        benchmark=bench.name,
+        metrics=family_signatures(result.scores),
+        split=split,
+        source=bench.source,
+        contexts=n_ctx,
+        ranked=dict(ranked),
+        references_per_context=refs,
+        engine=run.engine.describe(),
+        cache=None if run.cache is None else str(run.cache.path),
+        seed=seed,
+        bootstrap={"resamples": n_boot, "unit": "context"},
+        skipped_metrics=result.skipped,
+        warnings=bench.warnings,
+        seconds=round(time.perf_counter() - started, 2),
+    )
     rows = [r.as_dict() for r in result.rows]
     write_text(output / "ranking.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     write_text(output / "ranking.md", ranking_markdown(result, title))
-    write_json(output / "run.json", run_info)
+    write_run_info(output, run_info)
     if as_json:
-        out.print_json(json.dumps({"run": run_info, "rows": rows}))
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows}))
         return
     from rich.table import Table
 
@@ -294,7 +358,7 @@ def _ranking(
         console.print(f"skipped {fam}: {why}", highlight=False)
     for w in bench.warnings:
         console.print(f"note: {w}", highlight=False)
-    console.print(f"wrote {output}/ranking.jsonl, ranking.md, run.json in {run_info['seconds']} s", highlight=False)
+    console.print(f"wrote {output}/ranking.jsonl, ranking.md, run.json in {run_info.seconds} s", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -29,15 +29,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
 from dialeval.metrics.base import Metric
 from dialeval.schema import Candidate, Dialogue, Score
-from dialeval.scoring import score_candidates
+from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.run import pair_outcomes
+
+if TYPE_CHECKING:
+    from dialeval.cache import ScoreCache
+    from dialeval.engines import Engine
 
 GOOD = "good"
 NEGATIVES = ("adversarial", "random")
@@ -177,13 +181,18 @@ def run_ranking(
     n_boot: int = 1000,
     seed: int = 0,
     params: Mapping[str, Mapping[str, Any]] | None = None,
+    cache: ScoreCache | None = None,
+    engine: Engine | None = None,
+    progress: ProgressFn | None = None,
 ) -> RankingResult:
     """Score every response with every family and compute the ranking fractions.
 
     A family that needs references is skipped (with the reason) when some item has none.
+    Scoring goes through the scoring service (``cache``, ``engine``, ``progress`` as there).
     """
     result = RankingResult(rows=[])
     lacking = sum(1 for c in candidates if not c.references)
+    ready = []
     for cls in families:
         if cls.needs_references and lacking:
             result.skipped[cls.name] = (
@@ -191,8 +200,11 @@ def run_ranking(
                 "(DailyDialog++ has no separate reference: hold some good responses out with --refs)"
             )
             continue
-        metric = cls(**dict((params or {}).get(cls.name, {})))
-        scores = score_candidates(metric, candidates, dialogues)
+        ready.append(cls)
+    metrics = [cls(**dict((params or {}).get(cls.name, {}))) for cls in ready]
+    runs = score_metrics(metrics, candidates, dialogues, cache=cache, engine=engine, progress=progress)
+    for cls, run in zip(ready, runs, strict=True):
+        scores = run.scores
         result.scores.extend(scores)
         for out_name in cls.outputs:
             values = {s.item_id: s.value for s in scores if s.metric == out_name}

@@ -17,7 +17,7 @@ statistics per subset (:attr:`StressResult.subset_rows`).
 
 Example:
     >>> from dialeval.schema import Candidate, Dialogue, Turn
-    >>> from dialeval.runner import resolve_metrics
+    >>> from dialeval.metrics.resolve import resolve_metrics
     >>> dialogues = {d: Dialogue(id=d, turns=[Turn(speaker="A", text="Do you like music?")]) for d in "xy"}
     >>> cands = [Candidate(id=f"{d}:s", dialogue_id=d, turn_index=1, system="s",
     ...                    text="yes it is a great band and i love it", references=["it is a great band"])
@@ -33,7 +33,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,9 +41,13 @@ from dialeval.errors import InputError
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
 from dialeval.metrics.base import Metric
 from dialeval.schema import Candidate, Dialogue, Score, Turn
-from dialeval.scoring import score_candidates
+from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.context import responder
 from dialeval.stress.perturb import ALL_PERTURBATIONS, apply_perturbation
+
+if TYPE_CHECKING:
+    from dialeval.cache import ScoreCache
+    from dialeval.engines import Engine
 
 
 @dataclass
@@ -259,17 +263,27 @@ def run_stress(
     seed: int = 0,
     n_boot: int = 1000,
     params: Mapping[str, Mapping[str, Any]] | None = None,
+    cache: ScoreCache | None = None,
+    engine: Engine | None = None,
+    progress: ProgressFn | None = None,
 ) -> StressResult:
     """Score originals and their perturbed copies with every family and compare them.
+
+    Scoring goes through the scoring service (:func:`dialeval.scoring.score_metrics`):
+    all families in one engine run, through the score cache when one is given (a
+    killed run resumes from it).
 
     Args:
         candidates: The original responses (a ``subset`` tag adds per-subset rows).
         dialogues: Their dialogues (never modified; context perturbations get new ones).
-        families: Metric families (from :func:`dialeval.runner.resolve_metrics`).
+        families: Metric families (from :func:`dialeval.metrics.resolve.resolve_metrics`).
         perturbations: Names in :data:`~dialeval.stress.perturb.ALL_PERTURBATIONS`.
         seed: Seed of the perturbations and of the bootstrap.
         n_boot: Bootstrap resamples for the CI of the mean drop.
         params: Family name -> constructor parameters.
+        cache: The score cache (None: compute everything).
+        engine: Where batches run (default: this process).
+        progress: Called with (family, items finished).
     """
     items = perturb_items(candidates, dialogues, perturbations, seed)
     everything = list(candidates) + [c for name in perturbations for c in items.copies[name]]
@@ -278,9 +292,10 @@ def run_stress(
     rows: list[StressRow] = []
     subset_rows: list[StressRow] = []
     all_scores: list[Score] = []
-    for cls in families:
-        metric = cls(**dict((params or {}).get(cls.name, {})))
-        scores = score_candidates(metric, everything, scored_dialogues)
+    metrics = [cls(**dict((params or {}).get(cls.name, {}))) for cls in families]
+    runs = score_metrics(metrics, everything, scored_dialogues, cache=cache, engine=engine, progress=progress)
+    for cls, run in zip(families, runs, strict=True):
+        scores = run.scores
         all_scores.extend(scores)
         value = {(s.item_id, s.metric): s.value for s in scores}
         for out_name in cls.outputs:

@@ -133,7 +133,7 @@ def judge_subsets(
     """
     from dialeval.judges.metric import CustomJudge
     from dialeval.metrics import load_builtin_metrics
-    from dialeval.runner import coerce_params
+    from dialeval.metrics.resolve import coerce_params
     from dialeval.scoring import score_candidates
 
     load_builtin_metrics()

@@ -76,7 +76,7 @@ def _table(rows: list[dict[str, Any]], title: str) -> Table:
 
 
 def _params(pairs: list[str]) -> dict[str, dict[str, Any]]:
-    from dialeval.runner import parse_params
+    from dialeval.metrics.resolve import parse_params
 
     typed: dict[str, dict[str, Any]] = {}
     for fam, kv in parse_params(pairs).items():

@@ -155,7 +155,7 @@ def examples_from(bench: Benchmark, dimension: str | None = None, target_norm: s
     Raises:
         InputError: Unknown dimension or normalisation, or no turn-level numeric rating.
     """
-    from dialeval.scoring import build_inputs
+    from dialeval.metrics.base import build_inputs
 
     dim = dimension_for(bench, dimension)
     scale = bench.dimensions()[dim]

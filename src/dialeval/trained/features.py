@@ -5,9 +5,9 @@ DiQAD (Zhao et al. 2023) feeds a dialogue to its models as one string in which
 turn-level item the response under evaluation is the last ``response:``; the
 context turns alternate backwards from it (the turn just before is a question).
 
-Metric features are computed through :class:`~dialeval.cache.ScoreCache` (one
-SQLite file in the cache folder), keyed by metric signature and input, so a
-rerun only computes what is new.
+Metric features are computed by the scoring service (:func:`dialeval.scoring.score_inputs`)
+through :class:`~dialeval.cache.ScoreCache` (one SQLite file in the cache folder),
+keyed by metric signature and input, so a rerun only computes what is new.
 
 Example:
     >>> from dialeval.schema import Turn
@@ -68,7 +68,7 @@ def feature_families(names: Sequence[str] | None = None) -> list[type[Metric]]:
         >>> [f.name for f in feature_families(["length"])]
         ['length']
     """
-    from dialeval.runner import resolve_metrics
+    from dialeval.metrics.resolve import resolve_metrics
 
     if names is not None:
         return resolve_metrics(list(names))[0]
@@ -101,37 +101,29 @@ def compute_features(
     Returns:
         One ``{output: value}`` per item, and ``{family: signature}``.
     """
-    from dialeval.cache import ScoreCache, input_key
+    from dialeval.cache import ScoreCache
+    from dialeval.scoring import score_inputs
 
     cache = None if cache_path == "" else ScoreCache(cache_path or default_cache_path())
     rows: list[dict[str, float | None]] = [{} for _ in items]
-    signatures: dict[str, str] = {}
-    keys = [input_key(i) for i in items]
+    work = []
+    for cls in families:
+        idx = [j for j, it in enumerate(items) if it.references or not cls.needs_references]
+        work.append((cls(), idx))
     try:
-        for cls in families:
-            metric = cls()
-            sig = metric.signature
-            signatures[cls.name] = sig
-            idx = [j for j, it in enumerate(items) if it.references or not cls.needs_references]
-            known = cache.get_many(sig, [keys[j] for j in idx]) if cache is not None else {}
-            todo = list({keys[j]: items[j] for j in idx if keys[j] not in known}.items())
-            step = max(1, cls.batch_size)
-            for start in range(0, len(todo), step):
-                batch = todo[start : start + step]
-                values = metric.compute([it for _, it in batch])
-                done = {k: {o: _finite(values[o][n]) for o in cls.outputs} for n, (k, _) in enumerate(batch)}
-                known.update(done)
-                if cache is not None:
-                    cache.put_many(sig, done)
-                if progress is not None:
-                    progress(cls.name, len(batch))
-            for j in range(len(items)):
-                got = known.get(keys[j], {})
-                for o in cls.outputs:
-                    rows[j][o] = got.get(o)
+        scored = score_inputs([(m, [items[j] for j in idx]) for m, idx in work], cache=cache, progress=progress)
     finally:
         if cache is not None:
             cache.close()
+    signatures = {}
+    for (metric, idx), got in zip(work, scored, strict=True):
+        signatures[metric.name] = got.signature
+        for o in metric.outputs:
+            for row in rows:
+                row[o] = None
+        for j, values in zip(idx, got.values, strict=True):
+            for o in metric.outputs:
+                rows[j][o] = _finite(values.get(o))
     return rows, signatures
 
 

@@ -1,8 +1,9 @@
 """Saved trained evaluators as metrics: ``trained:<path>`` resolves to a family built from the folder.
 
-:func:`dialeval.runner.resolve_metrics` calls :func:`register_trained` for a name
-that starts with ``trained:``, so ``dialeval score -m trained:PATH`` (and every
-other command that resolves metric names) works. The family's one output has the
+:func:`register_trained` is the ``trained`` entry point of the
+``dialeval.metric_prefixes`` group: :mod:`dialeval.metrics.resolve` calls it for a
+name that starts with ``trained:``, so ``dialeval score -m trained:PATH`` (and every
+other command that resolves metric names, a Ray worker included) works. The family's one output has the
 family's name; its signature carries the sha256 of the model card, which in turn
 holds the sha256 of every model file.
 

@@ -1,0 +1,9 @@
+"""Options that every scoring command shares and that are not about inputs (progress)."""
+
+from __future__ import annotations
+
+import typer
+
+quiet_option = typer.Option(
+    False, "--quiet", "-q", help="No progress bars (they are off anyway when stderr is not a terminal)."
+)

@@ -1,0 +1,202 @@
+"""Metric names and ``-p`` parameters in, configured metric families out.
+
+Every command that takes ``-m``/``-p`` resolves them here, and so does a Ray
+worker that rebuilds a metric from its name and parameters. Names are family
+names (``rouge``) or output names (``rougeL``). A name with a prefix
+(``judge:``, ``trained:``) is built by the factory registered for that prefix
+in the ``dialeval.metric_prefixes`` entry-point group: the judges package
+registers every ``judge:<protocol>`` family when imported, and
+``trained:PATH`` registers the saved model in PATH. The resolver knows no
+prefix and no metric by name.
+
+Example:
+    >>> parse_params(["bleu.smoothing=method1", "k=1"])
+    {'bleu': {'smoothing': 'method1'}, '*': {'k': '1'}}
+    >>> [f.name for f in resolve_metrics(["rougeL", "f1"])[0]]
+    ['rouge', 'f1']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from dialeval.errors import InputError
+from dialeval.metrics import METRICS, load_builtin_metrics
+from dialeval.metrics.base import PREFIXES, Metric, metric_by_output
+
+if TYPE_CHECKING:
+    from dialeval.schema import Candidate
+
+_BOOLEANS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
+def parse_params(pairs: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Parse ``family.key=value`` (or ``key=value`` for every family) into nested dicts.
+
+    Raises:
+        InputError: A pair without ``=``.
+    """
+    out: dict[str, dict[str, str]] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise InputError(f'parameter "{pair}" is not of the form [metric.]key=value', field="--param")
+        key, value = pair.split("=", 1)
+        fam, _, name = key.rpartition(".")
+        out.setdefault(fam or "*", {})[name] = value
+    return out
+
+
+def coerce_params(cls: type[Metric], params: Mapping[str, str], *, strict: bool = False) -> dict[str, Any]:
+    """Convert ``key=value`` strings to the types of ``cls.Config``'s fields.
+
+    Unknown keys are dropped, or with ``strict`` an error naming the valid keys
+    (a typo such as ``-p likelihood.modle=PATH`` must not silently run the default).
+
+    Raises:
+        InputError: A value of the wrong type, or (``strict``) an unknown key.
+
+    Example:
+        >>> coerce_params(family("judge:custom"), {"k": "1", "cache": "no", "nope": "x"})
+        {'k': 1, 'cache': False}
+    """
+    fields = {f.name: f for f in dataclasses.fields(cls.Config)}
+    out: dict[str, Any] = {}
+    for key, raw in params.items():
+        if key not in fields:
+            if strict:
+                raise InputError(
+                    f'metric "{cls.name}" has no parameter "{key}"; its parameters: {", ".join(sorted(fields))}',
+                    field="--param",
+                )
+            continue
+        default = fields[key].default
+        value: Any = raw
+        try:
+            if isinstance(default, bool):
+                if raw.lower() not in _BOOLEANS:
+                    raise ValueError(f"not one of {', '.join(sorted(_BOOLEANS))}")
+                value = _BOOLEANS[raw.lower()]
+            elif isinstance(default, int):
+                value = int(raw)
+            elif isinstance(default, float):
+                value = float(raw)
+        except ValueError as exc:
+            raise InputError(f"{cls.name}.{key}={raw!r}: {exc}", field="--param") from None
+        out[key] = value
+    return out
+
+
+def metric_params(
+    families: Sequence[type[Metric]],
+    parsed: Mapping[str, Mapping[str, str]],
+    defaults: Mapping[str, str] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Return each family's constructor parameters from ``-p`` (``key=value`` for all, ``family.key=value``).
+
+    A ``family.key`` the family does not have is an error, and so is a ``key`` (for all) that no
+    family of the run has. ``defaults`` (e.g. ``--device``) go to the families that have such a
+    parameter and are no error for the others.
+
+    Raises:
+        InputError: An unknown key or a value of the wrong type.
+
+    Example:
+        >>> fams, _ = resolve_metrics(["bleu"])
+        >>> metric_params(fams, {"bleu": {"smoothing": "method1"}}, {"device": "cpu"})
+        {'bleu': {'smoothing': 'method1'}}
+    """
+    shared = dict(parsed.get("*", {}))
+    names = {f.name for f in families}
+    for fam in parsed:
+        if fam != "*" and fam not in names:
+            family(fam)  # an unknown family is an error (did-you-mean); a known one that is not run is ignored
+    out: dict[str, dict[str, Any]] = {}
+    for f in families:
+        out[f.name] = {
+            **coerce_params(f, dict(defaults or {})),
+            **coerce_params(f, shared),
+            **coerce_params(f, parsed.get(f.name, {}), strict=True),
+        }
+    known = {fld.name for f in families for fld in dataclasses.fields(f.Config)}
+    unused = sorted(set(shared) - known)
+    if unused:
+        raise InputError(
+            f'no metric of this run has the parameter{"s" if len(unused) > 1 else ""} {", ".join(unused)}',
+            field="--param",
+        )
+    return out
+
+
+def family(name: str) -> type[Metric]:
+    """Return the family called ``name`` (or with the output ``name``), registering a prefixed one first.
+
+    Raises:
+        UnknownNameError: No such family or output (with the closest names).
+
+    Example:
+        >>> family("rougeL").name
+        'rouge'
+    """
+    load_builtin_metrics()
+    prefix, sep, _ = name.partition(":")
+    if sep and name not in METRICS and prefix in PREFIXES:
+        factory = PREFIXES.get(prefix)
+        if callable(factory):
+            factory(name)
+    by_output = metric_by_output()
+    return by_output[name] if name in by_output and name not in METRICS else METRICS.get(name)
+
+
+def resolve_metrics(
+    names: Sequence[str] | None,
+    *,
+    candidates: Sequence[Candidate] | None = None,
+    params: Mapping[str, Mapping[str, str]] | None = None,
+) -> tuple[list[type[Metric]], dict[str, str]]:
+    """Return metric families for ``names`` (families or output names).
+
+    ``names=None`` means every registered metric without a prefix that can run
+    here (judges and trained evaluators are asked for by name); the ones that
+    cannot run (a missing extra, or references that ``candidates`` lack) are
+    returned in the second value with the reason. A family asked for by name
+    that cannot run is an error. ``params`` are the :func:`parse_params` result
+    (a ``model=PATH`` can make a metric runnable).
+
+    Raises:
+        InputError: A family asked for by name cannot run here.
+    """
+    skip_unavailable = names is None
+    load_builtin_metrics()
+    chosen: list[type[Metric]] = []
+    for name in names or [n for n in METRICS.names() if ":" not in n]:
+        cls = family(name)
+        if cls not in chosen:
+            chosen.append(cls)
+    ready: list[type[Metric]] = []
+    missing: dict[str, str] = {}
+    for cls in chosen:
+        given = {**(params or {}).get("*", {}), **(params or {}).get(cls.name, {})}
+        reason = cls.unavailable_reason(given)
+        if reason is None and candidates is not None and cls.needs_references:
+            lacking = sum(1 for c in candidates if not c.references)
+            if lacking:
+                reason = f"{lacking} of {len(candidates)} items have no reference"
+        if reason is None:
+            ready.append(cls)
+        elif skip_unavailable:
+            missing[cls.name] = reason
+        else:
+            raise InputError(f'metric "{cls.name}" cannot run here: {reason}')
+    return ready, missing
+
+
+def build_metric(name: str, params: Mapping[str, Any]) -> Metric:
+    """Build the family ``name`` with typed ``params`` (what a Ray worker gets from the driver).
+
+    Example:
+        >>> build_metric("bleu", {"smoothing": "method1"}).config.smoothing
+        'method1'
+    """
+    return family(name)(**params)
