@@ -17,8 +17,9 @@ from pathlib import Path
 from dialeval.cache import ScoreCache
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics import METRICS, load_builtin_metrics
+from dialeval.metrics.base import build_inputs
 from dialeval.paths import shared_data_dir
-from dialeval.scoring import build_inputs, score_candidates
+from dialeval.scoring import score_candidates
 
 
 def main() -> None:

@@ -17,11 +17,11 @@ import time
 from sentence_transformers import util
 
 from dialeval.data.usr import load_usr_topical_chat
+from dialeval.metrics.base import build_inputs
 from dialeval.metrics.bertscore import BertScoreMetric, _scorer
 from dialeval.metrics.embedding import EmbeddingMetric
 from dialeval.models.loading import load_sentence_encoder
 from dialeval.paths import shared_data_dir
-from dialeval.scoring import build_inputs
 
 
 def naive_embedding(encoder, items):

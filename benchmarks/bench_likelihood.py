@@ -19,9 +19,9 @@ import time
 import torch
 
 from dialeval.data.usr import load_usr_topical_chat
+from dialeval.metrics.base import build_inputs
 from dialeval.metrics.likelihood import LikelihoodMetric, continuation_nll
 from dialeval.paths import shared_data_dir
-from dialeval.scoring import build_inputs
 
 
 def matmul_peak(n: int = 2048, repeats: int = 5) -> float:

@@ -33,7 +33,7 @@ from dialeval.data.chitchat import load_chitchat, with_previous_turn_as_referenc
 from dialeval.engines import Engine, LocalEngine, make_engine
 from dialeval.jsonl import write_jsonl
 from dialeval.metrics import METRICS, Metric, load_builtin_metrics
-from dialeval.runner import run_metrics
+from dialeval.scoring import score_metrics
 
 SMALL = 10  # items of the start-up job
 WORKLOADS = {
@@ -51,7 +51,8 @@ def first_items(bench: Benchmark, n: int) -> Benchmark:
 
 def run_all(families: list[type[Metric]], bench: Benchmark, engine: Engine) -> list[list[float | None]]:
     """Score ``bench`` with every family in one engine run, as ``dialeval score`` does."""
-    return [[s.value for s in run.scores] for run in run_metrics(bench, families, engine=engine)]
+    runs = score_metrics([f() for f in families], bench.candidates, bench.dialogues, engine=engine)
+    return [[s.value for s in run.scores] for run in runs]
 
 
 def main() -> None:
