@@ -19,8 +19,11 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from tests.judges.conftest import llama_url
 
 from dialeval.commands.tables import ScreenTable, pivot, to_rich
+
+__all__ = ["llama_url"]  # the shared llama.cpp server fixture
 
 CUT = "\u2026"  # "…", what rich prints where it cut a cell
 
@@ -135,3 +138,50 @@ def test_study_report(tmp_path: Path) -> None:
     proc = dialeval("study", "report", str(tmp_path / "study"), "--output", str(tmp_path / "report"),
                     "--n-boot", "10", cwd=tmp_path)  # fmt: skip
     whole(proc.stdout, {str(tmp_path / "report.md"), str(tmp_path / "report.html")}, set())
+
+
+def test_the_judge_run_summary_fits_80_columns() -> None:
+    """The fast twin of test_judge_run: the summary renderer with a long output name and large counts."""
+    from dialeval.judges.cli import summary_table
+
+    summary = {"protocol": "cpdscore-simple-ref", "items": 123456, "calls": 987654, "parse_failures": 12,
+               "prompt_tokens": 123456789, "seconds": 1234.56}  # fmt: skip
+    values = {"judge:cpdscore-simple-ref.appropriateness": [0.123456, None, 0.5], "judge:x.score": [None]}
+    con = Console(file=StringIO(), width=80)
+    con.print(summary_table(summary, values))
+    text = con.file.getvalue()  # type: ignore[attr-defined]
+    whole(text, set(values), {"0.312", "123456", "987654", "123456789", "1234.56"})
+
+
+@pytest.mark.slow
+def test_judge_run(tmp_path: Path, llama_url: str) -> None:
+    """The judge asks the tests' shared llama.cpp server (SmolLM2) over HTTP, as `-p base_url=` lets a user do."""
+    out = tmp_path / "judge.jsonl"
+    proc = dialeval("judge", "run", "--protocol", "lmstyle-appropriateness", "--benchmark", "usr-tc", "--limit", "1",
+                    "-p", "backend=openai-compatible", "-p", f"base_url={llama_url}", "-p", "model=smollm2",
+                    "-p", "k=1", "-p", "max_tokens=8", "--out", str(out), "--no-cache", cwd=tmp_path)  # fmt: skip
+    values: dict[str, list[float]] = {}
+    for s in lines(out):
+        values.setdefault(s["metric"], []).extend([s["value"]] if s["value"] is not None else [])
+    summary = json.loads(out.with_suffix(".jsonl.summary.json").read_text())
+    counts = {str(v) for k, v in summary.items() if isinstance(v, int) and not isinstance(v, bool)}
+    whole(proc.stdout, set(values), {number(sum(v) / len(v)) for v in values.values() if v} | counts)
+
+
+@pytest.mark.slow
+def test_lmstyle(tmp_path: Path, llama_url: str) -> None:
+    """Tables 2/4/5 are printed as Markdown text (never wrapped or cut); fast twin: test_lmstyle_markdown_cells."""
+    proc = dialeval("lmstyle", "--model", f"smollm2@{llama_url}", "--n", "1", "--datasets", "dd",
+                    "--styles", "formal,positive", "--max-tokens", "10",
+                    "--metrics", "style,sacrebleu", "-o", str(tmp_path / "lm"), cwd=tmp_path)  # fmt: skip
+    cells = lines(tmp_path / "lm" / "lmstyle_tables.jsonl")
+    names = {c["model"] for c in cells} | {c["column"] for c in cells}
+    whole(proc.stdout, names, {f"{c['value']:.1f}" for c in cells if c["value"] is not None})
+
+
+def test_lmstyle_markdown_cells() -> None:
+    from dialeval.lmstyle.tables import LayoutTable
+
+    table = LayoutTable("table4", "Table 4", ["ACC% formal", "BLEU formal"], [(("dd", "smollm2-135m-instruct"), "ours",
+                        [12.345, 100.0])], [[None, "3/4"]])  # fmt: skip
+    assert "| dd | smollm2-135m-instruct | ours | 12.3 | 100.0 (3/4) |" in table.to_markdown()
