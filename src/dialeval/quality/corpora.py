@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dialeval.errors import InputError
+from dialeval.jsonl import iter_objects
 
 #: Source name -> file under the shared data folder (``chitchat`` comes from its package).
 ALLOWED: dict[str, str] = {
@@ -60,13 +61,7 @@ def source_path(name: str, data_dir: Path) -> Path:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    yield n, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON: {exc.msg}", path=path, line=n) from None
+    return iter_objects(path)
 
 
 def _texts(value: object, path: Path, line: int, key: str) -> tuple[str, ...]:
