@@ -1,111 +1,220 @@
-"""Judge throughput and cache speed against a local llama.cpp HTTP server, and USR-TC correlations.
+"""Judges on the packaged SmolLM2: score distributions vs k=3 sampling, parse failures, USR-TC correlations.
 
-    .venv/bin/python benchmarks/bench_judge.py --requests 16 --repeats 3
-    .venv/bin/python benchmarks/bench_judge.py --correlation --contexts 2 --protocols lmstyle-appropriateness
+    .venv/bin/python benchmarks/bench_judge.py --out runs/bench_judge.jsonl                 # in process
+    .venv/bin/python benchmarks/bench_judge.py --http --modes distribution --out runs/bench_judge_http.jsonl
+    .venv/bin/python benchmarks/bench_judge.py --summary runs/bench_judge.jsonl
 
-Throughput: the same N short requests (no cache, distinct seeds) sent with 1 and
-with 8 in flight, in the same process against the same server; medians of the
-repeats and their ratio. Cached rerun: a judge run through a fresh SQLite cache,
-then the identical run again (0 calls). Correlation: turn-level Pearson and
-Spearman (scipy) of each protocol's score with the mean USR Overall rating on
-the first contexts, with the parse-failure rate.
+Each of the seven turn-level protocols scores the first ``--contexts`` USR-TC
+contexts (5: 30 responses) and ``cpdscore-dialogue`` the last system turn of the
+first ``--dialogues`` DSTC9 dialogues (5), once per mode:
+
+- ``distribution``: one request per item (and per DialogADV dimension), answer held
+  to the protocol's shape, the probability of every allowed score read at the
+  score position (the default);
+- ``sample``: k=3 seeded samples at temperature 0.7, answer held to the shape;
+- ``sample-free``: k=3 samples of free text, parsed, one retry per unparsable
+  sample (the judge as it was before structured answers).
+
+Every run starts from an empty request cache (a fresh temporary directory), 8
+requests in flight (``--in-flight``), so items/s are comparable between modes on
+the same items. One
+JSON line per protocol and mode: items, seconds, items/s, calls, parse failures,
+and the Pearson/Spearman (scipy) of the score (and, in distribution mode, of the
+expected score) with the mean human Overall rating (USR-TC ``Overall``, DSTC9
+``human (overall)``). ``--http`` sends the same requests to the real llama.cpp
+HTTP server started by ``dialeval serve-model`` (OpenAI-compatible backend: JSON
+schema ``response_format``, top-20 log-probabilities). ``--summary`` prints the
+markdown table of docs/judges.md and the median items/s ratio from such a file.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from dialeval.backends.base import ChatRequest
-from dialeval.backends.cache import RequestCache
-from dialeval.backends.llamacpp import local_server
-from dialeval.backends.openai_compat import OpenAICompatBackend
-from dialeval.backends.runner import Runner
-
-
-def throughput(url: str, n: int, repeats: int, max_tokens: int) -> None:
-    backend = OpenAICompatBackend(url, "smollm2", timeout=300)
-    rates: dict[int, list[float]] = {1: [], 8: []}
-    for rep in range(repeats):
-        for flight in (1, 8):
-            reqs = [
-                ChatRequest(messages=(("user", f"Rate 1-5: 'Nice to meet you!' (#{rep}-{i})"),),
-                            max_tokens=max_tokens, temperature=0.7, seed=1000 * rep + i)
-                for i in range(n)
-            ]
-            t = time.perf_counter()
-            Runner(backend, in_flight=flight).run(reqs)
-            rates[flight].append(n / (time.perf_counter() - t))
-    m1, m8 = statistics.median(rates[1]), statistics.median(rates[8])
-    print(f"throughput, {n} requests x {repeats} repeats, max_tokens={max_tokens}:")
-    print(f"  1 in flight: median {m1:.2f} req/s  {[round(r, 2) for r in rates[1]]}")
-    print(f"  8 in flight: median {m8:.2f} req/s  {[round(r, 2) for r in rates[8]]}")
-    print(f"  ratio 8/1: {m8 / m1:.2f}")
-    with tempfile.TemporaryDirectory() as tmp:
-        cache = RequestCache(Path(tmp) / "c.sqlite")
-        reqs = [ChatRequest(messages=(("user", f"Say {i}."),), max_tokens=max_tokens, seed=i) for i in range(n)]
-        times = []
-        for _ in range(2):
-            r = Runner(backend, cache, in_flight=8)
-            t = time.perf_counter()
-            r.run(reqs)
-            times.append(time.perf_counter() - t)
-            print(f"  run with cache: {times[-1]:.3f} s, calls={r.stats.calls}, cache hits={r.stats.cache_hits}")
-        print(f"  cached rerun speed-up: {times[0] / times[1]:.0f}x")
+TURN_LEVEL = [
+    "lmstyle-appropriateness", "cpdscore-simple", "cpdscore-simple-ref", "cpdscore-detail",
+    "cpdscore-detail-ref", "diqad-holistic", "dialogadv",
+]
+MODES = {
+    "distribution": {"mode": "distribution"},
+    "sample": {"mode": "sample", "k": 3, "temperature": 0.7},
+    "sample-free": {"mode": "sample", "k": 3, "temperature": 0.7, "structured": False},
+}
 
 
-def correlation(contexts: int, protocols: list[str], k: int, max_tokens: int) -> None:
-    from scipy.stats import pearsonr, spearmanr
-
-    import dialeval.judges  # noqa: F401  (registers judge:<protocol>)
+def items_for(name: str, contexts: int, dialogues: int) -> tuple[list[Any], dict[str, float]]:
+    """Return the inputs and the mean human overall rating per input (same order)."""
     from dialeval.data.catalog import load_benchmark
-    from dialeval.metrics.base import METRICS
-    from dialeval.scoring import score_candidates
+    from dialeval.metrics.base import build_inputs
 
-    bench = load_benchmark("usr-tc").head(contexts)
+    if name == "cpdscore-dialogue":
+        bench = load_benchmark("dstc9")
+        last: dict[str, Any] = {}
+        for c in bench.candidates:
+            if c.dialogue_id not in last and len(last) == dialogues:
+                continue
+            last[c.dialogue_id] = c  # the last system turn: the judged dialogue is everything up to it
+        cands, dim, key = list(last.values()), "human (overall)", "dialogue_id"
+    else:
+        bench = load_benchmark("usr-tc").head(contexts)
+        cands, dim, key = list(bench.candidates), "Overall", "id"
     human: dict[str, list[float]] = {}
     for r in bench.ratings:
-        if r.dimension == "Overall" and isinstance(r.value, (int, float)):
+        if r.dimension == dim and isinstance(r.value, (int, float)):
             human.setdefault(r.item_id, []).append(float(r.value))
-    print(f"USR-TC, {contexts} contexts, {len(bench.candidates)} turns, k={k}, max_tokens={max_tokens}:")
-    for name in protocols:
-        m = METRICS.get(f"judge:{name}")(k=k, max_tokens=max_tokens, cache=True)
+    wanted = {getattr(c, key) for c in cands}
+    means = {k: statistics.mean(v) for k, v in human.items() if k in wanted}
+    return [build_inputs([c], bench.dialogues)[0] for c in cands], {
+        str(i): means[getattr(c, key)] for i, c in enumerate(cands)
+    }
+
+
+def correlate(xs: list[float | None], ys: list[float]) -> dict[str, float | int | None]:
+    from scipy.stats import pearsonr, spearmanr
+
+    pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if x is not None]
+    if len(pairs) < 3 or len({p[0] for p in pairs}) < 2:
+        return {"n": len(pairs), "pearson": None, "spearman": None}
+    a, b = zip(*pairs, strict=True)
+    return {"n": len(pairs), "pearson": float(pearsonr(a, b)[0]), "spearman": float(spearmanr(a, b)[0])}
+
+
+def run_one(name: str, mode: str, backend: dict[str, Any], contexts: int, dialogues: int) -> dict[str, Any]:
+    import dialeval.judges  # noqa: F401  (registers judge:<protocol>)
+    from dialeval.metrics.base import METRICS
+
+    inputs, human = items_for(name, contexts, dialogues)
+    ys = [human[str(i)] for i in range(len(inputs))]
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["DIALEVAL_CACHE"] = tmp  # an empty request cache: every request is a real call
+        m = METRICS.get(f"judge:{name}")(**MODES[mode], **backend)
         t = time.perf_counter()
-        scores = score_candidates(m, bench.candidates, bench.dialogues)
-        main = m.outputs[0]
-        pairs = [
-            (x.value, statistics.mean(human[x.item_id])) for x in scores if x.metric == main and x.value is not None
-        ]
+        values = m.compute(inputs)
+        seconds = time.perf_counter() - t
         s = m.run_summary()
-        rate = s["parse_failures"] / max(1, s["samples"])
-        if len(pairs) > 2 and len({p[0] for p in pairs}) > 1:
-            xs, ys = zip(*pairs, strict=True)
-            pr, sr = pearsonr(xs, ys)[0], spearmanr(xs, ys)[0]
-            corr = f"pearson {pr:+.3f} spearman {sr:+.3f}"
-        else:
-            corr = "no correlation (constant or too few scores)"
-        print(f"  {main}: n={len(pairs)} {corr}; parse failures {rate:.0%}; calls {s['calls']};"
-              f" {time.perf_counter() - t:.0f} s")
+    main = [o for o in m.outputs if not o.endswith((":expected", ":level", ":turn", ":interaction"))]
+    row: dict[str, Any] = {
+        "protocol": name, "mode": mode, "backend": backend.get("backend", "llamacpp"), "items": len(inputs),
+        "seconds": round(seconds, 1), "items_per_s": round(len(inputs) / seconds, 3),
+        "scored": {o: sum(v is not None for v in values[o]) for o in main},
+        **{k: s[k] for k in ("calls", "samples", "parse_retries", "parse_failures", "distribution_missing",
+                             "structured_fallbacks", "request_failures", "notes")},
+        "corr": {o: correlate(list(values[o]), ys) for o in main},
+    }
+    if mode == "distribution":
+        row["corr_expected"] = {
+            o: correlate(list(values[o + ":expected"]), ys) for o in main if o + ":expected" in values
+        }
+    return row
+
+
+def serve(port: int) -> subprocess.Popen[bytes]:
+    """Start ``dialeval serve-model`` on 127.0.0.1 and wait until it answers."""
+    import httpx
+
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "dialeval"), "serve-model", "--port", str(port), "--parallel", "8"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    for _ in range(120):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    proc.kill()
+    raise SystemExit("dialeval serve-model did not start")
+
+
+def fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.3f}"
+
+
+def summary(path: Path) -> None:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    by = {(r["protocol"], r["mode"]): r for r in rows}
+    print("| protocol | scored (dist.) | parse failures dist. / sample / free | Pearson dist. (expected) |"
+          " Spearman dist. (expected) | Pearson sample | Spearman sample |")
+    print("|---|---|---|---|---|---|---|")
+    for name in [*TURN_LEVEL, "cpdscore-dialogue"]:
+        d, smp, free = by.get((name, "distribution")), by.get((name, "sample")), by.get((name, "sample-free"))
+        if d is None:
+            continue
+        for out, c in d["corr"].items():
+            ce = d.get("corr_expected", {}).get(out, {})
+            cs = smp["corr"].get(out, {}) if smp else {}
+            fails = [f"{x['parse_failures']}/{x['samples']}" if x else "-" for x in (d, smp, free)]
+            label = out.removeprefix("judge:")
+            print(f"| {label} | {d['scored'][out]}/{d['items']} | {' / '.join(fails)} |"
+                  f" {fmt(c['pearson'])} ({fmt(ce.get('pearson'))}) |"
+                  f" {fmt(c['spearman'])} ({fmt(ce.get('spearman'))}) |"
+                  f" {fmt(cs.get('pearson'))} | {fmt(cs.get('spearman'))} |")
+    print()
+    print("| protocol | items/s distribution | items/s sample k=3 | items/s free k=3 | ratio dist./free |")
+    print("|---|---|---|---|---|")
+    ratios = []
+    for name in [*TURN_LEVEL, "cpdscore-dialogue"]:
+        d, smp, free = by.get((name, "distribution")), by.get((name, "sample")), by.get((name, "sample-free"))
+        if d is None:
+            continue
+        ratio = d["items_per_s"] / free["items_per_s"] if free else None
+        if ratio:
+            ratios.append(ratio)
+        rate = [f"{x['items_per_s']:.3f}" if x else "-" for x in (d, smp, free)]
+        print(f"| {name} | {' | '.join(rate)} | {'-' if ratio is None else f'{ratio:.1f}x'} |")
+    if ratios:
+        print(f"\nmedian items/s ratio, distribution vs free k=3 sampling: {statistics.median(ratios):.1f}x")
+    for mode in MODES:
+        got = [r for r in rows if r["mode"] == mode]
+        if got:
+            rate = sum(r["parse_failures"] for r in got) / max(1, sum(r["samples"] for r in got))
+            med = statistics.median(r["parse_failures"] / max(1, r["samples"]) for r in got)
+            print(f"{mode}: parse failures {rate:.1%} of samples (median per protocol {med:.1%})")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--requests", type=int, default=16)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--max-tokens", type=int, default=8)
-    ap.add_argument("--correlation", action="store_true")
-    ap.add_argument("--contexts", type=int, default=2)
-    ap.add_argument("--k", type=int, default=1)
-    ap.add_argument("--protocols", default="lmstyle-appropriateness,cpdscore-detail,diqad-holistic")
+    ap.add_argument("--contexts", type=int, default=5)
+    ap.add_argument("--dialogues", type=int, default=5)
+    ap.add_argument("--protocols", default=",".join([*TURN_LEVEL, "cpdscore-dialogue"]))
+    ap.add_argument("--modes", default="distribution,sample,sample-free")
+    ap.add_argument("--http", action="store_true", help="through the llama.cpp HTTP server of dialeval serve-model")
+    ap.add_argument("--port", type=int, default=18391)
+    ap.add_argument("--in-flight", type=int, default=8, help="requests at once (the same for every mode)")
+    ap.add_argument("--out", type=Path, default=Path("runs/bench_judge.jsonl"))
+    ap.add_argument("--summary", type=Path)
     a = ap.parse_args()
-    if a.correlation:
-        correlation(a.contexts, a.protocols.split(","), a.k, a.max_tokens)
+    if a.summary:
+        summary(a.summary)
         return
-    _, port = local_server(n_ctx=2048, n_parallel=8)
-    throughput(f"http://127.0.0.1:{port}/v1", a.requests, a.repeats, a.max_tokens)
+    proc = serve(a.port) if a.http else None
+    backend: dict[str, Any] = (
+        {"backend": "openai-compatible", "base_url": f"http://127.0.0.1:{a.port}/v1", "model": "smollm2"}
+        if a.http else {}
+    )
+    backend["in_flight"] = a.in_flight
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        for mode in a.modes.split(","):
+            for name in a.protocols.split(","):
+                row = run_one(name, mode, backend, a.contexts, a.dialogues)
+                with a.out.open("a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+                print(json.dumps(row), flush=True)
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait()
 
 
 if __name__ == "__main__":

@@ -140,7 +140,8 @@ class Judge:
         seed: Seed of the first sample; sample j uses ``seed + j``.
         max_tokens: Most tokens per answer.
         top_logprobs: Alternatives per token to ask for (0: none; distribution mode asks at least 20).
-        mode: ``distribution`` (one request, the score's probabilities) or ``sample`` (k samples).
+        mode: ``distribution`` (one request, the score's probabilities) or ``sample`` (k samples);
+            a protocol without an answer shape always samples.
         structured: Hold answers to the protocol's answer shape (when it declares one).
     """
 
@@ -168,7 +169,8 @@ class Judge:
         self.seed = seed
         self.max_tokens = max_tokens
         self.top_logprobs = top_logprobs
-        self.mode = mode
+        # a protocol that declares no answer shape has no score position to read: it samples
+        self.mode = mode if protocol.answer is not None else "sample"
         self.shape = protocol.answer if structured else None
         self.stats = JudgeStats()
 

@@ -1,8 +1,9 @@
 """Judges as metrics: one family ``judge:<protocol>`` per protocol file, plus ``judge:custom``.
 
 Each family's outputs: the score (per dimension for multi-dimension protocols),
-the probability-weighted expected score (``:expected``) where the scale has
-single-token values, the level (``:level``) for DialogADV, and the two
+the probability-weighted expected score (``:expected``: from the score
+distribution in distribution mode; in sample mode where the scale has
+single-token values), the level (``:level``) for DialogADV, and the two
 intermediate scores for ``cpdscore-dialogue``. A parse failure gives None.
 After a run, :meth:`JudgeMetric.run_summary` returns the counts.
 
@@ -101,7 +102,7 @@ def _outputs(p: Protocol, family: str) -> tuple[str, ...]:
         outs.append(base)
         if p.levels:
             outs.append(f"{base}:level")
-        elif p.scale.tokens():
+        if p.scale.tokens() or p.answer is not None:
             outs.append(f"{base}:expected")
     return tuple(outs)
 
@@ -121,6 +122,10 @@ class JudgeMetric(Metric):
             self.config = dataclasses.replace(self.config, in_flight=default_in_flight(self.config.backend))
         if self.config.mode not in ("distribution", "sample"):
             raise ValueError(f'{self.name}: mode must be "distribution" or "sample", not "{self.config.mode}"')
+        has_protocol = bool(self.protocol_name or self.config.protocol)
+        if self.config.mode == "distribution" and has_protocol and self.protocol.answer is None:
+            # no answer shape, no score position to read: it samples
+            self.config = dataclasses.replace(self.config, mode="sample")
         if self.config.mode == "distribution":
             # one request at temperature 1 (the model's own probabilities): say so in the signature
             self.config = dataclasses.replace(self.config, k=1, temperature=1.0)
@@ -203,8 +208,7 @@ class JudgeMetric(Metric):
                 out[f"{base}:level"] = [
                     None if r.value is None else float(to_level(r.value, p.levels)) for r in res_dim
                 ]
-            elif p.scale.tokens():
-                out[f"{base}:expected"] = [r.expected for r in res_dim]
+            out[f"{base}:expected"] = [r.expected for r in res_dim]
         return {o: out.get(o, [None] * len(items)) for o in self.outputs}
 
     def run_summary(self) -> dict[str, Any]:
