@@ -158,6 +158,9 @@ def test_data_import_round_trips_data_export_for_usr_tc(tmp_path: Path) -> None:
         assert (tmp_path / "imported" / name).read_text() == (tmp_path / "exported" / name).read_text()
     mine = sorted((tmp_path / "imported" / "ratings.jsonl").read_text().splitlines())
     assert mine == sorted((tmp_path / "exported" / "ratings.jsonl").read_text().splitlines())
+    # the imported folder is an input of every command (--path DIR)
+    res = ok(run("score", "--path", "imported", "-m", "length", "-o", "s.jsonl", "--no-cache", "--json", cwd=tmp_path))
+    assert json.loads(res.stdout)["scores"] == 360
 
 
 def test_study_create_from_your_own_csv(tmp_path: Path) -> None:
@@ -188,3 +191,14 @@ def test_train_on_your_own_csv(tmp_path: Path) -> None:
     assert [r["train"] for r in folds] == ["mine", "mine"]
     assert sorted(r["n_train_contexts"] for r in folds) == [10, 10]  # split by context: 10 of the 20 each
     assert sum(r["n"] for r in folds) == 40  # every response tested once
+
+
+def test_score_then_meta_on_your_own_csv(tmp_path: Path) -> None:
+    write_csv(tmp_path / "my.csv")
+    ok(run("score", "--path", "my.csv", *COLS, "-m", "length", "-o", "s.jsonl", "--no-cache", cwd=tmp_path))
+    res = ok(run("meta", "s.jsonl", "--path", "my.csv", *COLS, "--rating-col", "quality", "--level", "turn",
+                 "--method", "spearman", "--boot", "0", "--json", cwd=tmp_path))  # fmt: skip
+    (row,) = json.loads(res.stdout)["rows"]
+    words = [len(r[1].split()) for r in ROWS]
+    assert row["dimension"] == "quality"  # the only rated dimension is the default
+    assert row["value"] == pytest.approx(stats.spearmanr(words, [r[3] for r in ROWS]).statistic, abs=1e-12)
