@@ -1,0 +1,72 @@
+"""Protocol files are checked by a pydantic model (unknown keys refused, errors name file and field); signatures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dialeval.errors import InputError, UnknownNameError
+from dialeval.judges import load_protocol
+from dialeval.metrics.base import METRICS
+
+GOOD = """\
+name: mine
+version: 1
+scale: {min: 1, max: 5}
+answer: {template: "Score: {score}"}
+messages:
+  - role: user
+    content: "Rate {{response}}"
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "mine.yaml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
+    p = load_protocol(_write(tmp_path, GOOD))
+    assert p.answer is not None and p.answer.slot("score").values == ("1", "2", "3", "4", "5")
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (GOOD + "temprature: 0.3\n", "temprature"),  # an unknown (misspelt) key is refused, not ignored
+        (GOOD.replace("version: 1", "version: one"), "version"),
+        (GOOD.replace("scale: {min: 1, max: 5}", "scale: {min: 1}"), "scale.max"),
+        (GOOD.replace('answer: {template: "Score: {score}"}', 'answer: {template: "S", decimal: 1}'), "answer.decimal"),
+        (GOOD.replace("Score: {score}", "Score: {value}"), "answer.template"),
+        (GOOD.replace("scale: {min: 1, max: 5}", "scale: {min: 5, max: 1}"), "scale"),
+    ],
+)
+def test_errors_name_the_file_and_the_field(tmp_path: Path, text: str, field: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(InputError) as err:
+        load_protocol(path)
+    assert err.value.path == str(path) and err.value.field == field
+
+
+def test_an_unknown_protocol_name_suggests_the_closest() -> None:
+    with pytest.raises(UnknownNameError, match='did you mean "cpdscore-simple"'):
+        load_protocol("cpdscore-simpel")
+
+
+def test_operational_fields_are_not_in_the_signature() -> None:
+    """Timeouts, retries, budgets, cache and prices change no score: the signature (and cached scores) stay."""
+    cls = METRICS.get("judge:cpdscore-detail")
+    base = cls().signature
+    for change in ({"timeout": 5.0}, {"max_retries": 0}, {"max_calls": 3}, {"cache": False},
+                   {"usd_per_mtok_in": 2.5}, {"api_key_env": "OTHER_KEY"}):
+        assert cls(**change).signature == base, change
+    for change in ({"mode": "sample"}, {"structured": False}, {"seed": 1}, {"max_tokens": 32}):
+        assert cls(**change).signature != base, change
+    http = {"backend": "openai-compatible", "base_url": "http://127.0.0.1:1/v1"}
+    assert cls(**http, model="a").signature != cls(**http, model="b").signature
+    assert cls(**http, model="a", timeout=1.0).signature == cls(**http, model="a").signature
+    assert "structured:yes" in base and "mode:distribution" in base and "timeout" not in base
+    # the prompt is in the signature through the protocol file's hash
+    assert METRICS.get("judge:cpdscore-detail-ref")().signature != base
