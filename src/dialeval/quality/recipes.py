@@ -113,6 +113,8 @@ def is_validation(group: str, recipe: Recipe) -> bool:
 
 
 def _figures(head: LogisticHead, x: Any, labels: Sequence[int], kinds: Sequence[str]) -> dict[str, Any]:
+    if not labels:
+        return {"n": 0}
     p = head.predict_proba(x)
     y = np.asarray(labels)
     out: dict[str, Any] = {
@@ -174,7 +176,7 @@ def train_recipe(
         counts[part] = {"train": int(tr.sum()), "validation": len(vi), "by_kind": _count(kinds)}
         save_head(head, output / f"{part}.json", layout)
         files[f"{part}.json"] = _file_sha256(output / f"{part}.json")
-        say(f"{part}: validation {validation[part]['accuracy']} acc, {validation[part]['auc']} AUC")
+        say(f"{part}: validation {validation[part].get('accuracy')} acc, {validation[part].get('auc')} AUC")
     card = {
         "recipe": asdict(recipe),
         "seed": recipe.seed,

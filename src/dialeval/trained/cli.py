@@ -97,7 +97,7 @@ def train(
     output: Path = typer.Option(..., "--output", "-o", help="Folder for results.jsonl, results.md and the models."),
     model: str = typer.Option("ensemble", "--model", help="Comma-separated: ensemble, ensemble-xgb, tfidf-lr, "
                               "tfidf-nb, xgboost, minilm."),
-    train_on: str = typer.Option(..., "--train", help="Comma-separated catalog benchmarks to train on."),
+    train_on: str | None = typer.Option(None, "--train", help="Comma-separated catalog benchmarks to train on."),
     test: str | None = typer.Option(None, "--test", help="Comma-separated benchmarks never seen in training."),
     logo: str | None = typer.Option(None, "--logo", help="Leave one group out of --train: system, domain, benchmark."),
     folds: int = typer.Option(0, "--folds", help="K-fold cross-validation over the contexts of --train."),
@@ -112,6 +112,9 @@ def train(
     seed: int = typer.Option(0, "--seed", help="Seed for splits, models and bootstrap."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts of each benchmark."),
     save_models: bool = typer.Option(True, "--save/--no-save", help="Save each model fitted on all of --train."),
+    self_supervised: bool = typer.Option(False, "--self-supervised", help="Rebuild the quality heads (and ensemble) "
+                                         "from public unrated dialogues instead (see docs/quality.md)."),
+    recipe: str = typer.Option("default", "--recipe", help="With --self-supervised: default or tiny."),
     path: Path | None = typer.Option(None, "--path", help="Your own rated table (.csv, .tsv, .jsonl; with "
                                      "--mapping or the --*-col options) or a folder of records; name it "
                                      "in --train or --test by its file name without suffix (or the "
@@ -124,8 +127,15 @@ def train(
     from dialeval.trained import store
 
     try:
+        if self_supervised:
+            from dialeval.quality.cli import train_self_supervised
+
+            train_self_supervised(output, recipe, seed, n_boot)
+            return
         kinds = split_list(model) or []
         train_names = split_list(train_on) or []
+        if not train_names:
+            raise InputError("give --train (benchmarks to train on), or --self-supervised")
         test_names = split_list(test) or []
         if sum(bool(x) for x in (test_names, logo, folds)) != 1:
             raise InputError("give exactly one of --test, --logo, --folds")

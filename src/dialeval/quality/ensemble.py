@@ -1,0 +1,203 @@
+"""Fit the ``quality`` ensemble on the public rated sets and measure it leave-one-benchmark-out.
+
+The ensemble is a ridge regression (fixed penalty :data:`ALPHA`, not tuned) over the
+standardised :data:`~dialeval.metrics.quality.ENSEMBLE_FEATURES`, with each benchmark's
+percentile-rank target (:mod:`dialeval.trained.data`) and equal total weight per
+benchmark. :func:`leave_one_out` fits on all benchmarks but one and reports the
+held-out benchmark's turn-level Spearman and Pearson with 95% context-bootstrap CIs
+(:func:`dialeval.trained.evaluate.correlations`); the shipped model is fitted on all.
+
+Example:
+    >>> import numpy as np
+    >>> head = fit_ridge(np.array([[0.0], [1.0], [2.0]]), np.array([0.0, 0.5, 1.0]), np.ones(3), alpha=0.0)
+    >>> [round(float(v), 3) for v in head.logit(np.array([[0.0], [2.0]]))]
+    [0.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dialeval.quality.heads import LogisticHead
+from dialeval.trained.data import Example
+
+#: The rated sets the shipped ensemble is fitted on (each is also reported with the model that never saw it).
+BENCHMARKS = ("usr-tc", "usr-pc", "predictive-engagement", "holistic-coherence", "gupta-dailydialog")
+#: Ridge penalty on the standardised coefficients (fixed a priori).
+ALPHA = 1.0
+
+
+def fit_ridge(x: NDArray[Any], y: NDArray[Any], weight: NDArray[Any], alpha: float = ALPHA) -> LogisticHead:
+    """Fit a weighted ridge regression on standardised columns (NaN = the column mean); return it as a linear head."""
+    xa = np.asarray(x, dtype=np.float64)
+    mean = np.nanmean(xa, axis=0)
+    xa = np.where(np.isnan(xa), mean, xa)
+    scale = xa.std(axis=0)
+    scale[scale < 1e-8] = 1.0
+    z = (xa - mean) / scale
+    w = np.asarray(weight, dtype=np.float64) / np.sum(weight)
+    ybar = float(w @ y)
+    zc = z - w @ z
+    a = zc.T @ (zc * w[:, None]) + alpha / len(y) * np.eye(z.shape[1])
+    coef = np.linalg.solve(a, zc.T @ (w * (np.asarray(y) - ybar)))
+    bias = ybar - float((w @ z) @ coef)
+    return LogisticHead(mean, scale, coef, bias)
+
+
+def matrix(rows: Sequence[Mapping[str, float | None]], names: Sequence[str]) -> NDArray[np.float64]:
+    """Return the features as a float matrix, NaN where missing."""
+    return np.asarray(
+        [[np.nan if r.get(n) is None else float(r[n]) for n in names] for r in rows]  # type: ignore[arg-type]
+    )
+
+
+def _weights(examples: Sequence[Example]) -> NDArray[np.float64]:
+    counts: dict[str, int] = {}
+    for e in examples:
+        counts[e.benchmark] = counts.get(e.benchmark, 0) + 1
+    return np.asarray([1.0 / counts[e.benchmark] for e in examples])
+
+
+def _predict(head: LogisticHead, x: NDArray[Any]) -> list[float]:
+    return [float(v) for v in head.logit(np.where(np.isnan(x), head.mean, x))]
+
+
+def leave_one_out(
+    examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str],
+    *, n_boot: int = 1000, seed: int = 0, extra: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """Return one row per held-out benchmark: the ensemble and, for comparison, each column of ``extra`` alone."""
+    from dialeval.trained.evaluate import correlations
+
+    x = matrix(rows, names)
+    y = np.asarray([e.target for e in examples])
+    out = []
+    for bench in sorted({e.benchmark for e in examples}):
+        held = np.asarray([e.benchmark == bench for e in examples])
+        train = [e for e, h in zip(examples, held, strict=True) if not h]
+        head = fit_ridge(x[~held], y[~held], _weights(train))
+        test = [e for e, h in zip(examples, held, strict=True) if h]
+        cols: dict[str, Sequence[float | None]] = {"quality": _predict(head, x[held])}
+        for name in extra:
+            cols[name] = [r.get(name) for r, h in zip(rows, held, strict=True) if h]
+        figs = correlations(test, cols, n_boot=n_boot, seed=seed)
+        out.append({"benchmark": bench, "n": len(test), "trained_on": sorted({e.benchmark for e in train}), **figs})
+    return out
+
+
+def fit_all(
+    examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str]
+) -> LogisticHead:
+    """Fit the shipped ensemble on every example."""
+    y = np.asarray([e.target for e in examples])
+    return fit_ridge(matrix(rows, names), y, _weights(examples))
+
+
+def _load_cache(path: Path | None, key: str) -> dict[str, dict[str, float | None]]:
+    if path is None or not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return dict(data["rows"]) if data.get("key") == key else {}
+
+
+def _save_cache(path: Path | None, key: str, rows: dict[str, dict[str, float | None]]) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"key": key, "rows": rows}), encoding="utf-8")
+
+
+def rated_likelihoods(
+    examples: Sequence[Example], metric: Any, cache: Path | None = None, progress: Callable[[int], None] | None = None,
+) -> list[dict[str, float | None]]:
+    """Return the LM outputs per example, through a JSON cache keyed by the LM's fingerprint and the item ids."""
+    from dialeval.models.loading import fingerprint, resolve_lm_source
+
+    key = fingerprint(resolve_lm_source(metric.config.lm))
+    known = _load_cache(cache, key)
+    ids = [f"{e.benchmark}/{e.item_id}" for e in examples]
+    todo = [i for i, k in enumerate(ids) if k not in known]
+    for start in range(0, len(todo), metric.batch_size):
+        part = todo[start : start + metric.batch_size]
+        values = metric.likelihood([examples[i].item for i in part])
+        for n, i in enumerate(part):
+            known[ids[i]] = {k: v[n] for k, v in values.items()}
+        _save_cache(cache, key, known)
+        if progress is not None:
+            progress(len(part))
+    return [known[k] for k in ids]
+
+
+def rated_features(
+    examples: Sequence[Example], metric: Any, cache: Path | None = None, progress: Callable[[int], None] | None = None,
+) -> list[dict[str, float | None]]:
+    """Return :meth:`~dialeval.metrics.quality.QualityMetric.features` per example (likelihoods cached in ``cache``)."""
+    lm = rated_likelihoods(examples, metric, cache, progress)
+    out: list[dict[str, float | None]] = []
+    for start in range(0, len(examples), 512):
+        part = examples[start : start + 512]
+        rows = lm[start : start + 512]
+        values = {k: [r[k] for r in rows] for k in ("lm_likelihood", "lm_likelihood_uncond", "lm_context_gain")}
+        feats = metric.features([e.item for e in part], values)
+        out.extend({k: v[n] for k, v in feats.items()} for n in range(len(part)))
+    return out
+
+
+def fit_ensemble(
+    heads: Path,
+    output: Path,
+    *,
+    benchmarks: Sequence[str] = BENCHMARKS,
+    cache: Path | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    limit: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Measure the ensemble over ``heads`` leave-one-benchmark-out, fit it on all, write ``ensemble.json`` and its card.
+
+    Returns:
+        The card: features, training benchmarks and their data sha256, the penalty, the
+        leave-one-benchmark-out results (each with what the model saw), the heads' card sha256.
+    """
+    import hashlib
+
+    from dialeval.metrics.quality import ENSEMBLE_FEATURES, QualityMetric
+    from dialeval.quality.heads import save_head
+    from dialeval.trained.data import data_sha256
+    from dialeval.trained.experiment import load_dataset
+
+    say = progress or (lambda _msg: None)
+    ds = load_dataset(list(benchmarks), limit=limit)
+    metric = QualityMetric(heads=str(heads), device="cpu")
+    done = [0]
+
+    def tick(n: int) -> None:
+        done[0] += n
+        say(f"features {done[0]}/{len(ds.examples)}")
+
+    rows = rated_features(ds.examples, metric, cache, tick)
+    names = list(ENSEMBLE_FEATURES)
+    extra = ("sensible_p", "fluent_p", "lm_context_gain", "lm_nll", "sbert_context", "log_words")
+    lobo = leave_one_out(ds.examples, rows, names, n_boot=n_boot, seed=seed, extra=extra)
+    head = fit_all(ds.examples, rows, names)
+    output.mkdir(parents=True, exist_ok=True)
+    save_head(head, output / "ensemble.json", "quality")
+    data = json.loads((output / "ensemble.json").read_text(encoding="utf-8"))
+    data["features"] = names
+    (output / "ensemble.json").write_text(json.dumps(data) + "\n", encoding="utf-8")
+    card = {
+        "model": "ridge", "alpha": ALPHA, "target": "per-benchmark percentile rank of the human mean",
+        "features": names, "benchmarks": list(benchmarks), "dimensions": ds.dimensions,
+        "data_sha256": data_sha256(ds.examples), "n": len(ds.examples),
+        "heads_card_sha256": hashlib.sha256((heads / "card.json").read_bytes()).hexdigest(),
+        "leave_one_benchmark_out": lobo, "n_boot": n_boot, "seed": seed,
+        "files": {"ensemble.json": hashlib.sha256((output / "ensemble.json").read_bytes()).hexdigest()},
+    }
+    (output / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    return card
