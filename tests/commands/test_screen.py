@@ -123,6 +123,23 @@ def test_meta(bench: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     whole(proc.stdout, {r["metric"] for r in rows}, correlation_numbers(rows))
 
 
+def test_stress(bench: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    root, _ = bench
+    proc = dialeval("stress", "-b", "usr-tc", "-m", "bleu,rouge,length", "--limit", "4", "--boot", "20",
+                    "-o", str(root / "stress"), cwd=root)  # fmt: skip
+    rows = lines(root / "stress" / "stress.jsonl")
+    whole(proc.stdout, {r["metric"] for r in rows} | {r["perturbation"] for r in rows},
+          {number(r["fraction"]) for r in rows})  # fmt: skip
+
+
+def test_stress_ranking(tmp_path: Path) -> None:
+    proc = dialeval("stress", "-b", "dailydialog++", "-m", "bleu,rouge,length", "--limit", "3", "--boot", "20",
+                    "-o", str(tmp_path / "ranking"), cwd=tmp_path)  # fmt: skip
+    rows = lines(tmp_path / "ranking" / "ranking.jsonl")
+    whole(proc.stdout, {r["metric"] for r in rows} | {f"good > {r['negatives']}" for r in rows},
+          {number(r["fraction"]) for r in rows})  # fmt: skip
+
+
 def test_data_list(tmp_path: Path) -> None:
     from dialeval.data.catalog import list_benchmarks
 

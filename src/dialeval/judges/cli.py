@@ -47,25 +47,24 @@ def list_command() -> None:
 
 
 def summary_table(summary: dict[str, Any], values: dict[str, list[float | None]]) -> Any:
-    """Return a rich table of a judge run: mean score per output, parse failures, calls, tokens."""
-    from rich.table import Table
+    """Return the console tables of a judge run: mean score per output, parse failures, calls, tokens.
 
-    table = Table(title=f"judge run: {summary['protocol']}")
-    for column in ("output", "scored", "missing", "mean"):
-        table.add_column(column)
+    Names and numbers are never cut (:class:`~dialeval.commands.tables.ScreenTable`).
+    """
+    from rich.console import Group
+
+    from dialeval.commands.tables import ScreenTable
+
+    means = []
     for out, vals in values.items():
         got = [v for v in vals if v is not None]
-        table.add_row(out, str(len(got)), str(len(vals) - len(got)), f"{sum(got) / len(got):.3f}" if got else "-")
-    counts = Table(title="counts")
-    counts.add_column("count")
-    counts.add_column("value")
-    for key, val in summary.items():
-        if key != "protocol":
-            counts.add_row(key, str(val))
-    outer = Table.grid()
-    outer.add_row(table)
-    outer.add_row(counts)
-    return outer
+        mean = f"{sum(got) / len(got):.3f}" if got else "-"
+        means.append(([out], [str(len(got)), str(len(vals) - len(got)), mean]))
+    counts = [([key], [str(val)]) for key, val in summary.items() if key != "protocol"]
+    return Group(
+        ScreenTable(f"judge run: {summary['protocol']}", ["output"], ["scored", "missing", "mean"], means),
+        ScreenTable("counts", ["count"], ["value"], counts, justify_values="left"),
+    )
 
 
 @judge_app.command("run")
@@ -125,7 +124,7 @@ def run_command(
     values: dict[str, list[float | None]] = {}
     for s in run.scores:
         values.setdefault(s.metric, []).append(s.value)
-    Console(width=160).print(summary_table({k: v for k, v in summary.items() if k != "signature"}, values))
+    Console().print(summary_table({k: v for k, v in summary.items() if k != "signature"}, values))
     if out is not None:
         write_jsonl(out, run.scores)
         with atomic_write(out.with_suffix(out.suffix + ".summary.json")) as fh:

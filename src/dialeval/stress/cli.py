@@ -249,16 +249,12 @@ def stress(
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows}))
         return
-    from rich.table import Table
+    from dialeval.commands.tables import ScreenTable
 
-    table = Table(title=title)
-    table.add_column("metric")
-    for p in names:
-        table.add_column(p, justify="right")
     cell = {(r.metric, r.perturbation): r for r in result.rows}
-    for m in dict.fromkeys(r.metric for r in result.rows):
-        table.add_row(m, *(_fmt(cell[(m, p)].fraction) for p in names))
-    out.print(table)
+    row_names = dict.fromkeys(r.metric for r in result.rows)
+    grid = [([m], [_fmt(cell[(m, p)].fraction) for p in names]) for m in row_names]
+    out.print(ScreenTable(title, ["metric"], list(names), grid))  # blocks of perturbations that fit the width
     for p in names:
         console.print(
             f"{p}: {result.applied[p]} perturbed, {result.skipped[p]} skipped (not applicable)", highlight=False
@@ -344,16 +340,12 @@ def _ranking(
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows}))
         return
-    from rich.table import Table
+    from dialeval.commands.tables import ScreenTable
 
-    table = Table(title=title)
-    table.add_column("metric")
-    for neg in NEGATIVES:
-        table.add_column(f"good > {neg}", justify="right")
     cell = {(r.metric, r.negatives): r for r in result.rows}
-    for m in dict.fromkeys(r.metric for r in result.rows):
-        table.add_row(m, *(_fmt(cell[(m, n)].fraction) for n in NEGATIVES))
-    out.print(table)
+    row_names = dict.fromkeys(r.metric for r in result.rows)
+    grid = [([m], [_fmt(cell[(m, n)].fraction) for n in NEGATIVES]) for m in row_names]
+    out.print(ScreenTable(title, ["metric"], [f"good > {neg}" for neg in NEGATIVES], grid))
     for fam, why in result.skipped.items():
         console.print(f"skipped {fam}: {why}", highlight=False)
     for w in bench.warnings:
