@@ -86,25 +86,37 @@ def test_score_names_the_line_of_a_candidate_that_does_not_fit(
     refused(res, needle)
 
 
-def test_non_utf8_binary_and_folders_are_refused_by_score_meta_and_path(records: Path) -> None:
+SCORE = ["score", "--dialogues", "dialogues.jsonl", "-m", "length", "-o", "s.jsonl", "--no-cache", "--candidates"]
+TABLE = ["--response-col", "text", "--rating-col", "q=Overall"]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        ([*SCORE, "latin1.jsonl"], "latin1.jsonl:2: not UTF-8 text: byte 0xe9 at column 12"),
+        ([*SCORE, "garbage.bin"], "garbage.bin:1: not text: a NUL byte at column 1"),
+        ([*SCORE, "folder"], "folder: is a folder, expected a file"),
+        (["meta", "scores.jsonl", "-r", "latin1-r.jsonl"], "latin1-r.jsonl:2: not UTF-8 text"),
+        (["meta", "scores.jsonl", "-r", "folder"], "folder: is a folder, expected a file"),
+        (["meta", "garbage.bin", "-r", "ratings.jsonl"], "garbage.bin:1: not text"),
+        (["meta", "scores.jsonl", "--path", "latin1.csv", *TABLE], "latin1.csv:3: not UTF-8 text"),
+        (["score", "--path", "folder", *TABLE, "-o", "s.jsonl"], "folder: is a folder"),
+        (["score", "--path", "garbage.bin", *TABLE, "-o", "s.jsonl"], "garbage.bin:1: not text"),
+    ],
+    ids=["score-latin1", "score-binary", "score-folder", "meta-r-latin1", "meta-r-folder", "meta-binary-scores",
+         "meta-path-latin1", "score-path-folder", "score-path-binary"],
+)  # fmt: skip
+def test_non_utf8_binary_and_folders_are_refused_by_score_meta_and_path(
+    records: Path, args: list[str], needle: str
+) -> None:
     jsonl(records / "cands.jsonl", CANDIDATES)
+    jsonl(records / "scores.jsonl", SCORES)
     (records / "latin1.jsonl").write_bytes(json.dumps(CANDIDATES[0]).encode() + b"\n" + b'{"id": "caf\xe9"}\n')
+    (records / "latin1-r.jsonl").write_bytes(json.dumps(RATINGS[0]).encode() + b"\n" + b'{"annotator": "Jos\xe9"}\n')
+    (records / "latin1.csv").write_bytes(b"text,q\nok,1\ncaf\xe9,2\n")
     (records / "garbage.bin").write_bytes(bytes(range(256)) * 4)
     (records / "folder").mkdir()
-    score = ["score", "--dialogues", "dialogues.jsonl", "-m", "length", "-o", "s.jsonl", "--no-cache", "--candidates"]
-    refused(run(*score, "latin1.jsonl", cwd=records), "latin1.jsonl:2: not UTF-8 text: byte 0xe9 at column 12")
-    refused(run(*score, "garbage.bin", cwd=records), "garbage.bin:1: not text: a NUL byte at column 1")
-    refused(run(*score, "folder", cwd=records), "folder: is a folder, expected a file")
-    jsonl(records / "scores.jsonl", SCORES)
-    (records / "latin1-r.jsonl").write_bytes(json.dumps(RATINGS[0]).encode() + b"\n" + b'{"annotator": "Jos\xe9"}\n')
-    refused(run("meta", "scores.jsonl", "-r", "latin1-r.jsonl", cwd=records), "latin1-r.jsonl:2: not UTF-8 text")
-    refused(run("meta", "scores.jsonl", "-r", "folder", cwd=records), "folder: is a folder, expected a file")
-    refused(run("meta", "garbage.bin", "-r", "ratings.jsonl", cwd=records), "garbage.bin:1: not text")
-    table = ["--response-col", "text", "--rating-col", "q=Overall"]
-    (records / "latin1.csv").write_bytes("text,q\nok,1\ncaf\xe9,2\n".encode("latin-1"))
-    refused(run("meta", "scores.jsonl", "--path", "latin1.csv", *table, cwd=records), "latin1.csv:3: not UTF-8 text")
-    refused(run("score", "--path", "folder", *table, "-o", "s.jsonl", cwd=records), "folder: is a folder")
-    refused(run("score", "--path", "garbage.bin", *table, "-o", "s.jsonl", cwd=records), "garbage.bin:1: not text")
+    refused(run(*args, cwd=records), needle)
 
 
 @pytest.mark.parametrize("literal", ["Infinity", "-Infinity", "1e999"])
@@ -115,17 +127,27 @@ def test_meta_refuses_infinite_scores(records: Path, literal: str) -> None:
     refused(run("meta", "scores.jsonl", "-r", "ratings.jsonl", cwd=records), 'scores.jsonl:2: field "value"', "finite")
 
 
-def test_meta_refuses_all_null_empty_and_unrelated_scores(records: Path) -> None:
-    nulls = [{**s, "value": None, "extras": {"error": "model not installed"}} for s in SCORES]
-    jsonl(records / "nulls.jsonl", nulls)
-    refused(run("meta", "nulls.jsonl", "-r", "ratings.jsonl", cwd=records),
-            "nulls.jsonl: none of its 3 scores has a value (all null; first reason: model not installed)")  # fmt: skip
-    (records / "empty.jsonl").write_text("\n")
-    refused(run("meta", "empty.jsonl", "-r", "ratings.jsonl", cwd=records), "empty.jsonl: no scores in this file")
-    other = [{**s, "item_id": "usr-tc-00:" + s["item_id"], "context_id": "x", "dialogue_id": "x"} for s in SCORES]  # type: ignore[operator]
-    jsonl(records / "other.jsonl", other)
-    refused(run("meta", "other.jsonl", "-r", "ratings.jsonl", cwd=records),
-            'other.jsonl: none of its 3 scored items is rated on "Overall" in ratings.jsonl')  # fmt: skip
+NULLS = [{**s, "value": None, "extras": {"error": "model not installed"}} for s in SCORES]
+OTHER = [{**s, "item_id": f"usr-tc-00:{s['item_id']}", "context_id": "x", "dialogue_id": "x"} for s in SCORES]
+
+
+@pytest.mark.parametrize(
+    ("rows", "needle"),
+    [
+        (NULLS, "scores.jsonl: none of its 3 scores has a value (all null; first reason: model not installed)"),
+        ([], "scores.jsonl: no scores in this file"),
+        (OTHER, 'scores.jsonl: none of its 3 scored items is rated on "Overall" in ratings.jsonl'),
+    ],
+    ids=["all-null", "empty", "another-benchmark"],
+)
+def test_meta_refuses_all_null_empty_and_unrelated_scores(
+    records: Path, rows: list[dict[str, object]], needle: str
+) -> None:
+    jsonl(records / "scores.jsonl", rows)
+    refused(run("meta", "scores.jsonl", "-r", "ratings.jsonl", cwd=records), needle)
+
+
+def test_meta_on_scores_that_fit_gives_the_spearman_of_the_numbers(records: Path) -> None:
     jsonl(records / "scores.jsonl", SCORES)
     ok = run("meta", "scores.jsonl", "-r", "ratings.jsonl", "--boot", "0", "--level", "turn", "--method", "spearman",
              "--json", cwd=records)  # fmt: skip
