@@ -74,3 +74,44 @@ def test_frame_view() -> None:
     df = to_frame([Rating(item_id="x", dimension="O", annotator=a, value=v) for a, v in [("a", 1.0), ("b", 3.0)]])
     assert list(df["annotator"]) == ["a", "b"]
     assert df["value"].mean() == 2.0
+
+
+def test_the_one_reader_refuses_folders_binary_and_non_finite_numbers(tmp_path: Path) -> None:
+    from dialeval.jsonl import iter_objects, read_text, read_unique
+    from dialeval.schema import Dialogue
+
+    with pytest.raises(InputError, match=r": is a folder, expected a file$"):
+        list(iter_objects(tmp_path))
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(b'{"a": 1}\n{"a": "\xff"}\n')
+    with pytest.raises(InputError, match=r"x\.jsonl:2: not UTF-8 text: byte 0xff at column 8"):
+        list(iter_objects(p))
+    with pytest.raises(InputError, match=r"x\.jsonl:2: not UTF-8 text: byte 0xff at column 8"):
+        read_text(p)
+    p.write_bytes(b'{"a": 1}\n\x00\x01\x02\n')
+    with pytest.raises(InputError, match=r"x\.jsonl:2: not text: a NUL byte at column 1"):
+        list(iter_objects(p))
+    p.write_text('{"a": 1, "extras": {"b": [1, -Infinity]}}\n')
+    with pytest.raises(InputError, match=r'x\.jsonl:1: field "extras\.b\.1": -Infinity is not a finite number'):
+        list(iter_objects(p))
+    p.write_text('{"a": 1e999}\n')
+    with pytest.raises(InputError, match=r'field "a": Infinity is not a finite number'):
+        list(iter_objects(p))
+    p.write_text("[1, 2]\n")
+    with pytest.raises(InputError, match=r"x\.jsonl:1: expected a JSON object, found list"):
+        list(iter_objects(p))
+    p.write_bytes(b'\xef\xbb\xbf{"id": "d", "turns": []}\n')  # a byte-order mark is not an error
+    assert list(read_unique(p, Dialogue)) == ["d"]
+
+
+def test_gzipped_jsonl_is_read_and_a_damaged_one_is_an_error(tmp_path: Path) -> None:
+    import gzip
+
+    from dialeval.jsonl import iter_objects
+
+    p = tmp_path / "x.jsonl.gz"
+    p.write_bytes(gzip.compress(b'{"a": 1}\n{"a": 2}\n'))
+    assert [o["a"] for _, o in iter_objects(p)] == [1, 2]
+    p.write_bytes(gzip.compress(b'{"a": 1}\n' * 1000)[:50])
+    with pytest.raises(InputError, match=r"x\.jsonl\.gz:\d+: cannot read"):
+        list(iter_objects(p))

@@ -96,3 +96,57 @@ def test_records_bad_inputs(tmp_path: Path) -> None:
     (tmp_path / "candidates.jsonl").write_text('{"id": "c1", "dialogue_id": "d1", "turn_index": -1, "system": "s"}\n')
     with pytest.raises(InputError, match=r"candidates\.jsonl:1: field"):
         load_records(tmp_path)
+
+
+def test_several_systems_per_row_tsv_and_per_dimension_scales(tmp_path: Path) -> None:
+    p = tmp_path / "hits.tsv"
+    p.write_text(
+        "hit\tquery\tworker\ttask\tr_a\tr_b\tq_a\tq_b\tf_a\n"
+        "7\thello?\tw1\tformal\thi\tyo\t80\t20\t3\n"
+        "7\thello?\tw2\tformal\thi\tyo\t60\t\t4\n"
+    )
+    m = ColumnMapping(response="r_{system}", context="query", systems=("a", "b"), dialogue_id="hit",
+                      annotator="worker", tags=("task",), ratings={"q_{system}": "quality", "f_a": "fluency"},
+                      scale="0-100", scales={"fluency": "1-5"})  # fmt: skip
+    b = load_table(p, m)
+    assert [(c.id, c.text, c.tags) for c in b.candidates] == [
+        ("7:a", "hi", {"system": "a", "task": "formal"}), ("7:b", "yo", {"system": "b", "task": "formal"}),
+    ]  # fmt: skip
+    got = sorted((r.item_id, r.dimension, r.annotator, r.value, r.scale) for r in b.ratings)
+    # f_a names no {system}: every response of the row gets it
+    assert got == [
+        ("7:a", "fluency", "w1", 3.0, "1-5"), ("7:a", "fluency", "w2", 4.0, "1-5"),
+        ("7:a", "quality", "w1", 80.0, "0-100"), ("7:a", "quality", "w2", 60.0, "0-100"),
+        ("7:b", "fluency", "w1", 3.0, "1-5"), ("7:b", "fluency", "w2", 4.0, "1-5"),
+        ("7:b", "quality", "w1", 20.0, "0-100"),
+    ]  # fmt: skip
+    assert b.skipped == {"empty rating (q_b)": 1}
+
+
+def test_table_refuses_duplicate_ratings_and_conflicting_ids(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("response,worker,q\nfine,w1,4\nfine,w2,3\nfine,w1,5\n")
+    m = ColumnMapping(response="response", annotator="worker", ratings={"q": "quality"})
+    with pytest.raises(InputError, match=r"t\.csv:4: field \"q\": annotator \"w1\" rates .* twice \(first on line 2\)"):
+        load_table(p, m)
+    p.write_text("id,response,q\nx1,fine,4\nx1,other,3\n")
+    with pytest.raises(InputError, match=r"t\.csv:3: field \"response\": item \"x1\" differs from its first row"):
+        load_table(p, ColumnMapping(response="response", item_id="id", ratings={"q": "quality"}))
+
+
+def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
+    from dialeval.data.generic import load_mapping
+
+    p = tmp_path / "m.yaml"
+    p.write_text("response: r\nratings:\n  q: [Overall]\n")
+    with pytest.raises(InputError, match=r'm\.yaml: field "ratings\.q": Input should be a valid string'):
+        load_mapping(p)
+    p.write_text("ratings: {q: Overall}\n")
+    with pytest.raises(InputError, match=r'm\.yaml: field "response": Field required'):
+        load_mapping(p)
+    p.write_text("- response\n")
+    with pytest.raises(InputError, match=r"m\.yaml: expected a YAML mapping"):
+        load_mapping(p)
+    p.write_text("response: r\nsystems: [a, b\n")
+    with pytest.raises(InputError, match=r"m\.yaml:3: not valid YAML"):
+        load_mapping(p)
