@@ -140,6 +140,15 @@ def test_stress_ranking(tmp_path: Path) -> None:
           {number(r["fraction"]) for r in rows})  # fmt: skip
 
 
+def test_train(bench: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    root, _ = bench
+    proc = dialeval("train", "--model", "tfidf-lr", "--train", "usr-pc", "--test", "usr-tc", "--dimension", "Overall",
+                    "--limit", "6", "--n-boot", "20", "--no-save", "-o", str(root / "train"), cwd=root)  # fmt: skip
+    rows = lines(root / "train" / "results.jsonl")
+    numbers = {number(r[k]) for r in rows for k in ("spearman", "pearson", "accuracy") if r.get(k) is not None}
+    whole(proc.stdout, {r["model"] for r in rows} | {r["split"] for r in rows}, numbers)
+
+
 def test_data_list(tmp_path: Path) -> None:
     from dialeval.data.catalog import list_benchmarks
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from dialeval.commands.common import (
     TableOptions,
@@ -28,6 +27,7 @@ from dialeval.commands.common import (
     table_options,
     write_text,
 )
+from dialeval.commands.tables import ScreenTable
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
 
@@ -64,15 +64,13 @@ def to_markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _table(rows: list[dict[str, Any]], title: str) -> Table:
-    t = Table(title=title)
-    for h in ("model", "split", "n", *(HEADERS.get(c, c) for c in COLUMNS)):
-        t.add_column(h, justify="left" if h in ("model", "split") else "right")
-    for r in rows:
-        t.add_row(
-            str(r.get("model", "")), str(r.get("split", "")), str(r.get("n", "")), *[_cell(r, k) for k in COLUMNS]
-        )
-    return t
+def _table(rows: list[dict[str, Any]], title: str) -> ScreenTable:
+    """Return the console table: the columns some row fills, in blocks that fit the width (nothing is cut)."""
+    filled = [k for k in COLUMNS if any(_cell(r, k) for r in rows)]
+    keys = [[str(r.get("model", "")), str(r.get("split", "")), str(r.get("n", ""))] for r in rows]
+    values = [[_cell(r, k) for k in filled] for r in rows]
+    heads = [HEADERS.get(k, k) for k in filled]
+    return ScreenTable(title, ["model", "split", "n"], heads, list(zip(keys, values, strict=True)))
 
 
 def _params(pairs: list[str]) -> dict[str, dict[str, Any]]:
