@@ -111,6 +111,7 @@ LMSTYLE_MAPPING = {
     "response": "Input.{system}",
     "ratings": {"Answer.Appropriateness_{system}": "appropriateness", "Answer.Style_{system}": "style"},
     "scale": "0-100",
+    "pseudonymise": True,
 }
 
 
@@ -121,8 +122,8 @@ def test_lmstyle_mturk_csv_through_a_mapping_file(tmp_path: Path, shared_data: P
     mine = read_jsonl(tmp_path / "recs" / "ratings.jsonl", Rating)
     ref = load_lmstyle_mturk(source, include_rejected=True)  # the mapping keeps rejected assignments too
 
-    def values(ratings: list[Rating], prefix: str) -> list[tuple[str, str, float]]:
-        return sorted((r.item_id.removeprefix(prefix), r.dimension, float(r.value or 0)) for r in ratings)
+    def values(ratings: list[Rating], prefix: str) -> list[tuple[str, str, str, float]]:
+        return sorted((r.item_id.removeprefix(prefix), r.dimension, r.annotator, float(r.value or 0)) for r in ratings)
 
     assert values(mine, "") == values(ref.ratings, "lmstyle-")
     res = ok(run("benchmark", "--path", source, "--mapping", "lm.yaml", "-d", "appropriateness", "-m", "length",

@@ -62,6 +62,8 @@ class ColumnMapping:
         tags: Columns copied onto each response's tags (for ``--by``).
         systems: Several responses per row, one per system: every column name may
             contain ``{system}``, replaced by each of these names in turn.
+        pseudonymise: Store annotators as ``annotator-001``, ``annotator-002``, ... in
+            order of first appearance (for crowd worker ids), never the ids themselves.
     """
 
     response: str
@@ -81,6 +83,7 @@ class ColumnMapping:
     domain: str | None = None
     tags: tuple[str, ...] = ()
     systems: tuple[str, ...] = ()
+    pseudonymise: bool = False
 
     def columns(self) -> list[str]:
         """Return every column this mapping reads (``{system}`` expanded)."""
@@ -141,6 +144,7 @@ class _TableBuilder:
     rated: dict[tuple[str, str, str], Where] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
     per_system: Counter[tuple[str, str]] = field(default_factory=Counter)
+    pseudonyms: dict[str, str] = field(default_factory=dict)
 
     def dialogue(self, where: Where, rec: dict[str, Any]) -> str:
         m = self.mapping
@@ -207,6 +211,8 @@ class _TableBuilder:
     def rate(self, where: Where, rec: dict[str, Any], item: str, system_name: str) -> None:
         m = self.mapping
         annotator = str(rec[m.annotator]).strip() if m.annotator else "annotator"
+        if m.pseudonymise:
+            annotator = self.pseudonyms.setdefault(annotator, f"annotator-{len(self.pseudonyms) + 1:03d}")
         cells = [(c, d, annotator) for c, d in m.ratings.items()]
         cells += [(c, m.dimension, a) for c, a in m.annotator_columns.items()]
         for template, dim, who in cells:
@@ -293,6 +299,7 @@ class MappingFile(BaseModel):
     domain: str | None = None
     tags: list[str] = Field(default_factory=list)
     systems: list[str] = Field(default_factory=list)
+    pseudonymise: bool = False
 
     def to_mapping(self) -> ColumnMapping:
         """Return the :class:`ColumnMapping` this file describes."""
