@@ -107,7 +107,7 @@ _TABLE_PARAMS = [
         ("mapping", Path | None, typer.Option(
             None, "--mapping", help="YAML file saying which column of --path holds what; keys: response, "
             "context, turn_separator, system, references, ratings {column: dimension}, annotator, scale, scales, "
-            "item_id, dialogue_id, knowledge, domain, tags, systems, name."
+            "item_id, dialogue_id, knowledge, domain, tags, systems, pseudonymise, name."
         )),
         ("response_col", str | None, typer.Option(None, "--response-col", help=f"Column of responses {_TABLE_HELP}.")),
         ("context_col", str | None, typer.Option(
