@@ -22,7 +22,7 @@ ITEM = MetricInput(
 @pytest.mark.parametrize("name", protocol_names())
 def test_protocol_runs_end_to_end(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str) -> None:
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
-    metric = METRICS.get(f"judge:{name}")(k=1, max_tokens=8, temperature=0.0, in_flight=8)
+    metric = METRICS.get(f"judge:{name}")(in_flight=8)  # the defaults: distribution mode, structured answers
     assert isinstance(metric, JudgeMetric)
     values = metric.compute([ITEM])
     assert set(values) == set(metric.outputs)
@@ -36,6 +36,7 @@ def test_protocol_runs_end_to_end(name: str, tmp_path: Path, monkeypatch: pytest
         else:
             assert v is None or lo <= v <= hi, (out, v)
     s = metric.run_summary()
+    assert s["parse_failures"] == s["parse_retries"] == s["items_missing"] == 0  # structure: every answer parses
     # one call per dimension (two-step: one per system turn (2) plus one), plus counted retries
     first_step = 2 if p.step1_protocol else len(p.dimension_names)
     assert s["calls"] == first_step + (1 if p.step1_protocol else 0) + s["parse_retries"]

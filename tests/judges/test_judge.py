@@ -16,7 +16,8 @@ from dialeval.metrics.base import METRICS, MetricInput
 from dialeval.schema import Turn
 from dialeval.scoring import score_candidates
 
-FAST = {"k": 2, "max_tokens": 6, "temperature": 0.7, "seed": 5}
+# sample mode: these tests are about k samples, retries, the cache and the budget (distribution mode has its own)
+FAST = {"mode": "sample", "k": 2, "max_tokens": 12, "temperature": 0.7, "seed": 5}
 
 
 @pytest.fixture(autouse=True)
@@ -54,11 +55,27 @@ def test_metric_counts_add_up_and_missing_is_none(usr_two) -> None:  # type: ign
     assert s["samples"] == 4 and s["items"] == 2
     assert s["items_missing"] == sum(x.value is None for x in main)
     assert all(x.value is None or 0 <= x.value <= 100 for x in main)
-    assert s["completion_tokens"] <= 6 * s["calls"] and s["prompt_tokens"] > 80 * s["calls"]
+    assert s["completion_tokens"] <= 12 * s["calls"] and s["prompt_tokens"] > 80 * s["calls"]
     sig = m.signature
     assert "protocol:lmstyle-appropriateness" in sig and "protocol_version:1" in sig
     assert f"protocol_sha256:{load_protocol('lmstyle-appropriateness').sha256[:16]}" in sig
     assert "judge_backend:llamacpp:SmolLM2-135M-Instruct.Q4_1:" in sig and "k:2" in sig and "seed:5" in sig
+
+
+def test_distribution_mode_is_one_request_per_item_and_always_parses(usr_two) -> None:  # type: ignore[no-untyped-def]
+    """The default: one request per item, answer held to the shape, the score's distribution read at once."""
+    cands, dialogues = usr_two
+    m = METRICS.get("judge:cpdscore-simple")(max_tokens=48)
+    assert isinstance(m, JudgeMetric) and m.config.mode == "distribution" and m.config.structured
+    scores = score_candidates(m, cands, dialogues)
+    s = m.run_summary()
+    assert (s["calls"], s["parse_failures"], s["parse_retries"], s["distribution_missing"]) == (2, 0, 0, 0)
+    assert s["notes"] == []
+    by = {(x.item_id, x.metric): x.value for x in scores}
+    for c in cands:
+        value, expected = by[(c.id, "judge:cpdscore-simple")], by[(c.id, "judge:cpdscore-simple:expected")]
+        assert value in {1.0, 2.0, 3.0, 4.0, 5.0} and expected is not None and 1 <= expected <= 5
+    assert "mode:distribution" in m.signature and "k:1" in m.signature and "temperature:1.0" in m.signature
 
 
 def test_cached_rerun_makes_no_calls(usr_two) -> None:  # type: ignore[no-untyped-def]
@@ -80,7 +97,7 @@ def test_budget_stops_cleanly(usr_two) -> None:  # type: ignore[no-untyped-def]
     assert s["calls"] == 2
     # with k=1 and 2 calls: both items were asked once; any parse retry hits the spent budget
     assert s["budget_stopped"] == s["parse_retries"]
-    assert len(scores) == 2
+    assert len([x for x in scores if x.metric == "judge:lmstyle-appropriateness"]) == 2
 
 
 def test_expected_score_from_real_logprobs() -> None:
