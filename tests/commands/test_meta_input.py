@@ -158,7 +158,19 @@ def test_meta_on_scores_that_fit_gives_the_spearman_of_the_numbers(records: Path
     assert row["value"] == pytest.approx(-0.5)
 
 
-def test_judge_run_with_a_truncated_protocol_is_one_clear_error(records: Path) -> None:
-    (records / "bad.yaml").write_text("name: mine\nprompt: |\n  Rate {response}\noutputs: [\n")
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [(b"name: mine\nprompt: |\n  Rate {response}\noutputs: [\n", "bad.yaml:5: not valid YAML"),
+     (b"name: mine\x80\n", "bad.yaml:1: not UTF-8 text: byte 0x80 at column 11"),
+     (None, "bad.yaml: is a folder, expected a file")],
+    ids=["truncated", "binary", "folder"],
+)  # fmt: skip
+def test_judge_run_with_a_bad_protocol_file_is_one_clear_error(
+    records: Path, content: bytes | None, needle: str
+) -> None:
+    if content is None:
+        (records / "bad.yaml").mkdir()
+    else:
+        (records / "bad.yaml").write_bytes(content)
     res = run("judge", "run", "--protocol", "bad.yaml", "-b", "usr-tc", "--limit", "1", "--out", "out", cwd=records)
-    refused(res, "bad.yaml")
+    refused(res, needle)

@@ -195,6 +195,8 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     Raises:
         InputError: The file lacks a required field, has an unknown one or a bad value (named).
     """
+    from dialeval.jsonl import read_text
+
     try:
         import yaml  # type: ignore[import-untyped]
     except ImportError as exc:
@@ -202,7 +204,7 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     path = Path(name_or_path)
     if not path.suffix:
         path = Path(protocol_registry().get(str(name_or_path)))
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)  # a folder or bytes that are not UTF-8: one InputError naming the file
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
