@@ -1,0 +1,59 @@
+"""Negatives and corruptions: deterministic for a seed, each of the kind it says."""
+
+from __future__ import annotations
+
+import random
+
+from dialeval.quality.build import CORRUPTIONS, fluent_examples, sensible_examples, word_drop, word_repeat
+from dialeval.quality.corpora import Pair
+
+PAIRS = [
+    Pair("s", str(i), (f"question number {i} about music ?", f"answer {i} is here", f"so what is {i} then ?"),
+         f"it is the {i} best song I have heard this year", ("an adversarial reply",) if i % 2 else ())
+    for i in range(30)
+]
+
+
+def test_same_seed_same_examples_other_seed_differs():
+    assert sensible_examples(PAIRS, 3) == sensible_examples(PAIRS, 3)
+    assert fluent_examples(PAIRS, 3) == fluent_examples(PAIRS, 3)
+    assert sensible_examples(PAIRS, 3) != sensible_examples(PAIRS, 4)
+
+
+def test_negatives_are_what_their_kind_says():
+    by_context = {p.context: p for p in PAIRS}
+    for e in sensible_examples(PAIRS, 0):
+        if e.kind == "true":
+            assert e.label == 1 and e.response == by_context[e.context].response
+            continue
+        assert e.label == 0
+        if e.kind == "shuffled-context":
+            orig = next(p for p in PAIRS if sorted(p.context) == sorted(e.context))
+            assert e.response == orig.response and e.context != orig.context
+            continue
+        p = by_context[e.context]
+        if e.kind == "random":
+            assert e.response != p.response  # another dialogue's turn (all turns here differ)
+        elif e.kind == "adversarial":
+            assert e.response in p.adversarial
+        elif e.kind == "negation":
+            assert " not " in f" {e.response} " and e.response.replace(" not", "") == p.response
+        elif e.kind == "truncation":
+            assert p.response.startswith(e.response) and len(e.response) < len(p.response)
+        elif e.kind == "repetition":
+            assert len(e.response.split()) > len(p.response.split())
+    kinds = {e.kind for e in sensible_examples(PAIRS, 0)}
+    assert {"true", "random", "adversarial"} <= kinds
+
+
+def test_corruptions_change_the_words_as_named():
+    text = "the quick brown fox jumps over the lazy dog"
+    dropped = word_drop(text, random.Random(1))
+    assert dropped is not None and len(dropped.split()) == 6  # a third of 9 words dropped
+    assert set(dropped.split()) <= set(text.split())
+    repeated = word_repeat(text, random.Random(1))
+    assert repeated is not None and 10 <= len(repeated.split()) <= 12
+    shuffled = CORRUPTIONS["word-shuffle"](text, random.Random(1))
+    assert shuffled is not None and sorted(shuffled.split()) == sorted(text.split()) and shuffled != text
+    labels = [(e.label, e.kind) for e in fluent_examples(PAIRS, 0)]
+    assert labels.count((1, "real")) == 30 and sum(lab == 0 for lab, _ in labels) == 30

@@ -1,0 +1,78 @@
+"""Rebuilding the heads from the public corpora: deterministic, and the card says what went in."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+pytest.importorskip("sentence_transformers")
+
+from dialeval.quality.corpora import ALLOWED
+from dialeval.quality.recipes import Recipe, train_recipe
+
+MICRO = Recipe("micro", per_source=6, chitchat_dialogues=2, seed=7, val_share=0.4, ensemble=False)
+
+
+def sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, shared_data):
+    a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
+    return a, b, train_recipe(MICRO, a, shared_data), train_recipe(MICRO, b, shared_data)
+
+
+def test_same_recipe_same_heads(built):
+    a, b, _, _ = built
+    for name in ("sensible.json", "fluent.json"):
+        assert (a / name).read_bytes() == (b / name).read_bytes()
+
+
+def test_card_names_data_recipe_seed_and_validation(built, shared_data):
+    a, _, card, _ = built
+    assert json.loads((a / "card.json").read_text()) == card
+    assert card["recipe"]["name"] == "micro" and card["seed"] == 7
+    files = {f["source"]: f for f in card["data_files"]}
+    assert set(files) == set(ALLOWED)
+    for name, rel in ALLOWED.items():
+        if rel:
+            assert files[name]["sha256"] == sha(shared_data / rel)
+    from pathlib import Path
+
+    import chitchat_dataset
+
+    assert files["chitchat"]["sha256"] == sha(Path(chitchat_dataset.__file__).parent / "dataset.json")
+    assert card["sources"] == {name: 6 for name in ALLOWED}
+    for part in ("sensible", "fluent"):
+        assert card["files"][f"{part}.json"] == sha(a / f"{part}.json")
+        val = card["validation"][part]
+        assert val["n"] == card["examples"][part]["validation"] > 0
+        assert 0.0 <= val["auc"] <= 1.0 and 0.0 <= val["accuracy"] <= 1.0
+    # 24 true pairs: each gives a positive and a random negative, most a hard negative too
+    assert card["examples"]["sensible"]["by_kind"]["true"] == 24
+    assert card["examples"]["sensible"]["by_kind"]["random"] == 24
+
+
+@pytest.mark.slow
+def test_cli_rebuilds_the_tiny_recipe(tmp_path):
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    res = CliRunner().invoke(app, ["train", "--self-supervised", "--recipe", "tiny", "-o", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    card = json.loads((tmp_path / "heads" / "card.json").read_text())
+    assert card["recipe"]["name"] == "tiny" and card["validation"]["sensible"]["n"] > 0
+    assert not (tmp_path / "quality").exists()  # tiny fits no ensemble
+
+
+def test_cli_unknown_recipe_is_one_clear_error(tmp_path):
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    res = CliRunner().invoke(app, ["train", "--self-supervised", "--recipe", "huge", "-o", str(tmp_path)])
+    assert res.exit_code != 0 and 'unknown recipe "huge"' in res.output and "Traceback" not in res.output
