@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from dialeval.errors import InputError
 from dialeval.trained.data import Example, dimension_for, examples_from
 from dialeval.trained.evaluate import correlations, evaluate
-from dialeval.trained.models import Evaluator, make_evaluator
+from dialeval.trained.evaluator import Evaluator
+from dialeval.trained.models import make_evaluator
 from dialeval.trained.splits import Split
 
 if TYPE_CHECKING:

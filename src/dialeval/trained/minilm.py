@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 
 from dialeval.metrics.base import MetricInput
 from dialeval.trained.data import Example
+from dialeval.trained.evaluator import EVALUATORS, Evaluator
 from dialeval.trained.features import format_input
-from dialeval.trained.models import Evaluator
 
 
 class MiniLM(Evaluator):
@@ -147,3 +147,6 @@ class MiniLM(Evaluator):
         ev.tokenizer.truncation_side = "left"
         ev.model = AutoModelForSequenceClassification.from_pretrained(str(folder / "encoder")).eval()
         return ev
+
+
+EVALUATORS.register(MiniLM.kind, MiniLM)

@@ -30,84 +30,22 @@ Example:
 from __future__ import annotations
 
 import importlib.util
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dialeval.errors import InputError, MissingExtraError
+from dialeval.errors import InputError, MissingExtraError, UnknownNameError
 from dialeval.metrics.base import MetricInput
-from dialeval.trained.data import Example, to_label
+from dialeval.trained.data import Example
+from dialeval.trained.evaluator import EVALUATORS, Evaluator
 from dialeval.trained.features import compute_features, feature_families, feature_matrix, format_input
-
-TASKS = ("regression", "classification")
 
 
 def require_xgboost() -> None:
     """Raise :class:`MissingExtraError` unless xgboost is installed."""
     if importlib.util.find_spec("xgboost") is None:
         raise MissingExtraError("xgboost", extra="trained")
-
-
-class Evaluator(ABC):
-    """A trainable evaluator: fit on examples, predict scores for metric inputs, save to a folder."""
-
-    kind: ClassVar[str]
-    defaults: ClassVar[dict[str, Any]] = {}
-    classifier_only: ClassVar[bool] = False
-
-    def __init__(self, task: str = "regression", seed: int = 0, **params: Any) -> None:
-        if task not in TASKS:
-            raise InputError(f'unknown task "{task}"; use {", ".join(TASKS)}', field="--task")
-        unknown = set(params) - set(self.defaults)
-        if unknown:
-            known = ", ".join(sorted(self.defaults)) or "none"
-            raise InputError(f"unknown parameter(s) {', '.join(sorted(unknown))} for {self.kind}; known: {known}")
-        self.task = "classification" if self.classifier_only else task
-        self.seed = seed
-        self.params: dict[str, Any] = {**self.defaults, **params}
-        self.info: dict[str, Any] = {}
-
-    def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
-        """Train on ``examples``; return what training reported (seconds, losses, chosen penalty)."""
-        import time
-
-        if not examples:
-            raise InputError("no training examples")
-        if self.task == "classification" and len({e.label for e in examples}) < 2:
-            raise InputError("classification needs at least two classes among the training labels")
-        start = time.perf_counter()
-        self._fit(examples)
-        self.info["fit_seconds"] = round(time.perf_counter() - start, 2)
-        return self.info
-
-    def y(self, examples: Sequence[Example]) -> list[float]:
-        """Return the training target of the task."""
-        return [float(e.label) if self.task == "classification" else e.target for e in examples]
-
-    @abstractmethod
-    def _fit(self, examples: Sequence[Example]) -> None: ...
-
-    @abstractmethod
-    def predict(self, items: Sequence[MetricInput]) -> list[float]:
-        """Return one score per item (regression output, or expected class / 2)."""
-
-    def predict_labels(self, scores: Sequence[float]) -> list[int]:
-        """Return the 0/1/2 label of each score."""
-        return [to_label(min(1.0, max(0.0, s))) for s in scores]
-
-    @abstractmethod
-    def save(self, folder: Path) -> list[str]:
-        """Write the fitted model into ``folder``; return the file names written."""
-
-    @classmethod
-    @abstractmethod
-    def load(cls, folder: Path, card: dict[str, Any]) -> Evaluator:
-        """Rebuild a fitted evaluator from ``folder`` and its card."""
-
-    def feature_signatures(self) -> dict[str, str]:
-        """Return the signatures of the metrics used as features (none for text models)."""
-        return {}
 
 
 def _scores_from(model: Any, x: Any, task: str) -> list[float]:
@@ -337,16 +275,32 @@ class EnsembleXGB(Ensemble):
         self.model.fit(self.inputs([e.item for e in examples]), self.y(examples))
 
 
-def evaluator_kinds() -> dict[str, type[Evaluator]]:
-    """Return ``{kind: class}`` of every evaluator (``minilm`` imports torch lazily)."""
-    from dialeval.trained.minilm import MiniLM
+for _cls in (TfidfNB, TfidfLR, TfidfXGB, Ensemble, EnsembleXGB):
+    EVALUATORS.register(_cls.kind, _cls)
 
-    return {c.kind: c for c in (TfidfNB, TfidfLR, TfidfXGB, Ensemble, EnsembleXGB, MiniLM)}
+
+def evaluator_kinds() -> dict[str, type[Evaluator]]:
+    """Return ``{kind: class}`` of every registered evaluator (``minilm`` imports torch lazily).
+
+    Example:
+        >>> sorted(evaluator_kinds())
+        ['ensemble', 'ensemble-xgb', 'minilm', 'tfidf-lr', 'tfidf-nb', 'xgboost']
+    """
+    import dialeval.trained.minilm  # noqa: F401  (registers "minilm")
+
+    return {name: EVALUATORS.get(name) for name in EVALUATORS.names()}
 
 
 def make_evaluator(kind: str, task: str = "regression", seed: int = 0, **params: Any) -> Evaluator:
-    """Return an unfitted evaluator of ``kind`` (see the module table)."""
+    """Return an unfitted evaluator of ``kind`` (see the module table).
+
+    Raises:
+        InputError: An unknown kind (with the closest name) or parameter.
+    """
     kinds = evaluator_kinds()
-    if kind not in kinds:
-        raise InputError(f'unknown model "{kind}"; use {", ".join(kinds)}', field="--model")
-    return kinds[kind](task, seed, **params)
+    try:
+        cls = EVALUATORS.get(kind)
+    except UnknownNameError as exc:
+        raise InputError(str(exc).replace("unknown evaluator", "unknown model"), field="--model") from None
+    assert cls is kinds[kind]
+    return cls(task, seed, **params)

@@ -25,7 +25,8 @@ from typing import Any
 from dialeval import __version__
 from dialeval.errors import InputError
 from dialeval.signature import file_sha256
-from dialeval.trained.models import Ensemble, Evaluator, evaluator_kinds
+from dialeval.trained.evaluator import Evaluator
+from dialeval.trained.models import Ensemble, evaluator_kinds
 
 CARD = "card.json"
 CARD_FORMAT = 1
