@@ -203,3 +203,10 @@ def test_score_then_meta_on_your_own_csv(tmp_path: Path) -> None:
     words = [len(r[1].split()) for r in ROWS]
     assert row["dimension"] == "quality"  # the only rated dimension is the default
     assert row["value"] == pytest.approx(stats.spearmanr(words, [r[3] for r in ROWS]).statistic, abs=1e-12)
+
+
+def test_benchmark_grade_uses_its_only_dimension(tmp_path: Path, shared_data: Path) -> None:
+    sample = shared_data / "samples" / "grade_human_judgement.sample.json"  # GRADE rates only "coherence"
+    res = ok(run("benchmark", "-b", "grade", "--path", sample, "-m", "length", "--level", "turn", "--method",
+                 "spearman", "--boot", "0", "--no-cache", "-o", "out", "--json", cwd=tmp_path))  # fmt: skip
+    assert json.loads(res.stdout)["rows"][0]["dimension"] == "coherence"
