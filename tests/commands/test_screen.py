@@ -125,7 +125,9 @@ def test_meta(bench: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
 
 def test_stress(bench: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     root, _ = bench
-    proc = dialeval("stress", "-b", "usr-tc", "-m", "bleu,rouge,length", "--limit", "4", "--boot", "20",
+    perturb = "negation,number-swap,date-swap,other-context,repetition,truncation,too-long,speaker-swap"
+    proc = dialeval("stress", "-b", "usr-tc", "-m", "bleu,length", "--perturb", perturb, "--limit", "2", "--boot", "20",
+                    "--subsets", "none", "--plot", "none",
                     "-o", str(root / "stress"), cwd=root)  # fmt: skip
     rows = lines(root / "stress" / "stress.jsonl")
     whole(proc.stdout, {r["metric"] for r in rows} | {r["perturbation"] for r in rows},
