@@ -283,6 +283,21 @@ def test_benchmark_and_judge_run_on_ray_match_local(cluster, tmp_path: Path, lla
         assert ray_sum[key] == local_sum[key], key
 
 
+def test_stress_on_ray_matches_local(cluster, tmp_path: Path) -> None:
+    """`dialeval stress --engine ray`: the same rows (fractions, drops, CIs, AUROC) as the local engine."""
+    env = _env(tmp_path)
+    ray = ["--engine", "ray", "--ray-address", cluster.address, "--ray-workers", "1"]
+    args = ["stress", "-b", "usr-tc", "-m", "length,sacrebleu,f1", "--limit", "3", "--boot", "50",
+            "--perturb", "negation,truncation,speaker-swap", "--no-cache"]  # fmt: skip
+    on_ray = _cli([*args, "-o", str(tmp_path / "sray"), *ray], env)
+    local = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "slocal"), "--json"])
+    assert local.exit_code == 0, local.output
+    assert on_ray["run"]["engine"]["engine"] == "ray" and on_ray["run"]["engine"]["batches"] > 0
+    assert on_ray["rows"] == json.loads(local.output)["rows"]
+    assert on_ray["run"]["metrics"] == json.loads(local.output)["run"]["metrics"]  # the same signatures
+    assert _lines(tmp_path / "sray" / "stress.jsonl") == _lines(tmp_path / "slocal" / "stress.jsonl")
+
+
 def test_a_worker_with_another_signature_stops_the_run(cluster, tmp_path: Path) -> None:
     """A worker whose metric signature differs from the driver's (here: it names its process) must not mix numbers."""
     proc = _driver(

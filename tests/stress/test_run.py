@@ -79,3 +79,73 @@ def test_cli_unknown_perturbation_names_the_option(tmp_path: Path) -> None:
     res = runner.invoke(app, ["stress", "--perturb", "negation,shuffle", "-o", str(tmp_path)])
     assert res.exit_code == 2
     assert "--perturb" in res.output and "shuffle" in res.output
+
+
+#: Runs ``dialeval stress`` in its own process with ``cache_job.SlowOverlap`` registered as a metric; the metric
+#: logs every response it computes to $STRESS_LOG, and sleeps $STRESS_DELAY seconds per batch.
+STRESS_DRIVER = """
+import importlib.util, os, sys, time
+spec = importlib.util.spec_from_file_location("cache_job", sys.argv[1])
+job = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(job)
+from dialeval.metrics.base import register_metric
+
+class LoggedOverlap(job.SlowOverlap):
+    delay = float(os.environ["STRESS_DELAY"])
+    def compute(self, items):
+        out = super().compute(items)
+        with open(os.environ["STRESS_LOG"], "a") as fh:
+            fh.write("".join(i.response.replace("\\n", " ") + "\\n" for i in items))
+        return out
+
+register_metric(LoggedOverlap)
+from dialeval.cli import app
+sys.argv = ["dialeval", *sys.argv[2:]]
+app()
+"""
+
+
+def test_killed_stress_run_resumes_from_its_cache(tmp_path: Path, shared_data: Path) -> None:
+    """`dialeval stress` killed halfway: the rerun computes only the unfinished items and writes the same table."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_cache import rows, rows_so_far
+
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "driver.py"
+    script.write_text(STRESS_DRIVER)
+    cache, log = tmp_path / "stress.sqlite", tmp_path / "computed.txt"
+    args = ["stress", "-b", "usr-tc", "--limit", "5", "-m", "slow_overlap", "--perturb", "negation,truncation",
+            "--boot", "50", "--subsets", "none", "--json"]  # fmt: skip
+
+    def run(extra: list[str], delay: float, out: str) -> subprocess.Popen[str]:
+        env = {**os.environ, "STRESS_DELAY": str(delay), "STRESS_LOG": str(log)}
+        cmd = [sys.executable, str(script), str(root / "tests" / "cache_job.py"), *args, "-o", str(tmp_path / out)]
+        return subprocess.Popen([*cmd, *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    proc = run(["--cache", str(cache)], 0.3, "killed")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and rows_so_far(cache) < 16:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    saved = rows(cache)
+    assert not (tmp_path / "killed" / "stress.jsonl").exists()  # nothing written by the killed run
+    log.unlink()
+    resumed = run(["--cache", str(cache)], 0.0, "resumed")
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read() if resumed.stderr else ""
+    total = rows(cache)
+    assert 16 <= saved < total  # killed halfway, after some batches were committed
+    assert len(log.read_text().splitlines()) == total - saved  # only the unfinished items were computed
+    log.unlink()
+    fresh = run(["--no-cache"], 0.0, "fresh")
+    assert fresh.wait(timeout=300) == 0, fresh.stderr.read() if fresh.stderr else ""
+    assert len(log.read_text().splitlines()) == total  # (a fresh run computes every distinct item)
+    got = (tmp_path / "resumed" / "stress.jsonl").read_text()
+    assert got == (tmp_path / "fresh" / "stress.jsonl").read_text()
+    assert json.loads((tmp_path / "resumed" / "run.json").read_text())["metrics"]["slow_overlap"]["signature"]
