@@ -34,6 +34,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,9 @@ if TYPE_CHECKING:
 
 #: Called with (metric family, items finished).
 ProgressFn = Callable[[str, int], None]
+#: The progress callback of the innermost :func:`progress_bars` block: scoring deep inside a command
+#: (the trained evaluators' features) reports to the command's bars without being handed a callback.
+_ACTIVE: ContextVar[ProgressFn | None] = ContextVar("dialeval_progress", default=None)
 
 
 @dataclass
@@ -160,12 +164,15 @@ def score_inputs(
 ) -> list[Scored]:
     """Score each metric's inputs (plan, cache, one engine run for all, assemble); one :class:`Scored` per metric.
 
+    ``progress`` defaults to the bars of an enclosing :func:`progress_bars` block, if any.
+
     Raises:
         ItemInputError: A metric cannot split an input (its position and ``source``, the index in ``work``).
     """
     from dialeval.engines import LocalEngine
 
     engine = engine or LocalEngine()
+    progress = progress or _ACTIVE.get()
     parts: list[tuple[int, list[int]]] = []  # (metric index, positions of the part's inputs)
     jobs: list[ScoringJob] = []
     for w, (metric, inputs) in enumerate(work):
@@ -316,7 +323,10 @@ def score_candidates(
 def progress_bars(total: Mapping[str, int], *, quiet: bool = False) -> Iterator[ProgressFn]:
     """Show one rich progress bar per metric family on stderr while the block runs; yield the callback.
 
-    The bars are off with ``quiet`` and when stderr is not a terminal (a log file, a pipe, a test).
+    ``total`` gives the bars known in advance (family -> items); a family first seen in a
+    callback gets a bar without a total. Scoring inside the block reports to these bars
+    even when it is not handed the callback. The bars are off with ``quiet`` and when
+    stderr is not a terminal (a log file, a pipe, a test).
 
     Example:
         >>> with progress_bars({"bleu": 3}, quiet=True) as tick:
@@ -342,7 +352,26 @@ def progress_bars(total: Mapping[str, int], *, quiet: bool = False) -> Iterator[
                 tasks[name] = bar.add_task(name, total=None)
             bar.update(tasks[name], advance=items)
 
-        yield tick
+        with report_to(tick):
+            yield tick
+
+
+@contextmanager
+def report_to(progress: ProgressFn) -> Iterator[None]:
+    """Within the block, scoring that is handed no progress callback reports to ``progress``.
+
+    Example:
+        >>> seen = []
+        >>> with report_to(lambda name, n: seen.append((name, n))):
+        ...     _ACTIVE.get()("bleu", 2)
+        >>> seen
+        [('bleu', 2)]
+    """
+    token = _ACTIVE.set(progress)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
 
 
 def score_names(

@@ -27,9 +27,11 @@ from dialeval.commands.common import (
     table_options,
     write_text,
 )
+from dialeval.commands.options import quiet_option
 from dialeval.commands.tables import ScreenTable
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
+from dialeval.scoring import progress_bars
 
 COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1", "spearman_diff")
 HEADERS = {"spearman_diff": "vs best metric"}
@@ -110,6 +112,7 @@ def train(
     seed: int = typer.Option(0, "--seed", help="Seed for splits, models and bootstrap."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts of each benchmark."),
     save_models: bool = typer.Option(True, "--save/--no-save", help="Save each model fitted on all of --train."),
+    quiet: bool = quiet_option,
     self_supervised: bool = typer.Option(False, "--self-supervised", help="Rebuild the quality heads (and ensemble) "
                                          "from public unrated dialogues instead (see docs/quality.md)."),
     recipe: str = typer.Option("default", "--recipe", help="With --self-supervised: default or tiny."),
@@ -167,12 +170,14 @@ def train(
             console.print(f"{row['model']:<13} {row['split']:<28} spearman {_cell(row, 'spearman')}  "
                           f"({row['seconds']}s)", highlight=False)
 
-        rows, models = xp.run_all(kinds, splits, task=task, params=per_kind, seed=seed, n_boot=n_boot, on_row=show)
+        with progress_bars({}, quiet=quiet):  # the metric features' scoring shows a bar per family
+            rows, models = xp.run_all(kinds, splits, task=task, params=per_kind, seed=seed, n_boot=n_boot, on_row=show)
         summary = xp.summarise_folds(rows) if len(splits) > 1 else []
         base: list[dict[str, Any]] = []
         if baselines and test_names:
             preds = {k: models[(k, splits[0].name)][1] for k in kinds}
-            base = xp.baseline_rows(splits[0], preds, n_boot=n_boot, seed=seed)
+            with progress_bars({}, quiet=quiet):
+                base = xp.baseline_rows(splits[0], preds, n_boot=n_boot, seed=seed)
             for cmp in [b for b in base if "vs_metric" in b]:
                 next(r for r in rows if r["model"] == cmp["model"]).update(cmp)
             base = [b for b in base if "vs_metric" not in b]

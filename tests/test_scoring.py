@@ -1,0 +1,85 @@
+"""The scoring service: one engine run for several metrics, per-part signatures, progress, errors naming the item."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import pytest
+
+from dialeval.cache import ScoreCache
+from dialeval.errors import InputError
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, build_inputs
+from dialeval.metrics.style import StyleMetric
+from dialeval.schema import Candidate, Dialogue, Turn
+from dialeval.scoring import progress_bars, report_to, score_each, score_inputs, score_metrics
+
+
+class Words(Metric):
+    """Word count; counts the items it computes."""
+
+    name = "words_test"
+    outputs: ClassVar[tuple[str, ...]] = ("words_test",)
+    batch_size = 2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = 0
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        self.seen += len(items)
+        return {"words_test": [float(len(i.response.split())) for i in items]}
+
+
+DIALOGUES = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text="Are you happy today?")])}
+
+
+def cand(n: int, text: str, **tags: str) -> Candidate:
+    return Candidate(id=f"d:s{n}", dialogue_id="d", turn_index=1, system=f"s{n}", text=text, tags=tags)
+
+
+CANDS = [cand(0, "I am so happy and grateful today!", want="positive"),
+         cand(1, "This is awful, I hate it.", want="negative"),
+         cand(2, "I am so happy and grateful today!", want="Positive")]  # fmt: skip
+
+
+def test_identical_inputs_are_computed_once_and_cached_values_are_not_recomputed(tmp_path):
+    cache = ScoreCache(tmp_path / "s.sqlite")
+    first = Words()
+    runs = score_metrics([first], CANDS, DIALOGUES, cache=cache)
+    assert first.seen == 2  # CANDS[0] and CANDS[2] are the same input
+    assert [s.value for s in runs[0].scores] == [7.0, 6.0, 7.0]  # counted by hand
+    again = Words()
+    assert [s.value for s in score_metrics([again], CANDS, DIALOGUES, cache=cache)[0].scores] == [7.0, 6.0, 7.0]
+    assert again.seen == 0
+
+
+def test_style_target_tag_splits_by_each_items_tag_with_its_own_signature():
+    run = score_metrics([StyleMetric(target="tag:want")], CANDS, DIALOGUES)[0]
+    match = {s.item_id: s for s in run.scores if s.metric == "style_match"}
+    for c in CANDS:  # the same as the metric for that style alone
+        alone = StyleMetric(target=c.tags["want"].lower())
+        assert match[c.id].signature == alone.signature
+        assert match[c.id].value == alone.compute([MetricInput(response=c.text)])["style_match"][0]
+    assert run.signature == "; ".join(StyleMetric(target=t).signature for t in ("negative", "positive"))
+    assert [p.config.target for p, _ in run.parts] == ["negative", "positive"]  # type: ignore[attr-defined]
+
+
+def test_an_item_without_the_tag_is_an_error_naming_the_candidate():
+    untagged = [CANDS[0], cand(9, "No tag here.")]
+    with pytest.raises(InputError, match='candidate "d:s9" has no "want" tag'):
+        score_metrics([StyleMetric(target="tag:want")], untagged, DIALOGUES)
+
+
+def test_each_metric_gets_its_own_candidates_in_one_run():
+    runs = score_each([(Words(), CANDS[:1]), (Words(), CANDS)], DIALOGUES)
+    assert [len(r.scores) for r in runs] == [1, 3]
+
+
+def test_progress_reaches_the_enclosing_bars_without_a_callback():
+    seen: list[tuple[str, int]] = []
+    with report_to(lambda name, n: seen.append((name, n))):
+        score_inputs([(Words(), build_inputs(CANDS, DIALOGUES))])
+    assert seen == [("words_test", 2), ("words_test", 1)]  # one batch of 2 distinct inputs (3 items)...
+    with progress_bars({"words_test": 3}, quiet=True) as tick:  # bars off: the callback still works
+        tick("words_test", 3)
