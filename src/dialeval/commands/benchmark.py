@@ -73,10 +73,11 @@ def benchmark(
     try:
         bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
         dimension = bench.dimension(dimension)
-        runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
         runs, skipped = score_names(
             split_list(metrics), bench.candidates, bench.dialogues, param,
-            defaults={"device": device} if device else None, cache=score_cache, engine=runner, quiet=as_json or quiet,
+            defaults={"device": device} if device else None,
+            cache=score_cache, engine=run_engine, quiet=as_json or quiet,
         )
         scores = [s for r in runs for s in r.scores]
         levels = tuple(split_list(level) or ["turn"])
@@ -102,7 +103,7 @@ def benchmark(
             r.family: MetricInfo(signature=r.signature, seconds=round(r.seconds, 3), **r.summary) for r in runs
         },
         skipped_metrics=skipped,
-        engine=runner.describe(),
+        engine=run_engine.describe(),
         cache=None if score_cache is None else str(score_cache.path),
         bootstrap={"resamples": n_boot, "seed": seed, "unit": "context"},
         seconds=round(time.perf_counter() - started, 2),

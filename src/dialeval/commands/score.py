@@ -59,10 +59,11 @@ def score(
     """
     try:
         bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
-        runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
         runs, skipped = score_names(
             split_list(metrics), bench.candidates, bench.dialogues, param,
-            defaults={"device": device} if device else None, cache=score_cache, engine=runner, quiet=as_json or quiet,
+            defaults={"device": device} if device else None,
+            cache=score_cache, engine=run_engine, quiet=as_json or quiet,
         )
         n = write_jsonl(output, (s for r in runs for s in r.scores))
     except DialevalError as exc:
@@ -73,7 +74,7 @@ def score(
         "items": len(bench.candidates),
         "scores": n,
         "output": str(output),
-        "engine": runner.describe(),
+        "engine": run_engine.describe(),
         "cache": None if score_cache is None else str(score_cache.path),
         "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), **r.summary} for r in runs},
         "skipped_metrics": skipped,

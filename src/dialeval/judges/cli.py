@@ -110,17 +110,17 @@ def run_command(
         params = coerce_params(cls, given, strict=True)
         metric = cls(**params, **({"protocol": protocol} if from_file else {}))
         bench = load_benchmark(benchmark).head(limit)
-        runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
         start = time.perf_counter()
         with progress_bars({metric.name: len(bench.candidates)}, quiet=quiet) as tick:
             run = score_metrics(
-                [metric], bench.candidates, bench.dialogues, cache=score_cache, engine=runner, progress=tick
+                [metric], bench.candidates, bench.dialogues, cache=score_cache, engine=run_engine, progress=tick
             )[0]
     except DialevalError as exc:
         fail(exc)
         return
     seconds = time.perf_counter() - start
-    summary = {**run.summary, "seconds": round(seconds, 2), "signature": run.signature, "engine": runner.name}
+    summary = {**run.summary, "seconds": round(seconds, 2), "signature": run.signature, "engine": run_engine.name}
     values: dict[str, list[float | None]] = {}
     for s in run.scores:
         values.setdefault(s.metric, []).append(s.value)

@@ -172,8 +172,8 @@ def stress(
     try:
         if subset_param and subsets != "judge":
             raise InputError("--subset-param needs --subsets judge", field="--subset-param")
-        runner, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
-        run = _RunContext(runner, score_cache, as_json or quiet)
+        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        run = _RunContext(run_engine, score_cache, as_json or quiet)
     except DialevalError as exc:
         fail(exc)
         return
