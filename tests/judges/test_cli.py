@@ -38,13 +38,16 @@ def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest
             "-p", "k=1", "-p", "max_tokens=8", "-p", "max_calls=3", "--out", str(out), "--no-cache"]
     res = CliRunner().invoke(app, args, terminal_width=160)
     assert res.exit_code == 0, res.output
-    lines = out.read_text().splitlines()
+    name = "judge:lmstyle-appropriateness"
+    scores = [json.loads(x) for x in out.read_text().splitlines()]
+    assert {s["metric"] for s in scores} == {name, f"{name}:expected"}
+    lines = [s for s in scores if s["metric"] == name]
     assert len(lines) == 6  # one context of USR-TC has 6 systems
     summary = json.loads(out.with_suffix(".jsonl.summary.json").read_text())
     # the budget of 3 calls stops the run cleanly: 3 items asked, the rest skipped and counted
     assert summary["calls"] == 3 and summary["budget_skipped"] == 3
     assert summary["items"] == 6
-    assert sum(json.loads(x)["value"] is None for x in lines) == summary["items_missing"]
+    assert sum(s["value"] is None for s in lines) == summary["items_missing"]
     assert "parse_failures" in res.output and "calls" in res.output
 
 
