@@ -108,8 +108,11 @@ def _load_cache(path: Path | None, key: str) -> dict[str, dict[str, float | None
 
 def _save_cache(path: Path | None, key: str, rows: dict[str, dict[str, float | None]]) -> None:
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"key": key, "rows": rows}), encoding="utf-8")
+        from dialeval.atomic import atomic_write
+
+        merged = {**_load_cache(path, key), **rows}  # keep what another run added meanwhile
+        with atomic_write(path) as fh:
+            fh.write(json.dumps({"key": key, "rows": merged}))
 
 
 def rated_likelihoods(
@@ -123,7 +126,10 @@ def rated_likelihoods(
     ids = [f"{e.benchmark}/{e.item_id}" for e in examples]
     todo = [i for i, k in enumerate(ids) if k not in known]
     for start in range(0, len(todo), metric.batch_size):
-        part = todo[start : start + metric.batch_size]
+        known.update(_load_cache(cache, key))
+        part = [i for i in todo[start : start + metric.batch_size] if ids[i] not in known]
+        if not part:
+            continue
         values = metric.likelihood([examples[i].item for i in part])
         for n, i in enumerate(part):
             known[ids[i]] = {k: v[n] for k, v in values.items()}
@@ -136,15 +142,21 @@ def rated_likelihoods(
 def rated_features(
     examples: Sequence[Example], metric: Any, cache: Path | None = None, progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, float | None]]:
-    """Return :meth:`~dialeval.metrics.quality.QualityMetric.features` per example (likelihoods cached in ``cache``)."""
-    lm = rated_likelihoods(examples, metric, cache, progress)
+    """Return :meth:`~dialeval.metrics.quality.QualityMetric.features` per example (likelihoods cached in ``cache``).
+
+    The encoder features come first, the likelihoods (the slow part) after, through the cache.
+    """
+    names = ("lm_likelihood", "lm_likelihood_uncond", "lm_context_gain")
     out: list[dict[str, float | None]] = []
     for start in range(0, len(examples), 512):
         part = examples[start : start + 512]
-        rows = lm[start : start + 512]
-        values = {k: [r[k] for r in rows] for k in ("lm_likelihood", "lm_likelihood_uncond", "lm_context_gain")}
-        feats = metric.features([e.item for e in part], values)
+        feats = metric.features([e.item for e in part], {k: [None] * len(part) for k in names})
         out.extend({k: v[n] for k, v in feats.items()} for n in range(len(part)))
+    lm = rated_likelihoods(examples, metric, cache, progress)
+    for row, values in zip(out, lm, strict=True):
+        row["lm_nll"] = 100.0 / values["lm_likelihood"] if values["lm_likelihood"] else None
+        row["lm_nll_uncond"] = 100.0 / values["lm_likelihood_uncond"] if values["lm_likelihood_uncond"] else None
+        row["lm_context_gain"] = values["lm_context_gain"]
     return out
 
 
