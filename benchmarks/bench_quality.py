@@ -18,6 +18,7 @@ import statistics
 import time
 
 import torch
+from bench_likelihood import matmul_peak  # the same peak measurement (benchmarks/ is on sys.path)
 
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics.base import build_inputs
@@ -26,17 +27,6 @@ from dialeval.metrics.quality import QualityMetric
 from dialeval.models.loading import load_sentence_encoder
 from dialeval.paths import shared_data_dir
 from dialeval.quality.features import pair_texts
-
-
-def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    a @ b
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        a @ b
-        times.append(time.perf_counter() - t)
-    return 2 * n**3 / statistics.median(times)
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ see word repeats that mean pooling blurs).
 
 Example:
     >>> [round(x, 3) for x in surface_features("I I like like it")]
-    [1.792, 0.6, 0.0]
+    [1.792, 0.6, 0.5]
     >>> context_window(("a", "b", "c", "d"))
     'b c d'
 """

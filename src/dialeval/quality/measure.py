@@ -51,7 +51,7 @@ def stress_table(contexts: int, perturbations: Sequence[str] = STRESS, seed: int
         orig = [known[c.id.rsplit("~", 1)[0]] for c in copies]
         pert = [known[c.id] for c in copies]
         ctx = [by_id[c.id.rsplit("~", 1)[0]].context_id for c in copies]
-        cols = {
+        cols: dict[str, tuple[list[Any], list[Any]]] = {
             "quality": (combine(_columns(orig, names), ens, names), combine(_columns(pert, names), ens, names)),
             "quality_sensible": ([r["sensible_p"] for r in orig], [r["sensible_p"] for r in pert]),
             "quality_fluent": ([r["fluent_p"] for r in orig], [r["fluent_p"] for r in pert]),
@@ -59,7 +59,7 @@ def stress_table(contexts: int, perturbations: Sequence[str] = STRESS, seed: int
         }
         for output, (a, b) in cols.items():
             keep = [i for i in range(len(a)) if a[i] is not None and b[i] is not None]
-            res = compare([a[i] for i in keep], [b[i] for i in keep], [ctx[i] for i in keep], seed=seed)  # type: ignore[misc]
+            res = compare([a[i] for i in keep], [b[i] for i in keep], [ctx[i] for i in keep], seed=seed)
             rows.append({"perturbation": name, "output": output, "n": len(keep), **res})
     return rows
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from dialeval.data._common import sha256_file
 from dialeval.errors import InputError
 from dialeval.quality.build import FluentExample, SensibleExample, fluent_examples, sensible_examples
 from dialeval.quality.corpora import ALLOWED, Pair, read_source, source_path
@@ -64,14 +65,6 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def data_files(data_dir: Path) -> list[dict[str, str]]:
     """Return ``[{source, path, sha256}]`` of every source file a recipe reads (Chit-Chat: its package file)."""
     import importlib.util
@@ -87,7 +80,7 @@ def data_files(data_dir: Path) -> list[dict[str, str]]:
         else:
             path = source_path(name, data_dir)
             shown = ALLOWED[name]
-        out.append({"source": name, "path": shown, "sha256": _file_sha256(path)})
+        out.append({"source": name, "path": shown, "sha256": sha256_file(path)})
     return out
 
 
@@ -175,7 +168,7 @@ def train_recipe(
         validation[part] = _figures(head, x[vi], [int(y[i]) for i in vi], [kinds[i] for i in vi])
         counts[part] = {"train": int(tr.sum()), "validation": len(vi), "by_kind": _count(kinds)}
         save_head(head, output / f"{part}.json", layout)
-        files[f"{part}.json"] = _file_sha256(output / f"{part}.json")
+        files[f"{part}.json"] = sha256_file(output / f"{part}.json")
         say(f"{part}: validation {validation[part].get('accuracy')} acc, {validation[part].get('auc')} AUC")
     card = {
         "recipe": asdict(recipe),
