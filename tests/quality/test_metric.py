@@ -32,7 +32,7 @@ def metric() -> QualityMetric:
 @pytest.fixture(scope="module")
 def items(shared_data) -> list[MetricInput]:
     bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(1)
-    return build_inputs(bench.candidates, bench.dialogues)[:3]
+    return build_inputs(bench.candidates, bench.dialogues)[:2]
 
 
 def weights(name: str) -> dict:
