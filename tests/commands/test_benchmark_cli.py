@@ -159,3 +159,14 @@ def test_benchmark_ranks_the_model_metrics_next_to_the_lexical_ones(tmp_path: Pa
         assert rows[metric]["value"] == pytest.approx(stats.pearsonr(values, human).statistic, abs=1e-9)
     table = (out / "table.md").read_text()
     assert "| lm_likelihood |" in table and "| bertscore_f1 |" in table and "| length |" in table
+
+
+def test_benchmark_says_when_quality_was_fitted_on_the_benchmark(tmp_path: Path) -> None:
+    """The shipped quality ensemble saw usr-tc's ratings: the table is followed by that note and the held-out figure."""
+    res = runner.invoke(
+        app, ["benchmark", "-m", "quality,length", "--limit", "1", "--boot", "20", "-o", str(tmp_path), "-q"]
+    )
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "quality was fitted on usr-tc's ratings" in text
+    assert "fitted without usr-tc, its turn Spearman there is 0.297" in text

@@ -108,3 +108,20 @@ def test_a_missing_ensemble_file_is_one_clear_error(tmp_path, items):
     with pytest.raises(InputError, match="cannot read the trained file") as err:
         QualityMetric(device="cpu", ensemble=str(tmp_path / "none.json")).compute(items[:1])
     assert "none.json" in str(err.value)
+
+
+def test_a_benchmark_the_ensemble_saw_gets_the_held_out_figure_from_its_card(metric):
+    card = json.loads((BUNDLED / "quality" / "card.json").read_text())
+    held = next(r for r in card["leave_one_benchmark_out"] if r["benchmark"] == "usr-tc")["quality"]
+    note = metric.fitted_note("usr-tc")
+    assert note is not None and "in-sample" in note
+    assert f"{held['spearman']:.3f} [{held['spearman_ci'][0]:.3f}, {held['spearman_ci'][1]:.3f}]" in note
+    assert metric.fitted_note("dstc9") is None  # never fitted on it: no note
+
+
+def test_quality_is_the_first_default_metric():
+    from dialeval.metrics.resolve import resolve_metrics
+
+    families, _ = resolve_metrics(None)
+    assert families[0] is QualityMetric
+    assert [c.name for c in families[1:]] == sorted(c.name for c in families[1:])

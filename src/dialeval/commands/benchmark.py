@@ -79,6 +79,7 @@ def benchmark(
             defaults={"device": device} if device else None,
             cache=score_cache, engine=run_engine, quiet=as_json or quiet,
         )
+        fitted = list(dict.fromkeys(n for r in runs for m, _ in r.parts if (n := m.fitted_note(bench.name))))
         scores = [s for r in runs for s in r.scores]
         levels = tuple(split_list(level) or ["turn"])
         methods = tuple(split_list(method) or ["spearman"])
@@ -118,6 +119,8 @@ def benchmark(
     out.print(to_rich(wide, title))
     for name, why in skipped.items():
         console.print(f"[yellow]not run[/] {name}: {why}", highlight=False)
+    for note in fitted:
+        console.print(f"[yellow]note[/] {note}", highlight=False)
     console.print(f"source: {bench.source}", highlight=False)
     console.print(f"wrote {output}/scores.jsonl, table.md, table.jsonl, run.json", highlight=False)
 

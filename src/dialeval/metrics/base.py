@@ -137,6 +137,8 @@ class Metric(ABC):
     higher_is_better: ClassVar[bool] = True
     #: Items per batch the scorer hands to :meth:`compute`.
     batch_size: ClassVar[int] = 1024
+    #: Run and listed before the other default metrics (the default reference-free score).
+    listed_first: ClassVar[bool] = False
 
     def __init__(self, **params: Any) -> None:
         config = self.Config(**params)
@@ -174,6 +176,14 @@ class Metric(ABC):
     def run_summary(self) -> dict[str, Any]:
         """Return this metric's run counters (judge calls, parse failures, tokens); none by default."""
         return {}
+
+    def fitted_note(self, benchmark: str) -> str | None:
+        """Say so when this metric's shipped model was fitted on ``benchmark``'s human ratings (None if not).
+
+        A correlation on such a benchmark is in-sample; the note should give the figure
+        of a model that never saw it, where one was measured.
+        """
+        return None
 
     def partition(self, items: Sequence[MetricInput]) -> list[tuple[Metric, list[int]]]:
         """Split the work into ``(metric, positions of its items)`` parts; by default one part, this metric.

@@ -147,6 +147,7 @@ class QualityMetric(Metric):
     outputs = ("quality", "quality_sensible", "quality_fluent", "quality_specific")
     Config = QualityConfig
     batch_size: ClassVar[int] = 120
+    listed_first: ClassVar[bool] = True
     config: QualityConfig
 
     @classmethod
@@ -174,6 +175,27 @@ class QualityMetric(Metric):
         out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder))
         out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
         return out
+
+    def fitted_note(self, benchmark: str) -> str | None:
+        """Say that the ensemble saw ``benchmark``'s ratings, with the held-out figure from its card.
+
+        Only for the shipped ensemble (or a given one with a ``card.json`` beside it).
+        """
+        card_path = self._files()["ensemble"].with_name("card.json")
+        if not card_path.exists():
+            return None
+        card = _read(card_path)[0]
+        if benchmark not in card.get("benchmarks", []):
+            return None
+        held = next((r for r in card.get("leave_one_benchmark_out", []) if r.get("benchmark") == benchmark), None)
+        others = len(card["benchmarks"]) - 1
+        note = f"{self.name} was fitted on {benchmark}'s ratings (with {others} other sets): in-sample"
+        if held is not None:
+            fig = held["quality"]
+            lo, hi = fig["spearman_ci"]
+            note += (f"; fitted without {benchmark}, its turn Spearman there is {fig['spearman']:.3f} "
+                     f"[{lo:.3f}, {hi:.3f}] (card.json, docs/quality.md)")  # fmt: skip
+        return note
 
     def heads(self) -> tuple[Any, Any]:
         """Return the ``(sensible, fluent)`` heads, read and checked."""

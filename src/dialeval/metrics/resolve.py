@@ -158,7 +158,8 @@ def resolve_metrics(
     """Return metric families for ``names`` (families or output names).
 
     ``names=None`` means every registered metric without a prefix that can run
-    here (judges and trained evaluators are asked for by name); the ones that
+    here (judges and trained evaluators are asked for by name), a family that is
+    ``listed_first`` (``quality``) first, the others by name; the ones that
     cannot run (a missing extra, or references that ``candidates`` lack) are
     returned in the second value with the reason. A family asked for by name
     that cannot run is an error. ``params`` are the :func:`parse_params` result
@@ -170,7 +171,8 @@ def resolve_metrics(
     skip_unavailable = names is None
     load_builtin_metrics()
     chosen: list[type[Metric]] = []
-    for name in names or [n for n in METRICS.names() if ":" not in n]:
+    default = sorted((n for n in METRICS.names() if ":" not in n), key=lambda n: not METRICS.get(n).listed_first)
+    for name in names or default:
         cls = family(name)
         if cls not in chosen:
             chosen.append(cls)

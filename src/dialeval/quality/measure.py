@@ -1,4 +1,4 @@
-"""Measurements for docs/quality.md: the stress table of the ``quality`` outputs on USR-TC.
+"""Measurements for docs/quality.md: the stress table on USR-TC and the dialogue level on DSTC9.
 
 ``python -m dialeval.quality.measure stress --contexts N`` perturbs the first N USR-TC
 contexts' responses exactly as ``dialeval stress`` does (:func:`dialeval.stress.run.perturb_items`,
@@ -6,14 +6,23 @@ seeded per candidate), computes the quality features of the originals and the co
 (cached in ``<cache>/quality-stress.json``, keyed by the heads and the LM), applies the
 shipped ensemble, and prints, per perturbation and output, the share of pairs in which
 the original scores higher (ties half) with :func:`dialeval.stress.run.compare`.
+
+``python -m dialeval.quality.measure dialogue --per-system K`` scores every system turn of
+the first K DSTC9 interactive dialogues of each of the 11 bots (cached in
+``<cache>/quality-dstc9.json``) and correlates, at dialogue and system level, the human
+"overall" rating with the plain mean of the turn ``quality`` and with the dialogue-level
+features of :func:`dialogue_features` (fixed before the measurement; nothing is fitted on DSTC9).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
+
+from dialeval.schema import Candidate
 
 #: The perturbations of the issue's stress target.
 STRESS = ("other-context", "negation", "repetition", "truncation")
@@ -22,10 +31,7 @@ STRESS = ("other-context", "negation", "repetition", "truncation")
 def stress_table(contexts: int, perturbations: Sequence[str] = STRESS, seed: int = 0) -> list[dict[str, Any]]:
     """Return one row per (perturbation, output): n pairs, fraction original better, mean drop and CI, AUROC."""
     from dialeval.data.catalog import load_benchmark
-    from dialeval.metrics.base import build_inputs
     from dialeval.metrics.quality import QualityMetric, combine
-    from dialeval.paths import cache_dir
-    from dialeval.quality.ensemble import _load_cache, _save_cache
     from dialeval.stress.run import compare, perturb_items
 
     bench = load_benchmark("usr-tc").head(contexts)
@@ -33,16 +39,7 @@ def stress_table(contexts: int, perturbations: Sequence[str] = STRESS, seed: int
     dialogues = {**bench.dialogues, **got.dialogues}
     cands = list(bench.candidates) + [c for name in perturbations for c in got.copies[name]]
     metric = QualityMetric(device="cpu")
-    path = cache_dir() / "quality-stress.json"
-    key = metric.features_key()
-    known = _load_cache(path, key)
-    todo = [c for c in cands if c.id not in known]
-    for start in range(0, len(todo), metric.batch_size):
-        part = todo[start : start + metric.batch_size]
-        feats = metric.features(build_inputs(part, dialogues))
-        for n, c in enumerate(part):
-            known[c.id] = {k: v[n] for k, v in feats.items()}
-        _save_cache(path, key, known)
+    known = cached_features(metric, cands, dialogues, "quality-stress.json")
     _, _, ens, names = metric.loaded()
     rows = []
     by_id = {c.id: c for c in bench.candidates}
@@ -64,17 +61,139 @@ def stress_table(contexts: int, perturbations: Sequence[str] = STRESS, seed: int
     return rows
 
 
+def repeats(earlier: Sequence[str], text: str, threshold: float = 0.5) -> bool:
+    """Whether ``text`` repeats one of the ``earlier`` turns: word-trigram Jaccard >= ``threshold``.
+
+    Short turns (under three words) repeat only when equal, ignoring case and punctuation.
+
+    Example:
+        >>> repeats(["i love to read books about cats"], "I love to read books about dogs!")
+        True
+        >>> repeats(["hello there"], "hi there")
+        False
+    """
+    import re
+
+    def grams(t: str) -> tuple[str, set[tuple[str, ...]]]:
+        words = re.findall(r"\w+", t.lower())
+        return " ".join(words), {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+
+    norm, mine = grams(text)
+    for other in earlier:
+        onorm, theirs = grams(other)
+        if norm == onorm or (mine and theirs and len(mine & theirs) / len(mine | theirs) >= threshold):
+            return True
+    return False
+
+
+def dialogue_features(turns: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """Return the dialogue-level features of one dialogue's system turns ``(text, turn quality)``, in order.
+
+    * ``quality_mean``: the plain mean of the turn scores (what ``--level dialogue`` reports);
+    * ``quality_min``: the worst turn (one bad answer can spoil a conversation);
+    * ``not_repeating``: 1 - the share of system turns that repeat an earlier system turn (:func:`repeats`);
+    * ``quality_dialogue``: ``quality_mean * not_repeating`` (fixed a priori: a repeated turn counts as worthless).
+
+    Example:
+        >>> f = dialogue_features([("hi, how are you?", 0.6), ("i like books a lot", 0.4), ("i like books a lot", 0.2)])
+        >>> {k: round(v, 3) for k, v in f.items()}
+        {'quality_mean': 0.4, 'quality_min': 0.2, 'not_repeating': 0.667, 'quality_dialogue': 0.267}
+    """
+    values = [v for _, v in turns]
+    texts = [t for t, _ in turns]
+    rep = sum(repeats(texts[:i], t) for i, t in enumerate(texts)) / len(texts)
+    mean = sum(values) / len(values)
+    return {"quality_mean": mean, "quality_min": min(values), "not_repeating": 1.0 - rep,
+            "quality_dialogue": mean * (1.0 - rep)}  # fmt: skip
+
+
+def dialogue_table(per_system: int, n_boot: int = 1000, seed: int = 0) -> list[Any]:
+    """Return correlation rows (dialogue and system level, Spearman and Pearson) on DSTC9 interactive.
+
+    The first ``per_system`` dialogues of each bot (in file order) are scored; each
+    dialogue-level feature is given to every system turn of its dialogue, so the
+    dialogue mean that :func:`dialeval.meta.correlate.correlation_table` takes is the feature.
+    """
+    from dialeval.data.catalog import load_benchmark
+    from dialeval.meta.correlate import correlation_table
+    from dialeval.schema import Score
+
+    bench = load_benchmark("dstc9")
+    order: dict[str, list[str]] = {}
+    for c in bench.candidates:
+        ids = order.setdefault(c.system, [])
+        if c.dialogue_id not in ids:
+            ids.append(c.dialogue_id)
+    keep = {d for ids in order.values() for d in ids[:per_system]}
+    cands = [c for c in bench.candidates if c.dialogue_id in keep]
+    quality = _turn_quality(cands, bench.dialogues, "quality-dstc9.json")
+    by_dialogue: dict[str, list[Candidate]] = {}
+    for c in cands:
+        by_dialogue.setdefault(c.dialogue_id, []).append(c)
+    scores = []
+    for did, turns in by_dialogue.items():
+        feats = dialogue_features([(c.text, quality[c.id]) for c in turns])
+        for c in turns:
+            for name, value in {"quality": quality[c.id], **feats}.items():
+                scores.append(Score(item_id=c.id, metric=name, value=value, dialogue_id=did,
+                                    context_id=c.context_id, system=c.system))  # fmt: skip
+    ratings = [r for r in bench.ratings if r.item_id in keep]
+    return correlation_table(scores, ratings, dimension="human (overall)", levels=("dialogue", "system"),
+                             methods=("spearman", "pearson"), n_boot=n_boot, seed=seed)  # fmt: skip
+
+
+def cached_features(metric: Any, cands: Sequence[Candidate], dialogues: Any, cache_name: str) -> dict[str, Any]:
+    """Return ``metric.features`` of every candidate by id, through ``<cache>/<cache_name>`` (keyed by heads and LM)."""
+    from dialeval.metrics.base import build_inputs
+    from dialeval.paths import cache_dir
+    from dialeval.quality.ensemble import _load_cache, _save_cache
+
+    path = cache_dir() / cache_name
+    key = metric.features_key()
+    known = _load_cache(path, key)
+    todo = [c for c in cands if c.id not in known]
+    for start in range(0, len(todo), metric.batch_size):
+        part = todo[start : start + metric.batch_size]
+        feats = metric.features(build_inputs(part, dialogues))
+        for n, c in enumerate(part):
+            known[c.id] = {k: v[n] for k, v in feats.items()}
+        _save_cache(path, key, known)
+        print(f"features {start + len(part)}/{len(todo)}", file=sys.stderr, flush=True)
+    return known
+
+
+def _turn_quality(cands: Sequence[Candidate], dialogues: Any, cache_name: str) -> dict[str, float]:
+    """Return the shipped ``quality`` of every candidate, its features cached by the heads' and LM's key."""
+    from dialeval.metrics.quality import QualityMetric, combine
+
+    metric = QualityMetric(device="cpu")
+    known = cached_features(metric, cands, dialogues, cache_name)
+    _, _, ens, names = metric.loaded()
+    rows = [known[c.id] for c in cands]
+    return dict(zip([c.id for c in cands], combine(_columns(rows, names), ens, names), strict=True))
+
+
 def _columns(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, list[Any]]:
     return {n: [r.get(n) for r in rows] for n in names}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Command line: ``stress --contexts N``; prints a Markdown table and the JSON rows."""
+    """Command line: ``stress --contexts N`` or ``dialogue --per-system K``; prints Markdown and the JSON rows."""
     ap = argparse.ArgumentParser(prog="python -m dialeval.quality.measure")
-    ap.add_argument("what", choices=["stress"])
+    ap.add_argument("what", choices=["stress", "dialogue"])
     ap.add_argument("--contexts", type=int, default=60)
+    ap.add_argument("--per-system", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    if args.what == "dialogue":
+        table = dialogue_table(args.per_system, seed=args.seed)
+        print("| feature | level | method | value [95% CI] | units |")
+        print("|---|---|---|---|---|")
+        for r in table:
+            ci = "" if r.ci_low is None or r.ci_high is None else f" [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+            value = "n/a" if r.value is None else f"{r.value:.3f}"
+            print(f"| {r.metric} | {r.level} | {r.method} | {value}{ci} | {r.n_groups} |")
+        return
     rows = stress_table(args.contexts, seed=args.seed)
     print("| perturbation | output | pairs | original better | mean drop [95% CI] | AUROC |")
     print("|---|---|---|---|---|---|")
