@@ -15,10 +15,12 @@ first ``--dialogues`` DSTC9 dialogues (5), once per mode:
 - ``sample-free``: k=3 samples of free text, parsed, one retry per unparsable
   sample (the judge as it was before structured answers).
 
-Every run starts from an empty request cache (a fresh temporary directory), 8
-requests in flight (``--in-flight``), so items/s are comparable between modes on
-the same items. One
-JSON line per protocol and mode: items, seconds, items/s, calls, parse failures,
+Every run is a fresh process with an empty request cache (a fresh temporary
+directory) and 8 requests in flight (``--in-flight``); the model is loaded and
+answers one tiny warm-up request before the clock starts, so items/s are
+comparable between modes on the same items (``--repeats N`` runs each N times;
+the summary quotes medians). One
+JSON line per protocol, mode and repeat: items, seconds, items/s, calls, parse failures,
 and the Pearson/Spearman (scipy) of the score (and, in distribution mode, of the
 expected score) with the mean human Overall rating (USR-TC ``Overall``, DSTC9
 ``human (overall)``). ``--http`` sends the same requests to the real llama.cpp
@@ -94,9 +96,12 @@ def run_one(name: str, mode: str, backend: dict[str, Any], contexts: int, dialog
 
     inputs, human = items_for(name, contexts, dialogues)
     ys = [human[str(i)] for i in range(len(inputs))]
+    from dialeval.backends.base import ChatRequest
+
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["DIALEVAL_CACHE"] = tmp  # an empty request cache: every request is a real call
         m = METRICS.get(f"judge:{name}")(**MODES[mode], **backend)
+        m.backend.chat(ChatRequest(messages=(("user", "Hello"),), max_tokens=1))  # load the model first
         t = time.perf_counter()
         values = m.compute(inputs)
         seconds = time.perf_counter() - t
@@ -142,7 +147,14 @@ def fmt(x: float | None) -> str:
 
 def summary(path: Path) -> None:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    by = {(r["protocol"], r["mode"]): r for r in rows}
+    by: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:  # repeats of one (protocol, mode): the first's figures, the median items/s
+        key = (r["protocol"], r["mode"])
+        if key not in by:
+            by[key] = dict(r, rates=[])
+        by[key]["rates"].append(r["items_per_s"])
+    for r in by.values():
+        r["items_per_s"] = statistics.median(r["rates"])
     print("| protocol | scored (dist.) | parse failures dist. / sample / free | Pearson dist. (expected) |"
           " Spearman dist. (expected) | Pearson sample | Spearman sample |")
     print("|---|---|---|---|---|---|---|")
@@ -160,22 +172,29 @@ def summary(path: Path) -> None:
                   f" {fmt(c['spearman'])} ({fmt(ce.get('spearman'))}) |"
                   f" {fmt(cs.get('pearson'))} | {fmt(cs.get('spearman'))} |")
     print()
-    print("| protocol | items/s distribution | items/s sample k=3 | items/s free k=3 | ratio dist./free |")
-    print("|---|---|---|---|---|")
-    ratios = []
+    print("| protocol | items/s distribution | items/s sample k=3 | items/s free k=3 | dist./sample | dist./free |"
+          " runs |")
+    print("|---|---|---|---|---|---|---|")
+    ratios: dict[str, list[float]] = {"sample": [], "sample-free": []}
     for name in [*TURN_LEVEL, "cpdscore-dialogue"]:
         d, smp, free = by.get((name, "distribution")), by.get((name, "sample")), by.get((name, "sample-free"))
         if d is None:
             continue
-        ratio = d["items_per_s"] / free["items_per_s"] if free else None
-        if ratio:
-            ratios.append(ratio)
+        cells = []
+        for other, x in (("sample", smp), ("sample-free", free)):
+            ratio = d["items_per_s"] / x["items_per_s"] if x else None
+            if ratio:
+                ratios[other].append(ratio)
+            cells.append("-" if ratio is None else f"{ratio:.1f}x")
         rate = [f"{x['items_per_s']:.3f}" if x else "-" for x in (d, smp, free)]
-        print(f"| {name} | {' | '.join(rate)} | {'-' if ratio is None else f'{ratio:.1f}x'} |")
-    if ratios:
-        print(f"\nmedian items/s ratio, distribution vs free k=3 sampling: {statistics.median(ratios):.1f}x")
+        runs = "/".join(str(len(x["rates"])) if x else "0" for x in (d, smp, free))
+        print(f"| {name} | {' | '.join(rate)} | {' | '.join(cells)} | {runs} |")
+    for other, got_ratios in ratios.items():
+        if got_ratios:
+            print(f"\nmedian over protocols of the items/s ratio, distribution vs {other} k=3: "
+                  f"{statistics.median(got_ratios):.1f}x")
     for mode in MODES:
-        got = [r for r in rows if r["mode"] == mode]
+        got = [r for r in by.values() if r["mode"] == mode]
         if got:
             rate = sum(r["parse_failures"] for r in got) / max(1, sum(r["samples"] for r in got))
             med = statistics.median(r["parse_failures"] / max(1, r["samples"]) for r in got)
@@ -193,9 +212,15 @@ def main() -> None:
     ap.add_argument("--in-flight", type=int, default=8, help="requests at once (the same for every mode)")
     ap.add_argument("--out", type=Path, default=Path("runs/bench_judge.jsonl"))
     ap.add_argument("--summary", type=Path)
+    ap.add_argument("--repeats", type=int, default=1, help="fresh-process runs of each protocol and mode")
+    ap.add_argument("--one", nargs=2, metavar=("PROTOCOL", "MODE"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.summary:
         summary(a.summary)
+        return
+    if a.one:  # one run in this (fresh) process: print its JSON line
+        backend = json.loads(os.environ["BENCH_JUDGE_BACKEND"])
+        print(json.dumps(run_one(a.one[0], a.one[1], backend, a.contexts, a.dialogues)), flush=True)
         return
     proc = serve(a.port) if a.http else None
     backend: dict[str, Any] = (
@@ -204,13 +229,18 @@ def main() -> None:
     )
     backend["in_flight"] = a.in_flight
     a.out.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, BENCH_JUDGE_BACKEND=json.dumps(backend))
     try:
-        for mode in a.modes.split(","):
-            for name in a.protocols.split(","):
-                row = run_one(name, mode, backend, a.contexts, a.dialogues)
-                with a.out.open("a") as fh:
-                    fh.write(json.dumps(row) + "\n")
-                print(json.dumps(row), flush=True)
+        for _ in range(a.repeats):
+            for mode in a.modes.split(","):
+                for name in a.protocols.split(","):
+                    cmd = [sys.executable, __file__, "--one", name, mode,
+                           "--contexts", str(a.contexts), "--dialogues", str(a.dialogues)]  # fmt: skip
+                    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+                    row = done.stdout.strip().splitlines()[-1]
+                    with a.out.open("a") as fh:
+                        fh.write(row + "\n")
+                    print(row, flush=True)
     finally:
         if proc is not None:
             proc.terminate()

@@ -75,26 +75,47 @@ def reference(items: list[MetricInput]) -> list[dict[str, float]]:
         sens, flu = apply(weights("sensible"), pair), apply(weights("fluent"), utt)
         nll_c = plain_nll(model, tok, f"###Speaker: {turns[-1]} ###Response:", it.response)
         nll_u = plain_nll(model, tok, "", it.response)
-        feats = [sens, flu, nll_c, nll_u, nll_u - nll_c, float(u @ v), math.log1p(len(it.response.split()))]
+        feats = {"sensible": sens, "fluent": flu, "lm_nll": nll_c, "lm_nll_uncond": nll_u,
+                 "lm_context_gain": nll_u - nll_c, "sbert_context": float(u @ v),
+                 "log_words": math.log1p(len(it.response.split()))}  # fmt: skip
         out.append({
-            "quality": apply(weights("ensemble"), np.asarray(feats)),
+            "features": feats,
             "quality_sensible": 1 / (1 + math.exp(-sens)), "quality_fluent": 1 / (1 + math.exp(-flu)),
-            "quality_specific": nll_u - nll_c,
         })
     return out
 
 
+def by_hand(ensemble: dict, feats: dict) -> float:
+    return apply(ensemble, np.asarray([feats[n] for n in ensemble["features"]]))
+
+
 def test_shipped_scores_equal_the_independent_computation(metric, items):
     got = metric.compute(items)
+    assert set(got) == {"quality", "quality_sensible", "quality_fluent"}
     for j, ref in enumerate(reference(items)):
-        for name, value in ref.items():
-            assert got[name][j] == pytest.approx(value, abs=2e-3), (name, j)
+        assert got["quality"][j] == pytest.approx(by_hand(weights("ensemble"), ref["features"]), abs=2e-3), j
+        for name in ("quality_sensible", "quality_fluent"):
+            assert got[name][j] == pytest.approx(ref[name], abs=2e-3), (name, j)
 
 
-def test_ensemble_names_its_features_in_order():
-    assert weights("ensemble")["features"] == [
-        "sensible", "fluent", "lm_nll", "lm_nll_uncond", "lm_context_gain", "sbert_context", "log_words",
-    ]
+def test_an_ensemble_with_likelihood_features_runs_the_lm(items, tmp_path):
+    """A user's ensemble over every candidate feature: the SmolLM2 losses enter as the plain forward pass gives them."""
+    ensemble = {"features": ["sensible", "fluent", "lm_nll", "lm_nll_uncond", "lm_context_gain", "sbert_context",
+                             "log_words"],
+                "mean": [0.0, 1.0, 4.0, 6.0, 2.0, 0.3, 2.5], "scale": [1.5, 2.0, 1.2, 1.6, 1.3, 0.2, 0.6],
+                "coef": [0.05, 0.06, -0.03, 0.01, 0.03, 0.06, 0.02], "bias": 0.5}  # fmt: skip
+    path = tmp_path / "ensemble.json"
+    path.write_text(json.dumps(ensemble))
+    m = QualityMetric(device="cpu", ensemble=str(path))
+    assert m.uses_lm() and "lm_sha:" in m.signature
+    got = m.compute(items)
+    for j, ref in enumerate(reference(items)):
+        assert got["quality"][j] == pytest.approx(by_hand(ensemble, ref["features"]), abs=2e-3), j
+
+
+def test_the_shipped_ensemble_keeps_the_features_of_one_direction_and_needs_no_lm(metric):
+    assert weights("ensemble")["features"] == ["sensible", "fluent", "sbert_context"]
+    assert not metric.uses_lm() and "lm_sha" not in metric.signature
 
 
 def test_signature_carries_the_artifact_hashes(metric):

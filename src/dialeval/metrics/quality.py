@@ -8,21 +8,23 @@ Outputs:
 * ``quality_fluent``: probability that the response is an utterance as people write it
   (a head over its MiniLM embedding and three surface counts, trained against words
   dropped, shuffled and repeated).
-* ``quality_specific``: ``lm_context_gain`` of SmolLM2-135M, the mean per-token log
-  likelihood the context adds to the response (pointwise mutual information; higher =
-  more specific to this context). No training.
-* ``quality``: a ridge regression over these and four plain features
-  (:data:`ENSEMBLE_FEATURES`), fitted on the public rated sets with per-benchmark
-  percentile-rank targets, so about the expected human percentile of the response.
+* ``quality``: a ridge regression over the features of :data:`ENSEMBLE_FEATURES` that
+  agree in direction on every public rated set it is fitted on (per-benchmark
+  percentile-rank targets), so about the expected human percentile of the response.
+  The shipped one keeps ``sensible``, ``fluent`` and the MiniLM cosine to the last turn:
+  the SmolLM2 likelihood features (NLL, unconditional NLL, the context's gain in
+  log-likelihood, which is the specificity of ``lm_context_gain`` in the ``likelihood``
+  family) and the length flip direction between rated sets, so the LM is not loaded.
 
 The heads and the ensemble are JSON files in ``dialeval/quality/bundled`` with
 their cards (data sha256, recipe, seed, validation figures, leave-one-benchmark-out
-results); the signature carries their sha256. Everything runs offline over the
-packaged MiniLM and SmolLM2; nothing is trained at scoring time.
+results); the signature carries their sha256 (and the LM's hash when the ensemble uses
+it). Everything runs offline over the packaged MiniLM (and SmolLM2 for an ensemble with
+likelihood features); nothing is trained at scoring time.
 
 Example:
     >>> QualityMetric.outputs
-    ('quality', 'quality_sensible', 'quality_fluent', 'quality_specific')
+    ('quality', 'quality_sensible', 'quality_fluent')
     >>> ENSEMBLE_FEATURES[:3]
     ('sensible', 'fluent', 'lm_nll')
 """
@@ -43,10 +45,12 @@ from dialeval.models.loading import DEFAULT_CAUSAL_LM, DEFAULT_ENCODER
 
 BUNDLED = Path(__file__).resolve().parents[1] / "quality" / "bundled"
 
-#: The ensemble's inputs, in its weight order.
+#: The features an ensemble may use (a fitted one names its own, in its weight order).
 ENSEMBLE_FEATURES = (
     "sensible", "fluent", "lm_nll", "lm_nll_uncond", "lm_context_gain", "sbert_context", "log_words",
 )
+#: The features that need the causal LM.
+LM_FEATURES = frozenset({"lm_nll", "lm_nll_uncond", "lm_context_gain"})
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,7 @@ class QualityConfig:
 
     Attributes:
         encoder: The sentence encoder the heads were trained over (packaged MiniLM by default).
-        lm: The causal LM for the likelihood features (packaged SmolLM2-135M by default).
+        lm: The causal LM for the likelihood features, if the ensemble uses any (packaged SmolLM2-135M).
         device: Torch device; ``auto`` is cuda when torch sees a GPU.
         heads: Folder with ``sensible.json`` and ``fluent.json`` ("" = the shipped heads).
         ensemble: The ensemble JSON file ("" = the shipped one).
@@ -86,14 +90,15 @@ def _read(path: Path) -> tuple[dict[str, Any], str]:
 
 
 def raw_features(
-    items: Sequence[MetricInput], encoder: Any, lm_values: Mapping[str, Sequence[float | None]], heads: Any
+    items: Sequence[MetricInput], encoder: Any, lm_values: Mapping[str, Sequence[float | None]] | None, heads: Any
 ) -> dict[str, list[float | None]]:
     """Return every ensemble feature per item, plus the sub-metric probabilities.
 
     Args:
         items: The items.
         encoder: A loaded sentence-transformers encoder.
-        lm_values: :class:`~dialeval.metrics.likelihood.LikelihoodMetric` outputs for the items.
+        lm_values: :class:`~dialeval.metrics.likelihood.LikelihoodMetric` outputs for the items
+            (None: the likelihood features are left out).
         heads: ``(sensible, fluent)`` :class:`~dialeval.quality.heads.LogisticHead`.
     """
     import numpy as np
@@ -112,10 +117,11 @@ def raw_features(
         "fluent_p": [float(v) for v in 1 / (1 + np.exp(-flu))],
         "sbert_context": [float(v) if c else None for v, c in zip(pair[:, -2], contexts, strict=True)],
         "log_words": [math.log1p(len(r.split())) for r in responses],
-        "lm_nll": [100.0 / v if v else None for v in lm_values["lm_likelihood"]],
-        "lm_nll_uncond": [100.0 / v if v else None for v in lm_values["lm_likelihood_uncond"]],
-        "lm_context_gain": [None if v is None else float(v) for v in lm_values["lm_context_gain"]],
     }
+    if lm_values is not None:
+        out["lm_nll"] = [100.0 / v if v else None for v in lm_values["lm_likelihood"]]
+        out["lm_nll_uncond"] = [100.0 / v if v else None for v in lm_values["lm_likelihood_uncond"]]
+        out["lm_context_gain"] = [None if v is None else float(v) for v in lm_values["lm_context_gain"]]
     return out
 
 
@@ -141,10 +147,10 @@ def combine(features: Mapping[str, Sequence[float | None]], ensemble: Any, names
 
 @register_metric
 class QualityMetric(Metric):
-    """Reference-free quality: self-supervised MiniLM heads + SmolLM2 likelihood, combined by a shipped ensemble."""
+    """Reference-free quality: self-supervised MiniLM heads and plain features, combined by a shipped ensemble."""
 
     name = "quality"
-    outputs = ("quality", "quality_sensible", "quality_fluent", "quality_specific")
+    outputs = ("quality", "quality_sensible", "quality_fluent")
     Config = QualityConfig
     batch_size: ClassVar[int] = 120
     listed_first: ClassVar[bool] = True
@@ -168,13 +174,18 @@ class QualityMetric(Metric):
         }
 
     def signature_extra(self) -> Mapping[str, Any]:
-        """Return the sha256 of the heads and the ensemble, and the base models' hashes."""
+        """Return the sha256 of the heads and the ensemble, and the base models' hashes (the LM's if it is used)."""
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
         out: dict[str, Any] = {f"{k}_sha": _read(p)[1][:16] for k, p in self._files().items()}
         out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder))
-        out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
+        if self.uses_lm():
+            out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
         return out
+
+    def uses_lm(self) -> bool:
+        """Whether the ensemble has a likelihood feature (so the causal LM runs)."""
+        return bool(LM_FEATURES & set(self.loaded()[3]))
 
     def fitted_note(self, benchmark: str) -> str | None:
         """Say that the ensemble saw ``benchmark``'s ratings, with the held-out figure from its card.
@@ -207,11 +218,13 @@ class QualityMetric(Metric):
         return sens, flu
 
     def features_key(self) -> str:
-        """Return a key of what :meth:`features` depends on (heads and base models, not the ensemble)."""
+        """Return a key of what :meth:`features` depends on (heads, encoder, the LM if used; not the weights)."""
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
         parts = [_read(self._files()[k])[1] for k in ("sensible", "fluent")]
-        parts += [fingerprint(resolve_encoder_dir(self.config.encoder)), fingerprint(resolve_lm_source(self.config.lm))]
+        parts.append(fingerprint(resolve_encoder_dir(self.config.encoder)))
+        if self.uses_lm():
+            parts.append(fingerprint(resolve_lm_source(self.config.lm)))
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
     def loaded(self) -> tuple[Any, Any, Any, list[str]]:
@@ -239,20 +252,24 @@ class QualityMetric(Metric):
     def features(
         self, items: Sequence[MetricInput], lm: MetricValues | None = None
     ) -> dict[str, list[float | None]]:
-        """Return :func:`raw_features` of the items with this config's models (``lm``: likelihoods already known)."""
+        """Return :func:`raw_features` of the items with this config's models.
+
+        ``lm``: the likelihoods if already known; ``{}`` leaves the likelihood features out;
+        None computes them with this config's LM.
+        """
         from dialeval.models.loading import load_sentence_encoder
 
         sens, flu = self.heads()
         encoder, _ = load_sentence_encoder(self.config.encoder, self.config.device)
-        return raw_features(items, encoder, lm if lm is not None else self.likelihood(items), (sens, flu))
+        lm_values = (lm or None) if lm is not None else self.likelihood(items)
+        return raw_features(items, encoder, lm_values, (sens, flu))
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
-        """Score a batch: the sub-metrics, then the ensemble."""
+        """Score a batch: the sub-metrics (and the likelihoods if the ensemble uses them), then the ensemble."""
         _, _, ens, names = self.loaded()
-        feats = self.features(items)
+        feats = self.features(items, None if self.uses_lm() else {})
         return {
             "quality": list(combine(feats, ens, names)),
             "quality_sensible": feats["sensible_p"],
             "quality_fluent": feats["fluent_p"],
-            "quality_specific": feats["lm_context_gain"],
         }

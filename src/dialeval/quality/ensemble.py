@@ -1,11 +1,14 @@
 """Fit the ``quality`` ensemble on the public rated sets and measure it leave-one-benchmark-out.
 
 The ensemble is a ridge regression (fixed penalty :data:`ALPHA`, not tuned) over the
-standardised :data:`~dialeval.metrics.quality.ENSEMBLE_FEATURES`, with each benchmark's
+standardised features that agree in direction on every training benchmark
+(:func:`consistent_features`, from the candidates
+:data:`~dialeval.metrics.quality.ENSEMBLE_FEATURES`), with each benchmark's
 percentile-rank target (:mod:`dialeval.trained.data`) and equal total weight per
-benchmark. :func:`leave_one_out` fits on all benchmarks but one and reports the
-held-out benchmark's turn-level Spearman and Pearson with 95% context-bootstrap CIs
-(:func:`dialeval.trained.evaluate.correlations`); the shipped model is fitted on all.
+benchmark. :func:`leave_one_out` chooses the features and fits on all benchmarks but
+one, and reports the held-out benchmark's turn-level Spearman and Pearson with 95%
+context-bootstrap CIs (:func:`dialeval.trained.evaluate.correlations`); the shipped
+model is chosen and fitted on all.
 
 Example:
     >>> import numpy as np
@@ -68,6 +71,42 @@ def _predict(head: LogisticHead, x: NDArray[Any]) -> list[float]:
     return [float(v) for v in head.logit(np.where(np.isnan(x), head.mean, x))]
 
 
+def consistent_features(
+    examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str]
+) -> list[str]:
+    """Return the features whose Spearman with the target has one sign on every benchmark of ``examples``.
+
+    A feature whose direction differs between rated sets (LM likelihood and length rise
+    with quality on USR and fall on the DailyDialog-based sets) has no direction to
+    trust on a set it never saw, so it is left out; so is one that is constant or
+    missing on a benchmark.
+
+    Example:
+        >>> from types import SimpleNamespace as E
+        >>> ex = [E(benchmark="a", target=0.0), E(benchmark="a", target=1.0), E(benchmark="a", target=0.5),
+        ...       E(benchmark="b", target=0.0), E(benchmark="b", target=1.0), E(benchmark="b", target=0.5)]
+        >>> rows = [{"up": 1, "flip": 1}, {"up": 3, "flip": 3}, {"up": 2, "flip": 2},
+        ...         {"up": 0, "flip": 5}, {"up": 9, "flip": 1}, {"up": 4, "flip": 3}]
+        >>> consistent_features(ex, rows, ["up", "flip"])
+        ['up']
+    """
+    from scipy.stats import spearmanr
+
+    x = matrix(rows, names)
+    y = np.asarray([e.target for e in examples], dtype=np.float64)
+    bench = np.asarray([e.benchmark for e in examples])
+    keep = []
+    for j, name in enumerate(names):
+        signs = set()
+        for b in sorted(set(bench.tolist())):
+            m = (bench == b) & ~np.isnan(x[:, j])
+            rho = float(spearmanr(x[m, j], y[m])[0]) if m.sum() > 2 and np.ptp(x[m, j]) > 0 else float("nan")
+            signs.add(0.0 if np.isnan(rho) else float(np.sign(rho)))
+        if signs in ({1.0}, {-1.0}):
+            keep.append(name)
+    return keep
+
+
 def leave_one_out(
     examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str],
     *, n_boot: int = 1000, seed: int = 0, extra: Sequence[str] = (),
@@ -75,28 +114,31 @@ def leave_one_out(
     """Return one row per held-out benchmark: the ensemble and, for comparison, each column of ``extra`` alone."""
     from dialeval.trained.evaluate import correlations
 
-    x = matrix(rows, names)
     y = np.asarray([e.target for e in examples])
     out = []
     for bench in sorted({e.benchmark for e in examples}):
         held = np.asarray([e.benchmark == bench for e in examples])
         train = [e for e, h in zip(examples, held, strict=True) if not h]
+        chosen = consistent_features(train, [r for r, h in zip(rows, held, strict=True) if not h], names)
+        x = matrix(rows, chosen)
         head = fit_ridge(x[~held], y[~held], _weights(train))
         test = [e for e, h in zip(examples, held, strict=True) if h]
         cols: dict[str, Sequence[float | None]] = {"quality": _predict(head, x[held])}
         for name in extra:
             cols[name] = [r.get(name) for r, h in zip(rows, held, strict=True) if h]
         figs = correlations(test, cols, n_boot=n_boot, seed=seed)
-        out.append({"benchmark": bench, "n": len(test), "trained_on": sorted({e.benchmark for e in train}), **figs})
+        out.append({"benchmark": bench, "n": len(test), "trained_on": sorted({e.benchmark for e in train}),
+                    "features": chosen, **figs})  # fmt: skip
     return out
 
 
 def fit_all(
     examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str]
-) -> LogisticHead:
-    """Fit the shipped ensemble on every example."""
+) -> tuple[LogisticHead, list[str]]:
+    """Choose the features (:func:`consistent_features`) and fit the shipped ensemble on every example."""
+    chosen = consistent_features(examples, rows, names)
     y = np.asarray([e.target for e in examples])
-    return fit_ridge(matrix(rows, names), y, _weights(examples))
+    return fit_ridge(matrix(rows, chosen), y, _weights(examples)), chosen
 
 
 def _load_cache(path: Path | None, key: str) -> dict[str, dict[str, float | None]]:
@@ -197,15 +239,16 @@ def fit_ensemble(
     names = list(ENSEMBLE_FEATURES)
     extra = ("sensible_p", "fluent_p", "lm_context_gain", "lm_nll", "sbert_context", "log_words")
     lobo = leave_one_out(ds.examples, rows, names, n_boot=n_boot, seed=seed, extra=extra)
-    head = fit_all(ds.examples, rows, names)
+    head, chosen = fit_all(ds.examples, rows, names)
     output.mkdir(parents=True, exist_ok=True)
     save_head(head, output / "ensemble.json", "quality")
     data = json.loads((output / "ensemble.json").read_text(encoding="utf-8"))
-    data["features"] = names
+    data["features"] = chosen
     (output / "ensemble.json").write_text(json.dumps(data) + "\n", encoding="utf-8")
     card = {
         "model": "ridge", "alpha": ALPHA, "target": "per-benchmark percentile rank of the human mean",
-        "features": names, "benchmarks": list(benchmarks), "dimensions": ds.dimensions,
+        "candidate_features": names, "feature_rule": "same sign of Spearman with the target on every benchmark",
+        "features": chosen, "benchmarks": list(benchmarks), "dimensions": ds.dimensions,
         "data_sha256": data_sha256(ds.examples), "n": len(ds.examples),
         "heads_card_sha256": hashlib.sha256((heads / "card.json").read_bytes()).hexdigest(),
         "leave_one_benchmark_out": lobo, "n_boot": n_boot, "seed": seed,

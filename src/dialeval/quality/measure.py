@@ -52,7 +52,6 @@ def stress_table(contexts: int, perturbations: Sequence[str] = STRESS, seed: int
             "quality": (combine(_columns(orig, names), ens, names), combine(_columns(pert, names), ens, names)),
             "quality_sensible": ([r["sensible_p"] for r in orig], [r["sensible_p"] for r in pert]),
             "quality_fluent": ([r["fluent_p"] for r in orig], [r["fluent_p"] for r in pert]),
-            "quality_specific": ([r["lm_context_gain"] for r in orig], [r["lm_context_gain"] for r in pert]),
         }
         for output, (a, b) in cols.items():
             keep = [i for i in range(len(a)) if a[i] is not None and b[i] is not None]
@@ -154,7 +153,7 @@ def cached_features(metric: Any, cands: Sequence[Candidate], dialogues: Any, cac
     todo = [c for c in cands if c.id not in known]
     for start in range(0, len(todo), metric.batch_size):
         part = todo[start : start + metric.batch_size]
-        feats = metric.features(build_inputs(part, dialogues))
+        feats = metric.features(build_inputs(part, dialogues), None if metric.uses_lm() else {})
         for n, c in enumerate(part):
             known[c.id] = {k: v[n] for k, v in feats.items()}
         _save_cache(path, key, known)
