@@ -3,12 +3,12 @@
 Usage: .venv/bin/python benchmarks/bench_quality.py [--contexts 20] [--repeats 3] [--threads 0]
 
 Times ``QualityMetric.compute`` (MiniLM embeddings of every distinct text, the two
-heads, SmolLM2 conditional and unconditional likelihoods, the ensemble) after a warm-up
-call, and splits the time into its encoder and LM parts. Nominal FLOPs are 2 x params x
-tokens processed: MiniLM over the distinct texts' tokens, SmolLM2 over the distinct
-prompts plus every continuation (conditional and unconditional), as the packed scorer
-runs them (see bench_likelihood.py); the peak is a 2048^3 fp32 matmul, best of the
-interleaved measurements.
+heads, the SmolLM2 likelihoods when the ensemble uses them, the ensemble) after a
+warm-up call, and the MiniLM encoding alone. Nominal FLOPs are 2 x params x tokens
+processed: MiniLM over the distinct texts' tokens (and, with the LM, SmolLM2 over the
+distinct prompts plus every continuation, as the packed scorer runs them; see
+bench_likelihood.py); the peak is a 2048^3 fp32 matmul, best of the interleaved
+measurements.
 """
 
 from __future__ import annotations
@@ -43,16 +43,19 @@ def main() -> None:
     items = build_inputs(bench.candidates, bench.dialogues)
     metric = QualityMetric(device="cpu")
     encoder, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")
-    lm = LikelihoodMetric(device="cpu")
-    model, _, _ = lm._loaded()
-    metric.compute(items[:6])  # warm-up: loads both models
+    metric.compute(items[:6])  # warm-up: loads the models
     texts = sorted(set(pair_texts([[t.text for t in i.context] for i in items], [i.response for i in items])))
     ids = encoder.tokenizer(texts, truncation=True, max_length=encoder.max_seq_length)["input_ids"]
     enc_tokens = sum(len(i) for i in ids)
-    cond, uncond = lm.requests(items)
-    lm_tokens = sum(len(p) for p in {p for p, _ in cond + uncond}) + sum(len(c) for _, c in set(cond) | set(uncond))
     enc_params = sum(p.numel() for p in encoder.parameters())
-    lm_params = sum(p.numel() for p in model.parameters())
+    lm_params = lm_tokens = 0
+    if metric.uses_lm():
+        lm = LikelihoodMetric(device="cpu")
+        model, _, _ = lm._loaded()
+        cond, uncond = lm.requests(items)
+        pairs = set(cond) | set(uncond)
+        lm_tokens = sum(len(p) for p in {p for p, _ in pairs}) + sum(len(c) for _, c in pairs)
+        lm_params = sum(p.numel() for p in model.parameters())
     flops = 2 * enc_params * enc_tokens + 2 * lm_params * lm_tokens
     times, peaks = [], []
     for _ in range(args.repeats):
@@ -68,7 +71,7 @@ def main() -> None:
     peak, t_all, te = max(peaks), statistics.median(times), statistics.median(t_enc)
     print(f"torch threads {torch.get_num_threads()}; {len(items)} USR-TC items, {args.contexts} contexts")
     print(f"MiniLM {enc_params / 1e6:.1f}M params, {len(texts)} distinct texts, {enc_tokens} tokens; "
-          f"SmolLM2 {lm_params / 1e6:.1f}M params, {lm_tokens} tokens")
+          f"SmolLM2 {lm_params / 1e6:.1f}M params, {lm_tokens} tokens (0: the ensemble does not use it)")
     print(f"matmul peak (2048^3 fp32): {peak / 1e9:.1f} GFLOP/s")
     share = 100 * flops / t_all / peak
     print(f"quality: {t_all:.2f} s, {len(items) / t_all:.1f} items/s, nominal {share:.1f}% of peak "

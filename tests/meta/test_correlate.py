@@ -82,6 +82,30 @@ def test_dialogue_level_uses_native_dialogue_ratings():
     assert align(scores, ratings, dimension="q").counts["dialogue_ratings_without_score"] == 1
 
 
+def test_system_level_from_dialogue_ratings_averages_each_system_over_its_dialogues():
+    """DSTC9-style data: only dialogues are rated, each dialogue is one system's; means computed here by hand."""
+    turns = {  # dialogue -> (system, turn scores, the annotators' dialogue ratings)
+        "a1": ("A", [1.0, 3.0], [2, 2]), "a2": ("A", [2.0], [1, 3]),
+        "b1": ("B", [4.0, 4.0, 1.0], [4, 5]), "b2": ("B", [3.0], [3, 3]),
+        "c1": ("C", [5.0], [5, 4]), "c2": ("C", [2.0, 6.0], [4, 4]),
+    }  # fmt: skip
+    scores, ratings = [], []
+    for d, (system, values, rated) in turns.items():
+        scores += [Score(item_id=f"{d}:{i}", metric="m", value=v, dialogue_id=d, context_id=f"{d}:{i}",
+                         system=system) for i, v in enumerate(values)]  # fmt: skip
+        ratings += [Rating(item_id=d, dimension="q", annotator=f"w{k}", value=v, level="dialogue")
+                    for k, v in enumerate(rated)]  # fmt: skip
+    # per dialogue: metric mean, human mean; per system: the mean over its two dialogues
+    metric = {"A": (2.0 + 2.0) / 2, "B": (3.0 + 3.0) / 2, "C": (5.0 + 4.0) / 2}
+    human = {"A": (2.0 + 2.0) / 2, "B": (4.5 + 3.0) / 2, "C": (4.5 + 4.0) / 2}
+    rows = correlation_table(scores, ratings, dimension="q", levels=("system",), methods=("pearson",), n_boot=50)
+    (row,) = rows
+    expected = stats.pearsonr([metric[s] for s in "ABC"], [human[s] for s in "ABC"]).statistic
+    assert row.value == pytest.approx(expected, abs=1e-12)
+    assert row.n_groups == 3 and row.n_items == 10  # three systems; ten scored turns
+    assert row.ci_low is not None and row.ci_high is not None
+
+
 def sample_example():
     """Two usable contexts and a constant one, four systems each."""
     metric = {"c1": [1, 2, 3, 4], "c2": [1, 2, 3, 4], "c3": [1, 2, 3, 4]}

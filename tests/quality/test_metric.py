@@ -91,7 +91,7 @@ def by_hand(ensemble: dict, feats: dict) -> float:
 
 def test_shipped_scores_equal_the_independent_computation(metric, items):
     got = metric.compute(items)
-    assert set(got) == {"quality", "quality_sensible", "quality_fluent"}
+    assert set(got) == {"quality", "quality_sensible", "quality_fluent", "quality_dialogue"}
     for j, ref in enumerate(reference(items)):
         assert got["quality"][j] == pytest.approx(by_hand(weights("ensemble"), ref["features"]), abs=2e-3), j
         for name in ("quality_sensible", "quality_fluent"):
@@ -146,3 +146,17 @@ def test_quality_is_the_first_default_metric():
     families, _ = resolve_metrics(None)
     assert families[0] is QualityMetric
     assert [c.name for c in families[1:]] == sorted(c.name for c in families[1:])
+
+
+def test_quality_dialogue_is_zero_for_a_turn_that_repeats_the_speakers_earlier_turn(metric):
+    from dialeval.schema import Turn
+
+    ctx = tuple(Turn(speaker=sp, text=t) for sp, t in [
+        ("bot", "I really love reading books about space travel."), ("user", "Cool, what else do you like?"),
+    ])  # fmt: skip
+    again = MetricInput(response="I really love reading books about space travel!", context=ctx)
+    fresh = MetricInput(response="I also like hiking in the mountains with my dog.", context=ctx)
+    echo = MetricInput(response="Cool, what else do you like?", context=ctx)  # the other speaker's words: kept
+    got = metric.compute([again, fresh, echo])
+    assert got["quality_dialogue"][0] == 0.0 and got["quality"][0] > 0
+    assert got["quality_dialogue"][1:] == got["quality"][1:]

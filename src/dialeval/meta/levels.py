@@ -8,6 +8,8 @@
   (native dialogue ratings, else the turn human means averaged); resample dialogues.
   Means are rounded to 12 decimals, so that equal means tie for Spearman and Kendall.
 * system: per-system means, correlated across systems; resample contexts and recompute the means.
+  With dialogue ratings only (DSTC9 interactive), a system's means are over its dialogues
+  (the metric averaged per dialogue first, as at dialogue level); resample dialogues.
 
 Example:
     >>> import pandas as pd
@@ -174,6 +176,13 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
         n_items = int(scored["dialogue_id"].isin(per_dialogue.index).sum())
         return _row_level("dialogue", per_dialogue, cols, np.arange(len(per_dialogue)), len(per_dialogue), n_items)
     both = items.dropna(subset=[*cols, "human"])
+    if level == "system" and both.empty and dialogue_human is not None:
+        scored = items.dropna(subset=cols)
+        per_dialogue = scored.groupby("dialogue_id").agg({**dict.fromkeys(cols, "mean"), "system": "first"})
+        per_dialogue = per_dialogue.round(MEAN_DECIMALS).join(dialogue_human["human"], how="inner")
+        n_items = int(scored["dialogue_id"].isin(per_dialogue.index).sum())
+        both = per_dialogue.reset_index().assign(context_id=lambda f: f["dialogue_id"])
+        return _system_level(both, cols, n_items)
     if level == "turn":
         codes, k = _codes(both["context_id"])
         return _row_level("turn", both, cols, codes, k, len(both))
@@ -192,17 +201,22 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
         empty = np.zeros((0, 0))
         return SystemLevel(x_sums=dict.fromkeys(cols, empty), y_sums=empty, n=empty, n_items=0)
     if level == "system":
-        sums = both.pivot_table(index="context_id", columns="system", values=[*cols, "human"], aggfunc="sum")
-        counts = both.pivot_table(index="context_id", columns="system", values="human", aggfunc="size")
-        order = pd.unique(both["context_id"])  # clusters in first-appearance order, as at the other levels
-        sums, counts = sums.reindex(order), counts.reindex(order)
-        return SystemLevel(
-            x_sums={m: sums[m].fillna(0).to_numpy(np.float64) for m in cols},
-            y_sums=sums["human"].fillna(0).to_numpy(np.float64),
-            n=counts.fillna(0).to_numpy(np.float64),
-            n_items=len(both),
-        )
+        return _system_level(both, cols, len(both))
     raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
+
+
+def _system_level(both: pd.DataFrame, cols: list[str], n_items: int) -> SystemLevel:
+    """Per-(cluster, system) sums and counts of the rows of ``both`` (clusters: its ``context_id``)."""
+    sums = both.pivot_table(index="context_id", columns="system", values=[*cols, "human"], aggfunc="sum")
+    counts = both.pivot_table(index="context_id", columns="system", values="human", aggfunc="size")
+    order = pd.unique(both["context_id"])  # clusters in first-appearance order, as at the other levels
+    sums, counts = sums.reindex(order), counts.reindex(order)
+    return SystemLevel(
+        x_sums={m: sums[m].fillna(0).to_numpy(np.float64) for m in cols},
+        y_sums=sums["human"].fillna(0).to_numpy(np.float64),
+        n=counts.fillna(0).to_numpy(np.float64),
+        n_items=n_items,
+    )
 
 
 def _row_level(level: str, frame: pd.DataFrame, cols: list[str], codes: IntArray, k: int, n_items: int) -> RowLevel:

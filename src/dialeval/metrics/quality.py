@@ -15,6 +15,10 @@ Outputs:
   the SmolLM2 likelihood features (NLL, unconditional NLL, the context's gain in
   log-likelihood, which is the specificity of ``lm_context_gain`` in the ``likelihood``
   family) and the length flip direction between rated sets, so the LM is not loaded.
+* ``quality_dialogue``: ``quality``, but 0 for a response that repeats one of its
+  speaker's earlier turns (:func:`repeats_own_turn`); for dialogue and system level
+  (``--level dialogue,system`` averages it per dialogue), where a bot that says the same
+  thing again is a worse conversation partner even if each turn is fine on its own.
 
 The heads and the ensemble are JSON files in ``dialeval/quality/bundled`` with
 their cards (data sha256, recipe, seed, validation figures, leave-one-benchmark-out
@@ -24,7 +28,7 @@ likelihood features); nothing is trained at scoring time.
 
 Example:
     >>> QualityMetric.outputs
-    ('quality', 'quality_sensible', 'quality_fluent')
+    ('quality', 'quality_sensible', 'quality_fluent', 'quality_dialogue')
     >>> ENSEMBLE_FEATURES[:3]
     ('sensible', 'fluent', 'lm_nll')
 """
@@ -35,6 +39,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,12 +150,53 @@ def combine(features: Mapping[str, Sequence[float | None]], ensemble: Any, names
     return [float(v) for v in ensemble.logit(x)]
 
 
+def repeats(earlier: Sequence[str], text: str, threshold: float = 0.5) -> bool:
+    """Whether ``text`` repeats one of the ``earlier`` turns: word-trigram Jaccard >= ``threshold``.
+
+    Short turns (under three words) repeat only when equal, ignoring case and punctuation.
+
+    Example:
+        >>> repeats(["i love to read books about cats"], "I love to read books about dogs!")
+        True
+        >>> repeats(["hello there"], "hi there")
+        False
+    """
+    def grams(t: str) -> tuple[str, set[tuple[str, ...]]]:
+        words = re.findall(r"\w+", t.lower())
+        return " ".join(words), {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+
+    norm, mine = grams(text)
+    for other in earlier:
+        onorm, theirs = grams(other)
+        if norm == onorm or (mine and theirs and len(mine & theirs) / len(mine | theirs) >= threshold):
+            return True
+    return False
+
+
+def repeats_own_turn(item: MetricInput) -> bool:
+    """Whether the response repeats one of its speaker's earlier turns (:func:`repeats`).
+
+    The speaker's turns are every other turn back from the one before the last (two parties
+    taking turns).
+
+    Example:
+        >>> from dialeval.schema import Turn
+        >>> ctx = tuple(Turn(speaker=s, text=t) for s, t in [("B", "i love my cat"), ("A", "nice"), ("B", "yes"),
+        ...                                                     ("A", "what else?")])
+        >>> repeats_own_turn(MetricInput(response="I love my cat!", context=ctx))
+        True
+        >>> repeats_own_turn(MetricInput(response="nice", context=ctx))  # said by the other party
+        False
+    """
+    return repeats([t.text for t in item.context[-2::-2]], item.response)
+
+
 @register_metric
 class QualityMetric(Metric):
     """Reference-free quality: self-supervised MiniLM heads and plain features, combined by a shipped ensemble."""
 
     name = "quality"
-    outputs = ("quality", "quality_sensible", "quality_fluent")
+    outputs = ("quality", "quality_sensible", "quality_fluent", "quality_dialogue")
     Config = QualityConfig
     batch_size: ClassVar[int] = 120
     listed_first: ClassVar[bool] = True
@@ -268,8 +314,10 @@ class QualityMetric(Metric):
         """Score a batch: the sub-metrics (and the likelihoods if the ensemble uses them), then the ensemble."""
         _, _, ens, names = self.loaded()
         feats = self.features(items, None if self.uses_lm() else {})
+        quality = combine(feats, ens, names)
         return {
-            "quality": list(combine(feats, ens, names)),
+            "quality": list(quality),
             "quality_sensible": feats["sensible_p"],
             "quality_fluent": feats["fluent_p"],
+            "quality_dialogue": [0.0 if repeats_own_turn(i) else q for i, q in zip(items, quality, strict=True)],
         }

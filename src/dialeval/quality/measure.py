@@ -60,50 +60,23 @@ def stress_table(contexts: int, perturbations: Sequence[str] = STRESS, seed: int
     return rows
 
 
-def repeats(earlier: Sequence[str], text: str, threshold: float = 0.5) -> bool:
-    """Whether ``text`` repeats one of the ``earlier`` turns: word-trigram Jaccard >= ``threshold``.
+def dialogue_features(turns: Sequence[tuple[float, bool]]) -> dict[str, float]:
+    """Return the dialogue-level features of one dialogue's system turns ``(quality, repeats an earlier own turn)``.
 
-    Short turns (under three words) repeat only when equal, ignoring case and punctuation.
-
-    Example:
-        >>> repeats(["i love to read books about cats"], "I love to read books about dogs!")
-        True
-        >>> repeats(["hello there"], "hi there")
-        False
-    """
-    import re
-
-    def grams(t: str) -> tuple[str, set[tuple[str, ...]]]:
-        words = re.findall(r"\w+", t.lower())
-        return " ".join(words), {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
-
-    norm, mine = grams(text)
-    for other in earlier:
-        onorm, theirs = grams(other)
-        if norm == onorm or (mine and theirs and len(mine & theirs) / len(mine | theirs) >= threshold):
-            return True
-    return False
-
-
-def dialogue_features(turns: Sequence[tuple[str, float]]) -> dict[str, float]:
-    """Return the dialogue-level features of one dialogue's system turns ``(text, turn quality)``, in order.
-
-    * ``quality_mean``: the plain mean of the turn scores (what ``--level dialogue`` reports);
+    * ``quality_mean``: the plain mean of the turn scores (what ``--level dialogue`` reports for ``quality``);
     * ``quality_min``: the worst turn (one bad answer can spoil a conversation);
-    * ``not_repeating``: 1 - the share of system turns that repeat an earlier system turn (:func:`repeats`);
-    * ``quality_dialogue``: ``quality_mean * not_repeating`` (fixed a priori: a repeated turn counts as worthless).
+    * ``not_repeating``: the share of turns that repeat none of the speaker's earlier turns;
+    * ``quality_dialogue``: the mean of the metric's ``quality_dialogue`` output (a repeated turn counts 0).
 
     Example:
-        >>> f = dialogue_features([("hi, how are you?", 0.6), ("i like books a lot", 0.4), ("i like books a lot", 0.2)])
+        >>> f = dialogue_features([(0.6, False), (0.4, False), (0.2, True)])
         >>> {k: round(v, 3) for k, v in f.items()}
-        {'quality_mean': 0.4, 'quality_min': 0.2, 'not_repeating': 0.667, 'quality_dialogue': 0.267}
+        {'quality_mean': 0.4, 'quality_min': 0.2, 'not_repeating': 0.667, 'quality_dialogue': 0.333}
     """
-    values = [v for _, v in turns]
-    texts = [t for t, _ in turns]
-    rep = sum(repeats(texts[:i], t) for i, t in enumerate(texts)) / len(texts)
-    mean = sum(values) / len(values)
-    return {"quality_mean": mean, "quality_min": min(values), "not_repeating": 1.0 - rep,
-            "quality_dialogue": mean * (1.0 - rep)}  # fmt: skip
+    q = [v for v, _ in turns]
+    n = len(turns)
+    return {"quality_mean": sum(q) / n, "quality_min": min(q), "not_repeating": sum(not r for _, r in turns) / n,
+            "quality_dialogue": sum(0.0 if r else v for v, r in turns) / n}  # fmt: skip
 
 
 def dialogue_table(per_system: int, n_boot: int = 1000, seed: int = 0) -> list[Any]:
@@ -115,6 +88,8 @@ def dialogue_table(per_system: int, n_boot: int = 1000, seed: int = 0) -> list[A
     """
     from dialeval.data.catalog import load_benchmark
     from dialeval.meta.correlate import correlation_table
+    from dialeval.metrics.base import build_inputs
+    from dialeval.metrics.quality import repeats_own_turn
     from dialeval.schema import Score
 
     bench = load_benchmark("dstc9")
@@ -126,12 +101,13 @@ def dialogue_table(per_system: int, n_boot: int = 1000, seed: int = 0) -> list[A
     keep = {d for ids in order.values() for d in ids[:per_system]}
     cands = [c for c in bench.candidates if c.dialogue_id in keep]
     quality = _turn_quality(cands, bench.dialogues, "quality-dstc9.json")
+    repeated = {c.id: repeats_own_turn(i) for c, i in zip(cands, build_inputs(cands, bench.dialogues), strict=True)}
     by_dialogue: dict[str, list[Candidate]] = {}
     for c in cands:
         by_dialogue.setdefault(c.dialogue_id, []).append(c)
     scores = []
     for did, turns in by_dialogue.items():
-        feats = dialogue_features([(c.text, quality[c.id]) for c in turns])
+        feats = dialogue_features([(quality[c.id], repeated[c.id]) for c in turns])
         for c in turns:
             for name, value in {"quality": quality[c.id], **feats}.items():
                 scores.append(Score(item_id=c.id, metric=name, value=value, dialogue_id=did,
