@@ -54,6 +54,24 @@ def test_identical_inputs_are_computed_once_and_cached_values_are_not_recomputed
     assert again.seen == 0
 
 
+def test_a_cached_entry_without_a_new_output_is_computed_again(tmp_path):
+    """A metric that gained an output keeps its signature (same version): its old cache entries lack the output."""
+
+    class MoreWords(Words):
+        outputs: ClassVar[tuple[str, ...]] = ("words_test", "chars_test")
+
+        def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+            return {**super().compute(items), "chars_test": [float(len(i.response)) for i in items]}
+
+    cache = ScoreCache(tmp_path / "s.sqlite")
+    score_metrics([Words()], CANDS, DIALOGUES, cache=cache)
+    more = MoreWords()
+    assert more.signature == Words().signature
+    (run,) = score_metrics([more], CANDS, DIALOGUES, cache=cache)
+    assert more.seen == 2
+    assert [s.value for s in run.scores if s.metric == "chars_test"] == [33.0, 25.0, 33.0]  # len() by hand
+
+
 def test_style_target_tag_splits_by_each_items_tag_with_its_own_signature():
     run = score_metrics([StyleMetric(target="tag:want")], CANDS, DIALOGUES)[0]
     match = {s.item_id: s for s in run.scores if s.metric == "style_match"}

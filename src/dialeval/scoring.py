@@ -90,7 +90,8 @@ def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | 
         known: dict[str, CachedValues] = {}
     else:
         keys = [input_key(i) for i in inputs]
-        known = cache.get_many(metric.signature, keys)
+        # an entry written before the metric gained an output (same signature) is computed again
+        known = {k: v for k, v in cache.get_many(metric.signature, keys).items() if set(metric.outputs) <= set(v)}
     todo = list({k: i for k, i in zip(keys, inputs, strict=True) if k not in known}.items())
     step = max(1, metric.batch_size)
     batches = [todo[start : start + step] for start in range(0, len(todo), step)]
