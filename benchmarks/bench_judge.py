@@ -113,6 +113,7 @@ def run_one(name: str, mode: str, backend: dict[str, Any], contexts: int, dialog
         "scored": {o: sum(v is not None for v in values[o]) for o in main},
         **{k: s[k] for k in ("calls", "samples", "parse_retries", "parse_failures", "distribution_missing",
                              "structured_fallbacks", "request_failures", "notes")},
+        **{k: s.get(k) for k in ("prompt_tokens", "completion_tokens")},  # what a paid API bills
         "corr": {o: correlate(list(values[o]), ys) for o in main},
     }
     if mode == "distribution":
@@ -173,8 +174,8 @@ def summary(path: Path) -> None:
                   f" {fmt(cs.get('pearson'))} | {fmt(cs.get('spearman'))} |")
     print()
     print("| protocol | items/s distribution | items/s sample k=3 | items/s free k=3 | dist./sample | dist./free |"
-          " runs |")
-    print("|---|---|---|---|---|---|---|")
+          " runs | prompt+completion tokens: dist. / sample / free |")
+    print("|---|---|---|---|---|---|---|---|")
     ratios: dict[str, list[float]] = {"sample": [], "sample-free": []}
     for name in [*TURN_LEVEL, "cpdscore-dialogue"]:
         d, smp, free = by.get((name, "distribution")), by.get((name, "sample")), by.get((name, "sample-free"))
@@ -188,7 +189,9 @@ def summary(path: Path) -> None:
             cells.append("-" if ratio is None else f"{ratio:.1f}x")
         rate = [f"{x['items_per_s']:.3f}" if x else "-" for x in (d, smp, free)]
         runs = "/".join(str(len(x["rates"])) if x else "0" for x in (d, smp, free))
-        print(f"| {name} | {' | '.join(rate)} | {' | '.join(cells)} | {runs} |")
+        toks = " / ".join(f"{x['prompt_tokens']}+{x['completion_tokens']}" if x and x.get("prompt_tokens") is not None
+                          else "-" for x in (d, smp, free))  # fmt: skip
+        print(f"| {name} | {' | '.join(rate)} | {' | '.join(cells)} | {runs} | {toks} |")
     for other, got_ratios in ratios.items():
         if got_ratios:
             print(f"\nmedian over protocols of the items/s ratio, distribution vs {other} k=3: "
