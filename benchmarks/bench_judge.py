@@ -92,12 +92,11 @@ def correlate(xs: list[float | None], ys: list[float]) -> dict[str, float | int 
 
 def run_one(name: str, mode: str, backend: dict[str, Any], contexts: int, dialogues: int) -> dict[str, Any]:
     import dialeval.judges  # noqa: F401  (registers judge:<protocol>)
+    from dialeval.backends.base import ChatRequest
     from dialeval.metrics.base import METRICS
 
     inputs, human = items_for(name, contexts, dialogues)
     ys = [human[str(i)] for i in range(len(inputs))]
-    from dialeval.backends.base import ChatRequest
-
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["DIALEVAL_CACHE"] = tmp  # an empty request cache: every request is a real call
         m = METRICS.get(f"judge:{name}")(**MODES[mode], **backend)

@@ -169,20 +169,12 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
     """
     cols = list(dict.fromkeys(metrics))
     if level == "dialogue" and dialogue_human is not None:
-        scored = items.dropna(subset=cols)
-        per_dialogue = (
-            scored.groupby("dialogue_id")[cols].mean().round(MEAN_DECIMALS).join(dialogue_human["human"], how="inner")
-        )
-        n_items = int(scored["dialogue_id"].isin(per_dialogue.index).sum())
+        per_dialogue, n_items = _native_dialogues(items, dialogue_human, cols)
         return _row_level("dialogue", per_dialogue, cols, np.arange(len(per_dialogue)), len(per_dialogue), n_items)
     both = items.dropna(subset=[*cols, "human"])
     if level == "system" and both.empty and dialogue_human is not None:
-        scored = items.dropna(subset=cols)
-        per_dialogue = scored.groupby("dialogue_id").agg({**dict.fromkeys(cols, "mean"), "system": "first"})
-        per_dialogue = per_dialogue.round(MEAN_DECIMALS).join(dialogue_human["human"], how="inner")
-        n_items = int(scored["dialogue_id"].isin(per_dialogue.index).sum())
-        both = per_dialogue.reset_index().assign(context_id=lambda f: f["dialogue_id"])
-        return _system_level(both, cols, n_items)
+        per_dialogue, n_items = _native_dialogues(items, dialogue_human, cols)
+        return _system_level(per_dialogue.reset_index().assign(context_id=lambda f: f["dialogue_id"]), cols, n_items)
     if level == "turn":
         codes, k = _codes(both["context_id"])
         return _row_level("turn", both, cols, codes, k, len(both))
@@ -203,6 +195,14 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
     if level == "system":
         return _system_level(both, cols, len(both))
     raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
+
+
+def _native_dialogues(items: pd.DataFrame, dialogue_human: pd.DataFrame, cols: list[str]) -> tuple[pd.DataFrame, int]:
+    """Per rated dialogue: the metrics' mean over its scored items, its system and its human mean; items used."""
+    scored = items.dropna(subset=cols)
+    per_dialogue = scored.groupby("dialogue_id").agg({**dict.fromkeys(cols, "mean"), "system": "first"})
+    per_dialogue = per_dialogue.round(MEAN_DECIMALS).join(dialogue_human["human"], how="inner")
+    return per_dialogue, int(scored["dialogue_id"].isin(per_dialogue.index).sum())
 
 
 def _system_level(both: pd.DataFrame, cols: list[str], n_items: int) -> SystemLevel:

@@ -230,8 +230,8 @@ class QualityMetric(Metric):
         return out
 
     def uses_lm(self) -> bool:
-        """Whether the ensemble has a likelihood feature (so the causal LM runs)."""
-        return bool(LM_FEATURES & set(self.loaded()[3]))
+        """Whether the ensemble names a likelihood feature (so the causal LM runs)."""
+        return bool(LM_FEATURES & set(_read(self._files()["ensemble"])[0].get("features") or ()))
 
     def fitted_note(self, benchmark: str) -> str | None:
         """Say that the ensemble saw ``benchmark``'s ratings, with the held-out figure from its card.
@@ -300,20 +300,21 @@ class QualityMetric(Metric):
     ) -> dict[str, list[float | None]]:
         """Return :func:`raw_features` of the items with this config's models.
 
-        ``lm``: the likelihoods if already known; ``{}`` leaves the likelihood features out;
-        None computes them with this config's LM.
+        ``lm``: the likelihoods if already known; else they are computed with this config's
+        LM when the ensemble uses them, and left out when it does not.
         """
         from dialeval.models.loading import load_sentence_encoder
 
         sens, flu = self.heads()
         encoder, _ = load_sentence_encoder(self.config.encoder, self.config.device)
-        lm_values = (lm or None) if lm is not None else self.likelihood(items)
-        return raw_features(items, encoder, lm_values, (sens, flu))
+        if lm is None and self.uses_lm():
+            lm = self.likelihood(items)
+        return raw_features(items, encoder, lm, (sens, flu))
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Score a batch: the sub-metrics (and the likelihoods if the ensemble uses them), then the ensemble."""
         _, _, ens, names = self.loaded()
-        feats = self.features(items, None if self.uses_lm() else {})
+        feats = self.features(items)
         quality = combine(feats, ens, names)
         return {
             "quality": list(quality),

@@ -129,7 +129,7 @@ def cached_features(metric: Any, cands: Sequence[Candidate], dialogues: Any, cac
     todo = [c for c in cands if c.id not in known]
     for start in range(0, len(todo), metric.batch_size):
         part = todo[start : start + metric.batch_size]
-        feats = metric.features(build_inputs(part, dialogues), None if metric.uses_lm() else {})
+        feats = metric.features(build_inputs(part, dialogues))
         for n, c in enumerate(part):
             known[c.id] = {k: v[n] for k, v in feats.items()}
         _save_cache(path, key, known)
