@@ -14,6 +14,8 @@ def test_only_validation_and_dev_files_are_allowed(shared_data):
         "corpora/dailydialog/valid.json",
         "corpora/blended_skill_talk/val.json",
         "corpora/dailydialog_plusplus/dev.json",
+        "corpora/topical_chat/valid_freq.json",
+        "corpora/topical_chat/valid_rare.json",
     }
     assert not any("test" in f for f in files)
     with pytest.raises(InputError, match="not a file source"):
@@ -34,6 +36,15 @@ def test_dailydialogpp_gives_five_positives_with_the_adversarial_negatives(share
     assert len(pairs) == 5
     assert {len(p.adversarial) for p in pairs} == {5}
     assert pairs[0].response == "So nice of you."
+
+
+def test_topical_chat_valid_pairs_follow_the_conversation(shared_data):
+    pairs = read_source("topical-chat-valid-freq", shared_data, limit=1)
+    # the first conversation of valid_freq.json opens "Are you a football fan?" / "yes, I'm. a football fan."
+    assert pairs[0].context == ("Are you a football fan?",)
+    assert pairs[0].response == "yes, I'm. a football fan."
+    assert pairs[1].context[-1] == "yes, I'm. a football fan."
+    assert len({p.dialogue for p in pairs}) == 1
 
 
 def test_a_malformed_line_is_named(tmp_path):

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric, resolve_device
 from dialeval.models.loading import DEFAULT_CAUSAL_LM, DEFAULT_ENCODER
 
 BUNDLED = Path(__file__).resolve().parents[1] / "quality" / "bundled"
@@ -53,9 +53,12 @@ BUNDLED = Path(__file__).resolve().parents[1] / "quality" / "bundled"
 #: The features an ensemble may use (a fitted one names its own, in its weight order).
 ENSEMBLE_FEATURES = (
     "sensible", "fluent", "lm_nll", "lm_nll_uncond", "lm_context_gain", "sbert_context", "log_words",
+    "view_coherent", "view_fluent", "view_specific",
 )
 #: The features that need the causal LM.
 LM_FEATURES = frozenset({"lm_nll", "lm_nll_uncond", "lm_context_gain"})
+#: The features of the multi-view cross-encoder (:mod:`dialeval.quality.crossenc`), its logits per view.
+VIEW_FEATURES = ("view_coherent", "view_fluent", "view_specific")
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class QualityConfig:
         device: Torch device; ``auto`` is cuda when torch sees a GPU.
         heads: Folder with ``sensible.json`` and ``fluent.json`` ("" = the shipped heads).
         ensemble: The ensemble JSON file ("" = the shipped one).
+        views: Folder of the trained multi-view cross-encoder (``adapter.safetensors``,
+            ``heads.json``; "" = the shipped one), used when the ensemble names a view feature.
     """
 
     encoder: str = DEFAULT_ENCODER
@@ -75,6 +80,7 @@ class QualityConfig:
     device: str = "auto"
     heads: str = ""
     ensemble: str = ""
+    views: str = ""
 
 
 def _path(given: str, default: Path) -> Path:
@@ -94,8 +100,34 @@ def _read(path: Path) -> tuple[dict[str, Any], str]:
         raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
 
 
+def _digest(path: Path) -> str:
+    """Return the sha256 of a file (JSON files are also parsed and checked by :func:`_read`)."""
+    if path.suffix == ".json":
+        return _read(path)[1]
+    return _file_sha(path)
+
+
+@functools.cache
+def _file_sha(path: Path) -> str:
+    from dialeval.errors import InputError
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise InputError(f"cannot read the trained file: {exc.strerror}", path=path) from None
+
+
+@functools.cache
+def _views(folder: str, encoder_dir: str, device: str) -> tuple[Any, Any]:
+    from dialeval.quality.crossenc import load_views
+
+    model, tokens, _ = load_views(folder, encoder_dir, device)
+    return model, tokens
+
+
 def raw_features(
-    items: Sequence[MetricInput], encoder: Any, lm_values: Mapping[str, Sequence[float | None]] | None, heads: Any
+    items: Sequence[MetricInput], encoder: Any, lm_values: Mapping[str, Sequence[float | None]] | None, heads: Any,
+    views: tuple[Any, Any] | None = None,
 ) -> dict[str, list[float | None]]:
     """Return every ensemble feature per item, plus the sub-metric probabilities.
 
@@ -105,6 +137,7 @@ def raw_features(
         lm_values: :class:`~dialeval.metrics.likelihood.LikelihoodMetric` outputs for the items
             (None: the likelihood features are left out).
         heads: ``(sensible, fluent)`` :class:`~dialeval.quality.heads.LogisticHead`.
+        views: ``(model, tokens)`` of :func:`dialeval.quality.crossenc.load_views` (None: no view features).
     """
     import numpy as np
 
@@ -127,6 +160,13 @@ def raw_features(
         out["lm_nll"] = [100.0 / v if v else None for v in lm_values["lm_likelihood"]]
         out["lm_nll_uncond"] = [100.0 / v if v else None for v in lm_values["lm_likelihood_uncond"]]
         out["lm_context_gain"] = [None if v is None else float(v) for v in lm_values["lm_context_gain"]]
+    if views is not None:
+        from dialeval.quality.crossenc import TURNS, score_batches
+
+        model, tokens = views
+        logits = score_batches(model, tokens.pairs([c[-TURNS:] for c in contexts], responses))
+        for v, name in enumerate(VIEW_FEATURES):
+            out[name] = [row[v] for row in logits]
     return out
 
 
@@ -214,16 +254,35 @@ class QualityMetric(Metric):
 
     def _files(self) -> dict[str, Path]:
         heads = _path(self.config.heads, BUNDLED / "heads")
-        return {
+        files = {
             "sensible": heads / "sensible.json", "fluent": heads / "fluent.json",
             "ensemble": _path(self.config.ensemble, BUNDLED / "quality" / "ensemble.json"),
         }
+        if self.uses_views():
+            views = _path(self.config.views, BUNDLED / "views")
+            files |= {"views_heads": views / "heads.json", "views_adapter": views / "adapter.safetensors"}
+        return files
+
+    def _ensemble_names(self) -> set[str]:
+        path = _path(self.config.ensemble, BUNDLED / "quality" / "ensemble.json")
+        return set(_read(path)[0].get("features") or ())
+
+    def uses_views(self) -> bool:
+        """Whether the ensemble names a view of the cross-encoder (so it runs)."""
+        return bool(set(VIEW_FEATURES) & self._ensemble_names())
+
+    def views(self) -> tuple[Any, Any]:
+        """Return the loaded cross-encoder ``(model, tokens)`` of :attr:`QualityConfig.views`."""
+        from dialeval.models.loading import resolve_encoder_dir
+
+        folder = str(_path(self.config.views, BUNDLED / "views"))
+        return _views(folder, str(resolve_encoder_dir(self.config.encoder)), resolve_device(self.config.device))
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Return the sha256 of the heads and the ensemble, and the base models' hashes (the LM's if it is used)."""
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
-        out: dict[str, Any] = {f"{k}_sha": _read(p)[1][:16] for k, p in self._files().items()}
+        out: dict[str, Any] = {f"{k}_sha": _digest(p)[:16] for k, p in self._files().items()}
         out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder))
         if self.uses_lm():
             out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
@@ -231,7 +290,7 @@ class QualityMetric(Metric):
 
     def uses_lm(self) -> bool:
         """Whether the ensemble names a likelihood feature (so the causal LM runs)."""
-        return bool(LM_FEATURES & set(_read(self._files()["ensemble"])[0].get("features") or ()))
+        return bool(LM_FEATURES & self._ensemble_names())
 
     def fitted_note(self, benchmark: str) -> str | None:
         """Say that the ensemble saw ``benchmark``'s ratings, with the held-out figure from its card.
@@ -267,7 +326,8 @@ class QualityMetric(Metric):
         """Return a key of what :meth:`features` depends on (heads, encoder, the LM if used; not the weights)."""
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
-        parts = [_read(self._files()[k])[1] for k in ("sensible", "fluent")]
+        files = self._files()
+        parts = [_digest(files[k]) for k in ("sensible", "fluent", "views_heads", "views_adapter") if k in files]
         parts.append(fingerprint(resolve_encoder_dir(self.config.encoder)))
         if self.uses_lm():
             parts.append(fingerprint(resolve_lm_source(self.config.lm)))
@@ -296,12 +356,13 @@ class QualityMetric(Metric):
         return LikelihoodMetric(model=self.config.lm, device=self.config.device).compute(items)
 
     def features(
-        self, items: Sequence[MetricInput], lm: MetricValues | None = None
+        self, items: Sequence[MetricInput], lm: MetricValues | None = None, views: bool | None = None
     ) -> dict[str, list[float | None]]:
         """Return :func:`raw_features` of the items with this config's models.
 
         ``lm``: the likelihoods if already known; else they are computed with this config's
-        LM when the ensemble uses them, and left out when it does not.
+        LM when the ensemble uses them, and left out when it does not. ``views``: whether
+        to run the cross-encoder (None: when the ensemble uses a view).
         """
         from dialeval.models.loading import load_sentence_encoder
 
@@ -309,7 +370,8 @@ class QualityMetric(Metric):
         encoder, _ = load_sentence_encoder(self.config.encoder, self.config.device)
         if lm is None and self.uses_lm():
             lm = self.likelihood(items)
-        return raw_features(items, encoder, lm, (sens, flu))
+        use_views = self.uses_views() if views is None else views
+        return raw_features(items, encoder, lm, (sens, flu), self.views() if use_views else None)
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Score a batch: the sub-metrics (and the likelihoods if the ensemble uses them), then the ensemble."""

@@ -1,14 +1,16 @@
 """The unrated dialogues self-supervised training may read: only validation/dev splits and Chit-Chat.
 
-Rated benchmarks are built on DailyDialog test, Blended Skill Talk test and
-DailyDialog++ test, so those files are never read here (:data:`ALLOWED` names the
+Rated benchmarks are built on DailyDialog test, Blended Skill Talk test,
+DailyDialog++ test and Topical-Chat test (USR-TC), so those files are never read here (:data:`ALLOWED` names the
 only files; :func:`read_source` refuses anything else). Each source gives
 :class:`Pair` records: a context (oldest turn first), its true next turn, and, for
 DailyDialog++, its human-written adversarial negatives.
 
 Example:
-    >>> sorted(ALLOWED)
+    >>> sorted(ALLOWED)[:4]
     ['bst-val', 'chitchat', 'dailydialog-valid', 'dailydialogpp-dev']
+    >>> sorted(ALLOWED)[4:]
+    ['topical-chat-valid-freq', 'topical-chat-valid-rare']
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ ALLOWED: dict[str, str] = {
     "bst-val": "corpora/blended_skill_talk/val.json",
     "dailydialogpp-dev": "corpora/dailydialog_plusplus/dev.json",
     "chitchat": "",
+    # Topical-Chat validation (the shared copy drops the 13 conversations that share a turn with USR-TC).
+    "topical-chat-valid-freq": "corpora/topical_chat/valid_freq.json",
+    "topical-chat-valid-rare": "corpora/topical_chat/valid_rare.json",
 }
 
 
@@ -92,6 +97,8 @@ def read_source(name: str, data_dir: Path, limit: int | None = None) -> list[Pai
         return out
     path = source_path(name, data_dir)
     out = []
+    if name.startswith("topical-chat"):
+        return _topical_chat(name, path, limit)
     if name == "bst-val":
         with path.open(encoding="utf-8") as fh:
             records = json.load(fh)
@@ -115,4 +122,20 @@ def read_source(name: str, data_dir: Path, limit: int | None = None) -> list[Pai
             adv = _texts(rec.get("adversarial_negative_responses"), path, line, "adversarial_negative_responses")
             for r in _texts(rec.get("positive_responses"), path, line, "positive_responses"):
                 out.append(Pair(name, str(rec.get("id", n)), ctx, r, adv))
+    return out
+
+
+def _topical_chat(name: str, path: Path, limit: int | None) -> list[Pair]:
+    with path.open(encoding="utf-8") as fh:
+        records = json.load(fh)
+    if not isinstance(records, dict):
+        raise InputError("expected an object of conversations by id", path=path)
+    out: list[Pair] = []
+    for n, (did, rec) in enumerate(records.items()):
+        if limit is not None and n >= limit:
+            break
+        content = rec.get("content") if isinstance(rec, dict) else None
+        if not isinstance(content, list) or not all(isinstance(t, dict) for t in content):
+            raise InputError("expected a list of messages", path=path, field=f"{did}.content")
+        out.extend(_dialogue_pairs(name, did, [str(t.get("message", "")).strip() for t in content]))
     return out

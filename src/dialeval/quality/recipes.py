@@ -47,6 +47,7 @@ class Recipe:
         l2: L2 penalty of both heads.
         val_share: Share of dialogues held out for the validation figures.
         ensemble: Also fit the ``quality`` ensemble over the new heads on the rated sets.
+        sources: The allowed sources drawn from (the frozen heads predate Topical-Chat).
     """
 
     name: str
@@ -56,6 +57,7 @@ class Recipe:
     l2: float = 10.0
     val_share: float = 0.1
     ensemble: bool = True
+    sources: tuple[str, ...] = ("dailydialog-valid", "bst-val", "dailydialogpp-dev", "chitchat")
 
 
 #: Named recipes: ``default`` built the shipped heads; ``tiny`` is the test's quick rebuild.
@@ -65,12 +67,12 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
-def data_files(data_dir: Path) -> list[dict[str, str]]:
-    """Return ``[{source, path, sha256}]`` of every source file a recipe reads (Chit-Chat: its package file)."""
+def data_files(data_dir: Path, sources: Sequence[str] = tuple(ALLOWED)) -> list[dict[str, str]]:
+    """Return ``[{source, path, sha256}]`` of every source file read (Chit-Chat: its package file)."""
     import importlib.util
 
     out = []
-    for name in ALLOWED:
+    for name in sources:
         if name == "chitchat":
             spec = importlib.util.find_spec("chitchat_dataset")
             if spec is None or spec.origin is None:
@@ -85,9 +87,11 @@ def data_files(data_dir: Path) -> list[dict[str, str]]:
 
 
 def draw_pairs(recipe: Recipe, data_dir: Path) -> list[Pair]:
-    """Draw up to ``per_source`` pairs of each source with the recipe's seed (sources in :data:`ALLOWED` order)."""
+    """Draw up to ``per_source`` pairs of each of the recipe's sources with its seed (in :data:`ALLOWED` order)."""
     out: list[Pair] = []
     for n, name in enumerate(ALLOWED):
+        if name not in recipe.sources:
+            continue
         pairs = read_source(name, data_dir, limit=recipe.chitchat_dialogues if name == "chitchat" else None)
         rng = random.Random(recipe.seed * 1000 + n)
         out.extend(rng.sample(pairs, min(recipe.per_source, len(pairs))))
@@ -173,8 +177,8 @@ def train_recipe(
     card = {
         "recipe": asdict(recipe),
         "seed": recipe.seed,
-        "data_files": data_files(data_dir),
-        "sources": {name: sum(p.source == name for p in pairs) for name in ALLOWED},
+        "data_files": data_files(data_dir, recipe.sources),
+        "sources": {name: sum(p.source == name for p in pairs) for name in recipe.sources},
         "examples": counts,
         "validation": validation,
         "encoder": {"name": encoder_name, "fingerprint": fingerprint(resolve_encoder_dir(encoder_name))},

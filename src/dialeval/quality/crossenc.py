@@ -1,0 +1,195 @@
+"""A multi-view cross-encoder: MiniLM reads context and response together; three heads score three views.
+
+The packaged all-MiniLM-L6-v2 reads ``[CLS] turn-3 [SEP] turn-2 [SEP] turn-1 [SEP] response [SEP]``
+(the last :data:`TURNS` context turns, cut from the oldest end to fit :data:`MAX_LEN`
+tokens; the response keeps at most :data:`MAX_RESPONSE`), mean-pools the last layer,
+and a linear layer gives one logit per view of :data:`VIEWS`:
+
+* ``coherent``: the response is the true next turn of this context (against random,
+  same-dialogue, adversarial, negated, truncated and repeated responses);
+* ``fluent``: the response reads as people write it (against words dropped, shuffled, doubled);
+* ``specific``: the response is not a generic reply that would fit any context.
+
+The encoder is fine-tuned with a LoRA adapter (:mod:`dialeval.quality.crosstrain`), so what
+ships is the adapter and the heads (a few MB), applied to the packaged MiniLM at load time
+and merged into its weights for speed.
+
+Example:
+    >>> assemble([[7, 8], [9]], [5, 6, 4], cls=101, sep=102, max_len=8, max_response=2)
+    ([101, 8, 102, 9, 102, 5, 6, 102], [0, 0, 0, 0, 0, 1, 1, 1])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+#: The views, in head order.
+VIEWS = ("coherent", "fluent", "specific")
+#: Context turns the encoder reads.
+TURNS = 3
+#: Longest input in tokens, and longest response.
+MAX_LEN = 128
+MAX_RESPONSE = 48
+
+
+def assemble(
+    turns: Sequence[Sequence[int]], response: Sequence[int], *,
+    cls: int, sep: int, max_len: int = MAX_LEN, max_response: int = MAX_RESPONSE,
+) -> tuple[list[int], list[int]]:
+    """Return the input ids and token types of one pair (context cut from its oldest end).
+
+    Args:
+        turns: The token ids of the last context turns, oldest first.
+        response: The response's token ids.
+        cls: The ``[CLS]`` id.
+        sep: The ``[SEP]`` id.
+        max_len: Longest input; the context gets what the response leaves, plus one ``[SEP]`` per turn.
+        max_response: Longest response.
+    """
+    resp = list(response[:max_response])
+    ctx: list[int] = []
+    for t in turns:
+        ctx.extend([*t, sep])
+    room = max_len - len(resp) - 2
+    if len(ctx) > room:
+        ctx = ctx[len(ctx) - room :]
+    ids = [cls, *ctx, *resp, sep]
+    types = [0] * (1 + len(ctx)) + [1] * (len(resp) + 1)
+    return ids, types
+
+
+class Tokens:
+    """Tokenise texts once each (dialogues repeat their turns) and assemble pairs."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.cache: dict[str, list[int]] = {}
+        self.cls = int(tokenizer.cls_token_id)
+        self.sep = int(tokenizer.sep_token_id)
+
+    def ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Return the token ids of each text (no special tokens), tokenising the new ones in one call."""
+        new = sorted({t for t in texts if t not in self.cache})
+        if new:
+            got = self.tokenizer(new, add_special_tokens=False, truncation=True, max_length=MAX_LEN)["input_ids"]
+            self.cache.update(zip(new, got, strict=True))
+        return [self.cache[t] for t in texts]
+
+    def pairs(self, contexts: Sequence[Sequence[str]], responses: Sequence[str]) -> list[tuple[list[int], list[int]]]:
+        """Return :func:`assemble` of every (context, response)."""
+        flat = [t.strip() for c in contexts for t in c[-TURNS:]] + [r.strip() for r in responses]
+        self.ids(flat)
+        return [
+            assemble(self.ids([t.strip() for t in c[-TURNS:]]), self.cache[r.strip()], cls=self.cls, sep=self.sep)
+            for c, r in zip(contexts, responses, strict=True)
+        ]
+
+
+def collate(batch: Sequence[tuple[list[int], list[int]]], pad: int = 0) -> tuple[Any, Any, Any]:
+    """Return padded ``(input_ids, attention_mask, token_type_ids)`` tensors of a batch."""
+    import torch
+
+    width = max(len(ids) for ids, _ in batch)
+    ids = torch.full((len(batch), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    types = torch.zeros((len(batch), width), dtype=torch.long)
+    for n, (i, t) in enumerate(batch):
+        ids[n, : len(i)] = torch.tensor(i)
+        mask[n, : len(i)] = 1
+        types[n, : len(t)] = torch.tensor(t)
+    return ids, mask, types
+
+
+def build_model(encoder_dir: str, n_views: int = len(VIEWS)) -> Any:
+    """Return the packaged encoder with a linear view head on its mean-pooled last layer (a ``torch.nn.Module``)."""
+    import torch
+    from transformers import AutoModel
+
+    class ViewModel(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = AutoModel.from_pretrained(encoder_dir)
+            self.heads = torch.nn.Linear(self.encoder.config.hidden_size, n_views)
+
+        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
+            h = self.encoder(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+            m = mask.unsqueeze(-1).to(h.dtype)
+            return self.heads((h * m).sum(1) / m.sum(1).clamp(min=1.0))
+
+    return ViewModel()
+
+
+def score_batches(model: Any, pairs: Sequence[tuple[list[int], list[int]]], batch_size: int = 64) -> list[list[float]]:
+    """Return the view logits of every pair, batched by length (shortest padding), in input order."""
+    import torch
+
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))
+    out: list[list[float]] = [[] for _ in pairs]
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            logits = model(*collate([pairs[i] for i in idx])).float().tolist()
+            for i, row in zip(idx, logits, strict=True):
+                out[i] = row
+    return out
+
+
+def merge_adapter(encoder: Any, adapter: dict[str, Any], scale: float) -> int:
+    """Add each LoRA pair's ``B @ A * scale`` to the base weight it adapts; return how many weights changed.
+
+    Adapter keys are peft's (``...encoder.layer.0.attention.self.query.lora_A.default.weight``);
+    the weight they adapt is found by its module path in ``encoder`` (a plain transformers model).
+    Merging by hand keeps ``peft`` a training-time dependency only.
+    """
+    import torch
+
+    params = dict(encoder.named_parameters())
+    merged = 0
+    for key, a in adapter.items():
+        if ".lora_A." not in key:
+            continue
+        module = key.split(".lora_A.")[0].split("base_model.model.", 1)[-1]
+        b = adapter[key.replace(".lora_A.", ".lora_B.")]
+        weight = params.get(f"{module}.weight")
+        if weight is None:
+            raise KeyError(f"the adapter names {module}, which the encoder lacks")
+        with torch.no_grad():
+            weight += (b.float() @ a.float()) * scale
+        merged += 1
+    return merged
+
+
+def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any, Any, dict[str, Any]]:
+    """Return ``(model, Tokens, heads.json)`` of a trained views folder, the adapter merged into the encoder.
+
+    Raises:
+        InputError: The folder lacks ``adapter.safetensors`` or ``heads.json``, or they do not fit the encoder.
+    """
+    import json
+    from pathlib import Path
+
+    import torch
+    from safetensors.torch import load_file
+    from transformers import AutoTokenizer
+
+    from dialeval.errors import InputError
+
+    root = Path(folder)
+    try:
+        head = json.loads((root / "heads.json").read_text(encoding="utf-8"))
+        adapter = load_file(str(root / "adapter.safetensors"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"not a trained views folder ({exc})", path=root) from None
+    model = build_model(encoder_dir, len(head["views"]))
+    try:
+        n = merge_adapter(model.encoder, adapter, float(head["lora_alpha"]) / float(head["lora_r"]))
+    except KeyError as exc:
+        raise InputError(str(exc.args[0]), path=root / "adapter.safetensors") from None
+    if n == 0:
+        raise InputError("the adapter holds no LoRA weights", path=root / "adapter.safetensors")
+    with torch.no_grad():
+        model.heads.weight.copy_(torch.tensor(head["weight"]))
+        model.heads.bias.copy_(torch.tensor(head["bias"]))
+    model.eval().to(device)
+    return model, Tokens(AutoTokenizer.from_pretrained(encoder_dir)), head

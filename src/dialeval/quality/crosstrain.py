@@ -1,0 +1,404 @@
+"""Train the multi-view cross-encoder (:mod:`dialeval.quality.crossenc`) on the allowed unrated corpora.
+
+``python -m dialeval.quality.crosstrain OUT [--steps N] [--minutes M]`` draws true
+(context, next turn) pairs from every source of :data:`~dialeval.quality.corpora.ALLOWED`
+(capped per source by :data:`CAPS` so no corpus dominates), splits them 95/5 by a
+seeded hash of the dialogue, and builds, per pair, labelled examples for the three views:
+
+* every true pair is positive for all three views (for ``specific`` only when the
+  true turn is not itself a generic reply);
+* ``coherent`` negatives: a turn of another dialogue, a turn of the same dialogue at
+  another place, the speaker's own earlier turn, and one of: a DailyDialog++
+  adversarial response, the stress perturbations ``negation`` / ``truncation``, the
+  context with its last turns shuffled;
+* ``fluent`` negatives: the true turn with words dropped, shuffled or doubled;
+* ``specific`` negatives: a generic reply (the :data:`GENERIC` list, mined from no rated set).
+
+A view's loss is the binary cross-entropy on the examples labelled for it (the other
+views are masked). The encoder is the packaged MiniLM with a LoRA adapter (``peft``)
+on every attention and feed-forward projection; the view head is trained in full.
+Every :data:`CHECKPOINT_EVERY` steps the adapter, head, optimiser and position are saved
+(``OUT/checkpoint.pt``) with the held-in loss and AUC per view and kind of negative;
+a rerun resumes from there. The checkpoint with the best mean held-in AUC is exported
+to ``OUT/model`` (``adapter/``, ``heads.json``) with ``card.json``.
+
+Example:
+    >>> is_generic("I don't know.") and not is_generic("I visited Paris in May.")
+    True
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from dialeval.quality.crossenc import VIEWS
+
+#: True pairs drawn at most from each source (seeded), so the big Chit-Chat corpus does not dominate.
+CAPS = {
+    "dailydialog-valid": 7069, "bst-val": 1009, "dailydialogpp-dev": 5140, "chitchat": 9000,
+    "topical-chat-valid-freq": 6000, "topical-chat-valid-rare": 6000,
+}
+#: Generic replies (written for this purpose, not taken from any rated set).
+GENERIC = (
+    "i don't know", "i don't know.", "ok", "okay", "ok.", "yes", "yes.", "no", "no.", "sure", "sure.", "yeah",
+    "that's nice", "that's nice.", "that's cool", "that is cool", "cool", "nice", "lol", "haha", "i see", "i see.",
+    "me too", "me too.", "really?", "oh really?", "what?", "i'm not sure", "i'm not sure.", "thank you", "thanks",
+    "that's interesting", "that is interesting.", "i agree", "i agree.", "good", "great", "hmm", "right",
+    "i don't know what you mean", "i'm fine", "how about you?", "what do you mean?", "that's great!", "wow",
+    "i like it", "me neither", "of course", "i think so", "that's true",
+)
+_GENERIC = {re.sub(r"[^a-z' ]", "", g.lower()).strip() for g in GENERIC}
+#: Save a checkpoint (and measure the held-in set) this often.
+CHECKPOINT_EVERY = 100
+
+
+def is_generic(text: str) -> bool:
+    """Whether a turn is one of the :data:`GENERIC` replies (ignoring case and punctuation)."""
+    return re.sub(r"[^a-z' ]", "", text.lower()).strip() in _GENERIC
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a run depends on (stored in the card)."""
+
+    seed: int = 0
+    batch_size: int = 32
+    lr: float = 5e-4
+    head_lr: float = 2e-3
+    warmup: int = 100
+    steps: int = 3000
+    lora_r: int = 8
+    lora_alpha: int = 16
+    val_share: float = 0.05
+    val_pairs: int = 400
+    per_source: int | None = None  # None: CAPS
+
+
+@dataclass(frozen=True)
+class Example:
+    """One input with a label per view (None = not labelled for that view) and the kind of example."""
+
+    group: str
+    context: tuple[str, ...]
+    response: str
+    labels: tuple[float | None, float | None, float | None]
+    kind: str
+
+
+def _split(group: str, cfg: TrainConfig) -> bool:
+    digest = hashlib.sha256(f"{cfg.seed}:{group}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < cfg.val_share
+
+
+def draw(data_dir: Path, cfg: TrainConfig) -> list[Any]:
+    """Return the true pairs of every allowed source (at most :data:`CAPS` each), seeded, in a seeded order."""
+    from dialeval.quality.corpora import ALLOWED, read_source
+
+    out: list[Any] = []
+    for n, name in enumerate(ALLOWED):
+        pairs = [p for p in read_source(name, data_dir) if p.response and p.context]
+        rng = random.Random(cfg.seed * 1000 + n)
+        cap = CAPS[name] if cfg.per_source is None else cfg.per_source
+        out.extend(rng.sample(pairs, min(cap, len(pairs))))
+    random.Random(cfg.seed).shuffle(out)
+    return out
+
+
+def examples_for(
+    pair: Any, pool: Sequence[Any], by_dialogue: dict[str, list[Any]], rng: random.Random
+) -> list[Example]:
+    """Return the labelled examples of one true pair (see the module docstring)."""
+    from dialeval.quality.build import CORRUPTIONS, _hard_negative
+
+    group = f"{pair.source}/{pair.dialogue}"
+    ctx, resp = pair.context, pair.response
+    out = [Example(group, ctx, resp, (1.0, 1.0, None if is_generic(resp) else 1.0), "true")]
+
+    def coherent(r: str, kind: str, c: tuple[str, ...] = ctx) -> None:
+        out.append(Example(group, c, r, (0.0, None, None), kind))
+
+    for _ in range(20):
+        other = pool[rng.randrange(len(pool))]
+        if (other.source, other.dialogue) != (pair.source, pair.dialogue):
+            coherent(other.response, "random")
+            break
+    here = [p for p in by_dialogue[group] if abs(len(p.context) - len(ctx)) >= 2 and p.response != resp]
+    if here:
+        coherent(rng.choice(here).response, "same-dialogue")
+    if len(ctx) >= 2 and ctx[-2] != resp and rng.random() < 0.5:
+        coherent(ctx[-2], "own-earlier-turn")
+    hard = _hard_negative(pair, rng)
+    if hard is not None and hard[2] != "repetition":
+        coherent(hard[1], hard[2], hard[0])
+    for name in rng.sample(list(CORRUPTIONS), len(CORRUPTIONS)):
+        bad = CORRUPTIONS[name](resp, rng)
+        if bad is not None and bad != resp:
+            out.append(Example(group, ctx, bad, (None, 0.0, None), name))
+            break
+    if rng.random() < 0.5:
+        out.append(Example(group, ctx, rng.choice(GENERIC), (None, None, 0.0), "generic"))
+    return out
+
+
+def build_examples(pairs: Sequence[Any], cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
+    """Return ``(train, held-in validation)`` examples, split by dialogue (validation capped at ``val_pairs``)."""
+    by_dialogue: dict[str, list[Any]] = {}
+    for p in pairs:
+        by_dialogue.setdefault(f"{p.source}/{p.dialogue}", []).append(p)
+    rng = random.Random(cfg.seed + 1)
+    train: list[Example] = []
+    val: list[Example] = []
+    n_val = 0
+    for p in pairs:
+        is_val = _split(f"{p.source}/{p.dialogue}", cfg)
+        if is_val and n_val >= cfg.val_pairs:
+            continue
+        got = examples_for(p, pairs, by_dialogue, rng)
+        if is_val:
+            n_val += 1
+            val.extend(got)
+        else:
+            train.extend(got)
+    return train, val
+
+
+def _auc(scores: Sequence[float], labels: Sequence[float]) -> float | None:
+    from sklearn.metrics import roc_auc_score
+
+    return None if len(set(labels)) < 2 else round(float(roc_auc_score(labels, scores)), 4)
+
+
+def evaluate(model: Any, tokens: Any, val: Sequence[Example]) -> dict[str, Any]:
+    """Return the held-in loss and AUC per view (overall and per kind of negative)."""
+    import torch
+
+    from dialeval.quality.crossenc import score_batches
+
+    model.eval()
+    logits = score_batches(model, tokens.pairs([e.context for e in val], [e.response for e in val]))
+    model.train()
+    out: dict[str, Any] = {}
+    losses = []
+    for v, view in enumerate(VIEWS):
+        lab = [(lg[v], e.labels[v], e.kind) for lg, e in zip(logits, val, strict=True) if e.labels[v] is not None]
+        if not lab:
+            continue
+        s = torch.tensor([x[0] for x in lab])
+        y = torch.tensor([float(x[1] or 0.0) for x in lab])
+        losses.append(float(torch.nn.functional.binary_cross_entropy_with_logits(s, y)))
+        pos = [sc for sc, lbl, _ in lab if lbl == 1.0]
+        by_kind = {}
+        for kind in sorted({k for _, lbl, k in lab if lbl == 0.0}):
+            neg = [sc for sc, _, k in lab if k == kind]
+            by_kind[kind] = _auc(pos + neg, [1.0] * len(pos) + [0.0] * len(neg))
+        out[view] = {"auc": _auc([x[0] for x in lab], [float(x[1] or 0.0) for x in lab]), "by_kind": by_kind}
+    out["loss"] = round(sum(losses) / len(losses), 4)
+    out["mean_auc"] = round(sum(out[v]["auc"] for v in VIEWS if v in out) / len(VIEWS), 4)
+    return out
+
+
+def _model(cfg: TrainConfig) -> tuple[Any, Any]:
+    import importlib.util
+
+    import torch
+
+    from dialeval.errors import MissingExtraError
+
+    if importlib.util.find_spec("peft") is None:
+        raise MissingExtraError("peft", extra="trained")
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoTokenizer
+
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+    from dialeval.quality.crossenc import Tokens, build_model
+
+    torch.manual_seed(cfg.seed)
+    enc_dir = str(resolve_encoder_dir(DEFAULT_ENCODER))
+    model = build_model(enc_dir)
+    lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=0.0,
+                      target_modules=["query", "key", "value", "dense"])  # fmt: skip
+    model.encoder = get_peft_model(model.encoder, lora)
+    return model, Tokens(AutoTokenizer.from_pretrained(enc_dir))
+
+
+def _schedule(step: int, cfg: TrainConfig) -> float:
+    if step < cfg.warmup:
+        return (step + 1) / cfg.warmup
+    return max(0.0, (cfg.steps - step) / max(1, cfg.steps - cfg.warmup))
+
+
+def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = None) -> dict[str, Any]:
+    """Train (resuming from ``out/checkpoint.pt``), export the best checkpoint and write the card."""
+    import torch
+
+    from dialeval.quality.crossenc import collate
+
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    pairs = draw(data_dir, cfg)
+    train_ex, val_ex = build_examples(pairs, cfg)
+    random.Random(cfg.seed + 2).shuffle(train_ex)
+    model, tokens = _model(cfg)
+    lora = [p for n, p in model.named_parameters() if p.requires_grad and "heads" not in n]
+    params = [{"params": lora, "lr": cfg.lr}, {"params": list(model.heads.parameters()), "lr": cfg.head_lr}]
+    opt = torch.optim.AdamW(params, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _schedule(s, cfg))
+    ckpt = out / "checkpoint.pt"
+    state: dict[str, Any] = {"step": 0, "curve": [], "best": None, "seconds": 0.0}
+    if ckpt.exists():
+        saved = torch.load(ckpt, weights_only=False)
+        model.load_state_dict(saved["model"], strict=False)
+        opt.load_state_dict(saved["opt"])
+        sched.load_state_dict(saved["sched"])
+        torch.set_rng_state(saved["rng"])
+        state = saved["state"]
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    model.train()
+    start_clock, start_seconds = time.perf_counter(), state["seconds"]
+    running: list[float] = []
+    while state["step"] < cfg.steps:
+        step = state["step"]
+        first = (step * cfg.batch_size) % len(train_ex)
+        batch = train_ex[first : first + cfg.batch_size]
+        inputs = collate(tokens.pairs([e.context for e in batch], [e.response for e in batch]))
+        logits = model(*inputs)
+        y = torch.tensor([[0.0 if v is None else v for v in e.labels] for e in batch])
+        m = torch.tensor([[0.0 if v is None else 1.0 for v in e.labels] for e in batch])
+        loss = (torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none") * m).sum() / m.sum()
+        opt.zero_grad()
+        loss.backward()  # type: ignore[no-untyped-call]
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        running.append(float(loss.detach()))
+        state["step"] = step + 1
+        state["seconds"] = start_seconds + time.perf_counter() - start_clock
+        out_of_time = minutes is not None and (time.perf_counter() - t0) / 60 > minutes
+        if state["step"] % CHECKPOINT_EVERY == 0 or state["step"] == cfg.steps or out_of_time:
+            figs = evaluate(model, tokens, val_ex)
+            row = {"step": state["step"], "train_loss": round(sum(running) / len(running), 4),
+                   "seconds": round(state["seconds"], 1), **figs}  # fmt: skip
+            running = []
+            state["curve"].append(row)
+            print(json.dumps({k: row[k] for k in ("step", "train_loss", "loss", "mean_auc", "seconds")}), flush=True)
+            if state["best"] is None or figs["mean_auc"] > state["best"]["mean_auc"]:
+                state["best"] = row
+                _export(model, trainable, out / "model", cfg)
+            torch.save({"model": {n: p for n, p in model.state_dict().items() if n in trainable or "heads" in n},
+                        "opt": opt.state_dict(), "sched": sched.state_dict(), "rng": torch.get_rng_state(),
+                        "state": state}, ckpt.with_suffix(".tmp"))  # fmt: skip
+            ckpt.with_suffix(".tmp").replace(ckpt)
+        if out_of_time:
+            break
+    calibrate(out / "model", tokens, val_ex, cfg)
+    return write_card(out, data_dir, cfg, state, len(pairs), train_ex, val_ex)
+
+
+def calibrate(folder: Path, tokens: Any, val: Sequence[Example], cfg: TrainConfig) -> None:
+    """Add to ``heads.json`` the LoRA scale and each view's logit mean and sd on the held-in examples.
+
+    The mean and sd are what the unfitted combination (:func:`dialeval.quality.experiment.zmean`)
+    z-scores with: measured on self-supervised examples only, never on a rating.
+    """
+    import statistics
+
+    from dialeval.metrics.quality import _views
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+    from dialeval.quality.crossenc import score_batches
+
+    path = folder / "heads.json"
+    head = json.loads(path.read_text(encoding="utf-8"))
+    head |= {"lora_r": cfg.lora_r, "lora_alpha": cfg.lora_alpha}
+    path.write_text(json.dumps(head) + "\n", encoding="utf-8")
+    model, _ = _views(str(folder), str(resolve_encoder_dir(DEFAULT_ENCODER)), "cpu")
+    logits = score_batches(model, tokens.pairs([e.context for e in val], [e.response for e in val]))
+    cols = list(zip(*logits, strict=True))
+    head["centre"] = [[round(statistics.fmean(c), 6), round(statistics.stdev(c), 6)] for c in cols]
+    path.write_text(json.dumps(head) + "\n", encoding="utf-8")
+
+
+def _export(model: Any, trainable: set[str], folder: Path, cfg: TrainConfig) -> None:
+    """Write the LoRA adapter (fp16 safetensors) and the view head (JSON) of the current weights."""
+    import torch
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    sd = model.state_dict()
+    adapter = {n: sd[n].detach().to(torch.float16).contiguous() for n in sorted(trainable) if "heads" not in n}
+    save_file(adapter, str(folder / "adapter.safetensors"))
+    head = {"views": list(VIEWS), "weight": model.heads.weight.detach().tolist(),
+            "bias": model.heads.bias.detach().tolist(), "lora_r": cfg.lora_r, "lora_alpha": cfg.lora_alpha}
+    (folder / "heads.json").write_text(json.dumps(head) + "\n", encoding="utf-8")
+
+
+def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any], n_pairs: int,
+               train_ex: Sequence[Example], val_ex: Sequence[Example]) -> dict[str, Any]:  # fmt: skip
+    """Write ``out/card.json``: data hashes, config, example counts, the loss/AUC curve and the chosen step."""
+    import platform
+
+    from dialeval.data._common import sha256_file
+    from dialeval.models.loading import DEFAULT_ENCODER, fingerprint, resolve_encoder_dir
+    from dialeval.quality.recipes import data_files
+
+    kinds: dict[str, int] = {}
+    for e in train_ex:
+        kinds[e.kind] = kinds.get(e.kind, 0) + 1
+    card = {
+        "what": "multi-view cross-encoder: packaged all-MiniLM-L6-v2 + LoRA, heads " + ", ".join(VIEWS),
+        "config": asdict(cfg), "caps": CAPS, "true_pairs": n_pairs,
+        "examples": {"train": len(train_ex), "validation": len(val_ex), "train_by_kind": dict(sorted(kinds.items()))},
+        "data_files": data_files(data_dir),
+        "encoder": {"name": DEFAULT_ENCODER, "fingerprint": fingerprint(resolve_encoder_dir(DEFAULT_ENCODER))},
+        "steps_done": state["step"], "seconds": round(state["seconds"], 1),
+        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} CPUs, torch threads "
+                   f"{__import__('torch').get_num_threads()}",
+        "chosen": state["best"], "curve": state["curve"],
+        "files": {f.name: sha256_file(f) for f in sorted((out / "model").glob("*")) if f.is_file()},
+    }
+    (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    return card
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command line: ``OUT [--steps N] [--minutes M] [--seed S] [--lr X]``."""
+    import torch
+
+    from dialeval.errors import InputError
+    from dialeval.paths import shared_data_dir
+
+    ap = argparse.ArgumentParser(prog="python -m dialeval.quality.crosstrain")
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--steps", type=int, default=TrainConfig.steps)
+    ap.add_argument("--minutes", type=float, default=None, help="stop (and export the best checkpoint) after this")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lr", type=float, default=TrainConfig.lr)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centre of OUT/model")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    cfg = TrainConfig(seed=args.seed, steps=args.steps, lr=args.lr)
+    root = shared_data_dir()
+    if root is None:
+        raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")
+    if args.calibrate_only:
+        card_path = args.out / "card.json"
+        if card_path.exists():
+            cfg = TrainConfig(**json.loads(card_path.read_text(encoding="utf-8"))["config"])
+        _, val_ex = build_examples(draw(root, cfg), cfg)
+        calibrate(args.out / "model", _model(cfg)[1], val_ex, cfg)
+        return
+    card = train(args.out, root, cfg, args.minutes)
+    print(json.dumps({"steps": card["steps_done"], "seconds": card["seconds"], "chosen": card["chosen"]["step"]}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Compare ``quality`` candidates leave-one-benchmark-out on the five visible rated sets.
+
+``python -m dialeval.quality.experiment VIEWS_DIR [-o OUT]`` computes, for the 1,960 rated
+items of :data:`~dialeval.quality.ensemble.BENCHMARKS`, the frozen features of the
+current heads (no LM) and the view logits of a trained cross-encoder folder
+(:mod:`dialeval.quality.crosstrain`), then scores every candidate of :data:`CANDIDATES`
+(fixed before any figure was seen):
+
+* an **unfitted** candidate (one feature, or the mean of z-scored views with the
+  centre and scale measured on the cross-encoder's own held-in validation examples)
+  never saw a rating, so its figure on each set is already a held-out figure;
+* a **ridge** candidate chooses its features by the sign rule and is fitted on four sets,
+  then measured on the fifth (:func:`dialeval.quality.ensemble.leave_one_out`).
+
+Each row: turn-level Spearman with 95% context-bootstrap CIs per held-out set, and
+the mean over the five folds, by which the winner is chosen. Written to ``OUT/results.json``
+and printed as Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from dialeval.metrics.quality import VIEW_FEATURES
+
+#: Frozen features of the current heads (the ``quality`` ridge's candidates, LM left out).
+FROZEN = ("sensible", "fluent", "sbert_context", "log_words")
+#: Candidates: name -> (how, features). ``single``: one feature; ``zmean``: mean of z-scored views; ``ridge``.
+CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cosine (MiniLM context-response)": ("single", ("sbert_context",)),
+    "frozen heads ridge (shipped recipe, no LM)": ("ridge", FROZEN),
+    "view coherent": ("single", ("view_coherent",)),
+    "view fluent": ("single", ("view_fluent",)),
+    "view specific": ("single", ("view_specific",)),
+    "views z-mean (unfitted)": ("zmean", VIEW_FEATURES),
+    "views + frozen ridge": ("ridge", (*VIEW_FEATURES, *FROZEN)),
+}
+
+
+def rated_rows(views: Path, limit: int | None = None) -> tuple[list[Any], list[dict[str, float | None]]]:
+    """Return the rated examples and, per example, the frozen features and the view logits of ``views``."""
+    from dialeval.metrics.quality import QualityMetric
+    from dialeval.quality.ensemble import BENCHMARKS
+    from dialeval.trained.experiment import load_dataset
+
+    ds = load_dataset(list(BENCHMARKS), limit=limit)
+    metric = QualityMetric(views=str(views), device="cpu")
+    rows: list[dict[str, float | None]] = []
+    for start in range(0, len(ds.examples), 256):
+        part = ds.examples[start : start + 256]
+        feats = metric.features([e.item for e in part], views=True)
+        rows.extend({k: v[n] for k, v in feats.items()} for n in range(len(part)))
+    return ds.examples, rows
+
+
+def zmean(rows: Sequence[Mapping[str, float | None]], names: Sequence[str], centre: Mapping[str, Sequence[float]]
+          ) -> list[float | None]:  # fmt: skip
+    """Return the mean of the z-scored features (``centre[name] = (mean, sd)``); None where one is missing.
+
+    Example:
+        >>> zmean([{"a": 2.0, "b": 0.0}], ["a", "b"], {"a": (0.0, 2.0), "b": (1.0, 1.0)})
+        [0.0]
+    """
+    out: list[float | None] = []
+    for r in rows:
+        vals = [r.get(n) for n in names]
+        zs = [(v - centre[n][0]) / centre[n][1] for v, n in zip(vals, names, strict=True) if v is not None]
+        out.append(sum(zs) / len(names) if len(zs) == len(names) else None)
+    return out
+
+
+def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre: Mapping[str, Sequence[float]],
+        n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:  # fmt: skip
+    """Return one result per candidate: per held-out benchmark ``{spearman, ci, features}`` and the mean."""
+    from dialeval.quality.ensemble import leave_one_out
+    from dialeval.trained.evaluate import correlations
+
+    out = []
+    benches = sorted({e.benchmark for e in examples})
+    for name, (how, feats) in CANDIDATES.items():
+        folds: dict[str, Any] = {}
+        if how == "ridge":
+            for r in leave_one_out(examples, rows, list(feats), n_boot=n_boot, seed=seed):
+                q = r["quality"]
+                folds[r["benchmark"]] = {"spearman": q["spearman"], "ci": q["spearman_ci"], "features": r["features"]}
+        else:
+            col = [r.get(feats[0]) for r in rows] if how == "single" else zmean(rows, feats, centre)
+            for b in benches:
+                held = [i for i, e in enumerate(examples) if e.benchmark == b]
+                q = correlations([examples[i] for i in held], {"x": [col[i] for i in held]}, n_boot, seed)["x"]
+                folds[b] = {"spearman": q["spearman"], "ci": q["spearman_ci"], "features": list(feats)}
+        mean = sum(f["spearman"] for f in folds.values()) / len(folds)
+        out.append({"candidate": name, "how": how, "folds": folds, "mean": round(mean, 4),
+                    "min": round(min(f["spearman"] for f in folds.values()), 4)})  # fmt: skip
+    return out
+
+
+def markdown(results: Sequence[Mapping[str, Any]]) -> str:
+    """Return the results as a Markdown table (one row per candidate, one column per held-out set)."""
+    benches = list(results[0]["folds"])
+    lines = ["| candidate | " + " | ".join(benches) + " | mean | min |", "|---" * (len(benches) + 3) + "|"]
+    for r in results:
+        cells = [f"{r['folds'][b]['spearman']:.3f} [{r['folds'][b]['ci'][0]:.3f}, {r['folds'][b]['ci'][1]:.3f}]"
+                 for b in benches]  # fmt: skip
+        lines.append(f"| {r['candidate']} | " + " | ".join(cells) + f" | {r['mean']:.3f} | {r['min']:.3f} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command line: ``VIEWS_DIR [-o OUT] [--limit N]``."""
+    ap = argparse.ArgumentParser(prog="python -m dialeval.quality.experiment")
+    ap.add_argument("views", type=Path, help="a trained views folder (adapter.safetensors, heads.json with centre)")
+    ap.add_argument("-o", "--out", type=Path, default=Path("runs/quality-experiment"))
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--n-boot", type=int, default=1000)
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    examples, rows = rated_rows(args.views, args.limit)
+    head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
+    centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True))
+    results = run(examples, rows, centre, n_boot=args.n_boot)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "results": results,
+                                                       "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""The multi-view cross-encoder: examples per view, a micro training run that resumes, the card, and the merge.
+
+The merge test pins :func:`dialeval.quality.crossenc.merge_adapter` (LoRA added into the
+weights by hand, so scoring needs no peft) against peft's own forward pass with the adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+pytest.importorskip("peft")
+
+from dialeval.quality import crosstrain as ct
+from dialeval.quality.corpora import ALLOWED, Pair
+from dialeval.quality.crossenc import VIEWS, assemble
+
+MICRO = ct.TrainConfig(seed=3, batch_size=4, steps=4, warmup=2, val_share=0.3, val_pairs=6, per_source=3)
+
+
+def test_assemble_cuts_the_oldest_context_first():
+    # context "1 2 3 [SEP] 4 5 [SEP]" (7), response cut to "6 7"; room for 8 - 2 - 2 = 4 context tokens
+    ids, types = assemble([[1, 2, 3], [4, 5]], [6, 7, 8], cls=9, sep=0, max_len=8, max_response=2)
+    assert ids == [9, 0, 4, 5, 0, 6, 7, 0]
+    assert types == [0] * 5 + [1] * 3
+
+
+def test_examples_label_only_their_view():
+    pair = Pair("s", "d1", ("Do you like cats?", "Yes, I have two."), "What are their names?")
+    other = Pair("s", "d2", ("Hi",), "The train leaves at noon.")
+    got = ct.examples_for(pair, [pair, other], {"s/d1": [pair], "s/d2": [other]}, random.Random(0))
+    true = got[0]
+    assert true.kind == "true" and true.labels == (1.0, 1.0, 1.0)
+    for e in got[1:]:
+        labelled = [v for v in e.labels if v is not None]
+        assert labelled == [0.0], e  # a negative teaches exactly one view
+        view = VIEWS[[v is not None for v in e.labels].index(True)]
+        if e.kind in ("random", "same-dialogue", "own-earlier-turn", "negation", "truncation", "adversarial"):
+            assert view == "coherent"
+        if e.kind == "generic":
+            assert view == "specific" and ct.is_generic(e.response)
+    assert any(e.kind == "random" and e.response == other.response for e in got)
+
+
+def test_a_generic_true_turn_is_not_a_specific_positive():
+    pair = Pair("s", "d1", ("Are you coming?",), "Sure.")
+    got = ct.examples_for(pair, [pair], {"s/d1": [pair]}, random.Random(0))
+    assert got[0].labels == (1.0, 1.0, None)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, shared_data):
+    a = tmp_path_factory.mktemp("a")
+    card = ct.train(a, shared_data, MICRO)
+    return a, card
+
+
+def test_micro_run_writes_card_adapter_and_centre(trained, shared_data):
+    out, card = trained
+    assert json.loads((out / "card.json").read_text()) == card
+    assert card["steps_done"] == MICRO.steps and card["config"]["seed"] == 3
+    assert {f["source"] for f in card["data_files"]} == set(ALLOWED)
+    assert card["true_pairs"] == 3 * len(ALLOWED)
+    head = json.loads((out / "model" / "heads.json").read_text())
+    assert head["views"] == list(VIEWS) and head["lora_r"] == MICRO.lora_r
+    assert len(head["centre"]) == 3 and all(sd > 0 for _, sd in head["centre"])
+    row = card["curve"][-1]
+    assert set(VIEWS) <= set(row) and 0.0 <= row["mean_auc"] <= 1.0
+
+
+def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path, trained, shared_data):
+    import torch
+
+    out, _ = trained
+    ct.train(tmp_path, shared_data, MICRO, minutes=0.0)  # stops after the first step, checkpointed
+    assert json.loads((tmp_path / "card.json").read_text())["steps_done"] == 1
+    ct.train(tmp_path, shared_data, MICRO)  # resumes from checkpoint.pt
+    resumed = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
+    whole = torch.load(out / "checkpoint.pt", weights_only=False)
+    assert resumed["state"]["step"] == whole["state"]["step"] == MICRO.steps
+    assert resumed["model"].keys() == whole["model"].keys()
+    for name, value in whole["model"].items():
+        assert torch.equal(resumed["model"][name], value), name
+
+
+def test_hand_merge_equals_peft_forward(trained):
+    import torch
+    from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+    from dialeval.quality.crossenc import build_model, collate, load_views
+
+    out, _ = trained
+    enc = str(resolve_encoder_dir(DEFAULT_ENCODER))
+    merged, tokens, head = load_views(str(out / "model"), enc)
+    ref = build_model(enc)
+    ref.encoder = get_peft_model(ref.encoder, LoraConfig(r=head["lora_r"], lora_alpha=head["lora_alpha"],
+                                                         target_modules=["query", "key", "value", "dense"]))
+    saved = load_file(str(out / "model" / "adapter.safetensors"))
+    adapter = {k.removeprefix("encoder."): v.float() for k, v in saved.items()}
+    set_peft_model_state_dict(ref.encoder, {k.replace(".default", ""): v for k, v in adapter.items()})
+    with torch.no_grad():
+        ref.heads.weight.copy_(torch.tensor(head["weight"]))
+        ref.heads.bias.copy_(torch.tensor(head["bias"]))
+    ref.eval()
+    batch = collate(tokens.pairs([["Do you like cats?"], ["Where is the bank?"]], ["I have two.", "Five blocks away."]))
+    with torch.no_grad():
+        assert torch.allclose(merged(*batch), ref(*batch), atol=1e-4)
+        # and the adapter changed something: the merged model is not the plain encoder
+        plain = build_model(enc)
+        plain.heads.load_state_dict(ref.heads.state_dict())
+        assert not torch.allclose(plain.eval()(*batch), merged(*batch), atol=1e-6)
