@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -74,6 +76,50 @@ def test_lmstyle_command_writes_rescorable_records(
     assert json.loads(rescored.read_text().splitlines()[0])["value"] == next(
         s["value"] for s in scores if s["metric"] == "sacrebleu"
     )
+
+
+def test_lmstyle_resumes_from_the_score_cache_and_computes_only_what_is_missing(
+    shared_data: Path, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed after some batches were committed leaves a partial score cache (made here by deleting
+    committed rows): the rerun computes only the missing items and writes the scores of a fresh run."""
+    from dialeval.metrics.lexical import SacreBleu
+
+    computed: list[str] = []
+    real = SacreBleu.compute
+
+    def spy(self: SacreBleu, items: Any) -> Any:  # the real metric, counting what it is asked to compute
+        computed.extend(i.response for i in items)
+        return real(self, items)
+
+    monkeypatch.setattr(SacreBleu, "compute", spy)
+    args = ["lmstyle", "--n", "3", "--datasets", "dd", "--styles", "informal,formal", "--max-tokens", "8",
+            "--metrics", "sacrebleu,style"]  # fmt: skip
+
+    def run(out: str, score_cache: Path) -> str:
+        res = CliRunner().invoke(app, [*args, "--cache", str(score_cache), "--output", str(tmp_path / out)])
+        assert res.exit_code == 0, res.output
+        return (tmp_path / out / "scores.jsonl").read_text()
+
+    scores = tmp_path / "scores.sqlite"
+    run("first", scores)
+    everything = len(computed)
+    assert everything >= 4  # 6 responses, fewer if the model repeats itself
+    with sqlite3.connect(scores) as db:
+        deleted = db.execute(
+            "DELETE FROM scores WHERE signature LIKE 'sacrebleu|%' AND input_hash IN (SELECT input_hash FROM scores "
+            "WHERE signature LIKE 'sacrebleu|%' ORDER BY input_hash LIMIT 2)"
+        ).rowcount
+    assert deleted == 2
+    computed.clear()
+    resumed = run("resumed", scores)
+    assert len(computed) == deleted
+    computed.clear()
+    fresh = run("fresh", tmp_path / "fresh.sqlite")
+    assert len(computed) == everything
+    assert resumed == fresh
+    run_info = json.loads((tmp_path / "resumed" / "run.json").read_text())
+    assert run_info["cache"] == str(scores) and run_info["engine"] == {"engine": "local"}
 
 
 def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
