@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -83,16 +81,11 @@ def test_lmstyle_resumes_from_the_score_cache_and_computes_only_what_is_missing(
 ) -> None:
     """A run killed after some batches were committed leaves a partial score cache (made here by deleting
     committed rows): the rerun computes only the missing items and writes the scores of a fresh run."""
+    from tests.partial_cache import count_computed, drop_cached
+
     from dialeval.metrics.lexical import SacreBleu
 
-    computed: list[str] = []
-    real = SacreBleu.compute
-
-    def spy(self: SacreBleu, items: Any) -> Any:  # the real metric, counting what it is asked to compute
-        computed.extend(i.response for i in items)
-        return real(self, items)
-
-    monkeypatch.setattr(SacreBleu, "compute", spy)
+    computed = count_computed(monkeypatch, SacreBleu)
     args = ["lmstyle", "--n", "3", "--datasets", "dd", "--styles", "informal,formal", "--max-tokens", "8",
             "--metrics", "sacrebleu,style"]  # fmt: skip
 
@@ -105,11 +98,7 @@ def test_lmstyle_resumes_from_the_score_cache_and_computes_only_what_is_missing(
     run("first", scores)
     everything = len(computed)
     assert everything >= 4  # 6 responses, fewer if the model repeats itself
-    with sqlite3.connect(scores) as db:
-        deleted = db.execute(
-            "DELETE FROM scores WHERE signature LIKE 'sacrebleu|%' AND input_hash IN (SELECT input_hash FROM scores "
-            "WHERE signature LIKE 'sacrebleu|%' ORDER BY input_hash LIMIT 2)"
-        ).rowcount
+    deleted = drop_cached(scores, "sacrebleu", 2)
     assert deleted == 2
     computed.clear()
     resumed = run("resumed", scores)
