@@ -76,6 +76,41 @@ def test_lmstyle_command_writes_rescorable_records(
     )
 
 
+def test_lmstyle_resumes_from_the_score_cache_and_computes_only_what_is_missing(
+    shared_data: Path, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed after some batches were committed leaves a partial score cache (made here by deleting
+    committed rows): the rerun computes only the missing items and writes the scores of a fresh run."""
+    from tests.partial_cache import count_computed, drop_cached
+
+    from dialeval.metrics.lexical import SacreBleu
+
+    computed = count_computed(monkeypatch, SacreBleu)
+    args = ["lmstyle", "--n", "3", "--datasets", "dd", "--styles", "informal,formal", "--max-tokens", "8",
+            "--metrics", "sacrebleu,style"]  # fmt: skip
+
+    def run(out: str, score_cache: Path) -> str:
+        res = CliRunner().invoke(app, [*args, "--cache", str(score_cache), "--output", str(tmp_path / out)])
+        assert res.exit_code == 0, res.output
+        return (tmp_path / out / "scores.jsonl").read_text()
+
+    scores = tmp_path / "scores.sqlite"
+    run("first", scores)
+    everything = len(computed)
+    assert everything >= 4  # 6 responses, fewer if the model repeats itself
+    deleted = drop_cached(scores, "sacrebleu", 2)
+    assert deleted == 2
+    computed.clear()
+    resumed = run("resumed", scores)
+    assert len(computed) == deleted
+    computed.clear()
+    fresh = run("fresh", tmp_path / "fresh.sqlite")
+    assert len(computed) == everything
+    assert resumed == fresh
+    run_info = json.loads((tmp_path / "resumed" / "run.json").read_text())
+    assert run_info["cache"] == str(scores) and run_info["engine"] == {"engine": "local"}
+
+
 def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["generate", "--max-tokens", "0", "-o", str(tmp_path)])
     assert res.exit_code == 2 and "--max-tokens" in res.output

@@ -26,4 +26,4 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     root: Path = tmp_path_factory.getbasetemp() / "trained-scores"
     root.mkdir(exist_ok=True)
-    monkeypatch.setattr("dialeval.trained.features.default_cache_path", lambda: root / "scores.sqlite")
+    monkeypatch.setenv("DIALEVAL_SCORE_CACHE", str(root / "scores.sqlite"))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from dialeval.cli import app
@@ -65,3 +67,46 @@ def test_bad_input_errors(tmp_path: Path) -> None:
                               "-o", str(tmp_path / "s.jsonl")])
     assert res.exit_code != 0
     assert "not valid JSON" in res.output or "not valid JSON" in str(res.exception)
+
+
+def test_train_resumes_from_the_score_cache_and_computes_only_what_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed after some feature batches were committed leaves a partial score cache (made here by
+    deleting committed rows): the rerun computes only the missing items and writes a fresh run's results."""
+    from tests.partial_cache import count_computed, drop_cached
+
+    from dialeval.metrics.lexical import Distinct
+
+    computed = count_computed(monkeypatch, Distinct)
+
+    def run(out: str, *cache: str) -> None:
+        res = runner.invoke(app, [
+            "train", "--model", "ensemble", "-p", "ensemble.families=length,distinct", "--train", "usr-pc",
+            "--test", "usr-tc", "--limit", "4", "--n-boot", "20", "--no-save", "--output", str(tmp_path / out),
+            *cache,
+        ])  # fmt: skip
+        assert res.exit_code == 0, res.output
+
+    scores = tmp_path / "scores.sqlite"
+    run("first", "--cache", str(scores))
+    everything = len(computed)
+    assert everything == 20 + 24  # 4 contexts of USR-PC (5 systems) and of USR-TC (6 systems)
+    deleted = drop_cached(scores, "distinct", 7)
+    assert deleted == 7
+    computed.clear()
+    run("resumed", "--cache", str(scores))
+    assert len(computed) == deleted
+    computed.clear()
+    run("fresh", "--no-cache")
+    assert len(computed) == everything
+    resumed, fresh = ([_untimed(json.loads(line)) for line in (tmp_path / d / "results.jsonl").open()]
+                      for d in ("resumed", "fresh"))  # fmt: skip
+    assert resumed == fresh and resumed[0]["model"] == "ensemble"
+
+
+def _untimed(value: Any) -> Any:
+    """``value`` without its timings (``seconds``, ``fit_seconds``), at any depth."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if not k.endswith("seconds")}
+    return value

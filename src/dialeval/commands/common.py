@@ -260,14 +260,9 @@ no_cache_option = typer.Option(False, "--no-cache", help="Compute every item; re
 def make_run_context(
     engine: str, ray_address: str | None, ray_workers: int | None, ray_cpus: float, cache: Path | None, no_cache: bool
 ) -> tuple[Engine, ScoreCache | None]:
-    """Build the engine and the score cache that ``score``, ``benchmark`` and ``judge run`` share."""
-    from dialeval.cache import ScoreCache
-    from dialeval.engines import make_engine
-    from dialeval.paths import score_cache_path
+    """Build the engine and the score cache that the scoring commands share (:func:`dialeval.engines.run_context`)."""
+    from dialeval.engines import run_context
 
-    if no_cache and cache is not None:
-        raise InputError("--cache and --no-cache contradict each other", field="--no-cache")
-    if engine != "ray" and (ray_address is not None or ray_workers is not None):
-        raise InputError("--ray-address and --ray-workers need --engine ray", field="--engine")
-    runner = make_engine(engine, address=ray_address, workers=ray_workers, cpus_per_worker=ray_cpus)
-    return runner, None if no_cache else ScoreCache(cache or score_cache_path())
+    return run_context(
+        engine, address=ray_address, workers=ray_workers, cpus_per_worker=ray_cpus, cache=cache, no_cache=no_cache
+    )

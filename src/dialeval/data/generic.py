@@ -14,8 +14,9 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,8 @@ def _expand(column: str, system: str) -> str:
     return column.replace("{system}", system) if system else column
 
 
-def _records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, Any]]]:
+def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, Any]]]:
+    """Read the rows of a CSV/TSV/JSONL table, each with its place; a column of ``mapping`` missing is an error."""
     if path.name.endswith((".jsonl", ".jsonl.gz")):
         records = read_jsonl_records(path)
         for where, rec in records:
@@ -146,9 +148,10 @@ class _TableBuilder:
     per_system: Counter[tuple[str, str]] = field(default_factory=Counter)
     pseudonyms: dict[str, str] = field(default_factory=dict)
 
-    def dialogue(self, where: Where, rec: dict[str, Any]) -> str:
+    def dialogue(self, where: Where, rec: Mapping[str, Any]) -> str:
         m = self.mapping
-        context = str(rec[m.context]) if m.context else ""
+        raw = rec[m.context] if m.context else ""
+        context = json.dumps(raw) if isinstance(raw, list) else str(raw)  # a list is already split into turns
         if m.dialogue_id:
             did = str(rec[m.dialogue_id]).strip()
             if not did:
@@ -157,7 +160,7 @@ class _TableBuilder:
             return self.context_ids[context]
         else:
             did = self.context_ids[context] = f"{self.bench}-{len(self.context_ids):04d}"
-        lines = list(iter_nonempty(context, m.turn_separator))
+        lines = _text_list(raw, m.turn_separator)
         turns = [Turn(speaker=s, text=t) for s, t in zip(split_turns(lines, "B"), lines, strict=True)]
         dialogue = Dialogue(
             id=did, turns=turns, knowledge=_text_list(rec[m.knowledge], m.turn_separator) if m.knowledge else [],
@@ -171,7 +174,7 @@ class _TableBuilder:
             self.dialogues[did], self.dialogue_lines[did] = dialogue, where
         return did
 
-    def candidate(self, where: Where, rec: dict[str, Any], did: str, system_name: str) -> str:
+    def candidate(self, where: Where, rec: Mapping[str, Any], did: str, system_name: str) -> str:
         m = self.mapping
 
         def col(name: str) -> str:
@@ -208,7 +211,7 @@ class _TableBuilder:
         self.items[key] = cand
         return item
 
-    def rate(self, where: Where, rec: dict[str, Any], item: str, system_name: str) -> None:
+    def rate(self, where: Where, rec: Mapping[str, Any], item: str, system_name: str) -> None:
         m = self.mapping
         annotator = str(rec[m.annotator]).strip() if m.annotator else "annotator"
         if m.pseudonymise:
@@ -244,14 +247,27 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
     naming both lines.
     """
     p = Path(path)
-    build = _TableBuilder(name or p.name.split(".")[0], mapping)
-    for where, rec in _records(p, mapping):
+    return build_table(table_records(p, mapping), mapping, name=name or p.name.split(".")[0], source=str(p))[0]
+
+
+def build_table(
+    rows: Iterable[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, *, name: str, source: str
+) -> tuple[Benchmark, list[list[str]]]:
+    """Build the benchmark of :func:`load_table` from rows already read; also return each row's item ids.
+
+    A context may be a string (split on ``mapping.turn_separator``) or a list of turns.
+    """
+    build = _TableBuilder(name, mapping)
+    row_items: list[list[str]] = []
+    for where, rec in rows:
         did = build.dialogue(where, rec)
+        row_items.append([])
         for system_name in mapping.systems or ("",):
             item = build.candidate(where, rec, did, system_name)
             build.rate(where, rec, item, system_name)
+            row_items[-1].append(item)
     candidates = [c for _, c in build.item_lines.values()]
-    return Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=str(p))
+    return Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source), row_items
 
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".csv.gz", ".tsv.gz", ".jsonl.gz")

@@ -20,11 +20,15 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dialeval.engines.base import BatchResult, Engine, Job, LocalEngine, WorkBatch
 from dialeval.errors import InputError, UnknownNameError
 from dialeval.registry import Registry
+
+if TYPE_CHECKING:
+    from dialeval.cache import ScoreCache
 
 
 def _local(**_options: Any) -> Engine:
@@ -61,4 +65,37 @@ def make_engine(
     return factory(address=address, workers=workers, cpus_per_worker=cpus_per_worker)
 
 
-__all__ = ["ENGINES", "BatchResult", "Engine", "Job", "LocalEngine", "WorkBatch", "make_engine"]
+def run_context(
+    engine: str = "local",
+    *,
+    address: str | None = None,
+    workers: int | None = None,
+    cpus_per_worker: float = 1.0,
+    cache: str | Path | None = None,
+    no_cache: bool = False,
+) -> tuple[Engine, ScoreCache | None]:
+    """Build the engine and the score cache of a run (``--engine``, ``--ray-*``, ``--cache``, ``--no-cache``).
+
+    Every front end that scores (the commands, :func:`dialeval.score`) builds them here, so they
+    share the options' meaning and the default cache (:func:`dialeval.paths.score_cache_path`).
+
+    Raises:
+        InputError: An unknown engine, ``cache`` with ``no_cache``, or Ray options without ``ray``.
+
+    Example:
+        >>> engine, cache = run_context(no_cache=True)
+        >>> engine.name, cache
+        ('local', None)
+    """
+    from dialeval.cache import ScoreCache
+    from dialeval.paths import score_cache_path
+
+    if no_cache and cache is not None:
+        raise InputError("--cache and --no-cache contradict each other", field="--no-cache")
+    if engine != "ray" and (address is not None or workers is not None):
+        raise InputError("--ray-address and --ray-workers need --engine ray", field="--engine")
+    runner = make_engine(engine, address=address, workers=workers, cpus_per_worker=cpus_per_worker)
+    return runner, None if no_cache else ScoreCache(cache or score_cache_path())
+
+
+__all__ = ["ENGINES", "BatchResult", "Engine", "Job", "LocalEngine", "WorkBatch", "make_engine", "run_context"]

@@ -55,6 +55,7 @@ def encode_batch(batch: Sequence[tuple[str, MetricInput]]) -> str:
             [table.setdefault((t.speaker, t.text), len(table)) for t in i.context],
             list(i.references),
             list(i.knowledge),
+            dict(i.tags),
         ]
         for key, i in batch
     ]
@@ -62,7 +63,13 @@ def encode_batch(batch: Sequence[tuple[str, MetricInput]]) -> str:
 
 
 def decode_batch(payload: str) -> WorkBatch:
-    """Rebuild the batch :func:`encode_batch` wrote (each distinct turn is built once)."""
+    """Rebuild the batch :func:`encode_batch` wrote (each distinct turn is built once), tags included.
+
+    Example:
+        >>> item = MetricInput(response="r", context=(Turn(speaker="A", text="hi"),), tags={"style": "formal"})
+        >>> [(k, i == item, dict(i.tags)) for k, i in decode_batch(encode_batch([("k", item)]))]
+        [('k', True, {'style': 'formal'})]
+    """
     data = json.loads(payload)
     # the turns were validated records on the driver: rebuild them without validating again
     turns = [Turn.model_construct(speaker=s, text=t) for s, t in data["turns"]]
@@ -74,9 +81,10 @@ def decode_batch(payload: str) -> WorkBatch:
                 context=tuple(turns[n] for n in context),
                 references=tuple(refs),
                 knowledge=tuple(knowledge),
+                tags=tags,
             ),
         )
-        for key, response, context, refs, knowledge in data["items"]
+        for key, response, context, refs, knowledge, tags in data["items"]
     ]
 
 

@@ -11,7 +11,19 @@ from typing import Any
 import typer
 
 from dialeval import __version__
-from dialeval.commands.common import console, fail, split_list, write_json, write_text
+from dialeval.commands.common import (
+    cache_option,
+    console,
+    engine_option,
+    fail,
+    make_run_context,
+    ray_address_option,
+    ray_cpus_option,
+    ray_workers_option,
+    split_list,
+    write_json,
+    write_text,
+)
 from dialeval.commands.options import quiet_option
 from dialeval.errors import DialevalError, InputError
 from dialeval.runinfo import MetricInfo, RunInfo, command_line, write_run_info
@@ -26,7 +38,9 @@ _MAXTOK = typer.Option(40, "--max-tokens", help="Most tokens per response.")
 _STOP = typer.Option([], "--stop", help="Stop string, repeatable, escapes allowed (default: ### and \\n).")
 _SEED = typer.Option(0, "--seed", help="Sampling seed.")
 _DATA = typer.Option(None, "--data", help="Shared data folder (default: $DIALEVAL_DATA or ../shared/data).")
-_NOCACHE = typer.Option(False, "--no-cache", help="Call the backends again instead of using the caches.")
+_NOCACHE = typer.Option(
+    False, "--no-cache", help="Call the backends again and compute every score: no request cache, no score cache."
+)
 
 
 def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -> Any:
@@ -112,12 +126,15 @@ def lmstyle(
     metrics: str = typer.Option("style,sacrebleu,embedding,likelihood,judge", "--metrics", help="Metrics to run."),
     compare_paper: bool = typer.Option(False, "--compare-paper", help="Print the paper's rows beside ours."),
     output: Path = typer.Option(Path("runs/lmstyle"), "--output", "-o", help="Output folder."),
+    engine: str = engine_option, ray_address: str | None = ray_address_option,
+    ray_workers: int | None = ray_workers_option, ray_cpus: float = ray_cpus_option, cache: Path | None = cache_option,
     quiet: bool = quiet_option,
 ) -> None:  # fmt: skip
     """Run the LMStyle benchmark: generate, score (ACC, BLEU, SBERT, NLL, judge), print Tables 2/4/5.
 
     Writes dialogues.jsonl, candidates.jsonl, scores.jsonl, table.md, lmstyle_tables.jsonl,
     summary.jsonl and run.json (command, signatures, settings, counts, timings) to OUTPUT.
+    Generations are kept in the request cache and scores in the score cache: a killed run resumes.
     """
     from dialeval.jsonl import write_jsonl
     from dialeval.lmstyle.score import JudgeSettings, score_generated
@@ -126,6 +143,7 @@ def lmstyle(
     started = time.perf_counter()
     try:
         settings = _settings(temperature, max_tokens, stop, seed)
+        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
         dialogues, candidates, summaries = _generate_all(
             model, n, datasets, styles, settings, data, not no_cache
         )
@@ -134,7 +152,7 @@ def lmstyle(
         names = split_list(metrics) or []
         with progress_bars({m: len(candidates) for m in names}, quiet=quiet) as tick:
             scored = score_generated(
-                candidates, dialogues, judge, metrics=names, use_cache=not no_cache,
+                candidates, dialogues, judge, metrics=names, cache=score_cache, engine=run_engine,
                 log=lambda line: console.print(f"  scored {line}", highlight=False), progress=tick,
             )
     except (DialevalError, FileNotFoundError, ValueError) as exc:
@@ -153,6 +171,8 @@ def lmstyle(
         generation=summaries,
         judge={**judge.params(), **scored.judge_summary},
         metrics={k: MetricInfo(signature=v, seconds=scored.seconds.get(k)) for k, v in scored.signatures.items()},
+        engine=run_engine.describe(),
+        cache=None if score_cache is None else str(score_cache.path),
         seconds=round(time.perf_counter() - started, 2),
     )
     write_jsonl(output / "scores.jsonl", scored.scores)

@@ -1,4 +1,4 @@
-"""Score generated styled responses with the paper's five metrics, through the score cache.
+"""Score generated styled responses with the paper's five metrics, through the one score cache.
 
 * ACC%: ``style_match`` of :class:`~dialeval.metrics.style.StyleMetric`, one instance per
   requested style (VADER for sentiment, the Heylighen-Dewaele F-score for formality).
@@ -17,9 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dialeval.schema import Candidate, Dialogue, Score
+
+if TYPE_CHECKING:
+    from dialeval.cache import ScoreCache
+    from dialeval.engines import Engine
 
 JUDGE = "judge:lmstyle-appropriateness"
 #: Our output name -> the paper's column name.
@@ -76,7 +80,8 @@ def score_generated(
     judge: JudgeSettings | None = None,
     *,
     metrics: Sequence[str] = ("style", "sacrebleu", "embedding", "likelihood", "judge"),
-    use_cache: bool = True,
+    cache: ScoreCache | None = None,
+    engine: Engine | None = None,
     log: Callable[[str], None] | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> ScoredRun:
@@ -87,7 +92,8 @@ def score_generated(
         dialogues: Their one-turn dialogues.
         judge: Judge settings (default: packaged SmolLM2, k=1, greedy).
         metrics: Which of ``style``, ``sacrebleu``, ``embedding``, ``likelihood``, ``judge`` to run.
-        use_cache: Use the score cache ``$DIALEVAL_CACHE/lmstyle-generated-scores.sqlite``.
+        cache: The score cache (``dialeval lmstyle --cache``; None: compute everything).
+        engine: Where batches run (``--engine``; default: this process).
         log: Called with one line per finished metric.
         progress: Called with (metric family, items finished).
 
@@ -95,13 +101,10 @@ def score_generated(
     with ``target=tag:style`` scores each response for its own style (one metric,
     and one signature, per style).
     """
-    from dialeval.cache import ScoreCache
     from dialeval.metrics.base import Metric
     from dialeval.metrics.resolve import family
-    from dialeval.paths import cache_dir
     from dialeval.scoring import score_each
 
-    cache = ScoreCache(cache_dir() / "lmstyle-generated-scores.sqlite") if use_cache else None
     judge = judge or JudgeSettings()
     run = ScoredRun([], {}, {}, {})
     work: list[tuple[Metric, Sequence[Candidate]]] = []
@@ -113,11 +116,7 @@ def score_generated(
         else:
             with_refs = [c for c in candidates if c.references] if name in ("sacrebleu", "embedding") else candidates
             work.append((family(name)(), with_refs))
-    try:
-        done = score_each(work, dialogues, cache=cache, progress=progress)
-    finally:
-        if cache is not None:
-            cache.close()
+    done = score_each(work, dialogues, cache=cache, engine=engine, progress=progress)
     for (metric, subset), got in zip(work, done, strict=True):
         run.scores.extend(s for s in got.scores if s.metric in KEEP)
         if metric.name == "style":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,17 @@ import typer
 
 from dialeval.commands.common import (
     TableOptions,
+    cache_option,
     console,
+    engine_option,
     fail,
     load_inputs,
+    make_run_context,
+    no_cache_option,
     out,
+    ray_address_option,
+    ray_cpus_option,
+    ray_workers_option,
     split_list,
     table_options,
     write_text,
@@ -92,6 +100,124 @@ def _params(pairs: list[str]) -> dict[str, dict[str, Any]]:
     return typed
 
 
+@dataclass
+class _Plan:
+    """What ``train`` will do, checked before any work: models, benchmarks, splits."""
+
+    kinds: list[str]
+    train_names: list[str]
+    test_names: list[str]
+    per_kind: dict[str, dict[str, Any]]
+    data: Any  # experiment.Dataset of --train
+    dims: dict[str, str]
+    splits: list[Any]
+    mode: str
+
+
+def _plan(
+    model: str, train_on: str | None, test: str | None, logo: str | None, folds: int, task: str, seed: int,
+    param: list[str], path: Path | None, table: TableOptions, common: dict[str, Any],
+) -> _Plan:  # fmt: skip
+    """Check the names and parameters, load the benchmarks and split them (no model is fitted yet)."""
+    from dialeval.trained import experiment as xp
+    from dialeval.trained import splits as sp
+    from dialeval.trained.models import make_evaluator
+
+    kinds = split_list(model) or []
+    train_names = split_list(train_on) or []
+    if not train_names:
+        raise InputError("give --train (benchmarks to train on), or --self-supervised")
+    test_names = split_list(test) or []
+    if sum(bool(x) for x in (test_names, logo, folds)) != 1:
+        raise InputError("give exactly one of --test, --logo, --folds")
+    own: dict[str, Benchmark] = {}
+    if path is not None:
+        bench = load_inputs(None, path, None, None, None, None, table=table)
+        own[bench.name] = bench
+    xp.check_names(train_names, test_names, own=own)
+    params = _params(param)
+    per_kind = {k: {**params.get("*", {}), **params.get(k, {})} for k in kinds}
+    for k in kinds:  # fail on a bad name or parameter before any work
+        make_evaluator(k, task, seed, **per_kind[k])
+    tr = xp.load_dataset(train_names, **common, own=own)
+    dims = dict(tr.dimensions)
+    if test_names:
+        te = xp.load_dataset(test_names, **common, own=own)
+        dims.update(te.dimensions)
+        splits = [sp.cross_benchmark(tr.examples, te.examples)]
+    elif logo:
+        splits = sp.leave_one_group_out(tr.examples, logo, seed)
+    else:
+        splits = sp.context_folds(tr.examples, folds, seed)
+    mode = f"test on {','.join(test_names)}" if test_names else f"leave one {logo} out" if logo else f"{folds} folds"
+    return _Plan(kinds, train_names, test_names, per_kind, tr, dims, splits, mode)
+
+
+def _evaluate(
+    plan: _Plan, task: str, seed: int, n_boot: int, baselines: bool, quiet: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[tuple[str, str], Any]]:
+    """Fit and test every model on every split; return its rows, the baseline metrics' rows and the models."""
+    from dialeval.trained import experiment as xp
+
+    def show(row: dict[str, Any]) -> None:
+        console.print(f"{row['model']:<13} {row['split']:<28} spearman {_cell(row, 'spearman')}  "
+                      f"({row['seconds']}s)", highlight=False)  # fmt: skip
+
+    with progress_bars({}, quiet=quiet):  # the metric features' scoring shows a bar per family
+        rows, models = xp.run_all(
+            plan.kinds, plan.splits, task=task, params=plan.per_kind, seed=seed, n_boot=n_boot, on_row=show
+        )
+    base: list[dict[str, Any]] = []
+    if baselines and plan.test_names:
+        preds = {k: models[(k, plan.splits[0].name)][1] for k in plan.kinds}
+        with progress_bars({}, quiet=quiet):
+            base = xp.baseline_rows(plan.splits[0], preds, n_boot=n_boot, seed=seed)
+        for cmp in [b for b in base if "vs_metric" in b]:
+            next(r for r in rows if r["model"] == cmp["model"]).update(cmp)
+        base = [b for b in base if "vs_metric" not in b]
+    return rows, base, models
+
+
+def _save_models(
+    plan: _Plan, rows: list[dict[str, Any]], models: dict[tuple[str, str], Any], output: Path, task: str,
+    seed: int, target_norm: str,
+) -> dict[str, str]:  # fmt: skip
+    """Save each model fitted on all of --train (fitted here unless a --test run already did); return card hashes."""
+    from dialeval.trained import store
+    from dialeval.trained.data import data_sha256
+    from dialeval.trained.models import make_evaluator
+
+    training = {"benchmarks": plan.train_names, "dimensions": {b: plan.dims[b] for b in plan.train_names},
+                "target_norm": target_norm, "n_examples": len(plan.data.examples),
+                "data_sha256": data_sha256(plan.data.examples)}  # fmt: skip
+    saved: dict[str, str] = {}
+    for k in plan.kinds:
+        ev = models[(k, plan.splits[0].name)][0] if plan.test_names else None
+        if ev is None:
+            ev = make_evaluator(k, task, seed, **plan.per_kind[k])
+            ev.fit(plan.data.examples)
+        mine = [r for r in rows if r["model"] == k]
+        saved[k] = store.save(ev, output / f"model-{k}", store.build_card(ev, training, mine))
+    return saved
+
+
+def _write_results(
+    plan: _Plan, rows: list[dict[str, Any]], all_rows: list[dict[str, Any]], has_base: bool, output: Path,
+    task: str, target_norm: str,
+) -> None:  # fmt: skip
+    """Write results.jsonl and results.md."""
+    output.mkdir(parents=True, exist_ok=True)
+    write_text(output / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in all_rows))
+    md = [f"# dialeval train: {plan.mode}", "", f"train: {', '.join(plan.train_names)}; task {task}; target "
+          f"{target_norm}; dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), "",
+          to_markdown(all_rows), ""]  # fmt: skip
+    if has_base:
+        vs = next((r for r in rows if "vs_metric" in r), None)
+        md.append(f"Paired: each model's Spearman minus that of the best single metric on the same items "
+                  f"({vs['vs_metric'] if vs else '-'}), 95% CI from the same context resamples.\n")  # fmt: skip
+    write_text(output / "results.md", "\n".join(md))
+
+
 @table_options
 def train(
     output: Path = typer.Option(..., "--output", "-o", help="Folder for results.jsonl, results.md and the models."),
@@ -112,6 +238,9 @@ def train(
     seed: int = typer.Option(0, "--seed", help="Seed for splits, models and bootstrap."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts of each benchmark."),
     save_models: bool = typer.Option(True, "--save/--no-save", help="Save each model fitted on all of --train."),
+    engine: str = engine_option, ray_address: str | None = ray_address_option,  # the run options of score
+    ray_workers: int | None = ray_workers_option, ray_cpus: float = ray_cpus_option,
+    cache: Path | None = cache_option, no_cache: bool = no_cache_option,
     quiet: bool = quiet_option,
     self_supervised: bool = typer.Option(False, "--self-supervised", help="Rebuild the quality heads (and ensemble) "
                                          "from public unrated dialogues instead (see docs/quality.md)."),
@@ -122,10 +251,12 @@ def train(
                                      "mapping's name)."),
     table: TableOptions = TableOptions(),
 ) -> None:
-    """Train evaluators on human ratings and evaluate them (Acc, UAR, kappa, Spearman, Pearson, P/R/F1)."""
+    """Train evaluators on human ratings and evaluate them (Acc, UAR, kappa, Spearman, Pearson, P/R/F1).
+
+    The metric features go through the score cache: a rerun computes nothing and a killed run resumes.
+    """
     from dialeval.trained import experiment as xp
-    from dialeval.trained import splits as sp
-    from dialeval.trained import store
+    from dialeval.trained.features import scoring_with
 
     try:
         if self_supervised:
@@ -133,88 +264,24 @@ def train(
 
             train_self_supervised(output, recipe, seed, n_boot)
             return
-        kinds = split_list(model) or []
-        train_names = split_list(train_on) or []
-        if not train_names:
-            raise InputError("give --train (benchmarks to train on), or --self-supervised")
-        test_names = split_list(test) or []
-        if sum(bool(x) for x in (test_names, logo, folds)) != 1:
-            raise InputError("give exactly one of --test, --logo, --folds")
-        own: dict[str, Benchmark] = {}
-        if path is not None:
-            bench = load_inputs(None, path, None, None, None, None, table=table)
-            own[bench.name] = bench
-        xp.check_names(train_names, test_names, own=own)
-        from dialeval.trained.models import make_evaluator
-
-        params = _params(param)
-        for k in kinds:  # fail on a bad name or parameter before any work
-            make_evaluator(k, task, seed, **{**params.get("*", {}), **params.get(k, {})})
-        per_kind = {k: {**params.get("*", {}), **params.get(k, {})} for k in kinds}
-        overrides = xp.parse_dimensions(dim)
-        common = {"dimension": dimension, "overrides": overrides, "target_norm": target_norm, "limit": limit,
-                  "own": own}
-        tr = xp.load_dataset(train_names, **common)  # type: ignore[arg-type]
-        dims = dict(tr.dimensions)
-        if test_names:
-            te = xp.load_dataset(test_names, **common)  # type: ignore[arg-type]
-            dims.update(te.dimensions)
-            splits = [sp.cross_benchmark(tr.examples, te.examples)]
-        elif logo:
-            splits = sp.leave_one_group_out(tr.examples, logo, seed)
-        else:
-            splits = sp.context_folds(tr.examples, folds, seed)
-        console.print("dimensions: " + ", ".join(f"{b}={d}" for b, d in dims.items()), highlight=False)
-
-        def show(row: dict[str, Any]) -> None:
-            console.print(f"{row['model']:<13} {row['split']:<28} spearman {_cell(row, 'spearman')}  "
-                          f"({row['seconds']}s)", highlight=False)
-
-        with progress_bars({}, quiet=quiet):  # the metric features' scoring shows a bar per family
-            rows, models = xp.run_all(kinds, splits, task=task, params=per_kind, seed=seed, n_boot=n_boot, on_row=show)
-        summary = xp.summarise_folds(rows) if len(splits) > 1 else []
-        base: list[dict[str, Any]] = []
-        if baselines and test_names:
-            preds = {k: models[(k, splits[0].name)][1] for k in kinds}
-            with progress_bars({}, quiet=quiet):
-                base = xp.baseline_rows(splits[0], preds, n_boot=n_boot, seed=seed)
-            for cmp in [b for b in base if "vs_metric" in b]:
-                next(r for r in rows if r["model"] == cmp["model"]).update(cmp)
-            base = [b for b in base if "vs_metric" not in b]
-        saved: dict[str, str] = {}
-        if save_models:
-            training = {"benchmarks": train_names, "dimensions": {b: dims[b] for b in train_names},
-                        "target_norm": target_norm, "n_examples": len(tr.examples)}
-            from dialeval.trained.data import data_sha256
-
-            training["data_sha256"] = data_sha256(tr.examples)
-            for k in kinds:
-                ev = models[(k, splits[0].name)][0] if test_names else None
-                if ev is None:
-                    ev = make_evaluator(k, task, seed, **per_kind[k])
-                    ev.fit(tr.examples)
-                mine = [r for r in rows if r["model"] == k]
-                folder = output / f"model-{k}"
-                saved[k] = store.save(ev, folder, store.build_card(ev, training, mine))
+        common = {"dimension": dimension, "overrides": xp.parse_dimensions(dim), "target_norm": target_norm,
+                  "limit": limit}  # fmt: skip
+        plan = _plan(model, train_on, test, logo, folds, task, seed, param, path, table, common)
+        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        console.print("dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), highlight=False)
+        with scoring_with(run_engine, score_cache):
+            rows, base, models = _evaluate(plan, task, seed, n_boot, baselines, quiet)
+            saved = _save_models(plan, rows, models, output, task, seed, target_norm) if save_models else {}
+        summary = xp.summarise_folds(rows) if len(plan.splits) > 1 else []
         all_rows = [*rows, *summary, *base]
-        output.mkdir(parents=True, exist_ok=True)
-        write_text(output / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in all_rows))
-        mode = f"leave one {logo} out" if logo else f"{folds} folds"
-        mode = f"test on {','.join(test_names)}" if test_names else mode
-        md = [f"# dialeval train: {mode}", "", f"train: {', '.join(train_names)}; task {task}; target {target_norm}; "
-              "dimensions: " + ", ".join(f"{b}={d}" for b, d in dims.items()), "", to_markdown(all_rows), ""]
-        if base:
-            vs = next((r for r in rows if "vs_metric" in r), None)
-            md.append(f"Paired: each model's Spearman minus that of the best single metric on the same items "
-                      f"({vs['vs_metric'] if vs else '-'}), 95% CI from the same context resamples.\n")
-        write_text(output / "results.md", "\n".join(md))
+        _write_results(plan, rows, all_rows, bool(base), output, task, target_norm)
     except DialevalError as exc:
         fail(exc)
         return
-    out.print(_table(all_rows, f"dialeval train: {mode}"))
+    out.print(_table(all_rows, f"dialeval train: {plan.mode}"))
     for k, sha in saved.items():
         console.print(f"saved {k} to {output / f'model-{k}'} (card sha256 {sha[:16]}); "
-                      f"use it as -m trained:{output / f'model-{k}'}", highlight=False)
+                      f"use it as -m trained:{output / f'model-{k}'}", highlight=False)  # fmt: skip
     console.print(f"wrote {output / 'results.jsonl'} and {output / 'results.md'}", highlight=False)
 
 

@@ -6,8 +6,9 @@ turn-level item the response under evaluation is the last ``response:``; the
 context turns alternate backwards from it (the turn just before is a question).
 
 Metric features are computed by the scoring service (:func:`dialeval.scoring.score_inputs`)
-through :class:`~dialeval.cache.ScoreCache` (one SQLite file in the cache folder),
-keyed by metric signature and input, so a rerun only computes what is new.
+through the one score cache (:func:`dialeval.paths.score_cache_path`, or ``dialeval train
+--cache``), keyed by metric signature and input, so a rerun only computes what is new and a
+killed ``train`` resumes.
 
 Example:
     >>> from dialeval.schema import Turn
@@ -21,11 +22,21 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dialeval.metrics.base import Metric, MetricInput
 from dialeval.schema import Turn
+
+if TYPE_CHECKING:
+    from dialeval.cache import ScoreCache
+    from dialeval.engines import Engine
+
+#: The engine and score cache of the enclosing :func:`scoring_with` block (the ``train`` command's options).
+_RUN: ContextVar[tuple[Engine, ScoreCache | None] | None] = ContextVar("dialeval_feature_run", default=None)
 
 #: The offline metric families the ensemble uses by default (judges and NLI are not offline).
 DEFAULT_FEATURE_FAMILIES = (
@@ -52,11 +63,18 @@ def format_input(context: Sequence[Turn], response: str, max_turns: int | None =
     return " ".join(parts)
 
 
-def default_cache_path() -> Path:
-    """Return the persistent score cache the trained evaluators share (``<cache>/scores.sqlite``)."""
-    from dialeval.paths import cache_dir
+@contextmanager
+def scoring_with(engine: Engine, cache: ScoreCache | None) -> Iterator[None]:
+    """Within the block, features are scored on ``engine`` through ``cache`` (None: no cache).
 
-    return cache_dir() / "scores.sqlite"
+    The ``train`` command wraps its work in one, so its ``--engine`` and ``--cache`` reach the
+    features the evaluators compute deep inside.
+    """
+    token = _RUN.set((engine, cache))
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
 
 
 def feature_families(names: Sequence[str] | None = None) -> list[type[Metric]]:
@@ -95,25 +113,33 @@ def compute_features(
     Args:
         items: Metric inputs.
         families: Metric families (default configs).
-        cache_path: The SQLite score cache (default :func:`default_cache_path`; ``""`` = no cache).
+        cache_path: A score cache file of its own (``""``: none); default: the cache of the enclosing
+            :func:`scoring_with` block, else :func:`dialeval.paths.score_cache_path`.
         progress: Called with ``(family, n_items_done)``.
 
     Returns:
         One ``{output: value}`` per item, and ``{family: signature}``.
     """
     from dialeval.cache import ScoreCache
+    from dialeval.paths import score_cache_path
     from dialeval.scoring import score_inputs
 
-    cache = None if cache_path == "" else ScoreCache(cache_path or default_cache_path())
+    run = _RUN.get()
+    engine, cache = run or (None, None)
+    own = cache_path is not None or run is None  # a cache of its own, opened (and closed) here
+    if own:
+        cache = None if cache_path == "" else ScoreCache(cache_path or score_cache_path())
     rows: list[dict[str, float | None]] = [{} for _ in items]
     work = []
     for cls in families:
         idx = [j for j, it in enumerate(items) if it.references or not cls.needs_references]
         work.append((cls(), idx))
     try:
-        scored = score_inputs([(m, [items[j] for j in idx]) for m, idx in work], cache=cache, progress=progress)
+        scored = score_inputs(
+            [(m, [items[j] for j in idx]) for m, idx in work], cache=cache, engine=engine, progress=progress
+        )
     finally:
-        if cache is not None:
+        if own and cache is not None:
             cache.close()
     signatures = {}
     for (metric, idx), got in zip(work, scored, strict=True):

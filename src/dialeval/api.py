@@ -1,0 +1,411 @@
+r"""The Python API: score responses, correlate metrics with people and load benchmarks, as pandas DataFrames.
+
+It is a thin front end over the same parts as the command line: the rows are read by the table
+reader of ``--path`` (:func:`dialeval.data.generic.build_table`), scored by
+:func:`dialeval.scoring.score_names` with the engine and score cache ``dialeval score`` builds,
+and correlated by :func:`dialeval.meta.correlate.correlation_table`. So the numbers are the CLI's,
+a rerun computes nothing (the score cache), and bad input raises the CLI's one-line
+:class:`~dialeval.errors.InputError`.
+
+Example:
+    >>> import dialeval
+    >>> df = dialeval.score([{"context": "Hi!\nHow are you?", "response": "Fine, thanks."}],
+    ...                     metrics=["length"], cache=False, progress=False)
+    >>> df[["response", "length"]].to_dict("records")
+    [{'response': 'Fine, thanks.', 'length': 2.0}]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dialeval.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dialeval.data._common import Where
+    from dialeval.data.benchmark import Benchmark
+    from dialeval.data.generic import ColumnMapping
+    from dialeval.schema import Rating, Score
+
+#: Where the rows of in-memory data are said to come from in errors (``data:3`` is the third row).
+DATA = "data"
+#: Optional columns picked up by name when the matching ``*_col`` argument is None.
+OPTIONAL_COLUMNS = {"reference": "reference", "system": "system", "knowledge": "knowledge"}
+#: ``DataFrame.attrs`` key of :func:`load_benchmark`: the dimensions rated per dialogue, not per response.
+DIALOGUE_RATINGS = "dialogue_ratings"
+
+Rows = list[tuple["Where", dict[str, Any]]]
+
+
+def score(
+    data: pd.DataFrame | Sequence[Mapping[str, Any]] | str | Path,
+    metrics: Sequence[str] | None = None,
+    *,
+    context_col: str | None = "context",
+    response_col: str = "response",
+    reference_col: str | None = None,
+    system_col: str | None = None,
+    dialogue_col: str | None = None,
+    knowledge_col: str | None = None,
+    engine: str = "local",
+    cache: str | Path | bool = True,
+    params: Mapping[str, Any] | None = None,
+    device: str | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Score every response with ``metrics``; return the input with one column per metric output.
+
+    Args:
+        data: A DataFrame, a list of dicts (one per response), or a path read as ``dialeval score
+            --path`` reads it: a CSV/TSV/JSONL table (with the columns below) or a folder of
+            dialeval records (``dialogues.jsonl``, ``candidates.jsonl``).
+        metrics: Metric families or outputs, e.g. ``["quality", "bleu4"]`` (None: every metric
+            that runs here; the others are listed in ``attrs["skipped"]``).
+        context_col: The context: a string (turns split on newlines) or a list of turns; speakers
+            alternate, the response's speaker last (None: no context).
+        response_col: The response.
+        reference_col: Reference responses (a string or a list); None: the column ``reference`` if any.
+        system_col: The system that wrote the response; None: the column ``system`` if any.
+        dialogue_col: The dialogue id (rows with the same one share their context); None: one
+            dialogue per distinct context.
+        knowledge_col: Grounding facts (a string split on newlines, or a list); None: the column
+            ``knowledge`` if any.
+        engine: ``local`` (this process) or ``ray``, as ``--engine``.
+        cache: The score cache: True for the CLI's default (``$DIALEVAL_SCORE_CACHE`` or
+            ``~/.cache/dialeval/scores.sqlite``), a path, or False for none.
+        params: Metric parameters ``{"[metric.]key": value}``, as ``-p [metric.]key=value``.
+        device: ``cpu`` or ``cuda``, as ``--device`` (None: cuda if torch sees a GPU).
+        progress: Show progress bars (only when stderr is a terminal).
+
+    Returns:
+        The input columns and one float column per metric output, one row per input row, in
+        input order (NaN where a metric could not score a row). ``attrs["signatures"]`` maps
+        each output to its signature and ``attrs["skipped"]`` each metric not run to why.
+
+    Raises:
+        InputError: A missing column or value, an unreadable file, an unknown metric or a bad parameter.
+    """
+    import pandas as pd
+
+    from dialeval.data.generic import build_table
+
+    wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
+    frame, rows, bench = _read(data, wanted, context_col, response_col)
+    if bench is None:
+        mapping = _mapping(frame, wanted, context_col, response_col, dialogue_col)
+        bench, row_items = build_table(rows, mapping, name=DATA, source=DATA)
+        items = [ids[0] for ids in row_items]
+    else:
+        items = [c.id for c in bench.candidates]
+    runs, skipped = _run(bench.candidates, bench, metrics, engine, cache, params, device, progress)
+    values: dict[str, dict[str, float | None]] = {}
+    signatures: dict[str, str] = {}
+    for run in runs:
+        for s in run.scores:
+            values.setdefault(s.metric, {})[s.item_id] = s.value
+            signatures[s.metric] = run.signature
+    if clash := sorted(set(values) & set(frame.columns)):
+        raise InputError(f"the data already has a column named like a metric output: {', '.join(clash)}")
+    out = frame.copy()
+    for name, per_item in values.items():
+        out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
+    out.attrs = {"signatures": signatures, "skipped": dict(skipped)}
+    return out
+
+
+def _run(
+    candidates: Sequence[Any],
+    bench: Benchmark,
+    metrics: Sequence[str] | None,
+    engine: str,
+    cache: str | Path | bool,
+    params: Mapping[str, Any] | None,
+    device: str | None,
+    progress: bool,
+) -> tuple[list[Any], dict[str, str]]:
+    """Score with the CLI's engine, cache and ``score_names`` (``-m``, ``-p``, ``--device``, bars)."""
+    from dialeval.engines import run_context
+    from dialeval.scoring import score_names
+
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    path = None if isinstance(cache, bool) else cache
+    run_engine, score_cache = run_context(engine, cache=path, no_cache=cache is False)
+    pairs = [f"{key}={value}" for key, value in (params or {}).items()]
+    defaults = {"device": device} if device else None
+    return score_names(
+        list(metrics) if metrics is not None else None, candidates, bench.dialogues, pairs,
+        defaults=defaults, cache=score_cache, engine=run_engine, quiet=not progress,
+    )  # fmt: skip
+
+
+def _read(
+    data: Any, wanted: dict[str, str | None], context_col: str | None, response_col: str
+) -> tuple[pd.DataFrame, Rows, Benchmark | None]:
+    """Return the input frame and its rows to read as a table, or the frame and benchmark of a records folder."""
+    import pandas as pd
+
+    from dialeval.data._common import Where
+
+    if isinstance(data, (str, Path)):
+        return _read_path(Path(data), wanted, context_col, response_col)
+    if isinstance(data, pd.DataFrame):
+        frame = data
+    elif isinstance(data, Sequence) and all(isinstance(r, Mapping) for r in data):
+        frame = pd.DataFrame(list(data))
+    else:
+        raise InputError(f"expected a DataFrame, a list of dicts or a path, got {type(data).__name__}")
+    if isinstance(frame.columns, pd.MultiIndex) or not all(isinstance(c, str) for c in frame.columns):
+        raise InputError("the data's column names must be strings")
+    records = frame.to_dict("records")
+    rows = [(Where(DATA, line=n), {str(k): _cell(v) for k, v in rec.items()}) for n, rec in enumerate(records, 1)]
+    return frame, rows, None
+
+
+def _read_path(
+    path: Path, wanted: dict[str, str | None], context_col: str | None, response_col: str
+) -> tuple[pd.DataFrame, Rows, Benchmark | None]:
+    """Read a table file with the ``--path`` reader, or a folder of dialeval records."""
+    import pandas as pd
+
+    from dialeval.data.generic import RECORD_FILES, ColumnMapping, is_table, load_records, table_records
+    from dialeval.jsonl import check_file
+
+    if path.is_dir() and (path / RECORD_FILES[1]).is_file():
+        bench = load_records(path)
+        return benchmark_frame(bench), [], bench
+    if not is_table(path):
+        raise InputError("expected a CSV, TSV or JSONL table or a folder of dialeval records", path=path)
+    given = ColumnMapping(response=response_col, context=context_col, references=tuple(filter(None, wanted.values())))
+    read = table_records(check_file(path), given)  # checks that the columns given are there
+    frame = pd.DataFrame([rec for _, rec in read])
+    return frame, [(where, {c: _cell(rec.get(c)) for c in frame.columns}) for where, rec in read], None
+
+
+def _cell(value: Any) -> Any:
+    """One cell as the table reader takes it: NaN and None become None, arrays and tuples lists."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _mapping(
+    frame: pd.DataFrame,
+    wanted: dict[str, str | None],
+    context_col: str | None,
+    response_col: str,
+    dialogue_col: str | None,
+) -> ColumnMapping:
+    """Check the columns and their values; return the table mapping that reads them."""
+    from dialeval.data.generic import ColumnMapping
+
+    cols = {k: v if v is not None else (OPTIONAL_COLUMNS[k] if OPTIONAL_COLUMNS[k] in frame else None)
+            for k, v in wanted.items()}  # fmt: skip
+    for name in (context_col, response_col, dialogue_col, *cols.values()):
+        if name is not None and name not in frame.columns:
+            have = ", ".join(map(str, frame.columns)) or "none"
+            raise InputError(f'no column "{name}"; the columns: {have}', path=DATA, field=name)
+    for name in (response_col, cols["system"], dialogue_col):
+        if name is not None and (missing := _missing(frame[name])):
+            raise InputError(f"no value ({len(missing)} such rows)", path=DATA, line=missing[0], field=name)
+    if len(frame) == 0:
+        raise InputError("no rows to score", path=DATA)
+    return ColumnMapping(
+        response=response_col, context=context_col, system=cols["system"], dialogue_id=dialogue_col,
+        references=(cols["reference"],) if cols["reference"] else (), knowledge=cols["knowledge"],
+    )  # fmt: skip
+
+
+def _missing(column: pd.Series) -> list[int]:
+    """Return the rows (from 1) whose value is None or NaN."""
+    return [n for n, v in enumerate(column.tolist(), 1) if _cell(v) is None]
+
+
+def correlate(
+    df: pd.DataFrame,
+    human: str | Sequence[str],
+    metrics: Sequence[str] | None = None,
+    *,
+    level: str | Sequence[str] = "turn",
+    method: str | Sequence[str] = "spearman",
+    by: str | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Correlate metric columns with human columns, with cluster-bootstrap 95% CIs (``dialeval meta``).
+
+    Each row is an item; ``human`` columns hold its human score (the mean over annotators).
+    Items are grouped by the columns ``context_id`` (else the context), ``dialogue_id`` (else the
+    context) and ``system`` where the frame has them: the bootstrap resamples contexts (turn,
+    sample and system levels) or dialogues.
+
+    Args:
+        df: Scores and human scores, e.g. ``score(load_benchmark("usr-tc"))``.
+        human: The human column (or several).
+        metrics: The metric columns (None: the outputs ``score`` added, from ``df.attrs["signatures"]``).
+        level: ``turn``, ``sample``, ``dialogue`` or ``system`` (or several).
+        method: ``pearson``, ``spearman`` or ``kendall`` (or several).
+        by: Also break every figure down by this column (``group`` is ``"column=value"``).
+        n_boot: Bootstrap resamples (0: no CIs).
+        seed: Bootstrap seed.
+
+    Returns:
+        One row per metric (and dimension, group, level, method): ``value``, ``ci_low``,
+        ``ci_high``, ``n`` (items with both a score and a human value), ``p_value``,
+        ``n_groups``, ``note`` and ``signature``.
+
+    Raises:
+        InputError: A missing or non-numeric column, an unknown level or method.
+    """
+    import pandas as pd
+
+    from dialeval.meta.correlate import correlation_table
+
+    dims = [human] if isinstance(human, str) else list(human)
+    names = _metric_columns(df, metrics)
+    for name in [*dims, *names, *([by] if by and by != "system" else [])]:
+        if name not in df.columns:
+            raise InputError(f'no column "{name}"; the columns: {", ".join(map(str, df.columns))}', field=name)
+    scores = _scores(df, names, by)
+    ratings = _ratings(df, dims, scores)
+    rows = correlation_table(
+        scores, ratings, dimension=dims, metrics=names, levels=_names(level), methods=_names(method),
+        n_boot=n_boot, seed=seed, by=by,
+    )  # fmt: skip
+    table = pd.DataFrame([r.to_dict() for r in rows]).rename(columns={"n_items": "n"})
+    first = ["metric", "dimension", "group", "level", "method", "value", "ci_low", "ci_high", "n"]
+    return table[first + [c for c in table.columns if c not in first]]
+
+
+def _names(value: str | Sequence[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _metric_columns(df: pd.DataFrame, metrics: Sequence[str] | None) -> list[str]:
+    if metrics is not None:
+        if not (names := _names(metrics)):
+            raise InputError("no metric columns to correlate", field="metrics")
+        return names
+    names = [m for m in df.attrs.get("signatures", {}) if m in df.columns]
+    if not names:
+        raise InputError("no metric columns from dialeval.score on this frame: give them with metrics=[...]")
+    return names
+
+
+def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Return each row's item, context, dialogue and system (see :func:`correlate`)."""
+
+    def column(name: str) -> list[str] | None:
+        return [str(v) for v in df[name].tolist()] if name in df.columns else None
+
+    items = column("item_id") or [str(n) for n in range(len(df))]
+    if len(set(items)) != len(items):
+        raise InputError("item_id names the same item twice", field="item_id")
+    contexts = column("context_id")
+    if contexts is None and "context" in df.columns:
+        contexts = [json.dumps(_cell(v)) for v in df["context"].tolist()]
+    contexts = contexts or items
+    return items, contexts, column("dialogue_id") or contexts, column("system") or [""] * len(df)
+
+
+def _scores(df: pd.DataFrame, metrics: Sequence[str], by: str | None) -> list[Score]:
+    from dialeval.schema import Score
+
+    items, contexts, dialogues, systems = _keys(df)
+    tags = [{} if by in (None, "system") else {by: str(v)} for v in (df[by] if by and by != "system" else items)]
+    out = []
+    for name in metrics:
+        for n, value in enumerate(_numbers(df, name)):
+            out.append(
+                Score(item_id=items[n], metric=name, value=value, context_id=contexts[n], dialogue_id=dialogues[n],
+                      system=systems[n], tags=tags[n])
+            )  # fmt: skip
+    return out
+
+
+def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
+    """Return a column's values as floats (None for missing)."""
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(df[name]) and not df[name].isna().all():
+        raise InputError("not a numeric column", field=name)
+    return [None if _cell(v) is None else float(v) for v in df[name].tolist()]
+
+
+def _ratings(df: pd.DataFrame, dims: Sequence[str], scores: Sequence[Score]) -> list[Rating]:
+    """One rating per row and human column (per dialogue for the dialogue-level columns of load_benchmark)."""
+    from dialeval.schema import Rating
+
+    per_dialogue = set(df.attrs.get(DIALOGUE_RATINGS, ()))
+    keys = scores[: len(df)]
+    out: list[Rating] = []
+    for dim in dims:
+        seen: set[str] = set()
+        for key, value in zip(keys, _numbers(df, dim), strict=True):
+            if value is None:
+                continue
+            if dim not in per_dialogue:
+                out.append(Rating(item_id=key.item_id, dimension=dim, annotator="mean", value=value))
+            elif key.dialogue_id not in seen:
+                seen.add(key.dialogue_id)
+                out.append(Rating(item_id=key.dialogue_id, dimension=dim, annotator="mean", value=value,
+                                  level="dialogue"))  # fmt: skip
+    return out
+
+
+def load_benchmark(name: str) -> pd.DataFrame:
+    """Load a catalog benchmark (``dialeval data list``) as one row per rated response.
+
+    Args:
+        name: The catalog name, e.g. ``usr-tc``.
+
+    Returns:
+        Columns ``item_id``, ``dialogue_id``, ``context_id``, ``context`` (the list of turns),
+        ``response``, ``reference`` (a string, a list when several, None when none), ``system``,
+        ``knowledge`` (a list) and one column per human dimension: the mean over the annotators
+        who gave a number (NaN where none did). A dimension rated per dialogue holds the
+        dialogue's mean on each of its rows and is listed in ``attrs["dialogue_ratings"]``.
+
+    Raises:
+        InputError: An unknown benchmark or a missing or malformed data file.
+    """
+    from dialeval.data.catalog import load_benchmark as load
+
+    return benchmark_frame(load(name))
+
+
+def benchmark_frame(bench: Benchmark) -> pd.DataFrame:
+    """Return a loaded benchmark as the frame of :func:`load_benchmark`."""
+    import pandas as pd
+
+    from dialeval.meta.align import _human_means
+
+    rows = []
+    for c in bench.candidates:
+        d = bench.dialogues[c.dialogue_id]
+        refs: str | list[str] | None = c.references[0] if len(c.references) == 1 else (c.references or None)
+        rows.append({
+            "item_id": c.id, "dialogue_id": c.dialogue_id, "context_id": c.context_id,
+            "context": [t.text for t in d.context(c.turn_index)], "response": c.text, "reference": refs,
+            "system": c.system, "knowledge": list(d.knowledge),
+        })  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["item_id", "dialogue_id", "context_id", "context", "response",
+                                        "reference", "system", "knowledge"])  # fmt: skip
+    per_dialogue = []
+    for dim in bench.dimensions():
+        for level, key in (("turn", "item_id"), ("dialogue", "dialogue_id")):
+            chosen = [r for r in bench.ratings if r.dimension == dim and r.level == level]
+            if chosen and dim not in frame.columns:
+                frame[dim] = frame[key].map(_human_means(chosen, Counter())["human"]).astype("float64")
+                per_dialogue += [dim] if level == "dialogue" else []
+    frame.attrs = {DIALOGUE_RATINGS: per_dialogue}
+    return frame

@@ -1,0 +1,155 @@
+"""The Python API (``dialeval.score``, ``correlate``, ``load_benchmark``) gives the CLI's numbers and errors."""
+
+from __future__ import annotations
+
+import csv
+import doctest
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import dialeval
+from dialeval.cli import app
+from dialeval.errors import DialevalError, InputError
+from dialeval.jsonl import read_jsonl
+from dialeval.schema import Score
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[1]
+CHEAP = ["length", "distinct", "bleu"]  # lexical: fast, and bleu needs the references carried through
+ROWS = [
+    {"context": "Hi!\n\nHow are you?", "response": "Fine, thanks. And you?", "reference": "Good, you?", "system": "a"},
+    {"context": "Hi!\n\nHow are you?", "response": "I am a teapot", "reference": "Good, you?", "system": "b"},
+    {"context": "What is 2+2?", "response": "four, I think", "reference": "It is 4.", "system": "a"},
+]
+
+
+def cli(*args: str | Path) -> str:
+    """Run the CLI in process; return its stdout (it must succeed)."""
+    res = runner.invoke(app, [str(a) for a in args])
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def cli_values(path: Path, out: Path) -> dict[str, list[float | None]]:
+    """``dialeval score --path`` on a CSV: each output's values in candidate order."""
+    cli("score", "--path", path, "--context-col", "context", "--response-col", "response",
+        "--reference-col", "reference", "--system-col", "system", "-m", ",".join(CHEAP), "-o", out,
+        "--no-cache", "--json")  # fmt: skip
+    values: dict[str, list[float | None]] = {}
+    for s in read_jsonl(out, Score):
+        values.setdefault(s.metric, []).append(s.value)
+    return values
+
+
+def test_score_gives_the_cli_numbers_from_a_frame_a_list_of_dicts_and_a_path(tmp_path: Path) -> None:
+    path = tmp_path / "mine.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(ROWS[0]))
+        writer.writeheader()
+        writer.writerows(ROWS)
+    expected = cli_values(path, tmp_path / "scores.jsonl")
+    assert set(expected) == {"length", "distinct1", "distinct2", "bleu1", "bleu2", "bleu3", "bleu4"}
+    # a context given as a list of turns reads as the string split on newlines
+    listed = [{**r, "context": [t for t in r["context"].split("\n") if t]} for r in ROWS]
+    for data in (pd.DataFrame(ROWS), ROWS, listed, path, str(path)):
+        got = dialeval.score(data, metrics=CHEAP, cache=False, progress=False)  # type: ignore[arg-type]
+        assert list(got.columns) == [*ROWS[0], *expected]  # input columns, then the outputs
+        assert got["response"].tolist() == [r["response"] for r in ROWS]  # input order
+        assert {k: got[k].tolist() for k in expected} == expected
+        assert got.attrs["signatures"]["bleu4"].startswith("bleu|")
+
+
+def test_score_keeps_every_row_and_the_frames_index(tmp_path: Path) -> None:
+    frame = pd.DataFrame([ROWS[2], ROWS[0], ROWS[2]], index=[7, 3, 5])  # a duplicated row stays two rows
+    got = dialeval.score(frame, metrics=["length"], cache=tmp_path / "c.sqlite", progress=False)
+    assert got.index.tolist() == [7, 3, 5]
+    assert got["length"].tolist() == [3.0, 4.0, 3.0]
+    assert (tmp_path / "c.sqlite").is_file()
+    again = dialeval.score(frame, metrics=["length"], cache=tmp_path / "c.sqlite", progress=False)
+    pd.testing.assert_frame_equal(got, again)
+    assert frame.columns.tolist() == list(ROWS[0])  # the caller's frame is not changed
+
+
+def test_score_plus_correlate_reproduce_the_benchmark_command(tmp_path: Path, shared_data: Path) -> None:
+    payload = json.loads(cli(
+        "benchmark", "-b", "usr-tc", "-m", ",".join(CHEAP), "--level", "turn,system",
+        "--method", "spearman,pearson", "--boot", "200", "-o", tmp_path, "--json", "--no-cache",
+    ))  # fmt: skip
+    expected = {(r["metric"], r["level"], r["method"]): r for r in payload["rows"]}
+    bench = dialeval.load_benchmark("usr-tc")
+    assert len(bench) == 360 and {"context", "response", "reference", "system", "Overall"} <= set(bench.columns)
+    scored = dialeval.score(bench, metrics=CHEAP, cache=False, progress=False)
+    table = dialeval.correlate(scored, "Overall", level=["turn", "system"], method=["spearman", "pearson"], n_boot=200)
+    assert len(table) == len(expected) == 7 * 2 * 2
+    for row in table.to_dict("records"):
+        want = expected[(row["metric"], row["level"], row["method"])]
+        got = (row["value"], row["ci_low"], row["ci_high"], row["n"], row["n_groups"])
+        assert got == (want["value"], want["ci_low"], want["ci_high"], want["n_items"], want["n_groups"])
+
+
+def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() -> None:
+    frame = pd.DataFrame({
+        "context": [f"c{n // 3}" for n in range(12)], "system": ["a", "b", "c"] * 4,
+        "m": [1.0, 2, 3, 1, 3, 2, 1, 2, 3, 3, 2, 1], "human": [1.0, 2, 3, 2, 3, 1, 1, 2, 3, 3, 1, 2],
+        "split": ["x"] * 6 + ["y"] * 6,
+    })  # fmt: skip
+    frame.attrs["signatures"] = {"m": "m|version:0"}
+    table = dialeval.correlate(frame, "human", by="split", n_boot=0)
+    assert table["group"].tolist() == ["all", "split=x", "split=y"]
+    assert table["n"].tolist() == [12, 6, 6]
+    assert table["ci_low"].isna().all()  # no bootstrap asked for
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: dialeval.score([{"response": "hi"}], ["length"]), 'data: field "context": no column "context"'),
+        (
+            lambda: dialeval.score(
+                [{"context": "a", "response": None}, {"context": "b", "response": None}], ["length"]
+            ),
+            'data:1: field "response": no value (2 such rows)',
+        ),
+        (lambda: dialeval.score(ROWS, ["lenght"], cache=False), 'did you mean "length"'),
+        (lambda: dialeval.score(ROWS, ["length"], engine="spark"), "spark"),
+        (lambda: dialeval.score(Path("nowhere.csv"), ["length"]), "nowhere.csv"),
+        (lambda: dialeval.score(ROWS, ["length"], params={"length.colour": "red"}, cache=False), "colour"),
+        (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "Overall", ["m"]), 'no column "Overall"'),
+        (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "m"), "give them with metrics="),
+        (
+            lambda: dialeval.correlate(pd.DataFrame({"m": [1.0], "h": [1.0]}), "h", ["m"], level="word"),
+            "unknown level word",
+        ),
+        (lambda: dialeval.load_benchmark("usr-tx"), 'did you mean "usr-tc"'),
+    ],
+)
+def test_bad_input_is_one_line_dialeval_error(call: object, message: str) -> None:
+    with pytest.raises(DialevalError) as caught:
+        call()  # type: ignore[operator]
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_metric_output_named_like_an_input_column_is_refused() -> None:
+    with pytest.raises(InputError, match="already has a column named like a metric output: length"):
+        dialeval.score([{**ROWS[0], "length": 1}], ["length"], cache=False, progress=False)
+
+
+def test_import_dialeval_loads_neither_pandas_nor_torch() -> None:
+    code = "import sys, dialeval; print(sorted(m for m in ('pandas', 'torch', 'numpy') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    assert callable(dialeval.score) and "score" in dir(dialeval)
+
+
+def test_docs_python_md_runs() -> None:
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    result = doctest.testfile(str(REPO / "docs" / "python.md"), module_relative=False, optionflags=flags)
+    assert result.attempted >= 5
+    assert result.failed == 0
