@@ -32,6 +32,19 @@ class BackendError(DialevalError):
         self.retryable = retryable
 
 
+class BackendUnreachable(BackendError):
+    """A request could not reach the server (refused, timed out, bad URL): the run ends.
+
+    Its message names the URL and the cause, e.g.
+    ``cannot reach http://127.0.0.1:9/v1/chat/completions: connection refused``.
+    """
+
+    def __init__(self, url: str, cause: str) -> None:
+        super().__init__(f"cannot reach {url}: {cause}", retryable=True)
+        self.url = url
+        self.cause = cause
+
+
 class BudgetExceeded(DialevalError):
     """The run's budget of calls or tokens is spent; the run stops cleanly."""
 
