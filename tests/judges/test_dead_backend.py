@@ -13,10 +13,11 @@ import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.judges.test_fault_injection import FaultProxy
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from dialeval.backends.llamacpp import free_port
 from dialeval.cli import app
@@ -108,34 +109,34 @@ def test_http_500_gives_null_scores_that_say_why_and_exit_1(tmp_path: Path, http
     assert http500.seen == seen + 6
 
 
+def _behind_proxy(llama_url: str, script: dict[int, str], out: Path, cache: Path) -> tuple[Result, int]:
+    """Judge through a fault proxy in front of the real server; return the result and the requests it saw."""
+    proxy = FaultProxy(llama_url, script)
+    try:
+        args = [*_judge(proxy.url, out, "-p", "in_flight=1", "-p", "max_tokens=8", "--cache", str(cache))]
+        return CliRunner().invoke(app, args, terminal_width=300), proxy.seen
+    finally:
+        proxy.close()
+
+
+def _main_scores(out: Path) -> dict[str, dict[str, Any]]:
+    return {s["item_id"]: s for s in map(json.loads, out.read_text().splitlines()) if s["metric"] == NAME}
+
+
 @pytest.mark.slow
-
-
 def test_failures_after_scored_items_are_counted_and_tried_again(tmp_path: Path, llama_url: str) -> None:
     out, cache = tmp_path / "scores.jsonl", tmp_path / "scores.sqlite"
     # in_flight=1: requests 1-6 are the six items in order; items 5 and 6 get HTTP 500
-    proxy = FaultProxy(llama_url, {5: "500", 6: "500"})
-    try:
-        args = [*_judge(proxy.url, out, "-p", "in_flight=1", "-p", "max_tokens=8", "--cache", str(cache))]
-        res = CliRunner().invoke(app, args, terminal_width=300)
-    finally:
-        proxy.close()
+    res, _ = _behind_proxy(llama_url, {5: "500", 6: "500"}, out, cache)
     assert res.exit_code == 1, res.output
     assert "2 item(s) got no score because judge requests failed (2 x request failed: HTTP 500)" in res.output
-    lines = [json.loads(x) for x in out.read_text().splitlines()]
-    scores = {s["item_id"]: s for s in lines if s["metric"] == NAME}
+    scores = _main_scores(out)
     failed = [i for i, s in scores.items() if "HTTP 500" in s["extras"].get("error", "")]
     assert len(scores) == 6 and len(failed) == 2 and all(scores[i]["value"] is None for i in failed)
     assert json.loads(out.with_suffix(".jsonl.summary.json").read_text())["request_failures"] == 2
 
     # the server is healthy again: the failed items are not stuck as nulls in the score cache
-    proxy = FaultProxy(llama_url, {})
-    try:
-        args = [*_judge(proxy.url, out, "-p", "in_flight=1", "-p", "max_tokens=8", "--cache", str(cache))]
-        res = CliRunner().invoke(app, args, terminal_width=300)
-    finally:
-        proxy.close()
+    res, seen = _behind_proxy(llama_url, {}, out, cache)
     assert res.exit_code == 0, res.output
-    again = {s["item_id"]: s for s in map(json.loads, out.read_text().splitlines()) if s["metric"] == NAME}
-    assert all("HTTP 500" not in s["extras"].get("error", "") for s in again.values())
-    assert proxy.seen >= 2  # the two failed items were asked again; the four scored ones came from the cache
+    assert all("HTTP 500" not in s["extras"].get("error", "") for s in _main_scores(out).values())
+    assert seen >= 2  # the two failed items were asked again; the four scored ones came from the cache

@@ -3,8 +3,8 @@
 429, 5xx and malformed bodies are retried with exponential backoff; every
 retry is counted. A request that gets no HTTP answer at all (connection refused,
 timeout, unknown host) raises :class:`BackendUnreachable`, naming the URL and the
-cause: at once while the server has never answered (a dead or mistyped server ends
-the run on its first request), after the retries once it has. A URL that is not
+cause: at once while the server has never answered, unless it timed out (a dead or
+mistyped server ends the run on its first request), else after the retries. A URL that is not
 ``http(s)://HOST...`` is refused when the backend is built. The API key is read from an environment variable and
 never appears in a signature, a log line or a result.
 
@@ -139,7 +139,8 @@ class OpenAICompatBackend(Backend):
         try:
             resp = self._client.post(url, json=payload)
         except httpx.TransportError as exc:
-            raise BackendUnreachable(url, transport_cause(exc, self.timeout)) from exc
+            timed_out = isinstance(exc, httpx.TimeoutException)
+            raise BackendUnreachable(url, transport_cause(exc, self.timeout), timed_out=timed_out) from exc
         self.answered = True
         if resp.status_code == 429 or resp.status_code >= 500:
             raise BackendError(f"HTTP {resp.status_code}", retryable=True)
@@ -174,7 +175,7 @@ class OpenAICompatBackend(Backend):
             try:
                 return self._attempt(payload)
             except BackendError as exc:
-                dead = isinstance(exc, BackendUnreachable) and not self.answered
+                dead = isinstance(exc, BackendUnreachable) and not (self.answered or exc.timed_out)
                 if not exc.retryable or dead or attempt == self.max_retries:
                     raise
                 time.sleep(self.backoff * 2**attempt)

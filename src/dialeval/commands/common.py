@@ -60,10 +60,11 @@ class TableOptions:
     rating_col: tuple[str, ...] = ()
     annotator_col: str | None = None
     scale: str = ""
+    delimiter: str | None = None
 
     def given(self) -> bool:
         """Whether any mapping option was given."""
-        return self.mapping is not None or self._columns_given()
+        return self.mapping is not None or self.delimiter is not None or self._columns_given()
 
     def _columns_given(self) -> bool:
         cols = (self.response_col, self.context_col, self.system_col, self.annotator_col)
@@ -83,6 +84,8 @@ class TableOptions:
             if self._columns_given():
                 raise InputError("give --mapping or the --*-col options, not both", field="--mapping")
             spec = load_mapping(self.mapping)
+            if self.delimiter is not None:
+                spec.delimiter = self._delimiter()
             return spec.to_mapping(), spec.name
         if self.response_col is None:
             raise InputError("a table needs --response-col (or a --mapping file)", field="--response-col")
@@ -98,8 +101,13 @@ class TableOptions:
         mapping = ColumnMapping(
             response=self.response_col, context=self.context_col, turn_separator=sep, system=self.system_col,
             references=tuple(self.reference_col), ratings=ratings, annotator=self.annotator_col, scale=self.scale,
+            delimiter=self._delimiter(),
         )  # fmt: skip
         return mapping, None
+
+    def _delimiter(self) -> str | None:
+        r"""``--delimiter`` with ``\t`` read as a tab."""
+        return None if self.delimiter is None else self.delimiter.replace("\\t", "\t")
 
 
 _TABLE_HELP = "(your own table, with --path FILE)"
@@ -127,6 +135,9 @@ _TABLE_PARAMS = [
             None, "--annotator-col", help=f"Column naming the annotator (one row per rating) {_TABLE_HELP}."
         )),
         ("scale", str, typer.Option("", "--scale", help="Scale of the ratings, e.g. 1-5 (with --rating-col).")),
+        ("delimiter", str | None, typer.Option(
+            None, "--delimiter", help="Field separator of a CSV --path, e.g. ';' (default: tab for .tsv, else comma)."
+        )),
     ]
 ]  # fmt: skip
 

@@ -64,6 +64,7 @@ class ColumnMapping:
             contain ``{system}``, replaced by each of these names in turn.
         pseudonymise: Store annotators as ``annotator-001``, ``annotator-002``, ... in
             order of first appearance (for crowd worker ids), never the ids themselves.
+        delimiter: The field separator of a CSV file (default: tab for ``.tsv``, else comma).
     """
 
     response: str
@@ -84,6 +85,7 @@ class ColumnMapping:
     tags: tuple[str, ...] = ()
     systems: tuple[str, ...] = ()
     pseudonymise: bool = False
+    delimiter: str | None = None
 
     def columns(self) -> list[str]:
         """Return every column this mapping reads (``{system}`` expanded)."""
@@ -118,7 +120,9 @@ def _records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, 
                 if col not in rec:
                     raise where.error("missing field", field=col)
         return records
-    delimiter = "\t" if path.name.endswith((".tsv", ".tsv.gz")) else ","
+    delimiter = mapping.delimiter or ("\t" if path.name.endswith((".tsv", ".tsv.gz")) else ",")
+    if len(delimiter) != 1:
+        raise InputError(f'the delimiter must be one character, not "{delimiter}"', field="--delimiter")
     index, rows = read_csv_rows(path, required=mapping.columns(), delimiter=delimiter)
     return [(where, {name: row[i] for name, i in index.items() if i < len(row)}) for where, row in rows]
 
@@ -245,7 +249,10 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
     """
     p = Path(path)
     build = _TableBuilder(name or p.name.split(".")[0], mapping)
-    for where, rec in _records(p, mapping):
+    records = _records(p, mapping)
+    if not records:
+        raise InputError("no rows to read (only a header, or nothing)", path=p)
+    for where, rec in records:
         did = build.dialogue(where, rec)
         for system_name in mapping.systems or ("",):
             item = build.candidate(where, rec, did, system_name)
@@ -300,6 +307,7 @@ class MappingFile(BaseModel):
     tags: list[str] = Field(default_factory=list)
     systems: list[str] = Field(default_factory=list)
     pseudonymise: bool = False
+    delimiter: str | None = None
 
     def to_mapping(self) -> ColumnMapping:
         """Return the :class:`ColumnMapping` this file describes."""
@@ -352,10 +360,12 @@ def read_records(
     Raises:
         InputError: Naming the file, line and field: a duplicate dialogue or candidate id (with the
             line of the first), a candidate whose dialogue is unknown or whose ``turn_index`` is past
-            the dialogue's end, or any malformed record.
+            the dialogue's end, an empty candidates file, or any malformed record.
     """
     dials = read_unique(dialogues, Dialogue)
     cands = read_unique(candidates, Candidate)
+    if not cands:
+        raise InputError("no candidates in this file", path=candidates)
     for lineno, cand in cands.values():
         if cand.dialogue_id not in dials:
             raise InputError(

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from dialeval import __version__
-from dialeval.commands.common import console, fail, split_list, write_json, write_text
+from dialeval.commands.common import check_output, console, fail, split_list, write_json, write_text
 from dialeval.commands.options import quiet_option
 from dialeval.errors import DialevalError, InputError
 from dialeval.runinfo import MetricInfo, RunInfo, command_line, write_run_info
@@ -90,6 +90,7 @@ def generate(
     OUT/dialogues.jsonl --candidates OUT/candidates.jsonl``) and generation.json (signatures, counts).
     """
     try:
+        check_output(output, "folder")
         settings = _settings(temperature, max_tokens, stop, seed)
         dialogues, candidates, summaries = _generate_all(
             model, n, datasets, styles, settings, data, not no_cache
@@ -125,6 +126,7 @@ def lmstyle(
 
     started = time.perf_counter()
     try:
+        check_output(output, "folder")
         settings = _settings(temperature, max_tokens, stop, seed)
         dialogues, candidates, summaries = _generate_all(
             model, n, datasets, styles, settings, data, not no_cache

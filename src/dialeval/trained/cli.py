@@ -19,6 +19,7 @@ import typer
 
 from dialeval.commands.common import (
     TableOptions,
+    check_output,
     console,
     fail,
     load_inputs,
@@ -128,6 +129,7 @@ def train(
     from dialeval.trained import store
 
     try:
+        check_output(output, "folder")
         if self_supervised:
             from dialeval.quality.cli import train_self_supervised
 
