@@ -123,8 +123,9 @@ def run_jobs(
     for n, result in engine.run([(j.metric, j.batches) for j in jobs]):
         job = jobs[n]
         job.known.update(result.values)
-        if cache is not None:
-            cache.put_many(job.metric.signature, result.values)
+        if cache is not None:  # an item left unscored for a reason is tried again next run
+            kept = {k: v for k, v in result.values.items() if job.metric.why_unscored(k) is None}
+            cache.put_many(job.metric.signature, kept)
         now = time.perf_counter()
         seconds[n] += now - last
         last = now
@@ -268,7 +269,8 @@ def score_each(
     for s, (_, cands) in zip(scored, work, strict=True):
         scores: list[Score] = []
         tags = score_tags(cands, dialogues)
-        for cand, got, sig, item_tags in zip(cands, s.values, s.signatures, tags, strict=True):
+        for cand, item, got, sig, item_tags in zip(cands, inputs[id(cands)], s.values, s.signatures, tags, strict=True):
+            why = None if all(v is not None for v in got.values()) else s.metric.why_unscored(input_key(item))
             for out_name in s.metric.outputs:
                 v = got.get(out_name)
                 scores.append(
@@ -280,7 +282,7 @@ def score_each(
                         context_id=cand.context_id,
                         system=cand.system,
                         tags=dict(item_tags),
-                        extras={} if v is not None else {"error": "metric could not score this item"},
+                        extras={} if v is not None else {"error": why or "metric could not score this item"},
                         signature=sig,
                     )
                 )

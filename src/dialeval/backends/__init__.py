@@ -5,13 +5,14 @@ Importing this package imports no model library; :func:`make_backend` does, lazi
 
 from __future__ import annotations
 
-from dialeval.backends.base import Backend, BackendError, BudgetExceeded, ChatRequest, Completion
+from dialeval.backends.base import Backend, BackendError, BackendUnreachable, BudgetExceeded, ChatRequest, Completion
 from dialeval.registry import Registry
 
 __all__ = [
     "BACKENDS",
     "Backend",
     "BackendError",
+    "BackendUnreachable",
     "BudgetExceeded",
     "ChatRequest",
     "Completion",

@@ -32,6 +32,21 @@ class BackendError(DialevalError):
         self.retryable = retryable
 
 
+class BackendUnreachable(BackendError):
+    """A request got no answer from the server (refused, timed out, bad URL): the run ends.
+
+    Its message names the URL and the cause, e.g.
+    ``cannot reach http://127.0.0.1:9/v1/chat/completions: connection refused``;
+    ``timed_out`` says the server took the connection and did not answer in time.
+    """
+
+    def __init__(self, url: str, cause: str, *, timed_out: bool = False) -> None:
+        super().__init__(f"cannot reach {url}: {cause}", retryable=True)
+        self.url = url
+        self.cause = cause
+        self.timed_out = timed_out
+
+
 class BudgetExceeded(DialevalError):
     """The run's budget of calls or tokens is spent; the run stops cleanly."""
 

@@ -1,7 +1,11 @@
 """Any OpenAI-compatible chat server over HTTP (vLLM, llama.cpp server, Ollama, OpenAI).
 
-Timeouts, 429, 5xx and malformed bodies are retried with exponential backoff;
-every retry is counted. The API key is read from an environment variable and
+429, 5xx and malformed bodies are retried with exponential backoff; every
+retry is counted. A request that gets no HTTP answer at all (connection refused,
+timeout, unknown host) raises :class:`BackendUnreachable`, naming the URL and the
+cause: at once while the server has never answered, unless it timed out (a dead or
+mistyped server ends the run on its first request), else after the retries. A URL that is not
+``http(s)://HOST...`` is refused when the backend is built. The API key is read from an environment variable and
 never appears in a signature, a log line or a result.
 
 A request with an answer shape is sent with ``response_format`` (a JSON schema).
@@ -17,8 +21,58 @@ import threading
 import time
 from typing import Any
 
-from dialeval.backends.base import Backend, BackendError, ChatRequest, Completion
+from dialeval.backends.base import Backend, BackendError, BackendUnreachable, ChatRequest, Completion
 from dialeval.errors import MissingExtraError
+
+#: Words of a transport error and the cause they name.
+_CAUSES = (
+    ("refused", "connection refused"),
+    ("name or service not known", "unknown host"),
+    ("nodename nor servname", "unknown host"),
+    ("name resolution", "unknown host"),
+    ("reset by peer", "connection reset by the server"),
+    ("unreachable", "network unreachable"),
+)
+
+
+def transport_cause(exc: Exception, timeout: float) -> str:
+    """Name, in words, why a request got no HTTP answer.
+
+    Example:
+        >>> import httpx
+        >>> transport_cause(httpx.ConnectError("[Errno 111] Connection refused"), 60)
+        'connection refused'
+        >>> transport_cause(httpx.ReadTimeout("timed out"), 2.0)
+        'timeout after 2 s (no answer)'
+    """
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timeout after {timeout:g} s ({'connecting' if isinstance(exc, httpx.ConnectTimeout) else 'no answer'})"
+    text = str(exc)
+    cause = next((c for needle, c in _CAUSES if needle in text.lower()), None)
+    return cause or f"{type(exc).__name__}: {text}"
+
+
+def check_base_url(base_url: str) -> None:
+    """Refuse a base URL a request cannot be sent to (not ``http(s)://HOST...``).
+
+    Example:
+        >>> check_base_url("file:///srv/v1")
+        Traceback (most recent call last):
+        ...
+        dialeval.backends.base.BackendUnreachable: cannot reach file:///srv/v1: the URL must start with http:// or https://
+    """
+    import httpx
+
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL as exc:
+        raise BackendUnreachable(base_url, f"not a valid URL ({exc})") from None
+    if url.scheme not in ("http", "https"):
+        raise BackendUnreachable(base_url, "the URL must start with http:// or https://")
+    if not url.host:
+        raise BackendUnreachable(base_url, "the URL names no host")
 
 
 class OpenAICompatBackend(Backend):
@@ -49,7 +103,9 @@ class OpenAICompatBackend(Backend):
             import httpx
         except ImportError as exc:
             raise MissingExtraError("httpx", extra="judge") from exc
+        check_base_url(base_url)
         self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
         self.model = model
         self.max_retries = max_retries
         self.backoff = backoff
@@ -63,6 +119,8 @@ class OpenAICompatBackend(Backend):
         self.attempts = 0
         self.structured_fallbacks = 0
         self.structure_refused = ""
+        #: Whether the server has answered a request (with any HTTP status).
+        self.answered = False
 
     @property
     def signature(self) -> str:
@@ -77,13 +135,13 @@ class OpenAICompatBackend(Backend):
     def _attempt(self, payload: dict[str, Any]) -> Completion:
         import httpx
 
-        endpoint = "completions" if "prompt" in payload else "chat/completions"
+        url = f"{self.base_url}/{'completions' if 'prompt' in payload else 'chat/completions'}"
         try:
-            resp = self._client.post(f"{self.base_url}/{endpoint}", json=payload)
-        except httpx.TimeoutException as exc:
-            raise BackendError(f"timeout: {exc!r}", retryable=True) from exc
+            resp = self._client.post(url, json=payload)
         except httpx.TransportError as exc:
-            raise BackendError(f"connection error: {exc!r}", retryable=True) from exc
+            timed_out = isinstance(exc, httpx.TimeoutException)
+            raise BackendUnreachable(url, transport_cause(exc, self.timeout), timed_out=timed_out) from exc
+        self.answered = True
         if resp.status_code == 429 or resp.status_code >= 500:
             raise BackendError(f"HTTP {resp.status_code}", retryable=True)
         if resp.status_code >= 400:
@@ -117,7 +175,8 @@ class OpenAICompatBackend(Backend):
             try:
                 return self._attempt(payload)
             except BackendError as exc:
-                if not exc.retryable or attempt == self.max_retries:
+                dead = isinstance(exc, BackendUnreachable) and not (self.answered or exc.timed_out)
+                if not exc.retryable or dead or attempt == self.max_retries:
                     raise
                 time.sleep(self.backoff * 2**attempt)
         raise AssertionError("unreachable")

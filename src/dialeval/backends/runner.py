@@ -21,7 +21,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
-from dialeval.backends.base import Backend, BackendError, BudgetExceeded, ChatRequest, Completion
+from dialeval.backends.base import (
+    Backend,
+    BackendError,
+    BackendUnreachable,
+    BudgetExceeded,
+    ChatRequest,
+    Completion,
+)
 from dialeval.backends.cache import RequestCache
 
 
@@ -90,7 +97,11 @@ class Runner:
             return True
 
     def one(self, request: ChatRequest) -> Completion | BackendError | BudgetExceeded:
-        """Answer one request, or return (not raise) why it could not be answered."""
+        """Answer one request, or return (not raise) why it could not be answered.
+
+        Raises:
+            BackendUnreachable: The server could not be reached: the run ends (nothing to wait for).
+        """
         sig = self.backend.signature
         if self.cache is not None and (hit := self.cache.get(sig, request)) is not None:
             with self._lock:
@@ -100,6 +111,10 @@ class Runner:
             return BudgetExceeded("budget spent")
         try:
             answer = self.backend.chat(request)
+        except BackendUnreachable:
+            with self._lock:
+                self.stats.failed += 1
+            raise
         except BackendError as exc:
             with self._lock:
                 self.stats.failed += 1

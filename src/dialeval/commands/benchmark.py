@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -12,6 +13,8 @@ from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
     cache_option,
+    check_output,
+    check_request_failures,
     console,
     engine_option,
     fail,
@@ -27,12 +30,17 @@ from dialeval.commands.common import (
     write_text,
 )
 from dialeval.commands.meta import row_dict
-from dialeval.commands.options import quiet_option
+from dialeval.commands.options import allow_failures_option, quiet_option
 from dialeval.commands.tables import pivot, to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.runinfo import MetricInfo, RunInfo, write_run_info
-from dialeval.scoring import score_names
+from dialeval.scoring import MetricRun, score_names
+
+if TYPE_CHECKING:
+    from dialeval.cache import ScoreCache
+    from dialeval.data.benchmark import Benchmark
+    from dialeval.engines import Engine
 
 
 @table_options
@@ -61,6 +69,7 @@ def benchmark(
     no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
     quiet: bool = quiet_option,
+    allow_failures: bool = allow_failures_option,
     table: TableOptions = TableOptions(),
 ) -> None:
     """Run metrics on a human-rated benchmark and print a ranked metric-human correlation table.
@@ -71,6 +80,7 @@ def benchmark(
 
     started = time.perf_counter()
     try:
+        check_output(output, "folder")
         bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
         dimension = bench.dimension(dimension)
         run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
@@ -91,10 +101,29 @@ def benchmark(
         return
     rank_by = (levels[0], "spearman" if "spearman" in methods else methods[0])
     wide = pivot(rows, rank_by=rank_by)
-    n_items = len(bench.candidates)
-    title = f"{bench.name}: correlation with human {dimension} ({n_items} items, ranked by {' '.join(rank_by)})"
-    markdown = f"# {title}\n\n{to_markdown(wide)}\n"
-    run_info = RunInfo(
+    title = (
+        f"{bench.name}: correlation with human {dimension} ({len(bench.candidates)} items, "
+        f"ranked by {' '.join(rank_by)})"
+    )
+    run_info = _run_info(bench, dimension, runs, skipped, run_engine, score_cache, n_boot, seed, started)
+    write_jsonl(output / "scores.jsonl", scores)
+    write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n")
+    write_text(output / "table.jsonl", "".join(json.dumps(row_dict(r)) + "\n" for r in rows))
+    write_run_info(output, run_info)
+    if as_json:
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": [row_dict(r) for r in rows]}))
+    else:
+        out.print(to_rich(wide, title))
+        _print_notes(skipped, fitted, bench.source, output)
+    check_request_failures(scores, allow_failures)
+
+
+def _run_info(
+    bench: Benchmark, dimension: str, runs: list[MetricRun], skipped: dict[str, str], run_engine: Engine,
+    score_cache: ScoreCache | None, n_boot: int, seed: int, started: float,
+) -> RunInfo:
+    """Return what ``run.json`` records: inputs, counts, metric signatures and timings, engine, cache."""
+    return RunInfo(
         kind="benchmark",
         benchmark=bench.name,
         source=bench.source,
@@ -109,21 +138,16 @@ def benchmark(
         bootstrap={"resamples": n_boot, "seed": seed, "unit": "context"},
         seconds=round(time.perf_counter() - started, 2),
     )
-    write_jsonl(output / "scores.jsonl", scores)
-    write_text(output / "table.md", markdown)
-    write_text(output / "table.jsonl", "".join(json.dumps(row_dict(r)) + "\n" for r in rows))
-    write_run_info(output, run_info)
-    if as_json:
-        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": [row_dict(r) for r in rows]}))
-        return
-    out.print(to_rich(wide, title))
+
+
+def _print_notes(skipped: dict[str, str], fitted: list[str], source: str, output: Path) -> None:
+    """Print, under the table, the metrics not run, the in-sample notes, the source and what was written."""
     for name, why in skipped.items():
         console.print(f"[yellow]not run[/] {name}: {why}", highlight=False)
     for note in fitted:
         console.print(f"[yellow]note[/] {note}", highlight=False)
-    console.print(f"source: {bench.source}", highlight=False)
+    console.print(f"source: {source}", highlight=False)
     console.print(f"wrote {output}/scores.jsonl, table.md, table.jsonl, run.json", highlight=False)
-
 
 def register(app: typer.Typer) -> None:
     """Add ``benchmark`` to the CLI."""

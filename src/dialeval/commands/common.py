@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable, Sequence
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -17,7 +19,7 @@ from dialeval.atomic import atomic_write
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import check_file, read_jsonl
-from dialeval.schema import Rating
+from dialeval.schema import Rating, Score
 
 if TYPE_CHECKING:
     from dialeval.cache import ScoreCache
@@ -58,10 +60,11 @@ class TableOptions:
     rating_col: tuple[str, ...] = ()
     annotator_col: str | None = None
     scale: str = ""
+    delimiter: str | None = None
 
     def given(self) -> bool:
         """Whether any mapping option was given."""
-        return self.mapping is not None or self._columns_given()
+        return self.mapping is not None or self.delimiter is not None or self._columns_given()
 
     def _columns_given(self) -> bool:
         cols = (self.response_col, self.context_col, self.system_col, self.annotator_col)
@@ -81,6 +84,8 @@ class TableOptions:
             if self._columns_given():
                 raise InputError("give --mapping or the --*-col options, not both", field="--mapping")
             spec = load_mapping(self.mapping)
+            if self.delimiter is not None:
+                spec.delimiter = self._delimiter()
             return spec.to_mapping(), spec.name
         if self.response_col is None:
             raise InputError("a table needs --response-col (or a --mapping file)", field="--response-col")
@@ -96,8 +101,13 @@ class TableOptions:
         mapping = ColumnMapping(
             response=self.response_col, context=self.context_col, turn_separator=sep, system=self.system_col,
             references=tuple(self.reference_col), ratings=ratings, annotator=self.annotator_col, scale=self.scale,
+            delimiter=self._delimiter(),
         )  # fmt: skip
         return mapping, None
+
+    def _delimiter(self) -> str | None:
+        r"""``--delimiter`` with ``\t`` read as a tab."""
+        return None if self.delimiter is None else self.delimiter.replace("\\t", "\t")
 
 
 _TABLE_HELP = "(your own table, with --path FILE)"
@@ -125,6 +135,9 @@ _TABLE_PARAMS = [
             None, "--annotator-col", help=f"Column naming the annotator (one row per rating) {_TABLE_HELP}."
         )),
         ("scale", str, typer.Option("", "--scale", help="Scale of the ratings, e.g. 1-5 (with --rating-col).")),
+        ("delimiter", str | None, typer.Option(
+            None, "--delimiter", help="Field separator of a CSV --path, e.g. ';' (default: tab for .tsv, else comma)."
+        )),
     ]
 ]  # fmt: skip
 
@@ -227,11 +240,61 @@ def write_text(path: Path, text: str) -> None:
         handle.write(text)
 
 
-def fail(exc: DialevalError) -> None:
-    """Print a dialeval error without a traceback and exit with status 2."""
+def check_output(path: Path | None, kind: str = "file", *, option: str = "--output") -> None:
+    """Refuse, before any work, an output path that cannot be written as a ``kind`` ("file" or "folder").
+
+    Every command that writes calls it first: a file path that is an existing folder, a
+    folder path that is an existing file, a path below a file, or one in a folder this
+    user cannot write to.
+
+    Example:
+        >>> import tempfile
+        >>> check_output(Path(tempfile.gettempdir()), "file")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: /tmp: field "--output": is an existing folder; give the name of a file to write
+    """
+    if path is None:
+        return
+    if kind == "file" and path.is_dir():
+        raise InputError("is an existing folder; give the name of a file to write", path=path, field=option)
+    if kind == "folder" and path.exists() and not path.is_dir():
+        raise InputError("is an existing file; give a folder to write the outputs in", path=path, field=option)
+    start = path.absolute() if kind == "folder" else path.absolute().parent
+    above = next(p for p in (start, *start.parents) if p.exists())
+    if not above.is_dir():
+        raise InputError(f"cannot be created: {above} is a file, not a folder", path=path, field=option)
+    if not os.access(above, os.W_OK):
+        raise InputError(f"cannot be written: no permission to write in {above}", path=path, field=option)
+
+
+def check_request_failures(scores: Iterable[Score], allow: bool) -> None:
+    """After the outputs are written, exit 1 if judge requests failed, unless ``allow`` (``--allow-failures``).
+
+    The items whose requests failed have null scores whose ``extras["error"]`` says why;
+    this prints one line counting them by cause.
+    """
+    failed = {(s.item_id, str(s.extras["error"])) for s in scores if "request failed" in str(s.extras.get("error"))}
+    if not failed or allow:
+        return
     from rich.markup import escape
 
-    console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    causes = "; ".join(f"{n} x {why}" for why, n in Counter(why for _, why in failed).most_common(3))
+    console.print(
+        f"[bold red]error:[/] {len({i for i, _ in failed})} item(s) got no score because judge requests failed "
+        f"({escape(causes)}); they were written as null scores that say why; rerun to try them again, "
+        "or pass --allow-failures to accept them",
+        highlight=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(1)
+
+
+def fail(exc: DialevalError) -> None:
+    """Print a dialeval error on one line (never wrapped), without a traceback, and exit with status 2."""
+    from rich.markup import escape
+
+    console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import typer
 from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
+    check_output,
     console,
     fail,
     load_inputs,
@@ -105,6 +107,7 @@ def meta(
     from dialeval.meta.correlate import correlation_table
 
     try:
+        check_output(output, "folder")
         if ratings is not None:
             rating_recs, rated_from = read_jsonl(ratings, Rating), str(ratings)
         elif benchmark is not None or path is not None:
@@ -146,10 +149,10 @@ def meta(
         out.print_json(json.dumps({"rows": dicts, "paper_comparison": comparison, "paired": paired}))
         return
     out.print(to_rich(wide, f"Correlation with human {dimension}"))
-    if paired:
-        out.print(_paired_line(paired), highlight=False, markup=False)
-    if comparison:
-        out.print(comparison, highlight=False, markup=False)
+    note = dropped_note(all_scores, rating_recs, dimension, split_list(metrics))
+    for text in (note, _paired_line(paired) if paired else "", comparison):
+        if text:
+            out.print(text, highlight=False, markup=False, soft_wrap=True)
     if output is not None:
         console.print(f"wrote {output / 'table.md'} and {output / 'table.jsonl'}")
 
@@ -177,6 +180,27 @@ def read_scores(path: Path, ratings: Sequence[Rating], dimension: str, rated_fro
             path=path,
         )
     return recs
+
+
+def dropped_note(scores: Sequence[Score], ratings: Sequence[Rating], dimension: str, metrics: list[str] | None) -> str:
+    """Say how many scores the table left out and why: null values (with their reasons), items nobody rated.
+
+    Example:
+        >>> r = [Rating(item_id="a", dimension="q", annotator="x", value=1)]
+        >>> s = [Score(item_id="a", metric="m", value=None, extras={"error": "HTTP 500"}),
+        ...      Score(item_id="b", metric="m", value=0.5)]
+        >>> dropped_note(s, r, "q", None)
+        'left out 2 of 2 scores: 1 null (1 x HTTP 500); 1 of items not rated on "q" (unknown item ids)'
+    """
+    rated = {r.item_id for r in ratings if r.dimension == dimension}
+    used = [s for s in scores if metrics is None or s.metric in metrics]
+    null = Counter(str(s.extras.get("error") or "no reason given") for s in used if s.value is None)
+    unknown = sum(1 for s in used if s.value is not None and s.item_id not in rated and s.dialogue_id not in rated)
+    parts = [f"{n} null ({'; '.join(f'{k} x {why}' for why, k in null.most_common(3))})" for n in [null.total()] if n]
+    if unknown:
+        parts.append(f'{unknown} of items not rated on "{dimension}" (unknown item ids)')
+    dropped = null.total() + unknown
+    return f"left out {dropped} of {len(used)} scores: " + "; ".join(parts) if dropped else ""
 
 
 def _paired(

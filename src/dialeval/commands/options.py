@@ -7,3 +7,7 @@ import typer
 quiet_option = typer.Option(
     False, "--quiet", "-q", help="No progress bars (they are off anyway when stderr is not a terminal)."
 )
+allow_failures_option = typer.Option(
+    False, "--allow-failures",
+    help="Exit 0 even when judge requests failed (their items keep null scores whose error says why).",
+)

@@ -11,6 +11,8 @@ from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
     cache_option,
+    check_output,
+    check_request_failures,
     console,
     engine_option,
     fail,
@@ -24,7 +26,7 @@ from dialeval.commands.common import (
     split_list,
     table_options,
 )
-from dialeval.commands.options import quiet_option
+from dialeval.commands.options import allow_failures_option, quiet_option
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.scoring import score_names
@@ -51,6 +53,7 @@ def score(
     no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary only."),
     quiet: bool = quiet_option,
+    allow_failures: bool = allow_failures_option,
     table: TableOptions = TableOptions(),
 ) -> None:
     """Score candidate responses with metrics and write Score records (JSONL).
@@ -58,6 +61,7 @@ def score(
     Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
     try:
+        check_output(output)
         bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
         run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
         runs, skipped = score_names(
@@ -81,12 +85,14 @@ def score(
     }
     if as_json:
         out.print_json(json.dumps(summary))
-        return
-    for r in runs:
-        console.print(f"{r.family:<12} {len(r.scores):>7} scores  {r.seconds:7.2f}s  {r.signature}", highlight=False)
-    for name, why in skipped.items():
-        console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
-    console.print(f"wrote {n} scores for {len(bench.candidates)} items to {output}")
+    else:
+        for r in runs:
+            line = f"{r.family:<12} {len(r.scores):>7} scores  {r.seconds:7.2f}s  {r.signature}"
+            console.print(line, highlight=False)
+        for name, why in skipped.items():
+            console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
+        console.print(f"wrote {n} scores for {len(bench.candidates)} items to {output}")
+    check_request_failures((s for r in runs for s in r.scores), allow_failures)
 
 
 def register(app: typer.Typer) -> None:

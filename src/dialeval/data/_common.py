@@ -137,9 +137,9 @@ def read_csv_rows(
                     continue
                 if header and not names:
                     names = {name: i for i, name in enumerate(row) if name not in ("", None)}
-                    for name in required:
-                        if name not in names:
-                            raise where.error("missing column in the header", field=name)
+                    if (missing := next((n for n in required if n not in names), None)) is not None:
+                        hint = _delimiter_hint(row, delimiter)
+                        raise where.error(f"missing column in the header{hint}", field=missing)
                     width = max((names[n] + 1 for n in required), default=0)
                     header_width = len(row)
                     continue
@@ -156,6 +156,29 @@ def read_csv_rows(
     if header and not names:
         raise InputError("empty file: expected a header row", path=path)
     return names, rows
+
+
+def _delimiter_hint(header: list[str], delimiter: str) -> str:
+    """Say so when the header looks separated by another delimiter than the one it was read with.
+
+    Example:
+        >>> _delimiter_hint(["context;response;score"], ",")
+        '; the header looks separated by ";" (3 columns: context, response, score), not ",": pass --delimiter ";"'
+        >>> _delimiter_hint(["context", "response"], ",")
+        ''
+    """
+    try:
+        found = csv.Sniffer().sniff(delimiter.join(header), delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ""
+    if found == delimiter:
+        return ""
+    names = next(csv.reader([delimiter.join(header)], delimiter=found))
+    shown, used = (d.replace("\t", "\\t") for d in (found, delimiter))
+    return (
+        f'; the header looks separated by "{shown}" ({len(names)} columns: {", ".join(names)}), '
+        f'not "{used}": pass --delimiter "{shown}"'
+    )
 
 
 def field(rec: dict[str, Any], key: str, where: Where) -> Any:

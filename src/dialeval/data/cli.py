@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from dialeval.commands.common import TableOptions, table_options
+from dialeval.commands.common import TableOptions, check_output, table_options
 from dialeval.data.show import entry_json_of, print_report, report_of
 from dialeval.errors import DialevalError, InputError
 
@@ -81,6 +81,7 @@ def export_command(
     from dialeval.data.catalog import load_benchmark
 
     try:
+        check_output(output, "folder")
         bench = load_benchmark(name, path)
         if limit is not None:
             bench = bench.head(limit)
@@ -105,6 +106,7 @@ def import_command(
     from dialeval.commands.common import console, load_inputs
 
     try:
+        check_output(output, "folder")
         if not table.given():
             raise InputError("give --mapping m.yaml, or --response-col and --rating-col", field="--mapping")
         bench = load_inputs(None, file, None, None, None, None, table=table)

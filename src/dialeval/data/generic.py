@@ -65,6 +65,7 @@ class ColumnMapping:
             contain ``{system}``, replaced by each of these names in turn.
         pseudonymise: Store annotators as ``annotator-001``, ``annotator-002``, ... in
             order of first appearance (for crowd worker ids), never the ids themselves.
+        delimiter: The field separator of a CSV file (default: tab for ``.tsv``, else comma).
     """
 
     response: str
@@ -85,6 +86,7 @@ class ColumnMapping:
     tags: tuple[str, ...] = ()
     systems: tuple[str, ...] = ()
     pseudonymise: bool = False
+    delimiter: str | None = None
 
     def columns(self) -> list[str]:
         """Return every column this mapping reads (``{system}`` expanded)."""
@@ -120,7 +122,9 @@ def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[
                 if col not in rec:
                     raise where.error("missing field", field=col)
         return records
-    delimiter = "\t" if path.name.endswith((".tsv", ".tsv.gz")) else ","
+    delimiter = mapping.delimiter or ("\t" if path.name.endswith((".tsv", ".tsv.gz")) else ",")
+    if len(delimiter) != 1:
+        raise InputError(f'the delimiter must be one character, not "{delimiter}"', field="--delimiter")
     index, rows = read_csv_rows(path, required=mapping.columns(), delimiter=delimiter)
     return [(where, {name: row[i] for name, i in index.items() if i < len(row)}) for where, row in rows]
 
@@ -247,7 +251,10 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
     naming both lines.
     """
     p = Path(path)
-    return build_table(table_records(p, mapping), mapping, name=name or p.name.split(".")[0], source=str(p))[0]
+    records = table_records(p, mapping)
+    if not records:
+        raise InputError("no rows to read (only a header, or nothing)", path=p)
+    return build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
 
 
 def build_table(
@@ -316,6 +323,7 @@ class MappingFile(BaseModel):
     tags: list[str] = Field(default_factory=list)
     systems: list[str] = Field(default_factory=list)
     pseudonymise: bool = False
+    delimiter: str | None = None
 
     def to_mapping(self) -> ColumnMapping:
         """Return the :class:`ColumnMapping` this file describes."""
@@ -368,10 +376,12 @@ def read_records(
     Raises:
         InputError: Naming the file, line and field: a duplicate dialogue or candidate id (with the
             line of the first), a candidate whose dialogue is unknown or whose ``turn_index`` is past
-            the dialogue's end, or any malformed record.
+            the dialogue's end, an empty candidates file, or any malformed record.
     """
     dials = read_unique(dialogues, Dialogue)
     cands = read_unique(candidates, Candidate)
+    if not cands:
+        raise InputError("no candidates in this file", path=candidates)
     for lineno, cand in cands.values():
         if cand.dialogue_id not in dials:
             raise InputError(

@@ -11,6 +11,8 @@ import typer
 
 from dialeval.commands.common import (
     cache_option,
+    check_output,
+    check_request_failures,
     engine_option,
     fail,
     make_run_context,
@@ -19,7 +21,7 @@ from dialeval.commands.common import (
     ray_cpus_option,
     ray_workers_option,
 )
-from dialeval.commands.options import quiet_option
+from dialeval.commands.options import allow_failures_option, quiet_option
 from dialeval.errors import DialevalError, InputError
 
 judge_app = typer.Typer(help="LLM-as-a-judge protocols.", no_args_is_help=True)
@@ -85,12 +87,15 @@ def run_command(
     cache: Path | None = cache_option,
     no_cache: bool = no_cache_option,
     quiet: bool = quiet_option,
+    allow_failures: bool = allow_failures_option,
 ) -> None:
     """Judge a benchmark's first contexts and print the summary table.
 
     The judge's parameters come with -p as for every metric (`-p k=1 -p backend=openai-compatible`).
     Every request is cached (-p cache=no turns that off); finished items are kept in the score
     cache (a killed run resumes); with --engine ray the items are judged on a Ray cluster.
+    A backend that cannot be reached ends the run at its first request (one line, no output);
+    requests that fail later leave null scores that say why, and exit 1 unless --allow-failures.
     """
     from rich.console import Console
 
@@ -101,6 +106,8 @@ def run_command(
     from dialeval.scoring import progress_bars, score_metrics
 
     try:
+        check_output(out, option="--out")
+        check_output(None if out is None else _summary_path(out), option="--out")
         from_file = protocol.endswith((".yaml", ".yml"))
         cls = family("judge:custom" if from_file else f"judge:{protocol}")
         parsed = parse_params(param)
@@ -127,8 +134,14 @@ def run_command(
     Console().print(summary_table({k: v for k, v in summary.items() if k != "signature"}, values))
     if out is not None:
         write_jsonl(out, run.scores)
-        with atomic_write(out.with_suffix(out.suffix + ".summary.json")) as fh:
+        with atomic_write(_summary_path(out)) as fh:
             fh.write(json.dumps(summary, indent=1) + "\n")
+    check_request_failures(run.scores, allow_failures)
+
+
+def _summary_path(out: Path) -> Path:
+    """Where ``judge run --out`` writes the run's summary."""
+    return out.with_suffix(out.suffix + ".summary.json")
 
 
 def serve_model(

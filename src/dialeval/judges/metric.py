@@ -27,7 +27,7 @@ from dialeval.backends import Backend, make_backend
 from dialeval.backends.cache import RequestCache
 from dialeval.backends.runner import Runner
 from dialeval.judges.dialogue import DialogueJudge
-from dialeval.judges.judge import Judge, JudgeStats
+from dialeval.judges.judge import Judge, Judgement, JudgeStats
 from dialeval.judges.parse import to_level
 from dialeval.judges.protocol import Protocol, load_protocol, protocol_names
 from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues
@@ -116,6 +116,7 @@ class JudgeMetric(Metric):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
+        self._unscored: dict[str, str] = {}
         if self.config.in_flight == 0:
             from dialeval.backends import default_in_flight
 
@@ -189,12 +190,26 @@ class JudgeMetric(Metric):
             "judge_backend": self.backend.signature,
         }
 
+    def why_unscored(self, key: str) -> str | None:
+        """Say why this run left an item without a score: the failed request, the parse failure, the budget."""
+        return self._unscored.get(key)
+
+    def _note_unscored(self, items: Sequence[MetricInput], judged: Sequence[Judgement]) -> None:
+        """Keep the reason of every item judged without a score (see :meth:`why_unscored`)."""
+        from dialeval.cache import input_key
+
+        for item, j in zip(items, judged, strict=True):
+            if j.value is None:
+                key = input_key(item)
+                self._unscored[key] = "; ".join(dict.fromkeys(filter(None, (self._unscored.get(key), j.reason))))
+
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Judge a batch; None where an item got no parsable score."""
         judge, fam = self.judge, self.name
         out: dict[str, list[float | None]] = {}
         if isinstance(judge, DialogueJudge):
             res = judge.judge(items)
+            self._note_unscored(items, [r.final for r in res])
             out[fam] = [r.final.value for r in res]
             out[f"{fam}:turn"] = [r.turn for r in res]
             out[f"{fam}:interaction"] = [r.interaction for r in res]
@@ -203,6 +218,7 @@ class JudgeMetric(Metric):
         for dim in p.dimension_names:
             base = f"{fam}:{dim}" if dim else fam
             res_dim = judge.judge(items, dim)
+            self._note_unscored(items, res_dim)
             out[base] = [r.value for r in res_dim]
             if p.levels:
                 out[f"{base}:level"] = [
@@ -276,9 +292,10 @@ class CustomJudge(JudgeMetric):
             raise ValueError("judge:custom needs protocol=<path to a protocol YAML file>")
         judge = self.judge  # the cached judge, so run_summary() counts its calls and parse failures
         if isinstance(judge, DialogueJudge):
-            final = [r.final for r in judge.judge(items)]
-            return {"judge:custom": [r.value for r in final], "judge:custom:expected": [r.expected for r in final]}
-        res = judge.judge(items, self.protocol.dimension_names[0])
+            res = [r.final for r in judge.judge(items)]
+        else:
+            res = judge.judge(items, self.protocol.dimension_names[0])
+        self._note_unscored(items, res)
         return {"judge:custom": [r.value for r in res], "judge:custom:expected": [r.expected for r in res]}
 
 

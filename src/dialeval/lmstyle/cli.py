@@ -13,6 +13,7 @@ import typer
 from dialeval import __version__
 from dialeval.commands.common import (
     cache_option,
+    check_output,
     console,
     engine_option,
     fail,
@@ -104,6 +105,7 @@ def generate(
     OUT/dialogues.jsonl --candidates OUT/candidates.jsonl``) and generation.json (signatures, counts).
     """
     try:
+        check_output(output, "folder")
         settings = _settings(temperature, max_tokens, stop, seed)
         dialogues, candidates, summaries = _generate_all(
             model, n, datasets, styles, settings, data, not no_cache
@@ -142,6 +144,7 @@ def lmstyle(
 
     started = time.perf_counter()
     try:
+        check_output(output, "folder")
         settings = _settings(temperature, max_tokens, stop, seed)
         run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
         dialogues, candidates, summaries = _generate_all(

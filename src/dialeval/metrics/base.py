@@ -177,6 +177,15 @@ class Metric(ABC):
         """Return this metric's run counters (judge calls, parse failures, tokens); none by default."""
         return {}
 
+    def why_unscored(self, key: str) -> str | None:
+        """Return why this run left the item with input key ``key`` without a value, or None (no reason known).
+
+        ``key`` is :func:`dialeval.cache.input_key` of the item. A reason (a failed request,
+        a spent budget) goes into the score's ``extras["error"]``, and the item is kept out
+        of the score cache, so that the next run tries it again.
+        """
+        return None
+
     def fitted_note(self, benchmark: str) -> str | None:
         """Say so when this metric's shipped model was fitted on ``benchmark``'s human ratings (None if not).
 

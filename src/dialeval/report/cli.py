@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.commands.common import console, fail, write_text
+from dialeval.commands.common import check_output, console, fail, write_text
 from dialeval.errors import DialevalError, InputError
 
 FORMATS = ("html", "md", "tex")
@@ -26,6 +26,7 @@ def report(
     from dialeval.report.load import Results, load_results
 
     try:
+        check_output(output)
         if fmt not in FORMATS:
             raise InputError(f'unknown format "{fmt}"; use one of {", ".join(FORMATS)}', field="--format")
         results = [load_results(f) for f in folders]

@@ -18,6 +18,8 @@ import typer
 
 from dialeval.commands.common import (
     cache_option,
+    check_output,
+    check_request_failures,
     console,
     engine_option,
     fail,
@@ -29,7 +31,7 @@ from dialeval.commands.common import (
     ray_workers_option,
     split_list,
 )
-from dialeval.commands.options import quiet_option
+from dialeval.commands.options import allow_failures_option, quiet_option
 from dialeval.errors import DialevalError, InputError
 from dialeval.runinfo import MetricInfo, RunInfo, write_run_info
 from dialeval.schema import Score
@@ -160,6 +162,7 @@ def stress(
     no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
     quiet: bool = quiet_option,
+    allow_failures: bool = allow_failures_option,
 ) -> None:
     """Perturb every response (negation, number swap, ...) and report how often each metric prefers the original.
 
@@ -170,6 +173,7 @@ def stress(
     Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
     try:
+        check_output(output, "folder")
         if subset_param and subsets != "judge":
             raise InputError("--subset-param needs --subsets judge", field="--subset-param")
         run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
@@ -178,7 +182,8 @@ def stress(
         fail(exc)
         return
     if benchmark.lower() in DDPP_NAMES:
-        _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json, param, run)
+        ranked = _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json, param, run)
+        check_request_failures(ranked, allow_failures)
         return
     from dialeval.commands.common import load_inputs, write_text
     from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
@@ -248,7 +253,7 @@ def stress(
     write_run_info(output, run_info)
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows}))
-        return
+        return check_request_failures(result.scores, allow_failures)
     from dialeval.commands.tables import ScreenTable
 
     cell = {(r.metric, r.perturbation): r for r in result.rows}
@@ -267,6 +272,7 @@ def stress(
         ["stress.jsonl", *(["stress_subsets.jsonl"] if sub_rows else []), "stress.md", "run.json", *figures]
     )
     console.print(f"wrote {output}/{{{written}}} in {run_info.seconds} s", highlight=False)
+    check_request_failures(result.scores, allow_failures)
 
 
 def _ranking(
@@ -282,8 +288,11 @@ def _ranking(
     as_json: bool,
     param: Sequence[str],
     run: _RunContext,
-) -> None:
-    """``dialeval stress --benchmark dailydialog++``: rank good responses against the negatives of their context."""
+) -> list[Score]:
+    """``dialeval stress --benchmark dailydialog++``: rank good responses against the negatives of their context.
+
+    Returns the scores (none when it failed; it has then exited).
+    """
     from dialeval.commands.common import write_text
     from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
     from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
@@ -308,7 +317,7 @@ def _ranking(
             )
     except DialevalError as exc:
         fail(exc)
-        return
+        return []
     n_ctx = len(bench.dialogues)
     ranked = Counter(str(c.tags.get("label")) for c in candidates)
     title = (
@@ -339,7 +348,7 @@ def _ranking(
     write_run_info(output, run_info)
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows}))
-        return
+        return result.scores
     from dialeval.commands.tables import ScreenTable
 
     cell = {(r.metric, r.negatives): r for r in result.rows}
@@ -351,6 +360,7 @@ def _ranking(
     for w in bench.warnings:
         console.print(f"note: {w}", highlight=False)
     console.print(f"wrote {output}/ranking.jsonl, ranking.md, run.json in {run_info.seconds} s", highlight=False)
+    return result.scores
 
 
 def register(app: typer.Typer) -> None:

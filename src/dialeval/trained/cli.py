@@ -21,6 +21,7 @@ import typer
 from dialeval.commands.common import (
     TableOptions,
     cache_option,
+    check_output,
     console,
     engine_option,
     fail,
@@ -259,6 +260,7 @@ def train(
     from dialeval.trained.features import scoring_with
 
     try:
+        check_output(output, "folder")
         if self_supervised:
             from dialeval.quality.cli import train_self_supervised
 
