@@ -40,8 +40,9 @@ def create(study: Path, inputs: dict[str, Path], *extra: str) -> subprocess.Comp
 def test_a_create_that_fails_half_way_leaves_nothing_and_the_retry_succeeds(
     tmp_path: Path, inputs: dict[str, Path]
 ) -> None:
-    """The qualification ratings are checked after the tables are written: that failure used to leave a study.db
-    that made every retry answer "a study already exists here"."""
+    """The qualification ratings were checked after the tables were written: that failure used to leave a study.db
+    that made every retry answer "a study already exists here". They are now checked before anything is written.
+    One reference annotator: the threshold is a fixed one (the default needs two references)."""
     study = tmp_path / "study"
     gold = [
         Rating(item_id=f"d2:{s}", dimension="Appropriateness", annotator="ref1", value="positive") for s in ("m1", "m2")
@@ -49,13 +50,13 @@ def test_a_create_that_fails_half_way_leaves_nothing_and_the_retry_succeeds(
     write_jsonl(tmp_path / "bad_gold.jsonl", [*gold, Rating(item_id="d9:m1", dimension="Appropriateness",
                                                             annotator="ref1", value="positive")])  # fmt: skip
     bad = create(study, inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
-                 str(tmp_path / "bad_gold.jsonl"))  # fmt: skip
+                 str(tmp_path / "bad_gold.jsonl"), "--threshold", "0.21")  # fmt: skip
     assert bad.returncode == 2, bad.stderr
     assert "Traceback" not in bad.stderr and "unknown item 'd9:m1'" in bad.stderr
-    assert sorted(p.name for p in study.iterdir()) == []  # no study.db, no temporary file, no access.json
+    assert not study.exists()  # no folder, no study.db, no temporary file, no access.json
     write_jsonl(tmp_path / "gold.jsonl", gold)
     good = create(study, inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
-                  str(tmp_path / "gold.jsonl"))  # fmt: skip
+                  str(tmp_path / "gold.jsonl"), "--threshold", "0.21")  # fmt: skip
     assert good.returncode == 0, good.stderr
     assert json.loads(good.stdout.splitlines()[0])["qualification_units"] == 1
     assert sorted(p.name for p in study.iterdir()) == ["access.json", "study.db"]

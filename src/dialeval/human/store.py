@@ -74,6 +74,14 @@ gold = sa.Table(
     sa.Column("value", sa.String(64), nullable=False),
 )
 
+verdicts = sa.Table(
+    "qualification_verdicts",  # why each worker passed or failed qualification (added after the first studies)
+    metadata,
+    sa.Column("annotator", sa.String(64), sa.ForeignKey("annotators.id"), primary_key=True),
+    sa.Column("threshold", sa.Float, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+)
+
 answers = sa.Table(
     "answers",
     metadata,
