@@ -202,7 +202,10 @@ def plan_study(
     rng = random.Random(config.seed)
     main = build_units(protocol, dialogues, candidates)
     if not main:
-        raise InputError("nothing to annotate: no candidates (and, for a dialogue-level protocol, no dialogues)")
+        if protocol.level == "dialogue":
+            raise InputError("nothing to annotate: no dialogues")
+        raise InputError(f'nothing to annotate: protocol "{protocol.name}" rates responses, and no candidates '
+                         "were given (--candidates)")  # fmt: skip
     rng.shuffle(main)
     batches = [main[i : i + config.batch_size] for i in range(0, len(main), config.batch_size)]
     quals = build_units(protocol, dialogues, qualification, "qualification") if qualification else []
