@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,8 +41,9 @@ def create(study: Path, inputs: dict[str, Path], *extra: str) -> subprocess.Comp
 def test_a_create_that_fails_half_way_leaves_nothing_and_the_retry_succeeds(
     tmp_path: Path, inputs: dict[str, Path]
 ) -> None:
-    """The qualification ratings are checked after the tables are written: that failure used to leave a study.db
-    that made every retry answer "a study already exists here"."""
+    """The qualification ratings were checked after the tables were written: that failure used to leave a study.db
+    that made every retry answer "a study already exists here". They are now checked before anything is written.
+    One reference annotator: the threshold is a fixed one (the default needs two references)."""
     study = tmp_path / "study"
     gold = [
         Rating(item_id=f"d2:{s}", dimension="Appropriateness", annotator="ref1", value="positive") for s in ("m1", "m2")
@@ -49,13 +51,13 @@ def test_a_create_that_fails_half_way_leaves_nothing_and_the_retry_succeeds(
     write_jsonl(tmp_path / "bad_gold.jsonl", [*gold, Rating(item_id="d9:m1", dimension="Appropriateness",
                                                             annotator="ref1", value="positive")])  # fmt: skip
     bad = create(study, inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
-                 str(tmp_path / "bad_gold.jsonl"))  # fmt: skip
+                 str(tmp_path / "bad_gold.jsonl"), "--threshold", "0.21")  # fmt: skip
     assert bad.returncode == 2, bad.stderr
     assert "Traceback" not in bad.stderr and "unknown item 'd9:m1'" in bad.stderr
-    assert sorted(p.name for p in study.iterdir()) == []  # no study.db, no temporary file, no access.json
+    assert not study.exists()  # no folder, no study.db, no temporary file, no access.json
     write_jsonl(tmp_path / "gold.jsonl", gold)
     good = create(study, inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
-                  str(tmp_path / "gold.jsonl"))  # fmt: skip
+                  str(tmp_path / "gold.jsonl"), "--threshold", "0.21")  # fmt: skip
     assert good.returncode == 0, good.stderr
     assert json.loads(good.stdout.splitlines()[0])["qualification_units"] == 1
     assert sorted(p.name for p in study.iterdir()) == ["access.json", "study.db"]
@@ -99,3 +101,76 @@ def test_a_protocol_with_a_javascript_guidelines_link_is_refused(tmp_path: Path,
     result = create(tmp_path / "study", inputs, "--protocol", str(bad))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert str(bad) in result.stderr and "full_guidelines_url" in result.stderr and "http" in result.stderr
+
+
+def _append(path: Path, line: str) -> list[str]:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+    return []
+
+
+def _gold(tmp_path: Path, inputs: dict[str, Path], *refs: str) -> list[str]:
+    ratings = [Rating(item_id=f"d2:{s}", dimension="Appropriateness", annotator=r, value="positive")
+               for s in ("m1", "m2") for r in refs]  # fmt: skip
+    write_jsonl(tmp_path / "gold.jsonl", ratings)
+    return ["--qualification", str(inputs["qual"]), "--qualification-ratings", str(tmp_path / "gold.jsonl")]
+
+
+D0 = '{"id": "d0", "turns": [{"speaker": "A", "text": "again"}]}'
+C0 = '{"id": "d0:m1", "dialogue_id": "d0", "turn_index": 2, "system": "m3", "text": "twice"}'
+Setup = Callable[[Path, dict[str, Path]], list[str]]  # writes the bad input; returns extra options
+REFUSALS: dict[str, tuple[Setup, str]] = {
+    # issue 21, item 3: study create reads its inputs through the validation `score` uses
+    "duplicate dialogue id": (lambda t, i: _append(i["dialogues"], D0),
+                              '{dialogues}:4: field "id": duplicate id "d0" (first on line 1)'),
+    "turn_index past the end": (
+        lambda t, i: _append(i["candidates"], C0.replace('"d0:m1"', '"d0:m9"').replace(": 2,", ": 9,")),
+        '{candidates}:5: field "turn_index": turn_index 9 is past the end of dialogue "d0" (3 turns)'),
+    "turn_index past the end, qualification": (
+        lambda t, i: _append(i["qual"], C0.replace('"d0:m1"', '"d0:m9"').replace(": 2,", ": 4,"))
+        + _gold(t, i, "ref1", "ref2"),
+        '{qual}:3: field "turn_index": turn_index 4 is past the end of dialogue "d0" (3 turns)'),
+    # item 4
+    "duplicate candidate id": (lambda t, i: _append(i["candidates"], C0),
+                               '{candidates}:5: field "id": duplicate id "d0:m1" (first on line 1)'),
+    "empty candidates file": (lambda t, i: [] if i["candidates"].write_text("") == 0 else ["?"],
+                              "{candidates}: no candidates in this file"),
+    "no annotators": (lambda t, i: ["--annotators", "0", "--per-item", "0"],
+                      'field "--annotators": needs at least 1 annotator, got 0'),
+    "batch size 0": (lambda t, i: ["--batch-size", "0"], 'field "--batch-size": must be at least 1, got 0'),
+    "reference named like a worker": (lambda t, i: _gold(t, i, "a01", "ref2"),
+                                      'field "annotator": reference annotator "a01" has the name of a worker'),
+    "reference named admin": (lambda t, i: _gold(t, i, "admin", "ref2"),
+                              'field "annotator": reference annotator "admin" has the name of the admin'),
+    "qualification without its ratings": (lambda t, i: ["--qualification", str(i["qual"])],
+                                          "--qualification and --qualification-ratings go together"),
+    "one reference, default threshold": (lambda t, i: _gold(t, i, "ref1"),
+                                         "needs two or more of them (found 1); add references or give a fixed"),
+    # item 5: every numeric option's range
+    "per item -1": (lambda t, i: ["--per-item", "-1"],
+                    'field "--per-item": must be between 1 and the number of annotators (2), got -1'),
+    "per item over annotators": (lambda t, i: ["--per-item", "3"], 'field "--per-item": must be between 1'),
+    "threshold nan": (lambda t, i: [*_gold(t, i, "r1", "r2"), "--threshold", "nan"],
+                      "field \"--threshold\": must be a Fleiss' kappa between -1 and 1, got nan"),
+    "threshold 1.5": (lambda t, i: ["--threshold", "1.5"], "between -1 and 1, got 1.5"),
+    "threshold -inf": (lambda t, i: ["--threshold", "-inf"], "between -1 and 1, got -inf"),
+    "attention per batch -1": (lambda t, i: ["--attention-per-batch", "-1"],
+                               'field "--attention-per-batch": must be 0 or more, got -1'),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_study_create_refuses_in_one_line_and_writes_nothing(
+    tmp_path: Path, inputs: dict[str, Path], case: str
+) -> None:
+    """Issue 21, items 3-5: each used to be a traceback, a silently wrong study (the last of two dialogues
+    with one id; a context cut at the dialogue's end; 8 assignments for --per-item -1) or a study nobody
+    can qualify in (--threshold nan). Now: exit 2, one line naming the file and line or the option."""
+    setup, expected = REFUSALS[case]
+    result = create(tmp_path / "study", inputs, *setup(tmp_path, inputs))
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("error: "), result.stderr
+    assert expected.format(**inputs) in errors[0], errors[0]
+    assert not (tmp_path / "study").exists()

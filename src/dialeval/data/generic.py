@@ -378,29 +378,38 @@ def read_records(
             line of the first), a candidate whose dialogue is unknown or whose ``turn_index`` is past
             the dialogue's end, an empty candidates file, or any malformed record.
     """
-    dials = read_unique(dialogues, Dialogue)
-    cands = read_unique(candidates, Candidate)
-    if not cands:
-        raise InputError("no candidates in this file", path=candidates)
-    for lineno, cand in cands.values():
-        if cand.dialogue_id not in dials:
-            raise InputError(
-                f'unknown dialogue "{cand.dialogue_id}" (not in {dialogues})',
-                path=candidates, line=lineno, field="dialogue_id",
-            )  # fmt: skip
-        n_turns = len(dials[cand.dialogue_id][1].turns)
-        if cand.turn_index > n_turns:
-            raise InputError(
-                f'turn_index {cand.turn_index} is past the end of dialogue "{cand.dialogue_id}" ({n_turns} turns)',
-                path=candidates, line=lineno, field="turn_index",
-            )  # fmt: skip
+    dials = {k: d for k, (_, d) in read_unique(dialogues, Dialogue).items()}
     return Benchmark(
         name=name or Path(candidates).stem,
-        dialogues={k: d for k, (_, d) in dials.items()},
-        candidates=[c for _, c in cands.values()],
+        dialogues=dials,
+        candidates=read_candidates(candidates, dials, str(dialogues)),
         ratings=read_jsonl(ratings, Rating) if ratings is not None else [],
         source=str(candidates),
     )
+
+
+def read_candidates(path: str | Path, dialogues: Mapping[str, Dialogue], source: str) -> list[Candidate]:
+    """Read candidate records (ids unique) that must each fit a dialogue of ``dialogues`` (read from ``source``).
+
+    Raises:
+        InputError: Naming the file, line and field: a duplicate id, an unknown dialogue, a
+            ``turn_index`` past the dialogue's end, or any malformed record.
+    """
+    cands = read_unique(path, Candidate)
+    if not cands:
+        raise InputError("no candidates in this file", path=path)
+    for lineno, cand in cands.values():
+        if cand.dialogue_id not in dialogues:
+            raise InputError(
+                f'unknown dialogue "{cand.dialogue_id}" (not in {source})', path=path, line=lineno, field="dialogue_id"
+            )
+        n_turns = len(dialogues[cand.dialogue_id].turns)
+        if cand.turn_index > n_turns:
+            raise InputError(
+                f'turn_index {cand.turn_index} is past the end of dialogue "{cand.dialogue_id}" ({n_turns} turns)',
+                path=path, line=lineno, field="turn_index",
+            )  # fmt: skip
+    return [c for _, c in cands.values()]
 
 
 def load_records(folder: str | Path, *, name: str | None = None) -> Benchmark:

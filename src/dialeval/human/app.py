@@ -7,10 +7,14 @@ and write the caller's own assignments and answers; reference answers and other
 annotators' labels are reachable only through ``/api/admin/*`` with the admin token.
 """
 
+import contextlib
+import functools
 import hashlib
 import hmac
 import random
-from collections.abc import Awaitable, Callable, MutableMapping
+import threading
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Annotated, Any
 
@@ -18,7 +22,7 @@ from dialeval.errors import MissingExtraError
 
 try:
     import sqlalchemy as sa
-    from fastapi import Depends, FastAPI, Header, HTTPException, Request
+    from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import HTMLResponse, JSONResponse, Response
     from pydantic import BaseModel, Field, field_validator
@@ -55,6 +59,7 @@ class AnswerIn(BaseModel):
         return text
 
 
+@functools.cache
 def _static(name: str) -> str:
     return (resources.files("dialeval.human") / "static" / name).read_text("utf-8")
 
@@ -73,6 +78,8 @@ SECURITY_HEADERS = {
     "cache-control": "no-store",
 }
 """Headers on every response, pages, scripts, API answers and errors alike."""
+_SECURITY_NAMES = frozenset(k.encode() for k in SECURITY_HEADERS)
+_SECURITY_RAW = [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
 
 MAX_BODY_BYTES = 64 * 1024
 """The largest request body the app reads (an answer with 5,000 characters of free text is under 32 KiB)."""
@@ -103,10 +110,8 @@ class Guard:
 
         async def send_secured(message: _Message) -> None:
             if message["type"] == "http.response.start":
-                kept = [
-                    (k, v) for k, v in message.get("headers", []) if k.decode("latin-1").lower() not in SECURITY_HEADERS
-                ]
-                message["headers"] = kept + [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in _SECURITY_NAMES]
+                message["headers"] = kept + _SECURITY_RAW
             await send(message)
 
         declared = dict(scope["headers"]).get(b"content-length", b"0")
@@ -172,6 +177,236 @@ def annotator_order(key: str, annotator: str, unit_id: str, n: int) -> list[int]
     return order
 
 
+@dataclass(frozen=True)
+class Caller:
+    """Who sent a request: an annotator or the admin."""
+
+    id: str
+    role: str
+
+
+@dataclass
+class Study:
+    """What the app reads once at start-up: none of it changes after ``create_study``.
+
+    Tokens, items and the protocol are fixed when a study is created, so authentication and the
+    opaque-id lookups need no database query; only answers, assignments (``study reassign``) and
+    qualification decisions are read per request. Writes in this process take ``write_lock`` so
+    they queue in Python instead of in SQLite's busy handler, which sleeps in steps of up to 100 ms.
+    """
+
+    engine: sa.Engine
+    protocol: Protocol
+    threshold: float | None  # None: the reference annotators' own kappa (see dialeval.human.qualification)
+    blind_key: str
+    notes: dict[str, str]
+    real_id: dict[str, str]  # the id an annotator sees -> item id
+    unit_of: dict[str, str]  # item id -> unit id
+    people: dict[str, Caller]  # token sha256 -> caller; reference annotators never log in
+    write_lock: threading.Lock = field(default_factory=threading.Lock)
+    decided: dict[str, bool] = field(default_factory=dict)  # qualification decisions, final once made
+
+    @classmethod
+    def load(cls, url: str) -> "Study":
+        """Read the study stored at SQLAlchemy ``url`` (and add tables newer than the study, if any)."""
+        engine = store.connect(url)
+        store.metadata.create_all(engine)  # a study made by an older dialeval lacks qualification_verdicts
+        with engine.connect() as conn:
+            config = store.get_meta(conn, "config")
+            blind_key = str(store.get_meta(conn, "blind_key", default=""))
+            items = conn.execute(sa.select(store.items.c.id, store.items.c.unit_id)).all()
+            people = conn.execute(sa.select(store.annotators).where(store.annotators.c.role != "reference")).all()
+            return cls(
+                engine=engine,
+                protocol=Protocol.model_validate(store.get_meta(conn, "protocol")),
+                threshold=config.get("qualification_threshold"),
+                blind_key=blind_key,
+                notes=dict(store.get_meta(conn, "unit_notes", default={})),
+                real_id={public_id(blind_key, i.id): i.id for i in items},
+                unit_of={i.id: i.unit_id for i in items},
+                people={p.token_sha256: Caller(p.id, p.role) for p in people},
+            )
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[sa.Connection]:
+        """Yield a connection in a write transaction, one writer of this process at a time."""
+        with self.write_lock, self.engine.begin() as conn:
+            yield conn
+
+    def qualified(self, annotator: str) -> bool:
+        """Return whether ``annotator`` may work on main batches, deciding it once they finish qualifying."""
+        if annotator not in self.decided:
+            with self.engine.connect() as conn:  # most calls: decided already, no need to queue for the writer
+                known = conn.execute(sa.select(store.annotators.c.qualified)
+                                     .where(store.annotators.c.id == annotator)).scalar_one()  # fmt: skip
+            if known is not None:
+                self.decided[annotator] = bool(known)
+        if annotator in self.decided:
+            return self.decided[annotator]
+        with self.writing() as conn:
+            passed = decide_qualification(conn, annotator, self.threshold)
+        if passed is not None:
+            self.decided[annotator] = passed
+        return bool(passed)
+
+
+async def _study(request: Request) -> Study:
+    # every dependency is async and does no I/O: a sync one would cost a trip through the thread pool
+    study: Study = request.app.state.study
+    return study
+
+
+async def _caller(request: Request, authorization: Annotated[str | None, Header()] = None) -> Caller:
+    if not authorization or not authorization.startswith("Bearer "):
+        raise HTTPException(401, "missing token")
+    token = authorization.removeprefix("Bearer ").strip()
+    who: Caller | None = request.app.state.study.people.get(store.token_hash(token))
+    if who is None:
+        raise HTTPException(401, "unknown token")
+    return who
+
+
+async def _annotator(who: Annotated[Caller, Depends(_caller)]) -> Caller:
+    if who.role != "annotator":
+        raise HTTPException(403, "annotator token required")
+    return who
+
+
+async def _admin(who: Annotated[Caller, Depends(_caller)]) -> Caller:
+    if who.role != "admin":
+        raise HTTPException(403, "admin token required")
+    return who
+
+
+StudyDep = Annotated[Study, Depends(_study)]
+AnnotatorDep = Annotated[Caller, Depends(_annotator)]
+AdminDep = Annotated[Caller, Depends(_admin)]
+
+pages = APIRouter(include_in_schema=False)
+annotator_api = APIRouter(prefix="/api")
+admin_api = APIRouter(prefix="/api/admin")
+
+
+@pages.get("/")
+async def index() -> HTMLResponse:
+    """Serve the annotation page."""
+    return HTMLResponse(_static("index.html"))
+
+
+@pages.get("/admin")
+async def admin_page() -> HTMLResponse:
+    """Serve the admin page (progress and live agreement)."""
+    return HTMLResponse(_static("admin.html"))
+
+
+@pages.get("/static/{name}")
+async def static(name: str) -> Response:
+    """Serve one of the app's own scripts and style sheets; nothing else."""
+    if name not in _STATIC_FILES:
+        raise HTTPException(404)
+    return Response(_static(name), media_type=_TYPES[name[name.rfind(".") :]])
+
+
+@annotator_api.get("/me")
+async def me(who: AnnotatorDep, st: StudyDep) -> dict[str, Any]:
+    """Return the caller's id, qualification state and the protocol (without any reference answer)."""
+    return {"annotator": who.id, "qualified": st.qualified(who.id), "protocol": st.protocol.public()}
+
+
+@annotator_api.get("/tasks")
+async def tasks(who: AnnotatorDep, st: StudyDep) -> dict[str, Any]:
+    """Return the caller's units in order (only the qualification batch until they qualify), with answers."""
+    qualified = st.qualified(who.id)
+    a = store.assignments
+    query = sa.select(a.c.unit_id, a.c.batch, a.c.kind).where(a.c.annotator == who.id).order_by(a.c.position)
+    if not qualified:
+        query = query.where(a.c.kind == "qualification")
+    with st.engine.connect() as conn:
+        units = conn.execute(query).all()
+        rows = conn.execute(sa.select(store.items).where(store.items.c.unit_id.in_([u.unit_id for u in units]))
+                            .order_by(store.items.c.position)).all()  # fmt: skip
+        mine = conn.execute(sa.select(store.answers).where(store.answers.c.annotator == who.id)).all()
+    by_unit: dict[str, list[Any]] = {}
+    for r in rows:
+        by_unit.setdefault(r.unit_id, []).append(r)
+    answered = {(r.item_id, r.criterion): {"value": r.value, "reasons": r.reasons, "free_text": r.free_text}
+                for r in mine}  # fmt: skip
+    return {"qualified": qualified, "units": [_unit_page(st, who.id, u, by_unit[u.unit_id], answered) for u in units]}
+
+
+def _unit_page(st: Study, annotator: str, unit: Any, its: list[Any], answered: dict[Any, Any]) -> dict[str, Any]:
+    """One unit as the annotator sees it: opaque ids, candidates in the annotator's own seeded order."""
+    its = [its[j] for j in annotator_order(st.blind_key, annotator, unit.unit_id, len(its))]
+    return {
+        "unit_id": public_id(st.blind_key, unit.unit_id),
+        "batch": unit.batch,
+        "qualification": unit.kind == "qualification",
+        "context": its[0].context,
+        "note": st.notes.get(unit.unit_id, ""),
+        "knowledge": its[0].knowledge,
+        "items": [
+            {
+                "id": public_id(st.blind_key, it.id),
+                "text": it.text,
+                "answers": {
+                    c.name: answered[(it.id, c.name)] for c in st.protocol.criteria if (it.id, c.name) in answered
+                },
+            }
+            for it in its
+        ],
+    }
+
+
+_ASSIGNED = (
+    sa.select(store.assignments.c.kind, store.annotators.c.qualified)
+    .join(store.annotators, store.annotators.c.id == store.assignments.c.annotator)
+    .where(store.assignments.c.annotator == sa.bindparam("who"), store.assignments.c.unit_id == sa.bindparam("unit"))
+)
+"""The caller's assignment of a unit and whether they qualified: one indexed lookup per answer."""
+
+
+@annotator_api.put("/answers")
+async def save(answer: AnswerIn, who: AnnotatorDep, st: StudyDep) -> dict[str, Any]:
+    """Store one answer of the caller's (replacing an earlier one); acknowledged once committed.
+
+    Like every annotator endpoint it runs on the event loop, not in the thread pool: the write
+    is two indexed statements (well under a millisecond), while writers in a pool of 40 threads
+    queued on each other's GIL hand-offs and put p99 at 1.3-2 s at 50 annotators (see
+    docs/performance.md). Only the admin's endpoints, which compute agreement, use the pool.
+    """
+    try:
+        criterion = st.protocol.criterion(answer.criterion)
+    except KeyError:
+        raise HTTPException(422, f"unknown criterion {answer.criterion!r}") from None
+    problem = criterion.check(answer.value, answer.reasons, answer.free_text)
+    if problem:
+        raise HTTPException(422, problem)
+    value = criterion.answer.canonical(answer.value)
+    item_id = st.real_id.get(answer.item_id, "")
+    with st.writing() as conn:
+        row = conn.execute(_ASSIGNED, {"who": who.id, "unit": st.unit_of.get(item_id, "")}).first()
+        if row is None:
+            raise HTTPException(404, "no such item among your assignments")
+        if row.kind != "qualification" and not row.qualified:
+            raise HTTPException(403, "finish and pass the qualification batch first")
+        store.upsert_answer(conn, {"annotator": who.id, **answer.model_dump(), "item_id": item_id, "value": value})
+    return {"saved": True, "item_id": answer.item_id, "criterion": answer.criterion, "value": value}
+
+
+@admin_api.get("/progress")
+def admin_progress(_: AdminDep, st: StudyDep) -> dict[str, Any]:
+    """Return answers given and due, time spent and qualification state per annotator."""
+    with st.engine.connect() as conn:
+        return {"annotators": progress(conn, st.protocol)}
+
+
+@admin_api.get("/agreement")
+def admin_agreement(_: AdminDep, st: StudyDep) -> dict[str, Any]:
+    """Return the agreement so far, per batch and criterion."""
+    with st.engine.connect() as conn:
+        return {"batches": live_agreement(conn, st.protocol)}
+
+
 def create_app(url: str) -> FastAPI:
     """Return the app serving the study stored at SQLAlchemy ``url``.
 
@@ -179,146 +414,14 @@ def create_app(url: str) -> FastAPI:
     their own seeded order, so neither an id nor a position tells which system (or the ground
     truth, or an attention check) they are rating.
     """
-    engine = store.connect(url)
-    with engine.connect() as conn:
-        protocol = Protocol.model_validate(store.get_meta(conn, "protocol"))
-        config = store.get_meta(conn, "config")
-        blind_key = str(store.get_meta(conn, "blind_key", default=""))
-        notes: dict[str, str] = dict(store.get_meta(conn, "unit_notes", default={}))
-        # items never change after create_study: map the opaque ids back once, not per answer
-        real_id = {public_id(blind_key, i): i for i in conn.execute(sa.select(store.items.c.id)).scalars()}
     app = FastAPI(title="dialeval study", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.engine = engine
+    app.state.study = Study.load(url)
     app.add_middleware(Guard)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"detail": _readable(exc.errors())}, status_code=422)
 
-    def caller(authorization: Annotated[str | None, Header()] = None) -> dict[str, Any]:
-        if not authorization or not authorization.startswith("Bearer "):
-            raise HTTPException(401, "missing token")
-        digest = store.token_hash(authorization.removeprefix("Bearer ").strip())
-        with engine.connect() as conn:
-            row = conn.execute(sa.select(store.annotators).where(store.annotators.c.token_sha256 == digest)).first()
-        if row is None or row.role == "reference":
-            raise HTTPException(401, "unknown token")
-        return dict(row._mapping)
-
-    def annotator(who: Annotated[dict[str, Any], Depends(caller)]) -> dict[str, Any]:
-        if who["role"] != "annotator":
-            raise HTTPException(403, "annotator token required")
-        return who
-
-    def admin(who: Annotated[dict[str, Any], Depends(caller)]) -> dict[str, Any]:
-        if who["role"] != "admin":
-            raise HTTPException(403, "admin token required")
-        return who
-
-    def page(name: str) -> HTMLResponse:
-        return HTMLResponse(_static(name))
-
-    @app.get("/", include_in_schema=False)
-    def index() -> HTMLResponse:
-        return page("index.html")
-
-    @app.get("/admin", include_in_schema=False)
-    def admin_page() -> HTMLResponse:
-        return page("admin.html")
-
-    @app.get("/static/{name}", include_in_schema=False)
-    def static(name: str) -> Response:
-        if name not in _STATIC_FILES:
-            raise HTTPException(404)
-        return Response(_static(name), media_type=_TYPES[name[name.rfind(".") :]])
-
-    @app.get("/api/me")
-    def me(who: Annotated[dict[str, Any], Depends(annotator)]) -> dict[str, Any]:
-        with engine.begin() as conn:
-            qualified = decide_qualification(conn, who["id"], float(config["qualification_threshold"]))
-        return {"annotator": who["id"], "qualified": qualified, "protocol": protocol.public()}
-
-    @app.get("/api/tasks")
-    def tasks(who: Annotated[dict[str, Any], Depends(annotator)]) -> dict[str, Any]:
-        with engine.begin() as conn:
-            qualified = decide_qualification(conn, who["id"], float(config["qualification_threshold"]))
-            a = store.assignments
-            query = sa.select(a.c.unit_id, a.c.batch, a.c.kind).where(a.c.annotator == who["id"]).order_by(a.c.position)
-            if not qualified:
-                query = query.where(a.c.kind == "qualification")
-            units = conn.execute(query).all()
-            unit_ids = [u.unit_id for u in units]
-            rows = conn.execute(
-                sa.select(store.items).where(store.items.c.unit_id.in_(unit_ids)).order_by(store.items.c.position)
-            ).all()
-            mine = conn.execute(sa.select(store.answers).where(store.answers.c.annotator == who["id"])).all()
-        by_unit: dict[str, list[Any]] = {}
-        for r in rows:
-            by_unit.setdefault(r.unit_id, []).append(r)
-        answered = {
-            (r.item_id, r.criterion): {"value": r.value, "reasons": r.reasons, "free_text": r.free_text} for r in mine
-        }
-        out = []
-        for u in units:
-            its = by_unit[u.unit_id]
-            its = [its[j] for j in annotator_order(blind_key, who["id"], u.unit_id, len(its))]
-            out.append(
-                {
-                    "unit_id": public_id(blind_key, u.unit_id),
-                    "batch": u.batch,
-                    "qualification": u.kind == "qualification",
-                    "context": its[0].context,
-                    "note": notes.get(u.unit_id, ""),
-                    "knowledge": its[0].knowledge,
-                    "items": [
-                        {
-                            "id": public_id(blind_key, it.id),
-                            "text": it.text,
-                            "answers": {
-                                c.name: answered[(it.id, c.name)]
-                                for c in protocol.criteria
-                                if (it.id, c.name) in answered
-                            },
-                        }
-                        for it in its
-                    ],
-                }
-            )
-        return {"qualified": qualified, "units": out}
-
-    @app.put("/api/answers")
-    def save(answer: AnswerIn, who: Annotated[dict[str, Any], Depends(annotator)]) -> dict[str, Any]:
-        try:
-            problem = protocol.criterion(answer.criterion).check(answer.value, answer.reasons, answer.free_text)
-        except KeyError:
-            raise HTTPException(422, f"unknown criterion {answer.criterion!r}") from None
-        if problem:
-            raise HTTPException(422, problem)
-        value = protocol.criterion(answer.criterion).answer.canonical(answer.value)
-        item_id = real_id.get(answer.item_id, "")
-        with engine.begin() as conn:
-            kind = conn.execute(
-                sa.select(store.assignments.c.kind)
-                .join(store.items, store.items.c.unit_id == store.assignments.c.unit_id)
-                .where(store.items.c.id == item_id, store.assignments.c.annotator == who["id"])
-            ).scalar_one_or_none()
-            if kind is None:
-                raise HTTPException(404, "no such item among your assignments")
-            if kind != "qualification" and not who["qualified"]:
-                raise HTTPException(403, "finish and pass the qualification batch first")
-            store.upsert_answer(
-                conn, {"annotator": who["id"], **answer.model_dump(), "item_id": item_id, "value": value}
-            )
-        return {"saved": True, "item_id": answer.item_id, "criterion": answer.criterion, "value": value}
-
-    @app.get("/api/admin/progress")
-    def admin_progress(_: Annotated[dict[str, Any], Depends(admin)]) -> dict[str, Any]:
-        with engine.connect() as conn:
-            return {"annotators": progress(conn, protocol)}
-
-    @app.get("/api/admin/agreement")
-    def admin_agreement(_: Annotated[dict[str, Any], Depends(admin)]) -> dict[str, Any]:
-        with engine.connect() as conn:
-            return {"batches": live_agreement(conn, protocol)}
-
+    for router in (pages, annotator_api, admin_api):
+        app.include_router(router)
     return app

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import typer
-from pydantic import BaseModel
 
 from dialeval.commands.common import TABLE_RULE, TableOptions, table_options
 
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:
+    from dialeval.schema import Candidate, Dialogue, Rating
 
 study_app = typer.Typer(
     help="Human evaluation studies: design, annotate in the browser, analyse.", no_args_is_help=True
@@ -30,19 +30,40 @@ def _access(study_dir: Path) -> dict[str, Any]:
     return dict(json.loads(path.read_text(encoding="utf-8")))
 
 
-def _read(path: Path, model: type[M]) -> list[M]:
-    """Read a JSONL file of ``model`` records; a non-UTF-8 file or a folder is an InputError naming it."""
+def _gold(
+    candidates: Path | None, ratings: Path | None, dialogues: dict[str, Dialogue], what: str
+) -> tuple[list[Candidate], list[Rating]] | None:
+    """Read a qualification or attention batch: candidates checked as ``score`` checks them, and their ratings."""
+    from dialeval.data.generic import read_candidates
     from dialeval.errors import InputError
     from dialeval.jsonl import read_jsonl
+    from dialeval.schema import Rating
 
-    if path.exists() and not path.is_file():
-        raise InputError("not a file", path=path)
-    try:
-        return read_jsonl(path, model)
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", path=path) from None
+    if candidates is None and ratings is None:
+        return None
+    if candidates is None or ratings is None:
+        raise InputError(f"--{what} and --{what}-ratings go together: give both or neither", field=f"--{what}")
+    return read_candidates(candidates, dialogues, "the study's dialogues"), read_jsonl(ratings, Rating)
+
+
+def _study_inputs(
+    dialogues: Path | None, path: Path | None, candidates: Path | None, table: TableOptions
+) -> tuple[dict[str, Dialogue], list[Candidate]]:
+    """Read the dialogues and candidates through the validation ``dialeval score`` uses (file:line errors)."""
+    from dialeval.commands.common import load_inputs
+    from dialeval.errors import InputError
+    from dialeval.jsonl import read_unique
+    from dialeval.schema import Dialogue
+
+    if path is not None:  # your own table (with a mapping) or a folder of records: its dialogues and candidates
+        own = load_inputs(None, path, None, None, None, None, table=table)
+        return own.dialogues, own.candidates
+    if dialogues is None:
+        raise InputError("give --dialogues (and --candidates), or --path FILE with a mapping")
+    if candidates is None:  # a dialogue-level protocol: every dialogue is a unit
+        return {k: d for k, (_, d) in read_unique(dialogues, Dialogue).items()}, []
+    bench = load_inputs(None, None, dialogues, candidates, None, None)  # an empty candidates file is refused there
+    return bench.dialogues, bench.candidates
 
 
 @study_app.command("create")
@@ -53,45 +74,30 @@ def create(
     dialogues: Path | None = typer.Option(None, help="Dialogue records (JSONL); or give --path."),
     path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     candidates: Path | None = typer.Option(None, help="Candidate records (JSONL); dialogue-level protocols may omit."),
-    annotators: int = typer.Option(3, help="Number of annotators (ids a01, a02, ...)."),
-    per_item: int = typer.Option(3, help="Annotators per item."),
-    batch_size: int = typer.Option(20, help="Contexts (units) per batch."),
+    annotators: int = typer.Option(3, help="Number of annotators (ids a01, a02, ...); at least 1."),
+    per_item: int = typer.Option(3, help="Annotators per item, 1 to --annotators."),
+    batch_size: int = typer.Option(20, help="Contexts (units) per batch; at least 1."),
     seed: int = typer.Option(0, help="Seed for assignment and order."),
     qualification: Path | None = typer.Option(None, help="Candidates (JSONL) of the qualification batch."),
     qualification_ratings: Path | None = typer.Option(None, help="Reference annotators' ratings (JSONL)."),
-    threshold: float = typer.Option(0.21, help="Fleiss' kappa a worker must exceed to qualify."),
+    threshold: float | None = typer.Option(
+        None, help="A fixed Fleiss' kappa a worker must exceed to qualify (-1 to 1); default: the reference "
+        "annotators' own kappa, which adding the worker must not lower."
+    ),
     attention: Path | None = typer.Option(None, help="Candidates (JSONL) used as attention checks."),
     attention_ratings: Path | None = typer.Option(None, help="Expected answers of the attention checks (JSONL)."),
-    attention_per_batch: int = typer.Option(0, help="Attention checks per annotator and batch."),
+    attention_per_batch: int = typer.Option(0, help="Attention checks per annotator and batch; 0 or more."),
     payment: str = typer.Option("", help="Payment per annotator, for the report (free text)."),
     db: str | None = typer.Option(None, help="SQLAlchemy URL instead of STUDY_DIR/study.db."),
     table: TableOptions = TableOptions(),
 ) -> None:
     """Create a study: batches, balanced seeded assignment, attention checks, qualification."""
-    from dialeval.commands.common import load_inputs
-    from dialeval.errors import DialevalError, InputError
-    from dialeval.human.design import StudyConfig, create_study
+    from dialeval.errors import DialevalError
+    from dialeval.human.design import StudyConfig, check_config, create_study
     from dialeval.human.protocol import load_protocol
-    from dialeval.schema import Candidate, Dialogue, Rating
 
     try:
         proto = load_protocol(protocol)
-        if path is not None:  # your own table (with a mapping) or a folder of records: its dialogues and candidates
-            own = load_inputs(None, path, None, None, None, None, table=table)
-            dials, cands = own.dialogues, own.candidates
-        elif dialogues is None:
-            raise InputError("give --dialogues (and --candidates), or --path FILE with a mapping")
-        else:
-            dials = {d.id: d for d in _read(dialogues, Dialogue)}
-            cands = _read(candidates, Candidate) if candidates else []
-        qual = (
-            (_read(qualification, Candidate), _read(qualification_ratings, Rating))
-            if qualification and qualification_ratings
-            else None
-        )
-        att = (
-            (_read(attention, Candidate), _read(attention_ratings, Rating)) if attention and attention_ratings else None
-        )
         config = StudyConfig(
             protocol=proto.name,
             protocol_version=proto.version,
@@ -103,6 +109,10 @@ def create(
             qualification_threshold=threshold,
             payment=payment,
         )
+        check_config(config)  # the options first: no file is read for a layout that cannot work
+        dials, cands = _study_inputs(dialogues, path, candidates, table)
+        qual = _gold(qualification, qualification_ratings, dials, "qualification")
+        att = _gold(attention, attention_ratings, dials, "attention")
         summary = create_study(study_dir, proto, dials, cands, config, qualification=qual, attention=att, db_url=db)
     except DialevalError as exc:
         raise _fail(exc) from None

@@ -10,6 +10,7 @@ their units of a batch in their own seeded random order.
 from __future__ import annotations
 
 import json
+import math
 import random
 import secrets
 from collections import defaultdict
@@ -27,6 +28,7 @@ from dialeval.human.protocol import Protocol
 from dialeval.schema import Candidate, Dialogue, Rating
 
 GROUND_TRUTH = "ground-truth"
+ADMIN = "admin"
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class StudyConfig:
     batch_size: int
     seed: int
     attention_per_batch: int = 0
-    qualification_threshold: float = 0.21
+    qualification_threshold: float | None = None  # None: the reference annotators' own Fleiss' kappa
     payment: str = ""
 
 
@@ -130,6 +132,104 @@ def assign(units: Sequence[str], annotators: Sequence[str], per_item: int, seed:
     return load
 
 
+def check_config(config: StudyConfig, references: Sequence[str] = ()) -> None:
+    """Refuse a layout that cannot work, naming the option: every count in range, names distinct.
+
+    Raises:
+        InputError: No annotators, ``per_item`` outside 1..annotators, ``batch_size`` below 1,
+            ``attention_per_batch`` below 0, a threshold that is not a number in [-1, 1], or a
+            reference annotator named like a worker or the admin.
+    """
+    n = len(config.annotators)
+    if n < 1:
+        raise InputError(f"needs at least 1 annotator, got {n}", field="--annotators")
+    if len(set(config.annotators)) != n:
+        raise InputError("annotator names must be distinct", field="--annotators")
+    if not 1 <= config.per_item <= n:
+        raise InputError(f"must be between 1 and the number of annotators ({n}), got {config.per_item}",
+                         field="--per-item")  # fmt: skip
+    if config.batch_size < 1:
+        raise InputError(f"must be at least 1, got {config.batch_size}", field="--batch-size")
+    if config.attention_per_batch < 0:
+        raise InputError(f"must be 0 or more, got {config.attention_per_batch}", field="--attention-per-batch")
+    t = config.qualification_threshold
+    if t is not None and not (math.isfinite(t) and -1.0 <= t <= 1.0):
+        raise InputError(f"must be a Fleiss' kappa between -1 and 1, got {t}", field="--threshold")
+    taken = {*config.annotators, ADMIN}
+    for r in references:
+        if r in taken:
+            what = "the admin" if r == ADMIN else "a worker"
+            raise InputError(f'reference annotator "{r}" has the name of {what} (workers: '
+                             f"{', '.join(config.annotators)}; admin: {ADMIN}); rename the reference",
+                             field="annotator")  # fmt: skip
+
+
+def _check_threshold(config: StudyConfig, gold: Sequence[Rating]) -> None:
+    """Refuse the default threshold (the references' own kappa) with fewer than two reference annotators."""
+    refs = {r.annotator for r in gold}
+    if config.qualification_threshold is None and len(refs) < 2:
+        raise InputError(
+            f"the default qualification threshold is the reference annotators' own Fleiss' kappa, which needs "
+            f"two or more of them (found {len(refs)}); add references or give a fixed --threshold",
+            field="--threshold",
+        )
+
+
+@dataclass
+class Plan:
+    """Every unit of a study and who sees which, in which order (annotator -> ``(unit, batch)``)."""
+
+    main: list[Unit]
+    batches: list[list[Unit]]
+    quals: list[Unit]
+    checks: list[Unit]
+    order: dict[str, list[tuple[Unit, int]]]
+
+    def units(self) -> dict[str, Unit]:
+        """Return unit id -> unit, over main, qualification and attention units."""
+        return {u.id: u for u in [*self.main, *self.quals, *self.checks]}
+
+
+def plan_study(
+    protocol: Protocol,
+    dialogues: dict[str, Dialogue],
+    candidates: Sequence[Candidate],
+    config: StudyConfig,
+    qualification: Sequence[Candidate] = (),
+    attention: Sequence[Candidate] = (),
+) -> Plan:
+    """Lay out units, batches and each annotator's seeded order (qualification first, checks mixed in)."""
+    rng = random.Random(config.seed)
+    main = build_units(protocol, dialogues, candidates)
+    if not main:
+        if protocol.level == "dialogue":
+            raise InputError("nothing to annotate: no dialogues")
+        raise InputError(f'nothing to annotate: protocol "{protocol.name}" rates responses, and no candidates '
+                         "were given (--candidates)")  # fmt: skip
+    rng.shuffle(main)
+    batches = [main[i : i + config.batch_size] for i in range(0, len(main), config.batch_size)]
+    quals = build_units(protocol, dialogues, qualification, "qualification") if qualification else []
+    checks = build_units(protocol, dialogues, attention, "attention") if attention else []
+    if config.attention_per_batch and not checks:
+        raise InputError("attention_per_batch > 0 needs attention-check items")
+    annotators = list(config.annotators)
+    order: dict[str, list[tuple[Unit, int]]] = defaultdict(list)
+    unused_checks = {a: rng.sample(checks, len(checks)) for a in annotators}  # never twice to one annotator
+    for a in annotators:
+        order[a].extend((u, 0) for u in rng.sample(quals, len(quals)))
+    by_annotator = assign([u.id for u in main], annotators, config.per_item, rng.randrange(2**31))
+    for b, batch in enumerate(batches, start=1):
+        for a in annotators:
+            mine = [u for u in batch if u.id in set(by_annotator[a])]
+            if not mine:
+                continue
+            for _ in range(min(config.attention_per_batch, len(unused_checks[a]))):
+                mine.append(unused_checks[a].pop())
+            rng.shuffle(mine)
+            order[a].extend((u, b) for u in mine)
+    return Plan(main, batches, quals, checks, order)
+
+
 def create_study(
     study_dir: str | Path,
     protocol: Protocol,
@@ -143,125 +243,95 @@ def create_study(
 ) -> dict[str, Any]:
     """Write the study database and ``access.json`` (the per-annotator and admin tokens).
 
-    Returns a summary with the counts of units, items, batches and assignments.
+    Everything is checked before anything is written (see :func:`check_config`); a failure leaves nothing.
+
+    Returns:
+        A summary with the counts of units, items, batches and assignments.
     """
+    gold = list(qualification[1]) if qualification else []
+    check_config(config, sorted({r.annotator for r in gold}))
+    if qualification:
+        _check_threshold(config, gold)
     folder = Path(study_dir)
-    folder.mkdir(parents=True, exist_ok=True)
     url = db_url or store.db_url(folder)
     db_file = store.sqlite_file(url)
     if db_file is not None and db_file.exists():
         raise InputError("a study already exists here; choose another folder", path=db_file)
-    rng = random.Random(config.seed)
-    main = build_units(protocol, dialogues, candidates)
-    rng.shuffle(main)
-    batches = [main[i : i + config.batch_size] for i in range(0, len(main), config.batch_size)]
-    quals = build_units(protocol, dialogues, qualification[0], "qualification") if qualification else []
-    checks = build_units(protocol, dialogues, attention[0], "attention") if attention else []
-    if config.attention_per_batch and not checks:
-        raise InputError("attention_per_batch > 0 needs attention-check items")
-
-    annotators = list(config.annotators)
-    plan: dict[str, list[tuple[Unit, int]]] = defaultdict(list)
-    unused_checks = {a: rng.sample(checks, len(checks)) for a in annotators}  # never twice to one annotator
-    for a in annotators:
-        plan[a].extend((u, 0) for u in rng.sample(quals, len(quals)))
-    by_annotator = assign([u.id for u in main], annotators, config.per_item, rng.randrange(2**31))
-    for b, batch in enumerate(batches, start=1):
-        for a in annotators:
-            mine = [u for u in batch if u.id in set(by_annotator[a])]
-            if not mine:
-                continue
-            for _ in range(min(config.attention_per_batch, len(unused_checks[a]))):
-                mine.append(unused_checks[a].pop())
-            rng.shuffle(mine)
-            plan[a].extend((u, b) for u in mine)
-
-    tokens = {a: secrets.token_urlsafe(24) for a in annotators}
+    plan = plan_study(protocol, dialogues, candidates, config, qualification[0] if qualification else (),
+                      attention[0] if attention else ())  # fmt: skip
+    gold_rows = _gold_rows(protocol, plan.units(), qualification, "qualification")
+    gold_rows += _gold_rows(protocol, plan.units(), attention, "attention")
+    folder.mkdir(parents=True, exist_ok=True)
+    tokens = {a: secrets.token_urlsafe(24) for a in config.annotators}
     admin_token = secrets.token_urlsafe(32)
-    all_units = {u.id: u for u in [*main, *quals, *checks]}
-    unit_batch = {u.id: b for b, batch in enumerate(batches, start=1) for u in batch}
-
-    def write(conn: sa.Connection) -> None:
-        store.metadata.create_all(conn)
-        conn.execute(
-            store.study_meta.insert(),
-            [
-                {"key": "config", "value": asdict(config)},
-                {"key": "protocol", "value": protocol.model_dump()},
-                # keys the opaque item and unit ids annotators see (see dialeval.human.app.public_id)
-                {"key": "blind_key", "value": secrets.token_hex(16)},
-                # the protocol's show_tag value per unit (e.g. the requested style)
-                {"key": "unit_notes", "value": {u.id: u.note for u in all_units.values() if u.note}},
-            ],
-        )
-        refs = sorted({r.annotator for r in (qualification[1] if qualification else [])})
-        conn.execute(
-            store.annotators.insert(),
-            [
-                {"id": a, "token_sha256": store.token_hash(t), "role": "annotator", "qualified": None}
-                for a, t in tokens.items()
-            ]
-            + [{"id": "admin", "token_sha256": store.token_hash(admin_token), "role": "admin", "qualified": None}]
-            + [
-                {
-                    "id": r,
-                    "token_sha256": store.token_hash(secrets.token_urlsafe(32)),
-                    "role": "reference",
-                    "qualified": True,
-                }
-                for r in refs
-            ],
-        )
-        if not quals:
-            conn.execute(store.annotators.update().values(qualified=True))
-        item_rows = []
-        for u in all_units.values():
-            batch_no = unit_batch.get(u.id, 0)
-            for pos, it in enumerate(u.items):
-                item_rows.append(
-                    {
-                        "id": it["id"],
-                        "unit_id": u.id,
-                        "kind": u.kind,
-                        "batch": batch_no,
-                        "position": pos,
-                        "system": it["system"],
-                        "dialogue_id": u.dialogue.id,
-                        "context": u.context,
-                        "knowledge": list(u.dialogue.knowledge),
-                        "text": it["text"],
-                    }
-                )
-        conn.execute(store.items.insert(), item_rows)
-        conn.execute(
-            store.assignments.insert(),
-            [
-                {"annotator": a, "unit_id": u.id, "batch": b, "kind": u.kind, "position": pos}
-                for a, units in plan.items()
-                for pos, (u, b) in enumerate(units)
-            ],
-        )
-        gold_rows = _gold_rows(protocol, all_units, qualification, "qualification")
-        gold_rows += _gold_rows(protocol, all_units, attention, "attention")
-        if gold_rows:
-            conn.execute(store.gold.insert(), gold_rows)
-
     access = {"admin": admin_token, "annotators": tokens, "db_url": url}
     with store.all_or_nothing(url) as engine:
         with engine.begin() as conn:
-            write(conn)
+            store.metadata.create_all(conn)
+            _write_meta(conn, protocol, config, plan)
+            _write_people(conn, tokens, admin_token, sorted({r.annotator for r in gold}), qualified=not plan.quals)
+            _write_units(conn, plan)
+            if gold_rows:
+                conn.execute(store.gold.insert(), gold_rows)
         # the tokens are written before the database appears: a study.db is never there without its access.json
         with atomic_write(folder / "access.json", private=True) as handle:
             json.dump(access, handle, indent=2)
     return {
-        "units": len(main),
-        "items": sum(len(u.items) for u in main),
-        "batches": len(batches),
-        "annotators": len(annotators),
-        "assignments": sum(len(v) for v in plan.values()),
-        "qualification_units": len(quals),
-        "attention_units": len(checks),
+        "units": len(plan.main),
+        "items": sum(len(u.items) for u in plan.main),
+        "batches": len(plan.batches),
+        "annotators": len(config.annotators),
+        "assignments": sum(len(v) for v in plan.order.values()),
+        "qualification_units": len(plan.quals),
+        "attention_units": len(plan.checks),
     }
+
+
+def _write_meta(conn: sa.Connection, protocol: Protocol, config: StudyConfig, plan: Plan) -> None:
+    conn.execute(
+        store.study_meta.insert(),
+        [
+            {"key": "config", "value": asdict(config)},
+            {"key": "protocol", "value": protocol.model_dump()},
+            # keys the opaque item and unit ids annotators see (see dialeval.human.app.public_id)
+            {"key": "blind_key", "value": secrets.token_hex(16)},
+            # the protocol's show_tag value per unit (e.g. the requested style)
+            {"key": "unit_notes", "value": {u.id: u.note for u in plan.units().values() if u.note}},
+        ],
+    )
+
+
+def _write_people(
+    conn: sa.Connection, tokens: dict[str, str], admin_token: str, references: list[str], *, qualified: bool
+) -> None:
+    """Insert the workers (qualified at once when there is no qualification batch), the admin and the references."""
+    rows = [{"id": a, "token_sha256": store.token_hash(t), "role": "annotator", "qualified": qualified or None}
+            for a, t in tokens.items()]  # fmt: skip
+    rows.append({"id": ADMIN, "token_sha256": store.token_hash(admin_token), "role": "admin", "qualified": None})
+    # references never log in: their token is a random one nobody knows
+    rows += [{"id": r, "token_sha256": store.token_hash(secrets.token_urlsafe(32)), "role": "reference",
+              "qualified": True} for r in references]  # fmt: skip
+    conn.execute(store.annotators.insert(), rows)
+
+
+def _write_units(conn: sa.Connection, plan: Plan) -> None:
+    unit_batch = {u.id: b for b, batch in enumerate(plan.batches, start=1) for u in batch}
+    item_rows = [
+        {"id": it["id"], "unit_id": u.id, "kind": u.kind, "batch": unit_batch.get(u.id, 0), "position": pos,
+         "system": it["system"], "dialogue_id": u.dialogue.id, "context": u.context,
+         "knowledge": list(u.dialogue.knowledge), "text": it["text"]}
+        for u in plan.units().values()
+        for pos, it in enumerate(u.items)
+    ]  # fmt: skip
+    conn.execute(store.items.insert(), item_rows)
+    conn.execute(
+        store.assignments.insert(),
+        [
+            {"annotator": a, "unit_id": u.id, "batch": b, "kind": u.kind, "position": pos}
+            for a, units in plan.order.items()
+            for pos, (u, b) in enumerate(units)
+        ],
+    )
 
 
 def _gold_rows(

@@ -1,13 +1,20 @@
-"""Qualification: a worker passes when Fleiss' kappa with the reference annotators exceeds a threshold.
+"""Qualification: a worker passes when adding them does not lower the reference annotators' agreement.
 
-Mousavi et al. (2022) accept workers whose agreement with the reference
-annotators on the qualification batch is above 0.21 (Fleiss' kappa; "fair" on
-Landis & Koch's scale). Kappa is computed over every (item, criterion) pair of
-the qualification batch, with the references and the worker as raters and
-"I don't know" as its own category.
+Mousavi et al. (2022, Sec. 4.2) "considered the Inter-Annotator Agreement (IAA) of the internal
+non-expert annotators calculated by Fleiss' kappa as the threshold (0.21)" and qualified a worker
+when "the agreement level among the internal annotators and the worker" was above it. dialeval
+does the same: by default the threshold is the reference annotators' own Fleiss' kappa on the
+qualification items, and a worker qualifies when the kappa of the references plus the worker is
+not below it; a fixed ``threshold`` (``--threshold``) is kept as given and must be exceeded.
+Kappa is computed over every (item, criterion) pair of the qualification batch, with "I don't
+know" as its own category. A worker who gives one answer everywhere while the references'
+answers vary is never qualified, whatever the kappa.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import sqlalchemy as sa
 
@@ -16,8 +23,35 @@ from dialeval.human.protocol import Protocol
 from dialeval.meta.agreement import fleiss_kappa, reliability_matrix
 from dialeval.schema import Rating
 
+Reference = list[tuple[str, str, str, str]]
+"""``(annotator, item_id, criterion, value)`` reference answers."""
 
-def qualification_kappa(reference: list[tuple[str, str, str, str]], worker: dict[tuple[str, str], str]) -> float:
+_TOLERANCE = 1e-9  # kappas equal up to rounding count as "not lower"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A qualification decision: whether the worker passed, their kappa, the threshold and why."""
+
+    passed: bool
+    kappa: float
+    threshold: float
+    reason: str
+
+
+def _kappa(rows: list[Rating], labels: set[str]) -> float:
+    """Fleiss' kappa of ``rows``; 1.0 when every rating has one label (perfect agreement), else 0.0 if undefined."""
+    try:
+        return fleiss_kappa(reliability_matrix(rows).matrix)
+    except ValueError:
+        return 1.0 if len(labels) == 1 and {str(r.value) for r in rows} == labels else 0.0
+
+
+def _ratings(reference: Reference) -> list[Rating]:
+    return [Rating(item_id=f"{i}|{c}", dimension="q", annotator=f"ref:{a}", value=v) for a, i, c, v in reference]
+
+
+def qualification_kappa(reference: Reference, worker: dict[tuple[str, str], str]) -> float:
     """Fleiss' kappa of the reference annotators plus one worker.
 
     Args:
@@ -34,40 +68,65 @@ def qualification_kappa(reference: list[tuple[str, str, str, str]], worker: dict
         >>> qualification_kappa(ref, {("i1", "A"): "negative", ("i2", "A"): "positive"})
         -1.0
     """
-    rows = [Rating(item_id=f"{i}|{c}", dimension="q", annotator=f"ref:{a}", value=v) for a, i, c, v in reference]
+    rows = _ratings(reference)
     rows += [Rating(item_id=f"{i}|{c}", dimension="q", annotator="worker", value=v) for (i, c), v in worker.items()]
-    rel = reliability_matrix(rows)
-    try:
-        return fleiss_kappa(rel.matrix)
-    except ValueError:
-        labels = {v for *_, v in reference}
-        return 1.0 if len(labels) == 1 and set(worker.values()) == labels else 0.0
+    return _kappa(rows, {v for *_, v in reference})
 
 
-def decide_qualification(conn: sa.Connection, annotator: str, threshold: float) -> bool:
-    """Return whether ``annotator`` may work on main batches, deciding it once they finish qualifying."""
-    row = conn.execute(sa.select(store.annotators).where(store.annotators.c.id == annotator)).one()
-    if row.qualified is not None:
-        return bool(row.qualified)
-    q_items = [
-        r.id
-        for r in conn.execute(
-            sa.select(store.items.c.id)
-            .join(store.assignments, store.assignments.c.unit_id == store.items.c.unit_id)
-            .where(store.assignments.c.annotator == annotator, store.assignments.c.kind == "qualification")
-        )
-    ]
-    gold = conn.execute(sa.select(store.gold).where(store.gold.c.item_id.in_(q_items))).all()
-    needed = {(g.item_id, g.criterion) for g in gold}
-    mine = {
-        (a.item_id, a.criterion): a.value
-        for a in conn.execute(
-            sa.select(store.answers).where(store.answers.c.annotator == annotator, store.answers.c.item_id.in_(q_items))
-        )
-    }
-    if not needed or not needed <= set(mine):
-        return False
-    # compare the stored spellings of the answers ("3.0" and "3" are one answer; see Answer.canonical)
+def reference_kappa(reference: Reference) -> float:
+    """Fleiss' kappa of the reference annotators alone: the default qualification threshold.
+
+    1.0 when they gave one and the same label everywhere (they agree perfectly).
+
+    Raises:
+        ValueError: Fewer than two reference annotators (their agreement is undefined).
+
+    Example:
+        >>> reference_kappa([("r1", "i1", "A", "1"), ("r2", "i1", "A", "1"), ("r1", "i2", "A", "5"),
+        ...                  ("r2", "i2", "A", "5")])
+        1.0
+    """
+    if len({a for a, *_ in reference}) < 2:
+        raise ValueError("the reference annotators' agreement needs at least two of them")
+    return _kappa(_ratings(reference), {v for *_, v in reference})
+
+
+def judge(reference: Reference, worker: dict[tuple[str, str], str], threshold: float | None) -> Verdict:
+    """Decide whether a worker qualifies (see the module docstring for the rule).
+
+    Args:
+        reference: ``(annotator, item_id, criterion, value)`` reference answers.
+        worker: ``(item_id, criterion) -> value`` of the worker, for every referenced pair.
+        threshold: A fixed kappa the worker must exceed; None: the references' own kappa,
+            which the worker's must not fall below.
+
+    Example:
+        >>> ref = [(r, i, "A", v) for r in ("r1", "r2") for i, v in (("i1", "1"), ("i2", "5"))]
+        >>> print(judge(ref, {("i1", "A"): "1", ("i2", "A"): "1"}, None).reason)
+        answered "1" to all 2 qualification questions while the reference annotators' answers vary
+        >>> judge(ref, {("i1", "A"): "1", ("i2", "A"): "5"}, None).passed
+        True
+    """
+    kappa = qualification_kappa(reference, worker)
+    bar = reference_kappa(reference) if threshold is None else threshold
+    given = set(worker.values())
+    if len(given) == 1 and len({v for *_, v in reference}) > 1:
+        reason = (f'answered "{given.pop()}" to all {len(worker)} qualification questions '
+                  "while the reference annotators' answers vary")  # fmt: skip
+        return Verdict(False, kappa, bar, reason)
+    if threshold is None:
+        passed = kappa >= bar - _TOLERANCE
+        sign = ">=" if passed else "<"
+        return Verdict(passed, kappa, bar, f"Fleiss' kappa with the references {kappa:.3f} {sign} "
+                                           f"the references' own {bar:.3f}")  # fmt: skip
+    passed = kappa > threshold
+    sign = ">" if passed else "<="
+    return Verdict(passed, kappa, bar, f"Fleiss' kappa with the references {kappa:.3f} {sign} "
+                                       f"the fixed threshold {threshold:.3f}")  # fmt: skip
+
+
+def _same_spelling(conn: sa.Connection) -> Callable[[str, str], str]:
+    """Return ``(criterion, value) -> stored spelling`` ("3.0" and "3" are one answer; see Answer.canonical)."""
     protocol = Protocol.model_validate(store.get_meta(conn, "protocol"))
     answer_of = {c.name: c.answer for c in protocol.criteria}
 
@@ -76,17 +135,53 @@ def decide_qualification(conn: sa.Connection, annotator: str, threshold: float) 
             return value
         return answer_of[criterion].canonical(value) or value
 
-    kappa = qualification_kappa(
+    return same
+
+
+def _qualification_items(conn: sa.Connection, annotator: str) -> list[str]:
+    q = (
+        sa.select(store.items.c.id)
+        .join(store.assignments, store.assignments.c.unit_id == store.items.c.unit_id)
+        .where(store.assignments.c.annotator == annotator, store.assignments.c.kind == "qualification")
+    )
+    return list(conn.execute(q).scalars())
+
+
+def decide_qualification(conn: sa.Connection, annotator: str, threshold: float | None) -> bool | None:
+    """Return whether ``annotator`` may work on main batches, deciding it once they finish qualifying.
+
+    None while they have not answered every referenced question of the qualification batch.
+
+    Args:
+        conn: A connection in a write transaction (the decision is stored with its reason).
+        annotator: The worker's id.
+        threshold: A fixed kappa to exceed; None: the reference annotators' own kappa (see :func:`judge`).
+    """
+    row = conn.execute(sa.select(store.annotators.c.qualified).where(store.annotators.c.id == annotator)).one()
+    if row.qualified is not None:
+        return bool(row.qualified)
+    q_items = _qualification_items(conn, annotator)
+    gold = conn.execute(sa.select(store.gold).where(store.gold.c.item_id.in_(q_items))).all()
+    needed = {(g.item_id, g.criterion) for g in gold}
+    a = store.answers
+    given = conn.execute(sa.select(a).where(a.c.annotator == annotator, a.c.item_id.in_(q_items)))
+    mine = {(r.item_id, r.criterion): r.value for r in given}
+    if not needed or not needed <= set(mine):
+        return None
+    same = _same_spelling(conn)
+    verdict = judge(
         [(g.annotator, g.item_id, g.criterion, same(g.criterion, g.value)) for g in gold],
         {k: same(k[1], mine[k]) for k in needed},
+        threshold,
     )
-    passed = kappa > threshold
     conn.execute(
         store.annotators.update()
         .where(store.annotators.c.id == annotator)
-        .values(qualified=passed, qualification_kappa=kappa)
+        .values(qualified=verdict.passed, qualification_kappa=verdict.kappa)
     )
-    return passed
+    why = {"threshold": verdict.threshold, "reason": verdict.reason}
+    conn.execute(store.verdicts.insert().values(annotator=annotator, **why))
+    return verdict.passed
 
 
 def reassign_failed(conn: sa.Connection) -> dict[str, int]:

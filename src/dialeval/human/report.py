@@ -11,6 +11,7 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -66,23 +67,61 @@ def _agreement_rows(
     return out
 
 
+@dataclass
+class StudyData:
+    """What the report reads from the study database."""
+
+    protocol: Protocol
+    config: dict[str, Any]
+    ratings: list[Rating]
+    systems: dict[str, str]
+    batches: dict[str, int]
+    people: list[dict[str, Any]]
+    attention: dict[str, tuple[int, int]]
+    verdicts: dict[str, tuple[float, str]]  # worker -> (threshold, reason) of their qualification decision
+    counts: dict[str, int]  # items per kind: main, qualification, attention
+
+
+def read_study(url: str) -> StudyData:
+    """Read everything the report needs from the study database at ``url``."""
+    engine = store.connect(url)
+    try:
+        with engine.connect() as conn:
+            protocol = Protocol.model_validate(store.get_meta(conn, "protocol"))
+            per_kind = sa.select(store.items.c.kind, sa.func.count()).group_by(store.items.c.kind)
+            kinds: dict[str, int] = {k: int(n) for k, n in conn.execute(per_kind).all()}
+            verdicts = {}
+            if sa.inspect(conn).has_table(store.verdicts.name):  # absent in studies made before it existed
+                verdicts = {v.annotator: (v.threshold, v.reason) for v in conn.execute(sa.select(store.verdicts))}
+            return StudyData(
+                protocol=protocol,
+                config=store.get_meta(conn, "config"),
+                ratings=study_ratings(conn, protocol),
+                systems=item_systems(conn),
+                batches=item_batches(conn),
+                people=progress(conn, protocol),
+                attention=attention_results(conn),
+                verdicts=verdicts,
+                counts={k: kinds.get(k, 0) for k in ("main", "qualification", "attention")},
+            )
+    finally:
+        engine.dispose()
+
+
 def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, list[Section]]:
     """Collect the checklist sections from the study database at ``url``."""
-    engine = store.connect(url)
-    with engine.connect() as conn:
-        protocol = Protocol.model_validate(store.get_meta(conn, "protocol"))
-        config = store.get_meta(conn, "config")
-        ratings = study_ratings(conn, protocol)
-        systems = item_systems(conn)
-        batches = item_batches(conn)
-        people = progress(conn, protocol)
-        attention = attention_results(conn)
-        n_main = conn.execute(sa.select(sa.func.count()).where(store.items.c.kind == "main")).scalar_one()
-        n_qual = conn.execute(sa.select(sa.func.count()).where(store.items.c.kind == "qualification")).scalar_one()
-        n_att = conn.execute(sa.select(sa.func.count()).where(store.items.c.kind == "attention")).scalar_one()
-    engine.dispose()
+    d = read_study(url)
+    title = f"Human evaluation report: {d.protocol.name} v{d.protocol.version}"
+    return title, [
+        _task_section(d.protocol),
+        _recruitment_section(d),
+        _execution_section(d),
+        _agreement_section(d, n_boot, seed),
+        _results_section(d),
+    ]
 
-    title = f"Human evaluation report: {protocol.name} v{protocol.version}"
+
+def _task_section(protocol: Protocol) -> Section:
     task = Section("Task")
     task.rows += [
         ("Evaluation granularity", f"{protocol.level}-level, {protocol.mode}"),
@@ -100,38 +139,62 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
             expl += ("; " if expl else "") + 'free text (required for "I don\'t know")'
         dims.append([c.name, c.definition, c.question, fmt, expl or "-"])
     task.tables.append(("Quality dimensions", dims))
+    return task
 
+
+def qualification_rule(threshold: float | None) -> str:
+    """Describe the qualification rule of a study in one sentence.
+
+    Example:
+        >>> qualification_rule(0.21)
+        "pass if Fleiss' kappa with the reference annotators > 0.21 (a fixed threshold)"
+    """
+    if threshold is not None:
+        return f"pass if Fleiss' kappa with the reference annotators > {threshold} (a fixed threshold)"
+    return ("pass if adding the worker does not lower the reference annotators' own Fleiss' kappa; never "
+            "when the worker gives one answer everywhere while the references' answers vary")  # fmt: skip
+
+
+def _recruitment_section(d: StudyData) -> Section:
     recruit = Section("Recruitment")
-    qualified = sum(1 for p in people if p["qualified"])
+    n_qual = d.counts["qualification"]
+    rule = qualification_rule(d.config.get("qualification_threshold"))
+    qual = f"{n_qual} qualification items judged against reference annotators; {rule}" if n_qual else "none"
+    checks = f"{d.counts['attention']} items, {d.config['attention_per_batch']} per annotator and batch"
     recruit.rows += [
         ("Sampling criteria", "set by the researcher outside dialeval (not recorded)"),
-        (
-            "Qualification task",
-            f"{n_qual} qualification items judged against reference annotators; pass if Fleiss' kappa "
-            f"> {config['qualification_threshold']}"
-            if n_qual
-            else "none",
-        ),
-        ("Attention checks", f"{n_att} items, {config['attention_per_batch']} per annotator and batch"),
+        ("Qualification task", qual),
+        ("Attention checks", checks),
         (
             "Attention checks passed",
-            "; ".join(f"{a}: {ok}/{n}" for a, (ok, n) in sorted(attention.items())) or "none answered",
+            "; ".join(f"{a}: {ok}/{n}" for a, (ok, n) in sorted(d.attention.items())) or "none answered",
         ),
-        ("Workers recruited", str(len(people))),
-        ("Workers qualified", str(qualified)),
+        ("Workers recruited", str(len(d.people))),
+        ("Workers qualified", str(sum(1 for p in d.people if p["qualified"]))),
     ]
+    rows = [["worker", "verdict", "kappa", "threshold", "why"]]
+    for p in d.people:
+        if p["annotator"] in d.verdicts:
+            threshold, why = d.verdicts[p["annotator"]]
+            verdict = "qualified" if p["qualified"] else "not qualified"
+            rows.append([p["annotator"], verdict, f"{p['qualification_kappa']:.3f}", f"{threshold:.3f}", why])
+    if len(rows) > 1:
+        recruit.tables.append(("Qualification decisions", rows))
+    return recruit
 
-    votes = Counter((r.item_id, r.dimension) for r in ratings)
+
+def _execution_section(d: StudyData) -> Section:
+    votes = Counter((r.item_id, r.dimension) for r in d.ratings)
     per_sample = list(votes.values())
-    secs = [p["seconds"] for p in people if p["answered"]]
-    loads = [p["due"] for p in people]
+    secs = [p["seconds"] for p in d.people if p["answered"]]
+    loads = [p["due"] for p in d.people]
     stats = Section("Execution statistics")
     stats.rows += [
-        ("Annotators who participated", str(sum(1 for p in people if p["answered"]))),
-        ("Samples in the study", f"{n_main} ({len({r.item_id for r in ratings})} with at least one vote)"),
+        ("Annotators who participated", str(sum(1 for p in d.people if p["answered"]))),
+        ("Samples in the study", f"{d.counts['main']} ({len({r.item_id for r in d.ratings})} with at least one vote)"),
         (
             "Votes per sample",
-            f"design {config['per_item']}; observed mean {statistics.mean(per_sample):.2f}, "
+            f"design {d.config['per_item']}; observed mean {statistics.mean(per_sample):.2f}, "
             f"min {min(per_sample)}, max {max(per_sample)}"
             if per_sample
             else "no votes yet",
@@ -143,11 +206,14 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
             if secs
             else "-",
         ),
-        ("Payment", config.get("payment") or "not entered"),
+        ("Payment", d.config.get("payment") or "not entered"),
         ("Demographics of the annotators", "not collected by dialeval"),
         ("Platform", f"dialeval {__version__} annotation app"),
     ]
+    return stats
 
+
+def _agreement_section(d: StudyData, n_boot: int, seed: int) -> Section:
     agree = Section("Inter-annotator agreement")
     agree.rows.append(
         (
@@ -161,42 +227,46 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
     by_crit: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
     by_batch: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
     by_system: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
-    for r in ratings:
+    for r in d.ratings:
         by_crit[(r.dimension,)].append(r)
-        by_batch[(str(batches[r.item_id]), r.dimension)].append(r)
-        by_system[(systems[r.item_id], r.dimension)].append(r)
+        by_batch[(str(d.batches[r.item_id]), r.dimension)].append(r)
+        by_system[(d.systems[r.item_id], r.dimension)].append(r)
+    p = d.protocol
     agree.tables += [
-        ("Per criterion", [["criterion", *head], *_agreement_rows(by_crit, protocol, n_boot, seed)]),
+        ("Per criterion", [["criterion", *head], *_agreement_rows(by_crit, p, n_boot, seed)]),
         (
             'Per criterion, strong judgements only (no annotator said "I don\'t know")',
-            [["criterion", *head], *_agreement_rows(by_crit, protocol, n_boot, seed, strong=True)],
+            [["criterion", *head], *_agreement_rows(by_crit, p, n_boot, seed, strong=True)],
         ),
-        ("Per batch", [["batch", "criterion", *head], *_agreement_rows(by_batch, protocol, n_boot, seed)]),
-        ("Per model", [["model", "criterion", *head], *_agreement_rows(by_system, protocol, n_boot, seed)]),
+        ("Per batch", [["batch", "criterion", *head], *_agreement_rows(by_batch, p, n_boot, seed)]),
+        ("Per model", [["model", "criterion", *head], *_agreement_rows(by_system, p, n_boot, seed)]),
     ]
+    return agree
 
+
+def _results_section(d: StudyData) -> Section:
     results = Section("Results")
-    kind = {c.name: c.answer.type for c in protocol.criteria}
-    table3 = majority_table([r for r in ratings if kind[r.dimension] != "slider"], systems)
+    kind = {c.name: c.answer.type for c in d.protocol.criteria}
+    table3 = majority_table([r for r in d.ratings if kind[r.dimension] != "slider"], d.systems)
     rows = [["criterion", "model", "majority answer: % of samples"]]
     for crit, by_sys in table3.items():
         for sys, pct in sorted(by_sys.items()):
             rows.append([crit, sys, ", ".join(f"{k} {v:.1f}%" for k, v in pct.items())])
     if len(rows) > 1:
         results.tables.append(("Majority vote per model (ties reported as 'tie'; cf. the paper's Table 3)", rows))
-    means = system_means([r for r in ratings if kind[r.dimension] != "choice"], systems)
+    means = system_means([r for r in d.ratings if kind[r.dimension] != "choice"], d.systems)
     rows = [["criterion", "model", "samples", "mean of the per-sample means", "sd"]]
     for (crit, sys), (n, mean, sd) in sorted(means.items()):
         rows.append([crit, sys, str(n), f"{mean:.2f}", f"{sd:.2f}"])
     if len(rows) > 1:
         results.tables.append(("Mean score per model (each sample's votes averaged first)", rows))
-    fig1 = reason_table(ratings, systems)
+    fig1 = reason_table(d.ratings, d.systems)
     rows = [["criterion", "model", "sub-dimension", "% of votes"]]
     for crit, by_sys in fig1.items():
         for sys, pct in sorted(by_sys.items()):
             rows += [[crit, sys, code, f"{v:.1f}"] for code, v in pct.items()]
     results.tables.append(("Explanation sub-dimensions chosen, over all votes (cf. the paper's Figure 1)", rows))
-    return title, [task, recruit, stats, agree, results]
+    return results
 
 
 def to_markdown(title: str, sections: list[Section]) -> str:

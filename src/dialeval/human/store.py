@@ -7,6 +7,7 @@ committed transaction survives the server process being killed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import tempfile
@@ -72,6 +73,14 @@ gold = sa.Table(
     sa.Column("item_id", sa.String(200), sa.ForeignKey("items.id"), primary_key=True),
     sa.Column("criterion", sa.String(64), primary_key=True),
     sa.Column("value", sa.String(64), nullable=False),
+)
+
+verdicts = sa.Table(
+    "qualification_verdicts",  # why each worker passed or failed qualification (added after the first studies)
+    metadata,
+    sa.Column("annotator", sa.String(64), sa.ForeignKey("annotators.id"), primary_key=True),
+    sa.Column("threshold", sa.Float, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
 )
 
 answers = sa.Table(
@@ -155,7 +164,11 @@ def all_or_nothing(url: str) -> Iterator[sa.Engine]:
 def connect(url: str) -> sa.Engine:
     """Create an engine; SQLite gets WAL, a busy timeout and foreign keys."""
     if url.startswith("sqlite"):
-        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        # connections are kept for the app's threads (40 in the pool that runs sync endpoints), not
+        # opened per request: each new one runs the pragmas below
+        engine = sa.create_engine(
+            url, connect_args={"timeout": 30, "check_same_thread": False}, pool_size=20, max_overflow=30
+        )
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -170,24 +183,31 @@ def connect(url: str) -> sa.Engine:
     return sa.create_engine(url, pool_pre_ping=True)
 
 
+_KEYS = ("annotator", "item_id", "criterion")
+
+
+@functools.cache
+def _upsert(dialect: str) -> sa.Insert:
+    """Return the insert-or-update of one answer for ``dialect`` (built once: building it cost more than running it)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as upsert_insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as upsert_insert  # type: ignore[assignment]
+    stmt = upsert_insert(answers)
+    update = {c.name: stmt.excluded[c.name] for c in answers.c if c.name not in _KEYS and c.name != "updated_at"}
+    return stmt.on_conflict_do_update(index_elements=_KEYS, set_={**update, "updated_at": sa.func.now()})
+
+
 def upsert_answer(conn: sa.Connection, row: dict[str, Any]) -> None:
     """Insert or replace one answer (one row per annotator, item and criterion)."""
-    keys = ("annotator", "item_id", "criterion")
-    update = {k: v for k, v in row.items() if k not in keys}
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        conn.execute(pg_insert(answers).values(**row).on_conflict_do_update(index_elements=keys, set_=update))
+    if conn.dialect.name in ("sqlite", "postgresql"):
+        conn.execute(_upsert(conn.dialect.name), row)
         return
-    if conn.dialect.name != "sqlite":  # any other SQLAlchemy database: update, else insert, in the caller's transaction
-        match = [answers.c[k] == row[k] for k in keys]
-        if conn.execute(answers.update().where(*match).values(**update)).rowcount == 0:
-            conn.execute(answers.insert().values(**row))
-        return
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    stmt = sqlite_insert(answers).values(**row)
-    conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_={**update, "updated_at": sa.func.now()}))
+    # any other SQLAlchemy database: update, else insert, in the caller's transaction
+    update = {k: v for k, v in row.items() if k not in _KEYS}
+    match = [answers.c[k] == row[k] for k in _KEYS]
+    if conn.execute(answers.update().where(*match).values(**update)).rowcount == 0:
+        conn.execute(answers.insert().values(**row))
 
 
 _MISSING = object()
