@@ -31,7 +31,7 @@ from dialeval.commands.options import quiet_option
 from dialeval.commands.tables import pivot, to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
-from dialeval.runinfo import MetricInfo, RunInfo, write_run_info
+from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
 from dialeval.scoring import score_names
 
 
@@ -94,8 +94,7 @@ def benchmark(
     n_items = len(bench.candidates)
     title = f"{bench.name}: correlation with human {dimension} ({n_items} items, ranked by {' '.join(rank_by)})"
     markdown = f"# {title}\n\n{to_markdown(wide)}\n"
-    run_info = RunInfo(
-        kind="benchmark",
+    run_info = BenchmarkRun(
         benchmark=bench.name,
         source=bench.source,
         counts=bench.counts(),
