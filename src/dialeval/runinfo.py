@@ -1,15 +1,17 @@
 """``run.json``: what a run did (command, signatures, settings, counts, timings), typed and versioned.
 
 Every command that writes a ``run.json`` (``benchmark``, ``stress``, ``lmstyle``)
-builds a :class:`RunInfo` and writes it with :func:`write_run_info`. ``schema_version``
+builds its kind's model (:class:`BenchmarkRun`, :class:`StressRun`, :class:`RankingRun`,
+:class:`LmstyleRun`) and writes it with :func:`write_run_info`; ``RunInfo.model_validate``
+reads one back as that kind's model (:class:`RunInfo` is the union of the kinds). ``schema_version``
 is the version of this format (bumped when a field changes meaning);
 ``version`` is dialeval's own version. Unknown fields are refused, so a typo in
 a command cannot write a field no reader knows.
 
 Example:
-    >>> info = RunInfo(kind="benchmark", command="dialeval benchmark", metrics={"bleu": {"signature": "bleu|x"}})
+    >>> info = BenchmarkRun(benchmark="usr-tc", command="dialeval benchmark", metrics={"bleu": {"signature": "x"}})
     >>> sorted(info.as_dict())
-    ['command', 'kind', 'metrics', 'schema_version', 'version']
+    ['benchmark', 'command', 'kind', 'metrics', 'schema_version', 'version']
     >>> info.as_dict()["schema_version"]
     1
 """
@@ -20,9 +22,9 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from dialeval import __version__
 from dialeval.atomic import atomic_write
@@ -45,8 +47,8 @@ class MetricInfo(BaseModel):
     seconds: float | None = None
 
 
-class RunInfo(BaseModel):
-    """The contents of ``run.json``; fields a command does not set are left out of the file.
+class RunBase(BaseModel):
+    """What every ``run.json`` holds; fields a command does not set are left out of the file.
 
     Attributes:
         schema_version: Version of this format.
@@ -54,39 +56,22 @@ class RunInfo(BaseModel):
         command: The command line.
         version: dialeval's version.
         metrics: Family (or ``style:<target>``) -> signature, seconds and counters.
+        skipped_metrics: Family -> why it did not run here.
+        engine: What ran where (the engine's description).
+        cache: The score cache's file, or None without one.
         seconds: Wall time of the whole command.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = SCHEMA
-    kind: Literal["benchmark", "stress", "ranking", "lmstyle"]
+    kind: str
     command: str = Field(default_factory=command_line)
     version: str = __version__
     metrics: dict[str, MetricInfo] = Field(default_factory=dict)
-    # what was scored
-    benchmark: str | None = None
-    source: str | None = None
-    counts: dict[str, Any] | None = None
-    dimension: str | None = None
-    split: str | None = None
-    contexts: int | None = None
-    n: int | None = None
-    # how
     skipped_metrics: dict[str, str] | None = None
     engine: dict[str, Any] | None = None
     cache: str | None = None
-    seed: int | None = None
-    bootstrap: dict[str, Any] | None = None
-    # command-specific results and settings
-    subsets: dict[str, Any] | None = None
-    applied: dict[str, int] | None = None
-    skipped: dict[str, int] | None = None
-    ranked: dict[str, int] | None = None
-    references_per_context: int | None = None
-    warnings: list[str] | None = None
-    generation: dict[str, Any] | None = None
-    judge: dict[str, Any] | None = None
     seconds: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -95,7 +80,66 @@ class RunInfo(BaseModel):
         return self.model_dump(mode="json", include=always | self.model_fields_set)
 
 
-def write_run_info(folder: Path, info: RunInfo) -> Path:
+class OnBenchmark(RunBase):
+    """A run over a catalog benchmark, with bootstrap confidence intervals."""
+
+    benchmark: str
+    source: str | None = None
+    seed: int | None = None
+    bootstrap: dict[str, Any] | None = None
+
+
+class BenchmarkRun(OnBenchmark):
+    """``dialeval benchmark``: metric-human correlations (``counts``: the benchmark's sizes)."""
+
+    kind: Literal["benchmark"] = "benchmark"
+    counts: dict[str, Any] | None = None
+    dimension: str | None = None
+
+
+class StressRun(OnBenchmark):
+    """``dialeval stress``: perturbations applied and skipped per name, and the subsets."""
+
+    kind: Literal["stress"] = "stress"
+    subsets: dict[str, Any] | None = None
+    applied: dict[str, int] | None = None
+    skipped: dict[str, int] | None = None
+
+
+class RankingRun(OnBenchmark):
+    """``dialeval stress --ranking``: the split, its contexts and the responses ranked per label."""
+
+    kind: Literal["ranking"] = "ranking"
+    split: str | None = None
+    contexts: int | None = None
+    ranked: dict[str, int] | None = None
+    references_per_context: int | None = None
+    warnings: list[str] | None = None
+
+
+class LmstyleRun(RunBase):
+    """``dialeval lmstyle``: responses per dataset and style, the generation and the judge."""
+
+    kind: Literal["lmstyle"] = "lmstyle"
+    n: int | None = None
+    generation: dict[str, Any] | None = None
+    judge: dict[str, Any] | None = None
+
+
+AnyRun = BenchmarkRun | StressRun | RankingRun | LmstyleRun
+
+
+class RunInfo(RootModel[Annotated[AnyRun, Field(discriminator="kind")]]):
+    """A ``run.json`` of any kind, read back typed: ``RunInfo.model_validate(data).root`` is that kind's model.
+
+    Example:
+        >>> run = RunInfo.model_validate({"kind": "stress", "benchmark": "usr-tc", "applied": {"shuffle": 3}}).root
+        >>> type(run).__name__, run.applied
+        ('StressRun', {'shuffle': 3})
+    """
+
+
+def write_run_info(folder: Path, info: RunBase) -> Path:
     """Write ``info`` to ``folder/run.json`` atomically; return the path."""
     path = folder / "run.json"
     with atomic_write(path) as handle:

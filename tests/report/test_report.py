@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from dialeval.cli import app
 from dialeval.errors import InputError
 from dialeval.report.load import load_results
+from dialeval.runinfo import BenchmarkRun, LmstyleRun, RankingRun, StressRun
 
 
 def test_html_is_self_contained_and_shows_every_part(results: dict[str, Path], tmp_path: Path) -> None:
@@ -66,6 +67,7 @@ def test_real_stress_and_ranking_folders_render(tmp_path: Path, monkeypatch: pyt
             "--plot", "negation", "--boot", "20", "-o", str(stress)])  # fmt: skip
     invoke(["stress", "-b", "dailydialog++", "--limit", "6", "-m", "length", "--boot", "20", "-o", str(ranking)])
     assert load_results(stress).kind == "stress" and load_results(ranking).kind == "ranking"
+    assert isinstance(load_results(stress).run, StressRun) and isinstance(load_results(ranking).run, RankingRun)
     out = tmp_path / "report.md"
     invoke(["report", str(stress), str(ranking), "-o", str(out), "--format", "md"])
     text = out.read_text()
@@ -78,3 +80,23 @@ def test_real_stress_and_ranking_folders_render(tmp_path: Path, monkeypatch: pyt
     adv = next(r for r in ranked if r["negatives"] == "adversarial")
     assert "| metric | good > adversarial | good > random |" in text
     assert f"| length | {adv['fraction']:.3f} [{adv['ci_low']:.3f}, {adv['ci_high']:.3f}] |" in text
+
+
+def test_run_json_reads_back_as_the_model_of_its_kind(results: dict[str, Path], tmp_path: Path) -> None:
+    bench = load_results(results["bench"]).run
+    assert isinstance(bench, BenchmarkRun) and bench.dimension == "Overall"
+    assert bench.as_dict() == json.loads((results["bench"] / "run.json").read_text())  # nothing lost or added
+    assert bench.metrics["sacrebleu"].signature.startswith("sacrebleu|")
+    lm = load_results(results["lmstyle"]).run
+    assert isinstance(lm, LmstyleRun) and lm.n == 1 and lm.judge
+    for change, field in (({"dimenson": "Overall"}, "dimenson"), ({"kind": "nope"}, "kind"),
+                          ({"metrics": {"bleu": {"seconds": 1.0}}}, "metrics.bleu.signature")):  # fmt: skip
+        folder = tmp_path / field
+        folder.mkdir()
+        written = json.loads((results["bench"] / "run.json").read_text())
+        (folder / "run.json").write_text(json.dumps({**written, **change}))
+        res = CliRunner().invoke(app, ["report", str(folder), "-o", str(tmp_path / "r.html")])
+        assert res.exit_code == 2, res.output
+        line = " ".join(res.output.split())
+        assert f'run.json: field "{field}"' in line and "Traceback" not in line
+        assert not (tmp_path / "r.html").exists()

@@ -34,7 +34,7 @@ from dialeval.commands.options import allow_failures_option, quiet_option
 from dialeval.commands.tables import pivot, to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
-from dialeval.runinfo import MetricInfo, RunInfo, write_run_info
+from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
 from dialeval.scoring import MetricRun, score_names
 
 if TYPE_CHECKING:
@@ -121,10 +121,9 @@ def benchmark(
 def _run_info(
     bench: Benchmark, dimension: str, runs: list[MetricRun], skipped: dict[str, str], run_engine: Engine,
     score_cache: ScoreCache | None, n_boot: int, seed: int, started: float,
-) -> RunInfo:
+) -> BenchmarkRun:
     """Return what ``run.json`` records: inputs, counts, metric signatures and timings, engine, cache."""
-    return RunInfo(
-        kind="benchmark",
+    return BenchmarkRun(
         benchmark=bench.name,
         source=bench.source,
         counts=bench.counts(),

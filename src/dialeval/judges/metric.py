@@ -30,7 +30,7 @@ from dialeval.judges.dialogue import DialogueJudge
 from dialeval.judges.judge import Judge, Judgement, JudgeStats
 from dialeval.judges.parse import to_level
 from dialeval.judges.protocol import Protocol, load_protocol, protocol_names
-from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues
+from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues, needs
 from dialeval.signature import NOT_IN_SIGNATURE
 
 
@@ -107,12 +107,19 @@ def _outputs(p: Protocol, family: str) -> tuple[str, ...]:
     return tuple(outs)
 
 
+def _units(p: Protocol, family: str) -> dict[str, str]:
+    """Return each output's unit: the protocol's scale, ``level 1-N`` for a ``:level`` output."""
+    scale = f"{p.scale.min:g}-{p.scale.max:g}"
+    return {o: f"level 1-{p.levels}" if o.endswith(":level") else scale for o in _outputs(p, family)}
+
+
 class JudgeMetric(Metric):
     """An LLM judge running one protocol (subclasses fix the protocol)."""
 
     Config = JudgeConfig
     protocol_name: ClassVar[str] = ""
     batch_size: ClassVar[int] = 64
+    requires = needs("judge", "httpx", "xllamacpp")
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -130,16 +137,6 @@ class JudgeMetric(Metric):
         if self.config.mode == "distribution":
             # one request at temperature 1 (the model's own probabilities): say so in the signature
             self.config = dataclasses.replace(self.config, k=1, temperature=1.0)
-
-    @classmethod
-    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
-        """Name the missing package of the ``judge`` extra, if one is missing."""
-        import importlib.util
-
-        for module, package in (("yaml", "pyyaml"), ("httpx", "httpx"), ("xllamacpp", "xllamacpp")):
-            if importlib.util.find_spec(module) is None:
-                return f"needs {package}: pip install 'dialeval[judge]'"
-        return None
 
     @cached_property
     def protocol(self) -> Protocol:
@@ -274,7 +271,7 @@ def _family(name: str) -> type[JudgeMetric]:
         f"Judge_{name.replace('-', '_')}",
         (JudgeMetric,),
         {
-            "name": family, "outputs": _outputs(p, family), "protocol_name": name,
+            "name": family, "outputs": _outputs(p, family), "protocol_name": name, "units": _units(p, family),
             "needs_references": p.needs_references, "__doc__": f"LLM judge, protocol {name}: {p.description}",
         },
     )
@@ -285,6 +282,7 @@ class CustomJudge(JudgeMetric):
 
     name = "judge:custom"
     outputs = ("judge:custom", "judge:custom:expected")
+    units: ClassVar[Mapping[str, str]] = dict.fromkeys(outputs, "the protocol's scale")
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Judge with the first dimension of the user's protocol (the final score of a two-step one)."""

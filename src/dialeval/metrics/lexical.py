@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from importlib.metadata import version
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -63,6 +63,7 @@ class Bleu(Metric):
 
     name = "bleu"
     outputs = ("bleu1", "bleu2", "bleu3", "bleu4")
+    units = dict.fromkeys(outputs, "0-1")
     Config = BleuConfig
     needs_references = True
 
@@ -92,6 +93,7 @@ class SacreBleu(Metric):
 
     name = "sacrebleu"
     outputs = ("sacrebleu",)
+    units: ClassVar[Mapping[str, str]] = {"sacrebleu": "BLEU, 0-100"}
     Config = SacreBleuConfig
     needs_references = True
 
@@ -121,6 +123,7 @@ class Chrf(Metric):
 
     name = "chrf"
     outputs = ("chrfpp",)
+    units: ClassVar[Mapping[str, str]] = {"chrfpp": "chrF++, 0-100"}
     Config = ChrfConfig
     needs_references = True
 
@@ -146,6 +149,7 @@ class Rouge(Metric):
 
     name = "rouge"
     outputs = ("rouge1", "rouge2", "rougeL")
+    units = dict.fromkeys(outputs, "F1, 0-1")
     Config = RougeConfig
     needs_references = True
 
@@ -174,6 +178,7 @@ class Meteor(Metric):
 
     name = "meteor"
     outputs = ("meteor",)
+    units: ClassVar[Mapping[str, str]] = {"meteor": "0-1"}
     Config = MeteorConfig
     needs_references = True
 
@@ -200,6 +205,7 @@ class WordF1(Metric):
 
     name = "f1"
     outputs = ("word_f1",)
+    units: ClassVar[Mapping[str, str]] = {"word_f1": "0-1"}
     needs_references = True
 
     def signature_extra(self) -> Mapping[str, Any]:
@@ -217,6 +223,7 @@ class Distinct(Metric):
 
     name = "distinct"
     outputs = ("distinct1", "distinct2")
+    units = dict.fromkeys(outputs, "distinct/total, 0-1")
     Config = NoConfig
 
     def signature_extra(self) -> Mapping[str, Any]:
@@ -235,6 +242,7 @@ class Length(Metric):
 
     name = "length"
     outputs = ("length",)
+    units: ClassVar[Mapping[str, str]] = {"length": "whitespace tokens"}
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Name the unit."""

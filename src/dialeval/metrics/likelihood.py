@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
 from dialeval.models.loading import DEFAULT_CAUSAL_LM
 
 Request = tuple[tuple[int, ...], tuple[int, ...]]
@@ -336,21 +336,16 @@ class LikelihoodMetric(Metric):
 
     name = "likelihood"
     outputs = ("lm_likelihood", "lm_likelihood_uncond", "lm_context_gain")
+    requires = needs("models", "torch", "transformers", "gguf")
+    units: ClassVar[Mapping[str, str]] = {
+        "lm_likelihood": "100 / NLL, higher = likelier", "lm_likelihood_uncond": "100 / NLL, higher = likelier",
+        "lm_context_gain": "NLL gain from the context, nats per token",
+    }
     Config = LikelihoodConfig
     batch_size: ClassVar[int] = 120
     #: Upper bound on padded tokens per forward pass (does not change the values).
     max_batch_tokens: ClassVar[int] = 1024
     config: LikelihoodConfig
-
-    @classmethod
-    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
-        """Say which pip install is missing, if any."""
-        import importlib.util
-
-        for mod in ("torch", "transformers", "gguf"):
-            if importlib.util.find_spec(mod) is None:
-                return f"needs {mod}: pip install 'dialeval[models]'"
-        return None
 
     def _loaded(self) -> tuple[Any, Any, str]:
         from dialeval.models.loading import load_causal_lm

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dialeval.errors import InputError
-from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
 
 ENV = "DIALEVAL_NLI_MODEL"
 
@@ -54,6 +54,8 @@ class NliMetric(Metric):
 
     name = "nli"
     outputs = ("nli_contradiction",)
+    requires = needs("models", "torch", "transformers")
+    units: ClassVar[Mapping[str, str]] = {"nli_contradiction": "P(contradiction), 0-1"}
     Config = NliConfig
     higher_is_better: ClassVar[bool] = False
     batch_size: ClassVar[int] = 256
@@ -70,11 +72,9 @@ class NliMetric(Metric):
 
     @classmethod
     def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
-        """Say what is missing: transformers, or a model (no packaged default exists)."""
-        import importlib.util
-
-        if importlib.util.find_spec("transformers") is None:
-            return "needs transformers: pip install 'dialeval[models]'"
+        """Say what is missing: :attr:`requires`, or a model (no packaged default exists)."""
+        if missing := super().unavailable_reason(params):
+            return missing
         if not (params or {}).get("model") and not os.environ.get(ENV):
             return f"needs a local NLI model folder: set {ENV}=PATH (no NLI model installs offline)"
         return None

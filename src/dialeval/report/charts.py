@@ -20,17 +20,21 @@ from dialeval.schema import Rating, Score
 
 MARKERS = ("o", "s", "^", "D", "v")
 HATCHES = ("", "///", "...", "xxx", "\\\\\\", "---")
-UNITS = {"sacrebleu": "BLEU, 0-100", "chrfpp": "chrF++, 0-100", "style_match": "% in the requested style",
-         "style_strength": "0-100", "lm_likelihood": "100 / NLL, higher = likelier", "sbert_ref": "cosine, -1 to 1",
-         "judge:lmstyle-appropriateness": "0-100", "length": "whitespace tokens", "meteor": "0-1",
-         "word_f1": "0-1", "rouge1": "F1, 0-1", "rouge2": "F1, 0-1", "rougeL": "F1, 0-1",
-         "distinct1": "distinct/total, 0-1", "distinct2": "distinct/total, 0-1",
-         **{f"bleu{n}": "0-1" for n in range(1, 5)}}  # fmt: skip
 
 
 def unit(metric: str) -> str:
-    """Return a metric's unit for an axis label ("score" when unknown)."""
-    return UNITS.get(metric, "score")
+    """Return an output's unit for an axis label, as its metric class names it ("score" when unknown).
+
+    Example:
+        >>> unit("sacrebleu"), unit("judge:lmstyle-appropriateness"), unit("no-such-output")
+        ('BLEU, 0-100', '0-100', 'score')
+    """
+    from dialeval.metrics import load_builtin_metrics
+    from dialeval.metrics.base import metric_by_output
+
+    load_builtin_metrics()
+    cls = metric_by_output().get(metric)
+    return cls.unit(metric) if cls else "score"
 
 
 def _plt() -> Any:

@@ -23,8 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from dialeval.errors import InputError
 from dialeval.jsonl import iter_objects, read_jsonl, read_text
+from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo
 from dialeval.schema import Rating, Score
 
 KNOWN = ("run.json", "scores.jsonl", "table.jsonl", "lmstyle_tables.jsonl", "summary.jsonl", "stress.jsonl",
@@ -36,7 +39,7 @@ class Results:
     """The parsed content of one results folder (empty lists for absent files)."""
 
     path: Path
-    run: dict[str, Any] = field(default_factory=dict)
+    run: AnyRun | None = None
     scores: list[Score] = field(default_factory=list)
     correlations: list[dict[str, Any]] = field(default_factory=list)
     lmstyle_tables: list[dict[str, Any]] = field(default_factory=list)
@@ -48,7 +51,7 @@ class Results:
     @property
     def kind(self) -> str:
         """``lmstyle``, ``benchmark``, ``stress``, ``ranking``, ``study`` or ``scores``."""
-        if self.run.get("kind") == "lmstyle" or self.lmstyle_tables:
+        if isinstance(self.run, LmstyleRun) or self.lmstyle_tables:
             return "lmstyle"
         if self.correlations:
             return "benchmark"
@@ -70,6 +73,38 @@ def read_rows(path: Path, required: tuple[str, ...] = ()) -> list[dict[str, Any]
     return rows
 
 
+def read_run(path: Path) -> AnyRun:
+    """Read a ``run.json`` as the model of its kind (:class:`~dialeval.runinfo.RunInfo`).
+
+    Raises:
+        InputError: Not a JSON object, an unknown kind, or a field that is unknown, missing or of the wrong type.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "run.json"
+        >>> _ = p.write_text('{"kind": "benchmark", "benchmark": "usr-tc", "dimension": "Overall"}')
+        >>> read_run(p).dimension
+        'Overall'
+        >>> _ = p.write_text('{"kind": "benchmark", "benchmark": "usr-tc", "dimenson": "Overall"}')
+        >>> read_run(p)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...run.json: field "dimenson": Extra inputs are not permitted
+    """
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object, found {type(data).__name__}", path=path)
+    try:
+        return RunInfo.model_validate(data).root
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = [str(x) for x in first["loc"][1:]]  # the first element is the kind (the union's tag)
+        raise InputError(first["msg"], path=path, field=".".join(where) or "kind") from None
+
+
 def load_results(path: str | Path) -> Results:
     """Load a results folder.
 
@@ -83,10 +118,7 @@ def load_results(path: str | Path) -> Results:
         raise InputError(f"no results here (looked for {', '.join(KNOWN)})", path=p)
     r = Results(path=p)
     if (p / "run.json").is_file():
-        try:
-            r.run = json.loads(read_text(p / "run.json"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", path=p / "run.json", line=exc.lineno) from exc
+        r.run = read_run(p / "run.json")
     if (p / "scores.jsonl").is_file():
         r.scores = read_jsonl(p / "scores.jsonl", Score)
     if (p / "table.jsonl").is_file():
@@ -109,7 +141,8 @@ def human_ratings(results: Results) -> tuple[list[Rating], str]:
 
     The note says why there are none (e.g. the data is not on this machine).
     """
-    name, source = results.run.get("benchmark"), results.run.get("source")
+    run = results.run
+    name, source = (run.benchmark, run.source) if isinstance(run, OnBenchmark) else (None, None)
     if not name:
         return [], "run.json names no benchmark"
     from dialeval.data.catalog import load_benchmark

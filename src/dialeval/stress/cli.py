@@ -33,7 +33,7 @@ from dialeval.commands.common import (
 )
 from dialeval.commands.options import allow_failures_option, quiet_option
 from dialeval.errors import DialevalError, InputError
-from dialeval.runinfo import MetricInfo, RunInfo, write_run_info
+from dialeval.runinfo import MetricInfo, RankingRun, StressRun, write_run_info
 from dialeval.schema import Score
 from dialeval.scoring import progress_bars
 
@@ -229,8 +229,7 @@ def stress(
             output.mkdir(parents=True, exist_ok=True)
             (output / figures[-1]).write_bytes(subset_distribution_png(result.scores, p))
     subset_items = Counter(c.tags.get("subset", "untagged") for c in candidates)
-    run_info = RunInfo(
-        kind="stress",
+    run_info = StressRun(
         benchmark=bench.name,
         source=bench.source,
         metrics=family_signatures(result.scores),
@@ -325,8 +324,7 @@ def _ranking(
         f"({n_ctx} contexts; per context {refs} good response(s) held out as reference, "
         f"{ranked['good'] // max(1, n_ctx)} ranked)"
     )
-    run_info = RunInfo(
-        kind="ranking",
+    run_info = RankingRun(
         benchmark=bench.name,
         metrics=family_signatures(result.scores),
         split=split,

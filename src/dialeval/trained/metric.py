@@ -16,16 +16,18 @@ Example:
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues
+from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues, needs
 from dialeval.trained.store import Loaded, load, read_card
 
 PREFIX = "trained:"
+#: What a saved model of each kind imports (the other kinds need only dialeval's own dependencies).
+REQUIRES = {"xgboost": needs("trained", "xgboost"), "ensemble-xgb": needs("trained", "xgboost"),
+            "minilm": needs("models", "torch")}
 
 
 class TrainedMetric(Metric):
@@ -35,17 +37,6 @@ class TrainedMetric(Metric):
     card_sha256: ClassVar[str] = ""
     card: ClassVar[dict[str, Any]] = {}
     batch_size: ClassVar[int] = 256
-
-    @classmethod
-    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
-        """Name the package the saved model needs, if it is missing."""
-        kind = cls.card.get("kind", "")
-        needs = {
-            "xgboost": ("xgboost", "trained"), "ensemble-xgb": ("xgboost", "trained"), "minilm": ("torch", "models"),
-        }
-        if kind in needs and importlib.util.find_spec(needs[kind][0]) is None:
-            return f"needs {needs[kind][0]}: pip install 'dialeval[{needs[kind][1]}]'"
-        return None
 
     @cached_property
     def loaded(self) -> Loaded:
@@ -88,6 +79,7 @@ def register_trained(name: str) -> type[Metric]:
         {
             "name": name, "outputs": (name,), "folder": str(Path(folder).expanduser()), "card_sha256": sha,
             "card": card, "__doc__": f"Trained evaluator {card['kind']} saved in {folder}.",
+            "requires": REQUIRES.get(card["kind"], ()), "units": {name: "predicted human rating"},
         },
     )
     METRICS.register(name, cls)
