@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import random
@@ -99,13 +100,20 @@ def _split(group: str, cfg: TrainConfig) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < cfg.val_share
 
 
+@functools.cache
+def _source(name: str, data_dir: Path) -> tuple[Any, ...]:
+    from dialeval.quality.corpora import read_source
+
+    return tuple(p for p in read_source(name, data_dir) if p.response and p.context)
+
+
 def draw(data_dir: Path, cfg: TrainConfig) -> list[Any]:
     """Return the true pairs of every allowed source (at most :data:`CAPS` each), seeded, in a seeded order."""
-    from dialeval.quality.corpora import ALLOWED, read_source
+    from dialeval.quality.corpora import ALLOWED
 
     out: list[Any] = []
     for n, name in enumerate(ALLOWED):
-        pairs = [p for p in read_source(name, data_dir) if p.response and p.context]
+        pairs = list(_source(name, data_dir))
         rng = random.Random(cfg.seed * 1000 + n)
         cap = CAPS[name] if cfg.per_source is None else cfg.per_source
         out.extend(rng.sample(pairs, min(cap, len(pairs))))
