@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dialeval.backends.base import Backend, BackendError, ChatRequest, Completion
+from dialeval.backends.base import Backend, BackendError, BackendOptions, ChatRequest, Completion
 from dialeval.errors import MissingExtraError
 from dialeval.signature import file_sha256
 
@@ -103,6 +103,11 @@ class LlamaCppBackend(Backend):
         self.server, self.port = local_server(self.path, n_ctx=n_ctx, n_parallel=n_parallel)
         self.max_in_flight = n_parallel
         self.model_id = Path(self.path).stem if model else DEFAULT_MODEL_ID
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> LlamaCppBackend:
+        """Build from the model file (empty: the packaged SmolLM2), one slot per request in flight."""
+        return cls(options.model, n_parallel=options.in_flight)
 
     @property
     def signature(self) -> str:
