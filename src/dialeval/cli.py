@@ -21,7 +21,7 @@ app = typer.Typer(
 )
 
 _COMMAND_MODULES = (
-    "dialeval.data.cli",
+    "dialeval.commands.data",
     "dialeval.commands.score",
     "dialeval.commands.meta",
     "dialeval.commands.benchmark",

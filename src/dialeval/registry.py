@@ -1,7 +1,9 @@
 """One registry per kind of thing (metrics, datasets, judges, backends).
 
 Names are canonical; a typo gets a did-you-mean; plugins register through the
-``dialeval.<kind>`` entry-point group.
+``dialeval.<kind>`` entry-point group. An entry may be a ``"module:object"`` string,
+imported on first use; a registry made with a
+``base`` holds only subclasses of it or factories (other callables), checked then.
 
 Example:
     >>> reg: Registry[int] = Registry("widget")
@@ -12,35 +14,53 @@ Example:
     Traceback (most recent call last):
     ...
     dialeval.errors.UnknownNameError: unknown widget "sevn"; did you mean "seven"?
+    >>> from pathlib import PurePath
+    >>> paths: Registry[type] = Registry("path kind", base=PurePath)
+    >>> paths.register("posix", "pathlib:PurePosixPath")  # not imported until asked for
+    >>> paths.get("posix").__name__
+    'PurePosixPath'
+    >>> paths.register("text", "builtins:str")
+    >>> paths.get("text")
+    Traceback (most recent call last):
+    ...
+    dialeval.registry.RegistryEntryError: path kind "text" (builtins:str) is neither a PurePath subclass nor a factory
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
-from dialeval.errors import UnknownNameError
+from dialeval.errors import DialevalError, UnknownNameError
 
 T = TypeVar("T")
+
+
+class RegistryEntryError(DialevalError):
+    """A registry entry that cannot be imported, or is not what the registry holds."""
 
 
 class Registry(Generic[T]):
     """A name -> object map with helpful errors and entry-point plugins."""
 
-    def __init__(self, kind: str, group: str | None = None) -> None:
+    def __init__(self, kind: str, group: str | None = None, *, base: type | None = None) -> None:
         """Make an empty registry of ``kind`` things.
 
-        Plugins come from the entry-point ``group`` (default ``dialeval.<kind>s``).
+        Plugins come from the entry-point ``group`` (default ``dialeval.<kind>s``). With
+        ``base``, every entry must be a subclass of ``base`` or a factory (a callable that
+        is not a class).
         """
         self.kind = kind
         self.group = group or f"dialeval.{kind}s"
-        self._items: dict[str, T] = {}
+        self.base = base
+        self._items: dict[str, T | str] = {}
         self._plugins_loaded = False
 
-    def register(self, name: str, obj: T) -> None:
-        """Add ``obj`` under ``name``; a second object under the same name is an error."""
+    def register(self, name: str, obj: T | str) -> None:
+        """Add ``obj`` (or a lazy ``"module:object"``) under ``name``; another one under that name is an error."""
         if name in self._items and self._items[name] is not obj:
             raise ValueError(f'{self.kind} "{name}" is already registered')
         self._items[name] = obj
@@ -60,13 +80,36 @@ class Registry(Generic[T]):
         self._plugins_loaded = True
         for ep in entry_points(group=self.group):
             if ep.name not in self._items:
-                self._items[ep.name] = ep.load()
+                self._items[ep.name] = ep.load()  # loaded now: a prefix plugin registers families on import
+
+    def _resolve(self, name: str) -> T:
+        """Import a lazy entry and check it against ``base``."""
+        obj = self._items[name]
+        spec = obj if isinstance(obj, str) else ""
+        if spec:
+            module, _, attr = spec.partition(":")
+            try:
+                found: Any = importlib.import_module(module.strip())
+                for part in attr.strip().split(".") if attr.strip() else ():
+                    found = getattr(found, part)
+            except (ImportError, AttributeError) as exc:
+                raise RegistryEntryError(f'{self.kind} "{name}" ({spec}) cannot be loaded: {exc}') from exc
+            obj = found
+        if self.base is not None:
+            is_class = isinstance(obj, type)
+            if (is_class and not issubclass(cast(type, obj), self.base)) or not callable(obj):
+                where = f" ({spec})" if spec else ""
+                raise RegistryEntryError(
+                    f'{self.kind} "{name}"{where} is neither a {self.base.__name__} subclass nor a factory'
+                )
+        self._items[name] = obj
+        return cast(T, obj)
 
     def get(self, name: str) -> T:
-        """Return the object named ``name`` or raise with the closest names."""
+        """Return the object named ``name`` (importing a lazy entry) or raise with the closest names."""
         self._load_plugins()
         if name in self._items:
-            return self._items[name]
+            return self._resolve(name)
         close = difflib.get_close_matches(name, list(self._items), n=3, cutoff=0.5)
         hint = f'; did you mean "{close[0]}"?' if close else f"; known: {', '.join(sorted(self._items))}"
         raise UnknownNameError(f'unknown {self.kind} "{name}"{hint}')

@@ -42,6 +42,29 @@ def test_in_process_answers_with_logprobs(local: LlamaCppBackend) -> None:
     assert local.signature.startswith("llamacpp:SmolLM2-135M-Instruct.Q4_1:")
 
 
+#: Sampled (temperature 1), so the tokens follow the logits bit for bit; A and B share the template's prefix.
+_SAMPLED = "Score the appropriateness of the Response to the Speaker, 0-100. Speaker: [{}] Response: [{}] Score:"
+_A = ChatRequest(messages=(("user", _SAMPLED.format("Like jazz?", "Yes, I love Miles Davis.")),),
+                 max_tokens=2, temperature=1.0, seed=0, top_logprobs=5)
+_B = ChatRequest(messages=(("user", _SAMPLED.format("Do you like rain?", "No, rain makes me sad.")),),
+                 max_tokens=2, temperature=1.0, seed=0, top_logprobs=5)
+
+
+def _answer(c: Completion) -> tuple[str, tuple[dict[str, float], ...]]:
+    return c.text, c.top_logprobs
+
+
+def test_in_process_same_request_same_bits_whatever_ran_before(local: LlamaCppBackend) -> None:
+    """With llama.cpp's prompt cache on, A again (its prompt in a slot) and A after B (their shared prefix
+    reused) gave other log-probabilities, hence another sampled text and another judge score."""
+    first = _answer(local.chat(_A))
+    again = _answer(local.chat(_A))
+    other = local.chat(_B)
+    after = _answer(local.chat(_A))
+    assert first[1] and again == first and after == first
+    assert _answer(local.chat(_B)) == _answer(other)
+
+
 def test_http_server_gives_the_in_process_answer(local: LlamaCppBackend, llama_url: str) -> None:
     http = OpenAICompatBackend(llama_url, "smollm2", timeout=60)
     a = http.chat(REQ)

@@ -86,15 +86,8 @@ def _built(name: str, folder: Path, **extra: Any) -> Metric:
     return cls(**params)
 
 
-#: Found by this test: in process, llama.cpp gives the same request another expected score after other requests
-#: (lmstyle-appropriateness on the first item: 41.15 first, 40.52 again, 39.69 after the second item), so a judge's
-#: values depend on what ran before them. A backend bug (backends/llamacpp.py); remove this mark with its fix.
-LLAMACPP_STATE = pytest.mark.xfail(reason="llama.cpp in process: a request's values depend on earlier requests")
-
-
 def _marks(name: str) -> list[pytest.MarkDecorator]:
-    marks = [pytest.mark.slow] if name in SLOW else []
-    return [*marks, LLAMACPP_STATE] if name.startswith("judge:") else marks
+    return [pytest.mark.slow] if name in SLOW else []
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in FAMILIES])

@@ -5,13 +5,25 @@ Importing this package imports no model library; :func:`make_backend` does, lazi
 
 from __future__ import annotations
 
-from dialeval.backends.base import Backend, BackendError, BackendUnreachable, BudgetExceeded, ChatRequest, Completion
+from collections.abc import Callable
+from typing import cast
+
+from dialeval.backends.base import (
+    Backend,
+    BackendError,
+    BackendOptions,
+    BackendUnreachable,
+    BudgetExceeded,
+    ChatRequest,
+    Completion,
+)
 from dialeval.registry import Registry
 
 __all__ = [
     "BACKENDS",
     "Backend",
     "BackendError",
+    "BackendOptions",
     "BackendUnreachable",
     "BudgetExceeded",
     "ChatRequest",
@@ -20,14 +32,13 @@ __all__ = [
     "make_backend",
 ]
 
-#: Backend kinds; ``make_backend`` builds them.
-BACKENDS: Registry[str] = Registry("backend")
-for _name, _help in (
-    ("llamacpp", "GGUF model in process (xllamacpp); default: packaged SmolLM2-135M-Instruct"),
-    ("openai-compatible", "any OpenAI-compatible chat server (base_url, model, API key env var)"),
-    ("transformers", "a local transformers model directory"),
-):
-    BACKENDS.register(_name, _help)
+#: Backend kinds: a :class:`Backend` subclass (built by its ``from_options``) or a factory given the
+#: :class:`BackendOptions`, as ``"module:object"`` so that no model library is imported before one is built.
+#: Plugins: the ``dialeval.backends`` entry points, or ``BACKENDS.register``.
+BACKENDS: Registry[type[Backend] | Callable[[BackendOptions], Backend]] = Registry("backend", base=Backend)
+BACKENDS.register("llamacpp", "dialeval.backends.llamacpp:LlamaCppBackend")
+BACKENDS.register("openai-compatible", "dialeval.backends.openai_compat:OpenAICompatBackend")
+BACKENDS.register("transformers", "dialeval.backends.transformers_backend:TransformersBackend")
 
 
 def default_in_flight(kind: str) -> int:
@@ -55,7 +66,7 @@ def make_backend(
     max_retries: int = 5,
     in_flight: int = 0,
 ) -> Backend:
-    """Build a backend by kind name.
+    """Build a backend by kind name, through :data:`BACKENDS` (a plugin kind is built as registered).
 
     ``in_flight=0`` is the kind's default (:func:`default_in_flight`).
 
@@ -65,23 +76,11 @@ def make_backend(
         ...
         dialeval.errors.UnknownNameError: unknown backend "lamacpp"; did you mean "llamacpp"?
     """
-    BACKENDS.get(kind)
-    in_flight = in_flight or default_in_flight(kind)
-    if kind == "llamacpp":
-        from dialeval.backends.llamacpp import LlamaCppBackend
-
-        return LlamaCppBackend(model, n_parallel=in_flight)
-    if kind == "openai-compatible":
-        from dialeval.backends.openai_compat import OpenAICompatBackend
-
-        if not base_url or not model:
-            raise ValueError("the openai-compatible backend needs base_url and model")
-        return OpenAICompatBackend(
-            base_url, model, api_key_env=api_key_env, timeout=timeout, max_retries=max_retries,
-            max_in_flight=in_flight,
-        )
-    from dialeval.backends.transformers_backend import TransformersBackend
-
-    if not model:
-        raise ValueError("the transformers backend needs model=<local model directory>")
-    return TransformersBackend(model)
+    options = BackendOptions(
+        model=model, base_url=base_url, api_key_env=api_key_env, timeout=timeout, max_retries=max_retries,
+        in_flight=in_flight or default_in_flight(kind),
+    )
+    entry = BACKENDS.get(kind)
+    if isinstance(entry, type):
+        return cast("type[Backend]", entry).from_options(options)  # the registry checked the base class
+    return entry(options)

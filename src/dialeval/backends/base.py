@@ -217,11 +217,41 @@ def _alternatives(token: dict[str, Any]) -> dict[str, float]:
     return {str(a["token"]): float(a["logprob"]) for a in token.get("top_logprobs") or []}
 
 
+@dataclass(frozen=True)
+class BackendOptions:
+    """What :func:`~dialeval.backends.make_backend` gives a backend kind to build one.
+
+    Attributes:
+        model: Model file, directory or server-side name (empty: the kind's default).
+        base_url: Server root, for HTTP kinds.
+        api_key_env: Environment variable holding the API key, for HTTP kinds.
+        timeout: Seconds before a request counts as timed out.
+        max_retries: Retries per request after the first attempt.
+        in_flight: Requests sent at once.
+    """
+
+    model: str = ""
+    base_url: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = 60.0
+    max_retries: int = 5
+    in_flight: int = 1
+
+
 class Backend(ABC):
-    """A model that answers chat requests."""
+    """A model that answers chat requests.
+
+    A backend kind registered in :data:`~dialeval.backends.BACKENDS` is built by
+    :meth:`from_options`; a plugin whose ``__init__`` takes the model alone needs nothing more.
+    """
 
     #: Requests this backend may usefully run at once.
     max_in_flight: int = 1
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> Backend:
+        """Build this backend from the run's options (the default passes the model alone)."""
+        return cls(options.model)  # type: ignore[call-arg]  # a concrete subclass takes the model
 
     @property
     @abstractmethod

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dialeval.backends.base import Backend, BackendError, ChatRequest, Completion
+from dialeval.backends.base import Backend, BackendError, BackendOptions, ChatRequest, Completion
 from dialeval.errors import MissingExtraError
 from dialeval.signature import file_sha256
 
@@ -57,7 +57,8 @@ def local_server(
 ) -> tuple[Any, int]:
     """Return ``(server, port)``: a llama.cpp server for ``gguf`` on 127.0.0.1, started once.
 
-    ``n_ctx`` is shared by the ``n_parallel`` slots. llama.cpp logs every request; it is
+    ``n_ctx`` is shared by the ``n_parallel`` slots. The prompt cache is off, in process and over
+    HTTP: a request's answer does not depend on the requests before it. llama.cpp logs every request; it is
     quiet unless ``verbose`` (``dialeval serve-model``) or ``$DIALEVAL_LLAMA_LOG`` is set:
     its errors reach the caller as error answers either way.
     """
@@ -76,6 +77,11 @@ def local_server(
             params.n_ctx = n_ctx * n_parallel
             params.n_parallel = n_parallel
             params.port = port or free_port()
+            # no prompt cache: a prompt whose prefix is reused from a slot (or from the RAM cache) gets slightly
+            # different logits than one computed whole, so the same request gave other values after other requests
+            # (a judge's expected score 41.15, then 40.52). Every prompt is computed whole: same request, same bits.
+            params.cache_prompt = False
+            params.cache_ram_mib = 0
             params.cpuparams.n_threads = 2
             params.cpuparams_batch.n_threads = 2
             params.verbosity = 3 if verbose or os.environ.get("DIALEVAL_LLAMA_LOG") else -1
@@ -98,6 +104,11 @@ class LlamaCppBackend(Backend):
         self.max_in_flight = n_parallel
         self.model_id = Path(self.path).stem if model else DEFAULT_MODEL_ID
 
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> LlamaCppBackend:
+        """Build from the model file (empty: the packaged SmolLM2), one slot per request in flight."""
+        return cls(options.model, n_parallel=options.in_flight)
+
     @property
     def signature(self) -> str:
         """``llamacpp:<model>:<sha256 prefix>``."""
@@ -106,10 +117,6 @@ class LlamaCppBackend(Backend):
     def chat(self, request: ChatRequest) -> Completion:
         """Answer in process through ``handle_chat_completions`` (``handle_completions`` when raw)."""
         payload = request.openai_payload(self.model_id)
-        if request.raw:
-            # a prompt whose prefix is reused from a slot's cache gets slightly different logits than one
-            # computed whole, which changes sampled text: compute every raw prompt whole, so a seed is a seed
-            payload["cache_prompt"] = False
         if request.answer is not None:
             # the in-process server honours a GBNF grammar of the paper's answer format
             del payload["response_format"]

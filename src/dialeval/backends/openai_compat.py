@@ -21,7 +21,14 @@ import threading
 import time
 from typing import Any
 
-from dialeval.backends.base import Backend, BackendError, BackendUnreachable, ChatRequest, Completion
+from dialeval.backends.base import (
+    Backend,
+    BackendError,
+    BackendOptions,
+    BackendUnreachable,
+    ChatRequest,
+    Completion,
+)
 from dialeval.errors import MissingExtraError
 
 #: Words of a transport error and the cause they name.
@@ -121,6 +128,16 @@ class OpenAICompatBackend(Backend):
         self.structure_refused = ""
         #: Whether the server has answered a request (with any HTTP status).
         self.answered = False
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> OpenAICompatBackend:
+        """Build from ``base_url`` and ``model`` (both needed) and the HTTP settings."""
+        if not options.base_url or not options.model:
+            raise ValueError("the openai-compatible backend needs base_url and model")
+        return cls(
+            options.base_url, options.model, api_key_env=options.api_key_env, timeout=options.timeout,
+            max_retries=options.max_retries, max_in_flight=options.in_flight,
+        )
 
     @property
     def signature(self) -> str:

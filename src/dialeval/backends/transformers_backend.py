@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dialeval.backends.base import Backend, ChatRequest, Completion
+from dialeval.backends.base import Backend, BackendOptions, ChatRequest, Completion
 from dialeval.backends.structure import AnswerShape, TokenTrie
 from dialeval.errors import MissingExtraError
 
@@ -24,6 +24,13 @@ class TransformersBackend(Backend):
     Args:
         model: A local model directory.
     """
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> TransformersBackend:
+        """Build from ``model`` (a local model directory; needed)."""
+        if not options.model:
+            raise ValueError("the transformers backend needs model=<local model directory>")
+        return cls(options.model)
 
     def __init__(self, model: str) -> None:
         try:

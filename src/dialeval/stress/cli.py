@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -34,12 +34,14 @@ from dialeval.commands.common import (
 from dialeval.commands.options import allow_failures_option, quiet_option
 from dialeval.errors import DialevalError, InputError
 from dialeval.runinfo import MetricInfo, RankingRun, StressRun, write_run_info
-from dialeval.schema import Score
+from dialeval.schema import Candidate, Score
 from dialeval.scoring import progress_bars
 
 if TYPE_CHECKING:
     from dialeval.cache import ScoreCache
+    from dialeval.data.benchmark import Benchmark
     from dialeval.engines import Engine
+    from dialeval.stress.ranking import RankingResult
     from dialeval.stress.run import StressResult, StressRow
 
 LEXICAL = "bleu,sacrebleu,chrf,rouge,meteor,f1,length"
@@ -185,59 +187,119 @@ def stress(
         ranked = _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json, param, run)
         check_request_failures(ranked, allow_failures)
         return
-    from dialeval.commands.common import load_inputs, write_text
-    from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
-    from dialeval.stress.perturb import ALL_PERTURBATIONS
-    from dialeval.stress.run import run_stress
-    from dialeval.stress.subsets import judge_subsets, subset_distribution_png, tag_subsets
-
+    opts = _StressOptions(benchmark, path, metrics, perturb, limit, seed, n_boot, subsets, subset_param, param, plot)
     started = time.perf_counter()
     try:
-        names = split_list(perturb) or list(ALL_PERTURBATIONS)
-        for p in names:
-            if p not in ALL_PERTURBATIONS:
-                raise InputError(f'--perturb: unknown perturbation "{p}"; known: {", ".join(ALL_PERTURBATIONS)}')
-        plots = [] if plot.strip() == "none" else [p for p in split_list(plot) or [] if p in names]
-        bench = load_inputs(benchmark, path, None, None, None, limit)
-        parsed = parse_params(param)
-        judged: dict[str, int] = {}
-        if subsets == "judge":
-            candidates, counts = judge_subsets(bench.candidates, bench.dialogues, _pairs(subset_param))
-            judged = dict(counts)
-        else:
-            candidates = tag_subsets(bench.candidates, bench.dialogues, subsets)
-        families, _ = resolve_metrics(
-            split_list(metrics) or LEXICAL.split(","), candidates=bench.candidates, params=parsed
-        )
-        with progress_bars({f.name: len(candidates) * (1 + len(names)) for f in families}, quiet=run.quiet) as tick:
-            result = run_stress(
-                candidates, bench.dialogues, families, names, seed=seed, n_boot=n_boot,
-                params=metric_params(families, parsed), cache=run.cache, engine=run.engine, progress=tick,
-            )
+        done = _run_perturbations(opts, run)
     except DialevalError as exc:
         fail(exc)
         return
-    n_ctx = len({c.context_id for c in bench.candidates})
-    title = (
-        f"{bench.name}: fraction of pairs where the metric prefers the original "
-        f"({len(bench.candidates)} items, {n_ctx} contexts)"
-    )
+    run_info, rows, sub_rows, figures = _write_stress(opts, run, done, output, started)
+    if as_json:
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows}))
+    else:
+        _print_stress(done, subsets, output, figures, run_info.seconds)
+    check_request_failures(done.result.scores, allow_failures)
+
+
+@dataclass(frozen=True)
+class _StressOptions:
+    """The perturbation run's options, as ``dialeval stress`` parsed them."""
+
+    benchmark: str
+    path: Path | None
+    metrics: str
+    perturb: str | None
+    limit: int | None
+    seed: int
+    n_boot: int
+    subsets: str
+    subset_param: Sequence[str]
+    param: Sequence[str]
+    plot: str
+
+
+@dataclass
+class _StressDone:
+    """A finished perturbation run: its inputs, the perturbations and plots asked for, and the result."""
+
+    bench: Benchmark
+    candidates: list[Candidate]
+    names: list[str]
+    plots: list[str]
+    judged: dict[str, int]
+    result: StressResult
+
+    @property
+    def title(self) -> str:
+        """The report's title."""
+        n_ctx = len({c.context_id for c in self.bench.candidates})
+        return (
+            f"{self.bench.name}: fraction of pairs where the metric prefers the original "
+            f"({len(self.bench.candidates)} items, {n_ctx} contexts)"
+        )
+
+
+def _run_perturbations(opts: _StressOptions, run: _RunContext) -> _StressDone:
+    """Load the benchmark, tag its subsets, perturb every response and score it all."""
+    from dialeval.commands.common import load_inputs
+    from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
+    from dialeval.stress.perturb import ALL_PERTURBATIONS
+    from dialeval.stress.run import run_stress
+    from dialeval.stress.subsets import judge_subsets, tag_subsets
+
+    names = split_list(opts.perturb) or list(ALL_PERTURBATIONS)
+    for p in names:
+        if p not in ALL_PERTURBATIONS:
+            raise InputError(f'--perturb: unknown perturbation "{p}"; known: {", ".join(ALL_PERTURBATIONS)}')
+    plots = [] if opts.plot.strip() == "none" else [p for p in split_list(opts.plot) or [] if p in names]
+    bench = load_inputs(opts.benchmark, opts.path, None, None, None, opts.limit)
+    parsed = parse_params(opts.param)
+    judged: dict[str, int] = {}
+    if opts.subsets == "judge":
+        candidates, counts = judge_subsets(bench.candidates, bench.dialogues, _pairs(opts.subset_param))
+        judged = dict(counts)
+    else:
+        candidates = tag_subsets(bench.candidates, bench.dialogues, opts.subsets)
+    wanted = split_list(opts.metrics) or LEXICAL.split(",")
+    families, _ = resolve_metrics(wanted, candidates=bench.candidates, params=parsed)
+    with progress_bars({f.name: len(candidates) * (1 + len(names)) for f in families}, quiet=run.quiet) as tick:
+        result = run_stress(
+            candidates, bench.dialogues, families, names, seed=opts.seed, n_boot=opts.n_boot,
+            params=metric_params(families, parsed), cache=run.cache, engine=run.engine, progress=tick,
+        )
+    return _StressDone(bench, candidates, names, plots, judged, result)
+
+
+def _write_stress(
+    opts: _StressOptions, run: _RunContext, done: _StressDone, output: Path, started: float
+) -> tuple[StressRun, list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """Write the figures, stress.jsonl, stress_subsets.jsonl, stress.md and run.json; return what they hold.
+
+    ``started`` is the run's ``time.perf_counter()`` at its start (run.json's seconds).
+    """
+    from dialeval.commands.common import write_text
+    from dialeval.stress.subsets import subset_distribution_png
+
+    result = done.result
     figures = []
     if result.subset_rows:
-        for p in plots:
+        for p in done.plots:
             figures.append(f"stress_subsets_{p}.png")
             output.mkdir(parents=True, exist_ok=True)
             (output / figures[-1]).write_bytes(subset_distribution_png(result.scores, p))
-    subset_items = Counter(c.tags.get("subset", "untagged") for c in candidates)
+    subsets: dict[str, Any] = {"mode": opts.subsets, "items": _subset_items(done)}
+    if done.judged:
+        subsets["judged_contexts"] = done.judged
     run_info = StressRun(
-        benchmark=bench.name,
-        source=bench.source,
+        benchmark=done.bench.name,
+        source=done.bench.source,
         metrics=family_signatures(result.scores),
         engine=run.engine.describe(),
         cache=None if run.cache is None else str(run.cache.path),
-        seed=seed,
-        bootstrap={"resamples": n_boot, "unit": "context"},
-        subsets={"mode": subsets, "items": dict(subset_items), **({"judged_contexts": judged} if judged else {})},
+        seed=opts.seed,
+        bootstrap={"resamples": opts.n_boot, "unit": "context"},
+        subsets=subsets,
         applied=result.applied,
         skipped=result.skipped,
         seconds=round(time.perf_counter() - started, 2),
@@ -248,30 +310,36 @@ def stress(
     write_text(output / "stress.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     if sub_rows:
         write_text(output / "stress_subsets.jsonl", "".join(json.dumps(r) + "\n" for r in sub_rows))
-    write_text(output / "stress.md", to_markdown(result, title, figures))
+    write_text(output / "stress.md", to_markdown(result, done.title, figures))
     write_run_info(output, run_info)
-    if as_json:
-        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows}))
-        return check_request_failures(result.scores, allow_failures)
+    return run_info, rows, sub_rows, figures
+
+
+def _subset_items(done: _StressDone) -> dict[str, int]:
+    return dict(Counter(c.tags.get("subset", "untagged") for c in done.candidates))
+
+
+def _print_stress(done: _StressDone, subsets: str, output: Path, figures: Sequence[str], seconds: float | None) -> None:
+    """Print the fraction table, the perturbation counts and the files written."""
     from dialeval.commands.tables import ScreenTable
 
+    result, names = done.result, done.names
     cell = {(r.metric, r.perturbation): r for r in result.rows}
     row_names = dict.fromkeys(r.metric for r in result.rows)
     grid = [([m], [_fmt(cell[(m, p)].fraction) for p in names]) for m in row_names]
-    out.print(ScreenTable(title, ["metric"], list(names), grid))  # blocks of perturbations that fit the width
+    out.print(ScreenTable(done.title, ["metric"], list(names), grid))  # blocks of perturbations that fit the width
     for p in names:
         console.print(
             f"{p}: {result.applied[p]} perturbed, {result.skipped[p]} skipped (not applicable)", highlight=False
         )
     if result.subset_rows:
-        console.print(f"subsets ({subsets}): {dict(subset_items)}", highlight=False)
-    if judged:
-        console.print(f"subset judge, per context: {judged}", highlight=False)
+        console.print(f"subsets ({subsets}): {_subset_items(done)}", highlight=False)
+    if done.judged:
+        console.print(f"subset judge, per context: {done.judged}", highlight=False)
     written = ", ".join(
-        ["stress.jsonl", *(["stress_subsets.jsonl"] if sub_rows else []), "stress.md", "run.json", *figures]
+        ["stress.jsonl", *(["stress_subsets.jsonl"] if result.subset_rows else []), "stress.md", "run.json", *figures]
     )
-    console.print(f"wrote {output}/{{{written}}} in {run_info.seconds} s", highlight=False)
-    check_request_failures(result.scores, allow_failures)
+    console.print(f"wrote {output}/{{{written}}} in {seconds} s", highlight=False)
 
 
 def _ranking(
@@ -295,7 +363,7 @@ def _ranking(
     from dialeval.commands.common import write_text
     from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
     from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
-    from dialeval.stress.ranking import NEGATIVES, hold_out_references, ranking_markdown, run_ranking
+    from dialeval.stress.ranking import hold_out_references, ranking_markdown, run_ranking
 
     started = time.perf_counter()
     try:
@@ -346,8 +414,17 @@ def _ranking(
     write_run_info(output, run_info)
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows}))
-        return result.scores
+    else:
+        _print_ranking(result, title, bench.warnings, output, run_info.seconds)
+    return result.scores
+
+
+def _print_ranking(
+    result: RankingResult, title: str, warnings: Sequence[str], output: Path, seconds: float | None
+) -> None:
+    """Print the ranking table, the skipped metrics, the benchmark's notes and the files written."""
     from dialeval.commands.tables import ScreenTable
+    from dialeval.stress.ranking import NEGATIVES
 
     cell = {(r.metric, r.negatives): r for r in result.rows}
     row_names = dict.fromkeys(r.metric for r in result.rows)
@@ -355,10 +432,9 @@ def _ranking(
     out.print(ScreenTable(title, ["metric"], [f"good > {neg}" for neg in NEGATIVES], grid))
     for fam, why in result.skipped.items():
         console.print(f"skipped {fam}: {why}", highlight=False)
-    for w in bench.warnings:
+    for w in warnings:
         console.print(f"note: {w}", highlight=False)
-    console.print(f"wrote {output}/ranking.jsonl, ranking.md, run.json in {run_info.seconds} s", highlight=False)
-    return result.scores
+    console.print(f"wrote {output}/ranking.jsonl, ranking.md, run.json in {seconds} s", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
