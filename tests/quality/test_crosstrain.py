@@ -113,3 +113,32 @@ def test_hand_merge_equals_peft_forward(trained):
         plain = build_model(enc)
         plain.heads.load_state_dict(ref.heads.state_dict())
         assert not torch.allclose(plain.eval()(*batch), merged(*batch), atol=1e-6)
+
+
+def test_quality_metric_applies_an_ensemble_over_a_view(trained, tmp_path):
+    """An ensemble naming ``view_coherent`` runs the cross-encoder: quality = (logit - mean) / scale * coef + bias."""
+    import torch
+
+    from dialeval.metrics.base import MetricInput
+    from dialeval.metrics.quality import QualityMetric
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+    from dialeval.quality.crossenc import collate, load_views
+    from dialeval.schema import Turn
+
+    out, _ = trained
+    ens = tmp_path / "ensemble.json"
+    ens.write_text(json.dumps({"features": ["view_coherent"], "mean": [0.5], "scale": [2.0], "coef": [3.0],
+                               "bias": 1.0}))
+    metric = QualityMetric(views=str(out / "model"), ensemble=str(ens), device="cpu")
+    assert metric.uses_views() and not metric.uses_lm()
+    items = [MetricInput(response="I have two.", context=(Turn(speaker="A", text="Do you like cats?"),)),
+             MetricInput(response="Five blocks away.", context=(Turn(speaker="A", text="Where is the bank?"),))]
+    got = metric.compute(items)["quality"]
+    model, tokens, _ = load_views(str(out / "model"), str(resolve_encoder_dir(DEFAULT_ENCODER)))
+    with torch.no_grad():
+        logits = model(*collate(tokens.pairs([["Do you like cats?"], ["Where is the bank?"]],
+                                             ["I have two.", "Five blocks away."])))[:, 0]
+    expected = [(float(v) - 0.5) / 2.0 * 3.0 + 1.0 for v in logits]
+    assert got == pytest.approx(expected, abs=1e-5)
+    sig = metric.signature_extra()
+    assert {"views_heads_sha", "views_adapter_sha"} <= set(sig)

@@ -175,7 +175,7 @@ def train_recipe(
         files[f"{part}.json"] = sha256_file(output / f"{part}.json")
         say(f"{part}: validation {validation[part].get('accuracy')} acc, {validation[part].get('auc')} AUC")
     card = {
-        "recipe": asdict(recipe),
+        "recipe": {**asdict(recipe), "sources": list(recipe.sources)},
         "seed": recipe.seed,
         "data_files": data_files(data_dir, recipe.sources),
         "sources": {name: sum(p.source == name for p in pairs) for name in recipe.sources},
