@@ -28,8 +28,13 @@ from dialeval.schema import Candidate
 STRESS = ("other-context", "negation", "repetition", "truncation")
 
 
-def stress_table(contexts: int, perturbations: Sequence[str] = STRESS, seed: int = 0) -> list[dict[str, Any]]:
-    """Return one row per (perturbation, output): n pairs, fraction original better, mean drop and CI, AUROC."""
+def stress_table(
+    contexts: int, perturbations: Sequence[str] = STRESS, seed: int = 0, views: str | None = None
+) -> list[dict[str, Any]]:
+    """Return one row per (perturbation, output): n pairs, fraction original better, mean drop and CI, AUROC.
+
+    ``views``: also the view logits of this trained cross-encoder folder (rows ``view_*``).
+    """
     from dialeval.data.catalog import load_benchmark
     from dialeval.metrics.quality import QualityMetric, combine
     from dialeval.stress.run import compare, perturb_items
@@ -38,8 +43,9 @@ def stress_table(contexts: int, perturbations: Sequence[str] = STRESS, seed: int
     got = perturb_items(bench.candidates, bench.dialogues, list(perturbations), seed)
     dialogues = {**bench.dialogues, **got.dialogues}
     cands = list(bench.candidates) + [c for name in perturbations for c in got.copies[name]]
-    metric = QualityMetric(device="cpu")
-    known = cached_features(metric, cands, dialogues, "quality-stress.json")
+    metric = QualityMetric(device="cpu", views=views or "")
+    known = cached_features(metric, cands, dialogues, "quality-stress-views.json" if views else "quality-stress.json",
+                            views=views)  # fmt: skip
     _, _, ens, names = metric.loaded()
     rows = []
     by_id = {c.id: c for c in bench.candidates}
@@ -53,6 +59,11 @@ def stress_table(contexts: int, perturbations: Sequence[str] = STRESS, seed: int
             "quality_sensible": ([r["sensible_p"] for r in orig], [r["sensible_p"] for r in pert]),
             "quality_fluent": ([r["fluent_p"] for r in orig], [r["fluent_p"] for r in pert]),
         }
+        if views:
+            from dialeval.metrics.quality import VIEW_FEATURES
+
+            for v in VIEW_FEATURES:
+                cols[v] = ([r[v] for r in orig], [r[v] for r in pert])
         for output, (a, b) in cols.items():
             keep = [i for i in range(len(a)) if a[i] is not None and b[i] is not None]
             res = compare([a[i] for i in keep], [b[i] for i in keep], [ctx[i] for i in keep], seed=seed)
@@ -117,19 +128,30 @@ def dialogue_table(per_system: int, n_boot: int = 1000, seed: int = 0) -> list[A
                              methods=("spearman", "pearson"), n_boot=n_boot, seed=seed)  # fmt: skip
 
 
-def cached_features(metric: Any, cands: Sequence[Candidate], dialogues: Any, cache_name: str) -> dict[str, Any]:
-    """Return ``metric.features`` of every candidate by id, through ``<cache>/<cache_name>`` (keyed by heads and LM)."""
+def cached_features(
+    metric: Any, cands: Sequence[Candidate], dialogues: Any, cache_name: str, views: str | None = None
+) -> dict[str, Any]:
+    """Return ``metric.features`` of every candidate by id, through ``<cache>/<cache_name>``.
+
+    Keyed by the heads and the LM, and by the files of ``views`` (a cross-encoder folder) when given.
+    """
+    import hashlib
+    from pathlib import Path
+
     from dialeval.metrics.base import build_inputs
     from dialeval.paths import cache_dir
     from dialeval.quality.ensemble import _load_cache, _save_cache
 
     path = cache_dir() / cache_name
     key = metric.features_key()
+    if views:
+        files = sorted(Path(views).glob("*"))
+        key += ":" + hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
     known = _load_cache(path, key)
     todo = [c for c in cands if c.id not in known]
     for start in range(0, len(todo), metric.batch_size):
         part = todo[start : start + metric.batch_size]
-        feats = metric.features(build_inputs(part, dialogues))
+        feats = metric.features(build_inputs(part, dialogues), views=bool(views) or None)
         for n, c in enumerate(part):
             known[c.id] = {k: v[n] for k, v in feats.items()}
         _save_cache(path, key, known)
@@ -159,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--contexts", type=int, default=60)
     ap.add_argument("--per-system", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--views", default=None, help="also the views of this trained cross-encoder folder")
     args = ap.parse_args(argv)
     if args.what == "dialogue":
         table = dialogue_table(args.per_system, seed=args.seed)
@@ -169,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             value = "n/a" if r.value is None else f"{r.value:.3f}"
             print(f"| {r.metric} | {r.level} | {r.method} | {value}{ci} | {r.n_groups} |")
         return
-    rows = stress_table(args.contexts, seed=args.seed)
+    rows = stress_table(args.contexts, seed=args.seed, views=args.views)
     print("| perturbation | output | pairs | original better | mean drop [95% CI] | AUROC |")
     print("|---|---|---|---|---|---|")
     for r in rows:
