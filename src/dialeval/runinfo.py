@@ -57,6 +57,8 @@ class RunBase(BaseModel):
         version: dialeval's version.
         metrics: Family (or ``style:<target>``) -> signature, seconds and counters.
         skipped_metrics: Family -> why it did not run here.
+        request: The scoring request as the command was given it (``ScoringRequest.record()``: metrics,
+            parameters, device, engine and Ray options, cache, progress).
         engine: What ran where (the engine's description).
         cache: The score cache's file, or None without one.
         seconds: Wall time of the whole command.
@@ -70,6 +72,7 @@ class RunBase(BaseModel):
     version: str = __version__
     metrics: dict[str, MetricInfo] = Field(default_factory=dict)
     skipped_metrics: dict[str, str] | None = None
+    request: dict[str, Any] | None = None
     engine: dict[str, Any] | None = None
     cache: str | None = None
     seconds: float | None = None

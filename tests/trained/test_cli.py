@@ -82,7 +82,7 @@ def test_train_resumes_from_the_score_cache_and_computes_only_what_is_missing(
 
     def run(out: str, *cache: str) -> None:
         res = runner.invoke(app, [
-            "train", "--model", "ensemble", "-p", "ensemble.families=length,distinct", "--train", "usr-pc",
+            "train", "--model", "ensemble", "--model-param", "ensemble.families=length,distinct", "--train", "usr-pc",
             "--test", "usr-tc", "--limit", "4", "--n-boot", "20", "--no-save", "--output", str(tmp_path / out),
             *cache,
         ])  # fmt: skip
