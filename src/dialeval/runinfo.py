@@ -1,8 +1,8 @@
 """``run.json``: what a run did (command, signatures, settings, counts, timings), typed and versioned.
 
-Every command that writes a ``run.json`` (``benchmark``, ``stress``, ``lmstyle``)
+Every command that writes a ``run.json`` (``benchmark``, ``stress``, ``lmstyle``, ``train``)
 builds its kind's model (:class:`BenchmarkRun`, :class:`StressRun`, :class:`RankingRun`,
-:class:`LmstyleRun`) and writes it with :func:`write_run_info`; ``RunInfo.model_validate``
+:class:`LmstyleRun`, :class:`TrainRun`) and writes it with :func:`write_run_info`; ``RunInfo.model_validate``
 reads one back as that kind's model (:class:`RunInfo` is the union of the kinds). ``schema_version``
 is the version of this format (bumped when a field changes meaning);
 ``version`` is dialeval's own version. Unknown fields are refused, so a typo in
@@ -129,7 +129,19 @@ class LmstyleRun(RunBase):
     judge: dict[str, Any] | None = None
 
 
-AnyRun = BenchmarkRun | StressRun | RankingRun | LmstyleRun
+class TrainRun(RunBase):
+    """``dialeval train``: the mode, the benchmarks trained and tested on, their dimensions and the task."""
+
+    kind: Literal["train"] = "train"
+    mode: str | None = None
+    train: list[str] | None = None
+    test: list[str] | None = None
+    dimensions: dict[str, str] | None = None
+    task: str | None = None
+    seed: int | None = None
+
+
+AnyRun = BenchmarkRun | StressRun | RankingRun | LmstyleRun | TrainRun
 
 
 class RunInfo(RootModel[Annotated[AnyRun, Field(discriminator="kind")]]):

@@ -65,7 +65,9 @@ def run_command(
     protocol: str = typer.Option(..., "--protocol", help="Protocol name (see `judge list`) or a protocol YAML path."),
     benchmark: str = typer.Option("usr-tc", "--benchmark", "-b", help="Catalog benchmark to judge."),
     limit: int = typer.Option(5, "--limit", help="Contexts to judge (all systems of each)."),
-    out: Path | None = typer.Option(None, "--out", help="Write scores (JSONL) and the summary (<out>.summary.json)."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write scores (JSONL) and the summary with the request (<out>.summary.json)."
+    ),
     allow_failures: bool = allow_failures_option,
     request: ScoringRequest = ScoringRequest(),
 ) -> None:
@@ -105,11 +107,12 @@ def run_command(
         fail(exc)
         return
     seconds = time.perf_counter() - start
-    summary = {**scored.summary, "seconds": round(seconds, 2), "signature": scored.signature, "engine": run.engine.name}
+    summary = {**scored.summary, "seconds": round(seconds, 2), "signature": scored.signature, "engine": run.engine.name,
+               "request": request.record()}  # fmt: skip
     values: dict[str, list[float | None]] = {}
     for s in scored.scores:
         values.setdefault(s.metric, []).append(s.value)
-    Console().print(summary_table({k: v for k, v in summary.items() if k != "signature"}, values))
+    Console().print(summary_table({k: v for k, v in summary.items() if k not in ("signature", "request")}, values))
     if out is not None:
         write_jsonl(out, scored.scores)
         with atomic_write(_summary_path(out)) as fh:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from dialeval.commands.options import run_options
 from dialeval.commands.tables import ScreenTable
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
+from dialeval.runinfo import TrainRun, write_run_info
 from dialeval.scoring import ScoringContext, ScoringRequest
 
 COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1", "spearman_diff")
@@ -199,7 +201,7 @@ def _write_results(
     plan: _Plan, rows: list[dict[str, Any]], all_rows: list[dict[str, Any]], has_base: bool, output: Path,
     task: str, target_norm: str,
 ) -> None:  # fmt: skip
-    """Write results.jsonl and results.md."""
+    """Write results.jsonl and results.md (run.json: :func:`_run_info`)."""
     output.mkdir(parents=True, exist_ok=True)
     write_text(output / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in all_rows))
     md = [f"# dialeval train: {plan.mode}", "", f"train: {', '.join(plan.train_names)}; task {task}; target "
@@ -222,6 +224,15 @@ def _check_request(request: ScoringRequest) -> None:
     if given:
         raise InputError(f"train takes no {', '.join(given)}: its features are the metrics each model names, with "
                          "their defaults (--model-param ensemble.families=...)", field="--param")  # fmt: skip
+
+
+def _run_info(plan: _Plan, run: ScoringContext, task: str, seed: int, started: float) -> TrainRun:
+    """Return what ``run.json`` records: the mode, the benchmarks, the task, the request, engine, cache."""
+    return TrainRun(
+        mode=plan.mode, train=plan.train_names, test=plan.test_names, dimensions=plan.dims, task=task, seed=seed,
+        request=run.request.record(), engine=run.engine.describe(), cache=run.cache_path(),
+        seconds=round(time.perf_counter() - started, 2),
+    )  # fmt: skip
 
 
 @run_options
@@ -266,6 +277,7 @@ def train(
     from dialeval.trained import experiment as xp
     from dialeval.trained.features import scoring_with
 
+    started = time.perf_counter()
     try:
         check_output(output, "folder")
         if self_supervised:
@@ -285,6 +297,7 @@ def train(
         summary = xp.summarise_folds(rows) if len(plan.splits) > 1 else []
         all_rows = [*rows, *summary, *base]
         _write_results(plan, rows, all_rows, bool(base), output, task, target_norm)
+        write_run_info(output, _run_info(plan, run, task, seed, started))
     except DialevalError as exc:
         fail(exc)
         return
@@ -292,7 +305,7 @@ def train(
     for k, sha in saved.items():
         console.print(f"saved {k} to {output / f'model-{k}'} (card sha256 {sha[:16]}); "
                       f"use it as -m trained:{output / f'model-{k}'}", highlight=False)  # fmt: skip
-    console.print(f"wrote {output / 'results.jsonl'} and {output / 'results.md'}", highlight=False)
+    console.print(f"wrote {output}/results.jsonl, results.md and run.json", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
