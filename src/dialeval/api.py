@@ -88,7 +88,8 @@ def score(
     Returns:
         The input columns and one float column per metric output, one row per input row, in
         input order (NaN where a metric could not score a row). ``attrs["signatures"]`` maps
-        each output to its signature and ``attrs["skipped"]`` each metric not run to why.
+        each output to its signature, ``attrs["skipped"]`` each metric not run to why, and
+        ``attrs["request"]`` is the scoring request, as ``run.json`` stores a command's.
 
     Raises:
         InputError: A missing column or value, an unreadable file, an unknown metric or a bad parameter.
@@ -119,7 +120,7 @@ def score(
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
-    out.attrs = {"signatures": signatures, "skipped": dict(skipped)}
+    out.attrs = {"signatures": signatures, "skipped": dict(skipped), "request": request.record()}
     return out
 
 
