@@ -49,13 +49,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 #: (importer, imported) pairs that go up a layer today, for the lead to remove with the move named.
 ALLOWED_UPWARD = {
-    # The quality metric's runtime pieces (features, heads) move next to it in metrics/ (quality/ is the lead's).
-    ("dialeval.metrics.quality", "dialeval.quality.features"),
-    ("dialeval.metrics.quality", "dialeval.quality.heads"),
-    ("dialeval.metrics.quality", "dialeval.quality.crossenc"),  # the cross-encoder's views, added in 3eda9a7
-    # `train --self-supervised` becomes its own command (`dialeval quality train`), and trained/cli.py stops
-    # importing quality/cli.py (quality/ is the lead's).
-    ("dialeval.trained.cli", "dialeval.quality.cli"),
 }
 
 

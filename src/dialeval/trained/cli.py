@@ -127,7 +127,7 @@ def _plan(
     kinds = split_list(model) or []
     train_names = split_list(train_on) or []
     if not train_names:
-        raise InputError("give --train (benchmarks to train on), or --self-supervised")
+        raise InputError("give --train (benchmarks to train on); the quality heads train with dialeval quality train")
     test_names = split_list(test) or []
     if sum(bool(x) for x in (test_names, logo, folds)) != 1:
         raise InputError("give exactly one of --test, --logo, --folds")
@@ -243,9 +243,6 @@ def train(
     ray_workers: int | None = ray_workers_option, ray_cpus: float = ray_cpus_option,
     cache: Path | None = cache_option, no_cache: bool = no_cache_option,
     quiet: bool = quiet_option,
-    self_supervised: bool = typer.Option(False, "--self-supervised", help="Rebuild the quality heads (and ensemble) "
-                                         "from public unrated dialogues instead (see docs/quality.md)."),
-    recipe: str = typer.Option("default", "--recipe", help="With --self-supervised: default or tiny."),
     path: Path | None = typer.Option(None, "--path", help="Your own rated table (.csv, .tsv, .jsonl; with "
                                      "--mapping or the --*-col options) or a folder of records; name it "
                                      "in --train or --test by its file name without suffix (or the "
@@ -261,11 +258,6 @@ def train(
 
     try:
         check_output(output, "folder")
-        if self_supervised:
-            from dialeval.quality.cli import train_self_supervised
-
-            train_self_supervised(output, recipe, seed, n_boot)
-            return
         common = {"dimension": dimension, "overrides": xp.parse_dimensions(dim), "target_norm": target_norm,
                   "limit": limit}  # fmt: skip
         plan = _plan(model, train_on, test, logo, folds, task, seed, param, path, table, common)
