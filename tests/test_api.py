@@ -63,6 +63,7 @@ def test_score_gives_the_cli_numbers_from_a_frame_a_list_of_dicts_and_a_path(tmp
         assert got["response"].tolist() == [r["response"] for r in ROWS]  # input order
         assert {k: got[k].tolist() for k in expected} == expected
         assert got.attrs["signatures"]["bleu4"].startswith("bleu|")
+        assert got.attrs["request"]["metrics"] == list(CHEAP) and got.attrs["request"]["no_cache"] is True
 
 
 def test_score_keeps_every_row_and_the_frames_index(tmp_path: Path) -> None:

@@ -2,10 +2,10 @@ r"""The Python API: score responses, correlate metrics with people and load benc
 
 It is a thin front end over the same parts as the command line: the rows are read by the table
 reader of ``--path`` (:func:`dialeval.data.generic.build_table`), scored by
-:func:`dialeval.scoring.score_names` with the engine and score cache ``dialeval score`` builds,
-and correlated by :func:`dialeval.meta.correlate.correlation_table`. So the numbers are the CLI's,
-a rerun computes nothing (the score cache), and bad input raises the CLI's one-line
-:class:`~dialeval.errors.InputError`.
+:func:`dialeval.scoring.score_request` from the :class:`~dialeval.scoring.ScoringRequest` that
+``dialeval score`` builds from the same options, and correlated by
+:func:`dialeval.meta.correlate.correlation_table`. So the numbers are the CLI's, a rerun computes
+nothing (the score cache), and bad input raises the CLI's one-line :class:`~dialeval.errors.InputError`.
 
 Example:
     >>> import dialeval
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from dialeval.data.benchmark import Benchmark
     from dialeval.data.generic import ColumnMapping
     from dialeval.schema import Rating, Score
+    from dialeval.scoring import ScoringRequest
 
 #: Where the rows of in-memory data are said to come from in errors (``data:3`` is the third row).
 DATA = "data"
@@ -87,7 +88,8 @@ def score(
     Returns:
         The input columns and one float column per metric output, one row per input row, in
         input order (NaN where a metric could not score a row). ``attrs["signatures"]`` maps
-        each output to its signature and ``attrs["skipped"]`` each metric not run to why.
+        each output to its signature, ``attrs["skipped"]`` each metric not run to why, and
+        ``attrs["request"]`` is the scoring request, as ``run.json`` stores a command's.
 
     Raises:
         InputError: A missing column or value, an unreadable file, an unknown metric or a bad parameter.
@@ -95,6 +97,7 @@ def score(
     import pandas as pd
 
     from dialeval.data.generic import build_table
+    from dialeval.scoring import score_request
 
     wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
     frame, rows, bench = _read(data, wanted, context_col, response_col)
@@ -104,7 +107,8 @@ def score(
         items = [ids[0] for ids in row_items]
     else:
         items = [c.id for c in bench.candidates]
-    runs, skipped = _run(bench.candidates, bench, metrics, engine, cache, params, device, progress)
+    request = request_of(metrics, engine, cache, params, device, progress)
+    runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
     values: dict[str, dict[str, float | None]] = {}
     signatures: dict[str, str] = {}
     for run in runs:
@@ -116,33 +120,35 @@ def score(
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
-    out.attrs = {"signatures": signatures, "skipped": dict(skipped)}
+    out.attrs = {"signatures": signatures, "skipped": dict(skipped), "request": request.record()}
     return out
 
 
-def _run(
-    candidates: Sequence[Any],
-    bench: Benchmark,
-    metrics: Sequence[str] | None,
+def request_of(
+    metrics: Sequence[str] | str | None,
     engine: str,
     cache: str | Path | bool,
     params: Mapping[str, Any] | None,
     device: str | None,
     progress: bool,
-) -> tuple[list[Any], dict[str, str]]:
-    """Score with the CLI's engine, cache and ``score_names`` (``-m``, ``-p``, ``--device``, bars)."""
-    from dialeval.engines import run_context
-    from dialeval.scoring import score_names
+) -> ScoringRequest:
+    """Return the :class:`~dialeval.scoring.ScoringRequest` that :func:`score`'s keyword arguments give.
 
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    path = None if isinstance(cache, bool) else cache
-    run_engine, score_cache = run_context(engine, cache=path, no_cache=cache is False)
-    pairs = [f"{key}={value}" for key, value in (params or {}).items()]
-    defaults = {"device": device} if device else None
-    return score_names(
-        list(metrics) if metrics is not None else None, candidates, bench.dialogues, pairs,
-        defaults=defaults, cache=score_cache, engine=run_engine, quiet=not progress,
+    The same request as ``dialeval score -m ... -p key=value --device ... --engine ... --cache ...``.
+
+    Example:
+        >>> r = request_of("length", "local", False, {"bleu.smoothing": "method1"}, None, True)
+        >>> r.metrics, r.params, r.no_cache
+        (('length',), ('bleu.smoothing=method1',), True)
+    """
+    from dialeval.scoring import ScoringRequest
+
+    names = [metrics] if isinstance(metrics, str) else metrics
+    return ScoringRequest(
+        metrics=None if names is None else tuple(names),
+        params=tuple(f"{key}={value}" for key, value in (params or {}).items()),
+        device=device, engine=engine, cache=None if isinstance(cache, bool) else Path(cache),
+        no_cache=cache is False, progress=progress,
     )  # fmt: skip
 
 

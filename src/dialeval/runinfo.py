@@ -1,8 +1,8 @@
 """``run.json``: what a run did (command, signatures, settings, counts, timings), typed and versioned.
 
-Every command that writes a ``run.json`` (``benchmark``, ``stress``, ``lmstyle``)
+Every command that writes a ``run.json`` (``benchmark``, ``stress``, ``lmstyle``, ``train``)
 builds its kind's model (:class:`BenchmarkRun`, :class:`StressRun`, :class:`RankingRun`,
-:class:`LmstyleRun`) and writes it with :func:`write_run_info`; ``RunInfo.model_validate``
+:class:`LmstyleRun`, :class:`TrainRun`) and writes it with :func:`write_run_info`; ``RunInfo.model_validate``
 reads one back as that kind's model (:class:`RunInfo` is the union of the kinds). ``schema_version``
 is the version of this format (bumped when a field changes meaning);
 ``version`` is dialeval's own version. Unknown fields are refused, so a typo in
@@ -57,6 +57,8 @@ class RunBase(BaseModel):
         version: dialeval's version.
         metrics: Family (or ``style:<target>``) -> signature, seconds and counters.
         skipped_metrics: Family -> why it did not run here.
+        request: The scoring request as the command was given it (``ScoringRequest.record()``: metrics,
+            parameters, device, engine and Ray options, cache, progress).
         engine: What ran where (the engine's description).
         cache: The score cache's file, or None without one.
         seconds: Wall time of the whole command.
@@ -70,6 +72,7 @@ class RunBase(BaseModel):
     version: str = __version__
     metrics: dict[str, MetricInfo] = Field(default_factory=dict)
     skipped_metrics: dict[str, str] | None = None
+    request: dict[str, Any] | None = None
     engine: dict[str, Any] | None = None
     cache: str | None = None
     seconds: float | None = None
@@ -126,7 +129,19 @@ class LmstyleRun(RunBase):
     judge: dict[str, Any] | None = None
 
 
-AnyRun = BenchmarkRun | StressRun | RankingRun | LmstyleRun
+class TrainRun(RunBase):
+    """``dialeval train``: the mode, the benchmarks trained and tested on, their dimensions and the task."""
+
+    kind: Literal["train"] = "train"
+    mode: str | None = None
+    train: list[str] | None = None
+    test: list[str] | None = None
+    dimensions: dict[str, str] | None = None
+    task: str | None = None
+    seed: int | None = None
+
+
+AnyRun = BenchmarkRun | StressRun | RankingRun | LmstyleRun | TrainRun
 
 
 class RunInfo(RootModel[Annotated[AnyRun, Field(discriminator="kind")]]):

@@ -33,10 +33,13 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
 
 from dialeval.cache import CachedValues, ScoreCache, input_key
 from dialeval.errors import InputError
@@ -377,38 +380,131 @@ def report_to(progress: ProgressFn) -> Iterator[None]:
         _ACTIVE.reset(token)
 
 
-def score_names(
-    names: Sequence[str] | None,
-    candidates: Sequence[Candidate],
-    dialogues: Mapping[str, Dialogue],
-    params: Sequence[str] = (),
-    *,
-    defaults: Mapping[str, str] | None = None,
-    cache: ScoreCache | None = None,
-    engine: Engine | None = None,
-    quiet: bool = False,
-) -> tuple[list[MetricRun], dict[str, str]]:
-    """Resolve ``-m`` names and ``-p`` pairs, then score with progress bars: what the scoring commands call.
+class ScoringRequest(BaseModel):
+    """One run's scoring options: which metrics, their parameters, where they run, the cache, progress.
 
-    Args:
-        names: Families or outputs (None: every metric that runs here; the others are returned as skipped).
-        candidates: The items.
-        dialogues: Their dialogues.
-        params: ``[family.]key=value`` pairs.
-        defaults: Parameters for the families that have them (``--device``), no error for the others.
-        cache: The score cache (None: compute everything).
-        engine: Where batches run (default: this process).
-        quiet: No progress bars.
+    Both front ends build it once: the commands from the run options every scoring command
+    shares (:func:`dialeval.commands.options.run_options`), the Python API from its keyword
+    arguments. :meth:`open` builds the engine and the score cache; run.json stores the request
+    as given (its ``request`` field).
+
+    Attributes:
+        metrics: Families or outputs (``-m``; None: the command's default set, for ``score`` and
+            ``benchmark`` every metric that runs here).
+        params: ``[family.]key=value`` pairs (``-p``).
+        device: ``cpu`` or ``cuda`` for the families that take one (None: cuda if torch sees a GPU).
+        engine: ``local`` or ``ray``.
+        ray_address: Ray cluster to join (None: start Ray here).
+        ray_workers: Ray actors per metric (None: the cluster's CPUs).
+        ray_cpus: CPUs per Ray actor.
+        cache: The score cache file (None: :func:`dialeval.paths.score_cache_path`).
+        no_cache: Read and write no score cache.
+        progress: Show progress bars (only when stderr is a terminal).
+
+    Example:
+        >>> ScoringRequest(metrics=("bleu",), params=("bleu.smoothing=method1",), no_cache=True).plan().params
+        {'bleu': {'smoothing': 'method1'}}
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    metrics: tuple[str, ...] | None = None
+    params: tuple[str, ...] = ()
+    device: str | None = None
+    engine: str = "local"
+    ray_address: str | None = None
+    ray_workers: int | None = None
+    ray_cpus: float = 1.0
+    cache: Path | None = None
+    no_cache: bool = False
+    progress: bool = True
+
+    def plan(
+        self, candidates: Sequence[Candidate] | None = None, default: Sequence[str] | None = None
+    ) -> MetricPlan:
+        """Parse ``params``, resolve ``metrics`` (else ``default``) and give each family its parameters.
+
+        Args:
+            candidates: The items (a family that needs references they lack is skipped or refused).
+            default: The names when ``metrics`` is None (None: every metric that runs here,
+                the others are returned as skipped).
+
+        Raises:
+            InputError: An unknown metric or parameter, a bad value, or a metric asked for that cannot run.
+        """
+        from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
+
+        parsed = parse_params(self.params)
+        names = self.metrics if self.metrics is not None else default
+        families, skipped = resolve_metrics(
+            None if names is None else list(names), candidates=candidates, params=parsed
+        )
+        return MetricPlan(families, skipped, metric_params(families, parsed, self.defaults()))
+
+    def defaults(self) -> dict[str, str] | None:
+        """Return the parameters for the families that have them (``--device``), no error for the others."""
+        return {"device": self.device} if self.device else None
+
+    def open(self, *, quiet: bool = False) -> ScoringContext:
+        """Build the engine and the score cache (:func:`dialeval.engines.run_context`); ``quiet``: no bars.
+
+        Raises:
+            InputError: An unknown engine, ``cache`` with ``no_cache``, or Ray options without ``ray``.
+        """
+        from dialeval.engines import run_context
+
+        engine, cache = run_context(
+            self.engine, address=self.ray_address, workers=self.ray_workers, cpus_per_worker=self.ray_cpus,
+            cache=self.cache, no_cache=self.no_cache,
+        )  # fmt: skip
+        return ScoringContext(self, engine, cache, show=self.progress and not quiet)
+
+    def record(self) -> dict[str, Any]:
+        """Return the request as run.json stores it (JSON-ready)."""
+        return self.model_dump(mode="json")
+
+
+@dataclass
+class MetricPlan:
+    """The metric families a request resolved to, those skipped with why, and each family's parameters."""
+
+    families: list[type[Metric]]
+    skipped: dict[str, str]
+    params: dict[str, dict[str, Any]]
+
+    def build(self) -> list[Metric]:
+        """Return one metric per family, with its parameters."""
+        return [cls(**self.params[cls.name]) for cls in self.families]
+
+
+@dataclass
+class ScoringContext:
+    """An opened :class:`ScoringRequest`: its engine, its score cache, and whether to show progress."""
+
+    request: ScoringRequest
+    engine: Engine
+    cache: ScoreCache | None
+    show: bool = True
+
+    def bars(self, total: Mapping[str, int]) -> AbstractContextManager[ProgressFn]:
+        """Return the run's progress bars (:func:`progress_bars`), off when the request asks for none."""
+        return progress_bars(total, quiet=not self.show)
+
+    def cache_path(self) -> str | None:
+        """Return the score cache's file (run.json's ``cache``), None without one."""
+        return None if self.cache is None else str(self.cache.path)
+
+
+def score_request(
+    run: ScoringContext, candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]
+) -> tuple[list[MetricRun], dict[str, str]]:
+    """Score the candidates as an opened request asks, with progress bars: what ``score`` and ``benchmark`` call.
 
     Returns:
         One run per family, and the families skipped with why.
     """
-    from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
-
-    parsed = parse_params(params)
-    families, skipped = resolve_metrics(names, candidates=candidates, params=parsed)
-    given = metric_params(families, parsed, defaults)
-    metrics = [cls(**given[cls.name]) for cls in families]
-    with progress_bars({m.name: len(candidates) for m in metrics}, quiet=quiet) as tick:
-        runs = score_metrics(metrics, candidates, dialogues, cache=cache, engine=engine, progress=tick)
-    return runs, skipped
+    plan = run.request.plan(candidates)
+    metrics = plan.build()
+    with run.bars({m.name: len(candidates) for m in metrics}) as tick:
+        runs = score_metrics(metrics, candidates, dialogues, cache=run.cache, engine=run.engine, progress=tick)
+    return runs, plan.skipped

@@ -47,6 +47,9 @@ def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest
     # the budget of 3 calls stops the run cleanly: 3 items asked, the rest skipped and counted
     assert summary["calls"] == 3 and summary["budget_skipped"] == 3
     assert summary["items"] == 6
+    request = summary["request"]  # the run options as given, the protocol as the one metric
+    assert request["metrics"] == [name] and request["params"] == ["k=1", "max_tokens=8", "max_calls=3"]
+    assert request["no_cache"] is True
     assert sum(s["value"] is None for s in lines) == summary["items_missing"]
     assert "parse_failures" in res.output and "calls" in res.output
 

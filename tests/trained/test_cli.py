@@ -11,7 +11,9 @@ from typer.testing import CliRunner
 
 from dialeval.cli import app
 from dialeval.jsonl import read_jsonl
+from dialeval.runinfo import RunInfo, TrainRun
 from dialeval.schema import Score
+from dialeval.scoring import ScoringRequest
 
 runner = CliRunner()
 
@@ -29,6 +31,9 @@ def test_train_then_score_with_the_saved_model(tmp_path: Path) -> None:
     card = json.loads((out / "model-tfidf-lr" / "card.json").read_text())
     assert card["training"]["dimensions"] == {"usr-pc": "Overall", "gupta-dailydialog": "appropriateness"}
     assert "| tfidf-lr | test=usr-tc | 48 |" in (out / "results.md").read_text()
+    run = RunInfo.model_validate(json.loads((out / "run.json").read_text())).root
+    assert isinstance(run, TrainRun) and run.train == ["usr-pc", "gupta-dailydialog"] and run.test == ["usr-tc"]
+    assert run.request == ScoringRequest().record()  # the run options as given (none)
 
     scores = tmp_path / "scores.jsonl"
     name = f"trained:{out / 'model-tfidf-lr'}"
@@ -82,7 +87,7 @@ def test_train_resumes_from_the_score_cache_and_computes_only_what_is_missing(
 
     def run(out: str, *cache: str) -> None:
         res = runner.invoke(app, [
-            "train", "--model", "ensemble", "-p", "ensemble.families=length,distinct", "--train", "usr-pc",
+            "train", "--model", "ensemble", "--model-param", "ensemble.families=length,distinct", "--train", "usr-pc",
             "--test", "usr-tc", "--limit", "4", "--n-boot", "20", "--no-save", "--output", str(tmp_path / out),
             *cache,
         ])  # fmt: skip

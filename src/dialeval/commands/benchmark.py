@@ -12,37 +12,29 @@ import typer
 from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
-    cache_option,
     check_output,
     check_request_failures,
     console,
-    engine_option,
     fail,
     load_inputs,
-    make_run_context,
-    no_cache_option,
     out,
-    ray_address_option,
-    ray_cpus_option,
-    ray_workers_option,
     split_list,
     table_options,
     write_text,
 )
 from dialeval.commands.meta import row_dict
-from dialeval.commands.options import allow_failures_option, quiet_option
+from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.commands.tables import pivot, to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
-from dialeval.scoring import MetricRun, score_names
+from dialeval.scoring import MetricRun, ScoringContext, ScoringRequest, score_request
 
 if TYPE_CHECKING:
-    from dialeval.cache import ScoreCache
     from dialeval.data.benchmark import Benchmark
-    from dialeval.engines import Engine
 
 
+@run_options
 @table_options
 def benchmark(
     benchmark: str | None = typer.Option(None, "--benchmark", "-b", help="Catalog benchmark (default usr-tc)."),
@@ -50,27 +42,16 @@ def benchmark(
     dimension: str | None = typer.Option(
         None, "--dimension", "-d", help='Human dimension (default: "Overall", else the only one rated).'
     ),
-    metrics: str | None = typer.Option(
-        None, "--metrics", "-m", help="Comma-separated metrics (default: all that run here)."
-    ),
-    param: list[str] = typer.Option([], "--param", "-p", help="Metric parameter, [metric.]key=value; repeatable."),
-    device: str | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda if torch sees a GPU)."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     level: str = typer.Option("turn,system", "--level", "-l", help="Levels to report."),
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
     n_boot: int = typer.Option(1000, "--boot", help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     output: Path = typer.Option(Path("runs/benchmark"), "--output", "-o", help="Output folder."),
-    engine: str = engine_option,
-    ray_address: str | None = ray_address_option,
-    ray_workers: int | None = ray_workers_option,
-    ray_cpus: float = ray_cpus_option,
-    cache: Path | None = cache_option,
-    no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
-    quiet: bool = quiet_option,
     allow_failures: bool = allow_failures_option,
     table: TableOptions = TableOptions(),
+    request: ScoringRequest = ScoringRequest(),
 ) -> None:
     """Run metrics on a human-rated benchmark and print a ranked metric-human correlation table.
 
@@ -83,12 +64,8 @@ def benchmark(
         check_output(output, "folder")
         bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
         dimension = bench.dimension(dimension)
-        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
-        runs, skipped = score_names(
-            split_list(metrics), bench.candidates, bench.dialogues, param,
-            defaults={"device": device} if device else None,
-            cache=score_cache, engine=run_engine, quiet=as_json or quiet,
-        )
+        run = request.open(quiet=as_json)
+        runs, skipped = score_request(run, bench.candidates, bench.dialogues)
         fitted = list(dict.fromkeys(n for r in runs for m, _ in r.parts if (n := m.fitted_note(bench.name))))
         scores = [s for r in runs for s in r.scores]
         levels = tuple(split_list(level) or ["turn"])
@@ -105,7 +82,7 @@ def benchmark(
         f"{bench.name}: correlation with human {dimension} ({len(bench.candidates)} items, "
         f"ranked by {' '.join(rank_by)})"
     )
-    run_info = _run_info(bench, dimension, runs, skipped, run_engine, score_cache, n_boot, seed, started)
+    run_info = _run_info(bench, dimension, runs, skipped, run, n_boot, seed, started)
     write_jsonl(output / "scores.jsonl", scores)
     write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n")
     write_text(output / "table.jsonl", "".join(json.dumps(row_dict(r)) + "\n" for r in rows))
@@ -119,10 +96,10 @@ def benchmark(
 
 
 def _run_info(
-    bench: Benchmark, dimension: str, runs: list[MetricRun], skipped: dict[str, str], run_engine: Engine,
-    score_cache: ScoreCache | None, n_boot: int, seed: int, started: float,
+    bench: Benchmark, dimension: str, runs: list[MetricRun], skipped: dict[str, str], run: ScoringContext,
+    n_boot: int, seed: int, started: float,
 ) -> BenchmarkRun:
-    """Return what ``run.json`` records: inputs, counts, metric signatures and timings, engine, cache."""
+    """Return what ``run.json`` records: inputs, counts, metric signatures and timings, the request, engine, cache."""
     return BenchmarkRun(
         benchmark=bench.name,
         source=bench.source,
@@ -132,8 +109,9 @@ def _run_info(
             r.family: MetricInfo(signature=r.signature, seconds=round(r.seconds, 3), **r.summary) for r in runs
         },
         skipped_metrics=skipped,
-        engine=run_engine.describe(),
-        cache=None if score_cache is None else str(score_cache.path),
+        request=run.request.record(),
+        engine=run.engine.describe(),
+        cache=run.cache_path(),
         bootstrap={"resamples": n_boot, "seed": seed, "unit": "context"},
         seconds=round(time.perf_counter() - started, 2),
     )

@@ -22,9 +22,7 @@ from dialeval.jsonl import check_file, read_jsonl
 from dialeval.schema import Rating, Score
 
 if TYPE_CHECKING:
-    from dialeval.cache import ScoreCache
     from dialeval.data.generic import ColumnMapping
-    from dialeval.engines import Engine
 
 R = TypeVar("R")
 
@@ -142,30 +140,45 @@ _TABLE_PARAMS = [
 ]  # fmt: skip
 
 
-def table_options(command: Callable[..., R]) -> Callable[..., R]:
-    """Give a typer command the table options (``--mapping``, ``--response-col``, ...).
+def option_bundle(
+    param: str, options: Sequence[inspect.Parameter], build: Callable[[dict[str, Any]], Any]
+) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """Return a decorator that gives a typer command ``options`` and hands it ``build(their values)`` as ``param``.
 
-    The command declares a parameter ``table: TableOptions`` (not an option itself);
-    it receives the options gathered in one :class:`TableOptions`, to pass to
-    :func:`load_inputs`. One declaration serves ``benchmark``, ``score``, ``meta``,
-    ``train``, ``study create`` and ``data import``.
+    The command declares a parameter named ``param`` (not an option itself); the options take its
+    place in the signature typer reads. One declaration serves every command that takes the bundle.
     """
-    sig = inspect.signature(command, eval_str=True)
-    kept = [p for p in sig.parameters.values() if p.name != "table"]
-    new_sig = sig.replace(parameters=[*kept, *_TABLE_PARAMS])
-    names = [p.name for p in _TABLE_PARAMS]
 
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> R:
-        given = {n: kwargs.pop(n) for n in names if n in kwargs}
-        for key in ("reference_col", "rating_col"):
-            given[key] = tuple(given.get(key) or ())
-        return command(*args, **kwargs, table=TableOptions(**given))
+    def decorate(command: Callable[..., R]) -> Callable[..., R]:
+        sig = inspect.signature(command, eval_str=True)
+        kept = [p for p in sig.parameters.values() if p.name != param]
+        new_sig = sig.replace(parameters=[*kept, *options])
+        names = [p.name for p in options]
 
-    wrapper.__signature__ = new_sig  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in new_sig.parameters.values()}
-    wrapper.__annotations__["return"] = sig.return_annotation
-    return wrapper
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> R:
+            given = {n: kwargs.pop(n) for n in names if n in kwargs}
+            return command(*args, **kwargs, **{param: build(given)})
+
+        wrapper.__signature__ = new_sig  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in new_sig.parameters.values()}
+        wrapper.__annotations__["return"] = sig.return_annotation
+        return wrapper
+
+    return decorate
+
+
+def _table_from(given: dict[str, Any]) -> TableOptions:
+    for key in ("reference_col", "rating_col"):
+        given[key] = tuple(given.get(key) or ())
+    return TableOptions(**given)
+
+
+#: Give a typer command the table options (``--mapping``, ``--response-col``, ...).
+#: The command declares a parameter ``table: TableOptions`` (not an option itself); it receives the
+#: options gathered in one :class:`TableOptions`, to pass to :func:`load_inputs`. One declaration
+#: serves ``benchmark``, ``score``, ``meta``, ``train``, ``study create`` and ``data import``.
+table_options = option_bundle("table", _TABLE_PARAMS, _table_from)
 
 
 def show_understood(bench: Benchmark) -> None:
@@ -305,27 +318,3 @@ def ensure_unique(names: Sequence[str]) -> None:
         if n in seen:
             raise InputError(f'"{n}" is listed twice')
         seen.add(n)
-
-
-ENGINE_HELP = "Where metrics run: local (this process) or ray (a Ray cluster; pip install 'dialeval[ray]')."
-engine_option = typer.Option("local", "--engine", help=ENGINE_HELP)
-ray_address_option = typer.Option(
-    None, "--ray-address", help="Ray cluster to join (host:port or auto); default: start Ray on this machine."
-)
-ray_workers_option = typer.Option(None, "--ray-workers", help="Ray actors per metric (default: cluster CPUs).")
-ray_cpus_option = typer.Option(1.0, "--ray-cpus-per-worker", help="CPUs (torch threads) per Ray actor.")
-cache_option = typer.Option(
-    None, "--cache", help="Score cache (SQLite); default $DIALEVAL_SCORE_CACHE or ~/.cache/dialeval/scores.sqlite."
-)
-no_cache_option = typer.Option(False, "--no-cache", help="Compute every item; read and write no score cache.")
-
-
-def make_run_context(
-    engine: str, ray_address: str | None, ray_workers: int | None, ray_cpus: float, cache: Path | None, no_cache: bool
-) -> tuple[Engine, ScoreCache | None]:
-    """Build the engine and the score cache that the scoring commands share (:func:`dialeval.engines.run_context`)."""
-    from dialeval.engines import run_context
-
-    return run_context(
-        engine, address=ray_address, workers=ray_workers, cpus_per_worker=ray_cpus, cache=cache, no_cache=no_cache
-    )

@@ -1,13 +1,74 @@
-"""Options that every scoring command shares and that are not about inputs (progress)."""
+"""The run options every scoring command shares, gathered in one :class:`~dialeval.scoring.ScoringRequest`.
+
+``score``, ``benchmark``, ``stress``, ``judge run``, ``lmstyle`` and ``train`` take them with the
+same names and defaults (:func:`run_options`): ``-m``, ``-p``, ``--device``, ``--engine``,
+``--ray-*``, ``--cache``, ``--no-cache`` and ``-q``.
+"""
 
 from __future__ import annotations
 
+import inspect
+from pathlib import Path
+from typing import Any
+
 import typer
 
-quiet_option = typer.Option(
-    False, "--quiet", "-q", help="No progress bars (they are off anyway when stderr is not a terminal)."
-)
+from dialeval.commands.common import option_bundle, split_list
+from dialeval.scoring import ScoringRequest
+
 allow_failures_option = typer.Option(
     False, "--allow-failures",
     help="Exit 0 even when judge requests failed (their items keep null scores whose error says why).",
-)
+)  # fmt: skip
+
+_RUN_PARAMS = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
+    for name, kind, default in [
+        ("metrics", str | None, typer.Option(
+            None, "--metrics", "-m", help="Comma-separated metric families or outputs (default: the command's set; "
+            "score and benchmark: all that run here)."
+        )),
+        ("param", list[str], typer.Option(
+            [], "--param", "-p", help="Metric parameter, \\[metric.]key=value; repeatable."
+        )),
+        ("device", str | None, typer.Option(
+            None, "--device", help="cpu or cuda (default: cuda if torch sees a GPU)."
+        )),
+        ("engine", str, typer.Option(
+            "local", "--engine",
+            help="Where metrics run: local (this process) or ray (a Ray cluster; pip install 'dialeval\\[ray]').",
+        )),
+        ("ray_address", str | None, typer.Option(
+            None, "--ray-address", help="Ray cluster to join (host:port or auto); default: start Ray on this machine."
+        )),
+        ("ray_workers", int | None, typer.Option(
+            None, "--ray-workers", help="Ray actors per metric (default: cluster CPUs)."
+        )),
+        ("ray_cpus", float, typer.Option(1.0, "--ray-cpus-per-worker", help="CPUs (torch threads) per Ray actor.")),
+        ("cache", Path | None, typer.Option(
+            None, "--cache",
+            help="Score cache (SQLite); default $DIALEVAL_SCORE_CACHE or ~/.cache/dialeval/scores.sqlite.",
+        )),
+        ("no_cache", bool, typer.Option(
+            False, "--no-cache", help="Compute every item; read and write no score cache."
+        )),
+        ("quiet", bool, typer.Option(
+            False, "--quiet", "-q", help="No progress bars (they are off anyway when stderr is not a terminal)."
+        )),
+    ]
+]  # fmt: skip
+
+
+def _request_from(given: dict[str, Any]) -> ScoringRequest:
+    """Return the request the run options give (``--metrics`` split on commas, ``-q``: no progress)."""
+    names = split_list(given.pop("metrics", None))
+    return ScoringRequest(
+        metrics=None if names is None else tuple(names), params=tuple(given.pop("param")),
+        progress=not given.pop("quiet"), **given,
+    )  # fmt: skip
+
+
+#: Give a typer command the run options; it declares ``request: ScoringRequest`` and receives them in one.
+run_options = option_bundle("request", _RUN_PARAMS, _request_from)
+#: The run options without ``--metrics``, for ``judge run`` (its ``--protocol`` names the one metric).
+judge_run_options = option_bundle("request", [p for p in _RUN_PARAMS if p.name != "metrics"], _request_from)

@@ -10,28 +10,21 @@ import typer
 from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
-    cache_option,
     check_output,
     check_request_failures,
     console,
-    engine_option,
     fail,
     load_inputs,
-    make_run_context,
-    no_cache_option,
     out,
-    ray_address_option,
-    ray_cpus_option,
-    ray_workers_option,
-    split_list,
     table_options,
 )
-from dialeval.commands.options import allow_failures_option, quiet_option
+from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
-from dialeval.scoring import score_names
+from dialeval.scoring import ScoringRequest, score_request
 
 
+@run_options
 @table_options
 def score(
     output: Path = typer.Option(..., "--output", "-o", help="Scores JSONL to write."),
@@ -39,22 +32,11 @@ def score(
     path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     dialogues: Path | None = typer.Option(None, "--dialogues", help="Dialogue records (JSONL)."),
     candidates: Path | None = typer.Option(None, "--candidates", help="Candidate records (JSONL)."),
-    metrics: str | None = typer.Option(
-        None, "--metrics", "-m", help="Comma-separated metrics (default: all that run here)."
-    ),
-    param: list[str] = typer.Option([], "--param", "-p", help="Metric parameter, [metric.]key=value; repeatable."),
-    device: str | None = typer.Option(None, "--device", help="cpu or cuda (default: cuda if torch sees a GPU)."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
-    engine: str = engine_option,
-    ray_address: str | None = ray_address_option,
-    ray_workers: int | None = ray_workers_option,
-    ray_cpus: float = ray_cpus_option,
-    cache: Path | None = cache_option,
-    no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary only."),
-    quiet: bool = quiet_option,
     allow_failures: bool = allow_failures_option,
     table: TableOptions = TableOptions(),
+    request: ScoringRequest = ScoringRequest(),
 ) -> None:
     """Score candidate responses with metrics and write Score records (JSONL).
 
@@ -63,12 +45,8 @@ def score(
     try:
         check_output(output)
         bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
-        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
-        runs, skipped = score_names(
-            split_list(metrics), bench.candidates, bench.dialogues, param,
-            defaults={"device": device} if device else None,
-            cache=score_cache, engine=run_engine, quiet=as_json or quiet,
-        )
+        run = request.open(quiet=as_json)
+        runs, skipped = score_request(run, bench.candidates, bench.dialogues)
         n = write_jsonl(output, (s for r in runs for s in r.scores))
     except DialevalError as exc:
         fail(exc)
@@ -78,8 +56,9 @@ def score(
         "items": len(bench.candidates),
         "scores": n,
         "output": str(output),
-        "engine": run_engine.describe(),
-        "cache": None if score_cache is None else str(score_cache.path),
+        "engine": run.engine.describe(),
+        "cache": run.cache_path(),
+        "request": request.record(),
         "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), **r.summary} for r in runs},
         "skipped_metrics": skipped,
     }

@@ -9,20 +9,10 @@ from typing import Any
 
 import typer
 
-from dialeval.commands.common import (
-    cache_option,
-    check_output,
-    check_request_failures,
-    engine_option,
-    fail,
-    make_run_context,
-    no_cache_option,
-    ray_address_option,
-    ray_cpus_option,
-    ray_workers_option,
-)
-from dialeval.commands.options import allow_failures_option, quiet_option
-from dialeval.errors import DialevalError, InputError
+from dialeval.commands.common import check_output, check_request_failures, fail
+from dialeval.commands.options import allow_failures_option, judge_run_options
+from dialeval.errors import DialevalError
+from dialeval.scoring import ScoringRequest
 
 judge_app = typer.Typer(help="LLM-as-a-judge protocols.", no_args_is_help=True)
 
@@ -70,28 +60,22 @@ def summary_table(summary: dict[str, Any], values: dict[str, list[float | None]]
 
 
 @judge_app.command("run")
+@judge_run_options
 def run_command(
     protocol: str = typer.Option(..., "--protocol", help="Protocol name (see `judge list`) or a protocol YAML path."),
     benchmark: str = typer.Option("usr-tc", "--benchmark", "-b", help="Catalog benchmark to judge."),
     limit: int = typer.Option(5, "--limit", help="Contexts to judge (all systems of each)."),
-    param: list[str] = typer.Option(
-        [], "--param", "-p",
-        help="Judge parameter, key=value; repeatable: backend (llamacpp | openai-compatible | transformers), model, "
-        "base_url, api_key_env, k, temperature, seed, max_tokens, in_flight, max_calls, cache (the request cache).",
+    out: Path | None = typer.Option(
+        None, "--out", help="Write scores (JSONL) and the summary with the request (<out>.summary.json)."
     ),
-    out: Path | None = typer.Option(None, "--out", help="Write scores (JSONL) and the summary (<out>.summary.json)."),
-    engine: str = engine_option,
-    ray_address: str | None = ray_address_option,
-    ray_workers: int | None = ray_workers_option,
-    ray_cpus: float = ray_cpus_option,
-    cache: Path | None = cache_option,
-    no_cache: bool = no_cache_option,
-    quiet: bool = quiet_option,
     allow_failures: bool = allow_failures_option,
+    request: ScoringRequest = ScoringRequest(),
 ) -> None:
     """Judge a benchmark's first contexts and print the summary table.
 
-    The judge's parameters come with -p as for every metric (`-p k=1 -p backend=openai-compatible`).
+    The judge's parameters come with -p as for every metric (`-p k=1 -p backend=openai-compatible`):
+    backend (llamacpp | openai-compatible | transformers), model, base_url, api_key_env, k,
+    temperature, seed, max_tokens, in_flight, max_calls, cache (the request cache).
     Every request is cached (-p cache=no turns that off); finished items are kept in the score
     cache (a killed run resumes); with --engine ray the items are judged on a Ray cluster.
     A backend that cannot be reached ends the run at its first request (one line, no output);
@@ -102,41 +86,38 @@ def run_command(
     from dialeval.atomic import atomic_write
     from dialeval.data.catalog import load_benchmark
     from dialeval.jsonl import write_jsonl
-    from dialeval.metrics.resolve import coerce_params, family, parse_params
-    from dialeval.scoring import progress_bars, score_metrics
+    from dialeval.scoring import score_metrics
 
     try:
         check_output(out, option="--out")
         check_output(None if out is None else _summary_path(out), option="--out")
         from_file = protocol.endswith((".yaml", ".yml"))
-        cls = family("judge:custom" if from_file else f"judge:{protocol}")
-        parsed = parse_params(param)
-        given = {**parsed.pop("*", {}), **parsed.pop(cls.name, {}), **parsed.pop("judge", {})}
-        if parsed:
-            raise InputError(f"-p {next(iter(parsed))}.KEY: judge run takes the judge's parameters as -p KEY=VALUE")
-        params = coerce_params(cls, given, strict=True)
-        metric = cls(**params, **({"protocol": protocol} if from_file else {}))
+        request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})
         bench = load_benchmark(benchmark).head(limit)
-        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        plan = request.plan(bench.candidates)
+        cls = plan.families[0]
+        metric = cls(**plan.params[cls.name], **({"protocol": protocol} if from_file else {}))
+        run = request.open()
         start = time.perf_counter()
-        with progress_bars({metric.name: len(bench.candidates)}, quiet=quiet) as tick:
-            run = score_metrics(
-                [metric], bench.candidates, bench.dialogues, cache=score_cache, engine=run_engine, progress=tick
+        with run.bars({metric.name: len(bench.candidates)}) as tick:
+            scored = score_metrics(
+                [metric], bench.candidates, bench.dialogues, cache=run.cache, engine=run.engine, progress=tick
             )[0]
     except DialevalError as exc:
         fail(exc)
         return
     seconds = time.perf_counter() - start
-    summary = {**run.summary, "seconds": round(seconds, 2), "signature": run.signature, "engine": run_engine.name}
+    summary = {**scored.summary, "seconds": round(seconds, 2), "signature": scored.signature, "engine": run.engine.name,
+               "request": request.record()}  # fmt: skip
     values: dict[str, list[float | None]] = {}
-    for s in run.scores:
+    for s in scored.scores:
         values.setdefault(s.metric, []).append(s.value)
-    Console().print(summary_table({k: v for k, v in summary.items() if k != "signature"}, values))
+    Console().print(summary_table({k: v for k, v in summary.items() if k not in ("signature", "request")}, values))
     if out is not None:
-        write_jsonl(out, run.scores)
+        write_jsonl(out, scored.scores)
         with atomic_write(_summary_path(out)) as fh:
             fh.write(json.dumps(summary, indent=1) + "\n")
-    check_request_failures(run.scores, allow_failures)
+    check_request_failures(scored.scores, allow_failures)
 
 
 def _summary_path(out: Path) -> Path:

@@ -11,24 +11,11 @@ from typing import Any
 import typer
 
 from dialeval import __version__
-from dialeval.commands.common import (
-    cache_option,
-    check_output,
-    console,
-    engine_option,
-    fail,
-    make_run_context,
-    ray_address_option,
-    ray_cpus_option,
-    ray_workers_option,
-    split_list,
-    write_json,
-    write_text,
-)
-from dialeval.commands.options import quiet_option
+from dialeval.commands.common import check_output, console, fail, split_list, write_json, write_text
+from dialeval.commands.options import run_options
 from dialeval.errors import DialevalError, InputError
 from dialeval.runinfo import LmstyleRun, MetricInfo, command_line, write_run_info
-from dialeval.scoring import progress_bars
+from dialeval.scoring import ScoringRequest
 
 _MODEL = typer.Option([], "--model", help="Model spec, repeatable: smollm2 (packaged), a .gguf, a folder, NAME@URL.")
 _N = typer.Option(50, "--n", help="First N queries of each dataset.")
@@ -39,6 +26,8 @@ _MAXTOK = typer.Option(40, "--max-tokens", help="Most tokens per response.")
 _STOP = typer.Option([], "--stop", help="Stop string, repeatable, escapes allowed (default: ### and \\n).")
 _SEED = typer.Option(0, "--seed", help="Sampling seed.")
 _DATA = typer.Option(None, "--data", help="Shared data folder (default: $DIALEVAL_DATA or ../shared/data).")
+#: The paper's metrics, what ``lmstyle`` scores unless ``-m`` names some of them.
+PAPER_METRICS = ("style", "sacrebleu", "embedding", "likelihood", "judge")
 _NOCACHE = typer.Option(
     False, "--no-cache", help="Call the backends again and compute every score: no request cache, no score cache."
 )
@@ -119,24 +108,25 @@ def generate(
     console.print(f"wrote {len(candidates)} candidates to {output}/candidates.jsonl", highlight=False)
 
 
+@run_options
 def lmstyle(
     model: list[str] = _MODEL, n: int = _N, datasets: str = _DATASETS, styles: str = _STYLES,
     temperature: float = _TEMP, max_tokens: int = _MAXTOK, stop: list[str] = _STOP, seed: int = _SEED,
-    data: Path | None = _DATA, no_cache: bool = _NOCACHE,
+    data: Path | None = _DATA,
     judge_model: str = typer.Option("smollm2", "--judge-model", help="Appropriateness judge (model spec)."),
     judge_k: int = typer.Option(1, "--judge-k", help="Judge samples per response."),
-    metrics: str = typer.Option("style,sacrebleu,embedding,likelihood,judge", "--metrics", help="Metrics to run."),
     compare_paper: bool = typer.Option(False, "--compare-paper", help="Print the paper's rows beside ours."),
     output: Path = typer.Option(Path("runs/lmstyle"), "--output", "-o", help="Output folder."),
-    engine: str = engine_option, ray_address: str | None = ray_address_option,
-    ray_workers: int | None = ray_workers_option, ray_cpus: float = ray_cpus_option, cache: Path | None = cache_option,
-    quiet: bool = quiet_option,
+    request: ScoringRequest = ScoringRequest(),
 ) -> None:  # fmt: skip
     """Run the LMStyle benchmark: generate, score (ACC, BLEU, SBERT, NLL, judge), print Tables 2/4/5.
 
+    The metrics are style, sacrebleu, embedding, likelihood and judge, or those of them -m names,
+    with the paper's settings (-p and --device are refused; --judge-model and --judge-k set the judge).
     Writes dialogues.jsonl, candidates.jsonl, scores.jsonl, table.md, lmstyle_tables.jsonl,
-    summary.jsonl and run.json (command, signatures, settings, counts, timings) to OUTPUT.
-    Generations are kept in the request cache and scores in the score cache: a killed run resumes.
+    summary.jsonl and run.json (command, signatures, settings, the request, counts, timings) to OUTPUT.
+    Generations are kept in the request cache and scores in the score cache: a killed run resumes
+    (--no-cache: neither cache, every response generated and scored again).
     """
     from dialeval.jsonl import write_jsonl
     from dialeval.lmstyle.score import JudgeSettings, score_generated
@@ -146,16 +136,16 @@ def lmstyle(
     try:
         check_output(output, "folder")
         settings = _settings(temperature, max_tokens, stop, seed)
-        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        names = _metric_names(request)
+        run = request.open()
         dialogues, candidates, summaries = _generate_all(
-            model, n, datasets, styles, settings, data, not no_cache
+            model, n, datasets, styles, settings, data, not request.no_cache
         )
         _write_records(output, dialogues, candidates)
         judge = JudgeSettings(model=judge_model, k=judge_k)
-        names = split_list(metrics) or []
-        with progress_bars({m: len(candidates) for m in names}, quiet=quiet) as tick:
+        with run.bars({m: len(candidates) for m in names}) as tick:
             scored = score_generated(
-                candidates, dialogues, judge, metrics=names, cache=score_cache, engine=run_engine,
+                candidates, dialogues, judge, metrics=names, cache=run.cache, engine=run.engine,
                 log=lambda line: console.print(f"  scored {line}", highlight=False), progress=tick,
             )
     except (DialevalError, FileNotFoundError, ValueError) as exc:
@@ -173,8 +163,9 @@ def lmstyle(
         generation=summaries,
         judge={**judge.params(), **scored.judge_summary},
         metrics={k: MetricInfo(signature=v, seconds=scored.seconds.get(k)) for k, v in scored.signatures.items()},
-        engine=run_engine.describe(),
-        cache=None if score_cache is None else str(score_cache.path),
+        request=request.record(),
+        engine=run.engine.describe(),
+        cache=run.cache_path(),
         seconds=round(time.perf_counter() - started, 2),
     )
     write_jsonl(output / "scores.jsonl", scored.scores)
@@ -184,6 +175,23 @@ def lmstyle(
     write_run_info(output, run_info)
     typer.echo(markdown)  # plain text: a console that wraps lines would break the Markdown tables
     console.print(f"wrote {output}/ (scores.jsonl, table.md, run.json) in {run_info.seconds} s", highlight=False)
+
+
+def _metric_names(request: ScoringRequest) -> list[str]:
+    """Return the paper's metrics that ``-m`` names (all by default); refuse ``-p`` and ``--device``.
+
+    Raises:
+        InputError: A metric that is not one of the paper's, or ``-p`` or ``--device`` given.
+    """
+    if request.params or request.device:
+        raise InputError("lmstyle scores with the paper's settings: it takes no -p or --device "
+                         "(--judge-model and --judge-k set the judge)", field="--param")  # fmt: skip
+    names = list(request.metrics or PAPER_METRICS)
+    for name in names:
+        if name not in PAPER_METRICS:
+            known = ", ".join(PAPER_METRICS)
+            raise InputError(f'"{name}" is not one of the paper\'s metrics: {known}', field="--metrics")
+    return names
 
 
 def _judge_line(summary: dict[str, Any]) -> str:

@@ -17,30 +17,21 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from dialeval.commands.common import (
-    cache_option,
     check_output,
     check_request_failures,
     console,
-    engine_option,
     fail,
-    make_run_context,
-    no_cache_option,
     out,
-    ray_address_option,
-    ray_cpus_option,
-    ray_workers_option,
     split_list,
 )
-from dialeval.commands.options import allow_failures_option, quiet_option
+from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.errors import DialevalError, InputError
 from dialeval.runinfo import MetricInfo, RankingRun, StressRun, write_run_info
 from dialeval.schema import Candidate, Score
-from dialeval.scoring import progress_bars
+from dialeval.scoring import ScoringContext, ScoringRequest
 
 if TYPE_CHECKING:
-    from dialeval.cache import ScoreCache
     from dialeval.data.benchmark import Benchmark
-    from dialeval.engines import Engine
     from dialeval.stress.ranking import RankingResult
     from dialeval.stress.run import StressResult, StressRow
 
@@ -92,15 +83,6 @@ def _fraction_table(rows: Sequence[StressRow]) -> list[str]:
     return out
 
 
-@dataclass
-class _RunContext:
-    """Where a stress run's batches run, its score cache, and whether to show progress."""
-
-    engine: Engine
-    cache: ScoreCache | None
-    quiet: bool
-
-
 def _pairs(pairs: Sequence[str]) -> dict[str, str]:
     """Parse ``key=value`` pairs (``--subset-param``).
 
@@ -132,12 +114,12 @@ def _fmt(v: float) -> str:
     return "n/a" if v != v else f"{v:.3f}"
 
 
+@run_options
 def stress(
     benchmark: str = typer.Option(
         "usr-tc", "--benchmark", "-b", help="Catalog benchmark, or dailydialog++ (ranking of good vs negatives)."
     ),
     path: Path | None = typer.Option(None, "--path", help="Read the benchmark from this file."),
-    metrics: str = typer.Option(LEXICAL, "--metrics", "-m", help="Comma-separated metric families or outputs."),
     perturb: str | None = typer.Option(None, "--perturb", help="Comma-separated perturbations (default: all)."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     seed: int = typer.Option(0, "--seed", help="Seed of the perturbations and the bootstrap."),
@@ -149,22 +131,15 @@ def stress(
     subset_param: list[str] = typer.Option(
         [], "--subset-param", help="Parameter of the subset judge (--subsets judge), key=value; repeatable."
     ),
-    param: list[str] = typer.Option([], "--param", "-p", help="Metric parameter, [metric.]key=value; repeatable."),
     plot: str = typer.Option(
         "negation", "--plot", help="Perturbations to draw per-subset score distributions for (none: no figure)."
     ),
     split: str = typer.Option("test", "--split", help="dailydialog++: test or dev."),
     refs: int = typer.Option(1, "--refs", help="dailydialog++: good responses per context held out as references."),
     output: Path = typer.Option(Path("runs/stress"), "--output", "-o", help="Output folder."),
-    engine: str = engine_option,
-    ray_address: str | None = ray_address_option,
-    ray_workers: int | None = ray_workers_option,
-    ray_cpus: float = ray_cpus_option,
-    cache: Path | None = cache_option,
-    no_cache: bool = no_cache_option,
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
-    quiet: bool = quiet_option,
     allow_failures: bool = allow_failures_option,
+    request: ScoringRequest = ScoringRequest(),
 ) -> None:
     """Perturb every response (negation, number swap, ...) and report how often each metric prefers the original.
 
@@ -172,22 +147,22 @@ def stress(
     (the same per open/closed-ended subset), stress.md and stress_subsets_<perturbation>.png
     to OUTPUT. With --benchmark dailydialog++ it instead ranks each context's good responses
     against its adversarial and random negatives and writes ranking.jsonl and ranking.md.
+    The metrics are the lexical ones unless -m names others.
     Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
     try:
         check_output(output, "folder")
         if subset_param and subsets != "judge":
             raise InputError("--subset-param needs --subsets judge", field="--subset-param")
-        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
-        run = _RunContext(run_engine, score_cache, as_json or quiet)
+        run = request.open(quiet=as_json)
     except DialevalError as exc:
         fail(exc)
         return
+    opts = _StressOptions(benchmark, path, perturb, limit, seed, n_boot, subsets, subset_param, plot)
     if benchmark.lower() in DDPP_NAMES:
-        ranked = _ranking(path, metrics, perturb, limit, seed, n_boot, split, refs, output, as_json, param, run)
+        ranked = _ranking(opts, split, refs, output, as_json, run)
         check_request_failures(ranked, allow_failures)
         return
-    opts = _StressOptions(benchmark, path, metrics, perturb, limit, seed, n_boot, subsets, subset_param, param, plot)
     started = time.perf_counter()
     try:
         done = _run_perturbations(opts, run)
@@ -208,14 +183,12 @@ class _StressOptions:
 
     benchmark: str
     path: Path | None
-    metrics: str
     perturb: str | None
     limit: int | None
     seed: int
     n_boot: int
     subsets: str
     subset_param: Sequence[str]
-    param: Sequence[str]
     plot: str
 
 
@@ -240,10 +213,9 @@ class _StressDone:
         )
 
 
-def _run_perturbations(opts: _StressOptions, run: _RunContext) -> _StressDone:
+def _run_perturbations(opts: _StressOptions, run: ScoringContext) -> _StressDone:
     """Load the benchmark, tag its subsets, perturb every response and score it all."""
     from dialeval.commands.common import load_inputs
-    from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
     from dialeval.stress.perturb import ALL_PERTURBATIONS
     from dialeval.stress.run import run_stress
     from dialeval.stress.subsets import judge_subsets, tag_subsets
@@ -254,25 +226,23 @@ def _run_perturbations(opts: _StressOptions, run: _RunContext) -> _StressDone:
             raise InputError(f'--perturb: unknown perturbation "{p}"; known: {", ".join(ALL_PERTURBATIONS)}')
     plots = [] if opts.plot.strip() == "none" else [p for p in split_list(opts.plot) or [] if p in names]
     bench = load_inputs(opts.benchmark, opts.path, None, None, None, opts.limit)
-    parsed = parse_params(opts.param)
+    plan = run.request.plan(bench.candidates, default=LEXICAL.split(","))
     judged: dict[str, int] = {}
     if opts.subsets == "judge":
         candidates, counts = judge_subsets(bench.candidates, bench.dialogues, _pairs(opts.subset_param))
         judged = dict(counts)
     else:
         candidates = tag_subsets(bench.candidates, bench.dialogues, opts.subsets)
-    wanted = split_list(opts.metrics) or LEXICAL.split(",")
-    families, _ = resolve_metrics(wanted, candidates=bench.candidates, params=parsed)
-    with progress_bars({f.name: len(candidates) * (1 + len(names)) for f in families}, quiet=run.quiet) as tick:
+    with run.bars({f.name: len(candidates) * (1 + len(names)) for f in plan.families}) as tick:
         result = run_stress(
-            candidates, bench.dialogues, families, names, seed=opts.seed, n_boot=opts.n_boot,
-            params=metric_params(families, parsed), cache=run.cache, engine=run.engine, progress=tick,
+            candidates, bench.dialogues, plan.families, names, seed=opts.seed, n_boot=opts.n_boot,
+            params=plan.params, cache=run.cache, engine=run.engine, progress=tick,
         )
     return _StressDone(bench, candidates, names, plots, judged, result)
 
 
 def _write_stress(
-    opts: _StressOptions, run: _RunContext, done: _StressDone, output: Path, started: float
+    opts: _StressOptions, run: ScoringContext, done: _StressDone, output: Path, started: float
 ) -> tuple[StressRun, list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """Write the figures, stress.jsonl, stress_subsets.jsonl, stress.md and run.json; return what they hold.
 
@@ -295,8 +265,9 @@ def _write_stress(
         benchmark=done.bench.name,
         source=done.bench.source,
         metrics=family_signatures(result.scores),
+        request=run.request.record(),
         engine=run.engine.describe(),
-        cache=None if run.cache is None else str(run.cache.path),
+        cache=run.cache_path(),
         seed=opts.seed,
         bootstrap={"resamples": opts.n_boot, "unit": "context"},
         subsets=subsets,
@@ -343,45 +314,18 @@ def _print_stress(done: _StressDone, subsets: str, output: Path, figures: Sequen
 
 
 def _ranking(
-    path: Path | None,
-    metrics: str,
-    perturb: str | None,
-    limit: int | None,
-    seed: int,
-    n_boot: int,
-    split: str,
-    refs: int,
-    output: Path,
-    as_json: bool,
-    param: Sequence[str],
-    run: _RunContext,
+    opts: _StressOptions, split: str, refs: int, output: Path, as_json: bool, run: ScoringContext
 ) -> list[Score]:
     """``dialeval stress --benchmark dailydialog++``: rank good responses against the negatives of their context.
 
     Returns the scores (none when it failed; it has then exited).
     """
     from dialeval.commands.common import write_text
-    from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
-    from dialeval.metrics.resolve import metric_params, parse_params, resolve_metrics
-    from dialeval.stress.ranking import hold_out_references, ranking_markdown, run_ranking
+    from dialeval.stress.ranking import ranking_markdown
 
     started = time.perf_counter()
     try:
-        if perturb:
-            raise InputError("--perturb does not apply to dailydialog++ (its negatives are given)", field="--perturb")
-        bench = load_dailydialog_pp(path if path is not None else default_path(split), split)
-        if limit is not None:
-            if limit < 1:
-                raise InputError("--limit must be at least 1", field="--limit")
-            bench = bench.head(limit)
-        candidates = hold_out_references(bench.candidates, refs)
-        parsed = parse_params(param)
-        families, _ = resolve_metrics(split_list(metrics) or LEXICAL.split(","), params=parsed)
-        with progress_bars({f.name: len(candidates) for f in families}, quiet=run.quiet) as tick:
-            result = run_ranking(
-                candidates, bench.dialogues, families, n_boot=n_boot, seed=seed,
-                params=metric_params(families, parsed), cache=run.cache, engine=run.engine, progress=tick,
-            )
+        bench, candidates, result = _run_ranking(opts, split, refs, run)
     except DialevalError as exc:
         fail(exc)
         return []
@@ -400,10 +344,11 @@ def _ranking(
         contexts=n_ctx,
         ranked=dict(ranked),
         references_per_context=refs,
+        request=run.request.record(),
         engine=run.engine.describe(),
-        cache=None if run.cache is None else str(run.cache.path),
-        seed=seed,
-        bootstrap={"resamples": n_boot, "unit": "context"},
+        cache=run.cache_path(),
+        seed=opts.seed,
+        bootstrap={"resamples": opts.n_boot, "unit": "context"},
         skipped_metrics=result.skipped,
         warnings=bench.warnings,
         seconds=round(time.perf_counter() - started, 2),
@@ -417,6 +362,30 @@ def _ranking(
     else:
         _print_ranking(result, title, bench.warnings, output, run_info.seconds)
     return result.scores
+
+
+def _run_ranking(
+    opts: _StressOptions, split: str, refs: int, run: ScoringContext
+) -> tuple[Benchmark, list[Candidate], RankingResult]:
+    """Load DailyDialog++, hold out ``refs`` good responses per context as references and rank the rest."""
+    from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
+    from dialeval.stress.ranking import hold_out_references, run_ranking
+
+    if opts.perturb:
+        raise InputError("--perturb does not apply to dailydialog++ (its negatives are given)", field="--perturb")
+    bench = load_dailydialog_pp(opts.path if opts.path is not None else default_path(split), split)
+    if opts.limit is not None:
+        if opts.limit < 1:
+            raise InputError("--limit must be at least 1", field="--limit")
+        bench = bench.head(opts.limit)
+    candidates = hold_out_references(bench.candidates, refs)
+    plan = run.request.plan(default=LEXICAL.split(","))
+    with run.bars({f.name: len(candidates) for f in plan.families}) as tick:
+        result = run_ranking(
+            candidates, bench.dialogues, plan.families, n_boot=opts.n_boot, seed=opts.seed,
+            params=plan.params, cache=run.cache, engine=run.engine, progress=tick,
+        )
+    return bench, candidates, result
 
 
 def _print_ranking(

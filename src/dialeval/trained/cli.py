@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,27 +21,21 @@ import typer
 
 from dialeval.commands.common import (
     TableOptions,
-    cache_option,
     check_output,
     console,
-    engine_option,
     fail,
     load_inputs,
-    make_run_context,
-    no_cache_option,
     out,
-    ray_address_option,
-    ray_cpus_option,
-    ray_workers_option,
     split_list,
     table_options,
     write_text,
 )
-from dialeval.commands.options import quiet_option
+from dialeval.commands.options import run_options
 from dialeval.commands.tables import ScreenTable
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
-from dialeval.scoring import progress_bars
+from dialeval.runinfo import TrainRun, write_run_info
+from dialeval.scoring import ScoringContext, ScoringRequest
 
 COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1", "spearman_diff")
 HEADERS = {"spearman_diff": "vs best metric"}
@@ -155,7 +150,7 @@ def _plan(
 
 
 def _evaluate(
-    plan: _Plan, task: str, seed: int, n_boot: int, baselines: bool, quiet: bool
+    plan: _Plan, task: str, seed: int, n_boot: int, baselines: bool, run: ScoringContext
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[tuple[str, str], Any]]:
     """Fit and test every model on every split; return its rows, the baseline metrics' rows and the models."""
     from dialeval.trained import experiment as xp
@@ -164,14 +159,14 @@ def _evaluate(
         console.print(f"{row['model']:<13} {row['split']:<28} spearman {_cell(row, 'spearman')}  "
                       f"({row['seconds']}s)", highlight=False)  # fmt: skip
 
-    with progress_bars({}, quiet=quiet):  # the metric features' scoring shows a bar per family
+    with run.bars({}):  # the metric features' scoring shows a bar per family
         rows, models = xp.run_all(
             plan.kinds, plan.splits, task=task, params=plan.per_kind, seed=seed, n_boot=n_boot, on_row=show
         )
     base: list[dict[str, Any]] = []
     if baselines and plan.test_names:
         preds = {k: models[(k, plan.splits[0].name)][1] for k in plan.kinds}
-        with progress_bars({}, quiet=quiet):
+        with run.bars({}):
             base = xp.baseline_rows(plan.splits[0], preds, n_boot=n_boot, seed=seed)
         for cmp in [b for b in base if "vs_metric" in b]:
             next(r for r in rows if r["model"] == cmp["model"]).update(cmp)
@@ -206,7 +201,7 @@ def _write_results(
     plan: _Plan, rows: list[dict[str, Any]], all_rows: list[dict[str, Any]], has_base: bool, output: Path,
     task: str, target_norm: str,
 ) -> None:  # fmt: skip
-    """Write results.jsonl and results.md."""
+    """Write results.jsonl and results.md (run.json: :func:`_run_info`)."""
     output.mkdir(parents=True, exist_ok=True)
     write_text(output / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in all_rows))
     md = [f"# dialeval train: {plan.mode}", "", f"train: {', '.join(plan.train_names)}; task {task}; target "
@@ -219,6 +214,28 @@ def _write_results(
     write_text(output / "results.md", "\n".join(md))
 
 
+def _check_request(request: ScoringRequest) -> None:
+    """Refuse the run options that would change the features (a saved model computes them with the defaults).
+
+    Raises:
+        InputError: ``-m``, ``-p`` or ``--device`` given.
+    """
+    given = [opt for opt, v in (("-m", request.metrics), ("-p", request.params), ("--device", request.device)) if v]
+    if given:
+        raise InputError(f"train takes no {', '.join(given)}: its features are the metrics each model names, with "
+                         "their defaults (--model-param ensemble.families=...)", field="--param")  # fmt: skip
+
+
+def _run_info(plan: _Plan, run: ScoringContext, task: str, seed: int, started: float) -> TrainRun:
+    """Return what ``run.json`` records: the mode, the benchmarks, the task, the request, engine, cache."""
+    return TrainRun(
+        mode=plan.mode, train=plan.train_names, test=plan.test_names, dimensions=plan.dims, task=task, seed=seed,
+        request=run.request.record(), engine=run.engine.describe(), cache=run.cache_path(),
+        seconds=round(time.perf_counter() - started, 2),
+    )  # fmt: skip
+
+
+@run_options
 @table_options
 def train(
     output: Path = typer.Option(..., "--output", "-o", help="Folder for results.jsonl, results.md and the models."),
@@ -233,42 +250,46 @@ def train(
     dim: list[str] = typer.Option([], "--dim", help="benchmark=dimension override; repeatable."),
     task: str = typer.Option("regression", "--task", help="regression (numeric target) or classification (0/1/2)."),
     target_norm: str = typer.Option("rank", "--target-norm", help="Per-benchmark target normalisation: rank, scale."),
-    param: list[str] = typer.Option([], "--param", "-p", help="Model parameter, [model.]key=value; repeatable."),
+    model_param: list[str] = typer.Option(
+        [], "--model-param", help="Model parameter, [model.]key=value, e.g. ensemble.families=length,bleu; repeatable."
+    ),
     baselines: bool = typer.Option(False, "--baselines", help="Also correlate every offline metric on the test set."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples of contexts for the CIs."),
     seed: int = typer.Option(0, "--seed", help="Seed for splits, models and bootstrap."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts of each benchmark."),
     save_models: bool = typer.Option(True, "--save/--no-save", help="Save each model fitted on all of --train."),
-    engine: str = engine_option, ray_address: str | None = ray_address_option,  # the run options of score
-    ray_workers: int | None = ray_workers_option, ray_cpus: float = ray_cpus_option,
-    cache: Path | None = cache_option, no_cache: bool = no_cache_option,
-    quiet: bool = quiet_option,
     path: Path | None = typer.Option(None, "--path", help="Your own rated table (.csv, .tsv, .jsonl; with "
                                      "--mapping or the --*-col options) or a folder of records; name it "
                                      "in --train or --test by its file name without suffix (or the "
                                      "mapping's name)."),
     table: TableOptions = TableOptions(),
+    request: ScoringRequest = ScoringRequest(),
 ) -> None:
     """Train evaluators on human ratings and evaluate them (Acc, UAR, kappa, Spearman, Pearson, P/R/F1).
 
-    The metric features go through the score cache: a rerun computes nothing and a killed run resumes.
+    The metric features go through the score cache, on --engine: a rerun computes nothing and a killed
+    run resumes. They are the metrics each model names (--model-param ensemble.families=...), with
+    their defaults, as a saved model computes them again: -m, -p and --device are refused.
     """
     from dialeval.trained import experiment as xp
     from dialeval.trained.features import scoring_with
 
+    started = time.perf_counter()
     try:
         check_output(output, "folder")
         common = {"dimension": dimension, "overrides": xp.parse_dimensions(dim), "target_norm": target_norm,
                   "limit": limit}  # fmt: skip
-        plan = _plan(model, train_on, test, logo, folds, task, seed, param, path, table, common)
-        run_engine, score_cache = make_run_context(engine, ray_address, ray_workers, ray_cpus, cache, no_cache)
+        _check_request(request)
+        plan = _plan(model, train_on, test, logo, folds, task, seed, model_param, path, table, common)
+        run = request.open()
         console.print("dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), highlight=False)
-        with scoring_with(run_engine, score_cache):
-            rows, base, models = _evaluate(plan, task, seed, n_boot, baselines, quiet)
+        with scoring_with(run):
+            rows, base, models = _evaluate(plan, task, seed, n_boot, baselines, run)
             saved = _save_models(plan, rows, models, output, task, seed, target_norm) if save_models else {}
         summary = xp.summarise_folds(rows) if len(plan.splits) > 1 else []
         all_rows = [*rows, *summary, *base]
         _write_results(plan, rows, all_rows, bool(base), output, task, target_norm)
+        write_run_info(output, _run_info(plan, run, task, seed, started))
     except DialevalError as exc:
         fail(exc)
         return
@@ -276,7 +297,7 @@ def train(
     for k, sha in saved.items():
         console.print(f"saved {k} to {output / f'model-{k}'} (card sha256 {sha[:16]}); "
                       f"use it as -m trained:{output / f'model-{k}'}", highlight=False)  # fmt: skip
-    console.print(f"wrote {output / 'results.jsonl'} and {output / 'results.md'}", highlight=False)
+    console.print(f"wrote {output}/results.jsonl, results.md and run.json", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -32,11 +32,10 @@ from dialeval.metrics.base import Metric, MetricInput
 from dialeval.schema import Turn
 
 if TYPE_CHECKING:
-    from dialeval.cache import ScoreCache
-    from dialeval.engines import Engine
+    from dialeval.scoring import ScoringContext
 
-#: The engine and score cache of the enclosing :func:`scoring_with` block (the ``train`` command's options).
-_RUN: ContextVar[tuple[Engine, ScoreCache | None] | None] = ContextVar("dialeval_feature_run", default=None)
+#: The opened scoring request of the enclosing :func:`scoring_with` block (the ``train`` command's run options).
+_RUN: ContextVar[ScoringContext | None] = ContextVar("dialeval_feature_run", default=None)
 
 #: The offline metric families the ensemble uses by default (judges and NLI are not offline).
 DEFAULT_FEATURE_FAMILIES = (
@@ -64,13 +63,13 @@ def format_input(context: Sequence[Turn], response: str, max_turns: int | None =
 
 
 @contextmanager
-def scoring_with(engine: Engine, cache: ScoreCache | None) -> Iterator[None]:
-    """Within the block, features are scored on ``engine`` through ``cache`` (None: no cache).
+def scoring_with(run: ScoringContext) -> Iterator[None]:
+    """Within the block, features are scored on ``run``'s engine through its score cache (None: no cache).
 
     The ``train`` command wraps its work in one, so its ``--engine`` and ``--cache`` reach the
     features the evaluators compute deep inside.
     """
-    token = _RUN.set((engine, cache))
+    token = _RUN.set(run)
     try:
         yield
     finally:
@@ -125,7 +124,7 @@ def compute_features(
     from dialeval.scoring import score_inputs
 
     run = _RUN.get()
-    engine, cache = run or (None, None)
+    engine, cache = (run.engine, run.cache) if run is not None else (None, None)
     own = cache_path is not None or run is None  # a cache of its own, opened (and closed) here
     if own:
         cache = None if cache_path == "" else ScoreCache(cache_path or score_cache_path())

@@ -1,0 +1,109 @@
+"""One scoring request from the command line and from Python.
+
+Every command that scores takes the same run options (names, short forms, defaults, help),
+read by typer from the real CLI app; the request they build is the one the Python API builds
+from its keyword arguments, and ``run.json`` stores it as given. ``lmstyle`` and ``train``
+refuse the options they cannot honour with one line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner, Result
+
+from dialeval.api import request_of
+from dialeval.cli import app
+from dialeval.runinfo import RunInfo
+from dialeval.scoring import ScoringRequest
+
+#: The commands that score, as the CLI's words.
+SCORING = [["score"], ["benchmark"], ["stress"], ["judge", "run"], ["lmstyle"], ["train"]]
+RUN_OPTIONS = {"--metrics", "--param", "--device", "--engine", "--ray-address", "--ray-workers",
+               "--ray-cpus-per-worker", "--cache", "--no-cache", "--quiet"}  # fmt: skip
+
+
+def invoke(*args: str | Path) -> Result:
+    return CliRunner().invoke(app, [str(a) for a in args], terminal_width=300)
+
+
+def _command(words: list[str]) -> Any:
+    """The click command typer builds for ``dialeval WORDS``."""
+    cmd = typer.main.get_command(app)
+    for word in words:
+        cmd = cmd.commands[word]  # type: ignore[attr-defined]
+    return cmd
+
+
+def _run_options(words: list[str]) -> dict[str, tuple[tuple[str, ...], object, str | None]]:
+    """The command's run options: long name -> (all its names, default, help)."""
+    out = {}
+    for p in _command(words).params:
+        long = max(p.opts, key=len)
+        if long in RUN_OPTIONS:
+            out[long] = (tuple(sorted(p.opts)), p.default, getattr(p, "help", None))
+    return out
+
+
+def test_every_scoring_command_takes_the_same_run_options() -> None:
+    """The same names, short forms, defaults and help; judge run's --protocol stands for --metrics."""
+    reference = _run_options(["score"])
+    assert set(reference) == RUN_OPTIONS
+    for words in SCORING:
+        got = _run_options(words)
+        want = {k: v for k, v in reference.items() if words != ["judge", "run"] or k != "--metrics"}
+        assert got == want, words
+        assert "--engine" in invoke(*words, "--help").output
+
+
+def test_the_api_and_score_build_the_same_request(tmp_path: Path) -> None:
+    """``dialeval score``'s summary holds its request: the one ``dialeval.score``'s keywords give."""
+    table = tmp_path / "t.csv"
+    table.write_text("context,response,reference\nHi there,Hello you!,Hello there!\n", encoding="utf-8")
+    cache = tmp_path / "scores.sqlite"
+    res = invoke("score", "--path", table, "--response-col", "response", "--context-col", "context",
+                 "--reference-col", "reference",
+                 "-m", "length,bleu", "-p", "bleu.smoothing=method1", "--cache", cache, "--json",
+                 "-o", tmp_path / "s.jsonl")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output[res.output.index("{") :])["request"]
+    api = request_of(["length", "bleu"], "local", cache, {"bleu.smoothing": "method1"}, None, True)
+    assert got == api.record()
+    assert got["metrics"] == ["length", "bleu"] and got["params"] == ["bleu.smoothing=method1"]
+    assert got["cache"] == str(cache) and got["no_cache"] is False
+
+
+def test_run_json_stores_the_request_as_given(tmp_path: Path, shared_data: Path) -> None:
+    out = tmp_path / "s"
+    res = invoke("stress", "-m", "length", "--perturb", "truncation", "--limit", "2", "--boot", "10",
+                 "--subsets", "none", "--plot", "none", "--no-cache", "-q", "-o", out)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    stored = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    want = ScoringRequest(metrics=("length",), no_cache=True, progress=False)
+    assert stored["request"] == want.record()
+    run = RunInfo.model_validate(stored).root
+    assert ScoringRequest.model_validate(run.request) == want
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["lmstyle", "-p", "k=1"], ["lmstyle", "-p"]),
+        (["lmstyle", "-m", "bleu"], ['"bleu"', "paper"]),
+        (["train", "--train", "usr-pc", "--folds", "2", "-m", "length"], ["train takes no -m", "--model-param"]),
+        (["train", "--train", "usr-pc", "--folds", "2", "--device", "cpu"], ["train takes no --device"]),
+    ],
+)
+def test_options_a_command_cannot_honour_are_refused_in_one_line(
+    tmp_path: Path, args: list[str], words: list[str]
+) -> None:
+    out = tmp_path / "out"
+    res = invoke(*args, "-o", out, "--no-cache")
+    assert res.exit_code == 2, res.output
+    errors = [line for line in res.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and all(w in errors[0] for w in words), res.output
+    assert not out.exists()
