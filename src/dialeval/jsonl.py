@@ -31,14 +31,18 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import pandas as pd
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from dialeval.atomic import atomic_write
 from dialeval.errors import InputError, MissingExtraError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -259,15 +263,38 @@ def read_yaml_model(path: str | Path, model: type[M], *, extra: str) -> tuple[M,
     return validate(model, raw, path), text
 
 
-def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
-    """Write records as JSONL atomically; return how many were written."""
+def write_jsonl(path: str | Path, records: Iterable[BaseModel | DataclassInstance]) -> int:
+    r"""Write records (pydantic models or dataclasses) as JSONL atomically; return how many were written.
+
+    Each record is one line of compact JSON, its fields in declaration order; a NaN or an infinity
+    is written as null, so every file written here reads back through :func:`iter_objects`.
+
+    Example:
+        >>> import dataclasses, tempfile, pathlib
+        >>> @dataclasses.dataclass
+        ... class Row:
+        ...     metric: str
+        ...     value: float
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "rows.jsonl"
+        >>> write_jsonl(p, [Row("bleu", 0.5), Row("len", float("nan"))]), p.read_text()
+        (2, '{"metric":"bleu","value":0.5}\n{"metric":"len","value":null}\n')
+    """
     n = 0
     with atomic_write(path) as handle:
         for rec in records:
-            handle.write(rec.model_dump_json(exclude_none=False))
+            handle.write(rec.model_dump_json() if isinstance(rec, BaseModel) else _dataclass_json(rec))
             handle.write("\n")
             n += 1
     return n
+
+
+def _dataclass_json(rec: DataclassInstance) -> str:
+    return _adapter(type(rec)).dump_json(rec).decode("utf-8")
+
+
+@cache
+def _adapter(cls: type[Any]) -> TypeAdapter[Any]:
+    return TypeAdapter(cls)
 
 
 def to_frame(records: Iterable[BaseModel]) -> pd.DataFrame:
