@@ -25,9 +25,9 @@ from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics.base import build_inputs
 from dialeval.metrics.likelihood import LikelihoodMetric
 from dialeval.metrics.quality import QualityMetric
+from dialeval.metrics.quality.features import pair_texts
 from dialeval.models.loading import load_sentence_encoder
 from dialeval.paths import shared_data_dir
-from dialeval.quality.features import pair_texts
 
 
 def main() -> None:

@@ -15,8 +15,8 @@ The layers, lowest first (:data:`LAYERS`), as the graph has them: a module impor
 modules of its own layer and of the layers below, never above. The order of the
 feature packages is the one their imports make today: ``stress`` uses the judges
 and the report's charts, ``quality`` builds on ``stress`` and ``trained``.
-:data:`ALLOWED_UPWARD` lists the upward imports still in the tree, each with the
-move that removes it.
+No upward import is allowed (the last ones went when the quality metric's runtime
+pieces moved into ``dialeval.metrics.quality`` and ``dialeval quality train`` left ``train``).
 """
 
 from __future__ import annotations
@@ -47,16 +47,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cli", ("dialeval.cli",)),
 )  # fmt: skip
 
-#: (importer, imported) pairs that go up a layer today, for the lead to remove with the move named.
-ALLOWED_UPWARD = {
-    # The quality metric's runtime pieces (features, heads) move next to it in metrics/ (quality/ is the lead's).
-    ("dialeval.metrics.quality", "dialeval.quality.features"),
-    ("dialeval.metrics.quality", "dialeval.quality.heads"),
-    ("dialeval.metrics.quality", "dialeval.quality.crossenc"),  # the cross-encoder's views, added in 3eda9a7
-    # `train --self-supervised` becomes its own command (`dialeval quality train`), and trained/cli.py stops
-    # importing quality/cli.py (quality/ is the lead's).
-    ("dialeval.trained.cli", "dialeval.quality.cli"),
-}
 
 
 def module_name(path: Path) -> str:
@@ -190,7 +180,5 @@ def test_an_upward_import_is_found():
 def test_no_module_imports_a_higher_layer():
     upward = upward_imports(import_graph())
     names = [name for name, _ in LAYERS]
-    new = sorted(f"{a} ({names[layer_of(a)]}) -> {b} ({names[layer_of(b)]})" for a, b in upward - ALLOWED_UPWARD)
+    new = sorted(f"{a} ({names[layer_of(a)]}) -> {b} ({names[layer_of(b)]})" for a, b in upward)
     assert new == [], "imports up a layer: " + "; ".join(new)
-    gone = sorted(ALLOWED_UPWARD - upward)
-    assert gone == [], f"fixed, take them out of ALLOWED_UPWARD: {gone}"

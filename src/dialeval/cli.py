@@ -31,6 +31,7 @@ _COMMAND_MODULES = (
     "dialeval.lmstyle.cli",
     "dialeval.stress.cli",
     "dialeval.report.cli",
+    "dialeval.quality.cli",
 )
 
 

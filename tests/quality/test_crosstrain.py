@@ -1,6 +1,6 @@
 """The multi-view cross-encoder: examples per view, a micro training run that resumes, the card, and the merge.
 
-The merge test pins :func:`dialeval.quality.crossenc.merge_adapter` (LoRA added into the
+The merge test pins :func:`dialeval.metrics.quality.crossenc.merge_adapter` (LoRA added into the
 weights by hand, so scoring needs no peft) against peft's own forward pass with the adapter.
 """
 
@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("peft")
 
+from dialeval.metrics.quality.crossenc import VIEWS, assemble
 from dialeval.quality import crosstrain as ct
 from dialeval.quality.corpora import ALLOWED, Pair
-from dialeval.quality.crossenc import VIEWS, assemble
 
 MICRO = ct.TrainConfig(seed=3, batch_size=4, steps=4, warmup=2, val_share=0.3, val_pairs=6, per_source=3)
 
@@ -90,8 +90,8 @@ def test_hand_merge_equals_peft_forward(trained):
     from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
     from safetensors.torch import load_file
 
+    from dialeval.metrics.quality.crossenc import build_model, collate, load_views
     from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
-    from dialeval.quality.crossenc import build_model, collate, load_views
 
     out, _ = trained
     enc = str(resolve_encoder_dir(DEFAULT_ENCODER))
@@ -121,8 +121,8 @@ def test_quality_metric_applies_an_ensemble_over_a_view(trained, tmp_path):
 
     from dialeval.metrics.base import MetricInput
     from dialeval.metrics.quality import QualityMetric
+    from dialeval.metrics.quality.crossenc import collate, load_views
     from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
-    from dialeval.quality.crossenc import collate, load_views
     from dialeval.schema import Turn
 
     out, _ = trained

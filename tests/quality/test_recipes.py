@@ -62,7 +62,7 @@ def test_cli_rebuilds_the_tiny_recipe(tmp_path):
 
     from dialeval.cli import app
 
-    res = CliRunner().invoke(app, ["train", "--self-supervised", "--recipe", "tiny", "-o", str(tmp_path)])
+    res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "-o", str(tmp_path)])
     assert res.exit_code == 0, res.output
     card = json.loads((tmp_path / "heads" / "card.json").read_text())
     assert card["recipe"]["name"] == "tiny" and card["validation"]["sensible"]["n"] > 0
@@ -74,5 +74,5 @@ def test_cli_unknown_recipe_is_one_clear_error(tmp_path):
 
     from dialeval.cli import app
 
-    res = CliRunner().invoke(app, ["train", "--self-supervised", "--recipe", "huge", "-o", str(tmp_path)])
+    res = CliRunner().invoke(app, ["quality", "train", "--recipe", "huge", "-o", str(tmp_path)])
     assert res.exit_code != 0 and 'unknown recipe "huge"' in res.output and "Traceback" not in res.output

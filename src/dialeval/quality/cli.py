@@ -1,10 +1,15 @@
-"""``dialeval train --self-supervised --recipe NAME``: rebuild the shipped heads (and the ensemble) from public data.
+"""``dialeval quality``: train and compare the reference-free ``quality`` metric's parts on public data.
 
-Writes ``OUTPUT/heads`` (``sensible.json``, ``fluent.json``, ``card.json``) and, for
-recipes with ``ensemble``, ``OUTPUT/quality`` (``ensemble.json``, ``card.json`` with the
-leave-one-benchmark-out results). ``-o src/dialeval/quality/bundled`` rebuilds what the
-package ships; the metric takes other folders with ``-p quality.heads=DIR
--p quality.ensemble=FILE``.
+* ``dialeval quality train --recipe NAME -o OUT`` rebuilds the frozen-MiniLM heads
+  (``OUT/heads``: ``sensible.json``, ``fluent.json``, ``card.json``) and, for recipes with
+  ``ensemble``, ``OUT/quality`` (``ensemble.json``, ``card.json`` with the
+  leave-one-benchmark-out results). ``-o src/dialeval/metrics/quality/bundled`` rebuilds
+  what the package ships; the metric takes other folders with ``-p quality.heads=DIR
+  -p quality.ensemble=FILE``.
+* ``dialeval quality train-views OUT`` fine-tunes the multi-view cross-encoder
+  (:mod:`dialeval.quality.crosstrain`; checkpointed, resumable).
+* ``dialeval quality experiment VIEWS_DIR`` compares the candidates leave-one-benchmark-out
+  (:mod:`dialeval.quality.experiment`).
 """
 
 from __future__ import annotations
@@ -12,8 +17,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dialeval.commands.common import console
-from dialeval.errors import InputError
+import typer
+
+from dialeval.commands.common import check_output, console, fail
+from dialeval.errors import DialevalError, InputError
+
+quality_app = typer.Typer(help="Train and compare the parts of the reference-free quality metric.",
+                          no_args_is_help=True)  # fmt: skip
 
 
 def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int) -> None:
@@ -55,3 +65,45 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
             say(f"{row['benchmark']:<24} spearman {q['spearman']:.3f} [{lo:.3f}, {hi:.3f}]"
                 f" (trained on {', '.join(row['trained_on'])})")
     say(f"wrote {output}")
+
+
+@quality_app.command("train")
+def train(
+    output: Path = typer.Option(..., "--output", "-o", help="Folder for heads/ and quality/ with their cards."),
+    recipe: str = typer.Option("default", "--recipe", help="default or tiny."),
+    seed: int = typer.Option(0, "--seed", help="Replaces the recipe's seed when not 0."),
+    n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples of contexts for the CIs."),
+) -> None:
+    """Rebuild the frozen-MiniLM heads (and the ensemble) from public unrated dialogues (docs/quality.md)."""
+    try:
+        check_output(output, "folder")
+        train_self_supervised(output, recipe, seed, n_boot)
+    except DialevalError as exc:
+        fail(exc)
+
+
+@quality_app.command("train-views", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def train_views(ctx: typer.Context) -> None:
+    """Fine-tune the multi-view cross-encoder (arguments as ``python -m dialeval.quality.crosstrain --help``)."""
+    from dialeval.quality.crosstrain import main
+
+    try:
+        main(ctx.args)
+    except DialevalError as exc:
+        fail(exc)
+
+
+@quality_app.command("experiment", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def experiment(ctx: typer.Context) -> None:
+    """Compare quality candidates leave-one-benchmark-out (arguments: ``python -m dialeval.quality.experiment``)."""
+    from dialeval.quality.experiment import main
+
+    try:
+        main(ctx.args)
+    except DialevalError as exc:
+        fail(exc)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``quality`` command group to the CLI."""
+    app.add_typer(quality_app, name="quality")

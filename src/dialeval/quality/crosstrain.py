@@ -1,4 +1,4 @@
-"""Train the multi-view cross-encoder (:mod:`dialeval.quality.crossenc`) on the allowed unrated corpora.
+"""Train the multi-view cross-encoder (:mod:`dialeval.metrics.quality.crossenc`) on the allowed unrated corpora.
 
 ``python -m dialeval.quality.crosstrain OUT [--steps N] [--minutes M]`` draws true
 (context, next turn) pairs from every source of :data:`~dialeval.quality.corpora.ALLOWED`
@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from dialeval.quality.crossenc import VIEWS
+from dialeval.metrics.quality.crossenc import VIEWS
 
 #: True pairs drawn at most from each source (seeded), so the big Chit-Chat corpus does not dominate.
 CAPS = {
@@ -189,7 +189,7 @@ def evaluate(model: Any, tokens: Any, val: Sequence[Example]) -> dict[str, Any]:
     """Return the held-in loss and AUC per view (overall and per kind of negative)."""
     import torch
 
-    from dialeval.quality.crossenc import score_batches
+    from dialeval.metrics.quality.crossenc import score_batches
 
     model.eval()
     logits = score_batches(model, tokens.pairs([e.context for e in val], [e.response for e in val]))
@@ -226,8 +226,8 @@ def _model(cfg: TrainConfig) -> tuple[Any, Any]:
     from peft import LoraConfig, get_peft_model
     from transformers import AutoTokenizer
 
+    from dialeval.metrics.quality.crossenc import Tokens, build_model
     from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
-    from dialeval.quality.crossenc import Tokens, build_model
 
     torch.manual_seed(cfg.seed)
     enc_dir = str(resolve_encoder_dir(DEFAULT_ENCODER))
@@ -248,7 +248,7 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
     """Train (resuming from ``out/checkpoint.pt``), export the best checkpoint and write the card."""
     import torch
 
-    from dialeval.quality.crossenc import collate
+    from dialeval.metrics.quality.crossenc import collate
 
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -320,8 +320,8 @@ def calibrate(folder: Path, tokens: Any, val: Sequence[Example], cfg: TrainConfi
     import statistics
 
     from dialeval.metrics.quality import _views
+    from dialeval.metrics.quality.crossenc import score_batches
     from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
-    from dialeval.quality.crossenc import score_batches
 
     path = folder / "heads.json"
     head = json.loads(path.read_text(encoding="utf-8"))

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dialeval.quality.heads import LogisticHead
+from dialeval.metrics.quality.heads import LogisticHead
 from dialeval.trained.data import Example
 
 #: The rated sets the shipped ensemble is fitted on (each is also reported with the model that never saw it).
@@ -222,7 +222,7 @@ def fit_ensemble(
     import hashlib
 
     from dialeval.metrics.quality import ENSEMBLE_FEATURES, QualityMetric
-    from dialeval.quality.heads import save_head
+    from dialeval.metrics.quality.heads import save_head
     from dialeval.trained.data import data_sha256
     from dialeval.trained.experiment import load_dataset
 

@@ -42,8 +42,8 @@ CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def rated_rows(views: Path, limit: int | None = None) -> tuple[list[Any], list[dict[str, float | None]]]:
-    """Return the rated examples and, per example, the frozen features and the view logits of ``views``."""
+def rated_rows(views: Path, limit: int | None = None) -> tuple[Any, list[dict[str, float | None]]]:
+    """Return the rated dataset and, per example, the frozen features and the view logits of ``views``."""
     from dialeval.metrics.quality import QualityMetric
     from dialeval.quality.ensemble import BENCHMARKS
     from dialeval.trained.experiment import load_dataset
@@ -55,7 +55,7 @@ def rated_rows(views: Path, limit: int | None = None) -> tuple[list[Any], list[d
         part = ds.examples[start : start + 256]
         feats = metric.features([e.item for e in part], views=True)
         rows.extend({k: v[n] for k, v in feats.items()} for n in range(len(part)))
-    return ds.examples, rows
+    return ds, rows
 
 
 def zmean(rows: Sequence[Mapping[str, float | None]], names: Sequence[str], centre: Mapping[str, Sequence[float]]
@@ -118,16 +118,68 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("-o", "--out", type=Path, default=Path("runs/quality-experiment"))
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--ship", type=Path, default=None, help="write the winner into this bundled folder")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    examples, rows = rated_rows(args.views, args.limit)
+    ds, rows = rated_rows(args.views, args.limit)
     head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
     centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True))
-    results = run(examples, rows, centre, n_boot=args.n_boot)
+    results = run(ds.examples, rows, centre, n_boot=args.n_boot)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "results": results,
                                                        "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
     print(markdown(results))
+    if args.ship is not None:
+        winner = ship(args.ship, args.views, ds, rows, results, n_boot=args.n_boot)
+        print(f"shipped {winner} into {args.ship}")
+
+
+def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | None]],
+         results: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0) -> str:  # fmt: skip
+    """Write the candidate with the best mean over the folds into ``bundled`` (``views/``, ``quality/``); return it.
+
+    Only a ridge candidate can ship (an unfitted one would need its own combination file).
+    The ensemble is chosen (sign rule) and fitted on all five sets; its card holds the
+    leave-one-benchmark-out rows of that candidate, the whole comparison, and the views' card.
+    """
+    import hashlib
+    import shutil
+
+    from dialeval.errors import InputError
+    from dialeval.metrics.quality.heads import save_head
+    from dialeval.quality.ensemble import ALPHA, fit_all, leave_one_out
+    from dialeval.trained.data import data_sha256
+
+    best = max(results, key=lambda r: r["mean"])
+    how, feats = CANDIDATES[best["candidate"]]
+    if how != "ridge":
+        raise InputError(f'the winner "{best["candidate"]}" is not a ridge candidate; nothing shipped')
+    (bundled / "views").mkdir(parents=True, exist_ok=True)
+    for name in ("adapter.safetensors", "heads.json"):
+        shutil.copyfile(views / name, bundled / "views" / name)
+    shutil.copyfile(views.parent / "card.json", bundled / "views" / "card.json")
+    out = bundled / "quality"
+    out.mkdir(parents=True, exist_ok=True)
+    head, chosen = fit_all(ds.examples, rows, list(feats))
+    save_head(head, out / "ensemble.json", "quality")
+    data = json.loads((out / "ensemble.json").read_text(encoding="utf-8"))
+    (out / "ensemble.json").write_text(json.dumps({**data, "features": chosen}) + "\n", encoding="utf-8")
+    sha = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((bundled / "views").glob("*"))}
+    card = {
+        "model": "ridge", "alpha": ALPHA, "target": "per-benchmark percentile rank of the human mean",
+        "candidate": best["candidate"],
+        "chosen_by": "the best mean turn Spearman over the leave-one-benchmark-out folds",
+        "candidate_features": list(feats), "feature_rule": "same sign of Spearman with the target on every benchmark",
+        "features": chosen, "benchmarks": sorted({e.benchmark for e in ds.examples}), "dimensions": ds.dimensions,
+        "data_sha256": data_sha256(ds.examples), "n": len(ds.examples),
+        "heads_card_sha256": hashlib.sha256((bundled / "heads" / "card.json").read_bytes()).hexdigest(),
+        "views_sha256": sha,
+        "leave_one_benchmark_out": leave_one_out(ds.examples, rows, list(feats), n_boot=n_boot, seed=seed),
+        "comparison": list(results), "n_boot": n_boot, "seed": seed,
+        "files": {"ensemble.json": hashlib.sha256((out / "ensemble.json").read_bytes()).hexdigest()},
+    }
+    (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    return str(best["candidate"])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Rebuild the self-supervised heads from the public unrated corpora (``dialeval train --self-supervised``).
+"""Rebuild the self-supervised heads from the public unrated corpora (``dialeval quality train``).
 
 A :class:`Recipe` names how many true pairs to draw from each allowed source
 (:data:`~dialeval.quality.corpora.ALLOWED`), the seed and the L2 penalty. Training
@@ -30,9 +30,9 @@ import numpy as np
 
 from dialeval.data._common import sha256_file
 from dialeval.errors import InputError
+from dialeval.metrics.quality.heads import LogisticHead, auc, fit_logistic, save_head
 from dialeval.quality.build import FluentExample, SensibleExample, fluent_examples, sensible_examples
 from dialeval.quality.corpora import ALLOWED, Pair, read_source, source_path
-from dialeval.quality.heads import LogisticHead, auc, fit_logistic, save_head
 
 
 @dataclass(frozen=True)
@@ -136,8 +136,8 @@ def train_recipe(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Train both heads and write them with their card into ``output``; return the card."""
+    from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts, utterance_matrix
     from dialeval.models.loading import fingerprint, load_sentence_encoder, resolve_encoder_dir
-    from dialeval.quality.features import embed, pair_matrix, pair_texts, utterance_matrix
 
     say = progress or (lambda _msg: None)
     start = time.perf_counter()

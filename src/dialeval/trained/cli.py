@@ -122,7 +122,7 @@ def _plan(
     kinds = split_list(model) or []
     train_names = split_list(train_on) or []
     if not train_names:
-        raise InputError("give --train (benchmarks to train on), or --self-supervised")
+        raise InputError("give --train (benchmarks to train on); the quality heads train with dialeval quality train")
     test_names = split_list(test) or []
     if sum(bool(x) for x in (test_names, logo, folds)) != 1:
         raise InputError("give exactly one of --test, --logo, --folds")
@@ -258,9 +258,6 @@ def train(
     seed: int = typer.Option(0, "--seed", help="Seed for splits, models and bootstrap."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts of each benchmark."),
     save_models: bool = typer.Option(True, "--save/--no-save", help="Save each model fitted on all of --train."),
-    self_supervised: bool = typer.Option(False, "--self-supervised", help="Rebuild the quality heads (and ensemble) "
-                                         "from public unrated dialogues instead (see docs/quality.md)."),
-    recipe: str = typer.Option("default", "--recipe", help="With --self-supervised: default or tiny."),
     path: Path | None = typer.Option(None, "--path", help="Your own rated table (.csv, .tsv, .jsonl; with "
                                      "--mapping or the --*-col options) or a folder of records; name it "
                                      "in --train or --test by its file name without suffix (or the "
@@ -280,11 +277,6 @@ def train(
     started = time.perf_counter()
     try:
         check_output(output, "folder")
-        if self_supervised:
-            from dialeval.quality.cli import train_self_supervised
-
-            train_self_supervised(output, recipe, seed, n_boot)
-            return
         common = {"dimension": dimension, "overrides": xp.parse_dimensions(dim), "target_norm": target_norm,
                   "limit": limit}  # fmt: skip
         _check_request(request)

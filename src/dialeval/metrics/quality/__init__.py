@@ -20,7 +20,7 @@ Outputs:
   (``--level dialogue,system`` averages it per dialogue), where a bot that says the same
   thing again is a worse conversation partner even if each turn is fine on its own.
 
-The heads and the ensemble are JSON files in ``dialeval/quality/bundled`` with
+The heads and the ensemble are JSON files in ``dialeval/metrics/quality/bundled`` with
 their cards (data sha256, recipe, seed, validation figures, leave-one-benchmark-out
 results); the signature carries their sha256 (and the LM's hash when the ensemble uses
 it). Everything runs offline over the packaged MiniLM (and SmolLM2 for an ensemble with
@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric, resolve_device
 from dialeval.models.loading import DEFAULT_CAUSAL_LM, DEFAULT_ENCODER
 
-BUNDLED = Path(__file__).resolve().parents[1] / "quality" / "bundled"
+BUNDLED = Path(__file__).resolve().parent / "bundled"
 
 #: The features an ensemble may use (a fitted one names its own, in its weight order).
 ENSEMBLE_FEATURES = (
@@ -57,7 +57,7 @@ ENSEMBLE_FEATURES = (
 )
 #: The features that need the causal LM.
 LM_FEATURES = frozenset({"lm_nll", "lm_nll_uncond", "lm_context_gain"})
-#: The features of the multi-view cross-encoder (:mod:`dialeval.quality.crossenc`), its logits per view.
+#: The features of the multi-view cross-encoder (:mod:`dialeval.metrics.quality.crossenc`), its logits per view.
 VIEW_FEATURES = ("view_coherent", "view_fluent", "view_specific")
 
 
@@ -119,7 +119,7 @@ def _file_sha(path: Path) -> str:
 
 @functools.cache
 def _views(folder: str, encoder_dir: str, device: str) -> tuple[Any, Any]:
-    from dialeval.quality.crossenc import load_views
+    from dialeval.metrics.quality.crossenc import load_views
 
     model, tokens, _ = load_views(folder, encoder_dir, device)
     return model, tokens
@@ -136,12 +136,12 @@ def raw_features(
         encoder: A loaded sentence-transformers encoder.
         lm_values: :class:`~dialeval.metrics.likelihood.LikelihoodMetric` outputs for the items
             (None: the likelihood features are left out).
-        heads: ``(sensible, fluent)`` :class:`~dialeval.quality.heads.LogisticHead`.
-        views: ``(model, tokens)`` of :func:`dialeval.quality.crossenc.load_views` (None: no view features).
+        heads: ``(sensible, fluent)`` :class:`~dialeval.metrics.quality.heads.LogisticHead`.
+        views: ``(model, tokens)`` of :func:`dialeval.metrics.quality.crossenc.load_views` (None: no view features).
     """
     import numpy as np
 
-    from dialeval.quality.features import embed, pair_matrix, pair_texts, utterance_matrix
+    from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts, utterance_matrix
 
     contexts = [[t.text for t in i.context] for i in items]
     responses = [i.response for i in items]
@@ -161,7 +161,7 @@ def raw_features(
         out["lm_nll_uncond"] = [100.0 / v if v else None for v in lm_values["lm_likelihood_uncond"]]
         out["lm_context_gain"] = [None if v is None else float(v) for v in lm_values["lm_context_gain"]]
     if views is not None:
-        from dialeval.quality.crossenc import TURNS, score_batches
+        from dialeval.metrics.quality.crossenc import TURNS, score_batches
 
         model, tokens = views
         logits = score_batches(model, tokens.pairs([c[-TURNS:] for c in contexts], responses))
@@ -174,7 +174,7 @@ def combine(features: Mapping[str, Sequence[float | None]], ensemble: Any, names
     """Apply the linear ensemble; a missing feature is imputed with its training mean (standardised 0).
 
     Example:
-        >>> from dialeval.quality.heads import LogisticHead
+        >>> from dialeval.metrics.quality.heads import LogisticHead
         >>> import numpy as np
         >>> e = LogisticHead(np.array([1.0, 0.0]), np.array([2.0, 1.0]), np.array([0.5, 1.0]), 0.1)
         >>> combine({"a": [3.0, None], "b": [1.0, 2.0]}, e, ["a", "b"])
@@ -311,7 +311,7 @@ class QualityMetric(Metric):
 
     def heads(self) -> tuple[Any, Any]:
         """Return the ``(sensible, fluent)`` heads, read and checked."""
-        from dialeval.quality.heads import LogisticHead
+        from dialeval.metrics.quality.heads import LogisticHead
 
         files = self._files()
         sens = LogisticHead.from_json(_read(files["sensible"])[0], files["sensible"])
@@ -332,7 +332,7 @@ class QualityMetric(Metric):
     def loaded(self) -> tuple[Any, Any, Any, list[str]]:
         """Return ``(sensible head, fluent head, ensemble, ensemble feature names)``, read and checked."""
         from dialeval.errors import InputError
-        from dialeval.quality.heads import LogisticHead
+        from dialeval.metrics.quality.heads import LogisticHead
 
         files = self._files()
         sens, flu = self.heads()
