@@ -115,3 +115,30 @@ def test_gzipped_jsonl_is_read_and_a_damaged_one_is_an_error(tmp_path: Path) -> 
     p.write_bytes(gzip.compress(b'{"a": 1}\n' * 1000)[:50])
     with pytest.raises(InputError, match=r"x\.jsonl\.gz:\d+: cannot read"):
         list(iter_objects(p))
+
+
+def test_result_rows_that_are_dataclasses_are_written_as_their_json_dicts(tmp_path: Path) -> None:
+    """table.jsonl, stress.jsonl, ranking.jsonl and lmstyle_tables.jsonl go through write_jsonl: NaN as null,
+    fields in order, and every line reads back through the one reader (which refuses NaN)."""
+    import dataclasses
+    import math
+
+    from dialeval.commands.meta import row_dict
+    from dialeval.jsonl import iter_objects
+    from dialeval.lmstyle.tables import TableCell
+    from dialeval.meta.rows import CorrelationRow
+    from dialeval.stress.run import StressLine, StressRow
+
+    corr = CorrelationRow(metric="bleu", dimension="Overall", level="turn", method="pearson", value=math.nan,
+                          p_value=None, ci_low=-0.25, ci_high=1e-05, n_items=3, n_groups=2, n_skipped=1)  # fmt: skip
+    stress = StressRow(metric="bleu", family="bleu", perturbation="negation", n_pairs=4, fraction=0.75, drop=0.1,
+                       ci_low=0.0, ci_high=0.2, auroc=math.nan, higher_is_better=True, n_contexts=2)  # fmt: skip
+    cell = TableCell(table="table4", dataset="dd", model="m", source="ours", column="Formal ACC%", value=math.inf,
+                     scored="1/2")  # fmt: skip
+    rows = [corr, StressLine.of(stress, skipped=3), cell]
+    assert write_jsonl(tmp_path / "rows.jsonl", rows) == 3
+    got = [obj for _, obj in iter_objects(tmp_path / "rows.jsonl")]
+    assert [list(o) for o in got] == [[f.name for f in dataclasses.fields(r)] for r in rows]
+    assert got[0] == row_dict(corr) and got[0]["value"] is None and got[0]["ci_high"] == 1e-05
+    assert got[1] == {**row_dict(stress), "value": 0.75, "skipped": 3} and got[1]["auroc"] is None
+    assert got[2]["value"] is None and got[2]["scored"] == "1/2"

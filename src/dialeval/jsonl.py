@@ -6,6 +6,8 @@ the file, the line and (where there is one) the field. That covers a missing
 file, a folder given as a file, bytes that are not UTF-8 (a binary file), a line
 that is not JSON or not an object, and a non-finite number (``NaN``,
 ``Infinity``, ``1e999``: not JSON, and never a valid score or rating).
+:func:`read_yaml_model` reads a YAML file of one record (a judge or human
+protocol) through the same checks.
 
 Example:
     >>> import tempfile, pathlib
@@ -29,14 +31,18 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import pandas as pd
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from dialeval.atomic import atomic_write
-from dialeval.errors import InputError
+from dialeval.errors import InputError, MissingExtraError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -162,7 +168,7 @@ def _field_of(err: ValidationError) -> tuple[str, str]:
     return loc, first["msg"]
 
 
-def validate(model: type[M], obj: dict[str, Any], path: str | Path, line: int) -> M:
+def validate(model: type[M], obj: dict[str, Any], path: str | Path, line: int | None = None) -> M:
     """Validate one parsed object as ``model``; an error names the file, line and field."""
     try:
         return model.model_validate(obj)
@@ -216,15 +222,79 @@ def read_unique(path: str | Path, model: type[M], key: str = "id") -> dict[str, 
     return out
 
 
-def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
-    """Write records as JSONL atomically; return how many were written."""
+def read_yaml_model(path: str | Path, model: type[M], *, extra: str) -> tuple[M, str]:
+    r"""Read a YAML file holding one mapping, validated as ``model``; return the record and the file's text.
+
+    Every error is one line naming the file and the line (not a file, not UTF-8 text, not YAML) or
+    the field (a missing, unknown or bad value), as for a JSONL record.
+
+    Args:
+        path: The YAML file.
+        model: The pydantic model of the mapping.
+        extra: The dialeval extra that installs pyyaml, named when it is missing.
+
+    Raises:
+        InputError: The file cannot be read or is not a valid ``model`` mapping.
+        MissingExtraError: pyyaml is not installed.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from dialeval.schema import Rating
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.yaml"
+        >>> _ = p.write_text("item_id: x\ndimension: O\nannotator: a\nvalue: [1\n")
+        >>> read_yaml_model(p, Rating, extra="human")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...r.yaml:5: not valid YAML (expected ',' or ']', but got '<stream end>')
+    """
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError as exc:  # pragma: no cover - pyyaml comes with the extras that read YAML
+        raise MissingExtraError("pyyaml", extra=extra) from exc
+    text = read_text(path)  # a folder, a missing file or bytes that are not UTF-8: one InputError naming the file
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise InputError(f"not valid YAML ({problem})", path=path, line=mark.line + 1 if mark else None) from None
+    if not isinstance(raw, dict):
+        raise InputError("expected a mapping at the top level", path=path)
+    return validate(model, raw, path), text
+
+
+def write_jsonl(path: str | Path, records: Iterable[BaseModel | DataclassInstance]) -> int:
+    r"""Write records (pydantic models or dataclasses) as JSONL atomically; return how many were written.
+
+    Each record is one line of compact JSON, its fields in declaration order; a NaN or an infinity
+    is written as null, so every file written here reads back through :func:`iter_objects`.
+
+    Example:
+        >>> import dataclasses, tempfile, pathlib
+        >>> @dataclasses.dataclass
+        ... class Row:
+        ...     metric: str
+        ...     value: float
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "rows.jsonl"
+        >>> write_jsonl(p, [Row("bleu", 0.5), Row("len", float("nan"))]), p.read_text()
+        (2, '{"metric":"bleu","value":0.5}\n{"metric":"len","value":null}\n')
+    """
     n = 0
     with atomic_write(path) as handle:
         for rec in records:
-            handle.write(rec.model_dump_json(exclude_none=False))
+            handle.write(rec.model_dump_json() if isinstance(rec, BaseModel) else _dataclass_json(rec))
             handle.write("\n")
             n += 1
     return n
+
+
+def _dataclass_json(rec: DataclassInstance) -> str:
+    return _adapter(type(rec)).dump_json(rec).decode("utf-8")
+
+
+@cache
+def _adapter(cls: type[Any]) -> TypeAdapter[Any]:
+    return TypeAdapter(cls)
 
 
 def to_frame(records: Iterable[BaseModel]) -> pd.DataFrame:

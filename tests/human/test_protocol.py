@@ -77,3 +77,48 @@ def test_user_protocol_errors_name_file_and_field(tmp_path: Path) -> None:
         load_protocol(bad)
     with pytest.raises(InputError, match="unknown protocol"):
         load_protocol("mousavi")
+
+
+MALFORMED = {
+    "not YAML": b"name: mine\nversion: [1\n",
+    "a list": b"- name: mine\n",
+    "a bad field": b"name: mine\nversion: one\n",
+    "a binary file": b"name: mine\n\xff\xfe\x00\x01",
+    "a folder": None,
+}
+
+
+@pytest.mark.parametrize("kind", MALFORMED)
+def test_a_malformed_human_protocol_fails_as_a_judge_protocol_does(tmp_path: Path, kind: str) -> None:
+    """Both kinds of protocol are read by one loader: the same bad file gives the same one-line error."""
+    from dialeval.judges import load_protocol as load_judge_protocol
+
+    path = tmp_path / "mine.yaml"
+    content = MALFORMED[kind]
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    errors = []
+    for load in (load_protocol, load_judge_protocol):
+        with pytest.raises(InputError) as err:
+            load(path)
+        errors.append(err.value)
+    human, judge = errors
+    assert (human.path, human.line, human.field, human.message) == (judge.path, judge.line, judge.field, judge.message)
+    assert human.path == str(path) and "\n" not in str(human), str(human)
+    if kind == "a bad field":
+        assert human.field == "version"
+
+
+def test_study_create_with_a_malformed_protocol_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    bad = tmp_path / "mine.yaml"
+    bad.write_bytes(MALFORMED["not YAML"])
+    res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(bad)])
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith(f"error: {bad}:3: not valid YAML (") and res.output.count("\n") == 1, res.output
+    assert not (tmp_path / "study").exists()

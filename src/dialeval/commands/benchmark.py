@@ -85,7 +85,7 @@ def benchmark(
     run_info = _run_info(bench, dimension, runs, skipped, run, n_boot, seed, started)
     write_jsonl(output / "scores.jsonl", scores)
     write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n")
-    write_text(output / "table.jsonl", "".join(json.dumps(row_dict(r)) + "\n" for r in rows))
+    write_jsonl(output / "table.jsonl", rows)
     write_run_info(output, run_info)
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": [row_dict(r) for r in rows]}))

@@ -27,7 +27,7 @@ from dialeval.commands.common import (
 from dialeval.commands.tables import pivot, to_markdown, to_rich
 from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError
-from dialeval.jsonl import read_jsonl
+from dialeval.jsonl import read_jsonl, write_jsonl
 from dialeval.schema import Rating, Score
 
 
@@ -144,7 +144,7 @@ def meta(
     wide = pivot(rows)
     if output is not None:
         write_text(output / "table.md", to_markdown(wide) + "\n" + (f"\n{comparison}\n" if comparison else ""))
-        write_text(output / "table.jsonl", "".join(json.dumps(d) + "\n" for d in dicts))
+        write_jsonl(output / "table.jsonl", rows)
     if as_json:
         out.print_json(json.dumps({"rows": dicts, "paper_comparison": comparison, "paired": paired}))
         return

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from dialeval.errors import InputError, MissingExtraError
+from dialeval.errors import InputError
 from dialeval.signature import text_sha256
 
 DONT_KNOW_VALUE = "dont_know"
@@ -198,35 +198,17 @@ def bundled_protocols() -> list[str]:
 
 
 def load_protocol(name_or_path: str | Path) -> Protocol:
-    """Load a bundled protocol by name, or a protocol file by path; errors name the file and field."""
-    try:
-        import yaml  # type: ignore[import-untyped]
-    except ImportError as exc:  # pragma: no cover - pyyaml is in the human extra
-        raise MissingExtraError("pyyaml", extra="human") from exc
+    """Load a bundled protocol by name, or a protocol file by path; errors name the file and field.
+
+    Raises:
+        InputError: An unknown name, or a file that is not a valid protocol (as :func:`dialeval.jsonl.read_yaml_model`).
+    """
+    from dialeval.jsonl import read_yaml_model
+
     path = Path(name_or_path)
     if path.suffix not in {".yaml", ".yml"}:
         if str(name_or_path) not in bundled_protocols():
             raise InputError(f"unknown protocol {name_or_path!r}; bundled: {bundled_protocols()}")
-        text = (resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml").read_text("utf-8")
-        where = f"protocols/{name_or_path}.yaml"
-    else:
-        if not path.is_file():
-            raise InputError("not a file" if path.exists() else "file not found", path=path)
-        try:
-            text, where = path.read_text(encoding="utf-8"), str(path)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-        except OSError as exc:
-            raise InputError(f"cannot read ({exc.strerror})", path=path) from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML ({exc})", path=where) from None
-    if not isinstance(raw, dict):
-        raise InputError("expected a mapping at the top level", path=where)
-    try:
-        return Protocol.model_validate({**raw, "source_sha256": text_sha256(text)})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(x) for x in first["loc"])
-        raise InputError(first["msg"], path=where, field=field) from None
+        path = Path(str(resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml"))
+    protocol, text = read_yaml_model(path, Protocol, extra="human")
+    return protocol.model_copy(update={"source_sha256": text_sha256(text)})

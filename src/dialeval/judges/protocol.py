@@ -36,10 +36,10 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from dialeval.backends.structure import AnswerShape
-from dialeval.errors import InputError, MissingExtraError
+from dialeval.errors import InputError
 from dialeval.judges.parse import Scale
 from dialeval.metrics.base import MetricInput
 from dialeval.registry import Registry
@@ -195,29 +195,12 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     Raises:
         InputError: The file lacks a required field, has an unknown one or a bad value (named).
     """
-    from dialeval.jsonl import read_text
+    from dialeval.jsonl import read_yaml_model
 
-    try:
-        import yaml  # type: ignore[import-untyped]
-    except ImportError as exc:
-        raise MissingExtraError("pyyaml", extra="judge") from exc
     path = Path(name_or_path)
     if not path.suffix:
         path = Path(protocol_registry().get(str(name_or_path)))
-    text = read_text(path)  # a folder or bytes that are not UTF-8: one InputError naming the file
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path=path,
-                         line=mark.line + 1 if mark else None) from None
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping at the top level", path=path)
-    try:
-        spec = ProtocolFile.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(first["msg"], path=path, field=".".join(str(x) for x in first["loc"])) from None
+    spec, text = read_yaml_model(path, ProtocolFile, extra="judge")
     sc = Scale(spec.scale.min, spec.scale.max, spec.scale.integer)
     if sc.min >= sc.max:
         raise InputError("scale min must be below max", path=path, field="scale")

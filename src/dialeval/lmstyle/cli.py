@@ -170,7 +170,7 @@ def lmstyle(
     )
     write_jsonl(output / "scores.jsonl", scored.scores)
     write_text(output / "table.md", f"# LMStyle benchmark, n={n} per dataset and style\n\n{markdown}")
-    write_text(output / "lmstyle_tables.jsonl", "".join(json.dumps(r) + "\n" for t in tables for r in t.records()))
+    write_jsonl(output / "lmstyle_tables.jsonl", [c for t in tables for c in t.cells()])
     write_text(output / "summary.jsonl", "".join(json.dumps(r) + "\n" for r in summary))
     write_run_info(output, run_info)
     typer.echo(markdown)  # plain text: a console that wraps lines would break the Markdown tables

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from dialeval.lmstyle.prompt import DATASETS, STYLES
@@ -62,6 +62,29 @@ def aggregate(paper_metric: str, values: Sequence[float]) -> float | None:
     return scale * sum(values) / len(values)
 
 
+@dataclass(frozen=True)
+class TableCell:
+    """One cell of a paper-layout table.
+
+    Attributes:
+        table: ``table2``, ``table4`` or ``table5``.
+        dataset: The dataset's name on a per-dataset table, else ``""``.
+        model: The model (system).
+        source: ``ours`` or ``paper``.
+        column: The column header.
+        value: The cell, or None when empty.
+        scored: ``"k/n"`` where only k of the cell's n responses were scored, else None.
+    """
+
+    table: str
+    dataset: str
+    model: str
+    source: str
+    column: str
+    value: float | None
+    scored: str | None
+
+
 @dataclass
 class LayoutTable:
     """A table in the paper's layout.
@@ -94,14 +117,17 @@ class LayoutTable:
             lines.append("| " + " | ".join(([group] if per_dataset else []) + [model, source, *cells]) + " |")
         return "\n".join(lines) + "\n"
 
+    def cells(self) -> list[TableCell]:
+        """Return one cell per (row, column): the lines of ``lmstyle_tables.jsonl``."""
+        return [
+            TableCell(table=self.name, dataset=g, model=m, source=src, column=col, value=v, scored=k)
+            for ((g, m), src, vals), notes in zip(self.rows, self.scored, strict=True)
+            for col, v, k in zip(self.columns, vals, notes, strict=True)
+        ]
+
     def records(self) -> list[dict[str, Any]]:
-        """Return one JSON-able record per cell."""
-        out = []
-        for ((g, m), src, vals), notes in zip(self.rows, self.scored, strict=True):
-            for col, v, k in zip(self.columns, vals, notes, strict=True):
-                out.append({"table": self.name, "dataset": g, "model": m, "source": src, "column": col, "value": v,
-                            "scored": k})  # fmt: skip
-        return out
+        """Return :meth:`cells` as dicts."""
+        return [asdict(c) for c in self.cells()]
 
 
 def _index(scores: Iterable[Score]) -> dict[tuple[str, str, str, str], list[float | None]]:

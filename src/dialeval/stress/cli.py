@@ -249,6 +249,8 @@ def _write_stress(
     ``started`` is the run's ``time.perf_counter()`` at its start (run.json's seconds).
     """
     from dialeval.commands.common import write_text
+    from dialeval.jsonl import write_jsonl
+    from dialeval.stress.run import StressLine
     from dialeval.stress.subsets import subset_distribution_png
 
     result = done.result
@@ -278,9 +280,9 @@ def _write_stress(
     rows = [{**r.as_dict(), "value": r.as_dict()["fraction"], "skipped": result.skipped[r.perturbation]}
             for r in result.rows]  # fmt: skip
     sub_rows = [r.as_dict() for r in result.subset_rows]
-    write_text(output / "stress.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    if sub_rows:
-        write_text(output / "stress_subsets.jsonl", "".join(json.dumps(r) + "\n" for r in sub_rows))
+    write_jsonl(output / "stress.jsonl", [StressLine.of(r, result.skipped[r.perturbation]) for r in result.rows])
+    if result.subset_rows:
+        write_jsonl(output / "stress_subsets.jsonl", result.subset_rows)
     write_text(output / "stress.md", to_markdown(result, done.title, figures))
     write_run_info(output, run_info)
     return run_info, rows, sub_rows, figures
@@ -321,6 +323,7 @@ def _ranking(
     Returns the scores (none when it failed; it has then exited).
     """
     from dialeval.commands.common import write_text
+    from dialeval.jsonl import write_jsonl
     from dialeval.stress.ranking import ranking_markdown
 
     started = time.perf_counter()
@@ -354,7 +357,7 @@ def _ranking(
         seconds=round(time.perf_counter() - started, 2),
     )
     rows = [r.as_dict() for r in result.rows]
-    write_text(output / "ranking.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    write_jsonl(output / "ranking.jsonl", result.rows)
     write_text(output / "ranking.md", ranking_markdown(result, title))
     write_run_info(output, run_info)
     if as_json:

@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -85,6 +86,24 @@ class StressRow:
     def as_dict(self) -> dict[str, Any]:
         """Return the row as a JSON-ready dict (NaN as None)."""
         return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in asdict(self).items()}
+
+
+@dataclass
+class StressLine(StressRow):
+    """A line of ``stress.jsonl``: the row, its fraction again as ``value`` and the responses skipped.
+
+    Attributes:
+        value: ``fraction`` again: the figure a report shows for every result file.
+        skipped: Responses the perturbation did not apply to (or left unchanged).
+    """
+
+    value: float = math.nan
+    skipped: int = 0
+
+    @classmethod
+    def of(cls, row: StressRow, skipped: int) -> StressLine:
+        """Return the line of ``row``, whose perturbation skipped ``skipped`` responses."""
+        return cls(**asdict(row), value=row.fraction, skipped=skipped)
 
 
 @dataclass
