@@ -11,16 +11,18 @@ Outputs:
 * ``quality``: a ridge regression over the features of :data:`ENSEMBLE_FEATURES` that
   agree in direction on every public rated set it is fitted on (per-benchmark
   percentile-rank targets), so about the expected human percentile of the response.
-  The shipped one keeps ``sensible``, ``fluent`` and the MiniLM cosine to the last turn:
-  the SmolLM2 likelihood features (NLL, unconditional NLL, the context's gain in
-  log-likelihood, which is the specificity of ``lm_context_gain`` in the ``likelihood``
-  family) and the length flip direction between rated sets, so the LM is not loaded.
+  The shipped one keeps ``view_coherent`` (the coherence logit of a LoRA-tuned MiniLM
+  cross-encoder, :mod:`dialeval.metrics.quality.crossenc`), ``sensible``, ``fluent`` and the
+  MiniLM cosine to the last turn: the SmolLM2 likelihood features (NLL, unconditional NLL,
+  the context's gain in log-likelihood, which is the specificity of ``lm_context_gain`` in
+  the ``likelihood`` family), the length and the cross-encoder's fluent and specific views
+  flip direction between rated sets, so they are left out and the LM is not loaded.
 * ``quality_dialogue``: ``quality``, but 0 for a response that repeats one of its
   speaker's earlier turns (:func:`repeats_own_turn`); for dialogue and system level
   (``--level dialogue,system`` averages it per dialogue), where a bot that says the same
   thing again is a worse conversation partner even if each turn is fine on its own.
 
-The heads and the ensemble are JSON files in ``dialeval/metrics/quality/bundled`` with
+The heads, the ensemble and the cross-encoder's LoRA adapter are files in ``dialeval/metrics/quality/bundled`` with
 their cards (data sha256, recipe, seed, validation figures, leave-one-benchmark-out
 results); the signature carries their sha256 (and the LM's hash when the ensemble uses
 it). Everything runs offline over the packaged MiniLM (and SmolLM2 for an ensemble with
