@@ -85,21 +85,21 @@ def train(
 @quality_app.command("train-views", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def train_views(ctx: typer.Context) -> None:
     """Fine-tune the multi-view cross-encoder (arguments as ``python -m dialeval.quality.crosstrain --help``)."""
-    from dialeval.quality.crosstrain import main
-
-    try:
-        main(ctx.args)
-    except DialevalError as exc:
-        fail(exc)
+    _pass_on("dialeval.quality.crosstrain", ctx.args)
 
 
 @quality_app.command("experiment", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def experiment(ctx: typer.Context) -> None:
     """Compare quality candidates leave-one-benchmark-out (arguments: ``python -m dialeval.quality.experiment``)."""
-    from dialeval.quality.experiment import main
+    _pass_on("dialeval.quality.experiment", ctx.args)
+
+
+def _pass_on(module: str, args: list[str]) -> None:
+    """Run ``module``'s ``main`` with the command's remaining arguments; an error is one line."""
+    import importlib
 
     try:
-        main(ctx.args)
+        importlib.import_module(module).main(args)
     except DialevalError as exc:
         fail(exc)
 
