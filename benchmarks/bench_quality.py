@@ -3,10 +3,11 @@
 Usage: .venv/bin/python benchmarks/bench_quality.py [--contexts 20] [--repeats 3] [--threads 0]
 
 Times ``QualityMetric.compute`` (MiniLM embeddings of every distinct text, the two
-heads, the SmolLM2 likelihoods when the ensemble uses them, the ensemble) after a
-warm-up call, and the MiniLM encoding alone. Nominal FLOPs are 2 x params x tokens
-processed (MiniLM's embedding tables, which are looked up, not counted): MiniLM over the
-distinct texts' tokens (and, with the LM, SmolLM2 over the
+heads, the cross-encoder's views when the ensemble uses them, the SmolLM2 likelihoods
+when it uses them, the ensemble) after a warm-up call, and the MiniLM encoding and the
+cross-encoder alone. Nominal FLOPs are 2 x params x tokens processed (MiniLM's embedding
+tables, which are looked up, not counted; attention's own products neither): MiniLM over the
+distinct texts' tokens, the cross-encoder over every pair's tokens (and, with the LM, SmolLM2 over the
 distinct prompts plus every continuation, as the packed scorer runs them; see
 bench_likelihood.py); the peak is a 2048^3 fp32 matmul, best of the interleaved
 measurements.
@@ -25,6 +26,7 @@ from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics.base import build_inputs
 from dialeval.metrics.likelihood import LikelihoodMetric
 from dialeval.metrics.quality import QualityMetric
+from dialeval.metrics.quality.crossenc import TURNS, score_batches
 from dialeval.metrics.quality.features import pair_texts
 from dialeval.models.loading import load_sentence_encoder
 from dialeval.paths import shared_data_dir
@@ -58,7 +60,12 @@ def main() -> None:
         pairs = set(cond) | set(uncond)
         lm_tokens = sum(len(p) for p in {p for p, _ in pairs}) + sum(len(c) for _, c in pairs)
         lm_params = sum(p.numel() for p in model.parameters())
-    flops = 2 * enc_params * enc_tokens + 2 * lm_params * lm_tokens
+    pairs_x: list[tuple[list[int], list[int]]] = []
+    if metric.uses_views():
+        views, tokens = metric.views()
+        pairs_x = tokens.pairs([[t.text for t in i.context][-TURNS:] for i in items], [i.response for i in items])
+    x_tokens = sum(len(ids) for ids, _ in pairs_x)
+    flops = 2 * enc_params * (enc_tokens + x_tokens) + 2 * lm_params * lm_tokens
     times, peaks = [], []
     for _ in range(args.repeats):
         peaks.append(matmul_peak())
@@ -70,15 +77,27 @@ def main() -> None:
         t = time.perf_counter()
         encoder.encode(texts, batch_size=64, normalize_embeddings=True)
         t_enc.append(time.perf_counter() - t)
+    t_x = []
+    for _ in range(args.repeats if pairs_x else 0):
+        t = time.perf_counter()
+        score_batches(views, pairs_x)
+        t_x.append(time.perf_counter() - t)
     peak, t_all, te = max(peaks), statistics.median(times), statistics.median(t_enc)
+    tx = statistics.median(t_x) if t_x else 0.0
     print(f"torch threads {torch.get_num_threads()}; {len(items)} USR-TC items, {args.contexts} contexts")
-    print(f"MiniLM {enc_params / 1e6:.1f}M params outside the embedding tables, {len(texts)} distinct texts, "
-          f"{enc_tokens} tokens; "
-          f"SmolLM2 {lm_params / 1e6:.1f}M params, {lm_tokens} tokens (0: the ensemble does not use it)")
+    print(
+        f"MiniLM {enc_params / 1e6:.1f}M params outside the embedding tables, {len(texts)} distinct texts, "
+        f"{enc_tokens} tokens; cross-encoder {len(pairs_x)} pairs, {x_tokens} tokens; "
+        f"SmolLM2 {lm_params / 1e6:.1f}M params, {lm_tokens} tokens (0: the ensemble does not use it)"
+    )
     print(f"matmul peak (2048^3 fp32): {peak / 1e9:.1f} GFLOP/s")
     share = 100 * flops / t_all / peak
-    print(f"quality: {t_all:.2f} s, {len(items) / t_all:.1f} items/s, nominal {share:.1f}% of peak "
-          f"(median of {args.repeats}); of which MiniLM encoding about {te:.2f} s")
+    print(
+        f"quality: {t_all:.2f} s, {len(items) / t_all:.1f} items/s, nominal {share:.1f}% of peak "
+        f"(median of {args.repeats}); of which MiniLM encoding about {te:.2f} s "
+        f"({100 * 2 * enc_params * enc_tokens / te / peak:.1f}% of peak), the cross-encoder about {tx:.2f} s"
+        + (f" ({100 * 2 * enc_params * x_tokens / tx / peak:.1f}% of peak)" if tx else "")
+    )
 
 
 if __name__ == "__main__":

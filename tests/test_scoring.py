@@ -101,3 +101,66 @@ def test_progress_reaches_the_enclosing_bars_without_a_callback():
     assert seen == [("words_test", 2), ("words_test", 1)]  # one batch of 2 distinct inputs (3 items)...
     with progress_bars({"words_test": 3}, quiet=True) as tick:  # bars off: the callback still works
         tick("words_test", 3)
+
+
+class Refuses(Words):
+    """Leaves the second word-count item unscored and says why, in the instance that computed it only."""
+
+    name = "refuses_test"
+    outputs: ClassVar[tuple[str, ...]] = ("refuses_test",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reasons: dict[str, str] = {}
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        from dialeval.cache import input_key
+
+        self.seen += len(items)
+        out: list[float | None] = []
+        for i in items:
+            if "awful" in i.response:
+                self.reasons[input_key(i)] = "the server refused this one"
+                out.append(None)
+            else:
+                out.append(float(len(i.response.split())))
+        return {"refuses_test": out}
+
+    def why_unscored(self, key: str) -> str | None:
+        return self.reasons.get(key)
+
+
+class FreshCopyEngine:
+    """Computes every batch on a new instance of the metric, as a Ray worker does in another process.
+
+    (The real Ray path is tested in tests/engines/test_ray_engine.py, behind the slow marker.)
+    """
+
+    name = "fresh-copy"
+
+    def run(self, jobs):
+        from dialeval.engines.base import compute_batch
+
+        for n, (metric, batches) in enumerate(jobs):
+            for batch in batches:
+                yield n, compute_batch(type(metric)(), batch)
+
+    def summary(self, metric):
+        return {}
+
+    def describe(self):
+        return {"engine": self.name}
+
+
+@pytest.mark.parametrize("engine", [None, FreshCopyEngine()], ids=["local", "other-process"])
+def test_the_reason_an_item_went_unscored_travels_with_the_batch_and_keeps_it_out_of_the_cache(tmp_path, engine):
+    cache = ScoreCache(tmp_path / "s.sqlite")
+    driver = Refuses()
+    scores = score_metrics([driver], CANDS, DIALOGUES, cache=cache, engine=engine)[0].scores
+    assert [s.value for s in scores] == [7.0, None, 7.0]
+    assert scores[1].extras == {"error": "the server refused this one"}
+    assert scores[0].extras == {} and scores[2].extras == {}
+    # the unscored item is not cached (the next run tries it again); the scored one is
+    again = Refuses()
+    score_metrics([again], CANDS, DIALOGUES, cache=cache)
+    assert again.seen == 1

@@ -66,6 +66,7 @@ class ScoringJob:
         known: Values already known (from the cache), filled in as batches finish.
         batches: The work: distinct unknown inputs, cut into batches of ``metric.batch_size``.
         weight: How many inputs share each key (for progress).
+        unscored: Why an input got no value, by key, as the engine reported it (filled in as batches finish).
     """
 
     metric: Metric
@@ -73,10 +74,15 @@ class ScoringJob:
     known: dict[str, CachedValues]
     batches: list[WorkBatch]
     weight: Counter[str] = field(default_factory=Counter)
+    unscored: dict[str, str] = field(default_factory=dict)
 
     def values(self) -> list[CachedValues]:
         """Return each input's ``{output: value}``, once every batch has finished."""
         return [self.known[k] for k in self.keys]
+
+    def reasons(self) -> list[str | None]:
+        """Return why each input got no value (None: it got every value, or no reason is known)."""
+        return [self.unscored.get(k) for k in self.keys]
 
 
 def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | None = None) -> ScoringJob:
@@ -126,8 +132,9 @@ def run_jobs(
     for n, result in engine.run([(j.metric, j.batches) for j in jobs]):
         job = jobs[n]
         job.known.update(result.values)
+        job.unscored.update(result.unscored)
         if cache is not None:  # an item left unscored for a reason is tried again next run
-            kept = {k: v for k, v in result.values.items() if job.metric.why_unscored(k) is None}
+            kept = {k: v for k, v in result.values.items() if k not in result.unscored}
             cache.put_many(job.metric.signature, kept)
         now = time.perf_counter()
         seconds[n] += now - last
@@ -144,6 +151,7 @@ class Scored:
     Attributes:
         metric: The metric as given (before :meth:`Metric.partition`).
         values: One ``{output: value}`` per input, in input order.
+        reasons: Why each input got no value, where the metric said (None elsewhere).
         signatures: Each input's signature (its part's).
         signature: The run's signature: every part's, distinct, joined with ``"; "``.
         seconds: Time spent waiting for this metric's batches.
@@ -153,6 +161,7 @@ class Scored:
 
     metric: Metric
     values: list[CachedValues]
+    reasons: list[str | None]
     signatures: list[str]
     signature: str
     seconds: float
@@ -194,16 +203,18 @@ def score_inputs(
     out: list[Scored] = []
     for w, (metric, inputs) in enumerate(work):
         values: list[CachedValues] = [{} for _ in inputs]
+        reasons: list[str | None] = [None] * len(inputs)
         sigs = [""] * len(inputs)
         mine = [(job, secs, pos) for (v, pos), job, secs in zip(parts, jobs, seconds, strict=True) if v == w]
         for job, _, positions in mine:
-            for j, got in zip(positions, job.values(), strict=True):
+            for j, got, why in zip(positions, job.values(), job.reasons(), strict=True):
                 values[j] = got
+                reasons[j] = why
                 sigs[j] = job.metric.signature
         signature = "; ".join(dict.fromkeys(job.metric.signature for job, _, _ in mine)) or metric.signature
         summary = engine.summary(mine[0][0].metric) if mine else engine.summary(metric)
         parts_done = [(job.metric, secs) for job, secs, _ in mine]
-        out.append(Scored(metric, values, sigs, signature, sum(s for _, s, _ in mine), summary, parts_done))
+        out.append(Scored(metric, values, reasons, sigs, signature, sum(s for _, s, _ in mine), summary, parts_done))
     return out
 
 
@@ -272,8 +283,7 @@ def score_each(
     for s, (_, cands) in zip(scored, work, strict=True):
         scores: list[Score] = []
         tags = score_tags(cands, dialogues)
-        for cand, item, got, sig, item_tags in zip(cands, inputs[id(cands)], s.values, s.signatures, tags, strict=True):
-            why = None if all(v is not None for v in got.values()) else s.metric.why_unscored(input_key(item))
+        for cand, got, why, sig, item_tags in zip(cands, s.values, s.reasons, s.signatures, tags, strict=True):
             for out_name in s.metric.outputs:
                 v = got.get(out_name)
                 scores.append(

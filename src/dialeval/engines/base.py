@@ -33,27 +33,38 @@ class BatchResult:
     Attributes:
         values: Output values per input key.
         stats: Numeric run counters this batch added (judge calls, parse failures, tokens, ...).
+        unscored: Why an input was left without a value, per input key, where the metric
+            knows (:meth:`~dialeval.metrics.base.Metric.why_unscored`): it travels with the
+            values, because the metric that knows may live in another process (a Ray worker).
     """
 
     values: dict[str, CachedValues]
     stats: dict[str, float] = field(default_factory=dict)
+    unscored: dict[str, str] = field(default_factory=dict)
 
 
-def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> dict[str, CachedValues]:
-    """Run ``metric.compute`` on one batch and key its values by input key.
+def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> BatchResult:
+    """Run ``metric.compute`` on one batch; key its values, and the reasons of unscored inputs, by input key.
 
     Raises:
         RuntimeError: The metric returned a column of the wrong length.
     """
+    from dialeval.cache import input_key
+
     values = metric.compute([i for _, i in batch])
     for out_name in metric.outputs:
         col = values[out_name]
         if len(col) != len(batch):
             raise RuntimeError(f"{metric.name}.{out_name} returned {len(col)} values for {len(batch)} items")
-    return {
+    done: dict[str, CachedValues] = {
         key: {o: (None if values[o][j] is None else float(values[o][j])) for o in metric.outputs}  # type: ignore[arg-type]
         for j, (key, _) in enumerate(batch)
     }
+    unscored = {}
+    for key, item in batch:
+        if any(v is None for v in done[key].values()) and (why := metric.why_unscored(input_key(item))):
+            unscored[key] = why
+    return BatchResult(done, unscored=unscored)
 
 
 def numeric_summary(metric: Metric) -> dict[str, float]:
@@ -90,7 +101,7 @@ class LocalEngine:
         """Compute each job's batches in order, one job after the other."""
         for n, (metric, batches) in enumerate(jobs):
             for batch in batches:
-                yield n, BatchResult(compute_batch(metric, batch))
+                yield n, compute_batch(metric, batch)
 
     def summary(self, metric: Metric) -> dict[str, Any]:
         """Return the metric's own counters (it ran here)."""

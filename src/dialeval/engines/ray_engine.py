@@ -141,10 +141,11 @@ class BatchWorker:
         return self.metrics[job]
 
     def __call__(self, rows: dict[str, Any]) -> dict[str, Any]:
-        """Compute every batch of ``rows``; return values, counters and signatures as columns."""
+        """Compute every batch of ``rows``; return values, reasons (unscored), counters, signatures as columns."""
         import numpy as np
 
         values: list[str] = []
+        unscored: list[str] = []
         stats: list[str] = []
         signatures: list[str] = []
         for job, payload in zip(rows["job"], rows["payload"], strict=True):
@@ -152,13 +153,15 @@ class BatchWorker:
             before = numeric_summary(metric)
             done = compute_batch(metric, decode_batch(str(payload)))
             after = numeric_summary(metric)
-            values.append(json.dumps(done))
+            values.append(json.dumps(done.values))
+            unscored.append(json.dumps(done.unscored))
             stats.append(json.dumps({k: v - before.get(k, 0.0) for k, v in after.items()}))
             signatures.append(metric.signature)
         n = len(values)
         return {
             "job": np.asarray(rows["job"], dtype=np.int64),
             "values": np.array(values, dtype=object),
+            "unscored": np.array(unscored, dtype=object),
             "stats": np.array(stats, dtype=object),
             "signature": np.array(signatures, dtype=object),
             "worker": np.array([self.worker] * n, dtype=object),
@@ -251,7 +254,7 @@ class RayEngine:
                 stats[key] = stats.get(key, 0.0) + value
             self._workers_seen[str(row["worker"])] = int(row["loads"])
             self._batches += 1
-            yield n, BatchResult(json.loads(row["values"]), delta)
+            yield n, BatchResult(json.loads(row["values"]), delta, json.loads(row["unscored"]))
 
     def summary(self, metric: Metric) -> dict[str, Any]:
         """Return the metric's counters summed over every finished batch on every worker."""
