@@ -196,3 +196,27 @@ def test_quality_dialogue_is_zero_for_a_turn_that_repeats_the_speakers_earlier_t
     got = metric.compute([again, fresh, echo])
     assert got["quality_dialogue"][0] == 0.0 and got["quality"][0] > 0
     assert got["quality_dialogue"][1:] == got["quality"][1:]
+
+
+def test_length_batched_encoding_equals_one_input_at_a_time(metric, shared_data):
+    """The token-budget batches (padding, several lengths per batch) give each input's unpadded values."""
+    from dialeval.metrics.quality.crossenc import TURNS, score_batches
+    from dialeval.metrics.quality.features import embed, pair_texts
+    from dialeval.models.loading import load_sentence_encoder
+
+    bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(4)
+    many = build_inputs(bench.candidates, bench.dialogues)
+    contexts, responses = [[t.text for t in i.context] for i in many], [i.response for i in many]
+    encoder, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")
+    texts = sorted(set(pair_texts(contexts, responses)))
+    batched = embed(encoder, texts, max_tokens=512)
+    assert len(batched) == len(texts)
+    for t in texts:
+        alone = encoder.encode([t], normalize_embeddings=True)[0]
+        np.testing.assert_allclose(batched[t], alone, atol=1e-5)
+    model, tokens = metric.views()
+    pairs = tokens.pairs([c[-TURNS:] for c in contexts], responses)
+    assert len({len(ids) for ids, _ in pairs}) > 5  # the batches really pad
+    got = score_batches(model, pairs)
+    for pair, row in zip(pairs, got, strict=True):
+        np.testing.assert_allclose(row, score_batches(model, [pair])[0], atol=1e-4)

@@ -120,15 +120,15 @@ def build_model(encoder_dir: str, n_views: int = len(VIEWS)) -> Any:
     return ViewModel()
 
 
-def score_batches(model: Any, pairs: Sequence[tuple[list[int], list[int]]], batch_size: int = 64) -> list[list[float]]:
-    """Return the view logits of every pair, batched by length (shortest padding), in input order."""
+def score_batches(model: Any, pairs: Sequence[tuple[list[int], list[int]]]) -> list[list[float]]:
+    """Return the view logits of every pair, in :func:`length_batches` (least padding), in input order."""
     import torch
 
-    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))
+    from dialeval.metrics.quality.features import length_batches
+
     out: list[list[float]] = [[] for _ in pairs]
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
+        for idx in length_batches([len(ids) for ids, _ in pairs]):
             logits = model(*collate([pairs[i] for i in idx])).float().tolist()
             for i, row in zip(idx, logits, strict=True):
                 out[i] = row
