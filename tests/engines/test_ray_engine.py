@@ -212,10 +212,6 @@ def test_killed_worker_is_replaced_and_only_its_unfinished_batch_is_redone(
 # Known defect, open (issue 21's note): since aaa6890 (the dead-backend handling of hardening-cli; bisected: its
 # parent passes, it fails) a judge scored on Ray workers comes back null ("metric could not score this item")
 # while the same run locally scores; the workers' reason is not carried back, so the cause is still unknown.
-RAY_JUDGE_NULLS = pytest.mark.xfail(reason="judge on Ray returns nulls since aaa6890 (open defect)", strict=False)
-
-
-@RAY_JUDGE_NULLS
 def test_judge_on_ray_matches_local_against_the_llama_cpp_server(cluster, tmp_path: Path, llama_url: str) -> None:
     params = [
         "-p",
@@ -264,7 +260,6 @@ def test_judge_on_ray_matches_local_against_the_llama_cpp_server(cluster, tmp_pa
     assert ray_sum["calls"] >= 6  # six responses, one call each at least
 
 
-@RAY_JUDGE_NULLS
 def test_benchmark_and_judge_run_on_ray_match_local(cluster, tmp_path: Path, llama_url: str) -> None:
     env = _env(tmp_path)
     ray = ["--engine", "ray", "--ray-address", cluster.address, "--ray-workers", "1"]
