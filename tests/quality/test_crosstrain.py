@@ -44,6 +44,22 @@ def test_examples_label_only_their_view():
     assert any(e.kind == "random" and e.response == other.response for e in got)
 
 
+def test_the_overlap_negative_is_the_other_dialogues_turn_sharing_most_words_and_only_when_asked():
+    pair = Pair("s", "d1", ("I watched the football match yesterday.", "Which teams were playing?"), "Chelsea won.")
+    near = Pair("s", "d2", ("Hi",), "Football teams should stop playing yesterday's tactics.")  # shares 3
+    far = Pair("s", "d3", ("Hi",), "The match was great.")  # match
+    same = Pair("s", "d1", ("Hi",), "Which football teams were playing the match yesterday?")  # own dialogue: never
+    pool = [pair, near, far, same]
+    assert ct.overlap_negative(pair, pool, random.Random(0), draws=50) == near.response
+    by = {"s/d1": [pair, same], "s/d2": [near], "s/d3": [far]}
+    assert not any(e.kind == "word-overlap" for e in ct.examples_for(pair, pool, by, random.Random(0)))
+    asked = [e for e in ct.examples_for(pair, pool, by, random.Random(0), overlap=True) if e.kind == "word-overlap"]
+    assert [(e.response, e.labels) for e in asked] == [(near.response, (0.0, None, None))]
+    # the option only appends (draws after everything else): off, the shipped run's examples are unchanged
+    on = ct.examples_for(pair, pool, by, random.Random(5), overlap=True)
+    assert on[:-1] == ct.examples_for(pair, pool, by, random.Random(5))
+
+
 def test_a_generic_true_turn_is_not_a_specific_positive():
     pair = Pair("s", "d1", ("Are you coming?",), "Sure.")
     got = ct.examples_for(pair, [pair], {"s/d1": [pair]}, random.Random(0))

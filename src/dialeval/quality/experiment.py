@@ -12,6 +12,10 @@ current heads (no LM) and the view logits of a trained cross-encoder folder
 * a **ridge** candidate chooses its features by the sign rule and is fitted on four sets,
   then measured on the fifth (:func:`dialeval.quality.ensemble.leave_one_out`).
 
+With ``--lm``, SmolLM2's likelihoods join (candidate (d) of issue 19), normalised against
+generic replies in the same context (:func:`lm_rows`), so that a context's difficulty,
+which differs by set, drops out.
+
 Each row: turn-level Spearman with 95% context-bootstrap CIs per held-out set, and
 the mean over the five folds, by which the winner is chosen. Written to ``OUT/results.json``
 and printed as Markdown.
@@ -40,6 +44,79 @@ CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "views z-mean (unfitted)": ("zmean", VIEW_FEATURES),
     "views + frozen ridge": ("ridge", (*VIEW_FEATURES, *FROZEN)),
 }
+#: SmolLM2 features: raw, and normalised against the :data:`PROBES` generic replies in the same context.
+LM_RAW = ("lm_nll", "lm_context_gain")
+LM_NORMALISED = ("lm_vs_generic", "lm_gain_vs_generic")
+#: The candidates that need ``--lm`` (added 2026-11-25, before any of their figures was seen).
+LM_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "lm nll, negated (unfitted)": ("single", ("lm_nll_negated",)),
+    "lm vs generic (unfitted)": ("single", ("lm_vs_generic",)),
+    "lm gain vs generic (unfitted)": ("single", ("lm_gain_vs_generic",)),
+    "frozen + lm raw ridge": ("ridge", (*FROZEN, *LM_RAW)),
+    "frozen + lm normalised ridge": ("ridge", (*FROZEN, *LM_NORMALISED)),
+    "views + frozen + lm normalised ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, *LM_NORMALISED)),
+}
+#: How many generic replies the LM scores in each context: the first of ``crosstrain.GENERIC``, one per meaning.
+PROBES = 8
+
+
+def probes() -> list[str]:
+    """Return the :data:`PROBES` generic replies (the first of the list that differ beyond punctuation).
+
+    Example:
+        >>> probes()[:4]
+        ["i don't know", 'ok', 'okay', 'yes']
+    """
+    import re
+
+    from dialeval.quality.crosstrain import GENERIC
+
+    seen: dict[str, str] = {}
+    for g in GENERIC:
+        seen.setdefault(re.sub(r"[^a-z' ]", "", g.lower()).strip(), g)
+    return list(seen.values())[:PROBES]
+
+
+def lm_rows(items: Sequence[Any]) -> list[dict[str, float | None]]:
+    """Return SmolLM2's features per item: raw, and normalised against generic replies in its context.
+
+    ``lm_nll`` is the response's mean token loss given the last turn, ``lm_context_gain``
+    the loss without it minus with it; ``lm_vs_generic`` is the mean loss of the
+    :func:`probes` in the same context minus the response's (how much likelier than a
+    generic reply), ``lm_gain_vs_generic`` the response's gain minus the probes' mean gain.
+    Scored through the score cache (the 1,960 items' own likelihoods are shared with
+    ``dialeval score -m likelihood``).
+    """
+    from dialeval.cache import ScoreCache
+    from dialeval.metrics.base import MetricInput
+    from dialeval.metrics.likelihood import LikelihoodMetric
+    from dialeval.paths import score_cache_path
+    from dialeval.scoring import score_inputs
+
+    def nll(v: float | None) -> float | None:
+        return None if not v else 100.0 / v
+
+    lm = LikelihoodMetric(device="cpu")
+    contexts = {tuple(t.text for t in i.context): i.context for i in items}
+    probe_items = [MetricInput(context=c, response=g) for c in contexts.values() for g in probes()]
+    own, probed = score_inputs([(lm, items), (lm, probe_items)], cache=ScoreCache(score_cache_path()))
+    per_context: dict[tuple[str, ...], list[tuple[float, float]]] = {}
+    for item, got in zip(probe_items, probed.values, strict=True):
+        c, u = nll(got["lm_likelihood"]), nll(got["lm_likelihood_uncond"])
+        if c is not None and u is not None:
+            per_context.setdefault(tuple(t.text for t in item.context), []).append((c, u - c))
+    rows: list[dict[str, float | None]] = []
+    for item, got in zip(items, own.values, strict=True):
+        c, gain = nll(got["lm_likelihood"]), got["lm_context_gain"]
+        base = per_context.get(tuple(t.text for t in item.context), [])
+        probe_nll = sum(p for p, _ in base) / len(base) if base else None
+        probe_gain = sum(g for _, g in base) / len(base) if base else None
+        rows.append({
+            "lm_nll": c, "lm_nll_negated": None if c is None else -c, "lm_context_gain": gain,
+            "lm_vs_generic": None if c is None or probe_nll is None else probe_nll - c,
+            "lm_gain_vs_generic": None if gain is None or probe_gain is None else gain - probe_gain,
+        })  # fmt: skip
+    return rows
 
 
 def rated_rows(views: Path, limit: int | None = None) -> tuple[Any, list[dict[str, float | None]]]:
@@ -75,14 +152,14 @@ def zmean(rows: Sequence[Mapping[str, float | None]], names: Sequence[str], cent
 
 
 def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre: Mapping[str, Sequence[float]],
-        n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:  # fmt: skip
-    """Return one result per candidate: per held-out benchmark ``{spearman, ci, features}`` and the mean."""
+        n_boot: int = 1000, seed: int = 0, lm: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+    """Return one result per candidate (with ``lm``, also :data:`LM_CANDIDATES`): per held-out set and the mean."""
     from dialeval.quality.ensemble import leave_one_out
     from dialeval.trained.evaluate import correlations
 
     out = []
     benches = sorted({e.benchmark for e in examples})
-    for name, (how, feats) in CANDIDATES.items():
+    for name, (how, feats) in (CANDIDATES | (LM_CANDIDATES if lm else {})).items():
         folds: dict[str, Any] = {}
         if how == "ridge":
             for r in leave_one_out(examples, rows, list(feats), n_boot=n_boot, seed=seed):
@@ -112,19 +189,22 @@ def markdown(results: Sequence[Mapping[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Command line: ``VIEWS_DIR [-o OUT] [--limit N]``."""
+    """Command line: ``VIEWS_DIR [-o OUT] [--limit N] [--lm] [--ship BUNDLED]``."""
     ap = argparse.ArgumentParser(prog="python -m dialeval.quality.experiment")
     ap.add_argument("views", type=Path, help="a trained views folder (adapter.safetensors, heads.json with centre)")
     ap.add_argument("-o", "--out", type=Path, default=Path("runs/quality-experiment"))
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--ship", type=Path, default=None, help="write the winner into this bundled folder")
+    ap.add_argument("--lm", action="store_true", help="also the SmolLM2 candidates (LM_CANDIDATES)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     ds, rows = rated_rows(args.views, args.limit)
+    if args.lm:
+        rows = [r | extra for r, extra in zip(rows, lm_rows([e.item for e in ds.examples]), strict=True)]
     head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
     centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True))
-    results = run(ds.examples, rows, centre, n_boot=args.n_boot)
+    results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "results": results,
                                                        "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
