@@ -82,26 +82,32 @@ def train(
         fail(exc)
 
 
-@quality_app.command("train-views", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+#: The argparse commands below take every argument, ``--help`` included (their own help lists their options).
+PASS_ON = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+
+
+@quality_app.command("train-views", context_settings=PASS_ON)
 def train_views(ctx: typer.Context) -> None:
     """Fine-tune the multi-view cross-encoder (arguments as ``python -m dialeval.quality.crosstrain --help``)."""
-    _pass_on("dialeval.quality.crosstrain", ctx.args)
+    _pass_on("dialeval.quality.crosstrain", ctx.args, "dialeval quality train-views")
 
 
-@quality_app.command("experiment", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@quality_app.command("experiment", context_settings=PASS_ON)
 def experiment(ctx: typer.Context) -> None:
     """Compare quality candidates leave-one-benchmark-out (arguments: ``python -m dialeval.quality.experiment``)."""
-    _pass_on("dialeval.quality.experiment", ctx.args)
+    _pass_on("dialeval.quality.experiment", ctx.args, "dialeval quality experiment")
 
 
-def _pass_on(module: str, args: list[str]) -> None:
-    """Run ``module``'s ``main`` with the command's remaining arguments; an error is one line."""
+def _pass_on(module: str, args: list[str], prog: str) -> None:
+    """Run ``module``'s ``main`` on the remaining arguments, its usage named ``prog``; errors are one line."""
     import importlib
 
     try:
-        importlib.import_module(module).main(args)
+        importlib.import_module(module).main(args, prog)
     except DialevalError as exc:
         fail(exc)
+    except SystemExit as exc:  # argparse's --help (0) or its one-line usage error (2)
+        raise typer.Exit(exc.code if isinstance(exc.code, int) else 1) from None
 
 
 def register(app: typer.Typer) -> None:

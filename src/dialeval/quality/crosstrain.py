@@ -409,14 +409,14 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
     return card
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.crosstrain") -> None:
     """Command line: ``OUT [--steps N] [--minutes M] [--seed S] [--lr X] [--overlap-negatives]``."""
     import torch
 
     from dialeval.errors import InputError
     from dialeval.paths import shared_data_dir
 
-    ap = argparse.ArgumentParser(prog="python -m dialeval.quality.crosstrain")
+    ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("out", type=Path)
     ap.add_argument("--steps", type=int, default=TrainConfig.steps)
     ap.add_argument("--minutes", type=float, default=None, help="stop (and export the best checkpoint) after this")

@@ -188,9 +188,9 @@ def markdown(results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.experiment") -> None:
     """Command line: ``VIEWS_DIR [-o OUT] [--limit N] [--lm] [--ship BUNDLED]``."""
-    ap = argparse.ArgumentParser(prog="python -m dialeval.quality.experiment")
+    ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("views", type=Path, help="a trained views folder (adapter.safetensors, heads.json with centre)")
     ap.add_argument("-o", "--out", type=Path, default=Path("runs/quality-experiment"))
     ap.add_argument("--limit", type=int, default=None)

@@ -1,0 +1,25 @@
+"""``dialeval quality train-views`` and ``experiment`` hand every argument, ``--help`` included, to their argparse."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from dialeval.cli import app
+
+
+@pytest.mark.parametrize(
+    ("command", "option"), [("train-views", "--overlap-negatives"), ("experiment", "--lm")], ids=["train", "experiment"]
+)
+def test_help_lists_the_commands_own_options_under_its_own_name(command: str, option: str) -> None:
+    res = CliRunner().invoke(app, ["quality", command, "--help"])
+    assert res.exit_code == 0, res.output
+    assert f"usage: dialeval quality {command}" in res.output
+    assert option in res.output  # typer's own help would list only --help
+
+
+def test_a_missing_argument_is_argparses_one_line_error_and_exit_code_2() -> None:
+    res = CliRunner().invoke(app, ["quality", "train-views"])
+    assert res.exit_code == 2
+    assert "dialeval quality train-views: error: the following arguments are required: out" in res.output
+    assert "Traceback" not in res.output
