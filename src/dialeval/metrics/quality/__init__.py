@@ -111,10 +111,11 @@ def _digest(path: Path) -> str:
 
 @functools.cache
 def _file_sha(path: Path) -> str:
+    from dialeval.data._common import sha256_file
     from dialeval.errors import InputError
 
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return sha256_file(path)
     except OSError as exc:
         raise InputError(f"cannot read the trained file: {exc.strerror}", path=path) from None
 
