@@ -34,6 +34,8 @@ from dialeval.metrics.quality import VIEW_FEATURES
 
 #: Frozen features of the current heads (the ``quality`` ridge's candidates, LM left out).
 FROZEN = ("sensible", "fluent", "sbert_context", "log_words")
+#: Every feature whose direction is known before any rating (higher reads better): all but the length.
+A_PRIORI = (*VIEW_FEATURES, "sensible", "fluent", "sbert_context")
 #: Candidates: name -> (how, features). ``single``: one feature; ``zmean``: mean of z-scored views; ``ridge``.
 CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "cosine (MiniLM context-response)": ("single", ("sbert_context",)),
@@ -43,6 +45,8 @@ CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "view specific": ("single", ("view_specific",)),
     "views z-mean (unfitted)": ("zmean", VIEW_FEATURES),
     "views + frozen ridge": ("ridge", (*VIEW_FEATURES, *FROZEN)),
+    # added 2026-11-25 (second session), before its figures were seen: no rating decides anything in it
+    "a-priori z-mean (unfitted)": ("zmean", A_PRIORI),
 }
 #: SmolLM2 features: raw, and normalised against the :data:`PROBES` generic replies in the same context.
 LM_RAW = ("lm_nll", "lm_context_gain")
@@ -135,6 +139,35 @@ def rated_rows(views: Path, limit: int | None = None) -> tuple[Any, list[dict[st
     return ds, rows
 
 
+def held_in_centre(views: Path, metric: Any) -> dict[str, tuple[float, float]]:
+    """Return each frozen feature's mean and sd over the cross-encoder's own held-in examples.
+
+    The examples are rebuilt from the views' training card (its config and the shared
+    corpora): self-supervised pairs and their negatives, never a rating. The views'
+    centres come from the same examples (``heads.json``), so :func:`zmean` puts every
+    feature on one scale without looking at a rated set.
+    """
+    import statistics
+
+    from dialeval.metrics.base import MetricInput
+    from dialeval.paths import shared_data_dir
+    from dialeval.quality.crosstrain import TrainConfig, build_examples, draw
+    from dialeval.schema import Turn
+
+    card_path = views / "card.json" if (views / "card.json").exists() else views.parent / "card.json"
+    cfg = TrainConfig(**json.loads(card_path.read_text(encoding="utf-8"))["config"])
+    root = shared_data_dir()
+    assert root is not None, "needs ../shared/data"
+    _, val = build_examples(draw(root, cfg), cfg)
+    items = [MetricInput(response=e.response, context=tuple(Turn(speaker="", text=t) for t in e.context)) for e in val]
+    feats = metric.features(items, views=False)
+    out = {}
+    for name in ("sensible", "fluent", "sbert_context"):
+        col = [v for v in feats[name] if v is not None]
+        out[name] = (statistics.fmean(col), statistics.stdev(col))
+    return out
+
+
 def zmean(rows: Sequence[Mapping[str, float | None]], names: Sequence[str], centre: Mapping[str, Sequence[float]]
           ) -> list[float | None]:  # fmt: skip
     """Return the mean of the z-scored features (``centre[name] = (mean, sd)``); None where one is missing.
@@ -190,6 +223,8 @@ def markdown(results: Sequence[Mapping[str, Any]]) -> str:
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.experiment") -> None:
     """Command line: ``VIEWS_DIR [-o OUT] [--limit N] [--lm] [--ship BUNDLED]``."""
+    from dialeval.metrics.quality import QualityMetric
+
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("views", type=Path, help="a trained views folder (adapter.safetensors, heads.json with centre)")
     ap.add_argument("-o", "--out", type=Path, default=Path("runs/quality-experiment"))
@@ -203,7 +238,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     if args.lm:
         rows = [r | extra for r, extra in zip(rows, lm_rows([e.item for e in ds.examples]), strict=True)]
     head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
-    centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True))
+    centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True)) | held_in_centre(args.views, QualityMetric())
     results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "results": results,
