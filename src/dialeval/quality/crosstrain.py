@@ -57,14 +57,26 @@ GENERIC = (
     "i don't know what you mean", "i'm fine", "how about you?", "what do you mean?", "that's great!", "wow",
     "i like it", "me neither", "of course", "i think so", "that's true",
 )
-_GENERIC = {re.sub(r"[^a-z' ]", "", g.lower()).strip() for g in GENERIC}
+
+
+def generic_key(text: str) -> str:
+    """Return ``text`` as :data:`GENERIC` replies are compared: lower case, letters, apostrophes and spaces.
+
+    Example:
+        >>> generic_key(" I don't know. ")
+        "i don't know"
+    """
+    return re.sub(r"[^a-z' ]", "", text.lower()).strip()
+
+
+_GENERIC = {generic_key(g) for g in GENERIC}
 #: Save a checkpoint (and measure the held-in set) this often.
 CHECKPOINT_EVERY = 100
 
 
 def is_generic(text: str) -> bool:
     """Whether a turn is one of the :data:`GENERIC` replies (ignoring case and punctuation)."""
-    return re.sub(r"[^a-z' ]", "", text.lower()).strip() in _GENERIC
+    return generic_key(text) in _GENERIC
 
 
 @dataclass(frozen=True)
@@ -123,14 +135,17 @@ def draw(data_dir: Path, cfg: TrainConfig) -> list[Any]:
     return out
 
 
-def content_words(text: str) -> set[str]:
+@functools.cache
+def content_words(text: str) -> frozenset[str]:
     """Return the words of four letters or more (a stop-word list in one rule), lower-cased.
+
+    Cached: :func:`overlap_negative` draws the same turns again and again.
 
     Example:
         >>> sorted(content_words("I love the Beatles, and their songs!"))
         ['beatles', 'love', 'songs', 'their']
     """
-    return {w for w in re.findall(r"[a-z']+", text.lower()) if len(w) >= 4}
+    return frozenset(w for w in re.findall(r"[a-z']+", text.lower()) if len(w) >= 4)
 
 
 def overlap_negative(pair: Any, pool: Sequence[Any], rng: random.Random, draws: int = 20) -> str | None:

@@ -71,13 +71,11 @@ def probes() -> list[str]:
         >>> probes()[:4]
         ["i don't know", 'ok', 'okay', 'yes']
     """
-    import re
-
-    from dialeval.quality.crosstrain import GENERIC
+    from dialeval.quality.crosstrain import GENERIC, generic_key
 
     seen: dict[str, str] = {}
     for g in GENERIC:
-        seen.setdefault(re.sub(r"[^a-z' ]", "", g.lower()).strip(), g)
+        seen.setdefault(generic_key(g), g)
     return list(seen.values())[:PROBES]
 
 
