@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from scipy.stats import spearmanr
 
+from dialeval.errors import InputError
 from dialeval.metrics.base import MetricInput
 from dialeval.quality import experiment as ex
 from dialeval.trained.data import Example
@@ -46,3 +48,10 @@ def test_an_unfitted_candidate_is_its_spearman_on_each_set_and_the_winner_is_the
     ridge = results["frozen heads ridge (shipped recipe, no LM)"]["folds"]
     assert "log_words" in ridge["e"]["features"] and all("log_words" not in ridge[b]["features"] for b in "abcd")
     assert "sensible" in ridge["a"]["features"]
+
+
+def test_an_lm_winner_is_refused_by_ship_in_one_line_and_nothing_is_written(tmp_path):
+    results = [{"candidate": "views + frozen ridge", "mean": 0.4}, {"candidate": "frozen + lm raw ridge", "mean": 0.5}]
+    with pytest.raises(InputError, match='"frozen \\+ lm raw ridge" needs SmolLM2 features'):
+        ex.ship(tmp_path / "bundled", tmp_path / "views", None, [], results)
+    assert not (tmp_path / "bundled").exists()

@@ -147,6 +147,7 @@ def held_in_centre(views: Path, metric: Any) -> dict[str, tuple[float, float]]:
     """
     import statistics
 
+    from dialeval.errors import InputError
     from dialeval.metrics.base import MetricInput
     from dialeval.paths import shared_data_dir
     from dialeval.quality.crosstrain import TrainConfig, build_examples, draw
@@ -155,7 +156,8 @@ def held_in_centre(views: Path, metric: Any) -> dict[str, tuple[float, float]]:
     card_path = views / "card.json" if (views / "card.json").exists() else views.parent / "card.json"
     cfg = TrainConfig(**json.loads(card_path.read_text(encoding="utf-8"))["config"])
     root = shared_data_dir()
-    assert root is not None, "needs ../shared/data"
+    if root is None:
+        raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to rebuild the held-in examples")
     _, val = build_examples(draw(root, cfg), cfg)
     items = [MetricInput(response=e.response, context=tuple(Turn(speaker="", text=t) for t in e.context)) for e in val]
     feats = metric.features(items, views=False)
@@ -264,9 +266,12 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     from dialeval.trained.data import data_sha256
 
     best = max(results, key=lambda r: r["mean"])
-    how, feats = CANDIDATES[best["candidate"]]
+    winner = best["candidate"]
+    if winner not in CANDIDATES:  # an --lm candidate: quality does not compute its features
+        raise InputError(f'the winner "{winner}" needs SmolLM2 features that quality does not compute; nothing shipped')
+    how, feats = CANDIDATES[winner]
     if how != "ridge":
-        raise InputError(f'the winner "{best["candidate"]}" is not a ridge candidate; nothing shipped')
+        raise InputError(f'the winner "{winner}" is not a ridge candidate; nothing shipped')
     (bundled / "views").mkdir(parents=True, exist_ok=True)
     for name in ("adapter.safetensors", "heads.json"):
         shutil.copyfile(views / name, bundled / "views" / name)
