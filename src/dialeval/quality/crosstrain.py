@@ -432,12 +432,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     from dialeval.paths import shared_data_dir
 
     ap = argparse.ArgumentParser(prog=prog)
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--steps", type=int, default=TrainConfig.steps)
+    ap.add_argument("out", type=Path, help="run folder: checkpoint.pt, card.json, model/ (a rerun resumes)")
+    ap.add_argument("--steps", type=int, default=TrainConfig.steps, help=f"planned steps (default {TrainConfig.steps})")
     ap.add_argument("--minutes", type=float, default=None, help="stop (and export the best checkpoint) after this")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--lr", type=float, default=TrainConfig.lr)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the data draw, the split and the model (default 0)")
+    ap.add_argument("--lr", type=float, default=TrainConfig.lr, help=f"LoRA learning rate (default {TrainConfig.lr})")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     ap.add_argument("--overlap-negatives", action="store_true", help="add word-overlap negatives (overlap_negative)")
     ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centre of OUT/model")
     args = ap.parse_args(argv)

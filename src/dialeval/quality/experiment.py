@@ -227,11 +227,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("views", type=Path, help="a trained views folder (adapter.safetensors, heads.json with centre)")
-    ap.add_argument("-o", "--out", type=Path, default=Path("runs/quality-experiment"))
-    ap.add_argument("--limit", type=int, default=None)
-    ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("-o", "--out", type=Path, default=Path("runs/quality-experiment"),
+                    help="folder for results.json (default runs/quality-experiment)")
+    ap.add_argument("--limit", type=int, default=None, help="only the first N contexts of each set (a quick look)")
+    ap.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples over contexts (default 1000)")
     ap.add_argument("--ship", type=Path, default=None, help="write the winner into this bundled folder")
-    ap.add_argument("--lm", action="store_true", help="also the SmolLM2 candidates (LM_CANDIDATES)")
+    ap.add_argument("--lm", action="store_true", help="also the SmolLM2 candidates (likelihoods vs generic replies)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     ds, rows = rated_rows(args.views, args.limit)
