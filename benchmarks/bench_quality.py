@@ -63,11 +63,14 @@ def main() -> None:
         lm_tokens = sum(len(p) for p in {p for p, _ in pairs}) + sum(len(c) for _, c in pairs)
         lm_params = sum(p.numel() for p in model.parameters())
     pairs_x: list[tuple[list[int], list[int]]] = []
+    x_params = 0
     if metric.uses_views():
         views, tokens = metric.views()
         pairs_x = tokens.pairs([[t.text for t in i.context][-TURNS:] for i in items], [i.response for i in items])
+        # the cross-encoder's own count: a views folder may keep fewer layers than the bi-encoder
+        x_params = sum(p.numel() for n, p in views.named_parameters() if ".embeddings." not in f".{n}")
     x_tokens = sum(len(ids) for ids, _ in pairs_x)
-    flops = 2 * enc_params * (enc_tokens + x_tokens) + 2 * lm_params * lm_tokens
+    flops = 2 * enc_params * enc_tokens + 2 * x_params * x_tokens + 2 * lm_params * lm_tokens
     times, peaks = [], []
     for _ in range(args.repeats):
         peaks.append(matmul_peak())
@@ -102,7 +105,7 @@ def main() -> None:
         f"(median of {args.repeats}); of which MiniLM encoding about {te:.2f} s "
         f"({100 * 2 * enc_params * enc_tokens / te / peak:.1f}% of peak; batches of 64 as before: {tb:.2f} s, "
         f"{tb / te:.2f}x), the cross-encoder about {tx:.2f} s"
-        + (f" ({100 * 2 * enc_params * x_tokens / tx / peak:.1f}% of peak)" if tx else "")
+        + (f" ({100 * 2 * x_params * x_tokens / tx / peak:.1f}% of peak)" if tx else "")
     )
 
 

@@ -158,3 +158,28 @@ def test_quality_metric_applies_an_ensemble_over_a_view(trained, tmp_path):
     assert got == pytest.approx(expected, abs=1e-5)
     sig = metric.signature_extra()
     assert {"views_heads_sha", "views_adapter_sha"} <= set(sig)
+
+
+def test_a_shallow_short_run_is_loaded_with_its_own_shape(tmp_path, trained, shared_data):
+    """``--layers 2 --max-len 24``: heads.json names the shape, and load_views rebuilds it (the default names none)."""
+    from dialeval.errors import InputError
+    from dialeval.metrics.quality.crossenc import load_views
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+
+    default_head = json.loads((trained[0] / "model" / "heads.json").read_text())
+    assert not {"layers", "max_len", "max_response"} & set(default_head)  # the shipped file's keys are unchanged
+    cfg = ct.TrainConfig(**{**MICRO.__dict__, "layers": 2, "max_len": 24, "max_response": 10})
+    ct.train(tmp_path, shared_data, cfg)
+    head = json.loads((tmp_path / "model" / "heads.json").read_text())
+    assert (head["layers"], head["max_len"], head["max_response"]) == (2, 24, 10)
+    enc = str(resolve_encoder_dir(DEFAULT_ENCODER))
+    model, tokens, _ = load_views(str(tmp_path / "model"), enc)
+    assert len(model.encoder.encoder.layer) == 2 and (tokens.max_len, tokens.max_response) == (24, 10)
+    long_turn = "we walked along the river for hours and talked about everything " * 3
+    (ids, types), = tokens.pairs([[long_turn, long_turn]], [long_turn])
+    assert len(ids) == 24 and types.count(1) == 10 + 1  # response cut to 10 tokens, plus its [SEP]
+    # an adapter for 2 layers does not fit a 1-layer encoder: one InputError, not a silent partial merge
+    head["layers"] = 1
+    (tmp_path / "model" / "heads.json").write_text(json.dumps(head))
+    with pytest.raises(InputError, match="lacks"):
+        load_views(str(tmp_path / "model"), enc)

@@ -96,6 +96,10 @@ class TrainConfig:
     per_source: int | None = None  # None: CAPS
     #: Add a ``word-overlap`` negative per pair (:func:`overlap_negative`); off in the shipped run.
     overlap_negatives: bool = False
+    #: The encoder's first ``layers`` layers only, inputs of at most ``max_len`` tokens (a faster encoder).
+    layers: int = 6
+    max_len: int = 128
+    max_response: int = 48
 
 
 @dataclass(frozen=True)
@@ -279,11 +283,11 @@ def _model(cfg: TrainConfig) -> tuple[Any, Any]:
 
     torch.manual_seed(cfg.seed)
     enc_dir = str(resolve_encoder_dir(DEFAULT_ENCODER))
-    model = build_model(enc_dir)
+    model = build_model(enc_dir, layers=cfg.layers)
     lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=0.0,
                       target_modules=["query", "key", "value", "dense"])  # fmt: skip
     model.encoder = get_peft_model(model.encoder, lora)
-    return model, Tokens(AutoTokenizer.from_pretrained(enc_dir))
+    return model, Tokens(AutoTokenizer.from_pretrained(enc_dir), cfg.max_len, cfg.max_response)
 
 
 def _schedule(step: int, cfg: TrainConfig) -> float:
@@ -373,13 +377,20 @@ def calibrate(folder: Path, tokens: Any, val: Sequence[Example], cfg: TrainConfi
 
     path = folder / "heads.json"
     head = json.loads(path.read_text(encoding="utf-8"))
-    head |= {"lora_r": cfg.lora_r, "lora_alpha": cfg.lora_alpha}
+    head |= {"lora_r": cfg.lora_r, "lora_alpha": cfg.lora_alpha, **_shape(cfg)}
     path.write_text(json.dumps(head) + "\n", encoding="utf-8")
     model, _ = _views(str(folder), str(resolve_encoder_dir(DEFAULT_ENCODER)), "cpu")
     logits = score_batches(model, tokens.pairs([e.context for e in val], [e.response for e in val]))
     cols = list(zip(*logits, strict=True))
     head["centre"] = [[round(statistics.fmean(c), 6), round(statistics.stdev(c), 6)] for c in cols]
     path.write_text(json.dumps(head) + "\n", encoding="utf-8")
+
+
+def _shape(cfg: TrainConfig) -> dict[str, int]:
+    """Return the encoder's shape as ``heads.json`` names it: what differs from the defaults (the shipped run: none)."""
+    default = TrainConfig()
+    keys = ("layers", "max_len", "max_response")
+    return {k: getattr(cfg, k) for k in keys if getattr(cfg, k) != getattr(default, k)}
 
 
 def _export(model: Any, trainable: set[str], folder: Path, cfg: TrainConfig) -> None:
@@ -392,7 +403,8 @@ def _export(model: Any, trainable: set[str], folder: Path, cfg: TrainConfig) -> 
     adapter = {n: sd[n].detach().to(torch.float16).contiguous() for n in sorted(trainable) if "heads" not in n}
     save_file(adapter, str(folder / "adapter.safetensors"))
     head = {"views": list(VIEWS), "weight": model.heads.weight.detach().tolist(),
-            "bias": model.heads.bias.detach().tolist(), "lora_r": cfg.lora_r, "lora_alpha": cfg.lora_alpha}
+            "bias": model.heads.bias.detach().tolist(), "lora_r": cfg.lora_r, "lora_alpha": cfg.lora_alpha,
+            **_shape(cfg)}  # fmt: skip
     (folder / "heads.json").write_text(json.dumps(head) + "\n", encoding="utf-8")
 
 
@@ -439,10 +451,15 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--lr", type=float, default=TrainConfig.lr, help=f"LoRA learning rate (default {TrainConfig.lr})")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     ap.add_argument("--overlap-negatives", action="store_true", help="add word-overlap negatives (overlap_negative)")
+    ap.add_argument("--layers", type=int, default=TrainConfig.layers, help="keep the first N layers (default 6)")
+    ap.add_argument("--max-len", type=int, default=TrainConfig.max_len, help="longest input in tokens (default 128)")
+    ap.add_argument("--max-response", type=int, default=TrainConfig.max_response,
+                    help=f"longest response in tokens (default {TrainConfig.max_response})")  # fmt: skip
     ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centre of OUT/model")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    cfg = TrainConfig(seed=args.seed, steps=args.steps, lr=args.lr, overlap_negatives=args.overlap_negatives)
+    cfg = TrainConfig(seed=args.seed, steps=args.steps, lr=args.lr, overlap_negatives=args.overlap_negatives,
+                      layers=args.layers, max_len=args.max_len, max_response=args.max_response)  # fmt: skip
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")

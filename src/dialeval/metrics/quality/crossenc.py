@@ -60,13 +60,15 @@ def assemble(
 
 
 class Tokens:
-    """Tokenise texts once each (dialogues repeat their turns) and assemble pairs."""
+    """Tokenise texts once each (dialogues repeat their turns) and assemble pairs of at most ``max_len`` tokens."""
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: Any, max_len: int = MAX_LEN, max_response: int = MAX_RESPONSE) -> None:
         self.tokenizer = tokenizer
         self.cache: dict[str, list[int]] = {}
         self.cls = int(tokenizer.cls_token_id)
         self.sep = int(tokenizer.sep_token_id)
+        self.max_len = max_len
+        self.max_response = max_response
 
     def ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Return the token ids of each text (no special tokens), tokenising the new ones in one call."""
@@ -80,8 +82,9 @@ class Tokens:
         """Return :func:`assemble` of every (context, response)."""
         flat = [t.strip() for c in contexts for t in c[-TURNS:]] + [r.strip() for r in responses]
         self.ids(flat)
+        cut = {"cls": self.cls, "sep": self.sep, "max_len": self.max_len, "max_response": self.max_response}
         return [
-            assemble(self.ids([t.strip() for t in c[-TURNS:]]), self.cache[r.strip()], cls=self.cls, sep=self.sep)
+            assemble(self.ids([t.strip() for t in c[-TURNS:]]), self.cache[r.strip()], **cut)
             for c, r in zip(contexts, responses, strict=True)
         ]
 
@@ -101,8 +104,14 @@ def collate(batch: Sequence[tuple[list[int], list[int]]], pad: int = 0) -> tuple
     return ids, mask, types
 
 
-def build_model(encoder_dir: str, n_views: int = len(VIEWS)) -> Any:
-    """Return the packaged encoder with a linear view head on its mean-pooled last layer (a ``torch.nn.Module``)."""
+def build_model(encoder_dir: str, n_views: int = len(VIEWS), layers: int | None = None) -> Any:
+    """Return the packaged encoder with a linear view head on its mean-pooled last layer (a ``torch.nn.Module``).
+
+    Args:
+        encoder_dir: The packaged encoder's folder.
+        n_views: Logits the head gives.
+        layers: Keep only the encoder's first ``layers`` transformer layers (None: all).
+    """
     import torch
     from transformers import AutoModel
 
@@ -110,6 +119,9 @@ def build_model(encoder_dir: str, n_views: int = len(VIEWS)) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.encoder = AutoModel.from_pretrained(encoder_dir)
+            if layers is not None:
+                self.encoder.encoder.layer = self.encoder.encoder.layer[:layers]
+                self.encoder.config.num_hidden_layers = layers
             self.heads = torch.nn.Linear(self.encoder.config.hidden_size, n_views)
 
         def forward(self, ids: Any, mask: Any, types: Any) -> Any:
@@ -163,6 +175,9 @@ def merge_adapter(encoder: Any, adapter: dict[str, Any], scale: float) -> int:
 def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any, Any, dict[str, Any]]:
     """Return ``(model, Tokens, heads.json)`` of a trained views folder, the adapter merged into the encoder.
 
+    ``heads.json`` may name ``layers``, ``max_len`` and ``max_response`` (a shallower, shorter
+    encoder than the defaults: all layers, :data:`MAX_LEN`, :data:`MAX_RESPONSE`).
+
     Raises:
         InputError: The folder lacks ``adapter.safetensors`` or ``heads.json``, or they do not fit the encoder.
     """
@@ -181,7 +196,7 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         adapter = load_file(str(root / "adapter.safetensors"))
     except (OSError, ValueError) as exc:
         raise InputError(f"not a trained views folder ({exc})", path=root) from None
-    model = build_model(encoder_dir, len(head["views"]))
+    model = build_model(encoder_dir, len(head["views"]), head.get("layers"))
     try:
         n = merge_adapter(model.encoder, adapter, float(head["lora_alpha"]) / float(head["lora_r"]))
     except KeyError as exc:
@@ -192,4 +207,6 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         model.heads.weight.copy_(torch.tensor(head["weight"]))
         model.heads.bias.copy_(torch.tensor(head["bias"]))
     model.eval().to(device)
-    return model, Tokens(AutoTokenizer.from_pretrained(encoder_dir)), head
+    tokens = Tokens(AutoTokenizer.from_pretrained(encoder_dir), int(head.get("max_len", MAX_LEN)),
+                    int(head.get("max_response", MAX_RESPONSE)))  # fmt: skip
+    return model, tokens, head
