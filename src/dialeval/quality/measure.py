@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from dialeval.schema import Candidate
@@ -29,11 +30,13 @@ STRESS = ("other-context", "negation", "repetition", "truncation")
 
 
 def stress_table(
-    contexts: int, perturbations: Sequence[str] = STRESS, seed: int = 0, views: str | None = None
+    contexts: int, perturbations: Sequence[str] = STRESS, seed: int = 0, views: str | None = None,
+    ensemble: str | None = None,
 ) -> list[dict[str, Any]]:
     """Return one row per (perturbation, output): n pairs, fraction original better, mean drop and CI, AUROC.
 
-    ``views``: also the view logits of this trained cross-encoder folder (rows ``view_*``).
+    ``views``: also the view logits of this trained cross-encoder folder (rows ``view_*``);
+    ``ensemble``: this ``ensemble.json`` instead of the shipped one (a candidate's).
     """
     from dialeval.data.catalog import load_benchmark
     from dialeval.metrics.quality import QualityMetric, combine
@@ -43,7 +46,7 @@ def stress_table(
     got = perturb_items(bench.candidates, bench.dialogues, list(perturbations), seed)
     dialogues = {**bench.dialogues, **got.dialogues}
     cands = list(bench.candidates) + [c for name in perturbations for c in got.copies[name]]
-    metric = QualityMetric(device="cpu", views=views or "")
+    metric = QualityMetric(device="cpu", views=views or "", ensemble=ensemble or "")
     known = cached_features(metric, cands, dialogues, "quality-stress-views.json" if views else "quality-stress.json",
                             views=views)  # fmt: skip
     _, _, ens, names = metric.loaded()
@@ -90,8 +93,12 @@ def dialogue_features(turns: Sequence[tuple[float, bool]]) -> dict[str, float]:
             "quality_dialogue": sum(0.0 if r else v for v, r in turns) / n}  # fmt: skip
 
 
-def dialogue_table(per_system: int, n_boot: int = 1000, seed: int = 0) -> list[Any]:
+def dialogue_table(
+    per_system: int, n_boot: int = 1000, seed: int = 0, views: str | None = None, ensemble: str | None = None
+) -> list[Any]:
     """Return correlation rows (dialogue and system level, Spearman and Pearson) on DSTC9 interactive.
+
+    ``views`` and ``ensemble``: a candidate's cross-encoder folder and ``ensemble.json`` (None: the shipped ones).
 
     The first ``per_system`` dialogues of each bot (in file order) are scored; each
     dialogue-level feature is given to every system turn of its dialogue, so the
@@ -111,7 +118,7 @@ def dialogue_table(per_system: int, n_boot: int = 1000, seed: int = 0) -> list[A
             ids.append(c.dialogue_id)
     keep = {d for ids in order.values() for d in ids[:per_system]}
     cands = [c for c in bench.candidates if c.dialogue_id in keep]
-    quality = _turn_quality(cands, bench.dialogues, "quality-dstc9.json")
+    quality = _turn_quality(cands, bench.dialogues, "quality-dstc9.json", views, ensemble)
     repeated = {c.id: repeats_own_turn(i) for c, i in zip(cands, build_inputs(cands, bench.dialogues), strict=True)}
     by_dialogue: dict[str, list[Candidate]] = {}
     for c in cands:
@@ -136,7 +143,6 @@ def cached_features(
     Keyed by the heads and the LM, and by the files of ``views`` (a cross-encoder folder) when given.
     """
     import hashlib
-    from pathlib import Path
 
     from dialeval.metrics.base import build_inputs
     from dialeval.paths import cache_dir
@@ -159,11 +165,12 @@ def cached_features(
     return known
 
 
-def _turn_quality(cands: Sequence[Candidate], dialogues: Any, cache_name: str) -> dict[str, float]:
-    """Return the shipped ``quality`` of every candidate, its features cached by the heads' and LM's key."""
+def _turn_quality(cands: Sequence[Candidate], dialogues: Any, cache_name: str, views: str | None = None,
+                  ensemble: str | None = None) -> dict[str, float]:  # fmt: skip
+    """Return the ``quality`` of every candidate, its features cached by the heads', views' and LM's key."""
     from dialeval.metrics.quality import QualityMetric, combine
 
-    metric = QualityMetric(device="cpu")
+    metric = QualityMetric(device="cpu", views=views or "", ensemble=ensemble or "")
     known = cached_features(metric, cands, dialogues, cache_name)
     _, _, ens, names = metric.loaded()
     rows = [known[c.id] for c in cands]
@@ -182,9 +189,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--per-system", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--views", default=None, help="also the views of this trained cross-encoder folder")
+    ap.add_argument("--bundle", type=Path, default=None,
+                    help="a candidate folder as `quality experiment --ship` writes it")  # fmt: skip
     args = ap.parse_args(argv)
+    ensemble = None
+    if args.bundle is not None:
+        args.views, ensemble = str(args.bundle / "views"), str(args.bundle / "quality" / "ensemble.json")
     if args.what == "dialogue":
-        table = dialogue_table(args.per_system, seed=args.seed)
+        table = dialogue_table(args.per_system, seed=args.seed, views=args.views, ensemble=ensemble)
         print("| feature | level | method | value [95% CI] | units |")
         print("|---|---|---|---|---|")
         for r in table:
@@ -192,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             value = "n/a" if r.value is None else f"{r.value:.3f}"
             print(f"| {r.metric} | {r.level} | {r.method} | {value}{ci} | {r.n_groups} |")
         return
-    rows = stress_table(args.contexts, seed=args.seed, views=args.views)
+    rows = stress_table(args.contexts, seed=args.seed, views=args.views, ensemble=ensemble)
     print("| perturbation | output | pairs | original better | mean drop [95% CI] | AUROC |")
     print("|---|---|---|---|---|---|")
     for r in rows:
