@@ -101,6 +101,17 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path, trained, shared_dat
         assert torch.equal(resumed["model"][name], value), name
 
 
+def test_stop_at_ends_the_run_early_on_the_same_schedule(tmp_path, trained, shared_data):
+    import torch
+
+    card = ct.train(tmp_path, shared_data, MICRO, stop_at=2)
+    assert card["steps_done"] == 2 and card["curve"][-1]["step"] == 2 and card["config"]["steps"] == MICRO.steps
+    # the schedule is MICRO's 4 steps: after 2 of them the learning rate is the uninterrupted run's at step 2
+    saved = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
+    assert saved["sched"]["last_epoch"] == 2
+    assert saved["sched"]["_last_lr"][0] == pytest.approx(MICRO.lr * ct._schedule(2, MICRO))
+
+
 def test_hand_merge_equals_peft_forward(trained):
     import torch
     from peft import LoraConfig, get_peft_model, set_peft_model_state_dict

@@ -296,8 +296,12 @@ def _schedule(step: int, cfg: TrainConfig) -> float:
     return max(0.0, (cfg.steps - step) / max(1, cfg.steps - cfg.warmup))
 
 
-def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = None) -> dict[str, Any]:
-    """Train (resuming from ``out/checkpoint.pt``), export the best checkpoint and write the card."""
+def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = None,
+          stop_at: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """Train (resuming from ``out/checkpoint.pt``), export the best checkpoint and write the card.
+
+    ``minutes`` and ``stop_at`` (a step) end the run early, on the same schedule (``cfg.steps``).
+    """
     import torch
 
     from dialeval.metrics.quality.crossenc import collate
@@ -325,7 +329,8 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
     model.train()
     start_clock, start_seconds = time.perf_counter(), state["seconds"]
     running: list[float] = []
-    while state["step"] < cfg.steps:
+    last = cfg.steps if stop_at is None else min(stop_at, cfg.steps)
+    while state["step"] < last:
         step = state["step"]
         first = (step * cfg.batch_size) % len(train_ex)
         batch = train_ex[first : first + cfg.batch_size]
@@ -343,7 +348,7 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
         state["step"] = step + 1
         state["seconds"] = start_seconds + time.perf_counter() - start_clock
         out_of_time = minutes is not None and (time.perf_counter() - t0) / 60 > minutes
-        if state["step"] % CHECKPOINT_EVERY == 0 or state["step"] == cfg.steps or out_of_time:
+        if state["step"] % CHECKPOINT_EVERY == 0 or state["step"] == last or out_of_time:
             figs = evaluate(model, tokens, val_ex)
             row = {"step": state["step"], "train_loss": round(sum(running) / len(running), 4),
                    "seconds": round(state["seconds"], 1), **figs}  # fmt: skip
@@ -447,6 +452,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("out", type=Path, help="run folder: checkpoint.pt, card.json, model/ (a rerun resumes)")
     ap.add_argument("--steps", type=int, default=TrainConfig.steps, help=f"planned steps (default {TrainConfig.steps})")
     ap.add_argument("--minutes", type=float, default=None, help="stop (and export the best checkpoint) after this")
+    ap.add_argument("--stop-at", type=int, default=None, help="stop after this step (the schedule stays --steps)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the data draw, the split and the model (default 0)")
     ap.add_argument("--lr", type=float, default=TrainConfig.lr, help=f"LoRA learning rate (default {TrainConfig.lr})")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
@@ -470,7 +476,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         _, val_ex = build_examples(draw(root, cfg), cfg)
         calibrate(args.out / "model", _model(cfg)[1], val_ex, cfg)
         return
-    card = train(args.out, root, cfg, args.minutes)
+    card = train(args.out, root, cfg, args.minutes, args.stop_at)
     print(json.dumps({"steps": card["steps_done"], "seconds": card["seconds"], "chosen": card["chosen"]["step"]}))
 
 
