@@ -104,12 +104,27 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path, trained, shared_dat
 def test_stop_at_ends_the_run_early_on_the_same_schedule(tmp_path, trained, shared_data):
     import torch
 
-    card = ct.train(tmp_path, shared_data, MICRO, stop_at=2)
+    from safetensors.torch import load_file
+
+    card = ct.train(tmp_path, shared_data, MICRO, stop_at=2, snapshots=True)
     assert card["steps_done"] == 2 and card["curve"][-1]["step"] == 2 and card["config"]["steps"] == MICRO.steps
     # the schedule is MICRO's 4 steps: after 2 of them the learning rate is the uninterrupted run's at step 2
     saved = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
     assert saved["sched"]["last_epoch"] == 2
     assert saved["sched"]["_last_lr"][0] == pytest.approx(MICRO.lr * ct._schedule(2, MICRO))
+    # the snapshot of step 2 holds that step's LoRA weights (fp16); --calibrate-only adds its centre
+    snap = tmp_path / "steps" / "00002"
+    adapter = load_file(str(snap / "adapter.safetensors"))
+    assert adapter.keys() == {n for n in saved["model"] if "heads" not in n}
+    for name, value in adapter.items():
+        assert torch.equal(value, saved["model"][name].to(torch.float16)), name
+    assert "centre" not in json.loads((snap / "heads.json").read_text())
+    threads = torch.get_num_threads()
+    try:
+        ct.main([str(tmp_path), "--calibrate-only", "--threads", "1"])
+    finally:
+        torch.set_num_threads(threads)  # main sets the process's threads; leave the worker's as they were
+    assert len(json.loads((snap / "heads.json").read_text())["centre"]) == len(VIEWS)
 
 
 def test_hand_merge_equals_peft_forward(trained):

@@ -297,10 +297,12 @@ def _schedule(step: int, cfg: TrainConfig) -> float:
 
 
 def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = None,
-          stop_at: int | None = None) -> dict[str, Any]:  # fmt: skip
+          stop_at: int | None = None, snapshots: bool = False) -> dict[str, Any]:  # fmt: skip
     """Train (resuming from ``out/checkpoint.pt``), export the best checkpoint and write the card.
 
     ``minutes`` and ``stop_at`` (a step) end the run early, on the same schedule (``cfg.steps``).
+    ``snapshots``: also export every checkpoint to ``out/steps/NNNNN`` (to measure transfer
+    along the run afterwards; what ships is still chosen by held-in AUC).
     """
     import torch
 
@@ -353,6 +355,8 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
             row = {"step": state["step"], "train_loss": round(sum(running) / len(running), 4),
                    "seconds": round(state["seconds"], 1), **figs}  # fmt: skip
             running = []
+            if snapshots:
+                _export(model, trainable, out / "steps" / f"{state['step']:05d}", cfg)
             state["curve"].append(row)
             print(json.dumps({k: row[k] for k in ("step", "train_loss", "loss", "mean_auc", "seconds")}), flush=True)
             if state["best"] is None or figs["mean_auc"] > state["best"]["mean_auc"]:
@@ -453,6 +457,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--steps", type=int, default=TrainConfig.steps, help=f"planned steps (default {TrainConfig.steps})")
     ap.add_argument("--minutes", type=float, default=None, help="stop (and export the best checkpoint) after this")
     ap.add_argument("--stop-at", type=int, default=None, help="stop after this step (the schedule stays --steps)")
+    ap.add_argument("--snapshots", action="store_true", help="also export every checkpoint to OUT/steps/NNNNN")
     ap.add_argument("--seed", type=int, default=0, help="seed of the data draw, the split and the model (default 0)")
     ap.add_argument("--lr", type=float, default=TrainConfig.lr, help=f"LoRA learning rate (default {TrainConfig.lr})")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
@@ -461,7 +466,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--max-len", type=int, default=TrainConfig.max_len, help="longest input in tokens (default 128)")
     ap.add_argument("--max-response", type=int, default=TrainConfig.max_response,
                     help=f"longest response in tokens (default {TrainConfig.max_response})")  # fmt: skip
-    ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centre of OUT/model")
+    ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centres (OUT/model, OUT/steps/*)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     cfg = TrainConfig(seed=args.seed, steps=args.steps, lr=args.lr, overlap_negatives=args.overlap_negatives,
@@ -474,9 +479,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         if card_path.exists():
             cfg = TrainConfig(**json.loads(card_path.read_text(encoding="utf-8"))["config"])
         _, val_ex = build_examples(draw(root, cfg), cfg)
-        calibrate(args.out / "model", _model(cfg)[1], val_ex, cfg)
+        tokens = _model(cfg)[1]
+        for folder in [args.out / "model", *sorted((args.out / "steps").glob("[0-9]*"))]:
+            calibrate(folder, tokens, val_ex, cfg)
         return
-    card = train(args.out, root, cfg, args.minutes, args.stop_at)
+    card = train(args.out, root, cfg, args.minutes, args.stop_at, args.snapshots)
     print(json.dumps({"steps": card["steps_done"], "seconds": card["seconds"], "chosen": card["chosen"]["step"]}))
 
 

@@ -153,8 +153,11 @@ def held_in_centre(views: Path, metric: Any) -> dict[str, tuple[float, float]]:
     from dialeval.quality.crosstrain import TrainConfig, build_examples, draw
     from dialeval.schema import Turn
 
-    card_path = views / "card.json" if (views / "card.json").exists() else views.parent / "card.json"
-    cfg = TrainConfig(**json.loads(card_path.read_text(encoding="utf-8"))["config"])
+    # the card sits in the views folder (shipped), beside it (a run's model/) or two up (a run's steps/NNNNN)
+    cards = [d / "card.json" for d in (views, views.parent, views.parent.parent) if (d / "card.json").exists()]
+    if not cards:
+        raise InputError("no card.json in the views folder or the run folder above it", path=views)
+    cfg = TrainConfig(**json.loads(cards[0].read_text(encoding="utf-8"))["config"])
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to rebuild the held-in examples")
