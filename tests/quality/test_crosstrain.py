@@ -103,7 +103,6 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path, trained, shared_dat
 
 def test_stop_at_ends_the_run_early_on_the_same_schedule(tmp_path, trained, shared_data):
     import torch
-
     from safetensors.torch import load_file
 
     card = ct.train(tmp_path, shared_data, MICRO, stop_at=2, snapshots=True)
