@@ -297,12 +297,13 @@ def _schedule(step: int, cfg: TrainConfig) -> float:
 
 
 def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = None,
-          stop_at: int | None = None, snapshots: bool = False) -> dict[str, Any]:  # fmt: skip
+          stop_at: int | None = None, snapshots: bool = False, device: str = "cpu") -> dict[str, Any]:  # fmt: skip
     """Train (resuming from ``out/checkpoint.pt``), export the best checkpoint and write the card.
 
     ``minutes`` and ``stop_at`` (a step) end the run early, on the same schedule (``cfg.steps``).
     ``snapshots``: also export every checkpoint to ``out/steps/NNNNN`` (to measure transfer
-    along the run afterwards; what ships is still chosen by held-in AUC).
+    along the run afterwards; what ships is still chosen by held-in AUC). ``device``: where
+    the steps run (``cuda`` on a GPU; the exported files and the centres are the same either way).
     """
     import torch
 
@@ -314,6 +315,7 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
     train_ex, val_ex = build_examples(pairs, cfg)
     random.Random(cfg.seed + 2).shuffle(train_ex)
     model, tokens = _model(cfg)
+    model.to(device)
     lora = [p for n, p in model.named_parameters() if p.requires_grad and "heads" not in n]
     params = [{"params": lora, "lr": cfg.lr}, {"params": list(model.heads.parameters()), "lr": cfg.head_lr}]
     opt = torch.optim.AdamW(params, weight_decay=0.01)
@@ -321,11 +323,11 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
     ckpt = out / "checkpoint.pt"
     state: dict[str, Any] = {"step": 0, "curve": [], "best": None, "seconds": 0.0}
     if ckpt.exists():
-        saved = torch.load(ckpt, weights_only=False)
+        saved = torch.load(ckpt, weights_only=False, map_location=device)
         model.load_state_dict(saved["model"], strict=False)
         opt.load_state_dict(saved["opt"])
         sched.load_state_dict(saved["sched"])
-        torch.set_rng_state(saved["rng"])
+        torch.set_rng_state(saved["rng"].cpu())
         state = saved["state"]
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     model.train()
@@ -337,9 +339,9 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
         first = (step * cfg.batch_size) % len(train_ex)
         batch = train_ex[first : first + cfg.batch_size]
         inputs = collate(tokens.pairs([e.context for e in batch], [e.response for e in batch]))
-        logits = model(*inputs)
-        y = torch.tensor([[0.0 if v is None else v for v in e.labels] for e in batch])
-        m = torch.tensor([[0.0 if v is None else 1.0 for v in e.labels] for e in batch])
+        logits = model(*(t.to(device) for t in inputs))
+        y = torch.tensor([[0.0 if v is None else v for v in e.labels] for e in batch], device=device)
+        m = torch.tensor([[0.0 if v is None else 1.0 for v in e.labels] for e in batch], device=device)
         loss = (torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none") * m).sum() / m.sum()
         opt.zero_grad()
         loss.backward()  # type: ignore[no-untyped-call]
@@ -369,7 +371,7 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
         if out_of_time:
             break
     calibrate(out / "model", tokens, val_ex, cfg)
-    return write_card(out, data_dir, cfg, state, len(pairs), train_ex, val_ex)
+    return write_card(out, data_dir, cfg, state, len(pairs), train_ex, val_ex, device)
 
 
 def calibrate(folder: Path, tokens: Any, val: Sequence[Example], cfg: TrainConfig) -> None:
@@ -409,7 +411,7 @@ def _export(model: Any, trainable: set[str], folder: Path, cfg: TrainConfig) -> 
 
     folder.mkdir(parents=True, exist_ok=True)
     sd = model.state_dict()
-    adapter = {n: sd[n].detach().to(torch.float16).contiguous() for n in sorted(trainable) if "heads" not in n}
+    adapter = {n: sd[n].detach().cpu().to(torch.float16).contiguous() for n in sorted(trainable) if "heads" not in n}
     save_file(adapter, str(folder / "adapter.safetensors"))
     head = {"views": list(VIEWS), "weight": model.heads.weight.detach().tolist(),
             "bias": model.heads.bias.detach().tolist(), "lora_r": cfg.lora_r, "lora_alpha": cfg.lora_alpha,
@@ -417,8 +419,17 @@ def _export(model: Any, trainable: set[str], folder: Path, cfg: TrainConfig) -> 
     (folder / "heads.json").write_text(json.dumps(head) + "\n", encoding="utf-8")
 
 
+def _accelerator(device: str) -> str:
+    """Return ``", steps on <GPU name>"`` for a CUDA device, else ``""`` (for the card's machine line)."""
+    if not device.startswith("cuda"):
+        return ""
+    import torch
+
+    return f", steps on {torch.cuda.get_device_name(torch.device(device))}"
+
+
 def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any], n_pairs: int,
-               train_ex: Sequence[Example], val_ex: Sequence[Example]) -> dict[str, Any]:  # fmt: skip
+               train_ex: Sequence[Example], val_ex: Sequence[Example], device: str = "cpu") -> dict[str, Any]:  # fmt: skip
     """Write ``out/card.json``: data hashes, config, example counts, the loss/AUC curve and the chosen step."""
     import platform
 
@@ -437,7 +448,7 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
         "encoder": {"name": DEFAULT_ENCODER, "fingerprint": fingerprint(resolve_encoder_dir(DEFAULT_ENCODER))},
         "steps_done": state["step"], "seconds": round(state["seconds"], 1),
         "machine": f"{platform.machine()}, {__import__('os').cpu_count()} CPUs, torch threads "
-                   f"{__import__('torch').get_num_threads()}",
+                   f"{__import__('torch').get_num_threads()}" + _accelerator(device),
         "chosen": state["best"], "curve": state["curve"],
         "files": {f.name: sha256_file(f) for f in sorted((out / "model").glob("*")) if f.is_file()},
     }
@@ -461,6 +472,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--seed", type=int, default=0, help="seed of the data draw, the split and the model (default 0)")
     ap.add_argument("--lr", type=float, default=TrainConfig.lr, help=f"LoRA learning rate (default {TrainConfig.lr})")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--device", default="cpu", help="where the training steps run: cpu (default) or cuda")
     ap.add_argument("--overlap-negatives", action="store_true", help="add word-overlap negatives (overlap_negative)")
     ap.add_argument("--layers", type=int, default=TrainConfig.layers, help="keep the first N layers (default 6)")
     ap.add_argument("--max-len", type=int, default=TrainConfig.max_len, help="longest input in tokens (default 128)")
@@ -483,7 +495,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         for folder in [args.out / "model", *sorted((args.out / "steps").glob("[0-9]*"))]:
             calibrate(folder, tokens, val_ex, cfg)
         return
-    card = train(args.out, root, cfg, args.minutes, args.stop_at, args.snapshots)
+    card = train(args.out, root, cfg, args.minutes, args.stop_at, args.snapshots, args.device)
     print(json.dumps({"steps": card["steps_done"], "seconds": card["seconds"], "chosen": card["chosen"]["step"]}))
 
 

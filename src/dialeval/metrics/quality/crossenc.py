@@ -139,9 +139,10 @@ def score_batches(model: Any, pairs: Sequence[tuple[list[int], list[int]]]) -> l
     from dialeval.metrics.quality.features import length_batches
 
     out: list[list[float]] = [[] for _ in pairs]
+    device = next(model.parameters()).device
     with torch.inference_mode():
         for idx in length_batches([len(ids) for ids, _ in pairs]):
-            logits = model(*collate([pairs[i] for i in idx])).float().tolist()
+            logits = model(*(t.to(device) for t in collate([pairs[i] for i in idx]))).float().tolist()
             for i, row in zip(idx, logits, strict=True):
                 out[i] = row
     return out
