@@ -420,7 +420,12 @@ def _export(model: Any, trainable: set[str], folder: Path, cfg: TrainConfig) -> 
 
 
 def _accelerator(device: str) -> str:
-    """Return ``", steps on <GPU name>"`` for a CUDA device, else ``""`` (for the card's machine line)."""
+    """Return ``", steps on <GPU name>"`` for a CUDA device, else ``""`` (for the card's machine line).
+
+    Example:
+        >>> _accelerator("cpu")
+        ''
+    """
     if not device.startswith("cuda"):
         return ""
     import torch
