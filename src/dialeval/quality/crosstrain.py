@@ -434,7 +434,8 @@ def _accelerator(device: str) -> str:
 
 
 def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any], n_pairs: int,
-               train_ex: Sequence[Example], val_ex: Sequence[Example], device: str = "cpu") -> dict[str, Any]:  # fmt: skip
+               train_ex: Sequence[Example], val_ex: Sequence[Example],
+               device: str = "cpu") -> dict[str, Any]:  # fmt: skip
     """Write ``out/card.json``: data hashes, config, example counts, the loss/AUC curve and the chosen step."""
     import platform
 
