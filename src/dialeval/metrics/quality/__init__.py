@@ -75,6 +75,8 @@ class QualityConfig:
         ensemble: The ensemble JSON file ("" = the shipped one).
         views: Folder of the trained multi-view cross-encoder (``adapter.safetensors``,
             ``heads.json``; "" = the shipped one), used when the ensemble names a view feature.
+        runtime: What runs the cross-encoder: ``torch``, ``onnx`` (ONNX Runtime, CPU only) or
+            ``auto`` (``onnx`` on CPU when installed); see :mod:`dialeval.metrics.quality.onnx`.
     """
 
     encoder: str = DEFAULT_ENCODER
@@ -83,6 +85,7 @@ class QualityConfig:
     heads: str = ""
     ensemble: str = ""
     views: str = ""
+    runtime: str = "auto"
 
 
 def _path(given: str, default: Path) -> Path:
@@ -121,10 +124,15 @@ def _file_sha(path: Path) -> str:
 
 
 @functools.cache
-def _views(folder: str, encoder_dir: str, device: str) -> tuple[Any, Any]:
+def _views(folder: str, encoder_dir: str, device: str, runtime: str = "torch") -> tuple[Any, Any]:
     from dialeval.metrics.quality.crossenc import load_views
 
     model, tokens, _ = load_views(folder, encoder_dir, device)
+    if runtime == "onnx":
+        from dialeval.metrics.quality.onnx import export_key, onnx_views
+        from dialeval.models.loading import fingerprint
+
+        model = onnx_views(model, export_key(Path(folder), fingerprint(Path(encoder_dir))))
     return model, tokens
 
 
@@ -275,7 +283,14 @@ class QualityMetric(Metric):
         from dialeval.models.loading import resolve_encoder_dir
 
         folder = str(_path(self.config.views, BUNDLED / "views"))
-        return _views(folder, str(resolve_encoder_dir(self.config.encoder)), resolve_device(self.config.device))
+        device = resolve_device(self.config.device)
+        return _views(folder, str(resolve_encoder_dir(self.config.encoder)), device, self.runtime())
+
+    def runtime(self) -> str:
+        """Return what runs the cross-encoder (:func:`dialeval.metrics.quality.onnx.resolve_runtime`)."""
+        from dialeval.metrics.quality.onnx import resolve_runtime
+
+        return resolve_runtime(self.config.runtime, resolve_device(self.config.device))
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Return the sha256 of the heads and the ensemble, and the base models' hashes (the LM's if it is used)."""
@@ -285,6 +300,8 @@ class QualityMetric(Metric):
         out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder))
         if self.uses_lm():
             out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
+        if self.uses_views():
+            out["views_runtime"] = self.runtime()
         return out
 
     def uses_lm(self) -> bool:
@@ -322,7 +339,7 @@ class QualityMetric(Metric):
         return sens, flu
 
     def features_key(self) -> str:
-        """Return a key of what :meth:`features` depends on (heads, encoder, the LM if used; not the weights)."""
+        """Return a key of what :meth:`features` depends on (heads, encoder, LM, runtime; not the weights)."""
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
         files = self._files()
@@ -330,6 +347,8 @@ class QualityMetric(Metric):
         parts.append(fingerprint(resolve_encoder_dir(self.config.encoder)))
         if self.uses_lm():
             parts.append(fingerprint(resolve_lm_source(self.config.lm)))
+        if "views_heads" in files:  # the runtimes agree to ~1e-5, not to the bit
+            parts.append(self.runtime())
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
     def loaded(self) -> tuple[Any, Any, Any, list[str]]:

@@ -139,7 +139,7 @@ def score_batches(model: Any, pairs: Sequence[tuple[list[int], list[int]]]) -> l
     from dialeval.metrics.quality.features import length_batches
 
     out: list[list[float]] = [[] for _ in pairs]
-    device = next(model.parameters()).device
+    device = next(model.parameters()).device  # an OrtViews says cpu
     with torch.inference_mode():
         for idx in length_batches([len(ids) for ids, _ in pairs]):
             logits = model(*(t.to(device) for t in collate([pairs[i] for i in idx]))).float().tolist()

@@ -1,0 +1,111 @@
+"""Run the quality cross-encoder in ONNX Runtime (``pip install onnxruntime onnx``, in the ``models`` extra).
+
+On CPU, ONNX Runtime's fused BERT graph runs the trained views about twice as fast as torch
+eager (``benchmarks/bench_quality.py``); its logits match eager to about 1e-5
+(``tests/metrics/quality/test_onnx.py``). The merged model (adapter folded into the encoder)
+is exported once per trained folder, encoder and torch version, to
+``<cache>/onnx/views-<key>.onnx``, and reused.
+
+Example:
+    >>> resolve_runtime("torch", "cpu")
+    'torch'
+    >>> resolve_runtime("auto", "cuda")
+    'torch'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from dialeval.errors import InputError, MissingExtraError
+from dialeval.paths import cache_dir
+
+#: What ``runtime`` may be: ``auto`` is ``onnx`` on CPU when ONNX Runtime is installed, else ``torch``.
+RUNTIMES = ("auto", "torch", "onnx")
+#: The ONNX opset of the export.
+OPSET = 17
+
+
+def _installed() -> bool:
+    return importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
+
+
+def resolve_runtime(runtime: str, device: str) -> str:
+    """Return the runtime that will run the cross-encoder: ``torch`` or ``onnx``.
+
+    Raises:
+        InputError: ``runtime`` is not one of :data:`RUNTIMES`, or ``onnx`` on a device other than the CPU.
+        MissingExtraError: ``onnx`` was asked for and ONNX Runtime is not installed.
+    """
+    if runtime not in RUNTIMES:
+        raise InputError(f'runtime "{runtime}" is not one of {", ".join(RUNTIMES)}', field="runtime")
+    if runtime == "auto":
+        return "onnx" if device == "cpu" and _installed() else "torch"
+    if runtime == "onnx":
+        if device != "cpu":
+            raise InputError(f'runtime "onnx" runs on the CPU only (device is "{device}")', field="runtime")
+        if not _installed():
+            raise MissingExtraError("onnxruntime", extra="models")
+    return runtime
+
+
+class OrtViews:
+    """A cross-encoder as an ONNX Runtime session, called like the torch model: ``(ids, mask, types) -> logits``."""
+
+    def __init__(self, path: Path, threads: int) -> None:
+        """Open the exported model with ``threads`` intra-op threads (the torch setting, for the same CPU use)."""
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+    def parameters(self) -> Iterator[Any]:
+        """Yield one empty CPU tensor: where :func:`~dialeval.metrics.quality.crossenc.score_batches` puts inputs."""
+        import torch
+
+        yield torch.empty(0)
+
+    def __call__(self, ids: Any, mask: Any, types: Any) -> Any:
+        """Return the view logits of a padded batch as a torch tensor."""
+        import torch
+
+        feed = {"ids": ids.numpy(), "mask": mask.numpy(), "types": types.numpy()}
+        return torch.from_numpy(self.session.run(None, feed)[0])
+
+
+def export_key(folder: Path, encoder_fingerprint: str) -> str:
+    """Return the cache key of a trained views folder's export: its files, the encoder, torch and the opset."""
+    import torch
+
+    h = hashlib.sha256(f"{encoder_fingerprint}|torch {torch.__version__}|opset {OPSET}".encode())
+    for name in ("adapter.safetensors", "heads.json"):
+        h.update((folder / name).read_bytes())
+    return h.hexdigest()[:20]
+
+
+def onnx_views(model: Any, key: str) -> OrtViews:
+    """Return ``model`` (a loaded views model) as an :class:`OrtViews`, exporting it first if it is not cached."""
+    import torch
+
+    path = cache_dir() / "onnx" / f"views-{key}.onnx"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        dummy = (torch.ones((2, 16), dtype=torch.long),) * 2 + (torch.zeros((2, 16), dtype=torch.long),)
+        axes = {n: {0: "batch", 1: "tokens"} for n in ("ids", "mask", "types")} | {"logits": {0: "batch"}}
+        import warnings
+
+        with warnings.catch_warnings():  # the tracer's notes on shape arithmetic it folds (checked by the parity test)
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, dummy, str(tmp), input_names=["ids", "mask", "types"], output_names=["logits"],
+                              dynamic_axes=axes, opset_version=OPSET, dynamo=False)  # fmt: skip
+        tmp.replace(path)
+    return OrtViews(path, torch.get_num_threads())

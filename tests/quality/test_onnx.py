@@ -1,0 +1,84 @@
+"""The cross-encoder in ONNX Runtime against the torch eager model it was exported from, on real USR-TC pairs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnxruntime")
+
+from dialeval.data.usr import load_usr_topical_chat  # noqa: E402
+from dialeval.errors import InputError  # noqa: E402
+from dialeval.metrics.base import build_inputs  # noqa: E402
+from dialeval.metrics.quality import BUNDLED, QualityMetric, _views  # noqa: E402
+from dialeval.metrics.quality.crossenc import TURNS, score_batches  # noqa: E402
+from dialeval.metrics.quality.onnx import OrtViews, export_key, onnx_views, resolve_runtime  # noqa: E402
+from dialeval.models.loading import DEFAULT_ENCODER, fingerprint, resolve_encoder_dir  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def pairs(shared_data):
+    """Pairs of six USR-TC contexts: 36 inputs of many lengths, so the batches pad and vary in shape."""
+    bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(6)
+    items = build_inputs(bench.candidates, bench.dialogues)
+    _, tokens = _views(str(BUNDLED / "views"), str(resolve_encoder_dir(DEFAULT_ENCODER)), "cpu", "torch")
+    return tokens.pairs([[t.text for t in i.context][-TURNS:] for i in items], [i.response for i in items])
+
+
+def eager():
+    return _views(str(BUNDLED / "views"), str(resolve_encoder_dir(DEFAULT_ENCODER)), "cpu", "torch")[0]
+
+
+def test_onnx_logits_equal_the_eager_models(pairs, tmp_path, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    key = export_key(BUNDLED / "views", fingerprint(resolve_encoder_dir(DEFAULT_ENCODER)))
+    ort = onnx_views(eager(), key)
+    assert len({len(ids) for ids, _ in pairs}) > 10
+    want, got = np.asarray(score_batches(eager(), pairs)), np.asarray(score_batches(ort, pairs))
+    assert want.shape == got.shape == (len(pairs), 3)
+    np.testing.assert_allclose(got, want, atol=1e-4)  # float32 sums in another order: ~1e-5 seen
+    assert np.abs(want).max() > 1.0  # the comparison is not between near-zero outputs
+    for v in range(3):  # the same order of the items on every view
+        assert (np.argsort(got[:, v], kind="stable") == np.argsort(want[:, v], kind="stable")).mean() > 0.9
+
+
+def test_the_export_is_cached_and_a_reload_gives_the_same_bits(pairs, tmp_path, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    first = onnx_views(eager(), "k1")
+    path = tmp_path / "onnx" / "views-k1.onnx"
+    stamp = path.stat().st_mtime_ns
+    again = onnx_views(eager(), "k1")
+    assert path.stat().st_mtime_ns == stamp  # not exported twice
+    assert not list((tmp_path / "onnx").glob(".*.tmp"))  # no temporary file left
+    assert score_batches(first, pairs) == score_batches(again, pairs)
+    assert isinstance(OrtViews(path, 2), OrtViews)
+
+
+def test_the_export_key_follows_the_trained_files(tmp_path):
+    for name in ("adapter.safetensors", "heads.json"):
+        (tmp_path / name).write_bytes((BUNDLED / "views" / name).read_bytes())
+    same = export_key(tmp_path, "enc")
+    assert same == export_key(BUNDLED / "views", "enc") != export_key(BUNDLED / "views", "other encoder")
+    (tmp_path / "heads.json").write_text((BUNDLED / "views" / "heads.json").read_text() + " ")
+    assert export_key(tmp_path, "enc") != same
+
+
+def test_runtime_resolution_and_its_errors(monkeypatch):
+    assert resolve_runtime("auto", "cpu") == "onnx"  # installed here
+    assert resolve_runtime("auto", "cuda") == "torch"
+    assert resolve_runtime("torch", "cpu") == "torch"
+    with pytest.raises(InputError, match='runtime "tensorrt" is not one of auto, torch, onnx'):
+        resolve_runtime("tensorrt", "cpu")
+    with pytest.raises(InputError, match="CPU only"):
+        resolve_runtime("onnx", "cuda")
+    monkeypatch.setattr("dialeval.metrics.quality.onnx._installed", lambda: False)
+    assert resolve_runtime("auto", "cpu") == "torch"
+    with pytest.raises(Exception, match="pip install"):
+        resolve_runtime("onnx", "cpu")
+
+
+def test_the_signature_names_the_runtime():
+    assert "|runtime:auto|" in QualityMetric(device="cpu").signature
+    assert "|views_runtime:onnx|" in QualityMetric(device="cpu").signature  # what auto became here
+    assert "|views_runtime:torch|" in QualityMetric(device="cpu", runtime="torch").signature
