@@ -1,4 +1,4 @@
-"""The cross-encoder in ONNX Runtime against the torch eager model it was exported from, on real USR-TC pairs."""
+"""quality's encoders in ONNX Runtime against the torch eager models they were exported from, on real USR-TC text."""
 
 from __future__ import annotations
 
@@ -13,8 +13,16 @@ from dialeval.errors import InputError  # noqa: E402
 from dialeval.metrics.base import build_inputs  # noqa: E402
 from dialeval.metrics.quality import BUNDLED, QualityMetric, _views  # noqa: E402
 from dialeval.metrics.quality.crossenc import TURNS, score_batches  # noqa: E402
-from dialeval.metrics.quality.onnx import OrtViews, export_key, onnx_views, resolve_runtime  # noqa: E402
-from dialeval.models.loading import DEFAULT_ENCODER, fingerprint, resolve_encoder_dir  # noqa: E402
+from dialeval.metrics.quality.features import embed, pair_texts  # noqa: E402
+from dialeval.metrics.quality.onnx import (  # noqa: E402
+    OrtEncoder,
+    OrtViews,
+    export_key,
+    onnx_encoder,
+    onnx_views,
+    resolve_runtime,
+)
+from dialeval.models.loading import DEFAULT_ENCODER, fingerprint, load_sentence_encoder, resolve_encoder_dir  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +86,33 @@ def test_runtime_resolution_and_its_errors(monkeypatch):
         resolve_runtime("onnx", "cpu")
 
 
+def test_onnx_sentence_embeddings_equal_sentence_transformers(shared_data, tmp_path, monkeypatch):
+    """Through embed(): the token-budget batches, each text padded beside others, against one text at a time."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(3)
+    items = build_inputs(bench.candidates, bench.dialogues)
+    texts = sorted(set(pair_texts([[t.text for t in i.context] for i in items], [i.response for i in items])))
+    encoder, _ = load_sentence_encoder(DEFAULT_ENCODER, "cpu")
+    ort = onnx_encoder(encoder, "e1")
+    assert isinstance(ort, OrtEncoder) and (tmp_path / "onnx" / "encoder-e1.onnx").exists()
+    got = embed(ort, [" " + texts[0] + " ", *texts], max_tokens=512)  # surrounding spaces: stripped as by ST
+    assert len(got) == len(texts) + 1 and len(texts) > 10
+    for t in texts:
+        np.testing.assert_allclose(got[t], encoder.encode([t], normalize_embeddings=True)[0], atol=1e-5)
+    np.testing.assert_allclose(got[" " + texts[0] + " "], got[texts[0]], atol=1e-6)
+
+
+def test_quality_in_onnx_equals_quality_in_torch(shared_data):
+    bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(2)
+    items = build_inputs(bench.candidates, bench.dialogues)
+    fast = QualityMetric(device="cpu").compute(items)
+    eager = QualityMetric(device="cpu", runtime="torch").compute(items)
+    for name in fast:
+        np.testing.assert_allclose(fast[name], eager[name], atol=1e-4, err_msg=name)
+
+
 def test_the_signature_names_the_runtime():
     assert "|runtime:auto|" in QualityMetric(device="cpu").signature
-    assert "|views_runtime:onnx|" in QualityMetric(device="cpu").signature  # what auto became here
-    assert "|views_runtime:torch|" in QualityMetric(device="cpu", runtime="torch").signature
+    assert "|runtime_used:onnx|" in QualityMetric(device="cpu").signature  # what auto became here
+    assert "|runtime_used:torch|" in QualityMetric(device="cpu", runtime="torch").signature
+    assert QualityMetric(device="cpu").features_key() != QualityMetric(device="cpu", runtime="torch").features_key()

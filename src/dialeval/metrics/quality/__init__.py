@@ -75,8 +75,9 @@ class QualityConfig:
         ensemble: The ensemble JSON file ("" = the shipped one).
         views: Folder of the trained multi-view cross-encoder (``adapter.safetensors``,
             ``heads.json``; "" = the shipped one), used when the ensemble names a view feature.
-        runtime: What runs the cross-encoder: ``torch``, ``onnx`` (ONNX Runtime, CPU only) or
-            ``auto`` (``onnx`` on CPU when installed); see :mod:`dialeval.metrics.quality.onnx`.
+        runtime: What runs the sentence encoder and the cross-encoder: ``torch``, ``onnx`` (ONNX
+            Runtime, CPU only) or ``auto`` (``onnx`` on CPU when installed); see
+            :mod:`dialeval.metrics.quality.onnx`.
     """
 
     encoder: str = DEFAULT_ENCODER
@@ -134,6 +135,17 @@ def _views(folder: str, encoder_dir: str, device: str, runtime: str = "torch") -
 
         model = onnx_views(model, export_key(Path(folder), fingerprint(Path(encoder_dir))))
     return model, tokens
+
+
+@functools.cache
+def _onnx_encoder(name: str, fingerprint: str) -> Any:
+    import torch
+
+    from dialeval.metrics.quality.onnx import OPSET, onnx_encoder
+    from dialeval.models.loading import load_sentence_encoder
+
+    key = hashlib.sha256(f"{fingerprint}|torch {torch.__version__}|opset {OPSET}".encode()).hexdigest()[:20]
+    return onnx_encoder(load_sentence_encoder(name, "cpu")[0], key)
 
 
 def raw_features(
@@ -286,8 +298,21 @@ class QualityMetric(Metric):
         device = resolve_device(self.config.device)
         return _views(folder, str(resolve_encoder_dir(self.config.encoder)), device, self.runtime())
 
+    def sentence_encoder(self) -> Any:
+        """Return the sentence encoder; its transformer in ONNX Runtime when :meth:`runtime` is ``onnx``.
+
+        An encoder that is not a plain BERT-style one (:func:`~dialeval.metrics.quality.onnx.onnx_encoder`)
+        stays in torch.
+        """
+        from dialeval.models.loading import load_sentence_encoder
+
+        encoder, fp = load_sentence_encoder(self.config.encoder, self.config.device)
+        if self.runtime() != "onnx":
+            return encoder
+        return _onnx_encoder(self.config.encoder, fp) or encoder
+
     def runtime(self) -> str:
-        """Return what runs the cross-encoder (:func:`dialeval.metrics.quality.onnx.resolve_runtime`)."""
+        """Return what runs the encoders (:func:`dialeval.metrics.quality.onnx.resolve_runtime`)."""
         from dialeval.metrics.quality.onnx import resolve_runtime
 
         return resolve_runtime(self.config.runtime, resolve_device(self.config.device))
@@ -300,8 +325,7 @@ class QualityMetric(Metric):
         out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder))
         if self.uses_lm():
             out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
-        if self.uses_views():
-            out["views_runtime"] = self.runtime()
+        out["runtime_used"] = self.runtime()
         return out
 
     def uses_lm(self) -> bool:
@@ -347,8 +371,7 @@ class QualityMetric(Metric):
         parts.append(fingerprint(resolve_encoder_dir(self.config.encoder)))
         if self.uses_lm():
             parts.append(fingerprint(resolve_lm_source(self.config.lm)))
-        if "views_heads" in files:  # the runtimes agree to ~1e-5, not to the bit
-            parts.append(self.runtime())
+        parts.append(self.runtime())  # the runtimes agree to ~1e-5, not to the bit
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
     def loaded(self) -> tuple[Any, Any, Any, list[str]]:
@@ -382,10 +405,8 @@ class QualityMetric(Metric):
         LM when the ensemble uses them, and left out when it does not. ``views``: whether
         to run the cross-encoder (None: when the ensemble uses a view).
         """
-        from dialeval.models.loading import load_sentence_encoder
-
         sens, flu = self.heads()
-        encoder, _ = load_sentence_encoder(self.config.encoder, self.config.device)
+        encoder = self.sentence_encoder()
         if lm is None and self.uses_lm():
             lm = self.likelihood(items)
         use_views = self.uses_views() if views is None else views

@@ -1,10 +1,10 @@
-"""Run the quality cross-encoder in ONNX Runtime (``pip install onnxruntime onnx``, in the ``models`` extra).
+"""Run quality's encoders in ONNX Runtime (``pip install onnxruntime onnx``, in the ``models`` extra).
 
-On CPU, ONNX Runtime's fused BERT graph runs the trained views about twice as fast as torch
-eager (``benchmarks/bench_quality.py``); its logits match eager to about 1e-5
-(``tests/metrics/quality/test_onnx.py``). The merged model (adapter folded into the encoder)
-is exported once per trained folder, encoder and torch version, to
-``<cache>/onnx/views-<key>.onnx``, and reused.
+On CPU, ONNX Runtime runs the trained cross-encoder and the MiniLM sentence encoder about
+1.7x as fast as torch eager (``benchmarks/bench_quality.py``); the logits and embeddings
+match eager to about 1e-5 (``tests/quality/test_onnx.py``). Each model (for the views, the
+adapter merged into the encoder) is exported once per trained folder or encoder and torch
+version, to ``<cache>/onnx/<name>-<key>.onnx``, and reused.
 
 Example:
     >>> resolve_runtime("torch", "cpu")
@@ -91,21 +91,89 @@ def export_key(folder: Path, encoder_fingerprint: str) -> str:
     return h.hexdigest()[:20]
 
 
-def onnx_views(model: Any, key: str) -> OrtViews:
-    """Return ``model`` (a loaded views model) as an :class:`OrtViews`, exporting it first if it is not cached."""
+def _export(model: Any, name: str, output: str) -> Path:
+    """Export ``model(ids, mask, types) -> output`` to ``<cache>/onnx/<name>.onnx`` unless it is there; return the path.
+
+    Written to a temporary file and renamed, so a process never reads a half-written export.
+    """
+    import warnings
+
     import torch
 
-    path = cache_dir() / "onnx" / f"views-{key}.onnx"
+    path = cache_dir() / "onnx" / f"{name}.onnx"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         dummy = (torch.ones((2, 16), dtype=torch.long),) * 2 + (torch.zeros((2, 16), dtype=torch.long),)
-        axes = {n: {0: "batch", 1: "tokens"} for n in ("ids", "mask", "types")} | {"logits": {0: "batch"}}
-        import warnings
-
+        axes = {n: {0: "batch", 1: "tokens"} for n in ("ids", "mask", "types")} | {output: {0: "batch"}}
         with warnings.catch_warnings():  # the tracer's notes on shape arithmetic it folds (checked by the parity test)
             warnings.simplefilter("ignore")
-            torch.onnx.export(model, dummy, str(tmp), input_names=["ids", "mask", "types"], output_names=["logits"],
+            torch.onnx.export(model, dummy, str(tmp), input_names=["ids", "mask", "types"], output_names=[output],
                               dynamic_axes=axes, opset_version=OPSET, dynamo=False)  # fmt: skip
         tmp.replace(path)
-    return OrtViews(path, torch.get_num_threads())
+    return path
+
+
+def onnx_views(model: Any, key: str) -> OrtViews:
+    """Return ``model`` (a loaded views model) as an :class:`OrtViews`, exporting it first if it is not cached."""
+    import torch
+
+    return OrtViews(_export(model, f"views-{key}", "logits"), torch.get_num_threads())
+
+
+class OrtEncoder:
+    """A sentence-transformers encoder whose transformer runs in ONNX Runtime; its own pooling modules follow.
+
+    It answers what :func:`dialeval.metrics.quality.features.embed` asks of an encoder:
+    ``tokenizer``, ``max_seq_length`` and ``encode(texts, batch_size=, convert_to_numpy=, normalize_embeddings=)``.
+    """
+
+    def __init__(self, encoder: Any, path: Path, threads: int) -> None:
+        """Wrap a loaded ``SentenceTransformer`` whose first module was exported to ``path``."""
+        self.st = encoder
+        self.tokenizer = encoder.tokenizer
+        self.max_seq_length = encoder.max_seq_length
+        self.session = OrtViews(path, threads).session
+
+    def encode(self, texts: list[str], batch_size: int, convert_to_numpy: bool = True,
+               normalize_embeddings: bool = False) -> Any:  # fmt: skip
+        """Return the embeddings of ``texts`` as numpy, as the wrapped encoder would (``texts`` are one batch)."""
+        import torch
+
+        feats = self.st[0].preprocess(texts)
+        feed = {"ids": feats["input_ids"].numpy(), "mask": feats["attention_mask"].numpy(),
+                "types": feats["token_type_ids"].numpy()}  # fmt: skip
+        out = {"token_embeddings": torch.from_numpy(self.session.run(None, feed)[0]),
+               "attention_mask": feats["attention_mask"]}  # fmt: skip
+        with torch.inference_mode():
+            for module in list(self.st)[1:]:
+                out = module(out)
+            emb = out["sentence_embedding"]
+            if normalize_embeddings:
+                emb = torch.nn.functional.normalize(emb, p=2, dim=1)
+        return emb.numpy()
+
+
+def onnx_encoder(encoder: Any, key: str) -> OrtEncoder | None:
+    """Return ``encoder`` with its transformer in ONNX Runtime, or None if it is not a plain BERT-style encoder.
+
+    Plain: a ``Transformer`` module taking ids, mask and token types, then only ``Pooling`` and
+    ``Normalize`` modules (which run in torch as before).
+    """
+    import torch
+
+    mods = [type(m).__name__ for m in encoder]
+    if mods[0] != "Transformer" or any(m not in ("Pooling", "Normalize") for m in mods[1:]):
+        return None
+    if "token_type_ids" not in encoder[0].preprocess(["a"]):
+        return None
+
+    class Hidden(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.auto = encoder[0].auto_model
+
+        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
+            return self.auto(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+
+    return OrtEncoder(encoder, _export(Hidden().eval(), f"encoder-{key}", "hidden"), torch.get_num_threads())
