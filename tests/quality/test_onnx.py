@@ -63,6 +63,15 @@ def test_the_export_is_cached_and_a_reload_gives_the_same_bits(pairs, tmp_path, 
     assert isinstance(OrtViews(path, 2), OrtViews)
 
 
+def test_a_damaged_cached_export_is_exported_again(pairs, tmp_path, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    want = score_batches(onnx_views(eager(), "k2"), pairs[:4])
+    path = tmp_path / "onnx" / "views-k2.onnx"
+    path.write_bytes(path.read_bytes()[:1000])  # cut short, as by a full disk
+    assert score_batches(onnx_views(eager(), "k2"), pairs[:4]) == want
+    assert path.stat().st_size > 1_000_000
+
+
 def test_the_export_key_follows_the_trained_files(tmp_path):
     for name in ("adapter.safetensors", "heads.json"):
         (tmp_path / name).write_bytes((BUNDLED / "views" / name).read_bytes())

@@ -114,11 +114,21 @@ def _export(model: Any, name: str, output: str) -> Path:
     return path
 
 
-def onnx_views(model: Any, key: str) -> OrtViews:
-    """Return ``model`` (a loaded views model) as an :class:`OrtViews`, exporting it first if it is not cached."""
+def _open(model: Any, name: str, output: str) -> OrtViews:
+    """Return the session of ``model``'s export, exporting it again once if the cached file does not load."""
     import torch
 
-    return OrtViews(_export(model, f"views-{key}", "logits"), torch.get_num_threads())
+    path = _export(model, name, output)
+    try:
+        return OrtViews(path, torch.get_num_threads())
+    except Exception:  # a damaged cache file (a full disk, an edit): export again; a second failure is raised
+        path.unlink(missing_ok=True)
+        return OrtViews(_export(model, name, output), torch.get_num_threads())
+
+
+def onnx_views(model: Any, key: str) -> OrtViews:
+    """Return ``model`` (a loaded views model) as an :class:`OrtViews`, exporting it first if it is not cached."""
+    return _open(model, f"views-{key}", "logits")
 
 
 class OrtEncoder:
@@ -128,12 +138,12 @@ class OrtEncoder:
     ``tokenizer``, ``max_seq_length`` and ``encode(texts, batch_size=, convert_to_numpy=, normalize_embeddings=)``.
     """
 
-    def __init__(self, encoder: Any, path: Path, threads: int) -> None:
-        """Wrap a loaded ``SentenceTransformer`` whose first module was exported to ``path``."""
+    def __init__(self, encoder: Any, transformer: OrtViews) -> None:
+        """Wrap a loaded ``SentenceTransformer`` and the session of its first module's export."""
         self.st = encoder
         self.tokenizer = encoder.tokenizer
         self.max_seq_length = encoder.max_seq_length
-        self.session = OrtViews(path, threads).session
+        self.session = transformer.session
 
     def encode(self, texts: list[str], batch_size: int, convert_to_numpy: bool = True,
                normalize_embeddings: bool = False) -> Any:  # fmt: skip
@@ -176,4 +186,4 @@ def onnx_encoder(encoder: Any, key: str) -> OrtEncoder | None:
         def forward(self, ids: Any, mask: Any, types: Any) -> Any:
             return self.auto(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
 
-    return OrtEncoder(encoder, _export(Hidden().eval(), f"encoder-{key}", "hidden"), torch.get_num_threads())
+    return OrtEncoder(encoder, _open(Hidden().eval(), f"encoder-{key}", "hidden"))
