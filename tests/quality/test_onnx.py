@@ -125,3 +125,24 @@ def test_the_signature_names_the_runtime():
     assert "|runtime_used:onnx|" in QualityMetric(device="cpu").signature  # what auto became here
     assert "|runtime_used:torch|" in QualityMetric(device="cpu", runtime="torch").signature
     assert QualityMetric(device="cpu").features_key() != QualityMetric(device="cpu", runtime="torch").features_key()
+
+
+def test_onnx_scores_are_the_same_bits_in_another_process(shared_data):
+    """Reproducibility: a fresh process (its own ONNX Runtime session, the cached export) gives equal floats."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from dialeval.data.usr import load_usr_topical_chat\n"
+        "from dialeval.metrics.base import build_inputs\n"
+        "from dialeval.metrics.quality import QualityMetric\n"
+        "b = load_usr_topical_chat(sys.argv[1]).head(1)\n"
+        "print(json.dumps(QualityMetric(device='cpu').compute(build_inputs(b.candidates, b.dialogues))))\n"
+    )
+    path = shared_data / "usr" / "usr_topical_chat.json"
+    bench = load_usr_topical_chat(path).head(1)
+    here = QualityMetric(device="cpu").compute(build_inputs(bench.candidates, bench.dialogues))
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == here
