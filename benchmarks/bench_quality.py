@@ -132,9 +132,9 @@ def main() -> None:
     peak, t_all, te, tb = max(peaks), statistics.median(times), statistics.median(t_enc), statistics.median(t_base)
     tx = statistics.median(t_x) if t_x else 0.0
     tx_eager = statistics.median(t_x_eager) if t_x_eager else 0.0
-    runtime = metric.runtime() if metric.uses_views() else "-"
+    runtime = metric.runtime()
     print(f"torch threads {torch.get_num_threads()}; {len(items)} USR-TC items, {args.contexts} contexts; "
-          f"cross-encoder runtime {runtime}")
+          f"encoders' runtime {runtime}")
     print(
         f"MiniLM {enc_params / 1e6:.1f}M params outside the embedding tables, {len(texts)} distinct texts, "
         f"{enc_tokens} tokens; cross-encoder {len(pairs_x)} pairs, {x_tokens} tokens; "

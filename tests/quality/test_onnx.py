@@ -40,7 +40,7 @@ def eager():
 
 def test_onnx_logits_equal_the_eager_models(pairs, tmp_path, monkeypatch):
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
-    key = export_key(BUNDLED / "views", fingerprint(resolve_encoder_dir(DEFAULT_ENCODER)))
+    key = export_key(fingerprint(resolve_encoder_dir(DEFAULT_ENCODER)), BUNDLED / "views")
     ort = onnx_views(eager(), key)
     assert len({len(ids) for ids, _ in pairs}) > 10
     want, got = np.asarray(score_batches(eager(), pairs)), np.asarray(score_batches(ort, pairs))
@@ -75,10 +75,10 @@ def test_a_damaged_cached_export_is_exported_again(pairs, tmp_path, monkeypatch)
 def test_the_export_key_follows_the_trained_files(tmp_path):
     for name in ("adapter.safetensors", "heads.json"):
         (tmp_path / name).write_bytes((BUNDLED / "views" / name).read_bytes())
-    same = export_key(tmp_path, "enc")
-    assert same == export_key(BUNDLED / "views", "enc") != export_key(BUNDLED / "views", "other encoder")
+    same = export_key("enc", tmp_path)
+    assert same == export_key("enc", BUNDLED / "views") != export_key("other encoder", BUNDLED / "views")
     (tmp_path / "heads.json").write_text((BUNDLED / "views" / "heads.json").read_text() + " ")
-    assert export_key(tmp_path, "enc") != same
+    assert export_key("enc", tmp_path) != same
 
 
 def test_runtime_resolution_and_its_errors(monkeypatch):
@@ -114,8 +114,11 @@ def test_onnx_sentence_embeddings_equal_sentence_transformers(shared_data, tmp_p
 def test_quality_in_onnx_equals_quality_in_torch(shared_data):
     bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(2)
     items = build_inputs(bench.candidates, bench.dialogues)
-    fast = QualityMetric(device="cpu").compute(items)
-    eager = QualityMetric(device="cpu", runtime="torch").compute(items)
+    onnx_metric, torch_metric = QualityMetric(device="cpu"), QualityMetric(device="cpu", runtime="torch")
+    assert isinstance(onnx_metric.sentence_encoder(), OrtEncoder) and isinstance(onnx_metric.views()[0], OrtViews)
+    assert not isinstance(torch_metric.sentence_encoder(), OrtEncoder)
+    assert not isinstance(torch_metric.views()[0], OrtViews)
+    fast, eager = onnx_metric.compute(items), torch_metric.compute(items)
     for name in fast:
         np.testing.assert_allclose(fast[name], eager[name], atol=1e-4, err_msg=name)
 

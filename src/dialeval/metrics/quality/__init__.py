@@ -133,19 +133,15 @@ def _views(folder: str, encoder_dir: str, device: str, runtime: str = "torch") -
         from dialeval.metrics.quality.onnx import export_key, onnx_views
         from dialeval.models.loading import fingerprint
 
-        model = onnx_views(model, export_key(Path(folder), fingerprint(Path(encoder_dir))))
+        model = onnx_views(model, export_key(fingerprint(Path(encoder_dir)), Path(folder)))
     return model, tokens
 
 
 @functools.cache
-def _onnx_encoder(name: str, fingerprint: str) -> Any:
-    import torch
+def _onnx_encoder(encoder: Any, fingerprint: str) -> Any:
+    from dialeval.metrics.quality.onnx import export_key, onnx_encoder
 
-    from dialeval.metrics.quality.onnx import OPSET, onnx_encoder
-    from dialeval.models.loading import load_sentence_encoder
-
-    key = hashlib.sha256(f"{fingerprint}|torch {torch.__version__}|opset {OPSET}".encode()).hexdigest()[:20]
-    return onnx_encoder(load_sentence_encoder(name, "cpu")[0], key)
+    return onnx_encoder(encoder, export_key(fingerprint))
 
 
 def raw_features(
@@ -309,7 +305,7 @@ class QualityMetric(Metric):
         encoder, fp = load_sentence_encoder(self.config.encoder, self.config.device)
         if self.runtime() != "onnx":
             return encoder
-        return _onnx_encoder(self.config.encoder, fp) or encoder
+        return _onnx_encoder(encoder, fp) or encoder
 
     def runtime(self) -> str:
         """Return what runs the encoders (:func:`dialeval.metrics.quality.onnx.resolve_runtime`)."""

@@ -36,7 +36,7 @@ def _installed() -> bool:
 
 
 def resolve_runtime(runtime: str, device: str) -> str:
-    """Return the runtime that will run the cross-encoder: ``torch`` or ``onnx``.
+    """Return the runtime that will run quality's encoders: ``torch`` or ``onnx``.
 
     Raises:
         InputError: ``runtime`` is not one of :data:`RUNTIMES`, or ``onnx`` on a device other than the CPU.
@@ -81,13 +81,14 @@ class OrtViews:
         return torch.from_numpy(self.session.run(None, feed)[0])
 
 
-def export_key(folder: Path, encoder_fingerprint: str) -> str:
-    """Return the cache key of a trained views folder's export: its files, the encoder, torch and the opset."""
+def export_key(encoder_fingerprint: str, views: Path | None = None) -> str:
+    """Return the cache key of an export: the encoder, torch, the opset and (for a trained views folder) its files."""
     import torch
 
     h = hashlib.sha256(f"{encoder_fingerprint}|torch {torch.__version__}|opset {OPSET}".encode())
-    for name in ("adapter.safetensors", "heads.json"):
-        h.update((folder / name).read_bytes())
+    if views is not None:
+        for name in ("adapter.safetensors", "heads.json"):
+            h.update((views / name).read_bytes())
     return h.hexdigest()[:20]
 
 
