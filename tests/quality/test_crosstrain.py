@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("peft")
 
+from dialeval.errors import InputError
 from dialeval.metrics.quality.crossenc import VIEWS, assemble
 from dialeval.quality import crosstrain as ct
 from dialeval.quality.corpora import ALLOWED, Pair
@@ -208,3 +209,14 @@ def test_a_shallow_short_run_is_loaded_with_its_own_shape(tmp_path, trained, sha
     (tmp_path / "model" / "heads.json").write_text(json.dumps(head))
     with pytest.raises(InputError, match="lacks"):
         load_views(str(tmp_path / "model"), enc)
+
+
+def test_a_gpu_torch_cannot_see_is_one_error_before_any_data_is_read(tmp_path, monkeypatch):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine where torch sees no GPU")
+    monkeypatch.setattr(ct, "draw", lambda *a: pytest.fail("the data was read before the device was checked"))
+    with pytest.raises(InputError, match='field "device": "cuda": torch sees no GPU'):
+        ct.main([str(tmp_path / "run"), "--device", "cuda"])
+    assert not (tmp_path / "run").exists()

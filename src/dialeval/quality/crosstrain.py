@@ -462,6 +462,27 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
     return card
 
 
+def _check_device(device: str) -> None:
+    """Fail before any data is read when ``device`` is not a torch device, or a GPU torch cannot see.
+
+    Example:
+        >>> _check_device("cpu")
+        >>> _check_device("gpu")
+        Traceback (most recent call last):
+        dialeval.errors.InputError: field "device": "gpu" is not a torch device (cpu, cuda, cuda:N)
+    """
+    import torch
+
+    from dialeval.errors import InputError
+
+    try:
+        kind = torch.device(device).type
+    except RuntimeError:
+        raise InputError(f'"{device}" is not a torch device (cpu, cuda, cuda:N)', field="device") from None
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise InputError(f'"{device}": torch sees no GPU on this machine (train on cpu)', field="device")
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.crosstrain") -> None:
     """Command line: ``OUT [--steps N] [--minutes M] [--seed S] [--lr X] [--overlap-negatives]``."""
     import torch
@@ -486,6 +507,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help=f"longest response in tokens (default {TrainConfig.max_response})")  # fmt: skip
     ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centres (OUT/model, OUT/steps/*)")
     args = ap.parse_args(argv)
+    _check_device(args.device)
     torch.set_num_threads(args.threads)
     cfg = TrainConfig(seed=args.seed, steps=args.steps, lr=args.lr, overlap_negatives=args.overlap_negatives,
                       layers=args.layers, max_len=args.max_len, max_response=args.max_response)  # fmt: skip
