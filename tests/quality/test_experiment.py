@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -54,4 +55,44 @@ def test_an_lm_winner_is_refused_by_ship_in_one_line_and_nothing_is_written(tmp_
     results = [{"candidate": "views + frozen ridge", "mean": 0.4}, {"candidate": "frozen + lm raw ridge", "mean": 0.5}]
     with pytest.raises(InputError, match='"frozen \\+ lm raw ridge" needs SmolLM2 features'):
         ex.ship(tmp_path / "bundled", tmp_path / "views", None, [], results)
+    assert not (tmp_path / "bundled").exists()
+
+
+def test_the_hierarchy_is_usl_h_over_probabilities_of_the_z_scores():
+    # by hand: p = 1 / (1 + e^-z) of each view, then (U + U*S + U*S*L) / 3 (USL-H's form, equal weights)
+    centre = {"view_fluent": (1.0, 2.0), "view_coherent": (-1.0, 0.5), "view_specific": (0.0, 1.0)}
+    row = {"view_fluent": 3.0, "view_coherent": -1.5, "view_specific": 2.0}
+    u, s, spec = 1 / (1 + math.exp(-1.0)), 1 / (1 + math.exp(1.0)), 1 / (1 + math.exp(-2.0))
+    got = ex.hierarchy([row, {**row, "view_specific": None}], ["view_fluent", "view_coherent", "view_specific"],
+                       centre)  # fmt: skip
+    assert got[0] == pytest.approx((u + u * s + u * s * spec) / 3, abs=1e-12)
+    assert got[1] is None  # a missing view is missing, not imputed
+    # a specific but incoherent reply gains less from its specificity than a coherent one
+    coherent = ex.hierarchy([{**row, "view_coherent": 1.0}], list(centre), centre)[0]
+    assert coherent is not None and got[0] is not None and coherent > got[0]
+
+
+def test_a_hierarchy_candidate_scores_each_set_unfitted():
+    examples, rows = synthetic()
+    centre = {n: (0.0, 1.0) for n in (*VIEWS, "sensible", "fluent", "sbert_context")}
+    results = {r["candidate"]: r for r in ex.run(examples, rows, centre, n_boot=50)}
+    name = "hierarchy U*S*L, frozen U and S (unfitted)"
+    col = ex.hierarchy(rows, ["fluent", "sensible", "view_specific"], centre)
+    for b in "abcde":
+        held = [i for i, e in enumerate(examples) if e.benchmark == b]
+        want = spearmanr([col[i] for i in held], [examples[i].human for i in held])[0]
+        assert abs(results[name]["folds"][b]["spearman"] - want) < 1e-9  # scipy on the hand-made column
+
+
+def test_a_winner_that_needs_a_feature_quality_does_not_compute_is_refused_and_nothing_is_written(tmp_path):
+    examples, rows = synthetic()
+    centre = {n: (0.0, 1.0) for n in VIEWS}
+    rows = ex.with_gated([{**r, "view_coherent": r["sensible"]} for r in rows], centre)  # gated tracks the rating
+    c, sp = rows[0]["view_coherent"], rows[0]["view_specific"]
+    assert c is not None and sp is not None
+    assert rows[0]["gated_specific"] == pytest.approx(1 / (1 + math.exp(-c)) / (1 + math.exp(-sp)))  # by hand
+    results = [{"candidate": "views + frozen + gated specificity ridge", "mean": 0.6}]
+    ds = type("DS", (), {"examples": examples, "dimensions": {}})()
+    with pytest.raises(InputError, match="uses gated_specific, which quality does not compute; nothing shipped"):
+        ex.ship(tmp_path / "bundled", tmp_path / "views", ds, rows, results)
     assert not (tmp_path / "bundled").exists()

@@ -70,7 +70,7 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
 @quality_app.command("train")
 def train(
     output: Path = typer.Option(..., "--output", "-o", help="Folder for heads/ and quality/ with their cards."),
-    recipe: str = typer.Option("default", "--recipe", help="default or tiny."),
+    recipe: str = typer.Option("default", "--recipe", help="default, all or tiny."),
     seed: int = typer.Option(0, "--seed", help="Replaces the recipe's seed when not 0."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples of contexts for the CIs."),
 ) -> None:

@@ -47,6 +47,10 @@ CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "views + frozen ridge": ("ridge", (*VIEW_FEATURES, *FROZEN)),
     # added 2026-11-25 (second session), before its figures were seen: no rating decides anything in it
     "a-priori z-mean (unfitted)": ("zmean", A_PRIORI),
+    # added 2026-11-25 (sixth session), before their figures were seen: USL-H's hierarchy (U, S, L), unfitted
+    "hierarchy U*S*L, views (unfitted)": ("hierarchy", ("view_fluent", "view_coherent", "view_specific")),
+    "hierarchy U*S*L, frozen U and S (unfitted)": ("hierarchy", ("fluent", "sensible", "view_specific")),
+    "views + frozen + gated specificity ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, "gated_specific")),
 }
 #: SmolLM2 features: raw, and normalised against the :data:`PROBES` generic replies in the same context.
 LM_RAW = ("lm_nll", "lm_context_gain")
@@ -121,14 +125,18 @@ def lm_rows(items: Sequence[Any]) -> list[dict[str, float | None]]:
     return rows
 
 
-def rated_rows(views: Path, limit: int | None = None) -> tuple[Any, list[dict[str, float | None]]]:
-    """Return the rated dataset and, per example, the frozen features and the view logits of ``views``."""
+def rated_rows(views: Path, limit: int | None = None, heads: Path | None = None
+               ) -> tuple[Any, list[dict[str, float | None]]]:  # fmt: skip
+    """Return the rated dataset and, per example, the frozen features and the view logits of ``views``.
+
+    ``heads``: the frozen heads' folder (None: the shipped ones).
+    """
     from dialeval.metrics.quality import QualityMetric
     from dialeval.quality.ensemble import BENCHMARKS
     from dialeval.trained.experiment import load_dataset
 
     ds = load_dataset(list(BENCHMARKS), limit=limit)
-    metric = QualityMetric(views=str(views), device="cpu")
+    metric = QualityMetric(views=str(views), heads=str(heads or ""), device="cpu")
     rows: list[dict[str, float | None]] = []
     for start in range(0, len(ds.examples), 256):
         part = ds.examples[start : start + 256]
@@ -187,6 +195,55 @@ def zmean(rows: Sequence[Mapping[str, float | None]], names: Sequence[str], cent
     return out
 
 
+def prob(value: float | None, centre: Sequence[float]) -> float | None:
+    """Return sigmoid of the z-score of ``value`` (``centre = (mean, sd)``); None stays None.
+
+    Example:
+        >>> prob(1.0, (1.0, 2.0)), round(prob(3.0, (1.0, 2.0)), 4)
+        (0.5, 0.7311)
+    """
+    import math
+
+    return None if value is None else 1.0 / (1.0 + math.exp(-(value - centre[0]) / centre[1]))
+
+
+def hierarchy(rows: Sequence[Mapping[str, float | None]], names: Sequence[str],
+              centre: Mapping[str, Sequence[float]]) -> list[float | None]:  # fmt: skip
+    """Return USL-H's hierarchical score ``(U + U*S + U*S*L) / 3`` of the features ``names = (U, S, L)``.
+
+    Each feature is first a probability by :func:`prob` (centre and scale from self-supervised
+    held-in examples, no rating): specificity counts only as far as the response is
+    understandable and sensible. None where a feature is missing.
+
+    Example:
+        >>> c = {"u": (0.0, 1.0), "s": (0.0, 1.0), "l": (0.0, 1.0)}
+        >>> hierarchy([{"u": 0.0, "s": 0.0, "l": 0.0}], ["u", "s", "l"], c)
+        [0.2916666666666667]
+    """
+    out: list[float | None] = []
+    for r in rows:
+        u, s, spec = (prob(r.get(n), centre[n]) for n in names)
+        out.append(None if u is None or s is None or spec is None else (u + u * s + u * s * spec) / 3)
+    return out
+
+
+def with_gated(rows: Sequence[Mapping[str, float | None]], centre: Mapping[str, Sequence[float]]
+               ) -> list[dict[str, float | None]]:  # fmt: skip
+    """Return the rows with ``gated_specific`` = p(coherent view) * p(specific view) (:func:`prob`).
+
+    Example:
+        >>> with_gated([{"view_coherent": 0.0, "view_specific": 0.0}],
+        ...            {"view_coherent": (0.0, 1.0), "view_specific": (0.0, 1.0)})[0]["gated_specific"]
+        0.25
+    """
+    out = []
+    for r in rows:
+        c = prob(r.get("view_coherent"), centre["view_coherent"])
+        sp = prob(r.get("view_specific"), centre["view_specific"])
+        out.append({**r, "gated_specific": None if c is None or sp is None else c * sp})
+    return out
+
+
 def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre: Mapping[str, Sequence[float]],
         n_boot: int = 1000, seed: int = 0, lm: bool = False) -> list[dict[str, Any]]:  # fmt: skip
     """Return one result per candidate (with ``lm``, also :data:`LM_CANDIDATES`): per held-out set and the mean."""
@@ -202,7 +259,10 @@ def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre
                 q = r["quality"]
                 folds[r["benchmark"]] = {"spearman": q["spearman"], "ci": q["spearman_ci"], "features": r["features"]}
         else:
-            col = [r.get(feats[0]) for r in rows] if how == "single" else zmean(rows, feats, centre)
+            if how == "single":
+                col = [r.get(feats[0]) for r in rows]
+            else:
+                col = (zmean if how == "zmean" else hierarchy)(rows, feats, centre)
             for b in benches:
                 held = [i for i, e in enumerate(examples) if e.benchmark == b]
                 q = correlations([examples[i] for i in held], {"x": [col[i] for i in held]}, n_boot, seed)["x"]
@@ -236,28 +296,35 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples over contexts (default 1000)")
     ap.add_argument("--ship", type=Path, default=None, help="write the winner into this bundled folder")
     ap.add_argument("--lm", action="store_true", help="also the SmolLM2 candidates (likelihoods vs generic replies)")
+    ap.add_argument("--heads", type=Path, default=None,
+                    help="frozen heads folder (sensible.json, fluent.json) instead of the shipped ones")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    ds, rows = rated_rows(args.views, args.limit)
+    ds, rows = rated_rows(args.views, args.limit, args.heads)
     if args.lm:
         rows = [r | extra for r, extra in zip(rows, lm_rows([e.item for e in ds.examples]), strict=True)]
     head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
-    centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True)) | held_in_centre(args.views, QualityMetric())
+    centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True)) | held_in_centre(
+        args.views, QualityMetric(heads=str(args.heads or "")))
+    rows = with_gated(rows, centre)
     results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "results": results,
+    (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
+                                                       "results": results,
                                                        "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
     print(markdown(results))
     if args.ship is not None:
-        winner = ship(args.ship, args.views, ds, rows, results, n_boot=args.n_boot)
+        winner = ship(args.ship, args.views, ds, rows, results, n_boot=args.n_boot, heads=args.heads)
         print(f"shipped {winner} into {args.ship}")
 
 
 def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | None]],
-         results: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0) -> str:  # fmt: skip
+         results: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0, heads: Path | None = None,
+         ) -> str:  # fmt: skip
     """Write the candidate with the best mean over the folds into ``bundled`` (``views/``, ``quality/``); return it.
 
     Only a ridge candidate can ship (an unfitted one would need its own combination file).
+    With ``heads``, those frozen heads (their JSON files and card) replace ``bundled/heads``.
     The ensemble is chosen (sign rule) and fitted on all five sets; its card holds the
     leave-one-benchmark-out rows of that candidate, the whole comparison, and the views' card.
     """
@@ -265,6 +332,7 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     import shutil
 
     from dialeval.errors import InputError
+    from dialeval.metrics.quality import ENSEMBLE_FEATURES
     from dialeval.metrics.quality.heads import save_head
     from dialeval.quality.ensemble import ALPHA, fit_all, leave_one_out
     from dialeval.trained.data import data_sha256
@@ -276,13 +344,20 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     how, feats = CANDIDATES[winner]
     if how != "ridge":
         raise InputError(f'the winner "{winner}" is not a ridge candidate; nothing shipped')
+    head, chosen = fit_all(ds.examples, rows, list(feats))
+    if set(chosen) - set(ENSEMBLE_FEATURES):
+        raise InputError(f'the winner "{winner}" uses {", ".join(sorted(set(chosen) - set(ENSEMBLE_FEATURES)))}, '
+                         "which quality does not compute; nothing shipped")
+    if heads is not None:
+        (bundled / "heads").mkdir(parents=True, exist_ok=True)
+        for name in ("sensible.json", "fluent.json", "card.json"):
+            shutil.copyfile(heads / name, bundled / "heads" / name)
     (bundled / "views").mkdir(parents=True, exist_ok=True)
     for name in ("adapter.safetensors", "heads.json"):
         shutil.copyfile(views / name, bundled / "views" / name)
     shutil.copyfile(views.parent / "card.json", bundled / "views" / "card.json")
     out = bundled / "quality"
     out.mkdir(parents=True, exist_ok=True)
-    head, chosen = fit_all(ds.examples, rows, list(feats))
     save_head(head, out / "ensemble.json", "quality")
     data = json.loads((out / "ensemble.json").read_text(encoding="utf-8"))
     (out / "ensemble.json").write_text(json.dumps({**data, "features": chosen}) + "\n", encoding="utf-8")

@@ -60,9 +60,11 @@ class Recipe:
     sources: tuple[str, ...] = ("dailydialog-valid", "bst-val", "dailydialogpp-dev", "chitchat")
 
 
-#: Named recipes: ``default`` built the shipped heads; ``tiny`` is the test's quick rebuild.
+#: Named recipes: ``default`` built the shipped heads; ``all`` draws from every allowed corpus (issue 19:
+#: up to 6,000 pairs of each of the six sources, the whole Chit-Chat); ``tiny`` is the test's quick rebuild.
 RECIPES: dict[str, Recipe] = {
     "default": Recipe("default", per_source=1000, chitchat_dialogues=600),
+    "all": Recipe("all", per_source=6000, chitchat_dialogues=7168, ensemble=False, sources=tuple(ALLOWED)),
     "tiny": Recipe("tiny", per_source=40, chitchat_dialogues=20, ensemble=False),
 }
 
