@@ -76,3 +76,15 @@ def test_cli_unknown_recipe_is_one_clear_error(tmp_path):
 
     res = CliRunner().invoke(app, ["quality", "train", "--recipe", "huge", "-o", str(tmp_path)])
     assert res.exit_code != 0 and 'unknown recipe "huge"' in res.output and "Traceback" not in res.output
+
+
+def test_the_all_recipe_draws_from_every_allowed_corpus(shared_data):
+    import dataclasses
+
+    from dialeval.quality.recipes import RECIPES, draw_pairs
+
+    small = dataclasses.replace(RECIPES["all"], per_source=5, chitchat_dialogues=10)
+    pairs = draw_pairs(small, shared_data)
+    counts = {name: sum(p.source == name for p in pairs) for name in ALLOWED}
+    assert counts == dict.fromkeys(ALLOWED, 5)  # Topical-Chat and Chit-Chat included, no other file
+    assert RECIPES["all"].chitchat_dialogues == 7168  # the whole Chit-Chat corpus (docs/quality.md)
