@@ -24,8 +24,8 @@ from dialeval.metrics.likelihood import LikelihoodMetric, continuation_nll
 from dialeval.paths import shared_data_dir
 
 
-def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def matmul_peak(n: int = 2048, repeats: int = 5, dtype: torch.dtype = torch.float32) -> float:
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
     a @ b
     times = []
     for _ in range(repeats):

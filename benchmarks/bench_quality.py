@@ -4,7 +4,8 @@ Usage: .venv/bin/python benchmarks/bench_quality.py [--contexts 20] [--repeats 3
 
 ``quality`` as users get it (``runtime=auto``: both encoders in ONNX Runtime when it is
 installed) and, side by side in the same process as the baseline, in torch eager
-(``runtime=torch``); the two calls alternate in each repeat.
+(``runtime=torch``), and with ``precision=bf16`` (torch's bfloat16 autocast, against a bf16
+matmul peak); the three calls alternate in each repeat.
 
 Times ``QualityMetric.compute`` (MiniLM embeddings of every distinct text, the two
 heads, the cross-encoder's views when the ensemble uses them, the SmolLM2 likelihoods
@@ -77,9 +78,11 @@ def main() -> None:
     items = build_inputs(bench.candidates, bench.dialogues)
     metric = QualityMetric(device="cpu")
     eager = QualityMetric(device="cpu", runtime="torch")
+    bf16 = QualityMetric(device="cpu", precision="bf16")
     encoder, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")
     metric.compute(items[:6])  # warm-up: loads the models (and exports the ONNX model once)
     eager.compute(items[:6])
+    bf16.compute(items[:6])
     texts = sorted(set(pair_texts([[t.text for t in i.context] for i in items], [i.response for i in items])))
     ids = encoder.tokenizer(texts, truncation=True, max_length=encoder.max_seq_length)["input_ids"]
     enc_tokens = sum(len(i) for i in ids)
@@ -103,9 +106,13 @@ def main() -> None:
         x_params = sum(p.numel() for n, p in views_eager.named_parameters() if ".embeddings." not in f".{n}")
     x_tokens = sum(len(ids) for ids, _ in pairs_x)
     flops = 2 * enc_params * enc_tokens + 2 * x_params * x_tokens + 2 * lm_params * lm_tokens
-    times, times_eager, peaks = [], [], []
+    times, times_eager, times_bf16, peaks, peaks_bf16 = [], [], [], [], []
     for _ in range(args.repeats):
         peaks.append(max(matmul_peak(), ort_matmul_peak()))
+        peaks_bf16.append(matmul_peak(dtype=torch.bfloat16))
+        t = time.perf_counter()
+        bf16.compute(items)
+        times_bf16.append(time.perf_counter() - t)
         t = time.perf_counter()
         metric.compute(items)
         times.append(time.perf_counter() - t)
@@ -154,6 +161,12 @@ def main() -> None:
         f"baseline, both encoders in torch eager: {t_eager:.2f} s, {len(items) / t_eager:.1f} items/s "
         f"({100 * flops / t_eager / peak:.1f}% of peak); quality {t_eager / t_all:.2f}x faster; "
         f"cross-encoder alone {tx_eager:.2f} s" + (f", {tx_eager / tx:.2f}x" if tx else "")
+    )
+    t_bf16, peak_bf16 = statistics.median(times_bf16), max(peaks_bf16)
+    print(
+        f"precision bf16 (torch autocast): {t_bf16:.2f} s, {len(items) / t_bf16:.1f} items/s, "
+        f"{t_eager / t_bf16:.2f}x the eager baseline; {100 * flops / t_bf16 / peak_bf16:.1f}% of the bf16 "
+        f"matmul peak ({peak_bf16 / 1e9:.1f} GFLOP/s)"
     )
 
 
