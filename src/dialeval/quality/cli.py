@@ -8,6 +8,8 @@
   -p quality.ensemble=FILE``.
 * ``dialeval quality train-views OUT`` fine-tunes the multi-view cross-encoder
   (:mod:`dialeval.quality.crosstrain`; checkpointed, resumable).
+* ``dialeval quality train-engagement OUT`` learns utterance engagement from Chit-Chat's
+  conversation ratings (:mod:`dialeval.quality.engagement`).
 * ``dialeval quality experiment VIEWS_DIR`` compares the candidates leave-one-benchmark-out
   (:mod:`dialeval.quality.experiment`).
 """
@@ -90,6 +92,12 @@ PASS_ON = {"allow_extra_args": True, "ignore_unknown_options": True, "help_optio
 def train_views(ctx: typer.Context) -> None:
     """Fine-tune the multi-view cross-encoder (arguments as ``python -m dialeval.quality.crosstrain --help``)."""
     _pass_on("dialeval.quality.crosstrain", ctx.args, "dialeval quality train-views")
+
+
+@quality_app.command("train-engagement", context_settings=PASS_ON)
+def train_engagement(ctx: typer.Context) -> None:
+    """Learn utterance engagement from Chit-Chat's ratings (arguments: ``python -m dialeval.quality.engagement``)."""
+    _pass_on("dialeval.quality.engagement", ctx.args, "dialeval quality train-engagement")
 
 
 @quality_app.command("experiment", context_settings=PASS_ON)

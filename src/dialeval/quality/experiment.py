@@ -64,6 +64,11 @@ LM_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "frozen + lm normalised ridge": ("ridge", (*FROZEN, *LM_NORMALISED)),
     "views + frozen + lm normalised ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, *LM_NORMALISED)),
 }
+#: The candidates that need ``--engagement`` (added 2026-11-25, sixth session, before any of their figures was seen).
+ENGAGEMENT_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "engagement (unfitted)": ("single", ("engagement",)),
+    "views + frozen + engagement ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, "engagement")),
+}
 #: How many generic replies the LM scores in each context: the first of ``crosstrain.GENERIC``, one per meaning.
 PROBES = 8
 
@@ -245,14 +250,19 @@ def with_gated(rows: Sequence[Mapping[str, float | None]], centre: Mapping[str, 
 
 
 def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre: Mapping[str, Sequence[float]],
-        n_boot: int = 1000, seed: int = 0, lm: bool = False) -> list[dict[str, Any]]:  # fmt: skip
-    """Return one result per candidate (with ``lm``, also :data:`LM_CANDIDATES`): per held-out set and the mean."""
+        n_boot: int = 1000, seed: int = 0, lm: bool = False, engagement: bool = False
+        ) -> list[dict[str, Any]]:  # fmt: skip
+    """Return one result per candidate, per held-out set and the mean.
+
+    With ``lm``, also :data:`LM_CANDIDATES`; with ``engagement``, also :data:`ENGAGEMENT_CANDIDATES`.
+    """
     from dialeval.quality.ensemble import leave_one_out
     from dialeval.trained.evaluate import correlations
 
     out = []
     benches = sorted({e.benchmark for e in examples})
-    for name, (how, feats) in (CANDIDATES | (LM_CANDIDATES if lm else {})).items():
+    extra = (LM_CANDIDATES if lm else {}) | (ENGAGEMENT_CANDIDATES if engagement else {})
+    for name, (how, feats) in (CANDIDATES | extra).items():
         folds: dict[str, Any] = {}
         if how == "ridge":
             for r in leave_one_out(examples, rows, list(feats), n_boot=n_boot, seed=seed):
@@ -296,6 +306,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples over contexts (default 1000)")
     ap.add_argument("--ship", type=Path, default=None, help="write the winner into this bundled folder")
     ap.add_argument("--lm", action="store_true", help="also the SmolLM2 candidates (likelihoods vs generic replies)")
+    ap.add_argument("--engagement", type=Path, default=None,
+                    help="an engagement head (train-engagement's engagement.json): also its candidates")
     ap.add_argument("--heads", type=Path, default=None,
                     help="frozen heads folder (sensible.json, fluent.json) instead of the shipped ones")
     args = ap.parse_args(argv)
@@ -303,11 +315,16 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ds, rows = rated_rows(args.views, args.limit, args.heads)
     if args.lm:
         rows = [r | extra for r, extra in zip(rows, lm_rows([e.item for e in ds.examples]), strict=True)]
+    if args.engagement is not None:
+        from dialeval.quality.engagement import scores
+
+        eng = scores(args.engagement, [e.item for e in ds.examples], QualityMetric().sentence_encoder())
+        rows = [r | {"engagement": v} for r, v in zip(rows, eng, strict=True)]
     head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
     centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True)) | held_in_centre(
         args.views, QualityMetric(heads=str(args.heads or "")))
     rows = with_gated(rows, centre)
-    results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm)
+    results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, engagement=args.engagement is not None)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
                                                        "results": results,
@@ -339,8 +356,10 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
 
     best = max(results, key=lambda r: r["mean"])
     winner = best["candidate"]
-    if winner not in CANDIDATES:  # an --lm candidate: quality does not compute its features
+    if winner in LM_CANDIDATES:  # quality does not compute the normalised likelihoods
         raise InputError(f'the winner "{winner}" needs SmolLM2 features that quality does not compute; nothing shipped')
+    if winner in ENGAGEMENT_CANDIDATES:
+        raise InputError(f'the winner "{winner}" needs the engagement head that quality does not run; nothing shipped')
     how, feats = CANDIDATES[winner]
     if how != "ridge":
         raise InputError(f'the winner "{winner}" is not a ridge candidate; nothing shipped')

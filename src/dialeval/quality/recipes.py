@@ -100,15 +100,15 @@ def draw_pairs(recipe: Recipe, data_dir: Path) -> list[Pair]:
     return out
 
 
-def is_validation(group: str, recipe: Recipe) -> bool:
-    """Return whether a dialogue is in the held-in validation part (a seeded hash of its id).
+def is_validation(group: str, seed: int, share: float) -> bool:
+    """Return whether a dialogue is in the held-in validation part (a seeded hash of its id, ``share`` of them).
 
     Example:
-        >>> is_validation("dailydialog-valid/3", RECIPES["default"]) in (True, False)
+        >>> is_validation("dailydialog-valid/3", 0, 0.1) in (True, False)
         True
     """
-    digest = hashlib.sha256(f"{recipe.seed}:{group}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < recipe.val_share
+    digest = hashlib.sha256(f"{seed}:{group}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
 
 
 def _figures(head: LogisticHead, x: Any, labels: Sequence[int], kinds: Sequence[str]) -> dict[str, Any]:
@@ -158,7 +158,7 @@ def train_recipe(
     counts: dict[str, Any] = {}
     files: dict[str, str] = {}
     for part, examples, layout in (("sensible", sens, "pair"), ("fluent", flu, "utterance")):
-        val = [is_validation(e.group, recipe) for e in examples]
+        val = [is_validation(e.group, recipe.seed, recipe.val_share) for e in examples]
         if isinstance(examples[0], SensibleExample):
             s_ex: list[SensibleExample] = examples  # type: ignore[assignment]
             x = pair_matrix([e.context for e in s_ex], [e.response for e in s_ex], table)
