@@ -55,7 +55,7 @@ def test_train_writes_a_head_that_reproduces_its_held_in_figure(tmp_path):
 
     held = [e for e in eng.examples(0, 4, 120) if is_validation(e.group, 0, eng.VAL_SHARE)]
     items = [MetricInput(response=e.response, context=tuple(Turn(speaker="", text=t) for t in e.context)) for e in held]
-    got = eng.scores(tmp_path / "engagement.json", items, load_sentence_encoder("all-minilm-l6-v2", "cpu")[0])
+    got = ex.pair_head_scores(tmp_path / "engagement.json", items, load_sentence_encoder("all-minilm-l6-v2", "cpu")[0])
     want = spearmanr(got, [e.target for e in held])[0]
     assert card["held_in"]["turns"] == len(held)
     assert card["held_in"]["turn_spearman"] == pytest.approx(want, abs=1e-4)
@@ -73,10 +73,11 @@ def test_the_engagement_candidates_run_only_when_asked_and_cannot_ship(tmp_path)
     rows = [r | {"engagement": float(rng.normal())} for r in rows]
     centre = {n: (0.0, 1.0) for n in ("view_coherent", "view_fluent", "view_specific", "sensible", "fluent",
                                       "sbert_context")}  # fmt: skip
-    names = {r["candidate"] for r in ex.run(examples, rows, centre, n_boot=20, engagement=True)}
-    assert set(ex.ENGAGEMENT_CANDIDATES) <= names
-    assert not set(ex.ENGAGEMENT_CANDIDATES) & {r["candidate"] for r in ex.run(examples, rows, centre, n_boot=20)}
+    names = {r["candidate"] for r in ex.run(examples, rows, centre, n_boot=20, heads=["engagement"])}
+    assert set(ex.HEAD_CANDIDATES["engagement"]) <= names
+    plain = {r["candidate"] for r in ex.run(examples, rows, centre, n_boot=20)}
+    assert not set(ex.HEAD_CANDIDATES["engagement"]) & plain
     results = [{"candidate": "engagement (unfitted)", "mean": 0.9}]
-    with pytest.raises(InputError, match="needs the engagement head that quality does not run; nothing shipped"):
+    with pytest.raises(InputError, match="needs a head that quality does not run; nothing shipped"):
         ex.ship(tmp_path / "bundled", tmp_path / "views", None, [], results)
     assert not (tmp_path / "bundled").exists()

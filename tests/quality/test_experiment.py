@@ -96,3 +96,13 @@ def test_a_winner_that_needs_a_feature_quality_does_not_compute_is_refused_and_n
     with pytest.raises(InputError, match="uses gated_specific, which quality does not compute; nothing shipped"):
         ex.ship(tmp_path / "bundled", tmp_path / "views", ds, rows, results)
     assert not (tmp_path / "bundled").exists()
+
+
+def test_a_bad_head_option_is_one_clear_error(tmp_path):
+    with pytest.raises(InputError, match='--head takes NAME=PATH with NAME one of engagement, humanlike, not "x"'):
+        ex.parse_head("x")
+    with pytest.raises(InputError, match="no such head file") as err:
+        ex.parse_head(f"humanlike={tmp_path / 'missing.json'}")
+    assert err.value.field == "head"
+    (tmp_path / "h.json").write_text("{}")
+    assert ex.parse_head(f"engagement={tmp_path / 'h.json'}") == ("engagement", tmp_path / "h.json")

@@ -13,12 +13,12 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
-from scipy.stats import spearmanr  # noqa: E402
+from scipy.stats import spearmanr
 
-from dialeval.data.usr import load_usr_topical_chat  # noqa: E402
-from dialeval.errors import InputError  # noqa: E402
-from dialeval.metrics.base import build_inputs  # noqa: E402
-from dialeval.metrics.quality import QualityMetric  # noqa: E402
+from dialeval.data.usr import load_usr_topical_chat
+from dialeval.errors import InputError
+from dialeval.metrics.base import build_inputs
+from dialeval.metrics.quality import QualityMetric
 
 
 def test_bf16_ranks_items_as_fp32_does(shared_data):

@@ -10,6 +10,8 @@
   (:mod:`dialeval.quality.crosstrain`; checkpointed, resumable).
 * ``dialeval quality train-engagement OUT`` learns utterance engagement from Chit-Chat's
   conversation ratings (:mod:`dialeval.quality.engagement`).
+* ``dialeval quality train-humanlike OUT`` learns to tell a true next turn from a small LM's
+  reply (:mod:`dialeval.quality.humanlike`).
 * ``dialeval quality experiment VIEWS_DIR`` compares the candidates leave-one-benchmark-out
   (:mod:`dialeval.quality.experiment`).
 """
@@ -98,6 +100,12 @@ def train_views(ctx: typer.Context) -> None:
 def train_engagement(ctx: typer.Context) -> None:
     """Learn utterance engagement from Chit-Chat's ratings (arguments: ``python -m dialeval.quality.engagement``)."""
     _pass_on("dialeval.quality.engagement", ctx.args, "dialeval quality train-engagement")
+
+
+@quality_app.command("train-humanlike", context_settings=PASS_ON)
+def train_humanlike(ctx: typer.Context) -> None:
+    """Learn to tell a true next turn from a small LM's reply (arguments: ``python -m dialeval.quality.humanlike``)."""
+    _pass_on("dialeval.quality.humanlike", ctx.args, "dialeval quality train-humanlike")
 
 
 @quality_app.command("experiment", context_settings=PASS_ON)

@@ -131,19 +131,6 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
     return card
 
 
-def scores(head_path: Path, items: Sequence[Any], encoder: Any) -> list[float]:
-    """Return the engagement head's output for each item (MiniLM pair features from ``encoder``)."""
-    from dialeval.metrics.quality import _read
-    from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts
-    from dialeval.metrics.quality.heads import LogisticHead
-
-    head = LogisticHead.from_json(_read(head_path)[0], head_path)
-    contexts = [[t.text for t in i.context] for i in items]
-    responses = [i.response for i in items]
-    table = embed(encoder, pair_texts(contexts, responses))
-    return [float(v) for v in head.logit(pair_matrix(contexts, responses, table))]
-
-
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.engagement") -> None:
     """Command line: ``OUT [--seed S] [--per-conversation N] [--limit N]``."""
     ap = argparse.ArgumentParser(prog=prog, description="Learn utterance engagement from Chit-Chat's ratings.")

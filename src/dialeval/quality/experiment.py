@@ -64,11 +64,14 @@ LM_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "frozen + lm normalised ridge": ("ridge", (*FROZEN, *LM_NORMALISED)),
     "views + frozen + lm normalised ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, *LM_NORMALISED)),
 }
-#: The candidates that need ``--engagement`` (added 2026-11-25, sixth session, before any of their figures was seen).
-ENGAGEMENT_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "engagement (unfitted)": ("single", ("engagement",)),
-    "views + frozen + engagement ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, "engagement")),
-}
+#: The candidates of an extra pair head, by its feature name, that need ``--head NAME=PATH`` (added 2026-11-25,
+#: sixth session, each before any of its figures was seen): ``engagement`` (:mod:`dialeval.quality.engagement`),
+#: ``humanlike`` (:mod:`dialeval.quality.humanlike`).
+HEAD_CANDIDATES: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {
+    name: {f"{name} (unfitted)": ("single", (name,)),
+           f"views + frozen + {name} ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, name))}
+    for name in ("engagement", "humanlike")
+}  # fmt: skip
 #: How many generic replies the LM scores in each context: the first of ``crosstrain.GENERIC``, one per meaning.
 PROBES = 8
 
@@ -250,18 +253,20 @@ def with_gated(rows: Sequence[Mapping[str, float | None]], centre: Mapping[str, 
 
 
 def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre: Mapping[str, Sequence[float]],
-        n_boot: int = 1000, seed: int = 0, lm: bool = False, engagement: bool = False
+        n_boot: int = 1000, seed: int = 0, lm: bool = False, heads: Sequence[str] = ()
         ) -> list[dict[str, Any]]:  # fmt: skip
     """Return one result per candidate, per held-out set and the mean.
 
-    With ``lm``, also :data:`LM_CANDIDATES`; with ``engagement``, also :data:`ENGAGEMENT_CANDIDATES`.
+    With ``lm``, also :data:`LM_CANDIDATES`; for each name in ``heads``, also its :data:`HEAD_CANDIDATES`.
     """
     from dialeval.quality.ensemble import leave_one_out
     from dialeval.trained.evaluate import correlations
 
     out = []
     benches = sorted({e.benchmark for e in examples})
-    extra = (LM_CANDIDATES if lm else {}) | (ENGAGEMENT_CANDIDATES if engagement else {})
+    extra = dict(LM_CANDIDATES) if lm else {}
+    for name in heads:
+        extra |= HEAD_CANDIDATES[name]
     for name, (how, feats) in (CANDIDATES | extra).items():
         folds: dict[str, Any] = {}
         if how == "ridge":
@@ -294,6 +299,40 @@ def markdown(results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def parse_head(spec: str) -> tuple[str, Path]:
+    """Return ``(name, path)`` of a ``--head NAME=PATH`` option.
+
+    Example:
+        >>> parse_head("humanlike=runs/humanlike/humanlike.json")
+        ('humanlike', PosixPath('runs/humanlike/humanlike.json'))
+
+    Raises:
+        InputError: Not ``NAME=PATH``, or an unknown name, or no such file.
+    """
+    from dialeval.errors import InputError
+
+    name, sep, path = spec.partition("=")
+    if not sep or name not in HEAD_CANDIDATES:
+        raise InputError(f'--head takes NAME=PATH with NAME one of {", ".join(HEAD_CANDIDATES)}, not "{spec}"',
+                         field="head")  # fmt: skip
+    if not Path(path).is_file():
+        raise InputError("no such head file", path=path, field="head")
+    return name, Path(path)
+
+
+def pair_head_scores(head_path: Path, items: Sequence[Any], encoder: Any) -> list[float]:
+    """Return a pair-layout head's output for each item (MiniLM pair features from ``encoder``)."""
+    from dialeval.metrics.quality import _read
+    from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts
+    from dialeval.metrics.quality.heads import LogisticHead
+
+    head = LogisticHead.from_json(_read(head_path)[0], head_path)
+    contexts = [[t.text for t in i.context] for i in items]
+    responses = [i.response for i in items]
+    table = embed(encoder, pair_texts(contexts, responses))
+    return [float(v) for v in head.logit(pair_matrix(contexts, responses, table))]
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.experiment") -> None:
     """Command line: ``VIEWS_DIR [-o OUT] [--limit N] [--lm] [--ship BUNDLED]``."""
     from dialeval.metrics.quality import QualityMetric
@@ -306,8 +345,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples over contexts (default 1000)")
     ap.add_argument("--ship", type=Path, default=None, help="write the winner into this bundled folder")
     ap.add_argument("--lm", action="store_true", help="also the SmolLM2 candidates (likelihoods vs generic replies)")
-    ap.add_argument("--engagement", type=Path, default=None,
-                    help="an engagement head (train-engagement's engagement.json): also its candidates")
+    ap.add_argument("--head", action="append", default=[], metavar="NAME=PATH",
+                    help=f"an extra pair head and its candidates, NAME one of {', '.join(HEAD_CANDIDATES)}; repeatable")
     ap.add_argument("--heads", type=Path, default=None,
                     help="frozen heads folder (sensible.json, fluent.json) instead of the shipped ones")
     args = ap.parse_args(argv)
@@ -315,16 +354,15 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ds, rows = rated_rows(args.views, args.limit, args.heads)
     if args.lm:
         rows = [r | extra for r, extra in zip(rows, lm_rows([e.item for e in ds.examples]), strict=True)]
-    if args.engagement is not None:
-        from dialeval.quality.engagement import scores
-
-        eng = scores(args.engagement, [e.item for e in ds.examples], QualityMetric().sentence_encoder())
-        rows = [r | {"engagement": v} for r, v in zip(rows, eng, strict=True)]
+    extra_heads = dict(parse_head(h) for h in args.head)
+    for name, path in extra_heads.items():
+        col = pair_head_scores(path, [e.item for e in ds.examples], QualityMetric().sentence_encoder())
+        rows = [r | {name: v} for r, v in zip(rows, col, strict=True)]
     head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
     centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True)) | held_in_centre(
         args.views, QualityMetric(heads=str(args.heads or "")))
     rows = with_gated(rows, centre)
-    results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, engagement=args.engagement is not None)
+    results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
                                                        "results": results,
@@ -358,8 +396,8 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     winner = best["candidate"]
     if winner in LM_CANDIDATES:  # quality does not compute the normalised likelihoods
         raise InputError(f'the winner "{winner}" needs SmolLM2 features that quality does not compute; nothing shipped')
-    if winner in ENGAGEMENT_CANDIDATES:
-        raise InputError(f'the winner "{winner}" needs the engagement head that quality does not run; nothing shipped')
+    if any(winner in c for c in HEAD_CANDIDATES.values()):
+        raise InputError(f'the winner "{winner}" needs a head that quality does not run; nothing shipped')
     how, feats = CANDIDATES[winner]
     if how != "ridge":
         raise InputError(f'the winner "{winner}" is not a ridge candidate; nothing shipped')
