@@ -3,9 +3,10 @@
 Usage: .venv/bin/python benchmarks/bench_quality.py [--contexts 20] [--repeats 3] [--threads 0]
 
 ``quality`` as users get it (``runtime=auto``: both encoders in ONNX Runtime when it is
-installed) and, side by side in the same process as the baseline, in torch eager
-(``runtime=torch``), and with ``precision=bf16`` (torch's bfloat16 autocast, against a bf16
-matmul peak); the three calls alternate in each repeat.
+installed, except on Intel CPUs, where torch is faster) and, side by side in the same
+process, in ONNX Runtime (``runtime=onnx``), in torch eager (``runtime=torch``, the baseline)
+and with ``precision=bf16`` (torch's bfloat16 autocast, against a bf16 matmul peak); the four
+calls alternate in each repeat. The encoders alone are timed in ONNX Runtime against torch eager.
 
 Times ``QualityMetric.compute`` (MiniLM embeddings of every distinct text, the two
 heads, the cross-encoder's views when the ensemble uses them, the SmolLM2 likelihoods
@@ -77,10 +78,12 @@ def main() -> None:
     bench = load_usr_topical_chat(data / "usr" / "usr_topical_chat.json").head(args.contexts)
     items = build_inputs(bench.candidates, bench.dialogues)
     metric = QualityMetric(device="cpu")
+    ort = QualityMetric(device="cpu", runtime="onnx")
     eager = QualityMetric(device="cpu", runtime="torch")
     bf16 = QualityMetric(device="cpu", precision="bf16")
     encoder, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")
     metric.compute(items[:6])  # warm-up: loads the models (and exports the ONNX model once)
+    ort.compute(items[:6])
     eager.compute(items[:6])
     bf16.compute(items[:6])
     texts = sorted(set(pair_texts([[t.text for t in i.context] for i in items], [i.response for i in items])))
@@ -99,14 +102,14 @@ def main() -> None:
     pairs_x: list[tuple[list[int], list[int]]] = []
     x_params = 0
     if metric.uses_views():
-        views, tokens = metric.views()
+        views, tokens = ort.views()
         views_eager = eager.views()[0]
         pairs_x = tokens.pairs([[t.text for t in i.context][-TURNS:] for i in items], [i.response for i in items])
         # the cross-encoder's own count: a views folder may keep fewer layers than the bi-encoder
         x_params = sum(p.numel() for n, p in views_eager.named_parameters() if ".embeddings." not in f".{n}")
     x_tokens = sum(len(ids) for ids, _ in pairs_x)
     flops = 2 * enc_params * enc_tokens + 2 * x_params * x_tokens + 2 * lm_params * lm_tokens
-    times, times_eager, times_bf16, peaks, peaks_bf16 = [], [], [], [], []
+    times, times_ort, times_eager, times_bf16, peaks, peaks_bf16 = [], [], [], [], [], []
     for _ in range(args.repeats):
         peaks.append(max(matmul_peak(), ort_matmul_peak()))
         peaks_bf16.append(matmul_peak(dtype=torch.bfloat16))
@@ -114,13 +117,16 @@ def main() -> None:
         bf16.compute(items)
         times_bf16.append(time.perf_counter() - t)
         t = time.perf_counter()
+        ort.compute(items)
+        times_ort.append(time.perf_counter() - t)
+        t = time.perf_counter()
         metric.compute(items)
         times.append(time.perf_counter() - t)
         t = time.perf_counter()
         eager.compute(items)
         times_eager.append(time.perf_counter() - t)
     t_enc, t_base = [], []
-    runner = metric.sentence_encoder()
+    runner = ort.sentence_encoder()
     for _ in range(args.repeats):  # the token-budget batches quality uses, in its runtime and in torch eager
         t = time.perf_counter()
         embed(runner, texts)
@@ -148,19 +154,24 @@ def main() -> None:
         f"SmolLM2 {lm_params / 1e6:.1f}M params, {lm_tokens} tokens (0: the ensemble does not use it)"
     )
     print(f"matmul peak (2048^3 fp32, the faster of torch and ONNX Runtime): {peak / 1e9:.1f} GFLOP/s")
-    share = 100 * flops / t_all / peak
+    t_eager, t_ort = statistics.median(times_eager), statistics.median(times_ort)
     print(
-        f"quality: {t_all:.2f} s, {len(items) / t_all:.1f} items/s, nominal {share:.1f}% of peak "
-        f"(median of {args.repeats}); of which MiniLM encoding about {te:.2f} s "
+        f"quality as users get it (runtime auto -> {runtime}): {t_all:.2f} s, {len(items) / t_all:.1f} items/s, "
+        f"nominal {100 * flops / t_all / peak:.1f}% of peak (median of {args.repeats}), "
+        f"{t_eager / t_all:.2f}x the eager baseline"
+    )
+    print(
+        f"in ONNX Runtime: {t_ort:.2f} s, {len(items) / t_ort:.1f} items/s "
+        f"({100 * flops / t_ort / peak:.1f}% of peak), "
+        f"{t_eager / t_ort:.2f}x the eager baseline; of which MiniLM encoding about {te:.2f} s "
         f"({100 * 2 * enc_params * enc_tokens / te / peak:.1f}% of peak; in torch eager: {tb:.2f} s, "
         f"{tb / te:.2f}x), the cross-encoder about {tx:.2f} s"
-        + (f" ({100 * 2 * x_params * x_tokens / tx / peak:.1f}% of peak)" if tx else "")
+        + (f" ({100 * 2 * x_params * x_tokens / tx / peak:.1f}% of peak; in torch eager {tx_eager:.2f} s, "
+           f"{tx_eager / tx:.2f}x)" if tx else "")
     )
-    t_eager = statistics.median(times_eager)
     print(
         f"baseline, both encoders in torch eager: {t_eager:.2f} s, {len(items) / t_eager:.1f} items/s "
-        f"({100 * flops / t_eager / peak:.1f}% of peak); quality {t_eager / t_all:.2f}x faster; "
-        f"cross-encoder alone {tx_eager:.2f} s" + (f", {tx_eager / tx:.2f}x" if tx else "")
+        f"({100 * flops / t_eager / peak:.1f}% of peak)"
     )
     t_bf16, peak_bf16 = statistics.median(times_bf16), max(peaks_bf16)
     print(

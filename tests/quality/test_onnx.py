@@ -17,6 +17,7 @@ from dialeval.metrics.quality.features import embed, pair_texts  # noqa: E402
 from dialeval.metrics.quality.onnx import (  # noqa: E402
     OrtEncoder,
     OrtViews,
+    cpu_vendor,
     export_key,
     onnx_encoder,
     onnx_views,
@@ -82,7 +83,12 @@ def test_the_export_key_follows_the_trained_files(tmp_path):
 
 
 def test_runtime_resolution_and_its_errors(monkeypatch):
+    monkeypatch.setattr("dialeval.metrics.quality.onnx.cpu_vendor", lambda: "AuthenticAMD")
     assert resolve_runtime("auto", "cpu") == "onnx"  # installed here
+    monkeypatch.setattr("dialeval.metrics.quality.onnx.cpu_vendor", lambda: "GenuineIntel")
+    assert resolve_runtime("auto", "cpu") == "torch"  # torch's kernels are the faster ones there
+    assert resolve_runtime("onnx", "cpu") == "onnx"  # asked for: given
+    monkeypatch.setattr("dialeval.metrics.quality.onnx.cpu_vendor", lambda: "")
     assert resolve_runtime("auto", "cuda") == "torch"
     assert resolve_runtime("torch", "cpu") == "torch"
     with pytest.raises(InputError, match='runtime "tensorrt" is not one of auto, torch, onnx'):
@@ -93,6 +99,17 @@ def test_runtime_resolution_and_its_errors(monkeypatch):
     assert resolve_runtime("auto", "cpu") == "torch"
     with pytest.raises(Exception, match="pip install"):
         resolve_runtime("onnx", "cpu")
+
+
+def test_the_cpu_vendor_is_read_from_proc_cpuinfo():
+    import re
+    from pathlib import Path
+
+    info = Path("/proc/cpuinfo")
+    if not info.exists():
+        pytest.skip("no /proc/cpuinfo here")
+    found = re.search(r"^vendor_id\s*:\s*(\S+)", info.read_text(), re.MULTILINE)
+    assert cpu_vendor() == (found.group(1) if found else "")
 
 
 def test_onnx_sentence_embeddings_equal_sentence_transformers(shared_data, tmp_path, monkeypatch):
@@ -114,7 +131,8 @@ def test_onnx_sentence_embeddings_equal_sentence_transformers(shared_data, tmp_p
 def test_quality_in_onnx_equals_quality_in_torch(shared_data):
     bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(2)
     items = build_inputs(bench.candidates, bench.dialogues)
-    onnx_metric, torch_metric = QualityMetric(device="cpu"), QualityMetric(device="cpu", runtime="torch")
+    onnx_metric = QualityMetric(device="cpu", runtime="onnx")
+    torch_metric = QualityMetric(device="cpu", runtime="torch")
     assert isinstance(onnx_metric.sentence_encoder(), OrtEncoder) and isinstance(onnx_metric.views()[0], OrtViews)
     assert not isinstance(torch_metric.sentence_encoder(), OrtEncoder)
     assert not isinstance(torch_metric.views()[0], OrtViews)
@@ -125,9 +143,12 @@ def test_quality_in_onnx_equals_quality_in_torch(shared_data):
 
 def test_the_signature_names_the_runtime():
     assert "|runtime:auto|" in QualityMetric(device="cpu").signature
-    assert "|runtime_used:onnx|" in QualityMetric(device="cpu").signature  # what auto became here
+    used = resolve_runtime("auto", "cpu")
+    assert f"|runtime_used:{used}|" in QualityMetric(device="cpu").signature  # what auto became here
+    assert "|runtime_used:onnx|" in QualityMetric(device="cpu", runtime="onnx").signature
     assert "|runtime_used:torch|" in QualityMetric(device="cpu", runtime="torch").signature
-    assert QualityMetric(device="cpu").features_key() != QualityMetric(device="cpu", runtime="torch").features_key()
+    onnx = QualityMetric(device="cpu", runtime="onnx").features_key()
+    assert onnx != QualityMetric(device="cpu", runtime="torch").features_key()
 
 
 def test_onnx_scores_are_the_same_bits_in_another_process(shared_data):
@@ -142,10 +163,11 @@ def test_onnx_scores_are_the_same_bits_in_another_process(shared_data):
         "from dialeval.metrics.base import build_inputs\n"
         "from dialeval.metrics.quality import QualityMetric\n"
         "b = load_usr_topical_chat(sys.argv[1]).head(1)\n"
-        "print(json.dumps(QualityMetric(device='cpu').compute(build_inputs(b.candidates, b.dialogues))))\n"
+        "m = QualityMetric(device='cpu', runtime='onnx')\n"
+        "print(json.dumps(m.compute(build_inputs(b.candidates, b.dialogues))))\n"
     )
     path = shared_data / "usr" / "usr_topical_chat.json"
     bench = load_usr_topical_chat(path).head(1)
-    here = QualityMetric(device="cpu").compute(build_inputs(bench.candidates, bench.dialogues))
+    here = QualityMetric(device="cpu", runtime="onnx").compute(build_inputs(bench.candidates, bench.dialogues))
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == here

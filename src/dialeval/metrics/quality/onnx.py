@@ -6,6 +6,11 @@ match eager to about 1e-5 (``tests/quality/test_onnx.py``). Each model (for the 
 adapter merged into the encoder) is exported once per trained folder or encoder and torch
 version, to ``<cache>/onnx/<name>-<key>.onnx``, and reused.
 
+``auto`` picks ONNX Runtime on CPU, except on Intel processors: there torch's kernels (MKL)
+multiply faster than ONNX Runtime's, while on AMD's it is the other way round (measured with
+``benchmarks/bench_quality.py``: on an AMD EPYC with AVX-512, ONNX Runtime 1.57x torch eager for
+the whole metric; on an Intel Xeon with AVX-512 and AMX, 0.84-0.90x; docs/quality.md).
+
 Example:
     >>> resolve_runtime("torch", "cpu")
     'torch'
@@ -35,8 +40,22 @@ def _installed() -> bool:
     return importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
 
 
+def cpu_vendor() -> str:
+    """Return the CPU's vendor id from ``/proc/cpuinfo`` (``GenuineIntel``, ``AuthenticAMD``), "" if unknown."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("vendor_id"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return ""
+
+
 def resolve_runtime(runtime: str, device: str) -> str:
     """Return the runtime that will run quality's encoders: ``torch`` or ``onnx``.
+
+    ``auto``: ``onnx`` on a CPU that is not Intel's, when ONNX Runtime is installed; else ``torch``.
 
     Raises:
         InputError: ``runtime`` is not one of :data:`RUNTIMES`, or ``onnx`` on a device other than the CPU.
@@ -45,7 +64,7 @@ def resolve_runtime(runtime: str, device: str) -> str:
     if runtime not in RUNTIMES:
         raise InputError(f'runtime "{runtime}" is not one of {", ".join(RUNTIMES)}', field="runtime")
     if runtime == "auto":
-        return "onnx" if device == "cpu" and _installed() else "torch"
+        return "onnx" if device == "cpu" and _installed() and cpu_vendor() != "GenuineIntel" else "torch"
     if runtime == "onnx":
         if device != "cpu":
             raise InputError(f'runtime "onnx" runs on the CPU only (device is "{device}")', field="runtime")
