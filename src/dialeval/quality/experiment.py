@@ -300,11 +300,7 @@ def markdown(results: Sequence[Mapping[str, Any]]) -> str:
 
 
 def parse_head(spec: str) -> tuple[str, Path]:
-    """Return ``(name, path)`` of a ``--head NAME=PATH`` option.
-
-    Example:
-        >>> parse_head("humanlike=runs/humanlike/humanlike.json")
-        ('humanlike', PosixPath('runs/humanlike/humanlike.json'))
+    """Return ``(name, path)`` of a ``--head NAME=PATH`` option (the file must exist).
 
     Raises:
         InputError: Not ``NAME=PATH``, or an unknown name, or no such file.
