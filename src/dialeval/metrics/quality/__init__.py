@@ -76,11 +76,11 @@ class QualityConfig:
         views: Folder of the trained multi-view cross-encoder (``adapter.safetensors``,
             ``heads.json``; "" = the shipped one), used when the ensemble names a view feature.
         runtime: What runs the sentence encoder and the cross-encoder: ``torch``, ``onnx`` (ONNX
-            Runtime, CPU only) or ``auto`` (``onnx`` on CPU when installed); see
+            Runtime, CPU only) or ``auto`` (``onnx`` on a CPU that is not Intel's, when installed); see
             :mod:`dialeval.metrics.quality.onnx`.
         precision: ``fp32`` (default) or ``bf16``: both encoders under torch's bfloat16 autocast
-            (torch runtime only). On a CPU with AMX it is several times as fast, and its scores rank
-            items as fp32's do to about 1e-4 but differ in value (docs/quality.md, "Measured: speed").
+            (torch runtime only). On a CPU with AMX it is about twice as fast; its scores rank items
+            as fp32's do to about 1e-4 in Spearman but differ in value (docs/quality.md, "Precision").
     """
 
     encoder: str = DEFAULT_ENCODER
