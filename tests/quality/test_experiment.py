@@ -28,7 +28,7 @@ def synthetic(n_per_set: int = 30) -> tuple[list[Example], list[dict[str, float 
             row: dict[str, float | None] = {"sensible": human + rng.gauss(0, 1), "fluent": rng.gauss(0, 1),
                                             "sbert_context": rng.gauss(0, 1),
                                             "log_words": (-human if b == "e" else human) + rng.gauss(0, 1)}  # fmt: skip
-            row |= {v: rng.gauss(0, 1) for v in VIEWS}
+            row |= {v: rng.gauss(0, 1) for v in VIEWS} | {"length_fit": rng.gauss(0, 1), "relative_length": 0.0}
             rows.append(row)
     return examples, rows
 
@@ -106,3 +106,13 @@ def test_a_bad_head_option_is_one_clear_error(tmp_path):
     assert err.value.field == "head"
     (tmp_path / "h.json").write_text("{}")
     assert ex.parse_head(f"engagement={tmp_path / 'h.json'}") == ("engagement", tmp_path / "h.json")
+
+
+def test_length_features_compare_the_response_with_the_last_three_turns():
+    from dialeval.schema import Turn
+
+    ctx = tuple(Turn(speaker="A", text=t) for t in ("w " * 30, "a b", "c d e f", "g h i j k l"))  # last 3: 2, 4, 6
+    got = ex.length_features([MetricInput(response="x y z", context=ctx), MetricInput(response="alone")])
+    want = math.log(1 + 3) - math.log(1 + 4)  # by hand: 3 words against a mean of 4
+    assert got[0]["relative_length"] == pytest.approx(want) and got[0]["length_fit"] == pytest.approx(-abs(want))
+    assert got[1] == {"relative_length": None, "length_fit": None}  # no context, no figure

@@ -51,6 +51,9 @@ CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "hierarchy U*S*L, views (unfitted)": ("hierarchy", ("view_fluent", "view_coherent", "view_specific")),
     "hierarchy U*S*L, frozen U and S (unfitted)": ("hierarchy", ("fluent", "sensible", "view_specific")),
     "views + frozen + gated specificity ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, "gated_specific")),
+    # added 2026-11-25 (sixth session), before their figures were seen: length relative to the conversation's
+    "length fit (unfitted)": ("single", ("length_fit",)),
+    "views + frozen + length ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, "length_fit", "relative_length")),
 }
 #: SmolLM2 features: raw, and normalised against the :data:`PROBES` generic replies in the same context.
 LM_RAW = ("lm_nll", "lm_context_gain")
@@ -252,6 +255,32 @@ def with_gated(rows: Sequence[Mapping[str, float | None]], centre: Mapping[str, 
     return out
 
 
+def length_features(items: Sequence[Any]) -> list[dict[str, float | None]]:
+    """Return ``relative_length`` and ``length_fit`` per item (None without a context).
+
+    ``relative_length`` = log(1 + words of the response) - log(1 + mean words of the last three
+    context turns); ``length_fit`` = -abs(relative_length): 0 for a response as long as the turns before it.
+
+    Example:
+        >>> from dialeval.metrics.base import MetricInput
+        >>> from dialeval.schema import Turn
+        >>> item = MetricInput(response="one two three", context=(Turn(speaker="A", text="a b c"),))
+        >>> length_features([item])
+        [{'relative_length': 0.0, 'length_fit': -0.0}]
+    """
+    import math
+
+    out: list[dict[str, float | None]] = []
+    for item in items:
+        turns = [len(t.text.split()) for t in item.context[-3:]]
+        if not turns:
+            out.append({"relative_length": None, "length_fit": None})
+            continue
+        rel = math.log1p(len(item.response.split())) - math.log1p(sum(turns) / len(turns))
+        out.append({"relative_length": rel, "length_fit": -abs(rel)})
+    return out
+
+
 def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre: Mapping[str, Sequence[float]],
         n_boot: int = 1000, seed: int = 0, lm: bool = False, heads: Sequence[str] = ()
         ) -> list[dict[str, Any]]:  # fmt: skip
@@ -357,7 +386,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
     centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True)) | held_in_centre(
         args.views, QualityMetric(heads=str(args.heads or "")))
-    rows = with_gated(rows, centre)
+    rows = [r | extra for r, extra in zip(with_gated(rows, centre), length_features([e.item for e in ds.examples]),
+                                           strict=True)]  # fmt: skip
     results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
