@@ -220,3 +220,20 @@ def test_a_gpu_torch_cannot_see_is_one_error_before_any_data_is_read(tmp_path, m
     with pytest.raises(InputError, match='field "device": "cuda": torch sees no GPU'):
         ct.main([str(tmp_path / "run"), "--device", "cuda"])
     assert not (tmp_path / "run").exists()
+
+
+def test_bf16_steps_train_as_fp32_steps_do_and_the_card_says_so(tmp_path, trained, shared_data):
+    import torch
+
+    out, exact = trained
+    cfg = ct.TrainConfig(**{**MICRO.__dict__, "bf16": True})
+    card = ct.train(tmp_path, shared_data, cfg)
+    assert card["config"]["bf16"] is True and exact["config"]["bf16"] is False
+    assert card["steps_done"] == exact["steps_done"] == MICRO.steps
+    fast = torch.load(tmp_path / "checkpoint.pt", weights_only=False)["model"]
+    slow = torch.load(out / "checkpoint.pt", weights_only=False)["model"]
+    assert any(not torch.equal(fast[n], slow[n]) for n in slow)  # the steps really ran in bf16
+    # the same run to bf16's precision: its losses (train, and held-in, which is scored in fp32) stay close
+    a, b = card["curve"][-1], exact["curve"][-1]
+    assert a["train_loss"] == pytest.approx(b["train_loss"], abs=0.01)
+    assert a["loss"] == pytest.approx(b["loss"], abs=0.01)

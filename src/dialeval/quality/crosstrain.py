@@ -100,6 +100,9 @@ class TrainConfig:
     layers: int = 6
     max_len: int = 128
     max_response: int = 48
+    #: Run the training steps under torch's bfloat16 autocast (about twice as fast on a CPU with AMX);
+    #: the held-in figures, the export and the centres stay fp32.
+    bf16: bool = False
 
 
 @dataclass(frozen=True)
@@ -339,7 +342,8 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
         first = (step * cfg.batch_size) % len(train_ex)
         batch = train_ex[first : first + cfg.batch_size]
         inputs = collate(tokens.pairs([e.context for e in batch], [e.response for e in batch]))
-        logits = model(*(t.to(device) for t in inputs))
+        with torch.autocast(device.split(":")[0], dtype=torch.bfloat16, enabled=cfg.bf16):
+            logits = model(*(t.to(device) for t in inputs)).float()
         y = torch.tensor([[0.0 if v is None else v for v in e.labels] for e in batch], device=device)
         m = torch.tensor([[0.0 if v is None else 1.0 for v in e.labels] for e in batch], device=device)
         loss = (torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none") * m).sum() / m.sum()
@@ -505,12 +509,15 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--max-len", type=int, default=TrainConfig.max_len, help="longest input in tokens (default 128)")
     ap.add_argument("--max-response", type=int, default=TrainConfig.max_response,
                     help=f"longest response in tokens (default {TrainConfig.max_response})")  # fmt: skip
+    ap.add_argument("--bf16", action="store_true",
+                    help="training steps under bfloat16 autocast (about 2x on a CPU with AMX; figures and export fp32)")
     ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centres (OUT/model, OUT/steps/*)")
     args = ap.parse_args(argv)
     _check_device(args.device)
     torch.set_num_threads(args.threads)
     cfg = TrainConfig(seed=args.seed, steps=args.steps, lr=args.lr, overlap_negatives=args.overlap_negatives,
-                      layers=args.layers, max_len=args.max_len, max_response=args.max_response)  # fmt: skip
+                      layers=args.layers, max_len=args.max_len, max_response=args.max_response,
+                      bf16=args.bf16)  # fmt: skip
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")
