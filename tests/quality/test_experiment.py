@@ -116,3 +116,13 @@ def test_length_features_compare_the_response_with_the_last_three_turns():
     want = math.log(1 + 3) - math.log(1 + 4)  # by hand: 3 words against a mean of 4
     assert got[0]["relative_length"] == pytest.approx(want) and got[0]["length_fit"] == pytest.approx(-abs(want))
     assert got[1] == {"relative_length": None, "length_fit": None}  # no context, no figure
+
+
+def test_a_bad_head_option_fails_before_any_feature_is_computed(tmp_path, monkeypatch):
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("rated_rows ran before the options were checked")
+
+    monkeypatch.setattr(ex, "rated_rows", no_work)
+    with pytest.raises(InputError, match="--head takes NAME=PATH"):
+        ex.main([str(tmp_path), "--head", "bogus=1", "-o", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()

@@ -375,11 +375,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--heads", type=Path, default=None,
                     help="frozen heads folder (sensible.json, fluent.json) instead of the shipped ones")
     args = ap.parse_args(argv)
+    extra_heads = dict(parse_head(h) for h in args.head)  # a bad option fails before any work
     t0 = time.perf_counter()
     ds, rows = rated_rows(args.views, args.limit, args.heads)
     if args.lm:
         rows = [r | extra for r, extra in zip(rows, lm_rows([e.item for e in ds.examples]), strict=True)]
-    extra_heads = dict(parse_head(h) for h in args.head)
     for name, path in extra_heads.items():
         col = pair_head_scores(path, [e.item for e in ds.examples], QualityMetric().sentence_encoder())
         rows = [r | {name: v} for r, v in zip(rows, col, strict=True)]
