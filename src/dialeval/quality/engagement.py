@@ -68,9 +68,9 @@ def examples(seed: int = 0, per_conversation: int = PER_CONVERSATION, limit: int
     out = []
     for did, dialogue in load_chitchat(limit).dialogues.items():
         target = conversation_target(corpus[did].get("ratings"))
-        if target is None:
-            continue
         texts = [t.text for t in dialogue.turns]
+        if target is None or len(texts) < 2:  # unrated, or no turn with a context before it
+            continue
         for k in sorted(rng.sample(range(1, len(texts)), min(per_conversation, len(texts) - 1))):
             out.append(EngagementExample(f"chitchat/{did}", tuple(texts[:k]), texts[k], target))
     return out
