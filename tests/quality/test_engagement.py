@@ -81,3 +81,18 @@ def test_the_engagement_candidates_run_only_when_asked_and_cannot_ship(tmp_path)
     with pytest.raises(InputError, match="needs a head that quality does not run; nothing shipped"):
         ex.ship(tmp_path / "bundled", tmp_path / "views", None, [], results)
     assert not (tmp_path / "bundled").exists()
+
+
+def test_a_rated_conversation_without_two_turns_gives_nothing(monkeypatch):
+    # stand-in corpus (the real one has no rated conversation with zero turns): one empty, one of two turns
+    from dialeval.data.benchmark import Benchmark
+    from dialeval.schema import Dialogue, Turn
+
+    rated = {"witty": 5, "upbeat": 5, "interesting": 8}
+    monkeypatch.setattr("dialeval.data.chitchat._corpus", lambda: {"e": {"ratings": rated}, "t": {"ratings": rated}})
+    dialogues = {"e": Dialogue(id="e", turns=[]),
+                 "t": Dialogue(id="t", turns=[Turn(speaker="a", text="hi"), Turn(speaker="b", text="hello")])}
+    monkeypatch.setattr("dialeval.data.chitchat.load_chitchat",
+                        lambda limit=None: Benchmark(name="chitchat", dialogues=dialogues, candidates=[], ratings=[]))
+    got = eng.examples(seed=0)
+    assert [(e.group, e.context, e.response, e.target) for e in got] == [("chitchat/t", ("hi",), "hello", 6.0)]
