@@ -109,22 +109,17 @@ def main() -> None:
         x_params = sum(p.numel() for n, p in views_eager.named_parameters() if ".embeddings." not in f".{n}")
     x_tokens = sum(len(ids) for ids, _ in pairs_x)
     flops = 2 * enc_params * enc_tokens + 2 * x_params * x_tokens + 2 * lm_params * lm_tokens
-    times, times_ort, times_eager, times_bf16, peaks, peaks_bf16 = [], [], [], [], [], []
+    calls = {"bf16": bf16, "onnx": ort, "auto": metric, "eager": eager}  # alternated in this order each repeat
+    took: dict[str, list[float]] = {name: [] for name in calls}
+    peaks, peaks_bf16 = [], []
     for _ in range(args.repeats):
         peaks.append(max(matmul_peak(), ort_matmul_peak()))
         peaks_bf16.append(matmul_peak(dtype=torch.bfloat16))
-        t = time.perf_counter()
-        bf16.compute(items)
-        times_bf16.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        ort.compute(items)
-        times_ort.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        metric.compute(items)
-        times.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        eager.compute(items)
-        times_eager.append(time.perf_counter() - t)
+        for name, m in calls.items():
+            t = time.perf_counter()
+            m.compute(items)
+            took[name].append(time.perf_counter() - t)
+    t_all, t_ort, t_eager, t_bf16 = (statistics.median(took[n]) for n in ("auto", "onnx", "eager", "bf16"))
     t_enc, t_base = [], []
     runner = ort.sentence_encoder()
     for _ in range(args.repeats):  # the token-budget batches quality uses, in its runtime and in torch eager
@@ -142,7 +137,7 @@ def main() -> None:
         t = time.perf_counter()
         score_batches(views_eager, pairs_x)
         t_x_eager.append(time.perf_counter() - t)
-    peak, t_all, te, tb = max(peaks), statistics.median(times), statistics.median(t_enc), statistics.median(t_base)
+    peak, te, tb = max(peaks), statistics.median(t_enc), statistics.median(t_base)
     tx = statistics.median(t_x) if t_x else 0.0
     tx_eager = statistics.median(t_x_eager) if t_x_eager else 0.0
     runtime = metric.runtime()
@@ -154,7 +149,6 @@ def main() -> None:
         f"SmolLM2 {lm_params / 1e6:.1f}M params, {lm_tokens} tokens (0: the ensemble does not use it)"
     )
     print(f"matmul peak (2048^3 fp32, the faster of torch and ONNX Runtime): {peak / 1e9:.1f} GFLOP/s")
-    t_eager, t_ort = statistics.median(times_eager), statistics.median(times_ort)
     print(
         f"quality as users get it (runtime auto -> {runtime}): {t_all:.2f} s, {len(items) / t_all:.1f} items/s, "
         f"nominal {100 * flops / t_all / peak:.1f}% of peak (median of {args.repeats}), "
@@ -173,7 +167,7 @@ def main() -> None:
         f"baseline, both encoders in torch eager: {t_eager:.2f} s, {len(items) / t_eager:.1f} items/s "
         f"({100 * flops / t_eager / peak:.1f}% of peak)"
     )
-    t_bf16, peak_bf16 = statistics.median(times_bf16), max(peaks_bf16)
+    peak_bf16 = max(peaks_bf16)
     print(
         f"precision bf16 (torch autocast): {t_bf16:.2f} s, {len(items) / t_bf16:.1f} items/s, "
         f"{t_eager / t_bf16:.2f}x the eager baseline; {100 * flops / t_bf16 / peak_bf16:.1f}% of the bf16 "
