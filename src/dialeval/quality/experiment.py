@@ -75,6 +75,15 @@ HEAD_CANDIDATES: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {
            f"views + frozen + {name} ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, name))}
     for name in ("engagement", "humanlike")
 }  # fmt: skip
+#: Features of frozen heads over another sentence encoder (``--encoder-heads DIR``): its heads' outputs and its cosine.
+ENCODER_FEATURES = ("enc_sensible", "enc_fluent", "enc_cosine")
+#: The candidates of ``--encoder-heads`` (added 2026-11-25, seventh session, before any of their figures was seen).
+ENCODER_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cosine (other encoder, unfitted)": ("single", ("enc_cosine",)),
+    "other-encoder heads ridge": ("ridge", (*ENCODER_FEATURES, "log_words")),
+    "views + other-encoder heads ridge": ("ridge", (*VIEW_FEATURES, *ENCODER_FEATURES, "log_words")),
+    "views + frozen + other-encoder heads ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, *ENCODER_FEATURES)),
+}
 #: How many generic replies the LM scores in each context: the first of ``crosstrain.GENERIC``, one per meaning.
 PROBES = 8
 
@@ -282,11 +291,12 @@ def length_features(items: Sequence[Any]) -> list[dict[str, float | None]]:
 
 
 def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre: Mapping[str, Sequence[float]],
-        n_boot: int = 1000, seed: int = 0, lm: bool = False, heads: Sequence[str] = ()
+        n_boot: int = 1000, seed: int = 0, lm: bool = False, heads: Sequence[str] = (), encoder_heads: bool = False,
         ) -> list[dict[str, Any]]:  # fmt: skip
     """Return one result per candidate, per held-out set and the mean.
 
-    With ``lm``, also :data:`LM_CANDIDATES`; for each name in ``heads``, also its :data:`HEAD_CANDIDATES`.
+    With ``lm``, also :data:`LM_CANDIDATES`; for each name in ``heads``, also its :data:`HEAD_CANDIDATES`;
+    with ``encoder_heads``, also :data:`ENCODER_CANDIDATES`.
     """
     from dialeval.quality.ensemble import leave_one_out
     from dialeval.trained.evaluate import correlations
@@ -294,6 +304,8 @@ def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre
     out = []
     benches = sorted({e.benchmark for e in examples})
     extra = dict(LM_CANDIDATES) if lm else {}
+    if encoder_heads:
+        extra |= ENCODER_CANDIDATES
     for name in heads:
         extra |= HEAD_CANDIDATES[name]
     for name, (how, feats) in (CANDIDATES | extra).items():
@@ -358,6 +370,38 @@ def pair_head_scores(head_path: Path, items: Sequence[Any], encoder: Any) -> lis
     return [float(v) for v in head.logit(pair_matrix(contexts, responses, table))]
 
 
+def encoder_heads_metric(folder: Path) -> Any:
+    """Return a :class:`~dialeval.metrics.quality.QualityMetric` over the heads in ``folder`` and their encoder.
+
+    The encoder is the one the heads' ``card.json`` names (``dialeval quality train --encoder``).
+
+    Raises:
+        InputError: No heads or no card in ``folder``, or a card without the encoder's name.
+    """
+    from dialeval.errors import InputError
+    from dialeval.metrics.quality import QualityMetric
+
+    for name in ("sensible.json", "fluent.json", "card.json"):
+        if not (folder / name).is_file():
+            raise InputError(f"no {name} in the --encoder-heads folder", path=folder, field="encoder-heads")
+    try:
+        encoder = json.loads((folder / "card.json").read_text(encoding="utf-8"))["encoder"]["name"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError("the heads' card names no encoder (encoder.name)", path=folder / "card.json",
+                         field="encoder") from exc  # fmt: skip
+    return QualityMetric(heads=str(folder), encoder=str(encoder), device="cpu")
+
+
+def encoder_rows(metric: Any, items: Sequence[Any]) -> list[dict[str, float | None]]:
+    """Return :data:`ENCODER_FEATURES` per item: ``metric``'s frozen heads (logits) and its encoder's cosine."""
+    out: list[dict[str, float | None]] = []
+    for start in range(0, len(items), 256):
+        feats = metric.features(list(items[start : start + 256]), views=False)
+        out.extend({"enc_sensible": feats["sensible"][n], "enc_fluent": feats["fluent"][n],
+                    "enc_cosine": feats["sbert_context"][n]} for n in range(len(feats["sensible"])))  # fmt: skip
+    return out
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.experiment") -> None:
     """Command line: ``VIEWS_DIR [-o OUT] [--limit N] [--lm] [--ship BUNDLED]``."""
     from dialeval.metrics.quality import QualityMetric
@@ -374,8 +418,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help=f"an extra pair head and its candidates, NAME one of {', '.join(HEAD_CANDIDATES)}; repeatable")
     ap.add_argument("--heads", type=Path, default=None,
                     help="frozen heads folder (sensible.json, fluent.json) instead of the shipped ones")
+    ap.add_argument("--encoder-heads", type=Path, default=None, metavar="DIR",
+                    help="frozen heads over another encoder (quality train --encoder): their candidates too")
     args = ap.parse_args(argv)
     extra_heads = dict(parse_head(h) for h in args.head)  # a bad option fails before any work
+    other = encoder_heads_metric(args.encoder_heads) if args.encoder_heads else None
     t0 = time.perf_counter()
     ds, rows = rated_rows(args.views, args.limit, args.heads)
     if args.lm:
@@ -383,12 +430,15 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     for name, path in extra_heads.items():
         col = pair_head_scores(path, [e.item for e in ds.examples], QualityMetric().sentence_encoder())
         rows = [r | {name: v} for r, v in zip(rows, col, strict=True)]
+    if other is not None:
+        rows = [r | e for r, e in zip(rows, encoder_rows(other, [e.item for e in ds.examples]), strict=True)]
     head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
     centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True)) | held_in_centre(
         args.views, QualityMetric(heads=str(args.heads or "")))
     rows = [r | extra for r, extra in zip(with_gated(rows, centre), length_features([e.item for e in ds.examples]),
                                            strict=True)]  # fmt: skip
-    results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads))
+    results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads),
+                  encoder_heads=other is not None)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
                                                        "results": results,
@@ -422,6 +472,9 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     winner = best["candidate"]
     if winner in LM_CANDIDATES:  # quality does not compute the normalised likelihoods
         raise InputError(f'the winner "{winner}" needs SmolLM2 features that quality does not compute; nothing shipped')
+    if winner in ENCODER_CANDIDATES:
+        raise InputError(f'the winner "{winner}" needs heads over another encoder, which quality does not run; '
+                         "nothing shipped")
     if any(winner in c for c in HEAD_CANDIDATES.values()):
         raise InputError(f'the winner "{winner}" needs a head that quality does not run; nothing shipped')
     how, feats = CANDIDATES[winner]
