@@ -177,6 +177,16 @@ def fingerprint(path: Path) -> str:
     return h.hexdigest()[:12]
 
 
+def encoder_card(name: str = DEFAULT_ENCODER) -> dict[str, str]:
+    """Return what a training card says of its sentence encoder: its name and :func:`fingerprint`.
+
+    Example:
+        >>> encoder_card()["name"], len(encoder_card()["fingerprint"])
+        ('all-minilm-l6-v2', 12)
+    """
+    return {"name": name, "fingerprint": fingerprint(resolve_encoder_dir(name))}
+
+
 def _converted_dir(gguf: Path) -> Path:
     """Convert a GGUF file once into a transformers folder in the cache; return that folder."""
     target = cache_dir() / "models" / f"{gguf.stem}-{fingerprint(gguf)}"

@@ -444,7 +444,7 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
     import platform
 
     from dialeval.data._common import sha256_file
-    from dialeval.models.loading import DEFAULT_ENCODER, fingerprint, resolve_encoder_dir
+    from dialeval.models.loading import encoder_card
     from dialeval.quality.recipes import data_files
 
     kinds: dict[str, int] = {}
@@ -455,7 +455,7 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
         "config": asdict(cfg), "caps": CAPS, "true_pairs": n_pairs,
         "examples": {"train": len(train_ex), "validation": len(val_ex), "train_by_kind": dict(sorted(kinds.items()))},
         "data_files": data_files(data_dir),
-        "encoder": {"name": DEFAULT_ENCODER, "fingerprint": fingerprint(resolve_encoder_dir(DEFAULT_ENCODER))},
+        "encoder": encoder_card(),
         "steps_done": state["step"], "seconds": round(state["seconds"], 1),
         "machine": f"{platform.machine()}, {__import__('os').cpu_count()} CPUs, torch threads "
                    f"{__import__('torch').get_num_threads()}" + _accelerator(device),

@@ -84,7 +84,7 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
 
     from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts
     from dialeval.metrics.quality.heads import save_head
-    from dialeval.models.loading import fingerprint, load_sentence_encoder, resolve_encoder_dir
+    from dialeval.models.loading import encoder_card, load_sentence_encoder
     from dialeval.quality.ensemble import ALPHA, fit_ridge
     from dialeval.quality.recipes import data_files, is_validation
 
@@ -123,7 +123,7 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
                    "features": "pair", "model": "ridge", "alpha": ALPHA, "val_share": VAL_SHARE},
         "seed": seed, "data_files": data_files(Path("."), ("chitchat",)),
         "examples": {"train": int((~val).sum()), "validation": int(val.sum())}, "held_in": held_in,
-        "encoder": {"name": "all-minilm-l6-v2", "fingerprint": fingerprint(resolve_encoder_dir("all-minilm-l6-v2"))},
+        "encoder": encoder_card(),
         "seconds": round(time.perf_counter() - start, 1),
     }  # fmt: skip
     (output / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")

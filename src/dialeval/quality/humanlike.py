@@ -88,7 +88,7 @@ def train(output: Path, seed: int = 0, per_source: int = PER_SOURCE, say: Any = 
     from dialeval.errors import InputError
     from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts
     from dialeval.metrics.quality.heads import auc, fit_logistic, save_head
-    from dialeval.models.loading import fingerprint, load_sentence_encoder, resolve_encoder_dir
+    from dialeval.models.loading import encoder_card, load_sentence_encoder
     from dialeval.paths import shared_data_dir
     from dialeval.quality.recipes import RECIPES, data_files, draw_pairs, is_validation
 
@@ -131,7 +131,7 @@ def train(output: Path, seed: int = 0, per_source: int = PER_SOURCE, say: Any = 
         "examples": {"true": int(y.sum()), "generated": int(len(y) - y.sum()),
                      "empty_or_equal_replies": len(pairs) - int(len(y) - y.sum())},
         "held_in": held_in,
-        "encoder": {"name": "all-minilm-l6-v2", "fingerprint": fingerprint(resolve_encoder_dir("all-minilm-l6-v2"))},
+        "encoder": encoder_card(),
         "seconds": {"generation": round(gen_seconds, 1), "total": round(time.perf_counter() - start, 1)},
     }  # fmt: skip
     (output / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")

@@ -139,7 +139,7 @@ def train_recipe(
 ) -> dict[str, Any]:
     """Train both heads and write them with their card into ``output``; return the card."""
     from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts, utterance_matrix
-    from dialeval.models.loading import fingerprint, load_sentence_encoder, resolve_encoder_dir
+    from dialeval.models.loading import encoder_card, load_sentence_encoder
 
     say = progress or (lambda _msg: None)
     start = time.perf_counter()
@@ -183,7 +183,7 @@ def train_recipe(
         "sources": {name: sum(p.source == name for p in pairs) for name in recipe.sources},
         "examples": counts,
         "validation": validation,
-        "encoder": {"name": encoder_name, "fingerprint": fingerprint(resolve_encoder_dir(encoder_name))},
+        "encoder": encoder_card(encoder_name),
         "features": {"sensible": "pair", "fluent": "utterance"},
         "seconds": {"total": round(time.perf_counter() - start, 1), "embedding": round(embed_seconds, 1)},
         "files": files,
