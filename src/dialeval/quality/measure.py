@@ -46,7 +46,8 @@ def stress_table(
     got = perturb_items(bench.candidates, bench.dialogues, list(perturbations), seed)
     dialogues = {**bench.dialogues, **got.dialogues}
     cands = list(bench.candidates) + [c for name in perturbations for c in got.copies[name]]
-    metric = QualityMetric(device="cpu", views=views or "", ensemble=ensemble or "")
+    metric = QualityMetric(device="cpu", views=views or "", ensemble=ensemble or "",
+                           large_heads=_large_beside(ensemble))
     known = cached_features(metric, cands, dialogues, "quality-stress-views.json" if views else "quality-stress.json",
                             views=views)  # fmt: skip
     _, _, ens, names = metric.loaded()
@@ -170,11 +171,18 @@ def _turn_quality(cands: Sequence[Candidate], dialogues: Any, cache_name: str, v
     """Return the ``quality`` of every candidate, its features cached by the heads', views' and LM's key."""
     from dialeval.metrics.quality import QualityMetric, combine
 
-    metric = QualityMetric(device="cpu", views=views or "", ensemble=ensemble or "")
+    metric = QualityMetric(device="cpu", views=views or "", ensemble=ensemble or "",
+                           large_heads=_large_beside(ensemble))
     known = cached_features(metric, cands, dialogues, cache_name)
     _, _, ens, names = metric.loaded()
     rows = [known[c.id] for c in cands]
     return dict(zip([c.id for c in cands], combine(_columns(rows, names), ens, names), strict=True))
+
+
+def _large_beside(ensemble: str | None) -> str:
+    """Return the ``heads-large`` folder of the bundle an ``ensemble.json`` is in ("" = none: the shipped ones)."""
+    folder = Path(ensemble).parent.parent / "heads-large" if ensemble else None
+    return str(folder) if folder is not None and folder.is_dir() else ""
 
 
 def _columns(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, list[Any]]:

@@ -55,12 +55,14 @@ BUNDLED = Path(__file__).resolve().parent / "bundled"
 #: The features an ensemble may use (a fitted one names its own, in its weight order).
 ENSEMBLE_FEATURES = (
     "sensible", "fluent", "lm_nll", "lm_nll_uncond", "lm_context_gain", "sbert_context", "log_words",
-    "view_coherent", "view_fluent", "view_specific",
+    "view_coherent", "view_fluent", "view_specific", "large_sensible", "large_fluent", "large_cosine",
 )
 #: The features that need the causal LM.
 LM_FEATURES = frozenset({"lm_nll", "lm_nll_uncond", "lm_context_gain"})
 #: The features of the multi-view cross-encoder (:mod:`dialeval.metrics.quality.crossenc`), its logits per view.
 VIEW_FEATURES = ("view_coherent", "view_fluent", "view_specific")
+#: The features of the frozen heads over the larger encoder (:attr:`QualityConfig.large_encoder`) and its cosine.
+LARGE_FEATURES = ("large_sensible", "large_fluent", "large_cosine")
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,10 @@ class QualityConfig:
         runtime: What runs the sentence encoder and the cross-encoder: ``torch``, ``onnx`` (ONNX
             Runtime, CPU only) or ``auto`` (``onnx`` on a CPU that is not Intel's, when installed); see
             :mod:`dialeval.metrics.quality.onnx`.
-        precision: ``fp32`` (default) or ``bf16``: both encoders under torch's bfloat16 autocast
+        large_encoder: The larger sentence encoder of the second frozen heads (packaged all-mpnet-base-v2),
+            used when the ensemble names one of :data:`LARGE_FEATURES`.
+        large_heads: Folder with its ``sensible.json`` and ``fluent.json`` ("" = the shipped ones).
+        precision: ``fp32`` (default) or ``bf16``: every encoder under torch's bfloat16 autocast
             (torch runtime only). On a CPU with AMX it is about twice as fast; its scores rank items
             as fp32's do to about 1e-4 in Spearman but differ in value (docs/quality.md, "Precision").
     """
@@ -91,6 +96,8 @@ class QualityConfig:
     views: str = ""
     runtime: str = "auto"
     precision: str = "fp32"
+    large_encoder: str = "all-mpnet-base-v2"
+    large_heads: str = ""
 
 
 #: What ``precision`` may be.
@@ -152,9 +159,26 @@ def _onnx_encoder(encoder: Any, fingerprint: str) -> Any:
     return onnx_encoder(encoder, export_key(fingerprint))
 
 
+def frozen_features(contexts: Sequence[Sequence[str]], responses: Sequence[str], encoder: Any, heads: Any,
+                    bf16: str = "") -> tuple[Any, Any, list[float | None]]:  # fmt: skip
+    """Return the ``(sensible, fluent)`` heads' logits over ``encoder``, and its cosine to the last turn.
+
+    The cosine is None for an item without a context.
+    """
+    import torch
+
+    from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts, utterance_matrix
+
+    with torch.autocast(bf16 or "cpu", dtype=torch.bfloat16, enabled=bool(bf16)):
+        table = embed(encoder, pair_texts(contexts, responses))
+    pair = pair_matrix(contexts, responses, table)
+    cosine = [float(v) if c else None for v, c in zip(pair[:, -2], contexts, strict=True)]
+    return heads[0].logit(pair), heads[1].logit(utterance_matrix(responses, table)), cosine
+
+
 def raw_features(
     items: Sequence[MetricInput], encoder: Any, lm_values: Mapping[str, Sequence[float | None]] | None, heads: Any,
-    views: tuple[Any, Any] | None = None, bf16: str = "",
+    views: tuple[Any, Any] | None = None, bf16: str = "", large: tuple[Any, Any] | None = None,
 ) -> dict[str, list[float | None]]:
     """Return every ensemble feature per item, plus the sub-metric probabilities.
 
@@ -165,25 +189,20 @@ def raw_features(
             (None: the likelihood features are left out).
         heads: ``(sensible, fluent)`` :class:`~dialeval.metrics.quality.heads.LogisticHead`.
         views: ``(model, tokens)`` of :func:`dialeval.metrics.quality.crossenc.load_views` (None: no view features).
-        bf16: A torch device type (``cpu``, ``cuda``) to run both encoders under its bfloat16 autocast; "" = fp32.
+        bf16: A torch device type (``cpu``, ``cuda``) to run every encoder under its bfloat16 autocast; "" = fp32.
+        large: ``(encoder, (sensible, fluent))`` of the larger encoder (None: no :data:`LARGE_FEATURES`).
     """
     import numpy as np
     import torch
 
-    from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts, utterance_matrix
-
     contexts = [[t.text for t in i.context] for i in items]
     responses = [i.response for i in items]
-    with torch.autocast(bf16 or "cpu", dtype=torch.bfloat16, enabled=bool(bf16)):
-        table = embed(encoder, pair_texts(contexts, responses))
-    pair = pair_matrix(contexts, responses, table)
-    sens = heads[0].logit(pair)
-    flu = heads[1].logit(utterance_matrix(responses, table))
+    sens, flu, cosine = frozen_features(contexts, responses, encoder, heads, bf16)
     out: dict[str, list[float | None]] = {
         "sensible": [float(v) for v in sens], "fluent": [float(v) for v in flu],
         "sensible_p": [float(v) for v in 1 / (1 + np.exp(-sens))],
         "fluent_p": [float(v) for v in 1 / (1 + np.exp(-flu))],
-        "sbert_context": [float(v) if c else None for v, c in zip(pair[:, -2], contexts, strict=True)],
+        "sbert_context": cosine,
         "log_words": [math.log1p(len(r.split())) for r in responses],
     }
     if lm_values is not None:
@@ -198,6 +217,9 @@ def raw_features(
             logits = score_batches(model, tokens.pairs([c[-TURNS:] for c in contexts], responses))
         for v, name in enumerate(VIEW_FEATURES):
             out[name] = [row[v] for row in logits]
+    if large is not None:
+        l_sens, l_flu, out["large_cosine"] = frozen_features(contexts, responses, large[0], large[1], bf16)
+        out["large_sensible"], out["large_fluent"] = [float(v) for v in l_sens], [float(v) for v in l_flu]
     return out
 
 
@@ -288,6 +310,9 @@ class QualityMetric(Metric):
         if self.uses_views():
             views = _path(self.config.views, BUNDLED / "views")
             files |= {"views_heads": views / "heads.json", "views_adapter": views / "adapter.safetensors"}
+        if self.uses_large():
+            large = _path(self.config.large_heads, BUNDLED / "heads-large")
+            files |= {"large_sensible": large / "sensible.json", "large_fluent": large / "fluent.json"}
         return files
 
     def _ensemble_names(self) -> set[str]:
@@ -297,6 +322,19 @@ class QualityMetric(Metric):
     def uses_views(self) -> bool:
         """Whether the ensemble names a view of the cross-encoder (so it runs)."""
         return bool(set(VIEW_FEATURES) & self._ensemble_names())
+
+    def uses_large(self) -> bool:
+        """Whether the ensemble names a feature of the larger encoder (so it runs)."""
+        return bool(set(LARGE_FEATURES) & self._ensemble_names())
+
+    def large(self) -> tuple[Any, Any]:
+        """Return the larger encoder (in torch: it is not a BERT-style model ONNX export takes) and its heads."""
+        from dialeval.metrics.quality.heads import LogisticHead
+        from dialeval.models.loading import load_sentence_encoder
+
+        folder = _path(self.config.large_heads, BUNDLED / "heads-large")
+        sens, flu = (LogisticHead.from_json(_read(folder / f)[0], folder / f) for f in ("sensible.json", "fluent.json"))
+        return load_sentence_encoder(self.config.large_encoder, self.config.device)[0], (sens, flu)
 
     def views(self) -> tuple[Any, Any]:
         """Return the loaded cross-encoder ``(model, tokens)`` of :attr:`QualityConfig.views`."""
@@ -343,6 +381,8 @@ class QualityMetric(Metric):
 
         out: dict[str, Any] = {f"{k}_sha": _digest(p)[:16] for k, p in self._files().items()}
         out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder))
+        if self.uses_large():
+            out["large_encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.large_encoder))
         if self.uses_lm():
             out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
         out["runtime_used"] = self.runtime()
@@ -387,8 +427,11 @@ class QualityMetric(Metric):
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
         files = self._files()
-        parts = [_digest(files[k]) for k in ("sensible", "fluent", "views_heads", "views_adapter") if k in files]
+        keys = ("sensible", "fluent", "views_heads", "views_adapter", "large_sensible", "large_fluent")
+        parts = [_digest(files[k]) for k in keys if k in files]
         parts.append(fingerprint(resolve_encoder_dir(self.config.encoder)))
+        if self.uses_large():
+            parts.append(fingerprint(resolve_encoder_dir(self.config.large_encoder)))
         if self.uses_lm():
             parts.append(fingerprint(resolve_lm_source(self.config.lm)))
         parts.append(self.runtime())  # the runtimes agree to ~1e-5, not to the bit
@@ -419,13 +462,15 @@ class QualityMetric(Metric):
         return LikelihoodMetric(model=self.config.lm, device=self.config.device).compute(items)
 
     def features(
-        self, items: Sequence[MetricInput], lm: MetricValues | None = None, views: bool | None = None
+        self, items: Sequence[MetricInput], lm: MetricValues | None = None, views: bool | None = None,
+        large: bool | None = None,
     ) -> dict[str, list[float | None]]:
         """Return :func:`raw_features` of the items with this config's models.
 
         ``lm``: the likelihoods if already known; else they are computed with this config's
         LM when the ensemble uses them, and left out when it does not. ``views``: whether
-        to run the cross-encoder (None: when the ensemble uses a view).
+        to run the cross-encoder (None: when the ensemble uses a view); ``large``: the same for
+        the larger encoder's heads.
         """
         sens, flu = self.heads()
         encoder = self.sentence_encoder()
@@ -433,7 +478,9 @@ class QualityMetric(Metric):
             lm = self.likelihood(items)
         use_views = self.uses_views() if views is None else views
         bf16 = resolve_device(self.config.device).split(":")[0] if self.config.precision == "bf16" else ""
-        return raw_features(items, encoder, lm, (sens, flu), self.views() if use_views else None, bf16)
+        use_large = self.uses_large() if large is None else large
+        return raw_features(items, encoder, lm, (sens, flu), self.views() if use_views else None, bf16,
+                            self.large() if use_large else None)  # fmt: skip
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Score a batch: the sub-metrics (and the likelihoods if the ensemble uses them), then the ensemble."""
