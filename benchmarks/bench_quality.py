@@ -8,13 +8,14 @@ process, in ONNX Runtime (``runtime=onnx``), in torch eager (``runtime=torch``, 
 and with ``precision=bf16`` (torch's bfloat16 autocast, against a bf16 matmul peak); the four
 calls alternate in each repeat. The encoders alone are timed in ONNX Runtime against torch eager.
 
-Times ``QualityMetric.compute`` (MiniLM embeddings of every distinct text, the two
-heads, the cross-encoder's views when the ensemble uses them, the SmolLM2 likelihoods
-when it uses them, the ensemble) after a warm-up call, and the MiniLM encoding and the
-cross-encoder alone, each also in torch eager side by side (the baseline). Nominal FLOPs
-are 2 x params x tokens processed (MiniLM's embedding
-tables, which are looked up, not counted; attention's own products neither): MiniLM over the
-distinct texts' tokens, the cross-encoder over every pair's tokens (and, with the LM, SmolLM2 over the
+Times ``QualityMetric.compute`` (MiniLM embeddings of every distinct text, the two heads,
+the same over the larger encoder (all-mpnet-base-v2, in torch in every runtime) when the
+ensemble uses it, the cross-encoder's views when the ensemble uses them, the SmolLM2
+likelihoods when it uses them, the ensemble) after a warm-up call, and the MiniLM encoding
+and the cross-encoder alone, each also in torch eager side by side (the baseline). Nominal
+FLOPs are 2 x params x tokens processed (the embedding tables, which are looked up, not
+counted; attention's own products neither): MiniLM and mpnet over the distinct texts'
+tokens, the cross-encoder over every pair's tokens (and, with the LM, SmolLM2 over the
 distinct prompts plus every continuation, as the packed scorer runs them; see
 bench_likelihood.py); the peak is a 2048^3 fp32 matmul, best of the interleaved
 measurements, in torch and (when installed) in ONNX Runtime, whichever is faster: on an
@@ -108,7 +109,13 @@ def main() -> None:
         # the cross-encoder's own count: a views folder may keep fewer layers than the bi-encoder
         x_params = sum(p.numel() for n, p in views_eager.named_parameters() if ".embeddings." not in f".{n}")
     x_tokens = sum(len(ids) for ids, _ in pairs_x)
-    flops = 2 * enc_params * enc_tokens + 2 * x_params * x_tokens + 2 * lm_params * lm_tokens
+    large_params = large_tokens = 0
+    if metric.uses_large():  # the larger encoder (mpnet) over the same distinct texts, with its own tokenizer
+        large = metric.large()[0]
+        ids = large.tokenizer(texts, truncation=True, max_length=large.max_seq_length)["input_ids"]
+        large_tokens = sum(len(i) for i in ids)
+        large_params = sum(p.numel() for n, p in large.named_parameters() if ".embeddings." not in f".{n}")
+    flops = 2 * (enc_params * enc_tokens + x_params * x_tokens + lm_params * lm_tokens + large_params * large_tokens)
     calls = {"bf16": bf16, "onnx": ort, "auto": metric, "eager": eager}  # alternated in this order each repeat
     took: dict[str, list[float]] = {name: [] for name in calls}
     peaks, peaks_bf16 = [], []
@@ -146,6 +153,7 @@ def main() -> None:
     print(
         f"MiniLM {enc_params / 1e6:.1f}M params outside the embedding tables, {len(texts)} distinct texts, "
         f"{enc_tokens} tokens; cross-encoder {len(pairs_x)} pairs, {x_tokens} tokens; "
+        f"larger encoder {large_params / 1e6:.1f}M params, {large_tokens} tokens; "
         f"SmolLM2 {lm_params / 1e6:.1f}M params, {lm_tokens} tokens (0: the ensemble does not use it)"
     )
     print(f"matmul peak (2048^3 fp32, the faster of torch and ONNX Runtime): {peak / 1e9:.1f} GFLOP/s")

