@@ -54,6 +54,9 @@ def test_card_names_data_recipe_seed_and_validation(built, shared_data):
     # 16 true pairs: each gives a positive and a random negative, most a hard negative too
     assert card["examples"]["sensible"]["by_kind"]["true"] == 16
     assert card["examples"]["sensible"]["by_kind"]["random"] == 16
+    import os
+
+    assert card["encoder"]["name"] == "all-minilm-l6-v2" and f"{os.cpu_count()} CPUs" in card["machine"]
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
 """``dialeval quality``: train and compare the reference-free ``quality`` metric's parts on public data.
 
-* ``dialeval quality train --recipe NAME -o OUT`` rebuilds the frozen-MiniLM heads
+* ``dialeval quality train --recipe NAME -o OUT`` rebuilds the frozen heads (MiniLM's; ``--encoder`` another's)
   (``OUT/heads``: ``sensible.json``, ``fluent.json``, ``card.json``) and, for recipes with
   ``ensemble``, ``OUT/quality`` (``ensemble.json``, ``card.json`` with the
   leave-one-benchmark-out results). ``-o src/dialeval/metrics/quality/bundled`` rebuilds
@@ -89,7 +89,7 @@ def train(
     encoder: str = typer.Option("", "--encoder", help="The heads' frozen encoder: all-mpnet-base-v2 or a "
                                 "sentence-transformers folder (default: the packaged MiniLM); recipes all, tiny."),
 ) -> None:
-    """Rebuild the frozen-MiniLM heads (and the ensemble) from public unrated dialogues (docs/quality.md)."""
+    """Rebuild the frozen heads (over MiniLM, or --encoder) and the ensemble from public unrated dialogues."""
     try:
         check_output(output, "folder")
         train_self_supervised(output, recipe, seed, n_boot, encoder)

@@ -186,10 +186,29 @@ def train_recipe(
         "encoder": encoder_card(encoder_name),
         "features": {"sensible": "pair", "fluent": "utterance"},
         "seconds": {"total": round(time.perf_counter() - start, 1), "embedding": round(embed_seconds, 1)},
+        "machine": machine(),
         "files": files,
     }
     (output / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     return card
+
+
+def machine() -> str:
+    """Return what a card says of the machine that trained: architecture, CPU vendor, CPUs, torch threads.
+
+    Example:
+        >>> "CPUs, torch threads" in machine()
+        True
+    """
+    import os
+    import platform
+
+    import torch
+
+    from dialeval.metrics.quality.onnx import cpu_vendor
+
+    threads = torch.get_num_threads()
+    return f"{platform.machine()}, {cpu_vendor() or 'unknown'}, {os.cpu_count()} CPUs, torch threads {threads}"
 
 
 def _count(kinds: Sequence[str]) -> dict[str, int]:
