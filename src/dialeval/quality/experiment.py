@@ -12,6 +12,8 @@ current heads (no LM) and the view logits of a trained cross-encoder folder
 * a **ridge** candidate chooses its features by the sign rule and is fitted on four sets,
   then measured on the fifth (:func:`dialeval.quality.ensemble.leave_one_out`).
 
+With ``--encoder-heads DIR``, frozen heads over another encoder (``dialeval quality train
+--encoder``; the shipped ``quality`` uses all-mpnet-base-v2's) add their features and candidates.
 With ``--lm``, SmolLM2's likelihoods join (candidate (d) of issue 19), normalised against
 generic replies in the same context (:func:`lm_rows`), so that a context's difficulty,
 which differs by set, drops out.
@@ -441,6 +443,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                   encoder_heads=other is not None)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
+                                                       "encoder_heads": str(args.encoder_heads or ""),
                                                        "results": results,
                                                        "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
     print(markdown(results))
