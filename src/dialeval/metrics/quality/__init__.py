@@ -328,7 +328,7 @@ class QualityMetric(Metric):
             views = _path(self.config.views, BUNDLED / "views")
             files |= {"views_heads": views / "heads.json", "views_adapter": views / "adapter.safetensors"}
         if self.uses_large():
-            large = _path(self.config.large_heads, BUNDLED / "heads-large")
+            large = self._large_dir()
             files |= {"large_sensible": large / "sensible.json", "large_fluent": large / "fluent.json"}
         return files
 
@@ -340,6 +340,9 @@ class QualityMetric(Metric):
         """Whether the ensemble names a view of the cross-encoder (so it runs)."""
         return bool(set(VIEW_FEATURES) & self._ensemble_names())
 
+    def _large_dir(self) -> Path:
+        return _path(self.config.large_heads, BUNDLED / "heads-large")
+
     def uses_large(self) -> bool:
         """Whether the ensemble names a feature of the larger encoder (so it runs)."""
         return bool(set(LARGE_FEATURES) & self._ensemble_names())
@@ -349,7 +352,7 @@ class QualityMetric(Metric):
         from dialeval.metrics.quality.heads import LogisticHead
         from dialeval.models.loading import load_sentence_encoder
 
-        folder = _path(self.config.large_heads, BUNDLED / "heads-large")
+        folder = self._large_dir()
         sens, flu = (LogisticHead.from_json(_read(folder / f)[0], folder / f) for f in ("sensible.json", "fluent.json"))
         return load_sentence_encoder(self.config.large_encoder, self.config.device)[0], (sens, flu)
 
