@@ -4,9 +4,10 @@
 a random response from another dialogue and one harder negative per pair (0),
 drawn by the seed among those that apply: the context's DailyDialog++ adversarial
 negatives, and the stress perturbations of :mod:`dialeval.stress.perturb`
-(negation, truncation, repetition) plus a shuffled context. *Fluent* examples are
-(utterance, label): a real turn (1) against one corruption of it (0): words
-dropped, shuffled or repeated (:data:`CORRUPTIONS`).
+(negation, truncation, repetition) plus a shuffled context (``every_hard``: one of each
+kind that applies instead). *Fluent* examples are (utterance, label): a real turn (1)
+against one corruption of it (0): words dropped, shuffled or repeated
+(:data:`DEFAULT_CORRUPTIONS`), or, when a recipe names it, cut mid-sentence.
 
 Speaker swap is not used: the heads read the texts only, so it changes nothing they see.
 
@@ -84,10 +85,17 @@ def word_repeat(text: str, rng: random.Random) -> str | None:
     return " ".join(out)
 
 
+def cut(text: str, rng: random.Random) -> str | None:
+    """Cut the text mid-sentence as the stress test's truncation does (:func:`dialeval.stress.perturb.truncation`)."""
+    return truncation(text, (), rng, [])
+
+
 #: Utterance corruptions for the fluent head, by name.
 CORRUPTIONS: dict[str, Callable[[str, random.Random], str | None]] = {
-    "word-drop": word_drop, "word-shuffle": word_shuffle, "word-repeat": word_repeat,
+    "word-drop": word_drop, "word-shuffle": word_shuffle, "word-repeat": word_repeat, "truncation": cut,
 }
+#: The corruptions of the recipes that predate ``truncation`` (their heads rebuild as they were).
+DEFAULT_CORRUPTIONS = ("word-drop", "word-shuffle", "word-repeat")
 
 _RESPONSE_NEGATIVES = {"negation": negation, "truncation": truncation, "repetition": repetition}
 
@@ -97,26 +105,39 @@ def _turns(context: Sequence[str]) -> tuple[Turn, ...]:
     return tuple(Turn(speaker="A" if (n - i) % 2 == 1 else "B", text=t) for i, t in enumerate(context))
 
 
-def _hard_negative(pair: Pair, rng: random.Random) -> tuple[tuple[str, ...], str, str] | None:
+def _hard_negatives(pair: Pair, rng: random.Random, every: bool) -> list[tuple[tuple[str, ...], str, str]]:
     kinds = ["adversarial", "negation", "truncation", "repetition", "shuffled-context"]
     rng.shuffle(kinds)
+    out: list[tuple[tuple[str, ...], str, str]] = []
     for kind in kinds:
-        if kind == "adversarial" and pair.adversarial:
-            return pair.context, rng.choice(pair.adversarial), kind
-        if kind == "shuffled-context" and len(pair.context) >= 3:
-            ctx = list(pair.context[-4:])
-            while ctx[-1] == pair.context[-1]:
-                rng.shuffle(ctx)
-            return (*pair.context[:-4], *ctx), pair.response, kind
-        if kind in _RESPONSE_NEGATIVES:
-            got = _RESPONSE_NEGATIVES[kind](pair.response, _turns(pair.context), rng, [])
-            if got and got != pair.response:
-                return pair.context, got, kind
+        got = _hard_negative(pair, rng, kind)
+        if got is not None:
+            out.append(got)
+            if not every:
+                break
+    return out
+
+
+def _hard_negative(pair: Pair, rng: random.Random, kind: str) -> tuple[tuple[str, ...], str, str] | None:
+    if kind == "adversarial" and pair.adversarial:
+        return pair.context, rng.choice(pair.adversarial), kind
+    if kind == "shuffled-context" and len(pair.context) >= 3:
+        ctx = list(pair.context[-4:])
+        while ctx[-1] == pair.context[-1]:
+            rng.shuffle(ctx)
+        return (*pair.context[:-4], *ctx), pair.response, kind
+    if kind in _RESPONSE_NEGATIVES:
+        got = _RESPONSE_NEGATIVES[kind](pair.response, _turns(pair.context), rng, [])
+        if got and got != pair.response:
+            return pair.context, got, kind
     return None
 
 
-def sensible_examples(pairs: Sequence[Pair], seed: int) -> list[SensibleExample]:
-    """Return, per pair: the positive, a random other-dialogue response, and one hard negative if any applies."""
+def sensible_examples(pairs: Sequence[Pair], seed: int, every_hard: bool = False) -> list[SensibleExample]:
+    """Return, per pair: the positive, a random other-dialogue response, and one hard negative if any applies.
+
+    ``every_hard``: one hard negative of every kind that applies instead of one in all.
+    """
     rng = random.Random(seed)
     out: list[SensibleExample] = []
     for p in pairs:
@@ -127,16 +148,16 @@ def sensible_examples(pairs: Sequence[Pair], seed: int) -> list[SensibleExample]
             if (other.source, other.dialogue) != (p.source, p.dialogue):
                 out.append(SensibleExample(group, p.context, other.response, 0, "random"))
                 break
-        hard = _hard_negative(p, rng)
-        if hard is not None:
-            out.append(SensibleExample(group, hard[0], hard[1], 0, hard[2]))
+        for ctx, response, kind in _hard_negatives(p, rng, every_hard):
+            out.append(SensibleExample(group, ctx, response, 0, kind))
     return out
 
 
-def fluent_examples(pairs: Sequence[Pair], seed: int) -> list[FluentExample]:
-    """Return, per distinct response: it as written, and one corruption (chosen by the seed) if one applies."""
+def fluent_examples(pairs: Sequence[Pair], seed: int,
+                    corruptions: Sequence[str] = DEFAULT_CORRUPTIONS) -> list[FluentExample]:  # fmt: skip
+    """Return, per distinct response: it as written, and one of ``corruptions`` (chosen by the seed) if one applies."""
     rng = random.Random(seed)
-    names = list(CORRUPTIONS)
+    names = list(corruptions)
     out: list[FluentExample] = []
     seen: set[str] = set()
     for p in pairs:

@@ -51,7 +51,7 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
         recipe = dataclasses.replace(recipe, seed=seed)
     if encoder and recipe.ensemble:
         raise InputError(f'recipe "{recipe_name}" also fits the ensemble, which reads the packaged MiniLM; '
-                         "--encoder goes with a recipe without one (all, tiny)", field="encoder")
+                         "--encoder goes with a recipe without one (all, all-hard, tiny)", field="encoder")
     data = shared_data_dir()
     if data is None:
         raise InputError("no shared data folder with the corpora: set DIALEVAL_DATA")
@@ -83,11 +83,12 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
 @quality_app.command("train")
 def train(
     output: Path = typer.Option(..., "--output", "-o", help="Folder for heads/ and quality/ with their cards."),
-    recipe: str = typer.Option("default", "--recipe", help="default, all or tiny."),
+    recipe: str = typer.Option("default", "--recipe", help="default, all, all-hard or tiny."),
     seed: int = typer.Option(0, "--seed", help="Replaces the recipe's seed when not 0."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples of contexts for the CIs."),
     encoder: str = typer.Option("", "--encoder", help="The heads' frozen encoder: all-mpnet-base-v2 or a "
-                                "sentence-transformers folder (default: the packaged MiniLM); recipes all, tiny."),
+                                "sentence-transformers folder (default: the packaged MiniLM); recipes without "
+                                "an ensemble (all, all-hard, tiny)."),
 ) -> None:
     """Rebuild the frozen heads (over MiniLM, or --encoder) and the ensemble from public unrated dialogues."""
     try:

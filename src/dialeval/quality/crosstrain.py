@@ -178,7 +178,7 @@ def examples_for(
     pair: Any, pool: Sequence[Any], by_dialogue: dict[str, list[Any]], rng: random.Random, overlap: bool = False
 ) -> list[Example]:
     """Return the labelled examples of one true pair (see the module docstring)."""
-    from dialeval.quality.build import CORRUPTIONS, _hard_negative
+    from dialeval.quality.build import CORRUPTIONS, DEFAULT_CORRUPTIONS, _hard_negatives
 
     group = f"{pair.source}/{pair.dialogue}"
     ctx, resp = pair.context, pair.response
@@ -197,10 +197,10 @@ def examples_for(
         coherent(rng.choice(here).response, "same-dialogue")
     if len(ctx) >= 2 and ctx[-2] != resp and rng.random() < 0.5:
         coherent(ctx[-2], "own-earlier-turn")
-    hard = _hard_negative(pair, rng)
-    if hard is not None and hard[2] != "repetition":
-        coherent(hard[1], hard[2], hard[0])
-    for name in rng.sample(list(CORRUPTIONS), len(CORRUPTIONS)):
+    for hard_ctx, hard, kind in _hard_negatives(pair, rng, every=False):
+        if kind != "repetition":
+            coherent(hard, kind, hard_ctx)
+    for name in rng.sample(DEFAULT_CORRUPTIONS, len(DEFAULT_CORRUPTIONS)):
         bad = CORRUPTIONS[name](resp, rng)
         if bad is not None and bad != resp:
             out.append(Example(group, ctx, bad, (None, 0.0, None), name))

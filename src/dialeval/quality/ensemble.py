@@ -36,8 +36,21 @@ BENCHMARKS = ("usr-tc", "usr-pc", "predictive-engagement", "holistic-coherence",
 ALPHA = 1.0
 
 
-def fit_ridge(x: NDArray[Any], y: NDArray[Any], weight: NDArray[Any], alpha: float = ALPHA) -> LogisticHead:
-    """Fit a weighted ridge regression on standardised columns (NaN = the column mean); return it as a linear head."""
+def fit_ridge(x: NDArray[Any], y: NDArray[Any], weight: NDArray[Any], alpha: float = ALPHA,
+              signs: Sequence[float] | None = None) -> LogisticHead:  # fmt: skip
+    """Fit a weighted ridge regression on standardised columns (NaN = the column mean); return it as a linear head.
+
+    ``signs``: each coefficient is held to that sign (+1: >= 0, -1: <= 0), solved as a
+    non-negative least-squares problem (:func:`scipy.optimize.nnls`, deterministic); None: unconstrained.
+
+    Example:
+        >>> x = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 1.0], [3.0, 3.0]])
+        >>> y = np.array([0.0, 1.0, 2.0, 2.0])
+        >>> [round(float(c), 3) for c in fit_ridge(x, y, np.ones(4), alpha=0.0).coef]
+        [1.358, -0.623]
+        >>> [round(float(c), 3) for c in fit_ridge(x, y, np.ones(4), alpha=0.0, signs=[1, 1]).coef]
+        [0.783, 0.0]
+    """
     xa = np.asarray(x, dtype=np.float64)
     mean = np.nanmean(xa, axis=0)
     xa = np.where(np.isnan(xa), mean, xa)
@@ -47,8 +60,16 @@ def fit_ridge(x: NDArray[Any], y: NDArray[Any], weight: NDArray[Any], alpha: flo
     w = np.asarray(weight, dtype=np.float64) / np.sum(weight)
     ybar = float(w @ y)
     zc = z - w @ z
-    a = zc.T @ (zc * w[:, None]) + alpha / len(y) * np.eye(z.shape[1])
-    coef = np.linalg.solve(a, zc.T @ (w * (np.asarray(y) - ybar)))
+    if signs is None:
+        a = zc.T @ (zc * w[:, None]) + alpha / len(y) * np.eye(z.shape[1])
+        coef = np.linalg.solve(a, zc.T @ (w * (np.asarray(y) - ybar)))
+    else:
+        from scipy.optimize import nnls
+
+        sign = np.asarray(signs, dtype=np.float64)
+        design = np.vstack([zc * sign * np.sqrt(w)[:, None], np.sqrt(alpha / len(y)) * np.eye(z.shape[1])])
+        target = np.concatenate([np.sqrt(w) * (np.asarray(y) - ybar), np.zeros(z.shape[1])])
+        coef = sign * nnls(design, target)[0]
     bias = ybar - float((w @ z) @ coef)
     return LogisticHead(mean, scale, coef, bias)
 
@@ -71,10 +92,10 @@ def _predict(head: LogisticHead, x: NDArray[Any]) -> list[float]:
     return [float(v) for v in head.logit(np.where(np.isnan(x), head.mean, x))]
 
 
-def consistent_features(
+def feature_signs(
     examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str]
-) -> list[str]:
-    """Return the features whose Spearman with the target has one sign on every benchmark of ``examples``.
+) -> dict[str, float]:
+    """Return, for each feature whose Spearman with the target has one sign on every benchmark, that sign.
 
     A feature whose direction differs between rated sets (LM likelihood and length rise
     with quality on USR and fall on the DailyDialog-based sets) has no direction to
@@ -85,17 +106,17 @@ def consistent_features(
         >>> from types import SimpleNamespace as E
         >>> ex = [E(benchmark="a", target=0.0), E(benchmark="a", target=1.0), E(benchmark="a", target=0.5),
         ...       E(benchmark="b", target=0.0), E(benchmark="b", target=1.0), E(benchmark="b", target=0.5)]
-        >>> rows = [{"up": 1, "flip": 1}, {"up": 3, "flip": 3}, {"up": 2, "flip": 2},
-        ...         {"up": 0, "flip": 5}, {"up": 9, "flip": 1}, {"up": 4, "flip": 3}]
-        >>> consistent_features(ex, rows, ["up", "flip"])
-        ['up']
+        >>> rows = [{"up": 1, "flip": 1, "down": 3}, {"up": 3, "flip": 3, "down": 1}, {"up": 2, "flip": 2, "down": 2},
+        ...         {"up": 0, "flip": 5, "down": 9}, {"up": 9, "flip": 1, "down": 0}, {"up": 4, "flip": 3, "down": 4}]
+        >>> feature_signs(ex, rows, ["up", "flip", "down"])
+        {'up': 1.0, 'down': -1.0}
     """
     from scipy.stats import spearmanr
 
     x = matrix(rows, names)
     y = np.asarray([e.target for e in examples], dtype=np.float64)
     bench = np.asarray([e.benchmark for e in examples])
-    keep = []
+    keep = {}
     for j, name in enumerate(names):
         signs = set()
         for b in sorted(set(bench.tolist())):
@@ -103,25 +124,42 @@ def consistent_features(
             rho = float(spearmanr(x[m, j], y[m])[0]) if m.sum() > 2 and np.ptp(x[m, j]) > 0 else float("nan")
             signs.add(0.0 if np.isnan(rho) else float(np.sign(rho)))
         if signs in ({1.0}, {-1.0}):
-            keep.append(name)
+            keep[name] = signs.pop()
     return keep
+
+
+def consistent_features(
+    examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str]
+) -> list[str]:
+    """Return the features of :func:`feature_signs` (one direction on every benchmark), in ``names`` order."""
+    return list(feature_signs(examples, rows, names))
+
+
+def _fit(examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str],
+         signed: bool) -> tuple[LogisticHead, list[str]]:  # fmt: skip
+    signs = feature_signs(examples, rows, names)
+    chosen = list(signs)
+    y = np.asarray([e.target for e in examples])
+    held = [signs[n] for n in chosen] if signed else None
+    return fit_ridge(matrix(rows, chosen), y, _weights(examples), signs=held), chosen
 
 
 def leave_one_out(
     examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str],
-    *, n_boot: int = 1000, seed: int = 0, extra: Sequence[str] = (),
+    *, n_boot: int = 1000, seed: int = 0, extra: Sequence[str] = (), signed: bool = False,
 ) -> list[dict[str, Any]]:
-    """Return one row per held-out benchmark: the ensemble and, for comparison, each column of ``extra`` alone."""
+    """Return one row per held-out benchmark: the ensemble and, for comparison, each column of ``extra`` alone.
+
+    ``signed``: each weight is held to its feature's direction on the training sets (:func:`fit_all`).
+    """
     from dialeval.trained.evaluate import correlations
 
-    y = np.asarray([e.target for e in examples])
     out = []
     for bench in sorted({e.benchmark for e in examples}):
         held = np.asarray([e.benchmark == bench for e in examples])
         train = [e for e, h in zip(examples, held, strict=True) if not h]
-        chosen = consistent_features(train, [r for r, h in zip(rows, held, strict=True) if not h], names)
+        head, chosen = _fit(train, [r for r, h in zip(rows, held, strict=True) if not h], names, signed)
         x = matrix(rows, chosen)
-        head = fit_ridge(x[~held], y[~held], _weights(train))
         test = [e for e, h in zip(examples, held, strict=True) if h]
         cols: dict[str, Sequence[float | None]] = {"quality": _predict(head, x[held])}
         for name in extra:
@@ -133,12 +171,15 @@ def leave_one_out(
 
 
 def fit_all(
-    examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str]
+    examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str],
+    signed: bool = False,
 ) -> tuple[LogisticHead, list[str]]:
-    """Choose the features (:func:`consistent_features`) and fit the shipped ensemble on every example."""
-    chosen = consistent_features(examples, rows, names)
-    y = np.asarray([e.target for e in examples])
-    return fit_ridge(matrix(rows, chosen), y, _weights(examples)), chosen
+    """Choose the features (:func:`feature_signs`) and fit the shipped ensemble on every example.
+
+    ``signed``: each weight keeps the sign of its feature's Spearman with the target (a feature
+    that rises with quality on every set is not given a negative weight to cancel a collinear one).
+    """
+    return _fit(examples, rows, names, signed)
 
 
 def _load_cache(path: Path | None, key: str) -> dict[str, dict[str, float | None]]:

@@ -38,7 +38,8 @@ from dialeval.metrics.quality import LARGE_FEATURES, VIEW_FEATURES
 FROZEN = ("sensible", "fluent", "sbert_context", "log_words")
 #: Every feature whose direction is known before any rating (higher reads better): all but the length.
 A_PRIORI = (*VIEW_FEATURES, "sensible", "fluent", "sbert_context")
-#: Candidates: name -> (how, features). ``single``: one feature; ``zmean``: mean of z-scored views; ``ridge``.
+#: Candidates: name -> (how, features). ``single``: one feature; ``zmean``: mean of z-scored views; ``ridge``;
+#: ``signed``: a ridge whose weights keep their features' directions (:func:`dialeval.quality.ensemble.fit_ridge`).
 CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "cosine (MiniLM context-response)": ("single", ("sbert_context",)),
     "frozen heads ridge (shipped recipe, no LM)": ("ridge", FROZEN),
@@ -86,6 +87,11 @@ ENCODER_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "other-encoder heads ridge": ("ridge", (*ENCODER_FEATURES, "log_words")),
     "views + other-encoder heads ridge": ("ridge", (*VIEW_FEATURES, *ENCODER_FEATURES, "log_words")),
     "views + frozen + other-encoder heads ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, *ENCODER_FEATURES)),
+    # added 2026-11-26 (eighth session), before their figures were seen: the shipped features, each weight held
+    # to its feature's direction, and the same features unfitted (z-scored on self-supervised held-in examples)
+    "views + frozen + other-encoder heads, signed ridge": ("signed", (*VIEW_FEATURES, *FROZEN, *ENCODER_FEATURES)),
+    "shipped features z-mean (unfitted)": ("zmean", ("view_coherent", "sensible", "fluent", "sbert_context",
+                                                     *ENCODER_FEATURES)),
 }
 #: How many generic replies the LM scores in each context: the first of ``crosstrain.GENERIC``, one per meaning.
 PROBES = 8
@@ -168,8 +174,10 @@ def rated_rows(views: Path, limit: int | None = None, heads: Path | None = None
     return ds, rows
 
 
-def held_in_centre(views: Path, metric: Any) -> dict[str, tuple[float, float]]:
+def held_in_centre(views: Path, metric: Any, large: bool = False) -> dict[str, tuple[float, float]]:
     """Return each frozen feature's mean and sd over the cross-encoder's own held-in examples.
+
+    ``large``: also those of ``metric``'s larger encoder (:data:`ENCODER_FEATURES`).
 
     The examples are rebuilt from the views' training card (its config and the shared
     corpora): self-supervised pairs and their negatives, never a rating. The views'
@@ -194,9 +202,9 @@ def held_in_centre(views: Path, metric: Any) -> dict[str, tuple[float, float]]:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to rebuild the held-in examples")
     _, val = build_examples(draw(root, cfg), cfg)
     items = [MetricInput(response=e.response, context=tuple(Turn(speaker="", text=t) for t in e.context)) for e in val]
-    feats = metric.features(items, views=False, large=False)
+    feats = metric.features(items, views=False, large=large)
     out = {}
-    for name in ("sensible", "fluent", "sbert_context"):
+    for name in ("sensible", "fluent", "sbert_context", *(ENCODER_FEATURES if large else ())):
         col = [v for v in feats[name] if v is not None]
         out[name] = (statistics.fmean(col), statistics.stdev(col))
     return out
@@ -313,8 +321,8 @@ def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre
         extra |= HEAD_CANDIDATES[name]
     for name, (how, feats) in (CANDIDATES | extra).items():
         folds: dict[str, Any] = {}
-        if how == "ridge":
-            for r in leave_one_out(examples, rows, list(feats), n_boot=n_boot, seed=seed):
+        if how in ("ridge", "signed"):
+            for r in leave_one_out(examples, rows, list(feats), n_boot=n_boot, seed=seed, signed=how == "signed"):
                 q = r["quality"]
                 folds[r["benchmark"]] = {"spearman": q["spearman"], "ci": q["spearman_ci"], "features": r["features"]}
         else:
@@ -435,8 +443,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     if other is not None:
         rows = [r | e for r, e in zip(rows, encoder_rows(other, [e.item for e in ds.examples]), strict=True)]
     head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
+    centre_metric = QualityMetric(heads=str(args.heads or ""), device="cpu", **(
+        {"large_heads": other.config.large_heads, "large_encoder": other.config.large_encoder} if other else {}))
     centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True)) | held_in_centre(
-        args.views, QualityMetric(heads=str(args.heads or "")))
+        args.views, centre_metric, large=other is not None)
     rows = [r | extra for r, extra in zip(with_gated(rows, centre), length_features([e.item for e in ds.examples]),
                                            strict=True)]  # fmt: skip
     results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads),
@@ -482,9 +492,10 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     if any(winner in c for c in HEAD_CANDIDATES.values()):
         raise InputError(f'the winner "{winner}" needs a head that quality does not run; nothing shipped')
     how, feats = (CANDIDATES | ENCODER_CANDIDATES)[winner]
-    if how != "ridge":
+    if how not in ("ridge", "signed"):
         raise InputError(f'the winner "{winner}" is not a ridge candidate; nothing shipped')
-    head, chosen = fit_all(ds.examples, rows, list(feats))
+    signed = how == "signed"
+    head, chosen = fit_all(ds.examples, rows, list(feats), signed=signed)
     if set(chosen) - set(ENSEMBLE_FEATURES):
         raise InputError(f'the winner "{winner}" uses {", ".join(sorted(set(chosen) - set(ENSEMBLE_FEATURES)))}, '
                          "which quality does not compute; nothing shipped")
@@ -509,8 +520,8 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     (out / "ensemble.json").write_text(json.dumps({**data, "features": chosen}) + "\n", encoding="utf-8")
     sha = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((bundled / "views").glob("*"))}
     card = {
-        "model": "ridge", "alpha": ALPHA, "target": "per-benchmark percentile rank of the human mean",
-        "candidate": best["candidate"],
+        "model": "ridge, each weight held to its feature's direction" if signed else "ridge", "alpha": ALPHA,
+        "target": "per-benchmark percentile rank of the human mean", "candidate": best["candidate"],
         "chosen_by": "the best mean turn Spearman over the leave-one-benchmark-out folds",
         "candidate_features": list(feats), "feature_rule": "same sign of Spearman with the target on every benchmark",
         "features": chosen, "benchmarks": sorted({e.benchmark for e in ds.examples}), "dimensions": ds.dimensions,
@@ -519,7 +530,8 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
         **({"large_heads_card_sha256": hashlib.sha256((bundled / "heads-large" / "card.json").read_bytes()).hexdigest()}
            if winner in ENCODER_CANDIDATES else {}),
         "views_sha256": sha,
-        "leave_one_benchmark_out": leave_one_out(ds.examples, rows, list(feats), n_boot=n_boot, seed=seed),
+        "leave_one_benchmark_out": leave_one_out(ds.examples, rows, list(feats), n_boot=n_boot, seed=seed,
+                                                 signed=signed),
         "comparison": list(results), "n_boot": n_boot, "seed": seed,
         "files": {"ensemble.json": hashlib.sha256((out / "ensemble.json").read_bytes()).hexdigest()},
     }

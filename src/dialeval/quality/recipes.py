@@ -31,7 +31,13 @@ import numpy as np
 from dialeval.data._common import sha256_file
 from dialeval.errors import InputError
 from dialeval.metrics.quality.heads import LogisticHead, auc, fit_logistic, save_head
-from dialeval.quality.build import FluentExample, SensibleExample, fluent_examples, sensible_examples
+from dialeval.quality.build import (
+    DEFAULT_CORRUPTIONS,
+    FluentExample,
+    SensibleExample,
+    fluent_examples,
+    sensible_examples,
+)
 from dialeval.quality.corpora import ALLOWED, Pair, read_source, source_path
 
 
@@ -48,6 +54,8 @@ class Recipe:
         val_share: Share of dialogues held out for the validation figures.
         ensemble: Also fit the ``quality`` ensemble over the new heads on the rated sets.
         sources: The allowed sources drawn from (the frozen heads predate Topical-Chat).
+        every_hard: One sensible hard negative of every kind that applies per pair, not one in all.
+        corruptions: The fluent head's corruptions (:data:`~dialeval.quality.build.CORRUPTIONS`).
     """
 
     name: str
@@ -58,13 +66,18 @@ class Recipe:
     val_share: float = 0.1
     ensemble: bool = True
     sources: tuple[str, ...] = ("dailydialog-valid", "bst-val", "dailydialogpp-dev", "chitchat")
+    every_hard: bool = False
+    corruptions: tuple[str, ...] = DEFAULT_CORRUPTIONS
 
 
 #: Named recipes: ``default`` built the shipped heads; ``all`` draws from every allowed corpus (issue 19:
-#: up to 6,000 pairs of each of the six sources, the whole Chit-Chat); ``tiny`` is the test's quick rebuild.
+#: up to 6,000 pairs of each of the six sources, the whole Chit-Chat); ``all-hard`` is ``all`` with every kind
+#: of hard negative per pair and truncation among the fluent corruptions; ``tiny`` is the test's quick rebuild.
 RECIPES: dict[str, Recipe] = {
     "default": Recipe("default", per_source=1000, chitchat_dialogues=600),
     "all": Recipe("all", per_source=6000, chitchat_dialogues=7168, ensemble=False, sources=tuple(ALLOWED)),
+    "all-hard": Recipe("all-hard", per_source=6000, chitchat_dialogues=7168, ensemble=False, sources=tuple(ALLOWED),
+                       every_hard=True, corruptions=(*DEFAULT_CORRUPTIONS, "truncation")),
     "tiny": Recipe("tiny", per_source=40, chitchat_dialogues=20, ensemble=False),
 }
 
@@ -144,8 +157,8 @@ def train_recipe(
     say = progress or (lambda _msg: None)
     start = time.perf_counter()
     pairs = draw_pairs(recipe, data_dir)
-    sens = sensible_examples(pairs, recipe.seed)
-    flu = fluent_examples(pairs, recipe.seed)
+    sens = sensible_examples(pairs, recipe.seed, recipe.every_hard)
+    flu = fluent_examples(pairs, recipe.seed, recipe.corruptions)
     say(f"{len(pairs)} pairs -> {len(sens)} sensible, {len(flu)} fluent examples")
     encoder, _ = load_sentence_encoder(encoder_name, "cpu")
     texts = pair_texts([e.context for e in sens], [e.response for e in sens]) + [e.text for e in flu]
@@ -177,7 +190,7 @@ def train_recipe(
         files[f"{part}.json"] = sha256_file(output / f"{part}.json")
         say(f"{part}: validation {validation[part].get('accuracy')} acc, {validation[part].get('auc')} AUC")
     card = {
-        "recipe": {**asdict(recipe), "sources": list(recipe.sources)},
+        "recipe": {**asdict(recipe), "sources": list(recipe.sources), "corruptions": list(recipe.corruptions)},
         "seed": recipe.seed,
         "data_files": data_files(data_dir, recipe.sources),
         "sources": {name: sum(p.source == name for p in pairs) for name in recipe.sources},
