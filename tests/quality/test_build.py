@@ -57,3 +57,25 @@ def test_corruptions_change_the_words_as_named():
     assert shuffled is not None and sorted(shuffled.split()) == sorted(text.split()) and shuffled != text
     labels = [(e.label, e.kind) for e in fluent_examples(PAIRS, 0)]
     assert labels.count((1, "real")) == 30 and sum(lab == 0 for lab, _ in labels) == 30
+
+
+def test_every_hard_gives_one_negative_of_each_kind_that_applies():
+    one = sensible_examples(PAIRS, 0)
+    every = sensible_examples(PAIRS, 0, every_hard=True)
+    for p in PAIRS:
+        group = f"{p.source}/{p.dialogue}"
+        kinds = [e.kind for e in every if e.group == group and e.kind not in ("true", "random")]
+        assert len(kinds) == len(set(kinds))  # one of each kind
+        # every response negative applies to these 10-word replies, the shuffle to 3-turn contexts
+        expected = {"negation", "truncation", "repetition", "shuffled-context"}
+        assert set(kinds) == expected | ({"adversarial"} if p.adversarial else set())
+        assert sum(e.group == group and e.kind not in ("true", "random") for e in one) == 1
+    assert [e.label for e in every].count(1) == len(PAIRS)
+
+
+def test_truncation_is_a_fluent_corruption_only_when_named():
+    assert "truncation" not in {e.kind for e in fluent_examples(PAIRS, 0)}
+    cut = [e for e in fluent_examples(PAIRS, 0, ("truncation",)) if e.label == 0]
+    assert len(cut) == len(PAIRS) and all(e.kind == "truncation" for e in cut)
+    originals = {p.response for p in PAIRS}
+    assert all(any(o.startswith(e.text) and len(e.text.split()) < len(o.split()) for o in originals) for e in cut)

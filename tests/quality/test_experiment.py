@@ -133,8 +133,19 @@ def test_encoder_heads_add_their_candidates_and_a_winner_among_them_is_refused_b
     rows = [r | {"large_sensible": r["sensible"], "large_fluent": r["fluent"], "large_cosine": r["sbert_context"]}
             for r in rows]  # fmt: skip
     centre = {n: (0.0, 1.0) for n in (*VIEWS, "sensible", "fluent", "sbert_context")}
+    centre |= {"large_sensible": (1.0, 2.0), "large_fluent": (0.0, 1.0), "large_cosine": (0.0, 1.0)}
     results = {r["candidate"]: r for r in ex.run(examples, rows, centre, n_boot=20, encoder_heads=True)}
     assert set(results) == set(ex.CANDIDATES) | set(ex.ENCODER_CANDIDATES)
+    # the unfitted mean of the shipped features: by hand on set "a", against scipy's Spearman
+    names = ("view_coherent", "sensible", "fluent", "sbert_context", "large_sensible", "large_fluent", "large_cosine")
+    held = [i for i, e in enumerate(examples) if e.benchmark == "a"]
+    by_hand = [sum((rows[i][n] - centre[n][0]) / centre[n][1] for n in names) / 7 for i in held]
+    want = spearmanr(by_hand, [examples[i].human for i in held])[0]
+    assert results["shipped features z-mean (unfitted)"]["folds"]["a"]["spearman"] == pytest.approx(want, abs=1e-9)
+    # the signed ridge sees the same features as the free one (the sign rule), fitted otherwise
+    free, signed = (results[c]["folds"] for c in ("views + frozen + other-encoder heads ridge",
+                                                   "views + frozen + other-encoder heads, signed ridge"))
+    assert [f["features"] for f in free.values()] == [f["features"] for f in signed.values()]
     # the other encoder's cosine is here a copy of MiniLM's: the same figures
     names = ("cosine (other encoder, unfitted)", "cosine (MiniLM context-response)")
     other, minilm = (results[c]["folds"] for c in names)
@@ -176,3 +187,29 @@ def test_encoder_rows_are_the_heads_and_the_encoders_own_cosine(tmp_path, shared
         u, v = encoder.encode([item.context[-1].text, item.response], normalize_embeddings=True)
         assert row["large_cosine"] == pytest.approx(float(np.dot(u, v)), abs=1e-4)
     assert got[0]["large_cosine"] > got[1]["large_cosine"]
+
+
+def test_a_signed_winner_ships_weights_that_keep_their_features_directions(tmp_path):
+    import json
+
+    examples, rows = synthetic()
+    rows = [r | {"large_sensible": r["sensible"] + random.Random(i).gauss(0, 0.3), "large_fluent": r["fluent"],
+                 "large_cosine": r["sbert_context"]} for i, r in enumerate(rows)]  # fmt: skip
+    views, large, bundled = tmp_path / "views", tmp_path / "large", tmp_path / "bundled"
+    for folder, names in ((views, ("adapter.safetensors", "heads.json", "card.json")),
+                          (large, ("sensible.json", "fluent.json", "card.json")), (bundled / "heads", ("card.json",))):
+        folder.mkdir(parents=True)
+        for name in names:
+            (folder / name).write_text("{}")  # copied as bytes; only the ensemble is computed here
+    ds = type("DS", (), {"examples": examples, "dimensions": {}})()
+    won = [{"candidate": "views + frozen + other-encoder heads, signed ridge", "mean": 0.6}]
+    assert ex.ship(bundled, views, ds, rows, won, n_boot=20, large_heads=large) == won[0]["candidate"]
+    ensemble = json.loads((bundled / "quality" / "ensemble.json").read_text())
+    card = json.loads((bundled / "quality" / "card.json").read_text())
+    assert card["model"] == "ridge, each weight held to its feature's direction"
+    assert (bundled / "heads-large" / "sensible.json").exists()
+    from dialeval.quality.ensemble import feature_signs
+
+    signs = feature_signs(examples, rows, ensemble["features"])
+    assert all(c * signs[n] >= 0 for n, c in zip(ensemble["features"], ensemble["coef"], strict=True))
+    assert ensemble["features"] == list(signs) and "sensible" in signs
