@@ -423,29 +423,13 @@ def _export(model: Any, trainable: set[str], folder: Path, cfg: TrainConfig) -> 
     (folder / "heads.json").write_text(json.dumps(head) + "\n", encoding="utf-8")
 
 
-def _accelerator(device: str) -> str:
-    """Return ``", steps on <GPU name>"`` for a CUDA device, else ``""`` (for the card's machine line).
-
-    Example:
-        >>> _accelerator("cpu")
-        ''
-    """
-    if not device.startswith("cuda"):
-        return ""
-    import torch
-
-    return f", steps on {torch.cuda.get_device_name(torch.device(device))}"
-
-
 def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any], n_pairs: int,
                train_ex: Sequence[Example], val_ex: Sequence[Example],
                device: str = "cpu") -> dict[str, Any]:  # fmt: skip
     """Write ``out/card.json``: data hashes, config, example counts, the loss/AUC curve and the chosen step."""
-    import platform
-
     from dialeval.data._common import sha256_file
     from dialeval.models.loading import encoder_card
-    from dialeval.quality.recipes import data_files
+    from dialeval.quality.recipes import data_files, machine
 
     kinds: dict[str, int] = {}
     for e in train_ex:
@@ -457,8 +441,7 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
         "data_files": data_files(data_dir),
         "encoder": encoder_card(),
         "steps_done": state["step"], "seconds": round(state["seconds"], 1),
-        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} CPUs, torch threads "
-                   f"{__import__('torch').get_num_threads()}" + _accelerator(device),
+        "machine": machine(device),
         "chosen": state["best"], "curve": state["curve"],
         "files": {f.name: sha256_file(f) for f in sorted((out / "model").glob("*")) if f.is_file()},
     }

@@ -206,11 +206,13 @@ def train_recipe(
     return card
 
 
-def machine() -> str:
+def machine(device: str = "cpu") -> str:
     """Return what a card says of the machine that trained: architecture, CPU vendor, CPUs, torch threads.
 
+    On a CUDA ``device`` it adds ``", steps on <GPU name>"``.
+
     Example:
-        >>> "CPUs, torch threads" in machine()
+        >>> "CPUs, torch threads" in machine() and "steps on" not in machine("cpu")
         True
     """
     import os
@@ -221,7 +223,8 @@ def machine() -> str:
     from dialeval.metrics.quality.onnx import cpu_vendor
 
     threads = torch.get_num_threads()
-    return f"{platform.machine()}, {cpu_vendor() or 'unknown'}, {os.cpu_count()} CPUs, torch threads {threads}"
+    gpu = f", steps on {torch.cuda.get_device_name(torch.device(device))}" if device.startswith("cuda") else ""
+    return f"{platform.machine()}, {cpu_vendor() or 'unknown'}, {os.cpu_count()} CPUs, torch threads {threads}{gpu}"
 
 
 def _count(kinds: Sequence[str]) -> dict[str, int]:
