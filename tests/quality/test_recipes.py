@@ -101,6 +101,7 @@ def test_cli_another_encoder_with_an_ensemble_recipe_or_a_bad_name_is_one_clear_
     res = CliRunner().invoke(app, ["quality", "train", "--recipe", "default", "--encoder", "all-mpnet-base-v2",
                                    "-o", str(tmp_path / "a")])  # fmt: skip
     assert res.exit_code == 2 and 'field "encoder"' in res.output and "Traceback" not in res.output
+    assert "without one (all, all-hard, tiny)" in " ".join(res.output.split())  # the recipes without an ensemble
     res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "--encoder", str(tmp_path / "none"),
                                    "-o", str(tmp_path / "b")])  # fmt: skip
     assert res.exit_code == 2 and "neither a packaged encoder" in res.output

@@ -50,8 +50,9 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
     if seed:
         recipe = dataclasses.replace(recipe, seed=seed)
     if encoder and recipe.ensemble:
+        free = ", ".join(name for name, r in RECIPES.items() if not r.ensemble)
         raise InputError(f'recipe "{recipe_name}" also fits the ensemble, which reads the packaged MiniLM; '
-                         "--encoder goes with a recipe without one (all, all-hard, tiny)", field="encoder")
+                         f"--encoder goes with a recipe without one ({free})", field="encoder")
     data = shared_data_dir()
     if data is None:
         raise InputError("no shared data folder with the corpora: set DIALEVAL_DATA")

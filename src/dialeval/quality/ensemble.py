@@ -2,7 +2,7 @@
 
 The ensemble is a ridge regression (fixed penalty :data:`ALPHA`, not tuned) over the
 standardised features that agree in direction on every training benchmark
-(:func:`consistent_features`, from the candidates
+(:func:`feature_signs`, from the candidates
 :data:`~dialeval.metrics.quality.ENSEMBLE_FEATURES`), with each benchmark's
 percentile-rank target (:mod:`dialeval.trained.data`) and equal total weight per
 benchmark. :func:`leave_one_out` chooses the features and fits on all benchmarks but
@@ -128,22 +128,6 @@ def feature_signs(
     return keep
 
 
-def consistent_features(
-    examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str]
-) -> list[str]:
-    """Return the features of :func:`feature_signs` (one direction on every benchmark), in ``names`` order."""
-    return list(feature_signs(examples, rows, names))
-
-
-def _fit(examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str],
-         signed: bool) -> tuple[LogisticHead, list[str]]:  # fmt: skip
-    signs = feature_signs(examples, rows, names)
-    chosen = list(signs)
-    y = np.asarray([e.target for e in examples])
-    held = [signs[n] for n in chosen] if signed else None
-    return fit_ridge(matrix(rows, chosen), y, _weights(examples), signs=held), chosen
-
-
 def leave_one_out(
     examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str],
     *, n_boot: int = 1000, seed: int = 0, extra: Sequence[str] = (), signed: bool = False,
@@ -158,7 +142,7 @@ def leave_one_out(
     for bench in sorted({e.benchmark for e in examples}):
         held = np.asarray([e.benchmark == bench for e in examples])
         train = [e for e, h in zip(examples, held, strict=True) if not h]
-        head, chosen = _fit(train, [r for r, h in zip(rows, held, strict=True) if not h], names, signed)
+        head, chosen = fit_all(train, [r for r, h in zip(rows, held, strict=True) if not h], names, signed)
         x = matrix(rows, chosen)
         test = [e for e, h in zip(examples, held, strict=True) if h]
         cols: dict[str, Sequence[float | None]] = {"quality": _predict(head, x[held])}
@@ -179,7 +163,11 @@ def fit_all(
     ``signed``: each weight keeps the sign of its feature's Spearman with the target (a feature
     that rises with quality on every set is not given a negative weight to cancel a collinear one).
     """
-    return _fit(examples, rows, names, signed)
+    signs = feature_signs(examples, rows, names)
+    chosen = list(signs)
+    y = np.asarray([e.target for e in examples])
+    held = [signs[n] for n in chosen] if signed else None
+    return fit_ridge(matrix(rows, chosen), y, _weights(examples), signs=held), chosen
 
 
 def _load_cache(path: Path | None, key: str) -> dict[str, dict[str, float | None]]:
