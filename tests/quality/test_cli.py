@@ -1,4 +1,4 @@
-"""``dialeval quality train-views`` and ``experiment`` hand every argument, ``--help`` included, to their argparse."""
+"""``dialeval quality`` train-views, train-encoder and experiment hand every argument, ``--help`` too, to argparse."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from dialeval.cli import app
 
 
 @pytest.mark.parametrize(
-    ("command", "option"), [("train-views", "--overlap-negatives"), ("experiment", "--lm")], ids=["train", "experiment"]
+    ("command", "option"),
+    [("train-views", "--overlap-negatives"), ("train-encoder", "--recipe"), ("experiment", "--tuned-heads")],
+    ids=["train", "train-encoder", "experiment"],
 )
 def test_help_lists_the_commands_own_options_under_its_own_name(command: str, option: str) -> None:
     res = CliRunner().invoke(app, ["quality", command, "--help"])
@@ -23,3 +25,10 @@ def test_a_missing_argument_is_argparses_one_line_error_and_exit_code_2() -> Non
     assert res.exit_code == 2
     assert "dialeval quality train-views: error: the following arguments are required: out" in res.output
     assert "Traceback" not in res.output
+
+
+def test_an_unknown_recipe_for_the_encoder_run_is_one_line_before_any_work(tmp_path) -> None:
+    res = CliRunner().invoke(app, ["quality", "train-encoder", str(tmp_path / "run"), "--recipe", "bogus"])
+    assert res.exit_code == 2
+    assert 'error: field "recipe": unknown recipe "bogus"; use default, all, all-hard, tiny' in res.output
+    assert not (tmp_path / "run").exists()

@@ -111,7 +111,7 @@ def test_stop_at_ends_the_run_early_on_the_same_schedule(tmp_path, trained, shar
     # the schedule is MICRO's 4 steps: after 2 of them the learning rate is the uninterrupted run's at step 2
     saved = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
     assert saved["sched"]["last_epoch"] == 2
-    assert saved["sched"]["_last_lr"][0] == pytest.approx(MICRO.lr * ct._schedule(2, MICRO))
+    assert saved["sched"]["_last_lr"][0] == pytest.approx(MICRO.lr * ct.schedule(2, MICRO.warmup, MICRO.steps))
     # the snapshot of step 2 holds that step's LoRA weights (fp16); --calibrate-only adds its centre
     snap = tmp_path / "steps" / "00002"
     adapter = load_file(str(snap / "adapter.safetensors"))

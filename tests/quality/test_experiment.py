@@ -213,3 +213,36 @@ def test_a_signed_winner_ships_weights_that_keep_their_features_directions(tmp_p
     signs = feature_signs(examples, rows, ensemble["features"])
     assert all(c * signs[n] >= 0 for n, c in zip(ensemble["features"], ensemble["coef"], strict=True))
     assert ensemble["features"] == list(signs) and "sensible" in signs
+
+
+def test_tuned_heads_add_their_candidates_beside_the_shipped_features_and_cannot_ship(tmp_path, monkeypatch):
+    examples, rows = synthetic()
+    rows = [r | {"large_sensible": r["sensible"], "large_fluent": r["fluent"], "large_cosine": r["sbert_context"],
+                 "tuned_sensible": r["log_words"], "tuned_fluent": r["fluent"],
+                 "tuned_cosine": r["sensible"]} for r in rows]  # fmt: skip
+    centre = {n: (0.0, 1.0) for n in (*VIEWS, "sensible", "fluent", "sbert_context", *ex.ENCODER_FEATURES)}
+    results = {r["candidate"]: r for r in ex.run(examples, rows, centre, n_boot=20, encoder_heads=True, tuned=True)}
+    assert set(results) == set(ex.CANDIDATES) | set(ex.ENCODER_CANDIDATES) | set(ex.TUNED_CANDIDATES)
+    for b in "abcde":  # the tuned cosine alone is its own Spearman (scipy, independently)
+        held = [i for i, e in enumerate(examples) if e.benchmark == b]
+        want = spearmanr([rows[i]["tuned_cosine"] for i in held], [examples[i].human for i in held])[0]
+        assert results["cosine (tuned encoder, unfitted)"]["folds"][b]["spearman"] == pytest.approx(want, abs=1e-9)
+    ridge = results["shipped features + tuned heads ridge"]["folds"]
+    assert all("tuned_cosine" in f["features"] and "large_sensible" in f["features"] for f in ridge.values())
+    # a copy of log_words, whose direction flips on set "e": kept only when "e" is held out (the sign rule)
+    assert "tuned_sensible" in ridge["e"]["features"] and all("tuned_sensible" not in ridge[b]["features"]
+                                                              for b in "abcd")  # fmt: skip
+    won = [{"candidate": "views + frozen ridge", "mean": 0.4}, {"candidate": "shipped features + tuned heads ridge",
+                                                                "mean": 0.5}]  # fmt: skip
+    with pytest.raises(InputError, match="needs a fine-tuned third encoder that quality does not run"):
+        ex.ship(tmp_path / "bundled", tmp_path / "views", None, rows, won)
+    assert not (tmp_path / "bundled").exists()
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("rated_rows ran before the options were checked")
+
+    monkeypatch.setattr(ex, "rated_rows", no_work)
+    monkeypatch.setattr(ex, "encoder_heads_metric", lambda folder: folder)  # the folders' contents are not the point
+    with pytest.raises(InputError, match="--tuned-heads goes beside --encoder-heads"):
+        ex.main([str(tmp_path), "--tuned-heads", str(tmp_path), "-o", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()

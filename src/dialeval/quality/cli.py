@@ -8,6 +8,8 @@
   -p quality.ensemble=FILE``.
 * ``dialeval quality train-views OUT`` fine-tunes the multi-view cross-encoder
   (:mod:`dialeval.quality.crosstrain`; checkpointed, resumable).
+* ``dialeval quality train-encoder OUT`` fine-tunes the sentence encoder contrastively
+  (:mod:`dialeval.quality.bitrain`; checkpointed, resumable); ``train --encoder OUT/model`` trains heads over it.
 * ``dialeval quality train-engagement OUT`` learns utterance engagement from Chit-Chat's
   conversation ratings (:mod:`dialeval.quality.engagement`).
 * ``dialeval quality train-humanlike OUT`` learns to tell a true next turn from a small LM's
@@ -107,6 +109,12 @@ PASS_ON = {"allow_extra_args": True, "ignore_unknown_options": True, "help_optio
 def train_views(ctx: typer.Context) -> None:
     """Fine-tune the multi-view cross-encoder (arguments as ``python -m dialeval.quality.crosstrain --help``)."""
     _pass_on("dialeval.quality.crosstrain", ctx.args, "dialeval quality train-views")
+
+
+@quality_app.command("train-encoder", context_settings=PASS_ON)
+def train_encoder(ctx: typer.Context) -> None:
+    """Fine-tune the sentence encoder contrastively (arguments as ``python -m dialeval.quality.bitrain --help``)."""
+    _pass_on("dialeval.quality.bitrain", ctx.args, "dialeval quality train-encoder")
 
 
 @quality_app.command("train-engagement", context_settings=PASS_ON)

@@ -269,16 +269,26 @@ def evaluate(model: Any, tokens: Any, val: Sequence[Example]) -> dict[str, Any]:
     return out
 
 
-def _model(cfg: TrainConfig) -> tuple[Any, Any]:
-    import importlib.util
+def add_lora(model: Any, r: int, alpha: int) -> Any:
+    """Return ``model`` wrapped with a LoRA adapter (no dropout) on every linear layer of a BERT-style encoder.
 
-    import torch
+    Raises:
+        MissingExtraError: peft is not installed.
+    """
+    import importlib.util
 
     from dialeval.errors import MissingExtraError
 
     if importlib.util.find_spec("peft") is None:
         raise MissingExtraError("peft", extra="trained")
     from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.0, target_modules=["query", "key", "value", "dense"])
+    return get_peft_model(model, lora)
+
+
+def _model(cfg: TrainConfig) -> tuple[Any, Any]:
+    import torch
     from transformers import AutoTokenizer
 
     from dialeval.metrics.quality.crossenc import Tokens, build_model
@@ -287,16 +297,20 @@ def _model(cfg: TrainConfig) -> tuple[Any, Any]:
     torch.manual_seed(cfg.seed)
     enc_dir = str(resolve_encoder_dir(DEFAULT_ENCODER))
     model = build_model(enc_dir, layers=cfg.layers)
-    lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=0.0,
-                      target_modules=["query", "key", "value", "dense"])  # fmt: skip
-    model.encoder = get_peft_model(model.encoder, lora)
+    model.encoder = add_lora(model.encoder, cfg.lora_r, cfg.lora_alpha)
     return model, Tokens(AutoTokenizer.from_pretrained(enc_dir), cfg.max_len, cfg.max_response)
 
 
-def _schedule(step: int, cfg: TrainConfig) -> float:
-    if step < cfg.warmup:
-        return (step + 1) / cfg.warmup
-    return max(0.0, (cfg.steps - step) / max(1, cfg.steps - cfg.warmup))
+def schedule(step: int, warmup: int, steps: int) -> float:
+    """Return the learning rate's factor at ``step``: a linear warm-up, then a linear decay to 0 at ``steps``.
+
+    Example:
+        >>> [schedule(s, 2, 6) for s in (0, 1, 2, 4, 6)]
+        [0.5, 1.0, 1.0, 0.5, 0.0]
+    """
+    if step < warmup:
+        return (step + 1) / warmup
+    return max(0.0, (steps - step) / max(1, steps - warmup))
 
 
 def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = None,
@@ -322,16 +336,10 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
     lora = [p for n, p in model.named_parameters() if p.requires_grad and "heads" not in n]
     params = [{"params": lora, "lr": cfg.lr}, {"params": list(model.heads.parameters()), "lr": cfg.head_lr}]
     opt = torch.optim.AdamW(params, weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _schedule(s, cfg))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: schedule(s, cfg.warmup, cfg.steps))
     ckpt = out / "checkpoint.pt"
-    state: dict[str, Any] = {"step": 0, "curve": [], "best": None, "seconds": 0.0}
-    if ckpt.exists():
-        saved = torch.load(ckpt, weights_only=False, map_location=device)
-        model.load_state_dict(saved["model"], strict=False)
-        opt.load_state_dict(saved["opt"])
-        sched.load_state_dict(saved["sched"])
-        torch.set_rng_state(saved["rng"].cpu())
-        state = saved["state"]
+    state: dict[str, Any] = resume(ckpt, model, opt, sched, device) or {
+        "step": 0, "curve": [], "best": None, "seconds": 0.0}
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     model.train()
     start_clock, start_seconds = time.perf_counter(), state["seconds"]
@@ -368,14 +376,36 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
             if state["best"] is None or figs["mean_auc"] > state["best"]["mean_auc"]:
                 state["best"] = row
                 _export(model, trainable, out / "model", cfg)
-            torch.save({"model": {n: p for n, p in model.state_dict().items() if n in trainable or "heads" in n},
-                        "opt": opt.state_dict(), "sched": sched.state_dict(), "rng": torch.get_rng_state(),
-                        "state": state}, ckpt.with_suffix(".tmp"))  # fmt: skip
-            ckpt.with_suffix(".tmp").replace(ckpt)
+            checkpoint(ckpt, {n: p for n, p in model.state_dict().items() if n in trainable or "heads" in n},
+                       opt, sched, state)  # fmt: skip
         if out_of_time:
             break
     calibrate(out / "model", tokens, val_ex, cfg)
     return write_card(out, data_dir, cfg, state, len(pairs), train_ex, val_ex, device)
+
+
+def checkpoint(path: Path, weights: dict[str, Any], opt: Any, sched: Any, state: dict[str, Any]) -> None:
+    """Write the trained weights, optimiser, schedule, torch RNG and run state to ``path`` (whole or not at all)."""
+    import torch
+
+    torch.save({"model": weights, "opt": opt.state_dict(), "sched": sched.state_dict(), "rng": torch.get_rng_state(),
+                "state": state}, path.with_suffix(".tmp"))  # fmt: skip
+    path.with_suffix(".tmp").replace(path)
+
+
+def resume(path: Path, model: Any, opt: Any, sched: Any, device: str = "cpu") -> dict[str, Any] | None:
+    """Load a :func:`checkpoint` into ``model``, ``opt``, ``sched`` and the RNG; return its run state (None: none)."""
+    import torch
+
+    if not path.exists():
+        return None
+    saved = torch.load(path, weights_only=False, map_location=device)
+    model.load_state_dict(saved["model"], strict=False)
+    opt.load_state_dict(saved["opt"])
+    sched.load_state_dict(saved["sched"])
+    torch.set_rng_state(saved["rng"].cpu())
+    state: dict[str, Any] = saved["state"]
+    return state
 
 
 def calibrate(folder: Path, tokens: Any, val: Sequence[Example], cfg: TrainConfig) -> None:

@@ -93,6 +93,14 @@ ENCODER_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "shipped features z-mean (unfitted)": ("zmean", ("view_coherent", "sensible", "fluent", "sbert_context",
                                                      *ENCODER_FEATURES)),
 }
+#: Features of frozen heads over a fine-tuned encoder beside the larger one (``--tuned-heads DIR``; issue 19 (a)).
+TUNED_FEATURES = ("tuned_sensible", "tuned_fluent", "tuned_cosine")
+#: The candidates of ``--tuned-heads`` (added 2026-11-26, ninth session, before any of their figures was seen);
+#: the ridge needs ``--encoder-heads`` too. ``quality`` runs no third encoder, so none of them can ship as it is.
+TUNED_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cosine (tuned encoder, unfitted)": ("single", ("tuned_cosine",)),
+    "shipped features + tuned heads ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, *ENCODER_FEATURES, *TUNED_FEATURES)),
+}
 #: How many generic replies the LM scores in each context: the first of ``crosstrain.GENERIC``, one per meaning.
 PROBES = 8
 
@@ -303,11 +311,11 @@ def length_features(items: Sequence[Any]) -> list[dict[str, float | None]]:
 
 def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre: Mapping[str, Sequence[float]],
         n_boot: int = 1000, seed: int = 0, lm: bool = False, heads: Sequence[str] = (), encoder_heads: bool = False,
-        ) -> list[dict[str, Any]]:  # fmt: skip
+        tuned: bool = False) -> list[dict[str, Any]]:  # fmt: skip
     """Return one result per candidate, per held-out set and the mean.
 
     With ``lm``, also :data:`LM_CANDIDATES`; for each name in ``heads``, also its :data:`HEAD_CANDIDATES`;
-    with ``encoder_heads``, also :data:`ENCODER_CANDIDATES`.
+    with ``encoder_heads``, also :data:`ENCODER_CANDIDATES`; with ``tuned``, also :data:`TUNED_CANDIDATES`.
     """
     from dialeval.quality.ensemble import leave_one_out
     from dialeval.trained.evaluate import correlations
@@ -317,6 +325,8 @@ def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre
     extra = dict(LM_CANDIDATES) if lm else {}
     if encoder_heads:
         extra |= ENCODER_CANDIDATES
+    if tuned:
+        extra |= TUNED_CANDIDATES
     for name in heads:
         extra |= HEAD_CANDIDATES[name]
     for name, (how, feats) in (CANDIDATES | extra).items():
@@ -430,9 +440,17 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help="frozen heads folder (sensible.json, fluent.json) instead of the shipped ones")
     ap.add_argument("--encoder-heads", type=Path, default=None, metavar="DIR",
                     help="frozen heads over another encoder (quality train --encoder): their candidates too")
+    ap.add_argument("--tuned-heads", type=Path, default=None, metavar="DIR",
+                    help="frozen heads over a fine-tuned encoder (quality train-encoder), beside --encoder-heads")
     args = ap.parse_args(argv)
     extra_heads = dict(parse_head(h) for h in args.head)  # a bad option fails before any work
     other = encoder_heads_metric(args.encoder_heads) if args.encoder_heads else None
+    tuned = encoder_heads_metric(args.tuned_heads) if args.tuned_heads else None
+    if tuned is not None and other is None:
+        from dialeval.errors import InputError
+
+        raise InputError("--tuned-heads goes beside --encoder-heads (its ridge adds to the shipped features)",
+                         field="tuned-heads")  # fmt: skip
     t0 = time.perf_counter()
     ds, rows = rated_rows(args.views, args.limit, args.heads)
     if args.lm:
@@ -442,6 +460,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         rows = [r | {name: v} for r, v in zip(rows, col, strict=True)]
     if other is not None:
         rows = [r | e for r, e in zip(rows, encoder_rows(other, [e.item for e in ds.examples]), strict=True)]
+    if tuned is not None:
+        rows = [r | {"tuned_" + k.removeprefix("large_"): v for k, v in e.items()}
+                for r, e in zip(rows, encoder_rows(tuned, [e.item for e in ds.examples]), strict=True)]  # fmt: skip
     head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
     centre_metric = QualityMetric(heads=str(args.heads or ""), device="cpu", **(
         {"large_heads": other.config.large_heads, "large_encoder": other.config.large_encoder} if other else {}))
@@ -450,10 +471,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     rows = [r | extra for r, extra in zip(with_gated(rows, centre), length_features([e.item for e in ds.examples]),
                                            strict=True)]  # fmt: skip
     results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads),
-                  encoder_heads=other is not None)
+                  encoder_heads=other is not None, tuned=tuned is not None)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
                                                        "encoder_heads": str(args.encoder_heads or ""),
+                                                       "tuned_heads": str(args.tuned_heads or ""),
                                                        "results": results,
                                                        "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
     print(markdown(results))
@@ -489,6 +511,9 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
         raise InputError(f'the winner "{winner}" needs SmolLM2 features that quality does not compute; nothing shipped')
     if winner in ENCODER_CANDIDATES and large_heads is None:
         raise InputError(f'the winner "{winner}" needs the larger encoder\'s heads (--encoder-heads); nothing shipped')
+    if winner in TUNED_CANDIDATES:
+        raise InputError(f'the winner "{winner}" needs a fine-tuned third encoder that quality does not run; '
+                         "nothing shipped")
     if any(winner in c for c in HEAD_CANDIDATES.values()):
         raise InputError(f'the winner "{winner}" needs a head that quality does not run; nothing shipped')
     how, feats = (CANDIDATES | ENCODER_CANDIDATES)[winner]

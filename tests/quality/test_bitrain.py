@@ -1,0 +1,107 @@
+"""The contrastive encoder run: its negatives, its masks, its loss against sentence-transformers', export and resume."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+pytest.importorskip("peft")
+pytest.importorskip("sentence_transformers")
+
+from dialeval.quality import bitrain as bt
+from dialeval.quality.build import sensible_examples
+from dialeval.quality.corpora import Pair
+
+PAIRS = [
+    Pair("s", "1", ("Do you like cats?", "Yes, I have two.", "What are their names?"), "Tom and Jerry, like the show."),
+    Pair("s", "2", ("Where do you work?",), "I work at a bakery downtown, I bake bread every morning."),
+    Pair("dailydialogpp-dev", "3", ("Shall we eat out tonight?", "Sure, where?"), "How about the new Thai place?",
+         adversarial=("I like eating.", "Tonight is dark.")),
+]
+
+
+def test_triples_hold_every_response_side_negative_of_the_every_hard_examples_and_the_own_turn():
+    got = bt.triples(PAIRS, seed=5)
+    examples = sensible_examples(PAIRS, 5, every_hard=True)  # the heads' own negatives, read independently
+    for pair, t in zip(PAIRS, got, strict=True):
+        mine = [e for e in examples if e.context == pair.context or e.response == pair.response]
+        want = {(e.kind, e.response) for e in mine if e.kind in bt.RESPONSE_KINDS}
+        assert want <= set(t.negatives)
+        assert not any(kind == "random" for kind, _ in t.negatives)  # in-batch responses play that part
+        shuffled = [e.context for e in mine if e.kind == "shuffled-context"]
+        assert t.shuffled == (shuffled[0] if shuffled else None)
+    assert ("own-turn", "Yes, I have two.") in got[0].negatives  # the responder's own turn, two back
+    assert not any(k == "own-turn" for k, _ in got[1].negatives)  # one context turn: none
+    assert {x for k, x in got[2].negatives if k == "adversarial"} <= set(PAIRS[2].adversarial)
+
+
+def test_a_hard_negative_counts_for_its_own_pair_and_generic_replies_not_against_a_generic_turn():
+    batch = [bt.Triple("a", ("hi",), "ok"), bt.Triple("b", ("yo",), "I ride horses."), bt.Triple("c", ("x",), "ok")]
+    mask = bt.candidate_mask(batch, [1, 0], ["I ride cows.", "okay then"], 2).tolist()
+    # columns: 3 responses, 2 negatives (owned by pair 1, then pair 0), 2 generic replies
+    assert mask[0] == [False, False, True, True, False, True, True]  # "c"'s "ok" is its own text; generic: masked
+    assert mask[1] == [False, False, False, False, True, False, False]
+    assert mask[2] == [True, False, False, True, True, True, True]
+
+
+def test_the_loss_without_hard_negatives_is_sentence_transformers_multiple_negatives_ranking_loss():
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    from dialeval.metrics.quality.features import context_window
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+
+    cfg = bt.BiConfig(negatives_per_pair=0, shuffled_per_batch=0)
+    model, tokenizer = bt._model(cfg)  # LoRA starts at zero: the packaged MiniLM itself
+    batch = [bt.Triple(p.dialogue, p.context, p.response) for p in PAIRS]
+    with torch.no_grad():
+        ours = float(bt.batch_loss(model, tokenizer, batch, [], cfg, random.Random(0)))
+    st = SentenceTransformer(str(resolve_encoder_dir(DEFAULT_ENCODER)), device="cpu")
+    loss = MultipleNegativesRankingLoss(st, scale=cfg.scale)
+
+    def mnrl(anchors: list[str], positives: list[str]) -> float:
+        with torch.no_grad():
+            return float(loss([st.tokenize(anchors), st.tokenize(positives)], None))
+
+    windows = [context_window(p.context) for p in PAIRS]
+    responses = [p.response for p in PAIRS]
+    want = (mnrl(windows, responses) + mnrl([p.context[-1] for p in PAIRS], responses) + mnrl(responses, windows)) / 3
+    assert ours == pytest.approx(want, abs=1e-4)
+
+
+@pytest.mark.slow
+def test_a_micro_run_exports_an_encoder_that_encodes_as_it_trained_and_a_resumed_run_equals_a_straight_one(
+        tmp_path, shared_data):  # fmt: skip
+    import numpy as np
+    import torch
+    from safetensors.numpy import load_file
+    from sentence_transformers import SentenceTransformer
+
+    from dialeval.models.loading import load_sentence_encoder
+
+    cfg = bt.BiConfig(recipe="tiny", batch_size=4, steps=3, warmup=1, val_pairs=8)
+    card = bt.train(tmp_path / "a", shared_data, cfg, stop_at=2)
+    assert card["steps_done"] == 2
+    card = bt.train(tmp_path / "a", shared_data, cfg)  # resumes at step 2
+    straight = bt.train(tmp_path / "b", shared_data, cfg)
+    assert card["steps_done"] == straight["steps_done"] == 3
+    a, b = (torch.load(tmp_path / d / "checkpoint.pt", weights_only=False)["model"] for d in ("a", "b"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    adapter = load_file(str(tmp_path / "b" / "adapter.safetensors"))
+    assert adapter.keys() == b.keys() and all(v.dtype == np.float16 for v in adapter.values())
+    saved = json.loads((tmp_path / "b" / "card.json").read_text())
+    assert saved["chosen"]["step"] == 3 and saved["before"]["mean_auc"] > 0  # one measurement: step 3 exported
+    assert {"own-turn", "random", "generic"} <= set(saved["curve"][-1]["auc"])
+    # the exported folder (what `quality train --encoder` reads) encodes as the trained LoRA model does
+    model, tokenizer = bt._model(cfg)
+    model.load_state_dict(b, strict=False)
+    texts = ["Do you like cats?", "Tom and Jerry, like the show."]
+    with torch.no_grad():
+        trained = bt.encode(model.eval(), tokenizer, texts, 128).numpy()
+    exported = SentenceTransformer(str(tmp_path / "b" / "model"), device="cpu").encode(texts, normalize_embeddings=True)
+    assert np.allclose(exported, trained, atol=1e-5)
+    base, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")
+    assert not np.allclose(exported, base.encode(texts, normalize_embeddings=True), atol=1e-5)  # it did train
