@@ -5,11 +5,14 @@ every allowed corpus), train part only (:func:`~dialeval.quality.recipes.is_vali
 the heads use), teach the encoder that a context's true next turn is nearer to it than
 
 * every other response in the batch (in-batch negatives: other dialogues, and other places of the same one),
-* the pair's hard negatives (:func:`~dialeval.quality.build.sensible_examples` with ``every_hard``):
-  DailyDialog++'s adversarial responses and the stress perturbations (negation, truncation, repetition),
-* the speaker's own earlier turn (``own-turn``) and a few generic replies shared by the batch (``generic``),
+* one of the pair's hard negatives per step (``negatives_per_pair``, drawn by the step's seed) among
+  :func:`~dialeval.quality.build.sensible_examples`' with ``every_hard`` (DailyDialog++'s adversarial
+  responses; the stress perturbations negation, truncation, repetition) and the speaker's own earlier
+  turn (``own-turn``),
+* a few generic replies shared by the batch (``generic``; not against a generic true turn),
 
-and that the response is nearer to its context than to the same turns shuffled (``shuffled-context``).
+and that the response is nearer to its context than to another pair's or to its own shuffled
+(``shuffled-context``, ``shuffled_per_batch`` pairs a step).
 Both anchors the heads read are trained: the last 3 turns joined (``w``) and the last turn (``u``).
 Loss: cross-entropy over ``scale * cosine`` (sentence-transformers' MultipleNegativesRankingLoss, written
 out so that hard negatives and masks are explicit). The encoder is the packaged MiniLM with a LoRA adapter
