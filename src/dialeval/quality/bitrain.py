@@ -54,7 +54,7 @@ class BiConfig:
     batch_size: int = 32
     lr: float = 2e-4
     warmup: int = 100
-    steps: int = 2000
+    steps: int = 650
     lora_r: int = 16
     lora_alpha: int = 32
     scale: float = 20.0
