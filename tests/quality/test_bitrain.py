@@ -49,7 +49,10 @@ def test_a_hard_negative_counts_for_its_own_pair_and_generic_replies_not_against
 def test_the_loss_without_hard_negatives_is_sentence_transformers_multiple_negatives_ranking_loss():
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    try:  # sentence-transformers 6 moved its losses; 5 (the lowest pyproject allows) has them here only
+        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    except ImportError:
+        from sentence_transformers.losses import MultipleNegativesRankingLoss
 
     from dialeval.metrics.quality.features import context_window
     from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
