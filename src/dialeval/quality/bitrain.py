@@ -294,7 +294,7 @@ def train(out: Path, data_dir: Path, cfg: BiConfig, minutes: float | None = None
     """Train (resuming from ``out/checkpoint.pt``), export the best checkpoint and write the card."""
     import torch
 
-    from dialeval.quality.crosstrain import GENERIC, checkpoint, resume, schedule
+    from dialeval.quality.crosstrain import GENERIC, resume, run_steps, schedule
 
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -311,38 +311,18 @@ def train(out: Path, data_dir: Path, cfg: BiConfig, minutes: float | None = None
         print(json.dumps({"step": 0, **state["before"]}), flush=True)
     slots = order(len(train_t), cfg.steps, cfg.batch_size, cfg.seed)
     model.train()
-    start_clock, start_seconds = time.perf_counter(), state["seconds"]
-    running: list[float] = []
-    last = cfg.steps if stop_at is None else min(stop_at, cfg.steps)
-    while state["step"] < last:
-        step = state["step"]
+
+    def loss_at(step: int) -> Any:
         batch = [train_t[i] for i in slots[step * cfg.batch_size : (step + 1) * cfg.batch_size]]
         rng = random.Random(cfg.seed * 1_000_003 + step)
         generic = rng.sample(GENERIC, cfg.generic_per_batch)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.bf16):
-            loss = batch_loss(model, tokenizer, batch, generic, cfg, rng)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
-        opt.step()
-        sched.step()
-        running.append(float(loss.detach()))
-        state["step"] = step + 1
-        state["seconds"] = start_seconds + time.perf_counter() - start_clock
-        out_of_time = minutes is not None and (time.perf_counter() - t0) / 60 > minutes
-        if state["step"] % CHECKPOINT_EVERY == 0 or state["step"] == last or out_of_time:
-            figs = evaluate(model, tokenizer, val_t, cfg)
-            row = {"step": state["step"], "train_loss": round(sum(running) / len(running), 4),
-                   "seconds": round(state["seconds"], 1), **figs}  # fmt: skip
-            running = []
-            state["curve"].append(row)
-            print(json.dumps(row), flush=True)
-            if state["best"] is None or figs["mean_auc"] > state["best"]["mean_auc"]:
-                state["best"] = row
-                export(model, trainable, out)
-            checkpoint(ckpt, {n: p for n, p in model.state_dict().items() if n in trainable}, opt, sched, state)
-        if out_of_time:
-            break
+            return batch_loss(model, tokenizer, batch, generic, cfg, rng)
+
+    run_steps(model, opt, sched, state, ckpt=ckpt, last=cfg.steps if stop_at is None else min(stop_at, cfg.steps),
+              every=CHECKPOINT_EVERY, started=t0, minutes=minutes, loss_at=loss_at,
+              measure=lambda: evaluate(model, tokenizer, val_t, cfg), on_best=lambda: export(model, trainable, out),
+              keep=lambda n: n in trainable, show=lambda row: row)  # fmt: skip
     return write_card(out, data_dir, cfg, state, n_pairs, train_t, val_t)
 
 

@@ -36,7 +36,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -342,11 +342,8 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
         "step": 0, "curve": [], "best": None, "seconds": 0.0}
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     model.train()
-    start_clock, start_seconds = time.perf_counter(), state["seconds"]
-    running: list[float] = []
-    last = cfg.steps if stop_at is None else min(stop_at, cfg.steps)
-    while state["step"] < last:
-        step = state["step"]
+
+    def loss_at(step: int) -> Any:
         first = (step * cfg.batch_size) % len(train_ex)
         batch = train_ex[first : first + cfg.batch_size]
         inputs = collate(tokens.pairs([e.context for e in batch], [e.response for e in batch]))
@@ -354,34 +351,65 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
             logits = model(*(t.to(device) for t in inputs)).float()
         y = torch.tensor([[0.0 if v is None else v for v in e.labels] for e in batch], device=device)
         m = torch.tensor([[0.0 if v is None else 1.0 for v in e.labels] for e in batch], device=device)
-        loss = (torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none") * m).sum() / m.sum()
+        return (torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none") * m).sum() / m.sum()
+
+    run_steps(model, opt, sched, state, ckpt=ckpt, last=cfg.steps if stop_at is None else min(stop_at, cfg.steps),
+              every=CHECKPOINT_EVERY, started=t0, minutes=minutes, loss_at=loss_at,
+              measure=lambda: evaluate(model, tokens, val_ex),
+              on_best=lambda: _export(model, trainable, out / "model", cfg),
+              keep=lambda n: n in trainable or "heads" in n,
+              show=lambda row: {k: row[k] for k in ("step", "train_loss", "loss", "mean_auc", "seconds")},
+              on_measure=(lambda step: _export(model, trainable, out / "steps" / f"{step:05d}", cfg))
+              if snapshots else None)  # fmt: skip
+    calibrate(out / "model", tokens, val_ex, cfg)
+    return write_card(out, data_dir, cfg, state, len(pairs), train_ex, val_ex, device)
+
+
+def run_steps(model: Any, opt: Any, sched: Any, state: dict[str, Any], *, ckpt: Path, last: int, every: int,
+              started: float, minutes: float | None, loss_at: Callable[[int], Any],
+              measure: Callable[[], dict[str, Any]], on_best: Callable[[], None], keep: Callable[[str], bool],
+              show: Callable[[dict[str, Any]], dict[str, Any]],
+              on_measure: Callable[[int], None] | None = None) -> None:  # fmt: skip
+    """Run the training steps from ``state["step"]`` to ``last``: the loop both LoRA trainers share.
+
+    Each step: ``loss_at(step)``, backward, gradients clipped to norm 1, optimiser and schedule step.
+    Every ``every`` steps, at ``last``, and when ``minutes`` have passed since ``started`` (the run
+    then stops): ``measure()`` gives the held-in figures, a row (step, mean training loss,
+    seconds, figures) joins ``state["curve"]`` and is printed as ``show(row)``, ``on_measure(step)``
+    runs, ``on_best()`` runs when the row's ``mean_auc`` is the best so far, and a
+    :func:`checkpoint` keeps the weights whose names ``keep`` accepts.
+    """
+    import torch
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    start_clock, start_seconds = time.perf_counter(), state["seconds"]
+    running: list[float] = []
+    while state["step"] < last:
+        loss = loss_at(state["step"])
         opt.zero_grad()
-        loss.backward()  # type: ignore[no-untyped-call]
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         sched.step()
         running.append(float(loss.detach()))
-        state["step"] = step + 1
+        state["step"] += 1
         state["seconds"] = start_seconds + time.perf_counter() - start_clock
-        out_of_time = minutes is not None and (time.perf_counter() - t0) / 60 > minutes
-        if state["step"] % CHECKPOINT_EVERY == 0 or state["step"] == last or out_of_time:
-            figs = evaluate(model, tokens, val_ex)
+        out_of_time = minutes is not None and (time.perf_counter() - started) / 60 > minutes
+        if state["step"] % every == 0 or state["step"] == last or out_of_time:
+            figs = measure()
             row = {"step": state["step"], "train_loss": round(sum(running) / len(running), 4),
                    "seconds": round(state["seconds"], 1), **figs}  # fmt: skip
             running = []
-            if snapshots:
-                _export(model, trainable, out / "steps" / f"{state['step']:05d}", cfg)
+            if on_measure is not None:
+                on_measure(state["step"])
             state["curve"].append(row)
-            print(json.dumps({k: row[k] for k in ("step", "train_loss", "loss", "mean_auc", "seconds")}), flush=True)
+            print(json.dumps(show(row)), flush=True)
             if state["best"] is None or figs["mean_auc"] > state["best"]["mean_auc"]:
                 state["best"] = row
-                _export(model, trainable, out / "model", cfg)
-            checkpoint(ckpt, {n: p for n, p in model.state_dict().items() if n in trainable or "heads" in n},
-                       opt, sched, state)  # fmt: skip
+                on_best()
+            checkpoint(ckpt, {n: p for n, p in model.state_dict().items() if keep(n)}, opt, sched, state)
         if out_of_time:
             break
-    calibrate(out / "model", tokens, val_ex, cfg)
-    return write_card(out, data_dir, cfg, state, len(pairs), train_ex, val_ex, device)
 
 
 def checkpoint(path: Path, weights: dict[str, Any], opt: Any, sched: Any, state: dict[str, Any]) -> None:
