@@ -98,9 +98,9 @@ def test_a_micro_run_exports_an_encoder_that_encodes_as_it_trained_and_a_resumed
     saved = json.loads((tmp_path / "b" / "card.json").read_text())
     assert saved["chosen"]["step"] == 3 and saved["before"]["mean_auc"] > 0  # one measurement: step 3 exported
     assert {"own-turn", "random", "generic"} <= set(saved["curve"][-1]["auc"])
-    # the exported folder (what `quality train --encoder` reads) encodes as the trained LoRA model does
+    # the exported folder (what `quality train --encoder` reads) encodes as the LoRA model with the saved adapter
     model, tokenizer = bt._model(cfg)
-    model.load_state_dict(b, strict=False)
+    model.load_state_dict({k: torch.from_numpy(v).float() for k, v in adapter.items()}, strict=False)
     texts = ["Do you like cats?", "Tom and Jerry, like the show."]
     with torch.no_grad():
         trained = bt.encode(model.eval(), tokenizer, texts, 128).numpy()
@@ -108,3 +108,41 @@ def test_a_micro_run_exports_an_encoder_that_encodes_as_it_trained_and_a_resumed
     assert np.allclose(exported, trained, atol=1e-5)
     base, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")
     assert not np.allclose(exported, base.encode(texts, normalize_embeddings=True), atol=1e-5)  # it did train
+    # --rebuild from the card and the adapter alone writes the exported weights bit for bit
+    (tmp_path / "r").mkdir()
+    for name in ("card.json", "adapter.safetensors"):
+        (tmp_path / "r" / name).write_bytes((tmp_path / "b" / name).read_bytes())
+    bt.main([str(tmp_path / "r"), "--rebuild"])
+    rebuilt, exported_w = (load_file(str(tmp_path / d / "model" / "model.safetensors")) for d in ("r", "b"))
+    assert rebuilt.keys() == exported_w.keys() and all(np.array_equal(rebuilt[k], exported_w[k]) for k in rebuilt)
+
+
+def test_base_fp16_rounds_every_float_weight_of_the_base_and_leaves_the_adapter_alone():
+    import torch
+
+    plain, _ = bt._model(bt.BiConfig())
+    rounded, _ = bt._model(bt.BiConfig(base_fp16=True))
+    changed = 0
+    for (name, p), (_, q) in zip(plain.named_parameters(), rounded.named_parameters(), strict=True):
+        if "lora_" in name:  # the adapter starts as the seed makes it, in fp32
+            assert torch.equal(p, q)
+            continue
+        assert torch.equal(q, p.to(torch.float16).to(torch.float32)), name
+        changed += int(not torch.equal(p, q))
+    assert changed > 50  # MiniLM's fp32 weights are not fp16 values: nearly every tensor moved
+
+
+def test_rebuild_needs_the_card_and_an_adapter_that_fits_it(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    from dialeval.errors import InputError
+
+    with pytest.raises(InputError, match="no card.json to rebuild from"):
+        bt.rebuild(tmp_path)
+    model, _ = bt._model(bt.BiConfig(lora_r=4))
+    save_file({n: p.detach().to(torch.float16) for n, p in model.named_parameters() if p.requires_grad},
+              str(tmp_path / "adapter.safetensors"))  # fmt: skip
+    (tmp_path / "card.json").write_text(json.dumps({"config": {"lora_r": 8}}))
+    with pytest.raises(InputError, match="are not the .* LoRA weights of all-minilm-l6-v2 at rank 8"):
+        bt.rebuild(tmp_path)

@@ -32,3 +32,13 @@ def test_an_unknown_recipe_for_the_encoder_run_is_one_line_before_any_work(tmp_p
     assert res.exit_code == 2
     assert 'error: field "recipe": unknown recipe "bogus"; use default, all, all-hard, tiny' in res.output
     assert not (tmp_path / "run").exists()
+
+
+def test_the_encoder_run_checks_its_device_and_encoder_before_any_work(tmp_path) -> None:
+    res = CliRunner().invoke(app, ["quality", "train-encoder", str(tmp_path / "run"), "--device", "gpu"])
+    assert res.exit_code == 2 and 'field "device": "gpu" is not a torch device' in res.output
+    res = CliRunner().invoke(app, ["quality", "train-encoder", str(tmp_path / "run"), "--encoder", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "is neither a packaged encoder" in res.output
+    res = CliRunner().invoke(app, ["quality", "train-encoder", str(tmp_path / "run"), "--rebuild"])
+    assert res.exit_code == 2 and "no card.json to rebuild from" in res.output
+    assert not (tmp_path / "run").exists()

@@ -106,3 +106,14 @@ def test_cli_another_encoder_with_an_ensemble_recipe_or_a_bad_name_is_one_clear_
                                    "-o", str(tmp_path / "b")])  # fmt: skip
     assert res.exit_code == 2 and "neither a packaged encoder" in res.output
     assert not (tmp_path / "a").exists() and not (tmp_path / "b" / "heads").exists()
+
+
+def test_cli_a_device_torch_does_not_know_or_cannot_see_is_one_clear_error_before_any_work(tmp_path):
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "--device", "gpu", "-o", str(tmp_path)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert 'field "device": "gpu" is not a torch device (cpu, cuda, cuda:N)' in " ".join(res.output.split())
+    assert not (tmp_path / "heads").exists()

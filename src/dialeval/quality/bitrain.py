@@ -15,13 +15,18 @@ and that the response is nearer to its context than to another pair's or to its 
 (``shuffled-context``, ``shuffled_per_batch`` pairs a step).
 Both anchors the heads read are trained: the last 3 turns joined (``w``) and the last turn (``u``).
 Loss: cross-entropy over ``scale * cosine`` (sentence-transformers' MultipleNegativesRankingLoss, written
-out so that hard negatives and masks are explicit). The encoder is the packaged MiniLM with a LoRA adapter
-(``peft``) on every linear layer; mean pooling and unit length as the packaged model does.
+out so that hard negatives and masks are explicit). The encoder (``encoder``: the packaged MiniLM by
+default, all-mpnet-base-v2 or a sentence-transformers folder) gets a LoRA adapter (``peft``) on every
+linear layer; mean pooling and unit length as the packaged models do. ``base_fp16`` rounds the base
+weights to fp16 before training (how mpnet's 438 MB travel to a lent GPU in 64 MB parts); a rebuild
+applies the same rounding, so the adapter always meets the base it was trained on.
 
 The run folder holds ``checkpoint.pt`` (a rerun resumes), ``model/`` (a sentence-transformers folder,
 adapter merged: ``dialeval quality train --encoder OUT/model`` trains heads over it), ``adapter.safetensors``
 (fp16, what would ship) and ``card.json`` (data hashes, config, the held-in AUC per kind along the run).
-The exported step is the one with the best held-in mean AUC, never a rated figure.
+The exported step is the one with the best held-in mean AUC, never a rated figure. ``model/`` is the
+base merged with the fp16 adapter as saved, so ``--rebuild`` (the card and the adapter alone, no
+training) writes the same weights on any machine.
 
 Example:
     >>> BiConfig().lr, BiConfig().scale
@@ -65,6 +70,8 @@ class BiConfig:
     max_response: int = 64
     val_pairs: int = 600
     bf16: bool = False
+    encoder: str = "all-minilm-l6-v2"
+    base_fp16: bool = False
 
 
 @dataclass(frozen=True)
@@ -109,12 +116,17 @@ def _model(cfg: BiConfig) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+    from dialeval.models.loading import resolve_encoder_dir
     from dialeval.quality.crosstrain import add_lora
 
     torch.manual_seed(cfg.seed)
-    enc_dir = str(resolve_encoder_dir(DEFAULT_ENCODER))
-    model = add_lora(AutoModel.from_pretrained(enc_dir), cfg.lora_r, cfg.lora_alpha)
+    enc_dir = str(resolve_encoder_dir(cfg.encoder))
+    base = AutoModel.from_pretrained(enc_dir, dtype=torch.float32)
+    if cfg.base_fp16:
+        with torch.no_grad():
+            for p in base.parameters():
+                p.copy_(p.to(torch.float16).to(torch.float32))
+    model = add_lora(base, cfg.lora_r, cfg.lora_alpha)
     return model, AutoTokenizer.from_pretrained(enc_dir)
 
 
@@ -123,8 +135,10 @@ def encode(model: Any, tokenizer: Any, texts: Sequence[str], max_len: int) -> An
     import torch
 
     batch = tokenizer(list(texts), padding=True, truncation=True, max_length=max_len, return_tensors="pt")
-    hidden = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+    device = next(model.parameters()).device
+    hidden = model(input_ids=batch["input_ids"].to(device), attention_mask=batch["attention_mask"].to(device))
+    hidden = hidden.last_hidden_state
+    mask = batch["attention_mask"].to(device).unsqueeze(-1).to(hidden.dtype)
     pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
     return torch.nn.functional.normalize(pooled.float(), dim=-1)
 
@@ -150,13 +164,13 @@ def batch_loss(model: Any, tokenizer: Any, batch: Sequence[Triple], generic: Seq
     lasts = encode(model, tokenizer, [t.context[-1].strip() for t in batch], cfg.max_context)
     cands = encode(model, tokenizer, [t.response for t in batch] + [x for _, x in negs] + list(generic),
                    cfg.max_response)  # fmt: skip
-    mask = candidate_mask(batch, [owner for owner, _ in negs], [x for _, x in negs], len(generic))
-    target = torch.arange(n)
+    mask = candidate_mask(batch, [owner for owner, _ in negs], [x for _, x in negs], len(generic)).to(cands.device)
+    target = torch.arange(n, device=cands.device)
     losses = [torch.nn.functional.cross_entropy((cfg.scale * anchor @ cands.T).masked_fill(mask, float("-inf")), target)
               for anchor in (windows[:n], lasts)]  # fmt: skip
     # the response against every context of the batch and its own context shuffled
     logits = cfg.scale * cands[:n] @ windows.T
-    cmask = context_mask(batch, [owner for owner, _ in shuffled])
+    cmask = context_mask(batch, [owner for owner, _ in shuffled]).to(cands.device)
     losses.append(torch.nn.functional.cross_entropy(logits.masked_fill(cmask, float("-inf")), target))
     return sum(losses) / 3
 
@@ -248,7 +262,8 @@ def evaluate(model: Any, tokenizer: Any, val: Sequence[Triple], cfg: BiConfig) -
                                (sorted({r[2] for r in rows}), cfg.max_response)):  # fmt: skip
             for start in range(0, len(texts), 64):
                 part = texts[start : start + 64]
-                table.update((x, v) for x, v in zip(part, encode(model, tokenizer, part, max_len).numpy(), strict=True))
+                vecs = encode(model, tokenizer, part, max_len).cpu().numpy()
+                table.update((x, v) for x, v in zip(part, vecs, strict=True))
     model.train(was)
     score = np.asarray([float(table[w] @ table[r]) for _, w, r in rows])
     kinds = [k for k, _, _ in rows]
@@ -290,8 +305,8 @@ def split(cfg: BiConfig, data_dir: Path) -> tuple[list[Triple], list[Triple], in
 
 
 def train(out: Path, data_dir: Path, cfg: BiConfig, minutes: float | None = None,
-          stop_at: int | None = None) -> dict[str, Any]:  # fmt: skip
-    """Train (resuming from ``out/checkpoint.pt``), export the best checkpoint and write the card."""
+          stop_at: int | None = None, device: str = "cpu") -> dict[str, Any]:  # fmt: skip
+    """Train (resuming from ``out/checkpoint.pt``) on ``device``, export the best checkpoint and write the card."""
     import torch
 
     from dialeval.quality.crosstrain import GENERIC, resume, run_steps, schedule
@@ -300,11 +315,12 @@ def train(out: Path, data_dir: Path, cfg: BiConfig, minutes: float | None = None
     t0 = time.perf_counter()
     train_t, val_t, n_pairs = split(cfg, data_dir)
     model, tokenizer = _model(cfg)
+    model.to(device)
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: schedule(s, cfg.warmup, cfg.steps))
     ckpt = out / "checkpoint.pt"
-    state = resume(ckpt, model, opt, sched)
+    state = resume(ckpt, model, opt, sched, device)
     if state is None:
         state = {"step": 0, "curve": [], "best": None, "seconds": 0.0}
         state["before"] = evaluate(model, tokenizer, val_t, cfg)
@@ -316,31 +332,34 @@ def train(out: Path, data_dir: Path, cfg: BiConfig, minutes: float | None = None
         batch = [train_t[i] for i in slots[step * cfg.batch_size : (step + 1) * cfg.batch_size]]
         rng = random.Random(cfg.seed * 1_000_003 + step)
         generic = rng.sample(GENERIC, cfg.generic_per_batch)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.bf16):
+        with torch.autocast(device.split(":")[0], dtype=torch.bfloat16, enabled=cfg.bf16):
             return batch_loss(model, tokenizer, batch, generic, cfg, rng)
 
     run_steps(model, opt, sched, state, ckpt=ckpt, last=cfg.steps if stop_at is None else min(stop_at, cfg.steps),
               every=CHECKPOINT_EVERY, started=t0, minutes=minutes, loss_at=loss_at,
-              measure=lambda: evaluate(model, tokenizer, val_t, cfg), on_best=lambda: export(model, trainable, out),
-              keep=lambda n: n in trainable, show=lambda row: row)  # fmt: skip
-    return write_card(out, data_dir, cfg, state, n_pairs, train_t, val_t)
+              measure=lambda: evaluate(model, tokenizer, val_t, cfg),
+              on_best=lambda: export(model, trainable, out, cfg), keep=lambda n: n in trainable,
+              show=lambda row: row)  # fmt: skip
+    return write_card(out, data_dir, cfg, state, n_pairs, train_t, val_t, device)
 
 
-def export(model: Any, trainable: set[str], out: Path) -> None:
-    """Write ``out/adapter.safetensors`` (fp16 LoRA weights) and ``out/model`` (MiniLM with the adapter merged)."""
+def export(model: Any, trainable: set[str], out: Path, cfg: BiConfig) -> None:
+    """Write ``out/adapter.safetensors`` (fp16 LoRA weights) and ``out/model`` (the base with that adapter merged)."""
     import copy
 
     import torch
     from safetensors.torch import save_file
     from sentence_transformers import SentenceTransformer
 
-    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+    from dialeval.models.loading import resolve_encoder_dir
 
     sd = model.state_dict()
-    save_file({n: sd[n].detach().to(torch.float16).contiguous() for n in sorted(trainable)},
-              str(out / "adapter.safetensors"))  # fmt: skip
-    merged = copy.deepcopy(model).merge_and_unload()
-    st = SentenceTransformer(str(resolve_encoder_dir(DEFAULT_ENCODER)), device="cpu")
+    adapter = {n: sd[n].detach().to(torch.float16).cpu().contiguous() for n in sorted(trainable)}
+    save_file(adapter, str(out / "adapter.safetensors"))
+    merged = copy.deepcopy(model).cpu()
+    merged.load_state_dict({n: w.to(torch.float32) for n, w in adapter.items()}, strict=False)
+    merged = merged.merge_and_unload()
+    st = SentenceTransformer(str(resolve_encoder_dir(cfg.encoder)), device="cpu")
     transformer: Any = st[0]
     transformer.auto_model.load_state_dict(merged.state_dict())
     tmp = out / "model.tmp"
@@ -353,7 +372,7 @@ def export(model: Any, trainable: set[str], out: Path) -> None:
 
 
 def write_card(out: Path, data_dir: Path, cfg: BiConfig, state: dict[str, Any], n_pairs: int,
-               train_t: Sequence[Triple], val_t: Sequence[Triple]) -> dict[str, Any]:  # fmt: skip
+               train_t: Sequence[Triple], val_t: Sequence[Triple], device: str = "cpu") -> dict[str, Any]:  # fmt: skip
     """Write ``out/card.json``: data hashes, config, counts, the held-in AUC curve and the exported step."""
     from dialeval.data._common import sha256_file
     from dialeval.models.loading import encoder_card
@@ -365,13 +384,13 @@ def write_card(out: Path, data_dir: Path, cfg: BiConfig, state: dict[str, Any], 
             kinds[k] = kinds.get(k, 0) + 1
     kinds["shuffled-context"] = sum(t.shuffled is not None for t in train_t)
     card = {
-        "what": "packaged all-MiniLM-L6-v2 + LoRA, contrastive (in-batch, hard, generic and shuffled-context "
+        "what": f"{cfg.encoder} + LoRA, contrastive (in-batch, hard, generic and shuffled-context "
                 "negatives), anchors: last 3 turns and last turn",
         "config": asdict(cfg), "true_pairs": n_pairs,
         "triples": {"train": len(train_t), "validation": len(val_t), "hard_negatives": dict(sorted(kinds.items()))},
         "data_files": data_files(data_dir, RECIPES[cfg.recipe].sources),
-        "encoder": encoder_card(),
-        "steps_done": state["step"], "seconds": round(state["seconds"], 1), "machine": machine(),
+        "encoder": encoder_card(cfg.encoder),
+        "steps_done": state["step"], "seconds": round(state["seconds"], 1), "machine": machine(device),
         "before": state.get("before"), "chosen": state["best"], "curve": state["curve"],
         "files": {"adapter.safetensors": sha256_file(out / "adapter.safetensors")},
     }
@@ -379,12 +398,43 @@ def write_card(out: Path, data_dir: Path, cfg: BiConfig, state: dict[str, Any], 
     return card
 
 
+def rebuild(out: Path) -> Path:
+    """Write ``out/model`` from ``out/card.json`` and ``out/adapter.safetensors`` alone (no data, no training).
+
+    The base is the card's encoder (rounded to fp16 where its config says ``base_fp16``); the
+    adapter is merged as :func:`export` merges it, so the folder's weights equal the trained run's.
+
+    Raises:
+        InputError: No card or no adapter in ``out``, or an adapter that does not fit the card's config.
+    """
+    from safetensors.torch import load_file
+
+    from dialeval.errors import InputError
+
+    card_path, adapter_path = out / "card.json", out / "adapter.safetensors"
+    for path in (card_path, adapter_path):
+        if not path.exists():
+            raise InputError(f"no {path.name} to rebuild from", path=out, field="rebuild")
+    cfg = BiConfig(**json.loads(card_path.read_text(encoding="utf-8"))["config"])
+    model, _ = _model(cfg)
+    adapter = load_file(str(adapter_path))
+    shapes = {n: tuple(p.shape) for n, p in model.named_parameters() if p.requires_grad}
+    trainable = set(shapes)
+    if {n: tuple(w.shape) for n, w in adapter.items()} != shapes:
+        raise InputError(f"the adapter's {len(adapter)} tensors are not the {len(trainable)} LoRA weights of "
+                         f"{cfg.encoder} at rank {cfg.lora_r}", path=adapter_path, field="adapter")  # fmt: skip
+    model.load_state_dict(adapter, strict=False)
+    export(model, trainable, out, cfg)
+    return out / "model"
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.bitrain") -> None:
-    """Command line: ``OUT [--steps N] [--minutes M] [--stop-at S] [--seed S] [--lr X] [--recipe R] [--bf16]``."""
+    """Command line: ``OUT [--steps N] [--encoder E] [--device D] [--seed S] ... | OUT --rebuild``."""
     import torch
 
     from dialeval.errors import InputError
     from dialeval.paths import shared_data_dir
+    from dialeval.quality.crosstrain import check_device
     from dialeval.quality.recipes import RECIPES
 
     ap = argparse.ArgumentParser(prog=prog)
@@ -398,16 +448,29 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--recipe", default=BiConfig.recipe, help=f"pairs of this recipe (default {BiConfig.recipe})")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     ap.add_argument("--bf16", action="store_true", help="training steps under bfloat16 autocast (figures fp32)")
+    ap.add_argument("--encoder", default=BiConfig.encoder,
+                    help="base: all-minilm-l6-v2 (default), all-mpnet-base-v2 or a sentence-transformers folder")
+    ap.add_argument("--base-fp16", action="store_true", help="round the base weights to fp16 first (see the card)")
+    ap.add_argument("--device", default="cpu", help="where the training steps run: cpu (default) or cuda")
+    ap.add_argument("--rebuild", action="store_true",
+                    help="only write OUT/model from OUT/card.json and OUT/adapter.safetensors (no training)")
     args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    if args.rebuild:
+        print(json.dumps({"model": str(rebuild(args.out))}))
+        return
     if args.recipe not in RECIPES:
         raise InputError(f'unknown recipe "{args.recipe}"; use {", ".join(RECIPES)}', field="recipe")
-    torch.set_num_threads(args.threads)
+    check_device(args.device)
+    from dialeval.models.loading import resolve_encoder_dir
+
+    resolve_encoder_dir(args.encoder)  # a bad name or a missing package fails before any work
     cfg = BiConfig(recipe=args.recipe, seed=args.seed, steps=args.steps, lr=args.lr, batch_size=args.batch_size,
-                   bf16=args.bf16)  # fmt: skip
+                   bf16=args.bf16, encoder=args.encoder, base_fp16=args.base_fp16)  # fmt: skip
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")
-    card = train(args.out, root, cfg, args.minutes, args.stop_at)
+    card = train(args.out, root, cfg, args.minutes, args.stop_at, args.device)
     print(json.dumps({"steps": card["steps_done"], "seconds": card["seconds"], "chosen": card["chosen"]["step"]}))
 
 

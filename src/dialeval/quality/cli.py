@@ -32,10 +32,11 @@ quality_app = typer.Typer(help="Train and compare the parts of the reference-fre
                           no_args_is_help=True)  # fmt: skip
 
 
-def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int, encoder: str = "") -> None:
+def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int, encoder: str = "",
+                          device: str = "cpu") -> None:  # fmt: skip
     """Run a recipe (its seed replaced by ``seed`` when that is not 0) and print the validation figures.
 
-    ``encoder``: the frozen sentence encoder of the heads ("": the packaged MiniLM).
+    ``encoder``: the frozen sentence encoder of the heads ("": the packaged MiniLM); ``device``: where it embeds.
 
     Raises:
         InputError: An unknown recipe, no shared data folder, or another encoder for a recipe with an ensemble.
@@ -63,10 +64,13 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
         console.print(msg, highlight=False)
 
     from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+    from dialeval.quality.crosstrain import check_device
 
+    check_device(device)
     if encoder:
         resolve_encoder_dir(encoder)  # a bad name or a missing package fails before any work
-    card = train_recipe(recipe, output / "heads", data, encoder_name=encoder or DEFAULT_ENCODER, progress=say)
+    card = train_recipe(recipe, output / "heads", data, encoder_name=encoder or DEFAULT_ENCODER, progress=say,
+                        device=device)  # fmt: skip
     say("validation: " + json.dumps({k: {m: v[m] for m in ("accuracy", "auc")} for k, v in card["validation"].items()}))
     if recipe.ensemble:
         from dialeval.paths import cache_dir
@@ -92,11 +96,12 @@ def train(
     encoder: str = typer.Option("", "--encoder", help="The heads' frozen encoder: all-mpnet-base-v2 or a "
                                 "sentence-transformers folder (default: the packaged MiniLM); recipes without "
                                 "an ensemble (all, all-hard, tiny)."),
+    device: str = typer.Option("cpu", "--device", help="Where the texts are embedded: cpu or cuda."),
 ) -> None:
     """Rebuild the frozen heads (over MiniLM, or --encoder) and the ensemble from public unrated dialogues."""
     try:
         check_output(output, "folder")
-        train_self_supervised(output, recipe, seed, n_boot, encoder)
+        train_self_supervised(output, recipe, seed, n_boot, encoder, device)
     except DialevalError as exc:
         fail(exc)
 

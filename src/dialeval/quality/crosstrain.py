@@ -507,12 +507,12 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
     return card
 
 
-def _check_device(device: str) -> None:
+def check_device(device: str) -> None:
     """Fail before any data is read when ``device`` is not a torch device, or a GPU torch cannot see.
 
     Example:
-        >>> _check_device("cpu")
-        >>> _check_device("gpu")
+        >>> check_device("cpu")
+        >>> check_device("gpu")
         Traceback (most recent call last):
         dialeval.errors.InputError: field "device": "gpu" is not a torch device (cpu, cuda, cuda:N)
     """
@@ -554,7 +554,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help="training steps under bfloat16 autocast (about 2x on a CPU with AMX; figures and export fp32)")
     ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centres (OUT/model, OUT/steps/*)")
     args = ap.parse_args(argv)
-    _check_device(args.device)
+    check_device(args.device)
     torch.set_num_threads(args.threads)
     cfg = TrainConfig(seed=args.seed, steps=args.steps, lr=args.lr, overlap_negatives=args.overlap_negatives,
                       layers=args.layers, max_len=args.max_len, max_response=args.max_response,

@@ -149,8 +149,12 @@ def train_recipe(
     *,
     encoder_name: str = "all-minilm-l6-v2",
     progress: Callable[[str], None] | None = None,
+    device: str = "cpu",
 ) -> dict[str, Any]:
-    """Train both heads and write them with their card into ``output``; return the card."""
+    """Train both heads and write them with their card into ``output``; return the card.
+
+    ``device`` is where the texts are embedded (cpu, or cuda where torch sees a GPU); the heads are fitted on the CPU.
+    """
     from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts, utterance_matrix
     from dialeval.models.loading import encoder_card, load_sentence_encoder
 
@@ -160,7 +164,7 @@ def train_recipe(
     sens = sensible_examples(pairs, recipe.seed, recipe.every_hard)
     flu = fluent_examples(pairs, recipe.seed, recipe.corruptions)
     say(f"{len(pairs)} pairs -> {len(sens)} sensible, {len(flu)} fluent examples")
-    encoder, _ = load_sentence_encoder(encoder_name, "cpu")
+    encoder, _ = load_sentence_encoder(encoder_name, device)
     texts = pair_texts([e.context for e in sens], [e.response for e in sens]) + [e.text for e in flu]
     t0 = time.perf_counter()
     table = embed(encoder, texts)
@@ -199,7 +203,7 @@ def train_recipe(
         "encoder": encoder_card(encoder_name),
         "features": {"sensible": "pair", "fluent": "utterance"},
         "seconds": {"total": round(time.perf_counter() - start, 1), "embedding": round(embed_seconds, 1)},
-        "machine": machine(),
+        "machine": machine(device),
         "files": files,
     }
     (output / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
