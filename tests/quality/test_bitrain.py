@@ -138,11 +138,11 @@ def test_rebuild_needs_the_card_and_an_adapter_that_fits_it(tmp_path):
 
     from dialeval.errors import InputError
 
-    with pytest.raises(InputError, match="no card.json to rebuild from"):
+    with pytest.raises(InputError, match=r"no card\.json to rebuild from"):
         bt.rebuild(tmp_path)
     model, _ = bt._model(bt.BiConfig(lora_r=4))
     save_file({n: p.detach().to(torch.float16) for n, p in model.named_parameters() if p.requires_grad},
               str(tmp_path / "adapter.safetensors"))  # fmt: skip
     (tmp_path / "card.json").write_text(json.dumps({"config": {"lora_r": 8}}))
-    with pytest.raises(InputError, match="are not the .* LoRA weights of all-minilm-l6-v2 at rank 8"):
+    with pytest.raises(InputError, match=r"are not the .* LoRA weights of all-minilm-l6-v2 at rank 8"):
         bt.rebuild(tmp_path)

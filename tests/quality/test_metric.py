@@ -247,3 +247,61 @@ def test_without_mpnet_quality_is_unavailable_with_the_install_that_works(monkey
     ens.write_text(json.dumps({"features": ["sensible"], "mean": [0.0], "scale": [1.0], "coef": [1.0], "bias": 0.0}))
     assert QualityMetric.unavailable_reason({"ensemble": str(ens)}) is None  # an ensemble without mpnet's heads
     assert QualityMetric.unavailable_reason({"large_encoder": str(tmp_path)}) is None  # a user's own folder
+
+
+@pytest.fixture
+def adapted_heads(tmp_path):
+    """A larger-heads folder over MiniLM with a LoRA adapter of random weights (peft's B starts at zero)."""
+    pytest.importorskip("peft")
+    import dataclasses
+    import shutil
+
+    from safetensors.torch import save_file
+
+    from dialeval.quality import bitrain as bt
+
+    cfg = bt.BiConfig(lora_r=4, lora_alpha=8, base_fp16=True)
+    model, _ = bt._model(cfg)
+    gen = torch.Generator().manual_seed(0)
+    adapter = {n: (torch.randn(p.shape, generator=gen) * 0.05).to(torch.float16)
+               for n, p in model.named_parameters() if p.requires_grad}  # fmt: skip
+    folder = tmp_path / "heads-large"
+    folder.mkdir()
+    for name in ("sensible.json", "fluent.json", "card.json"):  # MiniLM's own heads fit MiniLM's 384 dimensions
+        shutil.copyfile(BUNDLED / "heads" / name, folder / name)
+    save_file(adapter, str(folder / "adapter.safetensors"))
+    (folder / "encoder.json").write_text(json.dumps({"config": dataclasses.asdict(cfg)}))
+    return folder
+
+
+def test_larger_heads_with_an_adapter_read_the_encoder_as_peft_merges_it(adapted_heads, tmp_path):
+    import shutil
+
+    from dialeval.quality import bitrain as bt
+
+    m = QualityMetric(device="cpu", large_encoder="all-minilm-l6-v2", large_heads=str(adapted_heads))
+    encoder = m.large()[0]
+    # the training run's rebuild (peft's merge_and_unload over the fp16-rounded base) from the same two files
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copyfile(adapted_heads / "adapter.safetensors", run / "adapter.safetensors")
+    shutil.copyfile(adapted_heads / "encoder.json", run / "card.json")
+    rebuilt = st.SentenceTransformer(str(bt.rebuild(run)), device="cpu")
+    ours, theirs = encoder[0].auto_model.state_dict(), rebuilt[0].auto_model.state_dict()
+    assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
+    for name in ("sensible.json", "fluent.json", "card.json"):
+        shutil.copyfile(adapted_heads / name, run / name)
+    (run / "adapter.safetensors").unlink()  # the same heads over the plain encoder
+    plain = QualityMetric(device="cpu", large_encoder="all-minilm-l6-v2", large_heads=str(run)).features_key()
+    assert m.features_key() != plain  # the adapter is part of what the features depend on
+    assert "large_adapter_sha" in m.signature and "large_adapter_card_sha" in m.signature
+
+
+def test_an_adapter_trained_on_another_base_is_one_clear_error(adapted_heads):
+    card = json.loads((adapted_heads / "encoder.json").read_text())
+    card["config"]["encoder"] = "all-mpnet-base-v2"
+    (adapted_heads / "encoder.json").write_text(json.dumps(card))
+    m = QualityMetric(device="cpu", large_encoder="all-minilm-l6-v2", large_heads=str(adapted_heads))
+    with pytest.raises(InputError, match='on "all-mpnet-base-v2", not on large_encoder "all-minilm-l6-v2"') as exc:
+        m.large()
+    assert exc.value.path == str(adapted_heads / "encoder.json")

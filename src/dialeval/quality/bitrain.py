@@ -26,7 +26,8 @@ adapter merged: ``dialeval quality train --encoder OUT/model`` trains heads over
 (fp16, what would ship) and ``card.json`` (data hashes, config, the held-in AUC per kind along the run).
 The exported step is the one with the best held-in mean AUC, never a rated figure. ``model/`` is the
 base merged with the fp16 adapter as saved, so ``--rebuild`` (the card and the adapter alone, no
-training) writes the same weights on any machine.
+training) writes the same weights, bit for bit on one machine; on another the merge's small
+matrix product (``B @ A``) may round its last bit otherwise.
 
 Example:
     >>> BiConfig().lr, BiConfig().scale

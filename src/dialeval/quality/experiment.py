@@ -394,7 +394,9 @@ def pair_head_scores(head_path: Path, items: Sequence[Any], encoder: Any) -> lis
 def encoder_heads_metric(folder: Path) -> Any:
     """Return a :class:`~dialeval.metrics.quality.QualityMetric` with ``folder``'s heads as its larger heads.
 
-    The encoder is the one the heads' ``card.json`` names (``dialeval quality train --encoder``).
+    The encoder is the one the heads' ``card.json`` names (``dialeval quality train --encoder``), or,
+    where ``folder`` holds a fine-tuned encoder's ``adapter.safetensors`` and its card ``encoder.json``
+    (as the shipped ``heads-large`` does), that card's base encoder with the adapter merged.
 
     Raises:
         InputError: No heads or no card in ``folder``, or a card without the encoder's name.
@@ -405,11 +407,14 @@ def encoder_heads_metric(folder: Path) -> Any:
     for name in ("sensible.json", "fluent.json", "card.json"):
         if not (folder / name).is_file():
             raise InputError(f"no {name} in the --encoder-heads folder", path=folder, field="encoder-heads")
+    adapted = (folder / "adapter.safetensors").is_file()
+    card = folder / ("encoder.json" if adapted else "card.json")
     try:
-        encoder = json.loads((folder / "card.json").read_text(encoding="utf-8"))["encoder"]["name"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError("the heads' card names no encoder (encoder.name)", path=folder / "card.json",
-                         field="encoder") from exc  # fmt: skip
+        data = json.loads(card.read_text(encoding="utf-8"))
+        encoder = data["config"]["encoder"] if adapted else data["encoder"]["name"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        field = "config.encoder" if adapted else "encoder.name"
+        raise InputError(f"the card names no encoder ({field})", path=card, field="encoder") from exc
     return QualityMetric(large_heads=str(folder), large_encoder=str(encoder), device="cpu")
 
 
@@ -533,6 +538,12 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
         if source is not None:
             for name in ("sensible.json", "fluent.json", "card.json"):
                 copy(source / name, bundled / folder / name)
+    if large_heads is not None and winner in ENCODER_CANDIDATES:  # a fine-tuned encoder's adapter goes with its heads
+        for name in ("adapter.safetensors", "encoder.json"):
+            if (large_heads / name).is_file():
+                copy(large_heads / name, bundled / "heads-large" / name)
+            else:
+                (bundled / "heads-large" / name).unlink(missing_ok=True)
     for name in ("adapter.safetensors", "heads.json"):
         copy(views / name, bundled / "views" / name)
     # a run's card sits above its model/ folder; a shipped views folder holds its own

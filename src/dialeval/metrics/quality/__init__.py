@@ -83,7 +83,9 @@ class QualityConfig:
             :mod:`dialeval.metrics.quality.onnx`.
         large_encoder: The larger sentence encoder of the second frozen heads (packaged all-mpnet-base-v2),
             used when the ensemble names one of :data:`LARGE_FEATURES`.
-        large_heads: Folder with its ``sensible.json`` and ``fluent.json`` ("" = the shipped ones).
+        large_heads: Folder with its ``sensible.json`` and ``fluent.json`` ("" = the shipped ones). Where it
+            also holds ``adapter.safetensors`` and ``encoder.json`` (a ``dialeval quality train-encoder``
+            run's adapter and card), the heads read ``large_encoder`` with that LoRA adapter merged.
         precision: ``fp32`` (default) or ``bf16``: every encoder under torch's bfloat16 autocast
             (torch runtime only). On a CPU with AMX it is about twice as fast; its scores rank items
             as fp32's do to about 1e-4 in Spearman but differ in value (docs/quality.md, "Precision").
@@ -151,6 +153,43 @@ def _views(folder: str, encoder_dir: str, device: str, runtime: str = "torch") -
 
         model = onnx_views(model, export_key(fingerprint(Path(encoder_dir)), Path(folder)))
     return model, tokens
+
+
+@functools.cache
+def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
+    """Return a fresh sentence encoder ``name`` with the LoRA adapter of ``folder`` merged (once per process).
+
+    ``folder/encoder.json`` is the training run's card: its ``config`` names the base encoder, the
+    LoRA rank and alpha, and ``base_fp16`` (the base rounded to fp16 before training, as then).
+    """
+    import torch
+    from safetensors.torch import load_file
+    from sentence_transformers import SentenceTransformer
+
+    from dialeval.errors import InputError
+    from dialeval.metrics.quality.crossenc import merge_adapter
+    from dialeval.models.loading import resolve_encoder_dir, set_offline
+
+    card = folder / "encoder.json"
+    cfg = _read(card)[0].get("config") or {}
+    if cfg.get("encoder") != name:
+        raise InputError(f'the adapter was trained on "{cfg.get("encoder")}", not on large_encoder "{name}"',
+                         path=card, field="config.encoder")  # fmt: skip
+    set_offline()
+    model = SentenceTransformer(str(resolve_encoder_dir(name)), device="cpu")
+    auto: Any = model[0].auto_model
+    if cfg.get("base_fp16"):
+        with torch.no_grad():
+            for param in auto.parameters():
+                param.copy_(param.to(torch.float16).to(torch.float32))
+    try:
+        adapter = load_file(str(folder / "adapter.safetensors"))
+        n = merge_adapter(auto, adapter, float(cfg["lora_alpha"]) / float(cfg["lora_r"]))
+    except (OSError, KeyError, RuntimeError) as exc:
+        raise InputError(f"the adapter does not fit {name}: {exc}", path=folder / "adapter.safetensors") from None
+    if n == 0:
+        raise InputError("the adapter holds no LoRA weights", path=folder / "adapter.safetensors")
+    return model.to(device).eval()
 
 
 @functools.cache
@@ -330,6 +369,8 @@ class QualityMetric(Metric):
         if self.uses_large():
             large = self._large_dir()
             files |= {"large_sensible": large / "sensible.json", "large_fluent": large / "fluent.json"}
+            if (large / "adapter.safetensors").exists():
+                files |= {"large_adapter": large / "adapter.safetensors", "large_adapter_card": large / "encoder.json"}
         return files
 
     def _ensemble_names(self) -> set[str]:
@@ -354,6 +395,9 @@ class QualityMetric(Metric):
 
         folder = self._large_dir()
         sens, flu = (LogisticHead.from_json(_read(folder / f)[0], folder / f) for f in ("sensible.json", "fluent.json"))
+        if (folder / "adapter.safetensors").exists():
+            device = resolve_device(self.config.device)
+            return _adapted_encoder(self.config.large_encoder, folder.resolve(), device), (sens, flu)
         return load_sentence_encoder(self.config.large_encoder, self.config.device)[0], (sens, flu)
 
     def views(self) -> tuple[Any, Any]:
@@ -447,7 +491,8 @@ class QualityMetric(Metric):
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
         files = self._files()
-        keys = ("sensible", "fluent", "views_heads", "views_adapter", "large_sensible", "large_fluent")
+        keys = ("sensible", "fluent", "views_heads", "views_adapter", "large_sensible", "large_fluent", "large_adapter",
+                "large_adapter_card")
         parts = [_digest(files[k]) for k in keys if k in files]
         parts.append(fingerprint(resolve_encoder_dir(self.config.encoder)))
         if self.uses_large():
