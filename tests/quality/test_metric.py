@@ -1,7 +1,8 @@
 """The shipped ``quality`` metric against an independent computation on real USR-TC text.
 
 The reference here does not use dialeval's feature code: it embeds with a plain
-``SentenceTransformer`` (MiniLM, and all-mpnet-base-v2 from the folder dialeval unzipped),
+``SentenceTransformer`` (MiniLM, and all-mpnet-base-v2 from the folder dialeval unzipped, running the
+shipped LoRA adapter through peft's own model rather than dialeval's merge),
 builds the pair and utterance features by hand in numpy, applies the shipped JSON weights by
 hand, takes the LM losses from a plain transformers forward pass over
 ``<bos>###Speaker: {last turn} ###Response: {response}``, and the cross-encoder's
@@ -181,13 +182,13 @@ def test_an_ensemble_with_likelihood_features_runs_the_lm(items, tmp_path):
 
 
 def test_the_shipped_ensemble_keeps_the_features_of_one_direction_and_needs_no_lm(metric):
-    # chosen by docs/quality.md's comparison: the cross-encoder's coherence beside the frozen heads and the
-    # cosine over MiniLM and over all-mpnet-base-v2
-    assert weights("ensemble")["features"] == ["view_coherent", "sensible", "fluent", "sbert_context",
-                                               "large_sensible", "large_fluent", "large_cosine"]  # fmt: skip
+    # chosen by docs/quality.md's comparison (tenth session): the cross-encoder's coherence beside the heads and
+    # the cosine over all-mpnet-base-v2 fine-tuned with the shipped LoRA adapter
+    assert weights("ensemble")["features"] == ["view_coherent", "large_sensible", "large_fluent", "large_cosine"]
     assert not metric.uses_lm() and "lm_sha" not in metric.signature
     assert metric.uses_views() and "views_adapter_sha" in metric.signature
     assert metric.uses_large() and "large_sensible_sha" in metric.signature and "large_encoder_sha" in metric.signature
+    assert "large_adapter_sha" in metric.signature and "large_adapter_card_sha" in metric.signature
 
 
 def test_signature_carries_the_artifact_hashes(metric):
