@@ -16,8 +16,10 @@ and that the response is nearer to its context than to another pair's or to its 
 Both anchors the heads read are trained: the last 3 turns joined (``w``) and the last turn (``u``).
 Loss: cross-entropy over ``scale * cosine`` (sentence-transformers' MultipleNegativesRankingLoss, written
 out so that hard negatives and masks are explicit). The encoder (``encoder``: the packaged MiniLM by
-default, all-mpnet-base-v2 or a sentence-transformers folder) gets a LoRA adapter (``peft``) on every
-linear layer; mean pooling and unit length as the packaged models do. ``base_fp16`` rounds the base
+default, all-mpnet-base-v2 or a sentence-transformers folder) gets a LoRA adapter (``peft``) on the
+layers named ``query``, ``key``, ``value`` or ``dense`` (every linear layer of MiniLM; only the
+feed-forward ones and the pooler of mpnet, whose attention is ``q``, ``k``, ``v``, ``o``); mean
+pooling and unit length as the packaged models do. ``base_fp16`` rounds the base
 weights to fp16 before training (how mpnet's 438 MB travel to a lent GPU in 64 MB parts); a rebuild
 applies the same rounding, so the adapter always meets the base it was trained on.
 

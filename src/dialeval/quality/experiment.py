@@ -502,7 +502,6 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     leave-one-benchmark-out rows of that candidate, the whole comparison, and the views' card.
     """
     import hashlib
-    import shutil
 
     from dialeval.errors import InputError
     from dialeval.metrics.quality import ENSEMBLE_FEATURES
@@ -529,26 +528,7 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     if set(chosen) - set(ENSEMBLE_FEATURES):
         raise InputError(f'the winner "{winner}" uses {", ".join(sorted(set(chosen) - set(ENSEMBLE_FEATURES)))}, '
                          "which quality does not compute; nothing shipped")
-    def copy(src: Path, dst: Path) -> None:  # the shipped views may be the ones compared: nothing to copy then
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if not (dst.exists() and dst.resolve() == src.resolve()):
-            shutil.copyfile(src, dst)
-
-    for source, folder in ((heads, "heads"), (large_heads if winner in ENCODER_CANDIDATES else None, "heads-large")):
-        if source is not None:
-            for name in ("sensible.json", "fluent.json", "card.json"):
-                copy(source / name, bundled / folder / name)
-    if large_heads is not None and winner in ENCODER_CANDIDATES:  # a fine-tuned encoder's adapter goes with its heads
-        for name in ("adapter.safetensors", "encoder.json"):
-            if (large_heads / name).is_file():
-                copy(large_heads / name, bundled / "heads-large" / name)
-            else:
-                (bundled / "heads-large" / name).unlink(missing_ok=True)
-    for name in ("adapter.safetensors", "heads.json"):
-        copy(views / name, bundled / "views" / name)
-    # a run's card sits above its model/ folder; a shipped views folder holds its own
-    copy(views / "card.json" if (views / "card.json").exists() else views.parent / "card.json",
-         bundled / "views" / "card.json")
+    copy_parts(bundled, views, heads, large_heads if winner in ENCODER_CANDIDATES else None)
     out = bundled / "quality"
     out.mkdir(parents=True, exist_ok=True)
     save_head(head, out / "ensemble.json", "quality")
@@ -573,6 +553,35 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     }
     (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     return str(best["candidate"])
+
+
+def copy_parts(bundled: Path, views: Path, heads: Path | None, large_heads: Path | None) -> None:
+    """Copy the views folder, and the frozen heads and larger heads when given, into ``bundled``.
+
+    Larger heads over a fine-tuned encoder bring its ``adapter.safetensors`` and ``encoder.json``;
+    larger heads without them remove a stale pair. A source that is already the target is left alone.
+    """
+    import shutil
+
+    def copy(src: Path, dst: Path) -> None:  # the shipped views may be the ones compared: nothing to copy then
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if not (dst.exists() and dst.resolve() == src.resolve()):
+            shutil.copyfile(src, dst)
+
+    for source, folder in ((heads, "heads"), (large_heads, "heads-large")):
+        if source is not None:
+            for name in ("sensible.json", "fluent.json", "card.json"):
+                copy(source / name, bundled / folder / name)
+    for name in ("adapter.safetensors", "encoder.json"):  # a fine-tuned encoder's adapter goes with its heads
+        if large_heads is not None and (large_heads / name).is_file():
+            copy(large_heads / name, bundled / "heads-large" / name)
+        elif large_heads is not None:
+            (bundled / "heads-large" / name).unlink(missing_ok=True)
+    for name in ("adapter.safetensors", "heads.json"):
+        copy(views / name, bundled / "views" / name)
+    # a run's card sits above its model/ folder; a shipped views folder holds its own
+    copy(views / "card.json" if (views / "card.json").exists() else views.parent / "card.json",
+         bundled / "views" / "card.json")
 
 
 if __name__ == "__main__":

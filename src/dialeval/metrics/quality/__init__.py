@@ -12,8 +12,11 @@ Outputs:
   agree in direction on every public rated set it is fitted on (per-benchmark
   percentile-rank targets), so about the expected human percentile of the response.
   The shipped one keeps ``view_coherent`` (the coherence logit of a LoRA-tuned MiniLM
-  cross-encoder, :mod:`dialeval.metrics.quality.crossenc`), ``sensible``, ``fluent`` and the
-  MiniLM cosine to the last turn: the SmolLM2 likelihood features (NLL, unconditional NLL,
+  cross-encoder, :mod:`dialeval.metrics.quality.crossenc`) and the two heads and the cosine
+  over all-mpnet-base-v2 with its contrastively trained LoRA adapter merged
+  (``large_sensible``, ``large_fluent``, ``large_cosine``; ``bundled/heads-large``). The
+  candidate with the best leave-one-benchmark-out mean leaves out the MiniLM heads' features
+  (docs/quality.md, tenth session); the SmolLM2 likelihood features (NLL, unconditional NLL,
   the context's gain in log-likelihood, which is the specificity of ``lm_context_gain`` in
   the ``likelihood`` family), the length and the cross-encoder's fluent and specific views
   flip direction between rated sets, so they are left out and the LM is not loaded.
@@ -22,11 +25,11 @@ Outputs:
   (``--level dialogue,system`` averages it per dialogue), where a bot that says the same
   thing again is a worse conversation partner even if each turn is fine on its own.
 
-The heads, the ensemble and the cross-encoder's LoRA adapter are files in ``dialeval/metrics/quality/bundled`` with
+The heads, the ensemble and the two LoRA adapters are files in ``dialeval/metrics/quality/bundled`` with
 their cards (data sha256, recipe, seed, validation figures, leave-one-benchmark-out
 results); the signature carries their sha256 (and the LM's hash when the ensemble uses
-it). Everything runs offline over the packaged MiniLM (and SmolLM2 for an ensemble with
-likelihood features); nothing is trained at scoring time.
+it). Everything runs offline over the packaged MiniLM and mpnet (and SmolLM2 for an ensemble
+with likelihood features); nothing is trained at scoring time.
 
 Example:
     >>> QualityMetric.outputs
