@@ -119,6 +119,7 @@ def _model(cfg: BiConfig) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
+    from dialeval.metrics.quality.crossenc import round_to_fp16
     from dialeval.models.loading import resolve_encoder_dir
     from dialeval.quality.crosstrain import add_lora
 
@@ -126,9 +127,7 @@ def _model(cfg: BiConfig) -> tuple[Any, Any]:
     enc_dir = str(resolve_encoder_dir(cfg.encoder))
     base = AutoModel.from_pretrained(enc_dir, dtype=torch.float32)
     if cfg.base_fp16:
-        with torch.no_grad():
-            for p in base.parameters():
-                p.copy_(p.to(torch.float16).to(torch.float32))
+        round_to_fp16(base)
     model = add_lora(base, cfg.lora_r, cfg.lora_alpha)
     return model, AutoTokenizer.from_pretrained(enc_dir)
 

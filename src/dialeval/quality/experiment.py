@@ -572,11 +572,12 @@ def copy_parts(bundled: Path, views: Path, heads: Path | None, large_heads: Path
         if source is not None:
             for name in ("sensible.json", "fluent.json", "card.json"):
                 copy(source / name, bundled / folder / name)
-    for name in ("adapter.safetensors", "encoder.json"):  # a fine-tuned encoder's adapter goes with its heads
-        if large_heads is not None and (large_heads / name).is_file():
-            copy(large_heads / name, bundled / "heads-large" / name)
-        elif large_heads is not None:
-            (bundled / "heads-large" / name).unlink(missing_ok=True)
+    if large_heads is not None:  # a fine-tuned encoder's adapter goes with its heads; frozen heads drop a stale one
+        for name in ("adapter.safetensors", "encoder.json"):
+            if (large_heads / name).is_file():
+                copy(large_heads / name, bundled / "heads-large" / name)
+            else:
+                (bundled / "heads-large" / name).unlink(missing_ok=True)
     for name in ("adapter.safetensors", "heads.json"):
         copy(views / name, bundled / "views" / name)
     # a run's card sits above its model/ folder; a shipped views folder holds its own

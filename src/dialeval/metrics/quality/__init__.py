@@ -165,12 +165,11 @@ def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
     ``folder/encoder.json`` is the training run's card: its ``config`` names the base encoder, the
     LoRA rank and alpha, and ``base_fp16`` (the base rounded to fp16 before training, as then).
     """
-    import torch
     from safetensors.torch import load_file
     from sentence_transformers import SentenceTransformer
 
     from dialeval.errors import InputError
-    from dialeval.metrics.quality.crossenc import merge_adapter
+    from dialeval.metrics.quality.crossenc import merge_adapter, round_to_fp16
     from dialeval.models.loading import resolve_encoder_dir, set_offline
 
     card = folder / "encoder.json"
@@ -182,9 +181,7 @@ def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
     model = SentenceTransformer(str(resolve_encoder_dir(name)), device="cpu")
     auto: Any = model[0].auto_model
     if cfg.get("base_fp16"):
-        with torch.no_grad():
-            for param in auto.parameters():
-                param.copy_(param.to(torch.float16).to(torch.float32))
+        round_to_fp16(auto)
     try:
         adapter = load_file(str(folder / "adapter.safetensors"))
         n = merge_adapter(auto, adapter, float(cfg["lora_alpha"]) / float(cfg["lora_r"]))

@@ -148,6 +148,19 @@ def score_batches(model: Any, pairs: Sequence[tuple[list[int], list[int]]]) -> l
     return out
 
 
+def round_to_fp16(model: Any) -> None:
+    """Round every weight of ``model`` to the nearest fp16 value, in place (kept in its fp32 tensors).
+
+    A LoRA adapter trained over an fp16-rounded base (``dialeval quality train-encoder --base-fp16``)
+    is merged into the base rounded the same way, in training and at load time alike.
+    """
+    import torch
+
+    with torch.no_grad():
+        for param in model.parameters():
+            param.copy_(param.to(torch.float16).to(torch.float32))
+
+
 def merge_adapter(encoder: Any, adapter: dict[str, Any], scale: float) -> int:
     """Add each LoRA pair's ``B @ A * scale`` to the base weight it adapts; return how many weights changed.
 
