@@ -146,3 +146,28 @@ def test_rebuild_needs_the_card_and_an_adapter_that_fits_it(tmp_path):
     (tmp_path / "card.json").write_text(json.dumps({"config": {"lora_r": 8}}))
     with pytest.raises(InputError, match=r"are not the .* LoRA weights of all-minilm-l6-v2 at rank 8"):
         bt.rebuild(tmp_path)
+
+
+def test_lora_targets_reach_mpnets_attention_and_a_card_without_them_rebuilds_the_old_layout(tmp_path):
+    """peft matches a target by a module's last name: MPNet's attention is q, k, v, o (read off its modules)."""
+    import torch
+    from safetensors.torch import save_file
+
+    attention = ("query", "key", "value", "dense", "q", "k", "v", "o")
+    model, _ = bt._model(bt.BiConfig(encoder="all-mpnet-base-v2", lora_r=2, lora_targets=attention))
+    adapted = {n.split(".lora_A.")[0].rsplit(".", 1)[-1] for n, _ in model.named_parameters() if ".lora_A." in n}
+    assert adapted == {"q", "k", "v", "o", "dense"}
+    old, _ = bt._model(bt.BiConfig(encoder="all-mpnet-base-v2", lora_r=2))
+    assert {n.split(".lora_A.")[0].rsplit(".", 1)[-1] for n, _ in old.named_parameters() if ".lora_A." in n} == {"dense"}
+    # a card written before lora_targets existed rebuilds with the default targets (the shipped tenth-session run)
+    save_file({n: p.detach().to(torch.float16) for n, p in old.named_parameters() if p.requires_grad},
+              str(tmp_path / "adapter.safetensors"))  # fmt: skip
+    (tmp_path / "card.json").write_text(json.dumps({"config": {"encoder": "all-mpnet-base-v2", "lora_r": 2}}))
+    assert (bt.rebuild(tmp_path) / "model.safetensors").exists()
+
+
+def test_lora_targets_that_name_no_layer_are_one_input_error():
+    from dialeval.errors import InputError
+
+    with pytest.raises(InputError, match="no layer of the encoder is named q_proj, v_proj"):
+        bt._model(bt.BiConfig(lora_targets=("q_proj", "v_proj")))

@@ -17,8 +17,9 @@ Both anchors the heads read are trained: the last 3 turns joined (``w``) and the
 Loss: cross-entropy over ``scale * cosine`` (sentence-transformers' MultipleNegativesRankingLoss, written
 out so that hard negatives and masks are explicit). The encoder (``encoder``: the packaged MiniLM by
 default, all-mpnet-base-v2 or a sentence-transformers folder) gets a LoRA adapter (``peft``) on the
-layers named ``query``, ``key``, ``value`` or ``dense`` (every linear layer of MiniLM; only the
-feed-forward ones and the pooler of mpnet, whose attention is ``q``, ``k``, ``v``, ``o``); mean
+layers ``lora_targets`` names: by default ``query``, ``key``, ``value`` and ``dense`` (every linear
+layer of MiniLM; only the feed-forward ones and the pooler of mpnet, whose attention is ``q``,
+``k``, ``v``, ``o``: ``--lora-targets query,key,value,dense,q,k,v,o`` reaches both); mean
 pooling and unit length as the packaged models do. ``base_fp16`` rounds the base
 weights to fp16 before training (how mpnet's 438 MB travel to a lent GPU in 64 MB parts); a rebuild
 applies the same rounding, so the adapter always meets the base it was trained on.
@@ -46,6 +47,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from dialeval.quality.crosstrain import LORA_TARGETS
 
 #: Kinds of hard negative that replace the response (the rest of :mod:`dialeval.quality.build`'s change the context).
 RESPONSE_KINDS = ("adversarial", "negation", "truncation", "repetition", "own-turn")
@@ -75,6 +78,7 @@ class BiConfig:
     bf16: bool = False
     encoder: str = "all-minilm-l6-v2"
     base_fp16: bool = False
+    lora_targets: tuple[str, ...] = LORA_TARGETS
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,7 @@ def _model(cfg: BiConfig) -> tuple[Any, Any]:
     base = AutoModel.from_pretrained(enc_dir, dtype=torch.float32)
     if cfg.base_fp16:
         round_to_fp16(base)
-    model = add_lora(base, cfg.lora_r, cfg.lora_alpha)
+    model = add_lora(base, cfg.lora_r, cfg.lora_alpha, cfg.lora_targets)
     return model, AutoTokenizer.from_pretrained(enc_dir)
 
 
@@ -417,7 +421,8 @@ def rebuild(out: Path) -> Path:
     for path in (card_path, adapter_path):
         if not path.exists():
             raise InputError(f"no {path.name} to rebuild from", path=out, field="rebuild")
-    cfg = BiConfig(**json.loads(card_path.read_text(encoding="utf-8"))["config"])
+    config = json.loads(card_path.read_text(encoding="utf-8"))["config"]
+    cfg = BiConfig(**{**config, "lora_targets": tuple(config.get("lora_targets", BiConfig.lora_targets))})
     model, _ = _model(cfg)
     adapter = load_file(str(adapter_path))
     shapes = {n: tuple(p.shape) for n, p in model.named_parameters() if p.requires_grad}
@@ -453,6 +458,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--encoder", default=BiConfig.encoder,
                     help="base: all-minilm-l6-v2 (default), all-mpnet-base-v2 or a sentence-transformers folder")
     ap.add_argument("--base-fp16", action="store_true", help="round the base weights to fp16 first (see the card)")
+    ap.add_argument("--lora-targets", default=",".join(BiConfig.lora_targets),
+                    help="comma-separated names of the layers the adapter adapts (default: query,key,value,dense)")
     ap.add_argument("--device", default="cpu", help="where the training steps run: cpu (default) or cuda")
     ap.add_argument("--rebuild", action="store_true",
                     help="only write OUT/model from OUT/card.json and OUT/adapter.safetensors (no training)")
@@ -468,7 +475,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
     resolve_encoder_dir(args.encoder)  # a bad name or a missing package fails before any work
     cfg = BiConfig(recipe=args.recipe, seed=args.seed, steps=args.steps, lr=args.lr, batch_size=args.batch_size,
-                   bf16=args.bf16, encoder=args.encoder, base_fp16=args.base_fp16)  # fmt: skip
+                   bf16=args.bf16, encoder=args.encoder, base_fp16=args.base_fp16,
+                   lora_targets=tuple(t.strip() for t in args.lora_targets.split(",") if t.strip()))  # fmt: skip
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")

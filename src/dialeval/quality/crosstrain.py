@@ -269,21 +269,30 @@ def evaluate(model: Any, tokens: Any, val: Sequence[Example]) -> dict[str, Any]:
     return out
 
 
-def add_lora(model: Any, r: int, alpha: int) -> Any:
-    """Return ``model`` wrapped with a LoRA adapter (no dropout) on every linear layer of a BERT-style encoder.
+#: The layers a LoRA adapter adapts by default: every linear layer of a BERT-style encoder (MiniLM); in
+#: MPNet only the feed-forward ``dense`` ones and the pooler (its attention layers are ``q``, ``k``, ``v``, ``o``).
+LORA_TARGETS = ("query", "key", "value", "dense")
+
+
+def add_lora(model: Any, r: int, alpha: int, targets: Sequence[str] = LORA_TARGETS) -> Any:
+    """Return ``model`` wrapped with a LoRA adapter (no dropout) on the linear layers named ``targets``.
 
     Raises:
         MissingExtraError: peft is not installed.
+        InputError: No layer of ``model`` has one of the ``targets``' names.
     """
     import importlib.util
 
-    from dialeval.errors import MissingExtraError
+    from dialeval.errors import InputError, MissingExtraError
 
     if importlib.util.find_spec("peft") is None:
         raise MissingExtraError("peft", extra="trained")
     from peft import LoraConfig, get_peft_model
 
-    lora = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.0, target_modules=["query", "key", "value", "dense"])
+    names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    if not set(targets) & names:
+        raise InputError(f"no layer of the encoder is named {', '.join(targets) or '(nothing)'}", field="lora_targets")
+    lora = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.0, target_modules=list(targets))
     return get_peft_model(model, lora)
 
 
