@@ -113,8 +113,9 @@ def with_peft_adapter(encoder, folder):
         with torch.no_grad():
             for param in auto.parameters():
                 param.copy_(param.half().float())
+    targets = cfg.get("lora_targets", ["query", "key", "value", "dense"])  # a card before the field: these
     model = peft.get_peft_model(auto, peft.LoraConfig(r=cfg["lora_r"], lora_alpha=cfg["lora_alpha"], lora_dropout=0.0,
-                                                      target_modules=["query", "key", "value", "dense"]))  # fmt: skip
+                                                      target_modules=targets))  # fmt: skip
     missing = model.load_state_dict({k: v.float() for k, v in load_file(str(folder / "adapter.safetensors")).items()},
                                     strict=False).unexpected_keys  # fmt: skip
     assert not missing
@@ -144,8 +145,9 @@ def reference(items: list[MetricInput]) -> list[dict[str, float]]:
                  "log_words": math.log1p(len(it.response.split())),
                  "large_sensible": l_sens, "large_fluent": l_flu, "large_cosine": l_cos}  # fmt: skip
         out.append({
-            "features": feats,
-            "quality_sensible": 1 / (1 + math.exp(-sens)), "quality_fluent": 1 / (1 + math.exp(-flu)),
+            "features": feats,  # the sub-scores: the larger heads' (the shipped ensemble runs them), and MiniLM's
+            "quality_sensible": 1 / (1 + math.exp(-l_sens)), "quality_fluent": 1 / (1 + math.exp(-l_flu)),
+            "minilm_sensible": 1 / (1 + math.exp(-sens)), "minilm_fluent": 1 / (1 + math.exp(-flu)),
         })
     return out
 
@@ -179,6 +181,26 @@ def test_an_ensemble_with_likelihood_features_runs_the_lm(items, tmp_path):
     got = m.compute(items)
     for j, ref in enumerate(reference(items)):
         assert got["quality"][j] == pytest.approx(by_hand(ensemble, ref["features"]), abs=2e-3), j
+        # without the larger encoder the sub-scores are MiniLM's heads' (and the signature says so)
+        assert "|sub_scores:heads|" in m.signature
+        assert got["quality_sensible"][j] == pytest.approx(ref["minilm_sensible"], abs=2e-3), j
+        assert got["quality_fluent"][j] == pytest.approx(ref["minilm_fluent"], abs=2e-3), j
+
+
+def test_the_shipped_metric_runs_no_minilm_heads_and_its_sub_scores_are_the_larger_heads(metric, items, tmp_path):
+    """MiniLM's bi-encoder pass runs only for an ensemble that names one of its features (docs/quality.md)."""
+    assert not metric.uses_frozen() and "|sub_scores:heads-large|" in metric.signature
+    feats = metric.features(items[:2])
+    assert "sensible" not in feats and "sbert_context" not in feats and "large_sensible" in feats
+    assert metric.sub_scores(feats)[0] == pytest.approx([1 / (1 + math.exp(-v)) for v in feats["large_sensible"]])
+    both = metric.features(items[:2], frozen=True)
+    assert both["large_sensible"] == feats["large_sensible"] and len(both["sensible"]) == 2
+    # an ensemble that also names a MiniLM feature runs both, under another features key
+    names = json.loads((BUNDLED / "quality" / "ensemble.json").read_text())
+    path = tmp_path / "ensemble.json"
+    path.write_text(json.dumps({**names, "features": [*names["features"][:-1], "sbert_context"]}))
+    other = QualityMetric(device="cpu", ensemble=str(path))
+    assert other.uses_frozen() and other.uses_large() and other.features_key() != metric.features_key()
 
 
 def test_the_shipped_ensemble_keeps_the_features_of_one_direction_and_needs_no_lm(metric):

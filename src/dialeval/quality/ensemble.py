@@ -221,7 +221,7 @@ def rated_features(
     out: list[dict[str, float | None]] = []
     for start in range(0, len(examples), 512):
         part = examples[start : start + 512]
-        feats = metric.features([e.item for e in part], {k: [None] * len(part) for k in names})
+        feats = metric.features([e.item for e in part], {k: [None] * len(part) for k in names}, frozen=True)
         out.extend({k: v[n] for k, v in feats.items()} for n in range(len(part)))
     lm = rated_likelihoods(examples, metric, cache, progress)
     for row, values in zip(out, lm, strict=True):

@@ -177,7 +177,7 @@ def rated_rows(views: Path, limit: int | None = None, heads: Path | None = None
     rows: list[dict[str, float | None]] = []
     for start in range(0, len(ds.examples), 256):
         part = ds.examples[start : start + 256]
-        feats = metric.features([e.item for e in part], views=True, large=False)
+        feats = metric.features([e.item for e in part], views=True, large=False, frozen=True)
         rows.extend({k: v[n] for k, v in feats.items()} for n in range(len(part)))
     return ds, rows
 
@@ -210,7 +210,7 @@ def held_in_centre(views: Path, metric: Any, large: bool = False) -> dict[str, t
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to rebuild the held-in examples")
     _, val = build_examples(draw(root, cfg), cfg)
     items = [MetricInput(response=e.response, context=tuple(Turn(speaker="", text=t) for t in e.context)) for e in val]
-    feats = metric.features(items, views=False, large=large)
+    feats = metric.features(items, views=False, large=large, frozen=True)
     out = {}
     for name in ("sensible", "fluent", "sbert_context", *(ENCODER_FEATURES if large else ())):
         col = [v for v in feats[name] if v is not None]
@@ -422,8 +422,9 @@ def encoder_rows(metric: Any, items: Sequence[Any]) -> list[dict[str, float | No
     """Return :data:`ENCODER_FEATURES` per item: ``metric``'s larger heads (logits) and its larger encoder's cosine."""
     out: list[dict[str, float | None]] = []
     for start in range(0, len(items), 256):
-        feats = metric.features(list(items[start : start + 256]), views=False, large=True)
-        out.extend({k: feats[k][n] for k in ENCODER_FEATURES} for n in range(len(feats["sensible"])))
+        part = list(items[start : start + 256])
+        feats = metric.features(part, views=False, large=True, frozen=False)
+        out.extend({k: feats[k][n] for k in ENCODER_FEATURES} for n in range(len(part)))
     return out
 
 

@@ -60,9 +60,11 @@ def stress_table(
         ctx = [by_id[c.id.rsplit("~", 1)[0]].context_id for c in copies]
         cols: dict[str, tuple[list[Any], list[Any]]] = {
             "quality": (combine(_columns(orig, names), ens, names), combine(_columns(pert, names), ens, names)),
-            "quality_sensible": ([r["sensible_p"] for r in orig], [r["sensible_p"] for r in pert]),
-            "quality_fluent": ([r["fluent_p"] for r in orig], [r["fluent_p"] for r in pert]),
         }
+        heads = ["sensible", "fluent", "large_sensible", "large_fluent"]
+        subs = [metric.sub_scores(_columns(part, heads)) for part in (orig, pert)]
+        cols["quality_sensible"] = (subs[0][0], subs[1][0])
+        cols["quality_fluent"] = (subs[0][1], subs[1][1])
         if views:
             from dialeval.metrics.quality import VIEW_FEATURES
 

@@ -3,11 +3,16 @@
 Outputs:
 
 * ``quality_sensible``: probability that the response is the true next turn of its
-  context (a logistic head over frozen all-MiniLM-L6-v2 features of the pair, trained on
-  true next turns against random, adversarial and perturbed ones; see docs/quality.md).
+  context (a logistic head over sentence-encoder features of the pair, trained on true next
+  turns against random, adversarial and perturbed ones; see docs/quality.md).
 * ``quality_fluent``: probability that the response is an utterance as people write it
-  (a head over its MiniLM embedding and three surface counts, trained against words
-  dropped, shuffled and repeated).
+  (a head over its embedding and three surface counts, trained against words dropped,
+  shuffled and repeated).
+
+  Both read the heads over the encoder the ensemble runs: the larger encoder's
+  (``heads-large``, the tuned mpnet) when the ensemble names one of :data:`LARGE_FEATURES`,
+  as the shipped one does, else MiniLM's (``heads``); MiniLM then runs as a bi-encoder only
+  for an ensemble that names one of :data:`FROZEN_FEATURES` (docs/quality.md, eleventh session).
 * ``quality``: a ridge regression over the features of :data:`ENSEMBLE_FEATURES` that
   agree in direction on every public rated set it is fitted on (per-benchmark
   percentile-rank targets), so about the expected human percentile of the response.
@@ -48,7 +53,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from dialeval.errors import DialevalError
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric, resolve_device
@@ -61,6 +66,8 @@ ENSEMBLE_FEATURES = (
     "sensible", "fluent", "lm_nll", "lm_nll_uncond", "lm_context_gain", "sbert_context", "log_words",
     "view_coherent", "view_fluent", "view_specific", "large_sensible", "large_fluent", "large_cosine",
 )
+#: The features of the frozen heads over :attr:`QualityConfig.encoder` (MiniLM) and its cosine.
+FROZEN_FEATURES = ("sensible", "fluent", "sbert_context")
 #: The features that need the causal LM.
 LM_FEATURES = frozenset({"lm_nll", "lm_nll_uncond", "lm_context_gain"})
 #: The features of the multi-view cross-encoder (:mod:`dialeval.metrics.quality.crossenc`), its logits per view.
@@ -77,7 +84,8 @@ class QualityConfig:
         encoder: The sentence encoder the heads were trained over (packaged MiniLM by default).
         lm: The causal LM for the likelihood features, if the ensemble uses any (packaged SmolLM2-135M).
         device: Torch device; ``auto`` is cuda when torch sees a GPU.
-        heads: Folder with ``sensible.json`` and ``fluent.json`` ("" = the shipped heads).
+        heads: Folder with ``sensible.json`` and ``fluent.json`` over ``encoder`` ("" = the shipped heads),
+            read when :meth:`QualityMetric.uses_frozen`.
         ensemble: The ensemble JSON file ("" = the shipped one).
         views: Folder of the trained multi-view cross-encoder (``adapter.safetensors``,
             ``heads.json``; "" = the shipped one), used when the ensemble names a view feature.
@@ -220,14 +228,15 @@ def raw_features(
     items: Sequence[MetricInput], encoder: Any, lm_values: Mapping[str, Sequence[float | None]] | None, heads: Any,
     views: tuple[Any, Any] | None = None, bf16: str = "", large: tuple[Any, Any] | None = None,
 ) -> dict[str, list[float | None]]:
-    """Return every ensemble feature per item, plus the sub-metric probabilities.
+    """Return every ensemble feature per item, plus the heads' probabilities.
 
     Args:
         items: The items.
-        encoder: A loaded sentence-transformers encoder.
+        encoder: A loaded sentence-transformers encoder (None: :data:`FROZEN_FEATURES` and their
+            probabilities ``sensible_p``, ``fluent_p`` are left out).
         lm_values: :class:`~dialeval.metrics.likelihood.LikelihoodMetric` outputs for the items
             (None: the likelihood features are left out).
-        heads: ``(sensible, fluent)`` :class:`~dialeval.metrics.quality.heads.LogisticHead`.
+        heads: ``(sensible, fluent)`` :class:`~dialeval.metrics.quality.heads.LogisticHead` over ``encoder``.
         views: ``(model, tokens)`` of :func:`dialeval.metrics.quality.crossenc.load_views` (None: no view features).
         bf16: A torch device type (``cpu``, ``cuda``) to run every encoder under its bfloat16 autocast; "" = fp32.
         large: ``(encoder, (sensible, fluent))`` of the larger encoder (None: no :data:`LARGE_FEATURES`).
@@ -237,14 +246,12 @@ def raw_features(
 
     contexts = [[t.text for t in i.context] for i in items]
     responses = [i.response for i in items]
-    sens, flu, cosine = frozen_features(contexts, responses, encoder, heads, bf16)
-    out: dict[str, list[float | None]] = {
-        "sensible": [float(v) for v in sens], "fluent": [float(v) for v in flu],
-        "sensible_p": [float(v) for v in 1 / (1 + np.exp(-sens))],
-        "fluent_p": [float(v) for v in 1 / (1 + np.exp(-flu))],
-        "sbert_context": cosine,
-        "log_words": [math.log1p(len(r.split())) for r in responses],
-    }
+    out: dict[str, list[float | None]] = {"log_words": [math.log1p(len(r.split())) for r in responses]}
+    if encoder is not None:
+        sens, flu, out["sbert_context"] = frozen_features(contexts, responses, encoder, heads, bf16)
+        out["sensible"], out["fluent"] = [float(v) for v in sens], [float(v) for v in flu]
+        out["sensible_p"] = [float(v) for v in 1 / (1 + np.exp(-sens))]
+        out["fluent_p"] = [float(v) for v in 1 / (1 + np.exp(-flu))]
     if lm_values is not None:
         out["lm_nll"] = [100.0 / v if v else None for v in lm_values["lm_likelihood"]]
         out["lm_nll_uncond"] = [100.0 / v if v else None for v in lm_values["lm_likelihood_uncond"]]
@@ -388,6 +395,21 @@ class QualityMetric(Metric):
         """Whether the ensemble names a feature of the larger encoder (so it runs)."""
         return bool(set(LARGE_FEATURES) & self._ensemble_names())
 
+    def uses_frozen(self) -> bool:
+        """Whether MiniLM's heads run: the ensemble names one of :data:`FROZEN_FEATURES`, or runs no larger encoder.
+
+        Without the larger encoder the sub-scores (``quality_sensible``, ``quality_fluent``) are MiniLM's heads'.
+        """
+        return bool(set(FROZEN_FEATURES) & self._ensemble_names()) or not self.uses_large()
+
+    def sub_scores(self, feats: Mapping[str, Sequence[float | None]]) -> tuple[list[float], list[float]]:
+        """Return ``(quality_sensible, quality_fluent)`` from :meth:`features`: the larger heads' when they run."""
+        def probs(logits: Sequence[float | None]) -> list[float]:
+            return [1 / (1 + math.exp(-cast(float, v))) for v in logits]  # every item has both logits
+
+        prefix = "large_" if self.uses_large() else ""
+        return probs(feats[f"{prefix}sensible"]), probs(feats[f"{prefix}fluent"])
+
     def large(self) -> tuple[Any, Any]:
         """Return the larger encoder (in torch: it is not a BERT-style model ONNX export takes) and its heads."""
         from dialeval.metrics.quality.heads import LogisticHead
@@ -450,6 +472,7 @@ class QualityMetric(Metric):
         if self.uses_lm():
             out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
         out["runtime_used"] = self.runtime()
+        out["sub_scores"] = "heads-large" if self.uses_large() else "heads"  # whose heads quality_sensible reads
         return out
 
     def uses_lm(self) -> bool:
@@ -500,6 +523,8 @@ class QualityMetric(Metric):
         if self.uses_lm():
             parts.append(fingerprint(resolve_lm_source(self.config.lm)))
         parts.append(self.runtime())  # the runtimes agree to ~1e-5, not to the bit
+        if not self.uses_frozen():  # no MiniLM features: a cache of this key holds none
+            parts.append("no-frozen")
         if self.config.precision != "fp32":  # fp32 keys stay as they were
             parts.append(self.config.precision)
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
@@ -528,17 +553,17 @@ class QualityMetric(Metric):
 
     def features(
         self, items: Sequence[MetricInput], lm: MetricValues | None = None, views: bool | None = None,
-        large: bool | None = None,
+        large: bool | None = None, frozen: bool | None = None,
     ) -> dict[str, list[float | None]]:
         """Return :func:`raw_features` of the items with this config's models.
 
         ``lm``: the likelihoods if already known; else they are computed with this config's
         LM when the ensemble uses them, and left out when it does not. ``views``: whether
         to run the cross-encoder (None: when the ensemble uses a view); ``large``: the same for
-        the larger encoder's heads.
+        the larger encoder's heads; ``frozen``: the same for MiniLM's heads (None: :meth:`uses_frozen`).
         """
         sens, flu = self.heads()
-        encoder = self.sentence_encoder()
+        encoder = self.sentence_encoder() if (self.uses_frozen() if frozen is None else frozen) else None
         if lm is None and self.uses_lm():
             lm = self.likelihood(items)
         use_views = self.uses_views() if views is None else views
@@ -552,9 +577,10 @@ class QualityMetric(Metric):
         _, _, ens, names = self.loaded()
         feats = self.features(items)
         quality = combine(feats, ens, names)
+        sensible, fluent = self.sub_scores(feats)
         return {
             "quality": list(quality),
-            "quality_sensible": feats["sensible_p"],
-            "quality_fluent": feats["fluent_p"],
+            "quality_sensible": list(sensible),
+            "quality_fluent": list(fluent),
             "quality_dialogue": [0.0 if repeats_own_turn(i) else q for i, q in zip(items, quality, strict=True)],
         }
