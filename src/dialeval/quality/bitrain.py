@@ -319,8 +319,8 @@ def train(out: Path, data_dir: Path, cfg: BiConfig, minutes: float | None = None
 
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    model, tokenizer = _model(cfg)  # first: a bad --lora-targets fails before the data is read
     train_t, val_t, n_pairs = split(cfg, data_dir)
-    model, tokenizer = _model(cfg)
     model.to(device)
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=0.01)
