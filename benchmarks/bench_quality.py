@@ -9,10 +9,11 @@ and with ``precision=bf16`` (torch's bfloat16 autocast, against a bf16 matmul pe
 calls alternate in each repeat. The encoders alone are timed in ONNX Runtime against torch eager.
 
 Times ``QualityMetric.compute`` (MiniLM embeddings of every distinct text and the two heads, where
-the ensemble names their features or runs no larger encoder; the same over the larger encoder (all-mpnet-base-v2, in torch in every runtime) when the
-ensemble uses it, the cross-encoder's views when the ensemble uses them, the SmolLM2
-likelihoods when it uses them, the ensemble) after a warm-up call, and the MiniLM encoding
-and the cross-encoder alone, each also in torch eager side by side (the baseline). Nominal
+the ensemble names their features or runs no larger encoder; the same over the larger encoder
+(all-mpnet-base-v2, in torch in every runtime) when the ensemble uses it, the cross-encoder's
+views when the ensemble uses them, the SmolLM2 likelihoods when it uses them, the ensemble)
+after a warm-up call, and the MiniLM encoding and the cross-encoder alone, each also in torch
+eager side by side (the baseline). Nominal
 FLOPs are 2 x params x tokens processed (the embedding tables, which are looked up, not
 counted; attention's own products neither): MiniLM and mpnet over the distinct texts'
 tokens, the cross-encoder over every pair's tokens (and, with the LM, SmolLM2 over the
@@ -154,7 +155,8 @@ def main() -> None:
           f"encoders' runtime {runtime}")
     print(
         f"MiniLM {enc_params / 1e6:.1f}M params outside the embedding tables, {len(texts)} distinct texts, "
-        f"{enc_tokens} tokens ({'' if metric.uses_frozen() else 'not '}run as a bi-encoder); cross-encoder {len(pairs_x)} pairs, {x_tokens} tokens; "
+        f"{enc_tokens} tokens ({'' if metric.uses_frozen() else 'not '}run as a bi-encoder); "
+        f"cross-encoder {len(pairs_x)} pairs, {x_tokens} tokens; "
         f"larger encoder {large_params / 1e6:.1f}M params, {large_tokens} tokens; "
         f"SmolLM2 {lm_params / 1e6:.1f}M params, {lm_tokens} tokens (0: the ensemble does not use it)"
     )
