@@ -169,8 +169,9 @@ def test_lora_targets_reach_mpnets_attention_and_a_card_without_them_rebuilds_th
     assert (bt.rebuild(tmp_path) / "model.safetensors").exists()
 
 
-def test_lora_targets_that_name_no_layer_are_one_input_error():
+def test_lora_targets_that_name_no_layer_are_one_input_error_before_any_output(tmp_path):
     from dialeval.errors import InputError
 
     with pytest.raises(InputError, match="no layer of the encoder is named q_proj, v_proj"):
-        bt._model(bt.BiConfig(lora_targets=("q_proj", "v_proj")))
+        bt.train(tmp_path / "run", tmp_path / "no-data", bt.BiConfig(lora_targets=("q_proj", "v_proj")))
+    assert not (tmp_path / "run").exists()  # the data (absent here) is never read, no folder is made

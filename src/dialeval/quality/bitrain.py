@@ -317,9 +317,9 @@ def train(out: Path, data_dir: Path, cfg: BiConfig, minutes: float | None = None
 
     from dialeval.quality.crosstrain import GENERIC, resume, run_steps, schedule
 
-    out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    model, tokenizer = _model(cfg)  # first: a bad --lora-targets fails before the data is read
+    model, tokenizer = _model(cfg)  # first: a bad --lora-targets fails before the data is read or OUT is made
+    out.mkdir(parents=True, exist_ok=True)
     train_t, val_t, n_pairs = split(cfg, data_dir)
     model.to(device)
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
