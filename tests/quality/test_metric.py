@@ -179,10 +179,9 @@ def test_an_ensemble_with_likelihood_features_runs_the_lm(items, tmp_path):
     assert m.uses_lm() and "lm_sha:" in m.signature
     assert not m.uses_large() and "large_encoder_sha" not in m.signature  # mpnet runs only when named
     got = m.compute(items)
+    assert "|sub_scores:heads|" in m.signature  # without the larger encoder the sub-scores are MiniLM's heads'
     for j, ref in enumerate(reference(items)):
         assert got["quality"][j] == pytest.approx(by_hand(ensemble, ref["features"]), abs=2e-3), j
-        # without the larger encoder the sub-scores are MiniLM's heads' (and the signature says so)
-        assert "|sub_scores:heads|" in m.signature
         assert got["quality_sensible"][j] == pytest.approx(ref["minilm_sensible"], abs=2e-3), j
         assert got["quality_fluent"][j] == pytest.approx(ref["minilm_fluent"], abs=2e-3), j
 

@@ -61,7 +61,7 @@ def stress_table(
         cols: dict[str, tuple[list[Any], list[Any]]] = {
             "quality": (combine(_columns(orig, names), ens, names), combine(_columns(pert, names), ens, names)),
         }
-        heads = ["sensible", "fluent", "large_sensible", "large_fluent"]
+        heads = ["sensible_p", "fluent_p", "large_sensible", "large_fluent"]  # what sub_scores reads
         subs = [metric.sub_scores(_columns(part, heads)) for part in (orig, pert)]
         cols["quality_sensible"] = (subs[0][0], subs[1][0])
         cols["quality_fluent"] = (subs[0][1], subs[1][1])

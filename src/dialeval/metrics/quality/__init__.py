@@ -403,12 +403,17 @@ class QualityMetric(Metric):
         return bool(set(FROZEN_FEATURES) & self._ensemble_names()) or not self.uses_large()
 
     def sub_scores(self, feats: Mapping[str, Sequence[float | None]]) -> tuple[list[float], list[float]]:
-        """Return ``(quality_sensible, quality_fluent)`` from :meth:`features`: the larger heads' when they run."""
+        """Return ``(quality_sensible, quality_fluent)`` from :meth:`features`: the larger heads' when they run.
+
+        Without them, MiniLM's probabilities as :func:`raw_features` computed them (``sensible_p``, ``fluent_p``).
+        """
+        if not self.uses_large():
+            return [cast(float, v) for v in feats["sensible_p"]], [cast(float, v) for v in feats["fluent_p"]]
+
         def probs(logits: Sequence[float | None]) -> list[float]:
             return [1 / (1 + math.exp(-cast(float, v))) for v in logits]  # every item has both logits
 
-        prefix = "large_" if self.uses_large() else ""
-        return probs(feats[f"{prefix}sensible"]), probs(feats[f"{prefix}fluent"])
+        return probs(feats["large_sensible"]), probs(feats["large_fluent"])
 
     def large(self) -> tuple[Any, Any]:
         """Return the larger encoder (in torch: it is not a BERT-style model ONNX export takes) and its heads."""
@@ -562,14 +567,15 @@ class QualityMetric(Metric):
         to run the cross-encoder (None: when the ensemble uses a view); ``large``: the same for
         the larger encoder's heads; ``frozen``: the same for MiniLM's heads (None: :meth:`uses_frozen`).
         """
-        sens, flu = self.heads()
-        encoder = self.sentence_encoder() if (self.uses_frozen() if frozen is None else frozen) else None
+        run_frozen = self.uses_frozen() if frozen is None else frozen
+        heads = self.heads() if run_frozen else None
+        encoder = self.sentence_encoder() if run_frozen else None
         if lm is None and self.uses_lm():
             lm = self.likelihood(items)
         use_views = self.uses_views() if views is None else views
         bf16 = resolve_device(self.config.device).split(":")[0] if self.config.precision == "bf16" else ""
         use_large = self.uses_large() if large is None else large
-        return raw_features(items, encoder, lm, (sens, flu), self.views() if use_views else None, bf16,
+        return raw_features(items, encoder, lm, heads, self.views() if use_views else None, bf16,
                             self.large() if use_large else None)  # fmt: skip
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
