@@ -257,3 +257,49 @@ def test_tuned_heads_add_their_candidates_beside_the_shipped_features_and_cannot
     with pytest.raises(InputError, match="--tuned-heads goes beside --encoder-heads"):
         ex.main([str(tmp_path), "--tuned-heads", str(tmp_path), "-o", str(tmp_path / "out")])
     assert not (tmp_path / "out").exists()
+
+
+def test_calibrated_rows_subtract_the_mean_over_the_generic_probes_in_the_same_context(tmp_path, shared_data):
+    pytest.importorskip("sentence_transformers")
+    import numpy as np
+
+    from dialeval.models.loading import load_sentence_encoder
+    from dialeval.quality.recipes import Recipe, train_recipe
+    from dialeval.schema import Turn
+
+    micro = Recipe("micro", per_source=4, chitchat_dialogues=2, seed=7, val_share=0.4, ensemble=False)
+    train_recipe(micro, tmp_path, shared_data)
+    metric = ex.encoder_heads_metric(tmp_path)
+    items = [MetricInput(response="I love hiking too!", context=(Turn(speaker="A", text="I went hiking."),)),
+             MetricInput(response="ok", context=()),
+             MetricInput(response="The stock fell.", context=(Turn(speaker="B", text="Hi."),
+                                                               Turn(speaker="A", text="How are you?")))]  # fmt: skip
+    rows = ex.encoder_rows(metric, items)
+    got = ex.calibrated_rows(metric, items, rows)
+    assert [set(r) for r in got] == [set(ex.CALIBRATED_FEATURES)] * 3
+    assert got[1]["large_cosine_vs_generic"] is None  # no context, no cosine
+    encoder, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")  # the card's encoder, read independently
+    sensible = metric.large()[1][0]
+    for n in (0, 2):
+        turns = [t.text for t in items[n].context]
+        u, w = encoder.encode([turns[-1], " ".join(turns[-3:])], normalize_embeddings=True)
+        probe_cos, probe_logit = [], []
+        for g in ex.probes():  # each probe after the item's own context, by hand
+            v = encoder.encode([g], normalize_embeddings=True)[0]
+            x = np.concatenate([v, u * v, np.abs(u - v), w * v, [np.dot(u, v)], [np.dot(w, v)]])[None, :]
+            probe_cos.append(float(np.dot(u, v)))
+            probe_logit.append(float(sensible.logit(x)[0]))
+        want_cos = rows[n]["large_cosine"] - sum(probe_cos) / len(probe_cos)
+        want_sens = rows[n]["large_sensible"] - sum(probe_logit) / len(probe_logit)
+        assert got[n]["large_cosine_vs_generic"] == pytest.approx(want_cos, abs=1e-4)
+        assert got[n]["large_sensible_vs_generic"] == pytest.approx(want_sens, abs=1e-3)
+
+
+def test_calibrated_candidates_need_the_encoder_heads(tmp_path, monkeypatch):
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("rated_rows ran before the options were checked")
+
+    monkeypatch.setattr(ex, "rated_rows", no_work)
+    with pytest.raises(InputError, match="--calibrated reads the --encoder-heads features"):
+        ex.main([str(tmp_path), "--calibrated", "-o", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()

@@ -101,6 +101,19 @@ TUNED_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "cosine (tuned encoder, unfitted)": ("single", ("tuned_cosine",)),
     "shipped features + tuned heads ridge": ("ridge", (*VIEW_FEATURES, *FROZEN, *ENCODER_FEATURES, *TUNED_FEATURES)),
 }
+#: The larger heads' features against the :data:`PROBES` generic replies in the same context
+#: (:func:`calibrated_rows`; issue 19 (d) applied to the tuned encoder).
+CALIBRATED_FEATURES = ("large_sensible_vs_generic", "large_cosine_vs_generic")
+#: The candidates of ``--calibrated`` (added 2026-11-26, twelfth session, before any of their figures was seen);
+#: they need ``--encoder-heads``.
+CALIBRATED_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "sensible vs generic (unfitted)": ("single", ("large_sensible_vs_generic",)),
+    "cosine vs generic (unfitted)": ("single", ("large_cosine_vs_generic",)),
+    "views + heads vs generic ridge": ("ridge", (*VIEW_FEATURES, "large_sensible_vs_generic", "large_fluent",
+                                                 "large_cosine_vs_generic", "log_words")),
+    "views + heads + vs generic ridge": ("ridge", (*VIEW_FEATURES, *ENCODER_FEATURES, *CALIBRATED_FEATURES,
+                                                   "log_words")),
+}
 #: How many generic replies the LM scores in each context: the first of ``crosstrain.GENERIC``, one per meaning.
 PROBES = 8
 
@@ -311,11 +324,12 @@ def length_features(items: Sequence[Any]) -> list[dict[str, float | None]]:
 
 def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre: Mapping[str, Sequence[float]],
         n_boot: int = 1000, seed: int = 0, lm: bool = False, heads: Sequence[str] = (), encoder_heads: bool = False,
-        tuned: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+        tuned: bool = False, calibrated: bool = False) -> list[dict[str, Any]]:  # fmt: skip
     """Return one result per candidate, per held-out set and the mean.
 
     With ``lm``, also :data:`LM_CANDIDATES`; for each name in ``heads``, also its :data:`HEAD_CANDIDATES`;
-    with ``encoder_heads``, also :data:`ENCODER_CANDIDATES`; with ``tuned``, also :data:`TUNED_CANDIDATES`.
+    with ``encoder_heads``, also :data:`ENCODER_CANDIDATES`; with ``tuned``, also :data:`TUNED_CANDIDATES`;
+    with ``calibrated``, also :data:`CALIBRATED_CANDIDATES`.
     """
     from dialeval.quality.ensemble import leave_one_out
     from dialeval.trained.evaluate import correlations
@@ -327,6 +341,8 @@ def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre
         extra |= ENCODER_CANDIDATES
     if tuned:
         extra |= TUNED_CANDIDATES
+    if calibrated:
+        extra |= CALIBRATED_CANDIDATES
     for name in heads:
         extra |= HEAD_CANDIDATES[name]
     for name, (how, feats) in (CANDIDATES | extra).items():
@@ -428,6 +444,37 @@ def encoder_rows(metric: Any, items: Sequence[Any]) -> list[dict[str, float | No
     return out
 
 
+def calibrated_rows(metric: Any, items: Sequence[Any], rows: Sequence[Mapping[str, float | None]]
+                    ) -> list[dict[str, float | None]]:  # fmt: skip
+    """Return :data:`CALIBRATED_FEATURES` per item: ``rows``' larger features minus their mean over the generic probes.
+
+    ``rows`` hold ``large_sensible`` and ``large_cosine`` of the same items (:func:`encoder_rows`); each
+    probe is scored after the item's own context, by the same heads over the same encoder.
+    """
+    import numpy as np
+
+    from dialeval.metrics.quality import frozen_features
+
+    encoder, heads = metric.large()
+    gens = probes()
+    out: list[dict[str, float | None]] = []
+    for start in range(0, len(items), 256):
+        part = list(items[start : start + 256])
+        contexts = [[t.text for t in i.context] for i in part]
+        sens, _, cos = frozen_features([c for c in contexts for _ in gens], [g for _ in contexts for g in gens],
+                                       encoder, heads)  # fmt: skip
+        sens_mean = np.asarray(sens, dtype=np.float64).reshape(len(part), len(gens)).mean(axis=1)
+        for n, row in enumerate(rows[start : start + 256]):
+            probe_cos = cos[n * len(gens) : (n + 1) * len(gens)]
+            own_sens, own_cos = row["large_sensible"], row["large_cosine"]
+            out.append({
+                "large_sensible_vs_generic": None if own_sens is None else own_sens - float(sens_mean[n]),
+                "large_cosine_vs_generic": None if own_cos is None or None in probe_cos
+                else own_cos - sum(c for c in probe_cos if c is not None) / len(gens),
+            })  # fmt: skip
+    return out
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.experiment") -> None:
     """Command line: ``VIEWS_DIR [-o OUT] [--limit N] [--lm] [--ship BUNDLED]``."""
     from dialeval.metrics.quality import QualityMetric
@@ -446,6 +493,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help="frozen heads folder (sensible.json, fluent.json) instead of the shipped ones")
     ap.add_argument("--encoder-heads", type=Path, default=None, metavar="DIR",
                     help="frozen heads over another encoder (quality train --encoder): their candidates too")
+    ap.add_argument("--calibrated", action="store_true",
+                    help="also the --encoder-heads features against generic replies in the same context")
     ap.add_argument("--tuned-heads", type=Path, default=None, metavar="DIR",
                     help="frozen heads over a fine-tuned encoder (quality train-encoder), beside --encoder-heads")
     args = ap.parse_args(argv)
@@ -457,6 +506,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
         raise InputError("--tuned-heads goes beside --encoder-heads (its ridge adds to the shipped features)",
                          field="tuned-heads")  # fmt: skip
+    if args.calibrated and other is None:
+        from dialeval.errors import InputError
+
+        raise InputError("--calibrated reads the --encoder-heads features (give both)", field="calibrated")
     t0 = time.perf_counter()
     ds, rows = rated_rows(args.views, args.limit, args.heads)
     if args.lm:
@@ -466,6 +519,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         rows = [r | {name: v} for r, v in zip(rows, col, strict=True)]
     if other is not None:
         rows = [r | e for r, e in zip(rows, encoder_rows(other, [e.item for e in ds.examples]), strict=True)]
+    if other is not None and args.calibrated:
+        rows = [r | e for r, e in zip(rows, calibrated_rows(other, [e.item for e in ds.examples], rows), strict=True)]
     if tuned is not None:
         rows = [r | {"tuned_" + k.removeprefix("large_"): v for k, v in e.items()}
                 for r, e in zip(rows, encoder_rows(tuned, [e.item for e in ds.examples]), strict=True)]  # fmt: skip
@@ -477,7 +532,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     rows = [r | extra for r, extra in zip(with_gated(rows, centre), length_features([e.item for e in ds.examples]),
                                            strict=True)]  # fmt: skip
     results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads),
-                  encoder_heads=other is not None, tuned=tuned is not None)
+                  encoder_heads=other is not None, tuned=tuned is not None, calibrated=args.calibrated)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
                                                        "encoder_heads": str(args.encoder_heads or ""),
