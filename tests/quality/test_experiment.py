@@ -167,17 +167,24 @@ def test_an_encoder_heads_folder_without_heads_or_encoder_is_one_clear_error(tmp
     assert err.value.field == "encoder"
 
 
-def test_encoder_rows_are_the_heads_and_the_encoders_own_cosine(tmp_path, shared_data):
+@pytest.fixture
+def micro_heads_metric(tmp_path, shared_data):
+    """``quality`` whose larger heads are a micro recipe's over MiniLM, trained in ``tmp_path`` (a few seconds)."""
     pytest.importorskip("sentence_transformers")
-    import numpy as np
-
-    from dialeval.models.loading import load_sentence_encoder
     from dialeval.quality.recipes import Recipe, train_recipe
-    from dialeval.schema import Turn
 
     micro = Recipe("micro", per_source=4, chitchat_dialogues=2, seed=7, val_share=0.4, ensemble=False)
     train_recipe(micro, tmp_path, shared_data)
-    metric = ex.encoder_heads_metric(tmp_path)
+    return ex.encoder_heads_metric(tmp_path)
+
+
+def test_encoder_rows_are_the_heads_and_the_encoders_own_cosine(micro_heads_metric):
+    import numpy as np
+
+    from dialeval.models.loading import load_sentence_encoder
+    from dialeval.schema import Turn
+
+    metric = micro_heads_metric
     items = [MetricInput(response="I love hiking too!", context=(Turn(speaker="A", text="I went hiking."),)),
              MetricInput(response="The stock fell.", context=(Turn(speaker="A", text="Hi, how are you?"),))]
     got = ex.encoder_rows(metric, items)
@@ -259,17 +266,13 @@ def test_tuned_heads_add_their_candidates_beside_the_shipped_features_and_cannot
     assert not (tmp_path / "out").exists()
 
 
-def test_calibrated_rows_subtract_the_mean_over_the_generic_probes_in_the_same_context(tmp_path, shared_data):
-    pytest.importorskip("sentence_transformers")
+def test_calibrated_rows_subtract_the_mean_over_the_generic_probes_in_the_same_context(micro_heads_metric):
     import numpy as np
 
     from dialeval.models.loading import load_sentence_encoder
-    from dialeval.quality.recipes import Recipe, train_recipe
     from dialeval.schema import Turn
 
-    micro = Recipe("micro", per_source=4, chitchat_dialogues=2, seed=7, val_share=0.4, ensemble=False)
-    train_recipe(micro, tmp_path, shared_data)
-    metric = ex.encoder_heads_metric(tmp_path)
+    metric = micro_heads_metric
     items = [MetricInput(response="I love hiking too!", context=(Turn(speaker="A", text="I went hiking."),)),
              MetricInput(response="ok", context=()),
              MetricInput(response="The stock fell.", context=(Turn(speaker="B", text="Hi."),
