@@ -35,6 +35,10 @@ def stress_table(
 ) -> list[dict[str, Any]]:
     """Return one row per (perturbation, output): n pairs, fraction original better, mean drop and CI, AUROC.
 
+    Besides the outputs, ``quality`` again on the pairs whose original people rated below the scale's
+    midpoint and on the rest (:func:`original_ratings`): a perturbed copy of a reply people already
+    rated poor need not be worse.
+
     ``views``: also the view logits of this trained cross-encoder folder (rows ``view_*``);
     ``ensemble``: this ``ensemble.json`` instead of the shipped one (a candidate's).
     """
@@ -53,6 +57,7 @@ def stress_table(
     _, _, ens, names = metric.loaded()
     rows = []
     by_id = {c.id: c for c in bench.candidates}
+    human, middle = original_ratings(bench)
     for name in perturbations:
         copies = got.copies[name]
         orig = [known[c.id.rsplit("~", 1)[0]] for c in copies]
@@ -70,11 +75,36 @@ def stress_table(
 
             for v in VIEW_FEATURES:
                 cols[v] = ([r[v] for r in orig], [r[v] for r in pert])
+        rated = [human.get(c.id.rsplit("~", 1)[0]) for c in copies]
+        for label, side in ((f"rated < {middle:g}", False), (f"rated >= {middle:g}", True)):
+            a, b = cols["quality"]
+            cols[f"quality, original {label}"] = ([v if r is not None and (r >= middle) == side else None
+                                                  for v, r in zip(a, rated, strict=True)], b)  # fmt: skip
         for output, (a, b) in cols.items():
             keep = [i for i in range(len(a)) if a[i] is not None and b[i] is not None]
             res = compare([a[i] for i in keep], [b[i] for i in keep], [ctx[i] for i in keep], seed=seed)
             rows.append({"perturbation": name, "output": output, "n": len(keep), **res})
     return rows
+
+
+def original_ratings(bench: Any) -> tuple[dict[str, float], float]:
+    """Return each item's mean rating on the benchmark's default dimension, and that scale's midpoint.
+
+    Example:
+        >>> from dialeval.data.benchmark import Benchmark
+        >>> from dialeval.schema import Rating
+        >>> r = [Rating(item_id="x", dimension="Overall", annotator=a, value=v, scale="1-5")
+        ...      for a, v in (("a", 2), ("b", 3))]
+        >>> original_ratings(Benchmark("g", {}, [], r))
+        ({'x': 2.5}, 3.0)
+    """
+    dim = bench.dimension()
+    values: dict[str, list[float]] = {}
+    for r in bench.ratings:
+        if r.dimension == dim and not r.dont_know:
+            values.setdefault(r.item_id, []).append(r.value)
+    low, high = (float(x) for x in bench.dimensions()[dim].split("-"))
+    return {k: sum(v) / len(v) for k, v in values.items()}, (low + high) / 2
 
 
 def dialogue_features(turns: Sequence[tuple[float, bool]]) -> dict[str, float]:
