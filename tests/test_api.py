@@ -117,6 +117,23 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
             ),
             'data:1: field "response": no value (2 such rows)',
         ),
+        (
+            lambda: dialeval.score([{"context": "a", "response": "hi"}, {"context": "b", "response": " "}], ["length"]),
+            'data:2: field "response": no value (1 such rows)',
+        ),
+        (
+            lambda: dialeval.score(pd.DataFrame({"context": ["a", "b"], "response": ["hi", ""]}), ["length"]),
+            'data:2: field "response": no value (1 such rows)',
+        ),
+        (
+            lambda: dialeval.score([{"context": "a", "response": 42}], ["length"]),
+            'data:1: field "response": expected a string, found int',
+        ),
+        (
+            lambda: dialeval.score([{**ROWS[0], "reference": ["Good", 3]}], ["bleu"]),
+            'data:1: field "reference": expected a string, found int',
+        ),
+        (lambda: dialeval.score([], ["length"]), "data: no rows to score"),
         (lambda: dialeval.score(ROWS, ["lenght"], cache=False), 'did you mean "length"'),
         (lambda: dialeval.score(ROWS, ["length"], engine="spark"), "spark"),
         (lambda: dialeval.score(Path("nowhere.csv"), ["length"]), "nowhere.csv"),
@@ -135,6 +152,33 @@ def test_bad_input_is_one_line_dialeval_error(call: object, message: str) -> Non
         call()  # type: ignore[operator]
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("context,response\nHi,Hello\nYo,\n")
+    with pytest.raises(InputError) as caught:
+        dialeval.score(p, ["length"], cache=False, progress=False)
+    assert str(caught.value) == f'{p}:3: field "response": no value (1 such rows)'
+    p.write_text("context,response,response\nHi,Hello,one two\n")
+    with pytest.raises(InputError) as caught:
+        dialeval.score(p, ["length"], cache=False, progress=False)
+    assert str(caught.value) == f'{p}:1: field "response": appears twice in the header (columns 2 and 3)'
+    j = tmp_path / "t.jsonl"
+    j.write_text('{"context": "Hi", "response": "Hello"}\n{"context": "Yo", "response": true}\n')
+    with pytest.raises(InputError) as caught:
+        dialeval.score(j, ["length"], cache=False, progress=False)
+    assert str(caught.value) == f'{j}:2: field "response": expected a string, found bool'
+
+
+def test_none_is_a_missing_value_as_an_empty_csv_cell_is() -> None:
+    # a None reference is no reference (not the text "None"): bleu cannot run, as with an empty CSV cell
+    with pytest.raises(InputError, match="1 of 2 items have no reference"):
+        dialeval.score([{**ROWS[0], "reference": None}, ROWS[2]], ["bleu"], cache=False, progress=False)
+    # a None system is the default system, as an empty CSV cell is (not an error)
+    rows = [{**ROWS[0], "system": None}, ROWS[2]]
+    got = dialeval.score(rows, ["length"], cache=False, progress=False)
+    assert got["length"].tolist() == [4.0, 3.0]
 
 
 def test_a_metric_output_named_like_an_input_column_is_refused() -> None:

@@ -92,7 +92,9 @@ def score(
         ``attrs["request"]`` is the scoring request, as ``run.json`` stores a command's.
 
     Raises:
-        InputError: A missing column or value, an unreadable file, an unknown metric or a bad parameter.
+        InputError: A missing column, a response that is missing, empty or only whitespace, a
+            value that is not a string where text is expected (None is a missing value, as an
+            empty CSV cell is), an unreadable file, an unknown metric or a bad parameter.
     """
     import pandas as pd
 
@@ -211,20 +213,23 @@ def _mapping(
     response_col: str,
     dialogue_col: str | None,
 ) -> ColumnMapping:
-    """Check the columns and their values; return the table mapping that reads them."""
+    """Check the columns and the dialogue ids; return the table mapping that reads them.
+
+    The values are checked as the table reader of ``--path`` checks them (:func:`~dialeval.data.generic.build_table`):
+    a response None, NaN, empty or only whitespace is an error; a system None or NaN is ``unknown``.
+    """
     from dialeval.data.generic import ColumnMapping
 
+    if len(frame) == 0:
+        raise InputError("no rows to score", path=DATA)
     cols = {k: v if v is not None else (OPTIONAL_COLUMNS[k] if OPTIONAL_COLUMNS[k] in frame else None)
             for k, v in wanted.items()}  # fmt: skip
     for name in (context_col, response_col, dialogue_col, *cols.values()):
         if name is not None and name not in frame.columns:
             have = ", ".join(map(str, frame.columns)) or "none"
             raise InputError(f'no column "{name}"; the columns: {have}', path=DATA, field=name)
-    for name in (response_col, cols["system"], dialogue_col):
-        if name is not None and (missing := _missing(frame[name])):
-            raise InputError(f"no value ({len(missing)} such rows)", path=DATA, line=missing[0], field=name)
-    if len(frame) == 0:
-        raise InputError("no rows to score", path=DATA)
+    if dialogue_col is not None and (missing := _missing(frame[dialogue_col])):
+        raise InputError(f"no value ({len(missing)} such rows)", path=DATA, line=missing[0], field=dialogue_col)
     return ColumnMapping(
         response=response_col, context=context_col, system=cols["system"], dialogue_id=dialogue_col,
         references=(cols["reference"],) if cols["reference"] else (), knowledge=cols["knowledge"],

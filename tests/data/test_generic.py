@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.data.generic import ColumnMapping, load_records, load_table
+from dialeval.data.generic import ColumnMapping, load_mapping, load_records, load_table
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.errors import InputError
 from dialeval.jsonl import write_jsonl
@@ -135,11 +135,9 @@ def test_table_refuses_duplicate_ratings_and_conflicting_ids(tmp_path: Path) -> 
 
 
 def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
-    from dialeval.data.generic import load_mapping
-
     p = tmp_path / "m.yaml"
     p.write_text("response: r\nratings:\n  q: [Overall]\n")
-    with pytest.raises(InputError, match=r'm\.yaml: field "ratings\.q": Input should be a valid string'):
+    with pytest.raises(InputError, match=r'm\.yaml:3: field "ratings\.q": Input should be a valid string'):
         load_mapping(p)
     p.write_text("ratings: {q: Overall}\n")
     with pytest.raises(InputError, match=r'm\.yaml: field "response": Field required'):
@@ -147,6 +145,139 @@ def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     p.write_text("- response\n")
     with pytest.raises(InputError, match=r"m\.yaml: expected a YAML mapping"):
         load_mapping(p)
-    p.write_text("response: r\nsystems: [a, b\n")
-    with pytest.raises(InputError, match=r"m\.yaml:3: not valid YAML"):
+    p.write_text("response: r\nsystems: [a, b\n")  # two lines: the error is on the last, not past it
+    with pytest.raises(InputError, match=r"m\.yaml:2: not valid YAML"):
         load_mapping(p)
+
+
+PLAIN = ColumnMapping(response="response", context="context", system="system", references=("reference",))
+
+
+def test_jsonl_null_reads_as_an_empty_csv_cell(tmp_path: Path) -> None:
+    csv_file = tmp_path / "t.csv"
+    csv_file.write_text("context,response,system,reference\n,Hello,,\nHi,Hey,b,Hey there\n")
+    j = tmp_path / "t.jsonl"
+    rows = [
+        {"context": None, "response": "Hello", "system": None, "reference": None},
+        {"context": "Hi", "response": "Hey", "system": "b", "reference": ["Hey there", None]},
+    ]
+    j.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from_csv, from_jsonl = load_table(csv_file, PLAIN), load_table(j, PLAIN)
+    assert from_jsonl.candidates == from_csv.candidates and from_jsonl.dialogues == from_csv.dialogues
+    first = from_jsonl.candidates[0]
+    assert (first.system, first.references, from_jsonl.dialogues[first.dialogue_id].turns) == ("unknown", [], [])
+    assert from_jsonl.candidates[1].references == ["Hey there"]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "found"),
+    [("response", True, "bool"), ("response", 42, "int"), ("response", ["a", "b"], "list"),
+     ("context", {"a": 1}, "dict"), ("context", ["Hi", 3], "int"), ("reference", 3.5, "float"),
+     ("reference", [{"r": 1}], "dict"), ("system", 7, "int")],
+)  # fmt: skip
+def test_a_non_string_where_text_is_expected_is_one_error(
+    tmp_path: Path, column: str, value: object, found: str
+) -> None:
+    j = tmp_path / "t.jsonl"
+    good = {"context": "Hi", "response": "Hey", "system": "a", "reference": "Hello"}
+    j.write_text(json.dumps(good) + "\n" + json.dumps({**good, column: value}) + "\n")
+    with pytest.raises(InputError) as caught:
+        load_table(j, PLAIN)
+    assert str(caught.value) == f'{j}:2: field "{column}": expected a string, found {found}'
+
+
+def test_an_empty_or_blank_response_is_refused_naming_the_first_row(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("context,response\nHi,Hello\nYo,\nSup,   \nHm,ok\n")
+    with pytest.raises(InputError) as caught:
+        load_table(p, ColumnMapping(response="response", context="context"))
+    assert str(caught.value) == f'{p}:3: field "response": no value (2 such rows)'
+    j = tmp_path / "t.jsonl"
+    j.write_text('{"context": "Hi", "response": "Hello"}\n{"context": "Yo", "response": null}\n')
+    with pytest.raises(InputError) as caught:
+        load_table(j, ColumnMapping(response="response", context="context"))
+    assert str(caught.value) == f'{j}:2: field "response": no value (1 such rows)'
+    wide = tmp_path / "w.csv"  # several responses per row: each system's column is checked
+    wide.write_text("q,r_a,r_b\nhello?,hi,yo\nbye?,ciao,\n")
+    with pytest.raises(InputError, match=r'w\.csv:3: field "r_b": no value \(1 such rows\)'):
+        load_table(wide, ColumnMapping(response="r_{system}", context="q", systems=("a", "b")))
+
+
+def test_empty_responses_are_kept_when_the_mapping_says_so(tmp_path: Path) -> None:
+    # as in the LMStyle MTurk export, where a system answered nothing and people rated that
+    p = tmp_path / "m.yaml"
+    p.write_text("response: r_{system}\ncontext: q\nsystems: [a, b]\nratings: {\"s_{system}\": Overall}\n"
+                 "keep_empty_responses: true\n")  # fmt: skip
+    wide = tmp_path / "w.csv"
+    wide.write_text("q,r_a,r_b,s_a,s_b\nhello?,hi,yo,60,40\nbye?,ciao,,70,0\n")
+    b = load_table(wide, load_mapping(p).to_mapping())
+    assert [(c.id, c.text) for c in b.candidates] == [("w-0000:a", "hi"), ("w-0000:b", "yo"), ("w-0001:a", "ciao"),
+                                                      ("w-0001:b", "")]  # fmt: skip
+    assert [(r.item_id, r.value) for r in b.ratings][-1] == ("w-0001:b", 0.0)
+    j = tmp_path / "t.jsonl"  # a response that is not a string is still an error
+    j.write_text('{"response": ""}\n{"response": 0}\n')
+    with pytest.raises(InputError, match=r't\.jsonl:2: field "response": expected a string, found int'):
+        load_table(j, ColumnMapping(response="response", keep_empty_responses=True))
+
+
+def test_a_column_named_twice_in_the_header_is_refused(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("context,response,response\nHi,Hello,one two three four\n")
+    with pytest.raises(InputError) as caught:
+        load_table(p, ColumnMapping(response="response", context="context"))
+    assert str(caught.value) == f'{p}:1: field "response": appears twice in the header (columns 2 and 3)'
+    p.write_text("context,response,notes,notes\nHi,Hello,a,b\n")  # even a column the mapping does not read
+    with pytest.raises(InputError, match=r't\.csv:1: field "notes": appears twice in the header \(columns 3 and 4\)'):
+        load_table(p, ColumnMapping(response="response", context="context"))
+
+
+def test_ratings_must_lie_on_a_well_formed_scale(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("response,rating\nHello there friend,1\nHey,9\nOk,5\n")
+    with pytest.raises(InputError) as caught:
+        load_table(p, ColumnMapping(response="response", ratings={"rating": "Overall"}, scale="1-5"))
+    assert str(caught.value) == f'{p}:3: field "rating": 9 is outside the scale 1-5'
+    p.write_text("response,rating\nHello there friend,-1\nHey,2.5\nOk,5\n")  # the ends are on the scale
+    b = load_table(p, ColumnMapping(response="response", ratings={"rating": "Overall"}, scale="-1-5"))
+    assert [r.value for r in b.ratings] == [-1.0, 2.5, 5.0] and b.dimensions() == {"Overall": "-1-5"}
+    with pytest.raises(InputError, match=r't\.csv:2: field "rating": -1 is outside the scale 0-2'):
+        load_table(p, ColumnMapping(response="response", ratings={"rating": "q"}, scale="1-5", scales={"q": "0-2"}))
+    for bad in ("abc", "5-1", "3-3", "1-"):
+        with pytest.raises(InputError) as caught:
+            ColumnMapping(response="response", scale=bad)
+        assert str(caught.value) == f'field "--scale": expected LOW-HIGH with LOW below HIGH, e.g. 1-5; found "{bad}"'
+    with pytest.raises(InputError, match=r'field "scales\.q": expected LOW-HIGH'):
+        ColumnMapping(response="response", scales={"q": "high"})
+
+
+def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) -> None:
+    p = tmp_path / "m.yaml"
+    p.write_text("response: response\ncontxt: context\n")
+    with pytest.raises(InputError) as caught:
+        load_mapping(p)
+    assert str(caught.value) == f'{p}:2: field "contxt": unknown key "contxt"; did you mean "context"?'
+    p.write_text("response: response\n\ncolour: red\n")
+    with pytest.raises(InputError, match=r'm\.yaml:3: field "colour": unknown key "colour"; the keys: name, response,'):
+        load_mapping(p)
+    p.write_text("response: response\nratings: {rating: Overall}\nscale: 5-1\n")
+    with pytest.raises(InputError) as caught:
+        load_mapping(p)
+    assert str(caught.value) == (
+        f'{p}:3: field "scale": expected LOW-HIGH with LOW below HIGH, e.g. 1-5; found "5-1"'
+    )
+    p.write_text("response: response\nscale: 1-5\nscales:\n  Overall: 1-5\n  fluency: abc\n")
+    with pytest.raises(InputError, match=r'm\.yaml:5: field "scales\.fluency": expected LOW-HIGH'):
+        load_mapping(p)
+
+
+def test_named_columns_the_mapping_does_not_read_get_a_warning(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("context,response,reference,system\nHi,Hello,Hey,a\n")
+    b = load_table(p, ColumnMapping(response="response", context="context"))
+    assert b.warnings == [
+        'the file has a column "reference" that is not read: pass --reference-col reference, '
+        'or name it under "references" in a mapping file',
+        'the file has a column "system" that is not read: pass --system-col system, '
+        'or name it under "system" in a mapping file',
+    ]
+    assert load_table(p, PLAIN).warnings == []

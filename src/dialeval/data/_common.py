@@ -19,13 +19,17 @@ import hashlib
 import io
 import json
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from dialeval.errors import InputError
 from dialeval.jsonl import iter_objects, read_text
+
+_SCALE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*")
 
 
 @dataclass(frozen=True)
@@ -136,9 +140,9 @@ def read_csv_rows(
                 if not row:
                     continue
                 if header and not names:
-                    names = {name: i for i, name in enumerate(row) if name not in ("", None)}
+                    names = header_index(row, where)
                     if (missing := next((n for n in required if n not in names), None)) is not None:
-                        hint = _delimiter_hint(row, delimiter)
+                        hint = _case_hint(row, missing) or _delimiter_hint(row, delimiter)
                         raise where.error(f"missing column in the header{hint}", field=missing)
                     width = max((names[n] + 1 for n in required), default=0)
                     header_width = len(row)
@@ -156,6 +160,40 @@ def read_csv_rows(
     if header and not names:
         raise InputError("empty file: expected a header row", path=path)
     return names, rows
+
+
+def header_index(row: Sequence[str], where: Where) -> dict[str, int]:
+    """Return column name -> index of a CSV header row (empty names left out); a name given twice is an error.
+
+    Example:
+        >>> header_index(["context", "response", ""], Where("t.csv", line=1))
+        {'context': 0, 'response': 1}
+        >>> header_index(["context", "response", "response"], Where("t.csv", line=1))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: t.csv:1: field "response": appears twice in the header (columns 2 and 3)
+    """
+    names: dict[str, int] = {}
+    for i, name in enumerate(row):
+        if name in ("", None):
+            continue
+        if name in names:
+            raise where.error(f"appears twice in the header (columns {names[name] + 1} and {i + 1})", field=name)
+        names[name] = i
+    return names
+
+
+def _case_hint(header: Sequence[str], missing: str) -> str:
+    """Say so when the header has the missing column spelled with other letter case or spaces around it.
+
+    Example:
+        >>> _case_hint(["Context", "Response"], "context")
+        '; the header has "Context" (column names are case-sensitive)'
+        >>> _case_hint(["context"], "response")
+        ''
+    """
+    near = next((n for n in header if n.strip().casefold() == missing.strip().casefold()), None)
+    return f'; the header has "{near}" (column names are case-sensitive)' if near is not None else ""
 
 
 def _delimiter_hint(header: list[str], delimiter: str) -> str:
@@ -207,6 +245,21 @@ def number(value: Any, where: Where, field_name: str) -> float:
     if not math.isfinite(out):
         raise where.error(f"expected a finite number, found {value!r}", field=field_name)
     return out
+
+
+@cache
+def scale_range(scale: str) -> tuple[float, float] | None:
+    """Return (LOW, HIGH) of a numeric scale written ``LOW-HIGH`` with LOW below HIGH, else None.
+
+    Example:
+        >>> scale_range("1-5"), scale_range(" -2 - 2.5 "), scale_range("5-1"), scale_range("abc")
+        ((1.0, 5.0), (-2.0, 2.5), None, None)
+    """
+    found = _SCALE.fullmatch(scale)
+    if found is None:
+        return None
+    low, high = float(found[1]), float(found[2])
+    return (low, high) if low < high else None
 
 
 def score_list(rec: dict[str, Any], key: str, where: Where) -> list[Any]:

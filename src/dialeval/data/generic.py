@@ -14,9 +14,10 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from dialeval.data._common import (
     number,
     read_csv_rows,
     read_jsonl_records,
+    scale_range,
     split_turns,
 )
 from dialeval.data.benchmark import Benchmark
@@ -54,7 +56,8 @@ class ColumnMapping:
         annotator_columns: Wide form: one column per annotator -> annotator name,
             all rating ``dimension``.
         dimension: The dimension of ``annotator_columns``.
-        scale: The answer scale of every rating, e.g. ``"1-5"``.
+        scale: The answer scale of every rating, ``LOW-HIGH`` with LOW below HIGH, e.g. ``"1-5"``
+            (a rating outside it is an error; empty: no scale).
         scales: Per-dimension scales that override ``scale``.
         item_id: The column holding each response's id (default ``<dialogue>:<system>``).
         dialogue_id: The column holding each dialogue's id (default: one per distinct context).
@@ -66,6 +69,9 @@ class ColumnMapping:
         pseudonymise: Store annotators as ``annotator-001``, ``annotator-002``, ... in
             order of first appearance (for crowd worker ids), never the ids themselves.
         delimiter: The field separator of a CSV file (default: tab for ``.tsv``, else comma).
+        keep_empty_responses: Keep responses that are empty (or null, or only whitespace) as
+            empty texts, for data where a system answered nothing and people rated that;
+            without it they are an error.
     """
 
     response: str
@@ -87,6 +93,13 @@ class ColumnMapping:
     systems: tuple[str, ...] = ()
     pseudonymise: bool = False
     delimiter: str | None = None
+    keep_empty_responses: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse a scale that is not ``LOW-HIGH`` (``scale`` is ``--scale`` on the command line)."""
+        check_scale(self.scale, field="--scale")
+        for dim, scale in self.scales.items():
+            check_scale(scale, field=f"scales.{dim}")
 
     def columns(self) -> list[str]:
         """Return every column this mapping reads (``{system}`` expanded)."""
@@ -113,6 +126,22 @@ def _expand(column: str, system: str) -> str:
     return column.replace("{system}", system) if system else column
 
 
+SCALE_FORM = "expected LOW-HIGH with LOW below HIGH, e.g. 1-5"
+
+
+def check_scale(scale: str, *, field: str, path: str | Path | None = None, line: int | None = None) -> None:
+    """Refuse a rating scale that is not empty (no scale) and not ``LOW-HIGH`` numbers with LOW below HIGH.
+
+    Example:
+        >>> check_scale("5-1", field="--scale")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--scale": expected LOW-HIGH with LOW below HIGH, e.g. 1-5; found "5-1"
+    """
+    if scale and scale_range(scale) is None:
+        raise InputError(f'{SCALE_FORM}; found "{scale}"', path=path, line=line, field=field)
+
+
 def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, Any]]]:
     """Read the rows of a CSV/TSV/JSONL table, each with its place; a column of ``mapping`` missing is an error."""
     if path.name.endswith((".jsonl", ".jsonl.gz")):
@@ -129,10 +158,36 @@ def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[
     return [(where, {name: row[i] for name, i in index.items() if i < len(row)}) for where, row in rows]
 
 
-def _text_list(value: Any, sep: str) -> list[str]:
+def _text(value: Any, where: Where, col: str) -> str:
+    """Return a text cell, stripped; a missing value (JSON null, NaN in a frame) is "", as an empty CSV cell is.
+
+    A number, bool, list or object where text is expected is an error naming the place and the column.
+    """
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise where.error(f"expected a string, found {type(value).__name__}", field=col)
+    return value.strip()
+
+
+def _name(value: Any, where: Where, col: str) -> str:
+    """Return an id, annotator or tag cell as text: like :func:`_text`, but a number is taken as written."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return _text(value, where, col)
+
+
+def _texts(value: Any, where: Where, col: str) -> list[str]:
+    """Return a cell that holds one text or a list of texts (a JSONL list), empty ones left out."""
+    values = value if isinstance(value, list) else [value]
+    return [t for t in (_text(v, where, col) for v in values) if t]
+
+
+def _text_list(value: Any, sep: str, where: Where, col: str) -> list[str]:
+    """Return the parts of a text cell split on ``sep``, or the texts of a list, empty ones left out."""
     if isinstance(value, list):
-        return [str(v).strip() for v in value if str(v).strip()]
-    return list(iter_nonempty(str(value), sep)) if value is not None else []
+        return _texts(value, where, col)
+    return list(iter_nonempty(_text(value, where, col), sep))
 
 
 @dataclass
@@ -154,22 +209,21 @@ class _TableBuilder:
 
     def dialogue(self, where: Where, rec: Mapping[str, Any]) -> str:
         m = self.mapping
-        raw = rec[m.context] if m.context else ""
-        context = json.dumps(raw) if isinstance(raw, list) else str(raw)  # a list is already split into turns
+        raw = rec[m.context] if m.context else None
+        lines = _text_list(raw, m.turn_separator, where, m.context or "")
+        context = json.dumps(lines)  # the turns: a string split on the separator, or a list already split
         if m.dialogue_id:
-            did = str(rec[m.dialogue_id]).strip()
+            did = _name(rec[m.dialogue_id], where, m.dialogue_id)
             if not did:
                 raise where.error("empty dialogue id", field=m.dialogue_id)
         elif context in self.context_ids:
             return self.context_ids[context]
         else:
             did = self.context_ids[context] = f"{self.bench}-{len(self.context_ids):04d}"
-        lines = _text_list(raw, m.turn_separator)
         turns = [Turn(speaker=s, text=t) for s, t in zip(split_turns(lines, "B"), lines, strict=True)]
-        dialogue = Dialogue(
-            id=did, turns=turns, knowledge=_text_list(rec[m.knowledge], m.turn_separator) if m.knowledge else [],
-            domain=str(rec[m.domain]).strip() or None if m.domain else None,
-        )  # fmt: skip
+        knowledge = _text_list(rec[m.knowledge], m.turn_separator, where, m.knowledge) if m.knowledge else []
+        domain = _text(rec[m.domain], where, m.domain) or None if m.domain else None
+        dialogue = Dialogue(id=did, turns=turns, knowledge=knowledge, domain=domain)
         if did in self.dialogues:
             if self.dialogues[did] != dialogue:
                 first = self.dialogue_lines[did].line
@@ -184,16 +238,13 @@ class _TableBuilder:
         def col(name: str) -> str:
             return _expand(name, system_name)
 
-        system = system_name or (str(rec[m.system]).strip() if m.system else "unknown")
-        response = str(rec[col(m.response)]).strip()
-        refs: list[str] = []
-        for c in m.references:
-            value = rec[col(c)]
-            refs += [str(v).strip() for v in value] if isinstance(value, list) else [str(value).strip()]
-        tags = {"system": system, **{t: str(rec[t]).strip() for t in m.tags}}
+        system = system_name or (_text(rec[m.system], where, m.system) if m.system else "") or "unknown"
+        response = _text(rec[col(m.response)], where, col(m.response))
+        refs = [r for c in m.references for r in _texts(rec[col(c)], where, col(c))]
+        tags = {"system": system, **{t: _name(rec[t], where, t) for t in m.tags}}
         key = (did, system, response)
         if m.item_id and not system_name:
-            item = str(rec[m.item_id]).strip()
+            item = _name(rec[m.item_id], where, m.item_id)
             if not item:
                 raise where.error("empty item id", field=m.item_id)
         elif key in self.items:
@@ -204,7 +255,7 @@ class _TableBuilder:
             item = f"{did}:{system}" + (f"#{n + 1}" if n else "")
         cand = Candidate(
             id=item, dialogue_id=did, turn_index=len(self.dialogues[did].turns), system=system, text=response,
-            references=[r for r in refs if r], tags=tags,
+            references=refs, tags=tags,
         )  # fmt: skip
         if item in self.item_lines:
             first, seen = self.item_lines[item]
@@ -217,7 +268,7 @@ class _TableBuilder:
 
     def rate(self, where: Where, rec: Mapping[str, Any], item: str, system_name: str) -> None:
         m = self.mapping
-        annotator = str(rec[m.annotator]).strip() if m.annotator else "annotator"
+        annotator = _name(rec[m.annotator], where, m.annotator) if m.annotator else "annotator"
         if m.pseudonymise:
             annotator = self.pseudonyms.setdefault(annotator, f"annotator-{len(self.pseudonyms) + 1:03d}")
         cells = [(c, d, annotator) for c, d in m.ratings.items()]
@@ -229,6 +280,9 @@ class _TableBuilder:
                 self.skipped[f"empty rating ({col})"] += 1
                 continue
             number_value = number(value, where, col)
+            bounds = scale_range(m.scale_of(dim))
+            if bounds is not None and not bounds[0] <= number_value <= bounds[1]:
+                raise where.error(f"{number_value:g} is outside the scale {m.scale_of(dim)}", field=col)
             key = (item, dim, who)
             if key in self.rated:
                 raise where.error(
@@ -248,22 +302,65 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
     same context, system and response (or ``item_id``) share a candidate (so the
     long form gives one row per annotator). Empty rating cells are skipped and
     counted; an annotator rating the same item and dimension twice is an error
-    naming both lines.
+    naming both lines. A column named ``reference``, ``references`` or ``system`` that
+    the mapping does not read (the Python API reads them by name) gets a warning.
     """
     p = Path(path)
     records = table_records(p, mapping)
     if not records:
         raise InputError("no rows to read (only a header, or nothing)", path=p)
-    return build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
+    bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
+    bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
+    return bench
+
+
+#: Columns read by name when present (as the Python API reads them): the option, and the mapping file's key.
+NAMED_COLUMNS = {"reference": ("--reference-col", "references"), "references": ("--reference-col", "references"),
+                 "system": ("--system-col", "system")}  # fmt: skip
+
+
+def unread_columns(columns: Iterable[str], mapping: ColumnMapping) -> list[str]:
+    """Return a warning for each column of :data:`NAMED_COLUMNS` in ``columns`` that ``mapping`` does not read.
+
+    Example:
+        >>> unread_columns(["context", "response", "reference"], ColumnMapping(response="response"))
+        ['the file has a column "reference" that is not read: pass --reference-col reference, or name it under ...']
+    """
+    read = set(mapping.columns())
+    warnings = []
+    for column in columns:
+        if column in NAMED_COLUMNS and column not in read:
+            option, key = NAMED_COLUMNS[column]
+            warnings.append(
+                f'the file has a column "{column}" that is not read: pass {option} {column}, '
+                f'or name it under "{key}" in a mapping file'
+            )
+    return warnings
+
+
+def _check_responses(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping) -> None:
+    """Refuse responses that are missing, empty or only whitespace (one error at the first, counting the rows).
+
+    Unless ``mapping.keep_empty_responses``; a response that is not a string is an error either way.
+    """
+    for system in mapping.systems or ("",):
+        col = _expand(mapping.response, system)
+        empty = [where for where, rec in rows if not _text(rec[col], where, col)]
+        if empty and not mapping.keep_empty_responses:
+            raise empty[0].error(f"no value ({len(empty)} such rows)", field=col)
 
 
 def build_table(
-    rows: Iterable[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, *, name: str, source: str
+    rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, *, name: str, source: str
 ) -> tuple[Benchmark, list[list[str]]]:
     """Build the benchmark of :func:`load_table` from rows already read; also return each row's item ids.
 
-    A context may be a string (split on ``mapping.turn_separator``) or a list of turns.
+    A context may be a string (split on ``mapping.turn_separator``) or a list of turns. A text
+    value that is None (JSON null) is read as an empty cell; one that is not a string is an
+    error, and so is a response that is missing, empty or only whitespace (naming the first
+    such row and counting them).
     """
+    _check_responses(rows, mapping)
     build = _TableBuilder(name, mapping)
     row_items: list[list[str]] = []
     for where, rec in rows:
@@ -324,6 +421,7 @@ class MappingFile(BaseModel):
     systems: list[str] = Field(default_factory=list)
     pseudonymise: bool = False
     delimiter: str | None = None
+    keep_empty_responses: bool = False
 
     def to_mapping(self) -> ColumnMapping:
         """Return the :class:`ColumnMapping` this file describes."""
@@ -334,16 +432,19 @@ class MappingFile(BaseModel):
 
 
 def load_mapping(path: str | Path) -> MappingFile:
-    r"""Read a YAML mapping file; an error names the file, the line (YAML syntax) or the key.
+    r"""Read a YAML mapping file; an error names the file, the line and the key.
+
+    A key that is not a mapping key is refused with the closest one, and a ``scale`` (or a
+    ``scales`` value) must be ``LOW-HIGH``.
 
     Example:
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.yaml"
-        >>> _ = p.write_text("response: reply\nratings: {q: Overall}\ncolour: red\n")
+        >>> _ = p.write_text("response: reply\nratings: {q: Overall}\ncontxt: history\n")
         >>> load_mapping(p)
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: ...m.yaml: field "colour": Extra inputs are not permitted
+        dialeval.errors.InputError: ...m.yaml:3: field "contxt": unknown key "contxt"; did you mean "context"?
     """
     import yaml  # type: ignore[import-untyped]
 
@@ -353,16 +454,51 @@ def load_mapping(path: str | Path) -> MappingFile:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(f"not valid YAML ({problem})", path=p, line=mark.line + 1 if mark else None) from None
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        line = min(mark.line + 1, len(text.splitlines()) or 1) if mark else None  # not past the end: at the last line
+        raise InputError(f"not valid YAML ({problem})", path=p, line=line) from None
     if not isinstance(raw, dict):
         raise InputError("expected a YAML mapping of keys (response:, ratings:, ...)", path=p)
     try:
-        return MappingFile.model_validate(raw)
+        spec = MappingFile.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"]) or None
-        raise InputError(first["msg"], path=p, field=where) from None
+        loc = [str(x) for x in first["loc"]]
+        message = _unknown_key(loc[-1]) if first["type"] == "extra_forbidden" else first["msg"]
+        raise InputError(message, path=p, line=_key_line(text, loc), field=".".join(loc) or None) from None
+    for key, scale in [("scale", spec.scale), *((f"scales.{d}", v) for d, v in spec.scales.items())]:
+        check_scale(scale, field=key, path=p, line=_key_line(text, key.split(".", 1)))
+    return spec
+
+
+def _unknown_key(key: str) -> str:
+    """Say that ``key`` is not a key of :class:`MappingFile`, with the closest one (else the list of them)."""
+    keys = list(MappingFile.model_fields)
+    close = difflib.get_close_matches(key, keys, n=1)
+    hint = f'did you mean "{close[0]}"?' if close else f"the keys: {', '.join(keys)}"
+    return f'unknown key "{key}"; {hint}'
+
+
+def _key_line(text: str, loc: Sequence[str]) -> int | None:
+    r"""Return the line (from 1) of the key at ``loc`` in a YAML mapping, e.g. ``["scales", "fluency"]``.
+
+    The line of the deepest key found (None if the first is not there).
+
+    Example:
+        >>> _key_line("response: r\nscales:\n  fluency: 5-1\n", ["scales", "fluency"])
+        3
+    """
+    import yaml
+
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    line = None
+    for key in loc:
+        pairs = node.value if isinstance(node, yaml.MappingNode) else []
+        found = next(((k, v) for k, v in pairs if k.value == key), None)
+        if found is None:
+            break
+        line, node = found[0].start_mark.line + 1, found[1]
+    return line
 
 
 RECORD_FILES = ("dialogues.jsonl", "candidates.jsonl", "ratings.jsonl")
