@@ -94,3 +94,25 @@ def test_values_do_not_depend_on_the_process_string_hashing(tmp_path):
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert len(runs[0]) == 360 and all(v is not None for v in runs[0])
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("layers", [-3, 7, 100])
+def test_a_layer_the_model_lacks_is_one_error_naming_its_range(layers: int) -> None:
+    from dialeval.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        BertScoreMetric(num_layers=layers)
+    assert err.value.field == "--param"
+    assert err.value.message.startswith(f"bertscore.num_layers={layers}: must be between 0 and 6")
+
+
+def test_every_layer_of_the_model_is_accepted_and_the_top_is_read_from_the_model(tmp_path) -> None:
+    from dialeval.metrics.bertscore import BertScoreConfig, model_layers
+
+    assert [BertScoreMetric(num_layers=n, rescale=False).config.num_layers for n in (0, 3, 6)] == [0, 3, 6]
+    folder = tmp_path / "enc"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"num_hidden_layers": 2}', encoding="utf-8")
+    assert model_layers(BertScoreConfig(model=str(folder))) == 2
+    with pytest.raises(ValueError, match="between 0 and 2"):
+        BertScoreMetric(model=str(folder), num_layers=3, rescale=False)

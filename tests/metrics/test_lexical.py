@@ -9,6 +9,7 @@ the other listed responses to the same turn as its references.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 from pathlib import Path
 
@@ -179,10 +180,76 @@ def test_signatures_name_parameters_and_versions() -> None:
 def test_bad_smoothing_and_missing_references_are_clear_errors() -> None:
     from dialeval.errors import InputError
 
-    with pytest.raises(ValueError, match="method8"):
+    with pytest.raises(InputError, match=r"bleu\.smoothing='method8': not one of none, comperdial, method0") as err:
         Bleu(smoothing="method8")
+    assert err.value.field == "--param"
     with pytest.raises(InputError, match=r'item 1: needs a non-empty list of references'):
         SacreBleu().compute([MetricInput("a", references=("a",)), MetricInput("b")])
+
+
+@pytest.mark.parametrize(
+    ("family", "given", "message"),
+    [
+        (Bleu, {"tokenizer": "spacy"}, "bleu.tokenizer='spacy': not one of nltk-word, whitespace"),
+        (Meteor, {"tokenizer": "bad"}, "meteor.tokenizer='bad': not one of nltk-word, whitespace"),
+        (Meteor, {"alpha": float("nan")}, "meteor.alpha=nan: not a finite number"),
+        (Meteor, {"gamma": float("inf")}, "meteor.gamma=inf: not a finite number"),
+        (Chrf, {"char_order": -1}, "chrf.char_order=-1: must be at least 1"),
+        (Chrf, {"word_order": -1}, "chrf.word_order=-1: must be at least 0"),
+        (Chrf, {"beta": -1}, "chrf.beta=-1: must be at least 0"),
+    ],
+)
+def test_a_bad_value_is_refused_when_the_metric_is_built(family: type, given: dict, message: str) -> None:
+    from dialeval.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        family(**given)
+    assert err.value.field == "--param" and err.value.message.startswith(message), err.value.message
+
+
+def test_sacrebleus_choices_are_read_from_sacrebleu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sacrebleu.metrics.bleu import BLEU
+
+    from dialeval.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        SacreBleu(tokenize="bad")
+    assert err.value.message == f"sacrebleu.tokenize='bad': not one of {', '.join(BLEU.TOKENIZERS)}"
+    with pytest.raises(InputError) as err:
+        SacreBleu(smooth_method="bad")
+    assert err.value.message == f"sacrebleu.smooth_method='bad': not one of {', '.join(BLEU.SMOOTH_DEFAULTS)}"
+    for method in BLEU.SMOOTH_DEFAULTS:
+        assert f"smooth_method:{method}" in SacreBleu(smooth_method=method).signature
+    # A method that sacrebleu gains is accepted without a change here.
+    monkeypatch.setattr(BLEU, "SMOOTH_DEFAULTS", {**BLEU.SMOOTH_DEFAULTS, "newer": None})
+    assert SacreBleu(smooth_method="newer").config.smooth_method == "newer"
+
+
+def test_a_sacrebleu_tokenizer_that_cannot_load_here_is_one_error_with_its_install_hint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dialeval.errors import InputError
+    from dialeval.metrics import lexical
+
+    def missing(*args: object) -> None:
+        raise RuntimeError("\nJapanese tokenization requires extra dependencies.\n\n    pip install sacrebleu[ja]\n")
+
+    monkeypatch.setattr(lexical, "bleu_scorer", missing)
+    with pytest.raises(InputError) as err:
+        SacreBleu(tokenize="ja-mecab")
+    assert err.value.field == "--param"
+    assert err.value.message == (
+        "sacrebleu.tokenize='ja-mecab': cannot run here: Japanese tokenization requires extra dependencies. "
+        "pip install sacrebleu[ja]"
+    )
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sentencepiece") is not None, reason="sentencepiece is installed")
+def test_a_sacrebleu_tokenizer_without_its_package_is_refused_for_real() -> None:
+    from dialeval.errors import InputError
+
+    with pytest.raises(InputError, match=r"tokenize='flores200': cannot run here: .*pip install sentencepiece"):
+        SacreBleu(tokenize="flores200")
 
 
 def test_empty_response_scores_like_the_libraries_and_never_nan() -> None:

@@ -121,3 +121,34 @@ def test_a_prefix_is_repeated_only_when_a_new_row_is_cheaper():
     assert len(_split_rows(short_prefix, pair_cost=1 / 4096)) == 3
     assert len(_split_rows(long_prefix, pair_cost=1 / 4096)) == 1
     assert len(_split_rows(short_prefix, pair_cost=0.0)) == 1  # padded layout: never split
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"max_response_tokens": 0}, "likelihood.max_response_tokens=0: must be at least 1"),
+        ({"max_context_tokens": -1}, "likelihood.max_context_tokens=-1: must be at least 1"),
+        ({"context_turns": -5}, "likelihood.context_turns=-5: must be at least 0 (0 = all turns)"),
+        ({"template": "nobraces"}, "likelihood.template='nobraces': has no {context} placeholder"),
+        ({"template": "{speaker}: {context}"}, "likelihood.template='{speaker}: {context}': unknown placeholder"),
+        ({"template": "{context"}, "likelihood.template='{context': not a valid template"),
+    ],
+)
+def test_meaningless_settings_are_refused_when_built(given, message):
+    from dialeval.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        LikelihoodMetric(**given)
+    assert err.value.field == "--param" and err.value.message.startswith(message), err.value.message
+
+
+def test_context_turns_zero_puts_every_turn_in_the_prompt(metric):
+    from dialeval.schema import Turn
+
+    _, tok, _ = metric._loaded()
+    item = MetricInput(response="yes", context=(Turn(speaker="A", text="first"), Turn(speaker="B", text="second")))
+    every = LikelihoodMetric(context_turns=0, template="<{context}> {{x}}")
+    prefix, cont = every.requests([item])[0][0]
+    assert tok.decode(prefix).endswith("<first second> {x}")
+    last, _ = metric.requests([item])[0][0]
+    assert "second" in tok.decode(last) and "first" not in tok.decode(last) and len(cont) == 1

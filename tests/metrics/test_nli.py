@@ -62,3 +62,13 @@ def test_model_without_contradiction_label_is_refused(tmp_path):
     folder = tiny.build(tmp_path / "sent", ["NEGATIVE", "POSITIVE"])
     with pytest.raises(InputError, match="contradiction"):
         NliMetric(model=str(folder)).compute([MetricInput(response="x", context=(Turn(speaker="A", text="y"),))])
+
+
+def test_a_negative_context_turns_is_refused_and_zero_keeps_only_the_knowledge(tmp_path):
+    with pytest.raises(InputError) as err:
+        NliMetric(model=str(tmp_path), context_turns=-1)
+    assert err.value.field == "--param"
+    assert err.value.message == "nli.context_turns=-1: must be at least 0 (0 = no context turn, only the knowledge)"
+    item = MetricInput(response="r", context=(Turn(speaker="A", text="turn"),), knowledge=("fact",))
+    assert NliMetric(model=str(tmp_path), context_turns=0)._premises(item) == ["fact"]
+    assert NliMetric(model=str(tmp_path), context_turns=1)._premises(item) == ["turn", "fact"]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dialeval.errors import InputError, UnknownNameError
 from dialeval.metrics import METRICS
-from dialeval.metrics.resolve import family, metric_params, parse_params, resolve_metrics
+from dialeval.metrics.resolve import build_metric, family, family_params, metric_params, parse_params, resolve_metrics
 
 
 def test_prefixed_families_come_from_the_entry_point_group_not_from_the_resolver():
@@ -37,3 +39,191 @@ def test_parameters_are_typed_and_unknown_keys_or_families_are_errors():
         metric_params(fams[:1], parse_params(["device=cpu"]))  # given with -p (not --device), it must be used
     with pytest.raises(UnknownNameError, match='did you mean "bleu"'):
         metric_params(fams, parse_params(["bleux.smoothing=method1"]))
+
+
+def _built(names: list[str], pairs: list[str]) -> dict[str, Any]:
+    """What ``-m NAMES -p PAIRS`` builds: each family's metric, by family name (the path of every command)."""
+    parsed = parse_params(pairs)
+    fams, _ = resolve_metrics(names, params=parsed)
+    return {name: build_metric(name, p) for name, p in metric_params(fams, parsed).items()}
+
+
+@pytest.mark.parametrize(("output", "fam"), [("bleu4", "bleu"), ("bleu1", "bleu"), ("rougeL", "rouge")])
+def test_a_parameter_under_an_output_name_goes_to_its_family_and_its_signature(output: str, fam: str) -> None:
+    key, value = ("smoothing", "comperdial") if fam == "bleu" else ("use_stemmer", "yes")
+    metric = _built([output], [f"{output}.{key}={value}"])[fam]
+    assert f"|{key}:{value}|" in metric.signature
+    assert metric.signature == _built([fam], [f"{fam}.{key}={value}"])[fam].signature
+    assert family_params({output: {key: value}}) == {fam: {key: value}}
+
+
+def test_an_unknown_key_under_an_output_name_is_the_error_of_the_family_name() -> None:
+    errors = []
+    for name in ("bleu4", "bleu"):
+        with pytest.raises(InputError) as err:
+            _built(["bleu4"], [f"{name}.zzz=1"])
+        errors.append(str(err.value))
+    assert errors[0] == errors[1] == (
+        'field "--param": metric "bleu" has no parameter "zzz"; its parameters: lowercase, smoothing, tokenizer'
+    )
+
+
+@pytest.mark.parametrize(
+    ("names", "pair", "absent"),
+    [
+        (["sacrebleu"], "bleu.smoothing=comperdial", "bleu"),
+        (["length"], "bleu.zzz=1", "bleu"),
+        (["length"], "bleu4.smoothing=comperdial", "bleu"),  # an output of a family not in the run
+        (["length", "bleu"], "likelihood.context_turns=2", "likelihood"),
+    ],
+)
+def test_a_parameter_for_a_family_not_in_the_run_is_an_error(names: list[str], pair: str, absent: str) -> None:
+    with pytest.raises(InputError) as err:
+        _built(names, [pair])
+    assert err.value.field == "--param"
+    assert err.value.message.startswith(f'no metric of this run is "{absent}"')
+    assert ", ".join(names) in err.value.message  # and what the run does hold
+    with pytest.raises(UnknownNameError, match='unknown metric "bleu9"'):
+        _built(names, ["bleu9.smoothing=none"])  # an unknown name stays a did-you-mean error
+
+
+def test_two_names_of_one_family_may_not_give_one_parameter_two_values() -> None:
+    with pytest.raises(InputError) as err:
+        _built(["bleu"], ["bleu.smoothing=method2", "bleu4.smoothing=method3"])
+    assert err.value.field == "--param"
+    assert err.value.message == (
+        "bleu.smoothing='method2' and bleu4.smoothing='method3' set the same parameter of \"bleu\""
+    )
+    same = _built(["bleu"], ["bleu.smoothing=method2", "bleu4.smoothing=method2"])["bleu"]
+    assert same.config.smoothing == "method2"
+
+
+def test_an_output_names_parameters_count_when_asking_whether_its_family_can_run(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    with pytest.raises(InputError, match='metric "nli" cannot run here'):
+        resolve_metrics(["nli"], params=parse_params(["nli_contradiction.device=cpu"]))
+    fams, _ = resolve_metrics(["nli"], params=parse_params([f"nli_contradiction.model={tmp_path}"]))
+    assert [f.name for f in fams] == ["nli"]
+
+
+@pytest.mark.parametrize("names", [[""], ["  "], ["bleu", "", "length"], []])
+def test_an_empty_metric_name_is_an_error_not_the_default_set(names: list[str]) -> None:
+    with pytest.raises(InputError) as err:
+        resolve_metrics(names)
+    assert err.value.field == "--metrics"
+    assert err.value.message.startswith("empty metric name")
+    assert [f.name for f in resolve_metrics(["bleu", "length"])[0]] == ["bleu", "length"]
+
+
+@pytest.mark.parametrize(
+    ("names", "pair", "message"),
+    [
+        (["bleu"], "bleu.smoothing=bad", "bleu.smoothing='bad': not one of none, comperdial, method0, method1"),
+        (["bleu4"], "bleu4.smoothing=bad", "bleu.smoothing='bad': not one of none, comperdial, method0, method1"),
+        (["bleu"], "bleu.tokenizer=bad", "bleu.tokenizer='bad': not one of nltk-word, whitespace"),
+        (["meteor"], "meteor.tokenizer=bad", "meteor.tokenizer='bad': not one of nltk-word, whitespace"),
+        (["sacrebleu"], "sacrebleu.tokenize=bad", "sacrebleu.tokenize='bad': not one of none, zh, 13a, intl"),
+        (["sacrebleu"], "sacrebleu.smooth_method=bad", "sacrebleu.smooth_method='bad': not one of none, floor"),
+        (["meteor"], "meteor.alpha=nan", "meteor.alpha=nan: not a finite number"),
+        (["meteor"], "meteor.beta=inf", "meteor.beta=inf: not a finite number"),
+        (["meteor"], "gamma=-inf", "meteor.gamma=-inf: not a finite number"),
+        (["chrf"], "chrf.char_order=-1", "chrf.char_order=-1: must be at least 1"),
+        (["chrf"], "chrf.char_order=0", "chrf.char_order=0: must be at least 1"),
+        (["chrfpp"], "chrfpp.word_order=-1", "chrf.word_order=-1: must be at least 0"),
+        (["chrf"], "chrf.beta=-2", "chrf.beta=-2: must be at least 0"),
+        (["likelihood"], "likelihood.max_response_tokens=0", "likelihood.max_response_tokens=0: must be at least 1"),
+        (["likelihood"], "likelihood.max_context_tokens=0", "likelihood.max_context_tokens=0: must be at least 1"),
+        (["likelihood"], "likelihood.context_turns=-5", "likelihood.context_turns=-5: must be at least 0 (0 = all"),
+        (["likelihood"], "likelihood.template=nobraces", "likelihood.template='nobraces': has no {context}"),
+        (["likelihood"], "likelihood.template={context} {x}", "likelihood.template='{context} {x}': unknown place"),
+    ],
+)
+def test_a_bad_parameter_value_is_one_input_error_naming_it(names: list[str], pair: str, message: str) -> None:
+    fam = family(names[0]).name
+    if fam == "likelihood":
+        pytest.importorskip("torch")  # the metric is refused without its extra, before any value is read
+    with pytest.raises(InputError) as err:
+        _built(names, [pair])
+    assert err.value.field == "--param"
+    assert err.value.message.startswith(message), err.value.message
+
+
+@pytest.mark.parametrize(
+    ("name", "pairs", "shown"),
+    [
+        ("bleu", ["bleu.smoothing=none", "bleu.tokenizer=whitespace"], ["smoothing:none", "tokenizer:whitespace"]),
+        ("meteor", ["meteor.alpha=0.8", "meteor.tokenizer=whitespace"], ["alpha:0.8", "tokenizer:whitespace"]),
+        ("sacrebleu", ["sacrebleu.tokenize=intl", "sacrebleu.smooth_method=floor"], ["tokenize:intl"]),
+        ("chrf", ["chrf.char_order=1", "chrf.word_order=0", "chrf.beta=0"], ["char_order:1", "word_order:0"]),
+        ("likelihood", ["likelihood.context_turns=0", "likelihood.max_response_tokens=1",
+                        "likelihood.template=A {{b}}: {context} B:"], ["context_turns:0", "max_response_tokens:1"]),
+    ],
+)
+def test_valid_parameter_values_still_build_and_are_signed(name: str, pairs: list[str], shown: list[str]) -> None:
+    if name == "likelihood":
+        pytest.importorskip("torch")
+    metric = _built([name], pairs)[name]
+    for part in shown:
+        assert f"|{part}|" in metric.signature
+
+
+ROWS = [
+    {"context": "Hi! How are you?", "response": "Fine thanks - and you?", "reference": "I am good and you?"},
+    {"context": "What is the capital of France?", "response": "Paris.", "reference": "It is Paris."},
+]
+
+
+@pytest.mark.parametrize(
+    ("metrics", "params", "field", "message"),
+    [
+        ([""], {}, "--metrics", "empty metric name"),
+        (["bleu", "", "length"], {}, "--metrics", "empty metric name"),
+        (["sacrebleu"], {"bleu.smoothing": "comperdial"}, "--param", 'no metric of this run is "bleu"'),
+        (["bleu4"], {"bleu4.smoothing": "bad"}, "--param", "bleu.smoothing='bad': not one of"),
+        (["meteor"], {"meteor.alpha": float("nan")}, "--param", "meteor.alpha=nan: not a finite number"),
+    ],
+)
+def test_the_api_raises_the_same_input_errors(
+    metrics: list[str], params: dict[str, Any], field: str, message: str
+) -> None:
+    import dialeval
+
+    with pytest.raises(InputError) as err:
+        dialeval.score(ROWS, metrics, params=params, cache=False, progress=False)
+    assert err.value.field == field and err.value.message.startswith(message), str(err.value)
+
+
+def test_the_api_applies_an_output_names_parameter_to_its_family() -> None:
+    import dialeval
+
+    df = dialeval.score(ROWS, ["bleu4"], params={"bleu4.smoothing": "comperdial"}, cache=False, progress=False)
+    assert "|smoothing:comperdial|" in df.attrs["signatures"]["bleu4"]
+    default = dialeval.score(ROWS, ["bleu4"], cache=False, progress=False)
+    assert "|smoothing:method1|" in default.attrs["signatures"]["bleu4"]
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["-m", "bleu", "-p", "bleu.smoothing=bad"], "bleu.smoothing='bad': not one of none, comperdial"),
+        (["-m", "sacrebleu", "-p", "sacrebleu.smooth_method=bad"], "sacrebleu.smooth_method='bad': not one of"),
+        (["-m", "meteor", "-p", "meteor.alpha=nan"], "meteor.alpha=nan: not a finite number"),
+        (["-m", "sacrebleu", "-p", "bleu.smoothing=comperdial"], 'no metric of this run is "bleu"'),
+        (["-m", "bleu4", "-p", "bleu4.zzz=1"], 'metric "bleu" has no parameter "zzz"'),
+    ],
+)
+def test_the_cli_prints_one_error_line_and_exits_2(tmp_path: Path, args: list[str], error: str) -> None:
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    table = tmp_path / "t.csv"
+    table.write_text("context,response,reference\nHi,Hello there,Hello you\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    res = CliRunner().invoke(app, ["score", "--path", str(table), "--response-col", "response", "--context-col",
+                                   "context", "--reference-col", "reference", "--no-cache", "-o", str(out), *args],
+                             terminal_width=300)  # fmt: skip
+    assert res.exit_code == 2, res.output
+    assert f'error: field "--param": {error}' in res.output
+    assert "Traceback" not in res.output and not out.exists()

@@ -33,6 +33,7 @@ from functools import cached_property
 from typing import Any, ClassVar, NamedTuple
 
 from dialeval.errors import InputError
+from dialeval.metrics.rules import check_config
 from dialeval.registry import Registry
 from dialeval.schema import Candidate, Dialogue, Turn
 from dialeval.signature import make_signature
@@ -177,7 +178,18 @@ class Metric(ABC):
     units: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, **params: Any) -> None:
+        """Build the config from ``params`` and check it (:func:`dialeval.metrics.rules.check_config`).
+
+        Raises:
+            InputError: A parameter value its rule refuses, a NaN or infinite float, or a device torch
+                cannot use here (:func:`dialeval.models.device.check_device`).
+        """
         config = self.Config(**params)
+        check_config(self.name, config)
+        if isinstance(getattr(config, "device", None), str):  # a bad device: one error now, not torch's traceback
+            from dialeval.models.device import check_device
+
+            check_device(config.device, field=f"{self.name}.device")
         if getattr(config, "device", None) == "auto":  # resolved now, so the signature names the real device
             config = dataclasses.replace(config, device=resolve_device("auto"))
         self.config = config

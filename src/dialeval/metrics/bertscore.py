@@ -19,16 +19,38 @@ import json
 import random
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dialeval.errors import InputError
+from dialeval.errors import DialevalError, InputError
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
+from dialeval.metrics.rules import rule
 from dialeval.models.loading import DEFAULT_ENCODER
 
 BUNDLED = Path(__file__).parent / "bundled"
 _LAYERS = {DEFAULT_ENCODER: 6, "all-mpnet-base-v2": 9}
+_LAYER_NOTE = "0 = the embeddings; the top is the model's last layer"
+
+
+def model_layers(config: Any) -> int | None:
+    """Return how many layers ``config.model`` has (its ``config.json``), None when it cannot be read here.
+
+    Example:
+        >>> model_layers(BertScoreConfig(model="/no/such/folder")) is None
+        True
+    """
+    from dialeval.models.loading import resolve_encoder_dir
+
+    try:
+        found = json.loads((resolve_encoder_dir(config.model) / "config.json").read_text(encoding="utf-8"))
+    except (DialevalError, OSError, ValueError):
+        return None  # a missing model is reported where it is loaded
+    if isinstance(found, dict):
+        for key in ("num_hidden_layers", "n_layers", "num_layers"):
+            if isinstance(found.get(key), int):
+                return int(found[key])
+    return None
 
 
 @dataclass(frozen=True)
@@ -37,13 +59,13 @@ class BertScoreConfig:
 
     Attributes:
         model: ``"all-minilm-l6-v2"``, ``"all-mpnet-base-v2"`` or a transformers folder.
-        num_layers: Which layer's token embeddings are matched.
+        num_layers: Which layer's token embeddings are matched: 0 (the embeddings) up to the model's layers.
         rescale: Rescale with the bundled baseline (packaged models only).
         device: Torch device; ``auto`` (default) is cuda when torch sees a GPU, else cpu.
     """
 
     model: str = DEFAULT_ENCODER
-    num_layers: int = 6
+    num_layers: int = field(default=6, metadata=rule(minimum=0, maximum=model_layers, note=_LAYER_NOTE))
     rescale: bool = True
     device: str = "auto"
 

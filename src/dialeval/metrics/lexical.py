@@ -17,17 +17,25 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib.metadata import version
 from typing import Any, ClassVar
 
 import numpy as np
 
+from dialeval.errors import InputError
 from dialeval.metrics import functional as F
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, NoConfig, register_metric
+from dialeval.metrics.functional._batch import TOKENIZERS
 from dialeval.metrics.functional.bleu import SMOOTHING_METHODS
-from dialeval.metrics.functional.sacre import sacrebleu_signature
+from dialeval.metrics.functional.sacre import (
+    bleu_scorer,
+    sacrebleu_signature,
+    sacrebleu_smooth_methods,
+    sacrebleu_tokenizers,
+)
+from dialeval.metrics.rules import rule
 from dialeval.metrics.wordnet import wordnet_fingerprint, wordnet_unavailable
 
 
@@ -48,13 +56,9 @@ def _lib(name: str) -> str:
 class BleuConfig:
     """NLTK BLEU-n settings (see :mod:`dialeval.metrics.functional.bleu`)."""
 
-    smoothing: str = "method1"
-    tokenizer: str = "nltk-word"
+    smoothing: str = field(default="method1", metadata=rule(choices=SMOOTHING_METHODS))
+    tokenizer: str = field(default="nltk-word", metadata=rule(choices=TOKENIZERS))
     lowercase: bool = True
-
-    def __post_init__(self) -> None:
-        if self.smoothing not in SMOOTHING_METHODS:
-            raise ValueError(f'smoothing "{self.smoothing}" is not one of {", ".join(SMOOTHING_METHODS)}')
 
 
 @register_metric
@@ -80,11 +84,14 @@ class Bleu(Metric):
 
 @dataclass(frozen=True)
 class SacreBleuConfig:
-    """sacrebleu BLEU settings; sentence scores use ``effective_order=True``."""
+    """sacrebleu BLEU settings; sentence scores use ``effective_order=True``.
 
-    tokenize: str = "13a"
+    ``tokenize`` and ``smooth_method`` may be what the installed sacrebleu offers (read from it).
+    """
+
+    tokenize: str = field(default="13a", metadata=rule(choices=sacrebleu_tokenizers))
     lowercase: bool = False
-    smooth_method: str = "exp"
+    smooth_method: str = field(default="exp", metadata=rule(choices=sacrebleu_smooth_methods))
 
 
 @register_metric
@@ -96,6 +103,21 @@ class SacreBleu(Metric):
     units: ClassVar[Mapping[str, str]] = {"sacrebleu": "BLEU, 0-100"}
     Config = SacreBleuConfig
     needs_references = True
+    config: SacreBleuConfig
+
+    def __init__(self, **params: Any) -> None:
+        """Check the parameters, and that sacrebleu can build the tokenizer here (some need extra packages).
+
+        Raises:
+            InputError: A bad parameter, or a tokenizer that cannot run here (with sacrebleu's install hint).
+        """
+        super().__init__(**params)
+        c = self.config
+        try:
+            bleu_scorer(c.tokenize, c.lowercase, c.smooth_method, True)
+        except (ImportError, RuntimeError, OSError) as exc:
+            why = " ".join(str(exc).split())
+            raise InputError(f"{self.name}.tokenize={c.tokenize!r}: cannot run here: {why}", field="--param") from None
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Sacrebleu's own signature, its ``|`` turned into ``,``."""
@@ -109,11 +131,11 @@ class SacreBleu(Metric):
 
 @dataclass(frozen=True)
 class ChrfConfig:
-    """chrF settings; ``word_order=2`` makes it chrF++."""
+    """chrF settings; ``word_order=2`` makes it chrF++ (0: plain chrF); ``beta=0`` weighs precision only."""
 
-    char_order: int = 6
-    word_order: int = 2
-    beta: int = 2
+    char_order: int = field(default=6, metadata=rule(minimum=1))
+    word_order: int = field(default=2, metadata=rule(minimum=0, note="0 = chrF without word n-grams"))
+    beta: int = field(default=2, metadata=rule(minimum=0))
     lowercase: bool = False
 
 
@@ -169,7 +191,7 @@ class MeteorConfig:
     alpha: float = 0.9
     beta: float = 3.0
     gamma: float = 0.5
-    tokenizer: str = "nltk-word"
+    tokenizer: str = field(default="nltk-word", metadata=rule(choices=TOKENIZERS))
 
 
 @register_metric

@@ -26,10 +26,11 @@ import threading
 import weakref
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
+from dialeval.metrics.rules import rule
 from dialeval.models.loading import DEFAULT_CAUSAL_LM
 
 Request = tuple[tuple[int, ...], tuple[int, ...]]
@@ -42,19 +43,19 @@ class LikelihoodConfig:
     Attributes:
         model: ``"smollm2-135m"`` (packaged), a GGUF file, or a transformers folder.
         device: Torch device (``"cpu"``, ``"cuda"``); ``auto`` (default) is cuda when torch sees a GPU.
-        context_turns: How many of the last context turns go in the prompt (0 = all).
-        max_context_tokens: The context is cut from the left to this many tokens.
-        max_response_tokens: The response is cut from the right to this many tokens.
-        template: Prompt template with a ``{context}`` slot.
+        context_turns: How many of the last context turns go in the prompt (0 = all; at least 0).
+        max_context_tokens: The context is cut from the left to this many tokens (at least 1).
+        max_response_tokens: The response is cut from the right to this many tokens (at least 1).
+        template: Prompt template with a ``{context}`` slot and no other (a literal brace is ``{{`` or ``}}``).
         turn_separator: Joins the context turns.
     """
 
     model: str = DEFAULT_CAUSAL_LM
     device: str = "auto"
-    context_turns: int = 1
-    max_context_tokens: int = 512
-    max_response_tokens: int = 256
-    template: str = "###Speaker: {context} ###Response:"
+    context_turns: int = field(default=1, metadata=rule(minimum=0, note="0 = all turns"))
+    max_context_tokens: int = field(default=512, metadata=rule(minimum=1))
+    max_response_tokens: int = field(default=256, metadata=rule(minimum=1))
+    template: str = field(default="###Speaker: {context} ###Response:", metadata=rule(placeholders=("context",)))
     turn_separator: str = " "
 
 

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from dialeval.errors import InputError
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
+from dialeval.metrics.rules import rule
 
 ENV = "DIALEVAL_NLI_MODEL"
 
@@ -37,13 +38,13 @@ class NliConfig:
 
     Attributes:
         model: A local NLI classifier folder (default ``$DIALEVAL_NLI_MODEL``).
-        context_turns: How many of the last context turns are premises.
+        context_turns: How many of the last context turns are premises (0: none, only the knowledge).
         use_knowledge: Also check each fact or persona line.
         device: Torch device; ``auto`` (default) is cuda when torch sees a GPU, else cpu.
     """
 
     model: str = field(default_factory=lambda: os.environ.get(ENV, ""))
-    context_turns: int = 1
+    context_turns: int = field(default=1, metadata=rule(minimum=0, note="0 = no context turn, only the knowledge"))
     use_knowledge: bool = True
     device: str = "auto"
 

@@ -2,7 +2,10 @@
 
 Every command that takes ``-m``/``-p`` resolves them here, and so does a Ray
 worker that rebuilds a metric from its name and parameters. Names are family
-names (``rouge``) or output names (``rougeL``). A name with a prefix
+names (``rouge``) or output names (``rougeL``), in ``-m`` and before the key of
+a ``-p`` alike: ``-p rougeL.use_stemmer=yes`` sets the parameter of ``rouge``.
+What values a parameter may take is declared on its config field
+(:mod:`dialeval.metrics.rules`) and checked when the metric is built. A name with a prefix
 (``judge:``, ``trained:``) is built by the factory registered for that prefix
 in the ``dialeval.metric_prefixes`` entry-point group: the judges package
 registers every ``judge:<protocol>`` family when imported, and
@@ -88,6 +91,35 @@ def coerce_params(cls: type[Metric], params: Mapping[str, str], *, strict: bool 
     return out
 
 
+def family_params(parsed: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    """Return :func:`parse_params`' result keyed by family: an output name's parameters go to its family.
+
+    ``bleu4.smoothing=x`` is ``bleu.smoothing=x``; ``*`` (for every family) stays as it is.
+
+    Raises:
+        UnknownNameError: A name that is neither a family nor an output.
+        InputError: The same parameter given two values under two names (``bleu`` and ``bleu4``).
+
+    Example:
+        >>> family_params({"bleu4": {"smoothing": "comperdial"}, "rougeL": {"use_stemmer": "yes"}})
+        {'bleu': {'smoothing': 'comperdial'}, 'rouge': {'use_stemmer': 'yes'}}
+    """
+    out: dict[str, dict[str, str]] = {}
+    given_as: dict[tuple[str, str], str] = {}
+    for name, pairs in parsed.items():
+        fam = name if name == "*" else family(name).name
+        merged = out.setdefault(fam, {})
+        for key, value in pairs.items():
+            first = given_as.setdefault((fam, key), name)
+            if key in merged and merged[key] != value:
+                raise InputError(
+                    f'{first}.{key}={merged[key]!r} and {name}.{key}={value!r} set the same parameter of "{fam}"',
+                    field="--param",
+                )
+            merged[key] = value
+    return out
+
+
 def metric_params(
     families: Sequence[type[Metric]],
     parsed: Mapping[str, Mapping[str, str]],
@@ -95,29 +127,33 @@ def metric_params(
 ) -> dict[str, dict[str, Any]]:
     """Return each family's constructor parameters from ``-p`` (``key=value`` for all, ``family.key=value``).
 
-    A ``family.key`` the family does not have is an error, and so is a ``key`` (for all) that no
-    family of the run has. ``defaults`` (e.g. ``--device``) go to the families that have such a
-    parameter and are no error for the others.
+    ``family`` may be an output name (``bleu4``): its family gets the parameter. A ``family.key``
+    the family does not have is an error, and so is one for a family that is not in the run, and
+    a ``key`` (for all) that no family of the run has. ``defaults`` (e.g. ``--device``) go to the
+    families that have such a parameter and are no error for the others.
 
     Raises:
-        InputError: An unknown key or a value of the wrong type.
+        InputError: An unknown key, a family not in the run, or a value of the wrong type.
+        UnknownNameError: An unknown family.
 
     Example:
         >>> fams, _ = resolve_metrics(["bleu"])
         >>> metric_params(fams, {"bleu": {"smoothing": "method1"}}, {"device": "cpu"})
         {'bleu': {'smoothing': 'method1'}}
     """
-    shared = dict(parsed.get("*", {}))
-    names = {f.name for f in families}
-    for fam in parsed:
-        if fam != "*" and fam not in names:
-            family(fam)  # an unknown family is an error (did-you-mean); a known one that is not run is ignored
+    by_family = family_params(parsed)
+    shared = by_family.get("*", {})
+    names = [f.name for f in families]
+    absent = next((fam for fam in by_family if fam != "*" and fam not in names), None)
+    if absent is not None:
+        run = ", ".join(names) or "none"
+        raise InputError(f'no metric of this run is "{absent}" (this run\'s metrics: {run})', field="--param")
     out: dict[str, dict[str, Any]] = {}
     for f in families:
         out[f.name] = {
             **coerce_params(f, dict(defaults or {})),
             **coerce_params(f, shared),
-            **coerce_params(f, parsed.get(f.name, {}), strict=True),
+            **coerce_params(f, by_family.get(f.name, {}), strict=True),
         }
     known = {fld.name for f in families for fld in dataclasses.fields(f.Config)}
     unused = sorted(set(shared) - known)
@@ -163,13 +199,17 @@ def resolve_metrics(
     cannot run (a missing extra, or references that ``candidates`` lack) are
     returned in the second value with the reason. A family asked for by name
     that cannot run is an error. ``params`` are the :func:`parse_params` result
-    (a ``model=PATH`` can make a metric runnable).
+    (a ``model=PATH`` can make a metric runnable). An empty name (``-m ""``, ``-m bleu,,length``)
+    or an empty list is an error, never the default set.
 
     Raises:
-        InputError: A family asked for by name cannot run here.
+        InputError: An empty name, or a family asked for by name that cannot run here.
     """
     skip_unavailable = names is None
+    if names is not None and (not names or any(not n.strip() for n in names)):
+        raise InputError("empty metric name; name families or outputs, e.g. bleu,length", field="--metrics")
     load_builtin_metrics()
+    by_family = family_params(params or {})
     chosen: list[type[Metric]] = []
     default = sorted((n for n in METRICS.names() if ":" not in n), key=lambda n: not METRICS.get(n).listed_first)
     for name in names or default:
@@ -179,7 +219,7 @@ def resolve_metrics(
     ready: list[type[Metric]] = []
     missing: dict[str, str] = {}
     for cls in chosen:
-        given = {**(params or {}).get("*", {}), **(params or {}).get(cls.name, {})}
+        given = {**by_family.get("*", {}), **by_family.get(cls.name, {})}
         reason = cls.unavailable_reason(given)
         if reason is None and candidates is not None and cls.needs_references:
             lacking = sum(1 for c in candidates if not c.references)

@@ -130,6 +130,30 @@ def sentence_chrf(
     return _sentence_scores(scorer, segment_statistics(scorer, hyps, refs))
 
 
+def sacrebleu_tokenizers() -> tuple[str, ...]:
+    """Return the tokenizers the installed sacrebleu offers for BLEU (its ``BLEU.TOKENIZERS``).
+
+    Example:
+        >>> "13a" in sacrebleu_tokenizers()
+        True
+    """
+    from sacrebleu.metrics.bleu import BLEU
+
+    return tuple(BLEU.TOKENIZERS)
+
+
+def sacrebleu_smooth_methods() -> tuple[str, ...]:
+    """Return the BLEU smoothing methods the installed sacrebleu offers (its ``BLEU.SMOOTH_DEFAULTS``).
+
+    Example:
+        >>> "exp" in sacrebleu_smooth_methods()
+        True
+    """
+    from sacrebleu.metrics.bleu import BLEU
+
+    return tuple(BLEU.SMOOTH_DEFAULTS)
+
+
 def sacrebleu_signature(metric: str, **params: Any) -> str:
     """Return sacrebleu's own signature for ``metric`` ("bleu" or "chrf") with ``params``.
 
