@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,3 +23,38 @@ def shared_data() -> Path:
     """The ``../shared/data`` folder; the tests need it (CI runs with it beside the checkout)."""
     assert SHARED_DATA.is_dir(), f"expected the shared data at {SHARED_DATA}"
     return SHARED_DATA
+
+
+class FullDisk:
+    """A text file whose writes fail with ENOSPC, and whose close fails again (as a buffered flush would)."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def flush(self) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def fileno(self) -> int:
+        return int(self.real.fileno())
+
+    def close(self) -> None:
+        self.real.close()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def __enter__(self) -> FullDisk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@pytest.fixture
+def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file :func:`dialeval.atomic.atomic_write` opens is on a full disk (a mock: no real disk fills up)."""
+    import dialeval.atomic as atomic
+
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(atomic.os, "fdopen", lambda fd, *a, **k: FullDisk(real_fdopen(fd, *a, **k)))

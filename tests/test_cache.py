@@ -11,7 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from dialeval.atomic import WriteError
 from dialeval.cache import ScoreCache, input_key
+from dialeval.errors import InputError
 from dialeval.metrics.base import MetricInput
 from dialeval.scoring import score_candidates
 
@@ -99,3 +103,82 @@ def test_killed_job_resumes_and_loses_no_finished_item(tmp_path, shared_data):
     expected = score_candidates(fresh, bench.candidates, bench.dialogues)
     assert [s.value for s in scores] == [s.value for s in expected]
     assert rows(path) == total
+
+
+# --- a cache path that cannot be a score cache: one InputError naming --cache and the path, nothing changed ---
+
+
+def _refused(path: Path, *words: str) -> None:
+    with pytest.raises(InputError) as caught:
+        ScoreCache(path)
+    text = str(caught.value)
+    assert text.startswith(f'{path}: field "--cache": '), text
+    assert all(w in text for w in words), text
+
+
+def test_a_text_file_is_refused_and_left_as_it_was(tmp_path):
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database at all\n" * 20)
+    _refused(junk, "not a score cache (SQLite) file")
+    assert junk.read_text() == "not a database at all\n" * 20
+
+
+def test_a_file_with_a_damaged_body_is_refused(tmp_path):
+    bad = tmp_path / "damaged.sqlite"
+    bad.write_bytes(b"SQLite format 3\x00" + b"\xff" * 200)  # the header, then garbage
+    _refused(bad, "not a score cache (SQLite) file")
+    assert bad.read_bytes().startswith(b"SQLite format 3\x00")
+
+
+def test_a_folder_is_refused(tmp_path):
+    _refused(tmp_path, "is a folder")
+
+
+def test_another_programs_database_is_refused_and_not_changed(tmp_path):
+    other = tmp_path / "app.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE users (name TEXT)")
+    before = other.read_bytes()
+    _refused(other, "not a score cache", "users")
+    assert other.read_bytes() == before  # no scores table added, no WAL switch
+
+
+def test_a_path_below_a_file_is_refused(tmp_path):
+    (tmp_path / "plain").write_text("x")
+    _refused(tmp_path / "plain" / "c.sqlite", "is a file, not a folder")
+
+
+def test_an_unwritable_folder_is_refused(tmp_path, monkeypatch):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == folder else real_access(p, mode))
+    _refused(folder / "c.sqlite", "no permission to write in", str(folder))
+    assert list(folder.iterdir()) == []
+
+
+def test_an_empty_file_becomes_a_cache(tmp_path):
+    empty = tmp_path / "new.sqlite"
+    empty.touch()
+    ScoreCache(empty).put_many("sig", {"k": {"x": 1.0}})
+    assert rows(empty) == 1
+
+
+def test_a_full_disk_while_caching_is_one_write_error(tmp_path):
+    cache = ScoreCache(tmp_path / "c.sqlite")
+    cache._db.close()
+    cache._db = _FailingDb()
+    with pytest.raises(WriteError) as caught:
+        cache.put_many("sig", {"k": {"x": 1.0}})
+    assert str(caught.value) == f'{tmp_path / "c.sqlite"}: field "--cache": cannot be written: database or disk is full'
+
+
+class _FailingDb:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def executemany(self, *args):
+        raise sqlite3.OperationalError("database or disk is full")

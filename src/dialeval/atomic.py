@@ -1,4 +1,9 @@
-"""Write files so that a crash never leaves a half-written output."""
+"""Write files so that a crash never leaves a half-written output.
+
+A write that fails for a reason of the system (a full disk, an I/O error, no permission) raises
+one :class:`WriteError` naming the file and the reason, with no chained traceback; the old file
+is kept and the temporary file and any folder the write created are removed.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,43 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import IO
+
+from dialeval.errors import DialevalError
+
+#: The open :func:`all_or_nothing` block: its folder and the (temporary file, target) renames it holds back.
+_STAGED: ContextVar[tuple[Path, list[tuple[str, Path]]] | None] = ContextVar("dialeval_staged", default=None)
+
+
+class WriteError(DialevalError, OSError):
+    """A file could not be written (disk full, I/O error, no permission), naming the file and the reason.
+
+    Example:
+        >>> import errno
+        >>> print(WriteError.of("out.jsonl", OSError(errno.ENOSPC, "No space left on device")))
+        out.jsonl: cannot be written: No space left on device
+        >>> print(WriteError("c.sqlite", "database or disk is full", field="--cache"))
+        c.sqlite: field "--cache": cannot be written: database or disk is full
+    """
+
+    def __init__(self, path: str | Path, reason: str, *, field: str | None = None) -> None:
+        self.path = str(path)
+        self.reason = reason
+        self.field = field
+        where = f'{self.path}: field "{field}"' if field else self.path
+        self.message = f"{where}: cannot be written: {reason}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+    @classmethod
+    def of(cls, path: str | Path, exc: BaseException, *, field: str | None = None) -> WriteError:
+        """Return the error for ``path`` that ``exc`` (an :class:`OSError`) gives: its ``strerror``, else its text."""
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return cls(path, reason, field=field)
 
 
 def _umask() -> int:
@@ -17,15 +57,62 @@ def _umask() -> int:
     return mask
 
 
+def missing_dirs(folder: Path) -> list[Path]:
+    """Return the folders that creating ``folder`` (with its parents) would create, deepest first.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> [p.relative_to(root).as_posix() for p in missing_dirs(root / "a" / "b")]
+        ['a/b', 'a']
+    """
+    out = []
+    for p in (folder, *folder.parents):
+        if p.exists() or p.is_symlink():
+            break
+        out.append(p)
+    return out
+
+
+def remove_dirs(created: list[Path]) -> None:
+    """Remove the folders of :func:`missing_dirs` that are still empty, deepest first; ignore the others."""
+    for p in created:
+        with contextlib.suppress(OSError):
+            p.rmdir()
+
+
+def _ours(exc: BaseException, *paths: str | Path) -> bool:
+    """Whether ``exc`` is the failure of a write to one of ``paths`` (an OSError about them or about no file)."""
+    if not isinstance(exc, OSError) or isinstance(exc, DialevalError):
+        return False
+    return exc.filename is None or str(exc.filename) in {str(p) for p in paths}
+
+
+def _make_parent(target: Path) -> list[Path]:
+    """Create the folder of ``target``; return the folders created (see :func:`missing_dirs`)."""
+    created = missing_dirs(target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        remove_dirs(created)
+        raise WriteError.of(target, exc) from None
+    return created
+
+
 @contextlib.contextmanager
 def atomic_write(
     path: str | Path, mode: str = "w", encoding: str | None = "utf-8", *, private: bool = False
 ) -> Iterator[IO[str]]:
     """Open a temporary file beside ``path`` and rename it over ``path`` on success.
 
-    On any exception the temporary file is removed and ``path`` is untouched. The file gets
-    the permissions a plain ``open`` would give it (0666 less the umask), not mkstemp's 0600,
-    unless ``private``: then it is the owner's only (0600) from its first byte.
+    On any exception the temporary file is removed and ``path`` is untouched, and folders
+    created for it are removed again. The file gets the permissions a plain ``open`` would give
+    it (0666 less the umask), not mkstemp's 0600, unless ``private``: then it is the owner's
+    only (0600) from its first byte. Inside an :func:`all_or_nothing` block for its folder, the
+    rename waits for the end of the block.
+
+    Raises:
+        WriteError: The file could not be written (a full disk, an I/O error): naming it and the reason.
 
     Example:
         >>> import tempfile, pathlib
@@ -38,8 +125,12 @@ def atomic_write(
         True
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    created = _make_parent(target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        remove_dirs(created)
+        raise WriteError.of(target, exc) from None
     try:
         with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None) as handle:
             yield handle
@@ -47,8 +138,58 @@ def atomic_write(
             if not private:
                 os.fchmod(handle.fileno(), 0o666 & ~_umask())
             os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
+        staged = _STAGED.get()
+        if staged is not None and target.absolute().parent == staged[0]:
+            staged[1].append((tmp, target))
+        else:
+            os.replace(tmp, target)
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        remove_dirs(created)
+        if _ours(exc, tmp, target):
+            raise WriteError.of(target, exc) from None
         raise
+
+
+@contextlib.contextmanager
+def all_or_nothing(folder: str | Path) -> Iterator[None]:
+    """Write several files of ``folder`` as one: every file is renamed into place at the end, or none.
+
+    Each :func:`atomic_write` into ``folder`` inside the block writes its temporary file and
+    waits; when the block ends without an error, all are renamed over their targets at once.
+    On an error (a full disk, an interrupt) every temporary file is removed, the old files are
+    kept as they were, and ``folder`` is removed again if the block created it.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "run"
+        >>> try:
+        ...     with all_or_nothing(out):
+        ...         with atomic_write(out / "a.txt") as f:
+        ...             _ = f.write("a")
+        ...         raise KeyboardInterrupt
+        ... except KeyboardInterrupt:
+        ...     pass
+        >>> out.exists()
+        False
+    """
+    root = Path(folder).absolute()
+    created = missing_dirs(root)
+    staged: list[tuple[str, Path]] = []
+    token = _STAGED.set((root, staged))
+    try:
+        yield
+        for tmp, target in staged:
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise WriteError.of(target, exc) from None
+    except BaseException:
+        for tmp, _ in staged:  # those already renamed are gone
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        remove_dirs(created)
+        raise
+    finally:
+        _STAGED.reset(token)

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from dialeval.atomic import WriteError, missing_dirs, remove_dirs
+from dialeval.errors import InputError
 from dialeval.metrics.base import MetricInput
 
 CachedValues = dict[str, float | None]
@@ -35,6 +38,80 @@ CREATE TABLE IF NOT EXISTS scores (
     PRIMARY KEY (signature, input_hash)
 ) WITHOUT ROWID
 """
+#: The option that names the cache, for errors (``$DIALEVAL_SCORE_CACHE`` gives its default).
+CACHE_FIELD = "--cache"
+#: The first bytes of every SQLite database file.
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_NOT_SQLITE = "is not a score cache (SQLite) file; give another file, or delete it if it is a damaged cache"
+
+
+def check_cache_path(path: Path) -> None:
+    """Refuse, before any work, a cache path that is a folder, a file that is not SQLite, or not writable here.
+
+    Raises:
+        InputError: Field ``--cache``, naming the path and the reason.
+
+    Example:
+        >>> import tempfile
+        >>> check_cache_path(Path(tempfile.gettempdir()))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: /tmp: field "--cache": is a folder; give the score cache's file (SQLite)
+    """
+    if path.is_dir():
+        raise InputError("is a folder; give the score cache's file (SQLite)", path=path, field=CACHE_FIELD)
+    if path.exists():
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise InputError("cannot be written: no permission to read and write it", path=path, field=CACHE_FIELD)
+        with path.open("rb") as handle:
+            head = handle.read(len(_SQLITE_HEADER))
+        if head and head != _SQLITE_HEADER:
+            raise InputError(_NOT_SQLITE, path=path, field=CACHE_FIELD)
+        if head:
+            _check_existing(path)
+        return
+    start = path.absolute().parent
+    above = next(p for p in (start, *start.parents) if p.exists())
+    if not above.is_dir():
+        raise InputError(f"cannot be created: {above} is a file, not a folder", path=path, field=CACHE_FIELD)
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise InputError(f"cannot be created: no permission to write in {above}", path=path, field=CACHE_FIELD)
+
+
+def _check_existing(path: Path) -> None:
+    """Refuse an existing SQLite file that is damaged or holds another program's tables (opened read-only)."""
+    try:
+        db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise InputError(_why_not(exc), path=path, field=CACHE_FIELD) from None
+    try:
+        _check_tables(db, path)
+    except sqlite3.Error as exc:
+        raise InputError(_why_not(exc), path=path, field=CACHE_FIELD) from None
+    finally:
+        db.close()
+
+
+def _check_tables(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse an SQLite database that holds tables but no score cache (another program's data)."""
+    tables = [str(row[0]) for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    if tables and "scores" not in tables:
+        raise InputError(
+            f"is an SQLite database but not a score cache (its tables: {', '.join(sorted(tables)[:5])}); "
+            "give another file",
+            path=path,
+            field=CACHE_FIELD,
+        )
+
+
+def _why_not(exc: sqlite3.Error) -> str:
+    """Say in words why SQLite could not open a cache file."""
+    text = str(exc)
+    if "not a database" in text:
+        return _NOT_SQLITE
+    if "readonly" in text or "unable to open" in text:
+        return f"cannot be written ({text}); check the permissions of the file and its folder"
+    return f"cannot be used as the score cache: {text}"
 
 
 def input_key(item: MetricInput) -> str:
@@ -59,13 +136,32 @@ class ScoreCache:
     """Per-item metric outputs stored in SQLite (WAL mode, one transaction per batch)."""
 
     def __init__(self, path: str | Path) -> None:
+        """Open (or create) the cache file ``path``.
+
+        Raises:
+            InputError: Field ``--cache``, naming the path: it is a folder, a file that is not an
+                SQLite database, a database of something else, or a place this user cannot write.
+        """
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        check_cache_path(self.path)
+        created = missing_dirs(self.path.parent)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=60)
+        except (OSError, sqlite3.Error) as exc:
+            remove_dirs(created)
+            raise InputError(f"cannot be opened: {exc}", path=self.path, field=CACHE_FIELD) from None
+        try:
+            _check_tables(self._db, self.path)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+            self._db.commit()
+        except (sqlite3.Error, InputError) as exc:
+            self._db.close()
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(_why_not(exc), path=self.path, field=CACHE_FIELD) from None
 
     def get_many(self, signature: str, keys: Iterable[str]) -> dict[str, CachedValues]:
         """Return the cached outputs of the keys that are present."""
@@ -84,11 +180,14 @@ class ScoreCache:
 
     def put_many(self, signature: str, values: Mapping[str, CachedValues]) -> None:
         """Store the outputs of several items in one committed transaction."""
-        with self._db:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO scores (signature, input_hash, outputs) VALUES (?, ?, ?)",
-                [(signature, k, json.dumps(v)) for k, v in values.items()],
-            )
+        try:
+            with self._db:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO scores (signature, input_hash, outputs) VALUES (?, ?, ?)",
+                    [(signature, k, json.dumps(v)) for k, v in values.items()],
+                )
+        except sqlite3.OperationalError as exc:  # a full disk, an I/O error, a file made read-only meanwhile
+            raise WriteError(self.path, str(exc), field=CACHE_FIELD) from None
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])

@@ -8,12 +8,44 @@ the commands, so ``dialeval --help`` stays fast.
 from __future__ import annotations
 
 import importlib
+import sys
+from typing import Any
 
 import typer
 
 from dialeval import __version__
+from dialeval.errors import DialevalError
 
-app = typer.Typer(
+
+class DialevalApp(typer.Typer):
+    """The ``dialeval`` app: typer's, with one line (never a traceback) for an interrupt or a dialeval error.
+
+    typer turns a :class:`KeyboardInterrupt` into a silent exit 130; this prints ``interrupted``
+    on stderr first (a command that knows what it kept says so itself, and exits 130 at once).
+    A :class:`~dialeval.errors.DialevalError` that a command let through (a write that failed
+    outside its error handling) is printed as ``error: ...`` with exit 2, as the commands print them.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the command line; one line on stderr for an interrupt (exit 130) or a dialeval error (exit 2)."""
+        try:
+            return super().__call__(*args, **kwargs)
+        except SystemExit as exc:
+            if exc.code == 130 and _by_interrupt(exc):
+                print("interrupted", file=sys.stderr)
+            raise
+        except DialevalError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+
+def _by_interrupt(exc: BaseException) -> bool:
+    """Whether an exit came from typer's handling of a :class:`KeyboardInterrupt` (typer's ``Exit(130)`` from it)."""
+    seen = exc.__context__
+    return seen is not None and isinstance(seen.__cause__, KeyboardInterrupt)
+
+
+app = DialevalApp(
     name="dialeval",
     help="Evaluate chatbot and dialogue-system responses: metrics, human studies, meta-evaluation.",
     no_args_is_help=True,

@@ -12,22 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from tests.commands.cli_runner import invoke, refused
 
-from dialeval.cli import app
 from dialeval.schema import Dialogue, Rating, Score, Turn
-
-
-def invoke(*args: str | Path) -> Result:
-    return CliRunner().invoke(app, [str(a) for a in args], terminal_width=300)
-
-
-def refused(res: Result, *words: str) -> None:
-    """Exit 2 with exactly one error line holding ``words``, and no traceback."""
-    assert res.exit_code == 2, res.output
-    errors = [line for line in res.output.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and all(w in errors[0] for w in words), res.output
-    assert "Traceback" not in res.output
 
 
 def write_csv(path: Path, text: str) -> Path:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import typer
-from typer.testing import CliRunner, Result
+from tests.commands.cli_runner import invoke
 
 from dialeval.api import request_of
 from dialeval.cli import app
@@ -25,10 +25,6 @@ from dialeval.scoring import ScoringRequest
 SCORING = [["score"], ["benchmark"], ["stress"], ["judge", "run"], ["lmstyle"], ["train"]]
 RUN_OPTIONS = {"--metrics", "--param", "--device", "--engine", "--ray-address", "--ray-workers",
                "--ray-cpus-per-worker", "--cache", "--no-cache", "--quiet"}  # fmt: skip
-
-
-def invoke(*args: str | Path) -> Result:
-    return CliRunner().invoke(app, [str(a) for a in args], terminal_width=300)
 
 
 def _command(words: list[str]) -> Any:

@@ -231,3 +231,34 @@ def test_metric_without_values_gives_undefined_rows_not_nan():
     assert all("undefined" in r.note and "8 scores without value" in r.note for r in dead)
     alive = [r for r in rows if r.metric == "m"]
     assert all(r.value is not None and "without value" not in r.note for r in alive)
+
+
+def _two_systems(n_systems: int) -> tuple[list[Score], list[Rating]]:
+    """Four contexts, ``n_systems`` systems; metric and human disagree within contexts."""
+    scores, ratings = [], []
+    for c in range(4):
+        for s in range(n_systems):
+            item = f"c{c}s{s}"
+            scores.append(Score(item_id=item, metric="m", value=float(s + c % 2), context_id=f"c{c}", system=f"s{s}"))
+            ratings.append(Rating(item_id=item, dimension="Overall", annotator="w", value=float(s * 2 + (c * s) % 3)))
+    return scores, ratings
+
+
+def test_a_system_level_figure_over_two_systems_keeps_its_value_and_says_why_it_means_little():
+    scores, ratings = _two_systems(2)
+    rows = correlation_table(scores, ratings, dimension="Overall", levels=("system",), methods=("pearson",), n_boot=50)
+    (row,) = rows
+    assert row.n_groups == 2 and row.value == pytest.approx(1.0)  # the number is not changed
+    assert row.note.startswith("only 2 systems: a correlation of fewer than 3 is +1 or -1")
+
+
+def test_three_systems_get_no_such_note():
+    scores, ratings = _two_systems(3)
+    (row,) = correlation_table(scores, ratings, dimension="Overall", levels=("system",), methods=("pearson",), n_boot=0)
+    assert row.n_groups == 3 and "systems" not in row.note
+
+
+def test_a_negative_number_of_resamples_is_an_input_error():
+    scores, ratings = _two_systems(3)
+    with pytest.raises(InputError, match=r'field "n_boot": must be >= 0 \(0: no confidence intervals\), got -5'):
+        correlation_table(scores, ratings, dimension="Overall", n_boot=-5)

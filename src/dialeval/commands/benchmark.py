@@ -9,22 +9,26 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from dialeval.atomic import all_or_nothing
 from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
+    cache_kept,
     check_output,
     check_request_failures,
     console,
     fail,
+    interrupted_says,
     load_inputs,
     out,
+    replaced_note,
     split_list,
     table_options,
     write_text,
 )
-from dialeval.commands.meta import row_dict
+from dialeval.commands.meta import check_boot, row_dict
 from dialeval.commands.options import allow_failures_option, run_options
-from dialeval.commands.tables import pivot, to_markdown, to_rich
+from dialeval.commands.tables import Wide, pivot, table_warnings, to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
@@ -32,6 +36,11 @@ from dialeval.scoring import MetricRun, ScoringContext, ScoringRequest, score_re
 
 if TYPE_CHECKING:
     from dialeval.data.benchmark import Benchmark
+    from dialeval.meta.rows import CorrelationRow
+    from dialeval.schema import Score
+
+#: The files ``benchmark`` writes in its output folder, all of them or none.
+OUTPUT_FILES = ("scores.jsonl", "table.md", "table.jsonl", "run.json")
 
 
 @run_options
@@ -60,39 +69,50 @@ def benchmark(
     from dialeval.meta.correlate import correlation_table
 
     started = time.perf_counter()
+    inputs = [("--path", path), ("--mapping", table.mapping), ("--cache", request.cache)]
     try:
-        check_output(output, "folder")
-        bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
-        dimension = bench.dimension(dimension)
-        run = request.open(quiet=as_json)
-        runs, skipped = score_request(run, bench.candidates, bench.dialogues)
-        fitted = list(dict.fromkeys(n for r in runs for m, _ in r.parts if (n := m.fitted_note(bench.name))))
-        scores = [s for r in runs for s in r.scores]
-        levels = tuple(split_list(level) or ["turn"])
-        methods = tuple(split_list(method) or ["spearman"])
-        rows = correlation_table(
-            scores, bench.ratings, dimension=dimension, levels=levels, methods=methods, n_boot=n_boot, seed=seed
-        )
+        with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
+            check_boot(n_boot)
+            replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
+            bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
+            dimension = bench.dimension(dimension)
+            run = request.open(quiet=as_json)
+            runs, skipped = score_request(run, bench.candidates, bench.dialogues)
+            fitted = list(dict.fromkeys(n for r in runs for m, _ in r.parts if (n := m.fitted_note(bench.name))))
+            scores = [s for r in runs for s in r.scores]
+            levels = tuple(split_list(level) or ["turn"])
+            methods = tuple(split_list(method) or ["spearman"])
+            rows = correlation_table(
+                scores, bench.ratings, dimension=dimension, levels=levels, methods=methods, n_boot=n_boot, seed=seed
+            )
+            rank_by = (levels[0], "spearman" if "spearman" in methods else methods[0])
+            wide = pivot(rows, rank_by=rank_by)
+            title = (
+                f"{bench.name}: correlation with human {dimension} ({len(bench.candidates)} items, "
+                f"ranked by {' '.join(rank_by)})"
+            )
+            run_info = _run_info(bench, dimension, runs, skipped, run, n_boot, seed, started)
+            _write_outputs(output, title, wide, rows, scores, run_info)
     except DialevalError as exc:
         fail(exc)
-        return
-    rank_by = (levels[0], "spearman" if "spearman" in methods else methods[0])
-    wide = pivot(rows, rank_by=rank_by)
-    title = (
-        f"{bench.name}: correlation with human {dimension} ({len(bench.candidates)} items, "
-        f"ranked by {' '.join(rank_by)})"
-    )
-    run_info = _run_info(bench, dimension, runs, skipped, run, n_boot, seed, started)
-    write_jsonl(output / "scores.jsonl", scores)
-    write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n")
-    write_jsonl(output / "table.jsonl", rows)
-    write_run_info(output, run_info)
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": [row_dict(r) for r in rows]}))
     else:
         out.print(to_rich(wide, title))
-        _print_notes(skipped, fitted, bench.source, output)
+        _print_notes(skipped, fitted, bench.source, output, replaced, table_warnings(rows))
     check_request_failures(scores, allow_failures)
+
+
+def _write_outputs(
+    output: Path, title: str, wide: Wide, rows: list[CorrelationRow], scores: list[Score], run_info: BenchmarkRun
+) -> None:
+    """Write the :data:`OUTPUT_FILES` of ``output``: all of them, or none (and no new empty folder) on a failure."""
+    warnings = "".join(f"\n{w}\n" for w in table_warnings(rows))
+    with all_or_nothing(output):
+        write_jsonl(output / "scores.jsonl", scores)
+        write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n{warnings}")
+        write_jsonl(output / "table.jsonl", rows)
+        write_run_info(output, run_info)
 
 
 def _run_info(
@@ -117,14 +137,21 @@ def _run_info(
     )
 
 
-def _print_notes(skipped: dict[str, str], fitted: list[str], source: str, output: Path) -> None:
-    """Print, under the table, the metrics not run, the in-sample notes, the source and what was written."""
+def _print_notes(
+    skipped: dict[str, str], fitted: list[str], source: str, output: Path, replaced: list[Path], warnings: list[str]
+) -> None:
+    """Print, under the table, the metrics not run, the in-sample notes, the warnings, the source and the files."""
+    from rich.markup import escape
+
     for name, why in skipped.items():
-        console.print(f"[yellow]not run[/] {name}: {why}", highlight=False)
+        console.print(f"[yellow]not run[/] {name}: {escape(why)}", highlight=False)
     for note in fitted:
-        console.print(f"[yellow]note[/] {note}", highlight=False)
-    console.print(f"source: {source}", highlight=False)
-    console.print(f"wrote {output}/scores.jsonl, table.md, table.jsonl, run.json", highlight=False)
+        console.print(f"[yellow]note[/] {escape(note)}", highlight=False)
+    for warning in warnings:
+        console.print(escape(warning), style="yellow", highlight=False, soft_wrap=True)
+    console.print(f"source: {source}", highlight=False, markup=False, soft_wrap=True)
+    wrote = f"wrote {output}/{', '.join(OUTPUT_FILES)}{replaced_note(replaced)}"
+    console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
 def register(app: typer.Typer) -> None:
     """Add ``benchmark`` to the CLI."""

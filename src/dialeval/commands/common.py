@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -36,6 +37,27 @@ def split_list(value: str | None) -> list[str] | None:
         return None
     names = [v.strip() for v in value.split(",") if v.strip()]
     return names or None
+
+
+def split_names(value: str | None, option: str, what: str = "metric") -> list[str] | None:
+    """Split a comma-separated list of ``what`` names strictly: None stays None; an empty name is an error.
+
+    Example:
+        >>> split_names(" bleu, length ", "--metrics")
+        ['bleu', 'length']
+        >>> split_names("bleu,,length", "--metrics")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--metrics": empty metric name in "bleu,,length" (name 2 of 3)
+    """
+    if value is None:
+        return None
+    names = [v.strip() for v in value.split(",")]
+    for n, name in enumerate(names, 1):
+        if not name:
+            where = f' in "{value}" (name {n} of {len(names)})' if len(names) > 1 else ""
+            raise InputError(f"empty {what} name{where}", field=option)
+    return names
 
 
 TABLE_RULE = (
@@ -147,6 +169,8 @@ def option_bundle(
 
     The command declares a parameter named ``param`` (not an option itself); the options take its
     place in the signature typer reads. One declaration serves every command that takes the bundle.
+    A bad value that ``build`` refuses (a :class:`DialevalError`) is one error line and exit 2,
+    before the command starts.
     """
 
     def decorate(command: Callable[..., R]) -> Callable[..., R]:
@@ -158,7 +182,11 @@ def option_bundle(
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> R:
             given = {n: kwargs.pop(n) for n in names if n in kwargs}
-            return command(*args, **kwargs, **{param: build(given)})
+            try:
+                built = build(given)
+            except DialevalError as exc:
+                fail(exc)
+            return command(*args, **kwargs, **{param: built})
 
         wrapper.__signature__ = new_sig  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in new_sig.parameters.values()}
@@ -169,8 +197,11 @@ def option_bundle(
 
 
 def _table_from(given: dict[str, Any]) -> TableOptions:
+    """Return the table options given; an empty ``--turn-sep`` is refused here, where the option is read."""
     for key in ("reference_col", "rating_col"):
         given[key] = tuple(given.get(key) or ())
+    if given.get("turn_sep") == "":
+        raise InputError('is empty; give the text between turns, e.g. "\\n" or " | "', field="--turn-sep")
     return TableOptions(**given)
 
 
@@ -253,12 +284,23 @@ def write_text(path: Path, text: str) -> None:
         handle.write(text)
 
 
-def check_output(path: Path | None, kind: str = "file", *, option: str = "--output") -> None:
+#: What a command reads, for :func:`check_output`: (the option or argument that names it, the path).
+Inputs = Iterable[tuple[str, Path | None]]
+
+
+def check_output(
+    path: Path | None, kind: str = "file", *, option: str = "--output", inputs: Inputs = (), files: Sequence[str] = ()
+) -> list[Path]:
     """Refuse, before any work, an output path that cannot be written as a ``kind`` ("file" or "folder").
 
-    Every command that writes calls it first: a file path that is an existing folder, a
-    folder path that is an existing file, a path below a file, or one in a folder this
-    user cannot write to.
+    Every command that writes calls it first: ``-`` (standard output is not written to), a file
+    path that is an existing folder, a folder path that is an existing file, a path below a
+    file, or one in a folder this user cannot write to. The files it would replace (the path
+    itself, or ``files`` in the folder) are refused when one of them is one of the command's
+    ``inputs`` (through a symbolic or hard link too) or is read-only.
+
+    Returns:
+        The existing files the outputs will replace (for the success line, see :func:`replaced_note`).
 
     Example:
         >>> import tempfile
@@ -268,7 +310,9 @@ def check_output(path: Path | None, kind: str = "file", *, option: str = "--outp
         dialeval.errors.InputError: /tmp: field "--output": is an existing folder; give the name of a file to write
     """
     if path is None:
-        return
+        return []
+    if str(path) == "-":
+        raise InputError(f'"-" is not standard output here: give the {kind} to write', field=option)
     if kind == "file" and path.is_dir():
         raise InputError("is an existing folder; give the name of a file to write", path=path, field=option)
     if kind == "folder" and path.exists() and not path.is_dir():
@@ -277,8 +321,77 @@ def check_output(path: Path | None, kind: str = "file", *, option: str = "--outp
     above = next(p for p in (start, *start.parents) if p.exists())
     if not above.is_dir():
         raise InputError(f"cannot be created: {above} is a file, not a folder", path=path, field=option)
+    targets = [path] if kind == "file" else [path / name for name in files]
+    replaced = [t for t in targets if t.exists() or t.is_symlink()]
+    sources = list(_read_files(inputs)) if replaced else []
+    for target in replaced:
+        _refuse_replacing(target, sources, option)
     if not os.access(above, os.W_OK):
         raise InputError(f"cannot be written: no permission to write in {above}", path=path, field=option)
+    return replaced
+
+
+def _read_files(inputs: Inputs) -> Iterator[tuple[str, Path, Path]]:
+    """Yield (option, path given, file) for each file of ``inputs``: a folder stands for the record files in it."""
+    from dialeval.data.generic import RECORD_FILES
+
+    for name, p in inputs:
+        if p is None:
+            continue
+        if p.is_dir():
+            yield from ((name, p, p / f) for f in RECORD_FILES if (p / f).exists())
+        elif p.exists():
+            yield name, p, p
+
+
+def _refuse_replacing(target: Path, sources: Sequence[tuple[str, Path, Path]], option: str) -> None:
+    """Refuse to replace ``target`` when it is one of the files a command reads (``sources``) or read-only."""
+    for name, given, source in sources:
+        with contextlib.suppress(OSError):
+            if not os.path.samefile(target, source):
+                continue
+            if given != source:
+                what = f"read from the folder given to {name} ({given})"
+            else:
+                what = f"the file given to {name}" + ("" if str(source) == str(target) else f" ({source})")
+            raise InputError(f"is {what}: writing it would destroy the input; give another name", path=target,
+                             field=option)  # fmt: skip
+    if not target.is_file():
+        return
+    if not os.access(target, os.W_OK) or not target.stat().st_mode & 0o222:
+        raise InputError(
+            "is read-only; it is not replaced (make it writable, or give another name)", path=target, field=option
+        )
+
+
+def replaced_note(replaced: Sequence[Path]) -> str:
+    """Return what the success line adds when outputs replaced existing files ("" when none did).
+
+    Example:
+        >>> replaced_note([Path("out.jsonl")])
+        ' (replaced the existing out.jsonl)'
+        >>> replaced_note([Path("b/table.md"), Path("b/run.json")])
+        ' (replaced the existing table.md, run.json)'
+    """
+    if not replaced:
+        return ""
+    names = [str(p) for p in replaced] if len(replaced) == 1 else [p.name for p in replaced]
+    return f" (replaced the existing {', '.join(names)})"
+
+
+@contextlib.contextmanager
+def interrupted_says(what: str) -> Iterator[None]:
+    """On Ctrl-C (SIGINT) inside the block, print one line, ``interrupted; WHAT``, and exit 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        console.print(f"interrupted; {what}", highlight=False, soft_wrap=True, markup=False)
+        raise typer.Exit(130) from None
+
+
+def cache_kept(no_cache: bool) -> str:
+    """Say what an interrupted scoring run kept: the score cache's finished items, unless ``--no-cache``."""
+    return "" if no_cache else "; the items scored so far are kept in the score cache, so a rerun resumes"
 
 
 def check_request_failures(scores: Iterable[Score], allow: bool) -> None:
@@ -303,7 +416,7 @@ def check_request_failures(scores: Iterable[Score], allow: bool) -> None:
     raise typer.Exit(1)
 
 
-def fail(exc: DialevalError) -> None:
+def fail(exc: DialevalError) -> NoReturn:
     """Print a dialeval error on one line (never wrapped), without a traceback, and exit with status 2."""
     from rich.markup import escape
 

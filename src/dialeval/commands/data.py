@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from dialeval.commands.common import TableOptions, check_output, table_options
+from dialeval.commands.common import TableOptions, check_output, interrupted_says, replaced_note, table_options
 from dialeval.data.show import entry_json_of, print_report, report_of
 from dialeval.errors import DialevalError, InputError
 
@@ -79,17 +79,19 @@ def export_command(
 ) -> None:
     """Write a benchmark as dialeval records: dialogues.jsonl, candidates.jsonl, ratings.jsonl."""
     from dialeval.data.catalog import load_benchmark
+    from dialeval.data.generic import RECORD_FILES
 
     try:
-        check_output(output, "folder")
-        bench = load_benchmark(name, path)
-        if limit is not None:
-            bench = bench.head(limit)
-        counts = _write_records(bench, output)
+        with interrupted_says(f"nothing written to {output}"):
+            replaced = check_output(output, "folder", inputs=[("--path", path)], files=RECORD_FILES)
+            bench = load_benchmark(name, path)
+            if limit is not None:
+                bench = bench.head(limit)
+            counts = _write_records(bench, output)
     except (DialevalError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(f"wrote {counts} to {output}")
+    typer.echo(f"wrote {counts} to {output}{replaced_note(replaced)}")
 
 
 @data_app.command("import")
@@ -104,27 +106,34 @@ def import_command(
     The folder can then be given to any command as --path DIR.
     """
     from dialeval.commands.common import console, load_inputs
+    from dialeval.data.generic import RECORD_FILES
 
     try:
-        check_output(output, "folder")
-        if not table.given():
-            raise InputError("give --mapping m.yaml, or --response-col and --rating-col", field="--mapping")
-        bench = load_inputs(None, file, None, None, None, None, table=table)
-        counts = _write_records(bench, output)
+        with interrupted_says(f"nothing written to {output}"):
+            inputs = [("FILE", file), ("--mapping", table.mapping)]
+            replaced = check_output(output, "folder", inputs=inputs, files=RECORD_FILES)
+            if not table.given():
+                raise InputError("give --mapping m.yaml, or --response-col and --rating-col", field="--mapping")
+            bench = load_inputs(None, file, None, None, None, None, table=table)
+            counts = _write_records(bench, output)
     except (DialevalError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    console.print(f"wrote {counts} to {output}", highlight=False)
+    console.print(f"wrote {counts} to {output}{replaced_note(replaced)}", highlight=False, markup=False)
 
 
 def _write_records(bench: Any, output: Path) -> str:
-    """Write a benchmark's dialogues, candidates and ratings; return what was written, in words."""
+    """Write a benchmark's dialogues, candidates and ratings, all three or none; return what was written, in words."""
+    from dialeval.atomic import all_or_nothing
+    from dialeval.data.generic import RECORD_FILES
     from dialeval.jsonl import write_jsonl
 
-    output.mkdir(parents=True, exist_ok=True)
-    n_d = write_jsonl(output / "dialogues.jsonl", bench.dialogues.values())
-    n_c = write_jsonl(output / "candidates.jsonl", bench.candidates)
-    n_r = write_jsonl(output / "ratings.jsonl", bench.ratings)
+    dialogues, candidates, ratings = RECORD_FILES
+    with all_or_nothing(output):
+        output.mkdir(parents=True, exist_ok=True)
+        n_d = write_jsonl(output / dialogues, bench.dialogues.values())
+        n_c = write_jsonl(output / candidates, bench.candidates)
+        n_r = write_jsonl(output / ratings, bench.ratings)
     return f"{n_d} dialogues, {n_c} candidates, {n_r} ratings"
 
 

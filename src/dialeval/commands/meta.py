@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,23 +13,45 @@ from typing import Any
 
 import typer
 
+from dialeval.atomic import all_or_nothing
 from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
     check_output,
     console,
     fail,
+    interrupted_says,
     load_inputs,
     out,
+    replaced_note,
     split_list,
+    split_names,
     table_options,
     write_text,
 )
-from dialeval.commands.tables import pivot, to_markdown, to_rich
+from dialeval.commands.tables import Wide, pivot, table_warnings, to_markdown, to_rich
 from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError
-from dialeval.jsonl import read_jsonl, write_jsonl
+from dialeval.jsonl import iter_records, read_jsonl, write_jsonl
 from dialeval.schema import Rating, Score
+
+#: The files ``meta -o`` writes in its folder.
+OUTPUT_FILES = ("table.md", "table.jsonl")
+#: Where each (metric, item) was first scored: the file and its line.
+Seen = dict[tuple[str, str], tuple[Path, int]]
+
+
+def check_boot(n_boot: int) -> None:
+    """Refuse a negative ``--boot`` (0 means no confidence intervals).
+
+    Example:
+        >>> check_boot(-5)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--boot": must be >= 0 (0: no confidence intervals), got -5
+    """
+    if n_boot < 0:
+        raise InputError(f"must be >= 0 (0: no confidence intervals), got {n_boot}", field="--boot")
 
 
 def row_dict(row: Any) -> dict[str, Any]:
@@ -106,66 +129,114 @@ def meta(
     """Correlate metric scores with human ratings, with cluster-bootstrap confidence intervals."""
     from dialeval.meta.correlate import correlation_table
 
+    inputs = [*(("SCORES", f) for f in scores), ("--ratings", ratings), ("--path", path), ("--mapping", table.mapping)]
     try:
-        check_output(output, "folder")
-        if ratings is not None:
-            rating_recs, rated_from = read_jsonl(ratings, Rating), str(ratings)
-        elif benchmark is not None or path is not None:
-            bench = load_inputs(benchmark, path, None, None, None, None, table=table, show=not as_json)
-            rating_recs, rated_from = bench.ratings, bench.source
-        else:
-            raise InputError("give --ratings FILE, --benchmark NAME or --path FILE")
-        dimension = choose_dimension((r.dimension for r in rating_recs), dimension, f"the ratings of {rated_from}")
-        all_scores = [s for f in scores for s in read_scores(f, rating_recs, dimension, rated_from)]
-        levels = tuple(split_list(level) or ["turn"])
-        rows = correlation_table(
-            all_scores,
-            rating_recs,
-            dimension=dimension,
-            metrics=split_list(metrics),
-            levels=levels,
-            methods=tuple(split_list(method) or ["pearson"]),
-            n_boot=n_boot,
-            seed=seed,
-            by=by,
-        )
-        comparison = paper_comparison(rows, compare_paper) if compare_paper else None
-        if ceiling:
-            from dialeval.meta.ceiling import human_ceiling
+        with interrupted_says("nothing written" if output is None else f"nothing written to {output}"):
+            check_boot(n_boot)
+            wanted = split_names(metrics, "--metrics")
+            replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
+            rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
+            dimension = choose_dimension((r.dimension for r in rating_recs), dimension, f"the ratings of {rated_from}")
+            all_scores = read_all_scores(scores, rating_recs, dimension, rated_from)
+            levels = tuple(split_list(level) or ["turn"])
+            rows = correlation_table(
+                all_scores, rating_recs, dimension=dimension, metrics=wanted, levels=levels,
+                methods=tuple(split_list(method) or ["pearson"]), n_boot=n_boot, seed=seed, by=by,
+            )  # fmt: skip
+            comparison = paper_comparison(rows, compare_paper) if compare_paper else None
+            if ceiling:
+                from dialeval.meta.ceiling import human_ceiling
 
-            scored = {s.item_id for s in all_scores}  # the ceiling on the items the metrics were scored on
-            on_items = [r for r in rating_recs if r.item_id in scored]
-            rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=tuple(split_list(method) or []))]
-        paired = _paired(compare, all_scores, rating_recs, dimension, levels[0], split_list(method), n_boot, seed)
+                scored = {s.item_id for s in all_scores}  # the ceiling on the items the metrics were scored on
+                on_items = [r for r in rating_recs if r.item_id in scored]
+                rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=tuple(split_list(method) or []))]
+            paired = _paired(compare, all_scores, rating_recs, dimension, levels[0], split_list(method), n_boot, seed)
+            wide = pivot(rows)
+            if output is not None:
+                _write_tables(output, wide, rows, comparison)
     except DialevalError as exc:
         fail(exc)
-        return
-    dicts = [row_dict(r) for r in rows]
-    wide = pivot(rows)
-    if output is not None:
-        write_text(output / "table.md", to_markdown(wide) + "\n" + (f"\n{comparison}\n" if comparison else ""))
-        write_jsonl(output / "table.jsonl", rows)
     if as_json:
+        dicts = [row_dict(r) for r in rows]
         out.print_json(json.dumps({"rows": dicts, "paper_comparison": comparison, "paired": paired}))
         return
     out.print(to_rich(wide, f"Correlation with human {dimension}"))
-    note = dropped_note(all_scores, rating_recs, dimension, split_list(metrics))
-    for text in (note, _paired_line(paired) if paired else "", comparison):
+    note = dropped_note(all_scores, rating_recs, dimension, wanted)
+    for text in (note, *table_warnings(rows), _paired_line(paired) if paired else "", comparison):
         if text:
             out.print(text, highlight=False, markup=False, soft_wrap=True)
     if output is not None:
-        console.print(f"wrote {output / 'table.md'} and {output / 'table.jsonl'}")
+        wrote = f"wrote {output / 'table.md'} and {output / 'table.jsonl'}{replaced_note(replaced)}"
+        console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
 
-def read_scores(path: Path, ratings: Sequence[Rating], dimension: str, rated_from: str) -> list[Score]:
+def _ratings_of(
+    ratings: Path | None, benchmark: str | None, path: Path | None, table: TableOptions, as_json: bool
+) -> tuple[list[Rating], str]:
+    """Return the ratings ``meta`` correlates with (``--ratings``, ``-b`` or ``--path``) and where they came from."""
+    if ratings is not None:
+        return read_jsonl(ratings, Rating), str(ratings)
+    if benchmark is not None or path is not None:
+        bench = load_inputs(benchmark, path, None, None, None, None, table=table, show=not as_json)
+        return bench.ratings, bench.source
+    raise InputError("give --ratings FILE, --benchmark NAME or --path FILE")
+
+
+def _write_tables(output: Path, wide: Wide, rows: Sequence[Any], comparison: str | None) -> None:
+    """Write table.md (with the few-systems warnings and the paper comparison) and table.jsonl: both or neither."""
+    warned = "".join(f"\n{w}\n" for w in table_warnings(rows))
+    extra = f"\n{comparison}\n" if comparison else ""
+    with all_or_nothing(output):
+        write_text(output / "table.md", to_markdown(wide) + "\n" + warned + extra)
+        write_jsonl(output / "table.jsonl", rows)
+
+
+def read_all_scores(paths: Sequence[Path], ratings: Sequence[Rating], dimension: str, rated_from: str) -> list[Score]:
+    """Read every scores file (see :func:`read_scores`); a file given twice, or an item scored twice, is refused.
+
+    Raises:
+        InputError: The same file is given twice (by any name); a metric scores an item
+            twice (naming the file and line of both); or what :func:`read_scores` refuses.
+    """
+    for n, p in enumerate(paths):
+        for m, q in enumerate(paths[:n]):
+            if p.exists() and q.exists() and os.path.samefile(p, q):
+                again = "" if str(p) == str(q) else f" (as {q})"
+                raise InputError(f"is given twice{again}: scores files {m + 1} and {n + 1}", path=p, field="SCORES")
+    seen: Seen = {}
+    return [s for p in paths for s in read_scores(p, ratings, dimension, rated_from, seen)]
+
+
+def _check_repeats(path: Path, numbered: Sequence[tuple[int, Score]], seen: Seen) -> None:
+    """Refuse a (metric, item) scored before, here or in an earlier file; remember the others in ``seen``."""
+    for line, s in numbered:
+        first = seen.setdefault((s.metric, s.item_id), (path, line))
+        if first != (path, line):
+            raise InputError(
+                f'metric "{s.metric}" scores item "{s.item_id}" twice: first at {first[0]}:{first[1]}',
+                path=path,
+                line=line,
+                field="item_id",
+            )
+
+
+def read_scores(
+    path: Path, ratings: Sequence[Rating], dimension: str, rated_from: str, seen: Seen | None = None
+) -> list[Score]:
     """Read one scores file, refusing one that cannot be correlated with ``ratings``.
+
+    ``seen`` holds where each (metric, item) was scored in the files read before; a repeat
+    is refused naming both places.
 
     Raises:
         InputError: Naming the file and the reason: no scores in it, no score with a
             value (all null), or no scored item rated on ``dimension`` (a scores
-            file from another benchmark?).
+            file from another benchmark?); a (metric, item) scored twice, with the line.
     """
-    recs = read_jsonl(path, Score)
+    numbered = list(iter_records(path, Score))
+    recs = [s for _, s in numbered]
+    if seen is not None:
+        _check_repeats(path, numbered, seen)
     if not recs:
         raise InputError("no scores in this file", path=path)
     valued = [s for s in recs if s.value is not None]

@@ -8,12 +8,17 @@ same names and defaults (:func:`run_options`): ``-m``, ``-p``, ``--device``, ``-
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from dialeval.commands.common import option_bundle, split_list
+from dialeval.cache import check_cache_path
+from dialeval.commands.common import option_bundle, split_names
+from dialeval.errors import InputError
+from dialeval.models.device import DEVICE_FORMS, check_device
+from dialeval.paths import score_cache_path
 from dialeval.scoring import ScoringRequest
 
 allow_failures_option = typer.Option(
@@ -32,7 +37,7 @@ _RUN_PARAMS = [
             [], "--param", "-p", help="Metric parameter, \\[metric.]key=value; repeatable."
         )),
         ("device", str | None, typer.Option(
-            None, "--device", help="cpu or cuda (default: cuda if torch sees a GPU)."
+            None, "--device", help=f"Torch device: {DEVICE_FORMS} (default: cuda if torch sees a GPU)."
         )),
         ("engine", str, typer.Option(
             "local", "--engine",
@@ -59,9 +64,34 @@ _RUN_PARAMS = [
 ]  # fmt: skip
 
 
+def _check_param_devices(params: list[str]) -> None:
+    """Check the device of each ``-p [family.]device=VALUE`` as ``--device`` is checked (see :func:`check_device`)."""
+    for pair in params:
+        key, eq, value = pair.partition("=")
+        if eq and key.strip().rpartition(".")[2] == "device":
+            try:
+                check_device(value.strip(), field="--param")
+            except InputError as exc:
+                raise InputError(f"{key.strip()}={exc.message}", field="--param") from None
+
+
 def _request_from(given: dict[str, Any]) -> ScoringRequest:
-    """Return the request the run options give (``--metrics`` split on commas, ``-q``: no progress)."""
-    names = split_list(given.pop("metrics", None))
+    """Return the request the run options give, checked here, before any work.
+
+    ``--metrics`` is split on commas (an empty name is an error), ``--device`` and any
+    ``-p [family.]device=...`` must be a device torch can use here, the score cache
+    (``--cache`` or ``$DIALEVAL_SCORE_CACHE``) a writable SQLite file, ``-q``: no progress.
+
+    Raises:
+        InputError: An empty metric name, a device that is not one or that torch cannot see,
+            or a cache path that is a folder, not SQLite, or not writable.
+    """
+    names = split_names(given.pop("metrics", None), "--metrics")
+    if given.get("device") is not None:
+        given["device"] = check_device(given["device"].strip(), field="--device")
+    _check_param_devices(list(given.get("param") or []))
+    if not given.get("no_cache") and (given.get("cache") is not None or os.environ.get("DIALEVAL_SCORE_CACHE")):
+        check_cache_path(given.get("cache") or score_cache_path())
     return ScoringRequest(
         metrics=None if names is None else tuple(names), params=tuple(given.pop("param")),
         progress=not given.pop("quiet"), **given,

@@ -10,12 +10,15 @@ import typer
 from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
+    cache_kept,
     check_output,
     check_request_failures,
     console,
     fail,
+    interrupted_says,
     load_inputs,
     out,
+    replaced_note,
     table_options,
 )
 from dialeval.commands.options import allow_failures_option, run_options
@@ -42,15 +45,17 @@ def score(
 
     Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
+    inputs = [("--path", path), ("--dialogues", dialogues), ("--candidates", candidates),
+              ("--mapping", table.mapping), ("--cache", request.cache)]  # fmt: skip
     try:
-        check_output(output)
-        bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
-        run = request.open(quiet=as_json)
-        runs, skipped = score_request(run, bench.candidates, bench.dialogues)
-        n = write_jsonl(output, (s for r in runs for s in r.scores))
+        with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
+            replaced = check_output(output, inputs=inputs)
+            bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
+            run = request.open(quiet=as_json)
+            runs, skipped = score_request(run, bench.candidates, bench.dialogues)
+            n = write_jsonl(output, (s for r in runs for s in r.scores))
     except DialevalError as exc:
         fail(exc)
-        return
     summary = {
         "benchmark": bench.name,
         "items": len(bench.candidates),
@@ -70,7 +75,8 @@ def score(
             console.print(line, highlight=False)
         for name, why in skipped.items():
             console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
-        console.print(f"wrote {n} scores for {len(bench.candidates)} items to {output}")
+        wrote = f"wrote {n} scores for {len(bench.candidates)} items to {output}{replaced_note(replaced)}"
+        console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures((s for r in runs for s in r.scores), allow_failures)
 
 

@@ -61,6 +61,37 @@ def pivot(rows: Sequence[Any], rank_by: tuple[str, str] | None = None) -> Wide:
     return Wide(columns=columns, rows=[(g, m, cells) for (g, m), cells in ordered])
 
 
+#: Fewer systems than this make a system-level correlation say nothing (two points always correlate +1 or -1).
+MIN_SYSTEMS = 3
+
+
+def table_warnings(rows: Sequence[Any]) -> list[str]:
+    """Return one warning per group whose system-level figures rest on fewer than :data:`MIN_SYSTEMS` systems.
+
+    The figures are kept as computed; the warning goes under the table.
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> [w] = table_warnings([R(level="system", n_groups=2, value=1.0, group="all", metric="m")])
+        >>> w[:60]
+        'warning: the system-level correlations are over 2 systems on'
+        >>> table_warnings([R(level="system", n_groups=3, value=1.0, group="all", metric="m")])
+        []
+    """
+    few: dict[str, int] = {}
+    for r in rows:
+        if r.level == "system" and r.value is not None and r.n_groups < MIN_SYSTEMS and r.metric != "human":
+            few.setdefault(str(getattr(r, "group", "all")), r.n_groups)
+    out = []
+    for group, n in few.items():
+        where = "" if group == "all" else f" of {group}"
+        out.append(
+            f"warning: the system-level correlations{where} are over {n} systems only: with fewer than "
+            f"{MIN_SYSTEMS} systems a correlation is +1, -1 or undefined, whatever the metric"
+        )
+    return out
+
+
 def to_markdown(wide: Wide) -> str:
     """Render a pivoted table as Markdown (a group column appears when there are several groups)."""
     groups = {g for g, _, _ in wide.rows}

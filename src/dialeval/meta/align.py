@@ -77,6 +77,24 @@ def _human_means(ratings: Iterable[Rating], counts: Counter[str]) -> pd.DataFram
     return pd.DataFrame({"human": grouped.mean(), "n_annotators": grouped.size()})
 
 
+def missing_metrics(absent: Sequence[str], present: Sequence[str]) -> InputError:
+    """Return the error for metrics asked for that the scores do not hold: each with its closest name, and the list.
+
+    Example:
+        >>> print(missing_metrics(["lenght"], ["bleu1", "length"]))
+        field "metrics": no scores for metric lenght (did you mean "length"?); the scores hold: bleu1, length
+    """
+    import difflib
+
+    named = []
+    for name in absent:
+        close = difflib.get_close_matches(name, list(present), n=1, cutoff=0.5)
+        named.append(f'{name} (did you mean "{close[0]}"?)' if close else name)
+    held = ", ".join(sorted(present)) or "nothing"
+    what = "metric" if len(absent) == 1 else "metrics"
+    return InputError(f"no scores for {what} {', '.join(named)}; the scores hold: {held}", field="metrics")
+
+
 def align(
     scores: Sequence[Score], ratings: Sequence[Rating], *, dimension: str, metrics: Sequence[str] | None = None
 ) -> Aligned:
@@ -102,7 +120,9 @@ def align(
     wanted = set(metrics) if metrics is not None else None
     values: dict[str, dict[str, float]] = {}
     keys: dict[str, dict[str, str]] = {}
+    present: dict[str, None] = {}
     for s in scores:
+        present.setdefault(s.metric)
         if wanted is not None and s.metric not in wanted:
             continue
         per_metric = values.setdefault(s.metric, {})
@@ -120,7 +140,7 @@ def align(
                 **{f"tag:{k}": v for k, v in s.tags.items()},
             }
     if wanted is not None and (absent := sorted(wanted - set(values))):
-        raise InputError(f"no scores for metric(s) {', '.join(absent)}; scored: {', '.join(sorted(values))}")
+        raise missing_metrics(absent, list(present))
     chosen = [r for r in ratings if r.dimension == dimension]
     if not chosen:
         found = sorted({r.dimension for r in ratings})

@@ -63,7 +63,8 @@ def figure(
         lo, hi = percentile_ci(boot)
         ci = (lo, hi) if np.isfinite(lo) else (None, None)
         if undefined:
-            note = f"{undefined}/{len(boot)} resamples undefined (left out of the CI)"
+            left_out = f"{undefined}/{len(boot)} resamples undefined (left out of the CI)"
+            note = f"{note}; {left_out}" if note else left_out
     return point.value, point.p_value, ci, point.n_groups, point.n_skipped, note
 
 
@@ -158,7 +159,13 @@ def correlation_table(
 
     Returns:
         Rows ordered by dimension, group (``"all"`` first), level, metric, method.
+
+    Raises:
+        InputError: An unknown level or method, a negative ``n_boot``, a metric the scores do not hold,
+            a dimension nobody rated, or an unknown ``by`` tag.
     """
+    if n_boot < 0:
+        raise InputError(f"must be >= 0 (0: no confidence intervals), got {n_boot}", field="n_boot")
     typed_methods = check_names(levels, methods)
     dims = [dimension] if isinstance(dimension, str) else list(dimension)
     rows: list[CorrelationRow] = []

@@ -146,7 +146,8 @@ class SystemLevel:
         result = scipy_correlation(self.x_sums[metric].sum(axis=0) / total, self.y_sums.sum(axis=0) / total, method)
         if result is None:
             return Point(None, None, len(total), note="undefined: fewer than 2 systems or constant system means")
-        return Point(result[0], result[1], len(total))
+        few = f"only {len(total)} systems: a correlation of fewer than 3 is +1 or -1" if len(total) < 3 else ""
+        return Point(result[0], result[1], len(total), note=few)
 
     def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
         """Recompute the system means in every resample; NaN where a system was not drawn."""

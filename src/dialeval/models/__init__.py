@@ -3,6 +3,7 @@
 Nothing here imports torch at import time; the loaders import it when called.
 """
 
+from dialeval.models.device import check_device
 from dialeval.models.loading import (
     DEFAULT_CAUSAL_LM,
     DEFAULT_ENCODER,
@@ -14,6 +15,7 @@ from dialeval.models.loading import (
 __all__ = [
     "DEFAULT_CAUSAL_LM",
     "DEFAULT_ENCODER",
+    "check_device",
     "load_causal_lm",
     "load_sentence_encoder",
     "resolve_encoder_dir",

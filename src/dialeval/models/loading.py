@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.errors import InputError, MissingExtraError
+from dialeval.models.device import check_device
 from dialeval.paths import cache_dir
 from dialeval.signature import file_sha256
 
@@ -233,9 +234,13 @@ def load_causal_lm(name_or_path: str = DEFAULT_CAUSAL_LM, device: str = "cpu") -
     """Return ``(model, tokenizer, fingerprint)`` for a causal LM, loaded once per process.
 
     ``name_or_path`` is ``"smollm2-135m"`` (packaged), a GGUF file, or a transformers folder.
+
+    Raises:
+        InputError: ``device`` is not one torch can use here (see :func:`check_device`).
     """
     require("torch")
     require("transformers")
+    check_device(device)
     set_offline()
     source = resolve_lm_source(name_or_path)
     folder = _converted_dir(source) if source.suffix == ".gguf" else source
@@ -249,8 +254,13 @@ def load_causal_lm(name_or_path: str = DEFAULT_CAUSAL_LM, device: str = "cpu") -
 
 @functools.lru_cache(maxsize=4)
 def load_sentence_encoder(name_or_path: str = DEFAULT_ENCODER, device: str = "cpu") -> tuple[Any, str]:
-    """Return ``(SentenceTransformer, fingerprint)``, loaded once per process."""
+    """Return ``(SentenceTransformer, fingerprint)``, loaded once per process.
+
+    Raises:
+        InputError: ``device`` is not one torch can use here (see :func:`check_device`).
+    """
     require("sentence_transformers", "sentence-transformers")
+    check_device(device)
     set_offline()
     folder = resolve_encoder_dir(name_or_path)
     from sentence_transformers import SentenceTransformer
@@ -260,9 +270,14 @@ def load_sentence_encoder(name_or_path: str = DEFAULT_ENCODER, device: str = "cp
 
 @functools.lru_cache(maxsize=4)
 def load_classifier(folder: str, device: str = "cpu") -> tuple[Any, Any]:
-    """Return ``(model, tokenizer)`` of a local sequence classifier folder, loaded once."""
+    """Return ``(model, tokenizer)`` of a local sequence classifier folder, loaded once.
+
+    Raises:
+        InputError: ``device`` is not one torch can use here (see :func:`check_device`).
+    """
     require("torch")
     require("transformers")
+    check_device(device)
     set_offline()
     path = Path(folder).expanduser()
     if not (path / "config.json").exists():

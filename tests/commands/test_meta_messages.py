@@ -1,0 +1,86 @@
+"""``meta`` and ``benchmark`` say what is wrong and where: metrics missing from the scores (with the list and a
+"did you mean"), a scores file given twice or an item scored twice (file and line), and system-level figures over
+fewer than three systems (a warning under the table and in table.md; the numbers unchanged).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.commands.cli_runner import invoke, refused
+
+from dialeval.schema import Rating, Score
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    """A scores file (bleu1, bleu2, length on six items of three systems) and its ratings."""
+    items = [f"c{c}:s{s}" for c in range(2) for s in range(3)]
+    scores = [Score(item_id=i, metric=m, value=float(n % 4) + k, context_id=i[:2], system=i[3:])
+              for n, i in enumerate(items) for k, m in enumerate(("bleu1", "bleu2", "length"))]  # fmt: skip
+    ratings = [Rating(item_id=i, dimension="Overall", annotator="a", value=n % 3) for n, i in enumerate(items)]
+    (tmp_path / "s.jsonl").write_text("".join(s.model_dump_json() + "\n" for s in scores))
+    (tmp_path / "r.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in ratings))
+    return tmp_path / "s.jsonl", tmp_path / "r.jsonl"
+
+
+def test_a_missing_metric_lists_what_the_scores_hold_and_the_closest(files: tuple[Path, Path]) -> None:
+    s, r = files
+    refused(invoke("meta", s, "-r", r, "-m", "bleu9", "--boot", "0"),
+            'no scores for metric bleu9 (did you mean "bleu', "the scores hold: bleu1, bleu2, length")  # fmt: skip
+    refused(invoke("meta", s, "-r", r, "-m", "bleu1,lenght", "--boot", "0"),
+            'lenght (did you mean "length"?)', "the scores hold: bleu1, bleu2, length")  # fmt: skip
+
+
+def test_the_same_scores_file_twice_is_named(files: tuple[Path, Path], tmp_path: Path) -> None:
+    s, r = files
+    refused(invoke("meta", s, s, "-r", r, "--boot", "0"), f'{s}: field "SCORES": is given twice')
+    link = tmp_path / "again.jsonl"
+    link.symlink_to(s)
+    refused(invoke("meta", s, link, "-r", r, "--boot", "0"), f"{link}", f"is given twice (as {s})")
+
+
+def test_an_item_scored_in_two_files_names_both_lines(files: tuple[Path, Path], tmp_path: Path) -> None:
+    s, r = files
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text(s.read_text().splitlines()[4] + "\n")  # line 5 of s again, as line 1 of copy
+    refused(invoke("meta", s, copy, "-r", r, "--boot", "0"),
+            f'{copy}:1: field "item_id": metric "bleu2" scores item "c0:s1" twice: first at {s}:5')  # fmt: skip
+
+
+def test_an_item_scored_twice_in_one_file_names_the_lines(files: tuple[Path, Path]) -> None:
+    s, r = files
+    lines = s.read_text().splitlines()
+    s.write_text("\n".join([*lines, lines[0]]) + "\n")
+    refused(invoke("meta", s, "-r", r, "--boot", "0"), f"{s}:{len(lines) + 1}:", f"first at {s}:1")
+
+
+def test_two_systems_get_a_warning_under_the_table_and_in_table_md(tmp_path: Path) -> None:
+    csv = tmp_path / "two.csv"
+    csv.write_text("context,response,system,rating\nHi,Hello there friend,a,5\nHi,ok,b,2\n"
+                   "Yo,Hey how are you,a,4\nYo,no,b,1\nSup,Not much really,a,4\n", encoding="utf-8")  # fmt: skip
+    out = tmp_path / "b"
+    res = invoke("benchmark", "--path", csv, "--response-col", "response", "--context-col", "context",
+                 "--system-col", "system", "--rating-col", "rating=Overall", "-m", "length", "--boot", "20",
+                 "-o", out, "--no-cache")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    warning = "warning: the system-level correlations are over 2 systems only"
+    assert warning in res.output
+    assert warning in (out / "table.md").read_text()
+    rows = [json.loads(x) for x in (out / "table.jsonl").read_text().splitlines()]
+    system = [x for x in rows if x["level"] == "system"]
+    assert system and all(x["value"] == pytest.approx(1.0) for x in system)  # the numbers as computed
+    assert all(x["note"].startswith("only 2 systems") for x in system)
+    again = invoke("meta", out / "scores.jsonl", "--path", csv, "--response-col", "response", "--context-col",
+                   "context", "--system-col", "system", "--rating-col", "rating=Overall", "--boot", "0")  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert warning in again.output
+
+
+def test_three_systems_get_no_warning(files: tuple[Path, Path]) -> None:
+    s, r = files
+    res = invoke("meta", s, "-r", r, "--boot", "0")
+    assert res.exit_code == 0, res.output
+    assert "system-level correlations are over" not in res.output

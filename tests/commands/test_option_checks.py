@@ -1,0 +1,127 @@
+"""Bad option values are one error line naming the option, exit 2, before any work (no cache, no output).
+
+Through the real CLI (typer's runner, in process): ``--device``, ``-p FAMILY.device``, ``--turn-sep ""``,
+``--cache`` (and ``$DIALEVAL_SCORE_CACHE``) naming a text file, a folder, another program's database or an
+unwritable place, ``-m ""`` and ``-m bleu,,length``, and ``--boot -5``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from tests.commands.cli_runner import COLS, RATED, invoke, refused
+from typer.testing import Result
+
+
+@pytest.fixture
+def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch sees no GPU, whatever this machine has."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+
+
+def score(csv: Path, out: Path, *extra: str | Path) -> Result:
+    return invoke("score", "--path", csv, *COLS, "-o", out, *extra)
+
+
+@pytest.mark.parametrize("command", ["score", "benchmark"])
+@pytest.mark.parametrize("metric", ["length", "embedding"])
+def test_a_device_that_is_not_one_is_refused(command: str, metric: str, rows: Path, tmp_path: Path) -> None:
+    out = tmp_path / ("x.jsonl" if command == "score" else "b")
+    extra = RATED if command == "benchmark" else COLS
+    res = invoke(command, "--path", rows, *extra, "-m", metric, "--device", "gpu", "-o", out, "--no-cache")
+    refused(res, 'field "--device": "gpu" is not a device; use cpu, cuda, cuda:N, mps or auto')
+    assert not out.exists()
+
+
+def test_cuda_without_a_gpu_is_refused(rows: Path, tmp_path: Path, no_gpu: None) -> None:
+    out = tmp_path / "x.jsonl"
+    refused(score(rows, out, "-m", "embedding", "--device", "cuda", "--no-cache"), 'field "--device"',
+            "torch sees no CUDA device")  # fmt: skip
+    assert not out.exists()
+
+
+def test_a_device_parameter_is_checked_as_the_option_is(rows: Path, tmp_path: Path) -> None:
+    out = tmp_path / "x.jsonl"
+    res = score(rows, out, "-m", "embedding", "-p", "embedding.device=gpu", "--no-cache")
+    refused(res, 'field "--param": embedding.device="gpu" is not a device')
+    assert not out.exists()
+
+
+def test_cpu_is_fine(rows: Path, tmp_path: Path) -> None:
+    res = score(rows, tmp_path / "x.jsonl", "-m", "length", "--device", "cpu", "--no-cache")
+    assert res.exit_code == 0, res.output
+
+
+def test_an_empty_turn_separator_is_refused(tmp_path: Path) -> None:
+    csv = tmp_path / "multi.csv"
+    csv.write_text('context,response\n"Hi\nthere",Hello!\n', encoding="utf-8")
+    refused(score(csv, tmp_path / "x.jsonl", "-m", "length", "--turn-sep", "", "--no-cache"),
+            'field "--turn-sep": is empty')  # fmt: skip
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize("what", ["text", "folder", "other-db", "below-a-file"])
+@pytest.mark.parametrize("given", ["option", "env"])
+def test_a_cache_that_cannot_be_one_is_refused_before_any_scoring(
+    what: str, given: str, rows: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "c.sqlite"
+    words = {"text": "not a score cache (SQLite) file", "folder": "is a folder",
+             "other-db": "not a score cache (its tables: t)", "below-a-file": "is a file, not a folder"}  # fmt: skip
+    if what == "text":
+        cache.write_text("junk\n")
+    elif what == "folder":
+        cache.mkdir()
+    elif what == "other-db":
+        with sqlite3.connect(cache) as db:
+            db.execute("CREATE TABLE t (x)")
+    else:
+        cache = rows / "c.sqlite"
+    out = tmp_path / "x.jsonl"
+    if given == "option":
+        res = score(rows, out, "-m", "length", "--cache", cache)
+    else:
+        env = {"DIALEVAL_SCORE_CACHE": str(cache)}
+        res = invoke("score", "--path", rows, *COLS, "-m", "length", "-o", out, env=env)
+    refused(res, f'{cache}: field "--cache"', words[what])
+    assert not out.exists()
+    assert "items" not in res.output  # refused before the table was read
+
+
+def test_an_unwritable_cache_folder_is_refused(rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == ro else real(p, mode))
+    refused(score(rows, tmp_path / "x.jsonl", "-m", "length", "--cache", ro / "c.sqlite"),
+            f'{ro / "c.sqlite"}: field "--cache": cannot be created: no permission to write in {ro}')  # fmt: skip
+
+
+@pytest.mark.parametrize(("value", "words"), [("", "empty metric name"), (" ", "empty metric name"),
+                                              ("bleu,,length", 'empty metric name in "bleu,,length" (name 2 of 3)'),
+                                              ("length,", "(name 2 of 2)")])  # fmt: skip
+@pytest.mark.parametrize("command", ["score", "benchmark", "meta"])
+def test_an_empty_metric_name_is_refused(command: str, value: str, words: str, rows: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    if command == "meta":
+        res = invoke("meta", tmp_path / "none.jsonl", "--path", rows, *RATED, "-m", value, "-o", out)
+    else:
+        res = invoke(command, "--path", rows, *RATED, "-m", value, "-o", out, "--no-cache")
+    refused(res, 'field "--metrics"', words)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["benchmark", "meta"])
+def test_a_negative_boot_is_refused(command: str, rows: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    scores = tmp_path / "none.jsonl"
+    args = ["meta", scores] if command == "meta" else ["benchmark", "--no-cache"]
+    res = invoke(*args, "--path", rows, *RATED, "-m", "length", "--boot", "-5", "-o", out)
+    refused(res, 'field "--boot": must be >= 0', "got -5")
+    assert not out.exists()

@@ -1,0 +1,169 @@
+"""Outputs never destroy inputs or read-only files, and a failed write is one line that leaves nothing behind.
+
+Through the real CLI (typer's runner, in process): ``-o`` naming an input (directly, by a symbolic or a hard
+link), a read-only existing output, ``-o -``, the success line saying what it replaced, and a full disk
+(simulated: every write of the output fails with ENOSPC, as on a full tmpfs) for ``score``, ``benchmark``,
+``meta`` and ``data import``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from tests.commands.cli_runner import COLS, RATED, ROWS, invoke, refused
+from typer.testing import Result
+
+from dialeval.schema import Rating, Score
+
+
+def score(csv: Path, out: Path | str, *extra: str) -> Result:
+    return invoke("score", "--path", csv, *COLS, "-m", "length", "-o", out, "--no-cache", *extra)
+
+
+# --- -o naming an input ---
+
+
+def test_score_refuses_to_write_over_its_input_file(rows: Path) -> None:
+    line = refused(score(rows, rows), str(rows), 'field "--output"', "is the file given to --path")
+    assert "destroy the input" in line
+    assert rows.read_text(encoding="utf-8") == ROWS
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_an_output_that_is_the_input_through_a_link_is_refused(link: str, rows: Path, tmp_path: Path) -> None:
+    out = tmp_path / "scores.jsonl"
+    (os.symlink if link == "symlink" else os.link)(rows, out)
+    refused(score(rows, out), str(out), 'field "--output"', f"is the file given to --path ({rows})")
+    assert rows.read_text(encoding="utf-8") == ROWS
+
+
+def test_the_mapping_file_is_an_input_too(rows: Path, tmp_path: Path) -> None:
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text("response: response\ncontext: context\n", encoding="utf-8")
+    res = invoke("score", "--path", rows, "--mapping", mapping, "-m", "length", "-o", mapping, "--no-cache")
+    refused(res, str(mapping), "is the file given to --mapping")
+    assert mapping.read_text(encoding="utf-8") == "response: response\ncontext: context\n"
+
+
+def test_score_refuses_to_write_over_its_candidates(rows: Path, tmp_path: Path) -> None:
+    assert invoke("data", "import", rows, *COLS, "-o", tmp_path / "rec").exit_code == 0
+    cands = tmp_path / "rec" / "candidates.jsonl"
+    before = cands.read_text(encoding="utf-8")
+    res = invoke("score", "--dialogues", tmp_path / "rec" / "dialogues.jsonl", "--candidates", cands,
+                 "-m", "length", "-o", cands, "--no-cache")  # fmt: skip
+    refused(res, "is the file given to --candidates")
+    assert cands.read_text(encoding="utf-8") == before
+
+
+def test_meta_refuses_an_output_folder_whose_table_is_its_scores_file(tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    scores = folder / "table.jsonl"  # a scores file that happens to sit where meta writes its table
+    scores.write_text(Score(item_id="i", metric="m", value=1.0).model_dump_json() + "\n")
+    ratings = tmp_path / "r.jsonl"
+    ratings.write_text(Rating(item_id="i", dimension="Overall", annotator="a", value=3).model_dump_json() + "\n")
+    before = scores.read_text()
+    refused(invoke("meta", scores, "-r", ratings, "-o", folder), str(scores), "is the file given to SCORES")
+    assert scores.read_text() == before
+
+
+def test_a_records_folder_given_to_path_stands_for_its_record_files(tmp_path: Path, rows: Path) -> None:
+    rec = tmp_path / "rec"
+    assert invoke("data", "import", rows, *COLS, "-o", rec).exit_code == 0
+    before = (rec / "candidates.jsonl").read_text(encoding="utf-8")
+    res = invoke("score", "--path", rec, "-m", "length", "-o", rec / "candidates.jsonl", "--no-cache")
+    refused(res, f"{rec / 'candidates.jsonl'}: field", f"is read from the folder given to --path ({rec})")
+    assert (rec / "candidates.jsonl").read_text(encoding="utf-8") == before
+    res = invoke("score", "--path", rec, "-m", "length", "-o", rec / "scores.jsonl", "--no-cache")
+    assert res.exit_code == 0, res.output  # beside the records is fine
+
+
+# --- existing outputs: read-only refused, an ordinary one replaced and said so ---
+
+
+def test_a_read_only_output_is_refused_not_replaced(rows: Path, tmp_path: Path) -> None:
+    out = tmp_path / "kept.jsonl"
+    out.write_text("PRECIOUS\n")
+    out.chmod(0o444)
+    refused(score(rows, out), str(out), 'field "--output"', "is read-only")
+    assert out.read_text() == "PRECIOUS\n"
+
+
+def test_benchmark_refuses_a_folder_whose_table_is_read_only(rows: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    (folder / "table.md").write_text("# mine\n")
+    (folder / "table.md").chmod(0o444)
+    res = invoke("benchmark", "--path", rows, *RATED, "-m", "length", "--boot", "0", "-o", folder, "--no-cache")
+    refused(res, str(folder / "table.md"), "is read-only")
+    assert sorted(p.name for p in folder.iterdir()) == ["table.md"]
+
+
+def test_replacing_an_ordinary_output_works_and_says_so(rows: Path, tmp_path: Path) -> None:
+    out = tmp_path / "scores.jsonl"
+    first = score(rows, out)
+    assert first.exit_code == 0, first.output
+    assert "replaced" not in first.output
+    again = score(rows, out)
+    assert again.exit_code == 0, again.output
+    assert f"wrote 3 scores for 3 items to {out} (replaced the existing {out})" in again.output
+
+
+def test_benchmark_says_which_files_it_replaced(rows: Path, tmp_path: Path) -> None:
+    args = ["benchmark", "--path", rows, *RATED, "-m", "length", "--boot", "0", "-o", tmp_path / "b", "--no-cache"]
+    assert "replaced" not in invoke(*args).output
+    res = invoke(*args)
+    assert res.exit_code == 0, res.output
+    assert "(replaced the existing scores.jsonl, table.md, table.jsonl, run.json)" in res.output
+
+
+@pytest.mark.parametrize("command", ["score", "benchmark", "meta"])
+def test_dash_as_output_is_refused_and_no_file_named_dash_appears(
+    command: str, rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    if command == "score":
+        res = score(rows, "-")
+    elif command == "benchmark":
+        res = invoke("benchmark", "--path", rows, *RATED, "-m", "length", "-o", "-", "--no-cache")
+    else:
+        res = invoke("meta", "scores.jsonl", "--path", rows, *RATED, "-o", "-")
+    refused(res, 'field "--output"', '"-" is not standard output here')
+    assert not (tmp_path / "-").exists()
+
+
+# --- a full disk ---
+
+
+def test_score_on_a_full_disk_is_one_line_and_keeps_the_old_output(rows: Path, tmp_path: Path, full_disk: None) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text("old\n")
+    refused(score(rows, out), f"{out}: cannot be written: No space left on device")
+    assert out.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl", "rows.csv"]
+
+
+def test_benchmark_on_a_full_disk_leaves_no_new_folder(rows: Path, tmp_path: Path, full_disk: None) -> None:
+    folder = tmp_path / "runs" / "bench"
+    res = invoke("benchmark", "--path", rows, *RATED, "-m", "length", "--boot", "0", "-o", folder, "--no-cache")
+    refused(res, str(folder / "scores.jsonl"), "No space left on device")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv"]
+
+
+def test_data_import_on_a_full_disk_leaves_no_new_folder(rows: Path, tmp_path: Path, full_disk: None) -> None:
+    res = invoke("data", "import", rows, *COLS, "-o", tmp_path / "rec")
+    refused(res, "dialogues.jsonl", "No space left on device")
+    assert not (tmp_path / "rec").exists()
+
+
+def test_score_refuses_to_write_its_scores_over_its_cache(rows: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "c.sqlite"
+    first = invoke("score", "--path", rows, *COLS, "-m", "length", "-o", tmp_path / "s.jsonl", "--cache", cache)
+    assert first.exit_code == 0, first.output
+    res = invoke("score", "--path", rows, *COLS, "-m", "length", "-o", cache, "--cache", cache)
+    refused(res, str(cache), "is the file given to --cache")
+    with sqlite3.connect(cache) as db:  # still the cache, with its 3 items (the connection may checkpoint the WAL)
+        assert db.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 3

@@ -1,0 +1,108 @@
+"""Atomic writes: a failed write (full disk, I/O error) is one WriteError naming the file, keeps the old file,
+leaves no temporary file and no folder it created; all_or_nothing renames a folder's files together or not at all.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+from tests.conftest import FullDisk
+
+import dialeval.atomic as atomic
+from dialeval.atomic import WriteError, all_or_nothing, atomic_write
+from dialeval.errors import DialevalError
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_a_full_disk_is_one_write_error_naming_the_file_with_no_chained_traceback(
+    tmp_path: Path, full_disk: None
+) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text("old\n")
+    with pytest.raises(WriteError) as caught, atomic_write(out) as handle:
+        handle.write("new\n")
+    err = caught.value
+    assert str(err) == f"{out}: cannot be written: No space left on device"
+    assert isinstance(err, DialevalError) and isinstance(err, OSError)
+    assert err.__cause__ is None and err.__suppress_context__  # "from None": no "During handling..." chain
+    assert out.read_text() == "old\n"
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_failed_write_removes_the_folders_it_created(tmp_path: Path, full_disk: None) -> None:
+    out = tmp_path / "new" / "deeper" / "out.jsonl"
+    with pytest.raises(WriteError), atomic_write(out) as handle:
+        handle.write("x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_io_error_at_fsync_is_a_write_error_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(atomic.os, "fsync", broken)
+    out = tmp_path / "out.txt"
+    with pytest.raises(WriteError, match=r"out\.txt: cannot be written: Input/output error"), atomic_write(out) as f:
+        f.write("x")
+    assert not out.exists() and _leftovers(tmp_path) == []
+
+
+def test_an_error_of_the_writer_about_another_file_is_not_blamed_on_the_output(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    with pytest.raises(FileNotFoundError) as caught, atomic_write(out):
+        (tmp_path / "missing-input.txt").read_text()
+    assert not isinstance(caught.value, WriteError)
+    assert not out.exists() and _leftovers(tmp_path) == []
+
+
+def test_all_or_nothing_renames_every_file_at_the_end(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    with all_or_nothing(folder):
+        with atomic_write(folder / "a.txt") as f:
+            f.write("a")
+        assert not (folder / "a.txt").exists()  # held back until the block ends
+        with atomic_write(folder / "b.txt") as f:
+            f.write("b")
+    assert (folder / "a.txt").read_text() == "a" and (folder / "b.txt").read_text() == "b"
+    assert _leftovers(folder) == []
+
+
+def test_all_or_nothing_keeps_every_old_file_when_a_later_write_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (folder / name).write_text(f"old {name}")
+    with pytest.raises(WriteError, match=r"b\.txt"), all_or_nothing(folder):
+        with atomic_write(folder / "a.txt") as f:
+            f.write("new a")
+        real_fdopen = os.fdopen
+        monkeypatch.setattr(atomic.os, "fdopen", lambda fd, *a, **k: FullDisk(real_fdopen(fd, *a, **k)))
+        with atomic_write(folder / "b.txt") as f:
+            f.write("new b")
+    assert (folder / "a.txt").read_text() == "old a.txt"  # not the new a: nothing half-written
+    assert (folder / "b.txt").read_text() == "old b.txt"
+    assert _leftovers(folder) == []
+
+
+def test_all_or_nothing_removes_a_folder_it_created_on_failure(tmp_path: Path, full_disk: None) -> None:
+    folder = tmp_path / "runs" / "benchmark"
+    with pytest.raises(WriteError), all_or_nothing(folder), atomic_write(folder / "scores.jsonl") as f:
+        f.write("x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_all_or_nothing_removes_what_it_wrote_on_an_interrupt(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt), all_or_nothing(folder):
+        with atomic_write(folder / "a.txt") as f:
+            f.write("a")
+        raise KeyboardInterrupt
+    assert not folder.exists()

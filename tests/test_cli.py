@@ -1,0 +1,113 @@
+"""Ctrl-C (SIGINT): one line on stderr saying what was kept, exit 130, and no output written.
+
+``score`` and ``benchmark`` say that nothing was written and that the score cache keeps the items finished;
+any other command says ``interrupted``. In process (the scoring raises KeyboardInterrupt) and through a real
+SIGINT delivered to a ``dialeval`` process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import dialeval.commands.benchmark as benchmark_command
+import dialeval.commands.score as score_command
+from dialeval.cli import app
+
+ROWS = "context,response,system,rating\nHi there,Hello!,a,4\nHow are you?,Fine thanks,b,5\nYo,Hey you,c,2\n"
+COLS = ["--response-col", "response", "--context-col", "context"]
+
+
+def _interrupt(*args: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.fixture
+def rows(tmp_path: Path) -> Path:
+    path = tmp_path / "rows.csv"
+    path.write_text(ROWS, encoding="utf-8")
+    return path
+
+
+def test_score_interrupted_says_nothing_was_written_and_the_cache_keeps_the_rest(
+    rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(score_command, "score_request", _interrupt)
+    out = tmp_path / "out.jsonl"
+    res = CliRunner().invoke(app, ["score", "--path", str(rows), *COLS, "-m", "length", "-o", str(out),
+                                   "--cache", str(tmp_path / "c.sqlite")])  # fmt: skip
+    assert res.exit_code == 130
+    kept = "the items scored so far are kept in the score cache, so a rerun resumes"
+    assert res.output.splitlines()[-1] == f"interrupted; nothing written to {out}; {kept}"
+    assert not out.exists()
+
+
+def test_benchmark_interrupted_without_a_cache_says_only_that_nothing_was_written(
+    rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(benchmark_command, "score_request", _interrupt)
+    out = tmp_path / "bench"
+    res = CliRunner().invoke(app, ["benchmark", "--path", str(rows), *COLS, "--rating-col", "rating=Overall",
+                                   "-m", "length", "-o", str(out), "--no-cache"])  # fmt: skip
+    assert res.exit_code == 130
+    assert res.output.splitlines()[-1] == f"interrupted; nothing written to {out}"
+    assert not out.exists()
+
+
+def _run_patched(tmp_path: Path, patch: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``dialeval ARGS`` in a child process after ``patch`` (statements; ``sigint`` makes a call SIGINT it)."""
+    script = textwrap.dedent(f"""
+        import os, signal, sys, time
+        from dialeval.cli import app
+
+        def sigint(*args, **kwargs):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+            raise SystemExit("the SIGINT did not arrive")
+
+        {patch}
+        sys.argv = ["dialeval", *{args!r}]
+        app()
+    """)
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background shell ignores SIGINT
+        env={**os.environ, "DIALEVAL_SCORE_CACHE": str(tmp_path / "c.sqlite")},
+    )  # fmt: skip
+
+
+def test_a_real_sigint_during_score_prints_one_line_and_exits_130(rows: Path, tmp_path: Path) -> None:
+    patch = "import dialeval.commands.score as s; s.score_request = sigint"
+    res = _run_patched(tmp_path, patch, ["score", "--path", str(rows), *COLS, "-m", "length", "-o", "out.jsonl"])
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.splitlines()[-1].startswith("interrupted; nothing written to out.jsonl; the items scored")
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_real_sigint_in_any_other_command_says_interrupted(tmp_path: Path) -> None:
+    patch = "import dialeval.data.catalog as c; c.list_benchmarks = sigint"
+    res = _run_patched(tmp_path, patch, ["data", "list"])
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.strip() == "interrupted"
+
+
+def test_a_dialeval_error_a_command_lets_through_is_one_line_exit_2(tmp_path: Path) -> None:
+    """A failed write outside a command's error handling (here: data list's table) is still one line."""
+    patch = textwrap.dedent("""
+        import dialeval.data.catalog as c
+        from dialeval.atomic import WriteError
+        def full(*args, **kwargs):
+            raise WriteError("somewhere.jsonl", "No space left on device")
+        c.list_benchmarks = full
+    """).replace("\n", "\n        ")
+    res = _run_patched(tmp_path, patch, ["data", "list"])
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.strip() == "error: somewhere.jsonl: cannot be written: No space left on device"
