@@ -349,3 +349,14 @@ def test_an_adapter_trained_on_another_base_is_one_clear_error(adapted_heads):
     with pytest.raises(InputError, match='on "all-mpnet-base-v2", not on large_encoder "all-minilm-l6-v2"') as exc:
         m.large()
     assert exc.value.path == str(adapted_heads / "encoder.json")
+
+
+def test_loading_the_views_in_a_fresh_process_draws_no_transformers_progress_bar():
+    """A fresh process (nothing else has switched transformers' bars off yet) loads the cross-encoder quietly."""
+    import subprocess
+    import sys
+
+    code = "from dialeval.metrics.quality import QualityMetric; QualityMetric(device='cpu').views(); print('loaded')"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 0 and res.stdout.strip() == "loaded", res.stderr
+    assert "Loading weights" not in res.stderr

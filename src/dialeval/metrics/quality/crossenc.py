@@ -203,7 +203,9 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
     from transformers import AutoTokenizer
 
     from dialeval.errors import InputError
+    from dialeval.models.loading import set_offline
 
+    set_offline()  # no hub request, and no "Loading weights" bar under dialeval's own progress
     root = Path(folder)
     try:
         head = json.loads((root / "heads.json").read_text(encoding="utf-8"))
