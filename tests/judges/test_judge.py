@@ -167,3 +167,22 @@ def test_fresh_in_process_runs_are_identical(usr_two) -> None:  # type: ignore[n
     over_http = {"backend": "openai-compatible", "base_url": "http://127.0.0.1:1/v1", "model": "x"}
     http = METRICS.get("judge:cpdscore-simple")(**over_http)
     assert http.config.in_flight == 8  # over HTTP the server batches; 8 requests at once by default
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"mode": "vote"}, "judge:cpdscore-simple.mode='vote': not one of distribution, sample"),
+        ({"k": 0}, "judge:cpdscore-simple.k=0: must be at least 1"),
+        ({"max_tokens": -1}, "judge:cpdscore-simple.max_tokens=-1: must be at least 1"),
+        ({"temperature": -0.5}, "judge:cpdscore-simple.temperature=-0.5: must be at least 0"),
+        ({"timeout": 0.0}, "judge:cpdscore-simple.timeout=0.0: must be at least 0.001"),
+        ({"max_calls": -3}, "judge:cpdscore-simple.max_calls=-3: must be at least 0 (0 = none)"),
+    ],
+)
+def test_a_judge_parameter_out_of_its_range_is_one_error_before_any_model_loads(params, message):
+    from dialeval.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        METRICS.get("judge:cpdscore-simple")(**params)
+    assert str(caught.value) == f'field "--param": {message}'

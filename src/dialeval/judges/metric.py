@@ -31,6 +31,7 @@ from dialeval.judges.judge import Judge, Judgement, JudgeStats
 from dialeval.judges.parse import to_level
 from dialeval.judges.protocol import Protocol, load_protocol, protocol_names
 from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues, needs
+from dialeval.metrics.rules import rule
 from dialeval.signature import NOT_IN_SIGNATURE
 
 
@@ -76,21 +77,22 @@ class JudgeConfig:
     base_url: str = ""
     api_key_env: str = dataclasses.field(default="OPENAI_API_KEY", metadata=NOT_IN_SIGNATURE)
     protocol: str = ""
-    mode: str = "distribution"
+    mode: str = dataclasses.field(default="distribution", metadata=rule(choices=("distribution", "sample")))
     structured: bool = True
-    k: int = 3
-    temperature: float = 0.7
+    k: int = dataclasses.field(default=3, metadata=rule(minimum=1))
+    temperature: float = dataclasses.field(default=0.7, metadata=rule(minimum=0))
     seed: int = 0
-    max_tokens: int = 64
-    top_logprobs: int = 5
-    in_flight: int = 0
-    timeout: float = dataclasses.field(default=60.0, metadata=NOT_IN_SIGNATURE)
-    max_retries: int = dataclasses.field(default=5, metadata=NOT_IN_SIGNATURE)
-    max_calls: int = dataclasses.field(default=0, metadata=NOT_IN_SIGNATURE)
-    max_total_tokens: int = dataclasses.field(default=0, metadata=NOT_IN_SIGNATURE)
+    max_tokens: int = dataclasses.field(default=64, metadata=rule(minimum=1))
+    top_logprobs: int = dataclasses.field(default=5, metadata=rule(minimum=0, note="0 = no expected score"))
+    in_flight: int = dataclasses.field(default=0, metadata=rule(minimum=0, note="0 = the backend's default"))
+    timeout: float = dataclasses.field(default=60.0, metadata={**NOT_IN_SIGNATURE, **rule(minimum=0.001)})
+    max_retries: int = dataclasses.field(default=5, metadata={**NOT_IN_SIGNATURE, **rule(minimum=0)})
+    max_calls: int = dataclasses.field(default=0, metadata={**NOT_IN_SIGNATURE, **rule(minimum=0, note="0 = none")})
+    max_total_tokens: int = dataclasses.field(default=0, metadata={**NOT_IN_SIGNATURE,
+                                                                   **rule(minimum=0, note="0 = none")})  # fmt: skip
     cache: bool = dataclasses.field(default=True, metadata=NOT_IN_SIGNATURE)
-    usd_per_mtok_in: float = dataclasses.field(default=0.0, metadata=NOT_IN_SIGNATURE)
-    usd_per_mtok_out: float = dataclasses.field(default=0.0, metadata=NOT_IN_SIGNATURE)
+    usd_per_mtok_in: float = dataclasses.field(default=0.0, metadata={**NOT_IN_SIGNATURE, **rule(minimum=0)})
+    usd_per_mtok_out: float = dataclasses.field(default=0.0, metadata={**NOT_IN_SIGNATURE, **rule(minimum=0)})
 
 
 def _outputs(p: Protocol, family: str) -> tuple[str, ...]:
@@ -128,8 +130,6 @@ class JudgeMetric(Metric):
             from dialeval.backends import default_in_flight
 
             self.config = dataclasses.replace(self.config, in_flight=default_in_flight(self.config.backend))
-        if self.config.mode not in ("distribution", "sample"):
-            raise ValueError(f'{self.name}: mode must be "distribution" or "sample", not "{self.config.mode}"')
         has_protocol = bool(self.protocol_name or self.config.protocol)
         if self.config.mode == "distribution" and has_protocol and self.protocol.answer is None:
             # no answer shape, no score position to read: it samples

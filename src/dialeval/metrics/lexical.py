@@ -186,11 +186,15 @@ class Rouge(Metric):
 
 @dataclass(frozen=True)
 class MeteorConfig:
-    """NLTK METEOR parameters and the word tokenizer."""
+    """NLTK METEOR parameters and the word tokenizer.
 
-    alpha: float = 0.9
-    beta: float = 3.0
-    gamma: float = 0.5
+    ``alpha`` weighs precision against recall and ``gamma`` is the largest fragmentation penalty,
+    both in [0, 1] (a ``gamma`` above 1 makes scores negative); ``beta`` shapes the penalty.
+    """
+
+    alpha: float = field(default=0.9, metadata=rule(minimum=0, maximum=1))
+    beta: float = field(default=3.0, metadata=rule(minimum=0))
+    gamma: float = field(default=0.5, metadata=rule(minimum=0, maximum=1))
     tokenizer: str = field(default="nltk-word", metadata=rule(choices=TOKENIZERS))
 
 
