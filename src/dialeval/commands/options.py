@@ -16,7 +16,6 @@ import typer
 
 from dialeval.cache import check_cache_path
 from dialeval.commands.common import option_bundle, split_names
-from dialeval.errors import InputError
 from dialeval.models.device import DEVICE_FORMS, check_device
 from dialeval.paths import score_cache_path
 from dialeval.scoring import ScoringRequest
@@ -64,23 +63,13 @@ _RUN_PARAMS = [
 ]  # fmt: skip
 
 
-def _check_param_devices(params: list[str]) -> None:
-    """Check the device of each ``-p [family.]device=VALUE`` as ``--device`` is checked (see :func:`check_device`)."""
-    for pair in params:
-        key, eq, value = pair.partition("=")
-        if eq and key.strip().rpartition(".")[2] == "device":
-            try:
-                check_device(value.strip(), field="--param")
-            except InputError as exc:
-                raise InputError(f"{key.strip()}={exc.message}", field="--param") from None
-
-
 def _request_from(given: dict[str, Any]) -> ScoringRequest:
     """Return the request the run options give, checked here, before any work.
 
-    ``--metrics`` is split on commas (an empty name is an error), ``--device`` and any
-    ``-p [family.]device=...`` must be a device torch can use here, the score cache
-    (``--cache`` or ``$DIALEVAL_SCORE_CACHE``) a writable SQLite file, ``-q``: no progress.
+    ``--metrics`` is split on commas (an empty name is an error), ``--device`` must be a
+    device torch can use here (a ``-p family.device=...`` is checked where the metric is
+    built, :class:`~dialeval.metrics.base.Metric`), the score cache (``--cache`` or
+    ``$DIALEVAL_SCORE_CACHE``) a writable SQLite file, ``-q``: no progress.
 
     Raises:
         InputError: An empty metric name, a device that is not one or that torch cannot see,
@@ -89,7 +78,6 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
     names = split_names(given.pop("metrics", None), "--metrics")
     if given.get("device") is not None:
         given["device"] = check_device(given["device"].strip(), field="--device")
-    _check_param_devices(list(given.get("param") or []))
     if not given.get("no_cache") and (given.get("cache") is not None or os.environ.get("DIALEVAL_SCORE_CACHE")):
         check_cache_path(given.get("cache") or score_cache_path())
     return ScoringRequest(

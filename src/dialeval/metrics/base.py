@@ -189,7 +189,10 @@ class Metric(ABC):
         if isinstance(getattr(config, "device", None), str):  # a bad device: one error now, not torch's traceback
             from dialeval.models.device import check_device
 
-            check_device(config.device, field=f"{self.name}.device")
+            try:
+                check_device(config.device, field="--param")
+            except InputError as exc:  # named as every other parameter error is: family.key=value
+                raise InputError(f"{self.name}.device={exc.message}", field="--param") from None
         if getattr(config, "device", None) == "auto":  # resolved now, so the signature names the real device
             config = dataclasses.replace(config, device=resolve_device("auto"))
         self.config = config
