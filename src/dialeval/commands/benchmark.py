@@ -26,11 +26,12 @@ from dialeval.commands.common import (
     table_options,
     write_text,
 )
-from dialeval.commands.meta import check_boot, row_dict
+from dialeval.commands.meta import row_dict
 from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.commands.tables import Wide, pivot, table_warnings, to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
+from dialeval.meta.correlate import check_boot
 from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
 from dialeval.scoring import MetricRun, ScoringContext, ScoringRequest, score_request
 
@@ -72,7 +73,7 @@ def benchmark(
     inputs = [("--path", path), ("--mapping", table.mapping), ("--cache", request.cache)]
     try:
         with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
-            check_boot(n_boot)
+            check_boot(n_boot, field="--boot")
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
             dimension = bench.dimension(dimension)
@@ -92,25 +93,27 @@ def benchmark(
                 f"ranked by {' '.join(rank_by)})"
             )
             run_info = _run_info(bench, dimension, runs, skipped, run, n_boot, seed, started)
-            _write_outputs(output, title, wide, rows, scores, run_info)
+            warnings = table_warnings(rows)
+            _write_outputs(output, title, wide, rows, scores, run_info, warnings)
     except DialevalError as exc:
         fail(exc)
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": [row_dict(r) for r in rows]}))
     else:
         out.print(to_rich(wide, title))
-        _print_notes(skipped, fitted, bench.source, output, replaced, table_warnings(rows))
+        _print_notes(skipped, fitted, bench.source, output, replaced, warnings)
     check_request_failures(scores, allow_failures)
 
 
 def _write_outputs(
-    output: Path, title: str, wide: Wide, rows: list[CorrelationRow], scores: list[Score], run_info: BenchmarkRun
-) -> None:
+    output: Path, title: str, wide: Wide, rows: list[CorrelationRow], scores: list[Score], run_info: BenchmarkRun,
+    warnings: list[str],
+) -> None:  # fmt: skip
     """Write the :data:`OUTPUT_FILES` of ``output``: all of them, or none (and no new empty folder) on a failure."""
-    warnings = "".join(f"\n{w}\n" for w in table_warnings(rows))
+    warned = "".join(f"\n{w}\n" for w in warnings)
     with all_or_nothing(output):
         write_jsonl(output / "scores.jsonl", scores)
-        write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n{warnings}")
+        write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n{warned}")
         write_jsonl(output / "table.jsonl", rows)
         write_run_info(output, run_info)
 

@@ -33,25 +33,13 @@ from dialeval.commands.tables import Wide, pivot, table_warnings, to_markdown, t
 from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import iter_records, read_jsonl, write_jsonl
+from dialeval.meta.correlate import check_boot
 from dialeval.schema import Rating, Score
 
 #: The files ``meta -o`` writes in its folder.
 OUTPUT_FILES = ("table.md", "table.jsonl")
 #: Where each (metric, item) was first scored: the file and its line.
 Seen = dict[tuple[str, str], tuple[Path, int]]
-
-
-def check_boot(n_boot: int) -> None:
-    """Refuse a negative ``--boot`` (0 means no confidence intervals).
-
-    Example:
-        >>> check_boot(-5)
-        Traceback (most recent call last):
-        ...
-        dialeval.errors.InputError: field "--boot": must be >= 0 (0: no confidence intervals), got -5
-    """
-    if n_boot < 0:
-        raise InputError(f"must be >= 0 (0: no confidence intervals), got {n_boot}", field="--boot")
 
 
 def row_dict(row: Any) -> dict[str, Any]:
@@ -132,7 +120,7 @@ def meta(
     inputs = [*(("SCORES", f) for f in scores), ("--ratings", ratings), ("--path", path), ("--mapping", table.mapping)]
     try:
         with interrupted_says("nothing written" if output is None else f"nothing written to {output}"):
-            check_boot(n_boot)
+            check_boot(n_boot, field="--boot")
             wanted = split_names(metrics, "--metrics")
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
@@ -152,8 +140,9 @@ def meta(
                 rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=tuple(split_list(method) or []))]
             paired = _paired(compare, all_scores, rating_recs, dimension, levels[0], split_list(method), n_boot, seed)
             wide = pivot(rows)
+            warnings = table_warnings(rows)
             if output is not None:
-                _write_tables(output, wide, rows, comparison)
+                _write_tables(output, wide, rows, comparison, warnings)
     except DialevalError as exc:
         fail(exc)
     if as_json:
@@ -162,7 +151,7 @@ def meta(
         return
     out.print(to_rich(wide, f"Correlation with human {dimension}"))
     note = dropped_note(all_scores, rating_recs, dimension, wanted)
-    for text in (note, *table_warnings(rows), _paired_line(paired) if paired else "", comparison):
+    for text in (note, *warnings, _paired_line(paired) if paired else "", comparison):
         if text:
             out.print(text, highlight=False, markup=False, soft_wrap=True)
     if output is not None:
@@ -182,9 +171,11 @@ def _ratings_of(
     raise InputError("give --ratings FILE, --benchmark NAME or --path FILE")
 
 
-def _write_tables(output: Path, wide: Wide, rows: Sequence[Any], comparison: str | None) -> None:
-    """Write table.md (with the few-systems warnings and the paper comparison) and table.jsonl: both or neither."""
-    warned = "".join(f"\n{w}\n" for w in table_warnings(rows))
+def _write_tables(
+    output: Path, wide: Wide, rows: Sequence[Any], comparison: str | None, warnings: Sequence[str]
+) -> None:
+    """Write table.md (with the few-systems ``warnings`` and the paper comparison) and table.jsonl: both or neither."""
+    warned = "".join(f"\n{w}\n" for w in warnings)
     extra = f"\n{comparison}\n" if comparison else ""
     with all_or_nothing(output):
         write_text(output / "table.md", to_markdown(wide) + "\n" + warned + extra)

@@ -21,6 +21,8 @@ from rich.console import Console, ConsoleOptions
 from rich.table import Table
 from rich.text import Text
 
+from dialeval.meta.levels import MIN_SYSTEMS
+
 
 @dataclass
 class Wide:
@@ -59,10 +61,6 @@ def pivot(rows: Sequence[Any], rank_by: tuple[str, str] | None = None) -> Wide:
 
     ordered = sorted(table.items(), key=rank_key)
     return Wide(columns=columns, rows=[(g, m, cells) for (g, m), cells in ordered])
-
-
-#: Fewer systems than this make a system-level correlation say nothing (two points always correlate +1 or -1).
-MIN_SYSTEMS = 3
 
 
 def table_warnings(rows: Sequence[Any]) -> list[str]:

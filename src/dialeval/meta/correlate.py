@@ -132,6 +132,19 @@ def table_rows(
     return rows
 
 
+def check_boot(n_boot: int, field: str = "n_boot") -> None:
+    """Refuse a negative number of bootstrap resamples (0 means no confidence intervals).
+
+    Example:
+        >>> check_boot(-5, field="--boot")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--boot": must be >= 0 (0: no confidence intervals), got -5
+    """
+    if n_boot < 0:
+        raise InputError(f"must be >= 0 (0: no confidence intervals), got {n_boot}", field=field)
+
+
 def correlation_table(
     scores: Sequence[Score],
     ratings: Sequence[Rating],
@@ -164,8 +177,7 @@ def correlation_table(
         InputError: An unknown level or method, a negative ``n_boot``, a metric the scores do not hold,
             a dimension nobody rated, or an unknown ``by`` tag.
     """
-    if n_boot < 0:
-        raise InputError(f"must be >= 0 (0: no confidence intervals), got {n_boot}", field="n_boot")
+    check_boot(n_boot)
     typed_methods = check_names(levels, methods)
     dims = [dimension] if isinstance(dimension, str) else list(dimension)
     rows: list[CorrelationRow] = []
