@@ -151,16 +151,13 @@ class ScoreCache:
         except (OSError, sqlite3.Error) as exc:
             remove_dirs(created)
             raise InputError(f"cannot be opened: {exc}", path=self.path, field=CACHE_FIELD) from None
-        try:
-            _check_tables(self._db, self.path)
+        try:  # check_cache_path has refused another program's database, read-only, before WAL changes the file
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
             self._db.commit()
-        except (sqlite3.Error, InputError) as exc:
+        except sqlite3.Error as exc:
             self._db.close()
-            if isinstance(exc, InputError):
-                raise
             raise InputError(_why_not(exc), path=self.path, field=CACHE_FIELD) from None
 
     def get_many(self, signature: str, keys: Iterable[str]) -> dict[str, CachedValues]:
