@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
+
+
+def closest(name: str, known: Iterable[str], cutoff: float = 0.5) -> str | None:
+    """Return the known name most like ``name`` (for a "did you mean" hint), or None if none is close.
+
+    Example:
+        >>> closest("lenght", ["bleu1", "length"]), closest("zzz", ["length"])
+        ('length', None)
+    """
+    found = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
+    return found[0] if found else None
 
 
 class DialevalError(Exception):

@@ -28,13 +28,12 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar, cast
 
-from dialeval.errors import DialevalError, UnknownNameError
+from dialeval.errors import DialevalError, UnknownNameError, closest
 
 T = TypeVar("T")
 
@@ -110,8 +109,8 @@ class Registry(Generic[T]):
         self._load_plugins()
         if name in self._items:
             return self._resolve(name)
-        close = difflib.get_close_matches(name, list(self._items), n=3, cutoff=0.5)
-        hint = f'; did you mean "{close[0]}"?' if close else f"; known: {', '.join(sorted(self._items))}"
+        close = closest(name, self._items)
+        hint = f'; did you mean "{close}"?' if close else f"; known: {', '.join(sorted(self._items))}"
         raise UnknownNameError(f'unknown {self.kind} "{name}"{hint}')
 
     def names(self) -> list[str]:

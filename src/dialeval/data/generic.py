@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,7 +33,7 @@ from dialeval.data._common import (
     split_turns,
 )
 from dialeval.data.benchmark import Benchmark
-from dialeval.errors import InputError
+from dialeval.errors import InputError, closest
 from dialeval.jsonl import check_file, read_jsonl, read_text, read_unique
 from dialeval.schema import Candidate, Dialogue, Rating, Turn
 
@@ -474,8 +473,8 @@ def load_mapping(path: str | Path) -> MappingFile:
 def _unknown_key(key: str) -> str:
     """Say that ``key`` is not a key of :class:`MappingFile`, with the closest one (else the list of them)."""
     keys = list(MappingFile.model_fields)
-    close = difflib.get_close_matches(key, keys, n=1)
-    hint = f'did you mean "{close[0]}"?' if close else f"the keys: {', '.join(keys)}"
+    close = closest(key, keys, cutoff=0.6)
+    hint = f'did you mean "{close}"?' if close else f"the keys: {', '.join(keys)}"
     return f'unknown key "{key}"; {hint}'
 
 

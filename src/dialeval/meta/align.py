@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from dialeval.errors import InputError
+from dialeval.errors import InputError, closest
 from dialeval.schema import Rating, Score
 
 
@@ -84,12 +84,10 @@ def missing_metrics(absent: Sequence[str], present: Sequence[str]) -> InputError
         >>> print(missing_metrics(["lenght"], ["bleu1", "length"]))
         field "metrics": no scores for metric lenght (did you mean "length"?); the scores hold: bleu1, length
     """
-    import difflib
-
     named = []
     for name in absent:
-        close = difflib.get_close_matches(name, list(present), n=1, cutoff=0.5)
-        named.append(f'{name} (did you mean "{close[0]}"?)' if close else name)
+        close = closest(name, present)
+        named.append(f'{name} (did you mean "{close}"?)' if close else name)
     held = ", ".join(sorted(present)) or "nothing"
     what = "metric" if len(absent) == 1 else "metrics"
     return InputError(f"no scores for {what} {', '.join(named)}; the scores hold: {held}", field="metrics")
