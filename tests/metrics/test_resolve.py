@@ -230,3 +230,9 @@ def test_the_cli_prints_one_error_line_and_exits_2(tmp_path: Path, args: list[st
     assert res.exit_code == 2, res.output
     assert f'error: field "--param": {error}' in res.output
     assert "Traceback" not in res.output and not out.exists()
+
+
+def test_a_parameter_of_a_metric_without_any_says_it_has_none() -> None:
+    with pytest.raises(InputError) as err:
+        _built(["length"], ["length.device=gpu"])
+    assert err.value.message == 'metric "length" has no parameter "device"; its parameters: none'

@@ -69,8 +69,9 @@ def coerce_params(cls: type[Metric], params: Mapping[str, str], *, strict: bool 
     for key, raw in params.items():
         if key not in fields:
             if strict:
+                have = ", ".join(sorted(fields)) or "none"
                 raise InputError(
-                    f'metric "{cls.name}" has no parameter "{key}"; its parameters: {", ".join(sorted(fields))}',
+                    f'metric "{cls.name}" has no parameter "{key}"; its parameters: {have}',
                     field="--param",
                 )
             continue
