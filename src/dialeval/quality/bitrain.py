@@ -435,6 +435,45 @@ def rebuild(out: Path) -> Path:
     return out / "model"
 
 
+def interpolate(source: Path, out: Path, weight: float) -> Path:
+    """Write ``out`` as ``source``'s run with its adapter's update scaled by ``weight``, then rebuild ``out/model``.
+
+    A weight-space interpolation between the base and the tuned encoder (WiSE-FT, Wortsman et al.
+    2022): every adapted weight becomes ``W0 + weight * (W1 - W0)``, done by scaling each LoRA
+    ``B`` matrix, so the metric's own merge at load time gives the interpolated encoder. The card
+    is ``source``'s, with ``interpolation`` (the weight and the source adapter's sha256) added.
+
+    Example:
+        >>> interpolate(Path("run"), Path("half"), 1.5)
+        Traceback (most recent call last):
+        dialeval.errors.InputError: --weight: 1.5 is not in (0, 1]
+
+    Raises:
+        InputError: ``weight`` outside (0, 1], or no card or adapter in ``source``.
+    """
+    from safetensors.torch import load_file, save_file
+
+    from dialeval.data._common import sha256_file
+    from dialeval.errors import InputError
+
+    if not 0.0 < weight <= 1.0:
+        raise InputError(f"{weight} is not in (0, 1]", field="--weight")
+    card_path, adapter_path = source / "card.json", source / "adapter.safetensors"
+    for path in (card_path, adapter_path):
+        if not path.exists():
+            raise InputError(f"no {path.name} to interpolate from", path=source, field="interpolate")
+    adapter = load_file(str(adapter_path))
+    scaled = {k: (v.float() * weight).to(v.dtype) if ".lora_B." in k else v for k, v in adapter.items()}
+    out.mkdir(parents=True, exist_ok=True)
+    save_file(scaled, str(out / "adapter.safetensors"))
+    card = json.loads(card_path.read_text(encoding="utf-8"))
+    card["interpolation"] = {"weight": weight, "source_adapter_sha256": sha256_file(adapter_path),
+                             "what": "every LoRA B matrix times the weight: W0 + weight * (W1 - W0)"}  # fmt: skip
+    card["files"] = {"adapter.safetensors": sha256_file(out / "adapter.safetensors")}
+    (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    return rebuild(out)
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.bitrain") -> None:
     """Command line: ``OUT [--steps N] [--encoder E] [--device D] [--seed S] ... | OUT --rebuild``."""
     import torch
@@ -461,12 +500,18 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--lora-targets", default=",".join(BiConfig.lora_targets),
                     help="comma-separated names of the layers the adapter adapts (default: query,key,value,dense)")
     ap.add_argument("--device", default="cpu", help="where the training steps run: cpu (default) or cuda")
+    ap.add_argument("--interpolate", type=Path, default=None, metavar="RUN",
+                    help="only write OUT as RUN's adapter scaled by --weight (WiSE-FT), and OUT/model")
+    ap.add_argument("--weight", type=float, default=0.5, help="the --interpolate weight in (0, 1] (default 0.5)")
     ap.add_argument("--rebuild", action="store_true",
                     help="only write OUT/model from OUT/card.json and OUT/adapter.safetensors (no training)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.rebuild:
         print(json.dumps({"model": str(rebuild(args.out))}))
+        return
+    if args.interpolate is not None:
+        print(json.dumps({"model": str(interpolate(args.interpolate, args.out, args.weight))}))
         return
     if args.recipe not in RECIPES:
         raise InputError(f'unknown recipe "{args.recipe}"; use {", ".join(RECIPES)}', field="recipe")
