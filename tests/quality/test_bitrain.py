@@ -175,3 +175,55 @@ def test_lora_targets_that_name_no_layer_are_one_input_error_before_any_output(t
     with pytest.raises(InputError, match="no layer of the encoder is named q_proj, v_proj"):
         bt.train(tmp_path / "run", tmp_path / "no-data", bt.BiConfig(lora_targets=("q_proj", "v_proj")))
     assert not (tmp_path / "run").exists()  # the data (absent here) is never read, no folder is made
+
+
+def test_interpolate_halves_each_adapted_weights_update_and_the_metrics_merge_gives_the_same_encoder(tmp_path):
+    """WiSE-FT at 0.5: every weight of the rebuilt model is the mean of the base's and the full adapter's.
+
+    The expected weights are computed here by hand from the base (the packaged MiniLM) and the
+    model rebuilt with the whole adapter, independently of the scaled adapter file.
+    """
+    import numpy as np
+    import torch
+    from safetensors.numpy import load_file
+    from safetensors.torch import load_file as load_torch
+    from safetensors.torch import save_file
+    from transformers import AutoModel
+
+    from dialeval.data._common import sha256_file
+    from dialeval.errors import InputError
+    from dialeval.metrics.quality.crossenc import merge_adapter
+    from dialeval.models.loading import resolve_encoder_dir
+
+    model, _ = bt._model(bt.BiConfig(lora_r=4, lora_alpha=8))
+    gen = torch.Generator().manual_seed(0)
+    adapter = {n: (torch.randn(p.shape, generator=gen) * 0.05).to(torch.float16)
+               for n, p in model.named_parameters() if p.requires_grad}  # fmt: skip
+    full, half = tmp_path / "full", tmp_path / "half"
+    full.mkdir()
+    save_file(adapter, str(full / "adapter.safetensors"))
+    (full / "card.json").write_text(json.dumps({"config": {"lora_r": 4, "lora_alpha": 8}, "files": {}}))
+    bt.main([str(full), "--rebuild"])
+    bt.main([str(half), "--interpolate", str(full), "--weight", "0.5"])
+    base = load_file(str(resolve_encoder_dir("all-minilm-l6-v2") / "model.safetensors"))
+    w1, wh = (load_file(str(d / "model" / "model.safetensors")) for d in (full, half))
+    moved = 0
+    for key, w in wh.items():
+        expected = (base[key] + w1[key]) / 2
+        assert np.allclose(w, expected, atol=1e-6), key
+        moved += int(not np.array_equal(w1[key], base[key]))
+    assert moved >= 6 * 6  # every layer's query, key, value and dense weights moved
+    card = json.loads((half / "card.json").read_text())
+    assert card["interpolation"]["weight"] == 0.5
+    assert card["interpolation"]["source_adapter_sha256"] == sha256_file(full / "adapter.safetensors")
+    assert card["files"]["adapter.safetensors"] == sha256_file(half / "adapter.safetensors")
+    # the metric's load-time merge of the halved adapter gives the same encoder
+    enc = AutoModel.from_pretrained(str(resolve_encoder_dir("all-minilm-l6-v2")))
+    merge_adapter(enc, load_torch(str(half / "adapter.safetensors")), 8 / 4)
+    for name, p in enc.named_parameters():
+        assert np.allclose(p.detach().numpy(), wh[name], atol=1e-6), name
+    with pytest.raises(InputError, match=r"field \"--weight\": 0.0 is not in \(0, 1\]"):
+        bt.interpolate(full, tmp_path / "zero", 0.0)
+    with pytest.raises(InputError, match=r"no card\.json to interpolate from"):
+        bt.interpolate(tmp_path / "nothing", tmp_path / "x", 0.5)
+    assert not (tmp_path / "zero").exists() and not (tmp_path / "x").exists()

@@ -446,7 +446,7 @@ def interpolate(source: Path, out: Path, weight: float) -> Path:
     Example:
         >>> interpolate(Path("run"), Path("half"), 1.5)
         Traceback (most recent call last):
-        dialeval.errors.InputError: --weight: 1.5 is not in (0, 1]
+        dialeval.errors.InputError: field "--weight": 1.5 is not in (0, 1]
 
     Raises:
         InputError: ``weight`` outside (0, 1], or no card or adapter in ``source``.
