@@ -256,6 +256,20 @@ def test_quality_dialogue_is_zero_for_a_turn_that_repeats_the_speakers_earlier_t
     assert got["quality_dialogue"][1:] == got["quality"][1:]
 
 
+def test_an_empty_response_kept_by_a_mapping_scores_zero_and_leaves_the_other_items_alone(metric):
+    """No reply is the worst reply (the LMStyle MTurk raters gave its two empty answers 0); before, a middling score."""
+    from dialeval.schema import Turn
+
+    ctx = (Turn(speaker="user", text="What did you do this weekend?"),)
+    fine = MetricInput(response="I went hiking with my sister, it was lovely.", context=ctx)
+    items = [fine, MetricInput(response="", context=ctx), MetricInput(response="  \n", context=ctx)]
+    got = metric.compute(items)
+    for name in ("quality", "quality_sensible", "quality_fluent", "quality_dialogue"):
+        assert got[name][1:] == [0.0, 0.0], name
+        alone = metric.compute([fine])[name][0]  # batched with others, padding moves the last bits only
+        assert got[name][0] == pytest.approx(alone, abs=1e-6) and alone > 0, name
+
+
 def test_length_batched_encoding_equals_one_input_at_a_time(metric, shared_data):
     """The token-budget batches (padding, several lengths per batch) give each input's unpadded values."""
     from dialeval.metrics.quality.crossenc import TURNS, score_batches

@@ -30,6 +30,9 @@ Outputs:
   (``--level dialogue,system`` averages it per dialogue), where a bot that says the same
   thing again is a worse conversation partner even if each turn is fine on its own.
 
+An empty response (kept only where a mapping says ``keep_empty_responses``) gets 0 on all four:
+no reply is the worst reply, as people rated the empty answers of the LMStyle MTurk data.
+
 The heads, the ensemble and the two LoRA adapters are files in ``dialeval/metrics/quality/bundled`` with
 their cards (data sha256, recipe, seed, validation figures, leave-one-benchmark-out
 results); the signature carries their sha256 (and the LM's hash when the ensemble uses
@@ -584,9 +587,14 @@ class QualityMetric(Metric):
         feats = self.features(items)
         quality = combine(feats, ens, names)
         sensible, fluent = self.sub_scores(feats)
+        empty = [not i.response.strip() for i in items]  # kept only where a mapping asks: no reply is the worst
+
+        def floor(values: Sequence[float]) -> list[float]:
+            return [0.0 if e else float(v) for e, v in zip(empty, values, strict=True)]
+
         return {
-            "quality": list(quality),
-            "quality_sensible": list(sensible),
-            "quality_fluent": list(fluent),
-            "quality_dialogue": [0.0 if repeats_own_turn(i) else q for i, q in zip(items, quality, strict=True)],
+            "quality": floor(quality),
+            "quality_sensible": floor(sensible),
+            "quality_fluent": floor(fluent),
+            "quality_dialogue": floor([0.0 if repeats_own_turn(i) else q for i, q in zip(items, quality, strict=True)]),
         }
