@@ -268,6 +268,7 @@ def test_an_empty_response_kept_by_a_mapping_scores_zero_and_leaves_the_other_it
         assert got[name][1:] == [0.0, 0.0], name
         alone = metric.compute([fine])[name][0]  # batched with others, padding moves the last bits only
         assert got[name][0] == pytest.approx(alone, abs=1e-6) and alone > 0, name
+    assert "|empty_response:0|" in metric.signature  # cached scores from before the rule are not read
 
 
 def test_length_batched_encoding_equals_one_input_at_a_time(metric, shared_data):

@@ -481,6 +481,7 @@ class QualityMetric(Metric):
             out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
         out["runtime_used"] = self.runtime()
         out["sub_scores"] = "heads-large" if self.uses_large() else "heads"  # whose heads quality_sensible reads
+        out["empty_response"] = 0  # what a kept empty response scores (a middling value before; caches keyed apart)
         return out
 
     def uses_lm(self) -> bool:
