@@ -11,9 +11,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.commands.cli_runner import invoke, refused
 from typer.testing import CliRunner
 
 from dialeval.backends.llamacpp import free_port
+from dialeval.cache import ScoreCache
 from dialeval.cli import app
 from dialeval.judges import protocol_names
 
@@ -53,6 +55,30 @@ def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest
     assert sum(s["value"] is None for s in lines) == summary["items_missing"]
     assert "parse_failures" in res.output and "calls" in res.output
 
+
+
+def test_judge_run_refuses_to_write_over_its_protocol_or_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--out naming the --protocol file, or a summary (<out>.summary.json) that would land on the --cache, is one
+    error line before the benchmark is loaded or a backend is asked (a dead port here); the input is unchanged."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    from importlib.resources import files
+
+    protocol = tmp_path / "mine.yaml"
+    protocol.write_text((files("dialeval.judges") / "protocols" / "cpdscore-simple.yaml").read_text(encoding="utf-8"))
+    before = protocol.read_bytes()
+    dead = ["-p", "backend=openai-compatible", "-p", f"base_url=http://127.0.0.1:{free_port()}/v1", "-p", "model=m",
+            "--limit", "1"]  # fmt: skip
+    res = invoke("judge", "run", "--protocol", protocol, *dead, "--out", protocol, "--no-cache")
+    line = refused(res, f'{protocol}: field "--out"', "is the file given to --protocol")
+    assert "destroy the input" in line
+    assert protocol.read_bytes() == before
+    out = tmp_path / "scores.jsonl"
+    cache = tmp_path / "scores.jsonl.summary.json"
+    ScoreCache(cache).close()
+    kept = cache.read_bytes()
+    res = invoke("judge", "run", "--protocol", "cpdscore-simple", *dead, "--out", out, "--cache", cache)
+    refused(res, f'{cache}: field "--out"', "is the file given to --cache")
+    assert cache.read_bytes() == kept and not out.exists()
 
 def test_serve_model_is_an_openai_compatible_server() -> None:
     port = free_port()

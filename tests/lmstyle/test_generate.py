@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.commands.cli_runner import invoke, refused
 from typer.testing import CliRunner
 
 from dialeval.cli import app
@@ -117,6 +118,27 @@ def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["generate", "--styles", "polite", "-o", str(tmp_path)])
     assert res.exit_code == 2 and 'unknown style "polite"' in res.output
 
+
+
+@pytest.mark.parametrize("command", ["generate", "lmstyle"])
+def test_an_output_folder_whose_records_are_its_query_file_is_refused(tmp_path: Path, command: str) -> None:
+    """OUTPUT/dialogues.jsonl is a hard link to the --data query file: one error line before any model is built
+    (a missing .gguf here), and the query file is unchanged."""
+    data = tmp_path / "data"
+    query, ref = data / "lmstyle" / "BST" / "query.txt", data / "lmstyle" / "BST" / "ref" / "ref.txt"
+    ref.parent.mkdir(parents=True)
+    query.write_text("".join(f"question {i} ?\n" for i in range(8)))
+    ref.write_text("".join(f"answer {i} .\n" for i in range(8)))
+    before = query.read_bytes()
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "dialogues.jsonl").hardlink_to(query)
+    res = invoke(command, "--data", data, "--datasets", "bst", "--styles", "formal", "--n", "1",
+                 "--model", tmp_path / "missing.gguf", "--no-cache", "-o", out)  # fmt: skip
+    line = refused(res, f'{out / "dialogues.jsonl"}: field "--output"', f"is the file given to --data ({query})")
+    assert "destroy the input" in line
+    assert query.read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["dialogues.jsonl"]
 
 def test_lmstyle_with_three_backends_and_every_metric(
     shared_data: Path, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str

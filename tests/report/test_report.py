@@ -7,13 +7,17 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.commands.cli_runner import invoke as run_cli
+from tests.commands.cli_runner import refused
 from tests.report.conftest import HOSTILE, invoke
 from typer.testing import CliRunner
 
 from dialeval.cli import app
 from dialeval.errors import InputError
+from dialeval.jsonl import write_jsonl
 from dialeval.report.load import load_results
 from dialeval.runinfo import BenchmarkRun, LmstyleRun, RankingRun, StressRun
+from dialeval.schema import Rating
 
 
 def test_html_is_self_contained_and_shows_every_part(results: dict[str, Path], tmp_path: Path) -> None:
@@ -100,3 +104,31 @@ def test_run_json_reads_back_as_the_model_of_its_kind(results: dict[str, Path], 
         line = " ".join(res.output.split())
         assert f'run.json: field "{field}"' in line and "Traceback" not in line
         assert not (tmp_path / "r.html").exists()
+
+
+def test_report_refuses_to_write_over_a_file_it_reads(tmp_path: Path) -> None:
+    """-o naming a results file of a FOLDERS argument, or a --study export (here by a hard link), is one error
+    line before anything is read; the file is left as it was. A report beside the results is fine."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    stress = folder / "stress.jsonl"
+    stress.write_text('{"metric": "bleu", "perturbation": "shuffle", "value": -0.5}\n')
+    before = stress.read_bytes()
+    res = run_cli("report", folder, "-o", stress, "--format", "md")
+    line = refused(res, f"{stress}: field \"--output\"", "is the file given to FOLDERS")
+    assert "destroy the input" in line
+    assert stress.read_bytes() == before
+    study = tmp_path / "study.jsonl"
+    write_jsonl(study, [Rating(item_id="i", dimension="Overall", annotator="a", value=3.0)])
+    kept = study.read_bytes()
+    link = tmp_path / "report.md"
+    link.hardlink_to(study)
+    res = run_cli("report", folder, "--study", study, "-o", link, "--format", "md")
+    refused(res, f"{link}: field \"--output\"", f"is the file given to --study ({study})")
+    assert study.read_bytes() == kept
+    beside = folder / "report.md"
+    assert run_cli("report", folder, "-o", beside, "--format", "md").exit_code == 0
+    again = run_cli("report", folder, "-o", beside, "--format", "md")
+    assert again.exit_code == 0, again.output
+    assert f"wrote {beside} (replaced the existing {beside})" in again.output
+    assert stress.read_bytes() == before

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.commands.cli_runner import invoke, refused
 from typer.testing import CliRunner
 
 from dialeval.cli import app
@@ -72,6 +73,32 @@ def test_bad_input_errors(tmp_path: Path) -> None:
                               "-o", str(tmp_path / "s.jsonl")])
     assert res.exit_code != 0
     assert "not valid JSON" in res.output or "not valid JSON" in str(res.exception)
+
+
+
+def test_train_refuses_an_output_folder_that_holds_its_inputs(tmp_path: Path) -> None:
+    """--path sitting where train writes results.jsonl, or --mapping inside a model-<kind> folder it replaces
+    whole: one error line before any benchmark is read or model fitted, and the inputs are unchanged."""
+    out = tmp_path / "run"
+    (out / "model-tfidf-lr").mkdir(parents=True)
+    table = out / "results.jsonl"
+    table.write_text("".join(json.dumps({"context": f"Hi {i}", "response": f"Hello {i}", "system": "ab"[i % 2],
+                                         "rating": 1 + i % 5}) + "\n" for i in range(12)))  # fmt: skip
+    before = table.read_bytes()
+    args: list[str | Path] = ["train", "--model", "tfidf-lr", "--train", "results", "--folds", "2", "-o", out]
+    cols = ["--response-col", "response", "--context-col", "context", "--rating-col", "rating=Overall"]
+    res = invoke(*args, "--path", table, *cols, "--scale", "1-5")
+    line = refused(res, f'{table}: field "--output"', "is the file given to --path")
+    assert "destroy the input" in line
+    assert table.read_bytes() == before
+    rows = table.rename(tmp_path / "results.jsonl")
+    mapping = out / "model-tfidf-lr" / "mapping.yaml"
+    mapping.write_text("response: response\ncontext: context\nratings: {rating: Overall}\nscale: 1-5\n")
+    kept = mapping.read_bytes()
+    res = invoke(*args, "--path", rows, "--mapping", mapping)
+    refused(res, f'{mapping}: field "--output"', "is the file given to --mapping")
+    assert mapping.read_bytes() == kept and rows.read_bytes() == before
+    assert sorted(p.name for p in out.rglob("*")) == ["mapping.yaml", "model-tfidf-lr"]
 
 
 def test_train_resumes_from_the_score_cache_and_computes_only_what_is_missing(

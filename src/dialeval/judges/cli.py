@@ -89,9 +89,10 @@ def run_command(
     from dialeval.scoring import score_metrics
 
     try:
-        check_output(out, option="--out")
-        check_output(None if out is None else _summary_path(out), option="--out")
         from_file = protocol.endswith((".yaml", ".yml"))
+        inputs = [("--protocol", Path(protocol) if from_file else None), ("--cache", request.cache)]
+        check_output(out, option="--out", inputs=inputs)
+        check_output(None if out is None else _summary_path(out), option="--out", inputs=inputs)
         request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})
         bench = load_benchmark(benchmark).head(limit)
         plan = request.plan(bench.candidates)

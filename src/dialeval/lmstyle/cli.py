@@ -5,13 +5,22 @@ from __future__ import annotations
 import codecs
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from dialeval import __version__
-from dialeval.commands.common import check_output, console, fail, split_list, write_json, write_text
+from dialeval.commands.common import (
+    check_output,
+    console,
+    fail,
+    replaced_note,
+    split_list,
+    write_json,
+    write_text,
+)
 from dialeval.commands.options import run_options
 from dialeval.errors import DialevalError, InputError
 from dialeval.runinfo import LmstyleRun, MetricInfo, command_line, write_run_info
@@ -31,6 +40,11 @@ PAPER_METRICS = ("style", "sacrebleu", "embedding", "likelihood", "judge")
 _NOCACHE = typer.Option(
     False, "--no-cache", help="Call the backends again and compute every score: no request cache, no score cache."
 )
+#: What ``generate`` writes in OUTPUT.
+GENERATE_FILES = ("dialogues.jsonl", "candidates.jsonl", "generation.json")
+#: What ``lmstyle`` writes in OUTPUT.
+LMSTYLE_FILES = ("dialogues.jsonl", "candidates.jsonl", "scores.jsonl", "table.md", "lmstyle_tables.jsonl",
+                 "summary.jsonl", "run.json")  # fmt: skip
 
 
 def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -> Any:
@@ -40,6 +54,30 @@ def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -
         raise InputError("--max-tokens must be at least 1", field="--max-tokens")
     stops = tuple(codecs.decode(s, "unicode_escape") for s in stop) if stop else GenerationSettings.stop
     return GenerationSettings(temperature=temperature, max_tokens=max_tokens, stop=stops, seed=seed)
+
+
+def _inputs(
+    data: Path | None, datasets: str, models: list[str], judge_model: str = "", cache: Path | None = None
+) -> Iterator[tuple[str, Path | None]]:
+    """Yield the files a run reads, for :func:`check_output`: the query and reference files, the local models.
+
+    The query and reference files of each ``--datasets`` in the data folder (``--data``, else the shared
+    one), each ``--model`` and ``--judge-model`` that is a .gguf file or a folder, and the score ``--cache``.
+    Lazily: they are looked up only when the output folder holds a file the run would replace.
+    """
+    from dialeval.lmstyle.generate import parse_model_spec
+    from dialeval.lmstyle.prompt import DATASETS
+    from dialeval.paths import shared_data_dir
+
+    root = data or shared_data_dir()
+    for ds in split_list(datasets) or []:
+        if root is not None and ds in DATASETS:
+            yield from (("--data", root / "lmstyle" / name) for name in DATASETS[ds][1:])
+    for option, spec in [*(("--model", m) for m in models), ("--judge-model", judge_model)]:
+        kind, model, _, _ = parse_model_spec(spec)
+        if kind != "openai-compatible" and model:
+            yield option, Path(model)
+    yield "--cache", cache
 
 
 def _generate_all(
@@ -94,7 +132,7 @@ def generate(
     OUT/dialogues.jsonl --candidates OUT/candidates.jsonl``) and generation.json (signatures, counts).
     """
     try:
-        check_output(output, "folder")
+        replaced = check_output(output, "folder", inputs=_inputs(data, datasets, model), files=GENERATE_FILES)
         settings = _settings(temperature, max_tokens, stop, seed)
         dialogues, candidates, summaries = _generate_all(
             model, n, datasets, styles, settings, data, not no_cache
@@ -105,7 +143,8 @@ def generate(
     _write_records(output, dialogues, candidates)
     info = {"command": command_line(), "version": __version__, "n": n, "models": summaries}
     write_json(output / "generation.json", info)
-    console.print(f"wrote {len(candidates)} candidates to {output}/candidates.jsonl", highlight=False)
+    wrote = f"wrote {len(candidates)} candidates to {output}/candidates.jsonl{replaced_note(replaced)}"
+    console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
 
 @run_options
@@ -133,8 +172,9 @@ def lmstyle(
     from dialeval.lmstyle.tables import build_table, summary_markdown, system_summary
 
     started = time.perf_counter()
+    inputs = _inputs(data, datasets, model, judge_model, request.cache)
     try:
-        check_output(output, "folder")
+        replaced = check_output(output, "folder", inputs=inputs, files=LMSTYLE_FILES)
         settings = _settings(temperature, max_tokens, stop, seed)
         names = _metric_names(request)
         run = request.open()
@@ -174,7 +214,8 @@ def lmstyle(
     write_text(output / "summary.jsonl", "".join(json.dumps(r) + "\n" for r in summary))
     write_run_info(output, run_info)
     typer.echo(markdown)  # plain text: a console that wraps lines would break the Markdown tables
-    console.print(f"wrote {output}/ (scores.jsonl, table.md, run.json) in {run_info.seconds} s", highlight=False)
+    wrote = f"wrote {output}/ (scores.jsonl, table.md, run.json) in {run_info.seconds} s{replaced_note(replaced)}"
+    console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
 
 def _metric_names(request: ScoringRequest) -> list[str]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import typer
 
-from dialeval.commands.common import check_output, console, fail, write_text
+from dialeval.commands.common import check_output, console, fail, replaced_note, write_text
 from dialeval.errors import DialevalError, InputError
 
 FORMATS = ("html", "md", "tex")
@@ -26,7 +27,7 @@ def report(
     from dialeval.report.load import Results, load_results
 
     try:
-        check_output(output)
+        replaced = check_output(output, inputs=_inputs(folders, study))
         if fmt not in FORMATS:
             raise InputError(f'unknown format "{fmt}"; use one of {", ".join(FORMATS)}', field="--format")
         results = [load_results(f) for f in folders]
@@ -44,7 +45,22 @@ def report(
         return
     render = {"html": to_html, "md": to_markdown, "tex": to_latex}[fmt]
     write_text(output, render(doc))
-    console.print(f"wrote {output}", highlight=False)
+    console.print(f"wrote {output}{replaced_note(replaced)}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _inputs(folders: list[Path], study: list[Path]) -> Iterator[tuple[str, Path]]:
+    """Yield what the report reads, for :func:`check_output`: each folder's results files and figures, each --study.
+
+    In a results folder that is every file :func:`~dialeval.report.load.load_results` reads and the per-subset
+    figures :mod:`dialeval.report.build` inlines. Lazily: the folders are looked at only when the output exists.
+    """
+    from dialeval.report.load import KNOWN
+
+    for folder in folders:
+        if folder.is_dir():
+            yield from (("FOLDERS", folder / name) for name in KNOWN)
+            yield from (("FOLDERS", png) for png in sorted(folder.glob("stress_subsets_*.png")))
+    yield from (("--study", path) for path in study)
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,7 @@ from dialeval.commands.common import (
     console,
     fail,
     out,
+    replaced_note,
     split_list,
 )
 from dialeval.commands.options import allow_failures_option, run_options
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 LEXICAL = "bleu,sacrebleu,chrf,rouge,meteor,f1,length"
 #: ``--benchmark`` names that select the DailyDialog++ ranking test.
 DDPP_NAMES = ("dailydialog++", "dailydialog-pp", "ddpp")
+#: What the DailyDialog++ ranking test writes in OUTPUT.
+RANKING_FILES = ("ranking.jsonl", "ranking.md", "run.json")
 
 
 def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -> str:
@@ -151,7 +154,8 @@ def stress(
     Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
     try:
-        check_output(output, "folder")
+        files = _output_files(benchmark, plot)
+        replaced = check_output(output, "folder", inputs=[("--path", path), ("--cache", request.cache)], files=files)
         if subset_param and subsets != "judge":
             raise InputError("--subset-param needs --subsets judge", field="--subset-param")
         run = request.open(quiet=as_json)
@@ -160,7 +164,7 @@ def stress(
         return
     opts = _StressOptions(benchmark, path, perturb, limit, seed, n_boot, subsets, subset_param, plot)
     if benchmark.lower() in DDPP_NAMES:
-        ranked = _ranking(opts, split, refs, output, as_json, run)
+        ranked = _ranking(opts, split, refs, output, as_json, run, replaced_note(replaced))
         check_request_failures(ranked, allow_failures)
         return
     started = time.perf_counter()
@@ -173,8 +177,23 @@ def stress(
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows}))
     else:
-        _print_stress(done, subsets, output, figures, run_info.seconds)
+        _print_stress(done, subsets, output, figures, run_info.seconds, replaced)
     check_request_failures(done.result.scores, allow_failures)
+
+
+def _output_files(benchmark: str, plot: str) -> list[str]:
+    """Return the names of the files ``stress`` may write in OUTPUT (figures: one per perturbation --plot names).
+
+    Example:
+        >>> _output_files("usr-tc", "negation")
+        ['stress.jsonl', 'stress_subsets.jsonl', 'stress.md', 'run.json', 'stress_subsets_negation.png']
+        >>> _output_files("DailyDialog++", "negation")
+        ['ranking.jsonl', 'ranking.md', 'run.json']
+    """
+    if benchmark.lower() in DDPP_NAMES:
+        return list(RANKING_FILES)
+    figures = [] if plot.strip() == "none" else [f"stress_subsets_{p}.png" for p in split_list(plot) or []]
+    return ["stress.jsonl", "stress_subsets.jsonl", "stress.md", "run.json", *figures]
 
 
 @dataclass(frozen=True)
@@ -292,8 +311,11 @@ def _subset_items(done: _StressDone) -> dict[str, int]:
     return dict(Counter(c.tags.get("subset", "untagged") for c in done.candidates))
 
 
-def _print_stress(done: _StressDone, subsets: str, output: Path, figures: Sequence[str], seconds: float | None) -> None:
-    """Print the fraction table, the perturbation counts and the files written."""
+def _print_stress(
+    done: _StressDone, subsets: str, output: Path, figures: Sequence[str], seconds: float | None,
+    replaced: Sequence[Path] = (),
+) -> None:  # fmt: skip
+    """Print the fraction table, the perturbation counts and the files written (and which of them it replaced)."""
     from dialeval.commands.tables import ScreenTable
 
     result, names = done.result, done.names
@@ -309,17 +331,19 @@ def _print_stress(done: _StressDone, subsets: str, output: Path, figures: Sequen
         console.print(f"subsets ({subsets}): {_subset_items(done)}", highlight=False)
     if done.judged:
         console.print(f"subset judge, per context: {done.judged}", highlight=False)
-    written = ", ".join(
-        ["stress.jsonl", *(["stress_subsets.jsonl"] if result.subset_rows else []), "stress.md", "run.json", *figures]
-    )
-    console.print(f"wrote {output}/{{{written}}} in {seconds} s", highlight=False)
+    written = ["stress.jsonl", *(["stress_subsets.jsonl"] if result.subset_rows else []), "stress.md", "run.json",
+               *figures]  # fmt: skip
+    note = replaced_note([p for p in replaced if p.name in written])
+    wrote = f"wrote {output}/{{{', '.join(written)}}} in {seconds} s{note}"
+    console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
 
 def _ranking(
-    opts: _StressOptions, split: str, refs: int, output: Path, as_json: bool, run: ScoringContext
+    opts: _StressOptions, split: str, refs: int, output: Path, as_json: bool, run: ScoringContext, note: str = ""
 ) -> list[Score]:
     """``dialeval stress --benchmark dailydialog++``: rank good responses against the negatives of their context.
 
+    ``note`` ends the line that says what was written (:func:`replaced_note`).
     Returns the scores (none when it failed; it has then exited).
     """
     from dialeval.commands.common import write_text
@@ -363,7 +387,7 @@ def _ranking(
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows}))
     else:
-        _print_ranking(result, title, bench.warnings, output, run_info.seconds)
+        _print_ranking(result, title, bench.warnings, output, run_info.seconds, note)
     return result.scores
 
 
@@ -392,9 +416,9 @@ def _run_ranking(
 
 
 def _print_ranking(
-    result: RankingResult, title: str, warnings: Sequence[str], output: Path, seconds: float | None
+    result: RankingResult, title: str, warnings: Sequence[str], output: Path, seconds: float | None, note: str = ""
 ) -> None:
-    """Print the ranking table, the skipped metrics, the benchmark's notes and the files written."""
+    """Print the ranking table, the skipped metrics, the benchmark's notes and the files written (``note`` after)."""
     from dialeval.commands.tables import ScreenTable
     from dialeval.stress.ranking import NEGATIVES
 
@@ -406,7 +430,8 @@ def _print_ranking(
         console.print(f"skipped {fam}: {why}", highlight=False)
     for w in warnings:
         console.print(f"note: {w}", highlight=False)
-    console.print(f"wrote {output}/ranking.jsonl, ranking.md, run.json in {seconds} s", highlight=False)
+    wrote = f"wrote {output}/{', '.join(RANKING_FILES)} in {seconds} s{note}"
+    console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

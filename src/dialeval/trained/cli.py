@@ -26,6 +26,7 @@ from dialeval.commands.common import (
     fail,
     load_inputs,
     out,
+    replaced_note,
     split_list,
     table_options,
     write_text,
@@ -37,6 +38,8 @@ from dialeval.errors import DialevalError, InputError
 from dialeval.runinfo import TrainRun, write_run_info
 from dialeval.scoring import ScoringContext, ScoringRequest
 
+#: What ``train`` writes in OUTPUT, beside the ``model-<kind>`` folders.
+RESULT_FILES = ("results.jsonl", "results.md", "run.json")
 COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1", "spearman_diff")
 HEADERS = {"spearman_diff": "vs best metric"}
 
@@ -214,6 +217,21 @@ def _write_results(
     write_text(output / "results.md", "\n".join(md))
 
 
+def _output_files(output: Path, model: str, save: bool) -> list[str]:
+    """Return the files ``train`` writes or replaces in OUTPUT, relative to it.
+
+    Its results, and with ``save`` every file now in the ``model-<kind>`` folders it replaces whole
+    (:func:`dialeval.trained.store.save`), so that none of them can be one of its inputs.
+    """
+    files = list(RESULT_FILES)
+    kinds = (split_list(model) or []) if save else []
+    for kind in kinds:
+        folder = output / f"model-{kind}"
+        if folder.is_dir():
+            files += [str(f.relative_to(output)) for f in sorted(folder.rglob("*")) if f.is_file() or f.is_symlink()]
+    return files
+
+
 def _check_request(request: ScoringRequest) -> None:
     """Refuse the run options that would change the features (a saved model computes them with the defaults).
 
@@ -275,8 +293,10 @@ def train(
     from dialeval.trained.features import scoring_with
 
     started = time.perf_counter()
+    inputs = [("--path", path), ("--mapping", table.mapping), ("--cache", request.cache)]
     try:
-        check_output(output, "folder")
+        files = _output_files(output, model, save_models)
+        replaced = check_output(output, "folder", inputs=inputs, files=files)
         common = {"dimension": dimension, "overrides": xp.parse_dimensions(dim), "target_norm": target_norm,
                   "limit": limit}  # fmt: skip
         _check_request(request)
@@ -297,7 +317,9 @@ def train(
     for k, sha in saved.items():
         console.print(f"saved {k} to {output / f'model-{k}'} (card sha256 {sha[:16]}); "
                       f"use it as -m trained:{output / f'model-{k}'}", highlight=False)  # fmt: skip
-    console.print(f"wrote {output}/results.jsonl, results.md and run.json", highlight=False)
+    note = replaced_note([p for p in replaced if p.parent == output])
+    wrote = f"wrote {output}/results.jsonl, results.md and run.json{note}"
+    console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,35 @@
+"""``dialeval stress`` refuses, before any work, an output folder where it would write over one of its inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.commands.cli_runner import invoke, refused
+
+
+@pytest.mark.parametrize(("benchmark", "written"), [("usr-tc", "stress.jsonl"), ("dailydialog++", "ranking.jsonl")])
+def test_stress_refuses_an_output_folder_that_holds_its_path(tmp_path: Path, benchmark: str, written: str) -> None:
+    """The --path file sits in OUTPUT under a name the run writes (the perturbation run, the DailyDialog++ ranking)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    data = folder / written
+    data.write_text('{"not": "a benchmark"}\n')
+    before = data.read_bytes()
+    res = invoke("stress", "-b", benchmark, "--path", data, "-m", "length", "--limit", "1", "-o", folder, "--no-cache")
+    line = refused(res, f'{data}: field "--output"', "is the file given to --path")
+    assert "destroy the input" in line
+    assert data.read_bytes() == before
+    assert sorted(p.name for p in folder.iterdir()) == [written]
+
+
+def test_stress_refuses_a_figure_that_is_its_path_through_a_link(tmp_path: Path) -> None:
+    """The per-subset figure (--plot) is one of the files it writes: a symbolic link there to --path is refused."""
+    data = tmp_path / "usr.json"
+    data.write_text("[]\n")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "stress_subsets_negation.png").symlink_to(data)
+    res = invoke("stress", "--path", data, "--plot", "negation", "-m", "length", "-o", folder, "--no-cache")
+    refused(res, f"{folder / 'stress_subsets_negation.png'}: field", f"is the file given to --path ({data})")
+    assert data.read_text() == "[]\n"
