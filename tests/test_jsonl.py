@@ -142,3 +142,32 @@ def test_result_rows_that_are_dataclasses_are_written_as_their_json_dicts(tmp_pa
     assert got[0] == row_dict(corr) and got[0]["value"] is None and got[0]["ci_high"] == 1e-05
     assert got[1] == {**row_dict(stress), "value": 0.75, "skipped": 3} and got[1]["auroc"] is None
     assert got[2]["value"] is None and got[2]["scored"] == "1/2"
+
+
+def test_a_key_given_twice_in_one_object_is_refused_naming_file_line_and_key(tmp_path: Path) -> None:
+    from dialeval.jsonl import iter_objects
+
+    p = tmp_path / "c.jsonl"
+    p.write_text('{"id": "a", "response": "x"}\n\n{"id": "b", "response": "x", "response": "y"}\n')
+    with pytest.raises(InputError) as caught:
+        list(iter_objects(p))
+    assert str(caught.value) == (
+        f'{p}:3: field "response": appears twice in one JSON object (only the last value would be kept)'
+    )
+    # inside a nested object too, named by its path; the same key in two objects is no duplicate
+    p.write_text('{"id": "d", "turns": [{"speaker": "A", "text": "hi"}, {"speaker": "B", "text": "yo", "text": ""}]}\n')
+    with pytest.raises(InputError, match=r'c\.jsonl:1: field "turns\.1\.text": appears twice in one JSON object'):
+        list(iter_objects(p))
+    p.write_text('{"id": "c", "tags": {"id": "x"}, "extras": {"id": "y", "tags": {"id": "z"}}}\n')
+    assert [obj for _, obj in iter_objects(p)] == [{"id": "c", "tags": {"id": "x"}, "extras": {"id": "y",
+                                                    "tags": {"id": "z"}}}]  # fmt: skip
+
+
+def test_a_key_given_twice_in_a_record_file_is_refused_by_the_record_reader(tmp_path: Path) -> None:
+    p = tmp_path / "c.jsonl"
+    p.write_text(
+        '{"id": "a", "dialogue_id": "d", "turn_index": 0, "system": "s", "text": "hi"}\n'
+        '{"id": "b", "dialogue_id": "d", "turn_index": 0, "system": "s", "text": "hi", "system": "t"}\n'
+    )
+    with pytest.raises(InputError, match=r'^.*c\.jsonl:2: field "system": appears twice in one JSON object'):
+        read_jsonl(p, Candidate)

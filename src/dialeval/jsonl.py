@@ -4,8 +4,9 @@ Every JSONL file dialeval reads goes through :func:`iter_objects`, so every bad
 input gets the same kind of error: an :class:`~dialeval.errors.InputError` naming
 the file, the line and (where there is one) the field. That covers a missing
 file, a folder given as a file, bytes that are not UTF-8 (a binary file), a line
-that is not JSON or not an object, and a non-finite number (``NaN``,
-``Infinity``, ``1e999``: not JSON, and never a valid score or rating).
+that is not JSON or not an object, a key given twice in one object (JSON would
+keep the last value silently), and a non-finite number (``NaN``, ``Infinity``,
+``1e999``: not JSON, and never a valid score or rating).
 :func:`read_yaml_model` reads a YAML file of one record (a judge or human
 protocol) through the same checks.
 
@@ -117,20 +118,72 @@ def read_text(path: str | Path) -> str:
         raise InputError(_not_utf8(data[exc.start], column), path=p, line=line) from None
 
 
-def _nonfinite(value: Any, where: str = "") -> tuple[str, float] | None:
-    """Return (field path, value) of the first non-finite float in a parsed JSON value."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return where or "<record>", value
+def _walk(value: Any, where: str = "") -> Iterator[tuple[str, Any]]:
+    """Yield ``(field path, node)`` for a parsed JSON value and every value inside it, depth first."""
+    yield where, value
     items: Iterable[tuple[Any, Any]] = ()
-    if isinstance(value, dict):
+    if isinstance(value, _Pairs):
+        items = value
+    elif isinstance(value, dict):
         items = value.items()
     elif isinstance(value, list):
         items = enumerate(value)
     for key, sub in items:
-        found = _nonfinite(sub, f"{where}.{key}" if where else str(key))
-        if found is not None:
-            return found
+        yield from _walk(sub, f"{where}.{key}" if where else str(key))
+
+
+def _nonfinite(value: Any) -> tuple[str, float] | None:
+    """Return (field path, value) of the first non-finite float in a parsed JSON value."""
+    for where, node in _walk(value):
+        if isinstance(node, float) and not math.isfinite(node):
+            return where or "<record>", node
     return None
+
+
+class _DuplicateKey(Exception):
+    """Raised by :func:`_unique_keys` while a line is parsed: an object names a key twice."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build a parsed object from its pairs, refusing a key given twice (``json`` would keep the last silently)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+#: One decoder built once: ``json.loads(line, object_pairs_hook=...)`` would build a decoder for every line.
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object kept as its ``(key, value)`` pairs, duplicates included (to find a duplicate's path)."""
+
+
+def _duplicate_path(value: Any) -> str | None:
+    """Return the field path (``tags.system``, ``turns.0.text``) of the first key given twice in one object."""
+    for where, node in _walk(value):
+        if isinstance(node, _Pairs):
+            keys = [key for key, _ in node]
+            twice = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+            if twice is not None:
+                return f"{where}.{twice}" if where else twice
+    return None
+
+
+def _parse(line: str, p: Path, lineno: int) -> Any:
+    """Parse one JSONL line; a syntax error or a key given twice in one object is an error naming the line."""
+    try:
+        return _DECODER.decode(line)
+    except json.JSONDecodeError as exc:
+        bom = line.startswith("\ufeff")  # a byte-order mark inside the file: said as json.loads says it
+        msg, column = ("Unexpected UTF-8 BOM (decode using utf-8-sig)", 1) if bom else (exc.msg, exc.colno)
+        raise InputError(f"not valid JSON ({msg} at column {column})", path=p, line=lineno) from None
+    except _DuplicateKey:
+        field = _duplicate_path(json.loads(line, object_pairs_hook=_Pairs))
+        raise InputError(
+            "appears twice in one JSON object (only the last value would be kept)", path=p, line=lineno, field=field
+        ) from None
 
 
 def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -138,7 +191,8 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
     Raises:
         InputError: Naming the file, line and field: a missing file or a folder, bytes that are
-            not UTF-8, a line that is not a JSON object, or a non-finite number.
+            not UTF-8, a line that is not a JSON object, a key given twice in one object, or a
+            non-finite number.
     """
     p = Path(path)
     with _open_binary(p) as handle:
@@ -148,10 +202,7 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 line = _decode(raw.removeprefix(_BOM) if lineno == 1 else raw, p, lineno)
                 if not line.strip():
                     continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=p, line=lineno) from None
+                obj = _parse(line, p, lineno)
                 if not isinstance(obj, dict):
                     raise InputError(f"expected a JSON object, found {type(obj).__name__}", path=p, line=lineno)
                 if _MAYBE_NONFINITE.search(line) and (bad := _nonfinite(obj)) is not None:

@@ -87,3 +87,21 @@ def test_export_round_trips_through_the_generic_records(tmp_path: Path) -> None:
     assert len(read_jsonl(tmp_path / "ratings.jsonl", Rating)) == 4 * 6 * 3 * 6  # x 3 annotators x 6 dimensions
     bad = runner.invoke(app, ["data", "export", "no-such", "-o", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "no-such" in bad.output
+
+
+def test_score_refuses_record_files_with_a_key_given_twice(tmp_path: Path) -> None:
+    """One error line naming the file, the line and the field, exit 2, before anything is scored or written."""
+    from tests.commands.cli_runner import invoke, refused
+
+    from dialeval.jsonl import write_jsonl
+    from dialeval.schema import Dialogue, Turn
+
+    write_jsonl(tmp_path / "dialogues.jsonl", [Dialogue(id="d1", turns=[Turn(speaker="A", text="Hi there")])])
+    (tmp_path / "ratings.jsonl").write_text("")
+    (tmp_path / "candidates.jsonl").write_text(
+        '{"id": "c1", "dialogue_id": "d1", "turn_index": 1, "system": "s", "text": "Hello!", "text": ""}\n'
+    )
+    out = tmp_path / "scores.jsonl"
+    res = invoke("score", "--path", tmp_path, "-m", "length", "-o", out, "--no-cache")
+    refused(res, f'{tmp_path / "candidates.jsonl"}:1: field "text": appears twice in one JSON object')
+    assert not out.exists()

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.data.generic import ColumnMapping, load_mapping, load_records, load_table
+from dialeval.data.generic import ColumnMapping, load_mapping, load_records, load_table, read_records
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.errors import InputError
 from dialeval.jsonl import write_jsonl
+from dialeval.schema import Candidate, Dialogue, Turn
 
 LONG = ColumnMapping(
     response="response", context="context", turn_separator=" || ", system="system",
@@ -281,3 +282,36 @@ def test_named_columns_the_mapping_does_not_read_get_a_warning(tmp_path: Path) -
         'or name it under "system" in a mapping file',
     ]
     assert load_table(p, PLAIN).warnings == []
+
+
+def test_a_jsonl_table_with_a_key_given_twice_is_refused(tmp_path: Path) -> None:
+    j = tmp_path / "t.jsonl"
+    j.write_text('{"context": "Hi", "response": "Hello"}\n{"context": "Yo", "response": "x", "response": "y"}\n')
+    with pytest.raises(InputError) as caught:
+        load_table(j, ColumnMapping(response="response", context="context"))
+    assert str(caught.value) == (
+        f'{j}:2: field "response": appears twice in one JSON object (only the last value would be kept)'
+    )
+
+
+def _write_records(folder: Path, *texts: str) -> None:
+    """Write a record folder: one dialogue with an empty turn, a zero-turn one, and a candidate per text."""
+    dialogues = [Dialogue(id="d1", turns=[Turn(speaker="A", text="Hi"), Turn(speaker="B", text=""),
+                                          Turn(speaker="A", text="Still there?")]),
+                 Dialogue(id="d0", turns=[])]  # fmt: skip
+    write_jsonl(folder / "dialogues.jsonl", dialogues)
+    cands = [Candidate(id=f"c{i}", dialogue_id="d1" if i % 2 else "d0", turn_index=3 if i % 2 else 0, system="s",
+                       text=text) for i, text in enumerate(texts, 1)]  # fmt: skip
+    write_jsonl(folder / "candidates.jsonl", cands)
+    (folder / "ratings.jsonl").write_text("")
+
+
+def test_record_files_are_read_as_written_empty_texts_turns_and_dialogues_included(tmp_path: Path) -> None:
+    # dialeval writes them after a mapping's decisions: `data export lmstyle-mturk` keeps two empty answers that
+    # people rated; published logs (DSTC9) have turns where the user sent nothing; a zero-turn dialogue opens
+    _write_records(tmp_path, "Yes", "", "Hello", " \t ")
+    bench = load_records(tmp_path)
+    assert [len(d.turns) for d in bench.dialogues.values()] == [3, 0] and bench.dialogues["d1"].turns[1].text == ""
+    assert [c.text for c in bench.candidates] == ["Yes", "", "Hello", " \t "]
+    same = read_records(tmp_path / "dialogues.jsonl", tmp_path / "candidates.jsonl")
+    assert [c.text for c in same.candidates] == [c.text for c in bench.candidates]

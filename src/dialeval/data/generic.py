@@ -508,6 +508,11 @@ def read_records(
 ) -> Benchmark:
     """Read dialeval record files: dialogues and candidates (ids unique), and optionally ratings.
 
+    Record files are dialeval's own format, written after a mapping's decisions, so they are read
+    as they are: a candidate's text may be empty (kept by ``keep_empty_responses`` at import, as
+    ``data export lmstyle-mturk`` writes two), a dialogue may have no turns (the response opens
+    the conversation) and a turn may be empty (published logs have turns where a user sent nothing).
+
     Raises:
         InputError: Naming the file, line and field: a duplicate dialogue or candidate id (with the
             line of the first), a candidate whose dialogue is unknown or whose ``turn_index`` is past
