@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dialeval.backends import BACKENDS, Backend, BackendOptions, ChatRequest, make_backend
+from dialeval.errors import InputError
 from dialeval.registry import RegistryEntryError
 
 #: A plugin's module, written to disk so that the registry imports it by its "module:object" name.
@@ -83,7 +84,11 @@ def test_an_entry_that_is_not_a_backend_is_refused_in_one_line(plugin: str) -> N
 
 def test_the_built_in_kinds_are_lazy_and_checked() -> None:
     assert BACKENDS.names() == ["llamacpp", "openai-compatible", "transformers"]
-    with pytest.raises(ValueError, match="needs base_url and model"):
+    both = r'field "base_url": .* needs base_url and model \(-p base_url=\.\.\., -p model'
+    with pytest.raises(InputError, match=both):
         make_backend("openai-compatible")
+    one = r'^field "model": the openai-compatible backend needs model \(-p model=\.\.\.\)$'
+    with pytest.raises(InputError, match=one):
+        make_backend("openai-compatible", base_url="http://127.0.0.1:9")  # a one-line error, not a traceback
     with pytest.raises(ValueError, match="needs model="):
         make_backend("transformers")

@@ -29,7 +29,7 @@ from dialeval.backends.base import (
     ChatRequest,
     Completion,
 )
-from dialeval.errors import MissingExtraError
+from dialeval.errors import InputError, MissingExtraError
 
 #: Words of a transport error and the cause they name.
 _CAUSES = (
@@ -131,9 +131,15 @@ class OpenAICompatBackend(Backend):
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> OpenAICompatBackend:
-        """Build from ``base_url`` and ``model`` (both needed) and the HTTP settings."""
-        if not options.base_url or not options.model:
-            raise ValueError("the openai-compatible backend needs base_url and model")
+        """Build from ``base_url`` and ``model`` (both needed) and the HTTP settings.
+
+        Raises:
+            InputError: ``base_url`` or ``model`` is not given (one line, naming the missing parameter).
+        """
+        missing = [name for name in ("base_url", "model") if not getattr(options, name)]
+        if missing:
+            raise InputError(f"the openai-compatible backend needs {' and '.join(missing)} "
+                             f"({', '.join(f'-p {n}=...' for n in missing)})", field=missing[0])  # fmt: skip
         return cls(
             options.base_url, options.model, api_key_env=options.api_key_env, timeout=options.timeout,
             max_retries=options.max_retries, max_in_flight=options.in_flight,
