@@ -100,3 +100,12 @@ def test_given_path_and_hash_warning(tmp_path: Path, shared_data: Path) -> None:
     assert fed.counts()["items"] == 4
     with pytest.raises(InputError, match=r"file not found"):
         load_benchmark("grade", tmp_path / "nope.json")
+
+
+def test_a_given_file_with_no_items_is_one_error_not_an_empty_run(tmp_path: Path) -> None:
+    """`score --path x.json` on `[]` wrote 0 scores and `stress` a table of n/a, both with exit 0."""
+    p = tmp_path / "usr.json"
+    p.write_text("[]")
+    with pytest.raises(InputError) as caught:
+        load_benchmark("usr-tc", p)
+    assert str(caught.value) == f"{p}: no usr-tc items in it: nothing to score"

@@ -95,6 +95,8 @@ class CatalogEntry:
             if not given.exists():
                 raise InputError("file not found", path=given)
             bench = self.loader(given)
+            if not bench.candidates:  # a published file with no items is a wrong file, not an empty result
+                raise InputError(f"no {self.name} items in it: nothing to score", path=given)
             bench.source = f"given path {given}"
             bench.warnings += self._hash_warnings(given)
             return bench
