@@ -461,7 +461,7 @@ def interpolate(source: Path, out: Path, weight: float) -> Path:
     card_path, adapter_path = source / "card.json", source / "adapter.safetensors"
     for path in (card_path, adapter_path):
         if not path.exists():
-            raise InputError(f"no {path.name} to interpolate from", path=source, field="interpolate")
+            raise InputError(f"no {path.name} to interpolate from", path=source, field="--interpolate")
     adapter = load_file(str(adapter_path))
     scaled = {k: (v.float() * weight).to(v.dtype) if ".lora_B." in k else v for k, v in adapter.items()}
     out.mkdir(parents=True, exist_ok=True)

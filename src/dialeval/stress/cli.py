@@ -41,6 +41,8 @@ LEXICAL = "bleu,sacrebleu,chrf,rouge,meteor,f1,length"
 DDPP_NAMES = ("dailydialog++", "dailydialog-pp", "ddpp")
 #: What the DailyDialog++ ranking test writes in OUTPUT.
 RANKING_FILES = ("ranking.jsonl", "ranking.md", "run.json")
+#: What a perturbation run writes in OUTPUT, besides one figure per perturbation --plot names.
+STRESS_FILES = ("stress.jsonl", "stress_subsets.jsonl", "stress.md", "run.json")
 
 
 def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -> str:
@@ -193,7 +195,7 @@ def _output_files(benchmark: str, plot: str) -> list[str]:
     if benchmark.lower() in DDPP_NAMES:
         return list(RANKING_FILES)
     figures = [] if plot.strip() == "none" else [f"stress_subsets_{p}.png" for p in split_list(plot) or []]
-    return ["stress.jsonl", "stress_subsets.jsonl", "stress.md", "run.json", *figures]
+    return [*STRESS_FILES, *figures]
 
 
 @dataclass(frozen=True)
@@ -331,8 +333,7 @@ def _print_stress(
         console.print(f"subsets ({subsets}): {_subset_items(done)}", highlight=False)
     if done.judged:
         console.print(f"subset judge, per context: {done.judged}", highlight=False)
-    written = ["stress.jsonl", *(["stress_subsets.jsonl"] if result.subset_rows else []), "stress.md", "run.json",
-               *figures]  # fmt: skip
+    written = [f for f in STRESS_FILES if result.subset_rows or f != "stress_subsets.jsonl"] + list(figures)
     note = replaced_note([p for p in replaced if p.name in written])
     wrote = f"wrote {output}/{{{', '.join(written)}}} in {seconds} s{note}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
