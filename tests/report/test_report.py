@@ -115,7 +115,7 @@ def test_report_refuses_to_write_over_a_file_it_reads(tmp_path: Path) -> None:
     stress.write_text('{"metric": "bleu", "perturbation": "shuffle", "value": -0.5}\n')
     before = stress.read_bytes()
     res = run_cli("report", folder, "-o", stress, "--format", "md")
-    line = refused(res, f"{stress}: field \"--output\"", "is the file given to FOLDERS")
+    line = refused(res, f"{stress}: field \"--output\"", f"is read from the folder given to FOLDERS ({folder})")
     assert "destroy the input" in line
     assert stress.read_bytes() == before
     study = tmp_path / "study.jsonl"

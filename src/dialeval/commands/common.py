@@ -284,8 +284,9 @@ def write_text(path: Path, text: str) -> None:
         handle.write(text)
 
 
-#: What a command reads, for :func:`check_output`: (the option or argument that names it, the path).
-Inputs = Iterable[tuple[str, Path | None]]
+#: What a command reads, for :func:`check_output`: (the option or argument that names it, the path), or
+#: (the option, the folder given, a file in it that the command reads) where a folder is not a record folder.
+Inputs = Iterable[tuple[str, Path | None] | tuple[str, Path, Path]]
 
 
 def check_output(
@@ -335,10 +336,14 @@ def _read_files(inputs: Inputs) -> Iterator[tuple[str, Path, Path]]:
     """Yield (option, path given, file) for each file of ``inputs``: a folder stands for the record files in it."""
     from dialeval.data.generic import RECORD_FILES
 
-    for name, p in inputs:
+    for entry in inputs:
+        name, p = entry[0], entry[1]
         if p is None:
             continue
-        if p.is_dir():
+        if len(entry) == 3:
+            if entry[2].exists():
+                yield name, p, entry[2]
+        elif p.is_dir():
             yield from ((name, p, p / f) for f in RECORD_FILES if (p / f).exists())
         elif p.exists():
             yield name, p, p

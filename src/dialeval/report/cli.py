@@ -48,7 +48,7 @@ def report(
     console.print(f"wrote {output}{replaced_note(replaced)}", highlight=False, markup=False, soft_wrap=True)
 
 
-def _inputs(folders: list[Path], study: list[Path]) -> Iterator[tuple[str, Path]]:
+def _inputs(folders: list[Path], study: list[Path]) -> Iterator[tuple[str, Path] | tuple[str, Path, Path]]:
     """Yield what the report reads, for :func:`check_output`: each folder's results files and figures, each --study.
 
     In a results folder that is every file :func:`~dialeval.report.load.load_results` reads and the per-subset
@@ -58,8 +58,8 @@ def _inputs(folders: list[Path], study: list[Path]) -> Iterator[tuple[str, Path]
 
     for folder in folders:
         if folder.is_dir():
-            yield from (("FOLDERS", folder / name) for name in KNOWN)
-            yield from (("FOLDERS", png) for png in sorted(folder.glob("stress_subsets_*.png")))
+            yield from (("FOLDERS", folder, folder / name) for name in KNOWN)
+            yield from (("FOLDERS", folder, png) for png in sorted(folder.glob("stress_subsets_*.png")))
     yield from (("--study", path) for path in study)
 
 
