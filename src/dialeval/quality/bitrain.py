@@ -404,6 +404,21 @@ def write_card(out: Path, data_dir: Path, cfg: BiConfig, state: dict[str, Any], 
     return card
 
 
+def _run_files(folder: Path, verb: str, field: str = "") -> tuple[Path, Path]:
+    """Return a run folder's ``card.json`` and ``adapter.safetensors``, refusing a folder without either.
+
+    Raises:
+        InputError: ``no card.json to {verb} from`` (or the adapter), naming the folder and ``field`` (default: verb).
+    """
+    from dialeval.errors import InputError
+
+    card_path, adapter_path = folder / "card.json", folder / "adapter.safetensors"
+    for path in (card_path, adapter_path):
+        if not path.exists():
+            raise InputError(f"no {path.name} to {verb} from", path=folder, field=field or verb)
+    return card_path, adapter_path
+
+
 def rebuild(out: Path) -> Path:
     """Write ``out/model`` from ``out/card.json`` and ``out/adapter.safetensors`` alone (no data, no training).
 
@@ -417,10 +432,7 @@ def rebuild(out: Path) -> Path:
 
     from dialeval.errors import InputError
 
-    card_path, adapter_path = out / "card.json", out / "adapter.safetensors"
-    for path in (card_path, adapter_path):
-        if not path.exists():
-            raise InputError(f"no {path.name} to rebuild from", path=out, field="rebuild")
+    card_path, adapter_path = _run_files(out, "rebuild")
     config = json.loads(card_path.read_text(encoding="utf-8"))["config"]
     cfg = BiConfig(**{**config, "lora_targets": tuple(config.get("lora_targets", BiConfig.lora_targets))})
     model, _ = _model(cfg)
@@ -458,10 +470,7 @@ def interpolate(source: Path, out: Path, weight: float) -> Path:
 
     if not 0.0 < weight <= 1.0:
         raise InputError(f"{weight} is not in (0, 1]", field="--weight")
-    card_path, adapter_path = source / "card.json", source / "adapter.safetensors"
-    for path in (card_path, adapter_path):
-        if not path.exists():
-            raise InputError(f"no {path.name} to interpolate from", path=source, field="--interpolate")
+    card_path, adapter_path = _run_files(source, "interpolate", field="--interpolate")
     adapter = load_file(str(adapter_path))
     scaled = {k: (v.float() * weight).to(v.dtype) if ".lora_B." in k else v for k, v in adapter.items()}
     out.mkdir(parents=True, exist_ok=True)

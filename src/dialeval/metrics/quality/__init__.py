@@ -593,9 +593,10 @@ class QualityMetric(Metric):
         def floor(values: Sequence[float]) -> list[float]:
             return [0.0 if e else float(v) for e, v in zip(empty, values, strict=True)]
 
+        floored = floor(quality)
         return {
-            "quality": floor(quality),
+            "quality": floored,
             "quality_sensible": floor(sensible),
             "quality_fluent": floor(fluent),
-            "quality_dialogue": floor([0.0 if repeats_own_turn(i) else q for i, q in zip(items, quality, strict=True)]),
+            "quality_dialogue": [0.0 if repeats_own_turn(i) else q for i, q in zip(items, floored, strict=True)],
         }
