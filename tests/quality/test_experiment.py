@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import random
+from types import SimpleNamespace
 
 import pytest
 from scipy.stats import spearmanr
@@ -126,6 +129,45 @@ def test_a_bad_head_option_fails_before_any_feature_is_computed(tmp_path, monkey
     with pytest.raises(InputError, match="--head takes NAME=PATH"):
         ex.main([str(tmp_path), "--head", "bogus=1", "-o", str(tmp_path / "out")])
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("usr-tc,usr-pc,nope", "unknown benchmark 'nope'; known: "),
+    ("usr-tc,usr-pc", "give at least three different rated sets"),
+    ("usr-tc,usr-pc,usr-tc", "give at least three different rated sets"),
+])  # fmt: skip
+def test_a_bad_benchmarks_option_fails_before_any_feature_is_computed(tmp_path, monkeypatch, spec, message):
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("rated_rows ran before the options were checked")
+
+    monkeypatch.setattr(ex, "rated_rows", no_work)
+    with pytest.raises(InputError, match=message) as err:
+        ex.main([str(tmp_path), "--benchmarks", spec, "-o", str(tmp_path / "out")])
+    assert err.value.field == "benchmarks" and not (tmp_path / "out").exists()
+
+
+def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp_path, monkeypatch):
+    examples, rows = synthetic()
+    named = {"a": "usr-tc", "b": "usr-pc", "c": "gupta-dailydialog", "d": "holistic-coherence", "e": "lmstyle-mturk"}
+    examples = [dataclasses.replace(e, benchmark=named[e.benchmark]) for e in examples]
+    seen = []
+
+    def rated(views, limit, heads, benchmarks):
+        seen.append(benchmarks)
+        return SimpleNamespace(examples=examples, dimensions={}), rows
+
+    (tmp_path / "views").mkdir()
+    (tmp_path / "views" / "heads.json").write_text(json.dumps({"centre": [[0.0, 1.0]] * len(VIEWS)}))
+    monkeypatch.setattr(ex, "rated_rows", rated)
+    monkeypatch.setattr(ex, "held_in_centre", lambda *a, **k: {n: (0.0, 1.0) for n in ex.FROZEN})
+    # the synthetic items have no context, so no length figure: keep the rows' own
+    monkeypatch.setattr(ex, "length_features", lambda items: [{"length_fit": r["length_fit"]} for r in rows])
+    ex.main([str(tmp_path / "views"), "--benchmarks", ",".join(named.values()), "-o", str(tmp_path / "out"),
+             "--n-boot", "10"])  # fmt: skip
+    assert seen == [list(named.values())]
+    out = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert out["benchmarks"] == list(named.values())
+    assert all(set(r["folds"]) == set(named.values()) for r in out["results"])
 
 
 def test_encoder_heads_add_their_candidates_and_a_winner_among_them_is_refused_by_ship(tmp_path):

@@ -1,4 +1,4 @@
-"""Compare ``quality`` candidates leave-one-benchmark-out on the five visible rated sets.
+"""Compare ``quality`` candidates leave-one-benchmark-out on the five visible rated sets (or those of ``--benchmarks``).
 
 ``python -m dialeval.quality.experiment VIEWS_DIR [-o OUT]`` computes, for the 1,960 rated
 items of :data:`~dialeval.quality.ensemble.BENCHMARKS`, the frozen features of the
@@ -175,17 +175,18 @@ def lm_rows(items: Sequence[Any]) -> list[dict[str, float | None]]:
     return rows
 
 
-def rated_rows(views: Path, limit: int | None = None, heads: Path | None = None
-               ) -> tuple[Any, list[dict[str, float | None]]]:  # fmt: skip
+def rated_rows(views: Path, limit: int | None = None, heads: Path | None = None,
+               benchmarks: Sequence[str] | None = None) -> tuple[Any, list[dict[str, float | None]]]:  # fmt: skip
     """Return the rated dataset and, per example, the frozen features and the view logits of ``views``.
 
-    ``heads``: the frozen heads' folder (None: the shipped ones).
+    ``heads``: the frozen heads' folder (None: the shipped ones); ``benchmarks``: the rated
+    sets (None: :data:`~dialeval.quality.ensemble.BENCHMARKS`).
     """
     from dialeval.metrics.quality import QualityMetric
     from dialeval.quality.ensemble import BENCHMARKS
     from dialeval.trained.experiment import load_dataset
 
-    ds = load_dataset(list(BENCHMARKS), limit=limit)
+    ds = load_dataset(list(benchmarks or BENCHMARKS), limit=limit)
     metric = QualityMetric(views=str(views), heads=str(heads or ""), device="cpu")
     rows: list[dict[str, float | None]] = []
     for start in range(0, len(ds.examples), 256):
@@ -377,6 +378,27 @@ def markdown(results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def parse_benchmarks(spec: str) -> list[str]:
+    """Return the rated sets named in a comma-separated list: catalog names, at least three, none twice.
+
+    Example:
+        >>> parse_benchmarks("usr-tc, usr-pc,lmstyle-mturk")
+        ['usr-tc', 'usr-pc', 'lmstyle-mturk']
+    """
+    from dialeval.data.catalog import list_benchmarks
+    from dialeval.errors import InputError
+
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    known = [e.name for e in list_benchmarks()]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise InputError(f"unknown benchmark {unknown[0]!r}; known: {', '.join(known)}", field="benchmarks")
+    if len(set(names)) != len(names) or len(names) < 3:
+        raise InputError(f"give at least three different rated sets (got {', '.join(names) or 'none'}): "
+                         "each fold is fitted on all the others", field="benchmarks")  # fmt: skip
+    return names
+
+
 def parse_head(spec: str) -> tuple[str, Path]:
     """Return ``(name, path)`` of a ``--head NAME=PATH`` option (the file must exist).
 
@@ -478,6 +500,7 @@ def calibrated_rows(metric: Any, items: Sequence[Any], rows: Sequence[Mapping[st
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.experiment") -> None:
     """Command line: ``VIEWS_DIR [-o OUT] [--limit N] [--lm] [--ship BUNDLED]``."""
     from dialeval.metrics.quality import QualityMetric
+    from dialeval.quality.ensemble import BENCHMARKS
 
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("views", type=Path, help="a trained views folder (adapter.safetensors, heads.json with centre)")
@@ -497,8 +520,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help="also the --encoder-heads features against generic replies in the same context")
     ap.add_argument("--tuned-heads", type=Path, default=None, metavar="DIR",
                     help="frozen heads over a fine-tuned encoder (quality train-encoder), beside --encoder-heads")
+    ap.add_argument("--benchmarks", default=",".join(BENCHMARKS),
+                    help="the rated sets, comma-separated catalog names (default: the five visible ones)")
     args = ap.parse_args(argv)
-    extra_heads = dict(parse_head(h) for h in args.head)  # a bad option fails before any work
+    benchmarks = parse_benchmarks(args.benchmarks)  # a bad option fails before any work
+    extra_heads = dict(parse_head(h) for h in args.head)
     other = encoder_heads_metric(args.encoder_heads) if args.encoder_heads else None
     tuned = encoder_heads_metric(args.tuned_heads) if args.tuned_heads else None
     if tuned is not None and other is None:
@@ -511,7 +537,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
         raise InputError("--calibrated reads the --encoder-heads features (give both)", field="calibrated")
     t0 = time.perf_counter()
-    ds, rows = rated_rows(args.views, args.limit, args.heads)
+    ds, rows = rated_rows(args.views, args.limit, args.heads, benchmarks)
     if args.lm:
         rows = [r | extra for r, extra in zip(rows, lm_rows([e.item for e in ds.examples]), strict=True)]
     for name, path in extra_heads.items():
@@ -537,7 +563,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
                                                        "encoder_heads": str(args.encoder_heads or ""),
                                                        "tuned_heads": str(args.tuned_heads or ""),
-                                                       "results": results,
+                                                       "benchmarks": benchmarks, "results": results,
                                                        "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
     print(markdown(results))
     if args.ship is not None:
