@@ -171,19 +171,49 @@ def _duplicate_path(value: Any) -> str | None:
     return None
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object names a key twice; ``field`` is the key's path in the parsed value (``3.turns.0.text``)."""
+
+    def __init__(self, field: str) -> None:
+        super().__init__(field)
+        self.field = field
+
+
+#: What a key given twice is told, after the file, line and field.
+DUPLICATE_KEY = "appears twice in one JSON object (only the last value would be kept)"
+
+
+def loads(text: str) -> Any:
+    """Parse JSON text as :func:`json.loads` does, except that a key given twice in one object is refused.
+
+    Raises:
+        json.JSONDecodeError: The text is not JSON.
+        DuplicateKeyError: An object names a key twice (``json`` would keep the last value silently).
+
+    Example:
+        >>> loads('{"a": [1, {"b": 2}]}')
+        {'a': [1, {'b': 2}]}
+        >>> loads('{"a": [1, {"b": 2, "b": 3}]}')
+        Traceback (most recent call last):
+        ...
+        dialeval.jsonl.DuplicateKeyError: a.1.b
+    """
+    try:
+        return _DECODER.decode(text)
+    except _DuplicateKey:
+        raise DuplicateKeyError(_duplicate_path(json.loads(text, object_pairs_hook=_Pairs)) or "") from None
+
+
 def _parse(line: str, p: Path, lineno: int) -> Any:
     """Parse one JSONL line; a syntax error or a key given twice in one object is an error naming the line."""
     try:
-        return _DECODER.decode(line)
+        return loads(line)
     except json.JSONDecodeError as exc:
         bom = line.startswith("\ufeff")  # a byte-order mark inside the file: said as json.loads says it
         msg, column = ("Unexpected UTF-8 BOM (decode using utf-8-sig)", 1) if bom else (exc.msg, exc.colno)
         raise InputError(f"not valid JSON ({msg} at column {column})", path=p, line=lineno) from None
-    except _DuplicateKey:
-        field = _duplicate_path(json.loads(line, object_pairs_hook=_Pairs))
-        raise InputError(
-            "appears twice in one JSON object (only the last value would be kept)", path=p, line=lineno, field=field
-        ) from None
+    except DuplicateKeyError as exc:
+        raise InputError(DUPLICATE_KEY, path=p, line=lineno, field=exc.field) from None
 
 
 def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -1,4 +1,4 @@
-"""The loaders' shared helpers: CSV headers and rating scales."""
+"""The loaders' shared helpers: CSV headers, rating scales and whole JSON files."""
 
 from __future__ import annotations
 
@@ -39,3 +39,41 @@ def test_a_missing_column_spelled_in_another_case_is_named(tmp_path: Path) -> No
 )  # fmt: skip
 def test_scale_range(scale: str, bounds: tuple[float, float] | None) -> None:
     assert scale_range(scale) == bounds
+
+
+def test_a_key_given_twice_in_a_published_json_file_names_the_record_line_and_field(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """JSON keeps the last of a key given twice silently; a catalog file given with --path is refused instead."""
+    import json
+
+    from dialeval.data.catalog import load_benchmark
+
+    records = json.loads((shared_data / "usr" / "usr_topical_chat.json").read_text(encoding="utf-8"))[:3]
+    text = json.dumps(records, indent=1)  # each record starts on the line of its "{": 2, then after record 0
+    second = text.index('\n {\n', text.index('\n {\n') + 1) + 1  # where record 1 starts
+    line = text.count("\n", 0, second) + 1
+    # the first response of record 1 names "model" twice (a real file would score the second system)
+    at = text.index('"model": ', second)
+    text = text[:at] + '"model": "other", ' + text[at:]
+    p = tmp_path / "usr.json"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_benchmark("usr-tc", path=p)
+    assert str(caught.value) == (f'{p}:{line}: field "responses.0.model": appears twice in one JSON object (only the '
+                                 "last value would be kept) (record 1 of the JSON array, counting from 0)")  # fmt: skip
+    p.write_text(json.dumps(records), encoding="utf-8")  # the same records without the duplicate load
+    assert load_benchmark("usr-tc", path=p).counts()["items"] == 3 * len(records[0]["responses"])
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"a": 1, "a": 2}', 'field "a": appears twice in one JSON object'),  # not an array: no record to name
+    ('[{"a": 1}, {"b": {"c": 1, "c": 2}}]', ':1: field "b.c": appears twice .* \\(record 1 of the JSON array'),
+])  # fmt: skip
+def test_a_key_given_twice_in_a_whole_json_file_is_one_error(tmp_path: Path, text: str, message: str) -> None:
+    from dialeval.data._common import read_json_records
+
+    p = tmp_path / "f.json"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        read_json_records(p)

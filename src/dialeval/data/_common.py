@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.errors import InputError
-from dialeval.jsonl import iter_objects, read_text
+from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, iter_objects, loads, read_text
 
 _SCALE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*")
 
@@ -56,20 +56,6 @@ def _read_text(path: Path) -> str:
     return read_text(path)
 
 
-def _parse_json(text: str, path: Path) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=exc.lineno
-        ) from None
-
-
-def read_json(path: Path) -> Any:
-    """Parse a whole JSON file; a syntax error names the line and column."""
-    return _parse_json(_read_text(path), path)
-
-
 def array_element_lines(text: str) -> list[int]:
     r"""Return the line (from 1) on which each element of the top-level JSON array in ``text`` starts.
 
@@ -93,9 +79,23 @@ def array_element_lines(text: str) -> list[int]:
 
 
 def read_json_records(path: Path) -> list[tuple[Where, dict[str, Any]]]:
-    """Read a JSON array of objects, each paired with its location (the line it starts on, its index)."""
+    """Read a JSON array of objects, each paired with its location (the line it starts on, its index).
+
+    Raises:
+        InputError: Not JSON (naming the line and column), not an array of objects, or a key given
+            twice in one object (naming the record's line and the field: JSON would keep the last value).
+    """
     text = _read_text(path)
-    data = _parse_json(text, path)
+    try:
+        data = loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=exc.lineno) from None
+    except DuplicateKeyError as exc:
+        record, _, field = exc.field.partition(".")
+        if text.lstrip().startswith("[") and record.isdigit() and field:
+            where = Where(path, line=array_element_lines(text)[int(record)], record=int(record))
+            raise where.error(DUPLICATE_KEY, field=field) from None
+        raise InputError(DUPLICATE_KEY, path=path, field=exc.field) from None
     if not isinstance(data, list):
         raise InputError("expected a JSON array of records", path=path)
     lines = array_element_lines(text)
