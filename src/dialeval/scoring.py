@@ -451,6 +451,29 @@ class ScoringRequest(BaseModel):
         )
         return MetricPlan(families, skipped, metric_params(families, parsed, self.defaults()))
 
+    def inputs(self) -> list[tuple[str, Path | None]]:
+        """Return the files a run with this request reads, for the output check: the score cache, -p files.
+
+        The score cache is ``cache``, else the default one (None with ``no_cache``); a ``-p`` value
+        that names an existing file (a saved model, a heads file) is read too.
+
+        Example:
+            >>> ScoringRequest(cache=Path("s.sqlite"), params=("bleu.smoothing=method1",)).inputs()
+            [('--cache', PosixPath('s.sqlite'))]
+            >>> ScoringRequest(no_cache=True, params=(f"trained.model={__file__}",)).inputs()[1][0]
+            '-p trained.model'
+        """
+        from dialeval.paths import score_cache_path
+
+        files: list[tuple[str, Path | None]] = [("--cache", None if self.no_cache else self.cache)]
+        if not self.no_cache and self.cache is None:
+            files = [("the default score cache ($DIALEVAL_SCORE_CACHE, else ~/.cache/dialeval)", score_cache_path())]
+        for pair in self.params:
+            key, _, value = pair.partition("=")
+            if value.strip() and Path(value.strip()).is_file():
+                files.append((f"-p {key.strip()}", Path(value.strip())))
+        return files
+
     def defaults(self) -> dict[str, str] | None:
         """Return the parameters for the families that have them (``--device``), no error for the others."""
         return {"device": self.device} if self.device else None

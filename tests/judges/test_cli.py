@@ -80,6 +80,40 @@ def test_judge_run_refuses_to_write_over_its_protocol_or_cache(tmp_path: Path, m
     refused(res, f'{cache}: field "--out"', "is the file given to --cache")
     assert cache.read_bytes() == kept and not out.exists()
 
+
+def test_judge_run_refuses_to_write_over_a_step1_protocol_a_model_file_or_the_default_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files a run reads beyond --protocol and --cache: a protocol file's step1_protocol (by path), a -p value
+    that is a file (a local model), and the default score cache ($DIALEVAL_SCORE_CACHE); each is one line."""
+    from importlib.resources import files
+
+    monkeypatch.chdir(tmp_path)
+    builtin = files("dialeval.judges") / "protocols"
+    (tmp_path / "detail.yaml").write_text((builtin / "cpdscore-detail.yaml").read_text(encoding="utf-8"))
+    dialogue = (builtin / "cpdscore-dialogue.yaml").read_text(encoding="utf-8")
+    assert "step1_protocol: cpdscore-detail\n" in dialogue
+    (tmp_path / "mine.yaml").write_text(dialogue.replace("step1_protocol: cpdscore-detail", "step1_protocol: detail.yaml"))
+    before = (tmp_path / "detail.yaml").read_bytes()
+    dead = ["-p", "backend=openai-compatible", "-p", f"base_url=http://127.0.0.1:{free_port()}/v1", "-p", "model=m",
+            "--limit", "1"]  # fmt: skip
+    res = invoke("judge", "run", "--protocol", "mine.yaml", *dead, "--out", "detail.yaml", "--no-cache")
+    refused(res, 'detail.yaml: field "--out"', "is the step1_protocol of --protocol: writing it would destroy")
+    assert (tmp_path / "detail.yaml").read_bytes() == before
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF weights")
+    res = invoke("judge", "run", "--protocol", "cpdscore-simple", "-p", "backend=llama-cpp", "-p", f"model={model}",
+                 "--limit", "1", "--out", model, "--no-cache")  # fmt: skip
+    refused(res, f'{model}: field "--out"', "is the file given to -p model")
+    assert model.read_bytes() == b"GGUF weights"
+    cache = tmp_path / "default.sqlite"
+    ScoreCache(cache).close()
+    kept = cache.read_bytes()
+    monkeypatch.setenv("DIALEVAL_SCORE_CACHE", str(cache))
+    res = invoke("judge", "run", "--protocol", "cpdscore-simple", *dead, "--out", cache)
+    refused(res, f'{cache}: field "--out"', "is the default score cache ($DIALEVAL_SCORE_CACHE")
+    assert cache.read_bytes() == kept
+
 def test_serve_model_is_an_openai_compatible_server() -> None:
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -70,7 +70,7 @@ def benchmark(
     from dialeval.meta.correlate import correlation_table
 
     started = time.perf_counter()
-    inputs = [("--path", path), ("--mapping", table.mapping), ("--cache", request.cache)]
+    inputs = [("--path", path), ("--mapping", table.mapping), *request.inputs()]
     try:
         with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
             check_boot(n_boot, field="--boot")

@@ -358,7 +358,8 @@ def _refuse_replacing(target: Path, sources: Sequence[tuple[str, Path, Path]], o
             if given != source:
                 what = f"read from the folder given to {name} ({given})"
             else:
-                what = f"the file given to {name}" + ("" if str(source) == str(target) else f" ({source})")
+                given_to = name if name.startswith("the ") else f"the file given to {name}"  # "the ...": not an option
+                what = given_to + ("" if str(source) == str(target) else f" ({source})")
             raise InputError(f"is {what}: writing it would destroy the input; give another name", path=target,
                              field=option)  # fmt: skip
     if not target.is_file():

@@ -46,7 +46,7 @@ def score(
     Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
     inputs = [("--path", path), ("--dialogues", dialogues), ("--candidates", candidates),
-              ("--mapping", table.mapping), ("--cache", request.cache)]  # fmt: skip
+              ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
     try:
         with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
             replaced = check_output(output, inputs=inputs)

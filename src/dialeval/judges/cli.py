@@ -86,11 +86,15 @@ def run_command(
     from dialeval.atomic import atomic_write
     from dialeval.data.catalog import load_benchmark
     from dialeval.jsonl import write_jsonl
+    from dialeval.judges.protocol import load_protocol
     from dialeval.scoring import score_metrics
 
     try:
         from_file = protocol.endswith((".yaml", ".yml"))
-        inputs = [("--protocol", Path(protocol) if from_file else None), ("--cache", request.cache)]
+        inputs = [("--protocol", Path(protocol) if from_file else None), *request.inputs()]
+        step1 = load_protocol(protocol).step1_protocol if from_file else ""
+        if Path(step1).suffix:  # a protocol file may name its step-1 protocol by path: read too
+            inputs.append(("the step1_protocol of --protocol", Path(step1)))
         check_output(out, option="--out", inputs=inputs)
         check_output(None if out is None else _summary_path(out), option="--out", inputs=inputs)
         request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})

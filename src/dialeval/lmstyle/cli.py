@@ -57,13 +57,14 @@ def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -
 
 
 def _inputs(
-    data: Path | None, datasets: str, models: list[str], judge_model: str = "", cache: Path | None = None
+    data: Path | None, datasets: str, models: list[str], judge_model: str = "", request: ScoringRequest | None = None
 ) -> Iterator[tuple[str, Path | None]]:
     """Yield the files a run reads, for :func:`check_output`: the query and reference files, the local models.
 
     The query and reference files of each ``--datasets`` in the data folder (``--data``, else the shared
-    one), each ``--model`` and ``--judge-model`` that is a .gguf file or a folder, and the score ``--cache``.
-    Lazily: they are looked up only when the output folder holds a file the run would replace.
+    one), each ``--model`` and ``--judge-model`` that is a .gguf file or a folder, and what ``request``
+    reads (the score cache, ``-p`` files). Lazily: they are looked up only when the output folder
+    holds a file the run would replace.
     """
     from dialeval.lmstyle.generate import parse_model_spec
     from dialeval.lmstyle.prompt import DATASETS
@@ -77,7 +78,8 @@ def _inputs(
         kind, model, _, _ = parse_model_spec(spec)
         if kind != "openai-compatible" and model:
             yield option, Path(model)
-    yield "--cache", cache
+    if request is not None:
+        yield from request.inputs()
 
 
 def _generate_all(
@@ -172,7 +174,7 @@ def lmstyle(
     from dialeval.lmstyle.tables import build_table, summary_markdown, system_summary
 
     started = time.perf_counter()
-    inputs = _inputs(data, datasets, model, judge_model, request.cache)
+    inputs = _inputs(data, datasets, model, judge_model, request)
     try:
         replaced = check_output(output, "folder", inputs=inputs, files=LMSTYLE_FILES)
         settings = _settings(temperature, max_tokens, stop, seed)

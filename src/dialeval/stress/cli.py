@@ -157,7 +157,7 @@ def stress(
     """
     try:
         files = _output_files(benchmark, plot)
-        replaced = check_output(output, "folder", inputs=[("--path", path), ("--cache", request.cache)], files=files)
+        replaced = check_output(output, "folder", inputs=[("--path", path), *request.inputs()], files=files)
         if subset_param and subsets != "judge":
             raise InputError("--subset-param needs --subsets judge", field="--subset-param")
         run = request.open(quiet=as_json)

@@ -293,7 +293,7 @@ def train(
     from dialeval.trained.features import scoring_with
 
     started = time.perf_counter()
-    inputs = [("--path", path), ("--mapping", table.mapping), ("--cache", request.cache)]
+    inputs = [("--path", path), ("--mapping", table.mapping), *request.inputs()]
     try:
         files = _output_files(output, model, save_models)
         replaced = check_output(output, "folder", inputs=inputs, files=files)
