@@ -93,7 +93,8 @@ def test_judge_run_refuses_to_write_over_a_step1_protocol_a_model_file_or_the_de
     (tmp_path / "detail.yaml").write_text((builtin / "cpdscore-detail.yaml").read_text(encoding="utf-8"))
     dialogue = (builtin / "cpdscore-dialogue.yaml").read_text(encoding="utf-8")
     assert "step1_protocol: cpdscore-detail\n" in dialogue
-    (tmp_path / "mine.yaml").write_text(dialogue.replace("step1_protocol: cpdscore-detail", "step1_protocol: detail.yaml"))
+    by_path = dialogue.replace("step1_protocol: cpdscore-detail", "step1_protocol: detail.yaml")
+    (tmp_path / "mine.yaml").write_text(by_path)
     before = (tmp_path / "detail.yaml").read_bytes()
     dead = ["-p", "backend=openai-compatible", "-p", f"base_url=http://127.0.0.1:{free_port()}/v1", "-p", "model=m",
             "--limit", "1"]  # fmt: skip

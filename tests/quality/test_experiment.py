@@ -133,8 +133,8 @@ def test_a_bad_head_option_fails_before_any_feature_is_computed(tmp_path, monkey
 
 @pytest.mark.parametrize(("spec", "message"), [
     ("usr-tc,usr-pc,nope", "unknown benchmark 'nope'; known: "),
-    ("usr-tc,usr-pc", "give at least three different rated sets"),
-    ("usr-tc,usr-pc,usr-tc", "give at least three different rated sets"),
+    ("usr-tc,usr-pc", "give at least 3 different rated sets"),
+    ("usr-tc,usr-pc,usr-tc", "give at least 3 different rated sets"),
 ])  # fmt: skip
 def test_a_bad_benchmarks_option_fails_before_any_feature_is_computed(tmp_path, monkeypatch, spec, message):
     def no_work(*_args, **_kwargs):
@@ -147,6 +147,7 @@ def test_a_bad_benchmarks_option_fails_before_any_feature_is_computed(tmp_path, 
 
 
 def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp_path, monkeypatch):
+    """Four sets fitted on and lmstyle-mturk (the default --never-fitted): every set a fold, the mean over four."""
     examples, rows = synthetic()
     named = {"a": "usr-tc", "b": "usr-pc", "c": "gupta-dailydialog", "d": "holistic-coherence", "e": "lmstyle-mturk"}
     examples = [dataclasses.replace(e, benchmark=named[e.benchmark]) for e in examples]
@@ -162,12 +163,21 @@ def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp
     monkeypatch.setattr(ex, "held_in_centre", lambda *a, **k: {n: (0.0, 1.0) for n in ex.FROZEN})
     # the synthetic items have no context, so no length figure: keep the rows' own
     monkeypatch.setattr(ex, "length_features", lambda items: [{"length_fit": r["length_fit"]} for r in rows])
-    ex.main([str(tmp_path / "views"), "--benchmarks", ",".join(named.values()), "-o", str(tmp_path / "out"),
+    fitted = list(named.values())[:4]
+    ex.main([str(tmp_path / "views"), "--benchmarks", ",".join(fitted), "-o", str(tmp_path / "out"),
              "--n-boot", "10"])  # fmt: skip
-    assert seen == [list(named.values())]
+    assert seen == [[*fitted, "lmstyle-mturk"]]
     out = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert out["benchmarks"] == list(named.values())
-    assert all(set(r["folds"]) == set(named.values()) for r in out["results"])
+    assert out["benchmarks"] == fitted and out["never_fitted"] == ["lmstyle-mturk"]
+    for r in out["results"]:
+        assert set(r["folds"]) == set(named.values())
+        assert r["mean"] == round(sum(r["folds"][b]["spearman"] for b in fitted) / 4, 4)
+    # log_words flips its direction on "e" (lmstyle-mturk): never fitted on, so the sign rule keeps it everywhere
+    ridge = next(r for r in out["results"] if r["candidate"] == "frozen heads ridge (shipped recipe, no LM)")
+    assert all("log_words" in f["features"] for f in ridge["folds"].values())
+    with pytest.raises(InputError, match="lmstyle-mturk is in --benchmarks too") as err:
+        ex.main([str(tmp_path / "views"), "--benchmarks", ",".join(named.values())])
+    assert err.value.field == "never-fitted"
 
 
 def test_encoder_heads_add_their_candidates_and_a_winner_among_them_is_refused_by_ship(tmp_path):

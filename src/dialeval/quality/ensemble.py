@@ -131,18 +131,22 @@ def feature_signs(
 def leave_one_out(
     examples: Sequence[Example], rows: Sequence[Mapping[str, float | None]], names: Sequence[str],
     *, n_boot: int = 1000, seed: int = 0, extra: Sequence[str] = (), signed: bool = False,
+    never_fitted: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Return one row per held-out benchmark: the ensemble and, for comparison, each column of ``extra`` alone.
 
     ``signed``: each weight is held to its feature's direction on the training sets (:func:`fit_all`).
+    ``never_fitted``: benchmarks that are only ever held out: no fold is fitted on them, and each
+    is measured with the fit on all the other benchmarks.
     """
     from dialeval.trained.evaluate import correlations
 
     out = []
     for bench in sorted({e.benchmark for e in examples}):
         held = np.asarray([e.benchmark == bench for e in examples])
-        train = [e for e, h in zip(examples, held, strict=True) if not h]
-        head, chosen = fit_all(train, [r for r, h in zip(rows, held, strict=True) if not h], names, signed)
+        fitted = np.asarray([not h and e.benchmark not in never_fitted for e, h in zip(examples, held, strict=True)])
+        train = [e for e, f in zip(examples, fitted, strict=True) if f]
+        head, chosen = fit_all(train, [r for r, f in zip(rows, fitted, strict=True) if f], names, signed)
         x = matrix(rows, chosen)
         test = [e for e, h in zip(examples, held, strict=True) if h]
         cols: dict[str, Sequence[float | None]] = {"quality": _predict(head, x[held])}

@@ -20,7 +20,9 @@ which differs by set, drops out.
 
 Each row: turn-level Spearman with 95% context-bootstrap CIs per held-out set, and
 the mean over the five folds, by which the winner is chosen. Written to ``OUT/results.json``
-and printed as Markdown.
+and printed as Markdown. ``--never-fitted`` (default ``lmstyle-mturk``: replies of present-day
+LLMs, rated for appropriateness) names sets that no fold is fitted on: each candidate is also
+measured there as a set it never saw, outside the mean.
 """
 
 from __future__ import annotations
@@ -325,12 +327,14 @@ def length_features(items: Sequence[Any]) -> list[dict[str, float | None]]:
 
 def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre: Mapping[str, Sequence[float]],
         n_boot: int = 1000, seed: int = 0, lm: bool = False, heads: Sequence[str] = (), encoder_heads: bool = False,
-        tuned: bool = False, calibrated: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+        tuned: bool = False, calibrated: bool = False, never_fitted: Sequence[str] = ()
+        ) -> list[dict[str, Any]]:  # fmt: skip
     """Return one result per candidate, per held-out set and the mean.
 
     With ``lm``, also :data:`LM_CANDIDATES`; for each name in ``heads``, also its :data:`HEAD_CANDIDATES`;
     with ``encoder_heads``, also :data:`ENCODER_CANDIDATES`; with ``tuned``, also :data:`TUNED_CANDIDATES`;
-    with ``calibrated``, also :data:`CALIBRATED_CANDIDATES`.
+    with ``calibrated``, also :data:`CALIBRATED_CANDIDATES`. The sets of ``never_fitted`` are only ever
+    held out (a ridge measured on one is fitted on all the others) and are left out of the mean and min.
     """
     from dialeval.quality.ensemble import leave_one_out
     from dialeval.trained.evaluate import correlations
@@ -349,7 +353,8 @@ def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre
     for name, (how, feats) in (CANDIDATES | extra).items():
         folds: dict[str, Any] = {}
         if how in ("ridge", "signed"):
-            for r in leave_one_out(examples, rows, list(feats), n_boot=n_boot, seed=seed, signed=how == "signed"):
+            for r in leave_one_out(examples, rows, list(feats), n_boot=n_boot, seed=seed, signed=how == "signed",
+                                   never_fitted=never_fitted):  # fmt: skip
                 q = r["quality"]
                 folds[r["benchmark"]] = {"spearman": q["spearman"], "ci": q["spearman_ci"], "features": r["features"]}
         else:
@@ -361,16 +366,21 @@ def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre
                 held = [i for i, e in enumerate(examples) if e.benchmark == b]
                 q = correlations([examples[i] for i in held], {"x": [col[i] for i in held]}, n_boot, seed)["x"]
                 folds[b] = {"spearman": q["spearman"], "ci": q["spearman_ci"], "features": list(feats)}
-        mean = sum(f["spearman"] for f in folds.values()) / len(folds)
-        out.append({"candidate": name, "how": how, "folds": folds, "mean": round(mean, 4),
-                    "min": round(min(f["spearman"] for f in folds.values()), 4)})  # fmt: skip
+        fitted = [f["spearman"] for b, f in folds.items() if b not in never_fitted]
+        out.append({"candidate": name, "how": how, "folds": folds, "mean": round(sum(fitted) / len(fitted), 4),
+                    "min": round(min(fitted), 4), "never_fitted": list(never_fitted)})  # fmt: skip
     return out
 
 
 def markdown(results: Sequence[Mapping[str, Any]]) -> str:
-    """Return the results as a Markdown table (one row per candidate, one column per held-out set)."""
-    benches = list(results[0]["folds"])
-    lines = ["| candidate | " + " | ".join(benches) + " | mean | min |", "|---" * (len(benches) + 3) + "|"]
+    """Return the results as a Markdown table (one row per candidate, one column per held-out set).
+
+    A set never fitted on is marked ``(never fitted)``; the mean and min are over the others.
+    """
+    never = set(results[0].get("never_fitted", ()))
+    benches = sorted(results[0]["folds"], key=lambda b: (b in never, b))
+    names = [f"{b} (never fitted)" if b in never else b for b in benches]
+    lines = ["| candidate | " + " | ".join(names) + " | mean | min |", "|---" * (len(benches) + 3) + "|"]
     for r in results:
         cells = [f"{r['folds'][b]['spearman']:.3f} [{r['folds'][b]['ci'][0]:.3f}, {r['folds'][b]['ci'][1]:.3f}]"
                  for b in benches]  # fmt: skip
@@ -378,12 +388,14 @@ def markdown(results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def parse_benchmarks(spec: str) -> list[str]:
-    """Return the rated sets named in a comma-separated list: catalog names, at least three, none twice.
+def parse_benchmarks(spec: str, minimum: int = 3, field: str = "benchmarks") -> list[str]:
+    """Return the rated sets named in a comma-separated list: catalog names, at least ``minimum``, none twice.
 
     Example:
         >>> parse_benchmarks("usr-tc, usr-pc,lmstyle-mturk")
         ['usr-tc', 'usr-pc', 'lmstyle-mturk']
+        >>> parse_benchmarks("", minimum=0)
+        []
     """
     from dialeval.data.catalog import list_benchmarks
     from dialeval.errors import InputError
@@ -392,11 +404,28 @@ def parse_benchmarks(spec: str) -> list[str]:
     known = [e.name for e in list_benchmarks()]
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise InputError(f"unknown benchmark {unknown[0]!r}; known: {', '.join(known)}", field="benchmarks")
-    if len(set(names)) != len(names) or len(names) < 3:
-        raise InputError(f"give at least three different rated sets (got {', '.join(names) or 'none'}): "
-                         "each fold is fitted on all the others", field="benchmarks")  # fmt: skip
+        raise InputError(f"unknown benchmark {unknown[0]!r}; known: {', '.join(known)}", field=field)
+    if len(set(names)) != len(names) or len(names) < minimum:
+        raise InputError(f"give at least {minimum} different rated sets (got {', '.join(names) or 'none'}): "
+                         "each fold is fitted on all the others", field=field)  # fmt: skip
     return names
+
+
+def rated_sets(benchmarks: str, never_fitted: str) -> tuple[list[str], list[str]]:
+    """Return the sets fitted on (at least three) and those only ever held out, from the two options.
+
+    Example:
+        >>> rated_sets("usr-tc,usr-pc,gupta-dailydialog", "lmstyle-mturk")
+        (['usr-tc', 'usr-pc', 'gupta-dailydialog'], ['lmstyle-mturk'])
+    """
+    from dialeval.errors import InputError
+
+    fitted = parse_benchmarks(benchmarks)
+    never = parse_benchmarks(never_fitted, minimum=0, field="never-fitted")
+    if both := sorted(set(never) & set(fitted)):
+        raise InputError(f"{both[0]} is in --benchmarks too: a set is fitted on or never fitted on, not both",
+                         field="never-fitted")  # fmt: skip
+    return fitted, never
 
 
 def parse_head(spec: str) -> tuple[str, Path]:
@@ -522,8 +551,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help="frozen heads over a fine-tuned encoder (quality train-encoder), beside --encoder-heads")
     ap.add_argument("--benchmarks", default=",".join(BENCHMARKS),
                     help="the rated sets, comma-separated catalog names (default: the five visible ones)")
+    ap.add_argument("--never-fitted", default="lmstyle-mturk", metavar="NAMES",
+                    help="rated sets only ever held out, outside the mean (default lmstyle-mturk; '' for none)")
     args = ap.parse_args(argv)
-    benchmarks = parse_benchmarks(args.benchmarks)  # a bad option fails before any work
+    benchmarks, never = rated_sets(args.benchmarks, args.never_fitted)  # a bad option fails before any work
     extra_heads = dict(parse_head(h) for h in args.head)
     other = encoder_heads_metric(args.encoder_heads) if args.encoder_heads else None
     tuned = encoder_heads_metric(args.tuned_heads) if args.tuned_heads else None
@@ -537,7 +568,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
         raise InputError("--calibrated reads the --encoder-heads features (give both)", field="calibrated")
     t0 = time.perf_counter()
-    ds, rows = rated_rows(args.views, args.limit, args.heads, benchmarks)
+    ds, rows = rated_rows(args.views, args.limit, args.heads, benchmarks + never)
     if args.lm:
         rows = [r | extra for r, extra in zip(rows, lm_rows([e.item for e in ds.examples]), strict=True)]
     for name, path in extra_heads.items():
@@ -558,30 +589,32 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     rows = [r | extra for r, extra in zip(with_gated(rows, centre), length_features([e.item for e in ds.examples]),
                                            strict=True)]  # fmt: skip
     results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads),
-                  encoder_heads=other is not None, tuned=tuned is not None, calibrated=args.calibrated)
+                  encoder_heads=other is not None, tuned=tuned is not None, calibrated=args.calibrated,
+                  never_fitted=never)  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
                                                        "encoder_heads": str(args.encoder_heads or ""),
                                                        "tuned_heads": str(args.tuned_heads or ""),
-                                                       "benchmarks": benchmarks, "results": results,
+                                                       "benchmarks": benchmarks, "never_fitted": never,
+                                                       "results": results,
                                                        "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
     print(markdown(results))
     if args.ship is not None:
         winner = ship(args.ship, args.views, ds, rows, results, n_boot=args.n_boot, heads=args.heads,
-                      large_heads=args.encoder_heads)  # fmt: skip
+                      large_heads=args.encoder_heads, never_fitted=never)  # fmt: skip
         print(f"shipped {winner} into {args.ship}")
 
 
 def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | None]],
          results: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0, heads: Path | None = None,
-         large_heads: Path | None = None) -> str:  # fmt: skip
+         large_heads: Path | None = None, never_fitted: Sequence[str] = ()) -> str:  # fmt: skip
     """Write the candidate with the best mean over the folds into ``bundled`` (``views/``, ``quality/``); return it.
 
     Only a ridge candidate can ship (an unfitted one would need its own combination file).
     With ``heads``, those frozen heads (their JSON files and card) replace ``bundled/heads``; with
     ``large_heads``, the larger encoder's heads go to ``bundled/heads-large``.
-    The ensemble is chosen (sign rule) and fitted on all five sets; its card holds the
-    leave-one-benchmark-out rows of that candidate, the whole comparison, and the views' card.
+    The ensemble is chosen (sign rule) and fitted on all the sets but ``never_fitted``; its card holds
+    the leave-one-benchmark-out rows of that candidate, the whole comparison, and the views' card.
     """
     import hashlib
 
@@ -606,7 +639,9 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     if how not in ("ridge", "signed"):
         raise InputError(f'the winner "{winner}" is not a ridge candidate; nothing shipped')
     signed = how == "signed"
-    head, chosen = fit_all(ds.examples, rows, list(feats), signed=signed)
+    fit = [i for i, e in enumerate(ds.examples) if e.benchmark not in never_fitted]
+    examples = [ds.examples[i] for i in fit]
+    head, chosen = fit_all(examples, [rows[i] for i in fit], list(feats), signed=signed)
     if set(chosen) - set(ENSEMBLE_FEATURES):
         raise InputError(f'the winner "{winner}" uses {", ".join(sorted(set(chosen) - set(ENSEMBLE_FEATURES)))}, '
                          "which quality does not compute; nothing shipped")
@@ -622,14 +657,14 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
         "target": "per-benchmark percentile rank of the human mean", "candidate": best["candidate"],
         "chosen_by": "the best mean turn Spearman over the leave-one-benchmark-out folds",
         "candidate_features": list(feats), "feature_rule": "same sign of Spearman with the target on every benchmark",
-        "features": chosen, "benchmarks": sorted({e.benchmark for e in ds.examples}), "dimensions": ds.dimensions,
-        "data_sha256": data_sha256(ds.examples), "n": len(ds.examples),
+        "features": chosen, "benchmarks": sorted({e.benchmark for e in examples}), "dimensions": ds.dimensions,
+        "never_fitted": list(never_fitted), "data_sha256": data_sha256(examples), "n": len(examples),
         "heads_card_sha256": hashlib.sha256((bundled / "heads" / "card.json").read_bytes()).hexdigest(),
         **({"large_heads_card_sha256": hashlib.sha256((bundled / "heads-large" / "card.json").read_bytes()).hexdigest()}
            if winner in ENCODER_CANDIDATES else {}),
         "views_sha256": sha,
         "leave_one_benchmark_out": leave_one_out(ds.examples, rows, list(feats), n_boot=n_boot, seed=seed,
-                                                 signed=signed),
+                                                 signed=signed, never_fitted=never_fitted),
         "comparison": list(results), "n_boot": n_boot, "seed": seed,
         "files": {"ensemble.json": hashlib.sha256((out / "ensemble.json").read_bytes()).hexdigest()},
     }
