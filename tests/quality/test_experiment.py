@@ -133,8 +133,8 @@ def test_a_bad_head_option_fails_before_any_feature_is_computed(tmp_path, monkey
 
 @pytest.mark.parametrize(("spec", "message"), [
     ("usr-tc,usr-pc,nope", "unknown benchmark 'nope'; known: "),
-    ("usr-tc,usr-pc", "give at least 3 different rated sets"),
-    ("usr-tc,usr-pc,usr-tc", "give at least 3 different rated sets"),
+    ("usr-tc,usr-pc", "give at least 3 rated sets"),
+    ("usr-tc,usr-pc,usr-tc,gupta-dailydialog", "names usr-tc twice"),
 ])  # fmt: skip
 def test_a_bad_benchmarks_option_fails_before_any_feature_is_computed(tmp_path, monkeypatch, spec, message):
     def no_work(*_args, **_kwargs):
@@ -283,6 +283,14 @@ def test_a_signed_winner_ships_weights_that_keep_their_features_directions(tmp_p
     signs = feature_signs(examples, rows, ensemble["features"])
     assert all(c * signs[n] >= 0 for n, c in zip(ensemble["features"], ensemble["coef"], strict=True))
     assert ensemble["features"] == list(signs) and "sensible" in signs
+    # a set never fitted on stays out of the shipped fit: log_words (flipped only on "e") then agrees everywhere
+    assert "log_words" not in ensemble["features"]
+    ex.ship(bundled, views, ds, rows, [{"candidate": "views + frozen ridge", "mean": 0.6}], n_boot=20,
+            never_fitted=("e",))  # fmt: skip
+    card = json.loads((bundled / "quality" / "card.json").read_text())
+    assert card["benchmarks"] == ["a", "b", "c", "d"] and card["n"] == 120 and card["never_fitted"] == ["e"]
+    assert "log_words" in json.loads((bundled / "quality" / "ensemble.json").read_text())["features"]
+    assert [r["trained_on"] for r in card["leave_one_benchmark_out"]][-1] == ["a", "b", "c", "d"]
 
 
 def test_tuned_heads_add_their_candidates_beside_the_shipped_features_and_cannot_ship(tmp_path, monkeypatch):

@@ -405,9 +405,11 @@ def parse_benchmarks(spec: str, minimum: int = 3, field: str = "benchmarks") -> 
     unknown = [n for n in names if n not in known]
     if unknown:
         raise InputError(f"unknown benchmark {unknown[0]!r}; known: {', '.join(known)}", field=field)
-    if len(set(names)) != len(names) or len(names) < minimum:
-        raise InputError(f"give at least {minimum} different rated sets (got {', '.join(names) or 'none'}): "
-                         "each fold is fitted on all the others", field=field)  # fmt: skip
+    if twice := next((n for i, n in enumerate(names) if n in names[:i]), None):
+        raise InputError(f"names {twice} twice", field=field)
+    if len(names) < minimum:
+        raise InputError(f"give at least {minimum} rated sets (got {', '.join(names) or 'none'}): each fold is "
+                         "fitted on all the others", field=field)  # fmt: skip
     return names
 
 
