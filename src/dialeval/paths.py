@@ -9,12 +9,21 @@ from pathlib import Path
 def cache_dir() -> Path:
     """Return the cache directory (``$DIALEVAL_CACHE`` or ``~/.cache/dialeval``), created if needed.
 
+    Raises:
+        InputError: The folder cannot be created (a read-only home, a path below a file).
+
     Example:
         >>> cache_dir().is_dir()
         True
     """
+    from dialeval.errors import InputError
+
     root = Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval")
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"the cache folder cannot be created ({exc.strerror}): set $DIALEVAL_CACHE to a folder "
+                         "you can write", path=root, field="$DIALEVAL_CACHE") from None  # fmt: skip
     return root
 
 

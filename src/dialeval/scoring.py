@@ -467,7 +467,11 @@ class ScoringRequest(BaseModel):
 
         files: list[tuple[str, Path | None]] = [("--cache", None if self.no_cache else self.cache)]
         if not self.no_cache and self.cache is None:
-            files = [("the default score cache ($DIALEVAL_SCORE_CACHE, else ~/.cache/dialeval)", score_cache_path())]
+            try:
+                default: Path | None = score_cache_path()
+            except InputError:  # no cache folder can be made: no cache file to keep (the run says why, in one line)
+                default = None
+            files = [("the default score cache ($DIALEVAL_SCORE_CACHE, else ~/.cache/dialeval)", default)]
         for pair in self.params:
             key, _, value = pair.partition("=")
             if value.strip() and Path(value.strip()).is_file():

@@ -1,0 +1,32 @@
+"""Where dialeval keeps its caches: a cache folder that cannot be made is one clear error, not a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.commands.cli_runner import COLS, ROWS, invoke, refused
+
+from dialeval.errors import InputError
+from dialeval.paths import cache_dir
+
+
+def test_cache_dir_is_made_where_dialeval_cache_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "a" / "b"))
+    assert cache_dir() == tmp_path / "a" / "b" and (tmp_path / "a" / "b").is_dir()
+
+
+def test_a_cache_folder_below_a_file_is_one_error_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    below = tmp_path / "notes.txt" / "cache"
+    monkeypatch.setenv("DIALEVAL_CACHE", str(below))
+    with pytest.raises(InputError, match=r"the cache folder cannot be created \(Not a directory\)") as err:
+        cache_dir()
+    assert err.value.field == "$DIALEVAL_CACHE"
+    # through a command: the default score cache lives there, so score stops in one line before writing
+    monkeypatch.delenv("DIALEVAL_SCORE_CACHE")
+    rows = tmp_path / "rows.csv"
+    rows.write_text(ROWS, encoding="utf-8")
+    res = invoke("score", "--path", rows, *COLS, "-m", "length", "-o", tmp_path / "s.jsonl")
+    refused(res, f'{below}: field "$DIALEVAL_CACHE"', "set $DIALEVAL_CACHE to a folder you can write")
+    assert not (tmp_path / "s.jsonl").exists()
