@@ -147,7 +147,7 @@ def test_a_bad_benchmarks_option_fails_before_any_feature_is_computed(tmp_path, 
 
 
 def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp_path, monkeypatch):
-    """Four sets fitted on and lmstyle-mturk (the default --never-fitted): every set a fold, the mean over four."""
+    """Four sets fitted on and the default --never-fitted: every set a fold, the mean over the four."""
     examples, rows = synthetic()
     named = {"a": "usr-tc", "b": "usr-pc", "c": "gupta-dailydialog", "d": "holistic-coherence", "e": "lmstyle-mturk"}
     examples = [dataclasses.replace(e, benchmark=named[e.benchmark]) for e in examples]
@@ -166,9 +166,9 @@ def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp
     fitted = list(named.values())[:4]
     ex.main([str(tmp_path / "views"), "--benchmarks", ",".join(fitted), "-o", str(tmp_path / "out"),
              "--n-boot", "10"])  # fmt: skip
-    assert seen == [[*fitted, "lmstyle-mturk"]]
+    assert seen == [[*fitted, "lmstyle-mturk", "predictive-engagement-convai"]]
     out = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert out["benchmarks"] == fitted and out["never_fitted"] == ["lmstyle-mturk"]
+    assert out["benchmarks"] == fitted and out["never_fitted"] == ["lmstyle-mturk", "predictive-engagement-convai"]
     for r in out["results"]:
         assert set(r["folds"]) == set(named.values())
         assert r["mean"] == round(sum(r["folds"][b]["spearman"] for b in fitted) / 4, 4)

@@ -32,6 +32,9 @@ from dialeval.trained.data import Example
 
 #: The rated sets the shipped ensemble is fitted on (each is also reported with the model that never saw it).
 BENCHMARKS = ("usr-tc", "usr-pc", "predictive-engagement", "holistic-coherence", "gupta-dailydialog")
+#: Rated sets the experiment harness only ever holds out (never fitted on): LLM replies (LMStyle's MTurk
+#: appropriateness) and ConvAI bots' replies (PredictiveEngagement's ConvAI engagement).
+NEVER_FITTED = ("lmstyle-mturk", "predictive-engagement-convai")
 #: Ridge penalty on the standardised coefficients (fixed a priori).
 ALPHA = 1.0
 

@@ -20,9 +20,10 @@ which differs by set, drops out.
 
 Each row: turn-level Spearman with 95% context-bootstrap CIs per held-out set, and
 the mean over the five folds, by which the winner is chosen. Written to ``OUT/results.json``
-and printed as Markdown. ``--never-fitted`` (default ``lmstyle-mturk``: replies of present-day
-LLMs, rated for appropriateness) names sets that no fold is fitted on: each candidate is also
-measured there as a set it never saw, outside the mean.
+and printed as Markdown. ``--never-fitted`` (default :data:`~dialeval.quality.ensemble.NEVER_FITTED`:
+replies of present-day LLMs rated for appropriateness, and of ConvAI bots rated for engagement)
+names sets that no fold is fitted on: each candidate is also measured there as a set it never
+saw, outside the mean.
 """
 
 from __future__ import annotations
@@ -531,7 +532,7 @@ def calibrated_rows(metric: Any, items: Sequence[Any], rows: Sequence[Mapping[st
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.experiment") -> None:
     """Command line: ``VIEWS_DIR [-o OUT] [--limit N] [--lm] [--ship BUNDLED]``."""
     from dialeval.metrics.quality import QualityMetric
-    from dialeval.quality.ensemble import BENCHMARKS
+    from dialeval.quality.ensemble import BENCHMARKS, NEVER_FITTED
 
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("views", type=Path, help="a trained views folder (adapter.safetensors, heads.json with centre)")
@@ -553,8 +554,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help="frozen heads over a fine-tuned encoder (quality train-encoder), beside --encoder-heads")
     ap.add_argument("--benchmarks", default=",".join(BENCHMARKS),
                     help="the rated sets, comma-separated catalog names (default: the five visible ones)")
-    ap.add_argument("--never-fitted", default="lmstyle-mturk", metavar="NAMES",
-                    help="rated sets only ever held out, outside the mean (default lmstyle-mturk; '' for none)")
+    ap.add_argument("--never-fitted", default=",".join(NEVER_FITTED), metavar="NAMES",
+                    help=f"rated sets only ever held out, outside the mean (default {','.join(NEVER_FITTED)}; "
+                    "'' for none)")
     args = ap.parse_args(argv)
     benchmarks, never = rated_sets(args.benchmarks, args.never_fitted)  # a bad option fails before any work
     extra_heads = dict(parse_head(h) for h in args.head)
