@@ -91,19 +91,25 @@ class Example:
 
 
 def parse_scale(scale: str) -> tuple[float, float]:
-    """Return ``(low, high)`` of a scale such as ``"1-5"`` or ``"0-100"``.
+    """Return ``(low, high)`` of a scale such as ``"1-5"`` or ``"0-100"``, or of numeric labels such as ``"0|1"``.
 
     Example:
-        >>> parse_scale("0-100")
-        (0.0, 100.0)
+        >>> parse_scale("0-100"), parse_scale("0|1")
+        ((0.0, 100.0), (0.0, 1.0))
     """
-    try:
-        lo, hi = (float(x) for x in scale.split("-", 1))
-    except ValueError:
-        raise InputError(f'cannot read the rating scale "{scale}" (expected "LOW-HIGH")', field="scale") from None
-    if hi <= lo:
-        raise InputError(f'rating scale "{scale}" has high <= low', field="scale")
-    return lo, hi
+    from dialeval.data._common import scale_range
+
+    found = scale_range(scale)
+    if found is None and "|" in scale:  # a set of labels (PredictiveEngagement's ConvAI 0|1)
+        try:
+            labels = sorted(float(v) for v in scale.split("|"))
+        except ValueError:
+            labels = []
+        found = (labels[0], labels[-1]) if labels and labels[0] < labels[-1] else None
+    if found is None:
+        raise InputError(f'cannot read the rating scale "{scale}" (expected LOW-HIGH with LOW below HIGH, e.g. '
+                         '"1-5", or numeric labels such as "0|1")', field="scale")  # fmt: skip
+    return found
 
 
 def normalise(values: Sequence[float], how: str, scale: str) -> list[float]:
