@@ -465,17 +465,19 @@ class ScoringRequest(BaseModel):
         """
         from dialeval.paths import score_cache_path
 
-        files: list[tuple[str, Path | None]] = [("--cache", None if self.no_cache else self.cache)]
-        if not self.no_cache and self.cache is None:
+        files: list[tuple[str, Path | None]] = []
+        if self.no_cache or self.cache is not None:
+            files.append(("--cache", None if self.no_cache else self.cache))
+        else:
             try:
                 default: Path | None = score_cache_path()
             except InputError:  # no cache folder can be made: no cache file to keep (the run says why, in one line)
                 default = None
-            files = [("the default score cache ($DIALEVAL_SCORE_CACHE, else ~/.cache/dialeval)", default)]
+            files.append(("the default score cache ($DIALEVAL_SCORE_CACHE, else ~/.cache/dialeval)", default))
         for pair in self.params:
-            key, _, value = pair.partition("=")
-            if value.strip() and Path(value.strip()).is_file():
-                files.append((f"-p {key.strip()}", Path(value.strip())))
+            key, _, value = (part.strip() for part in pair.partition("="))
+            if value and Path(value).is_file():
+                files.append((f"-p {key}", Path(value)))
         return files
 
     def defaults(self) -> dict[str, str] | None:
