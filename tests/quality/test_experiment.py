@@ -175,6 +175,10 @@ def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp
     # log_words flips its direction on "e" (lmstyle-mturk): never fitted on, so the sign rule keeps it everywhere
     ridge = next(r for r in out["results"] if r["candidate"] == "frozen heads ridge (shipped recipe, no LM)")
     assert all("log_words" in f["features"] for f in ridge["folds"].values())
+    # the rule check is over the candidates written: recomputed here with scipy from the table itself
+    got = [(r["mean"], r["folds"]["lmstyle-mturk"]["spearman"]) for r in out["results"]]
+    assert out["rule_check"]["lmstyle-mturk"] == round(float(spearmanr(*zip(*got, strict=True))[0]), 4)
+    assert "predictive-engagement-convai" not in out["rule_check"]  # no item of it among the synthetic sets
     with pytest.raises(InputError, match="lmstyle-mturk is in --benchmarks too") as err:
         ex.main([str(tmp_path / "views"), "--benchmarks", ",".join(named.values())])
     assert err.value.field == "never-fitted"
@@ -366,3 +370,19 @@ def test_calibrated_candidates_need_the_encoder_heads(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="--calibrated reads the --encoder-heads features"):
         ex.main([str(tmp_path), "--calibrated", "-o", str(tmp_path / "out")])
     assert not (tmp_path / "out").exists()
+
+
+def _results(pairs, never=("x",)):
+    return [{"mean": m, "folds": {"x": {"spearman": s}, "y": {"spearman": -s}}, "never_fitted": list(never)}
+            for m, s in pairs]  # fmt: skip
+
+
+def test_the_rule_check_ranks_candidates_by_the_fold_mean_against_each_never_fitted_set():
+    # hand computation: the same order gives 1, the reverse -1; x and y are mirror images
+    same = ex.rule_check(_results([(0.1, 0.0), (0.2, 0.5), (0.3, 0.9)], never=("x", "y")))
+    assert same == {"x": 1.0, "y": -1.0, "never-fitted mean": None}  # the mean of x and -x is constant
+    assert ex.rule_check(_results([(0.1, 0.3), (0.2, 0.2), (0.3, 0.1)])) == {"x": -1.0, "never-fitted mean": -1.0}
+    # too few candidates, a constant fold mean, no never-fitted set: nothing to rank
+    assert ex.rule_check(_results([(0.1, 0.3), (0.2, 0.2)])) == {"x": None, "never-fitted mean": None}
+    assert ex.rule_check(_results([(0.2, 0.1), (0.2, 0.2), (0.2, 0.3)])) == {"x": None, "never-fitted mean": None}
+    assert ex.rule_check(_results([(0.1, 0.3), (0.2, 0.2), (0.3, 0.1)], never=())) == {}

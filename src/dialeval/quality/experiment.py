@@ -389,6 +389,38 @@ def markdown(results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def rule_check(results: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """Return, per never-fitted set, how well the fold mean ranks the candidates as that set does.
+
+    The Spearman, over the candidates, between the mean of the fitted folds (what decides) and
+    the candidate's figure on each never-fitted set; ``"never-fitted mean"`` against the mean of
+    those sets. None with fewer than three candidates or a constant column. It checks the
+    decision rule, not a candidate: a rule whose order the never-seen sets do not share picks
+    what does not transfer.
+
+    Example:
+        >>> r = [{"mean": m, "folds": {"x": {"spearman": s}}, "never_fitted": ["x"]}
+        ...      for m, s in ((0.5, 0.2), (0.6, 0.1), (0.4, 0.0), (0.3, -0.1))]
+        >>> rule_check(r)  # one swap among four: 1 - 6 * 2 / (4 * 15)
+        {'x': 0.8, 'never-fitted mean': 0.8}
+    """
+    from scipy.stats import spearmanr
+
+    never = [b for b in results[0].get("never_fitted", ()) if b in results[0]["folds"]] if results else []
+    if not never:
+        return {}
+    columns = {b: [r["folds"][b]["spearman"] for r in results] for b in never}
+    columns["never-fitted mean"] = [sum(r["folds"][b]["spearman"] for b in never) / len(never) for r in results]
+    means = [r["mean"] for r in results]
+    out: dict[str, float | None] = {}
+    for name, col in columns.items():
+        if len(col) < 3 or len(set(col)) < 2 or len(set(means)) < 2:
+            out[name] = None
+        else:
+            out[name] = round(float(spearmanr(means, col)[0]), 4)
+    return out
+
+
 def parse_benchmarks(spec: str, minimum: int = 3, field: str = "benchmarks") -> list[str]:
     """Return the rated sets named in a comma-separated list: catalog names, at least ``minimum``, none twice.
 
@@ -595,18 +627,25 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads),
                   encoder_heads=other is not None, tuned=tuned is not None, calibrated=args.calibrated,
                   never_fitted=never)  # fmt: skip
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps({"views": str(args.views), "heads": str(args.heads or "shipped"),
-                                                       "encoder_heads": str(args.encoder_heads or ""),
-                                                       "tuned_heads": str(args.tuned_heads or ""),
-                                                       "benchmarks": benchmarks, "never_fitted": never,
-                                                       "results": results,
-                                                       "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
-    print(markdown(results))
+    write_report(args.out, results, {"views": str(args.views), "heads": str(args.heads or "shipped"),
+                                     "encoder_heads": str(args.encoder_heads or ""),
+                                     "tuned_heads": str(args.tuned_heads or ""), "benchmarks": benchmarks,
+                                     "never_fitted": never, "seconds": round(time.perf_counter() - t0, 1)})
     if args.ship is not None:
         winner = ship(args.ship, args.views, ds, rows, results, n_boot=args.n_boot, heads=args.heads,
                       large_heads=args.encoder_heads, never_fitted=never)  # fmt: skip
         print(f"shipped {winner} into {args.ship}")
+
+
+def write_report(out: Path, results: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> None:
+    """Write ``OUT/results.json`` (``meta``, the results and :func:`rule_check`) and print the table."""
+    check = rule_check(results)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps({**meta, "results": results, "rule_check": check}, indent=1))
+    print(markdown(results))
+    for name, rho in check.items():
+        print(f"fold mean against {name}, Spearman over {len(results)} candidates: "
+              + ("n/a" if rho is None else f"{rho:.3f}"))
 
 
 def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | None]],
