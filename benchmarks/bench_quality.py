@@ -10,10 +10,10 @@ calls alternate in each repeat. The encoders alone are timed in ONNX Runtime aga
 
 Times ``QualityMetric.compute`` (MiniLM embeddings of every distinct text and the two heads, where
 the ensemble names their features or runs no larger encoder; the same over the larger encoder
-(all-mpnet-base-v2, in torch in every runtime) when the ensemble uses it, the cross-encoder's
+(all-mpnet-base-v2, in ONNX Runtime too under ``runtime=onnx``) when the ensemble uses it, the cross-encoder's
 views when the ensemble uses them, the SmolLM2 likelihoods when it uses them, the ensemble)
-after a warm-up call, and the MiniLM encoding and the cross-encoder alone, each also in torch
-eager side by side (the baseline). Nominal
+after a warm-up call, and the MiniLM encoding, the larger encoder and the cross-encoder alone, each
+also in torch eager side by side (the baseline). Nominal
 FLOPs are 2 x params x tokens processed (the embedding tables, which are looked up, not
 counted; attention's own products neither): MiniLM and mpnet over the distinct texts'
 tokens, the cross-encoder over every pair's tokens (and, with the LM, SmolLM2 over the
@@ -112,7 +112,7 @@ def main() -> None:
     x_tokens = sum(len(ids) for ids, _ in pairs_x)
     large_params = large_tokens = 0
     if metric.uses_large():  # the larger encoder (mpnet) over the same distinct texts, with its own tokenizer
-        large = metric.large()[0]
+        large = eager.large()[0]  # the torch model, to count its parameters (ONNX Runtime's has none to list)
         ids = large.tokenizer(texts, truncation=True, max_length=large.max_seq_length)["input_ids"]
         large_tokens = sum(len(i) for i in ids)
         large_params = sum(p.numel() for n, p in large.named_parameters() if ".embeddings." not in f".{n}")
@@ -139,6 +139,14 @@ def main() -> None:
         t = time.perf_counter()
         embed(encoder, texts)
         t_base.append(time.perf_counter() - t)
+    t_large, t_large_eager = [], []
+    for _ in range(args.repeats if metric.uses_large() else 0):  # mpnet alone, in ONNX Runtime and in torch eager
+        t = time.perf_counter()
+        embed(ort.large()[0], texts)
+        t_large.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        embed(large, texts)
+        t_large_eager.append(time.perf_counter() - t)
     t_x, t_x_eager = [], []
     for _ in range(args.repeats if pairs_x else 0):
         t = time.perf_counter()
@@ -174,6 +182,10 @@ def main() -> None:
         f"{tb / te:.2f}x), the cross-encoder about {tx:.2f} s"
         + (f" ({100 * 2 * x_params * x_tokens / tx / peak:.1f}% of peak; in torch eager {tx_eager:.2f} s, "
            f"{tx_eager / tx:.2f}x)" if tx else "")
+        + (f", the larger encoder about {statistics.median(t_large):.2f} s "
+           f"({100 * 2 * large_params * large_tokens / statistics.median(t_large) / peak:.1f}% of peak; in torch "
+           f"eager {statistics.median(t_large_eager):.2f} s, "
+           f"{statistics.median(t_large_eager) / statistics.median(t_large):.2f}x)" if t_large else "")
     )
     print(
         f"baseline, both encoders in torch eager: {t_eager:.2f} s, {len(items) / t_eager:.1f} items/s "

@@ -11,7 +11,7 @@ pytest.importorskip("onnxruntime")
 from dialeval.data.usr import load_usr_topical_chat  # noqa: E402
 from dialeval.errors import InputError  # noqa: E402
 from dialeval.metrics.base import build_inputs  # noqa: E402
-from dialeval.metrics.quality import BUNDLED, QualityMetric, _views  # noqa: E402
+from dialeval.metrics.quality import BUNDLED, QualityMetric, _model_type, _views  # noqa: E402
 from dialeval.metrics.quality.crossenc import TURNS, score_batches  # noqa: E402
 from dialeval.metrics.quality.features import embed, pair_texts  # noqa: E402
 from dialeval.metrics.quality.onnx import (  # noqa: E402
@@ -134,7 +134,9 @@ def test_quality_in_onnx_equals_quality_in_torch(shared_data):
     onnx_metric = QualityMetric(device="cpu", runtime="onnx")
     torch_metric = QualityMetric(device="cpu", runtime="torch")
     assert isinstance(onnx_metric.sentence_encoder(), OrtEncoder) and isinstance(onnx_metric.views()[0], OrtViews)
+    assert isinstance(onnx_metric.large()[0], OrtEncoder)  # mpnet too (it ran in torch under "onnx" before)
     assert not isinstance(torch_metric.sentence_encoder(), OrtEncoder)
+    assert not isinstance(torch_metric.large()[0], OrtEncoder)
     assert not isinstance(torch_metric.views()[0], OrtViews)
     fast, eager = onnx_metric.compute(items), torch_metric.compute(items)
     for name in fast:
@@ -149,6 +151,45 @@ def test_the_signature_names_the_runtime():
     assert "|runtime_used:torch|" in QualityMetric(device="cpu", runtime="torch").signature
     onnx = QualityMetric(device="cpu", runtime="onnx").features_key()
     assert onnx != QualityMetric(device="cpu", runtime="torch").features_key()
+    # mpnet in ONNX Runtime is named, so no score cached when it ran in torch under "onnx" is served for it
+    assert "|large_runtime_used:onnx|" in QualityMetric(device="cpu", runtime="onnx").signature
+    assert "large_runtime_used" not in QualityMetric(device="cpu", runtime="torch").signature
+
+
+def test_the_adapted_mpnet_in_onnx_equals_it_in_torch(shared_data):
+    """The shipped larger encoder (LoRA merged) exported without token types, through embed(), against torch eager."""
+    bench = load_usr_topical_chat(shared_data / "usr" / "usr_topical_chat.json").head(3)
+    items = build_inputs(bench.candidates, bench.dialogues)
+    texts = sorted(set(pair_texts([[t.text for t in i.context] for i in items], [i.response for i in items])))
+    ort, eager = QualityMetric(device="cpu", runtime="onnx").large()[0], QualityMetric(device="cpu").large()[0]
+    assert isinstance(ort, OrtEncoder) and ort.inputs == {"ids", "mask"}
+    eager = eager.st if isinstance(eager, OrtEncoder) else eager  # auto may be onnx here: compare with its torch model
+    got, want = embed(ort, texts, max_tokens=512), embed(eager, texts, max_tokens=512)
+    assert len(texts) > 10
+    for t in texts:  # max abs difference 1.9e-7 seen on USR-TC
+        np.testing.assert_allclose(got[t], want[t], atol=1e-5)
+    # the adapter is merged: the frozen mpnet gives other embeddings (so the comparison is not of the base model)
+    frozen, _ = load_sentence_encoder("all-mpnet-base-v2", "cpu")
+    assert np.abs(frozen.encode([texts[0]], normalize_embeddings=True)[0] - want[texts[0]]).max() > 1e-3
+
+
+def test_an_encoder_of_another_kind_stays_in_torch(monkeypatch, tmp_path):
+    encoder, _ = load_sentence_encoder(DEFAULT_ENCODER, "cpu")
+    monkeypatch.setattr(encoder[0].auto_model.config, "model_type", "distilbert")
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    assert onnx_encoder(encoder, "x") is None and not (tmp_path / "onnx").exists()  # nothing exported
+    assert _model_type(tmp_path) == ""  # a folder without config.json
+    assert _model_type(resolve_encoder_dir("all-mpnet-base-v2")) == "mpnet"
+
+
+def test_the_larger_encoders_export_key_follows_its_adapter_and_card(tmp_path):
+    files = ("adapter.safetensors", "encoder.json")
+    for name in files:
+        (tmp_path / name).write_bytes((BUNDLED / "heads-large" / name).read_bytes())
+    same = export_key("mpnet", tmp_path, files)
+    assert same == export_key("mpnet", BUNDLED / "heads-large", files) != export_key("mpnet")
+    (tmp_path / "encoder.json").write_text((BUNDLED / "heads-large" / "encoder.json").read_text() + " ")
+    assert export_key("mpnet", tmp_path, files) != same
 
 
 def test_onnx_scores_are_the_same_bits_in_another_process(shared_data):

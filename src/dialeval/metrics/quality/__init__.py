@@ -92,9 +92,9 @@ class QualityConfig:
         ensemble: The ensemble JSON file ("" = the shipped one).
         views: Folder of the trained multi-view cross-encoder (``adapter.safetensors``,
             ``heads.json``; "" = the shipped one), used when the ensemble names a view feature.
-        runtime: What runs the sentence encoder and the cross-encoder: ``torch``, ``onnx`` (ONNX
-            Runtime, CPU only) or ``auto`` (``onnx`` on a CPU that is not Intel's, when installed); see
-            :mod:`dialeval.metrics.quality.onnx`.
+        runtime: What runs the sentence encoders (MiniLM, and the larger one when it is a BERT or MPNet
+            model) and the cross-encoder: ``torch``, ``onnx`` (ONNX Runtime, CPU only) or ``auto``
+            (``onnx`` on a CPU that is not Intel's, when installed); see :mod:`dialeval.metrics.quality.onnx`.
         large_encoder: The larger sentence encoder of the second frozen heads (packaged all-mpnet-base-v2),
             used when the ensemble names one of :data:`LARGE_FEATURES`.
         large_heads: Folder with its ``sensible.json`` and ``fluent.json`` ("" = the shipped ones). Where it
@@ -204,10 +204,19 @@ def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
 
 
 @functools.cache
-def _onnx_encoder(encoder: Any, fingerprint: str) -> Any:
+def _onnx_encoder(encoder: Any, fingerprint: str, adapter: Path | None = None) -> Any:
+    """Return ``encoder`` in ONNX Runtime (None if it cannot be); ``adapter``: the heads folder whose LoRA it merged."""
     from dialeval.metrics.quality.onnx import export_key, onnx_encoder
 
-    return onnx_encoder(encoder, export_key(fingerprint))
+    return onnx_encoder(encoder, export_key(fingerprint, adapter, ("adapter.safetensors", "encoder.json")))
+
+
+def _model_type(encoder_dir: Path) -> str:
+    """Return the ``model_type`` of a sentence-transformers folder's ``config.json`` ("" if it has none)."""
+    try:
+        return str(json.loads((encoder_dir / "config.json").read_text(encoding="utf-8")).get("model_type", ""))
+    except (OSError, ValueError, AttributeError):
+        return ""
 
 
 def frozen_features(contexts: Sequence[Sequence[str]], responses: Sequence[str], encoder: Any, heads: Any,
@@ -419,16 +428,30 @@ class QualityMetric(Metric):
         return probs(feats["large_sensible"]), probs(feats["large_fluent"])
 
     def large(self) -> tuple[Any, Any]:
-        """Return the larger encoder (in torch: it is not a BERT-style model ONNX export takes) and its heads."""
+        """Return the larger encoder (in ONNX Runtime when :meth:`large_in_onnx`) and its heads."""
         from dialeval.metrics.quality.heads import LogisticHead
-        from dialeval.models.loading import load_sentence_encoder
+        from dialeval.models.loading import fingerprint, load_sentence_encoder, resolve_encoder_dir
 
         folder = self._large_dir()
         sens, flu = (LogisticHead.from_json(_read(folder / f)[0], folder / f) for f in ("sensible.json", "fluent.json"))
-        if (folder / "adapter.safetensors").exists():
-            device = resolve_device(self.config.device)
-            return _adapted_encoder(self.config.large_encoder, folder.resolve(), device), (sens, flu)
-        return load_sentence_encoder(self.config.large_encoder, self.config.device)[0], (sens, flu)
+        adapter = folder.resolve() if (folder / "adapter.safetensors").exists() else None
+        if adapter is not None:
+            encoder = _adapted_encoder(self.config.large_encoder, adapter, resolve_device(self.config.device))
+        else:
+            encoder = load_sentence_encoder(self.config.large_encoder, self.config.device)[0]
+        if self.large_in_onnx():
+            fp = fingerprint(resolve_encoder_dir(self.config.large_encoder))
+            encoder = _onnx_encoder(encoder, fp, adapter) or encoder
+        return encoder, (sens, flu)
+
+    def large_in_onnx(self) -> bool:
+        """Whether the larger encoder runs in ONNX Runtime: the runtime is ``onnx`` and it is a BERT or MPNet model."""
+        from dialeval.metrics.quality.onnx import ONNX_MODEL_TYPES
+        from dialeval.models.loading import resolve_encoder_dir
+
+        if not self.uses_large() or self.runtime() != "onnx":
+            return False
+        return _model_type(resolve_encoder_dir(self.config.large_encoder)) in ONNX_MODEL_TYPES
 
     def views(self) -> tuple[Any, Any]:
         """Return the loaded cross-encoder ``(model, tokens)`` of :attr:`QualityConfig.views`."""
@@ -441,7 +464,7 @@ class QualityMetric(Metric):
     def sentence_encoder(self) -> Any:
         """Return the sentence encoder; its transformer in ONNX Runtime when :meth:`runtime` is ``onnx``.
 
-        An encoder that is not a plain BERT-style one (:func:`~dialeval.metrics.quality.onnx.onnx_encoder`)
+        An encoder that is not a plain BERT or MPNet one (:func:`~dialeval.metrics.quality.onnx.onnx_encoder`)
         stays in torch.
         """
         from dialeval.models.loading import load_sentence_encoder
@@ -480,6 +503,8 @@ class QualityMetric(Metric):
         if self.uses_lm():
             out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
         out["runtime_used"] = self.runtime()
+        if self.large_in_onnx():  # it ran in torch under "onnx" before: keyed apart from those scores
+            out["large_runtime_used"] = "onnx"
         out["sub_scores"] = "heads-large" if self.uses_large() else "heads"  # whose heads quality_sensible reads
         out["empty_response"] = 0  # what a kept empty response scores (a middling value before; caches keyed apart)
         return out
@@ -532,6 +557,8 @@ class QualityMetric(Metric):
         if self.uses_lm():
             parts.append(fingerprint(resolve_lm_source(self.config.lm)))
         parts.append(self.runtime())  # the runtimes agree to ~1e-5, not to the bit
+        if self.large_in_onnx():
+            parts.append("large-onnx")
         if not self.uses_frozen():  # no MiniLM features: a cache of this key holds none
             parts.append("no-frozen")
         if self.config.precision != "fp32":  # fp32 keys stay as they were

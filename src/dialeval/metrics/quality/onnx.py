@@ -1,10 +1,11 @@
 """Run quality's encoders in ONNX Runtime (``pip install onnxruntime onnx``, in the ``models`` extra).
 
-On CPU, ONNX Runtime runs the trained cross-encoder and the MiniLM sentence encoder about
-1.7x as fast as torch eager (``benchmarks/bench_quality.py``); the logits and embeddings
-match eager to about 1e-5 (``tests/quality/test_onnx.py``). Each model (for the views, the
-adapter merged into the encoder) is exported once per trained folder or encoder and torch
-version, to ``<cache>/onnx/<name>-<key>.onnx``, and reused.
+On an AMD CPU, ONNX Runtime runs the trained cross-encoder and the sentence encoders (MiniLM,
+and all-mpnet-base-v2 with its adapter merged) about 1.6x as fast as torch eager
+(``benchmarks/bench_quality.py``); the logits and embeddings match eager to about 1e-5
+(``tests/quality/test_onnx.py``). Each model (for the views and the larger heads, the adapter
+merged into the encoder) is exported once per trained folder or encoder and torch version, to
+``<cache>/onnx/<name>-<key>.onnx`` (about 90 MB for a MiniLM, 440 MB for mpnet), and reused.
 
 ``auto`` picks ONNX Runtime on CPU, except on Intel processors: there torch's kernels (MKL)
 multiply faster than ONNX Runtime's, while on AMD's it is the other way round (measured with
@@ -34,6 +35,12 @@ from dialeval.paths import cache_dir
 RUNTIMES = ("auto", "torch", "onnx")
 #: The ONNX opset of the export.
 OPSET = 17
+#: The inputs of a BERT-style export: token ids, attention mask, token types.
+INPUTS = ("ids", "mask", "types")
+#: The sentence encoders' model types that :func:`onnx_encoder` exports (MiniLM is a BERT).
+ONNX_MODEL_TYPES = ("bert", "mpnet")
+#: The files of a trained views folder that an export's key covers.
+VIEWS_FILES = ("adapter.safetensors", "heads.json")
 
 
 def _installed() -> bool:
@@ -100,21 +107,26 @@ class OrtViews:
         return torch.from_numpy(self.session.run(None, feed)[0])
 
 
-def export_key(encoder_fingerprint: str, views: Path | None = None) -> str:
-    """Return the cache key of an export: the encoder, torch, the opset and (for a trained views folder) its files."""
+def export_key(encoder_fingerprint: str, views: Path | None = None, files: tuple[str, ...] = VIEWS_FILES) -> str:
+    """Return the cache key of an export: the encoder, torch, the opset and the trained ``files`` of ``views``.
+
+    ``views``: a trained folder whose ``files`` change the exported weights (a views folder's
+    adapter and heads; the larger heads' folder's adapter and card); None for a plain encoder.
+    """
     import torch
 
     h = hashlib.sha256(f"{encoder_fingerprint}|torch {torch.__version__}|opset {OPSET}".encode())
     if views is not None:
-        for name in ("adapter.safetensors", "heads.json"):
+        for name in files:
             h.update((views / name).read_bytes())
     return h.hexdigest()[:20]
 
 
-def _export(model: Any, name: str, output: str) -> Path:
-    """Export ``model(ids, mask, types) -> output`` to ``<cache>/onnx/<name>.onnx`` unless it is there; return the path.
+def _export(model: Any, name: str, output: str, inputs: tuple[str, ...] = INPUTS) -> Path:
+    """Export ``model(*inputs) -> output`` to ``<cache>/onnx/<name>.onnx`` unless it is there; return the path.
 
-    Written to a temporary file and renamed, so a process never reads a half-written export.
+    ``inputs``: ``ids``, ``mask`` and, for BERT-style models, ``types``. Written to a temporary
+    file and renamed, so a process never reads a half-written export.
     """
     import warnings
 
@@ -124,26 +136,26 @@ def _export(model: Any, name: str, output: str) -> Path:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        dummy = (torch.ones((2, 16), dtype=torch.long),) * 2 + (torch.zeros((2, 16), dtype=torch.long),)
-        axes = {n: {0: "batch", 1: "tokens"} for n in ("ids", "mask", "types")} | {output: {0: "batch"}}
+        dummy = tuple((torch.zeros if n == "types" else torch.ones)((2, 16), dtype=torch.long) for n in inputs)
+        axes = {n: {0: "batch", 1: "tokens"} for n in inputs} | {output: {0: "batch"}}
         with warnings.catch_warnings():  # the tracer's notes on shape arithmetic it folds (checked by the parity test)
             warnings.simplefilter("ignore")
-            torch.onnx.export(model, dummy, str(tmp), input_names=["ids", "mask", "types"], output_names=[output],
+            torch.onnx.export(model, dummy, str(tmp), input_names=list(inputs), output_names=[output],
                               dynamic_axes=axes, opset_version=OPSET, dynamo=False)  # fmt: skip
         tmp.replace(path)
     return path
 
 
-def _open(model: Any, name: str, output: str) -> OrtViews:
+def _open(model: Any, name: str, output: str, inputs: tuple[str, ...] = INPUTS) -> OrtViews:
     """Return the session of ``model``'s export, exporting it again once if the cached file does not load."""
     import torch
 
-    path = _export(model, name, output)
+    path = _export(model, name, output, inputs)
     try:
         return OrtViews(path, torch.get_num_threads())
     except Exception:  # a damaged cache file (a full disk, an edit): export again; a second failure is raised
         path.unlink(missing_ok=True)
-        return OrtViews(_export(model, name, output), torch.get_num_threads())
+        return OrtViews(_export(model, name, output, inputs), torch.get_num_threads())
 
 
 def onnx_views(model: Any, key: str) -> OrtViews:
@@ -164,6 +176,7 @@ class OrtEncoder:
         self.tokenizer = encoder.tokenizer
         self.max_seq_length = encoder.max_seq_length
         self.session = transformer.session
+        self.inputs = {i.name for i in self.session.get_inputs()}
 
     def encode(self, texts: list[str], batch_size: int, convert_to_numpy: bool = True,
                normalize_embeddings: bool = False) -> Any:  # fmt: skip
@@ -171,8 +184,9 @@ class OrtEncoder:
         import torch
 
         feats = self.st[0].preprocess(texts)
-        feed = {"ids": feats["input_ids"].numpy(), "mask": feats["attention_mask"].numpy(),
-                "types": feats["token_type_ids"].numpy()}  # fmt: skip
+        feed = {"ids": feats["input_ids"].numpy(), "mask": feats["attention_mask"].numpy()}
+        if "types" in self.inputs:
+            feed["types"] = feats["token_type_ids"].numpy()
         out = {"token_embeddings": torch.from_numpy(self.session.run(None, feed)[0]),
                "attention_mask": feats["attention_mask"]}  # fmt: skip
         with torch.inference_mode():
@@ -185,9 +199,10 @@ class OrtEncoder:
 
 
 def onnx_encoder(encoder: Any, key: str) -> OrtEncoder | None:
-    """Return ``encoder`` with its transformer in ONNX Runtime, or None if it is not a plain BERT-style encoder.
+    """Return ``encoder`` with its transformer in ONNX Runtime, or None if it is not a plain BERT or MPNet encoder.
 
-    Plain: a ``Transformer`` module taking ids, mask and token types, then only ``Pooling`` and
+    Plain: a ``Transformer`` module over a model of :data:`ONNX_MODEL_TYPES` (BERT reads ids,
+    mask and token types; MPNet, as all-mpnet-base-v2, ids and mask), then only ``Pooling`` and
     ``Normalize`` modules (which run in torch as before).
     """
     import torch
@@ -195,15 +210,19 @@ def onnx_encoder(encoder: Any, key: str) -> OrtEncoder | None:
     mods = [type(m).__name__ for m in encoder]
     if mods[0] != "Transformer" or any(m not in ("Pooling", "Normalize") for m in mods[1:]):
         return None
-    if "token_type_ids" not in encoder[0].preprocess(["a"]):
+    auto = encoder[0].auto_model
+    kind = getattr(auto.config, "model_type", "")
+    if kind not in ONNX_MODEL_TYPES or ("token_type_ids" in encoder[0].preprocess(["a"])) != (kind == "bert"):
         return None
 
     class Hidden(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.auto = encoder[0].auto_model
+            self.auto = auto
 
-        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
-            return self.auto(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+        def forward(self, ids: Any, mask: Any, types: Any = None) -> Any:
+            extra = {} if types is None else {"token_type_ids": types}
+            return self.auto(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
 
-    return OrtEncoder(encoder, _open(Hidden().eval(), f"encoder-{key}", "hidden"))
+    inputs = INPUTS if kind == "bert" else INPUTS[:2]
+    return OrtEncoder(encoder, _open(Hidden().eval(), f"encoder-{key}", "hidden", inputs))
