@@ -61,3 +61,41 @@ def test_the_installed_mpnet_parts_are_found_and_load():
     encoder, _ = loading.load_sentence_encoder("all-mpnet-base-v2", "cpu")
     vecs = encoder.encode(["How are you?", "How are you doing?"], normalize_embeddings=True)
     assert vecs.shape == (2, 768) and float(vecs[0] @ vecs[1]) > 0.8
+
+
+def test_gguf_parsed_once_shares_the_reader_and_the_name_map_and_restores_them():
+    gguf = pytest.importorskip("gguf")
+    path = loading.resolve_lm_source("smollm2-135m")
+    reader_class, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    with loading.gguf_parsed_once():
+        first = gguf.GGUFReader(path)
+        assert gguf.GGUFReader(str(path)) is first and isinstance(first, reader_class)  # one parse per file
+        assert gguf.GGUFReader(path, "c") is not first  # another mode is another reader
+        arch = gguf.MODEL_ARCH.LLAMA
+        assert gguf.get_tensor_name_map(arch, 30) is gguf.get_tensor_name_map(arch, 30)
+    assert gguf.GGUFReader is reader_class and gguf.get_tensor_name_map is name_map
+    assert name_map(arch, 30) is not name_map(arch, 30)  # uncached outside: what the block changes
+    with pytest.raises(RuntimeError), loading.gguf_parsed_once():
+        raise RuntimeError("a failed conversion")
+    assert gguf.GGUFReader is reader_class and gguf.get_tensor_name_map is name_map  # restored on an error too
+
+
+@pytest.mark.slow
+def test_the_conversion_writes_the_same_bytes_as_transformers_alone(tmp_path, monkeypatch):
+    """The packaged GGUF converted by transformers as it is (about 40 s) against _converted_dir (about 17 s)."""
+    pytest.importorskip("gguf")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    source = loading.resolve_lm_source("smollm2-135m")
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    ours = loading._converted_dir(source)
+    model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name)
+    tok = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
+    model.hf_quantizer = None
+    del model.config.quantization_config
+    model.save_pretrained(tmp_path / "plain")
+    tok.save_pretrained(tmp_path / "plain")
+    names = sorted(f.name for f in ours.iterdir())
+    assert names == sorted(f.name for f in (tmp_path / "plain").iterdir()) and "model.safetensors" in names
+    for name in names:
+        assert (ours / name).read_bytes() == (tmp_path / "plain" / name).read_bytes(), name

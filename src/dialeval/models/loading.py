@@ -205,6 +205,48 @@ def encoder_card(name: str = DEFAULT_ENCODER) -> dict[str, str]:
     return {"name": name, "fingerprint": fingerprint(resolve_encoder_dir(name))}
 
 
+@contextlib.contextmanager
+def gguf_parsed_once() -> Iterator[None]:
+    """Within the block, gguf's reader and tensor-name map are built once per argument, then restored.
+
+    transformers 5 parses a GGUF file once for the config, once for the weights and once for the
+    tokenizer, and builds gguf's tensor-name map once per module of the model (397 times for
+    SmolLM2-135M); both are pure functions of their arguments. Sharing them makes the one-time
+    conversion of the packaged LM 2.4x as fast (40.9 s -> 16.7 s on 2 cores) and writes the same
+    bytes (``tests/models/test_loading.py``). gguf's own names are restored on leaving, also on an
+    error; a gguf without them is left as it is.
+
+    Example:
+        >>> import gguf
+        >>> before = gguf.GGUFReader
+        >>> with gguf_parsed_once():
+        ...     gguf.GGUFReader is before
+        False
+        >>> gguf.GGUFReader is before
+        True
+    """
+    import gguf
+
+    saved = {name: getattr(gguf, name) for name in ("GGUFReader", "get_tensor_name_map") if hasattr(gguf, name)}
+    readers: dict[tuple[str, str], Any] = {}
+
+    def reader(path: Any, mode: str = "r") -> Any:
+        key = (os.fspath(path), mode)
+        if key not in readers:
+            readers[key] = saved["GGUFReader"](path, mode)
+        return readers[key]
+
+    try:
+        if "GGUFReader" in saved:  # setattr: a function in the class's place, for the block only
+            setattr(gguf, "GGUFReader", reader)  # noqa: B010
+        if "get_tensor_name_map" in saved:
+            setattr(gguf, "get_tensor_name_map", functools.cache(saved["get_tensor_name_map"]))  # noqa: B010
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(gguf, name, value)
+
+
 def _converted_dir(gguf: Path) -> Path:
     """Convert a GGUF file once into a transformers folder in the cache; return that folder."""
     target = cache_dir() / "models" / f"{gguf.stem}-{fingerprint(gguf)}"
@@ -216,8 +258,9 @@ def _converted_dir(gguf: Path) -> Path:
     with _locked(target.name):
         if (target / "config.json").exists():
             return target
-        model: Any = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        with gguf_parsed_once():
+            model: Any = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
