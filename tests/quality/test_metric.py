@@ -338,7 +338,8 @@ def test_larger_heads_with_an_adapter_read_the_encoder_as_peft_merges_it(adapted
 
     from dialeval.quality import bitrain as bt
 
-    m = QualityMetric(device="cpu", large_encoder="all-minilm-l6-v2", large_heads=str(adapted_heads))
+    # in torch: its weights are compared (under runtime auto a non-Intel CPU runs it in ONNX Runtime)
+    m = QualityMetric(device="cpu", large_encoder="all-minilm-l6-v2", large_heads=str(adapted_heads), runtime="torch")
     encoder = m.large()[0]
     # the training run's rebuild (peft's merge_and_unload over the fp16-rounded base) from the same two files
     run = tmp_path / "run"
