@@ -1,8 +1,8 @@
 """Run quality's encoders in ONNX Runtime (``pip install onnxruntime onnx``, in the ``models`` extra).
 
 On an AMD CPU, ONNX Runtime runs the trained cross-encoder and the sentence encoders (MiniLM,
-and all-mpnet-base-v2 with its adapter merged) about 1.6x as fast as torch eager
-(``benchmarks/bench_quality.py``); the logits and embeddings match eager to about 1e-5
+and all-mpnet-base-v2 with its adapter merged) 1.1-1.6x as fast as torch eager, depending on
+the machine (``benchmarks/bench_quality.py``); the logits and embeddings match eager to about 1e-5
 (``tests/quality/test_onnx.py``). Each model (for the views and the larger heads, the adapter
 merged into the encoder) is exported once per trained folder or encoder and torch version, to
 ``<cache>/onnx/<name>-<key>.onnx`` (about 90 MB for a MiniLM, 440 MB for mpnet), and reused.
