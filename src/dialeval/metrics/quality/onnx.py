@@ -126,14 +126,21 @@ def _export(model: Any, name: str, output: str, inputs: tuple[str, ...] = INPUTS
     """Export ``model(*inputs) -> output`` to ``<cache>/onnx/<name>.onnx`` unless it is there; return the path.
 
     ``inputs``: ``ids``, ``mask`` and, for BERT-style models, ``types``. Written to a temporary
-    file and renamed, so a process never reads a half-written export.
+    file and renamed, so a process never reads a half-written export; under a lock in the cache,
+    so that processes started together (Ray's workers) export it once, not once each.
     """
     import warnings
 
     import torch
 
+    from dialeval.models.loading import cache_lock
+
     path = cache_dir() / "onnx" / f"{name}.onnx"
-    if not path.exists():
+    if path.exists():
+        return path
+    with cache_lock(f"onnx-{name}"):
+        if path.exists():  # another process exported it while this one waited
+            return path
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         dummy = tuple((torch.zeros if n == "types" else torch.ones)((2, 16), dtype=torch.long) for n in inputs)
