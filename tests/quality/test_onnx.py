@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import numpy as np
 import pytest
 
@@ -11,7 +14,7 @@ pytest.importorskip("onnxruntime")
 from dialeval.data.usr import load_usr_topical_chat  # noqa: E402
 from dialeval.errors import InputError  # noqa: E402
 from dialeval.metrics.base import build_inputs  # noqa: E402
-from dialeval.metrics.quality import BUNDLED, QualityMetric, _model_type, _views  # noqa: E402
+from dialeval.metrics.quality import BUNDLED, QualityMetric, _views  # noqa: E402
 from dialeval.metrics.quality.crossenc import TURNS, score_batches  # noqa: E402
 from dialeval.metrics.quality.features import embed, pair_texts  # noqa: E402
 from dialeval.metrics.quality.onnx import (  # noqa: E402
@@ -19,6 +22,7 @@ from dialeval.metrics.quality.onnx import (  # noqa: E402
     OrtViews,
     cpu_vendor,
     export_key,
+    exportable,
     onnx_encoder,
     onnx_views,
     resolve_runtime,
@@ -178,8 +182,15 @@ def test_an_encoder_of_another_kind_stays_in_torch(monkeypatch, tmp_path):
     monkeypatch.setattr(encoder[0].auto_model.config, "model_type", "distilbert")
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
     assert onnx_encoder(encoder, "x") is None and not (tmp_path / "onnx").exists()  # nothing exported
-    assert _model_type(tmp_path) == ""  # a folder without config.json
-    assert _model_type(resolve_encoder_dir("all-mpnet-base-v2")) == "mpnet"
+    # the same rule read from a folder's files, which the signature uses before anything is loaded
+    assert exportable(resolve_encoder_dir("all-mpnet-base-v2")) and exportable(resolve_encoder_dir(DEFAULT_ENCODER))
+    assert not exportable(tmp_path)  # no config.json, no modules.json
+    folder = tmp_path / "dense"
+    shutil.copytree(resolve_encoder_dir(DEFAULT_ENCODER), folder)
+    modules = json.loads((folder / "modules.json").read_text())
+    (folder / "modules.json").write_text(json.dumps([*modules, {"idx": 3, "name": "3", "path": "3_Dense",
+                                                                "type": "sentence_transformers.models.Dense"}]))
+    assert not exportable(folder)  # a Dense module after the pooling: onnx_encoder would keep it in torch
 
 
 def test_the_larger_encoders_export_key_follows_its_adapter_and_card(tmp_path):

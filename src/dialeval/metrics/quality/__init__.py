@@ -211,14 +211,6 @@ def _onnx_encoder(encoder: Any, fingerprint: str, adapter: Path | None = None) -
     return onnx_encoder(encoder, export_key(fingerprint, adapter, ("adapter.safetensors", "encoder.json")))
 
 
-def _model_type(encoder_dir: Path) -> str:
-    """Return the ``model_type`` of a sentence-transformers folder's ``config.json`` ("" if it has none)."""
-    try:
-        return str(json.loads((encoder_dir / "config.json").read_text(encoding="utf-8")).get("model_type", ""))
-    except (OSError, ValueError, AttributeError):
-        return ""
-
-
 def frozen_features(contexts: Sequence[Sequence[str]], responses: Sequence[str], encoder: Any, heads: Any,
                     bf16: str = "") -> tuple[Any, Any, list[float | None]]:  # fmt: skip
     """Return the ``(sensible, fluent)`` heads' logits over ``encoder``, and its cosine to the last turn.
@@ -445,13 +437,17 @@ class QualityMetric(Metric):
         return encoder, (sens, flu)
 
     def large_in_onnx(self) -> bool:
-        """Whether the larger encoder runs in ONNX Runtime: the runtime is ``onnx`` and it is a BERT or MPNet model."""
-        from dialeval.metrics.quality.onnx import ONNX_MODEL_TYPES
+        """Whether the larger encoder runs in ONNX Runtime: the runtime is ``onnx`` and its folder is one it exports.
+
+        Read from the folder (:func:`~dialeval.metrics.quality.onnx.exportable`), so that the signature
+        says what will run before the encoder is loaded.
+        """
+        from dialeval.metrics.quality.onnx import exportable
         from dialeval.models.loading import resolve_encoder_dir
 
         if not self.uses_large() or self.runtime() != "onnx":
             return False
-        return _model_type(resolve_encoder_dir(self.config.large_encoder)) in ONNX_MODEL_TYPES
+        return exportable(resolve_encoder_dir(self.config.large_encoder))
 
     def views(self) -> tuple[Any, Any]:
         """Return the loaded cross-encoder ``(model, tokens)`` of :attr:`QualityConfig.views`."""

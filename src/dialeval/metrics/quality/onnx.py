@@ -205,6 +205,33 @@ class OrtEncoder:
         return emb.numpy()
 
 
+def plain(modules: list[str], model_type: str) -> bool:
+    """Whether an encoder of these modules (class names) over a model of this type is one :func:`onnx_encoder` exports.
+
+    Example:
+        >>> plain(["Transformer", "Pooling", "Normalize"], "mpnet"), plain(["Transformer", "Pooling", "Dense"], "bert")
+        (True, False)
+    """
+    return (modules[:1] == ["Transformer"] and all(m in ("Pooling", "Normalize") for m in modules[1:])
+            and model_type in ONNX_MODEL_TYPES)  # fmt: skip
+
+
+def exportable(encoder_dir: Path) -> bool:
+    """Whether :func:`onnx_encoder` exports the sentence-transformers folder, read from its files without loading it.
+
+    :func:`plain` over ``modules.json``'s module types and ``config.json``'s ``model_type``; False
+    if either is missing or unreadable.
+    """
+    import json
+
+    try:
+        modules = json.loads((encoder_dir / "modules.json").read_text(encoding="utf-8"))
+        kind = json.loads((encoder_dir / "config.json").read_text(encoding="utf-8"))["model_type"]
+        return plain([str(m["type"]).rsplit(".", 1)[-1] for m in modules], str(kind))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def onnx_encoder(encoder: Any, key: str) -> OrtEncoder | None:
     """Return ``encoder`` with its transformer in ONNX Runtime, or None if it is not a plain BERT or MPNet encoder.
 
@@ -214,12 +241,11 @@ def onnx_encoder(encoder: Any, key: str) -> OrtEncoder | None:
     """
     import torch
 
-    mods = [type(m).__name__ for m in encoder]
-    if mods[0] != "Transformer" or any(m not in ("Pooling", "Normalize") for m in mods[1:]):
+    if not plain([type(m).__name__ for m in encoder], str(getattr(encoder[0].auto_model.config, "model_type", ""))):
         return None
     auto = encoder[0].auto_model
-    kind = getattr(auto.config, "model_type", "")
-    if kind not in ONNX_MODEL_TYPES or ("token_type_ids" in encoder[0].preprocess(["a"])) != (kind == "bert"):
+    kind = auto.config.model_type
+    if ("token_type_ids" in encoder[0].preprocess(["a"])) != (kind == "bert"):
         return None
 
     class Hidden(torch.nn.Module):
