@@ -386,3 +386,23 @@ def test_the_rule_check_ranks_candidates_by_the_fold_mean_against_each_never_fit
     assert ex.rule_check(_results([(0.1, 0.3), (0.2, 0.2)])) == {"x": None, "never-fitted mean": None}
     assert ex.rule_check(_results([(0.2, 0.1), (0.2, 0.2), (0.2, 0.3)])) == {"x": None, "never-fitted mean": None}
     assert ex.rule_check(_results([(0.1, 0.3), (0.2, 0.2), (0.3, 0.1)], never=())) == {}
+
+
+def test_a_fold_without_a_figure_leaves_the_mean_empty_and_the_table_says_so(tmp_path):
+    """dialeval quality experiment --limit 2 stopped in a TypeError: a constant column has no Spearman on one set."""
+    examples, rows = synthetic()
+    rows = [r | {"sbert_context": 1.0} if e.benchmark == "a" else r for e, r in zip(examples, rows, strict=True)]
+    centre = {n: (0.0, 1.0) for n in (*VIEWS, "sensible", "fluent", "sbert_context")}
+    results = ex.run(examples, rows, centre, n_boot=20)
+    cosine = next(r for r in results if r["candidate"] == "cosine (MiniLM context-response)")
+    assert cosine["folds"]["a"]["spearman"] is None and cosine["mean"] is None and cosine["min"] is None
+    assert "| cosine (MiniLM context-response) | n/a |" in ex.markdown(results)
+    assert "| n/a | n/a |" in ex.markdown(results)  # its mean and min
+    whole = [r for r in results if r["mean"] is not None]
+    assert whole and all(r["folds"]["a"]["spearman"] is not None for r in whole)  # the others keep theirs
+    # the rule check passes over a candidate without a mean (hand case: three in order, one without)
+    ranked = [*_results([(0.1, 0.0), (0.2, 0.5), (0.3, 0.9)]), {**_results([(0.0, 0.4)])[0], "mean": None}]
+    assert ex.rule_check(ranked) == {"x": 1.0, "never-fitted mean": 1.0}
+    with pytest.raises(InputError, match="no candidate has a figure on every fold"):
+        ex.ship(tmp_path / "bundled", tmp_path / "views", None, [], [{**r, "mean": None} for r in results])
+    assert not (tmp_path / "bundled").exists()

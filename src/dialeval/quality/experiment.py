@@ -368,9 +368,25 @@ def run(examples: Sequence[Any], rows: Sequence[dict[str, float | None]], centre
                 q = correlations([examples[i] for i in held], {"x": [col[i] for i in held]}, n_boot, seed)["x"]
                 folds[b] = {"spearman": q["spearman"], "ci": q["spearman_ci"], "features": list(feats)}
         fitted = [f["spearman"] for b, f in folds.items() if b not in never_fitted]
-        out.append({"candidate": name, "how": how, "folds": folds, "mean": round(sum(fitted) / len(fitted), 4),
-                    "min": round(min(fitted), 4), "never_fitted": list(never_fitted)})  # fmt: skip
+        whole = None not in fitted  # a fold without a figure (too few items, a constant column): no mean to rank by
+        out.append({"candidate": name, "how": how, "folds": folds,
+                    "mean": round(sum(fitted) / len(fitted), 4) if whole else None,
+                    "min": round(min(fitted), 4) if whole else None, "never_fitted": list(never_fitted)})  # fmt: skip
     return out
+
+
+def _cell(value: float | None, ci: Sequence[float | None] | None = None) -> str:
+    """Return a figure for the table, with its CI when given; ``n/a`` where it is None.
+
+    Example:
+        >>> _cell(0.5, (0.25, 0.75)), _cell(None, None), _cell(0.5)
+        ('0.500 [0.250, 0.750]', 'n/a', '0.500')
+    """
+    if value is None:
+        return "n/a"
+    if ci is None or None in ci:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
 def markdown(results: Sequence[Mapping[str, Any]]) -> str:
@@ -383,9 +399,8 @@ def markdown(results: Sequence[Mapping[str, Any]]) -> str:
     names = [f"{b} (never fitted)" if b in never else b for b in benches]
     lines = ["| candidate | " + " | ".join(names) + " | mean | min |", "|---" * (len(benches) + 3) + "|"]
     for r in results:
-        cells = [f"{r['folds'][b]['spearman']:.3f} [{r['folds'][b]['ci'][0]:.3f}, {r['folds'][b]['ci'][1]:.3f}]"
-                 for b in benches]  # fmt: skip
-        lines.append(f"| {r['candidate']} | " + " | ".join(cells) + f" | {r['mean']:.3f} | {r['min']:.3f} |")
+        cells = [_cell(r["folds"][b]["spearman"], r["folds"][b]["ci"]) for b in benches]
+        lines.append(f"| {r['candidate']} | " + " | ".join(cells) + f" | {_cell(r['mean'])} | {_cell(r['min'])} |")
     return "\n".join(lines)
 
 
@@ -394,7 +409,8 @@ def rule_check(results: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
 
     The Spearman, over the candidates, between the mean of the fitted folds (what decides) and
     the candidate's figure on each never-fitted set; ``"never-fitted mean"`` against the mean of
-    those sets. None with fewer than three candidates or a constant column. It checks the
+    those sets. Over the candidates with a mean and a figure on every never-fitted set; None with
+    fewer than three of them or a constant column. It checks the
     decision rule, not a candidate: a rule whose order the never-seen sets do not share picks
     what does not transfer.
 
@@ -409,6 +425,8 @@ def rule_check(results: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     never = [b for b in results[0].get("never_fitted", ()) if b in results[0]["folds"]] if results else []
     if not never:
         return {}
+    results = [r for r in results if r["mean"] is not None and all(r["folds"][b]["spearman"] is not None
+                                                                    for b in never)]  # fmt: skip
     columns = {b: [r["folds"][b]["spearman"] for r in results] for b in never}
     columns["never-fitted mean"] = [sum(r["folds"][b]["spearman"] for b in never) / len(never) for r in results]
     means = [r["mean"] for r in results]
@@ -644,8 +662,7 @@ def write_report(out: Path, results: Sequence[Mapping[str, Any]], meta: Mapping[
     (out / "results.json").write_text(json.dumps({**meta, "results": results, "rule_check": check}, indent=1))
     print(markdown(results))
     for name, rho in check.items():
-        print(f"fold mean against {name}, Spearman over {len(results)} candidates: "
-              + ("n/a" if rho is None else f"{rho:.3f}"))
+        print(f"fold mean against {name}, Spearman over the candidates with every figure: {_cell(rho)}")
 
 
 def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | None]],
@@ -667,7 +684,10 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     from dialeval.quality.ensemble import ALPHA, fit_all, leave_one_out
     from dialeval.trained.data import data_sha256
 
-    best = max(results, key=lambda r: r["mean"])
+    ranked = [r for r in results if r["mean"] is not None]
+    if not ranked:
+        raise InputError("no candidate has a figure on every fold (too few items?); nothing shipped")
+    best = max(ranked, key=lambda r: r["mean"])
     winner = best["candidate"]
     if winner in LM_CANDIDATES:  # quality does not compute the normalised likelihoods
         raise InputError(f'the winner "{winner}" needs SmolLM2 features that quality does not compute; nothing shipped')
