@@ -237,3 +237,45 @@ def test_bf16_steps_train_as_fp32_steps_do_and_the_card_says_so(tmp_path, traine
     a, b = card["curve"][-1], exact["curve"][-1]
     assert a["train_loss"] == pytest.approx(b["train_loss"], abs=0.01)
     assert a["loss"] == pytest.approx(b["loss"], abs=0.01)
+
+
+def test_an_mpnet_cross_encoder_trains_and_loads_as_its_own_base_rounded_to_fp16(tmp_path, shared_data):
+    """``--encoder all-mpnet-base-v2 --base-fp16``: MPNet reads no token types, heads.json names the base,
+    and load_views rebuilds that base (rounded to fp16) with the adapter merged as peft's forward computes it."""
+    import torch
+    from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from dialeval.metrics.quality.crossenc import build_model, collate, load_views, round_to_fp16
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+
+    targets = ("q", "k", "v", "o", "dense")
+    cfg = ct.TrainConfig(**{**MICRO.__dict__, "encoder": "all-mpnet-base-v2", "base_fp16": True, "layers": 1,
+                            "lora_targets": targets})
+    card = ct.train(tmp_path, shared_data, cfg)
+    assert card["encoder"]["name"] == "all-mpnet-base-v2" and card["config"]["lora_targets"] == list(targets)
+    head = json.loads((tmp_path / "model" / "heads.json").read_text())
+    assert (head["encoder"], head["base_fp16"], head["layers"]) == ("all-mpnet-base-v2", True, 1)
+    adapter = load_file(str(tmp_path / "model" / "adapter.safetensors"))
+    assert any(".attn.q.lora_A." in k for k in adapter)  # MPNet's attention is adapted, not only its dense layers
+    # the encoder_dir passed in (MiniLM's) gives way to the base heads.json names
+    merged, tokens, _ = load_views(str(tmp_path / "model"), str(resolve_encoder_dir(DEFAULT_ENCODER)))
+    assert merged.encoder.config.model_type == "mpnet" and not merged.typed
+    mpnet = str(resolve_encoder_dir("all-mpnet-base-v2"))
+    ref = build_model(mpnet, layers=1)
+    round_to_fp16(ref.encoder)
+    ref.encoder = get_peft_model(ref.encoder, LoraConfig(r=head["lora_r"], lora_alpha=head["lora_alpha"],
+                                                         target_modules=list(targets)))
+    weights = {k.removeprefix("encoder.").replace(".default", ""): v.float() for k, v in adapter.items()}
+    set_peft_model_state_dict(ref.encoder, weights)
+    with torch.no_grad():
+        ref.heads.weight.copy_(torch.tensor(head["weight"]))
+        ref.heads.bias.copy_(torch.tensor(head["bias"]))
+    ref.eval()
+    batch = collate(tokens.pairs([["Do you like cats?"], ["Where is the bank?"]], ["I have two.", "Five blocks away."]))
+    with torch.no_grad():
+        assert torch.allclose(merged(*batch), ref(*batch), atol=1e-4)
+        unrounded = build_model(mpnet, layers=1)  # the fp32 base differs: the rounding is really applied
+        unrounded.heads.load_state_dict(ref.heads.state_dict())
+        assert not torch.equal(unrounded.encoder.embeddings.word_embeddings.weight,
+                               merged.encoder.embeddings.word_embeddings.weight)

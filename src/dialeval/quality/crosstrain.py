@@ -74,6 +74,11 @@ _GENERIC = {generic_key(g) for g in GENERIC}
 CHECKPOINT_EVERY = 100
 
 
+#: The layers a LoRA adapter adapts by default: every linear layer of a BERT-style encoder (MiniLM); in
+#: MPNet only the feed-forward ``dense`` ones and the pooler (its attention layers are ``q``, ``k``, ``v``, ``o``).
+LORA_TARGETS = ("query", "key", "value", "dense")
+
+
 def is_generic(text: str) -> bool:
     """Whether a turn is one of the :data:`GENERIC` replies (ignoring case and punctuation)."""
     return generic_key(text) in _GENERIC
@@ -103,6 +108,12 @@ class TrainConfig:
     #: Run the training steps under torch's bfloat16 autocast (about twice as fast on a CPU with AMX);
     #: the held-in figures, the export and the centres stay fp32.
     bf16: bool = False
+    #: The base encoder (a packaged name or a folder); ``heads.json`` names it when it is not MiniLM.
+    encoder: str = "all-minilm-l6-v2"
+    #: Round the base weights to fp16 first (how mpnet travels to a lent GPU); load time rounds alike.
+    base_fp16: bool = False
+    #: The layers the LoRA adapter adapts (MPNet's attention is ``q``, ``k``, ``v``, ``o``).
+    lora_targets: tuple[str, ...] = LORA_TARGETS
 
 
 @dataclass(frozen=True)
@@ -269,11 +280,6 @@ def evaluate(model: Any, tokens: Any, val: Sequence[Example]) -> dict[str, Any]:
     return out
 
 
-#: The layers a LoRA adapter adapts by default: every linear layer of a BERT-style encoder (MiniLM); in
-#: MPNet only the feed-forward ``dense`` ones and the pooler (its attention layers are ``q``, ``k``, ``v``, ``o``).
-LORA_TARGETS = ("query", "key", "value", "dense")
-
-
 def add_lora(model: Any, r: int, alpha: int, targets: Sequence[str] = LORA_TARGETS) -> Any:
     """Return ``model`` wrapped with a LoRA adapter (no dropout) on the linear layers named ``targets``.
 
@@ -300,13 +306,15 @@ def _model(cfg: TrainConfig) -> tuple[Any, Any]:
     import torch
     from transformers import AutoTokenizer
 
-    from dialeval.metrics.quality.crossenc import Tokens, build_model
-    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+    from dialeval.metrics.quality.crossenc import Tokens, build_model, round_to_fp16
+    from dialeval.models.loading import resolve_encoder_dir
 
     torch.manual_seed(cfg.seed)
-    enc_dir = str(resolve_encoder_dir(DEFAULT_ENCODER))
+    enc_dir = str(resolve_encoder_dir(cfg.encoder))
     model = build_model(enc_dir, layers=cfg.layers)
-    model.encoder = add_lora(model.encoder, cfg.lora_r, cfg.lora_alpha)
+    if cfg.base_fp16:
+        round_to_fp16(model.encoder)
+    model.encoder = add_lora(model.encoder, cfg.lora_r, cfg.lora_alpha, cfg.lora_targets)
     return model, Tokens(AutoTokenizer.from_pretrained(enc_dir), cfg.max_len, cfg.max_response)
 
 
@@ -468,10 +476,10 @@ def calibrate(folder: Path, tokens: Any, val: Sequence[Example], cfg: TrainConfi
     path.write_text(json.dumps(head) + "\n", encoding="utf-8")
 
 
-def _shape(cfg: TrainConfig) -> dict[str, int]:
-    """Return the encoder's shape as ``heads.json`` names it: what differs from the defaults (the shipped run: none)."""
+def _shape(cfg: TrainConfig) -> dict[str, Any]:
+    """Return the encoder and its shape as ``heads.json`` names them: what differs from the defaults (shipped: none)."""
     default = TrainConfig()
-    keys = ("layers", "max_len", "max_response")
+    keys = ("layers", "max_len", "max_response", "encoder", "base_fp16")
     return {k: getattr(cfg, k) for k in keys if getattr(cfg, k) != getattr(default, k)}
 
 
@@ -502,11 +510,11 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
     for e in train_ex:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     card = {
-        "what": "multi-view cross-encoder: packaged all-MiniLM-L6-v2 + LoRA, heads " + ", ".join(VIEWS),
+        "what": f"multi-view cross-encoder: {cfg.encoder} + LoRA, heads " + ", ".join(VIEWS),
         "config": asdict(cfg), "caps": CAPS, "true_pairs": n_pairs,
         "examples": {"train": len(train_ex), "validation": len(val_ex), "train_by_kind": dict(sorted(kinds.items()))},
         "data_files": data_files(data_dir),
-        "encoder": encoder_card(),
+        "encoder": encoder_card(cfg.encoder),
         "steps_done": state["step"], "seconds": round(state["seconds"], 1),
         "machine": machine(device),
         "chosen": state["best"], "curve": state["curve"],
@@ -561,20 +569,27 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help=f"longest response in tokens (default {TrainConfig.max_response})")  # fmt: skip
     ap.add_argument("--bf16", action="store_true",
                     help="training steps under bfloat16 autocast (about 2x on a CPU with AMX; figures and export fp32)")
+    ap.add_argument("--encoder", default=TrainConfig.encoder,
+                    help="base encoder: all-minilm-l6-v2 (default), all-mpnet-base-v2, or a folder")
+    ap.add_argument("--base-fp16", action="store_true", help="round the base weights to fp16 first (see the card)")
+    ap.add_argument("--lora-targets", default=",".join(TrainConfig.lora_targets),
+                    help="comma-separated names of the layers the adapter adapts (default: query,key,value,dense)")
     ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centres (OUT/model, OUT/steps/*)")
     args = ap.parse_args(argv)
     check_device(args.device)
     torch.set_num_threads(args.threads)
     cfg = TrainConfig(seed=args.seed, steps=args.steps, lr=args.lr, overlap_negatives=args.overlap_negatives,
                       layers=args.layers, max_len=args.max_len, max_response=args.max_response,
-                      bf16=args.bf16)  # fmt: skip
+                      bf16=args.bf16, encoder=args.encoder, base_fp16=args.base_fp16,
+                      lora_targets=tuple(t for t in args.lora_targets.split(",") if t))  # fmt: skip
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")
     if args.calibrate_only:
         card_path = args.out / "card.json"
         if card_path.exists():
-            cfg = TrainConfig(**json.loads(card_path.read_text(encoding="utf-8"))["config"])
+            saved = json.loads(card_path.read_text(encoding="utf-8"))["config"]
+            cfg = TrainConfig(**saved | {"lora_targets": tuple(saved.get("lora_targets", TrainConfig.lora_targets))})
         _, val_ex = build_examples(draw(root, cfg), cfg)
         tokens = _model(cfg)[1]
         for folder in [args.out / "model", *sorted((args.out / "steps").glob("[0-9]*"))]:

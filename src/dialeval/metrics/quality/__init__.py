@@ -161,7 +161,7 @@ def _views(folder: str, encoder_dir: str, device: str, runtime: str = "torch") -
     from dialeval.metrics.quality.crossenc import load_views
 
     model, tokens, _ = load_views(folder, encoder_dir, device)
-    if runtime == "onnx":
+    if runtime == "onnx" and model.typed:  # the export takes BERT-style views; an MPNet base stays in torch
         from dialeval.metrics.quality.onnx import export_key, onnx_views
         from dialeval.models.loading import fingerprint
 

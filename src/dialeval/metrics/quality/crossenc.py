@@ -108,24 +108,29 @@ def build_model(encoder_dir: str, n_views: int = len(VIEWS), layers: int | None 
     """Return the packaged encoder with a linear view head on its mean-pooled last layer (a ``torch.nn.Module``).
 
     Args:
-        encoder_dir: The packaged encoder's folder.
+        encoder_dir: The encoder's folder (a BERT-style one reads token types; an MPNet one does not).
         n_views: Logits the head gives.
         layers: Keep only the encoder's first ``layers`` transformer layers (None: all).
     """
+    import inspect
+
     import torch
     from transformers import AutoModel
 
     class ViewModel(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.encoder = AutoModel.from_pretrained(encoder_dir)
+            self.encoder = AutoModel.from_pretrained(encoder_dir, dtype=torch.float32)
             if layers is not None:
                 self.encoder.encoder.layer = self.encoder.encoder.layer[:layers]
                 self.encoder.config.num_hidden_layers = layers
             self.heads = torch.nn.Linear(self.encoder.config.hidden_size, n_views)
+            #: Whether the encoder reads token types (BERT does; MPNet has none, and ``types`` is then unused).
+            self.typed = "token_type_ids" in inspect.signature(self.encoder.forward).parameters
 
         def forward(self, ids: Any, mask: Any, types: Any) -> Any:
-            h = self.encoder(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+            extra = {"token_type_ids": types} if self.typed else {}
+            h = self.encoder(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
             m = mask.unsqueeze(-1).to(h.dtype)
             return self.heads((h * m).sum(1) / m.sum(1).clamp(min=1.0))
 
@@ -190,7 +195,9 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
     """Return ``(model, Tokens, heads.json)`` of a trained views folder, the adapter merged into the encoder.
 
     ``heads.json`` may name ``layers``, ``max_len`` and ``max_response`` (a shallower, shorter
-    encoder than the defaults: all layers, :data:`MAX_LEN`, :data:`MAX_RESPONSE`).
+    encoder than the defaults: all layers, :data:`MAX_LEN`, :data:`MAX_RESPONSE`), and ``encoder``
+    (a base other than ``encoder_dir``, e.g. ``all-mpnet-base-v2``) with ``base_fp16`` (the base
+    rounded to fp16 first, as in training).
 
     Raises:
         InputError: The folder lacks ``adapter.safetensors`` or ``heads.json``, or they do not fit the encoder.
@@ -212,7 +219,13 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         adapter = load_file(str(root / "adapter.safetensors"))
     except (OSError, ValueError) as exc:
         raise InputError(f"not a trained views folder ({exc})", path=root) from None
+    if head.get("encoder"):
+        from dialeval.models.loading import resolve_encoder_dir
+
+        encoder_dir = str(resolve_encoder_dir(str(head["encoder"])))
     model = build_model(encoder_dir, len(head["views"]), head.get("layers"))
+    if head.get("base_fp16"):
+        round_to_fp16(model.encoder)
     try:
         n = merge_adapter(model.encoder, adapter, float(head["lora_alpha"]) / float(head["lora_r"]))
     except KeyError as exc:
