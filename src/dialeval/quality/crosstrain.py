@@ -469,7 +469,7 @@ def calibrate(folder: Path, tokens: Any, val: Sequence[Example], cfg: TrainConfi
     head = json.loads(path.read_text(encoding="utf-8"))
     head |= {"lora_r": cfg.lora_r, "lora_alpha": cfg.lora_alpha, **_shape(cfg)}
     path.write_text(json.dumps(head) + "\n", encoding="utf-8")
-    model, _ = _views(str(folder), str(resolve_encoder_dir(DEFAULT_ENCODER)), "cpu")
+    model, _ = _views(str(folder), str(resolve_encoder_dir(cfg.encoder)), "cpu")
     logits = score_batches(model, tokens.pairs([e.context for e in val], [e.response for e in val]))
     cols = list(zip(*logits, strict=True))
     head["centre"] = [[round(statistics.fmean(c), 6), round(statistics.stdev(c), 6)] for c in cols]
@@ -511,7 +511,7 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     card = {
         "what": f"multi-view cross-encoder: {cfg.encoder} + LoRA, heads " + ", ".join(VIEWS),
-        "config": asdict(cfg), "caps": CAPS, "true_pairs": n_pairs,
+        "config": asdict(cfg) | {"lora_targets": list(cfg.lora_targets)}, "caps": CAPS, "true_pairs": n_pairs,
         "examples": {"train": len(train_ex), "validation": len(val_ex), "train_by_kind": dict(sorted(kinds.items()))},
         "data_files": data_files(data_dir),
         "encoder": encoder_card(cfg.encoder),
