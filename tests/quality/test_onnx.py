@@ -251,3 +251,41 @@ def test_a_process_waiting_for_the_export_lock_takes_the_finished_export(tmp_pat
     waiter.join(timeout=120)
     assert done == [path] and path.read_bytes() == b"the other process's export"  # taken, not exported again
     assert not list(path.parent.glob(".*.tmp"))
+
+
+def test_an_mpnet_cross_encoder_runs_in_onnx_without_token_types(tmp_path, monkeypatch):
+    """A views folder over MPNet (no token types; hand-made: one layer, a random LoRA pair on every attention
+    projection) exports with the inputs ids and mask alone and gives the eager model's logits; the signature
+    names its base, which the shipped (MiniLM) views' signature does not."""
+    from safetensors.torch import save_file
+
+    from dialeval.metrics.quality.crossenc import VIEWS
+
+    mpnet = resolve_encoder_dir("all-mpnet-base-v2")  # before the cache moves: no second unzip
+    folder = tmp_path / "views"
+    folder.mkdir()
+    gen = torch.Generator().manual_seed(0)
+    layer = "encoder.base_model.model.encoder.layer.0.attention.attn"
+    adapter = {}
+    for name in ("q", "k", "v", "o"):
+        adapter[f"{layer}.{name}.lora_A.default.weight"] = (torch.randn(4, 768, generator=gen) * 0.05).half()
+        adapter[f"{layer}.{name}.lora_B.default.weight"] = (torch.randn(768, 4, generator=gen) * 0.05).half()
+    save_file(adapter, str(folder / "adapter.safetensors"))
+    head = {"views": list(VIEWS), "weight": (torch.randn(3, 768, generator=gen) * 0.5).tolist(), "bias": [0.0] * 3,
+            "lora_r": 4, "lora_alpha": 8, "layers": 1, "encoder": str(mpnet), "base_fp16": True}
+    (folder / "heads.json").write_text(json.dumps(head))
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    minilm = str(resolve_encoder_dir(DEFAULT_ENCODER))
+    eager_model, tokens = _views(str(folder), minilm, "cpu", "torch")
+    ort_model, _ = _views(str(folder), minilm, "cpu", "onnx")
+    assert isinstance(ort_model, OrtViews) and ort_model.inputs == {"ids", "mask"}
+    assert not eager_model.typed and eager_model.encoder.config.model_type == "mpnet"
+    texts = [["Do you like cats?", "Yes, I have two."], ["Where is the bank?"], ["I just got back from Peru."]]
+    pairs = tokens.pairs(texts * 2, ["What are their names?", "Five blocks away.", "How was it?",
+                                     "I like turtles.", "ok", "The weather in Lima was great, we hiked for days."])
+    want, got = np.asarray(score_batches(eager_model, pairs)), np.asarray(score_batches(ort_model, pairs))
+    np.testing.assert_allclose(got, want, atol=1e-4)
+    assert np.abs(want).max() > 0.1
+    sig = QualityMetric(views=str(folder), runtime="torch").signature_extra()
+    assert sig["views_encoder_sha"] == fingerprint(mpnet)
+    assert "views_encoder_sha" not in QualityMetric(runtime="torch").signature_extra()

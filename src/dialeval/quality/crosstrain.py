@@ -463,7 +463,7 @@ def calibrate(folder: Path, tokens: Any, val: Sequence[Example], cfg: TrainConfi
 
     from dialeval.metrics.quality import _views
     from dialeval.metrics.quality.crossenc import score_batches
-    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+    from dialeval.models.loading import resolve_encoder_dir
 
     path = folder / "heads.json"
     head = json.loads(path.read_text(encoding="utf-8"))

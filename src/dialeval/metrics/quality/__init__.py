@@ -161,12 +161,21 @@ def _views(folder: str, encoder_dir: str, device: str, runtime: str = "torch") -
     from dialeval.metrics.quality.crossenc import load_views
 
     model, tokens, _ = load_views(folder, encoder_dir, device)
-    if runtime == "onnx" and model.typed:  # the export takes BERT-style views; an MPNet base stays in torch
+    if runtime == "onnx":
         from dialeval.metrics.quality.onnx import export_key, onnx_views
         from dialeval.models.loading import fingerprint
 
-        model = onnx_views(model, export_key(fingerprint(Path(encoder_dir)), Path(folder)))
+        base = _views_base(Path(folder)) or Path(encoder_dir)
+        model = onnx_views(model, export_key(fingerprint(base), Path(folder)))
     return model, tokens
+
+
+def _views_base(folder: Path) -> Path | None:
+    """Return the base encoder's folder that a views folder's ``heads.json`` names (None: it names none, MiniLM)."""
+    from dialeval.models.loading import resolve_encoder_dir
+
+    name = _read(folder / "heads.json")[0].get("encoder")
+    return resolve_encoder_dir(str(name)) if name else None
 
 
 @functools.cache
@@ -388,6 +397,10 @@ class QualityMetric(Metric):
         path = _path(self.config.ensemble, BUNDLED / "quality" / "ensemble.json")
         return set(_read(path)[0].get("features") or ())
 
+    def _views_base(self) -> Path | None:
+        """Return the cross-encoder's own base encoder when its ``heads.json`` names one (None: MiniLM, no views)."""
+        return _views_base(_path(self.config.views, BUNDLED / "views")) if self.uses_views() else None
+
     def uses_views(self) -> bool:
         """Whether the ensemble names a view of the cross-encoder (so it runs)."""
         return bool(set(VIEW_FEATURES) & self._ensemble_names())
@@ -494,6 +507,8 @@ class QualityMetric(Metric):
 
         out: dict[str, Any] = {f"{k}_sha": _digest(p)[:16] for k, p in self._files().items()}
         out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder))
+        if (views_base := self._views_base()) is not None:  # a cross-encoder over its own base (mpnet)
+            out["views_encoder_sha"] = fingerprint(views_base)
         if self.uses_large():
             out["large_encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.large_encoder))
         if self.uses_lm():
@@ -548,6 +563,8 @@ class QualityMetric(Metric):
                 "large_adapter_card")
         parts = [_digest(files[k]) for k in keys if k in files]
         parts.append(fingerprint(resolve_encoder_dir(self.config.encoder)))
+        if (views_base := self._views_base()) is not None:
+            parts.append(fingerprint(views_base))
         if self.uses_large():
             parts.append(fingerprint(resolve_encoder_dir(self.config.large_encoder)))
         if self.uses_lm():

@@ -92,6 +92,7 @@ class OrtViews:
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
 
     def parameters(self) -> Iterator[Any]:
         """Yield one empty CPU tensor: where :func:`~dialeval.metrics.quality.crossenc.score_batches` puts inputs."""
@@ -103,7 +104,9 @@ class OrtViews:
         """Return the view logits of a padded batch as a torch tensor."""
         import torch
 
-        feed = {"ids": ids.numpy(), "mask": mask.numpy(), "types": types.numpy()}
+        feed = {"ids": ids.numpy(), "mask": mask.numpy()}
+        if "types" in self.inputs:  # an MPNet cross-encoder's export reads no token types
+            feed["types"] = types.numpy()
         return torch.from_numpy(self.session.run(None, feed)[0])
 
 
@@ -166,8 +169,24 @@ def _open(model: Any, name: str, output: str, inputs: tuple[str, ...] = INPUTS) 
 
 
 def onnx_views(model: Any, key: str) -> OrtViews:
-    """Return ``model`` (a loaded views model) as an :class:`OrtViews`, exporting it first if it is not cached."""
-    return _open(model, f"views-{key}", "logits")
+    """Return ``model`` (a loaded views model) as an :class:`OrtViews`, exporting it first if it is not cached.
+
+    A model whose encoder reads no token types (``model.typed`` false: MPNet) is exported with
+    the inputs ``ids`` and ``mask`` alone.
+    """
+    if getattr(model, "typed", True):
+        return _open(model, f"views-{key}", "logits")
+    import torch
+
+    class Untyped(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.views = model
+
+        def forward(self, ids: Any, mask: Any) -> Any:
+            return self.views(ids, mask, None)
+
+    return _open(Untyped().eval(), f"views-{key}", "logits", ("ids", "mask"))
 
 
 class OrtEncoder:
