@@ -376,3 +376,22 @@ def test_loading_the_views_in_a_fresh_process_draws_no_transformers_progress_bar
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
     assert res.returncode == 0 and res.stdout.strip() == "loaded", res.stderr
     assert "Loading weights" not in res.stderr
+
+
+def test_the_unshipped_mpnet_cross_encoder_candidate_still_runs_as_quality(items):
+    """candidates/quality-xenc-mpnet (sixteenth session: not shipped, the main job ran over 2 minutes) stays
+    shippable by a copy into bundled/: quality runs it, applies its ridge, and signs the views' own base."""
+    from pathlib import Path
+
+    from dialeval.models.loading import fingerprint, resolve_encoder_dir
+
+    cand = Path(__file__).resolve().parents[2] / "candidates" / "quality-xenc-mpnet"
+    ensemble = json.loads((cand / "quality" / "ensemble.json").read_text())
+    m = QualityMetric(device="cpu", views=str(cand / "views"), ensemble=str(cand / "quality" / "ensemble.json"))
+    assert m.signature_extra()["views_encoder_sha"] == fingerprint(resolve_encoder_dir("all-mpnet-base-v2"))
+    feats = m.features(items)
+    got = m.compute(items)["quality"]
+    for j in range(len(items)):
+        x = np.asarray([feats[n][j] for n in ensemble["features"]])
+        assert got[j] == pytest.approx(apply(ensemble, x), abs=1e-9)
+    assert {"view_coherent", "view_fluent", "view_specific", "large_sensible"} <= set(ensemble["features"])
