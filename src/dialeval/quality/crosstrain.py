@@ -16,7 +16,9 @@ seeded hash of the dialogue, and builds, per pair, labelled examples for the thr
 
 A view's loss is the binary cross-entropy on the examples labelled for it (the other
 views are masked). The encoder is the packaged MiniLM with a LoRA adapter (``peft``)
-on every attention and feed-forward projection; the view head is trained in full.
+on every attention and feed-forward projection (``--encoder all-mpnet-base-v2`` with
+``--lora-targets q,k,v,o,dense``: mpnet, whose ``heads.json`` then names its base); the view
+head is trained in full.
 Every :data:`CHECKPOINT_EVERY` steps the adapter, head, optimiser and position are saved
 (``OUT/checkpoint.pt``) with the held-in loss and AUC per view and kind of negative;
 a rerun resumes from there. The checkpoint with the best mean held-in AUC is exported

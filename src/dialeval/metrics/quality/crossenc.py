@@ -12,7 +12,8 @@ and a linear layer gives one logit per view of :data:`VIEWS`:
 
 The encoder is fine-tuned with a LoRA adapter (:mod:`dialeval.quality.crosstrain`), so what
 ships is the adapter and the heads (a few MB), applied to the packaged MiniLM at load time
-and merged into its weights for speed.
+and merged into its weights for speed. A views folder whose ``heads.json`` names another base
+(``encoder``: all-mpnet-base-v2, which reads no token types) is rebuilt over that base.
 
 Example:
     >>> assemble([[7, 8], [9]], [5, 6, 4], cls=101, sep=102, max_len=8, max_response=2)
