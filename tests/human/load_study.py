@@ -35,6 +35,12 @@ class LoadResult:
     acknowledged: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (annotator, item, crit) -> value
     latencies: list[float] = field(default_factory=list)
     failures: int = 0
+    reasons: list[str] = field(default_factory=list)  # what each failure was, for the assertion's message
+
+    def fail(self, reason: str) -> None:
+        """Count one failed request and keep why (an exception, or a status and the start of its body)."""
+        self.failures += 1
+        self.reasons.append(reason)
 
 
 @dataclass
@@ -100,8 +106,8 @@ async def _annotator(
     try:
         tasks = (await client.get(f"{base}/api/tasks", headers=headers)).json()
         me = (await client.get(f"{base}/api/me", headers=headers)).json()
-    except httpx.HTTPError:
-        result.failures += 1
+    except httpx.HTTPError as exc:
+        result.fail(f"{name} setup: {exc!r}")
         return
     criteria = [c["name"] for c in me["protocol"]["criteria"]]
     pairs = [(it["id"], c) for u in tasks["units"] for c in criteria for it in u["items"]][:per_annotator]
@@ -111,14 +117,14 @@ async def _annotator(
         start = time.perf_counter()
         try:
             r = await client.put(f"{base}/api/answers", headers=headers, json=body)
-        except httpx.HTTPError:
-            result.failures += 1
+        except httpx.HTTPError as exc:
+            result.fail(f"{name} answer after {time.perf_counter() - start:.1f} s: {exc!r}")
             return  # the server is gone (crash test): stop like a closed browser tab would
         if r.status_code == 200:
             result.latencies.append(time.perf_counter() - start)
             result.acknowledged[(name, item, crit)] = value
         else:
-            result.failures += 1
+            result.fail(f"{name} answer: HTTP {r.status_code} {r.text[:200]}")
 
 
 async def simulate(

@@ -40,7 +40,7 @@ def test_fifty_concurrent_annotators(tmp_path: Path) -> None:
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)
-    assert result.failures == 0
+    assert result.failures == 0, result.reasons[:5]
     assert len(result.acknowledged) == 50 * 12
     db = stored(tmp_path / "s")
     assert len(db) == len(result.acknowledged)

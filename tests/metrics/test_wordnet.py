@@ -71,17 +71,23 @@ def test_meteor_unavailable_reason_and_error_when_wordnet_missing(
         Meteor().compute([MetricInput(response="a", references=("a",))])
 
 
-def test_the_reader_skips_nltks_multilingual_map_and_answers_as_nltks_own_reader() -> None:
+def test_the_reader_skips_nltks_multilingual_map_and_answers_as_nltks_own_reader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The map to WordNet 3.0 for OMW (half of the reader's start) is not built; synonyms are unchanged."""
     import warnings
 
+    import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     wn = load_wordnet()
     assert wn.map30 is None
+    root = nltk_wordnet_dir(DEBIAN_WORDNET)
+    # NLTK opens corpora only under nltk.data.path; another test of the worker may have reset it
+    monkeypatch.setattr(nltk.data, "path", [str(root), *nltk.data.path])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        stock = WordNetCorpusReader(str(nltk_wordnet_dir(DEBIAN_WORDNET) / "corpora" / "wordnet"), None)
+        stock = WordNetCorpusReader(str(root / "corpora" / "wordnet"), None)
     assert stock.map30  # NLTK's own reader builds it (what is skipped)
     for word in ("quick", "bank", "run", "happy", "slowly", "dog", "colour", "went"):
         assert [s.name() for s in wn.synsets(word)] == [s.name() for s in stock.synsets(word)]
