@@ -158,24 +158,16 @@ def _file_sha(path: Path) -> str:
 
 @functools.cache
 def _views(folder: str, encoder_dir: str, device: str, runtime: str = "torch") -> tuple[Any, Any]:
-    from dialeval.metrics.quality.crossenc import load_views
+    from dialeval.metrics.quality.crossenc import load_views, views_base
 
-    model, tokens, _ = load_views(folder, encoder_dir, device)
+    model, tokens, head = load_views(folder, encoder_dir, device)
     if runtime == "onnx":
         from dialeval.metrics.quality.onnx import export_key, onnx_views
         from dialeval.models.loading import fingerprint
 
-        base = _views_base(Path(folder)) or Path(encoder_dir)
+        base = views_base(head) or Path(encoder_dir)
         model = onnx_views(model, export_key(fingerprint(base), Path(folder)))
     return model, tokens
-
-
-def _views_base(folder: Path) -> Path | None:
-    """Return the base encoder's folder that a views folder's ``heads.json`` names (None: it names none, MiniLM)."""
-    from dialeval.models.loading import resolve_encoder_dir
-
-    name = _read(folder / "heads.json")[0].get("encoder")
-    return resolve_encoder_dir(str(name)) if name else None
 
 
 @functools.cache
@@ -399,7 +391,11 @@ class QualityMetric(Metric):
 
     def _views_base(self) -> Path | None:
         """Return the cross-encoder's own base encoder when its ``heads.json`` names one (None: MiniLM, no views)."""
-        return _views_base(_path(self.config.views, BUNDLED / "views")) if self.uses_views() else None
+        from dialeval.metrics.quality.crossenc import views_base
+
+        if not self.uses_views():
+            return None
+        return views_base(_read(_path(self.config.views, BUNDLED / "views") / "heads.json")[0])
 
     def uses_views(self) -> bool:
         """Whether the ensemble names a view of the cross-encoder (so it runs)."""

@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 #: The views, in head order.
@@ -192,6 +193,18 @@ def merge_adapter(encoder: Any, adapter: dict[str, Any], scale: float) -> int:
     return merged
 
 
+def views_base(head: dict[str, Any]) -> Path | None:
+    """Return the folder of the base encoder a views ``heads.json`` names (``encoder``); None when it names none.
+
+    Example:
+        >>> views_base({"views": ["coherent"]}) is None
+        True
+    """
+    from dialeval.models.loading import resolve_encoder_dir
+
+    return resolve_encoder_dir(str(head["encoder"])) if head.get("encoder") else None
+
+
 def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any, Any, dict[str, Any]]:
     """Return ``(model, Tokens, heads.json)`` of a trained views folder, the adapter merged into the encoder.
 
@@ -204,7 +217,6 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         InputError: The folder lacks ``adapter.safetensors`` or ``heads.json``, or they do not fit the encoder.
     """
     import json
-    from pathlib import Path
 
     import torch
     from safetensors.torch import load_file
@@ -220,11 +232,8 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         adapter = load_file(str(root / "adapter.safetensors"))
     except (OSError, ValueError) as exc:
         raise InputError(f"not a trained views folder ({exc})", path=root) from None
-    if head.get("encoder"):
-        from dialeval.models.loading import resolve_encoder_dir
-
-        encoder_dir = str(resolve_encoder_dir(str(head["encoder"])))
-    model = build_model(encoder_dir, len(head["views"]), head.get("layers"))
+    base = str(views_base(head) or encoder_dir)
+    model = build_model(base, len(head["views"]), head.get("layers"))
     if head.get("base_fp16"):
         round_to_fp16(model.encoder)
     try:
@@ -237,6 +246,6 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         model.heads.weight.copy_(torch.tensor(head["weight"]))
         model.heads.bias.copy_(torch.tensor(head["bias"]))
     model.eval().to(device)
-    tokens = Tokens(AutoTokenizer.from_pretrained(encoder_dir), int(head.get("max_len", MAX_LEN)),
+    tokens = Tokens(AutoTokenizer.from_pretrained(base), int(head.get("max_len", MAX_LEN)),
                     int(head.get("max_response", MAX_RESPONSE)))  # fmt: skip
     return model, tokens, head
