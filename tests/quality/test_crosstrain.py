@@ -279,3 +279,9 @@ def test_an_mpnet_cross_encoder_trains_and_loads_as_its_own_base_rounded_to_fp16
         unrounded.heads.load_state_dict(ref.heads.state_dict())
         assert not torch.equal(unrounded.encoder.embeddings.word_embeddings.weight,
                                merged.encoder.embeddings.word_embeddings.weight)
+
+
+def test_a_bad_base_encoder_is_one_error_before_any_data_is_read_or_out_is_made(tmp_path):
+    with pytest.raises(InputError, match="neither a packaged encoder"):
+        ct.main([str(tmp_path / "run"), "--encoder", "no-such-encoder"])
+    assert not (tmp_path / "run").exists()

@@ -489,7 +489,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
     from dialeval.errors import InputError
     from dialeval.paths import shared_data_dir
-    from dialeval.quality.crosstrain import check_device
+    from dialeval.quality.crosstrain import add_base_options, base_options, check_device
     from dialeval.quality.recipes import RECIPES
 
     ap = argparse.ArgumentParser(prog=prog)
@@ -503,11 +503,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--recipe", default=BiConfig.recipe, help=f"pairs of this recipe (default {BiConfig.recipe})")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     ap.add_argument("--bf16", action="store_true", help="training steps under bfloat16 autocast (figures fp32)")
-    ap.add_argument("--encoder", default=BiConfig.encoder,
-                    help="base: all-minilm-l6-v2 (default), all-mpnet-base-v2 or a sentence-transformers folder")
-    ap.add_argument("--base-fp16", action="store_true", help="round the base weights to fp16 first (see the card)")
-    ap.add_argument("--lora-targets", default=",".join(BiConfig.lora_targets),
-                    help="comma-separated names of the layers the adapter adapts (default: query,key,value,dense)")
+    add_base_options(ap)
     ap.add_argument("--device", default="cpu", help="where the training steps run: cpu (default) or cuda")
     ap.add_argument("--interpolate", type=Path, default=None, metavar="RUN",
                     help="only write OUT as RUN's adapter scaled by --weight (WiSE-FT), and OUT/model")
@@ -525,12 +521,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     if args.recipe not in RECIPES:
         raise InputError(f'unknown recipe "{args.recipe}"; use {", ".join(RECIPES)}', field="recipe")
     check_device(args.device)
-    from dialeval.models.loading import resolve_encoder_dir
-
-    resolve_encoder_dir(args.encoder)  # a bad name or a missing package fails before any work
     cfg = BiConfig(recipe=args.recipe, seed=args.seed, steps=args.steps, lr=args.lr, batch_size=args.batch_size,
-                   bf16=args.bf16, encoder=args.encoder, base_fp16=args.base_fp16,
-                   lora_targets=tuple(t.strip() for t in args.lora_targets.split(",") if t.strip()))  # fmt: skip
+                   bf16=args.bf16, **base_options(args))  # fmt: skip
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")

@@ -547,6 +547,29 @@ def check_device(device: str) -> None:
         raise InputError(f'"{device}": torch sees no GPU on this machine (train on cpu)', field="device")
 
 
+def add_base_options(ap: argparse.ArgumentParser) -> None:
+    """Add the options that pick the base encoder and its adapter (``train-views`` and ``train-encoder`` alike)."""
+    ap.add_argument("--encoder", default=TrainConfig.encoder,
+                    help="base: all-minilm-l6-v2 (default), all-mpnet-base-v2 or a sentence-transformers folder")
+    ap.add_argument("--base-fp16", action="store_true", help="round the base weights to fp16 first (see the card)")
+    ap.add_argument("--lora-targets", default=",".join(TrainConfig.lora_targets),
+                    help="comma-separated names of the layers the adapter adapts (default: query,key,value,dense)")
+
+
+def base_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the config fields of :func:`add_base_options`; a bad encoder name fails here, before any work.
+
+    Raises:
+        InputError: ``--encoder`` is neither a packaged encoder nor a folder.
+        MissingExtraError: The packaged encoder it names is not installed.
+    """
+    from dialeval.models.loading import resolve_encoder_dir
+
+    resolve_encoder_dir(args.encoder)
+    targets = tuple(t.strip() for t in args.lora_targets.split(",") if t.strip())
+    return {"encoder": args.encoder, "base_fp16": args.base_fp16, "lora_targets": targets}
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.crosstrain") -> None:
     """Command line: ``OUT [--steps N] [--minutes M] [--seed S] [--lr X] [--overlap-negatives]``."""
     import torch
@@ -571,19 +594,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help=f"longest response in tokens (default {TrainConfig.max_response})")  # fmt: skip
     ap.add_argument("--bf16", action="store_true",
                     help="training steps under bfloat16 autocast (about 2x on a CPU with AMX; figures and export fp32)")
-    ap.add_argument("--encoder", default=TrainConfig.encoder,
-                    help="base encoder: all-minilm-l6-v2 (default), all-mpnet-base-v2, or a folder")
-    ap.add_argument("--base-fp16", action="store_true", help="round the base weights to fp16 first (see the card)")
-    ap.add_argument("--lora-targets", default=",".join(TrainConfig.lora_targets),
-                    help="comma-separated names of the layers the adapter adapts (default: query,key,value,dense)")
+    add_base_options(ap)
     ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centres (OUT/model, OUT/steps/*)")
     args = ap.parse_args(argv)
     check_device(args.device)
     torch.set_num_threads(args.threads)
     cfg = TrainConfig(seed=args.seed, steps=args.steps, lr=args.lr, overlap_negatives=args.overlap_negatives,
                       layers=args.layers, max_len=args.max_len, max_response=args.max_response,
-                      bf16=args.bf16, encoder=args.encoder, base_fp16=args.base_fp16,
-                      lora_targets=tuple(t for t in args.lora_targets.split(",") if t))  # fmt: skip
+                      bf16=args.bf16, **base_options(args))  # fmt: skip
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")
