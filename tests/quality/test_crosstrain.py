@@ -127,9 +127,23 @@ def test_stop_at_ends_the_run_early_on_the_same_schedule(tmp_path, trained, shar
     assert len(json.loads((snap / "heads.json").read_text())["centre"]) == len(VIEWS)
 
 
-def test_hand_merge_equals_peft_forward(trained):
+def peft_reference(model, head: dict, adapter: dict, targets: tuple[str, ...]):
+    """Return ``model`` (a views model) with ``adapter`` applied by peft itself (not merged), and ``head``'s weights."""
     import torch
     from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
+
+    model.encoder = get_peft_model(model.encoder, LoraConfig(r=head["lora_r"], lora_alpha=head["lora_alpha"],
+                                                             target_modules=list(targets)))
+    weights = {k.removeprefix("encoder.").replace(".default", ""): v.float() for k, v in adapter.items()}
+    set_peft_model_state_dict(model.encoder, weights)
+    with torch.no_grad():
+        model.heads.weight.copy_(torch.tensor(head["weight"]))
+        model.heads.bias.copy_(torch.tensor(head["bias"]))
+    return model.eval()
+
+
+def test_hand_merge_equals_peft_forward(trained):
+    import torch
     from safetensors.torch import load_file
 
     from dialeval.metrics.quality.crossenc import build_model, collate, load_views
@@ -138,16 +152,8 @@ def test_hand_merge_equals_peft_forward(trained):
     out, _ = trained
     enc = str(resolve_encoder_dir(DEFAULT_ENCODER))
     merged, tokens, head = load_views(str(out / "model"), enc)
-    ref = build_model(enc)
-    ref.encoder = get_peft_model(ref.encoder, LoraConfig(r=head["lora_r"], lora_alpha=head["lora_alpha"],
-                                                         target_modules=["query", "key", "value", "dense"]))
-    saved = load_file(str(out / "model" / "adapter.safetensors"))
-    adapter = {k.removeprefix("encoder."): v.float() for k, v in saved.items()}
-    set_peft_model_state_dict(ref.encoder, {k.replace(".default", ""): v for k, v in adapter.items()})
-    with torch.no_grad():
-        ref.heads.weight.copy_(torch.tensor(head["weight"]))
-        ref.heads.bias.copy_(torch.tensor(head["bias"]))
-    ref.eval()
+    ref = peft_reference(build_model(enc), head, load_file(str(out / "model" / "adapter.safetensors")),
+                         ("query", "key", "value", "dense"))
     batch = collate(tokens.pairs([["Do you like cats?"], ["Where is the bank?"]], ["I have two.", "Five blocks away."]))
     with torch.no_grad():
         assert torch.allclose(merged(*batch), ref(*batch), atol=1e-4)
@@ -243,7 +249,6 @@ def test_an_mpnet_cross_encoder_trains_and_loads_as_its_own_base_rounded_to_fp16
     """``--encoder all-mpnet-base-v2 --base-fp16``: MPNet reads no token types, heads.json names the base,
     and load_views rebuilds that base (rounded to fp16) with the adapter merged as peft's forward computes it."""
     import torch
-    from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
     from safetensors.torch import load_file
 
     from dialeval.metrics.quality.crossenc import build_model, collate, load_views, round_to_fp16
@@ -262,21 +267,13 @@ def test_an_mpnet_cross_encoder_trains_and_loads_as_its_own_base_rounded_to_fp16
     merged, tokens, _ = load_views(str(tmp_path / "model"), str(resolve_encoder_dir(DEFAULT_ENCODER)))
     assert merged.encoder.config.model_type == "mpnet" and not merged.typed
     mpnet = str(resolve_encoder_dir("all-mpnet-base-v2"))
-    ref = build_model(mpnet, layers=1)
-    round_to_fp16(ref.encoder)
-    ref.encoder = get_peft_model(ref.encoder, LoraConfig(r=head["lora_r"], lora_alpha=head["lora_alpha"],
-                                                         target_modules=list(targets)))
-    weights = {k.removeprefix("encoder.").replace(".default", ""): v.float() for k, v in adapter.items()}
-    set_peft_model_state_dict(ref.encoder, weights)
-    with torch.no_grad():
-        ref.heads.weight.copy_(torch.tensor(head["weight"]))
-        ref.heads.bias.copy_(torch.tensor(head["bias"]))
-    ref.eval()
+    base = build_model(mpnet, layers=1)
+    round_to_fp16(base.encoder)
+    ref = peft_reference(base, head, adapter, targets)
     batch = collate(tokens.pairs([["Do you like cats?"], ["Where is the bank?"]], ["I have two.", "Five blocks away."]))
     with torch.no_grad():
         assert torch.allclose(merged(*batch), ref(*batch), atol=1e-4)
         unrounded = build_model(mpnet, layers=1)  # the fp32 base differs: the rounding is really applied
-        unrounded.heads.load_state_dict(ref.heads.state_dict())
         assert not torch.equal(unrounded.encoder.embeddings.word_embeddings.weight,
                                merged.encoder.embeddings.word_embeddings.weight)
 
