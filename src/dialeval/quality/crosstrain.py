@@ -116,6 +116,10 @@ class TrainConfig:
     base_fp16: bool = False
     #: The layers the LoRA adapter adapts (MPNet's attention is ``q``, ``k``, ``v``, ``o``).
     lora_targets: tuple[str, ...] = LORA_TARGETS
+    #: A trained views folder whose view probabilities the run also learns (:mod:`dialeval.quality.distill`).
+    teacher: str | None = None
+    #: The teacher's share of the loss (:func:`view_loss`); unused without a teacher.
+    distill: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -320,6 +324,27 @@ def _model(cfg: TrainConfig) -> tuple[Any, Any]:
     return model, Tokens(AutoTokenizer.from_pretrained(enc_dir), cfg.max_len, cfg.max_response)
 
 
+def view_loss(logits: Any, labels: Any, mask: Any, soft: Any = None, distill: float = 0.0) -> Any:
+    """Return a batch's loss: the binary cross-entropy on the views each example is labelled for.
+
+    With ``soft`` (a teacher's probabilities of every view of every example), ``1 - distill``
+    times that plus ``distill`` times the mean binary cross-entropy against ``soft`` over all views.
+    By hand for the example: hard -log(sigmoid(2)) = 0.1269; soft 0.5 on all three views
+    (log(1 + e^2) - 1 + 2 log 2) / 3 = 0.8377; half of each 0.4823.
+
+    Example:
+        >>> import torch
+        >>> x, y, m = torch.tensor([[2.0, 0.0, 0.0]]), torch.tensor([[1.0, 0.0, 0.0]]), torch.tensor([[1.0, 0.0, 0.0]])
+        >>> round(float(view_loss(x, y, m)), 4), round(float(view_loss(x, y, m, torch.full((1, 3), 0.5), 0.5)), 4)
+        (0.1269, 0.4823)
+    """
+    import torch
+
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    hard = (bce(logits, labels, reduction="none") * mask).sum() / mask.sum()
+    return hard if soft is None else (1 - distill) * hard + distill * bce(logits, soft)
+
+
 def schedule(step: int, warmup: int, steps: int) -> float:
     """Return the learning rate's factor at ``step``: a linear warm-up, then a linear decay to 0 at ``steps``.
 
@@ -350,6 +375,13 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
     pairs = draw(data_dir, cfg)
     train_ex, val_ex = build_examples(pairs, cfg)
     random.Random(cfg.seed + 2).shuffle(train_ex)
+    soft, teacher = None, None
+    if cfg.teacher:
+        from dialeval.quality.distill import teacher_targets
+
+        soft, teacher = teacher_targets(Path(cfg.teacher), [(e.context, e.response) for e in train_ex], out, device,
+                                        cfg.bf16)  # fmt: skip
+        soft = soft.to(device)
     model, tokens = _model(cfg)
     model.to(device)
     lora = [p for n, p in model.named_parameters() if p.requires_grad and "heads" not in n]
@@ -370,7 +402,7 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
             logits = model(*(t.to(device) for t in inputs)).float()
         y = torch.tensor([[0.0 if v is None else v for v in e.labels] for e in batch], device=device)
         m = torch.tensor([[0.0 if v is None else 1.0 for v in e.labels] for e in batch], device=device)
-        return (torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none") * m).sum() / m.sum()
+        return view_loss(logits, y, m, None if soft is None else soft[first : first + len(batch)], cfg.distill)
 
     run_steps(model, opt, sched, state, ckpt=ckpt, last=cfg.steps if stop_at is None else min(stop_at, cfg.steps),
               every=CHECKPOINT_EVERY, started=t0, minutes=minutes, loss_at=loss_at,
@@ -381,7 +413,7 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
               on_measure=(lambda step: _export(model, trainable, out / "steps" / f"{step:05d}", cfg))
               if snapshots else None)  # fmt: skip
     calibrate(out / "model", tokens, val_ex, cfg)
-    return write_card(out, data_dir, cfg, state, len(pairs), train_ex, val_ex, device)
+    return write_card(out, data_dir, cfg, state, len(pairs), train_ex, val_ex, device, teacher)
 
 
 def run_steps(model: Any, opt: Any, sched: Any, state: dict[str, Any], *, ckpt: Path, last: int, every: int,
@@ -501,9 +533,12 @@ def _export(model: Any, trainable: set[str], folder: Path, cfg: TrainConfig) -> 
 
 
 def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any], n_pairs: int,
-               train_ex: Sequence[Example], val_ex: Sequence[Example],
-               device: str = "cpu") -> dict[str, Any]:  # fmt: skip
-    """Write ``out/card.json``: data hashes, config, example counts, the loss/AUC curve and the chosen step."""
+               train_ex: Sequence[Example], val_ex: Sequence[Example], device: str = "cpu",
+               teacher: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Write ``out/card.json``: data hashes, config, example counts, the loss/AUC curve and the chosen step.
+
+    ``teacher``: what :func:`dialeval.quality.distill.teacher_targets` says of the teacher (its files, time).
+    """
     from dialeval.data._common import sha256_file
     from dialeval.models.loading import encoder_card
     from dialeval.quality.recipes import data_files, machine
@@ -521,6 +556,7 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
         "machine": machine(device),
         "chosen": state["best"], "curve": state["curve"],
         "files": {f.name: sha256_file(f) for f in sorted((out / "model").glob("*")) if f.is_file()},
+        **({"teacher": teacher} if teacher else {}),
     }
     (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     return card
@@ -595,13 +631,24 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--bf16", action="store_true",
                     help="training steps under bfloat16 autocast (about 2x on a CPU with AMX; figures and export fp32)")
     add_base_options(ap)
+    ap.add_argument("--teacher", type=Path, default=None,
+                    help="a trained views folder whose view probabilities the run also learns (distillation)")
+    ap.add_argument("--distill", type=float, default=TrainConfig.distill,
+                    help=f"the teacher's share of the loss, 0-1 (default {TrainConfig.distill})")
     ap.add_argument("--calibrate-only", action="store_true", help="only (re)write the centres (OUT/model, OUT/steps/*)")
     args = ap.parse_args(argv)
     check_device(args.device)
+    if args.teacher is not None:
+        from dialeval.quality.distill import check_teacher
+
+        check_teacher(args.teacher)
+    if not 0.0 <= args.distill <= 1.0:
+        raise InputError(f"{args.distill} is not between 0 and 1", field="--distill")
     torch.set_num_threads(args.threads)
     cfg = TrainConfig(seed=args.seed, steps=args.steps, lr=args.lr, overlap_negatives=args.overlap_negatives,
                       layers=args.layers, max_len=args.max_len, max_response=args.max_response,
-                      bf16=args.bf16, **base_options(args))  # fmt: skip
+                      bf16=args.bf16, teacher=None if args.teacher is None else str(args.teacher),
+                      distill=args.distill, **base_options(args))  # fmt: skip
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")

@@ -139,8 +139,10 @@ def build_model(encoder_dir: str, n_views: int = len(VIEWS), layers: int | None 
     return ViewModel()
 
 
-def score_batches(model: Any, pairs: Sequence[tuple[list[int], list[int]]]) -> list[list[float]]:
-    """Return the view logits of every pair, in :func:`length_batches` (least padding), in input order."""
+def score_batches(
+    model: Any, pairs: Sequence[tuple[list[int], list[int]]], max_tokens: int = 2048
+) -> list[list[float]]:
+    """Return the view logits of every pair, in :func:`length_batches` of ``max_tokens`` (least padding), in order."""
     import torch
 
     from dialeval.metrics.quality.features import length_batches
@@ -148,7 +150,7 @@ def score_batches(model: Any, pairs: Sequence[tuple[list[int], list[int]]]) -> l
     out: list[list[float]] = [[] for _ in pairs]
     device = next(model.parameters()).device  # an OrtViews says cpu
     with torch.inference_mode():
-        for idx in length_batches([len(ids) for ids, _ in pairs]):
+        for idx in length_batches([len(ids) for ids, _ in pairs], max_tokens, max_items=max(64, max_tokens // 32)):
             logits = model(*(t.to(device) for t in collate([pairs[i] for i in idx]))).float().tolist()
             for i, row in zip(idx, logits, strict=True):
                 out[i] = row
