@@ -379,7 +379,8 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
     if cfg.teacher:
         from dialeval.quality.distill import teacher_targets
 
-        soft, teacher = teacher_targets(Path(cfg.teacher), [(e.context, e.response) for e in train_ex], out, device,
+        seen = train_ex[: cfg.steps * cfg.batch_size]  # the examples the schedule reaches, in the order it does
+        soft, teacher = teacher_targets(Path(cfg.teacher), [(e.context, e.response) for e in seen], out, device,
                                         cfg.bf16)  # fmt: skip
         soft = soft.to(device)
     model, tokens = _model(cfg)
