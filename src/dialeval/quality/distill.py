@@ -3,9 +3,9 @@
 ``dialeval quality train-views OUT --teacher DIR`` trains a student (say MiniLM, cheap to run)
 on the teacher's soft targets (say the mpnet cross-encoder, too slow for the main job) beside the
 hard labels (:func:`dialeval.quality.crosstrain.view_loss`). The teacher scores every training
-example once, before the first step; its probabilities are kept in ``OUT/teacher.safetensors``
-under a key of the teacher's files and the examples, so a resumed run reads them back and a run
-with another teacher or other examples scores again.
+example the schedule reaches once, before the first step; its probabilities are kept in
+``OUT/teacher.safetensors`` under a key of the teacher's files and the examples, so a resumed run
+reads them back and a run with another teacher or other examples scores again.
 
 Example:
     >>> teacher_key({"adapter.safetensors": "ab", "heads.json": "cd"}, [(("Hi",), "Hello")]) == teacher_key(
