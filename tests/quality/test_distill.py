@@ -67,10 +67,13 @@ def test_the_targets_are_the_teachers_probabilities_scored_once_and_read_back_on
     from dialeval.metrics.quality import crossenc
     from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
 
+    monkeypatch.setattr(distill, "SHARD", 6)  # 16 examples: shards of 6, 6 and 4
     folder = teacher / "model"
     cfg = ct.TrainConfig(**{**MICRO.__dict__, "teacher": str(folder), "distill": 0.5})
     ct.train(tmp_path, shared_data, cfg, minutes=0.0)  # one step, checkpointed
-    probs = load_file(str(tmp_path / "teacher.safetensors"))["probs"]
+    shards = sorted((tmp_path / "teacher").glob("*.safetensors"))
+    assert [s.name for s in shards] == ["00000.safetensors", "00001.safetensors", "00002.safetensors"]
+    probs = torch.cat([load_file(str(s))["probs"] for s in shards])
     examples = _examples(shared_data, cfg)[: MICRO.steps * MICRO.batch_size]  # only what the schedule reaches
     assert len(examples) == 16 and probs.shape == (16, 3)
     # independently: the teacher's forward pass on a few examples, padded one by one, through a sigmoid
@@ -81,6 +84,14 @@ def test_the_targets_are_the_teachers_probabilities_scored_once_and_read_back_on
             want = torch.sigmoid(model(*crossenc.collate(tokens.pairs([e.context], [e.response]))))[0]
         assert torch.allclose(probs[n], want, atol=1e-5), n
 
+    # a run stopped while the teacher scored left shards 0 and 2: the rerun scores shard 1 only
+    shards[1].unlink()
+    scored: list[int] = []
+    call = distill._Scorer.__call__
+    monkeypatch.setattr(distill._Scorer, "__call__", lambda self, ex: scored.append(len(ex)) or call(self, ex))
+    again, _ = distill.teacher_targets(folder, [(e.context, e.response) for e in examples], tmp_path)
+    assert scored == [6] and torch.equal(again, probs)
+
     def no_teacher(*_a, **_k):
         raise AssertionError("the resumed run scored the examples again")
 
@@ -90,9 +101,11 @@ def test_the_targets_are_the_teachers_probabilities_scored_once_and_read_back_on
     assert card["config"]["teacher"] == str(folder) and card["config"]["distill"] == 0.5
     assert card["teacher"]["files"] == {n: sha256_file(folder / n) for n in distill.TEACHER_FILES}
     assert card["teacher"]["examples"] == len(examples) and card["teacher"]["encoder"] == DEFAULT_ENCODER
-    # another teacher's (or other examples') targets are not read: the key names both
-    assert distill.teacher_key({"x": "1"}, [(e.context, e.response) for e in examples]) != distill.teacher_key(
-        card["teacher"]["files"], [(e.context, e.response) for e in examples])
+    assert card["teacher"]["scored"] == "cpu" and card["teacher"]["seconds"] > 0
+    # another teacher's targets, or targets scored another way, are not read: the key names both
+    pairs = [(e.context, e.response) for e in examples]
+    assert distill.teacher_key({"x": "1"}, pairs, "cpu") != distill.teacher_key(card["teacher"]["files"], pairs, "cpu")
+    assert distill.teacher_key({"x": "1"}, pairs, "cpu") != distill.teacher_key({"x": "1"}, pairs, "cpu bf16")
 
 
 def test_a_teacher_with_no_share_trains_exactly_as_no_teacher(tmp_path, teacher, shared_data):

@@ -3,13 +3,18 @@
 ``dialeval quality train-views OUT --teacher DIR`` trains a student (say MiniLM, cheap to run)
 on the teacher's soft targets (say the mpnet cross-encoder, too slow for the main job) beside the
 hard labels (:func:`dialeval.quality.crosstrain.view_loss`). The teacher scores every training
-example the schedule reaches once, before the first step; its probabilities are kept in
-``OUT/teacher.safetensors`` under a key of the teacher's files and the examples, so a resumed run
-reads them back and a run with another teacher or other examples scores again.
+example the schedule reaches once, before the first step. Its probabilities are kept in shards
+of :data:`SHARD` examples, ``OUT/teacher/NNNNN.safetensors``, each written whole as soon as it
+is scored and keyed by the teacher's files, where and how it scored (``cpu``, bf16) and the
+shard's examples. A run stopped while the teacher scores (on 2 CPU cores the teacher's pass can
+take hours) keeps the shards it finished; a rerun reads them back and scores only the rest, and a
+run with another teacher or other examples scores again.
 
 Example:
     >>> teacher_key({"adapter.safetensors": "ab", "heads.json": "cd"}, [(("Hi",), "Hello")]) == teacher_key(
     ...     {"adapter.safetensors": "ab", "heads.json": "cd"}, [(("Hi",), "Hello!")])
+    False
+    >>> teacher_key({"heads.json": "cd"}, [], "cpu") == teacher_key({"heads.json": "cd"}, [], "cuda")
     False
 """
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +31,8 @@ from typing import Any
 
 #: The files of a trained views folder a teacher needs.
 TEACHER_FILES = ("adapter.safetensors", "heads.json")
+#: Examples per shard of the teacher's targets (about 3 minutes of scoring on 2 CPU cores under bf16).
+SHARD = 4096
 
 
 def check_teacher(folder: Path) -> dict[str, str]:
@@ -50,9 +58,9 @@ def check_teacher(folder: Path) -> dict[str, str]:
     return {name: sha256_file(folder / name) for name in TEACHER_FILES}
 
 
-def teacher_key(files: dict[str, str], examples: Sequence[tuple[Sequence[str], str]]) -> str:
-    """Return the key of a teacher's targets: its files' hashes and every example's context and response, in order."""
-    h = hashlib.sha256(json.dumps(files, sort_keys=True).encode())
+def teacher_key(files: dict[str, str], examples: Sequence[tuple[Sequence[str], str]], scored: str = "") -> str:
+    """Return the key of a teacher's targets: its files' hashes, how it scored, and every example's text, in order."""
+    h = hashlib.sha256(json.dumps([files, scored], sort_keys=True).encode())
     for context, response in examples:
         h.update(json.dumps([list(context), response]).encode())
     return h.hexdigest()
@@ -63,38 +71,80 @@ def teacher_targets(
 ) -> tuple[Any, dict[str, Any]]:
     """Return the teacher's view probabilities of every example (float32, one row each) and what the card says of it.
 
-    Read from ``out/teacher.safetensors`` when its key is this teacher's and these examples';
-    otherwise scored (on ``device``, under bfloat16 autocast if ``bf16``) and written there
-    whole or not at all.
+    Each shard of :data:`SHARD` examples is read from ``out/teacher/NNNNN.safetensors`` when its
+    key is this teacher's, this way of scoring's and these examples'; otherwise it is scored (on
+    ``device``, under bfloat16 autocast if ``bf16``) and written there whole or not at all. The
+    card's ``seconds`` add up the scoring time of every shard, over all the runs that scored them.
 
     Raises:
         InputError: ``folder`` is not a trained views folder (:func:`check_teacher`).
     """
     import torch
+
+    files = check_teacher(folder)
+    scored = f"{device.split(':')[0]}{' bf16' if bf16 else ''}"
+    folder_out = out / "teacher"
+    scorer = _Scorer(folder, device, bf16)
+    parts, seconds = [], 0.0
+    n_shards = -(-len(examples) // SHARD)
+    for n in range(n_shards):
+        shard = examples[n * SHARD : (n + 1) * SHARD]
+        probs, took, fresh = _shard(folder_out / f"{n:05d}.safetensors", teacher_key(files, shard, scored), shard,
+                                    scorer)  # fmt: skip
+        parts.append(probs)
+        seconds += took
+        if fresh:
+            print(f"teacher: shard {n + 1}/{n_shards} scored ({min(len(examples), (n + 1) * SHARD):,} of "
+                  f"{len(examples):,} examples)", file=sys.stderr, flush=True)  # fmt: skip
+    card = {"folder": str(folder), "files": files, "encoder": scorer.encoder, "examples": len(examples),
+            "scored": scored, "bf16": bf16, "seconds": round(seconds, 1)}  # fmt: skip
+    return (torch.cat(parts) if parts else torch.empty((0, 3))), card
+
+
+class _Scorer:
+    """The teacher, loaded on its first use only (a run whose shards are all written never loads it)."""
+
+    def __init__(self, folder: Path, device: str, bf16: bool) -> None:
+        self.folder, self.device, self.bf16 = folder, device, bf16
+        self.model: Any = None
+        head = json.loads((folder / "heads.json").read_text(encoding="utf-8"))
+        from dialeval.models.loading import DEFAULT_ENCODER
+
+        self.encoder = str(head.get("encoder", DEFAULT_ENCODER))
+
+    def __call__(self, examples: Sequence[tuple[Sequence[str], str]]) -> Any:
+        """Return the teacher's view probabilities of ``examples`` (float32)."""
+        import torch
+
+        from dialeval.metrics.quality.crossenc import load_views, score_batches
+        from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+
+        if self.model is None:
+            self.model, self.tokens, _ = load_views(str(self.folder), str(resolve_encoder_dir(DEFAULT_ENCODER)),
+                                                    self.device)  # fmt: skip
+        pairs = self.tokens.pairs([list(c) for c, _ in examples], [r for _, r in examples])
+        with torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16, enabled=self.bf16):
+            logits = score_batches(self.model, pairs, max_tokens=2048 if self.device == "cpu" else 65536)
+        return torch.sigmoid(torch.tensor(logits, dtype=torch.float32).reshape(len(examples), 3))
+
+
+def _shard(
+    path: Path, key: str, examples: Sequence[tuple[Sequence[str], str]], scorer: _Scorer
+) -> tuple[Any, float, bool]:
+    """Return one shard's probabilities, the seconds its scoring took, and whether it was scored now (not read back)."""
     from safetensors import safe_open
     from safetensors.torch import save_file
 
-    from dialeval.metrics.quality.crossenc import load_views, score_batches
-    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
-
-    files = check_teacher(folder)
-    key = teacher_key(files, examples)
-    path = out / "teacher.safetensors"
     if path.exists():
         with safe_open(str(path), "pt") as f:
             meta = f.metadata() or {}
             if meta.get("key") == key:
-                return f.get_tensor("probs"), json.loads(meta["card"])
+                return f.get_tensor("probs"), float(meta["seconds"]), False
     started = time.perf_counter()
-    model, tokens, head = load_views(str(folder), str(resolve_encoder_dir(DEFAULT_ENCODER)), device)
-    pairs = tokens.pairs([list(c) for c, _ in examples], [r for _, r in examples])
-    with torch.autocast(device.split(":")[0], dtype=torch.bfloat16, enabled=bf16):
-        logits = score_batches(model, pairs, max_tokens=2048 if device == "cpu" else 65536)
-    probs = torch.sigmoid(torch.tensor(logits, dtype=torch.float32))
-    card = {"folder": str(folder), "files": files, "encoder": head.get("encoder", DEFAULT_ENCODER),
-            "examples": len(examples), "bf16": bf16, "seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
-    out.mkdir(parents=True, exist_ok=True)
+    probs = scorer(examples)
+    took = time.perf_counter() - started
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    save_file({"probs": probs.contiguous()}, str(tmp), metadata={"key": key, "card": json.dumps(card)})
+    save_file({"probs": probs.contiguous()}, str(tmp), metadata={"key": key, "seconds": repr(took)})
     tmp.replace(path)
-    return probs, card
+    return probs, took, True
