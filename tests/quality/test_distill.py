@@ -66,6 +66,7 @@ def test_the_targets_are_the_teachers_probabilities_scored_once_and_read_back_on
     from dialeval.data._common import sha256_file
     from dialeval.metrics.quality import crossenc
     from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+    from dialeval.quality.recipes import machine
 
     monkeypatch.setattr(distill, "SHARD", 6)  # 16 examples: shards of 6, 6 and 4
     folder = teacher / "model"
@@ -102,6 +103,7 @@ def test_the_targets_are_the_teachers_probabilities_scored_once_and_read_back_on
     assert card["teacher"]["files"] == {n: sha256_file(folder / n) for n in distill.TEACHER_FILES}
     assert card["teacher"]["examples"] == len(examples) and card["teacher"]["encoder"] == DEFAULT_ENCODER
     assert card["teacher"]["scored"] == "cpu" and card["teacher"]["seconds"] > 0
+    assert card["teacher"]["machines"] == [machine("cpu")]
     # another teacher's targets, or targets scored another way, are not read: the key names both
     pairs = [(e.context, e.response) for e in examples]
     assert distill.teacher_key({"x": "1"}, pairs, "cpu") != distill.teacher_key(card["teacher"]["files"], pairs, "cpu")

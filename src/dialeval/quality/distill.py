@@ -74,7 +74,8 @@ def teacher_targets(
     Each shard of :data:`SHARD` examples is read from ``out/teacher/NNNNN.safetensors`` when its
     key is this teacher's, this way of scoring's and these examples'; otherwise it is scored (on
     ``device``, under bfloat16 autocast if ``bf16``) and written there whole or not at all. The
-    card's ``seconds`` add up the scoring time of every shard, over all the runs that scored them.
+    card's ``seconds`` add up the scoring time of every shard, over all the runs that scored them, and
+    its ``machines`` name where they were scored (:func:`dialeval.quality.recipes.machine`).
 
     Raises:
         InputError: ``folder`` is not a trained views folder (:func:`check_teacher`).
@@ -85,19 +86,20 @@ def teacher_targets(
     scored = f"{device.split(':')[0]}{' bf16' if bf16 else ''}"
     folder_out = out / "teacher"
     scorer = _Scorer(folder, device, bf16)
-    parts, seconds = [], 0.0
+    parts, seconds, machines = [], 0.0, set()
     n_shards = -(-len(examples) // SHARD)
     for n in range(n_shards):
         shard = examples[n * SHARD : (n + 1) * SHARD]
-        probs, took, fresh = _shard(folder_out / f"{n:05d}.safetensors", teacher_key(files, shard, scored), shard,
-                                    scorer)  # fmt: skip
+        probs, took, where, fresh = _shard(folder_out / f"{n:05d}.safetensors", teacher_key(files, shard, scored),
+                                           shard, scorer)  # fmt: skip
         parts.append(probs)
         seconds += took
+        machines.add(where)
         if fresh:
             print(f"teacher: shard {n + 1}/{n_shards} scored ({min(len(examples), (n + 1) * SHARD):,} of "
                   f"{len(examples):,} examples)", file=sys.stderr, flush=True)  # fmt: skip
     card = {"folder": str(folder), "files": files, "encoder": scorer.encoder, "examples": len(examples),
-            "scored": scored, "bf16": bf16, "seconds": round(seconds, 1)}  # fmt: skip
+            "scored": scored, "bf16": bf16, "seconds": round(seconds, 1), "machines": sorted(machines)}  # fmt: skip
     return (torch.cat(parts) if parts else torch.empty((0, 3))), card
 
 
@@ -130,21 +132,24 @@ class _Scorer:
 
 def _shard(
     path: Path, key: str, examples: Sequence[tuple[Sequence[str], str]], scorer: _Scorer
-) -> tuple[Any, float, bool]:
-    """Return one shard's probabilities, the seconds its scoring took, and whether it was scored now (not read back)."""
+) -> tuple[Any, float, str, bool]:
+    """Return one shard's probabilities, its scoring's seconds and machine, and whether it was scored now (not read)."""
     from safetensors import safe_open
     from safetensors.torch import save_file
+
+    from dialeval.quality.recipes import machine
 
     if path.exists():
         with safe_open(str(path), "pt") as f:
             meta = f.metadata() or {}
             if meta.get("key") == key:
-                return f.get_tensor("probs"), float(meta["seconds"]), False
+                return f.get_tensor("probs"), float(meta["seconds"]), meta.get("machine", "not recorded"), False
     started = time.perf_counter()
     probs = scorer(examples)
     took = time.perf_counter() - started
+    where = machine(scorer.device)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    save_file({"probs": probs.contiguous()}, str(tmp), metadata={"key": key, "seconds": repr(took)})
+    save_file({"probs": probs.contiguous()}, str(tmp), metadata={"key": key, "seconds": repr(took), "machine": where})
     tmp.replace(path)
-    return probs, took, True
+    return probs, took, where, True
