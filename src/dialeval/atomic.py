@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Literal, overload
 
 from dialeval.errors import DialevalError
 
@@ -99,10 +99,22 @@ def _make_parent(target: Path) -> list[Path]:
     return created
 
 
+@overload
+def atomic_write(
+    path: str | Path, mode: Literal["w"] = "w", encoding: str | None = "utf-8", *, private: bool = False
+) -> contextlib.AbstractContextManager[IO[str]]: ...
+
+
+@overload
+def atomic_write(
+    path: str | Path, mode: Literal["wb"], encoding: str | None = None, *, private: bool = False
+) -> contextlib.AbstractContextManager[IO[bytes]]: ...
+
+
 @contextlib.contextmanager
 def atomic_write(
     path: str | Path, mode: str = "w", encoding: str | None = "utf-8", *, private: bool = False
-) -> Iterator[IO[str]]:
+) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` and rename it over ``path`` on success.
 
     On any exception the temporary file is removed and ``path`` is untouched, and folders

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -135,8 +134,9 @@ def _shard(
 ) -> tuple[Any, float, str, bool]:
     """Return one shard's probabilities, its scoring's seconds and machine, and whether it was scored now (not read)."""
     from safetensors import safe_open
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
+    from dialeval.atomic import atomic_write
     from dialeval.quality.recipes import machine
 
     if path.exists():
@@ -148,8 +148,6 @@ def _shard(
     probs = scorer(examples)
     took = time.perf_counter() - started
     where = machine(scorer.device)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    save_file({"probs": probs.contiguous()}, str(tmp), metadata={"key": key, "seconds": repr(took), "machine": where})
-    tmp.replace(path)
+    with atomic_write(path, "wb") as fh:
+        fh.write(save({"probs": probs.contiguous()}, metadata={"key": key, "seconds": repr(took), "machine": where}))
     return probs, took, where, True
