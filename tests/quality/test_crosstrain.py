@@ -282,3 +282,17 @@ def test_a_bad_base_encoder_is_one_error_before_any_data_is_read_or_out_is_made(
     with pytest.raises(InputError, match="neither a packaged encoder"):
         ct.main([str(tmp_path / "run"), "--encoder", "no-such-encoder"])
     assert not (tmp_path / "run").exists()
+
+
+def test_adding_lora_warns_of_nothing_a_user_can_act_on():
+    """peft 0.x reads transformers' deprecated ``is_gradient_checkpointing``, which warns on every training run."""
+    import warnings
+
+    from dialeval.metrics.quality.crossenc import build_model
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+
+    model = build_model(str(resolve_encoder_dir(DEFAULT_ENCODER)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        adapted = ct.add_lora(model.encoder, 4, 8)
+    assert any("lora_A" in name for name, _ in adapted.named_parameters())

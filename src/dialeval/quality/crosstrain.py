@@ -38,6 +38,7 @@ import json
 import random
 import re
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -305,7 +306,9 @@ def add_lora(model: Any, r: int, alpha: int, targets: Sequence[str] = LORA_TARGE
     if not set(targets) & names:
         raise InputError(f"no layer of the encoder is named {', '.join(targets) or '(nothing)'}", field="lora_targets")
     lora = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.0, target_modules=list(targets))
-    return get_peft_model(model, lora)
+    with warnings.catch_warnings():  # peft probes transformers' deprecated alias; nothing a user can act on
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        return get_peft_model(model, lora)
 
 
 def _model(cfg: TrainConfig) -> tuple[Any, Any]:
