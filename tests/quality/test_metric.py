@@ -116,7 +116,7 @@ def with_peft_adapter(encoder, folder):
 
     cfg = json.loads((folder / "encoder.json").read_text())["config"]
     auto = encoder[0].auto_model
-    if cfg["base_fp16"]:  # trained on the base rounded to fp16 (docs/quality.md, tenth session)
+    if cfg["base_fp16"]:  # trained on the base rounded to fp16 (docs/quality-search.md, tenth session)
         with torch.no_grad():
             for param in auto.parameters():
                 param.copy_(param.half().float())
@@ -210,8 +210,8 @@ def test_the_shipped_metric_runs_no_minilm_heads_and_its_sub_scores_are_the_larg
 
 
 def test_the_shipped_ensemble_keeps_the_features_of_one_direction_and_needs_no_lm(metric):
-    # chosen by docs/quality.md's comparison (tenth session): the cross-encoder's coherence beside the heads and
-    # the cosine over all-mpnet-base-v2 fine-tuned with the shipped LoRA adapter
+    # chosen by the comparison of docs/quality-search.md (tenth session): the cross-encoder's coherence beside
+    # the heads and the cosine over all-mpnet-base-v2 fine-tuned with the shipped LoRA adapter
     assert weights("ensemble")["features"] == ["view_coherent", "large_sensible", "large_fluent", "large_cosine"]
     assert not metric.uses_lm() and "lm_sha" not in metric.signature
     assert metric.uses_views() and "views_adapter_sha" in metric.signature

@@ -90,7 +90,7 @@ def test_the_all_recipe_draws_from_every_allowed_corpus(shared_data):
     pairs = draw_pairs(small, shared_data)
     counts = {name: sum(p.source == name for p in pairs) for name in ALLOWED}
     assert counts == dict.fromkeys(ALLOWED, 5)  # Topical-Chat and Chit-Chat included, no other file
-    assert RECIPES["all"].chitchat_dialogues == 7168  # the whole Chit-Chat corpus (docs/quality.md)
+    assert RECIPES["all"].chitchat_dialogues == 7168  # the whole Chit-Chat corpus (docs/quality-search.md)
 
 
 def test_cli_another_encoder_with_an_ensemble_recipe_or_a_bad_name_is_one_clear_error(tmp_path):

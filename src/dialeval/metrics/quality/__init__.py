@@ -12,7 +12,7 @@ Outputs:
   Both read the heads over the encoder the ensemble runs: the larger encoder's
   (``heads-large``, the tuned mpnet) when the ensemble names one of :data:`LARGE_FEATURES`,
   as the shipped one does, else MiniLM's (``heads``); MiniLM then runs as a bi-encoder only
-  for an ensemble that names one of :data:`FROZEN_FEATURES` (docs/quality.md, eleventh session).
+  for an ensemble that names one of :data:`FROZEN_FEATURES` (docs/quality-search.md, eleventh session).
 * ``quality``: a ridge regression over the features of :data:`ENSEMBLE_FEATURES` that
   agree in direction on every public rated set it is fitted on (per-benchmark
   percentile-rank targets), so about the expected human percentile of the response.
@@ -21,7 +21,7 @@ Outputs:
   over all-mpnet-base-v2 with its contrastively trained LoRA adapter merged
   (``large_sensible``, ``large_fluent``, ``large_cosine``; ``bundled/heads-large``). The
   candidate with the best leave-one-benchmark-out mean leaves out the MiniLM heads' features
-  (docs/quality.md, tenth session); the SmolLM2 likelihood features (NLL, unconditional NLL,
+  (docs/quality-search.md, tenth session); the SmolLM2 likelihood features (NLL, unconditional NLL,
   the context's gain in log-likelihood, which is the specificity of ``lm_context_gain`` in
   the ``likelihood`` family), the length and the cross-encoder's fluent and specific views
   flip direction between rated sets, so they are left out and the LM is not loaded.
