@@ -47,6 +47,15 @@ def test_hand_computed_example():
     assert r["precision_macro"] == pytest.approx(5 / 6) and r["f1_macro"] == pytest.approx(7 / 9)
 
 
+def test_a_predicted_class_absent_from_the_truth_counts_against_its_true_class_silently(recwarn):
+    # true 0,0,1 / pred 0,2,1: recalls of the true classes 1/2 and 1 -> UAR 3/4 (class 2 is never true, so it has
+    # no recall of its own); scikit-learn warns "y_pred contains classes not in y_true" here, dialeval does not.
+    r = label_agreement([0, 0, 1], [0, 2, 1])
+    assert r["uar"] == pytest.approx(3 / 4)
+    assert r["accuracy"] == pytest.approx(2 / 3)
+    assert not [w for w in recwarn if "classes not in y_true" in str(w.message)]
+
+
 def test_label_errors():
     with pytest.raises(InputError, match="2 true labels but 1 predictions"):
         label_agreement([0, 1], [0])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import warnings
 
 import pytest
 
@@ -132,8 +133,10 @@ def peft_reference(model, head: dict, adapter: dict, targets: tuple[str, ...]):
     import torch
     from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
 
-    model.encoder = get_peft_model(model.encoder, LoraConfig(r=head["lora_r"], lora_alpha=head["lora_alpha"],
-                                                             target_modules=list(targets)))
+    with warnings.catch_warnings():  # peft reads transformers' deprecated attribute (as add_lora filters)
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        model.encoder = get_peft_model(model.encoder, LoraConfig(r=head["lora_r"], lora_alpha=head["lora_alpha"],
+                                                                 target_modules=list(targets)))
     weights = {k.removeprefix("encoder.").replace(".default", ""): v.float() for k, v in adapter.items()}
     set_peft_model_state_dict(model.encoder, weights)
     with torch.no_grad():

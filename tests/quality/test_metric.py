@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -75,8 +76,10 @@ def plain_views(items: list[MetricInput]) -> list[dict[str, float]]:
         with torch.no_grad():
             for param in base.parameters():
                 param.copy_(param.half().float())
-    enc = peft.get_peft_model(base, peft.LoraConfig(
-        r=head["lora_r"], lora_alpha=head["lora_alpha"], target_modules=["query", "key", "value", "dense"]))
+    with warnings.catch_warnings():  # peft reads transformers' deprecated attribute (as crosstrain.add_lora filters)
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        enc = peft.get_peft_model(base, peft.LoraConfig(
+            r=head["lora_r"], lora_alpha=head["lora_alpha"], target_modules=["query", "key", "value", "dense"]))
     saved = load_file(str(BUNDLED / "views" / "adapter.safetensors"))
     peft.set_peft_model_state_dict(enc, {k.removeprefix("encoder.").replace(".default", ""): v.float()
                                          for k, v in saved.items()})  # fmt: skip
@@ -121,8 +124,10 @@ def with_peft_adapter(encoder, folder):
             for param in auto.parameters():
                 param.copy_(param.half().float())
     targets = cfg.get("lora_targets", ["query", "key", "value", "dense"])  # a card before the field: these
-    model = peft.get_peft_model(auto, peft.LoraConfig(r=cfg["lora_r"], lora_alpha=cfg["lora_alpha"], lora_dropout=0.0,
-                                                      target_modules=targets))  # fmt: skip
+    with warnings.catch_warnings():  # as in plain_views
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        model = peft.get_peft_model(auto, peft.LoraConfig(r=cfg["lora_r"], lora_alpha=cfg["lora_alpha"],
+                                                          lora_dropout=0.0, target_modules=targets))  # fmt: skip
     missing = model.load_state_dict({k: v.float() for k, v in load_file(str(folder / "adapter.safetensors")).items()},
                                     strict=False).unexpected_keys  # fmt: skip
     assert not missing
