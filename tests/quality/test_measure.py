@@ -43,3 +43,52 @@ def test_the_split_by_the_originals_rating_partitions_the_pairs(tmp_path, monkey
     assert low["n"] + high["n"] == whole["n"]
     mixed = (low["fraction"] * low["n"] + high["fraction"] * high["n"]) / whole["n"]
     assert mixed == pytest.approx(whole["fraction"])
+
+
+def test_record_writes_the_rows_under_measured_and_keeps_the_rest_of_the_card(tmp_path):
+    from dialeval.quality.measure import record
+
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"model": "ridge", "leave_one_benchmark_out": [{"benchmark": "usr-tc"}]}))
+    record(card, "stress", [{"perturbation": "negation", "fraction": 0.5, "ci_low": float("nan")}], ["stress"])
+    record(card, "dialogue", [{"metric": "quality", "value": 0.8}], ["dialogue", "--per-system", "3"])
+    saved = json.loads(card.read_text())  # strict JSON: NaN would not parse back as a float
+    assert saved["model"] == "ridge" and saved["leave_one_benchmark_out"] == [{"benchmark": "usr-tc"}]
+    assert saved["measured"]["stress"]["rows"] == [{"perturbation": "negation", "fraction": 0.5, "ci_low": None}]
+    assert saved["measured"]["dialogue"]["rows"] == [{"metric": "quality", "value": 0.8}]
+    assert saved["measured"]["dialogue"]["command"] == "python -m dialeval.quality.measure dialogue --per-system 3"
+    assert "CPUs" in saved["measured"]["dialogue"]["machine"] and saved["measured"]["stress"]["date"][:2] == "20"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (None, "cannot read the card"), ('{"model": ', "not a JSON card"), ("[1, 2]", "not a JSON object but a list"),
+])  # fmt: skip
+def test_record_refuses_a_card_it_cannot_read_and_leaves_it_as_it_was(tmp_path, text, message):
+    from dialeval.errors import InputError
+    from dialeval.quality.measure import record
+
+    card = tmp_path / "card.json"
+    if text is not None:
+        card.write_text(text)
+    with pytest.raises(InputError, match=message) as err:
+        record(card, "stress", [{"fraction": 0.5}], ["stress"])
+    assert "card.json" in str(err.value) and "--card" in str(err.value)
+    assert (card.read_text() if text is not None else None) == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["card.json"] if text is not None else [])
+
+
+@pytest.mark.usefixtures("shared_data")
+def test_the_command_writes_the_stress_rows_it_prints_into_the_card(tmp_path, monkeypatch, capsys):
+    from dialeval.quality.measure import main
+
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    card = tmp_path / "card.json"
+    card.write_text('{"model": "ridge"}')
+    main(["stress", "--contexts", "1", "--card", str(card)])
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    measured = json.loads(card.read_text())["measured"]["stress"]
+    # one context has no other context to swap in: its other-context rows count 0 pairs, NaN printed, null kept
+    assert [{k: None if v != v else v for k, v in r.items()} for r in printed] == measured["rows"]
+    assert {r["perturbation"] for r in printed} == {"other-context", "negation", "repetition", "truncation"}
+    assert any(r["n"] == 6 and r["fraction"] is not None for r in measured["rows"])
+    assert measured["command"] == f"python -m dialeval.quality.measure stress --contexts 1 --card {card}"

@@ -12,6 +12,11 @@ the first K DSTC9 interactive dialogues of each of the 11 bots (cached in
 ``<cache>/quality-dstc9.json``) and correlates, at dialogue and system level, the human
 "overall" rating with the plain mean of the turn ``quality`` and with the dialogue-level
 features of :func:`dialogue_features` (fixed before the measurement; nothing is fitted on DSTC9).
+
+``--card PATH`` also writes the rows into a bundle's ``quality/card.json`` under
+``measured.stress`` or ``measured.dialogue`` (:func:`record`), with the command, the date, the
+version and the machine, so that the shipped card carries these figures beside its
+leave-one-benchmark-out ones.
 """
 
 from __future__ import annotations
@@ -211,6 +216,51 @@ def _turn_quality(cands: Sequence[Candidate], dialogues: Any, cache_name: str, v
     return dict(zip([c.id for c in cands], combine(_columns(rows, names), ens, names), strict=True))
 
 
+def record(card: Path, what: str, rows: Sequence[dict[str, Any]], argv: Sequence[str]) -> None:
+    """Write ``rows`` into ``card`` under ``measured.<what>``, with how they were measured; keep the rest.
+
+    A NaN in a row is written as null (JSON has no NaN). The card is replaced atomically: on a
+    failure it is left as it was.
+
+    Raises:
+        InputError: ``card`` cannot be read or is not a JSON object (naming the file and the line).
+
+    Example:
+        >>> import tempfile
+        >>> card = Path(tempfile.mkdtemp()) / "card.json"
+        >>> _ = card.write_text('{"model": "ridge"}')
+        >>> record(card, "stress", [{"perturbation": "negation", "fraction": 0.9}], ["stress", "--contexts", "60"])
+        >>> saved = json.loads(card.read_text())
+        >>> saved["model"], saved["measured"]["stress"]["rows"]
+        ('ridge', [{'perturbation': 'negation', 'fraction': 0.9}])
+        >>> saved["measured"]["stress"]["command"]
+        'python -m dialeval.quality.measure stress --contexts 60'
+    """
+    import datetime
+
+    from dialeval import __version__
+    from dialeval.atomic import atomic_write
+    from dialeval.errors import InputError
+    from dialeval.quality.recipes import machine
+
+    try:
+        saved = json.loads(card.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read the card: {exc.strerror}", path=card, field="--card") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        line = exc.lineno if isinstance(exc, json.JSONDecodeError) else None
+        raise InputError(f"not a JSON card: {exc}", path=card, line=line, field="--card") from None
+    if not isinstance(saved, dict):
+        raise InputError(f"not a JSON object but a {type(saved).__name__}", path=card, field="--card")
+    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
+    saved.setdefault("measured", {})[what] = {
+        "command": " ".join(["python -m dialeval.quality.measure", *argv]), "date": now, "dialeval": __version__,
+        "machine": machine(), "rows": [{k: None if v != v else v for k, v in r.items()} for r in rows],
+    }  # fmt: skip
+    with atomic_write(card) as f:
+        f.write(json.dumps(saved, indent=1, allow_nan=False) + "\n")
+
+
 def _large_beside(ensemble: str | None) -> str:
     """Return the ``heads-large`` folder of the bundle an ``ensemble.json`` is in ("" = none: the shipped ones)."""
     folder = Path(ensemble).parent.parent / "heads-large" if ensemble else None
@@ -231,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--views", default=None, help="also the views of this trained cross-encoder folder")
     ap.add_argument("--bundle", type=Path, default=None,
                     help="a candidate folder as `quality experiment --ship` writes it")  # fmt: skip
+    ap.add_argument("--card", type=Path, default=None, help="also write the rows into this card.json (measured.WHAT)")
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
     ensemble = None
     if args.bundle is not None:
@@ -243,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             ci = "" if r.ci_low is None or r.ci_high is None else f" [{r.ci_low:.3f}, {r.ci_high:.3f}]"
             value = "n/a" if r.value is None else f"{r.value:.3f}"
             print(f"| {r.metric} | {r.level} | {r.method} | {value}{ci} | {r.n_groups} |")
+        if args.card is not None:
+            record(args.card, "dialogue", [r.to_dict() for r in table], argv)
         return
     rows = stress_table(args.contexts, seed=args.seed, views=args.views, ensemble=ensemble)
     print("| perturbation | output | pairs | original better | mean drop [95% CI] | AUROC |")
@@ -251,6 +305,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"| {r['perturbation']} | {r['output']} | {r['n']} | {r['fraction']:.3f} | "
               f"{r['drop']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] | {r['auroc']:.3f} |")
     print(json.dumps(rows))
+    if args.card is not None:
+        record(args.card, "stress", rows, argv)
 
 
 if __name__ == "__main__":
