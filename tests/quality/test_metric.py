@@ -246,6 +246,21 @@ def test_a_benchmark_the_ensemble_saw_gets_the_held_out_figure_from_its_card(met
     assert metric.fitted_note("dstc9") is None  # never fitted on it: no note
 
 
+def test_the_shipped_card_carries_the_stress_and_dstc9_figures_the_docs_quote():
+    """``measured`` was written by ``python -m dialeval.quality.measure ... --card`` (twenty-first session); the
+    expected values are docs/quality.md's "Where it stands", measured in the tenth and twelfth sessions."""
+    measured = json.loads((BUNDLED / "quality" / "card.json").read_text())["measured"]
+    stress = {r["perturbation"]: r for r in measured["stress"]["rows"] if r["output"] == "quality"}
+    assert {p: round(r["fraction"], 3) for p, r in stress.items()} == {
+        "other-context": 0.872, "negation": 0.896, "repetition": 0.983, "truncation": 0.869}  # fmt: skip
+    assert [stress[p]["n"] for p in ("other-context", "negation")] == [360, 278]
+    dialogue = {(r["metric"], r["level"], r["method"]): r for r in measured["dialogue"]["rows"]}
+    system = dialogue[("quality_dialogue", "system", "spearman")]
+    assert (round(system["value"], 3), round(system["ci_low"], 3), round(system["ci_high"], 3)) == (0.809, 0.636, 0.855)
+    assert round(dialogue[("quality_dialogue", "dialogue", "spearman")]["value"], 3) == 0.228
+    assert measured["dialogue"]["command"].startswith("python -m dialeval.quality.measure dialogue --per-system 100000")
+
+
 def test_quality_is_the_first_default_metric():
     from dialeval.metrics.resolve import resolve_metrics
 
