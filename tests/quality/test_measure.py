@@ -50,13 +50,13 @@ def test_record_writes_the_rows_under_measured_and_keeps_the_rest_of_the_card(tm
 
     card = tmp_path / "card.json"
     card.write_text(json.dumps({"model": "ridge", "leave_one_benchmark_out": [{"benchmark": "usr-tc"}]}))
-    record(card, "stress", [{"perturbation": "negation", "fraction": 0.5, "ci_low": float("nan")}], ["stress"])
-    record(card, "dialogue", [{"metric": "quality", "value": 0.8}], ["dialogue", "--per-system", "3"])
+    record(card, "stress", [{"perturbation": "negation", "fraction": 0.5, "ci_low": float("nan")}], "measure stress")
+    record(card, "dialogue", [{"metric": "quality", "value": 0.8}], "measure dialogue --per-system 3")
     saved = json.loads(card.read_text())  # strict JSON: NaN would not parse back as a float
     assert saved["model"] == "ridge" and saved["leave_one_benchmark_out"] == [{"benchmark": "usr-tc"}]
     assert saved["measured"]["stress"]["rows"] == [{"perturbation": "negation", "fraction": 0.5, "ci_low": None}]
     assert saved["measured"]["dialogue"]["rows"] == [{"metric": "quality", "value": 0.8}]
-    assert saved["measured"]["dialogue"]["command"] == "python -m dialeval.quality.measure dialogue --per-system 3"
+    assert saved["measured"]["dialogue"]["command"] == "measure dialogue --per-system 3"
     assert "CPUs" in saved["measured"]["dialogue"]["machine"] and saved["measured"]["stress"]["date"][:2] == "20"
 
 
@@ -71,7 +71,7 @@ def test_record_refuses_a_card_it_cannot_read_and_leaves_it_as_it_was(tmp_path, 
     if text is not None:
         card.write_text(text)
     with pytest.raises(InputError, match=message) as err:
-        record(card, "stress", [{"fraction": 0.5}], ["stress"])
+        record(card, "stress", [{"fraction": 0.5}], "measure stress")
     assert "card.json" in str(err.value) and "--card" in str(err.value)
     assert (card.read_text() if text is not None else None) == text
     assert sorted(p.name for p in tmp_path.iterdir()) == (["card.json"] if text is not None else [])
@@ -92,3 +92,17 @@ def test_the_command_writes_the_stress_rows_it_prints_into_the_card(tmp_path, mo
     assert {r["perturbation"] for r in printed} == {"other-context", "negation", "repetition", "truncation"}
     assert any(r["n"] == 6 and r["fraction"] is not None for r in measured["rows"])
     assert measured["command"] == f"python -m dialeval.quality.measure stress --contexts 1 --card {card}"
+
+
+def test_the_cli_refuses_a_bad_card_in_one_line_before_measuring(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    card = tmp_path / "card.json"
+    card.write_text("[]")
+    res = CliRunner().invoke(app, ["quality", "measure", "dialogue", "--per-system", "1", "--card", str(card)])
+    assert res.exit_code == 2, res.output
+    assert "not a JSON object but a list" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "cache" / "quality-dstc9.json").exists()  # refused before any turn was scored

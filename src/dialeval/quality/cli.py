@@ -140,6 +140,12 @@ def experiment(ctx: typer.Context) -> None:
     _pass_on("dialeval.quality.experiment", ctx.args, "dialeval quality experiment")
 
 
+@quality_app.command("measure", context_settings=PASS_ON)
+def measure(ctx: typer.Context) -> None:
+    """Measure quality's stress pairs or DSTC9 dialogue level (arguments: ``python -m dialeval.quality.measure``)."""
+    _pass_on("dialeval.quality.measure", ctx.args, "dialeval quality measure")
+
+
 def _pass_on(module: str, args: list[str], prog: str) -> None:
     """Run ``module``'s ``main`` on the remaining arguments, its usage named ``prog``; errors are one line."""
     import importlib

@@ -13,10 +13,11 @@ the first K DSTC9 interactive dialogues of each of the 11 bots (cached in
 "overall" rating with the plain mean of the turn ``quality`` and with the dialogue-level
 features of :func:`dialogue_features` (fixed before the measurement; nothing is fitted on DSTC9).
 
+Both run as ``dialeval quality measure stress|dialogue`` too, where an error is one line.
 ``--card PATH`` also writes the rows into a bundle's ``quality/card.json`` under
 ``measured.stress`` or ``measured.dialogue`` (:func:`record`), with the command, the date, the
 version and the machine, so that the shipped card carries these figures beside its
-leave-one-benchmark-out ones.
+leave-one-benchmark-out ones. The card is read before the measurement, so a bad path fails at once.
 """
 
 from __future__ import annotations
@@ -216,7 +217,7 @@ def _turn_quality(cands: Sequence[Candidate], dialogues: Any, cache_name: str, v
     return dict(zip([c.id for c in cands], combine(_columns(rows, names), ens, names), strict=True))
 
 
-def record(card: Path, what: str, rows: Sequence[dict[str, Any]], argv: Sequence[str]) -> None:
+def record(card: Path, what: str, rows: Sequence[dict[str, Any]], command: str) -> None:
     """Write ``rows`` into ``card`` under ``measured.<what>``, with how they were measured; keep the rest.
 
     A NaN in a row is written as null (JSON has no NaN). The card is replaced atomically: on a
@@ -229,19 +230,34 @@ def record(card: Path, what: str, rows: Sequence[dict[str, Any]], argv: Sequence
         >>> import tempfile
         >>> card = Path(tempfile.mkdtemp()) / "card.json"
         >>> _ = card.write_text('{"model": "ridge"}')
-        >>> record(card, "stress", [{"perturbation": "negation", "fraction": 0.9}], ["stress", "--contexts", "60"])
+        >>> record(card, "stress", [{"perturbation": "negation", "fraction": 0.9}], "measure stress")
         >>> saved = json.loads(card.read_text())
-        >>> saved["model"], saved["measured"]["stress"]["rows"]
-        ('ridge', [{'perturbation': 'negation', 'fraction': 0.9}])
-        >>> saved["measured"]["stress"]["command"]
-        'python -m dialeval.quality.measure stress --contexts 60'
+        >>> saved["model"], saved["measured"]["stress"]["rows"], saved["measured"]["stress"]["command"]
+        ('ridge', [{'perturbation': 'negation', 'fraction': 0.9}], 'measure stress')
     """
     import datetime
 
     from dialeval import __version__
     from dialeval.atomic import atomic_write
-    from dialeval.errors import InputError
     from dialeval.quality.recipes import machine
+
+    saved = read_card(card)
+    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
+    saved.setdefault("measured", {})[what] = {
+        "command": command, "date": now, "dialeval": __version__, "machine": machine(),
+        "rows": [{k: None if v != v else v for k, v in r.items()} for r in rows],
+    }  # fmt: skip
+    with atomic_write(card) as f:
+        f.write(json.dumps(saved, indent=1, allow_nan=False) + "\n")
+
+
+def read_card(card: Path) -> dict[str, Any]:
+    """Return the JSON object in ``card`` (checked before a measurement, so that a bad path fails at once).
+
+    Raises:
+        InputError: ``card`` cannot be read or is not a JSON object (naming the file and the line).
+    """
+    from dialeval.errors import InputError
 
     try:
         saved = json.loads(card.read_text(encoding="utf-8"))
@@ -252,13 +268,7 @@ def record(card: Path, what: str, rows: Sequence[dict[str, Any]], argv: Sequence
         raise InputError(f"not a JSON card: {exc}", path=card, line=line, field="--card") from None
     if not isinstance(saved, dict):
         raise InputError(f"not a JSON object but a {type(saved).__name__}", path=card, field="--card")
-    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
-    saved.setdefault("measured", {})[what] = {
-        "command": " ".join(["python -m dialeval.quality.measure", *argv]), "date": now, "dialeval": __version__,
-        "machine": machine(), "rows": [{k: None if v != v else v for k, v in r.items()} for r in rows],
-    }  # fmt: skip
-    with atomic_write(card) as f:
-        f.write(json.dumps(saved, indent=1, allow_nan=False) + "\n")
+    return saved
 
 
 def _large_beside(ensemble: str | None) -> str:
@@ -271,9 +281,9 @@ def _columns(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, 
     return {n: [r.get(n) for r in rows] for n in names}
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.measure") -> None:
     """Command line: ``stress --contexts N`` or ``dialogue --per-system K``; prints Markdown and the JSON rows."""
-    ap = argparse.ArgumentParser(prog="python -m dialeval.quality.measure")
+    ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("what", choices=["stress", "dialogue"])
     ap.add_argument("--contexts", type=int, default=60)
     ap.add_argument("--per-system", type=int, default=20)
@@ -284,6 +294,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--card", type=Path, default=None, help="also write the rows into this card.json (measured.WHAT)")
     argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
+    command = " ".join([prog, *argv])
+    if args.card is not None:
+        read_card(args.card)
     ensemble = None
     if args.bundle is not None:
         args.views, ensemble = str(args.bundle / "views"), str(args.bundle / "quality" / "ensemble.json")
@@ -296,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             value = "n/a" if r.value is None else f"{r.value:.3f}"
             print(f"| {r.metric} | {r.level} | {r.method} | {value}{ci} | {r.n_groups} |")
         if args.card is not None:
-            record(args.card, "dialogue", [r.to_dict() for r in table], argv)
+            record(args.card, "dialogue", [r.to_dict() for r in table], command)
         return
     rows = stress_table(args.contexts, seed=args.seed, views=args.views, ensemble=ensemble)
     print("| perturbation | output | pairs | original better | mean drop [95% CI] | AUROC |")
@@ -306,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"{r['drop']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] | {r['auroc']:.3f} |")
     print(json.dumps(rows))
     if args.card is not None:
-        record(args.card, "stress", rows, argv)
+        record(args.card, "stress", rows, command)
 
 
 if __name__ == "__main__":
