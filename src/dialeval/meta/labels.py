@@ -31,12 +31,7 @@ def label_agreement(
         ``kappa``, ``kappa_linear``, ``kappa_quadratic``, ``precision_macro``,
         ``recall_macro``, ``f1_macro`` (precision/recall of a label never predicted count as 0), ``n``.
     """
-    from sklearn.metrics import (
-        accuracy_score,
-        balanced_accuracy_score,
-        cohen_kappa_score,
-        precision_recall_fscore_support,
-    )
+    from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_recall_fscore_support
 
     if len(y_true) != len(y_pred):
         raise InputError(f"{len(y_true)} true labels but {len(y_pred)} predictions", field="y_pred")
@@ -52,7 +47,7 @@ def label_agreement(
     }
     return {
         "accuracy": float(accuracy_score(y_true, y_pred)),
-        "uar": _uar(balanced_accuracy_score, y_true, y_pred),
+        "uar": _uar(y_true, y_pred),
         **kappas,
         "precision_macro": float(p),
         "recall_macro": float(r),
@@ -61,13 +56,15 @@ def label_agreement(
     }
 
 
-def _uar(balanced_accuracy_score: Any, y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
+def _uar(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
     """Balanced accuracy, without scikit-learn's warning for a predicted class that no true label has.
 
     That case is what the documented definition already covers (the mean recall over the true
     classes; a wrong prediction of an absent class lowers its true class's recall), so the warning
     says nothing a user should act on; a judge or a fold without every class meets it routinely.
     """
+    from sklearn.metrics import balanced_accuracy_score
+
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true", category=UserWarning)
         return float(balanced_accuracy_score(y_true, y_pred))
