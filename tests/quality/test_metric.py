@@ -237,6 +237,14 @@ def test_a_missing_ensemble_file_is_one_clear_error(tmp_path, items):
     assert "none.json" in str(err.value)
 
 
+def test_an_ensemble_file_that_is_not_utf8_is_one_clear_error(tmp_path, items):
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes(b'\xff{"features": []}')  # json.loads raised UnicodeDecodeError, a traceback, before
+    with pytest.raises(InputError, match="not UTF-8 text: invalid start byte at byte 0") as err:
+        QualityMetric(device="cpu", ensemble=str(bad)).compute(items[:1])
+    assert "latin1.json" in str(err.value)
+
+
 def test_a_benchmark_the_ensemble_saw_gets_the_held_out_figure_from_its_card(metric):
     card = json.loads((BUNDLED / "quality" / "card.json").read_text())
     held = next(r for r in card["leave_one_benchmark_out"] if r["benchmark"] == "usr-tc")["quality"]

@@ -136,6 +136,8 @@ def _read(path: Path) -> tuple[dict[str, Any], str]:
         raise InputError(f"cannot read the trained file: {exc.strerror}", path=path) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    except UnicodeDecodeError as exc:  # json.loads decodes the bytes itself
+        raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", path=path) from None
 
 
 def _digest(path: Path) -> str:
