@@ -515,10 +515,20 @@ def calibrate(folder: Path, tokens: Any, val: Sequence[Example], cfg: TrainConfi
 
 
 def _shape(cfg: TrainConfig) -> dict[str, Any]:
-    """Return the encoder and its shape as ``heads.json`` names them: what differs from the defaults (shipped: none)."""
+    """Return the encoder and its shape as ``heads.json`` names them: what differs from the defaults (shipped: none).
+
+    The default depth is MiniLM's six layers, all it has; another base names its depth even at six, since
+    loading keeps every layer of a base whose ``heads.json`` names none.
+
+    >>> _shape(TrainConfig())
+    {}
+    >>> _shape(TrainConfig(encoder="all-mpnet-base-v2"))
+    {'encoder': 'all-mpnet-base-v2', 'layers': 6}
+    """
     default = TrainConfig()
     keys = ("layers", "max_len", "max_response", "encoder", "base_fp16")
-    return {k: getattr(cfg, k) for k in keys if getattr(cfg, k) != getattr(default, k)}
+    shape = {k: getattr(cfg, k) for k in keys if getattr(cfg, k) != getattr(default, k)}
+    return shape | {"layers": cfg.layers} if "encoder" in shape else shape
 
 
 def _export(model: Any, trainable: set[str], folder: Path, cfg: TrainConfig) -> None:
