@@ -218,6 +218,13 @@ def test_a_shallow_short_run_is_loaded_with_its_own_shape(tmp_path, trained, sha
     (tmp_path / "model" / "heads.json").write_text(json.dumps(head))
     with pytest.raises(InputError, match="lacks"):
         load_views(str(tmp_path / "model"), enc)
+    # nor a deeper one: its top layers would run unadapted (heads.json naming no depth loads all 6 of MiniLM's)
+    for depth in (3, None):
+        head.pop("layers")
+        head |= {} if depth is None else {"layers": depth}
+        (tmp_path / "model" / "heads.json").write_text(json.dumps(head))
+        with pytest.raises(InputError, match=f'adapts 2 layers, the encoder has {depth or 6}: .*"layers"'):
+            load_views(str(tmp_path / "model"), enc)
 
 
 def test_a_gpu_torch_cannot_see_is_one_error_before_any_data_is_read(tmp_path, monkeypatch):

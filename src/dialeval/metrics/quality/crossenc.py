@@ -219,6 +219,7 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         InputError: The folder lacks ``adapter.safetensors`` or ``heads.json``, or they do not fit the encoder.
     """
     import json
+    import re
 
     import torch
     from safetensors.torch import load_file
@@ -244,6 +245,11 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         raise InputError(str(exc.args[0]), path=root / "adapter.safetensors") from None
     if n == 0:
         raise InputError("the adapter holds no LoRA weights", path=root / "adapter.safetensors")
+    adapted = {int(m.group(1)) for key in adapter if (m := re.search(r"\.layer\.(\d+)\.", key))}
+    depth = len(model.encoder.encoder.layer)
+    if adapted != set(range(depth)):  # a deeper encoder than the adapter's would run its top layers unadapted
+        raise InputError(f"the adapter adapts {len(adapted)} layers, the encoder has {depth}: heads.json must name "
+                         f"the depth it was trained at (\"layers\")", path=root / "heads.json")  # fmt: skip
     with torch.no_grad():
         model.heads.weight.copy_(torch.tensor(head["weight"]))
         model.heads.bias.copy_(torch.tensor(head["bias"]))
