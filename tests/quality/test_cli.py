@@ -42,3 +42,24 @@ def test_the_encoder_run_checks_its_device_and_encoder_before_any_work(tmp_path)
     res = CliRunner().invoke(app, ["quality", "train-encoder", str(tmp_path / "run"), "--rebuild"])
     assert res.exit_code == 2 and "no card.json to rebuild from" in res.output
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("module", "args", "message"),
+    [("measure", ["stress", "--card", "missing.json"], "missing.json"),
+     ("crosstrain", ["run", "--encoder", "no-such-encoder"], "neither a packaged encoder"),
+     ("experiment", ["no-such-views"], "no-such-views")],
+)
+def test_python_dash_m_gives_the_same_one_line_errors_as_the_cli(tmp_path, module, args, message) -> None:
+    """The lab notebook (docs/quality-search.md) runs ``python -m dialeval.quality.*``: bad input is one line."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", f"dialeval.quality.{module}", *args], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr + res.stdout
+    assert message in res.stdout + res.stderr
+    res = subprocess.run([sys.executable, "-m", f"dialeval.quality.{module}"], capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert res.returncode == 2 and f"usage: python -m dialeval.quality.{module}" in res.stderr  # argparse's own

@@ -158,6 +158,16 @@ def _pass_on(module: str, args: list[str], prog: str) -> None:
         raise typer.Exit(exc.code if isinstance(exc.code, int) else 1) from None
 
 
+def module_main(module: str) -> None:
+    """``python -m dialeval.quality.X``: run ``module`` as its ``dialeval quality`` command does, errors on one line."""
+    import sys
+
+    try:
+        _pass_on(module, sys.argv[1:], f"python -m {module}")
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``quality`` command group to the CLI."""
     app.add_typer(quality_app, name="quality")

@@ -681,4 +681,6 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
 
 if __name__ == "__main__":
-    main()
+    from dialeval.quality.cli import module_main
+
+    module_main("dialeval.quality.crosstrain")

@@ -766,4 +766,6 @@ def copy_parts(bundled: Path, views: Path, heads: Path | None, large_heads: Path
 
 
 if __name__ == "__main__":
-    main()
+    from dialeval.quality.cli import module_main
+
+    module_main("dialeval.quality.experiment")
