@@ -3,7 +3,10 @@
 
 The graph is built from the source's AST, not by importing it: every ``import``
 and ``from ... import`` anywhere in a module (top level and inside functions) is
-an edge, except those under ``if TYPE_CHECKING:`` (they never run). ``from
+an edge, except those under ``if TYPE_CHECKING:`` (they never run) and under ``if
+__name__ == "__main__":`` (they run only when the module is the program, ``python -m``, and
+then it runs as ``__main__``, never as the module another one imports: those are the
+program's imports, the command layer's, not the module's). ``from
 package import name`` is an edge to the submodule ``package.name`` when there is
 one, else to ``package``. The packages above an imported module (importing
 ``a.b.c`` also runs ``a/__init__``) are not edges: a package's ``__init__`` that
@@ -63,8 +66,14 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
+def _is_main_block(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators))  # fmt: skip
+
+
 def _imports(tree: ast.AST, module: str, is_package: bool, modules: set[str]) -> set[str]:
-    """Modules of ``dialeval`` that ``module`` imports (TYPE_CHECKING blocks left out)."""
+    """Modules of ``dialeval`` that ``module`` imports (TYPE_CHECKING and ``__main__`` blocks left out)."""
     out: set[str] = set()
 
     def add(name: str) -> None:
@@ -74,7 +83,7 @@ def _imports(tree: ast.AST, module: str, is_package: bool, modules: set[str]) ->
             out.add(name)
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if isinstance(node, ast.If) and (_is_type_checking(node) or _is_main_block(node)):
             for child in node.orelse:
                 visit(child)
             return
@@ -133,12 +142,13 @@ def _is_command_layer(module: str) -> bool:
     return module == "dialeval.cli" or module.startswith("dialeval.commands") or module.endswith(".cli")
 
 
-def test_the_graph_sees_function_level_imports_and_skips_type_checking_ones():
+def test_the_graph_sees_function_level_imports_and_skips_type_checking_and_main_blocks():
     source = (
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from dialeval.engines import Engine\n"
         "def f():\n    from dialeval.metrics.resolve import family\n"
         "from .base import Metric\n"
+        'if __name__ == "__main__":\n    from dialeval.engines import run\n'
     )
     modules = {"dialeval", "dialeval.engines", "dialeval.metrics", "dialeval.metrics.resolve", "dialeval.metrics.base"}
     got = _imports(ast.parse(source), "dialeval.metrics.style", False, modules)
