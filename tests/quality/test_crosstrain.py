@@ -233,9 +233,15 @@ def test_a_gpu_torch_cannot_see_is_one_error_before_any_data_is_read(tmp_path, m
     if torch.cuda.is_available():
         pytest.skip("needs a machine where torch sees no GPU")
     monkeypatch.setattr(ct, "draw", lambda *a: pytest.fail("the data was read before the device was checked"))
-    with pytest.raises(InputError, match='field "device": "cuda": torch sees no GPU'):
+    with pytest.raises(InputError, match='field "device": "cuda" asked for, but torch sees no CUDA device'):
         ct.main([str(tmp_path / "run"), "--device", "cuda"])
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("device", ["auto", "mps", "cuda:x", "CPU"])
+def test_a_device_that_scoring_knows_but_training_does_not_run_on_is_refused_by_name(device):
+    with pytest.raises(InputError, match=f'field "device": "{device}" is not a device training runs on'):
+        ct.check_device(device)
 
 
 def test_bf16_steps_train_as_fp32_steps_do_and_the_card_says_so(tmp_path, trained, shared_data):

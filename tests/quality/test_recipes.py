@@ -115,5 +115,6 @@ def test_cli_a_device_torch_does_not_know_or_cannot_see_is_one_clear_error_befor
 
     res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "--device", "gpu", "-o", str(tmp_path)])
     assert res.exit_code == 2 and "Traceback" not in res.output
-    assert 'field "device": "gpu" is not a torch device (cpu, cuda, cuda:N)' in " ".join(res.output.split())
+    expected = 'field "device": "gpu" is not a device training runs on; use cpu, cuda or cuda:N'
+    assert expected in " ".join(res.output.split())
     assert not (tmp_path / "heads").exists()

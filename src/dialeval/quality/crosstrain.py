@@ -577,24 +577,22 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
 
 
 def check_device(device: str) -> None:
-    """Fail before any data is read when ``device`` is not a torch device, or a GPU torch cannot see.
+    """Fail before any data is read when training cannot run on ``device`` here (cpu, cuda or cuda:N).
+
+    The name is checked here; whether torch sees that GPU, by :func:`dialeval.models.device.check_device`.
 
     Example:
         >>> check_device("cpu")
         >>> check_device("gpu")
         Traceback (most recent call last):
-        dialeval.errors.InputError: field "device": "gpu" is not a torch device (cpu, cuda, cuda:N)
+        dialeval.errors.InputError: field "device": "gpu" is not a device training runs on; use cpu, cuda or cuda:N
     """
-    import torch
-
     from dialeval.errors import InputError
+    from dialeval.models.device import check_device as check_usable
 
-    try:
-        kind = torch.device(device).type
-    except RuntimeError:
-        raise InputError(f'"{device}" is not a torch device (cpu, cuda, cuda:N)', field="device") from None
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise InputError(f'"{device}": torch sees no GPU on this machine (train on cpu)', field="device")
+    if device != "cpu" and not re.fullmatch(r"cuda(:\d+)?", device):
+        raise InputError(f'"{device}" is not a device training runs on; use cpu, cuda or cuda:N', field="device")
+    check_usable(device)
 
 
 def add_base_options(ap: argparse.ArgumentParser) -> None:
