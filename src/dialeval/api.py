@@ -136,20 +136,27 @@ def request_of(
 ) -> ScoringRequest:
     """Return the :class:`~dialeval.scoring.ScoringRequest` that :func:`score`'s keyword arguments give.
 
-    The same request as ``dialeval score -m ... -p key=value --device ... --engine ... --cache ...``.
+    The same request as ``dialeval score -m ... -p key=value --device ... --engine ... --cache ...``,
+    with ``device`` checked as ``--device`` is, before any work (a metric without a model would
+    otherwise ignore a misspelt one).
+
+    Raises:
+        InputError: ``device`` is not one, or torch cannot see it (:func:`~dialeval.models.device.check_device`).
 
     Example:
         >>> r = request_of("length", "local", False, {"bleu.smoothing": "method1"}, None, True)
         >>> r.metrics, r.params, r.no_cache
         (('length',), ('bleu.smoothing=method1',), True)
     """
+    from dialeval.models.device import check_device
     from dialeval.scoring import ScoringRequest
 
     names = [metrics] if isinstance(metrics, str) else metrics
     return ScoringRequest(
         metrics=None if names is None else tuple(names),
         params=tuple(f"{key}={value}" for key, value in (params or {}).items()),
-        device=device, engine=engine, cache=None if isinstance(cache, bool) else Path(cache),
+        device=None if device is None else check_device(device.strip(), field="--device"),
+        engine=engine, cache=None if isinstance(cache, bool) else Path(cache),
         no_cache=cache is False, progress=progress,
     )  # fmt: skip
 
