@@ -233,6 +233,17 @@ def test_metric_without_values_gives_undefined_rows_not_nan():
     assert all(r.value is not None and "without value" not in r.note for r in alive)
 
 
+def test_an_undefined_turn_figure_counts_contexts_as_a_defined_one_does():
+    # 8 items in 4 contexts; the human is constant for "q", so the turn correlation is undefined
+    scores = [Score(item_id=f"i{i}", metric="m", value=float(i), context_id=f"c{i // 2}") for i in range(8)]
+    ratings = [Rating(item_id=f"i{i}", dimension="q", annotator="a", value=1.0) for i in range(8)]
+    ratings += [Rating(item_id=f"i{i}", dimension="r", annotator="a", value=float(i % 3)) for i in range(8)]
+    (flat,) = correlation_table(scores, ratings, dimension="q", levels=("turn",), methods=("kendall",), n_boot=0)
+    (fine,) = correlation_table(scores, ratings, dimension="r", levels=("turn",), methods=("kendall",), n_boot=0)
+    assert flat.value is None and "undefined" in flat.note
+    assert (flat.n_items, flat.n_groups) == (fine.n_items, fine.n_groups) == (8, 4)
+
+
 def _two_systems(n_systems: int) -> tuple[list[Score], list[Rating]]:
     """Four contexts, ``n_systems`` systems; metric and human disagree within contexts."""
     scores, ratings = [], []

@@ -78,10 +78,10 @@ class RowLevel:
     def point(self, metric: str, method: Method) -> Point:
         """Correlate with scipy."""
         result = scipy_correlation(self.x[metric], self.y, method)
-        n = len(self.y)
+        groups = len(self.y) if self.level == "dialogue" else self.n_clusters  # dialogues, or the turns' contexts
         if result is None:
-            return Point(None, None, n, note="undefined: constant input or fewer than 2 values")
-        return Point(result[0], result[1], n if self.level == "dialogue" else self.n_clusters)
+            return Point(None, None, groups, note="undefined: constant input or fewer than 2 values")
+        return Point(result[0], result[1], groups)
 
     def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
         """Correlate in every resample."""
