@@ -173,6 +173,14 @@ def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
     assert str(caught.value) == f'{j}:2: field "response": expected a string, found bool'
 
 
+def test_a_column_named_twice_is_correlated_once() -> None:
+    df = pd.DataFrame({"m": [1.0, 2.0, 3.0, 5.0], "h": [1.0, 3.0, 2.0, 4.0], "context": ["a", "b", "c", "d"]})
+    once = dialeval.correlate(df, "h", ["m"], n_boot=0)
+    twice = dialeval.correlate(df, ["h", "h"], ["m", "m"], method=["spearman", "spearman"], n_boot=0)
+    assert len(once) == 1 and twice.equals(once)
+    assert once["value"][0] == pytest.approx(0.8)  # Spearman of ranks 1,2,3,4 and 1,3,2,4: 1 - 6*2/(4*15)
+
+
 def test_none_is_a_missing_value_as_an_empty_csv_cell_is() -> None:
     # a None reference is no reference (not the text "None"): bleu cannot run, as with an empty CSV cell
     with pytest.raises(InputError, match="1 of 2 items have no reference"):

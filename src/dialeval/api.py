@@ -288,7 +288,7 @@ def correlate(
 
     from dialeval.meta.correlate import correlation_table
 
-    dims = [human] if isinstance(human, str) else list(human)
+    dims = _names(human)
     names = _metric_columns(df, metrics)
     for name in [*dims, *names, *([by] if by and by != "system" else [])]:
         if name not in df.columns:
@@ -305,7 +305,8 @@ def correlate(
 
 
 def _names(value: str | Sequence[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
+    """Return one name or several as a list, each once (a column named twice is correlated once)."""
+    return [value] if isinstance(value, str) else list(dict.fromkeys(value))
 
 
 def _metric_columns(df: pd.DataFrame, metrics: Sequence[str] | None) -> list[str]:

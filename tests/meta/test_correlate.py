@@ -244,6 +244,16 @@ def test_an_undefined_turn_figure_counts_contexts_as_a_defined_one_does():
     assert (flat.n_items, flat.n_groups) == (fine.n_items, fine.n_groups) == (8, 4)
 
 
+def test_a_name_given_twice_gives_its_rows_once():
+    scores, ratings = _two_systems(3)
+    once = correlation_table(scores, ratings, dimension="Overall", metrics=["m"], n_boot=10)
+    twice = correlation_table(
+        scores, ratings, dimension=["Overall", "Overall"], metrics=["m", "m"],
+        levels=("turn", "system", "turn"), methods=("pearson", "spearman", "kendall", "pearson"), n_boot=10,
+    )  # fmt: skip
+    assert len(once) == 6 and twice == once  # 2 levels x 3 methods, as without the repeats
+
+
 def _two_systems(n_systems: int) -> tuple[list[Score], list[Rating]]:
     """Four contexts, ``n_systems`` systems; metric and human disagree within contexts."""
     scores, ratings = [], []

@@ -167,6 +167,8 @@ def correlation_table(
         levels: Any of ``turn``, ``sample``, ``dialogue``, ``system``.
         methods: Any of ``pearson``, ``spearman``, ``kendall`` (tau-b).
         n_boot: Bootstrap resamples for the 95% CIs (0: none).
+
+    A dimension, metric, level or method named twice gives its rows once.
         seed: Bootstrap seed; the same resamples are used for every metric of a level.
         by: Also break every figure down by this tag (or ``system``); rows get ``group="tag=value"``.
 
@@ -178,8 +180,10 @@ def correlation_table(
             a dimension nobody rated, or an unknown ``by`` tag.
     """
     check_boot(n_boot)
+    levels, methods = list(dict.fromkeys(levels)), list(dict.fromkeys(methods))  # a name given twice: one row
     typed_methods = check_names(levels, methods)
-    dims = [dimension] if isinstance(dimension, str) else list(dimension)
+    dims = [dimension] if isinstance(dimension, str) else list(dict.fromkeys(dimension))
+    metrics = None if metrics is None else list(dict.fromkeys(metrics))
     rows: list[CorrelationRow] = []
     for dim in dims:
         aligned = align(scores, ratings, dimension=dim, metrics=metrics)
