@@ -254,8 +254,9 @@ def load_inputs(
             raise InputError("--candidates needs --dialogues (the contexts the candidates answer)")
         bench = read_records(dialogues, candidates, ratings)
     elif path is not None and benchmark is None and is_table(path):
-        raise InputError("a table needs a mapping: --mapping m.yaml, or --response-col and --rating-col "
-                         "(or -b NAME if it is that catalog benchmark's published file)", path=path)  # fmt: skip
+        raise InputError("a table needs a mapping: --mapping m.yaml, or the --*-col options (at least --response-col; "
+                         "--rating-col for human ratings), or -b NAME if it is that catalog benchmark's published "
+                         "file", path=path)  # fmt: skip
     elif path is not None and benchmark is None and path.is_dir() and (path / RECORD_FILES[1]).is_file():
         bench = load_records(path)
     else:
