@@ -29,11 +29,10 @@ def answer(item_id: str, value: str = "positive", criterion: str = "Appropriaten
 
 
 def _db(study_dir: Path) -> Any:
-    import json
-
     from dialeval.human import store
+    from dialeval.human.design import read_access
 
-    return store.connect(json.loads((study_dir / "access.json").read_text())["db_url"])
+    return store.connect(read_access(study_dir)[1])
 
 
 def blind_key(study_dir: Path) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -174,3 +175,53 @@ def test_study_create_refuses_in_one_line_and_writes_nothing(
     assert len(errors) == 1 and errors[0].startswith("error: "), result.stderr
     assert expected.format(**inputs) in errors[0], errors[0]
     assert not (tmp_path / "study").exists()
+
+
+def _one_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2 and "Traceback" not in result.stderr, (result.stdout, result.stderr)
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("error: "), result.stderr
+    return errors[0]
+
+
+def test_a_folder_that_is_not_a_whole_study_is_one_error_and_no_new_database(
+    tmp_path: Path, inputs: dict[str, Path]
+) -> None:
+    """A missing access.json was typer's boxed usage error; a damaged one, or a study.db that is gone, a
+    traceback (json's, SQLAlchemy's) after SQLite had created an empty study.db in its place."""
+    study = tmp_path / "study"
+    assert create(study, inputs).returncode == 0
+    out = str(tmp_path / "r.jsonl")
+    for command in (["export", str(tmp_path / "nowhere"), out], ["links", str(tmp_path / "nowhere")]):
+        assert "nowhere/access.json: not found: not a study folder" in _one_error(dialeval("study", *command))
+    (study / "study.db").rename(tmp_path / "aside.db")
+    for command in (["export", str(study), out], ["reassign", str(study)], ["report", str(study), "--output", out]):
+        message = _one_error(dialeval("study", *command))
+        assert f"the study's database {study.resolve() / 'study.db'} is not there" in message
+    assert sorted(p.name for p in study.iterdir()) == ["access.json"] and not (tmp_path / "r.jsonl").exists()
+    (study / "access.json").write_text('{"admin": "x",\n "annotators": {oops}}\n')
+    assert "access.json:2: not JSON: Expecting property name" in _one_error(dialeval("study", "links", str(study)))
+
+
+def test_a_moved_or_copied_study_uses_its_own_database(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """access.json named the database by its absolute path: a moved study failed, a copy wrote into the original."""
+    assert create(tmp_path / "first", inputs).returncode == 0
+    assert "db_url" not in json.loads((tmp_path / "first" / "access.json").read_text())
+    shutil.copytree(tmp_path / "first", tmp_path / "copy")
+    (tmp_path / "first").rename(tmp_path / "moved")
+    for folder in ("moved", "copy"):
+        result = dialeval("study", "export", str(tmp_path / folder), str(tmp_path / f"{folder}.jsonl"))
+        assert result.returncode == 0 and "0 ratings" in result.stdout, result.stderr
+    assert not (tmp_path / "first").exists()
+
+
+@pytest.mark.parametrize("command", [["report", "{study}", "--output", "{tmp}/rep", "--n-boot", "0"],
+                                     ["import-agreement", "usr-tc", "--n-boot", "-5"]])  # fmt: skip
+def test_fewer_than_one_bootstrap_resample_is_refused_before_any_work(
+    tmp_path: Path, inputs: dict[str, Path], command: list[str]
+) -> None:
+    """import-agreement gave numpy's IndexError; a report of a study without answers said "0 resamples"."""
+    assert create(tmp_path / "study", inputs).returncode == 0
+    args = [a.format(study=tmp_path / "study", tmp=tmp_path) for a in command]
+    assert 'field "--n-boot": must be at least 1' in _one_error(dialeval("study", *args))
+    assert not list(tmp_path.glob("rep*"))

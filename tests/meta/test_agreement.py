@@ -11,6 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
+from dialeval.errors import InputError
 from dialeval.meta.agreement import (
     agreement_report,
     bootstrap,
@@ -175,3 +176,11 @@ def test_undefined_statistics_raise_instead_of_nan() -> None:
         fleiss_kappa(constant)
     with pytest.raises(ValueError):
         cohen_kappa(constant[0], constant[1])
+
+
+@pytest.mark.parametrize("n_boot", [0, -5])
+def test_fewer_than_one_resample_is_an_input_error_not_numpys(n_boot: int) -> None:
+    # it was an IndexError from np.percentile of no resamples (dialeval study import-agreement --n-boot -5)
+    m = _random_matrix(0, raters=2, items=10, cats=2, missing=0.0)
+    with pytest.raises(InputError, match=f'field "n_boot": must be at least 1 .*got {n_boot}'):
+        bootstrap(lambda x: krippendorff_alpha(x, "nominal"), m, n_boot=n_boot)

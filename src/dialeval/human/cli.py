@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from dialeval.commands.common import TABLE_RULE, TableOptions, table_options
+from dialeval.commands.common import TABLE_RULE, TableOptions, fail, table_options
+from dialeval.errors import DialevalError
 
 if TYPE_CHECKING:
     from dialeval.schema import Candidate, Dialogue, Rating
@@ -18,16 +19,14 @@ study_app = typer.Typer(
 )
 
 
-def _fail(exc: Exception) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(2)
+def _study(study_dir: Path) -> tuple[dict[str, Any], str]:
+    """Return the study's access file and database URL, or fail in one line (see ``design.read_access``)."""
+    from dialeval.human.design import read_access
 
-
-def _access(study_dir: Path) -> dict[str, Any]:
-    path = study_dir / "access.json"
-    if not path.exists():
-        raise typer.BadParameter(f"{path} not found: run `dialeval study create` first")
-    return dict(json.loads(path.read_text(encoding="utf-8")))
+    try:
+        return read_access(study_dir)
+    except DialevalError as exc:
+        fail(exc)
 
 
 def _gold(
@@ -92,7 +91,6 @@ def create(
     table: TableOptions = TableOptions(),
 ) -> None:
     """Create a study: batches, balanced seeded assignment, attention checks, qualification."""
-    from dialeval.errors import DialevalError
     from dialeval.human.design import StudyConfig, check_config, create_study
     from dialeval.human.protocol import load_protocol
 
@@ -115,7 +113,7 @@ def create(
         att = _gold(attention, attention_ratings, dials, "attention")
         summary = create_study(study_dir, proto, dials, cands, config, qualification=qual, attention=att, db_url=db)
     except DialevalError as exc:
-        raise _fail(exc) from None
+        fail(exc)
     typer.echo(json.dumps(summary))
     typer.echo(f"access links: {study_dir / 'access.json'} (keep it private)")
 
@@ -123,7 +121,7 @@ def create(
 @study_app.command("links")
 def links(study_dir: Path, base_url: str = typer.Option("http://127.0.0.1:8000")) -> None:
     """Print the per-annotator links and the admin link."""
-    access = _access(study_dir)
+    access, _ = _study(study_dir)
     for name, token in access["annotators"].items():
         typer.echo(f"{name}\t{base_url}/#token={token}")
     typer.echo(f"admin\t{base_url}/admin#token={access['admin']}")
@@ -142,13 +140,13 @@ def serve(
     except ImportError:
         from dialeval.errors import MissingExtraError
 
-        raise _fail(MissingExtraError("uvicorn", extra="human")) from None
-    access = _access(study_dir)
+        fail(MissingExtraError("uvicorn", extra="human"))
+    access, url = _study(study_dir)
     typer.echo(f"admin: http://{host}:{port}/admin#token={access['admin']}", err=True)
     typer.echo(f"annotator links: dialeval study links {study_dir}", err=True)
     import os
 
-    os.environ["DIALEVAL_STUDY_DB"] = access["db_url"]
+    os.environ["DIALEVAL_STUDY_DB"] = url
     uvicorn.run(
         "dialeval.human.serve:make_app", factory=True, host=host, port=port, workers=workers, log_level="warning"
     )
@@ -160,7 +158,7 @@ def reassign(study_dir: Path) -> None:
     from dialeval.human import store
     from dialeval.human.qualification import reassign_failed
 
-    engine = store.connect(_access(study_dir)["db_url"])
+    engine = store.connect(_study(study_dir)[1])
     with engine.begin() as conn:
         typer.echo(json.dumps(reassign_failed(conn)))
 
@@ -178,7 +176,7 @@ def export(
     from dialeval.human.protocol import Protocol
     from dialeval.jsonl import write_jsonl
 
-    engine = store.connect(_access(study_dir)["db_url"])
+    engine = store.connect(_study(study_dir)[1])
     with engine.connect() as conn:
         proto = Protocol.model_validate(store.get_meta(conn, "protocol"))
         kinds = ("main", "qualification") if include_qualification else ("main",)
@@ -195,8 +193,13 @@ def report(
 ) -> None:
     """Write the reporting checklist (Mousavi et al. 2022, Sec. 3.4) as Markdown and HTML."""
     from dialeval.human.report import write_report
+    from dialeval.meta.agreement import check_resamples
 
-    md, html = write_report(_access(study_dir)["db_url"], output, n_boot=n_boot, seed=seed)
+    try:
+        check_resamples(n_boot, field="--n-boot")
+        md, html = write_report(_study(study_dir)[1], output, n_boot=n_boot, seed=seed)
+    except DialevalError as exc:
+        fail(exc)
     typer.echo(f"{md}\n{html}")
 
 
@@ -208,13 +211,14 @@ def import_agreement(
     n_boot: int = typer.Option(1000),
 ) -> None:
     """Krippendorff's alpha (with bootstrap CIs) on published per-annotator ratings."""
-    from dialeval.errors import DialevalError
     from dialeval.human.importers import import_agreement as run
+    from dialeval.meta.agreement import check_resamples
 
     try:
+        check_resamples(n_boot, field="--n-boot")
         rows = run(source, path, dimension=dimension, n_boot=n_boot)
     except DialevalError as exc:
-        raise _fail(exc) from None
+        fail(exc)
     for r in rows:
         typer.echo(json.dumps(r))
 

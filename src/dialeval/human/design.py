@@ -264,7 +264,9 @@ def create_study(
     folder.mkdir(parents=True, exist_ok=True)
     tokens = {a: secrets.token_urlsafe(24) for a in config.annotators}
     admin_token = secrets.token_urlsafe(32)
-    access = {"admin": admin_token, "annotators": tokens, "db_url": url}
+    access: dict[str, Any] = {"admin": admin_token, "annotators": tokens}
+    if db_url:  # the default, the folder's own study.db, is not written: the folder can be moved or copied
+        access["db_url"] = db_url
     with store.all_or_nothing(url) as engine:
         with engine.begin() as conn:
             store.metadata.create_all(conn)
@@ -285,6 +287,39 @@ def create_study(
         "qualification_units": len(plan.quals),
         "attention_units": len(plan.checks),
     }
+
+
+def read_access(study_dir: str | Path) -> tuple[dict[str, Any], str]:
+    """Return a study folder's ``access.json`` (its tokens) and its database's URL, checked before any work.
+
+    The database is the folder's own ``study.db`` unless ``access.json`` names another (``study
+    create --db``), so a study folder can be moved or copied: a copy reads and writes its own
+    database, never the original's.
+
+    Raises:
+        InputError: No ``access.json`` (not a study folder); one that is not a study's (not JSON,
+            no tokens); or a SQLite database that is not there (which would otherwise be created
+            empty).
+    """
+    path = Path(study_dir) / "access.json"
+    if not path.is_file():
+        raise InputError("not found: not a study folder (`dialeval study create` makes one)", path=path)
+    try:
+        access = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot be read: {exc}", path=path) from None
+    if not isinstance(access, dict):
+        raise InputError("not a study's access file: expected a JSON object", path=path)
+    for key, kind in (("admin", str), ("annotators", dict), ("db_url", str)):
+        if (key in access or key != "db_url") and not isinstance(access.get(key), kind):
+            raise InputError(f"not a study's access file: expected {kind.__name__}", path=path, field=key)
+    url = str(access.get("db_url") or store.db_url(study_dir))
+    db = store.sqlite_file(url)
+    if db is not None and not db.is_file():
+        raise InputError(f"the study's database {db} is not there", path=path)
+    return access, url
 
 
 def _write_meta(conn: sa.Connection, protocol: Protocol, config: StudyConfig, plan: Plan) -> None:

@@ -30,7 +30,7 @@ from dialeval.human.analysis import (
     system_means,
 )
 from dialeval.human.protocol import Protocol
-from dialeval.meta.agreement import Estimate, agreement_report
+from dialeval.meta.agreement import Estimate, agreement_report, check_resamples
 from dialeval.schema import Rating
 
 
@@ -109,7 +109,12 @@ def read_study(url: str) -> StudyData:
 
 
 def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, list[Section]]:
-    """Collect the checklist sections from the study database at ``url``."""
+    """Collect the checklist sections from the study database at ``url``.
+
+    Raises:
+        InputError: ``n_boot`` below 1 (checked before the database is read, answers or not).
+    """
+    check_resamples(n_boot)
     d = read_study(url)
     title = f"Human evaluation report: {d.protocol.name} v{d.protocol.version}"
     return title, [

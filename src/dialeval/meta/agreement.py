@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from dialeval.errors import InputError
 from dialeval.schema import Rating
 
 Level = Literal["nominal", "ordinal", "interval"]
@@ -226,6 +227,19 @@ class Estimate:
     n_boot: int
 
 
+def check_resamples(n_boot: int, field: str = "n_boot") -> None:
+    """Refuse fewer than one bootstrap resample: an agreement's confidence interval is made of them.
+
+    Example:
+        >>> check_resamples(0, field="--n-boot")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--n-boot": must be at least 1 (the bootstrap resamples of the CIs), got 0
+    """
+    if n_boot < 1:
+        raise InputError(f"must be at least 1 (the bootstrap resamples of the CIs), got {n_boot}", field=field)
+
+
 def bootstrap(
     statistic: Callable[[Matrix], float],
     matrix: Matrix,
@@ -238,7 +252,7 @@ def bootstrap(
 
     Resamples where the statistic is undefined are dropped; if more than half are,
     the interval is reported as undefined (``nan`` bounds are never produced: a
-    ``ValueError`` is raised instead).
+    ``ValueError`` is raised instead). Fewer than one resample is an :class:`InputError`.
 
     Example:
         >>> m = np.array([[0, 1, 0, 1, 1, 0], [0, 1, 0, 1, 0, 0]], dtype=float)
@@ -246,6 +260,7 @@ def bootstrap(
         >>> bool(e.low <= e.value <= e.high)
         True
     """
+    check_resamples(n_boot)
     m = _pairable(matrix)
     value = statistic(m)
     rng = np.random.default_rng(seed)
