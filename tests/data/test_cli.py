@@ -105,3 +105,19 @@ def test_score_refuses_record_files_with_a_key_given_twice(tmp_path: Path) -> No
     res = invoke("score", "--path", tmp_path, "-m", "length", "-o", out, "--no-cache")
     refused(res, f'{tmp_path / "candidates.jsonl"}:1: field "text": appears twice in one JSON object')
     assert not out.exists()
+
+
+def test_a_limit_below_one_is_refused_by_every_command_before_it_writes(tmp_path: Path) -> None:
+    """``data export`` and ``judge run`` took --limit 0 (or -3) and wrote empty outputs with exit 0;
+    ``score`` and ``stress`` each had their own check. Now Benchmark.head refuses it for all."""
+    commands = {
+        "export": ["data", "export", "usr-tc", "--limit", "0", "-o", str(tmp_path / "export")],
+        "judge": ["judge", "run", "-b", "usr-tc", "--protocol", "dialogadv", "--limit", "-3",
+                  "--out", str(tmp_path / "judge")],
+        "score": ["score", "-b", "usr-tc", "-m", "length", "--limit", "0", "-o", str(tmp_path / "score.jsonl")],
+    }  # fmt: skip
+    for name, args in commands.items():
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (name, result.output)
+        assert 'field "--limit": must be at least 1 (the first N contexts), got' in result.output, name
+    assert list(tmp_path.iterdir()) == []

@@ -266,8 +266,6 @@ def load_inputs(
     if ratings is not None and candidates is None:
         bench.ratings = read_jsonl(ratings, Rating)
     if limit is not None:
-        if limit < 1:
-            raise InputError("--limit must be at least 1", field="--limit")
         bench = bench.head(limit)
     return bench
 

@@ -123,7 +123,14 @@ class Benchmark:
         return str(lo) if lo == hi else f"{lo}-{hi}"
 
     def head(self, n_contexts: int) -> Benchmark:
-        """Return the benchmark restricted to its first ``n_contexts`` contexts (for quick runs)."""
+        """Return the benchmark restricted to its first ``n_contexts`` contexts (for quick runs).
+
+        Raises:
+            InputError: ``n_contexts`` below 1 (every command's ``--limit`` comes here; none may
+                run on nothing and write empty outputs).
+        """
+        if n_contexts < 1:
+            raise InputError(f"must be at least 1 (the first N contexts), got {n_contexts}", field="--limit")
         keep: list[str] = []
         for c in self.candidates:
             if c.context_id not in keep:

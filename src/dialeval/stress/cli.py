@@ -403,8 +403,6 @@ def _run_ranking(
         raise InputError("--perturb does not apply to dailydialog++ (its negatives are given)", field="--perturb")
     bench = load_dailydialog_pp(opts.path if opts.path is not None else default_path(split), split)
     if opts.limit is not None:
-        if opts.limit < 1:
-            raise InputError("--limit must be at least 1", field="--limit")
         bench = bench.head(opts.limit)
     candidates = hold_out_references(bench.candidates, refs)
     plan = run.request.plan(default=LEXICAL.split(","))
