@@ -11,6 +11,7 @@ from dialeval.backends.cache import RequestCache
 from dialeval.backends.llamacpp import LlamaCppBackend
 from dialeval.backends.openai_compat import OpenAICompatBackend
 from dialeval.backends.runner import Runner
+from dialeval.errors import InputError
 
 REQ = ChatRequest(
     messages=(("user", "Rate from 1 to 5 how polite 'Thank you so much!' is. Answer with one digit."),),
@@ -137,3 +138,25 @@ def test_transformers_backend_greedy_answer_and_logprobs_equal_the_plain_model(t
             assert a.top_logprobs[step][a.tokens[step]] == pytest.approx(float(logp[best]), abs=1e-4)
             ids = torch.cat([ids, torch.tensor([[best]])], dim=1)
     assert tok.decode(ids[0, a.prompt_tokens :], skip_special_tokens=True) == a.text
+
+
+def test_a_model_the_backends_cannot_load_is_an_input_error_naming_it(tmp_path: Path) -> None:
+    """Each was a traceback from `dialeval judge run -p backend=... -p model=...`: ValueError, FileNotFoundError,
+    transformers' own error from an empty folder, llama.cpp's RuntimeError for a file that is not a GGUF model."""
+    pytest.importorskip("torch")
+    (tmp_path / "notes.gguf").write_text("not a model\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "config.json").write_text('{"model_type": "no-such-architecture"}')
+    cases = {
+        ("transformers", ""): 'field "model": the transformers backend needs model=<local model directory>',
+        ("transformers", str(tmp_path / "nowhere")): f"{tmp_path / 'nowhere'}: not a local model directory",
+        ("transformers", str(tmp_path / "empty")): f"{tmp_path / 'empty'}: no config.json",
+        ("transformers", str(tmp_path / "bare")): f"{tmp_path / 'bare'}: not a causal LM that transformers can load",
+        ("llamacpp", str(tmp_path / "nowhere.gguf")): f"{tmp_path / 'nowhere.gguf'}: model file not found",
+        ("llamacpp", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: llama.cpp could not serve",
+    }
+    for (kind, model), message in cases.items():
+        with pytest.raises(InputError) as caught:
+            make_backend(kind, model)
+        assert message in str(caught.value) and "\n" not in str(caught.value)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.backends.base import Backend, BackendError, BackendOptions, ChatRequest, Completion
-from dialeval.errors import MissingExtraError
+from dialeval.errors import InputError, MissingExtraError
 from dialeval.signature import file_sha256
 
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -61,6 +61,10 @@ def local_server(
     HTTP: a request's answer does not depend on the requests before it. llama.cpp logs every request; it is
     quiet unless ``verbose`` (``dialeval serve-model``) or ``$DIALEVAL_LLAMA_LOG`` is set:
     its errors reach the caller as error answers either way.
+
+    Raises:
+        InputError: ``gguf`` is not a file, or llama.cpp cannot start a server with it (not a
+            GGUF model, a context size it refuses, the port taken).
     """
     try:
         import xllamacpp  # type: ignore[import-untyped]
@@ -68,7 +72,7 @@ def local_server(
         raise MissingExtraError("xllamacpp", extra="judge") from exc
     path = str(gguf or default_gguf())
     if not Path(path).is_file():
-        raise FileNotFoundError(f"model file not found: {path}")
+        raise InputError("model file not found (give a GGUF file)", path=path)
     key = (path, n_ctx, n_parallel)
     with _LOCK:
         if key not in _SERVERS:
@@ -85,7 +89,13 @@ def local_server(
             params.cpuparams.n_threads = 2
             params.cpuparams_batch.n_threads = 2
             params.verbosity = 3 if verbose or os.environ.get("DIALEVAL_LLAMA_LOG") else -1
-            _SERVERS[key] = (xllamacpp.Server(params), params.port)
+            try:
+                _SERVERS[key] = (xllamacpp.Server(params), params.port)
+            except RuntimeError as exc:  # llama.cpp says only "Failed to init server, please check the input params."
+                raise InputError(
+                    f"llama.cpp could not serve this model ({exc}): is it a GGUF file, with a context of "
+                    f"{n_ctx} tokens per slot, on a free port?", path=path,
+                ) from None  # fmt: skip
         return _SERVERS[key]
 
 

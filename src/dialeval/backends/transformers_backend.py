@@ -15,7 +15,7 @@ from typing import Any
 
 from dialeval.backends.base import Backend, BackendOptions, ChatRequest, Completion
 from dialeval.backends.structure import AnswerShape, TokenTrie
-from dialeval.errors import MissingExtraError
+from dialeval.errors import InputError, MissingExtraError
 
 
 class TransformersBackend(Backend):
@@ -29,7 +29,7 @@ class TransformersBackend(Backend):
     def from_options(cls, options: BackendOptions) -> TransformersBackend:
         """Build from ``model`` (a local model directory; needed)."""
         if not options.model:
-            raise ValueError("the transformers backend needs model=<local model directory>")
+            raise InputError("the transformers backend needs model=<local model directory>", field="model")
         return cls(options.model)
 
     def __init__(self, model: str) -> None:
@@ -39,11 +39,17 @@ class TransformersBackend(Backend):
         except ImportError as exc:
             raise MissingExtraError("transformers", extra="models") from exc
         if not Path(model).is_dir():
-            raise FileNotFoundError(f"not a local model directory: {model}")
+            raise InputError("not a local model directory (the transformers backend loads no hub name)", path=model)
+        if not (Path(model) / "config.json").is_file():
+            raise InputError("no config.json: not a transformers model directory", path=model)
         self.path = model
         self._torch = torch
-        self.tokenizer: Any = AutoTokenizer.from_pretrained(model, local_files_only=True)
-        self.model: Any = AutoModelForCausalLM.from_pretrained(model, local_files_only=True)
+        try:
+            self.tokenizer: Any = AutoTokenizer.from_pretrained(model, local_files_only=True)
+            self.model: Any = AutoModelForCausalLM.from_pretrained(model, local_files_only=True)
+        except (OSError, ValueError) as exc:  # no config.json, no weights, an unknown architecture
+            reason = " ".join(str(exc).split())
+            raise InputError(f"not a causal LM that transformers can load: {reason}", path=model) from None
         self.model.eval()  # type: ignore[no-untyped-call]
         self._tries: dict[str, TokenTrie] = {}
 
