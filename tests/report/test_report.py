@@ -63,6 +63,15 @@ def test_errors_name_the_file_line_and_field(tmp_path: Path) -> None:
     assert res.exit_code == 2 and 'unknown format "pdf"' in res.output
 
 
+def test_an_empty_study_export_is_refused_not_reported_as_scores(results: dict[str, Path], tmp_path: Path) -> None:
+    """A study exported before anyone answered (0 ratings) was read as a results file of kind "scores"."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    res = run_cli("report", results["bench"], "--study", empty, "-o", tmp_path / "r.html")
+    refused(res, f"{empty}: no ratings in this study export")
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_real_stress_and_ranking_folders_render(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`dialeval stress` outputs (USR-TC perturbations with a subset plot, DailyDialog++ ranking) in the report."""
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))

@@ -37,7 +37,10 @@ def report(
 
             if not path.is_file():
                 raise InputError("study export not found", path=path)
-            results.append(Results(path=path, ratings=read_jsonl(path, Rating)))
+            ratings = read_jsonl(path, Rating)
+            if not ratings:  # it was reported as a results file of kind "scores", with no section of its own
+                raise InputError("no ratings in this study export (the study has no answers yet?)", path=path)
+            results.append(Results(path=path, ratings=ratings))
         command = "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         doc = build_report(results, command, log=lambda line: console.print(line, highlight=False))
     except DialevalError as exc:
