@@ -118,8 +118,9 @@ def test_meta_ceiling_and_paired_comparison_match_a_hand_computation(tmp_path: P
     taus = [stats.spearmanr(a, b).statistic for a, b in pairs.values() if len(a) > 1 and np.ptp(a) and np.ptp(b)]
     ceiling = next(r for r in payload["rows"] if r["metric"] == "human" and r["method"] == "spearman")
     assert abs(ceiling["value"] - float(np.mean(taus))) < 1e-9
-    res = runner.invoke(app, ["meta", str(scores), "-b", "usr-tc", "--compare", "length"])
-    assert res.exit_code == 2 and "--compare takes two metrics" in res.output
+    for compare in ("length", "length,length"):  # one metric, or one metric against itself (it gave p = 0.5)
+        res = runner.invoke(app, ["meta", str(scores), "-b", "usr-tc", "--compare", compare])
+        assert res.exit_code == 2 and "--compare takes two different metrics" in res.output
 
 
 def test_meta_breaks_down_by_a_dialogue_tag(tmp_path: Path, shared_data: Path) -> None:

@@ -279,8 +279,8 @@ def _paired(
     if not compare:
         return None
     names = split_list(compare) or []
-    if len(names) != 2:
-        raise InputError(f'--compare takes two metrics "A,B", got "{compare}"', field="--compare")
+    if len(names) != 2 or names[0] == names[1]:  # a metric against itself: a difference of 0, p = 0.5
+        raise InputError(f'--compare takes two different metrics "A,B", got "{compare}"', field="--compare")
     from dialeval.meta.significance import compare_metrics
 
     method = (list(methods or []) or ["pearson"])[0]
