@@ -33,3 +33,15 @@ def test_stress_refuses_a_figure_that_is_its_path_through_a_link(tmp_path: Path)
     res = invoke("stress", "--path", data, "--plot", "negation", "-m", "length", "-o", folder, "--no-cache")
     refused(res, f"{folder / 'stress_subsets_negation.png'}: field", f"is the file given to --path ({data})")
     assert data.read_text() == "[]\n"
+
+
+def test_a_perturbation_named_twice_gives_its_rows_once(tmp_path: Path) -> None:
+    """--perturb negation,negation wrote each negation row twice to stress.jsonl."""
+    once = invoke("stress", "--perturb", "negation", "-m", "length", "--limit", "2", "-o", tmp_path / "a", "--no-cache")
+    twice = invoke("stress", "--perturb", "negation,negation", "-m", "length", "--limit", "2", "-o", tmp_path / "b",
+                   "--no-cache")  # fmt: skip
+    assert once.exit_code == twice.exit_code == 0, twice.output
+    rows = [(tmp_path / f / "stress.jsonl").read_text().splitlines() for f in ("a", "b")]
+    assert rows[0] and rows[1] == rows[0]
+    refused(invoke("stress", "--perturb", "negation,nope", "-o", tmp_path / "c"), 'field "--perturb"', '"nope"')
+    assert not (tmp_path / "c").exists()

@@ -238,13 +238,10 @@ def _run_perturbations(opts: _StressOptions, run: ScoringContext) -> _StressDone
     """Load the benchmark, tag its subsets, perturb every response and score it all."""
     from dialeval.commands.common import load_inputs
     from dialeval.stress.perturb import ALL_PERTURBATIONS
-    from dialeval.stress.run import run_stress
+    from dialeval.stress.run import check_perturbations, run_stress
     from dialeval.stress.subsets import judge_subsets, tag_subsets
 
-    names = split_list(opts.perturb) or list(ALL_PERTURBATIONS)
-    for p in names:
-        if p not in ALL_PERTURBATIONS:
-            raise InputError(f'--perturb: unknown perturbation "{p}"; known: {", ".join(ALL_PERTURBATIONS)}')
+    names = check_perturbations(split_list(opts.perturb) or list(ALL_PERTURBATIONS))  # each once: one row each
     plots = [] if opts.plot.strip() == "none" else [p for p in split_list(opts.plot) or [] if p in names]
     bench = load_inputs(opts.benchmark, opts.path, None, None, None, opts.limit)
     plan = run.request.plan(bench.candidates, default=LEXICAL.split(","))

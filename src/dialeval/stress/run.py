@@ -151,6 +151,19 @@ def perturbed_id(candidate_id: str, perturbation: str) -> str:
     return f"{candidate_id}~{perturbation}"
 
 
+def check_perturbations(names: Sequence[str]) -> list[str]:
+    """Return ``names`` each once, in order; an unknown one is an :class:`InputError` (``--perturb``).
+
+    Example:
+        >>> check_perturbations(["negation", "truncation", "negation"])
+        ['negation', 'truncation']
+    """
+    for name in names:
+        if name not in ALL_PERTURBATIONS:
+            raise InputError(f'unknown perturbation "{name}"; known: {", ".join(ALL_PERTURBATIONS)}', field="--perturb")
+    return list(dict.fromkeys(names))
+
+
 def perturb_items(
     candidates: Sequence[Candidate],
     dialogues: Mapping[str, Dialogue],
@@ -177,11 +190,7 @@ def perturb_items(
         >>> new.id, new.text, [t.text for t in got.dialogues[new.dialogue_id].turns]
         ('x:s~sentiment-tail-negative', 'hello', ['hi', 'hello', "I don't think so."])
     """
-    unknown = [p for p in perturbations if p not in ALL_PERTURBATIONS]
-    if unknown:
-        raise InputError(
-            f'unknown perturbation "{unknown[0]}"; known: {", ".join(ALL_PERTURBATIONS)}', field="--perturb"
-        )
+    check_perturbations(perturbations)
     by_context: dict[str, list[str]] = {}
     for c in candidates:
         by_context.setdefault(c.context_id, []).append(c.text)
