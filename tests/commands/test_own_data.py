@@ -211,3 +211,15 @@ def test_benchmark_grade_uses_its_only_dimension(tmp_path: Path, shared_data: Pa
     res = ok(run("benchmark", "-b", "grade", "--path", sample, "-m", "length", "--level", "turn", "--method",
                  "spearman", "--boot", "0", "--no-cache", "-o", "out", "--json", cwd=tmp_path))  # fmt: skip
     assert json.loads(res.stdout)["rows"][0]["dimension"] == "coherence"
+
+
+def test_a_column_given_twice_is_refused(tmp_path: Path) -> None:
+    """--rating-col refused a column given twice; --reference-col took it as a second reference."""
+    from tests.commands.cli_runner import invoke, refused
+
+    (tmp_path / "t.csv").write_text("response,ref,q\nyo there,yo here,3\nfine,good,4\n")
+    base = ["score", "--path", tmp_path / "t.csv", "--response-col", "response", "-m", "bleu", "--no-cache"]
+    for option, column in (("--reference-col", "ref"), ("--rating-col", "q")):
+        res = invoke(*base, option, column, option, column, "-o", tmp_path / "s.jsonl")
+        refused(res, f'field "{option}": column "{column}" is given twice')
+    assert not (tmp_path / "s.jsonl").exists()

@@ -109,6 +109,8 @@ class TableOptions:
             return spec.to_mapping(), spec.name
         if self.response_col is None:
             raise InputError("a table needs --response-col (or a --mapping file)", field="--response-col")
+        for col in {c for c in self.reference_col if self.reference_col.count(c) > 1}:
+            raise InputError(f'column "{col}" is given twice', field="--reference-col")
         ratings: dict[str, str] = {}
         for pair in self.rating_col:
             col, _, dim = pair.partition("=")
