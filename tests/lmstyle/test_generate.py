@@ -117,6 +117,23 @@ def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "--max-tokens" in res.output
     res = CliRunner().invoke(app, ["generate", "--styles", "polite", "-o", str(tmp_path)])
     assert res.exit_code == 2 and 'unknown style "polite"' in res.output
+    # a negative temperature was sent to the backend, which sampled anyway; --n 0 said "generating 0 responses"
+    # and --n -1 "generating -8 responses" before the dataset refused them
+    for args, message in ((["--temperature", "-1"], 'field "--temperature": must be 0 (greedy) or more, got -1.0'),
+                          (["--n", "-1"], 'field "--n": must be at least 1, got -1')):  # fmt: skip
+        res = CliRunner().invoke(app, ["generate", *args, "-o", str(tmp_path / "g")])
+        assert res.exit_code == 2 and message in res.output and "generating" not in res.output, res.output
+    assert not (tmp_path / "g").exists()
+
+
+def test_a_style_named_twice_is_generated_once(tmp_path: Path) -> None:
+    """--styles formal,Formal generated the same style twice: two candidates for one query and style."""
+    args = ["generate", "--n", "1", "--datasets", "dd", "--max-tokens", "2", "--temperature", "0", "--no-cache"]
+    for styles, out in (("formal", "once"), ("formal,Formal", "twice")):
+        res = CliRunner().invoke(app, [*args, "--styles", styles, "-o", str(tmp_path / out)])
+        assert res.exit_code == 0, res.output
+    once, twice = ((tmp_path / f / "candidates.jsonl").read_text() for f in ("once", "twice"))
+    assert len(once.splitlines()) == 1 and twice == once
 
 
 

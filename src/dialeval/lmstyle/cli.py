@@ -52,6 +52,8 @@ def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -
 
     if max_tokens < 1:
         raise InputError("--max-tokens must be at least 1", field="--max-tokens")
+    if not 0 <= temperature < float("inf"):  # a negative one was sent to the backend, which sampled anyway
+        raise InputError(f"must be 0 (greedy) or more, got {temperature}", field="--temperature")
     stops = tuple(codecs.decode(s, "unicode_escape") for s in stop) if stop else GenerationSettings.stop
     return GenerationSettings(temperature=temperature, max_tokens=max_tokens, stop=stops, seed=seed)
 
@@ -93,7 +95,9 @@ def _generate_all(
     root = data or shared_data_dir()
     if root is None:
         raise InputError("no shared data folder found; pass --data or set DIALEVAL_DATA")
-    style_list = [s.lower() for s in split_list(styles) or []]
+    if n < 1:  # before any model loads (read_pairs also refuses more queries than a dataset has)
+        raise InputError(f"must be at least 1, got {n}", field="--n")
+    style_list = list(dict.fromkeys(s.lower() for s in split_list(styles) or []))  # each once: one response each
     for s in style_list:
         style_word(s)
     pairs = {ds: read_pairs(root, ds) for ds in split_list(datasets) or []}
