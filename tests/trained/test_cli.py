@@ -63,6 +63,12 @@ def test_bad_input_errors(tmp_path: Path) -> None:
         (["--train", "usr-pc", "--test", "usr-pc"], "both in --train and --test"),
         (["--train", "usr-pc"], "exactly one of --test, --logo, --folds"),
         (["--train", "usr-pc", "--test", "usr-tc", "--model", "gpt"], 'unknown model "gpt"'),
+        # the first ran and stopped in 'metric "pred" scores item ... twice'; the second wrote its rows twice;
+        # the third was accepted; the fourth named the field "k"
+        (["--train", "usr-pc", "--test", "usr-tc,usr-tc"], 'field "--test": a benchmark is listed twice in --test'),
+        (["--train", "usr-pc", "--test", "usr-tc", "--model", "tfidf-lr,tfidf-lr"], "a model is listed twice"),
+        (["--train", "usr-pc", "--test", "usr-tc", "--n-boot", "-1"], 'field "--n-boot": must be >= 0'),
+        (["--train", "usr-pc", "--folds", "1"], 'field "--folds": must be at least 2, got 1'),
     ]
     for args, message in cases:
         res = runner.invoke(app, ["train", *args, "--limit", "3", "--output", str(tmp_path)])

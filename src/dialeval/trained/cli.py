@@ -129,6 +129,10 @@ def _plan(
     test_names = split_list(test) or []
     if sum(bool(x) for x in (test_names, logo, folds)) != 1:
         raise InputError("give exactly one of --test, --logo, --folds")
+    if folds and folds < 2:
+        raise InputError(f"must be at least 2, got {folds}", field="--folds")
+    if len(set(kinds)) != len(kinds):  # each model's rows were written twice
+        raise InputError("a model is listed twice in --model", field="--model")
     own: dict[str, Benchmark] = {}
     if path is not None:
         bench = load_inputs(None, path, None, None, None, None, table=table)
@@ -300,6 +304,9 @@ def train(
         common = {"dimension": dimension, "overrides": xp.parse_dimensions(dim), "target_norm": target_norm,
                   "limit": limit}  # fmt: skip
         _check_request(request)
+        from dialeval.meta.correlate import check_boot
+
+        check_boot(n_boot, field="--n-boot")
         plan = _plan(model, train_on, test, logo, folds, task, seed, model_param, path, table, common)
         run = request.open()
         console.print("dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), highlight=False)

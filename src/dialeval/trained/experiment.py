@@ -215,8 +215,9 @@ def check_names(train: Sequence[str], test: Sequence[str], own: Collection[str] 
     both = set(train) & set(test)
     if both:
         raise InputError(f"benchmark(s) {', '.join(sorted(both))} both in --train and --test", field="--test")
-    if len(set(train)) != len(train):
-        raise InputError("a benchmark is listed twice in --train", field="--train")
+    for option, names in (("--train", train), ("--test", test)):
+        if len(set(names)) != len(names):
+            raise InputError(f"a benchmark is listed twice in {option}", field=option)
 
 
 __all__ = ["Dataset", "baseline_rows", "check_names", "dimension_for", "load_dataset", "run_all", "run_split"]
