@@ -175,3 +175,32 @@ def test_benchmark_says_when_quality_was_fitted_on_the_benchmark(tmp_path: Path)
     held = next(r for r in card["leave_one_benchmark_out"] if r["benchmark"] == "usr-tc")["quality"]["spearman"]
     assert "quality was fitted on usr-tc's ratings" in text
     assert f"fitted without usr-tc, its turn Spearman there is {held:.3f}" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["benchmark", "-m", "length", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
+        (["meta", "{scores}", "-b", "usr-tc", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
+        (["stress", "-m", "length", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
+        (["stress", "-m", "length", "--boot", "-1"], 'field "--boot": must be >= 0'),
+        (["train", "--train", "usr-tc", "--test", "usr-pc", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
+        (["generate", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
+        (["judge", "run", "--protocol", "dialogadv", "-p", "seed=-1"], "judge:dialogadv.seed=-1: must be at least 0"),
+    ],
+    ids=["benchmark", "meta", "stress", "stress-boot", "train", "generate", "judge"],
+)
+def test_a_negative_seed_or_resample_count_is_refused_before_any_work(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    """numpy takes no negative seed: benchmark, meta, stress and train stopped in its ValueError after the
+    scoring (stress --boot -1 too). llama.cpp reads a negative seed as a random one: generate and the judge
+    gave other responses on every run under the same signature."""
+    scores = tmp_path / "s.jsonl"
+    scores.write_text('{"item_id": "x", "metric": "length", "value": 1.0}\n')
+    out = tmp_path / "out"
+    limit = {"meta": [], "generate": ["--n", "1"]}.get(args[0], ["--limit", "1"])
+    output = {"meta": [], "judge": ["--out", str(out)]}.get(args[0], ["-o", str(out)])
+    res = runner.invoke(app, [*(a.format(scores=scores) for a in args), *limit, *output])
+    assert res.exit_code == 2 and message in res.output, res.output
+    assert not out.exists()

@@ -73,7 +73,7 @@ def benchmark(
     inputs = [("--path", path), ("--mapping", table.mapping), *request.inputs()]
     try:
         with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
-            check_boot(n_boot, field="--boot")
+            check_boot(n_boot, field="--boot", seed=seed)
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
             dimension = bench.dimension(dimension)

@@ -120,7 +120,7 @@ def meta(
     inputs = [*(("SCORES", f) for f in scores), ("--ratings", ratings), ("--path", path), ("--mapping", table.mapping)]
     try:
         with interrupted_says("nothing written" if output is None else f"nothing written to {output}"):
-            check_boot(n_boot, field="--boot")
+            check_boot(n_boot, field="--boot", seed=seed)
             wanted = split_names(metrics, "--metrics")
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)

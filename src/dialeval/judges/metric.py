@@ -81,7 +81,7 @@ class JudgeConfig:
     structured: bool = True
     k: int = dataclasses.field(default=3, metadata=rule(minimum=1))
     temperature: float = dataclasses.field(default=0.7, metadata=rule(minimum=0))
-    seed: int = 0
+    seed: int = dataclasses.field(default=0, metadata=rule(minimum=0))  # llama.cpp: a negative seed is a random one
     max_tokens: int = dataclasses.field(default=64, metadata=rule(minimum=1))
     top_logprobs: int = dataclasses.field(default=5, metadata=rule(minimum=0, note="0 = no expected score"))
     in_flight: int = dataclasses.field(default=0, metadata=rule(minimum=0, note="0 = the backend's default"))

@@ -52,6 +52,8 @@ def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -
 
     if max_tokens < 1:
         raise InputError("--max-tokens must be at least 1", field="--max-tokens")
+    if seed < 0:  # llama.cpp reads a negative seed as "a random one": the same command, other responses
+        raise InputError(f"must be >= 0, got {seed}", field="--seed")
     if not 0 <= temperature < float("inf"):  # a negative one was sent to the backend, which sampled anyway
         raise InputError(f"must be 0 (greedy) or more, got {temperature}", field="--temperature")
     stops = tuple(codecs.decode(s, "unicode_escape") for s in stop) if stop else GenerationSettings.stop

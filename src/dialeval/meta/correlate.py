@@ -132,17 +132,25 @@ def table_rows(
     return rows
 
 
-def check_boot(n_boot: int, field: str = "n_boot") -> None:
-    """Refuse a negative number of bootstrap resamples (0 means no confidence intervals).
+def check_boot(n_boot: int, field: str = "n_boot", *, seed: int = 0, seed_field: str = "--seed") -> None:
+    """Refuse a negative number of bootstrap resamples (0 means no confidence intervals), or a negative seed.
+
+    numpy's generator takes no negative seed: it was a ``ValueError`` traceback after the scoring.
 
     Example:
         >>> check_boot(-5, field="--boot")
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: field "--boot": must be >= 0 (0: no confidence intervals), got -5
+        >>> check_boot(10, seed=-1)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--seed": must be >= 0, got -1
     """
     if n_boot < 0:
         raise InputError(f"must be >= 0 (0: no confidence intervals), got {n_boot}", field=field)
+    if seed < 0:
+        raise InputError(f"must be >= 0, got {seed}", field=seed_field)
 
 
 def correlation_table(

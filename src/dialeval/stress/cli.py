@@ -160,6 +160,9 @@ def stress(
         replaced = check_output(output, "folder", inputs=[("--path", path), *request.inputs()], files=files)
         if subset_param and subsets != "judge":
             raise InputError("--subset-param needs --subsets judge", field="--subset-param")
+        from dialeval.meta.correlate import check_boot
+
+        check_boot(n_boot, field="--boot", seed=seed)  # numpy's errors came after the scoring
         run = request.open(quiet=as_json)
     except DialevalError as exc:
         fail(exc)

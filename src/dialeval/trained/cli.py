@@ -306,7 +306,7 @@ def train(
         _check_request(request)
         from dialeval.meta.correlate import check_boot
 
-        check_boot(n_boot, field="--n-boot")
+        check_boot(n_boot, field="--n-boot", seed=seed)
         plan = _plan(model, train_on, test, logo, folds, task, seed, model_param, path, table, common)
         run = request.open()
         console.print("dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), highlight=False)
