@@ -326,3 +326,19 @@ def test_a_worker_with_another_signature_stops_the_run(cluster, tmp_path: Path) 
     )
     assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert "REFUSED worker" in proc.stdout and "but this driver has" in proc.stdout
+
+
+@pytest.mark.parametrize(("address", "reason"), [("127.0.0.1:{port}", "Connection refused"),
+                                                 ("no-such-host.invalid:6379", "")])  # fmt: skip
+def test_a_cluster_address_that_takes_no_connection_is_one_error_in_seconds(
+    tmp_path: Path, address: str, reason: str
+) -> None:
+    """Ray waited minutes for a head that is not there, logging "Failed to get cluster ID from GCS server"
+    every second (over 200 s for a misspelt host). A closed port on this machine, and a name that cannot resolve."""
+    from dialeval.backends.llamacpp import free_port
+
+    address = address.format(port=free_port())
+    args = ["score", "-b", "usr-tc", "--limit", "1", "-m", "length", "--engine", "ray", "--ray-address", address]
+    res = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "s.jsonl"), "--no-cache"])
+    assert res.exit_code == 2 and f'error: cannot reach the Ray cluster at "{address}": {reason}' in res.output
+    assert not (tmp_path / "s.jsonl").exists()

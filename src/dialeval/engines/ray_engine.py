@@ -169,6 +169,30 @@ class BatchWorker:
         }
 
 
+def check_reachable(address: str | None, timeout: float = 5.0) -> None:
+    """Refuse a ``host:port`` (or ``ray://host:port``) that takes no TCP connection within ``timeout`` seconds.
+
+    Ray itself waits minutes for a head that is not there (a misspelt host, a stopped cluster),
+    logging "Failed to get cluster ID from GCS server" on the way. Other forms (None, ``auto``,
+    ``local``) are left to Ray.
+
+    Example:
+        >>> check_reachable("auto")
+        >>> check_reachable("127.0.0.1:1")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.DialevalError: cannot reach the Ray cluster at "127.0.0.1:1": Connection refused
+    """
+    host, _, port = (address or "").removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__  # a timeout has no strerror
+        raise DialevalError(f'cannot reach the Ray cluster at "{address}": {reason}') from None
+
+
 class RayEngine:
     """Run batches on Ray (``--engine ray``): a local Ray instance, or a cluster at ``address``.
 
@@ -198,6 +222,7 @@ class RayEngine:
         except ImportError as exc:
             raise DialevalError(f"--engine ray needs ray[data]: {INSTALL_HINT}") from exc
         if not ray.is_initialized():
+            check_reachable(self.address)
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
             try:
                 ray.init(
