@@ -109,8 +109,7 @@ class TableOptions:
             return spec.to_mapping(), spec.name
         if self.response_col is None:
             raise InputError("a table needs --response-col (or a --mapping file)", field="--response-col")
-        for col in {c for c in self.reference_col if self.reference_col.count(c) > 1}:
-            raise InputError(f'column "{col}" is given twice', field="--reference-col")
+        ensure_unique(self.reference_col, "--reference-col")
         ratings: dict[str, str] = {}
         for pair in self.rating_col:
             col, _, dim = pair.partition("=")
@@ -431,10 +430,17 @@ def fail(exc: DialevalError) -> NoReturn:
     raise typer.Exit(2)
 
 
-def ensure_unique(names: Sequence[str]) -> None:
-    """Reject duplicated names in a list option."""
+def ensure_unique(names: Sequence[str], field: str, what: str = "column") -> None:
+    """Reject a name given twice in a repeatable option (the first repeat, in order).
+
+    Example:
+        >>> ensure_unique(["a", "b", "a"], "--reference-col")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--reference-col": column "a" is given twice
+    """
     seen = set()
     for n in names:
         if n in seen:
-            raise InputError(f'"{n}" is listed twice')
+            raise InputError(f'{what} "{n}" is given twice', field=field)
         seen.add(n)

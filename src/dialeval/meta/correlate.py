@@ -167,6 +167,8 @@ def correlation_table(
 ) -> list[CorrelationRow]:
     """Correlate every metric with the human mean of ``dimension`` (or each of several dimensions).
 
+    A dimension, metric, level or method named twice gives its rows once.
+
     Args:
         scores: Metric scores.
         ratings: Per-annotator ratings.
@@ -175,8 +177,6 @@ def correlation_table(
         levels: Any of ``turn``, ``sample``, ``dialogue``, ``system``.
         methods: Any of ``pearson``, ``spearman``, ``kendall`` (tau-b).
         n_boot: Bootstrap resamples for the 95% CIs (0: none).
-
-    A dimension, metric, level or method named twice gives its rows once.
         seed: Bootstrap seed; the same resamples are used for every metric of a level.
         by: Also break every figure down by this tag (or ``system``); rows get ``group="tag=value"``.
 
