@@ -62,20 +62,20 @@ def median_time(fn, repeats):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--boot", type=int, default=1000)
-    parser.add_argument("--loop", type=int, default=100, help="resamples the scipy loop runs (scaled to --boot)")
+    parser.add_argument("--n-boot", type=int, default=1000)
+    parser.add_argument("--loop", type=int, default=100, help="resamples the scipy loop runs (scaled to --n-boot)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     x, y, codes, size = make_data()
-    counts = draw_counts(int(codes.max()) + 1, args.boot, seed=0)
-    print(f"{len(x)} items, {codes.max() + 1} contexts, {args.boot} resamples; scipy loop on {args.loop}, scaled")
+    counts = draw_counts(int(codes.max()) + 1, args.n_boot, seed=0)
+    print(f"{len(x)} items, {codes.max() + 1} contexts, {args.n_boot} resamples; scipy loop on {args.loop}, scaled")
     print(f"{'kind':<27} {'vectorised s':>13} {'loop s':>8} {'ratio':>7} {'max |diff|':>11}")
     total_vec = total_loop = 0.0
     for baseline in BASELINES:
         method = baseline.split()[0]
         vec_s, vec = median_time(lambda m=method: weighted_correlation(x, y, codes, counts, m), args.repeats)
         loop_s, loop = median_time(lambda b=baseline: scipy_loop(x, y, counts[: args.loop], size, b), args.repeats)
-        loop_s *= args.boot / args.loop
+        loop_s *= args.n_boot / args.loop
         if baseline in SCIPY:
             total_vec, total_loop = total_vec + vec_s, total_loop + loop_s
         diff = float(np.max(np.abs(vec[: args.loop] - loop)))

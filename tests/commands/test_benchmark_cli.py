@@ -183,7 +183,7 @@ def test_benchmark_says_when_quality_was_fitted_on_the_benchmark(tmp_path: Path)
         (["benchmark", "-m", "length", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
         (["meta", "{scores}", "-b", "usr-tc", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
         (["stress", "-m", "length", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
-        (["stress", "-m", "length", "--boot", "-1"], 'field "--boot": must be >= 0'),
+        (["stress", "-m", "length", "--boot", "-1"], 'field "--n-boot": must be >= 0'),
         (["train", "--train", "usr-tc", "--test", "usr-pc", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
         (["generate", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
         (["judge", "run", "--protocol", "dialogadv", "-p", "seed=-1"], "judge:dialogadv.seed=-1: must be at least 0"),

@@ -2,7 +2,7 @@
 
 Through the real CLI (typer's runner, in process): ``--device``, ``-p FAMILY.device``, ``--turn-sep ""``,
 ``--cache`` (and ``$DIALEVAL_SCORE_CACHE``) naming a text file, a folder, another program's database or an
-unwritable place, ``-m ""`` and ``-m bleu,,length``, and ``--boot -5``.
+unwritable place, ``-m ""`` and ``-m bleu,,length``, ``--n-boot -5``, and empty or unknown levels and methods.
 """
 
 from __future__ import annotations
@@ -117,11 +117,63 @@ def test_an_empty_metric_name_is_refused(command: str, value: str, words: str, r
     assert not out.exists()
 
 
-@pytest.mark.parametrize("command", ["benchmark", "meta"])
-def test_a_negative_boot_is_refused(command: str, rows: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", ["--n-boot", "--boot"])  # --boot: its earlier name, still read
+@pytest.mark.parametrize("command", ["benchmark", "meta", "stress"])
+def test_a_negative_boot_is_refused(command: str, flag: str, rows: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     scores = tmp_path / "none.jsonl"
-    args = ["meta", scores] if command == "meta" else ["benchmark", "--no-cache"]
-    res = invoke(*args, "--path", rows, *RATED, "-m", "length", "--boot", "-5", "-o", out)
-    refused(res, 'field "--boot": must be >= 0', "got -5")
+    if command == "stress":
+        res = invoke("stress", "--no-cache", "-m", "length", flag, "-5", "-o", out)
+    else:
+        args = ["meta", scores] if command == "meta" else ["benchmark", "--no-cache"]
+        res = invoke(*args, "--path", rows, *RATED, "-m", "length", flag, "-5", "-o", out)
+    refused(res, 'field "--n-boot": must be >= 0', "got -5")
     assert not out.exists()
+
+
+def test_every_bootstrap_count_is_spelled_n_boot() -> None:
+    """One name on every command that resamples (``--boot`` is still read where it was the name)."""
+    for command in ("benchmark", "meta", "stress", "train", "quality train", "study report", "study import-agreement"):
+        res = invoke(*command.split(), "--help")
+        assert res.exit_code == 0 and "--n-boot" in res.output, (command, res.output)
+
+
+LEVEL_CASES = [("--level", "", "empty level name"),
+               ("--level", "turn,,system", 'empty level name in "turn,,system" (name 2 of 3)'),
+               ("--level", "turns", "unknown level turns; use turn, sample, dialogue, system"),
+               ("--method", " ", "empty method name"),
+               ("--method", "spearmann", "unknown method spearmann; use pearson, spearman, kendall")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("option", "value", "words"), LEVEL_CASES)
+@pytest.mark.parametrize("command", ["benchmark", "meta"])
+def test_an_empty_or_unknown_level_or_method_is_refused_before_any_scoring(
+    command: str, option: str, value: str, words: str, rows: Path, tmp_path: Path
+) -> None:
+    """``--level ''`` fell back to turn level silently; ``benchmark --level turns`` was refused after the scoring."""
+    out, cache = tmp_path / "out", tmp_path / "cache.sqlite"
+    first = ["meta", tmp_path / "none.jsonl"] if command == "meta" else ["benchmark", "-m", "length", "--cache", cache]
+    refused(invoke(*first, "--path", rows, *RATED, option, value, "-o", out), f'field "{option}": {words}')
+    assert not out.exists() and not cache.exists()
+
+
+@pytest.mark.parametrize(("option", "value", "words"), [
+    ("-m", "bogus", 'field "--metrics": no scores for metric bogus; the scores hold: length'),
+    ("--by", "", 'field "--by": no tag "" on the scores; break down by one of: system'),
+    ("--by", "task", 'field "--by": no tag "task" on the scores; break down by one of: system'),
+])  # fmt: skip
+def test_meta_names_the_option_a_library_check_refused(
+    option: str, value: str, words: str, rows: Path, tmp_path: Path
+) -> None:
+    """The library's checks name ``metrics`` and ``by``; ``meta`` says ``--metrics`` and ``--by``.
+
+    ``--by ''`` was read as no breakdown.
+    """
+    bench = invoke("benchmark", "--path", rows, *RATED, "-m", "length", "--no-cache", "-o", tmp_path / "b")
+    assert bench.exit_code == 0, bench.output
+    refused(invoke("meta", tmp_path / "b" / "scores.jsonl", "--path", rows, *RATED, option, value), words)
+
+
+def test_a_missing_table_is_not_found_before_it_needs_a_mapping(tmp_path: Path) -> None:
+    res = invoke("score", "--path", tmp_path / "missing.csv", "-m", "length", "-o", tmp_path / "s.jsonl")
+    refused(res, f"{tmp_path / 'missing.csv'}: file not found")

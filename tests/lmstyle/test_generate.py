@@ -119,8 +119,11 @@ def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
     assert res.exit_code == 2 and 'unknown style "polite"' in res.output
     # a negative temperature was sent to the backend, which sampled anyway; --n 0 said "generating 0 responses"
     # and --n -1 "generating -8 responses" before the dataset refused them
+    # "--datasets dd," was read as dd; "--styles ''" said "need at least one dataset and one style"
     for args, message in ((["--temperature", "-1"], 'field "--temperature": must be 0 (greedy) or more, got -1.0'),
-                          (["--n", "-1"], 'field "--n": must be at least 1, got -1')):  # fmt: skip
+                          (["--n", "-1"], 'field "--n": must be at least 1, got -1'),
+                          (["--datasets", "dd,"], 'field "--datasets": empty dataset name in "dd," (name 2 of 2)'),
+                          (["--styles", ""], 'field "--styles": empty style name')):  # fmt: skip
         res = CliRunner().invoke(app, ["generate", *args, "-o", str(tmp_path / "g")])
         assert res.exit_code == 2 and message in res.output and "generating" not in res.output, res.output
     assert not (tmp_path / "g").exists()

@@ -1,4 +1,4 @@
-"""``dialeval stress`` refuses, before any work, an output folder where it would write over one of its inputs."""
+"""``dialeval stress`` refuses, before any work, an output folder over one of its inputs, and empty or unknown names."""
 
 from __future__ import annotations
 
@@ -45,3 +45,14 @@ def test_a_perturbation_named_twice_gives_its_rows_once(tmp_path: Path) -> None:
     assert rows[0] and rows[1] == rows[0]
     refused(invoke("stress", "--perturb", "negation,nope", "-o", tmp_path / "c"), 'field "--perturb"', '"nope"')
     assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--perturb", ""], 'field "--perturb": empty perturbation name'),  # was: every perturbation
+    (["--perturb", "negation,"], 'field "--perturb": empty perturbation name in "negation," (name 2 of 2)'),
+    (["--plot", "negaton"], 'field "--plot": unknown perturbation "negaton"'),  # was: no figure, silently
+    (["--plot", ""], 'field "--plot": empty perturbation name'),
+])  # fmt: skip
+def test_an_empty_or_unknown_perturbation_or_plot_is_refused(args: list[str], words: str, tmp_path: Path) -> None:
+    refused(invoke("stress", *args, "-m", "length", "--limit", "2", "-o", tmp_path / "o", "--no-cache"), words)
+    assert not (tmp_path / "o").exists()

@@ -69,6 +69,9 @@ def test_bad_input_errors(tmp_path: Path) -> None:
         (["--train", "usr-pc", "--test", "usr-tc", "--model", "tfidf-lr,tfidf-lr"], "a model is listed twice"),
         (["--train", "usr-pc", "--test", "usr-tc", "--n-boot", "-1"], 'field "--n-boot": must be >= 0'),
         (["--train", "usr-pc", "--folds", "1"], 'field "--folds": must be at least 2, got 1'),
+        # the first wrote results of no model; the second read "usr-tc," as usr-tc
+        (["--train", "usr-pc", "--test", "usr-tc", "--model", ""], 'field "--model": empty model name'),
+        (["--train", "usr-pc", "--test", "usr-tc,"], 'field "--test": empty benchmark name in "usr-tc,"'),
     ]
     for args, message in cases:
         res = runner.invoke(app, ["train", *args, "--limit", "3", "--output", str(tmp_path)])

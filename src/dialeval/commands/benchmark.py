@@ -11,6 +11,7 @@ import typer
 
 from dialeval.atomic import all_or_nothing
 from dialeval.commands.common import (
+    N_BOOT_FLAGS,
     TABLE_RULE,
     TableOptions,
     cache_kept,
@@ -22,7 +23,7 @@ from dialeval.commands.common import (
     load_inputs,
     out,
     replaced_note,
-    split_list,
+    split_levels,
     table_options,
     write_text,
 )
@@ -55,7 +56,7 @@ def benchmark(
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     level: str = typer.Option("turn,system", "--level", "-l", help="Levels to report."),
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
-    n_boot: int = typer.Option(1000, "--boot", help="Bootstrap resamples."),
+    n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     output: Path = typer.Option(Path("runs/benchmark"), "--output", "-o", help="Output folder."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
@@ -73,7 +74,8 @@ def benchmark(
     inputs = [("--path", path), ("--mapping", table.mapping), *request.inputs()]
     try:
         with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
-            check_boot(n_boot, field="--boot", seed=seed)
+            check_boot(n_boot, field="--n-boot", seed=seed)
+            levels, methods = split_levels(level, method)  # before the scoring
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
             dimension = bench.dimension(dimension)
@@ -81,8 +83,6 @@ def benchmark(
             runs, skipped = score_request(run, bench.candidates, bench.dialogues)
             fitted = list(dict.fromkeys(n for r in runs for m, _ in r.parts if (n := m.fitted_note(bench.name))))
             scores = [s for r in runs for s in r.scores]
-            levels = tuple(split_list(level) or ["turn"])
-            methods = tuple(split_list(method) or ["spearman"])
             rows = correlation_table(
                 scores, bench.ratings, dimension=dimension, levels=levels, methods=methods, n_boot=n_boot, seed=seed
             )

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 import typer
 from rich.console import Console
@@ -31,14 +31,12 @@ console = Console(stderr=True)
 out = Console()
 
 
-def split_list(value: str | None) -> list[str] | None:
-    """Split a comma-separated option into names (None stays None)."""
-    if value is None:
-        return None
-    names = [v.strip() for v in value.split(",") if v.strip()]
-    return names or None
-
-
+@overload
+def split_names(value: str, option: str, what: str = ...) -> list[str]: ...
+@overload
+def split_names(value: None, option: str, what: str = ...) -> None: ...
+@overload
+def split_names(value: str | None, option: str, what: str = ...) -> list[str] | None: ...
 def split_names(value: str | None, option: str, what: str = "metric") -> list[str] | None:
     """Split a comma-separated list of ``what`` names strictly: None stays None; an empty name is an error.
 
@@ -58,6 +56,28 @@ def split_names(value: str | None, option: str, what: str = "metric") -> list[st
             where = f' in "{value}" (name {n} of {len(names)})' if len(names) > 1 else ""
             raise InputError(f"empty {what} name{where}", field=option)
     return names
+
+
+#: The bootstrap-resamples option of every command; ``--boot`` is its earlier name, still read.
+N_BOOT_FLAGS = ("--n-boot", "--boot")
+
+
+def split_levels(level: str, method: str) -> tuple[list[str], list[str]]:
+    """Split and check ``--level`` and ``--method`` before any work: known names, none empty.
+
+    Example:
+        >>> split_levels("turn, system", "spearman")
+        (['turn', 'system'], ['spearman'])
+        >>> split_levels("", "spearman")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--level": empty level name
+    """
+    from dialeval.meta.correlate import check_names
+
+    levels, methods = split_names(level, "--level", "level"), split_names(method, "--method", "method")
+    check_names(levels, methods, fields=("--level", "--method"))
+    return levels, methods
 
 
 TABLE_RULE = (
@@ -255,6 +275,7 @@ def load_inputs(
             raise InputError("--candidates needs --dialogues (the contexts the candidates answer)")
         bench = read_records(dialogues, candidates, ratings)
     elif path is not None and benchmark is None and is_table(path):
+        check_file(path)  # a missing table is "file not found" first, then the mapping it needs
         raise InputError("a table needs a mapping: --mapping m.yaml, or the --*-col options (at least --response-col; "
                          "--rating-col for human ratings), or -b NAME if it is that catalog benchmark's published "
                          "file", path=path)  # fmt: skip
@@ -383,6 +404,25 @@ def replaced_note(replaced: Sequence[Path]) -> str:
         return ""
     names = [str(p) for p in replaced] if len(replaced) == 1 else [p.name for p in replaced]
     return f" (replaced the existing {', '.join(names)})"
+
+
+@contextlib.contextmanager
+def fields_as_options(*names: str) -> Iterator[None]:
+    """Inside the block, an :class:`InputError` on a library argument in ``names`` names its option instead.
+
+    Example:
+        >>> with fields_as_options("metrics"):
+        ...     raise InputError("no scores for metric bogus", field="metrics")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--metrics": no scores for metric bogus
+    """
+    try:
+        yield
+    except InputError as exc:
+        if exc.path is not None or exc.field not in names:
+            raise
+        raise InputError(exc.message, line=exc.line, field=f"--{exc.field}") from None
 
 
 @contextlib.contextmanager

@@ -15,16 +15,18 @@ import typer
 
 from dialeval.atomic import all_or_nothing
 from dialeval.commands.common import (
+    N_BOOT_FLAGS,
     TABLE_RULE,
     TableOptions,
     check_output,
     console,
     fail,
+    fields_as_options,
     interrupted_says,
     load_inputs,
     out,
     replaced_note,
-    split_list,
+    split_levels,
     split_names,
     table_options,
     write_text,
@@ -101,7 +103,7 @@ def meta(
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
     metrics: str | None = typer.Option(None, "--metrics", "-m", help="Only these metric outputs."),
     by: str | None = typer.Option(None, "--by", help="Break every figure down by this tag (e.g. task, system)."),
-    n_boot: int = typer.Option(1000, "--boot", help="Bootstrap resamples (0: no CIs)."),
+    n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples (0: no CIs)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     compare_paper: str | None = typer.Option(
         None, "--compare-paper", help="Print beside a published table (lmstyle-table1)."
@@ -119,17 +121,18 @@ def meta(
 
     inputs = [*(("SCORES", f) for f in scores), ("--ratings", ratings), ("--path", path), ("--mapping", table.mapping)]
     try:
-        with interrupted_says("nothing written" if output is None else f"nothing written to {output}"):
-            check_boot(n_boot, field="--boot", seed=seed)
+        written = "nothing written" if output is None else f"nothing written to {output}"
+        with interrupted_says(written), fields_as_options("metrics", "by", "dimension"):
+            check_boot(n_boot, field="--n-boot", seed=seed)
+            levels, methods = split_levels(level, method)
             wanted = split_names(metrics, "--metrics")
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
             dimension = choose_dimension((r.dimension for r in rating_recs), dimension, f"the ratings of {rated_from}")
             all_scores = read_all_scores(scores, rating_recs, dimension, rated_from)
-            levels = tuple(split_list(level) or ["turn"])
             rows = correlation_table(
                 all_scores, rating_recs, dimension=dimension, metrics=wanted, levels=levels,
-                methods=tuple(split_list(method) or ["pearson"]), n_boot=n_boot, seed=seed, by=by,
+                methods=methods, n_boot=n_boot, seed=seed, by=by,
             )  # fmt: skip
             comparison = paper_comparison(rows, compare_paper) if compare_paper else None
             if ceiling:
@@ -137,8 +140,8 @@ def meta(
 
                 scored = {s.item_id for s in all_scores}  # the ceiling on the items the metrics were scored on
                 on_items = [r for r in rating_recs if r.item_id in scored]
-                rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=tuple(split_list(method) or []))]
-            paired = _paired(compare, all_scores, rating_recs, dimension, levels[0], split_list(method), n_boot, seed)
+                rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=methods)]
+            paired = _paired(compare, all_scores, rating_recs, dimension, levels[0], methods, n_boot, seed)
             wide = pivot(rows)
             warnings = table_warnings(rows)
             if output is not None:
@@ -278,7 +281,7 @@ def _paired(
     """Run the paired bootstrap test of ``--compare A,B`` (None when not asked)."""
     if not compare:
         return None
-    names = split_list(compare) or []
+    names = split_names(compare, "--compare")
     if len(names) != 2 or names[0] == names[1]:  # a metric against itself: a difference of 0, p = 0.5
         raise InputError(f'--compare takes two different metrics "A,B", got "{compare}"', field="--compare")
     from dialeval.meta.significance import compare_metrics

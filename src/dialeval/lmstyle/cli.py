@@ -17,7 +17,7 @@ from dialeval.commands.common import (
     console,
     fail,
     replaced_note,
-    split_list,
+    split_names,
     write_json,
     write_text,
 )
@@ -75,7 +75,7 @@ def _inputs(
     from dialeval.paths import shared_data_dir
 
     root = data or shared_data_dir()
-    for ds in split_list(datasets) or []:
+    for ds in split_names(datasets, "--datasets", "dataset"):
         if root is not None and ds in DATASETS:
             yield from (("--data", root / "lmstyle" / name) for name in DATASETS[ds][1:])
     for option, spec in [*(("--model", m) for m in models), ("--judge-model", judge_model)]:
@@ -99,12 +99,11 @@ def _generate_all(
         raise InputError("no shared data folder found; pass --data or set DIALEVAL_DATA")
     if n < 1:  # before any model loads (read_pairs also refuses more queries than a dataset has)
         raise InputError(f"must be at least 1, got {n}", field="--n")
-    style_list = list(dict.fromkeys(s.lower() for s in split_list(styles) or []))  # each once: one response each
+    styled = (s.lower() for s in split_names(styles, "--styles", "style"))  # an empty name is refused
+    style_list = list(dict.fromkeys(styled))  # each once: one response each
     for s in style_list:
         style_word(s)
-    pairs = {ds: read_pairs(root, ds) for ds in split_list(datasets) or []}
-    if not pairs or not style_list:
-        raise InputError("need at least one dataset and one style")
+    pairs = {ds: read_pairs(root, ds) for ds in split_names(datasets, "--datasets", "dataset")}
     dialogues: dict[str, Any] = {}
     candidates: list[Any] = []
     summaries: dict[str, Any] = {}

@@ -41,12 +41,23 @@ class CorrelationConfig:
     ci: float = 0.95
 
 
-def check_names(levels: Sequence[str], methods: Sequence[str]) -> tuple[Method, ...]:
-    """Reject unknown levels or methods with a clear error; return the methods typed."""
-    for name, given, known in (("level", levels, LEVELS), ("method", methods, METHODS)):
+def check_names(
+    levels: Sequence[str], methods: Sequence[str], fields: tuple[str, str] = ("level", "method")
+) -> tuple[Method, ...]:
+    """Reject unknown levels or methods with a clear error naming ``fields``; return the methods typed.
+
+    Example:
+        >>> check_names(["turn"], ["spearman", "pearson"])
+        ('spearman', 'pearson')
+        >>> check_names(["turns"], ["spearman"], fields=("--level", "--method"))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--level": unknown level turns; use turn, sample, dialogue, system
+    """
+    for name, field, given, known in (("level", fields[0], levels, LEVELS), ("method", fields[1], methods, METHODS)):
         bad = [v for v in given if v not in known]
         if bad:
-            raise InputError(f"unknown {name} {', '.join(bad)}; use {', '.join(known)}", field=name)
+            raise InputError(f"unknown {name} {', '.join(bad)}; use {', '.join(known)}", field=field)
     return tuple(m for m in methods if m in METHODS)  # type: ignore[misc]
 
 
@@ -72,8 +83,8 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
     """Split the aligned table by a tag (or ``system``), one sub-table per value."""
     column = by if by in ("system", "context_id", "dialogue_id") else f"tag:{by}"
     if column not in aligned.items.columns:
-        tags = ", ".join(c[4:] for c in aligned.tag_columns()) or "none"
-        raise InputError(f'no tag "{by}" on the scores; tags: {tags} (or "system")', field="by")
+        tags = ", ".join(dict.fromkeys([*(c[4:] for c in aligned.tag_columns()), "system"]))
+        raise InputError(f'no tag "{by}" on the scores; break down by one of: {tags}', field="by")
     parts = []
     for value, sub in aligned.items.groupby(column, sort=True):
         dialogues = aligned.dialogue_human
@@ -195,7 +206,7 @@ def correlation_table(
     rows: list[CorrelationRow] = []
     for dim in dims:
         aligned = align(scores, ratings, dimension=dim, metrics=metrics)
-        groups = [("all", aligned), *(breakdown(aligned, by) if by else [])]
+        groups = [("all", aligned), *(breakdown(aligned, by) if by is not None else [])]
         for group, sub in groups:
             rows.extend(table_rows(sub, group, levels, typed_methods, n_boot, seed))
     return rows

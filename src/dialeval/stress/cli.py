@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from dialeval.commands.common import (
+    N_BOOT_FLAGS,
     check_output,
     check_request_failures,
     console,
     fail,
     out,
     replaced_note,
-    split_list,
+    split_names,
 )
 from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.errors import DialevalError, InputError
@@ -128,7 +129,7 @@ def stress(
     perturb: str | None = typer.Option(None, "--perturb", help="Comma-separated perturbations (default: all)."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     seed: int = typer.Option(0, "--seed", help="Seed of the perturbations and the bootstrap."),
-    n_boot: int = typer.Option(1000, "--boot", help="Bootstrap resamples (over contexts)."),
+    n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples (over contexts)."),
     subsets: str = typer.Option(
         "rule", "--subsets",
         help="Open/closed-ended subsets: rule (last context turn), judge (an LLM, see --subset-param), tags, none.",
@@ -162,7 +163,7 @@ def stress(
             raise InputError("--subset-param needs --subsets judge", field="--subset-param")
         from dialeval.meta.correlate import check_boot
 
-        check_boot(n_boot, field="--boot", seed=seed)  # numpy's errors came after the scoring
+        check_boot(n_boot, field="--n-boot", seed=seed)  # numpy's errors came after the scoring
         run = request.open(quiet=as_json)
     except DialevalError as exc:
         fail(exc)
@@ -197,8 +198,22 @@ def _output_files(benchmark: str, plot: str) -> list[str]:
     """
     if benchmark.lower() in DDPP_NAMES:
         return list(RANKING_FILES)
-    figures = [] if plot.strip() == "none" else [f"stress_subsets_{p}.png" for p in split_list(plot) or []]
+    figures = [f"stress_subsets_{p}.png" for p in _plot_names(plot)]
     return [*STRESS_FILES, *figures]
+
+
+def _plot_names(plot: str) -> list[str]:
+    """Return the perturbations ``--plot`` names, each once (``none``: no figure); an unknown one is refused.
+
+    Example:
+        >>> _plot_names("negation, truncation, negation"), _plot_names("none")
+        (['negation', 'truncation'], [])
+    """
+    if plot.strip() == "none":
+        return []
+    from dialeval.stress.run import check_perturbations
+
+    return check_perturbations(split_names(plot, "--plot", "perturbation"), field="--plot")
 
 
 @dataclass(frozen=True)
@@ -244,8 +259,9 @@ def _run_perturbations(opts: _StressOptions, run: ScoringContext) -> _StressDone
     from dialeval.stress.run import check_perturbations, run_stress
     from dialeval.stress.subsets import judge_subsets, tag_subsets
 
-    names = check_perturbations(split_list(opts.perturb) or list(ALL_PERTURBATIONS))  # each once: one row each
-    plots = [] if opts.plot.strip() == "none" else [p for p in split_list(opts.plot) or [] if p in names]
+    given = split_names(opts.perturb, "--perturb", "perturbation")
+    names = check_perturbations(given or list(ALL_PERTURBATIONS))  # each once: one row each
+    plots = [p for p in _plot_names(opts.plot) if p in names]
     bench = load_inputs(opts.benchmark, opts.path, None, None, None, opts.limit)
     plan = run.request.plan(bench.candidates, default=LEXICAL.split(","))
     judged: dict[str, int] = {}

@@ -151,8 +151,8 @@ def perturbed_id(candidate_id: str, perturbation: str) -> str:
     return f"{candidate_id}~{perturbation}"
 
 
-def check_perturbations(names: Sequence[str]) -> list[str]:
-    """Return ``names`` each once, in order; an unknown one is an :class:`InputError` (``--perturb``).
+def check_perturbations(names: Sequence[str], field: str = "--perturb") -> list[str]:
+    """Return ``names`` each once, in order; an unknown one is an :class:`InputError` naming ``field``.
 
     Example:
         >>> check_perturbations(["negation", "truncation", "negation"])
@@ -160,7 +160,7 @@ def check_perturbations(names: Sequence[str]) -> list[str]:
     """
     for name in names:
         if name not in ALL_PERTURBATIONS:
-            raise InputError(f'unknown perturbation "{name}"; known: {", ".join(ALL_PERTURBATIONS)}', field="--perturb")
+            raise InputError(f'unknown perturbation "{name}"; known: {", ".join(ALL_PERTURBATIONS)}', field=field)
     return list(dict.fromkeys(names))
 
 

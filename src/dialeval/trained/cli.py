@@ -27,7 +27,7 @@ from dialeval.commands.common import (
     load_inputs,
     out,
     replaced_note,
-    split_list,
+    split_names,
     table_options,
     write_text,
 )
@@ -122,11 +122,11 @@ def _plan(
     from dialeval.trained import splits as sp
     from dialeval.trained.models import make_evaluator
 
-    kinds = split_list(model) or []
-    train_names = split_list(train_on) or []
+    kinds = split_names(model, "--model", "model")
+    train_names = split_names(train_on, "--train", "benchmark") or []
     if not train_names:
         raise InputError("give --train (benchmarks to train on); the quality heads train with dialeval quality train")
-    test_names = split_list(test) or []
+    test_names = split_names(test, "--test", "benchmark") or []
     if sum(bool(x) for x in (test_names, logo, folds)) != 1:
         raise InputError("give exactly one of --test, --logo, --folds")
     if folds and folds < 2:
@@ -228,7 +228,7 @@ def _output_files(output: Path, model: str, save: bool) -> list[str]:
     (:func:`dialeval.trained.store.save`), so that none of them can be one of its inputs.
     """
     files = list(RESULT_FILES)
-    kinds = (split_list(model) or []) if save else []
+    kinds = split_names(model, "--model", "model") if save else []
     for kind in kinds:
         folder = output / f"model-{kind}"
         if folder.is_dir():
