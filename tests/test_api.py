@@ -28,6 +28,9 @@ ROWS = [
     {"context": "What is 2+2?", "response": "four, I think", "reference": "It is 4.", "system": "a"},
 ]
 
+#: One metric column and one human column, four items (each its own context).
+RATED = pd.DataFrame({"m": [1.0, 2.0, 3.0, 4.0], "h": [1.0, 3.0, 2.0, 4.0]})
+
 
 def cli(*args: str | Path) -> str:
     """Run the CLI in process; return its stdout (it must succeed)."""
@@ -146,6 +149,14 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
             lambda: dialeval.correlate(pd.DataFrame({"m": [1.0], "h": [1.0]}), "h", ["m"], level="word"),
             "unknown level word",
         ),
+        # each of these was pandas' KeyError on an empty table, numpy's ValueError, or (by="") a
+        # breakdown by item with groups named "=0", "=1", ...
+        (lambda: dialeval.correlate(RATED, "h", ["m"], level=[]), 'field "level": no level given'),
+        (lambda: dialeval.correlate(RATED, "h", ["m"], method=()), 'field "method": no method given'),
+        (lambda: dialeval.correlate(RATED, [], ["m"]), 'field "human": no human column to correlate'),
+        (lambda: dialeval.correlate(RATED, "h", ["m"], level=""), "field \"level\": unknown level ''"),
+        (lambda: dialeval.correlate(RATED, "h", ["m"], seed=-1), 'field "seed": must be >= 0, got -1'),
+        (lambda: dialeval.correlate(RATED, "h", ["m"], by=""), 'no column ""'),
         (lambda: dialeval.load_benchmark("usr-tx"), 'did you mean "usr-tc"'),
     ],
 )

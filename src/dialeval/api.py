@@ -288,9 +288,10 @@ def correlate(
 
     from dialeval.meta.correlate import correlation_table
 
-    dims = _names(human)
+    if not (dims := _names(human)):
+        raise InputError("no human column to correlate", field="human")
     names = _metric_columns(df, metrics)
-    for name in [*dims, *names, *([by] if by and by != "system" else [])]:
+    for name in [*dims, *names, *([by] if by is not None and by != "system" else [])]:
         if name not in df.columns:
             raise InputError(f'no column "{name}"; the columns: {", ".join(map(str, df.columns))}', field=name)
     scores = _scores(df, names, by)
@@ -340,7 +341,9 @@ def _scores(df: pd.DataFrame, metrics: Sequence[str], by: str | None) -> list[Sc
     from dialeval.schema import Score
 
     items, contexts, dialogues, systems = _keys(df)
-    tags = [{} if by in (None, "system") else {by: str(v)} for v in (df[by] if by and by != "system" else items)]
+    tags: list[dict[str, str]] = [{} for _ in items]
+    if by is not None and by != "system":
+        tags = [{by: str(v)} for v in df[by]]
     out = []
     for name in metrics:
         for n, value in enumerate(_numbers(df, name)):

@@ -61,3 +61,14 @@ def test_paired_p_value_two_sided():
     assert paired_p_value(np.array([1.0, 2, 3, -1])) == 0.5  # 2 * min(1/4, 3/4)
     assert paired_p_value(np.zeros(5)) == 1
     assert math.isnan(paired_p_value(np.array([np.nan])))
+
+
+@pytest.mark.parametrize(("n_boot", "seed", "message"), [(-1, 0, 'field "n_boot": must be >= 0'),
+                                                         (10, -1, 'field "seed": must be >= 0, got -1')])  # fmt: skip
+def test_a_negative_resample_count_or_seed_is_refused(usr, n_boot: int, seed: int, message: str) -> None:
+    """A negative seed stopped in numpy's ValueError; a negative count ran no test and reported no p-value."""
+    from dialeval.errors import InputError
+
+    with pytest.raises(InputError, match=message):
+        compare_metrics(usr.scores, usr.ratings, metric_a="len", metric_b="noise", dimension="Overall",
+                        n_boot=n_boot, seed=seed)  # fmt: skip

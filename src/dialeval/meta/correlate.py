@@ -55,7 +55,9 @@ def check_names(
         dialeval.errors.InputError: field "--level": unknown level turns; use turn, sample, dialogue, system
     """
     for name, field, given, known in (("level", fields[0], levels, LEVELS), ("method", fields[1], methods, METHODS)):
-        bad = [v for v in given if v not in known]
+        if not given:  # pandas' KeyError on an empty table came next
+            raise InputError(f"no {name} given; use {', '.join(known)}", field=field)
+        bad = [v if v.strip() else repr(v) for v in given if v not in known]
         if bad:
             raise InputError(f"unknown {name} {', '.join(bad)}; use {', '.join(known)}", field=field)
     return tuple(m for m in methods if m in METHODS)  # type: ignore[misc]
@@ -195,13 +197,15 @@ def correlation_table(
         Rows ordered by dimension, group (``"all"`` first), level, metric, method.
 
     Raises:
-        InputError: An unknown level or method, a negative ``n_boot``, a metric the scores do not hold,
-            a dimension nobody rated, or an unknown ``by`` tag.
+        InputError: No level, method or dimension, an unknown level or method, a negative ``n_boot``
+            or ``seed``, a metric the scores do not hold, a dimension nobody rated, or an unknown ``by`` tag.
     """
-    check_boot(n_boot)
+    check_boot(n_boot, seed=seed, seed_field="seed")
     levels, methods = list(dict.fromkeys(levels)), list(dict.fromkeys(methods))  # a name given twice: one row
     typed_methods = check_names(levels, methods)
     dims = [dimension] if isinstance(dimension, str) else list(dict.fromkeys(dimension))
+    if not dims:
+        raise InputError("no dimension given", field="dimension")
     metrics = None if metrics is None else list(dict.fromkeys(metrics))
     rows: list[CorrelationRow] = []
     for dim in dims:

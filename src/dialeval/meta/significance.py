@@ -24,7 +24,7 @@ import numpy as np
 from dialeval.errors import InputError
 from dialeval.meta.align import align
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
-from dialeval.meta.correlate import check_names
+from dialeval.meta.correlate import check_boot, check_names
 from dialeval.meta.levels import RowLevel, prepare
 from dialeval.schema import Rating, Score
 
@@ -120,6 +120,7 @@ def compare_metrics(
     seed: int = 0,
 ) -> ComparisonResult:
     """Test whether ``metric_a`` correlates better with the humans than ``metric_b`` on the same items."""
+    check_boot(n_boot, seed=seed, seed_field="seed")
     (typed_method,) = check_names([level], [method])
     aligned = align(scores, ratings, dimension=dimension, metrics=[metric_a, metric_b])
     data = prepare(aligned.items, aligned.dialogue_human, level, [metric_a, metric_b])
