@@ -123,7 +123,10 @@ def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
     for args, message in ((["--temperature", "-1"], 'field "--temperature": must be 0 (greedy) or more, got -1.0'),
                           (["--n", "-1"], 'field "--n": must be at least 1, got -1'),
                           (["--datasets", "dd,"], 'field "--datasets": empty dataset name in "dd," (name 2 of 2)'),
-                          (["--styles", ""], 'field "--styles": empty style name')):  # fmt: skip
+                          (["--styles", ""], 'field "--styles": empty style name'),
+                          # refused only after generating with it twice
+                          (["--model", "smollm2", "--model", "smollm2"],
+                           'field "--model": model "smollm2" is given twice')):  # fmt: skip
         res = CliRunner().invoke(app, ["generate", *args, "-o", str(tmp_path / "g")])
         assert res.exit_code == 2 and message in res.output and "generating" not in res.output, res.output
     assert not (tmp_path / "g").exists()

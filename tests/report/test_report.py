@@ -72,6 +72,18 @@ def test_an_empty_study_export_is_refused_not_reported_as_scores(results: dict[s
     assert not (tmp_path / "r.html").exists()
 
 
+def test_a_folder_or_study_given_twice_is_refused(results: dict[str, Path], tmp_path: Path) -> None:
+    """A folder given twice (by any name) had its sections written twice; a study export too."""
+    bench, out, link = results["bench"], tmp_path / "r.html", tmp_path / "link"
+    link.symlink_to(bench)
+    refused(run_cli("report", bench, link, "-o", out),
+            f'{link}: field "FOLDERS": is given twice (as {bench}): folders 1 and 2')  # fmt: skip
+    study = results["study"]
+    refused(run_cli("report", bench, "--study", study, "--study", study, "-o", out),
+            f'{study}: field "--study": is given twice: study exports 1 and 2')  # fmt: skip
+    assert not out.exists()
+
+
 def test_real_stress_and_ranking_folders_render(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`dialeval stress` outputs (USR-TC perturbations with a subset plot, DailyDialog++ ranking) in the report."""
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))

@@ -391,6 +391,24 @@ def _refuse_replacing(target: Path, sources: Sequence[tuple[str, Path, Path]], o
         )
 
 
+def check_given_once(paths: Sequence[Path], field: str, what: str) -> None:
+    """Refuse a file or folder given twice, by any name (``x`` and ``./x``, or a link): it would count twice.
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> check_given_once([d, d / "."], "FOLDERS", "folders")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...: field "FOLDERS": is given twice (as ...): folders 1 and 2
+    """
+    for n, p in enumerate(paths):
+        for m, q in enumerate(paths[:n]):
+            if p.exists() and q.exists() and os.path.samefile(p, q):
+                again = "" if str(p) == str(q) else f" (as {q})"
+                raise InputError(f"is given twice{again}: {what} {m + 1} and {n + 1}", path=p, field=field)
+
+
 def replaced_note(replaced: Sequence[Path]) -> str:
     """Return what the success line adds when outputs replaced existing files ("" when none did).
 

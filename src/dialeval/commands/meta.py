@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from dialeval.commands.common import (
     N_BOOT_FLAGS,
     TABLE_RULE,
     TableOptions,
+    check_given_once,
     check_output,
     console,
     fail,
@@ -192,11 +192,7 @@ def read_all_scores(paths: Sequence[Path], ratings: Sequence[Rating], dimension:
         InputError: The same file is given twice (by any name); a metric scores an item
             twice (naming the file and line of both); or what :func:`read_scores` refuses.
     """
-    for n, p in enumerate(paths):
-        for m, q in enumerate(paths[:n]):
-            if p.exists() and q.exists() and os.path.samefile(p, q):
-                again = "" if str(p) == str(q) else f" (as {q})"
-                raise InputError(f"is given twice{again}: scores files {m + 1} and {n + 1}", path=p, field="SCORES")
+    check_given_once(paths, "SCORES", "scores files")
     seen: Seen = {}
     return [s for p in paths for s in read_scores(p, ratings, dimension, rated_from, seen)]
 

@@ -15,6 +15,7 @@ from dialeval import __version__
 from dialeval.commands.common import (
     check_output,
     console,
+    ensure_unique,
     fail,
     replaced_note,
     split_names,
@@ -104,6 +105,7 @@ def _generate_all(
     for s in style_list:
         style_word(s)
     pairs = {ds: read_pairs(root, ds) for ds in split_names(datasets, "--datasets", "dataset")}
+    ensure_unique(models, "--model", "model")  # before any model loads; two names of one model: below
     dialogues: dict[str, Any] = {}
     candidates: list[Any] = []
     summaries: dict[str, Any] = {}

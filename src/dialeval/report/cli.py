@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.commands.common import check_output, console, fail, replaced_note, write_text
+from dialeval.commands.common import check_given_once, check_output, console, fail, replaced_note, write_text
 from dialeval.errors import DialevalError, InputError
 
 FORMATS = ("html", "md", "tex")
@@ -30,6 +30,8 @@ def report(
         replaced = check_output(output, inputs=_inputs(folders, study))
         if fmt not in FORMATS:
             raise InputError(f'unknown format "{fmt}"; use one of {", ".join(FORMATS)}', field="--format")
+        check_given_once(folders, "FOLDERS", "folders")  # its sections were written twice
+        check_given_once(study, "--study", "study exports")
         results = [load_results(f) for f in folders]
         for path in study:
             from dialeval.jsonl import read_jsonl
