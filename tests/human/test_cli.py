@@ -112,3 +112,17 @@ def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
     )  # fmt: skip
     assert meta.exit_code == 0, meta.output
     assert "pearson" in meta.output
+
+
+def test_a_study_of_a_catalog_benchmark_rates_its_responses(tmp_path: Path, shared_data: Path) -> None:
+    """``-b`` names the responses to rate, as in ``score`` and ``benchmark``; only ``--path FILE`` did, read as usr-tc.
+
+    USR's PersonaChat set: 60 contexts x 5 systems (../shared/data/README.md), and mousavi-turn adds each
+    context's reference as a ground-truth item: 300 + 60 = 360 items in 60 units; 1 annotator per unit: 60
+    assignments.
+    """
+    res = runner.invoke(app, ["study", "create", str(tmp_path / "s"), "-b", "usr-pc", "--annotators", "2",
+                              "--per-item", "1"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.output.splitlines()[0])
+    assert (summary["items"], summary["units"], summary["assignments"]) == (360, 60, 60)

@@ -136,6 +136,10 @@ REFUSALS: dict[str, tuple[Setup, str]] = {
                                '{candidates}:5: field "id": duplicate id "d0:m1" (first on line 1)'),
     "empty candidates file": (lambda t, i: [] if i["candidates"].write_text("") == 0 else ["?"],
                               "{candidates}: no candidates in this file"),
+    # --dialogues and --candidates were left unread, silently
+    "--path with --dialogues": (lambda t, i: ["--path", str(i["candidates"])],
+                                'field "--dialogues": give --dialogues/--candidates or --path, not both'),
+    "-b with --dialogues": (lambda t, i: ["-b", "usr-pc"], 'field "--dialogues": give --dialogues/--candidates or -b'),
     "no annotators": (lambda t, i: ["--annotators", "0", "--per-item", "0"],
                       'field "--annotators": needs at least 1 annotator, got 0'),
     "batch size 0": (lambda t, i: ["--batch-size", "0"], 'field "--batch-size": must be at least 1, got 0'),

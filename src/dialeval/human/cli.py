@@ -46,7 +46,7 @@ def _gold(
 
 
 def _study_inputs(
-    dialogues: Path | None, path: Path | None, candidates: Path | None, table: TableOptions
+    benchmark: str | None, dialogues: Path | None, path: Path | None, candidates: Path | None, table: TableOptions
 ) -> tuple[dict[str, Dialogue], list[Candidate]]:
     """Read the dialogues and candidates through the validation ``dialeval score`` uses (file:line errors)."""
     from dialeval.commands.common import load_inputs
@@ -54,11 +54,14 @@ def _study_inputs(
     from dialeval.jsonl import read_unique
     from dialeval.schema import Dialogue
 
-    if path is not None:  # your own table (with a mapping) or a folder of records: its dialogues and candidates
-        own = load_inputs(None, path, None, None, None, None, table=table)
+    if path is not None or benchmark is not None:  # a catalog benchmark, your own table or a folder of records
+        if dialogues is not None or candidates is not None:  # they were left unread, silently
+            given = "-b" if path is None else "--path"
+            raise InputError(f"give --dialogues/--candidates or {given}, not both", field="--dialogues")
+        own = load_inputs(benchmark, path, None, None, None, None, table=table)
         return own.dialogues, own.candidates
     if dialogues is None:
-        raise InputError("give --dialogues (and --candidates), or --path FILE with a mapping")
+        raise InputError("give --dialogues (and --candidates), -b NAME, or --path FILE with a mapping")
     if candidates is None:  # a dialogue-level protocol: every dialogue is a unit
         return {k: d for k, (_, d) in read_unique(dialogues, Dialogue).items()}, []
     bench = load_inputs(None, None, dialogues, candidates, None, None)  # an empty candidates file is refused there
@@ -70,7 +73,10 @@ def _study_inputs(
 def create(
     study_dir: Path = typer.Argument(..., help="Folder for the study database and access links."),
     protocol: str = typer.Option("mousavi-turn", help="Bundled protocol name or a protocol YAML path."),
-    dialogues: Path | None = typer.Option(None, help="Dialogue records (JSONL); or give --path."),
+    dialogues: Path | None = typer.Option(None, help="Dialogue records (JSONL); or give -b or --path."),
+    benchmark: str | None = typer.Option(
+        None, "--benchmark", "-b", help="Catalog benchmark whose responses are rated (from --path if given)."
+    ),
     path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     candidates: Path | None = typer.Option(None, help="Candidate records (JSONL); dialogue-level protocols may omit."),
     annotators: int = typer.Option(3, help="Number of annotators (ids a01, a02, ...); at least 1."),
@@ -108,7 +114,7 @@ def create(
             payment=payment,
         )
         check_config(config)  # the options first: no file is read for a layout that cannot work
-        dials, cands = _study_inputs(dialogues, path, candidates, table)
+        dials, cands = _study_inputs(benchmark, dialogues, path, candidates, table)
         qual = _gold(qualification, qualification_ratings, dials, "qualification")
         att = _gold(attention, attention_ratings, dials, "attention")
         summary = create_study(study_dir, proto, dials, cands, config, qualification=qual, attention=att, db_url=db)
