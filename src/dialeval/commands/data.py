@@ -101,7 +101,7 @@ def import_command(
     output: Path = typer.Option(..., "--output", "-o", help="Folder for dialogues/candidates/ratings.jsonl."),
     table: TableOptions = TableOptions(),
 ) -> None:
-    """Read your own table with a mapping and write it as dialeval records (as ``data export`` writes them).
+    """Read your own table with a mapping and write it as dialeval records (as data export writes them).
 
     The folder can then be given to any command as --path DIR.
     """

@@ -137,8 +137,8 @@ def generate(
 ) -> None:  # fmt: skip
     """Generate styled responses with the LMStyle Fig. 3 few-shot prompt.
 
-    Writes dialogues.jsonl and candidates.jsonl (re-score them with ``dialeval score --dialogues
-    OUT/dialogues.jsonl --candidates OUT/candidates.jsonl``) and generation.json (signatures, counts).
+    Writes dialogues.jsonl and candidates.jsonl (re-score them with dialeval score --dialogues
+    OUT/dialogues.jsonl --candidates OUT/candidates.jsonl) and generation.json (signatures, counts).
     """
     try:
         replaced = check_output(output, "folder", inputs=_inputs(data, datasets, model), files=GENERATE_FILES)

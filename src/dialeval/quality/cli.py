@@ -112,37 +112,37 @@ PASS_ON = {"allow_extra_args": True, "ignore_unknown_options": True, "help_optio
 
 @quality_app.command("train-views", context_settings=PASS_ON)
 def train_views(ctx: typer.Context) -> None:
-    """Fine-tune the multi-view cross-encoder (arguments as ``python -m dialeval.quality.crosstrain --help``)."""
+    """Fine-tune the multi-view cross-encoder (arguments as python -m dialeval.quality.crosstrain --help)."""
     _pass_on("dialeval.quality.crosstrain", ctx.args, "dialeval quality train-views")
 
 
 @quality_app.command("train-encoder", context_settings=PASS_ON)
 def train_encoder(ctx: typer.Context) -> None:
-    """Fine-tune the sentence encoder contrastively (arguments as ``python -m dialeval.quality.bitrain --help``)."""
+    """Fine-tune the sentence encoder contrastively (arguments as python -m dialeval.quality.bitrain --help)."""
     _pass_on("dialeval.quality.bitrain", ctx.args, "dialeval quality train-encoder")
 
 
 @quality_app.command("train-engagement", context_settings=PASS_ON)
 def train_engagement(ctx: typer.Context) -> None:
-    """Learn utterance engagement from Chit-Chat's ratings (arguments: ``python -m dialeval.quality.engagement``)."""
+    """Learn utterance engagement from Chit-Chat's ratings (arguments: python -m dialeval.quality.engagement)."""
     _pass_on("dialeval.quality.engagement", ctx.args, "dialeval quality train-engagement")
 
 
 @quality_app.command("train-humanlike", context_settings=PASS_ON)
 def train_humanlike(ctx: typer.Context) -> None:
-    """Learn to tell a true next turn from a small LM's reply (arguments: ``python -m dialeval.quality.humanlike``)."""
+    """Learn to tell a true next turn from a small LM's reply (arguments: python -m dialeval.quality.humanlike)."""
     _pass_on("dialeval.quality.humanlike", ctx.args, "dialeval quality train-humanlike")
 
 
 @quality_app.command("experiment", context_settings=PASS_ON)
 def experiment(ctx: typer.Context) -> None:
-    """Compare quality candidates leave-one-benchmark-out (arguments: ``python -m dialeval.quality.experiment``)."""
+    """Compare quality candidates leave-one-benchmark-out (arguments: python -m dialeval.quality.experiment)."""
     _pass_on("dialeval.quality.experiment", ctx.args, "dialeval quality experiment")
 
 
 @quality_app.command("measure", context_settings=PASS_ON)
 def measure(ctx: typer.Context) -> None:
-    """Measure quality's stress pairs or DSTC9 dialogue level (arguments: ``python -m dialeval.quality.measure``)."""
+    """Measure quality's stress pairs or DSTC9 dialogue level (arguments: python -m dialeval.quality.measure)."""
     _pass_on("dialeval.quality.measure", ctx.args, "dialeval quality measure")
 
 
