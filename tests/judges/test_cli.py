@@ -38,7 +38,7 @@ def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "scores.jsonl"
     args = ["judge", "run", "--protocol", "lmstyle-appropriateness", "--benchmark", "usr-tc", "--limit", "1",
-            "-p", "k=1", "-p", "max_tokens=8", "-p", "max_calls=3", "--out", str(out), "--no-cache"]
+            "-p", "k=1", "-p", "max_tokens=8", "-p", "max_calls=3", "-o", str(out), "--no-cache"]
     res = CliRunner().invoke(app, args, terminal_width=160)
     assert res.exit_code == 0, res.output
     name = "judge:lmstyle-appropriateness"
@@ -59,7 +59,7 @@ def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest
 
 
 def test_judge_run_refuses_to_write_over_its_protocol_or_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """--out naming the --protocol file, or a summary (<out>.summary.json) that would land on the --cache, is one
+    """--output naming the --protocol file, or a summary (<out>.summary.json) that would land on the --cache, is one
     error line before the benchmark is loaded or a backend is asked (a dead port here); the input is unchanged."""
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
     from importlib.resources import files
@@ -70,7 +70,7 @@ def test_judge_run_refuses_to_write_over_its_protocol_or_cache(tmp_path: Path, m
     dead = ["-p", "backend=openai-compatible", "-p", f"base_url=http://127.0.0.1:{free_port()}/v1", "-p", "model=m",
             "--limit", "1"]  # fmt: skip
     res = invoke("judge", "run", "--protocol", protocol, *dead, "--out", protocol, "--no-cache")
-    line = refused(res, f'{protocol}: field "--out"', "is the file given to --protocol")
+    line = refused(res, f'{protocol}: field "--output"', "is the file given to --protocol")
     assert "destroy the input" in line
     assert protocol.read_bytes() == before
     out = tmp_path / "scores.jsonl"
@@ -78,7 +78,7 @@ def test_judge_run_refuses_to_write_over_its_protocol_or_cache(tmp_path: Path, m
     ScoreCache(cache).close()
     kept = cache.read_bytes()
     res = invoke("judge", "run", "--protocol", "cpdscore-simple", *dead, "--out", out, "--cache", cache)
-    refused(res, f'{cache}: field "--out"', "is the file given to --cache")
+    refused(res, f'{cache}: field "--output"', "is the file given to --cache")
     assert cache.read_bytes() == kept and not out.exists()
 
 
@@ -100,20 +100,20 @@ def test_judge_run_refuses_to_write_over_a_step1_protocol_a_model_file_or_the_de
     dead = ["-p", "backend=openai-compatible", "-p", f"base_url=http://127.0.0.1:{free_port()}/v1", "-p", "model=m",
             "--limit", "1"]  # fmt: skip
     res = invoke("judge", "run", "--protocol", "mine.yaml", *dead, "--out", "detail.yaml", "--no-cache")
-    refused(res, 'detail.yaml: field "--out"', "is the step1_protocol of --protocol: writing it would destroy")
+    refused(res, 'detail.yaml: field "--output"', "is the step1_protocol of --protocol: writing it would destroy")
     assert (tmp_path / "detail.yaml").read_bytes() == before
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF weights")
     res = invoke("judge", "run", "--protocol", "cpdscore-simple", "-p", "backend=llama-cpp", "-p", f"model={model}",
                  "--limit", "1", "--out", model, "--no-cache")  # fmt: skip
-    refused(res, f'{model}: field "--out"', "is the file given to -p model")
+    refused(res, f'{model}: field "--output"', "is the file given to -p model")
     assert model.read_bytes() == b"GGUF weights"
     cache = tmp_path / "default.sqlite"
     ScoreCache(cache).close()
     kept = cache.read_bytes()
     monkeypatch.setenv("DIALEVAL_SCORE_CACHE", str(cache))
     res = invoke("judge", "run", "--protocol", "cpdscore-simple", *dead, "--out", cache)
-    refused(res, f'{cache}: field "--out"', "is the default score cache ($DIALEVAL_SCORE_CACHE")
+    refused(res, f'{cache}: field "--output"', "is the default score cache ($DIALEVAL_SCORE_CACHE")
     assert cache.read_bytes() == kept
 
 def test_serve_model_is_an_openai_compatible_server() -> None:

@@ -59,6 +59,10 @@ def summary_table(summary: dict[str, Any], values: dict[str, list[float | None]]
     )
 
 
+#: ``--out`` is the option's earlier name, still read.
+OUTPUT_FLAGS = ("--output", "-o", "--out")
+
+
 @judge_app.command("run")
 @judge_run_options
 def run_command(
@@ -66,7 +70,7 @@ def run_command(
     benchmark: str = typer.Option("usr-tc", "--benchmark", "-b", help="Catalog benchmark to judge."),
     limit: int = typer.Option(5, "--limit", help="Contexts to judge (all systems of each)."),
     out: Path | None = typer.Option(
-        None, "--out", help="Write scores (JSONL) and the summary with the request (<out>.summary.json)."
+        None, *OUTPUT_FLAGS, help="Write scores (JSONL) and the summary with the request (<output>.summary.json)."
     ),
     allow_failures: bool = allow_failures_option,
     request: ScoringRequest = ScoringRequest(),
@@ -95,8 +99,8 @@ def run_command(
         step1 = load_protocol(protocol).step1_protocol if from_file else ""
         if Path(step1).suffix:  # a protocol file may name its step-1 protocol by path: read too
             inputs.append(("the step1_protocol of --protocol", Path(step1)))
-        check_output(out, option="--out", inputs=inputs)
-        check_output(None if out is None else _summary_path(out), option="--out", inputs=inputs)
+        check_output(out, option="--output", inputs=inputs)
+        check_output(None if out is None else _summary_path(out), option="--output", inputs=inputs)
         request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})
         bench = load_benchmark(benchmark).head(limit)
         plan = request.plan(bench.candidates)
@@ -126,7 +130,7 @@ def run_command(
 
 
 def _summary_path(out: Path) -> Path:
-    """Where ``judge run --out`` writes the run's summary."""
+    """Where ``judge run --output`` writes the run's summary."""
     return out.with_suffix(out.suffix + ".summary.json")
 
 
