@@ -1,0 +1,51 @@
+"""Every ``dialeval`` command line in a code block of the README and docs/ parses with the real CLI.
+
+Parsing is click's (``make_context``): the command exists, every option is one it takes, with a
+value where it needs one, and the required ones are given. Nothing runs. Lines holding placeholders
+(``...``, ``OUT``, ``<...>``) are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+
+from dialeval.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+FENCE = re.compile(r"^```[a-z]*\n(.*?)^```", re.S | re.M)
+START = re.compile(r"^(?:\$ |\.venv/bin/)?dialeval (.*)$")
+SHELL = {"&&", "||", "|", ";", "&", "2>&1"}
+
+
+def command_lines() -> Iterator[tuple[str, str]]:
+    """Yield ``(file:line, arguments)`` for each ``dialeval`` line of a fenced block (continuations joined)."""
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for block in FENCE.finditer(text):
+            first = text.count("\n", 0, block.start(1)) + 1
+            joined = re.sub(r"\\\n\s*", " ", block.group(1))
+            for offset, line in enumerate(joined.splitlines()):
+                if (m := START.match(line.strip())) and not re.search(r"\.\.\.|<[a-z]|\b[A-Z]{3,}\b", m.group(1)):
+                    yield f"{doc.relative_to(REPO)}:{first + offset}", m.group(1).split(" #")[0]
+
+
+def test_the_docs_hold_command_lines() -> None:
+    assert len(list(command_lines())) >= 40  # the walk finds the code blocks
+
+
+@pytest.mark.parametrize(("where", "line"), list(command_lines()))
+def test_a_documented_command_line_parses(where: str, line: str) -> None:
+    args = shlex.split(line)
+    cut = next((i for i, a in enumerate(args) if a in SHELL or a.startswith(">")), len(args))
+    args, command, words = args[:cut], typer.main.get_command(app), ["dialeval"]
+    while args and args[0] in getattr(command, "commands", {}):
+        command = command.commands[args[0]]
+        words.append(args.pop(0))
+    assert not hasattr(command, "commands"), f"{where}: no command in {line!r}"
+    command.make_context(" ".join(words), args)
