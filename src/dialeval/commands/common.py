@@ -409,6 +409,40 @@ def check_given_once(paths: Sequence[Path], field: str, what: str) -> None:
                 raise InputError(f"is given twice{again}: {what} {m + 1} and {n + 1}", path=p, field=field)
 
 
+def check_serving(port: int, host: str = "127.0.0.1", **sizes: int) -> None:
+    """Refuse, before a server starts, a port that is not one or cannot be bound on ``host``, and sizes below 1.
+
+    ``sizes`` are other options that count something (``n_ctx=...``: ``--n-ctx``). The port is bound
+    once, as the server will bind it (``SO_REUSEADDR``), and let go.
+
+    Example:
+        >>> check_serving(99999)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--port": must be a TCP port, 1 to 65535, got 99999
+        >>> check_serving(8000, workers=0)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--workers": must be at least 1, got 0
+    """
+    import errno
+    import socket
+
+    if not 1 <= port <= 65535:
+        raise InputError(f"must be a TCP port, 1 to 65535, got {port}", field="--port")
+    for name, value in sizes.items():
+        if value < 1:
+            raise InputError(f"must be at least 1, got {value}", field="--" + name.replace("_", "-"))
+    try:
+        family, kind, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        field = "--port" if exc.errno in (errno.EADDRINUSE, errno.EACCES) else "--host"
+        raise InputError(f"{host}:{port} cannot be served: {exc.strerror}", field=field) from None
+
+
 def replaced_note(replaced: Sequence[Path]) -> str:
     """Return what the success line adds when outputs replaced existing files ("" when none did).
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from dialeval.commands.common import TABLE_RULE, TableOptions, fail, table_options
+from dialeval.commands.common import TABLE_RULE, TableOptions, check_serving, fail, table_options
 from dialeval.errors import DialevalError
 
 if TYPE_CHECKING:
@@ -148,6 +148,10 @@ def serve(
 
         fail(MissingExtraError("uvicorn", extra="human"))
     access, url = _study(study_dir)
+    try:
+        check_serving(port, host, workers=workers)  # uvicorn: a traceback for a bad port, any --workers taken
+    except DialevalError as exc:
+        fail(exc)
     typer.echo(f"admin: http://{host}:{port}/admin#token={access['admin']}", err=True)
     typer.echo(f"annotator links: dialeval study links {study_dir}", err=True)
     import os

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from dialeval.commands.common import check_output, check_request_failures, fail
+from dialeval.commands.common import check_output, check_request_failures, check_serving, fail
 from dialeval.commands.options import allow_failures_option, judge_run_options
 from dialeval.errors import DialevalError
 from dialeval.scoring import ScoringRequest
@@ -134,28 +134,6 @@ def _summary_path(out: Path) -> Path:
     return out.with_suffix(out.suffix + ".summary.json")
 
 
-def _check_serving(port: int, n_ctx: int, parallel: int) -> None:
-    """Refuse, before the model loads, a port that is not one or is taken, and sizes below 1.
-
-    llama.cpp itself said "listening on http://127.0.0.1:99999" and stayed up serving nothing,
-    served one slot for ``--parallel 0``, and stopped in a traceback for a taken port.
-    """
-    import socket
-
-    from dialeval.errors import InputError
-
-    if not 1 <= port <= 65535:
-        raise InputError(f"must be a TCP port, 1 to 65535, got {port}", field="--port")
-    for option, value in (("--n-ctx", n_ctx), ("--parallel", parallel)):
-        if value < 1:
-            raise InputError(f"must be at least 1, got {value}", field=option)
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError as exc:
-            raise InputError(f"127.0.0.1:{port} cannot be served: {exc.strerror}", field="--port") from None
-
-
 def serve_model(
     model: str = typer.Option("", help="GGUF file (default: the packaged SmolLM2-135M-Instruct)."),
     port: int = typer.Option(8080, help="Port on 127.0.0.1."),
@@ -166,7 +144,7 @@ def serve_model(
     from dialeval.backends.llamacpp import local_server
 
     try:
-        _check_serving(port, n_ctx, parallel)
+        check_serving(port, n_ctx=n_ctx, parallel=parallel)  # llama.cpp: "listening on ...:99999", serving nothing
         local_server(model or None, n_ctx=n_ctx, n_parallel=parallel, port=port, verbose=True)
     except DialevalError as exc:
         fail(exc)
