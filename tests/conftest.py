@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import errno
 import os
+import socket
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,15 @@ os.environ["DIALEVAL_SCORE_CACHE"] = str(Path(tempfile.mkdtemp(prefix="dialeval-
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that a listening socket holds for the test (a server there must refuse it)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield int(taken.getsockname()[1])
 
 
 @pytest.fixture(scope="session")

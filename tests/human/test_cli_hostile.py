@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import stat
 import subprocess
 import sys
@@ -232,20 +231,18 @@ def test_fewer_than_one_bootstrap_resample_is_refused_before_any_work(
     assert not list(tmp_path.glob("rep*"))
 
 
-def test_study_serve_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path, inputs: dict[str, Path]) -> None:
+def test_study_serve_refuses_what_it_cannot_serve_in_one_line(
+    tmp_path: Path, inputs: dict[str, Path], taken_port: int
+) -> None:
     """--port 99999 was uvicorn's OverflowError traceback; --workers 0 served anyway; an address not on this
     machine was a traceback. A subprocess with a timeout, as a refusal that does not happen serves forever."""
     study = tmp_path / "study"
     assert create(study, inputs).returncode == 0
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        cases = {
-            ("--port", "99999"): 'field "--port": must be a TCP port, 1 to 65535, got 99999',
-            ("--port", str(port)): f'field "--port": 127.0.0.1:{port} cannot be served: Address already in use',
-            ("--workers", "0"): 'field "--workers": must be at least 1, got 0',
-            ("--host", "192.0.2.1"): 'field "--host": 192.0.2.1:8000 cannot be served',  # TEST-NET-1: not here
-        }
-        for args, message in cases.items():
-            assert message in _one_error(dialeval("study", "serve", str(study), *args)), args
+    cases = {
+        ("--port", "99999"): 'field "--port": must be a TCP port, 1 to 65535, got 99999',
+        ("--port", str(taken_port)): f'field "--port": 127.0.0.1:{taken_port} cannot be served: Address already in use',
+        ("--workers", "0"): 'field "--workers": must be at least 1, got 0',
+        ("--host", "192.0.2.1"): 'field "--host": 192.0.2.1:8000 cannot be served',  # TEST-NET-1: not here
+    }
+    for args, message in cases.items():
+        assert message in _one_error(dialeval("study", "serve", str(study), *args)), args

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -144,32 +143,28 @@ def test_serve_model_is_an_openai_compatible_server() -> None:
         proc.wait(timeout=30)
 
 
-def test_serve_model_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path) -> None:
+def test_serve_model_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path, taken_port: int) -> None:
     """Each used to be a traceback (FileNotFoundError, llama.cpp's RuntimeError) or, for the port and
     --parallel 0, a server that said "listening on http://127.0.0.1:99999" and stayed up. A subprocess
     with a timeout, as a refusal that does not happen blocks serving."""
     (tmp_path / "notes.gguf").write_text("not a model\n")
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        cases = {
-            ("--port", "99999"): 'field "--port": must be a TCP port, 1 to 65535, got 99999',
-            ("--port", str(port)): f'field "--port": 127.0.0.1:{port} cannot be served',
-            ("--parallel", "0"): 'field "--parallel": must be at least 1, got 0',
-            ("--n-ctx", "-5"): 'field "--n-ctx": must be at least 1, got -5',
-            ("--model", str(tmp_path / "none.gguf")): f"{tmp_path / 'none.gguf'}: model file not found",
-            ("--model", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: llama.cpp could not serve",
-        }
-        for args, message in cases.items():
-            res = subprocess.run(
-                [sys.executable, "-c", "from dialeval.cli import app; app()", "serve-model", "--port",
-                 str(free_port()), "--n-ctx", "512", *args],
-                capture_output=True, text=True, timeout=60,
-            )  # fmt: skip
-            errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
-            assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
-            assert len(errors) == 1 and message in errors[0], res.stderr
+    cases = {
+        ("--port", "99999"): 'field "--port": must be a TCP port, 1 to 65535, got 99999',
+        ("--port", str(taken_port)): f'field "--port": 127.0.0.1:{taken_port} cannot be served',
+        ("--parallel", "0"): 'field "--parallel": must be at least 1, got 0',
+        ("--n-ctx", "-5"): 'field "--n-ctx": must be at least 1, got -5',
+        ("--model", str(tmp_path / "none.gguf")): f"{tmp_path / 'none.gguf'}: model file not found",
+        ("--model", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: llama.cpp could not serve",
+    }
+    for args, message in cases.items():
+        res = subprocess.run(
+            [sys.executable, "-c", "from dialeval.cli import app; app()", "serve-model", "--port",
+             str(free_port()), "--n-ctx", "512", *args],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        assert len(errors) == 1 and message in errors[0], res.stderr
 
 
 def test_a_judge_with_a_model_file_llama_cpp_cannot_load_is_one_error(tmp_path: Path) -> None:
