@@ -64,3 +64,15 @@ def test_python_dash_m_gives_the_same_one_line_errors_as_the_cli(tmp_path, modul
     res = subprocess.run([sys.executable, "-m", f"dialeval.quality.{module}"], capture_output=True, text=True,
                          timeout=300)  # fmt: skip
     assert res.returncode == 2 and f"usage: python -m dialeval.quality.{module}" in res.stderr  # argparse's own
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--n-boot", "0"], 'field "--n-boot": must be at least 1 (the bootstrap resamples of the CIs), got 0'),
+    (["--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
+])  # fmt: skip
+def test_quality_train_checks_its_bootstrap_before_any_training(tmp_path, args, message) -> None:
+    """With a recipe that fits the ensemble, both stopped after the training, in its figures (0 resamples in
+    formatting a CI of None, a negative seed in the bootstrap); tiny, which fits none, trained and exited 0."""
+    res = CliRunner().invoke(app, ["quality", "train", "-o", str(tmp_path / "out"), "--recipe", "tiny", *args])
+    assert res.exit_code == 2 and f"error: {message}" in res.output, res.output
+    assert not (tmp_path / "out").exists()

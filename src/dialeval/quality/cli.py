@@ -99,7 +99,12 @@ def train(
     device: str = typer.Option("cpu", "--device", help="Where the texts are embedded: cpu or cuda."),
 ) -> None:
     """Rebuild the frozen heads (over MiniLM, or --encoder) and the ensemble from public unrated dialogues."""
+    from dialeval.meta.agreement import check_resamples
+    from dialeval.meta.correlate import check_boot
+
     try:
+        check_resamples(n_boot, field="--n-boot")  # the card's CIs (0 stopped in formatting None, after training)
+        check_boot(n_boot, field="--n-boot", seed=seed)  # a negative seed stopped the ensemble, after training
         check_output(output, "folder")
         train_self_supervised(output, recipe, seed, n_boot, encoder, device)
     except DialevalError as exc:
