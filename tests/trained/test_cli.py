@@ -72,6 +72,11 @@ def test_bad_input_errors(tmp_path: Path) -> None:
         # the first wrote results of no model; the second read "usr-tc," as usr-tc
         (["--train", "usr-pc", "--test", "usr-tc", "--model", ""], 'field "--model": empty model name'),
         (["--train", "usr-pc", "--test", "usr-tc,"], 'field "--test": empty benchmark name in "usr-tc,"'),
+        # each ran: the first ignored its --dim, the second took the last of the two
+        (["--train", "usr-pc", "--test", "usr-tc", "--dim", "usr-cp=Overall"],
+         'field "--dim": names "usr-cp", which is not in --train or --test'),
+        (["--train", "usr-pc", "--test", "usr-tc", "--dim", "usr-pc=Overall", "--dim", "usr-pc=Engaging"],
+         'field "--dim": benchmark "usr-pc" is given twice'),
     ]
     for args, message in cases:
         res = runner.invoke(app, ["train", *args, "--limit", "3", "--output", str(tmp_path)])

@@ -138,6 +138,9 @@ def _plan(
         bench = load_inputs(None, path, None, None, None, None, table=table)
         own[bench.name] = bench
     xp.check_names(train_names, test_names, own=own)
+    for name in common["overrides"]:  # a name in neither was ignored, silently
+        if name not in (*train_names, *test_names):
+            raise InputError(f'names "{name}", which is not in --train or --test', field="--dim")
     params = _params(param)
     per_kind = {k: {**params.get("*", {}), **params.get(k, {})} for k in kinds}
     for k in kinds:  # fail on a bad name or parameter before any work

@@ -32,12 +32,19 @@ class Dataset:
 
 
 def parse_dimensions(pairs: Sequence[str]) -> dict[str, str]:
-    """Parse ``benchmark=dimension`` overrides."""
+    """Parse ``benchmark=dimension`` overrides; a benchmark given twice is refused (the last one won).
+
+    Example:
+        >>> parse_dimensions(["usr-pc=Engaging", "usr-tc = Overall"])
+        {'usr-pc': 'Engaging', 'usr-tc': 'Overall'}
+    """
     out: dict[str, str] = {}
     for p in pairs:
         bench, sep, dim = p.partition("=")
         if not sep or not bench.strip() or not dim.strip():
             raise InputError(f'"{p}" is not of the form benchmark=dimension', field="--dim")
+        if bench.strip() in out:
+            raise InputError(f'benchmark "{bench.strip()}" is given twice', field="--dim")
         out[bench.strip()] = dim.strip()
     return out
 
