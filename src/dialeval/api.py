@@ -282,7 +282,8 @@ def correlate(
         ``n_groups``, ``note`` and ``signature``.
 
     Raises:
-        InputError: A missing or non-numeric column, an unknown level or method.
+        InputError: No human column, level or method; a missing or non-numeric column; an unknown
+            level or method; a negative ``n_boot`` or ``seed``.
     """
     import pandas as pd
 
