@@ -58,7 +58,7 @@ def test_logo_by_system(tmp_path: Path) -> None:
 
 def test_bad_input_errors(tmp_path: Path) -> None:
     cases = [
-        (["--train", "usr-pc", "--test", "usr-tcc"], 'unknown dataset "usr-tcc"'),
+        (["--train", "usr-pc", "--test", "usr-tcc"], 'unknown benchmark "usr-tcc"'),
         (["--train", "usr-pc", "--test", "usr-tc", "--dim", "usr-pc=Coolness"], 'no dimension "Coolness"'),
         (["--train", "usr-pc", "--test", "usr-pc"], "both in --train and --test"),
         (["--train", "usr-pc"], "exactly one of --test, --logo, --folds"),

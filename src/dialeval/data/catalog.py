@@ -12,7 +12,7 @@ Example:
     >>> DATASETS.get("usr_tc")
     Traceback (most recent call last):
     ...
-    dialeval.errors.UnknownNameError: unknown dataset "usr_tc"; did you mean "usr-tc"?
+    dialeval.errors.UnknownNameError: unknown benchmark "usr_tc"; did you mean "usr-tc"?
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ class CatalogEntry:
         return out
 
 
-DATASETS: Registry[CatalogEntry] = Registry("dataset")
+DATASETS: Registry[CatalogEntry] = Registry("benchmark", group="dialeval.datasets")  # the plugin group keeps its name
 
 _USR = "Mehri & Eskenazi (2020). USR: An Unsupervised and Reference Free Evaluation Metric for Dialog Generation. ACL."
 _NO_LICENSE = "none stated"
