@@ -397,10 +397,10 @@ def check_given_once(paths: Sequence[Path], field: str, what: str) -> None:
     Example:
         >>> import tempfile
         >>> d = Path(tempfile.mkdtemp())
-        >>> check_given_once([d, d / "."], "FOLDERS", "folders")
+        >>> check_given_once([d, d], "FOLDERS", "folders")
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: ...: field "FOLDERS": is given twice (as ...): folders 1 and 2
+        dialeval.errors.InputError: ...: field "FOLDERS": is given twice: folders 1 and 2
     """
     for n, p in enumerate(paths):
         for m, q in enumerate(paths[:n]):
