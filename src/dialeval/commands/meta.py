@@ -141,7 +141,7 @@ def meta(
                 scored = {s.item_id for s in all_scores}  # the ceiling on the items the metrics were scored on
                 on_items = [r for r in rating_recs if r.item_id in scored]
                 rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=methods)]
-            paired = _paired(compare, all_scores, rating_recs, dimension, levels[0], methods, n_boot, seed)
+            paired = _paired(compare, all_scores, rating_recs, dimension, levels[0], methods[0], n_boot, seed)
             wide = pivot(rows)
             warnings = table_warnings(rows)
             if output is not None:
@@ -270,11 +270,11 @@ def _paired(
     ratings: Sequence[Rating],
     dimension: str,
     level: str,
-    methods: Sequence[str] | None,
+    method: str,
     n_boot: int,
     seed: int,
 ) -> dict[str, Any] | None:
-    """Run the paired bootstrap test of ``--compare A,B`` (None when not asked)."""
+    """Run the paired bootstrap test of ``--compare A,B`` at ``level`` and ``method`` (None when not asked)."""
     if not compare:
         return None
     names = split_names(compare, "--compare")
@@ -282,7 +282,6 @@ def _paired(
         raise InputError(f'--compare takes two different metrics "A,B", got "{compare}"', field="--compare")
     from dialeval.meta.significance import compare_metrics
 
-    method = (list(methods or []) or ["pearson"])[0]
     res = compare_metrics(
         scores, ratings, metric_a=names[0], metric_b=names[1], dimension=dimension,
         level=level, method=method, n_boot=n_boot, seed=seed,
