@@ -121,6 +121,20 @@ def test_meta_ceiling_and_paired_comparison_match_a_hand_computation(tmp_path: P
     for compare in ("length", "length,length"):  # one metric, or one metric against itself (it gave p = 0.5)
         res = runner.invoke(app, ["meta", str(scores), "-b", "usr-tc", "--compare", compare])
         assert res.exit_code == 2 and "--compare takes two different metrics" in res.output
+    # An empty list was read as "no test" and the command exited 0 without the test it was asked for.
+    for compare in ("", "length,"):
+        res = runner.invoke(app, ["meta", str(scores), "-b", "usr-tc", "--compare", compare])
+        assert res.exit_code == 2 and 'field "--compare": empty metric name' in res.output
+
+
+def test_meta_refuses_its_comparisons_before_reading_any_scores(tmp_path: Path) -> None:
+    """A bad --compare or --compare-paper is the one error, though the scores file is missing too."""
+    missing = str(tmp_path / "missing.jsonl")
+    res = runner.invoke(app, ["meta", missing, "-b", "usr-tc", "--compare", "length"])
+    assert res.exit_code == 2 and "--compare takes two different metrics" in res.output
+    res = runner.invoke(app, ["meta", missing, "-b", "usr-tc", "--compare-paper", "table9"])
+    assert res.exit_code == 2 and 'unknown published table "table9"' in res.output
+    assert "file not found" not in res.output
 
 
 def test_meta_breaks_down_by_a_dialogue_tag(tmp_path: Path, shared_data: Path) -> None:

@@ -36,6 +36,7 @@ from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import iter_records, read_jsonl, write_jsonl
 from dialeval.meta.correlate import check_boot
+from dialeval.published import PublishedTable, load_table
 from dialeval.schema import Rating, Score
 
 #: The files ``meta -o`` writes in its folder.
@@ -50,11 +51,8 @@ def row_dict(row: Any) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in raw.items()}
 
 
-def paper_comparison(rows: Sequence[Any], table_name: str) -> str:
+def paper_comparison(rows: Sequence[Any], table: PublishedTable) -> str:
     """Render our task-level sample correlations beside a published table (values x100)."""
-    from dialeval.published import load_table
-
-    table = load_table(table_name)
     tasks = table.columns[:-1]
     ours: dict[tuple[str, str, str], float] = {}
     for r in rows:
@@ -82,7 +80,7 @@ def paper_comparison(rows: Sequence[Any], table_name: str) -> str:
             lines.append("| | | difference | " + " | ".join(diff) + " |")
     if not found:
         raise InputError(
-            f'no sample-level rows by task for the metrics of "{table_name}" '
+            f'no sample-level rows by task for the metrics of "{table.name}" '
             f"({', '.join(table.metric_map)}); run with --level sample --by task"
         )
     return "\n".join(lines)
@@ -126,6 +124,8 @@ def meta(
             check_boot(n_boot, field="--n-boot", seed=seed)
             levels, methods = split_levels(level, method)
             wanted = split_names(metrics, "--metrics")
+            pair = _compare_pair(compare)
+            table_of = None if compare_paper is None else load_table(compare_paper)  # refused before scoring
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
             dimension = choose_dimension((r.dimension for r in rating_recs), dimension, f"the ratings of {rated_from}")
@@ -134,14 +134,14 @@ def meta(
                 all_scores, rating_recs, dimension=dimension, metrics=wanted, levels=levels,
                 methods=methods, n_boot=n_boot, seed=seed, by=by,
             )  # fmt: skip
-            comparison = paper_comparison(rows, compare_paper) if compare_paper else None
+            comparison = None if table_of is None else paper_comparison(rows, table_of)
             if ceiling:
                 from dialeval.meta.ceiling import human_ceiling
 
                 scored = {s.item_id for s in all_scores}  # the ceiling on the items the metrics were scored on
                 on_items = [r for r in rating_recs if r.item_id in scored]
                 rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=methods)]
-            paired = _paired(compare, all_scores, rating_recs, dimension, levels[0], methods[0], n_boot, seed)
+            paired = _paired(pair, all_scores, rating_recs, dimension, levels[0], methods[0], n_boot, seed)
             wide = pivot(rows)
             warnings = table_warnings(rows)
             if output is not None:
@@ -264,8 +264,22 @@ def dropped_note(scores: Sequence[Score], ratings: Sequence[Rating], dimension: 
     return f"left out {dropped} of {len(used)} scores: " + "; ".join(parts) if dropped else ""
 
 
+def _compare_pair(compare: str | None) -> tuple[str, str] | None:
+    """Read ``--compare A,B`` (None when not given); an empty, single or repeated name is refused.
+
+    >>> _compare_pair("bleu4,length")
+    ('bleu4', 'length')
+    """
+    if compare is None:
+        return None
+    names = split_names(compare, "--compare")
+    if len(names) != 2 or names[0] == names[1]:  # a metric against itself: a difference of 0, p = 0.5
+        raise InputError(f'--compare takes two different metrics "A,B", got "{compare}"', field="--compare")
+    return names[0], names[1]
+
+
 def _paired(
-    compare: str | None,
+    pair: tuple[str, str] | None,
     scores: Sequence[Score],
     ratings: Sequence[Rating],
     dimension: str,
@@ -275,15 +289,12 @@ def _paired(
     seed: int,
 ) -> dict[str, Any] | None:
     """Run the paired bootstrap test of ``--compare A,B`` at ``level`` and ``method`` (None when not asked)."""
-    if not compare:
+    if pair is None:
         return None
-    names = split_names(compare, "--compare")
-    if len(names) != 2 or names[0] == names[1]:  # a metric against itself: a difference of 0, p = 0.5
-        raise InputError(f'--compare takes two different metrics "A,B", got "{compare}"', field="--compare")
     from dialeval.meta.significance import compare_metrics
 
     res = compare_metrics(
-        scores, ratings, metric_a=names[0], metric_b=names[1], dimension=dimension,
+        scores, ratings, metric_a=pair[0], metric_b=pair[1], dimension=dimension,
         level=level, method=method, n_boot=n_boot, seed=seed,
     )  # fmt: skip
     return row_dict(res)
