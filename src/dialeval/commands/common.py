@@ -151,12 +151,12 @@ class TableOptions:
         return None if self.delimiter is None else self.delimiter.replace("\\t", "\t")
 
 
-_TABLE_HELP = "(your own table, with --path FILE)"
+_TABLE_HELP = "(your own table)"
 _TABLE_PARAMS = [
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
     for name, kind, default in [
         ("mapping", Path | None, typer.Option(
-            None, "--mapping", help="YAML file saying which column of --path holds what; keys: response, "
+            None, "--mapping", help="YAML file saying which column of your table holds what; keys: response, "
             "context, turn_separator, system, references, ratings {column: dimension}, annotator, scale, scales, "
             "item_id, dialogue_id, knowledge, domain, tags, systems, pseudonymise, name."
         )),
@@ -177,7 +177,7 @@ _TABLE_PARAMS = [
         )),
         ("scale", str, typer.Option("", "--scale", help="Scale of the ratings, e.g. 1-5 (with --rating-col).")),
         ("delimiter", str | None, typer.Option(
-            None, "--delimiter", help="Field separator of a CSV --path, e.g. ';' (default: tab for .tsv, else comma)."
+            None, "--delimiter", help="Field separator of your CSV table, e.g. ';' (default: tab for .tsv, else comma)."
         )),
     ]
 ]  # fmt: skip
