@@ -138,11 +138,17 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
         ),
         (lambda: dialeval.score([], ["length"]), "data: no rows to score"),
         (lambda: dialeval.score(ROWS, ["lenght"], cache=False), 'did you mean "length"'),
-        (lambda: dialeval.score(ROWS, ["length"], engine="spark"), "spark"),
+        # each names the argument; they named the command line's option (--engine, --device, ...)
+        (lambda: dialeval.score(ROWS, ["length"], engine="spark"), 'field "engine": unknown engine "spark"'),
         # checked before any work, as --device is, though length loads no model that would check it
-        (lambda: dialeval.score(ROWS, ["length"], device="gpu"), 'field "--device": "gpu" is not a device'),
+        (lambda: dialeval.score(ROWS, ["length"], device="gpu"), 'field "device": "gpu" is not a device'),
         (lambda: dialeval.score(Path("nowhere.csv"), ["length"]), "nowhere.csv"),
-        (lambda: dialeval.score(ROWS, ["length"], params={"length.colour": "red"}, cache=False), "colour"),
+        (
+            lambda: dialeval.score(ROWS, ["length"], params={"length.colour": "red"}, cache=False),
+            'field "params": metric "length" has no parameter "colour"',
+        ),
+        (lambda: dialeval.score(ROWS, [], cache=False), 'field "metrics": empty metric name'),
+        (lambda: dialeval.score(ROWS, ["length"], cache=Path("/")), '/: field "cache": is a folder'),
         (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "Overall", ["m"]), 'no column "Overall"'),
         (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "m"), "give them with metrics="),
         (

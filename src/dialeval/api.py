@@ -5,7 +5,8 @@ reader of ``--path`` (:func:`dialeval.data.generic.build_table`), scored by
 :func:`dialeval.scoring.score_request` from the :class:`~dialeval.scoring.ScoringRequest` that
 ``dialeval score`` builds from the same options, and correlated by
 :func:`dialeval.meta.correlate.correlation_table`. So the numbers are the CLI's, a rerun computes
-nothing (the score cache), and bad input raises the CLI's one-line :class:`~dialeval.errors.InputError`.
+nothing (the score cache), and bad input raises the CLI's one-line :class:`~dialeval.errors.InputError`,
+naming the function's argument where the CLI names its option.
 
 Example:
     >>> import dialeval
@@ -17,13 +18,15 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dialeval.atomic import WriteError
 from dialeval.errors import InputError
 
 if TYPE_CHECKING:
@@ -41,6 +44,10 @@ DATA = "data"
 OPTIONAL_COLUMNS = {"reference": "reference", "system": "system", "knowledge": "knowledge"}
 #: ``DataFrame.attrs`` key of :func:`load_benchmark`: the dimensions rated per dialogue, not per response.
 DIALOGUE_RATINGS = "dialogue_ratings"
+#: The command-line options that the scoring library's errors name, and the argument of :func:`score` each one is.
+ARGUMENTS = {
+    "--metrics": "metrics", "--param": "params", "--engine": "engine", "--device": "device", "--cache": "cache",
+}  # fmt: skip
 
 Rows = list[tuple["Where", dict[str, Any]]]
 
@@ -109,8 +116,9 @@ def score(
         items = [ids[0] for ids in row_items]
     else:
         items = [c.id for c in bench.candidates]
-    request = request_of(metrics, engine, cache, params, device, progress)
-    runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
+    with arguments_named():
+        request = request_of(metrics, engine, cache, params, device, progress)
+        runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
     values: dict[str, dict[str, float | None]] = {}
     signatures: dict[str, str] = {}
     for run in runs:
@@ -124,6 +132,31 @@ def score(
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
     out.attrs = {"signatures": signatures, "skipped": dict(skipped), "request": request.record()}
     return out
+
+
+@contextlib.contextmanager
+def arguments_named() -> Iterator[None]:
+    """Inside the block, an error that names a command-line option (:data:`ARGUMENTS`) names :func:`score`'s argument.
+
+    Example:
+        >>> with arguments_named():
+        ...     raise InputError('no metric of this run has the parameter bogus', field="--param")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "params": no metric of this run has the parameter bogus
+    """
+    try:
+        yield
+    except InputError as exc:
+        if exc.field not in ARGUMENTS:
+            raise
+        exc.field = ARGUMENTS[exc.field]
+        exc.args = (exc._render(),)  # the same exception, its type and traceback kept, with the argument's name
+        raise
+    except WriteError as exc:
+        if exc.field not in ARGUMENTS:
+            raise
+        raise WriteError(exc.path, exc.reason, field=ARGUMENTS[exc.field]) from None
 
 
 def request_of(
