@@ -181,6 +181,14 @@ def test_the_judge_run_summary_fits_80_columns() -> None:
     whole(text, set(values), {"0.312", "123456", "987654", "123456789", "1234.56"})
 
 
+def test_judge_list_fits_80_columns(tmp_path: Path) -> None:
+    """It printed a table 200 columns wide whatever the terminal; the output names are read from --json."""
+    entries = json.loads(dialeval("judge", "list", "--json", cwd=tmp_path).stdout)
+    text = dialeval("judge", "list", cwd=tmp_path).stdout
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    whole(text, {e["name"] for e in entries} | {o for e in entries for o in e["outputs"]}, set())
+
+
 @pytest.mark.slow
 def test_judge_run(tmp_path: Path, llama_url: str) -> None:
     """The judge asks the tests' shared llama.cpp server (SmolLM2) over HTTP, as `-p base_url=` lets a user do."""

@@ -31,6 +31,13 @@ def test_judge_list_shows_every_protocol() -> None:
     assert res.exit_code == 0, res.output
     for name in BUILTIN:
         assert name in res.output
+    res = CliRunner().invoke(app, ["judge", "list", "--json"])
+    assert res.exit_code == 0, res.output
+    entries = json.loads(res.output)
+    assert [e["name"] for e in entries] == BUILTIN
+    dialogadv = entries[BUILTIN.index("dialogadv")]  # four dimensions, each with its level and expected value
+    assert dialogadv["scale"] == [0.0, 1.0] and len(dialogadv["outputs"]) == 12
+    assert "judge:dialogadv:fluency:expected" in dialogadv["outputs"]
 
 
 def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str) -> None:
@@ -54,6 +61,22 @@ def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest
     assert request["no_cache"] is True
     assert sum(s["value"] is None for s in lines) == summary["items_missing"]
     assert "parse_failures" in res.output and "calls" in res.output
+    # --json prints the summary file's figures and each output's counts, read here from the scores file (a second
+    # run: its answers come from the request cache, so its summary is its own)
+    out2 = tmp_path / "again.jsonl"
+    res = CliRunner().invoke(app, [*args[:-3], "-o", str(out2), "--no-cache", "--json"])
+    assert res.exit_code == 0, res.output
+    printed = json.loads(res.output)
+    summary = json.loads(out2.with_suffix(".jsonl.summary.json").read_text())
+    assert {k: v for k, v in printed.items() if k not in ("seconds", "outputs")} == {
+        k: v for k, v in summary.items() if k != "seconds"
+    }
+    again = [json.loads(x) for x in out2.read_text().splitlines()]
+    assert set(printed["outputs"]) == {name, f"{name}:expected"}
+    for metric, counts in printed["outputs"].items():
+        got = [s["value"] for s in again if s["metric"] == metric and s["value"] is not None]
+        assert counts["scored"] == len(got) and counts["missing"] == 6 - len(got)
+        assert counts["mean"] == (sum(got) / len(got) if got else None)
 
 
 

@@ -18,24 +18,51 @@ judge_app = typer.Typer(help="LLM-as-a-judge protocols.", no_args_is_help=True)
 
 
 @judge_app.command("list")
-def list_command() -> None:
+def list_command(
+    as_json: bool = typer.Option(False, "--json", help="Print every protocol as JSON only."),
+) -> None:
     """Show every built-in protocol: name, version, scale, outputs, citation."""
     from rich.console import Console
-    from rich.table import Table
+    from rich.padding import Padding
+    from rich.text import Text
 
     from dialeval.judges import load_protocol, protocol_names
     from dialeval.metrics.resolve import family
 
-    table = Table(title="dialeval judge protocols (metric family judge:<name>)")
-    for column in ("name", "version", "scale", "outputs", "citation"):
-        table.add_column(column, overflow="fold")
+    entries: list[dict[str, Any]] = []
     for name in protocol_names():
         p = load_protocol(name)
-        table.add_row(
-            name, str(p.version), f"{p.scale.min:g}-{p.scale.max:g}",
-            ", ".join(family(f"judge:{name}").outputs), p.citation,
-        )
-    Console(width=200).print(table)
+        entries.append({
+            "name": name, "version": p.version, "scale": [p.scale.min, p.scale.max],
+            "outputs": list(family(f"judge:{name}").outputs), "citation": p.citation,
+        })  # fmt: skip
+    if as_json:
+        typer.echo(json.dumps(entries, indent=2))
+        return
+    # One block per protocol, wrapped at the terminal's width between words: a table of five columns
+    # cut the output names or the citation at 80 columns.
+    console = Console(highlight=False)
+    console.print(Text("dialeval judge protocols (metric family judge:<name>)", style="bold"))
+    for e in entries:
+        low, high = e["scale"]
+        console.print(Text.assemble("\n", (e["name"], "bold"), f"  version {e['version']}, scale {low:g}-{high:g}"))
+        for label, text in (("outputs", ", ".join(e["outputs"])), ("citation", e["citation"])):
+            console.print(Padding(Text(f"{label}: {text}"), (0, 0, 0, 2)))
+
+
+def output_counts(values: dict[str, list[float | None]]) -> dict[str, dict[str, Any]]:
+    """Return, per output, the items scored and missing and the mean score (None when none was scored).
+
+    Example:
+        >>> output_counts({"judge:x": [1.0, None, 2.0]})
+        {'judge:x': {'scored': 2, 'missing': 1, 'mean': 1.5}}
+    """
+    counts: dict[str, dict[str, Any]] = {}
+    for out, vals in values.items():
+        got = [v for v in vals if v is not None]
+        mean = sum(got) / len(got) if got else None
+        counts[out] = {"scored": len(got), "missing": len(vals) - len(got), "mean": mean}
+    return counts
 
 
 def summary_table(summary: dict[str, Any], values: dict[str, list[float | None]]) -> Any:
@@ -47,11 +74,10 @@ def summary_table(summary: dict[str, Any], values: dict[str, list[float | None]]
 
     from dialeval.commands.tables import ScreenTable
 
-    means = []
-    for out, vals in values.items():
-        got = [v for v in vals if v is not None]
-        mean = f"{sum(got) / len(got):.3f}" if got else "-"
-        means.append(([out], [str(len(got)), str(len(vals) - len(got)), mean]))
+    means = [
+        ([out], [str(c["scored"]), str(c["missing"]), "-" if c["mean"] is None else f"{c['mean']:.3f}"])
+        for out, c in output_counts(values).items()
+    ]
     counts = [([key], [str(val)]) for key, val in summary.items() if key != "protocol"]
     return Group(
         ScreenTable(f"judge run: {summary['protocol']}", ["output"], ["scored", "missing", "mean"], means),
@@ -73,6 +99,7 @@ def run_command(
         None, *OUTPUT_FLAGS, help="Write scores (JSONL) and the summary with the request (<output>.summary.json)."
     ),
     allow_failures: bool = allow_failures_option,
+    as_json: bool = typer.Option(False, "--json", help="Print the summary, with each output's counts, as JSON only."),
     request: ScoringRequest = ScoringRequest(),
 ) -> None:
     """Judge a benchmark's first contexts and print the summary table.
@@ -106,7 +133,7 @@ def run_command(
         plan = request.plan(bench.candidates)
         cls = plan.families[0]
         metric = cls(**plan.params[cls.name], **({"protocol": protocol} if from_file else {}))
-        run = request.open()
+        run = request.open(quiet=as_json)
         start = time.perf_counter()
         with run.bars({metric.name: len(bench.candidates)}) as tick:
             scored = score_metrics(
@@ -121,7 +148,10 @@ def run_command(
     values: dict[str, list[float | None]] = {}
     for s in scored.scores:
         values.setdefault(s.metric, []).append(s.value)
-    Console().print(summary_table({k: v for k, v in summary.items() if k not in ("signature", "request")}, values))
+    if as_json:
+        typer.echo(json.dumps({**summary, "outputs": output_counts(values)}))
+    else:
+        Console().print(summary_table({k: v for k, v in summary.items() if k not in ("signature", "request")}, values))
     if out is not None:
         write_jsonl(out, scored.scores)
         with atomic_write(_summary_path(out)) as fh:
