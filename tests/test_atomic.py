@@ -106,3 +106,15 @@ def test_all_or_nothing_removes_what_it_wrote_on_an_interrupt(tmp_path: Path) ->
             f.write("a")
         raise KeyboardInterrupt
     assert not folder.exists()
+
+
+def test_a_pipe_or_a_link_to_one_is_not_replaced(tmp_path: Path) -> None:
+    """The last guard under every writer: renaming over /dev/null or /dev/stdout would replace it machine-wide."""
+    pipe, link = tmp_path / "pipe", tmp_path / "stdout"
+    os.mkfifo(pipe)
+    link.symlink_to(pipe)
+    for out in (pipe, link):
+        with pytest.raises(WriteError) as caught, atomic_write(out) as handle:
+            handle.write("x")
+        assert str(caught.value) == f"{out}: cannot be written: it is a pipe, not a file"
+    assert pipe.is_fifo() and link.is_symlink() and _leftovers(tmp_path) == []

@@ -134,6 +134,22 @@ def test_a_folder_is_refused(tmp_path):
     _refused(tmp_path, "is a folder")
 
 
+def test_a_pipe_or_a_device_is_refused(tmp_path):
+    """A pipe given as --cache waited forever (SQLite read it); /dev/null failed only as "disk I/O error"."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    # A writer held open with bytes in the pipe: code that opens and reads it gets them at once (no hang in a
+    # regression), and the check must not read them.
+    fd = os.open(pipe, os.O_RDWR)
+    try:
+        os.write(fd, b"bytes in the pipe\n")
+        _refused(pipe, "is a pipe, not a file; give the score cache's file (SQLite)")
+        assert os.read(fd, 100) == b"bytes in the pipe\n"
+    finally:
+        os.close(fd)
+    _refused(Path("/dev/null"), "is a character device, not a file")
+
+
 def test_another_programs_database_is_refused_and_not_changed(tmp_path):
     other = tmp_path / "app.db"
     with sqlite3.connect(other) as db:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -55,6 +56,25 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def special_kind(path: Path) -> str | None:
+    """Say what ``path`` is when it is neither a file nor a folder (links followed): a device, a pipe or a socket.
+
+    Renaming a new file over it, as :func:`atomic_write` does, would replace the device or the link to it
+    (``/dev/null``, ``/dev/stdout``) for every program on the machine, so writers refuse it.
+
+    Example:
+        >>> special_kind(Path("/dev/null")), special_kind(Path("/tmp")), special_kind(Path("/no/such/file"))
+        ('a character device', None, None)
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    kinds = [(stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a pipe"),
+             (stat.S_ISSOCK, "a socket")]  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), None)
 
 
 def missing_dirs(folder: Path) -> list[Path]:
@@ -124,7 +144,8 @@ def atomic_write(
     rename waits for the end of the block.
 
     Raises:
-        WriteError: The file could not be written (a full disk, an I/O error): naming it and the reason.
+        WriteError: The file could not be written (a full disk, an I/O error), or ``path`` is a device,
+            a pipe or a socket (:func:`special_kind`): naming it and the reason.
 
     Example:
         >>> import tempfile, pathlib
@@ -137,6 +158,8 @@ def atomic_write(
         True
     """
     target = Path(path)
+    if kind := special_kind(target):
+        raise WriteError(target, f"it is {kind}, not a file")
     created = _make_parent(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from dialeval.atomic import WriteError, missing_dirs, remove_dirs
+from dialeval.atomic import WriteError, missing_dirs, remove_dirs, special_kind
 from dialeval.errors import InputError
 from dialeval.metrics.base import MetricInput
 
@@ -46,7 +46,7 @@ _NOT_SQLITE = "is not a score cache (SQLite) file; give another file, or delete 
 
 
 def check_cache_path(path: Path) -> None:
-    """Refuse, before any work, a cache path that is a folder, a file that is not SQLite, or not writable here.
+    """Refuse, before any work, a cache path that is a folder, a device or pipe, not SQLite, or not writable.
 
     Raises:
         InputError: Field ``--cache``, naming the path and the reason.
@@ -60,6 +60,8 @@ def check_cache_path(path: Path) -> None:
     """
     if path.is_dir():
         raise InputError("is a folder; give the score cache's file (SQLite)", path=path, field=CACHE_FIELD)
+    if kind := special_kind(path):  # SQLite would wait on a pipe forever, or fail on a device at the first write
+        raise InputError(f"is {kind}, not a file; give the score cache's file (SQLite)", path=path, field=CACHE_FIELD)
     if path.exists():
         if not os.access(path, os.R_OK | os.W_OK):
             raise InputError("cannot be written: no permission to read and write it", path=path, field=CACHE_FIELD)

@@ -135,6 +135,24 @@ def test_dash_as_output_is_refused_and_no_file_named_dash_appears(
     assert not (tmp_path / "-").exists()
 
 
+def test_a_pipe_or_a_link_to_one_is_refused_not_replaced(rows: Path, tmp_path: Path) -> None:
+    """`-o /dev/stdout` (a link to the pipe of standard output) renamed a file over the machine's /dev/stdout.
+
+    A pipe made here stands for it, and a link to the pipe for /dev/stdout, so that a regression
+    replaces nothing outside tmp_path. `benchmark` meets the link as its folder's scores.jsonl.
+    """
+    pipe, link = tmp_path / "pipe", tmp_path / "stdout"
+    os.mkfifo(pipe)
+    link.symlink_to(pipe)
+    for out in (pipe, link):
+        refused(score(rows, out), f'{out}: field "--output": is a pipe, not a file; give the name of a file to write')
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "scores.jsonl").symlink_to(link)
+    res = invoke("benchmark", "--path", rows, *RATED, "-m", "length", "-o", tmp_path / "run", "--no-cache")
+    refused(res, f'{tmp_path / "run" / "scores.jsonl"}: field "--output": is a pipe, not a file')
+    assert pipe.is_fifo() and link.is_symlink() and (tmp_path / "run" / "scores.jsonl").is_symlink()
+
+
 # --- a full disk ---
 
 

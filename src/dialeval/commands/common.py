@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 import typer
 from rich.console import Console
 
-from dialeval.atomic import atomic_write
+from dialeval.atomic import atomic_write, special_kind
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import check_file, read_jsonl
@@ -316,10 +316,10 @@ def check_output(
     """Refuse, before any work, an output path that cannot be written as a ``kind`` ("file" or "folder").
 
     Every command that writes calls it first: ``-`` (standard output is not written to), a file
-    path that is an existing folder, a folder path that is an existing file, a path below a
-    file, or one in a folder this user cannot write to. The files it would replace (the path
-    itself, or ``files`` in the folder) are refused when one of them is one of the command's
-    ``inputs`` (through a symbolic or hard link too) or is read-only.
+    path that is an existing folder or a device, pipe or socket (``/dev/stdout``), a folder path
+    that is an existing file, a path below a file, or one in a folder this user cannot write to.
+    The files it would replace (the path itself, or ``files`` in the folder) are refused when one
+    of them is one of the command's ``inputs`` (through a symbolic or hard link too) or is read-only.
 
     Returns:
         The existing files the outputs will replace (for the success line, see :func:`replaced_note`).
@@ -344,6 +344,9 @@ def check_output(
     if not above.is_dir():
         raise InputError(f"cannot be created: {above} is a file, not a folder", path=path, field=option)
     targets = [path] if kind == "file" else [path / name for name in files]
+    for target in targets:
+        if special := special_kind(target):  # /dev/null, /dev/stdout: the rename would replace them machine-wide
+            raise InputError(f"is {special}, not a file; give the name of a file to write", path=target, field=option)
     replaced = [t for t in targets if t.exists() or t.is_symlink()]
     sources = list(_read_files(inputs)) if replaced else []
     for target in replaced:
