@@ -219,6 +219,47 @@ def test_a_moved_or_copied_study_uses_its_own_database(tmp_path: Path, inputs: d
     assert not (tmp_path / "first").exists()
 
 
+def test_export_refuses_to_write_over_the_study_it_reads(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """`study export STUDY STUDY/study.db` replaced the database, every answer in it, with the (empty) export."""
+    study = tmp_path / "study"
+    assert create(study, inputs).returncode == 0
+    before = {name: (study / name).read_bytes() for name in ("study.db", "access.json")}
+    for name in before:
+        message = _one_error(dialeval("study", "export", str(study), str(study / name)))
+        assert message == (f'error: {study / name}: field "OUTPUT": is read from the folder given to STUDY_DIR '
+                           f"({study}): writing it would destroy the input; give another name")  # fmt: skip
+    assert {name: (study / name).read_bytes() for name in before} == before
+    assert dialeval("study", "export", str(study), str(tmp_path / "r.jsonl")).returncode == 0  # the study still reads
+
+
+def test_a_database_that_is_not_a_study_is_one_error(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """An emptied or overwritten study.db was SQLAlchemy's traceback ("no such table: study_meta")."""
+    study = tmp_path / "study"
+    assert create(study, inputs).returncode == 0
+    db, rep = study.resolve() / "study.db", str(tmp_path / "rep")
+    cases = {b"": "is not a study's database (it has no study_meta table)",
+             b'{"item_id": "x"}\n': "is not a study's database: file is not a database"}  # fmt: skip
+    for content, why in cases.items():
+        db.write_bytes(content)
+        for command in (["export", str(study), str(tmp_path / "r.jsonl")], ["report", str(study), "-o", rep]):
+            assert _one_error(dialeval("study", *command)) == f"error: {db}: {why}"
+        assert db.read_bytes() == content
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_report_takes_o_and_refuses_a_negative_seed(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """`study report` alone had no -o; a negative --seed was numpy's traceback."""
+    study = tmp_path / "study"
+    assert create(study, inputs).returncode == 0
+    assert 'field "--seed": must be >= 0, got -1' in _one_error(
+        dialeval("study", "report", str(study), "-o", str(tmp_path / "rep"), "--seed", "-1")
+    )
+    assert not list(tmp_path.glob("rep*"))
+    result = dialeval("study", "report", str(study), "-o", str(tmp_path / "rep"), "--n-boot", "10")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.glob("rep*")) == ["rep.html", "rep.md"]
+
+
 @pytest.mark.parametrize("command", [["report", "{study}", "--output", "{tmp}/rep", "--n-boot", "0"],
                                      ["import-agreement", "usr-tc", "--n-boot", "-5"]])  # fmt: skip
 def test_fewer_than_one_bootstrap_resample_is_refused_before_any_work(

@@ -81,7 +81,7 @@ def split_levels(level: str, method: str) -> tuple[list[str], list[str]]:
 
 
 TABLE_RULE = (
-    "--path: with -b, that catalog benchmark's published file or folder; without -b, a folder of dialeval "
+    "With -b, that catalog benchmark's published file or folder; without -b, a folder of dialeval "
     "records (dialogues/candidates/ratings.jsonl) or your own table (.csv, .tsv, .jsonl) read with --mapping "
     "or the --*-col options."
 )

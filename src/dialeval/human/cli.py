@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from dialeval.commands.common import TABLE_RULE, TableOptions, check_serving, fail, table_options
+from dialeval.commands.common import N_BOOT_FLAGS, TABLE_RULE, TableOptions, check_serving, fail, table_options
 from dialeval.errors import DialevalError
 
 if TYPE_CHECKING:
@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 study_app = typer.Typer(
     help="Human evaluation studies: design, annotate in the browser, analyse.", no_args_is_help=True
 )
+
+
+#: The help of every study command's STUDY_DIR argument.
+STUDY_DIR_HELP = "The study's folder (`dialeval study create` makes it)."
 
 
 def _study(study_dir: Path) -> tuple[dict[str, Any], str]:
@@ -125,7 +129,10 @@ def create(
 
 
 @study_app.command("links")
-def links(study_dir: Path, base_url: str = typer.Option("http://127.0.0.1:8000")) -> None:
+def links(
+    study_dir: Path = typer.Argument(..., help=STUDY_DIR_HELP),
+    base_url: str = typer.Option("http://127.0.0.1:8000", help="Where annotators reach the app (`study serve`)."),
+) -> None:
     """Print the per-annotator links and the admin link."""
     access, _ = _study(study_dir)
     for name, token in access["annotators"].items():
@@ -135,9 +142,9 @@ def links(study_dir: Path, base_url: str = typer.Option("http://127.0.0.1:8000")
 
 @study_app.command("serve")
 def serve(
-    study_dir: Path,
-    host: str = typer.Option("127.0.0.1"),
-    port: int = typer.Option(8000),
+    study_dir: Path = typer.Argument(..., help=STUDY_DIR_HELP),
+    host: str = typer.Option("127.0.0.1", help="Address to listen on (an address of this machine)."),
+    port: int = typer.Option(8000, help="Port to listen on."),
     workers: int = typer.Option(1, help="Uvicorn worker processes."),
 ) -> None:
     """Serve the annotation app and print the admin link."""
@@ -163,7 +170,7 @@ def serve(
 
 
 @study_app.command("reassign")
-def reassign(study_dir: Path) -> None:
+def reassign(study_dir: Path = typer.Argument(..., help=STUDY_DIR_HELP)) -> None:
     """Give the unanswered main units of workers who failed qualification to qualified workers."""
     from dialeval.human import store
     from dialeval.human.qualification import reassign_failed
@@ -175,39 +182,62 @@ def reassign(study_dir: Path) -> None:
 
 @study_app.command("export")
 def export(
-    study_dir: Path,
-    output: Path,
-    include_qualification: bool = False,
+    study_dir: Path = typer.Argument(..., help=STUDY_DIR_HELP),
+    output: Path = typer.Argument(..., help="Rating records to write (JSONL)."),
+    include_qualification: bool = typer.Option(False, help="Export the qualification batch's answers too."),
     numeric: bool = typer.Option(False, help="Write labelled answers as their option score (positive 1, negative 0)."),
 ) -> None:
     """Write the study's answers as Rating records (JSONL) for `dialeval meta`."""
+    from dialeval.commands.common import check_output
     from dialeval.human import store
     from dialeval.human.analysis import study_ratings
     from dialeval.human.protocol import Protocol
     from dialeval.jsonl import write_jsonl
 
-    engine = store.connect(_study(study_dir)[1])
-    with engine.connect() as conn:
-        proto = Protocol.model_validate(store.get_meta(conn, "protocol"))
-        kinds = ("main", "qualification") if include_qualification else ("main",)
-        n = write_jsonl(output, study_ratings(conn, proto, kinds, numeric=numeric))
+    url = _study(study_dir)[1]
+    try:
+        check_output(output, option="OUTPUT", inputs=_study_files(study_dir, url))  # it wrote over study.db
+        engine = store.connect(url)
+        with engine.connect() as conn:
+            proto = Protocol.model_validate(store.get_meta(conn, "protocol"))
+            kinds = ("main", "qualification") if include_qualification else ("main",)
+            n = write_jsonl(output, study_ratings(conn, proto, kinds, numeric=numeric))
+    except DialevalError as exc:
+        fail(exc)
     typer.echo(f"{n} ratings -> {output}")
+
+
+def _study_files(study_dir: Path, url: str) -> list[tuple[str, Path, Path]]:
+    """Return the files of a study that no output may replace: its access file, its SQLite database and WAL."""
+    from dialeval.human import store
+
+    files = [study_dir / "access.json"]
+    if (db := store.sqlite_file(url)) is not None:
+        files += [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+    return [("STUDY_DIR", study_dir, f) for f in files]
 
 
 @study_app.command("report")
 def report(
-    study_dir: Path,
-    output: Path = typer.Option(..., help="Report path without suffix; writes .md and .html."),
-    n_boot: int = typer.Option(1000),
-    seed: int = typer.Option(0),
+    study_dir: Path = typer.Argument(..., help=STUDY_DIR_HELP),
+    output: Path = typer.Option(..., "--output", "-o", help="Report path without suffix; writes .md and .html."),
+    n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples of the agreement CIs; at least 1."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
 ) -> None:
     """Write the reporting checklist (Mousavi et al. 2022, Sec. 3.4) as Markdown and HTML."""
+    from dialeval.commands.common import check_output
     from dialeval.human.report import write_report
     from dialeval.meta.agreement import check_resamples
+    from dialeval.meta.correlate import check_boot
 
+    url = _study(study_dir)[1]
     try:
         check_resamples(n_boot, field="--n-boot")
-        md, html = write_report(_study(study_dir)[1], output, n_boot=n_boot, seed=seed)
+        check_boot(n_boot, seed=seed)  # a negative seed was numpy's traceback
+        inputs = _study_files(study_dir, url)
+        for suffix in (".md", ".html"):
+            check_output(output.with_name(output.name + suffix), inputs=inputs)
+        md, html = write_report(url, output, n_boot=n_boot, seed=seed)
     except DialevalError as exc:
         fail(exc)
     typer.echo(f"{md}\n{html}")
@@ -218,7 +248,7 @@ def import_agreement(
     source: str = typer.Argument(..., help="usr-tc, usr-pc, dstc9 or lmstyle-mturk."),
     path: Path | None = typer.Option(None, help="The published file (default: under the shared data folder)."),
     dimension: str | None = typer.Option(None, help="Only this dimension."),
-    n_boot: int = typer.Option(1000),
+    n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples of the CIs; at least 1."),
 ) -> None:
     """Krippendorff's alpha (with bootstrap CIs) on published per-annotator ratings."""
     from dialeval.human.importers import import_agreement as run

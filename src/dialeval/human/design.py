@@ -299,7 +299,7 @@ def read_access(study_dir: str | Path) -> tuple[dict[str, Any], str]:
     Raises:
         InputError: No ``access.json`` (not a study folder); one that is not a study's (not JSON,
             no tokens); or a SQLite database that is not there (which would otherwise be created
-            empty).
+            empty) or is not a study's (damaged, emptied, another program's).
     """
     path = Path(study_dir) / "access.json"
     if not path.is_file():
@@ -319,6 +319,8 @@ def read_access(study_dir: str | Path) -> tuple[dict[str, Any], str]:
     db = store.sqlite_file(url)
     if db is not None and not db.is_file():
         raise InputError(f"the study's database {db} is not there", path=path)
+    if db is not None and (why := store.not_a_study(db)):  # it was a traceback in the first query
+        raise InputError(why, path=db)
     return access, url
 
 

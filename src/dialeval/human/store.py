@@ -10,6 +10,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import sqlite3
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,6 +125,24 @@ def sqlite_file(url: str) -> Path | None:
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
     return Path(str(parsed.database))
+
+
+def not_a_study(db: Path) -> str | None:
+    """Say why the SQLite file ``db`` is not a study's database (None when it is one); nothing is written.
+
+    Example:
+        >>> import tempfile
+        >>> empty = Path(tempfile.mkdtemp()) / "study.db"
+        >>> _ = empty.write_bytes(b"")
+        >>> not_a_study(empty)
+        "is not a study's database (it has no study_meta table)"
+    """
+    try:
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error as exc:
+        return f"is not a study's database: {exc}"
+    return None if study_meta.name in tables else f"is not a study's database (it has no {study_meta.name} table)"
 
 
 @contextlib.contextmanager
