@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,32 @@ def test_a_perturbation_named_twice_gives_its_rows_once(tmp_path: Path) -> None:
 def test_an_empty_or_unknown_perturbation_or_plot_is_refused(args: list[str], words: str, tmp_path: Path) -> None:
     refused(invoke("stress", *args, "-m", "length", "--limit", "2", "-o", tmp_path / "o", "--no-cache"), words)
     assert not (tmp_path / "o").exists()
+
+
+def test_your_own_data_is_read_as_score_reads_it(tmp_path: Path) -> None:
+    """stress read only a catalog benchmark: a records folder was "is a folder", a table "not valid JSON".
+
+    The first two contexts of USR-TC, exported as records, stressed from the folder, from the record files and
+    from the catalog: the same rows, value for value (the benchmark's name aside).
+    """
+    assert invoke("data", "export", "usr-tc", "--limit", "2", "-o", tmp_path / "rec").exit_code == 0
+    rec = tmp_path / "rec"
+    common = ["-m", "length,f1", "--perturb", "negation,truncation", "--n-boot", "20", "--plot", "none", "--no-cache"]
+    runs = {
+        "catalog": ["-b", "usr-tc", "--limit", "2"],
+        "folder": ["--path", rec],
+        "records": ["--dialogues", rec / "dialogues.jsonl", "--candidates", rec / "candidates.jsonl"],
+    }
+    rows = {}
+    for name, args in runs.items():
+        res = invoke("stress", *args, *common, "-o", tmp_path / name)
+        assert res.exit_code == 0, res.output
+        rows[name] = [
+            {k: v for k, v in json.loads(line).items() if k != "benchmark"}
+            for line in (tmp_path / name / "stress.jsonl").read_text().splitlines()
+        ]
+    assert len(rows["catalog"]) == 4 and rows["folder"] == rows["catalog"] == rows["records"]
+    assert {r["perturbation"] for r in rows["catalog"]} == {"negation", "truncation"}
+    # the mapping options name your own table; DailyDialog++ reads its own files and refuses them
+    refused(invoke("stress", "-b", "dailydialog++", "--response-col", "r", "-o", tmp_path / "dd"), "do not apply")
+    assert not (tmp_path / "dd").exists()

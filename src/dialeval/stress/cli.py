@@ -18,6 +18,8 @@ import typer
 
 from dialeval.commands.common import (
     N_BOOT_FLAGS,
+    TABLE_RULE,
+    TableOptions,
     check_output,
     check_request_failures,
     console,
@@ -25,6 +27,7 @@ from dialeval.commands.common import (
     out,
     replaced_note,
     split_names,
+    table_options,
 )
 from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.errors import DialevalError, InputError
@@ -121,11 +124,15 @@ def _fmt(v: float) -> str:
 
 
 @run_options
+@table_options
 def stress(
-    benchmark: str = typer.Option(
-        "usr-tc", "--benchmark", "-b", help="Catalog benchmark, or dailydialog++ (ranking of good vs negatives)."
+    benchmark: str | None = typer.Option(
+        None, "--benchmark", "-b",
+        help="Catalog benchmark (default usr-tc), or dailydialog++ (ranking of good vs negatives).",
     ),
-    path: Path | None = typer.Option(None, "--path", help="Read the benchmark from this file."),
+    path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
+    dialogues: Path | None = typer.Option(None, "--dialogues", help="Dialogue records (JSONL)."),
+    candidates: Path | None = typer.Option(None, "--candidates", help="Candidate records (JSONL)."),
     perturb: str | None = typer.Option(None, "--perturb", help="Comma-separated perturbations (default: all)."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     seed: int = typer.Option(0, "--seed", help="Seed of the perturbations and the bootstrap."),
@@ -145,6 +152,7 @@ def stress(
     output: Path = typer.Option(Path("runs/stress"), "--output", "-o", help="Output folder."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
     allow_failures: bool = allow_failures_option,
+    table: TableOptions = TableOptions(),
     request: ScoringRequest = ScoringRequest(),
 ) -> None:
     """Perturb every response (negation, number swap, ...) and report how often each metric prefers the original.
@@ -158,7 +166,9 @@ def stress(
     """
     try:
         files = _output_files(benchmark, plot)
-        replaced = check_output(output, "folder", inputs=[("--path", path), *request.inputs()], files=files)
+        inputs = [("--path", path), ("--dialogues", dialogues), ("--candidates", candidates),
+                  ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
+        replaced = check_output(output, "folder", inputs=inputs, files=files)
         if subset_param and subsets != "judge":
             raise InputError("--subset-param needs --subsets judge", field="--subset-param")
         from dialeval.meta.correlate import check_boot
@@ -168,8 +178,9 @@ def stress(
     except DialevalError as exc:
         fail(exc)
         return
-    opts = _StressOptions(benchmark, path, perturb, limit, seed, n_boot, subsets, subset_param, plot)
-    if benchmark.lower() in DDPP_NAMES:
+    opts = _StressOptions(benchmark, path, perturb, limit, seed, n_boot, subsets, subset_param, plot,
+                          dialogues, candidates, table, show=not as_json)  # fmt: skip
+    if _ranks(benchmark):
         ranked = _ranking(opts, split, refs, output, as_json, run, replaced_note(replaced))
         check_request_failures(ranked, allow_failures)
         return
@@ -187,7 +198,12 @@ def stress(
     check_request_failures(done.result.scores, allow_failures)
 
 
-def _output_files(benchmark: str, plot: str) -> list[str]:
+def _ranks(benchmark: str | None) -> bool:
+    """Whether ``-b`` asks for the DailyDialog++ ranking test rather than perturbations."""
+    return benchmark is not None and benchmark.lower() in DDPP_NAMES
+
+
+def _output_files(benchmark: str | None, plot: str) -> list[str]:
     """Return the names of the files ``stress`` may write in OUTPUT (figures: one per perturbation --plot names).
 
     Example:
@@ -196,7 +212,7 @@ def _output_files(benchmark: str, plot: str) -> list[str]:
         >>> _output_files("DailyDialog++", "negation")
         ['ranking.jsonl', 'ranking.md', 'run.json']
     """
-    if benchmark.lower() in DDPP_NAMES:
+    if _ranks(benchmark):
         return list(RANKING_FILES)
     figures = [f"stress_subsets_{p}.png" for p in _plot_names(plot)]
     return [*STRESS_FILES, *figures]
@@ -220,7 +236,7 @@ def _plot_names(plot: str) -> list[str]:
 class _StressOptions:
     """The perturbation run's options, as ``dialeval stress`` parsed them."""
 
-    benchmark: str
+    benchmark: str | None
     path: Path | None
     perturb: str | None
     limit: int | None
@@ -229,6 +245,10 @@ class _StressOptions:
     subsets: str
     subset_param: Sequence[str]
     plot: str
+    dialogues: Path | None = None
+    candidates: Path | None = None
+    table: TableOptions | None = None
+    show: bool = True
 
 
 @dataclass
@@ -262,7 +282,8 @@ def _run_perturbations(opts: _StressOptions, run: ScoringContext) -> _StressDone
     given = split_names(opts.perturb, "--perturb", "perturbation")
     names = check_perturbations(given or list(ALL_PERTURBATIONS))  # each once: one row each
     plots = [p for p in _plot_names(opts.plot) if p in names]
-    bench = load_inputs(opts.benchmark, opts.path, None, None, None, opts.limit)
+    bench = load_inputs(opts.benchmark, opts.path, opts.dialogues, opts.candidates, None, opts.limit, table=opts.table,
+                        show=opts.show)  # fmt: skip
     plan = run.request.plan(bench.candidates, default=LEXICAL.split(","))
     judged: dict[str, int] = {}
     if opts.subsets == "judge":
@@ -417,6 +438,9 @@ def _run_ranking(
 
     if opts.perturb:
         raise InputError("--perturb does not apply to dailydialog++ (its negatives are given)", field="--perturb")
+    if opts.dialogues or opts.candidates or (opts.table is not None and opts.table.given()):
+        raise InputError("dailydialog++ is read from its own files (--path, --split): --dialogues, --candidates, "
+                         "--mapping and the --*-col options do not apply", field="--benchmark")  # fmt: skip
     bench = load_dailydialog_pp(opts.path if opts.path is not None else default_path(split), split)
     if opts.limit is not None:
         bench = bench.head(opts.limit)
