@@ -80,6 +80,25 @@ def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest
 
 
 
+def test_judge_run_reads_your_own_data_as_score_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """judge run judged only a catalog benchmark. USR-TC's first context, exported as records and judged from the
+    folder, gives the catalog run's items and values: the second run's answers all come from the request cache."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    assert invoke("data", "export", "usr-tc", "--limit", "1", "-o", tmp_path / "rec").exit_code == 0
+    common = ["judge", "run", "--protocol", "lmstyle-appropriateness", "--limit", "1", "-p", "k=1",
+              "-p", "max_tokens=8", "--no-cache"]  # fmt: skip
+    runs = {"catalog": ["-b", "usr-tc"], "folder": ["--path", tmp_path / "rec"]}
+    got = {}
+    for name, args in runs.items():
+        out = tmp_path / f"{name}.jsonl"
+        res = invoke(*common, *args, "-o", out)
+        assert res.exit_code == 0, res.output
+        got[name] = [(s["item_id"], s["metric"], s["value"]) for s in map(json.loads, out.read_text().splitlines())]
+    assert len(got["catalog"]) == 12 and got["folder"] == got["catalog"]  # 6 systems, score and expected value
+    summary = json.loads((tmp_path / "folder.jsonl.summary.json").read_text())
+    assert summary["cache_hits"] == 6 and summary["calls"] == 0
+
+
 def test_judge_run_refuses_to_write_over_its_protocol_or_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--output naming the --protocol file, or a summary (<out>.summary.json) that would land on the --cache, is one
     error line before the benchmark is loaded or a backend is asked (a dead port here); the input is unchanged."""

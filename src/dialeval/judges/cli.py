@@ -9,7 +9,16 @@ from typing import Any
 
 import typer
 
-from dialeval.commands.common import check_output, check_request_failures, check_serving, fail
+from dialeval.commands.common import (
+    TABLE_RULE,
+    TableOptions,
+    check_output,
+    check_request_failures,
+    check_serving,
+    fail,
+    load_inputs,
+    table_options,
+)
 from dialeval.commands.options import allow_failures_option, judge_run_options
 from dialeval.errors import DialevalError
 from dialeval.scoring import ScoringRequest
@@ -91,18 +100,23 @@ OUTPUT_FLAGS = ("--output", "-o", "--out")
 
 @judge_app.command("run")
 @judge_run_options
+@table_options
 def run_command(
     protocol: str = typer.Option(..., "--protocol", help="Protocol name (see `judge list`) or a protocol YAML path."),
-    benchmark: str = typer.Option("usr-tc", "--benchmark", "-b", help="Catalog benchmark to judge."),
+    benchmark: str | None = typer.Option(None, "--benchmark", "-b", help="Catalog benchmark (default usr-tc)."),
+    path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
+    dialogues: Path | None = typer.Option(None, "--dialogues", help="Dialogue records (JSONL)."),
+    candidates: Path | None = typer.Option(None, "--candidates", help="Candidate records (JSONL)."),
     limit: int = typer.Option(5, "--limit", help="Contexts to judge (all systems of each)."),
     out: Path | None = typer.Option(
         None, *OUTPUT_FLAGS, help="Write scores (JSONL) and the summary with the request (<output>.summary.json)."
     ),
     allow_failures: bool = allow_failures_option,
     as_json: bool = typer.Option(False, "--json", help="Print the summary, with each output's counts, as JSON only."),
+    table: TableOptions = TableOptions(),
     request: ScoringRequest = ScoringRequest(),
 ) -> None:
-    """Judge a benchmark's first contexts and print the summary table.
+    """Judge the first contexts of a benchmark or of your own data, and print the summary table.
 
     The judge's parameters come with -p as for every metric (`-p k=1 -p backend=openai-compatible`):
     backend (llamacpp | openai-compatible | transformers), model, base_url, api_key_env, k,
@@ -115,21 +129,21 @@ def run_command(
     from rich.console import Console
 
     from dialeval.atomic import atomic_write
-    from dialeval.data.catalog import load_benchmark
     from dialeval.jsonl import write_jsonl
     from dialeval.judges.protocol import load_protocol
     from dialeval.scoring import score_metrics
 
     try:
         from_file = protocol.endswith((".yaml", ".yml"))
-        inputs = [("--protocol", Path(protocol) if from_file else None), *request.inputs()]
+        inputs = [("--protocol", Path(protocol) if from_file else None), ("--path", path), ("--dialogues", dialogues),
+                  ("--candidates", candidates), ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
         step1 = load_protocol(protocol).step1_protocol if from_file else ""
         if Path(step1).suffix:  # a protocol file may name its step-1 protocol by path: read too
             inputs.append(("the step1_protocol of --protocol", Path(step1)))
         check_output(out, option="--output", inputs=inputs)
         check_output(None if out is None else _summary_path(out), option="--output", inputs=inputs)
         request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})
-        bench = load_benchmark(benchmark).head(limit)
+        bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
         plan = request.plan(bench.candidates)
         cls = plan.families[0]
         metric = cls(**plan.params[cls.name], **({"protocol": protocol} if from_file else {}))
