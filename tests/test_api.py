@@ -108,6 +108,11 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
     assert table["group"].tolist() == ["all", "split=x", "split=y"]
     assert table["n"].tolist() == [12, 6, 6]
     assert table["ci_low"].isna().all()  # no bootstrap asked for
+    # A row with no value in the --by column is in "all" only, as `meta --by` leaves out a score without the tag;
+    # it was a group of its own, "split=nan".
+    frame.loc[11, "split"] = None
+    table = dialeval.correlate(frame, "human", by="split", n_boot=0)
+    assert table["group"].tolist() == ["all", "split=x", "split=y"] and table["n"].tolist() == [12, 6, 5]
 
 
 @pytest.mark.parametrize(
@@ -164,6 +169,9 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
         (lambda: dialeval.correlate(RATED, "h", ["m"], seed=-1), 'field "seed": must be >= 0, got -1'),
         (lambda: dialeval.correlate(RATED, "h", ["m"], by=""), 'no column ""'),
         (lambda: dialeval.load_benchmark("usr-tx"), 'did you mean "usr-tc"'),
+        # the CLI refuses Infinity in a scores file; the API used it as a number
+        (lambda: dialeval.correlate(RATED.assign(m=[1.0, float("inf"), 3.0, 4.0]), "h", ["m"]),
+         'data:2: field "m": inf is not a finite number'),
     ],
 )
 def test_bad_input_is_one_line_dialeval_error(call: object, message: str) -> None:

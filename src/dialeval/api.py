@@ -305,7 +305,8 @@ def correlate(
         metrics: The metric columns (None: the outputs ``score`` added, from ``df.attrs["signatures"]``).
         level: ``turn``, ``sample``, ``dialogue`` or ``system`` (or several).
         method: ``pearson``, ``spearman`` or ``kendall`` (or several).
-        by: Also break every figure down by this column (``group`` is ``"column=value"``).
+        by: Also break every figure down by this column (``group`` is ``"column=value"``); a row
+            with no value there counts in ``"all"`` only.
         n_boot: Bootstrap resamples (0: no CIs).
         seed: Bootstrap seed.
 
@@ -315,8 +316,8 @@ def correlate(
         ``n_groups``, ``note`` and ``signature``.
 
     Raises:
-        InputError: No human column, level or method; a missing or non-numeric column; an unknown
-            level or method; a negative ``n_boot`` or ``seed``.
+        InputError: No human column, level or method; a missing or non-numeric column, or an
+            infinite value in one; an unknown level or method; a negative ``n_boot`` or ``seed``.
     """
     import pandas as pd
 
@@ -377,7 +378,7 @@ def _scores(df: pd.DataFrame, metrics: Sequence[str], by: str | None) -> list[Sc
     items, contexts, dialogues, systems = _keys(df)
     tags: list[dict[str, str]] = [{} for _ in items]
     if by is not None and by != "system":
-        tags = [{by: str(v)} for v in df[by]]
+        tags = [{} if _cell(v) is None else {by: str(v)} for v in df[by]]  # no value: in "all" only, as in meta
     out = []
     for name in metrics:
         for n, value in enumerate(_numbers(df, name)):
@@ -389,12 +390,16 @@ def _scores(df: pd.DataFrame, metrics: Sequence[str], by: str | None) -> list[Sc
 
 
 def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
-    """Return a column's values as floats (None for missing)."""
+    """Return a column's values as floats (None for missing); an infinite value is refused, as the CLI refuses it."""
     import pandas as pd
 
     if not pd.api.types.is_numeric_dtype(df[name]) and not df[name].isna().all():
         raise InputError("not a numeric column", field=name)
-    return [None if _cell(v) is None else float(v) for v in df[name].tolist()]
+    values = [None if _cell(v) is None else float(v) for v in df[name].tolist()]
+    for row, value in enumerate(values, 1):
+        if value is not None and math.isinf(value):
+            raise InputError(f"{value} is not a finite number", path=DATA, line=row, field=name)
+    return values
 
 
 def _ratings(df: pd.DataFrame, dims: Sequence[str], scores: Sequence[Score]) -> list[Rating]:
