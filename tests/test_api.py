@@ -233,3 +233,15 @@ def test_docs_python_md_runs() -> None:
     result = doctest.testfile(str(REPO / "docs" / "python.md"), module_relative=False, optionflags=flags)
     assert result.attempted >= 5
     assert result.failed == 0
+
+
+def test_load_benchmark_takes_the_published_file(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `-b usr-tc --path FILE`; the error for data that is not here named --path, which the API did not take."""
+    from_file = dialeval.load_benchmark("usr-tc", shared_data / "usr" / "usr_topical_chat.json")
+    pd.testing.assert_frame_equal(from_file, dialeval.load_benchmark("usr-tc"))
+    monkeypatch.setenv("DIALEVAL_DATA", str(tmp_path))  # an empty shared data folder: FED is not here
+    with pytest.raises(InputError) as caught:
+        dialeval.load_benchmark("fed-turn")
+    assert str(caught.value).endswith("it needs fed/fed_data.json (or pass the file with path=)")

@@ -423,11 +423,13 @@ def _ratings(df: pd.DataFrame, dims: Sequence[str], scores: Sequence[Score]) -> 
     return out
 
 
-def load_benchmark(name: str) -> pd.DataFrame:
+def load_benchmark(name: str, path: str | Path | None = None) -> pd.DataFrame:
     """Load a catalog benchmark (``dialeval data list``) as one row per rated response.
 
     Args:
         name: The catalog name, e.g. ``usr-tc``.
+        path: Its published file or folder, as ``-b NAME --path PATH`` (None: the shared data
+            folder, else the bundled copy).
 
     Returns:
         Columns ``item_id``, ``dialogue_id``, ``context_id``, ``context`` (the list of turns),
@@ -441,7 +443,7 @@ def load_benchmark(name: str) -> pd.DataFrame:
     """
     from dialeval.data.catalog import load_benchmark as load
 
-    return benchmark_frame(load(name))
+    return benchmark_frame(load(name, path, path_option="path="))
 
 
 def benchmark_frame(bench: Benchmark) -> pd.DataFrame:

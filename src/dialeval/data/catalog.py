@@ -88,8 +88,11 @@ class CatalogEntry:
         """Whether it can be loaded here without a path (shared files or a bundled copy)."""
         return self.shared_target() is not None or self.bundled_path() is not None
 
-    def load(self, path: str | Path | None = None) -> Benchmark:
-        """Load from ``path`` (a file/folder of the published format), the shared folder or the bundle."""
+    def load(self, path: str | Path | None = None, *, path_option: str = "--path") -> Benchmark:
+        """Load from ``path`` (a file/folder of the published format), the shared folder or the bundle.
+
+        ``path_option`` is how the caller gives ``path``, for the error when the data is not here.
+        """
         if path is not None:
             given = Path(path)
             if not given.exists():
@@ -116,7 +119,7 @@ class CatalogEntry:
         needs = ", ".join(f.path for f in self.files)
         raise InputError(
             f'benchmark "{self.name}" is not available: looked {where}; it needs {needs} '
-            "(or pass the file with --path)"
+            f"(or pass the file with {path_option})"
         )
 
     def _hash_warnings(self, given: Path) -> list[str]:
@@ -313,11 +316,13 @@ def list_benchmarks() -> list[CatalogEntry]:
     return [DATASETS.get(name) for name in DATASETS.names()]
 
 
-def load_benchmark(name: str, path: str | Path | None = None) -> Benchmark:
+def load_benchmark(name: str, path: str | Path | None = None, *, path_option: str = "--path") -> Benchmark:
     """Load the benchmark ``name``: from ``path`` if given, else the shared data, else the bundle.
+
+    ``path_option`` names ``path`` as the caller's user gives it (``--path``; the Python API's ``path=``).
 
     Example:
         >>> load_benchmark("usr-tc").counts()["items"]
         360
     """
-    return DATASETS.get(name).load(path)
+    return DATASETS.get(name).load(path, path_option=path_option)
