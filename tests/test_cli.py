@@ -111,3 +111,16 @@ def test_a_dialeval_error_a_command_lets_through_is_one_line_exit_2(tmp_path: Pa
     res = _run_patched(tmp_path, patch, ["data", "list"])
     assert res.returncode == 2, res.stderr
     assert res.stderr.strip() == "error: somewhere.jsonl: cannot be written: No space left on device"
+
+
+def test_python_m_dialeval_is_the_command_line(tmp_path: Path) -> None:
+    """`python -m dialeval` said "No module named dialeval.__main__"; it runs the CLI, under the script's name."""
+    import dialeval
+
+    env = {**os.environ, "COLUMNS": "80"}
+    version = subprocess.run([sys.executable, "-m", "dialeval", "--version"], capture_output=True, text=True, env=env,
+                             cwd=tmp_path, timeout=120)  # fmt: skip
+    assert version.returncode == 0 and version.stdout == f"{dialeval.__version__}\n", version.stderr
+    usage = subprocess.run([sys.executable, "-m", "dialeval", "score"], capture_output=True, text=True, env=env,
+                           cwd=tmp_path, timeout=120)  # fmt: skip
+    assert usage.returncode == 2 and "Usage: dialeval score" in usage.stderr

@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("stress", ("dialeval.stress",)),
     ("trained", ("dialeval.trained",)),
     ("quality", ("dialeval.quality",)),
-    ("cli", ("dialeval.cli",)),
+    ("cli", ("dialeval.cli", "dialeval.__main__")),
 )  # fmt: skip
 
 
