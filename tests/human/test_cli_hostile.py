@@ -258,6 +258,10 @@ def test_report_takes_o_and_refuses_a_negative_seed(tmp_path: Path, inputs: dict
     result = dialeval("study", "report", str(study), "-o", str(tmp_path / "rep"), "--n-boot", "10")
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in tmp_path.glob("rep*")) == ["rep.html", "rep.md"]
+    # "x/.." has no name to put .md after: it was pathlib's ValueError traceback after the statistics were computed
+    assert "give the report's file name, without suffix" in _one_error(
+        dialeval("study", "report", str(study), "-o", str(tmp_path / ".."))
+    )
 
 
 @pytest.mark.parametrize("command", [["report", "{study}", "--output", "{tmp}/rep", "--n-boot", "0"],

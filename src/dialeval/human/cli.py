@@ -226,7 +226,7 @@ def report(
 ) -> None:
     """Write the reporting checklist (Mousavi et al. 2022, Sec. 3.4) as Markdown and HTML."""
     from dialeval.commands.common import check_output
-    from dialeval.human.report import write_report
+    from dialeval.human.report import report_paths, write_report
     from dialeval.meta.agreement import check_resamples
     from dialeval.meta.correlate import check_boot
 
@@ -235,8 +235,8 @@ def report(
         check_resamples(n_boot, field="--n-boot")
         check_boot(n_boot, seed=seed)  # a negative seed was numpy's traceback
         inputs = _study_files(study_dir, url)
-        for suffix in (".md", ".html"):
-            check_output(output.with_name(output.name + suffix), inputs=inputs)
+        for written in report_paths(output):
+            check_output(written, inputs=inputs)
         md, html = write_report(url, output, n_boot=n_boot, seed=seed)
     except DialevalError as exc:
         fail(exc)

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from dialeval import __version__
 from dialeval.atomic import atomic_write
+from dialeval.errors import InputError
 from dialeval.human import store
 from dialeval.human.analysis import (
     agreement_level,
@@ -314,11 +315,23 @@ def to_html(title: str, sections: list[Section]) -> str:
     return "\n".join(parts)
 
 
-def write_report(url: str, output: str | Path, *, n_boot: int = 1000, seed: int = 0) -> tuple[Path, Path]:
-    """Write ``output.md`` and ``output.html`` atomically; return both paths."""
-    title, sections = build_report(url, n_boot=n_boot, seed=seed)
+def report_paths(output: str | Path) -> tuple[Path, Path]:
+    """Return the Markdown and HTML files a report named ``output`` is written to (its suffix replaced).
+
+    Example:
+        >>> report_paths("out/study"), report_paths("out/study.txt")[1]
+        ((PosixPath('out/study.md'), PosixPath('out/study.html')), PosixPath('out/study.html'))
+    """
     base = Path(output)
-    md, page = base.with_suffix(".md"), base.with_suffix(".html")
+    if base.name in ("", ".", ".."):  # pathlib's with_suffix: a ValueError traceback
+        raise InputError("give the report's file name, without suffix (e.g. out/report)", path=output, field="--output")
+    return base.with_suffix(".md"), base.with_suffix(".html")
+
+
+def write_report(url: str, output: str | Path, *, n_boot: int = 1000, seed: int = 0) -> tuple[Path, Path]:
+    """Write ``output.md`` and ``output.html`` atomically (:func:`report_paths`); return both paths."""
+    md, page = report_paths(output)
+    title, sections = build_report(url, n_boot=n_boot, seed=seed)
     with atomic_write(md) as handle:
         handle.write(to_markdown(title, sections))
     with atomic_write(page) as handle:
