@@ -180,16 +180,17 @@ ROWS = [
 @pytest.mark.parametrize(
     ("metrics", "params", "field", "message"),
     [
-        ([""], {}, "--metrics", "empty metric name"),
-        (["bleu", "", "length"], {}, "--metrics", "empty metric name"),
-        (["sacrebleu"], {"bleu.smoothing": "comperdial"}, "--param", 'no metric of this run is "bleu"'),
-        (["bleu4"], {"bleu4.smoothing": "bad"}, "--param", "bleu.smoothing='bad': not one of"),
-        (["meteor"], {"meteor.alpha": float("nan")}, "--param", "meteor.alpha=nan: not a finite number"),
+        ([""], {}, "metrics", "empty metric name"),
+        (["bleu", "", "length"], {}, "metrics", "empty metric name"),
+        (["sacrebleu"], {"bleu.smoothing": "comperdial"}, "params", 'no metric of this run is "bleu"'),
+        (["bleu4"], {"bleu4.smoothing": "bad"}, "params", "bleu.smoothing='bad': not one of"),
+        (["meteor"], {"meteor.alpha": float("nan")}, "params", "meteor.alpha=nan: not a finite number"),
     ],
 )
-def test_the_api_raises_the_same_input_errors(
+def test_the_api_raises_the_same_input_errors_naming_its_arguments(
     metrics: list[str], params: dict[str, Any], field: str, message: str
 ) -> None:
+    """The CLI's message, with the argument of dialeval.score where the CLI names its option (--metrics, --param)."""
     import dialeval
 
     with pytest.raises(InputError) as err:
