@@ -137,8 +137,8 @@ def not_a_study(db: Path) -> str | None:
         >>> not_a_study(empty)
         "is not a study's database (it has no study_meta table)"
     """
-    try:
-        with contextlib.closing(sqlite3.connect(db)) as con:
+    try:  # read-only: closing the last plain connection to a WAL database would checkpoint it, a write
+        with contextlib.closing(sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True)) as con:
             tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.Error as exc:
         return f"is not a study's database: {exc}"
