@@ -118,3 +118,21 @@ def test_a_pipe_or_a_link_to_one_is_not_replaced(tmp_path: Path) -> None:
             handle.write("x")
         assert str(caught.value) == f"{out}: cannot be written: it is a pipe, not a file"
     assert pipe.is_fifo() and link.is_symlink() and _leftovers(tmp_path) == []
+
+
+def test_a_link_is_written_through_and_kept(tmp_path: Path) -> None:
+    """/dev/stdout is a link to /proc/self/fd/1; with standard output a file, renaming over the link replaced
+    /dev/stdout for the whole machine. A link made here to /proc/self/fd/N of a file opened here stands for it."""
+    real = tmp_path / "real.txt"
+    with real.open("w") as opened:
+        link = tmp_path / "stdout"
+        link.symlink_to(f"/proc/self/fd/{opened.fileno()}")
+        with atomic_write(link) as handle:
+            handle.write("scores\n")
+        assert link.is_symlink() and os.readlink(link) == f"/proc/self/fd/{opened.fileno()}"
+    assert real.read_text() == "scores\n" and _leftovers(tmp_path) == []
+    plain = tmp_path / "latest.txt"  # an ordinary link: its target gets the new file
+    plain.symlink_to(real)
+    with atomic_write(plain) as handle:
+        handle.write("again\n")
+    assert plain.is_symlink() and real.read_text() == "again\n"

@@ -137,6 +137,8 @@ def atomic_write(
 ) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` and rename it over ``path`` on success.
 
+    When ``path`` is a symbolic link, the file it points to is replaced and the link is kept.
+
     On any exception the temporary file is removed and ``path`` is untouched, and folders
     created for it are removed again. The file gets the permissions a plain ``open`` would give
     it (0666 less the umask), not mkstemp's 0600, unless ``private``: then it is the owner's
@@ -157,15 +159,19 @@ def atomic_write(
         >>> oct(p.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
         True
     """
-    target = Path(path)
-    if kind := special_kind(target):
-        raise WriteError(target, f"it is {kind}, not a file")
+    given = Path(path)
+    if kind := special_kind(given):
+        raise WriteError(given, f"it is {kind}, not a file")
+    # A symbolic link is written through: the rename replaces the file it points to and keeps the link.
+    # Renaming over the link itself replaced /dev/stdout (a link to /proc/self/fd/1) machine-wide when
+    # standard output was a file.
+    target = Path(os.path.realpath(given)) if given.is_symlink() else given
     created = _make_parent(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         remove_dirs(created)
-        raise WriteError.of(target, exc) from None
+        raise WriteError.of(given, exc) from None
     try:
         with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None) as handle:
             yield handle
@@ -174,7 +180,7 @@ def atomic_write(
                 os.fchmod(handle.fileno(), 0o666 & ~_umask())
             os.fsync(handle.fileno())
         staged = _STAGED.get()
-        if staged is not None and target.absolute().parent == staged[0]:
+        if staged is not None and given.absolute().parent == staged[0]:
             staged[1].append((tmp, target))
         else:
             os.replace(tmp, target)
@@ -183,7 +189,7 @@ def atomic_write(
             os.unlink(tmp)
         remove_dirs(created)
         if _ours(exc, tmp, target):
-            raise WriteError.of(target, exc) from None
+            raise WriteError.of(given, exc) from None
         raise
 
 

@@ -153,6 +153,23 @@ def test_a_pipe_or_a_link_to_one_is_refused_not_replaced(rows: Path, tmp_path: P
     assert pipe.is_fifo() and link.is_symlink() and (tmp_path / "run" / "scores.jsonl").is_symlink()
 
 
+def test_a_link_to_a_file_is_written_through_and_kept(rows: Path, tmp_path: Path) -> None:
+    """`-o /dev/stdout` with standard output a file: the rename replaced the link /dev/stdout machine-wide.
+
+    A link made here to /proc/self/fd/N of a file opened here stands for /dev/stdout (the runner is in
+    process, so /proc/self is this test's process).
+    """
+    real = tmp_path / "real.jsonl"
+    with real.open("w") as opened:
+        link = tmp_path / "stdout"
+        link.symlink_to(f"/proc/self/fd/{opened.fileno()}")
+        res = score(rows, link)
+        assert res.exit_code == 0, res.output
+        assert link.is_symlink() and os.readlink(link) == f"/proc/self/fd/{opened.fileno()}"
+    assert score(rows, tmp_path / "plain.jsonl").exit_code == 0
+    assert real.read_text() == (tmp_path / "plain.jsonl").read_text()  # the scores, as a plain -o writes them
+
+
 # --- a full disk ---
 
 
