@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
-from dialeval.errors import InputError
+from dialeval.errors import DialevalError, InputError
 from dialeval.trained.data import Example
 from dialeval.trained.models import make_evaluator
 
@@ -48,3 +50,80 @@ def test_minilm_fine_tune_smoke_loss_decreases(small_examples: list[Example]) ->
     assert info["train_seconds"] > 0
     scores = ev.predict([e.item for e in data[:4]])
     assert len(scores) == 4
+
+
+#: Each sklearn/xgboost parameter at the least value its bound allows (a small positive one where 0 is
+#: excluded). The bounds are the libraries' own: TfidfVectorizer's min_df/max_features "an int in the range
+#: [1, inf)", LogisticRegression's C "(0.0, inf]" (their ``_parameter_constraints``), and xgboost's
+#: "max_depth should be greater equal to 0" and the same for learning_rate. dialeval's own: n_estimators >= 1
+#: and n_jobs >= 1 (0 trees is no model), and alpha > 0 where sklearn takes 0 (see the next test).
+EDGES = [
+    ("tfidf-nb", "classification", {"min_df": 1, "max_features": 1, "alpha": 1e-3}),
+    ("tfidf-lr", "regression", {"min_df": 1, "max_features": 1, "alpha": 1e-3}),
+    ("tfidf-lr", "classification", {"C": 1e-3}),
+    ("xgboost", "regression", {"min_df": 1, "n_estimators": 1, "max_depth": 0, "learning_rate": 0.0,
+                               "colsample_bytree": 1e-3, "n_jobs": 1}),
+]
+
+
+@pytest.mark.parametrize(("kind", "task", "params"), EDGES)
+def test_parameters_at_their_bounds_fit(kind: str, task: str, params: dict[str, float],
+                                        small_examples: list[Example]) -> None:
+    pytest.importorskip("xgboost") if "xgb" in kind else None
+    ev = make_evaluator(kind, task, **params)
+    ev.fit(small_examples)
+    assert len(ev.predict([e.item for e in small_examples[:3]])) == 3  # finite, or predict raises
+
+
+def test_non_finite_predictions_are_refused(small_examples: list[Example]) -> None:
+    """Ridge with alpha 0 (which sklearn accepts) on one TF-IDF feature predicts NaN for every item: dialeval
+    refuses alpha 0, and a model whose predictions are not finite anyway raises instead of scoring NaN."""
+    with pytest.raises(InputError, match=r"tfidf-lr\.alpha must be greater than 0, got 0\.0"):
+        make_evaluator("tfidf-lr", alpha=0.0)
+    ev = make_evaluator("tfidf-lr", min_df=1, max_features=1)
+    ev.fit(small_examples)
+    with warnings.catch_warnings():  # scipy's solver warns of the NaN it makes: the point of this test
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ev.model.set_params(ridge__alpha=0.0).fit(ev.inputs([e.item for e in small_examples]), ev.y(small_examples))
+    with pytest.raises(DialevalError, match=r"predicted 120 non-finite score\(s\) of 120"):
+        ev.predict([e.item for e in small_examples])
+
+
+@pytest.mark.parametrize(("kind", "params", "message"), [
+    # each of these was the library's traceback at fit time, after the data was loaded (tfidf-lr's min_df
+    # -3: sklearn's InvalidParameterError; xgboost's max_depth -2: XGBoostError; minilm's batch_size 0:
+    # "range() arg 3 must not be zero"); epochs 0 trained nothing and saved the untrained model
+    ("tfidf-lr", {"min_df": -3}, "tfidf-lr.min_df must be at least 1, got -3"),
+    ("tfidf-lr", {"min_df": "abc"}, "tfidf-lr.min_df takes an integer, got 'abc'"),
+    ("tfidf-lr", {"min_df": 1.5}, "tfidf-lr.min_df takes an integer, got 1.5"),
+    ("tfidf-lr", {"C": 0.0}, "tfidf-lr.C must be greater than 0, got 0.0"),
+    ("tfidf-lr", {"alpha": float("nan")}, "tfidf-lr.alpha takes a finite number, got nan"),
+    ("tfidf-nb", {"alpha": True}, "tfidf-nb.alpha takes a finite number, got True"),
+    ("xgboost", {"max_depth": -2}, "xgboost.max_depth must be at least 0, got -2"),
+    ("xgboost", {"colsample_bytree": 1.5}, "xgboost.colsample_bytree must be greater than 0 and at most 1, got 1.5"),
+    ("minilm", {"batch_size": 0}, "minilm.batch_size must be at least 1, got 0"),
+    ("minilm", {"epochs": 0}, "minilm.epochs must be at least 1, got 0"),
+    ("minilm", {"max_length": 513}, "minilm.max_length must be at least 8 and at most 512, got 513"),
+])
+def test_parameters_out_of_bounds_are_refused(kind: str, params: dict[str, object], message: str) -> None:
+    with pytest.raises(InputError) as err:
+        make_evaluator(kind, **params)
+    assert err.value.field == "--model-param" and err.value.message == message
+
+
+def test_a_whole_number_given_as_a_float_is_an_integer() -> None:
+    """``--model-param tfidf-lr.min_df=2.0`` reaches sklearn as the integer 2. As the float 2.0 sklearn refused it
+    at fit time: a float min_df is a fraction of the documents, in [0, 1]."""
+    ev = make_evaluator("tfidf-lr", min_df=2.0)
+    assert ev.params["min_df"] == 2 and isinstance(ev.params["min_df"], int)
+
+
+def test_check_refuses_what_the_parameters_name() -> None:
+    make_evaluator("ensemble", families="length,distinct").check()
+    with pytest.raises(InputError) as err:
+        make_evaluator("ensemble", families="length,lenght").check()
+    assert err.value.field == "--model-param"
+    assert err.value.message == 'ensemble.families: unknown metric "lenght"; did you mean "length"?'
+    with pytest.raises(InputError) as err:
+        make_evaluator("minilm", base="no/such/folder").check()
+    assert err.value.field == "--model-param" and err.value.message.startswith('minilm.base: "no/such/folder" is')

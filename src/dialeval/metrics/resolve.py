@@ -35,16 +35,17 @@ if TYPE_CHECKING:
 _BOOLEANS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
-def parse_params(pairs: Sequence[str]) -> dict[str, dict[str, str]]:
+def parse_params(pairs: Sequence[str], option: str = "--param") -> dict[str, dict[str, str]]:
     """Parse ``family.key=value`` (or ``key=value`` for every family) into nested dicts.
 
     Raises:
-        InputError: A pair without ``=``.
+        InputError: A pair without ``=`` (naming ``option``, the option that gave the pairs).
     """
     out: dict[str, dict[str, str]] = {}
     for pair in pairs:
         if "=" not in pair:
-            raise InputError(f'parameter "{pair}" is not of the form [metric.]key=value', field="--param")
+            name = "model" if option == "--model-param" else "metric"
+            raise InputError(f'parameter "{pair}" is not of the form [{name}.]key=value', field=option)
         key, value = pair.split("=", 1)
         fam, _, name = key.rpartition(".")
         out.setdefault(fam or "*", {})[name] = value

@@ -82,11 +82,14 @@ def _table(rows: list[dict[str, Any]], title: str) -> ScreenTable:
     return ScreenTable(title, ["model", "split", "n"], heads, list(zip(keys, values, strict=True)))
 
 
-def _params(pairs: list[str]) -> dict[str, dict[str, Any]]:
+def _params(pairs: list[str], kinds: list[str]) -> dict[str, dict[str, Any]]:
+    """Return ``--model-param``'s pairs by model, numbers as numbers; a model not in ``kinds`` is refused."""
     from dialeval.metrics.resolve import parse_params
 
     typed: dict[str, dict[str, Any]] = {}
-    for fam, kv in parse_params(pairs).items():
+    for fam, kv in parse_params(pairs, "--model-param").items():
+        if fam != "*" and fam not in kinds:  # its parameters were ignored, silently
+            raise InputError(f'names the model "{fam}", which is not in --model', field="--model-param")
         for k, v in kv.items():
             val: Any = v
             for cast in (int, float):
@@ -141,22 +144,39 @@ def _plan(
     for name in common["overrides"]:  # a name in neither was ignored, silently
         if name not in (*train_names, *test_names):
             raise InputError(f'names "{name}", which is not in --train or --test', field="--dim")
-    params = _params(param)
+    params = _params(param, kinds)
     per_kind = {k: {**params.get("*", {}), **params.get(k, {})} for k in kinds}
     for k in kinds:  # fail on a bad name or parameter before any work
-        make_evaluator(k, task, seed, **per_kind[k])
+        make_evaluator(k, task, seed, **per_kind[k]).check()
     tr = xp.load_dataset(train_names, **common, own=own)
     dims = dict(tr.dimensions)
     if test_names:
         te = xp.load_dataset(test_names, **common, own=own)
         dims.update(te.dimensions)
+    _check_dimension(common["dimension"], dims)
+    if test_names:
         splits = [sp.cross_benchmark(tr.examples, te.examples)]
     elif logo:
         splits = sp.leave_one_group_out(tr.examples, logo, seed)
     else:
+        n = len({e.group_context for e in tr.examples})
+        if folds > n:
+            raise InputError(f"{folds} folds need at least {folds} contexts; --train has {n}", field="--folds")
         splits = sp.context_folds(tr.examples, folds, seed)
     mode = f"test on {','.join(test_names)}" if test_names else f"leave one {logo} out" if logo else f"{folds} folds"
     return _Plan(kinds, train_names, test_names, per_kind, tr, dims, splits, mode)
+
+
+def _check_dimension(dimension: str | None, dims: dict[str, str]) -> None:
+    """Refuse a ``-d`` that no benchmark of the run learns (a typo ran each one's default, silently).
+
+    Example:
+        >>> _check_dimension("Engaging", {"usr-tc": "Engaging", "gupta-dailydialog": "Overall"})
+    """
+    if dimension is not None and dimension not in dims.values():
+        used = ", ".join(f"{b}={d}" for b, d in dims.items())
+        raise InputError(f'no benchmark learns "{dimension}" (they rate other dimensions, or --dim chose one for '
+                         f"them); they learn: {used}", field="--dimension")  # fmt: skip
 
 
 def _evaluate(

@@ -124,7 +124,7 @@ def normalise(values: Sequence[float], how: str, scale: str) -> list[float]:
             return [0.5] * len(values)
         ranks = rankdata(values, method="average")
         return [float((r - 1) / (len(values) - 1)) for r in ranks]
-    raise InputError(f'unknown target normalisation "{how}"; use {", ".join(TARGET_NORMS)}', field="target_norm")
+    raise InputError(f'unknown target normalisation "{how}"; use {", ".join(TARGET_NORMS)}', field="--target-norm")
 
 
 def to_label(normalised: float) -> int:
@@ -143,10 +143,11 @@ def dimension_for(bench: Benchmark, dimension: str | None) -> str:
     if chosen is None and len(dims) == 1:
         chosen = next(iter(dims))
     if chosen is None or chosen not in dims:
-        what = f'dimension "{chosen}"' if chosen else "a dimension (no default for it)"
-        raise InputError(
-            f'benchmark "{bench.name}" has no {what}; it rates: {", ".join(dims)}', field="dimension"
-        )
+        if chosen is None:  # the user's own table, rating several dimensions
+            raise InputError(f'benchmark "{bench.name}" rates several dimensions: choose one with -d or --dim '
+                             f'{bench.name}=DIMENSION: {", ".join(dims)}', field="--dimension")  # fmt: skip
+        raise InputError(f'benchmark "{bench.name}" has no dimension "{chosen}"; it rates: {", ".join(dims)}',
+                         field="--dim" if dimension else "--dimension")  # fmt: skip
     return chosen
 
 
@@ -175,7 +176,7 @@ def examples_from(bench: Benchmark, dimension: str | None = None, target_norm: s
             continue
     cands = [c for c in bench.candidates if per_item.get(c.id)]
     if not cands:
-        raise InputError(f'benchmark "{bench.name}" has no numeric turn-level ratings of "{dim}"', field="dimension")
+        raise InputError(f'benchmark "{bench.name}" has no numeric turn-level ratings of "{dim}"', field="--dimension")
     humans = [sum(per_item[c.id]) / len(per_item[c.id]) for c in cands]
     targets = normalise(humans, target_norm, scale)
     labels = [to_label(v) for v in normalise(humans, "scale", scale)]

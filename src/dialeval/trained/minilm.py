@@ -21,9 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from dialeval.errors import InputError
 from dialeval.metrics.base import MetricInput
 from dialeval.trained.data import Example
-from dialeval.trained.evaluator import EVALUATORS, Evaluator
+from dialeval.trained.evaluator import EVALUATORS, Bound, Evaluator, finite_scores
 from dialeval.trained.features import format_input
 
 
@@ -35,11 +36,24 @@ class MiniLM(Evaluator):
         "base": "all-minilm-l6-v2", "epochs": 2, "lr": 5e-5, "batch_size": 16, "max_length": 128,
         "max_steps": 0, "threads": 0,
     }
+    bounds: ClassVar[dict[str, Bound]] = {
+        "epochs": Bound(1), "lr": Bound(0, strict=True), "batch_size": Bound(1), "max_length": Bound(8, 512),
+        "max_steps": Bound(0), "threads": Bound(0),
+    }
 
     def __init__(self, task: str = "regression", seed: int = 0, **params: Any) -> None:
         super().__init__(task, seed, **params)
         self.model: Any = None
         self.tokenizer: Any = None
+
+    def check(self) -> None:
+        """Refuse a ``base`` that is neither a packaged encoder nor a model folder."""
+        from dialeval.models.loading import resolve_encoder_dir
+
+        try:
+            resolve_encoder_dir(str(self.params["base"]))
+        except InputError as exc:
+            raise InputError(f"{self.kind}.base: {exc.message}", field="--model-param") from None
 
     def _setup(self) -> None:
         import torch
@@ -128,7 +142,7 @@ class MiniLM(Evaluator):
                     out.extend((probs @ torch.arange(3, dtype=torch.float32) / 2.0).tolist())
                 else:
                     out.extend(logits[:, 0].tolist())
-        return [float(v) for v in out]
+        return finite_scores([float(v) for v in out], self.kind)
 
     def save(self, folder: Path) -> list[str]:
         """Write the fine-tuned model and tokenizer into ``encoder/``."""

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 from dialeval.errors import InputError, MissingExtraError, UnknownNameError
 from dialeval.metrics.base import MetricInput
 from dialeval.trained.data import Example
-from dialeval.trained.evaluator import EVALUATORS, Evaluator
+from dialeval.trained.evaluator import EVALUATORS, Bound, Evaluator, finite_scores
 from dialeval.trained.features import compute_features, feature_families, feature_matrix, format_input
 
 
@@ -48,12 +48,14 @@ def require_xgboost() -> None:
         raise MissingExtraError("xgboost", extra="trained")
 
 
-def _scores_from(model: Any, x: Any, task: str) -> list[float]:
+def _scores_from(model: Any, x: Any, task: str, kind: str) -> list[float]:
     if task == "classification":
         proba = model.predict_proba(x)
         classes = [float(c) for c in model.classes_]
-        return [float(sum(p * c for p, c in zip(row, classes, strict=True)) / 2.0) for row in proba]
-    return [float(v) for v in model.predict(x)]
+        scores = [float(sum(p * c for p, c in zip(row, classes, strict=True)) / 2.0) for row in proba]
+    else:
+        scores = [float(v) for v in model.predict(x)]
+    return finite_scores(scores, kind)
 
 
 class SklearnEvaluator(Evaluator):
@@ -84,7 +86,7 @@ class SklearnEvaluator(Evaluator):
             raise RuntimeError(f"{self.kind} is not fitted")
         if not items:
             return []
-        return _scores_from(self.model, self.inputs(items), self.task)
+        return _scores_from(self.model, self.inputs(items), self.task, self.kind)
 
     def save(self, folder: Path) -> list[str]:
         """Write ``model.joblib``."""
@@ -115,6 +117,7 @@ class TfidfNB(SklearnEvaluator):
     kind = "tfidf-nb"
     classifier_only = True
     defaults: ClassVar[dict[str, Any]] = {"min_df": 2, "max_features": 50000, "alpha": 1.0}
+    bounds: ClassVar[dict[str, Bound]] = {"min_df": Bound(1), "max_features": Bound(1), "alpha": Bound(0, strict=True)}
 
     def build(self) -> Any:
         """TF-IDF -> MultinomialNB."""
@@ -129,6 +132,7 @@ class TfidfLR(SklearnEvaluator):
 
     kind = "tfidf-lr"
     defaults: ClassVar[dict[str, Any]] = {"min_df": 2, "max_features": 50000, "alpha": 1.0, "C": 1.0}
+    bounds: ClassVar[dict[str, Bound]] = {**TfidfNB.bounds, "C": Bound(0, strict=True)}
 
     def build(self) -> Any:
         """TF-IDF -> Ridge or LogisticRegression."""
@@ -158,6 +162,10 @@ def _xgb(task: str, p: dict[str, Any], seed: int) -> Any:
 _XGB_DEFAULTS: dict[str, Any] = {
     "n_estimators": 300, "max_depth": 4, "learning_rate": 0.05, "colsample_bytree": 0.5, "n_jobs": 2,
 }
+_XGB_BOUNDS = {
+    "n_estimators": Bound(1), "max_depth": Bound(0), "learning_rate": Bound(0), "colsample_bytree": Bound(0, 1, True),
+    "n_jobs": Bound(1),
+}
 
 
 class TfidfXGB(SklearnEvaluator):
@@ -165,6 +173,7 @@ class TfidfXGB(SklearnEvaluator):
 
     kind = "xgboost"
     defaults: ClassVar[dict[str, Any]] = {"min_df": 2, "max_features": 20000, **_XGB_DEFAULTS}
+    bounds: ClassVar[dict[str, Bound]] = {"min_df": Bound(1), "max_features": Bound(1), **_XGB_BOUNDS}
 
     def build(self) -> Any:
         """TF-IDF -> XGBRegressor or XGBClassifier."""
@@ -197,6 +206,14 @@ class Ensemble(SklearnEvaluator):
     def _families(self) -> list[Any]:
         names = [n for n in str(self.params["families"] or "").split(",") if n]
         return feature_families(names or None)
+
+    def check(self) -> None:
+        """Refuse a metric family in ``families`` that is unknown or cannot run here."""
+        try:
+            self._families()
+        except (InputError, UnknownNameError) as exc:
+            why = exc.message if isinstance(exc, InputError) else str(exc)
+            raise InputError(f"{self.kind}.families: {why}", field="--model-param") from None
 
     def inputs(self, items: Sequence[MetricInput]) -> Any:
         """Return the metric-score matrix (NaN where a metric gives no value)."""
@@ -265,6 +282,7 @@ class EnsembleXGB(Ensemble):
 
     kind = "ensemble-xgb"
     defaults: ClassVar[dict[str, Any]] = {"families": "", "cache": None, **_XGB_DEFAULTS, "colsample_bytree": 0.8}
+    bounds: ClassVar[dict[str, Bound]] = _XGB_BOUNDS
 
     def build(self) -> Any:
         """XGBRegressor or XGBClassifier."""
