@@ -127,3 +127,31 @@ def test_check_refuses_what_the_parameters_name() -> None:
     with pytest.raises(InputError) as err:
         make_evaluator("minilm", base="no/such/folder").check()
     assert err.value.field == "--model-param" and err.value.message.startswith('minilm.base: "no/such/folder" is')
+
+
+def test_the_parameter_table_in_the_docs_is_the_code() -> None:
+    """docs/trained_evaluators.md lists every parameter of every built-in model, its default and its range."""
+    import re
+    from pathlib import Path
+
+    from dialeval.trained.models import evaluator_kinds
+
+    kinds = evaluator_kinds()
+    text = (Path(__file__).parents[2] / "docs" / "trained_evaluators.md").read_text()
+    section = text.split("## Model parameters")[1].split("\n## ")[0]
+    documented: dict[tuple[str, str], tuple[str, str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 4 and cells[1].startswith("`"):
+            for kind in re.findall(r"`([a-z-]+)`", cells[0]):
+                documented[(kind, cells[1].strip("`"))] = (cells[2], cells[3])
+    in_code = {(k, p) for k, cls in kinds.items() for p in cls.defaults}
+    assert set(documented) == in_code
+    for (kind, param), (default, values) in documented.items():
+        cls = kinds[kind]
+        value, bound = cls.defaults[param], cls.bounds.get(param)
+        if isinstance(value, int | float):
+            assert default.split(" ")[0] == str(value), (kind, param)
+        if bound is not None:
+            span = f"{bound.low:g} to {bound.high:g}" if bound.high is not None and not bound.strict else None
+            assert values.removeprefix("an integer, ") in (bound.describe(), span), (kind, param)

@@ -296,7 +296,8 @@ def train(
     task: str = typer.Option("regression", "--task", help="regression (numeric target) or classification (0/1/2)."),
     target_norm: str = typer.Option("rank", "--target-norm", help="Per-benchmark target normalisation: rank, scale."),
     model_param: list[str] = typer.Option(
-        [], "--model-param", help="Model parameter, [model.]key=value, e.g. ensemble.families=length,bleu; repeatable."
+        [], "--model-param", help="Model parameter, [model.]key=value, e.g. ensemble.families=length,bleu; "
+        "repeatable. docs/trained_evaluators.md lists each model's.",
     ),
     baselines: bool = typer.Option(False, "--baselines", help="Also correlate every offline metric on the test set."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples of contexts for the CIs."),

@@ -196,7 +196,7 @@ class Ensemble(SklearnEvaluator):
     """
 
     kind = "ensemble"
-    defaults: ClassVar[dict[str, Any]] = {"families": "", "cache": None}
+    defaults: ClassVar[dict[str, Any]] = {"families": ""}
 
     def __init__(self, task: str = "regression", seed: int = 0, **params: Any) -> None:
         super().__init__(task, seed, **params)
@@ -220,7 +220,7 @@ class Ensemble(SklearnEvaluator):
         import numpy as np
 
         fams = self._families()
-        rows, sigs = compute_features(items, fams, cache_path=self.params["cache"])
+        rows, sigs = compute_features(items, fams)  # through the run's score cache (train --cache)
         if not self.columns:
             self.columns = [o for f in fams for o in f.outputs]
             self.signatures = sigs
@@ -281,7 +281,7 @@ class EnsembleXGB(Ensemble):
     """Gradient-boosted trees (XGBoost) over every offline metric's scores (NaN handled natively)."""
 
     kind = "ensemble-xgb"
-    defaults: ClassVar[dict[str, Any]] = {"families": "", "cache": None, **_XGB_DEFAULTS, "colsample_bytree": 0.8}
+    defaults: ClassVar[dict[str, Any]] = {"families": "", **_XGB_DEFAULTS, "colsample_bytree": 0.8}
     bounds: ClassVar[dict[str, Bound]] = _XGB_BOUNDS
 
     def build(self) -> Any:
