@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -105,6 +106,29 @@ def test_real_stress_and_ranking_folders_render(tmp_path: Path, monkeypatch: pyt
     adv = next(r for r in ranked if r["negatives"] == "adversarial")
     assert "| metric | good > adversarial | good > random |" in text
     assert f"| length | {adv['fraction']:.3f} [{adv['ci_low']:.3f}, {adv['ci_high']:.3f}] |" in text
+
+
+def test_a_real_train_folder_renders_its_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`dialeval train`'s folder: its rows with CIs, what it trained on, and the saved model's card sha256. It was
+    rendered as an empty "scores" section: the command, and an empty signatures table."""
+    monkeypatch.setenv("DIALEVAL_SCORE_CACHE", str(tmp_path / "scores.sqlite"))
+    run = tmp_path / "train"
+    invoke(["train", "--model", "tfidf-lr", "--train", "usr-pc", "--test", "usr-tc", "--limit", "4",
+            "--n-boot", "50", "-o", str(run)])  # fmt: skip
+    assert load_results(run).kind == "train"
+    out = tmp_path / "report.md"
+    invoke(["report", str(run), "-o", str(out), "--format", "md"])
+    text = out.read_text()
+    row = json.loads((run / "results.jsonl").read_text().splitlines()[0])
+    lo, hi = row["spearman_ci"]
+    assert "## train: train" in text
+    assert "Trained: mode test on usr-tc; train usr-pc; test usr-tc; task regression; seed 0; dimensions " \
+           "usr-pc=Overall, usr-tc=Overall." in text  # fmt: skip
+    assert "| model | split | n | accuracy | uar | kappa | spearman | pearson | precision | recall | f1 |" in text
+    assert f"| tfidf-lr | test=usr-tc | {row['n']} | {row['accuracy']:.3f} |" in text
+    assert f" {row['spearman']:.3f} [{lo:.3f}, {hi:.3f}] |" in text
+    card = hashlib.sha256((run / "model-tfidf-lr" / "card.json").read_bytes()).hexdigest()
+    assert f"| model-tfidf-lr card sha256 | {card} |" in text
 
 
 def test_run_json_reads_back_as_the_model_of_its_kind(results: dict[str, Path], tmp_path: Path) -> None:

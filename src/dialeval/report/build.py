@@ -14,8 +14,9 @@ from typing import Any
 from dialeval import __version__
 from dialeval.report.doc import Block, Code, Doc, Figure, Section, Table, Text
 from dialeval.report.load import Results, human_ratings
-from dialeval.runinfo import BenchmarkRun, LmstyleRun
+from dialeval.runinfo import BenchmarkRun, LmstyleRun, TrainRun
 from dialeval.schema import Score
+from dialeval.signature import file_sha256
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -172,6 +173,49 @@ def _ranking(r: Results, blocks: list[Block]) -> None:
     blocks.append(Table(["metric", *(f"good > {n}" for n in negatives)], body, caption))
 
 
+#: The measures of ``dialeval train``'s result rows, in its order, and their headers where not their name.
+TRAIN_COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1", "spearman_diff")
+TRAIN_HEADERS = {"spearman_diff": "vs best metric"}
+
+
+def train_cell(row: dict[str, Any], key: str) -> str:
+    """Return ``value [low, high]`` of one measure of a ``train`` result row (empty when it has none).
+
+    Example:
+        >>> train_cell({"spearman": 0.5, "spearman_ci": [0.1, 0.8]}, "spearman"), train_cell({}, "f1")
+        ('0.500 [0.100, 0.800]', '')
+    """
+    value = row.get(key)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    text = fmt(value)
+    ci = row.get(f"{key}_ci")
+    if ci and ci[0] is not None and ci[1] is not None:
+        text += f" [{fmt(ci[0])}, {fmt(ci[1])}]"
+    return text
+
+
+def train_table(rows: Sequence[dict[str, Any]], caption: str, *, every_column: bool = False) -> Table:
+    """Return ``train``'s result rows as a table: model, split, n and each measure some row has (or all of them)."""
+    keys = [k for k in TRAIN_COLUMNS if every_column or any(train_cell(r, k) for r in rows)]
+    body = [[str(r.get("model", "")), str(r.get("split", "")), str(r.get("n", "")), *(train_cell(r, k) for k in keys)]
+            for r in rows]  # fmt: skip
+    return Table(["model", "split", "n", *(TRAIN_HEADERS.get(k, k) for k in keys)], body, caption)
+
+
+def _train(r: Results, blocks: list[Block]) -> None:
+    run = r.run if isinstance(r.run, TrainRun) else None
+    if run is not None:
+        parts = [f"mode {run.mode}" if run.mode else "", f"train {', '.join(run.train)}" if run.train else "",
+                 f"test {', '.join(run.test)}" if run.test else "", f"task {run.task}" if run.task else "",
+                 f"seed {run.seed}" if run.seed is not None else "",
+                 "dimensions " + ", ".join(f"{b}={d}" for b, d in (run.dimensions or {}).items())
+                 if run.dimensions else ""]  # fmt: skip
+        blocks.append(Text("Trained: " + "; ".join(p for p in parts if p) + "."))
+    caption = "dialeval train: each model on each split (95% CI over contexts; results.jsonl)"
+    blocks.append(train_table(r.train, caption) if r.train else Text("No result rows (results.jsonl)."))
+
+
 def _study(r: Results, blocks: list[Block]) -> None:
     from dialeval.report import charts
 
@@ -181,8 +225,12 @@ def _study(r: Results, blocks: list[Block]) -> None:
     blocks.append(Figure(png, "Human study: agreement and error categories per dimension"))
 
 
-def signatures(r: Results) -> Table:
-    """Every signature behind the numbers: generation, metrics (run.json) and those stamped on the scores."""
+def signatures(r: Results) -> Table | Text:
+    """Every signature behind the numbers: generation, metrics (run.json), those stamped on the scores.
+
+    For a ``train`` folder, also the card sha256 of each model saved in it (its ``trained:`` metric's signature
+    carries it).
+    """
     rows: list[list[str]] = []
     for model, g in ((r.run.generation if isinstance(r.run, LmstyleRun) else None) or {}).items():
         rows.append([f"generation {model}", str(g.get("signature", ""))])
@@ -193,6 +241,11 @@ def signatures(r: Results) -> Table:
         if sig not in known:
             rows.append([f"score {metric}", sig])
             known.add(sig)
+    if r.kind == "train":
+        cards = sorted(r.path.glob("model-*/card.json"))
+        rows += [[f"{card.parent.name} card sha256", file_sha256(card)] for card in cards]
+    if not rows:
+        return Text("Signatures: none in this folder (run.json names no metric, and there are no scores).")
     return Table(["what", "signature"], rows, "Signatures")
 
 
@@ -212,6 +265,8 @@ def build_report(results: Sequence[Results], command: str, log: Callable[[str], 
             _stress(r, blocks)
         if r.ranking:
             _ranking(r, blocks)
+        if r.kind == "train":
+            _train(r, blocks)
         if r.ratings:
             _study(r, blocks)
         if r.kind == "scores" and r.scores:

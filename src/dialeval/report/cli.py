@@ -16,7 +16,9 @@ FORMATS = ("html", "md", "tex")
 
 
 def report(
-    folders: list[Path] = typer.Argument(..., help="Results folders (dialeval benchmark / lmstyle / stress output)."),
+    folders: list[Path] = typer.Argument(
+        ..., help="Results folders (dialeval benchmark / lmstyle / stress / train output)."
+    ),
     output: Path = typer.Option(Path("report.html"), "--output", "-o", help="File to write."),
     fmt: str = typer.Option("html", "--format", "-f", help="html (figures inlined), md or tex (tables only)."),
     study: list[Path] = typer.Option([], "--study", help="A human study export (ratings JSONL); repeatable."),

@@ -1,11 +1,12 @@
-r"""Read a results folder: what ``dialeval benchmark``, ``dialeval lmstyle`` or ``dialeval stress`` wrote.
+r"""Read a results folder: what ``dialeval benchmark``, ``lmstyle``, ``stress`` or ``train`` wrote.
 
 Every file is optional except that a folder must hold at least one known file:
 ``run.json`` (command, signatures), ``scores.jsonl`` (Score records), ``table.jsonl``
 (correlation rows), ``lmstyle_tables.jsonl`` and ``summary.jsonl`` (LMStyle tables),
 ``stress.jsonl`` (rows with ``metric``, ``perturbation``, ``value``), ``ranking.jsonl`` (the
-DailyDialog++ ranking: ``metric``, ``negatives``, ``fraction``) and ``ratings.jsonl`` (a human
-study's export, Rating records).
+DailyDialog++ ranking: ``metric``, ``negatives``, ``fraction``), ``results.jsonl`` (``dialeval
+train``'s rows: ``model``, ``split``, the measures) and ``ratings.jsonl`` (a human study's
+export, Rating records).
 
 Example:
     >>> import tempfile, pathlib
@@ -27,11 +28,11 @@ from pydantic import ValidationError
 
 from dialeval.errors import InputError
 from dialeval.jsonl import iter_objects, read_jsonl, read_text
-from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo
+from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo, TrainRun
 from dialeval.schema import Rating, Score
 
 KNOWN = ("run.json", "scores.jsonl", "table.jsonl", "lmstyle_tables.jsonl", "summary.jsonl", "stress.jsonl",
-         "ranking.jsonl", "ratings.jsonl")  # fmt: skip
+         "ranking.jsonl", "results.jsonl", "ratings.jsonl")  # fmt: skip
 
 
 @dataclass
@@ -46,11 +47,12 @@ class Results:
     summary: list[dict[str, Any]] = field(default_factory=list)
     stress: list[dict[str, Any]] = field(default_factory=list)
     ranking: list[dict[str, Any]] = field(default_factory=list)
+    train: list[dict[str, Any]] = field(default_factory=list)
     ratings: list[Rating] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
-        """``lmstyle``, ``benchmark``, ``stress``, ``ranking``, ``study`` or ``scores``."""
+        """``lmstyle``, ``benchmark``, ``stress``, ``ranking``, ``train``, ``study`` or ``scores``."""
         if isinstance(self.run, LmstyleRun) or self.lmstyle_tables:
             return "lmstyle"
         if self.correlations:
@@ -59,6 +61,8 @@ class Results:
             return "stress"
         if self.ranking:
             return "ranking"
+        if isinstance(self.run, TrainRun) or self.train:
+            return "train"
         return "study" if self.ratings and not self.scores else "scores"
 
 
@@ -131,6 +135,8 @@ def load_results(path: str | Path) -> Results:
         r.stress = read_rows(p / "stress.jsonl", ("metric", "perturbation", "value"))
     if (p / "ranking.jsonl").is_file():
         r.ranking = read_rows(p / "ranking.jsonl", ("metric", "negatives", "fraction"))
+    if (p / "results.jsonl").is_file():
+        r.train = read_rows(p / "results.jsonl", ("model", "split"))
     if (p / "ratings.jsonl").is_file():
         r.ratings = read_jsonl(p / "ratings.jsonl", Rating)
     return r

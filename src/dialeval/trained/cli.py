@@ -11,7 +11,6 @@ used as the metric ``trained:OUTPUT/model-<kind>``.
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,29 +34,16 @@ from dialeval.commands.options import run_options
 from dialeval.commands.tables import ScreenTable
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
+from dialeval.report.build import train_cell, train_table
 from dialeval.runinfo import TrainRun, write_run_info
 from dialeval.scoring import ScoringContext, ScoringRequest
 
 #: What ``train`` writes in OUTPUT, beside the ``model-<kind>`` folders.
 RESULT_FILES = ("results.jsonl", "results.md", "run.json")
-COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1", "spearman_diff")
-HEADERS = {"spearman_diff": "vs best metric"}
-
-
-def _num(v: Any) -> str:
-    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
-
-
-def _cell(row: dict[str, Any], key: str) -> str:
-    text = _num(row.get(key))
-    ci = row.get(f"{key}_ci")
-    if text and ci and ci[0] is not None and ci[1] is not None:
-        text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
-    return text
 
 
 def to_markdown(rows: list[dict[str, Any]]) -> str:
-    """Render result rows as a Markdown table.
+    """Render result rows as a Markdown table, every measure a column.
 
     Example:
         >>> print(to_markdown([{"model": "m", "split": "s", "n": 4, "spearman": 0.5, "spearman_ci": [0.1, 0.8]}]))
@@ -65,21 +51,15 @@ def to_markdown(rows: list[dict[str, Any]]) -> str:
         |---|---|---|---|---|---|---|---|---|---|---|---|
         | m | s | 4 |  |  |  | 0.500 [0.100, 0.800] |  |  |  |  |  |
     """
-    head = ["model", "split", "n", *(HEADERS.get(c, c) for c in COLUMNS)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        cells = [str(r.get("model", "")), str(r.get("split", "")), str(r.get("n", ""))]
-        lines.append("| " + " | ".join(cells + [_cell(r, k) for k in COLUMNS]) + " |")
-    return "\n".join(lines)
+    table = train_table(rows, "", every_column=True)
+    lines = ["| " + " | ".join(table.header) + " |", "|" + "---|" * len(table.header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in table.rows])
 
 
 def _table(rows: list[dict[str, Any]], title: str) -> ScreenTable:
     """Return the console table: the columns some row fills, in blocks that fit the width (nothing is cut)."""
-    filled = [k for k in COLUMNS if any(_cell(r, k) for r in rows)]
-    keys = [[str(r.get("model", "")), str(r.get("split", "")), str(r.get("n", ""))] for r in rows]
-    values = [[_cell(r, k) for k in filled] for r in rows]
-    heads = [HEADERS.get(k, k) for k in filled]
-    return ScreenTable(title, ["model", "split", "n"], heads, list(zip(keys, values, strict=True)))
+    table = train_table(rows, title)
+    return ScreenTable(title, table.header[:3], table.header[3:], [(row[:3], row[3:]) for row in table.rows])
 
 
 def _params(pairs: list[str], kinds: list[str]) -> dict[str, dict[str, Any]]:
@@ -186,7 +166,7 @@ def _evaluate(
     from dialeval.trained import experiment as xp
 
     def show(row: dict[str, Any]) -> None:
-        console.print(f"{row['model']:<13} {row['split']:<28} spearman {_cell(row, 'spearman')}  "
+        console.print(f"{row['model']:<13} {row['split']:<28} spearman {train_cell(row, 'spearman')}  "
                       f"({row['seconds']}s)", highlight=False)  # fmt: skip
 
     with run.bars({}):  # the metric features' scoring shows a bar per family
