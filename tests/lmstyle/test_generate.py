@@ -132,14 +132,31 @@ def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
     assert not (tmp_path / "g").exists()
 
 
-def test_a_style_named_twice_is_generated_once(tmp_path: Path) -> None:
-    """--styles formal,Formal generated the same style twice: two candidates for one query and style."""
-    args = ["generate", "--n", "1", "--datasets", "dd", "--max-tokens", "2", "--temperature", "0", "--no-cache"]
-    for styles, out in (("formal", "once"), ("formal,Formal", "twice")):
-        res = CliRunner().invoke(app, [*args, "--styles", styles, "-o", str(tmp_path / out)])
-        assert res.exit_code == 0, res.output
-    once, twice = ((tmp_path / f / "candidates.jsonl").read_text() for f in ("once", "twice"))
-    assert len(once.splitlines()) == 1 and twice == once
+def test_a_name_given_twice_and_an_empty_stop_are_refused(tmp_path: Path) -> None:
+    """--styles formal,Formal once generated the same style twice (then was deduplicated silently), and
+    --datasets dd,dd was deduplicated silently; each is now refused, as a name given twice is by every command.
+    --stop '' ran, and every one of its responses came back empty."""
+    for args, message in ((["--styles", "formal,Formal"], 'field "--styles": style "formal" is given twice'),
+                          (["--datasets", "dd,dd"], 'field "--datasets": dataset "dd" is given twice'),
+                          (["--stop", ""], 'field "--stop": an empty stop string ends every response before it'),
+                          (["--stop", "x", "--stop", "x"], 'field "--stop": stop string "x" is given twice'),
+                          (["--max-tokens", "0"], 'field "--max-tokens": must be at least 1, got 0')):  # fmt: skip
+        res = CliRunner().invoke(app, ["generate", "--n", "1", *args, "-o", str(tmp_path / "g")])
+        assert res.exit_code == 2 and message in " ".join(res.output.split()), res.output
+    assert not (tmp_path / "g").exists()
+
+
+def test_generate_says_what_it_did_in_words(tmp_path: Path) -> None:
+    """The summary per model was a Python dict's repr ({'signature': ..., 'cache_hits': 0, ...})."""
+    args = ["generate", "--n", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2",
+            "--temperature", "0", "--no-cache", "-o", str(tmp_path)]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    info = json.loads((tmp_path / "generation.json").read_text())["models"]["smollm2"]
+    line = " ".join(res.output.split())
+    assert (f"smollm2: 1 response: 1 generated ({info['completion_tokens']} tokens), 0 from the request cache, "
+            f"{info['empty']} empty; {info['seconds']} s; signature {info['signature']}") in line  # fmt: skip
+    assert "{" not in res.output
 
 
 

@@ -52,12 +52,15 @@ def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -
     from dialeval.lmstyle.generate import GenerationSettings
 
     if max_tokens < 1:
-        raise InputError("--max-tokens must be at least 1", field="--max-tokens")
+        raise InputError(f"must be at least 1, got {max_tokens}", field="--max-tokens")
     if seed < 0:  # llama.cpp reads a negative seed as "a random one": the same command, other responses
         raise InputError(f"must be >= 0, got {seed}", field="--seed")
     if not 0 <= temperature < float("inf"):  # a negative one was sent to the backend, which sampled anyway
         raise InputError(f"must be 0 (greedy) or more, got {temperature}", field="--temperature")
     stops = tuple(codecs.decode(s, "unicode_escape") for s in stop) if stop else GenerationSettings.stop
+    if "" in stops:  # every response stopped before its first token: all of them came back empty
+        raise InputError("an empty stop string ends every response before it starts", field="--stop")
+    ensure_unique(stops, "--stop", "stop string")
     return GenerationSettings(temperature=temperature, max_tokens=max_tokens, stop=stops, seed=seed)
 
 
@@ -87,6 +90,24 @@ def _inputs(
         yield from request.inputs()
 
 
+def _counts(summary: dict[str, Any]) -> str:
+    """Return a model's generation summary as a line.
+
+    Example:
+        >>> _counts({"signature": "generate|...", "empty": 1, "requests": 8, "calls": 6, "cache_hits": 2,
+        ...          "completion_tokens": 90, "seconds": 3.5})
+        '8 responses: 6 generated (90 tokens), 2 from the request cache, 1 empty; 3.5 s; signature generate|...'
+    """
+    def n(key: str) -> int:
+        return int(summary.get(key, 0))
+
+    failed = f", {n('failed')} failed (not written)" if n("failed") else ""
+    plural = "" if n("requests") == 1 else "s"
+    return (f"{n('requests')} response{plural}: {n('calls')} generated ({n('completion_tokens')} tokens), "
+            f"{n('cache_hits')} from the request cache, {n('empty')} empty{failed}; {summary['seconds']} s; "
+            f"signature {summary['signature']}")  # fmt: skip
+
+
 def _generate_all(
     models: list[str], n: int, datasets: str, styles: str, settings: Any, data: Path | None, use_cache: bool
 ) -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
@@ -100,11 +121,13 @@ def _generate_all(
         raise InputError("no shared data folder found; pass --data or set DIALEVAL_DATA")
     if n < 1:  # before any model loads (read_pairs also refuses more queries than a dataset has)
         raise InputError(f"must be at least 1, got {n}", field="--n")
-    styled = (s.lower() for s in split_names(styles, "--styles", "style"))  # an empty name is refused
-    style_list = list(dict.fromkeys(styled))  # each once: one response each
+    style_list = [s.lower() for s in split_names(styles, "--styles", "style")]  # an empty name is refused
+    ensure_unique(style_list, "--styles", "style")  # each once: one response each
     for s in style_list:
         style_word(s)
-    pairs = {ds: read_pairs(root, ds) for ds in split_names(datasets, "--datasets", "dataset")}
+    names = split_names(datasets, "--datasets", "dataset")
+    ensure_unique(names, "--datasets", "dataset")
+    pairs = {ds: read_pairs(root, ds) for ds in names}
     ensure_unique(models, "--model", "model")  # before any model loads; two names of one model: below
     dialogues: dict[str, Any] = {}
     candidates: list[Any] = []
@@ -118,7 +141,7 @@ def _generate_all(
         dialogues.update(got.dialogues)
         candidates.extend(got.candidates)
         summaries[label] = {"spec": spec, **got.summary()}
-        console.print(f"  {label}: {got.summary()}", highlight=False)
+        console.print(f"  {label}: {_counts(got.summary())}", highlight=False, markup=False, soft_wrap=True)
     return dialogues, candidates, summaries
 
 

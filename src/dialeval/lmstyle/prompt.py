@@ -49,7 +49,7 @@ def style_word(style: str) -> str:
     """
     word = STYLES.get(style.lower())
     if word is None:
-        raise InputError(f'unknown style "{style}"; known: {", ".join(STYLES)}', field="style")
+        raise InputError(f'unknown style "{style}"; known: {", ".join(STYLES)}', field="--styles")
     return word
 
 
