@@ -146,6 +146,22 @@ def test_a_name_given_twice_and_an_empty_stop_are_refused(tmp_path: Path) -> Non
     assert not (tmp_path / "g").exists()
 
 
+def test_the_judge_settings_are_checked_before_generating(tmp_path: Path) -> None:
+    """A --judge-k below 1 or a --judge-model that is not there stopped lmstyle only after every response was
+    generated (--judge-k 0 named "--param"); given while -m leaves the judge out, they were ignored."""
+    base = ["lmstyle", "--n", "1", "--datasets", "dd", "--styles", "formal", "-o", str(tmp_path / "l")]
+    for args, message in ((["--judge-k", "0"], 'field "--judge-k": must be at least 1, got 0'),
+                          (["-m", "judge", "--judge-model", str(tmp_path / "no.gguf")],
+                           f'{tmp_path / "no.gguf"}: field "--judge-model": model file not found (give a GGUF file)'),
+                          (["-m", "style", "--judge-k", "3"], 'field "--judge-k": sets the judge, which -m leaves out'),
+                          (["-m", "style", "--judge-model", "x.gguf"],
+                           'field "--judge-model": sets the judge, which -m leaves out')):  # fmt: skip
+        res = CliRunner().invoke(app, [*base, *args])
+        assert res.exit_code == 2 and message in " ".join(res.output.split()), res.output
+        assert "generating" not in res.output
+    assert not (tmp_path / "l").exists()
+
+
 def test_generate_says_what_it_did_in_words(tmp_path: Path) -> None:
     """The summary per model was a Python dict's repr ({'signature': ..., 'cache_hits': 0, ...})."""
     args = ["generate", "--n", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2",

@@ -179,13 +179,19 @@ def generate(
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
 
+#: ``--judge-model`` and ``--judge-k`` when not given.
+_JUDGE_DEFAULTS: dict[str, Any] = {"model": "smollm2", "k": 1}
+
+
 @run_options
 def lmstyle(
     model: list[str] = _MODEL, n: int = _N, datasets: str = _DATASETS, styles: str = _STYLES,
     temperature: float = _TEMP, max_tokens: int = _MAXTOK, stop: list[str] = _STOP, seed: int = _SEED,
     data: Path | None = _DATA,
-    judge_model: str = typer.Option("smollm2", "--judge-model", help="Appropriateness judge (model spec)."),
-    judge_k: int = typer.Option(1, "--judge-k", help="Judge samples per response."),
+    judge_model: str = typer.Option(
+        _JUDGE_DEFAULTS["model"], "--judge-model", help="Appropriateness judge (model spec)."
+    ),
+    judge_k: int = typer.Option(_JUDGE_DEFAULTS["k"], "--judge-k", help="Judge samples per response."),
     compare_paper: bool = typer.Option(False, "--compare-paper", help="Print the paper's rows beside ours."),
     output: Path = typer.Option(Path("runs/lmstyle"), "--output", "-o", help="Output folder."),
     request: ScoringRequest = ScoringRequest(),
@@ -209,6 +215,7 @@ def lmstyle(
         replaced = check_output(output, "folder", inputs=inputs, files=LMSTYLE_FILES)
         settings = _settings(temperature, max_tokens, stop, seed)
         names = _metric_names(request)
+        _check_judge(names, judge_model, judge_k)
         run = request.open()
         dialogues, candidates, summaries = _generate_all(
             model, n, datasets, styles, settings, data, not request.no_cache
@@ -246,7 +253,7 @@ def lmstyle(
     write_text(output / "summary.jsonl", "".join(json.dumps(r) + "\n" for r in summary))
     write_run_info(output, run_info)
     typer.echo(markdown)  # plain text: a console that wraps lines would break the Markdown tables
-    wrote = f"wrote {output}/ (scores.jsonl, table.md, run.json) in {run_info.seconds} s{replaced_note(replaced)}"
+    wrote = f"wrote {output}/ ({', '.join(LMSTYLE_FILES)}) in {run_info.seconds} s{replaced_note(replaced)}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
 
@@ -265,6 +272,24 @@ def _metric_names(request: ScoringRequest) -> list[str]:
             known = ", ".join(PAPER_METRICS)
             raise InputError(f'"{name}" is not one of the paper\'s metrics: {known}', field="--metrics")
     return names
+
+
+def _check_judge(names: list[str], model: str, k: int) -> None:
+    """Refuse a judge setting before any response is generated: a bad one stopped the run after generating.
+
+    Raises:
+        InputError: ``--judge-k`` below 1, a ``--judge-model`` that is not there, or either given when ``-m``
+            leaves the judge out (it would be ignored).
+    """
+    from dialeval.lmstyle.generate import check_model_spec
+
+    if "judge" not in names:
+        if (model, k) != (_JUDGE_DEFAULTS["model"], _JUDGE_DEFAULTS["k"]):
+            raise InputError("sets the judge, which -m leaves out", field="--judge-model" if k == 1 else "--judge-k")
+        return
+    if k < 1:
+        raise InputError(f"must be at least 1, got {k}", field="--judge-k")
+    check_model_spec(model, "--judge-model")
 
 
 def _judge_line(summary: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.backends.base import Backend, ChatRequest, Completion
+from dialeval.errors import InputError
 from dialeval.lmstyle.prompt import PROMPT_ID, Pair, build_prompt, split_shots, style_word
 from dialeval.schema import Candidate, Dialogue, Turn
 from dialeval.signature import make_signature, text_sha256
@@ -72,6 +73,25 @@ def parse_model_spec(spec: str) -> tuple[str, str, str, str]:
     if spec.endswith(".gguf"):
         return "llamacpp", spec, "", Path(spec).stem
     return "transformers", spec, "", Path(spec).name
+
+
+def check_model_spec(spec: str, option: str) -> None:
+    """Refuse a local model that is not there, as building its backend would, but before any model loads.
+
+    Example:
+        >>> check_model_spec("smollm2", "--judge-model"), check_model_spec("m@http://127.0.0.1:1/v1", "--model")
+        (None, None)
+        >>> check_model_spec("no/such.gguf", "--judge-model")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: no/such.gguf: field "--judge-model": model file not found (give a GGUF file)
+    """
+    kind, model, _, _ = parse_model_spec(spec)
+    if kind == "llamacpp" and model and not Path(model).is_file():
+        raise InputError("model file not found (give a GGUF file)", path=model, field=option)
+    if kind == "transformers" and not Path(model).is_dir():
+        raise InputError("not a local model directory (the transformers backend loads no hub name)", path=model,
+                         field=option)  # fmt: skip
 
 
 def make_generator(spec: str, in_flight: int = 0) -> tuple[Backend, str]:
