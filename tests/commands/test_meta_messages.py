@@ -84,3 +84,17 @@ def test_three_systems_get_no_warning(files: tuple[Path, Path]) -> None:
     res = invoke("meta", s, "-r", r, "--boot", "0")
     assert res.exit_code == 0, res.output
     assert "system-level correlations are over" not in res.output
+
+
+def test_rated_items_without_a_score_are_counted_under_the_table(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """Scores for 2 of the 6 rated items: the table is over those 2, and it said so only in --json's notes."""
+    s, r = files
+    full = invoke("meta", s, "-r", r, "--boot", "0", "-l", "turn")
+    assert full.exit_code == 0 and "note:" not in full.output
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(line + "\n" for line in s.read_text().splitlines()
+                            if json.loads(line)["item_id"] in ("c0:s0", "c1:s1")))  # fmt: skip
+    res = invoke("meta", part, "-r", r, "--boot", "0", "-l", "turn", "-o", tmp_path / "out")
+    note = 'note: the table is over 2 of the 6 items rated on "Overall": 4 have no score'
+    assert res.exit_code == 0 and note in " ".join(res.output.split())
+    assert note in (tmp_path / "out" / "table.md").read_text()

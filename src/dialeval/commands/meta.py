@@ -143,7 +143,8 @@ def meta(
                 rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=methods)]
             paired = _paired(pair, all_scores, rating_recs, dimension, levels[0], methods[0], n_boot, seed)
             wide = pivot(rows)
-            warnings = table_warnings(rows)
+            unscored = unscored_note(all_scores, rating_recs, dimension, wanted)
+            warnings = [*table_warnings(rows), *([unscored] if unscored else [])]
             if output is not None:
                 _write_tables(output, wide, rows, comparison, warnings)
     except DialevalError as exc:
@@ -262,6 +263,28 @@ def dropped_note(scores: Sequence[Score], ratings: Sequence[Rating], dimension: 
         parts.append(f'{unknown} of items not rated on "{dimension}" (unknown item ids)')
     dropped = null.total() + unknown
     return f"left out {dropped} of {len(used)} scores: " + "; ".join(parts) if dropped else ""
+
+
+def unscored_note(scores: Sequence[Score], ratings: Sequence[Rating], dimension: str, metrics: list[str] | None) -> str:
+    """Say on how many of the rated items the table stands, when the scores leave some rated items out.
+
+    An item counts as scored when a score with a value names it, or names its dialogue (dialogue-level ratings).
+
+    Example:
+        >>> r = [Rating(item_id=i, dimension="q", annotator="x", value=1) for i in "abc"]
+        >>> unscored_note([Score(item_id="a", metric="m", value=0.5)], r, "q", None)
+        'note: the table is over 1 of the 3 items rated on "q": 2 have no score'
+        >>> unscored_note([Score(item_id=i, metric="m", value=0.5) for i in "abc"], r, "q", None)
+        ''
+    """
+    rated = {r.item_id for r in ratings if r.dimension == dimension}
+    used = [s for s in scores if s.value is not None and (metrics is None or s.metric in metrics)]
+    scored = {s.item_id for s in used} | {s.dialogue_id for s in used if s.dialogue_id}
+    missing = len(rated - scored)
+    if not missing:
+        return ""
+    return (f'note: the table is over {len(rated) - missing} of the {len(rated)} items rated on "{dimension}": '
+            f"{missing} have no score")  # fmt: skip
 
 
 def _compare_pair(compare: str | None) -> tuple[str, str] | None:
