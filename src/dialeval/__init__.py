@@ -5,7 +5,8 @@ and meta-evaluate which metric agrees with people. From Python (see docs/python.
 
 * :func:`score` - score a DataFrame, a list of dicts or a file; one column per metric output;
 * :func:`correlate` - correlate metric columns with human columns, with bootstrap CIs;
-* :func:`load_benchmark` - a catalog benchmark as a DataFrame with its human scores.
+* :func:`load_benchmark` - a catalog benchmark as a DataFrame with its human scores;
+* :func:`list_metrics` and :func:`list_benchmarks` - what ``metrics=`` and ``load_benchmark`` take.
 
 They are imported on first use, so ``import dialeval`` stays fast (no pandas, no torch).
 """
@@ -17,16 +18,16 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dialeval.api import correlate, load_benchmark, score
+    from dialeval.api import correlate, list_benchmarks, list_metrics, load_benchmark, score
 
 try:
     __version__ = version("dialeval")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__", "correlate", "load_benchmark", "score"]
+__all__ = ["__version__", "correlate", "list_benchmarks", "list_metrics", "load_benchmark", "score"]
 
-_API = ("correlate", "load_benchmark", "score")
+_API = ("correlate", "list_benchmarks", "list_metrics", "load_benchmark", "score")
 
 
 def __getattr__(name: str) -> Any:

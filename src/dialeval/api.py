@@ -446,6 +446,37 @@ def load_benchmark(name: str, path: str | Path | None = None) -> pd.DataFrame:
     return benchmark_frame(load(name, path, path_option="path="))
 
 
+def list_benchmarks() -> pd.DataFrame:
+    """Return the benchmark catalog, as ``dialeval data list --json`` gives it: one row per benchmark.
+
+    Returns:
+        Columns ``name``, ``description``, ``level`` (turn or dialogue), ``items`` (rated responses or
+        dialogues; None where unknown), ``license``, ``citation``, ``files`` (path and sha256 of each),
+        ``bundled`` and ``available`` (whether :func:`load_benchmark` can load it here).
+    """
+    import pandas as pd
+
+    from dialeval.data.catalog import list_benchmarks as entries
+    from dialeval.data.show import entry_json_of
+
+    return pd.DataFrame([entry_json_of(e) for e in entries()]).astype({"items": "Int64"})  # None stays <NA>
+
+
+def list_metrics() -> pd.DataFrame:
+    """Return every metric family, as ``dialeval metrics --json`` gives it: one row per family.
+
+    Returns:
+        Columns ``name`` (for ``metrics=``), ``description``, ``outputs`` (the columns :func:`score` adds),
+        ``needs_references``, ``higher_is_better``, ``unavailable`` (why it cannot run here; None when it
+        can) and ``parameters`` (each parameter's default, for ``params=``).
+    """
+    import pandas as pd
+
+    from dialeval.metrics.describe import describe_metrics
+
+    return pd.DataFrame(describe_metrics())
+
+
 def benchmark_frame(bench: Benchmark) -> pd.DataFrame:
     """Return a loaded benchmark as the frame of :func:`load_benchmark`."""
     import pandas as pd

@@ -55,6 +55,7 @@ app = DialevalApp(
 _COMMAND_MODULES = (
     "dialeval.commands.data",
     "dialeval.commands.score",
+    "dialeval.commands.metrics",
     "dialeval.commands.meta",
     "dialeval.commands.benchmark",
     "dialeval.judges.cli",

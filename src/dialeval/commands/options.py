@@ -29,11 +29,12 @@ _RUN_PARAMS = [
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
     for name, kind, default in [
         ("metrics", str | None, typer.Option(
-            None, "--metrics", "-m", help="Comma-separated metric families or outputs (default: the command's set; "
-            "score and benchmark: all that run here)."
+            None, "--metrics", "-m", help="Comma-separated metric families or outputs, as dialeval metrics lists them "
+            "(default: the command's set; score and benchmark: all that run here)."
         )),
         ("param", list[str], typer.Option(
-            [], "--param", "-p", help="Metric parameter, \\[metric.]key=value; repeatable."
+            [], "--param", "-p", help="Metric parameter, \\[metric.]key=value; repeatable (dialeval metrics lists each "
+            "metric's)."
         )),
         ("device", str | None, typer.Option(
             None, "--device", help=f"Torch device: {DEVICE_FORMS} (default: cuda if torch sees a GPU)."

@@ -340,7 +340,10 @@ def repeats_own_turn(item: MetricInput) -> bool:
 
 @register_metric
 class QualityMetric(Metric):
-    """Reference-free quality: self-supervised MiniLM heads and plain features, combined by a shipped ensemble."""
+    """Reference-free quality: a shipped ridge over self-supervised views (a tuned MiniLM cross-encoder, tuned mpnet).
+
+    See the module docstring and docs/quality.md.
+    """
 
     name = "quality"
     outputs = ("quality", "quality_sensible", "quality_fluent", "quality_dialogue")

@@ -1,0 +1,61 @@
+"""``dialeval metrics``: every metric family, what it outputs and needs, whether it runs here, its parameters."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+
+
+def _parameters(params: dict[str, Any]) -> str:
+    """Return ``key=default`` pairs (``""`` for an empty default, ``none`` for a family without parameters).
+
+    Example:
+        >>> _parameters({"smoothing": "method1", "lowercase": True, "model": ""}), _parameters({})
+        ('smoothing=method1, lowercase=True, model=""', 'none')
+    """
+    shown = {k: '""' if v == "" else v for k, v in params.items()}
+    return ", ".join(f"{k}={v}" for k, v in shown.items()) or "none"
+
+
+def metrics_command(
+    as_json: bool = typer.Option(False, "--json", help="Print every family as JSON only."),
+) -> None:
+    """List every metric family: outputs, whether it needs references and runs here, parameters with defaults.
+
+    Name a family or an output with -m (score, benchmark, stress, meta); set a parameter with -p FAMILY.KEY=VALUE.
+    """
+    import shutil
+    import textwrap
+
+    from dialeval.metrics.describe import describe_metrics
+
+    entries = describe_metrics()
+    if as_json:
+        typer.echo(json.dumps(entries, indent=2, default=str))
+        return
+    width = shutil.get_terminal_size().columns  # $COLUMNS, else the terminal's, else 80
+
+    def say(text: str, indent: str = "") -> None:  # wrapped between words, nothing cut, no trailing blanks
+        typer.echo(textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent + "  ",
+                                 break_long_words=False, break_on_hyphens=False))
+
+    say("dialeval metrics (-m FAMILY or OUTPUT; -p FAMILY.KEY=VALUE)")
+    for e in entries:
+        needs = "needs references" if e["needs_references"] else "reference-free"
+        order = "higher is better" if e["higher_is_better"] else "lower is better"
+        here = f"; cannot run here: {e['unavailable']}" if e["unavailable"] else ""
+        typer.echo("")
+        say(f"{e['name']}: {needs}, {order}{here}")
+        for line in (e["description"], f"outputs: {', '.join(e['outputs'])}",
+                     f"parameters: {_parameters(e['parameters'])}"):  # fmt: skip
+            say(line, "  ")
+    typer.echo("")
+    say("Also trained:PATH, a model saved by dialeval train (docs/trained_evaluators.md). The judge protocols in "
+        "detail: dialeval judge list.")  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``metrics`` to the CLI."""
+    app.command("metrics")(metrics_command)

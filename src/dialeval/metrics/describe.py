@@ -1,0 +1,55 @@
+"""What each metric family is, for ``dialeval metrics`` and :func:`dialeval.list_metrics`.
+
+Example:
+    >>> bleu = next(d for d in describe_metrics() if d["name"] == "bleu")
+    >>> bleu["outputs"], bleu["needs_references"], bleu["parameters"]["smoothing"]
+    (['bleu1', 'bleu2', 'bleu3', 'bleu4'], True, 'method1')
+    >>> plain("Cosine of ``sbert_ref``; see :func:`dialeval.metrics.functional.corpus_sacrebleu`.")
+    'Cosine of sbert_ref; see corpus_sacrebleu.'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from dialeval.metrics import load_builtin_metrics
+from dialeval.metrics.base import METRICS, Metric
+
+#: A parameter that has no default: the user must give it (``-p nli.model=PATH``).
+REQUIRED = "(required)"
+
+
+def plain(text: str) -> str:
+    """Return a docstring line without its reStructuredText markup (``code``, :role:`target`)."""
+    text = re.sub(r":\w+:`~?(?:[\w.]*\.)?([^`.]+)`", r"\1", text)
+    return text.replace("``", "")
+
+
+def _default(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return REQUIRED
+
+
+def describe(cls: type[Metric]) -> dict[str, Any]:
+    """Return one family's name, summary, outputs, needs, whether it runs here (or why not) and its parameters."""
+    doc = plain((cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
+    return {
+        "name": cls.name,
+        "description": " ".join(doc.split()),
+        "outputs": list(cls.outputs),
+        "needs_references": cls.needs_references,
+        "higher_is_better": cls.higher_is_better,
+        "unavailable": cls.unavailable_reason(),
+        "parameters": {f.name: _default(f) for f in dataclasses.fields(cls.Config)},
+    }
+
+
+def describe_metrics() -> list[dict[str, Any]]:
+    """Return :func:`describe` of every registered metric family (built-in, judge protocols, plugins), by name."""
+    load_builtin_metrics()
+    return [describe(METRICS.get(name)) for name in METRICS.names()]

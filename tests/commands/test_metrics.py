@@ -1,0 +1,35 @@
+"""``dialeval metrics``: every family as a block that fits the terminal, and --json."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from dialeval.metrics.describe import describe_metrics
+
+
+def _run(*args: str) -> str:
+    env = {**os.environ, "COLUMNS": "80"}
+    proc = subprocess.run([sys.executable, "-m", "dialeval", "metrics", *args], capture_output=True, text=True,
+                          env=env, timeout=300)  # fmt: skip
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    return proc.stdout
+
+
+def test_every_family_is_a_block_that_fits_80_columns() -> None:
+    text = _run()
+    lines = text.splitlines()
+    assert all(len(line) <= 80 and line == line.rstrip() for line in lines), [x for x in lines if len(x) > 80]
+    entries = describe_metrics()
+    for e in entries:  # each family heads its block, and each output is there whole
+        assert any(line.startswith(f"{e['name']}: ") for line in lines), e["name"]
+        assert all(o in " ".join(text.split()) for o in e["outputs"])
+    assert sum(line.startswith("bleu: ") for line in lines) == 1
+    assert "bleu: needs references, higher is better" in text
+    assert "  parameters: smoothing=method1, tokenizer=nltk-word, lowercase=True" in text
+
+
+def test_json_is_the_list_of_families() -> None:
+    assert json.loads(_run("--json")) == json.loads(json.dumps(describe_metrics(), default=str))
