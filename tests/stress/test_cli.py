@@ -36,16 +36,29 @@ def test_stress_refuses_a_figure_that_is_its_path_through_a_link(tmp_path: Path)
     assert data.read_text() == "[]\n"
 
 
-def test_a_perturbation_named_twice_gives_its_rows_once(tmp_path: Path) -> None:
-    """--perturb negation,negation wrote each negation row twice to stress.jsonl."""
-    once = invoke("stress", "--perturb", "negation", "-m", "length", "--limit", "2", "-o", tmp_path / "a", "--no-cache")
-    twice = invoke("stress", "--perturb", "negation,negation", "-m", "length", "--limit", "2", "-o", tmp_path / "b",
-                   "--no-cache")  # fmt: skip
-    assert once.exit_code == twice.exit_code == 0, twice.output
-    rows = [(tmp_path / f / "stress.jsonl").read_text().splitlines() for f in ("a", "b")]
-    assert rows[0] and rows[1] == rows[0]
+def test_a_perturbation_named_twice_is_refused(tmp_path: Path) -> None:
+    """--perturb negation,negation wrote each negation row twice to stress.jsonl; then it was deduplicated
+    silently. A name given twice is now refused, as every command refuses one; so is one --plot gives twice."""
+    refused(invoke("stress", "--perturb", "negation,negation", "-m", "length", "--limit", "2", "-o", tmp_path / "b"),
+            'field "--perturb": perturbation "negation" is given twice')  # fmt: skip
+    refused(invoke("stress", "--plot", "negation,negation", "-m", "length", "--limit", "2", "-o", tmp_path / "b"),
+            'field "--plot": perturbation "negation" is given twice')  # fmt: skip
     refused(invoke("stress", "--perturb", "negation,nope", "-o", tmp_path / "c"), 'field "--perturb"', '"nope"')
-    assert not (tmp_path / "c").exists()
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
+def test_a_plot_of_a_perturbation_not_run_is_refused(tmp_path: Path) -> None:
+    """--perturb truncation --plot negation drew no figure, silently; by default negation is drawn when it runs."""
+    refused(invoke("stress", "--perturb", "truncation", "--plot", "negation", "-m", "length", "--limit", "2",
+                   "-o", tmp_path / "o"), 'field "--plot": negation is not among the perturbations run (--perturb)')
+    assert not (tmp_path / "o").exists()
+    res = invoke("stress", "--perturb", "truncation", "-m", "length", "--limit", "2", "-o", tmp_path / "t",
+                 "--no-cache", "--n-boot", "0")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert not list((tmp_path / "t").glob("*.png"))
+    assert "subsets (rule): " in res.output and "{" not in res.output.split("subsets (rule): ")[1].splitlines()[0]
+    refused(invoke("stress", "-b", "dailydialog++", "--plot", "negation", "-o", tmp_path / "d"),
+            'field "--plot": --plot does not apply to dailydialog++')  # fmt: skip
 
 
 @pytest.mark.parametrize(("args", "words"), [

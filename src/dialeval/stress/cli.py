@@ -144,8 +144,9 @@ def stress(
     subset_param: list[str] = typer.Option(
         [], "--subset-param", help="Parameter of the subset judge (--subsets judge), key=value; repeatable."
     ),
-    plot: str = typer.Option(
-        "negation", "--plot", help="Perturbations to draw per-subset score distributions for (none: no figure)."
+    plot: str | None = typer.Option(
+        None, "--plot", help="Perturbations to draw per-subset score distributions for, among those run "
+        "(default: negation when it runs; none: no figure).",
     ),
     split: str = typer.Option("test", "--split", help="dailydialog++: test or dev."),
     refs: int = typer.Option(1, "--refs", help="dailydialog++: good responses per context held out as references."),
@@ -165,7 +166,7 @@ def stress(
     Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
     try:
-        files = _output_files(benchmark, plot)
+        files = _output_files(benchmark, perturb, plot)
         inputs = [("--path", path), ("--dialogues", dialogues), ("--candidates", candidates),
                   ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
         replaced = check_output(output, "folder", inputs=inputs, files=files)
@@ -203,33 +204,47 @@ def _ranks(benchmark: str | None) -> bool:
     return benchmark is not None and benchmark.lower() in DDPP_NAMES
 
 
-def _output_files(benchmark: str | None, plot: str) -> list[str]:
-    """Return the names of the files ``stress`` may write in OUTPUT (figures: one per perturbation --plot names).
+def _output_files(benchmark: str | None, perturb: str | None, plot: str | None) -> list[str]:
+    """Return the names of the files ``stress`` may write in OUTPUT (figures: one per perturbation it draws).
 
     Example:
-        >>> _output_files("usr-tc", "negation")
+        >>> _output_files("usr-tc", None, None)
         ['stress.jsonl', 'stress_subsets.jsonl', 'stress.md', 'run.json', 'stress_subsets_negation.png']
-        >>> _output_files("DailyDialog++", "negation")
+        >>> _output_files("DailyDialog++", None, None)
         ['ranking.jsonl', 'ranking.md', 'run.json']
     """
     if _ranks(benchmark):
         return list(RANKING_FILES)
-    figures = [f"stress_subsets_{p}.png" for p in _plot_names(plot)]
+    figures = [f"stress_subsets_{p}.png" for p in _names(perturb, plot)[1]]
     return [*STRESS_FILES, *figures]
 
 
-def _plot_names(plot: str) -> list[str]:
-    """Return the perturbations ``--plot`` names, each once (``none``: no figure); an unknown one is refused.
+def _names(perturb: str | None, plot: str | None) -> tuple[list[str], list[str]]:
+    """Return the perturbations to run (``--perturb``, default all) and those to draw (``--plot``).
+
+    ``--plot`` defaults to negation when it runs; ``none`` draws nothing; a perturbation it names must run.
 
     Example:
-        >>> _plot_names("negation, truncation, negation"), _plot_names("none")
-        (['negation', 'truncation'], [])
+        >>> _names("negation,truncation", None), _names("truncation", None), _names("truncation", "none")
+        ((['negation', 'truncation'], ['negation']), (['truncation'], []), (['truncation'], []))
+        >>> _names("truncation", "negation")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--plot": negation is not among the perturbations run (--perturb)
     """
-    if plot.strip() == "none":
-        return []
+    from dialeval.stress.perturb import ALL_PERTURBATIONS
     from dialeval.stress.run import check_perturbations
 
-    return check_perturbations(split_names(plot, "--plot", "perturbation"), field="--plot")
+    names = check_perturbations(split_names(perturb, "--perturb", "perturbation") or list(ALL_PERTURBATIONS))
+    if plot is None:
+        return names, [p for p in ("negation",) if p in names]
+    if plot.strip() == "none":
+        return names, []
+    plots = check_perturbations(split_names(plot, "--plot", "perturbation"), field="--plot")
+    for p in plots:
+        if p not in names:  # no figure was drawn, silently
+            raise InputError(f"{p} is not among the perturbations run (--perturb)", field="--plot")
+    return names, plots
 
 
 @dataclass(frozen=True)
@@ -244,7 +259,7 @@ class _StressOptions:
     n_boot: int
     subsets: str
     subset_param: Sequence[str]
-    plot: str
+    plot: str | None
     dialogues: Path | None = None
     candidates: Path | None = None
     table: TableOptions | None = None
@@ -275,13 +290,10 @@ class _StressDone:
 def _run_perturbations(opts: _StressOptions, run: ScoringContext) -> _StressDone:
     """Load the benchmark, tag its subsets, perturb every response and score it all."""
     from dialeval.commands.common import load_inputs
-    from dialeval.stress.perturb import ALL_PERTURBATIONS
-    from dialeval.stress.run import check_perturbations, run_stress
+    from dialeval.stress.run import run_stress
     from dialeval.stress.subsets import judge_subsets, tag_subsets
 
-    given = split_names(opts.perturb, "--perturb", "perturbation")
-    names = check_perturbations(given or list(ALL_PERTURBATIONS))  # each once: one row each
-    plots = [p for p in _plot_names(opts.plot) if p in names]
+    names, plots = _names(opts.perturb, opts.plot)
     bench = load_inputs(opts.benchmark, opts.path, opts.dialogues, opts.candidates, None, opts.limit, table=opts.table,
                         show=opts.show)  # fmt: skip
     plan = run.request.plan(bench.candidates, default=LEXICAL.split(","))
@@ -367,7 +379,8 @@ def _print_stress(
             f"{p}: {result.applied[p]} perturbed, {result.skipped[p]} skipped (not applicable)", highlight=False
         )
     if result.subset_rows:
-        console.print(f"subsets ({subsets}): {_subset_items(done)}", highlight=False)
+        items = ", ".join(f"{name} {n}" for name, n in _subset_items(done).items())
+        console.print(f"subsets ({subsets}): {items}", highlight=False)
     if done.judged:
         console.print(f"subset judge, per context: {done.judged}", highlight=False)
     written = [f for f in STRESS_FILES if result.subset_rows or f != "stress_subsets.jsonl"] + list(figures)
@@ -436,8 +449,9 @@ def _run_ranking(
     from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
     from dialeval.stress.ranking import hold_out_references, run_ranking
 
-    if opts.perturb:
-        raise InputError("--perturb does not apply to dailydialog++ (its negatives are given)", field="--perturb")
+    for option, given in (("--perturb", opts.perturb), ("--plot", opts.plot)):
+        if given is not None:
+            raise InputError(f"{option} does not apply to dailydialog++ (its negatives are given)", field=option)
     if opts.dialogues or opts.candidates or (opts.table is not None and opts.table.given()):
         raise InputError("dailydialog++ is read from its own files (--path, --split): --dialogues, --candidates, "
                          "--mapping and the --*-col options do not apply", field="--benchmark")  # fmt: skip

@@ -152,16 +152,22 @@ def perturbed_id(candidate_id: str, perturbation: str) -> str:
 
 
 def check_perturbations(names: Sequence[str], field: str = "--perturb") -> list[str]:
-    """Return ``names`` each once, in order; an unknown one is an :class:`InputError` naming ``field``.
+    """Return ``names``; an unknown one, or one given twice, is an :class:`InputError` naming ``field``.
 
     Example:
-        >>> check_perturbations(["negation", "truncation", "negation"])
+        >>> check_perturbations(["negation", "truncation"])
         ['negation', 'truncation']
+        >>> check_perturbations(["negation", "truncation", "negation"])
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--perturb": perturbation "negation" is given twice
     """
-    for name in names:
+    for n, name in enumerate(names):
         if name not in ALL_PERTURBATIONS:
             raise InputError(f'unknown perturbation "{name}"; known: {", ".join(ALL_PERTURBATIONS)}', field=field)
-    return list(dict.fromkeys(names))
+        if name in names[:n]:
+            raise InputError(f'perturbation "{name}" is given twice', field=field)
+    return list(names)
 
 
 def perturb_items(
