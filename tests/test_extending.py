@@ -116,7 +116,7 @@ def test_study_protocol_recipe_creates_a_study(tmp_path: Path) -> None:
     dialeval("data", "export", "usr-tc", "--limit", "2", "-o", tmp_path / "records", cwd=tmp_path)
     done = dialeval(
         "study", "create", tmp_path / "study", "--path", tmp_path / "records", "--protocol",
-        tmp_path / "toy-study.yaml", "--annotators", "2", "--per-item", "2", "--seed", "0", cwd=tmp_path,
+        tmp_path / "toy-study.yaml", "--annotators", "2", "--per-item", "2", "--seed", "0", "--json", cwd=tmp_path,
     )  # fmt: skip
     summary = json.loads(done.stdout.strip().splitlines()[0])
     # 2 contexts x 6 systems, one criterion, no ground truth added; each unit to both annotators

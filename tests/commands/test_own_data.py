@@ -168,7 +168,7 @@ def test_data_import_round_trips_data_export_for_usr_tc(tmp_path: Path) -> None:
 def test_study_create_from_your_own_csv(tmp_path: Path) -> None:
     write_csv(tmp_path / "my.csv")
     res = ok(run("study", "create", "study", "--path", "my.csv", *COLS, "--annotators", "2", "--per-item", "1",
-                 cwd=tmp_path))  # fmt: skip
+                 "--json", cwd=tmp_path))  # fmt: skip
     summary = json.loads(res.stdout.splitlines()[0])
     assert summary["items"] == 8 and summary["units"] == 4  # 8 responses to 4 contexts
     (tmp_path / "bad.csv").write_bytes(b"context,response,system\nhi,caf\xe9,bot\n")

@@ -205,7 +205,7 @@ def test_qualification_gates_main_batches(tmp_path: Path) -> None:
 
         from dialeval.cli import app
 
-        res = CliRunner().invoke(app, ["study", "reassign", str(tmp_path / "q")])
+        res = CliRunner().invoke(app, ["study", "reassign", str(tmp_path / "q"), "--json"])
         assert res.exit_code == 0, res.output
         assert json.loads(res.output) == {"failed_workers": 1, "moved": 5 - len(before), "unplaced": 0}
         after = httpx.get(f"{s.base}/api/tasks", headers=auth(good)).json()["units"]

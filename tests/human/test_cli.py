@@ -39,7 +39,7 @@ def annotated_study(tmp_path: Path) -> Path:
     study = tmp_path / "study"
     args = ["study", "create", str(study), "--dialogues", str(tmp_path / "dialogues.jsonl")]
     args += ["--candidates", str(tmp_path / "candidates.jsonl"), "--annotators", "3", "--per-item", "3"]
-    args += ["--batch-size", "2", "--payment", "12 EUR per hour"]
+    args += ["--batch-size", "2", "--payment", "12 EUR per hour", "--json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output.splitlines()[0])["items"] == 12  # 4 contexts x (2 systems + ground truth)
@@ -122,7 +122,30 @@ def test_a_study_of_a_catalog_benchmark_rates_its_responses(tmp_path: Path, shar
     assignments.
     """
     res = runner.invoke(app, ["study", "create", str(tmp_path / "s"), "-b", "usr-pc", "--annotators", "2",
-                              "--per-item", "1"])  # fmt: skip
+                              "--per-item", "1", "--json"])  # fmt: skip
     assert res.exit_code == 0, res.output
     summary = json.loads(res.output.splitlines()[0])
     assert (summary["items"], summary["units"], summary["assignments"]) == (360, 60, 60)
+
+
+def test_create_takes_the_first_n_contexts_and_says_what_it_made(tmp_path: Path, shared_data: Path) -> None:
+    """study create had no --limit (every input command has it), and printed its counts as JSON only.
+
+    USR-PC's first 2 contexts: 2 x 5 systems + 2 ground truths = 12 items in 2 units; each to both annotators.
+    A dialogue-level study without candidates takes the first N dialogues.
+    """
+    res = runner.invoke(app, ["study", "create", str(tmp_path / "s"), "-b", "usr-pc", "--limit", "2",
+                              "--annotators", "2", "--per-item", "2"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[0] == (f"created {tmp_path / 's'}: 2 units (12 items) in 1 batch, 2 annotators, "
+                                          "4 assignments; 0 qualification units, 0 attention units")  # fmt: skip
+    dialogues, _ = dialogues_and_candidates(n_contexts=4)
+    write_jsonl(tmp_path / "dialogues.jsonl", dialogues.values())
+    res = runner.invoke(app, ["study", "create", str(tmp_path / "d"), "--dialogues", str(tmp_path / "dialogues.jsonl"),
+                              "--protocol", "comperdial-dialogue", "--limit", "3", "--annotators", "1",
+                              "--per-item", "1", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["units"] == 3
+    res = runner.invoke(app, ["study", "create", str(tmp_path / "z"), "-b", "usr-pc", "--limit", "0"])
+    assert res.exit_code == 2 and 'field "--limit": must be at least 1' in res.output
+    assert not (tmp_path / "z").exists()

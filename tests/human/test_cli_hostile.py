@@ -58,7 +58,7 @@ def test_a_create_that_fails_half_way_leaves_nothing_and_the_retry_succeeds(
     assert not study.exists()  # no folder, no study.db, no temporary file, no access.json
     write_jsonl(tmp_path / "gold.jsonl", gold)
     good = create(study, inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
-                  str(tmp_path / "gold.jsonl"), "--threshold", "0.21")  # fmt: skip
+                  str(tmp_path / "gold.jsonl"), "--threshold", "0.21", "--json")  # fmt: skip
     assert good.returncode == 0, good.stderr
     assert json.loads(good.stdout.splitlines()[0])["qualification_units"] == 1
     assert sorted(p.name for p in study.iterdir()) == ["access.json", "study.db"]

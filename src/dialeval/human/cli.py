@@ -50,9 +50,14 @@ def _gold(
 
 
 def _study_inputs(
-    benchmark: str | None, dialogues: Path | None, path: Path | None, candidates: Path | None, table: TableOptions
+    benchmark: str | None, dialogues: Path | None, path: Path | None, candidates: Path | None, table: TableOptions,
+    limit: int | None = None,
 ) -> tuple[dict[str, Dialogue], list[Candidate]]:
-    """Read the dialogues and candidates through the validation ``dialeval score`` uses (file:line errors)."""
+    """Read the dialogues and candidates through the validation ``dialeval score`` uses (file:line errors).
+
+    With ``limit``, only the first N contexts (as ``--limit`` everywhere), or the first N dialogues of a
+    dialogue-level study without candidates.
+    """
     from dialeval.commands.common import load_inputs
     from dialeval.errors import InputError
     from dialeval.jsonl import read_unique
@@ -62,13 +67,16 @@ def _study_inputs(
         if dialogues is not None or candidates is not None:  # they were left unread, silently
             given = "-b" if path is None else "--path"
             raise InputError(f"give --dialogues/--candidates or {given}, not both", field="--dialogues")
-        own = load_inputs(benchmark, path, None, None, None, None, table=table)
+        own = load_inputs(benchmark, path, None, None, None, limit, table=table)
         return own.dialogues, own.candidates
     if dialogues is None:
         raise InputError("give --dialogues (and --candidates), -b NAME, or --path FILE with a mapping")
     if candidates is None:  # a dialogue-level protocol: every dialogue is a unit
-        return {k: d for k, (_, d) in read_unique(dialogues, Dialogue).items()}, []
-    bench = load_inputs(None, None, dialogues, candidates, None, None)  # an empty candidates file is refused there
+        if limit is not None and limit < 1:
+            raise InputError(f"must be at least 1 (the first N dialogues), got {limit}", field="--limit")
+        units = [(k, d) for k, (_, d) in read_unique(dialogues, Dialogue).items()]
+        return dict(units[:limit]), []
+    bench = load_inputs(None, None, dialogues, candidates, None, limit)  # an empty candidates file is refused there
     return bench.dialogues, bench.candidates
 
 
@@ -83,6 +91,7 @@ def create(
     ),
     path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     candidates: Path | None = typer.Option(None, help="Candidate records (JSONL); dialogue-level protocols may omit."),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts (a pilot study)."),
     annotators: int = typer.Option(3, help="Number of annotators (ids a01, a02, ...); at least 1."),
     per_item: int = typer.Option(3, help="Annotators per item, 1 to --annotators."),
     batch_size: int = typer.Option(20, help="Contexts (units) per batch; at least 1."),
@@ -98,6 +107,7 @@ def create(
     attention_per_batch: int = typer.Option(0, help="Attention checks per annotator and batch; 0 or more."),
     payment: str = typer.Option("", help="Payment per annotator, for the report (free text)."),
     db: str | None = typer.Option(None, help="SQLAlchemy URL instead of STUDY_DIR/study.db."),
+    as_json: bool = typer.Option(False, "--json", help="Print the counts as one JSON object only."),
     table: TableOptions = TableOptions(),
 ) -> None:
     """Create a study: batches, balanced seeded assignment, attention checks, qualification."""
@@ -118,14 +128,36 @@ def create(
             payment=payment,
         )
         check_config(config)  # the options first: no file is read for a layout that cannot work
-        dials, cands = _study_inputs(benchmark, dialogues, path, candidates, table)
+        dials, cands = _study_inputs(benchmark, dialogues, path, candidates, table, limit)
         qual = _gold(qualification, qualification_ratings, dials, "qualification")
         att = _gold(attention, attention_ratings, dials, "attention")
         summary = create_study(study_dir, proto, dials, cands, config, qualification=qual, attention=att, db_url=db)
     except DialevalError as exc:
         fail(exc)
-    typer.echo(json.dumps(summary))
-    typer.echo(f"access links: {study_dir / 'access.json'} (keep it private)")
+    if as_json:
+        typer.echo(json.dumps({**summary, "access": str(study_dir / "access.json")}))
+        return
+    typer.echo(_created_line(study_dir, summary))
+    typer.echo(f"access links: {study_dir / 'access.json'} (keep it private); print them with dialeval study links")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _created_line(study_dir: Path, summary: dict[str, int]) -> str:
+    """Return what ``study create`` made, as words.
+
+    Example:
+        >>> _created_line(Path("s"), {"units": 2, "items": 14, "batches": 1, "annotators": 2, "assignments": 4,
+        ...                           "qualification_units": 0, "attention_units": 1})
+        'created s: 2 units (14 items) in 1 batch, 2 annotators, 4 assignments; 0 qualification units, 1 attention unit'
+    """
+    c = summary
+    return (f"created {study_dir}: {_count(c['units'], 'unit')} ({_count(c['items'], 'item')}) in "
+            f"{_count(c['batches'], 'batch')}, {_count(c['annotators'], 'annotator')}, "
+            f"{_count(c['assignments'], 'assignment')}; {_count(c['qualification_units'], 'qualification unit')}, "
+            f"{_count(c['attention_units'], 'attention unit')}")  # fmt: skip
 
 
 @study_app.command("links")
@@ -170,14 +202,22 @@ def serve(
 
 
 @study_app.command("reassign")
-def reassign(study_dir: Path = typer.Argument(..., help=STUDY_DIR_HELP)) -> None:
+def reassign(
+    study_dir: Path = typer.Argument(..., help=STUDY_DIR_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the counts as one JSON object only."),
+) -> None:
     """Give the unanswered main units of workers who failed qualification to qualified workers."""
     from dialeval.human import store
     from dialeval.human.qualification import reassign_failed
 
     engine = store.connect(_study(study_dir)[1])
     with engine.begin() as conn:
-        typer.echo(json.dumps(reassign_failed(conn)))
+        moved = reassign_failed(conn)
+    if as_json:
+        typer.echo(json.dumps(moved))
+        return
+    typer.echo(f"moved {_count(moved['moved'], 'unit')} of {_count(moved['failed_workers'], 'failed worker')} to "
+               f"qualified workers; {moved['unplaced']} could not be placed (no qualified worker free for them)")
 
 
 @study_app.command("export")
