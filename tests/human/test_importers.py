@@ -41,3 +41,23 @@ def test_lmstyle_appropriateness_alpha(shared_data: Path) -> None:
         assert rows[level]["alpha"] == pytest.approx(expected, abs=1e-4)
         assert rows[level]["items"] == 116
         assert "29 of 397" in rows[level]["note"]
+
+
+def test_the_command_prints_a_table_and_json_on_request(shared_data: Path) -> None:
+    """It printed JSON lines only. The table holds the alpha of the test above (krippendorff's 0.665 on USR-TC
+    Overall, ordinal) with its CI; --json gives the rows; --seed moves the CI, not the alpha."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    args = ["study", "import-agreement", "usr-tc", "--dimension", "Overall", "--n-boot", "50"]
+    table = CliRunner().invoke(app, args, terminal_width=100)
+    assert table.exit_code == 0, table.output
+    rows = [json.loads(line) for line in CliRunner().invoke(app, [*args, "--json"]).output.splitlines()]
+    ordinal = next(r for r in rows if r["level"] == "ordinal")
+    low, high = ordinal["ci95"]
+    assert f"│ Overall   │ ordinal  │ 0.665 [{low:.3f}, {high:.3f}] │   360 │          5 │" in table.output
+    other = [json.loads(line) for line in CliRunner().invoke(app, [*args, "--json", "--seed", "1"]).output.splitlines()]
+    assert [r["alpha"] for r in other] == [r["alpha"] for r in rows] and other != rows
+    refused = CliRunner().invoke(app, [*args, "--seed", "-1"])
+    assert refused.exit_code == 2 and 'field "--seed": must be >= 0, got -1' in refused.output

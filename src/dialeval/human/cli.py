@@ -289,18 +289,34 @@ def import_agreement(
     path: Path | None = typer.Option(None, help="The published file (default: under the shared data folder)."),
     dimension: str | None = typer.Option(None, help="Only this dimension."),
     n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples of the CIs; at least 1."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per row only."),
 ) -> None:
     """Krippendorff's alpha (with bootstrap CIs) on published per-annotator ratings."""
+    from rich.console import Console
+
+    from dialeval.commands.tables import ScreenTable
     from dialeval.human.importers import import_agreement as run
     from dialeval.meta.agreement import check_resamples
+    from dialeval.meta.correlate import check_boot
 
     try:
         check_resamples(n_boot, field="--n-boot")
-        rows = run(source, path, dimension=dimension, n_boot=n_boot)
+        check_boot(n_boot, seed=seed)
+        rows = run(source, path, dimension=dimension, n_boot=n_boot, seed=seed)
     except DialevalError as exc:
         fail(exc)
-    for r in rows:
-        typer.echo(json.dumps(r))
+    if as_json:
+        for r in rows:
+            typer.echo(json.dumps(r))
+        return
+    body = [([r["dimension"], r["level"]], [f"{r['alpha']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
+             str(r["items"]), str(r["annotators"])]) for r in rows]  # fmt: skip
+    title = f"Krippendorff's alpha of {source}'s published ratings (95% CI, {n_boot} resamples of items)"
+    console = Console(highlight=False)
+    console.print(ScreenTable(title, ["dimension", "level"], ["alpha [95% CI]", "items", "annotators"], body))
+    for note in dict.fromkeys(r["note"] for r in rows if r["note"]):
+        console.print(f"note: {note}", markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
