@@ -152,7 +152,7 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
             lambda: dialeval.score(ROWS, ["length"], params={"length.colour": "red"}, cache=False),
             'field "params": metric "length" has no parameter "colour"',
         ),
-        (lambda: dialeval.score(ROWS, [], cache=False), 'field "metrics": empty metric name'),
+        (lambda: dialeval.score(ROWS, [], cache=False), 'field "metrics": an empty list names no metric'),
         (lambda: dialeval.score(ROWS, ["length"], cache=Path("/")), '/: field "cache": is a folder'),
         (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "Overall", ["m"]), 'no column "Overall"'),
         (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "m"), "give them with metrics="),

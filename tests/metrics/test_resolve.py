@@ -107,12 +107,15 @@ def test_an_output_names_parameters_count_when_asking_whether_its_family_can_run
     assert [f.name for f in fams] == ["nli"]
 
 
-@pytest.mark.parametrize("names", [[""], ["  "], ["bleu", "", "length"], []])
-def test_an_empty_metric_name_is_an_error_not_the_default_set(names: list[str]) -> None:
+@pytest.mark.parametrize(("names", "words"), [([""], "empty metric name"), (["  "], "empty metric name"),
+                                              (["bleu", "", "length"], "empty metric name"),
+                                              # it said "empty metric name" of a list without any name
+                                              ([], "an empty list names no metric")])  # fmt: skip
+def test_an_empty_metric_name_is_an_error_not_the_default_set(names: list[str], words: str) -> None:
     with pytest.raises(InputError) as err:
         resolve_metrics(names)
     assert err.value.field == "--metrics"
-    assert err.value.message.startswith("empty metric name")
+    assert err.value.message.startswith(words)
     assert [f.name for f in resolve_metrics(["bleu", "length"])[0]] == ["bleu", "length"]
 
 

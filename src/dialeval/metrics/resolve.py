@@ -208,7 +208,10 @@ def resolve_metrics(
         InputError: An empty name, or a family asked for by name that cannot run here.
     """
     skip_unavailable = names is None
-    if names is not None and (not names or any(not n.strip() for n in names)):
+    if names is not None and not names:
+        raise InputError("an empty list names no metric; name families or outputs, e.g. bleu,length (the default, "
+                         "every metric that runs here, is no list at all)", field="--metrics")  # fmt: skip
+    if names is not None and any(not n.strip() for n in names):
         raise InputError("empty metric name; name families or outputs, e.g. bleu,length", field="--metrics")
     load_builtin_metrics()
     by_family = family_params(params or {})
