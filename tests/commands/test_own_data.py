@@ -223,3 +223,20 @@ def test_a_column_given_twice_is_refused(tmp_path: Path) -> None:
         res = invoke(*base, option, column, option, column, "-o", tmp_path / "s.jsonl")
         refused(res, f'field "{option}": column "{column}" is given twice')
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_data_import_takes_the_first_n_contexts_and_limit_is_checked_first(tmp_path: Path) -> None:
+    """data import had no --limit (data export and every scoring command have it); a --limit 0 was refused only
+    after the table was read and its reading printed."""
+    write_csv(tmp_path / "my.csv")
+    ok(run("data", "import", "my.csv", *COLS, "--limit", "2", "-o", "rec", cwd=tmp_path))
+    cands = [json.loads(line) for line in (tmp_path / "rec" / "candidates.jsonl").read_text().splitlines()]
+    assert [c["text"] for c in cands] == [r[1] for r in ROWS[:4]]  # the first 2 contexts, 2 bots each
+    for args in (["data", "import", "my.csv", *COLS, "-o", "rec2"], ["score", "--path", "my.csv", *COLS, "-m", "length",
+                                                                      "-o", "s.jsonl"]):  # fmt: skip
+        res = run(*args, "--limit", "0", cwd=tmp_path)
+        assert res.returncode == 2 and res.stderr.strip().endswith(
+            'field "--limit": must be at least 1 (the first N contexts), got 0'
+        )
+        assert "items" not in res.stderr  # the table's reading (on stderr) was not shown
+    assert not (tmp_path / "rec2").exists() and not (tmp_path / "s.jsonl").exists()

@@ -258,8 +258,10 @@ def load_inputs(
     (``show``); a folder of dialeval records (``--path DIR`` without ``-b``); a
     catalog benchmark (``-b``, default usr-tc, from ``--path`` if given).
     """
+    from dialeval.data.benchmark import check_limit
     from dialeval.data.generic import RECORD_FILES, is_table, load_records, load_table, read_records
 
+    check_limit(limit)  # before any file is read (a table's reading was shown first)
     if table is not None and table.given():
         if path is None or candidates is not None:
             raise InputError("--mapping and the --*-col options read your own table: give it with --path FILE")

@@ -99,6 +99,7 @@ def export_command(
 def import_command(
     file: Path = typer.Argument(..., help="Your table: .csv, .tsv or .jsonl (a header row names the columns)."),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for dialogues/candidates/ratings.jsonl."),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     table: TableOptions = TableOptions(),
 ) -> None:
     """Read your own table with a mapping and write it as dialeval records (as data export writes them).
@@ -114,7 +115,7 @@ def import_command(
             replaced = check_output(output, "folder", inputs=inputs, files=RECORD_FILES)
             if not table.given():
                 raise InputError("give --mapping m.yaml, or --response-col and --rating-col", field="--mapping")
-            bench = load_inputs(None, file, None, None, None, None, table=table)
+            bench = load_inputs(None, file, None, None, None, limit, table=table)
             counts = _write_records(bench, output)
     except (DialevalError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -55,6 +55,19 @@ def choose_dimension(dimensions: Iterable[str], wanted: str | None, what: str) -
     )
 
 
+def check_limit(n_contexts: int | None) -> None:
+    """Refuse a ``--limit`` below 1 (None: no limit).
+
+    Example:
+        >>> check_limit(0)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--limit": must be at least 1 (the first N contexts), got 0
+    """
+    if n_contexts is not None and n_contexts < 1:
+        raise InputError(f"must be at least 1 (the first N contexts), got {n_contexts}", field="--limit")
+
+
 @dataclass
 class Benchmark:
     """Everything a loader read from one published benchmark.
@@ -129,8 +142,7 @@ class Benchmark:
             InputError: ``n_contexts`` below 1 (every command's ``--limit`` comes here; none may
                 run on nothing and write empty outputs).
         """
-        if n_contexts < 1:
-            raise InputError(f"must be at least 1 (the first N contexts), got {n_contexts}", field="--limit")
+        check_limit(n_contexts)
         keep: list[str] = []
         for c in self.candidates:
             if c.context_id not in keep:
