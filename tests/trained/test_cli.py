@@ -172,3 +172,19 @@ def _untimed(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _untimed(v) for k, v in value.items() if not k.endswith("seconds")}
     return value
+
+
+def test_json_prints_the_run_the_rows_and_the_saved_models(tmp_path: Path) -> None:
+    """train had no --json (benchmark, meta, stress, score and judge run have it): the rows are results.jsonl's,
+    the run is run.json's, and each saved model's card sha256 is that of its card.json."""
+    import hashlib
+
+    res = runner.invoke(app, ["train", "--model", "tfidf-lr", "--train", "usr-pc", "--test", "usr-tc", "--limit", "4",
+                              "--n-boot", "20", "--json", "-o", str(tmp_path)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    printed = json.loads(res.stdout)
+    assert printed["rows"] == [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert printed["run"] == json.loads((tmp_path / "run.json").read_text())
+    card = tmp_path / "model-tfidf-lr" / "card.json"
+    assert printed["models"] == {"tfidf-lr": {"path": str(card.parent),
+                                              "card_sha256": hashlib.sha256(card.read_bytes()).hexdigest()}}

@@ -288,6 +288,7 @@ def train(
                                      "--mapping or the --*-col options) or a folder of records; name it "
                                      "in --train or --test by its file name without suffix (or the "
                                      "mapping's name)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON only: the run, the result rows, the saved models."),
     table: TableOptions = TableOptions(),
     request: ScoringRequest = ScoringRequest(),
 ) -> None:
@@ -312,7 +313,7 @@ def train(
 
         check_boot(n_boot, field="--n-boot", seed=seed)
         plan = _plan(model, train_on, test, logo, folds, task, seed, model_param, path, table, common)
-        run = request.open()
+        run = request.open(quiet=as_json)
         console.print("dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), highlight=False)
         with scoring_with(run):
             rows, base, models = _evaluate(plan, task, seed, n_boot, baselines, run)
@@ -320,9 +321,14 @@ def train(
         summary = xp.summarise_folds(rows) if len(plan.splits) > 1 else []
         all_rows = [*rows, *summary, *base]
         _write_results(plan, rows, all_rows, bool(base), output, task, target_norm)
-        write_run_info(output, _run_info(plan, run, task, seed, started))
+        run_info = _run_info(plan, run, task, seed, started)
+        write_run_info(output, run_info)
     except DialevalError as exc:
         fail(exc)
+        return
+    if as_json:
+        kept = {k: {"path": str(output / f"model-{k}"), "card_sha256": sha} for k, sha in saved.items()}
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": all_rows, "models": kept}))
         return
     out.print(_table(all_rows, f"dialeval train: {plan.mode}"))
     for k, sha in saved.items():
