@@ -228,3 +228,18 @@ def test_lmstyle_with_three_backends_and_every_metric(
     assert sorted(r["model"] for r in summary) == sorted(labels)
     for label in labels:
         assert f"| Daily Dialog | {label} | ours |" in res.output
+
+
+def test_json_prints_what_the_commands_wrote(tmp_path: Path) -> None:
+    """generate and lmstyle had no --json (train, benchmark, stress, score, meta and judge run have it): generate
+    prints generation.json, lmstyle its run.json, its table cells and its summary rows, and nothing else."""
+    base = ["--n", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2", "--temperature", "0"]
+    res = CliRunner().invoke(app, ["generate", *base, "--json", "-o", str(tmp_path / "g")])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == json.loads((tmp_path / "g" / "generation.json").read_text())
+    res = CliRunner().invoke(app, ["lmstyle", *base, "-m", "style,sacrebleu", "--json", "-o", str(tmp_path / "l")])
+    assert res.exit_code == 0, res.output
+    printed, out = json.loads(res.stdout), tmp_path / "l"
+    assert printed["run"] == json.loads((out / "run.json").read_text())
+    assert printed["tables"] == [json.loads(x) for x in (out / "lmstyle_tables.jsonl").read_text().splitlines()]
+    assert printed["summary"] == [json.loads(x) for x in (out / "summary.jsonl").read_text().splitlines()]

@@ -17,6 +17,7 @@ from dialeval.commands.common import (
     console,
     ensure_unique,
     fail,
+    out,
     replaced_note,
     split_names,
     write_json,
@@ -38,6 +39,7 @@ _SEED = typer.Option(0, "--seed", help="Sampling seed.")
 _DATA = typer.Option(None, "--data", help="Shared data folder (default: $DIALEVAL_DATA or ../shared/data).")
 #: The paper's metrics, what ``lmstyle`` scores unless ``-m`` names some of them.
 PAPER_METRICS = ("style", "sacrebleu", "embedding", "likelihood", "judge")
+_JSON = typer.Option(False, "--json", help="Print JSON only (what the command wrote to its JSON files).")
 _NOCACHE = typer.Option(
     False, "--no-cache", help="Call the backends again and compute every score: no request cache, no score cache."
 )
@@ -155,7 +157,7 @@ def _write_records(output: Path, dialogues: dict[str, Any], candidates: list[Any
 def generate(
     model: list[str] = _MODEL, n: int = _N, datasets: str = _DATASETS, styles: str = _STYLES,
     temperature: float = _TEMP, max_tokens: int = _MAXTOK, stop: list[str] = _STOP, seed: int = _SEED,
-    data: Path | None = _DATA, no_cache: bool = _NOCACHE,
+    data: Path | None = _DATA, no_cache: bool = _NOCACHE, as_json: bool = _JSON,
     output: Path = typer.Option(Path("runs/generate"), "--output", "-o", help="Output folder."),
 ) -> None:  # fmt: skip
     """Generate styled responses with the LMStyle Fig. 3 few-shot prompt.
@@ -175,6 +177,9 @@ def generate(
     _write_records(output, dialogues, candidates)
     info = {"command": command_line(), "version": __version__, "n": n, "models": summaries}
     write_json(output / "generation.json", info)
+    if as_json:
+        out.print_json(json.dumps(info))
+        return
     wrote = f"wrote {len(candidates)} candidates to {output}/candidates.jsonl{replaced_note(replaced)}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
@@ -194,6 +199,7 @@ def lmstyle(
     judge_k: int = typer.Option(_JUDGE_DEFAULTS["k"], "--judge-k", help="Judge samples per response."),
     compare_paper: bool = typer.Option(False, "--compare-paper", help="Print the paper's rows beside ours."),
     output: Path = typer.Option(Path("runs/lmstyle"), "--output", "-o", help="Output folder."),
+    as_json: bool = _JSON,
     request: ScoringRequest = ScoringRequest(),
 ) -> None:  # fmt: skip
     """Run the LMStyle benchmark: generate, score (ACC, BLEU, SBERT, NLL, judge), print Tables 2/4/5.
@@ -216,7 +222,7 @@ def lmstyle(
         settings = _settings(temperature, max_tokens, stop, seed)
         names = _metric_names(request)
         _check_judge(names, judge_model, judge_k)
-        run = request.open()
+        run = request.open(quiet=as_json)
         dialogues, candidates, summaries = _generate_all(
             model, n, datasets, styles, settings, data, not request.no_cache
         )
@@ -252,6 +258,10 @@ def lmstyle(
     write_jsonl(output / "lmstyle_tables.jsonl", [c for t in tables for c in t.cells()])
     write_text(output / "summary.jsonl", "".join(json.dumps(r) + "\n" for r in summary))
     write_run_info(output, run_info)
+    if as_json:  # the rows as written: NaN as null
+        cells = [json.loads(line) for line in (output / "lmstyle_tables.jsonl").read_text().splitlines()]
+        out.print_json(json.dumps({"run": run_info.as_dict(), "tables": cells, "summary": summary}))
+        return
     typer.echo(markdown)  # plain text: a console that wraps lines would break the Markdown tables
     wrote = f"wrote {output}/ ({', '.join(LMSTYLE_FILES)}) in {run_info.seconds} s{replaced_note(replaced)}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
