@@ -177,3 +177,20 @@ def test_report_refuses_to_write_over_a_file_it_reads(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     assert f"wrote {beside} (replaced the existing {beside})" in again.output
     assert stress.read_bytes() == before
+
+
+def test_the_format_follows_the_output_suffix(results: dict[str, Path], tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """-o report.md without --format wrote HTML into report.md, and -f md -o report.html Markdown into report.html;
+    -f tex without -o wrote LaTeX into report.html."""
+    bench = str(results["bench"])
+    invoke(["report", bench, "-o", str(tmp_path / "r.md")])
+    assert (tmp_path / "r.md").read_text().startswith("# dialeval report\n")
+    res = CliRunner().invoke(app, ["report", bench, "-f", "md", "-o", str(tmp_path / "r.html")])
+    assert res.exit_code == 2 and not (tmp_path / "r.html").exists()
+    assert f'field "--format": md does not go in {tmp_path / "r.html"} (a html file): name the file ' \
+           f"{tmp_path / 'r.md'}, or leave --format out" in " ".join(res.output.split())  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    invoke(["report", bench, "-f", "tex"])
+    assert (tmp_path / "report.tex").read_text().startswith("% dialeval report (needs \\usepackage{booktabs})")
+    assert not (tmp_path / "report.html").exists()

@@ -19,8 +19,13 @@ def report(
     folders: list[Path] = typer.Argument(
         ..., help="Results folders (dialeval benchmark / lmstyle / stress / train output)."
     ),
-    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="File to write."),
-    fmt: str = typer.Option("html", "--format", "-f", help="html (figures inlined), md or tex (tables only)."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="File to write (default: report.html, report.md or report.tex, by --format)."
+    ),
+    fmt: str | None = typer.Option(
+        None, "--format", "-f", help="html (figures inlined), md or tex (tables only); default: by the output's "
+        "suffix (.html, .md, .tex), else html.",
+    ),
     study: list[Path] = typer.Option([], "--study", help="A human study export (ratings JSONL); repeatable."),
 ) -> None:
     """Turn results folders into a report: correlation tables with CIs, scatter plots, distributions, signatures."""
@@ -29,9 +34,8 @@ def report(
     from dialeval.report.load import Results, load_results
 
     try:
+        fmt, output = format_and_output(fmt, output)
         replaced = check_output(output, inputs=_inputs(folders, study))
-        if fmt not in FORMATS:
-            raise InputError(f'unknown format "{fmt}"; use one of {", ".join(FORMATS)}', field="--format")
         check_given_once(folders, "FOLDERS", "folders")  # its sections were written twice
         check_given_once(study, "--study", "study exports")
         results = [load_results(f) for f in folders]
@@ -53,6 +57,34 @@ def report(
     render = {"html": to_html, "md": to_markdown, "tex": to_latex}[fmt]
     write_text(output, render(doc))
     console.print(f"wrote {output}{replaced_note(replaced)}", highlight=False, markup=False, soft_wrap=True)
+
+
+#: The suffixes that name a format.
+SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".tex": "tex"}
+
+
+def format_and_output(fmt: str | None, output: Path | None) -> tuple[str, Path]:
+    """Return the format and the file: ``--format``, else the output's suffix, else html; ``report.<format>``.
+
+    Raises:
+        InputError: An unknown format, or one the output's suffix contradicts (Markdown in ``report.html``).
+
+    Example:
+        >>> format_and_output(None, Path("r.md")), format_and_output("tex", None), format_and_output(None, None)
+        (('md', PosixPath('r.md')), ('tex', PosixPath('report.tex')), ('html', PosixPath('report.html')))
+        >>> format_and_output("md", Path("r.html"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        dialeval.errors.InputError: field "--format": md does not go in r.html (a html file): name the file r.md, ...
+    """
+    if fmt is not None and fmt not in FORMATS:
+        raise InputError(f'unknown format "{fmt}"; use one of {", ".join(FORMATS)}', field="--format")
+    named = SUFFIXES.get(output.suffix.lower()) if output is not None else None
+    if fmt is not None and named is not None and named != fmt:  # it wrote Markdown into report.html
+        assert output is not None
+        raise InputError(f"{fmt} does not go in {output} (a {named} file): name the file "
+                         f"{output.with_suffix('.' + fmt)}, or leave --format out", field="--format")  # fmt: skip
+    chosen = fmt or named or "html"
+    return chosen, output if output is not None else Path(f"report.{chosen}")
 
 
 def _inputs(folders: list[Path], study: list[Path]) -> Iterator[tuple[str, Path] | tuple[str, Path, Path]]:
