@@ -202,3 +202,16 @@ def test_score_refuses_to_write_its_scores_over_its_cache(rows: Path, tmp_path: 
     refused(res, str(cache), "is the file given to --cache")
     with sqlite3.connect(cache) as db:  # still the cache, with its 3 items (the connection may checkpoint the WAL)
         assert db.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 3
+
+
+@pytest.mark.parametrize(("command", "name", "what", "option"), [
+    (["score", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "s.csv", "Score records", "--output"),
+    (["judge", "run", "--protocol", "cpdscore-simple", "--limit", "1", "-o"], "j.json", "Score records", "--output"),
+])  # fmt: skip
+def test_a_jsonl_output_named_as_another_format_is_refused(command: list[str], name: str, what: str, option: str,
+                                                          tmp_path: Path) -> None:
+    """score -o scores.csv wrote JSON lines into scores.csv, which a spreadsheet then read as one broken column."""
+    out = tmp_path / name
+    line = refused(invoke(*command, out), f'{out}: field "{option}": names a')
+    assert line.endswith(f"but {what} are written as JSON lines: name it {out.with_suffix('.jsonl').name}")
+    assert not out.exists()

@@ -291,3 +291,14 @@ def test_study_serve_refuses_what_it_cannot_serve_in_one_line(
     }
     for args, message in cases.items():
         assert message in _one_error(dialeval("study", "serve", str(study), *args)), args
+
+
+def test_an_export_named_as_another_format_is_refused(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """study export STUDY out.csv wrote JSON lines into out.csv."""
+    study = tmp_path / "study"
+    assert create(study, inputs).returncode == 0
+    res = dialeval("study", "export", str(study), str(tmp_path / "out.csv"))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert f'{tmp_path / "out.csv"}: field "OUTPUT": names a CSV file, but Rating records are written as JSON lines: ' \
+           "name it out.jsonl" in res.stderr  # fmt: skip
+    assert not (tmp_path / "out.csv").exists()

@@ -312,6 +312,27 @@ def write_text(path: Path, text: str) -> None:
 Inputs = Iterable[tuple[str, Path | None] | tuple[str, Path, Path]]
 
 
+#: Suffixes of formats other than JSON lines: a JSONL file named so was read as that format by other programs.
+NOT_JSONL = {".csv": "CSV", ".tsv": "TSV", ".json": "JSON", ".txt": "plain text", ".md": "Markdown",
+             ".html": "HTML", ".parquet": "Parquet", ".xlsx": "Excel", ".xls": "Excel", ".yaml": "YAML",
+             ".yml": "YAML"}  # fmt: skip
+
+
+def check_jsonl_name(path: Path | None, what: str, option: str = "--output") -> None:
+    """Refuse a JSONL output whose suffix names another format (``-o scores.csv`` got JSON lines).
+
+    Example:
+        >>> check_jsonl_name(Path("s.jsonl"), "Score records"), check_jsonl_name(Path("scores"), "Score records")
+        (None, None)
+        >>> check_jsonl_name(Path("s.csv"), "Score records")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        dialeval.errors.InputError: s.csv: field "--output": names a CSV file, but Score records are written as ...
+    """
+    if path is not None and (fmt := NOT_JSONL.get(path.suffix.lower())):
+        raise InputError(f"names a {fmt} file, but {what} are written as JSON lines: name it "
+                         f"{path.with_suffix('.jsonl').name}", path=path, field=option)  # fmt: skip
+
+
 def check_output(
     path: Path | None, kind: str = "file", *, option: str = "--output", inputs: Inputs = (), files: Sequence[str] = ()
 ) -> list[Path]:

@@ -11,6 +11,7 @@ from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
     cache_kept,
+    check_jsonl_name,
     check_output,
     check_request_failures,
     console,
@@ -50,6 +51,7 @@ def score(
     try:
         with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
             replaced = check_output(output, inputs=inputs)
+            check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
             bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
             run = request.open(quiet=as_json)
             runs, skipped = score_request(run, bench.candidates, bench.dialogues)

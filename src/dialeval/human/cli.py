@@ -228,7 +228,7 @@ def export(
     numeric: bool = typer.Option(False, help="Write labelled answers as their option score (positive 1, negative 0)."),
 ) -> None:
     """Write the study's answers as Rating records (JSONL) for `dialeval meta`."""
-    from dialeval.commands.common import check_output
+    from dialeval.commands.common import check_jsonl_name, check_output
     from dialeval.human import store
     from dialeval.human.analysis import study_ratings
     from dialeval.human.protocol import Protocol
@@ -237,6 +237,7 @@ def export(
     url = _study(study_dir)[1]
     try:
         check_output(output, option="OUTPUT", inputs=_study_files(study_dir, url))  # it wrote over study.db
+        check_jsonl_name(output, "Rating records", option="OUTPUT")
         engine = store.connect(url)
         with engine.connect() as conn:
             proto = Protocol.model_validate(store.get_meta(conn, "protocol"))

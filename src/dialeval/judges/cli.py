@@ -12,6 +12,7 @@ import typer
 from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
+    check_jsonl_name,
     check_output,
     check_request_failures,
     check_serving,
@@ -142,6 +143,7 @@ def run_command(
             inputs.append(("the step1_protocol of --protocol", Path(step1)))
         check_output(out, option="--output", inputs=inputs)
         check_output(None if out is None else _summary_path(out), option="--output", inputs=inputs)
+        check_jsonl_name(out, "Score records")  # after: writing over an input is the worse news
         request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})
         bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
         plan = request.plan(bench.candidates)
