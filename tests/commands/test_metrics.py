@@ -33,3 +33,13 @@ def test_every_family_is_a_block_that_fits_80_columns() -> None:
 
 def test_json_is_the_list_of_families() -> None:
     assert json.loads(_run("--json")) == json.loads(json.dumps(describe_metrics(), default=str))
+
+
+def test_names_pick_their_families_and_an_unknown_one_is_refused() -> None:
+    """`dialeval metrics bleu4 rouge bleu` shows the blocks of bleu (the family of bleu4) and rouge, once each."""
+    text = _run("bleu4", "rouge", "bleu")
+    heads = [line.split(":")[0] for line in text.splitlines() if line and not line.startswith(" ")]
+    assert heads == ["dialeval metrics (-m FAMILY or OUTPUT; -p FAMILY.KEY=VALUE)", "bleu", "rouge"]
+    proc = subprocess.run([sys.executable, "-m", "dialeval", "metrics", "lenght"], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert proc.returncode == 2 and proc.stderr.strip() == 'error: unknown metric "lenght"; did you mean "length"?'

@@ -20,6 +20,7 @@ def _parameters(params: dict[str, Any]) -> str:
 
 
 def metrics_command(
+    names: list[str] | None = typer.Argument(None, help="Only these families, or the families of these outputs."),
     as_json: bool = typer.Option(False, "--json", help="Print every family as JSON only."),
 ) -> None:
     """List every metric family: outputs, whether it needs references and runs here, parameters with defaults.
@@ -29,9 +30,15 @@ def metrics_command(
     import shutil
     import textwrap
 
+    from dialeval.commands.common import fail
+    from dialeval.errors import DialevalError
     from dialeval.metrics.describe import describe_metrics
 
-    entries = describe_metrics()
+    try:
+        entries = describe_metrics(names or None)
+    except DialevalError as exc:
+        fail(exc)
+        return
     if as_json:
         typer.echo(json.dumps(entries, indent=2, default=str))
         return
@@ -51,6 +58,8 @@ def metrics_command(
         for line in (e["description"], f"outputs: {', '.join(e['outputs'])}",
                      f"parameters: {_parameters(e['parameters'])}"):  # fmt: skip
             say(line, "  ")
+    if names:
+        return
     typer.echo("")
     say("Also trained:PATH, a model saved by dialeval train (docs/trained_evaluators.md). The judge protocols in "
         "detail: dialeval judge list.")  # fmt: skip

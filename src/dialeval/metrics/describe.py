@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from dialeval.metrics import load_builtin_metrics
@@ -49,7 +50,20 @@ def describe(cls: type[Metric]) -> dict[str, Any]:
     }
 
 
-def describe_metrics() -> list[dict[str, Any]]:
-    """Return :func:`describe` of every registered metric family (built-in, judge protocols, plugins), by name."""
+def describe_metrics(names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Return :func:`describe` of every registered metric family (built-in, judge protocols, plugins), by name.
+
+    With ``names``, only those families, or the families of those outputs, each once, in the order given.
+
+    Raises:
+        UnknownNameError: A name that is neither a family nor an output (with the closest).
+
+    Example:
+        >>> [d["name"] for d in describe_metrics(["rougeL", "bleu4", "rouge"])]
+        ['rouge', 'bleu']
+    """
+    from dialeval.metrics.resolve import family
+
     load_builtin_metrics()
-    return [describe(METRICS.get(name)) for name in METRICS.names()]
+    chosen = METRICS.names() if names is None else list(dict.fromkeys(family(n).name for n in names))
+    return [describe(METRICS.get(name)) for name in chosen]
