@@ -98,3 +98,21 @@ def test_rated_items_without_a_score_are_counted_under_the_table(files: tuple[Pa
     note = 'note: the table is over 2 of the 6 items rated on "Overall": 4 have no score'
     assert res.exit_code == 0 and note in " ".join(res.output.split())
     assert note in (tmp_path / "out" / "table.md").read_text()
+
+
+def test_an_n_a_figure_says_why_under_the_table(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """A constant metric and a ceiling with one annotator per item were "n/a" in the table, with the reason only in
+    --json's notes; now one line per reason under the table and in table.md."""
+    s, r = files
+    const = tmp_path / "const.jsonl"
+    const.write_text("".join(json.dumps({**json.loads(x), "metric": "k", "value": 1.0}) + "\n"
+                             for x in s.read_text().splitlines() if json.loads(x)["metric"] == "length"))  # fmt: skip
+    res = invoke("meta", s, const, "-r", r, "--boot", "0", "-l", "turn", "--ceiling", "-o", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    lines = ["n/a: k (turn): undefined: constant input or fewer than 2 values",
+             "n/a: human (turn): undefined: no annotator overlaps"]  # fmt: skip
+    table_md = (tmp_path / "out" / "table.md").read_text()
+    for line in lines:
+        assert line in res.output.splitlines() and line in table_md.splitlines()
+    full = invoke("meta", s, "-r", r, "--boot", "0", "-l", "turn")
+    assert "n/a" not in full.output

@@ -66,7 +66,8 @@ def pivot(rows: Sequence[Any], rank_by: tuple[str, str] | None = None) -> Wide:
 def table_warnings(rows: Sequence[Any]) -> list[str]:
     """Return one warning per group whose system-level figures rest on fewer than :data:`MIN_SYSTEMS` systems.
 
-    The figures are kept as computed; the warning goes under the table.
+    The figures are kept as computed; the warning goes under the table, followed by the reasons of the figures
+    that are n/a (:func:`_na_reasons`).
 
     Example:
         >>> from types import SimpleNamespace as R
@@ -87,7 +88,28 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
             f"warning: the system-level correlations{where} are over {n} systems only: with fewer than "
             f"{MIN_SYSTEMS} systems a correlation is +1, -1 or undefined, whatever the metric"
         )
-    return out
+    return [*out, *_na_reasons(rows)]
+
+
+def _na_reasons(rows: Sequence[Any]) -> list[str]:
+    """Return one line per reason a figure is n/a, naming the metrics and levels (the table shows only "n/a").
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> _na_reasons([R(level="turn", value=None, metric="k", note="undefined: constant input; 3 rated items"),
+        ...              R(level="turn", value=None, metric="human", note="undefined: no annotator overlaps"),
+        ...              R(level="turn", value=0.5, metric="m", note="")])
+        ['n/a: k (turn): undefined: constant input', 'n/a: human (turn): undefined: no annotator overlaps']
+    """
+    by_reason: dict[str, list[str]] = {}
+    for r in rows:
+        if r.value is None:
+            reason = str(r.note or "undefined").split("; ")[0]
+            group = str(getattr(r, "group", "all"))
+            where = f"{r.metric} ({r.level}{'' if group == 'all' else ', ' + group})"
+            if where not in by_reason.setdefault(reason, []):
+                by_reason[reason].append(where)
+    return [f"n/a: {', '.join(where)}: {reason}" for reason, where in by_reason.items()]
 
 
 def to_markdown(wide: Wide) -> str:
