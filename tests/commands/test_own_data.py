@@ -240,3 +240,16 @@ def test_data_import_takes_the_first_n_contexts_and_limit_is_checked_first(tmp_p
         )
         assert "items" not in res.stderr  # the table's reading (on stderr) was not shown
     assert not (tmp_path / "rec2").exists() and not (tmp_path / "s.jsonl").exists()
+
+
+def test_score_counts_the_scores_without_a_value(tmp_path: Path) -> None:
+    """A table without references or knowledge: sbert_ref and sbert_knowledge are null for all 8 rows. The summary
+    said "embedding 24 scores" and no more; it now counts the nulls per output, on screen and in --json."""
+    write_csv(tmp_path / "my.csv")
+    res = ok(run("score", "--path", "my.csv", *COLS, "-m", "embedding,length", "-o", "s.jsonl", cwd=tmp_path))
+    assert "  without a value (null; why: each score's extras.error): sbert_ref 8, sbert_knowledge 8" in res.stderr
+    assert res.stderr.count("without a value") == 1  # length has a value for every row
+    res = ok(run("score", "--path", "my.csv", *COLS, "-m", "embedding,length", "-o", "s.jsonl", "--json",
+                 cwd=tmp_path))  # fmt: skip
+    metrics = json.loads(res.stdout)["metrics"]
+    assert metrics["embedding"]["null"] == {"sbert_ref": 8, "sbert_knowledge": 8} and metrics["length"]["null"] == {}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -25,6 +27,7 @@ from dialeval.commands.common import (
 from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
+from dialeval.schema import Score
 from dialeval.scoring import ScoringRequest, score_request
 
 
@@ -66,7 +69,8 @@ def score(
         "engine": run.engine.describe(),
         "cache": run.cache_path(),
         "request": request.record(),
-        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), **r.summary} for r in runs},
+        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), "null": _nulls(r.scores),
+                               **r.summary} for r in runs},
         "skipped_metrics": skipped,
     }
     if as_json:
@@ -75,11 +79,24 @@ def score(
         for r in runs:
             line = f"{r.family:<12} {len(r.scores):>7} scores  {r.seconds:7.2f}s  {r.signature}"
             console.print(line, highlight=False)
+            if nulls := _nulls(r.scores):  # e.g. sbert_ref on items without a reference
+                counts = ", ".join(f"{k} {v}" for k, v in nulls.items())
+                console.print(f"  without a value (null; why: each score's extras.error): {counts}", highlight=False)
         for name, why in skipped.items():
             console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
         wrote = f"wrote {n} scores for {len(bench.candidates)} items to {output}{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures((s for r in runs for s in r.scores), allow_failures)
+
+
+def _nulls(scores: Sequence[Score]) -> dict[str, int]:
+    """Return how many scores of each output have no value.
+
+    Example:
+        >>> _nulls([Score(item_id="a", metric="m", value=None), Score(item_id="b", metric="m", value=1.0)])
+        {'m': 1}
+    """
+    return dict(Counter(s.metric for s in scores if s.value is None))
 
 
 def register(app: typer.Typer) -> None:
