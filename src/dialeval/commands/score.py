@@ -61,6 +61,7 @@ def score(
             n = write_jsonl(output, (s for r in runs for s in r.scores))
     except DialevalError as exc:
         fail(exc)
+    nulls = {r.family: _nulls(r.scores) for r in runs}
     summary = {
         "benchmark": bench.name,
         "items": len(bench.candidates),
@@ -69,7 +70,7 @@ def score(
         "engine": run.engine.describe(),
         "cache": run.cache_path(),
         "request": request.record(),
-        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), "null": _nulls(r.scores),
+        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), "null": nulls[r.family],
                                **r.summary} for r in runs},
         "skipped_metrics": skipped,
     }
@@ -79,8 +80,8 @@ def score(
         for r in runs:
             line = f"{r.family:<12} {len(r.scores):>7} scores  {r.seconds:7.2f}s  {r.signature}"
             console.print(line, highlight=False)
-            if nulls := _nulls(r.scores):  # e.g. sbert_ref on items without a reference
-                counts = ", ".join(f"{k} {v}" for k, v in nulls.items())
+            if nulls[r.family]:  # e.g. sbert_ref on items without a reference
+                counts = ", ".join(f"{k} {v}" for k, v in nulls[r.family].items())
                 console.print(f"  without a value (null; why: each score's extras.error): {counts}", highlight=False)
         for name, why in skipped.items():
             console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)

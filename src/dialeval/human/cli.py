@@ -59,6 +59,7 @@ def _study_inputs(
     dialogue-level study without candidates.
     """
     from dialeval.commands.common import load_inputs
+    from dialeval.data.benchmark import check_limit
     from dialeval.errors import InputError
     from dialeval.jsonl import read_unique
     from dialeval.schema import Dialogue
@@ -72,8 +73,7 @@ def _study_inputs(
     if dialogues is None:
         raise InputError("give --dialogues (and --candidates), -b NAME, or --path FILE with a mapping")
     if candidates is None:  # a dialogue-level protocol: every dialogue is a unit
-        if limit is not None and limit < 1:
-            raise InputError(f"must be at least 1 (the first N dialogues), got {limit}", field="--limit")
+        check_limit(limit)
         units = [(k, d) for k, (_, d) in read_unique(dialogues, Dialogue).items()]
         return dict(units[:limit]), []
     bench = load_inputs(None, None, dialogues, candidates, None, limit)  # an empty candidates file is refused there
@@ -294,8 +294,7 @@ def import_agreement(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per row only."),
 ) -> None:
     """Krippendorff's alpha (with bootstrap CIs) on published per-annotator ratings."""
-    from rich.console import Console
-
+    from dialeval.commands.common import out
     from dialeval.commands.tables import ScreenTable
     from dialeval.human.importers import import_agreement as run
     from dialeval.meta.agreement import check_resamples
@@ -314,10 +313,9 @@ def import_agreement(
     body = [([r["dimension"], r["level"]], [f"{r['alpha']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
              str(r["items"]), str(r["annotators"])]) for r in rows]  # fmt: skip
     title = f"Krippendorff's alpha of {source}'s published ratings (95% CI, {n_boot} resamples of items)"
-    console = Console(highlight=False)
-    console.print(ScreenTable(title, ["dimension", "level"], ["alpha [95% CI]", "items", "annotators"], body))
+    out.print(ScreenTable(title, ["dimension", "level"], ["alpha [95% CI]", "items", "annotators"], body))
     for note in dict.fromkeys(r["note"] for r in rows if r["note"]):
-        console.print(f"note: {note}", markup=False, soft_wrap=True)
+        out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

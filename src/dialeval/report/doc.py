@@ -111,6 +111,19 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def table_markdown(table: Table) -> list[str]:
+    r"""Return a table's Markdown lines: its caption in bold (when it has one), the header, the rule, the rows.
+
+    Example:
+        >>> table_markdown(Table(["metric", "r"], [["a|b", "0.5"]]))
+        ['| metric | r |', '|---|---|', '| a\\|b | 0.5 |']
+    """
+    lines = [f"**{table.caption}**", ""] if table.caption else []
+    lines.append("| " + " | ".join(_md_cell(h) for h in table.header) + " |")
+    lines.append("|" + "---|" * len(table.header))
+    return lines + ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
+
+
 def to_markdown(doc: Doc) -> str:
     """Render Markdown: the tables, text and code; a line per figure."""
     lines = [f"# {doc.title}", ""]
@@ -118,11 +131,7 @@ def to_markdown(doc: Doc) -> str:
         lines += [f"## {s.title}", ""]
         for b in s.blocks:
             if isinstance(b, Table):
-                if b.caption:
-                    lines += [f"**{b.caption}**", ""]
-                lines.append("| " + " | ".join(_md_cell(h) for h in b.header) + " |")
-                lines.append("|" + "---|" * len(b.header))
-                lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b.rows]
+                lines += table_markdown(b)
             elif isinstance(b, Figure):
                 lines.append(f"*Figure (in the HTML report): {b.caption}*")
             elif isinstance(b, Code):

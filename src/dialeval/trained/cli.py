@@ -35,6 +35,7 @@ from dialeval.commands.tables import ScreenTable
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError
 from dialeval.report.build import train_cell, train_table
+from dialeval.report.doc import table_markdown
 from dialeval.runinfo import TrainRun, write_run_info
 from dialeval.scoring import ScoringContext, ScoringRequest
 
@@ -51,9 +52,7 @@ def to_markdown(rows: list[dict[str, Any]]) -> str:
         |---|---|---|---|---|---|---|---|---|---|---|---|
         | m | s | 4 |  |  |  | 0.500 [0.100, 0.800] |  |  |  |  |  |
     """
-    table = train_table(rows, "", every_column=True)
-    lines = ["| " + " | ".join(table.header) + " |", "|" + "---|" * len(table.header)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in table.rows])
+    return "\n".join(table_markdown(train_table(rows, "", every_column=True)))
 
 
 def _table(rows: list[dict[str, Any]], title: str) -> ScreenTable:
@@ -139,9 +138,6 @@ def _plan(
     elif logo:
         splits = sp.leave_one_group_out(tr.examples, logo, seed)
     else:
-        n = len({e.group_context for e in tr.examples})
-        if folds > n:
-            raise InputError(f"{folds} folds need at least {folds} contexts; --train has {n}", field="--folds")
         splits = sp.context_folds(tr.examples, folds, seed)
     mode = f"test on {','.join(test_names)}" if test_names else f"leave one {logo} out" if logo else f"{folds} folds"
     return _Plan(kinds, train_names, test_names, per_kind, tr, dims, splits, mode)

@@ -59,8 +59,10 @@ def _contexts(examples: Sequence[Example]) -> list[str]:
 def context_folds(examples: Sequence[Example], k: int = 5, seed: int = 0) -> list[Split]:
     """Return ``k`` folds; each context is in exactly one test fold."""
     ctx = _contexts(examples)
-    if k < 2 or k > len(ctx):
-        raise InputError(f"need 2 <= k <= {len(ctx)} contexts, got k={k}", field="k")
+    if k < 2:
+        raise InputError(f"must be at least 2, got {k}", field="--folds")
+    if k > len(ctx):
+        raise InputError(f"{k} folds need at least {k} contexts; --train has {len(ctx)}", field="--folds")
     random.Random(seed).shuffle(ctx)
     fold_of = {c: i % k for i, c in enumerate(ctx)}
     return [
