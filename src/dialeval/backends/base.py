@@ -18,10 +18,29 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dialeval.backends.structure import AnswerShape
 from dialeval.errors import DialevalError
+
+
+def missing_model(kind: str, model: str) -> str | None:
+    """Return why the local model of a ``llamacpp`` or ``transformers`` backend is not there, or None.
+
+    The backends refuse to start with it; a command checks it before any work (``lmstyle --judge-model``).
+
+    Example:
+        >>> missing_model("llamacpp", "no/such.gguf"), missing_model("llamacpp", ""), missing_model("openai", "x")
+        ('model file not found (give a GGUF file)', None, None)
+    """
+    if kind == "llamacpp" and model and not Path(model).is_file():
+        return "model file not found (give a GGUF file)"
+    if kind == "transformers" and not Path(model).is_dir():
+        return "not a local model directory (the transformers backend loads no hub name)"
+    if kind == "transformers" and not (Path(model) / "config.json").is_file():
+        return "no config.json: not a transformers model directory"
+    return None
 
 
 class BackendError(DialevalError):

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dialeval.backends.base import Backend, BackendError, BackendOptions, ChatRequest, Completion
+from dialeval.backends.base import Backend, BackendError, BackendOptions, ChatRequest, Completion, missing_model
 from dialeval.errors import InputError, MissingExtraError
 from dialeval.signature import file_sha256
 
@@ -71,8 +71,8 @@ def local_server(
     except ImportError as exc:
         raise MissingExtraError("xllamacpp", extra="judge") from exc
     path = str(gguf or default_gguf())
-    if not Path(path).is_file():
-        raise InputError("model file not found (give a GGUF file)", path=path)
+    if why := missing_model("llamacpp", path):
+        raise InputError(why, path=path)
     key = (path, n_ctx, n_parallel)
     with _LOCK:
         if key not in _SERVERS:

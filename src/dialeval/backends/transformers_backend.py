@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dialeval.backends.base import Backend, BackendOptions, ChatRequest, Completion
+from dialeval.backends.base import Backend, BackendOptions, ChatRequest, Completion, missing_model
 from dialeval.backends.structure import AnswerShape, TokenTrie
 from dialeval.errors import InputError, MissingExtraError
 
@@ -38,10 +38,8 @@ class TransformersBackend(Backend):
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:
             raise MissingExtraError("transformers", extra="models") from exc
-        if not Path(model).is_dir():
-            raise InputError("not a local model directory (the transformers backend loads no hub name)", path=model)
-        if not (Path(model) / "config.json").is_file():
-            raise InputError("no config.json: not a transformers model directory", path=model)
+        if why := missing_model("transformers", model):
+            raise InputError(why, path=model)
         self.path = model
         self._torch = torch
         try:

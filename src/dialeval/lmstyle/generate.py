@@ -86,12 +86,11 @@ def check_model_spec(spec: str, option: str) -> None:
         ...
         dialeval.errors.InputError: no/such.gguf: field "--judge-model": model file not found (give a GGUF file)
     """
+    from dialeval.backends.base import missing_model
+
     kind, model, _, _ = parse_model_spec(spec)
-    if kind == "llamacpp" and model and not Path(model).is_file():
-        raise InputError("model file not found (give a GGUF file)", path=model, field=option)
-    if kind == "transformers" and not Path(model).is_dir():
-        raise InputError("not a local model directory (the transformers backend loads no hub name)", path=model,
-                         field=option)  # fmt: skip
+    if why := missing_model(kind, model):
+        raise InputError(why, path=model, field=option)
 
 
 def make_generator(spec: str, in_flight: int = 0) -> tuple[Backend, str]:
