@@ -162,11 +162,12 @@ def check_perturbations(names: Sequence[str], field: str = "--perturb") -> list[
         ...
         dialeval.errors.InputError: field "--perturb": perturbation "negation" is given twice
     """
-    for n, name in enumerate(names):
+    from dialeval.commands.common import ensure_unique
+
+    for name in names:
         if name not in ALL_PERTURBATIONS:
             raise InputError(f'unknown perturbation "{name}"; known: {", ".join(ALL_PERTURBATIONS)}', field=field)
-        if name in names[:n]:
-            raise InputError(f'perturbation "{name}" is given twice', field=field)
+    ensure_unique(names, field, "perturbation")
     return list(names)
 
 

@@ -25,7 +25,6 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dialeval.metrics.base import Metric, MetricInput
@@ -101,19 +100,18 @@ def compute_features(
     items: Sequence[MetricInput],
     families: Sequence[type[Metric]],
     *,
-    cache_path: str | Path | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> tuple[list[dict[str, float | None]], dict[str, str]]:
-    """Score every item with every family's outputs, through the persistent cache.
+    """Score every item with every family's outputs, through the score cache.
 
     A reference-based family gives None for items without references (the
-    models impute them); a non-finite value is None too.
+    models impute them); a non-finite value is None too. The cache and engine are those of the
+    enclosing :func:`scoring_with` block (``train``'s ``--cache`` and ``--engine``), else
+    :func:`dialeval.paths.score_cache_path` on this process.
 
     Args:
         items: Metric inputs.
         families: Metric families (default configs).
-        cache_path: A score cache file of its own (``""``: none); default: the cache of the enclosing
-            :func:`scoring_with` block, else :func:`dialeval.paths.score_cache_path`.
         progress: Called with ``(family, n_items_done)``.
 
     Returns:
@@ -125,9 +123,9 @@ def compute_features(
 
     run = _RUN.get()
     engine, cache = (run.engine, run.cache) if run is not None else (None, None)
-    own = cache_path is not None or run is None  # a cache of its own, opened (and closed) here
+    own = run is None  # a cache of its own, opened (and closed) here
     if own:
-        cache = None if cache_path == "" else ScoreCache(cache_path or score_cache_path())
+        cache = ScoreCache(score_cache_path())
     rows: list[dict[str, float | None]] = [{} for _ in items]
     work = []
     for cls in families:
