@@ -162,12 +162,11 @@ def check_perturbations(names: Sequence[str], field: str = "--perturb") -> list[
         ...
         dialeval.errors.InputError: field "--perturb": perturbation "negation" is given twice
     """
-    from dialeval.commands.common import ensure_unique
-
-    for name in names:
+    for n, name in enumerate(names):  # not ensure_unique: only the command layer imports dialeval.commands
         if name not in ALL_PERTURBATIONS:
             raise InputError(f'unknown perturbation "{name}"; known: {", ".join(ALL_PERTURBATIONS)}', field=field)
-    ensure_unique(names, field, "perturbation")
+        if name in names[:n]:
+            raise InputError(f'perturbation "{name}" is given twice', field=field)
     return list(names)
 
 
