@@ -312,3 +312,50 @@ def test_adding_lora_warns_of_nothing_a_user_can_act_on():
         warnings.simplefilter("error")
         adapted = ct.add_lora(model.encoder, 4, 8)
     assert any("lora_A" in name for name, _ in adapted.named_parameters())
+
+
+def test_a_rerun_under_other_options_is_refused_before_any_data_is_read(tmp_path, trained, monkeypatch):
+    import dataclasses
+    import shutil
+
+    import torch
+
+    out, _ = trained
+    ct.check_resumable(out, MICRO)  # its own options resume
+    with pytest.raises(InputError, match=r"trained with lr=0.0005, steps=4; this run asks for lr=0.001, steps=5\. "):
+        ct.check_resumable(out, dataclasses.replace(MICRO, lr=1e-3, steps=5))
+    monkeypatch.setattr(ct, "draw", lambda *a: pytest.fail("the data was read before the checkpoint was checked"))
+    with pytest.raises(InputError, match="this folder's run was trained with batch_size=4"):
+        ct.main([str(out), "--lr", "0.001"])  # before this check: an optimiser of another shape, after the draw
+    # a checkpoint from before checkpoints kept their config: compared with the card's
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    saved = torch.load(old / "checkpoint.pt", weights_only=False)
+    del saved["state"]["config"]
+    torch.save(saved, old / "checkpoint.pt")
+    with pytest.raises(InputError, match=r"trained with seed=3; this run asks for seed=4"):
+        ct.check_resumable(old, dataclasses.replace(MICRO, seed=4))
+    (old / "card.json").unlink()
+    ct.check_resumable(old, dataclasses.replace(MICRO, seed=4))  # nothing left to compare with
+    (old / "checkpoint.pt").write_bytes(b"torn")
+    with pytest.raises(InputError, match="cannot read the checkpoint to resume from"):
+        ct.check_resumable(old, MICRO)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"layers": 7}, 'field "--layers": all-minilm-l6-v2 has 6 layers, not 7'),
+    ({"max_len": 600}, 'field "--max-len": all-minilm-l6-v2 reads at most 512 tokens, not 600'),
+    ({"max_len": 50}, 'field "--max-response": 48 leaves the context no token in inputs of 50'),
+])  # fmt: skip
+def test_a_shape_the_encoder_cannot_take_is_refused_before_any_data_is_read(tmp_path, monkeypatch, change, message):
+    import dataclasses
+
+    # MiniLM's config.json: 6 layers, 512 positions; assemble() keeps max_len - len(response) - 2 context tokens
+    with pytest.raises(InputError, match=message):
+        ct.check_shape(dataclasses.replace(ct.TrainConfig(), **change))
+    monkeypatch.setattr(ct, "draw", lambda *a: pytest.fail("the data was read before the shape was checked"))
+    flag = {"layers": "--layers", "max_len": "--max-len"}[next(iter(change))]
+    with pytest.raises(InputError, match=message):
+        ct.main([str(tmp_path / "run"), flag, str(next(iter(change.values())))])
+    assert not (tmp_path / "run").exists()
+    ct.check_shape(ct.TrainConfig(layers=6, max_len=51))  # the edges themselves are fine

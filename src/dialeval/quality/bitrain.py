@@ -44,7 +44,7 @@ import json
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -315,7 +315,7 @@ def train(out: Path, data_dir: Path, cfg: BiConfig, minutes: float | None = None
     """Train (resuming from ``out/checkpoint.pt``) on ``device``, export the best checkpoint and write the card."""
     import torch
 
-    from dialeval.quality.crosstrain import GENERIC, resume, run_steps, schedule
+    from dialeval.quality.crosstrain import GENERIC, resume, run_config, run_steps, schedule
 
     t0 = time.perf_counter()
     model, tokenizer = _model(cfg)  # first: a bad --lora-targets fails before the data is read or OUT is made
@@ -328,7 +328,7 @@ def train(out: Path, data_dir: Path, cfg: BiConfig, minutes: float | None = None
     ckpt = out / "checkpoint.pt"
     state = resume(ckpt, model, opt, sched, device)
     if state is None:
-        state = {"step": 0, "curve": [], "best": None, "seconds": 0.0}
+        state = {"step": 0, "curve": [], "best": None, "seconds": 0.0, "config": run_config(cfg)}
         state["before"] = evaluate(model, tokenizer, val_t, cfg)
         print(json.dumps({"step": 0, **state["before"]}), flush=True)
     slots = order(len(train_t), cfg.steps, cfg.batch_size, cfg.seed)
@@ -382,6 +382,7 @@ def write_card(out: Path, data_dir: Path, cfg: BiConfig, state: dict[str, Any], 
     """Write ``out/card.json``: data hashes, config, counts, the held-in AUC curve and the exported step."""
     from dialeval.data._common import sha256_file
     from dialeval.models.loading import encoder_card
+    from dialeval.quality.crosstrain import run_config
     from dialeval.quality.recipes import RECIPES, data_files, machine
 
     kinds: dict[str, int] = {}
@@ -392,7 +393,7 @@ def write_card(out: Path, data_dir: Path, cfg: BiConfig, state: dict[str, Any], 
     card = {
         "what": f"{cfg.encoder} + LoRA, contrastive (in-batch, hard, generic and shuffled-context "
                 "negatives), anchors: last 3 turns and last turn",
-        "config": asdict(cfg), "true_pairs": n_pairs,
+        "config": run_config(cfg), "true_pairs": n_pairs,
         "triples": {"train": len(train_t), "validation": len(val_t), "hard_negatives": dict(sorted(kinds.items()))},
         "data_files": data_files(data_dir, RECIPES[cfg.recipe].sources),
         "encoder": encoder_card(cfg.encoder),
@@ -489,25 +490,26 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
     from dialeval.errors import InputError
     from dialeval.paths import shared_data_dir
-    from dialeval.quality.crosstrain import add_base_options, base_options, check_device
+    from dialeval.quality.argtypes import count, positive, share
+    from dialeval.quality.crosstrain import add_base_options, base_options, check_device, check_resumable
     from dialeval.quality.recipes import RECIPES
 
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("out", type=Path, help="run folder: checkpoint.pt, card.json, adapter.safetensors, model/")
-    ap.add_argument("--steps", type=int, default=BiConfig.steps, help=f"planned steps (default {BiConfig.steps})")
-    ap.add_argument("--minutes", type=float, default=None, help="stop (and export the best checkpoint) after this")
-    ap.add_argument("--stop-at", type=int, default=None, help="stop after this step (the schedule stays --steps)")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the batch order and the model (default 0)")
-    ap.add_argument("--lr", type=float, default=BiConfig.lr, help=f"LoRA learning rate (default {BiConfig.lr})")
-    ap.add_argument("--batch-size", type=int, default=BiConfig.batch_size, help="true pairs per step (default 32)")
+    ap.add_argument("--steps", type=count(1), default=BiConfig.steps, help=f"planned steps (default {BiConfig.steps})")
+    ap.add_argument("--minutes", type=positive, default=None, help="stop (and export the best checkpoint) after this")
+    ap.add_argument("--stop-at", type=count(1), default=None, help="stop after this step (the schedule stays --steps)")
+    ap.add_argument("--seed", type=count(0), default=0, help="seed of the batch order and the model (default 0)")
+    ap.add_argument("--lr", type=positive, default=BiConfig.lr, help=f"LoRA learning rate (default {BiConfig.lr})")
+    ap.add_argument("--batch-size", type=count(1), default=BiConfig.batch_size, help="true pairs per step (default 32)")
     ap.add_argument("--recipe", default=BiConfig.recipe, help=f"pairs of this recipe (default {BiConfig.recipe})")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--threads", type=count(1), default=2, help="torch threads (default 2)")
     ap.add_argument("--bf16", action="store_true", help="training steps under bfloat16 autocast (figures fp32)")
     add_base_options(ap)
     ap.add_argument("--device", default="cpu", help="where the training steps run: cpu (default) or cuda")
     ap.add_argument("--interpolate", type=Path, default=None, metavar="RUN",
                     help="only write OUT as RUN's adapter scaled by --weight (WiSE-FT), and OUT/model")
-    ap.add_argument("--weight", type=float, default=0.5, help="the --interpolate weight in (0, 1] (default 0.5)")
+    ap.add_argument("--weight", type=share, default=0.5, help="the --interpolate weight in (0, 1] (default 0.5)")
     ap.add_argument("--rebuild", action="store_true",
                     help="only write OUT/model from OUT/card.json and OUT/adapter.safetensors (no training)")
     args = ap.parse_args(argv)
@@ -526,6 +528,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")
+    check_resumable(args.out, cfg)
     card = train(args.out, root, cfg, args.minutes, args.stop_at, args.device)
     print(json.dumps({"steps": card["steps_done"], "seconds": card["seconds"], "chosen": card["chosen"]["step"]}))
 

@@ -21,8 +21,9 @@ on every attention and feed-forward projection (``--encoder all-mpnet-base-v2`` 
 head is trained in full.
 Every :data:`CHECKPOINT_EVERY` steps the adapter, head, optimiser and position are saved
 (``OUT/checkpoint.pt``) with the held-in loss and AUC per view and kind of negative;
-a rerun resumes from there. The checkpoint with the best mean held-in AUC is exported
-to ``OUT/model`` (``adapter/``, ``heads.json``) with ``card.json``.
+a rerun with the same options resumes from there (:func:`check_resumable` refuses others).
+The checkpoint with the best mean held-in AUC is exported to ``OUT/model`` (``adapter/``,
+``heads.json``) with ``card.json``.
 
 Example:
     >>> is_generic("I don't know.") and not is_generic("I visited Paris in May.")
@@ -394,7 +395,7 @@ def train(out: Path, data_dir: Path, cfg: TrainConfig, minutes: float | None = N
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: schedule(s, cfg.warmup, cfg.steps))
     ckpt = out / "checkpoint.pt"
     state: dict[str, Any] = resume(ckpt, model, opt, sched, device) or {
-        "step": 0, "curve": [], "best": None, "seconds": 0.0}
+        "step": 0, "curve": [], "best": None, "seconds": 0.0, "config": run_config(cfg)}
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     model.train()
 
@@ -474,6 +475,74 @@ def checkpoint(path: Path, weights: dict[str, Any], opt: Any, sched: Any, state:
     torch.save({"model": weights, "opt": opt.state_dict(), "sched": sched.state_dict(), "rng": torch.get_rng_state(),
                 "state": state}, path.with_suffix(".tmp"))  # fmt: skip
     path.with_suffix(".tmp").replace(path)
+
+
+def run_config(cfg: Any) -> dict[str, Any]:
+    """Return a run's config (a dataclass) as its checkpoint and its card keep it: JSON values, tuples as lists.
+
+    Example:
+        >>> run_config(TrainConfig())["lora_targets"]
+        ['query', 'key', 'value', 'dense']
+    """
+    config: dict[str, Any] = json.loads(json.dumps(asdict(cfg)))
+    return config
+
+
+def check_resumable(out: Path, cfg: Any) -> None:
+    """Refuse a rerun in ``out`` under another config than the one its ``checkpoint.pt`` was trained with.
+
+    A rerun resumes from the checkpoint; under other options it would load an optimiser of another
+    shape (a traceback, after the data is drawn) or go on silently under a mixed recipe. A checkpoint
+    written before checkpoints kept their config is compared with ``out/card.json`` where there is one.
+
+    Raises:
+        InputError: The configs differ (naming each option that differs) or the checkpoint cannot be read.
+    """
+    import torch
+
+    from dialeval.errors import InputError
+
+    ckpt = out / "checkpoint.pt"
+    if not ckpt.exists():
+        return
+    try:
+        saved = torch.load(ckpt, weights_only=False, map_location="cpu")["state"].get("config")
+    except Exception as exc:  # a torn or foreign file: torch raises several kinds
+        raise InputError(f"cannot read the checkpoint to resume from ({type(exc).__name__}); move it away to start "
+                         "again", path=ckpt) from None  # fmt: skip
+    card = out / "card.json"
+    if saved is None and card.exists():
+        saved = json.loads(card.read_text(encoding="utf-8")).get("config")
+    if saved is None:
+        return
+    now = run_config(cfg)
+    differ = [k for k in sorted(set(saved) | set(now)) if saved.get(k) != now.get(k)]
+    if differ:
+        was = ", ".join(f"{k}={saved.get(k)}" for k in differ)
+        asked = ", ".join(f"{k}={now.get(k)}" for k in differ)
+        raise InputError(f"this folder's run was trained with {was}; this run asks for {asked}. Resume it with its "
+                         "own options, or give another folder", path=out)  # fmt: skip
+
+
+def check_shape(cfg: TrainConfig) -> None:
+    """Fail before any data is read when ``--layers``, ``--max-len`` or ``--max-response`` do not fit the encoder.
+
+    Raises:
+        InputError: More layers than the encoder has, inputs longer than its positions (at most 512),
+            or a response budget that leaves the context no token.
+    """
+    from dialeval.errors import InputError
+    from dialeval.models.loading import resolve_encoder_dir
+
+    config = json.loads((resolve_encoder_dir(cfg.encoder) / "config.json").read_text(encoding="utf-8"))
+    depth, longest = int(config["num_hidden_layers"]), min(512, int(config["max_position_embeddings"]))
+    if cfg.layers > depth:
+        raise InputError(f"{cfg.encoder} has {depth} layers, not {cfg.layers}", field="--layers")
+    if cfg.max_len > longest:
+        raise InputError(f"{cfg.encoder} reads at most {longest} tokens, not {cfg.max_len}", field="--max-len")
+    if cfg.max_response + 3 > cfg.max_len:
+        raise InputError(f"{cfg.max_response} leaves the context no token in inputs of {cfg.max_len} (a [CLS] and "
+                         "two [SEP] take 3)", field="--max-response")  # fmt: skip
 
 
 def resume(path: Path, model: Any, opt: Any, sched: Any, device: str = "cpu") -> dict[str, Any] | None:
@@ -562,7 +631,7 @@ def write_card(out: Path, data_dir: Path, cfg: TrainConfig, state: dict[str, Any
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     card = {
         "what": f"multi-view cross-encoder: {cfg.encoder} + LoRA, heads " + ", ".join(VIEWS),
-        "config": asdict(cfg) | {"lora_targets": list(cfg.lora_targets)}, "caps": CAPS, "true_pairs": n_pairs,
+        "config": run_config(cfg), "caps": CAPS, "true_pairs": n_pairs,
         "examples": {"train": len(train_ex), "validation": len(val_ex), "train_by_kind": dict(sorted(kinds.items()))},
         "data_files": data_files(data_dir),
         "encoder": encoder_card(cfg.encoder),
@@ -624,21 +693,26 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
     from dialeval.errors import InputError
     from dialeval.paths import shared_data_dir
+    from dialeval.quality.argtypes import count, positive
 
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("out", type=Path, help="run folder: checkpoint.pt, card.json, model/ (a rerun resumes)")
-    ap.add_argument("--steps", type=int, default=TrainConfig.steps, help=f"planned steps (default {TrainConfig.steps})")
-    ap.add_argument("--minutes", type=float, default=None, help="stop (and export the best checkpoint) after this")
-    ap.add_argument("--stop-at", type=int, default=None, help="stop after this step (the schedule stays --steps)")
+    ap.add_argument("--steps", type=count(1), default=TrainConfig.steps,
+                    help=f"planned steps (default {TrainConfig.steps})")
+    ap.add_argument("--minutes", type=positive, default=None, help="stop (and export the best checkpoint) after this")
+    ap.add_argument("--stop-at", type=count(1), default=None, help="stop after this step (the schedule stays --steps)")
     ap.add_argument("--snapshots", action="store_true", help="also export every checkpoint to OUT/steps/NNNNN")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the data draw, the split and the model (default 0)")
-    ap.add_argument("--lr", type=float, default=TrainConfig.lr, help=f"LoRA learning rate (default {TrainConfig.lr})")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--seed", type=count(0), default=0,
+                    help="seed of the data draw, the split and the model (default 0)")
+    ap.add_argument("--lr", type=positive, default=TrainConfig.lr,
+                    help=f"LoRA learning rate (default {TrainConfig.lr})")
+    ap.add_argument("--threads", type=count(1), default=2, help="torch threads (default 2)")
     ap.add_argument("--device", default="cpu", help="where the training steps run: cpu (default) or cuda")
     ap.add_argument("--overlap-negatives", action="store_true", help="add word-overlap negatives (overlap_negative)")
-    ap.add_argument("--layers", type=int, default=TrainConfig.layers, help="keep the first N layers (default 6)")
-    ap.add_argument("--max-len", type=int, default=TrainConfig.max_len, help="longest input in tokens (default 128)")
-    ap.add_argument("--max-response", type=int, default=TrainConfig.max_response,
+    ap.add_argument("--layers", type=count(1), default=TrainConfig.layers, help="keep the first N layers (default 6)")
+    ap.add_argument("--max-len", type=count(1), default=TrainConfig.max_len,
+                    help="longest input in tokens (default 128)")
+    ap.add_argument("--max-response", type=count(1), default=TrainConfig.max_response,
                     help=f"longest response in tokens (default {TrainConfig.max_response})")  # fmt: skip
     ap.add_argument("--bf16", action="store_true",
                     help="training steps under bfloat16 autocast (about 2x on a CPU with AMX; figures and export fp32)")
@@ -661,6 +735,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                       layers=args.layers, max_len=args.max_len, max_response=args.max_response,
                       bf16=args.bf16, teacher=None if args.teacher is None else str(args.teacher),
                       distill=args.distill, **base_options(args))  # fmt: skip
+    check_shape(cfg)
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to train on")
@@ -674,6 +749,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         for folder in [args.out / "model", *sorted((args.out / "steps").glob("[0-9]*"))]:
             calibrate(folder, tokens, val_ex, cfg)
         return
+    check_resumable(args.out, cfg)
     card = train(args.out, root, cfg, args.minutes, args.stop_at, args.snapshots, args.device)
     print(json.dumps({"steps": card["steps_done"], "seconds": card["seconds"], "chosen": card["chosen"]["step"]}))
 

@@ -133,12 +133,15 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.engagement") -> None:
     """Command line: ``OUT [--seed S] [--per-conversation N] [--limit N]``."""
+    from dialeval.quality.argtypes import count
+
     ap = argparse.ArgumentParser(prog=prog, description="Learn utterance engagement from Chit-Chat's ratings.")
     ap.add_argument("output", type=Path, help="folder for engagement.json and card.json")
-    ap.add_argument("--seed", type=int, default=0, help="seeds the draw of turns and the held-in split (default 0)")
-    ap.add_argument("--per-conversation", type=int, default=PER_CONVERSATION,
+    ap.add_argument("--seed", type=count(0), default=0,
+                    help="seeds the draw of turns and the held-in split (default 0)")
+    ap.add_argument("--per-conversation", type=count(1), default=PER_CONVERSATION,
                     help=f"turns drawn per rated conversation (default {PER_CONVERSATION})")
-    ap.add_argument("--limit", type=int, default=None, help="only the first N conversations (a quick look)")
+    ap.add_argument("--limit", type=count(1), default=None, help="only the first N conversations (a quick look)")
     args = ap.parse_args(argv)
     train(args.output, args.seed, args.per_conversation, args.limit)
 

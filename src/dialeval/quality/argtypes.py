@@ -1,0 +1,73 @@
+"""Argument types of the ``dialeval quality`` research commands (argparse): a bad number is one usage line.
+
+Each is a ``type=`` for ``ArgumentParser.add_argument``; argparse turns its error into
+``PROG: error: argument --steps: must be at least 1, got 0`` before any data is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+
+def count(low: int = 1) -> Callable[[str], int]:
+    """Return an argparse type that reads an integer of at least ``low``.
+
+    Example:
+        >>> count(1)("3")
+        3
+        >>> count(0)("-1")
+        Traceback (most recent call last):
+        argparse.ArgumentTypeError: must be at least 0, got -1
+    """
+
+    def read(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return read
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def positive(text: str) -> float:
+    """Read a finite number above 0 (a learning rate, minutes).
+
+    Example:
+        >>> positive("5e-4")
+        0.0005
+        >>> positive("0")
+        Traceback (most recent call last):
+        argparse.ArgumentTypeError: must be a finite number above 0, got 0
+    """
+    value = _number(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
+    return value
+
+
+def share(text: str) -> float:
+    """Read a number above 0 and at most 1 (a weight that must keep some of what it weighs).
+
+    Example:
+        >>> share("0.5")
+        0.5
+        >>> share("2")
+        Traceback (most recent call last):
+        argparse.ArgumentTypeError: must be above 0 and at most 1, got 2
+    """
+    value = _number(text)
+    if not 0 < value <= 1:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, got {text}")
+    return value
