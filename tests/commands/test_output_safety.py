@@ -215,3 +215,20 @@ def test_a_jsonl_output_named_as_another_format_is_refused(command: list[str], n
     line = refused(invoke(*command, out), f'{out}: field "{option}": names a')
     assert line.endswith(f"but {what} are written as JSON lines: name it {out.with_suffix('.jsonl').name}")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("command", "name"), [
+    (["benchmark", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "x.jsonl"),
+    (["data", "export", "usr-tc", "-o"], "usr-tc.csv"),
+    (["stress", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "stress.md"),
+])  # fmt: skip
+def test_a_new_output_folder_named_as_a_file_is_refused(command: list[str], name: str, tmp_path: Path) -> None:
+    """benchmark -o runs/x.jsonl made a folder named x.jsonl and put scores.jsonl, table.md, ... in it."""
+    out = tmp_path / name
+    line = refused(invoke(*command, out), f'{out}: field "--output": names a file ("{name}"), and this option takes')
+    assert line.endswith("give a folder name")
+    assert not out.exists()
+    out.mkdir()  # a folder that already has such a name is the user's choice, and is used
+    res = invoke(*command, out)
+    assert res.exit_code == 0, res.output
+    assert any(out.iterdir())

@@ -333,6 +333,11 @@ def check_jsonl_name(path: Path | None, what: str, option: str = "--output") -> 
                          f"{path.with_suffix('.jsonl').name}", path=path, field=option)  # fmt: skip
 
 
+#: Suffixes of the files dialeval writes or reads: a new output folder named so is a file name given by mistake
+#: (``benchmark -o runs/x.jsonl`` made a folder ``x.jsonl``). An existing folder so named is used as it is.
+FILE_SUFFIXES = frozenset({".jsonl", ".json", ".csv", ".tsv", ".md", ".html", ".txt", ".png", ".pdf", ".gguf"})
+
+
 def check_output(
     path: Path | None, kind: str = "file", *, option: str = "--output", inputs: Inputs = (), files: Sequence[str] = ()
 ) -> list[Path]:
@@ -362,6 +367,10 @@ def check_output(
         raise InputError("is an existing folder; give the name of a file to write", path=path, field=option)
     if kind == "folder" and path.exists() and not path.is_dir():
         raise InputError("is an existing file; give a folder to write the outputs in", path=path, field=option)
+    if kind == "folder" and not path.exists() and path.suffix.lower() in FILE_SUFFIXES:
+        inside = f" ({', '.join(files)} go in it)" if files else ""
+        raise InputError(f'names a file ("{path.name}"), and this option takes a folder{inside}; give a folder name',
+                         path=path, field=option)  # fmt: skip
     start = path.absolute() if kind == "folder" else path.absolute().parent
     above = next(p for p in (start, *start.parents) if p.exists())
     if not above.is_dir():
