@@ -283,9 +283,12 @@ def score_each(
     for s, (_, cands) in zip(scored, work, strict=True):
         scores: list[Score] = []
         tags = score_tags(cands, dialogues)
-        for cand, got, why, sig, item_tags in zip(cands, s.values, s.reasons, s.signatures, tags, strict=True):
+        items = inputs[id(cands)]
+        for cand, item, got, why, sig, item_tags in zip(cands, items, s.values, s.reasons, s.signatures, tags,
+                                                        strict=True):  # fmt: skip
             for out_name in s.metric.outputs:
                 v = got.get(out_name)
+                lacks = None if v is not None or why else s.metric.lacks(out_name, item)
                 scores.append(
                     Score(
                         item_id=cand.id,
@@ -295,7 +298,7 @@ def score_each(
                         context_id=cand.context_id,
                         system=cand.system,
                         tags=dict(item_tags),
-                        extras={} if v is not None else {"error": why or "metric could not score this item"},
+                        extras={} if v is not None else {"error": why or lacks or "metric could not score this item"},
                         signature=sig,
                     )
                 )

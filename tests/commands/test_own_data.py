@@ -247,8 +247,14 @@ def test_score_counts_the_scores_without_a_value(tmp_path: Path) -> None:
     said "embedding 24 scores" and no more; it now counts the nulls per output, on screen and in --json."""
     write_csv(tmp_path / "my.csv")
     res = ok(run("score", "--path", "my.csv", *COLS, "-m", "embedding,length", "-o", "s.jsonl", cwd=tmp_path))
-    assert "  without a value (null; why: each score's extras.error): sbert_ref 8, sbert_knowledge 8" in res.stderr
+    assert ("  without a value (null): sbert_ref 8 (no reference to compare with), sbert_knowledge 8 (no fact or "
+            "persona line to compare with)") in res.stderr
     assert res.stderr.count("without a value") == 1  # length has a value for every row
+    records = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    errors = {(r["metric"], r["extras"].get("error")) for r in records}
+    # each null says what its item lacks (it said "metric could not score this item")
+    assert errors == {("sbert_ref", "no reference to compare with"), ("sbert_context", None), ("length", None),
+                      ("sbert_knowledge", "no fact or persona line to compare with")}
     res = ok(run("score", "--path", "my.csv", *COLS, "-m", "embedding,length", "-o", "s.jsonl", "--json",
                  cwd=tmp_path))  # fmt: skip
     metrics = json.loads(res.stdout)["metrics"]

@@ -81,13 +81,31 @@ def score(
             line = f"{r.family:<12} {len(r.scores):>7} scores  {r.seconds:7.2f}s  {r.signature}"
             console.print(line, highlight=False)
             if nulls[r.family]:  # e.g. sbert_ref on items without a reference
-                counts = ", ".join(f"{k} {v}" for k, v in nulls[r.family].items())
-                console.print(f"  without a value (null; why: each score's extras.error): {counts}", highlight=False)
+                console.print(f"  without a value (null): {_null_reasons(r.scores)}", highlight=False)
         for name, why in skipped.items():
             console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
         wrote = f"wrote {n} scores for {len(bench.candidates)} items to {output}{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures((s for r in runs for s in r.scores), allow_failures)
+
+
+def _null_reasons(scores: Sequence[Score]) -> str:
+    """Say, per output, how many scores have no value and why (each score's ``extras.error``).
+
+    Example:
+        >>> _null_reasons([Score(item_id=i, metric="sbert_ref", value=None, extras={"error": "no reference"})
+        ...                for i in "ab"])
+        'sbert_ref 2 (no reference)'
+    """
+    why: dict[str, Counter[str]] = {}
+    for s in scores:
+        if s.value is None:
+            why.setdefault(s.metric, Counter())[str(s.extras.get("error", "no reason given"))] += 1
+    parts = []
+    for name, reasons in why.items():
+        told = "; ".join(r if len(reasons) == 1 else f"{n}: {r}" for r, n in reasons.most_common())
+        parts.append(f"{name} {sum(reasons.values())} ({told})")
+    return ", ".join(parts)
 
 
 def _nulls(scores: Sequence[Score]) -> dict[str, int]:

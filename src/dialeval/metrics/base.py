@@ -236,6 +236,14 @@ class Metric(ABC):
         """Return this metric's run counters (judge calls, parse failures, tokens); none by default."""
         return {}
 
+    def lacks(self, output: str, item: MetricInput) -> str | None:
+        """Say what ``item`` lacks for ``output`` to have a value (``"no reference to compare with"``), or None.
+
+        It is the score's ``extras["error"]`` where the value is None and :meth:`why_unscored` knows no
+        reason. Unlike that one, it keeps nothing out of the score cache: a rerun would lack it too.
+        """
+        return None
+
     def why_unscored(self, key: str) -> str | None:
         """Return why this run left the item with input key ``key`` without a value, or None (no reason known).
 

@@ -72,6 +72,17 @@ class EmbeddingMetric(Metric):
         sha = fingerprint(resolve_encoder_dir(self.config.model))
         return {"model_sha": sha, "sentence_transformers": sentence_transformers.__version__}
 
+    def lacks(self, output: str, item: MetricInput) -> str | None:
+        """Name what an output compares the response with, where the item has none of it.
+
+        Example:
+            >>> EmbeddingMetric().lacks("sbert_ref", MetricInput(response="Hi."))
+            'no reference to compare with'
+        """
+        given, what = {"sbert_ref": (item.references, "reference"), "sbert_context": (item.context, "context turn"),
+                       "sbert_knowledge": (item.knowledge, "fact or persona line")}[output]  # fmt: skip
+        return None if given else f"no {what} to compare with"
+
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Score a batch; every distinct text is encoded once."""
         from dialeval.models.loading import load_sentence_encoder
