@@ -153,6 +153,10 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
             'field "params": metric "length" has no parameter "colour"',
         ),
         (lambda: dialeval.score(ROWS, [], cache=False), 'field "metrics": an empty list names no metric'),
+        (lambda: dialeval.score(ROWS, ["length", "length"], cache=False), 'field "metrics": names "length" twice'),
+        # it said "no metric of this run has the parameter length"
+        (lambda: dialeval.score(ROWS, ["length"], params={"length": {"x": 1}}, cache=False),
+         'field "params": "length" is given a mapping: name one parameter per key, e.g. {"length.x": ...}'),
         (lambda: dialeval.score(ROWS, ["length"], cache=Path("/")), '/: field "cache": is a folder'),
         (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "Overall", ["m"]), 'no column "Overall"'),
         (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "m"), "give them with metrics="),
@@ -226,6 +230,8 @@ def test_import_dialeval_loads_neither_pandas_nor_torch() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
     assert callable(dialeval.score) and "score" in dir(dialeval)
+    # what a notebook's completion offers: the API, not the module's own imports (Any, TYPE_CHECKING, version)
+    assert dir(dialeval) == sorted(dialeval.__all__)
 
 
 def test_docs_python_md_runs() -> None:

@@ -185,6 +185,11 @@ def request_of(
     from dialeval.scoring import ScoringRequest
 
     names = [metrics] if isinstance(metrics, str) else metrics
+    for key, value in (params or {}).items():
+        if isinstance(value, Mapping):  # {"bleu": {"smoothing": ...}} read as a parameter named "bleu"
+            inner = next(iter(value), "KEY")
+            raise InputError(f'"{key}" is given a mapping: name one parameter per key, e.g. {{"{key}.{inner}": ...}}',
+                             field="params")  # fmt: skip
     return ScoringRequest(
         metrics=None if names is None else tuple(names),
         params=tuple(f"{key}={value}" for key, value in (params or {}).items()),

@@ -205,7 +205,7 @@ def resolve_metrics(
     or an empty list is an error, never the default set.
 
     Raises:
-        InputError: An empty name, or a family asked for by name that cannot run here.
+        InputError: An empty name, a name given twice, or a family asked for by name that cannot run here.
     """
     skip_unavailable = names is None
     if names is not None and not names:
@@ -213,6 +213,8 @@ def resolve_metrics(
                          "every metric that runs here, is no list at all)", field="--metrics")  # fmt: skip
     if names is not None and any(not n.strip() for n in names):
         raise InputError("empty metric name; name families or outputs, e.g. bleu,length", field="--metrics")
+    if names is not None and (twice := next((n for i, n in enumerate(names) if n in names[:i]), None)):
+        raise InputError(f'names "{twice}" twice', field="--metrics")
     load_builtin_metrics()
     by_family = family_params(params or {})
     chosen: list[type[Metric]] = []
