@@ -161,6 +161,15 @@ REFUSALS: dict[str, tuple[Setup, str]] = {
     "threshold -inf": (lambda t, i: ["--threshold", "-inf"], "between -1 and 1, got -inf"),
     "attention per batch -1": (lambda t, i: ["--attention-per-batch", "-1"],
                                'field "--attention-per-batch": must be 0 or more, got -1'),
+    # the next three were: "attention_per_batch > 0 needs attention-check items" (no option named), a study
+    # whose attention items no annotator saw, and a study made with a seed the others refuse
+    "checks per batch without items": (lambda t, i: ["--attention-per-batch", "2"],
+                                       'field "--attention-per-batch": 2 attention checks per batch need their items'),
+    "check items never shown": (lambda t, i: ["--attention", str(i["candidates"])],
+                                'field "--attention": attention-check items are given, but --attention-per-batch is 0'),
+    "seed -1": (lambda t, i: ["--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
+    "a protocol misspelt": (lambda t, i: ["--protocol", "mousavi"],
+                            'field "--protocol": unknown protocol "mousavi"; did you mean "mousavi-turn"?'),
 }  # fmt: skip
 
 

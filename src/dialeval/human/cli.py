@@ -127,7 +127,7 @@ def create(
             qualification_threshold=threshold,
             payment=payment,
         )
-        check_config(config)  # the options first: no file is read for a layout that cannot work
+        check_config(config, attention=attention is not None)  # the options first: no file read for a bad layout
         dials, cands = _study_inputs(benchmark, dialogues, path, candidates, table, limit)
         qual = _gold(qualification, qualification_ratings, dials, "qualification")
         att = _gold(attention, attention_ratings, dials, "attention")

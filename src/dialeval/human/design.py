@@ -132,13 +132,16 @@ def assign(units: Sequence[str], annotators: Sequence[str], per_item: int, seed:
     return load
 
 
-def check_config(config: StudyConfig, references: Sequence[str] = ()) -> None:
+def check_config(config: StudyConfig, references: Sequence[str] = (), attention: bool | None = None) -> None:
     """Refuse a layout that cannot work, naming the option: every count in range, names distinct.
+
+    ``attention``: whether attention-check items are given (None: not known yet; see :func:`check_attention`).
 
     Raises:
         InputError: No annotators, ``per_item`` outside 1..annotators, ``batch_size`` below 1,
-            ``attention_per_batch`` below 0, a threshold that is not a number in [-1, 1], or a
-            reference annotator named like a worker or the admin.
+            ``attention_per_batch`` below 0, a negative seed, a threshold that is not a number in
+            [-1, 1], a reference annotator named like a worker or the admin, or attention checks
+            asked for without items (or items without a number per batch).
     """
     n = len(config.annotators)
     if n < 1:
@@ -152,6 +155,10 @@ def check_config(config: StudyConfig, references: Sequence[str] = ()) -> None:
         raise InputError(f"must be at least 1, got {config.batch_size}", field="--batch-size")
     if config.attention_per_batch < 0:
         raise InputError(f"must be 0 or more, got {config.attention_per_batch}", field="--attention-per-batch")
+    if config.seed < 0:
+        raise InputError(f"must be >= 0, got {config.seed}", field="--seed")
+    if attention is not None:
+        check_attention(config, attention)
     t = config.qualification_threshold
     if t is not None and not (math.isfinite(t) and -1.0 <= t <= 1.0):
         raise InputError(f"must be a Fleiss' kappa between -1 and 1, got {t}", field="--threshold")
@@ -162,6 +169,25 @@ def check_config(config: StudyConfig, references: Sequence[str] = ()) -> None:
             raise InputError(f'reference annotator "{r}" has the name of {what} (workers: '
                              f"{', '.join(config.annotators)}; admin: {ADMIN}); rename the reference",
                              field="annotator")  # fmt: skip
+
+
+def check_attention(config: StudyConfig, given: bool) -> None:
+    """Refuse attention checks per batch without their items, and items that no batch would show.
+
+    Example:
+        >>> config = StudyConfig("p", 1, annotators=("a01",), per_item=1, batch_size=1, seed=0)
+        >>> check_attention(config, given=True)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--attention": attention-check items are given, but --attention-per-batch \
+is 0, so no annotator would see one; give --attention-per-batch N
+    """
+    if config.attention_per_batch and not given:
+        raise InputError(f"{config.attention_per_batch} attention checks per batch need their items: give --attention "
+                         "(and --attention-ratings)", field="--attention-per-batch")  # fmt: skip
+    if given and not config.attention_per_batch:
+        raise InputError("attention-check items are given, but --attention-per-batch is 0, so no annotator would see "
+                         "one; give --attention-per-batch N", field="--attention")  # fmt: skip
 
 
 def _check_threshold(config: StudyConfig, gold: Sequence[Rating]) -> None:
@@ -210,8 +236,7 @@ def plan_study(
     batches = [main[i : i + config.batch_size] for i in range(0, len(main), config.batch_size)]
     quals = build_units(protocol, dialogues, qualification, "qualification") if qualification else []
     checks = build_units(protocol, dialogues, attention, "attention") if attention else []
-    if config.attention_per_batch and not checks:
-        raise InputError("attention_per_batch > 0 needs attention-check items")
+    check_attention(config, bool(checks))
     annotators = list(config.annotators)
     order: dict[str, list[tuple[Unit, int]]] = defaultdict(list)
     unused_checks = {a: rng.sample(checks, len(checks)) for a in annotators}  # never twice to one annotator

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from dialeval.errors import InputError
+from dialeval.errors import InputError, closest
 from dialeval.signature import text_sha256
 
 DONT_KNOW_VALUE = "dont_know"
@@ -207,8 +207,10 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
 
     path = Path(name_or_path)
     if path.suffix not in {".yaml", ".yml"}:
-        if str(name_or_path) not in bundled_protocols():
-            raise InputError(f"unknown protocol {name_or_path!r}; bundled: {bundled_protocols()}")
+        if str(name_or_path) not in (known := bundled_protocols()):
+            close = closest(str(name_or_path), known)
+            hint = f'did you mean "{close}"?' if close else f"bundled: {', '.join(known)}; or a protocol YAML file"
+            raise InputError(f'unknown protocol "{name_or_path}"; {hint}', field="--protocol")
         path = Path(str(resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml"))
     protocol, text = read_yaml_model(path, Protocol, extra="human")
     return protocol.model_copy(update={"source_sha256": text_sha256(text)})
