@@ -194,3 +194,8 @@ def test_the_format_follows_the_output_suffix(results: dict[str, Path], tmp_path
     invoke(["report", bench, "-f", "tex"])
     assert (tmp_path / "report.tex").read_text().startswith("% dialeval report (needs \\usepackage{booktabs})")
     assert not (tmp_path / "report.html").exists()
+    # -o r.pdf wrote HTML into r.pdf, which a PDF viewer then could not open
+    res = CliRunner().invoke(app, ["report", bench, "-o", "r.pdf"])
+    assert res.exit_code == 2 and not (tmp_path / "r.pdf").exists()
+    assert 'r.pdf: field "--output": names a .pdf file, and the report is HTML, Markdown or LaTeX: name it r.html ' \
+           "(or .md, .tex)" in " ".join(res.output.split())  # fmt: skip

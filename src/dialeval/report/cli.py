@@ -9,7 +9,15 @@ from pathlib import Path
 
 import typer
 
-from dialeval.commands.common import check_given_once, check_output, console, fail, replaced_note, write_text
+from dialeval.commands.common import (
+    FILE_SUFFIXES,
+    check_given_once,
+    check_output,
+    console,
+    fail,
+    replaced_note,
+    write_text,
+)
 from dialeval.errors import DialevalError, InputError
 
 FORMATS = ("html", "md", "tex")
@@ -67,7 +75,8 @@ def format_and_output(fmt: str | None, output: Path | None) -> tuple[str, Path]:
     """Return the format and the file: ``--format``, else the output's suffix, else html; ``report.<format>``.
 
     Raises:
-        InputError: An unknown format, or one the output's suffix contradicts (Markdown in ``report.html``).
+        InputError: An unknown format, one the output's suffix contradicts (Markdown in ``report.html``),
+            or an output named as another kind of file (``report.pdf``).
 
     Example:
         >>> format_and_output(None, Path("r.md")), format_and_output("tex", None), format_and_output(None, None)
@@ -83,6 +92,10 @@ def format_and_output(fmt: str | None, output: Path | None) -> tuple[str, Path]:
         assert output is not None
         raise InputError(f"{fmt} does not go in {output} (a {named} file): name the file "
                          f"{output.with_suffix('.' + fmt)}, or leave --format out", field="--format")  # fmt: skip
+    if output is not None and named is None and output.suffix.lower() in FILE_SUFFIXES:  # HTML written into r.pdf
+        html = output.with_suffix(".html").name
+        raise InputError(f"names a {output.suffix} file, and the report is HTML, Markdown or LaTeX: name it {html} "
+                         "(or .md, .tex)", path=output, field="--output")  # fmt: skip
     chosen = fmt or named or "html"
     return chosen, output if output is not None else Path(f"report.{chosen}")
 
