@@ -153,7 +153,8 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
             'field "params": metric "length" has no parameter "colour"',
         ),
         (lambda: dialeval.score(ROWS, [], cache=False), 'field "metrics": an empty list names no metric'),
-        (lambda: dialeval.score(ROWS, ["length", "length"], cache=False), 'field "metrics": names "length" twice'),
+        (lambda: dialeval.score(ROWS, ["length", "length"], cache=False),
+         'field "metrics": metric "length" is given twice'),
         # it said "no metric of this run has the parameter length"
         (lambda: dialeval.score(ROWS, ["length"], params={"length": {"x": 1}}, cache=False),
          'field "params": "length" is given a mapping: name one parameter per key, e.g. {"length.x": ...}'),
@@ -202,12 +203,18 @@ def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
     assert str(caught.value) == f'{j}:2: field "response": expected a string, found bool'
 
 
-def test_a_column_named_twice_is_correlated_once() -> None:
+def test_a_name_given_twice_is_refused() -> None:
+    """correlate gave a column named twice its rows once; score and every option of the CLI refuse a repeat."""
     df = pd.DataFrame({"m": [1.0, 2.0, 3.0, 5.0], "h": [1.0, 3.0, 2.0, 4.0], "context": ["a", "b", "c", "d"]})
     once = dialeval.correlate(df, "h", ["m"], n_boot=0)
-    twice = dialeval.correlate(df, ["h", "h"], ["m", "m"], method=["spearman", "spearman"], n_boot=0)
-    assert len(once) == 1 and twice.equals(once)
-    assert once["value"][0] == pytest.approx(0.8)  # Spearman of ranks 1,2,3,4 and 1,3,2,4: 1 - 6*2/(4*15)
+    assert len(once) == 1 and once["value"][0] == pytest.approx(0.8)  # ranks 1,2,3,4 and 1,3,2,4: 1 - 6*2/(4*15)
+    for args, message in ((dict(human=["h", "h"], metrics=["m"]), 'field "human": column "h" is given twice'),
+                          (dict(human="h", metrics=["m", "m"]), 'field "metrics": column "m" is given twice'),
+                          (dict(human="h", metrics=["m"], method=["spearman", "spearman"]),
+                           'field "method": method "spearman" is given twice')):  # fmt: skip
+        with pytest.raises(InputError) as caught:
+            dialeval.correlate(df, n_boot=0, **args)  # type: ignore[arg-type]
+        assert str(caught.value) == message
 
 
 def test_none_is_a_missing_value_as_an_empty_csv_cell_is() -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dialeval.atomic import WriteError
-from dialeval.errors import InputError
+from dialeval.errors import InputError, ensure_unique
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -321,8 +321,9 @@ def correlate(
         ``n_groups``, ``note`` and ``signature``.
 
     Raises:
-        InputError: No human column, level or method; a missing or non-numeric column, or an
-            infinite value in one; an unknown level or method; a negative ``n_boot`` or ``seed``.
+        InputError: No human column, level or method; a column, level or method named twice; a
+            missing or non-numeric column, or an infinite value in one; an unknown level or method; a
+            negative ``n_boot`` or ``seed``.
     """
     import pandas as pd
 
@@ -330,7 +331,9 @@ def correlate(
 
     if not (dims := _names(human)):
         raise InputError("no human column to correlate", field="human")
+    ensure_unique(dims, "human")
     names = _metric_columns(df, metrics)
+    ensure_unique(names, "metrics")
     for name in [*dims, *names, *([by] if by is not None and by != "system" else [])]:
         if name not in df.columns:
             raise InputError(f'no column "{name}"; the columns: {", ".join(map(str, df.columns))}', field=name)
@@ -346,8 +349,8 @@ def correlate(
 
 
 def _names(value: str | Sequence[str]) -> list[str]:
-    """Return one name or several as a list, each once (a column named twice is correlated once)."""
-    return [value] if isinstance(value, str) else list(dict.fromkeys(value))
+    """Return one name or several as a list."""
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _metric_columns(df: pd.DataFrame, metrics: Sequence[str] | None) -> list[str]:

@@ -18,6 +18,22 @@ def closest(name: str, known: Iterable[str], cutoff: float = 0.5) -> str | None:
     return found[0] if found else None
 
 
+def ensure_unique(names: Iterable[str], field: str, what: str = "column") -> None:
+    """Reject a name given twice in a list of names (the first repeat, in order): an option, a list argument.
+
+    Example:
+        >>> ensure_unique(["a", "b", "a"], "--reference-col")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--reference-col": column "a" is given twice
+    """
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise InputError(f'{what} "{n}" is given twice', field=field)
+        seen.add(n)
+
+
 class DialevalError(Exception):
     """Base class for every error dialeval raises on purpose."""
 

@@ -116,3 +116,14 @@ def test_an_n_a_figure_says_why_under_the_table(files: tuple[Path, Path], tmp_pa
         assert line in res.output.splitlines() and line in table_md.splitlines()
     full = invoke("meta", s, "-r", r, "--boot", "0", "-l", "turn")
     assert "n/a" not in full.output
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("-m", "bleu2,bleu2", 'field "--metrics": metric "bleu2" is given twice'),
+    ("--level", "turn,turn", 'field "--level": level "turn" is given twice'),
+    ("--method", "spearman,kendall,spearman", 'field "--method": method "spearman" is given twice'),
+])  # fmt: skip
+def test_a_name_given_twice_is_refused(files: tuple[Path, Path], option: str, value: str, message: str) -> None:
+    """Each gave its rows once, silently, where --perturb, --reference-col and the others refuse a repeat."""
+    s, r = files
+    refused(invoke("meta", s, "-r", r, "--boot", "0", option, value), message)

@@ -244,14 +244,20 @@ def test_an_undefined_turn_figure_counts_contexts_as_a_defined_one_does():
     assert (flat.n_items, flat.n_groups) == (fine.n_items, fine.n_groups) == (8, 4)
 
 
-def test_a_name_given_twice_gives_its_rows_once():
+@pytest.mark.parametrize(("repeat", "message"), [
+    ({"dimension": ["Overall", "Overall"]}, 'field "dimension": dimension "Overall" is given twice'),
+    ({"metrics": ["m", "m"]}, 'field "metrics": metric "m" is given twice'),
+    ({"levels": ("turn", "system", "turn")}, 'field "level": level "turn" is given twice'),
+    ({"methods": ("pearson", "kendall", "pearson")}, 'field "method": method "pearson" is given twice'),
+])  # fmt: skip
+def test_a_name_given_twice_is_refused(repeat: dict[str, object], message: str) -> None:
+    """It gave its rows once (and before that, twice); a repeat is refused as every option refuses one."""
     scores, ratings = _two_systems(3)
-    once = correlation_table(scores, ratings, dimension="Overall", metrics=["m"], n_boot=10)
-    twice = correlation_table(
-        scores, ratings, dimension=["Overall", "Overall"], metrics=["m", "m"],
-        levels=("turn", "system", "turn"), methods=("pearson", "spearman", "kendall", "pearson"), n_boot=10,
-    )  # fmt: skip
-    assert len(once) == 6 and twice == once  # 2 levels x 3 methods, as without the repeats
+    args = {"dimension": "Overall", "metrics": ["m"], "n_boot": 10, **repeat}
+    with pytest.raises(InputError) as err:
+        correlation_table(scores, ratings, **args)  # type: ignore[arg-type]
+    assert str(err.value) == message
+    assert len(correlation_table(scores, ratings, dimension="Overall", metrics=["m"], n_boot=10)) == 6
 
 
 def _two_systems(n_systems: int) -> tuple[list[Score], list[Rating]]:

@@ -113,7 +113,7 @@ def test_an_output_names_parameters_count_when_asking_whether_its_family_can_run
                                               ([], "an empty list names no metric"),
                                               # a name given twice was scored once, silently, where every other
                                               # option refuses a repeat
-                                              (["length", "bleu", "length"], 'names "length" twice')])  # fmt: skip
+                                              (["length", "bleu", "length"], 'metric "length" is given')])  # fmt: skip
 def test_an_empty_metric_name_is_an_error_not_the_default_set(names: list[str], words: str) -> None:
     with pytest.raises(InputError) as err:
         resolve_metrics(names)

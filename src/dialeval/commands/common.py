@@ -18,7 +18,7 @@ from rich.console import Console
 
 from dialeval.atomic import atomic_write, special_kind
 from dialeval.data.benchmark import Benchmark
-from dialeval.errors import DialevalError, InputError
+from dialeval.errors import DialevalError, InputError, ensure_unique
 from dialeval.jsonl import check_file, read_jsonl
 from dialeval.schema import Rating, Score
 
@@ -555,19 +555,3 @@ def fail(exc: DialevalError) -> NoReturn:
 
     console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
-
-
-def ensure_unique(names: Sequence[str], field: str, what: str = "column") -> None:
-    """Reject a name given twice in a repeatable option (the first repeat, in order).
-
-    Example:
-        >>> ensure_unique(["a", "b", "a"], "--reference-col")
-        Traceback (most recent call last):
-        ...
-        dialeval.errors.InputError: field "--reference-col": column "a" is given twice
-    """
-    seen = set()
-    for n in names:
-        if n in seen:
-            raise InputError(f'{what} "{n}" is given twice', field=field)
-        seen.add(n)

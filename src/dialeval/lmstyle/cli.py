@@ -15,7 +15,6 @@ from dialeval import __version__
 from dialeval.commands.common import (
     check_output,
     console,
-    ensure_unique,
     fail,
     out,
     replaced_note,
@@ -24,7 +23,7 @@ from dialeval.commands.common import (
     write_text,
 )
 from dialeval.commands.options import run_options
-from dialeval.errors import DialevalError, InputError
+from dialeval.errors import DialevalError, InputError, ensure_unique
 from dialeval.runinfo import LmstyleRun, MetricInfo, command_line, write_run_info
 from dialeval.scoring import ScoringRequest
 

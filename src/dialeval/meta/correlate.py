@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dialeval.errors import InputError
+from dialeval.errors import InputError, ensure_unique
 from dialeval.meta.align import Aligned, align
 from dialeval.meta.bootstrap import METHODS, Method, draw_counts, percentile_ci
 from dialeval.meta.levels import LEVELS, Level, prepare
@@ -60,6 +60,7 @@ def check_names(
         bad = [v if v.strip() else repr(v) for v in given if v not in known]
         if bad:
             raise InputError(f"unknown {name} {', '.join(bad)}; use {', '.join(known)}", field=field)
+        ensure_unique(given, field, name)
     return tuple(m for m in methods if m in METHODS)  # type: ignore[misc]
 
 
@@ -180,7 +181,7 @@ def correlation_table(
 ) -> list[CorrelationRow]:
     """Correlate every metric with the human mean of ``dimension`` (or each of several dimensions).
 
-    A dimension, metric, level or method named twice gives its rows once.
+    A dimension, metric, level or method named twice is refused (it gave its rows twice, or "scores item twice").
 
     Args:
         scores: Metric scores.
@@ -197,16 +198,17 @@ def correlation_table(
         Rows ordered by dimension, group (``"all"`` first), level, metric, method.
 
     Raises:
-        InputError: No level, method or dimension, an unknown level or method, a negative ``n_boot``
-            or ``seed``, a metric the scores do not hold, a dimension nobody rated, or an unknown ``by`` tag.
+        InputError: No level, method or dimension, an unknown level or method, a name given twice, a
+            negative ``n_boot`` or ``seed``, a metric the scores do not hold, a dimension nobody rated, or an
+            unknown ``by`` tag.
     """
     check_boot(n_boot, seed=seed, seed_field="seed")
-    levels, methods = list(dict.fromkeys(levels)), list(dict.fromkeys(methods))  # a name given twice: one row
     typed_methods = check_names(levels, methods)
-    dims = [dimension] if isinstance(dimension, str) else list(dict.fromkeys(dimension))
+    dims = [dimension] if isinstance(dimension, str) else list(dimension)
     if not dims:
         raise InputError("no dimension given", field="dimension")
-    metrics = None if metrics is None else list(dict.fromkeys(metrics))
+    ensure_unique(dims, "dimension", "dimension")
+    ensure_unique(metrics or [], "metrics", "metric")
     rows: list[CorrelationRow] = []
     for dim in dims:
         aligned = align(scores, ratings, dimension=dim, metrics=metrics)

@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dialeval.errors import InputError
+from dialeval.errors import InputError, ensure_unique
 from dialeval.metrics import METRICS, load_builtin_metrics
 from dialeval.metrics.base import PREFIXES, Metric, metric_by_output
 
@@ -213,8 +213,8 @@ def resolve_metrics(
                          "every metric that runs here, is no list at all)", field="--metrics")  # fmt: skip
     if names is not None and any(not n.strip() for n in names):
         raise InputError("empty metric name; name families or outputs, e.g. bleu,length", field="--metrics")
-    if names is not None and (twice := next((n for i, n in enumerate(names) if n in names[:i]), None)):
-        raise InputError(f'names "{twice}" twice', field="--metrics")
+    if names is not None:
+        ensure_unique(names, "--metrics", "metric")
     load_builtin_metrics()
     by_family = family_params(params or {})
     chosen: list[type[Metric]] = []

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dialeval.errors import InputError
+from dialeval.errors import InputError, ensure_unique
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
 from dialeval.metrics.base import Metric
 from dialeval.schema import Candidate, Dialogue, Score, Turn
@@ -162,11 +162,10 @@ def check_perturbations(names: Sequence[str], field: str = "--perturb") -> list[
         ...
         dialeval.errors.InputError: field "--perturb": perturbation "negation" is given twice
     """
-    for n, name in enumerate(names):  # not ensure_unique: only the command layer imports dialeval.commands
+    for name in names:
         if name not in ALL_PERTURBATIONS:
             raise InputError(f'unknown perturbation "{name}"; known: {", ".join(ALL_PERTURBATIONS)}', field=field)
-        if name in names[:n]:
-            raise InputError(f'perturbation "{name}" is given twice', field=field)
+    ensure_unique(names, field, "perturbation")
     return list(names)
 
 
