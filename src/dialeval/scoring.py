@@ -409,7 +409,7 @@ class ScoringRequest(BaseModel):
         engine: ``local`` or ``ray``.
         ray_address: Ray cluster to join (None: start Ray here).
         ray_workers: Ray actors per metric (None: the cluster's CPUs).
-        ray_cpus: CPUs per Ray actor.
+        ray_cpus: CPUs per Ray actor (None: 1).
         cache: The score cache file (None: :func:`dialeval.paths.score_cache_path`).
         no_cache: Read and write no score cache.
         progress: Show progress bars (only when stderr is a terminal).
@@ -427,7 +427,7 @@ class ScoringRequest(BaseModel):
     engine: str = "local"
     ray_address: str | None = None
     ray_workers: int | None = None
-    ray_cpus: float = 1.0
+    ray_cpus: float | None = None
     cache: Path | None = None
     no_cache: bool = False
     progress: bool = True

@@ -103,3 +103,14 @@ def test_options_a_command_cannot_honour_are_refused_in_one_line(
     errors = [line for line in res.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and all(w in errors[0] for w in words), res.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("ray_option", [["--ray-address", "auto"], ["--ray-workers", "2"],
+                                        ["--ray-cpus-per-worker", "2"]])  # fmt: skip
+def test_a_ray_option_without_the_ray_engine_is_refused(tmp_path: Path, ray_option: list[str]) -> None:
+    """--ray-cpus-per-worker without --engine ray was ignored, where --ray-address and --ray-workers were refused."""
+    out = tmp_path / "s.jsonl"
+    res = invoke("score", "-b", "usr-tc", "--limit", "1", "-m", "length", *ray_option, "--no-cache", "-o", out)
+    assert res.exit_code == 2, res.output
+    assert 'field "--engine": --ray-address, --ray-workers and --ray-cpus-per-worker need --engine ray' in res.output
+    assert not out.exists()

@@ -49,7 +49,9 @@ _RUN_PARAMS = [
         ("ray_workers", int | None, typer.Option(
             None, "--ray-workers", help="Ray actors per metric (default: cluster CPUs)."
         )),
-        ("ray_cpus", float, typer.Option(1.0, "--ray-cpus-per-worker", help="CPUs (torch threads) per Ray actor.")),
+        ("ray_cpus", float | None, typer.Option(
+            None, "--ray-cpus-per-worker", help="CPUs (torch threads) per Ray actor (default: 1)."
+        )),
         ("cache", Path | None, typer.Option(
             None, "--cache",
             help="Score cache (SQLite); default $DIALEVAL_SCORE_CACHE or ~/.cache/dialeval/scores.sqlite.",

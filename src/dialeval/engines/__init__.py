@@ -70,7 +70,7 @@ def run_context(
     *,
     address: str | None = None,
     workers: int | None = None,
-    cpus_per_worker: float = 1.0,
+    cpus_per_worker: float | None = None,
     cache: str | Path | None = None,
     no_cache: bool = False,
 ) -> tuple[Engine, ScoreCache | None]:
@@ -80,7 +80,8 @@ def run_context(
     share the options' meaning and the default cache (:func:`dialeval.paths.score_cache_path`).
 
     Raises:
-        InputError: An unknown engine, ``cache`` with ``no_cache``, or Ray options without ``ray``.
+        InputError: An unknown engine, ``cache`` with ``no_cache``, or Ray options without ``ray``
+            (``cpus_per_worker`` None: 1 on Ray).
 
     Example:
         >>> engine, cache = run_context(no_cache=True)
@@ -92,9 +93,10 @@ def run_context(
 
     if no_cache and cache is not None:
         raise InputError("--cache and --no-cache contradict each other", field="--no-cache")
-    if engine != "ray" and (address is not None or workers is not None):
-        raise InputError("--ray-address and --ray-workers need --engine ray", field="--engine")
-    runner = make_engine(engine, address=address, workers=workers, cpus_per_worker=cpus_per_worker)
+    if engine != "ray" and (address is not None or workers is not None or cpus_per_worker is not None):
+        raise InputError("--ray-address, --ray-workers and --ray-cpus-per-worker need --engine ray", field="--engine")
+    runner = make_engine(engine, address=address, workers=workers,
+                         cpus_per_worker=1.0 if cpus_per_worker is None else cpus_per_worker)  # fmt: skip
     return runner, None if no_cache else ScoreCache(cache or score_cache_path())
 
 
