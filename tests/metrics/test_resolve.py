@@ -27,6 +27,16 @@ def test_a_typo_gets_the_closest_name_and_an_unknown_prefix_is_a_plain_unknown_m
         family("nope:x")
 
 
+
+@pytest.mark.parametrize(("name", "example"), [("judge", "judge:cpdscore-detail (dialeval metrics lists them)"),
+                                               ("trained", "trained:PATH (a model folder dialeval train saved)")])
+def test_a_prefix_alone_says_how_its_metrics_are_named(name: str, example: str) -> None:
+    """-p judge.k=1 and -m judge said 'did you mean "rouge"?'."""
+    with pytest.raises(UnknownNameError) as err:
+        family(name)
+    assert str(err.value) == f'unknown metric "{name}": its metrics are named "{name}:...", e.g. {example}'
+
+
 def test_parameters_are_typed_and_unknown_keys_or_families_are_errors():
     fams, _ = resolve_metrics(["bleu", "embedding"])
     pairs = parse_params(["bleu.smoothing=method1", "embedding.model=all-minilm-l6-v2"])

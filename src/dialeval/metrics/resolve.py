@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dialeval.errors import InputError, ensure_unique
+from dialeval.errors import InputError, UnknownNameError, ensure_unique
 from dialeval.metrics import METRICS, load_builtin_metrics
 from dialeval.metrics.base import PREFIXES, Metric, metric_by_output
 
@@ -176,9 +176,18 @@ def family(name: str) -> type[Metric]:
     Example:
         >>> family("rougeL").name
         'rouge'
+        >>> family("judge")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.UnknownNameError: unknown metric "judge": its metrics are named "judge:...", e.g. judge:...
     """
     load_builtin_metrics()
     prefix, sep, _ = name.partition(":")
+    if not sep and name in PREFIXES and name not in METRICS:  # "judge" read as a family: it suggested "rouge"
+        known = [n for n in METRICS.names() if n.startswith(f"{name}:")]
+        saved = f"{name}:PATH (a model folder dialeval train saved)"
+        example = f"{known[0]} (dialeval metrics lists them)" if known else saved
+        raise UnknownNameError(f'unknown metric "{name}": its metrics are named "{name}:...", e.g. {example}')
     if sep and name not in METRICS and prefix in PREFIXES:
         factory = PREFIXES.get(prefix)
         if callable(factory):
