@@ -61,6 +61,19 @@ def test_a_plot_of_a_perturbation_not_run_is_refused(tmp_path: Path) -> None:
             'field "--plot": --plot does not apply to dailydialog++')  # fmt: skip
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--split", "dev"], 'field "--split": applies to -b dailydialog++ only'),  # both were ignored on usr-tc
+    (["--refs", "2"], 'field "--refs": applies to -b dailydialog++ only'),
+    # DailyDialog++ has 5 good responses per context: --refs 5 ranked none and said "no knowledge in DailyDialog++"
+    (["-b", "dailydialog++", "--refs", "5"],
+     'field "--refs": 5 would hold out every good response of 2 of the 2 contexts, leaving none to rank: give at '
+     "most 4"),
+])  # fmt: skip
+def test_a_dailydialogpp_option_that_cannot_apply_is_refused(tmp_path: Path, args: list[str], message: str) -> None:
+    refused(invoke("stress", *args, "-m", "length", "--limit", "2", "--no-cache", "-o", tmp_path / "o"), message)
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize(("args", "words"), [
     (["--perturb", ""], 'field "--perturb": empty perturbation name'),  # was: every perturbation
     (["--perturb", "negation,"], 'field "--perturb": empty perturbation name in "negation," (name 2 of 2)'),

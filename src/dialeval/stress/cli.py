@@ -148,8 +148,10 @@ def stress(
         None, "--plot", help="Perturbations to draw per-subset score distributions for, among those run "
         "(default: negation when it runs; none: no figure).",
     ),
-    split: str = typer.Option("test", "--split", help="dailydialog++: test or dev."),
-    refs: int = typer.Option(1, "--refs", help="dailydialog++: good responses per context held out as references."),
+    split: str | None = typer.Option(None, "--split", help="dailydialog++: test (default) or dev."),
+    refs: int | None = typer.Option(
+        None, "--refs", help="dailydialog++: good responses per context held out as references (default 1)."
+    ),
     output: Path = typer.Option(Path("runs/stress"), "--output", "-o", help="Output folder."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON only."),
     allow_failures: bool = allow_failures_option,
@@ -172,6 +174,9 @@ def stress(
         replaced = check_output(output, "folder", inputs=inputs, files=files)
         if subset_param and subsets != "judge":
             raise InputError("--subset-param needs --subsets judge", field="--subset-param")
+        for option, given in (("--split", split), ("--refs", refs)):
+            if given is not None and not _ranks(benchmark):  # they were ignored
+                raise InputError("applies to -b dailydialog++ only", field=option)
         from dialeval.meta.correlate import check_boot
 
         check_boot(n_boot, field="--n-boot", seed=seed)  # numpy's errors came after the scoring
@@ -182,7 +187,8 @@ def stress(
     opts = _StressOptions(benchmark, path, perturb, limit, seed, n_boot, subsets, subset_param, plot,
                           dialogues, candidates, table, show=not as_json)  # fmt: skip
     if _ranks(benchmark):
-        ranked = _ranking(opts, split, refs, output, as_json, run, replaced_note(replaced))
+        ranked = _ranking(opts, split or "test", 1 if refs is None else refs, output, as_json, run,
+                          replaced_note(replaced))  # fmt: skip
         check_request_failures(ranked, allow_failures)
         return
     started = time.perf_counter()

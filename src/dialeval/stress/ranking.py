@@ -102,15 +102,24 @@ def hold_out_references(candidates: Sequence[Candidate], n_refs: int) -> list[Ca
         ...                 tags={"label": l, "index": str(k)}) for l, k in [("good", 1), ("good", 0), ("random", 0)]]
         >>> [(c.id, c.references) for c in hold_out_references(cs, 1)]
         [('d:good1', ['good0']), ('d:random0', ['good0'])]
+        >>> hold_out_references(cs, 2)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--refs": 2 would hold out every good response of 1 of the 1 contexts, \
+leaving none to rank: give at most 1
     """
-    if n_refs < 0:
-        from dialeval.errors import InputError
+    from dialeval.errors import InputError
 
+    if n_refs < 0:
         raise InputError("--refs must be 0 or more", field="--refs")
     goods: dict[str, list[Candidate]] = {}
     for c in candidates:
         if c.tags.get("label") == GOOD:
             goods.setdefault(c.context_id, []).append(c)
+    if goods and n_refs >= (fewest := min(map(len, goods.values()))):  # it ranked nothing, and said "no knowledge"
+        emptied = sum(len(cs) <= n_refs for cs in goods.values())
+        raise InputError(f"{n_refs} would hold out every good response of {emptied} of the {len(goods)} contexts, "
+                         f"leaving none to rank: give at most {fewest - 1}", field="--refs")  # fmt: skip
     refs = {ctx: sorted(cs, key=lambda c: int(c.tags.get("index", "0")))[:n_refs] for ctx, cs in goods.items()}
     held = {c.id for cs in refs.values() for c in cs}
     return [
