@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import httpx
-from tests.human.conftest import dialogues_and_candidates, start_server
+from tests.human.conftest import dialogues_and_candidates, free_port, make_study, start_server
 from typer.testing import CliRunner
 
 from dialeval.cli import app
@@ -149,3 +155,46 @@ def test_create_takes_the_first_n_contexts_and_says_what_it_made(tmp_path: Path,
     res = runner.invoke(app, ["study", "create", str(tmp_path / "z"), "-b", "usr-pc", "--limit", "0"])
     assert res.exit_code == 2 and 'field "--limit": must be at least 1' in res.output
     assert not (tmp_path / "z").exists()
+
+
+def _lines(proc: subprocess.Popen[str], n: int, seconds: float = 30) -> list[str]:
+    """The first ``n`` lines the process writes to stderr, or those written within ``seconds``."""
+    assert proc.stderr is not None
+    lines: list[str] = []
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stderr, selectors.EVENT_READ)
+        deadline = time.monotonic() + seconds
+        while len(lines) < n and sel.select(max(0.0, deadline - time.monotonic())):
+            lines.append(proc.stderr.readline().strip())
+    return lines
+
+
+def test_serve_prints_links_a_browser_here_opens_and_study_links_to_the_same_app(tmp_path: Path) -> None:
+    """On --host 0.0.0.0 --port N it printed http://0.0.0.0:N/admin (no address a browser should be sent to) and
+    "dialeval study links DIR", whose links default to port 8000: every annotator link pointed at no app."""
+    access = make_study(tmp_path / "study")
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", "from dialeval.cli import app; app()", "study", "serve",
+                             str(tmp_path / "study"), "--host", "0.0.0.0", "--port", str(port)],
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    try:
+        lines = _lines(proc, 3)
+        base = f"http://127.0.0.1:{port}"
+        assert lines[0] == f"admin: {base}/admin#token={access['admin']}"
+        assert lines[1] == f"annotator links: dialeval study links {tmp_path / 'study'} --base-url {base}"
+        assert lines[2].startswith("listening on every address of this machine (0.0.0.0)")
+        printed = runner.invoke(app, lines[1].split()[3:])  # the command it tells the user to run
+        assert printed.exit_code == 0, printed.output
+        first = printed.output.splitlines()[0].split("\t")[1]
+        assert first.startswith(f"{base}/#token=")
+        for _ in range(100):  # the link it prints reaches the app
+            try:
+                assert httpx.get(first.split("#")[0], timeout=1).status_code == 200
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the app never answered at the printed link")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)

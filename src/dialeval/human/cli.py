@@ -160,10 +160,27 @@ def _created_line(study_dir: Path, summary: dict[str, int]) -> str:
             f"{_count(c['attention_units'], 'attention unit')}")  # fmt: skip
 
 
+#: Where `study links` says annotators reach the app unless --base-url says otherwise (`study serve`'s defaults).
+DEFAULT_APP_URL = "http://127.0.0.1:8000"
+#: Hosts that listen on every address: no browser should be sent there.
+WILDCARDS = ("0.0.0.0", "::", "")
+
+
+def app_url(host: str, port: int) -> str:
+    """Return the address a browser on this machine opens for an app served on ``host:port``.
+
+    Example:
+        >>> app_url("127.0.0.1", 8000), app_url("0.0.0.0", 8123), app_url("::1", 80)
+        ('http://127.0.0.1:8000', 'http://127.0.0.1:8123', 'http://[::1]:80')
+    """
+    shown = "127.0.0.1" if host in WILDCARDS else f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
 @study_app.command("links")
 def links(
     study_dir: Path = typer.Argument(..., help=STUDY_DIR_HELP),
-    base_url: str = typer.Option("http://127.0.0.1:8000", help="Where annotators reach the app (`study serve`)."),
+    base_url: str = typer.Option(DEFAULT_APP_URL, help="Where annotators reach the app (`study serve`)."),
 ) -> None:
     """Print the per-annotator links and the admin link."""
     access, _ = _study(study_dir)
@@ -191,8 +208,13 @@ def serve(
         check_serving(port, host, workers=workers)  # uvicorn: a traceback for a bad port, any --workers taken
     except DialevalError as exc:
         fail(exc)
-    typer.echo(f"admin: http://{host}:{port}/admin#token={access['admin']}", err=True)
-    typer.echo(f"annotator links: dialeval study links {study_dir}", err=True)
+    base = app_url(host, port)
+    typer.echo(f"admin: {base}/admin#token={access['admin']}", err=True)
+    given = "" if base == DEFAULT_APP_URL else f" --base-url {base}"  # links' default is port 8000 on 127.0.0.1
+    typer.echo(f"annotator links: dialeval study links {study_dir}{given}", err=True)
+    if host in WILDCARDS:
+        typer.echo(f"listening on every address of this machine ({host}): annotators elsewhere reach it at its "
+                   "name or address in place of 127.0.0.1", err=True)  # fmt: skip
     import os
 
     os.environ["DIALEVAL_STUDY_DB"] = url
