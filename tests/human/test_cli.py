@@ -198,3 +198,15 @@ def test_serve_prints_links_a_browser_here_opens_and_study_links_to_the_same_app
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+
+
+def test_links_take_an_app_address_and_no_other(tmp_path: Path) -> None:
+    """--base-url foo printed "foo/#token=..." and a trailing slash "http://h:8000//#token=..."."""
+    access = make_study(tmp_path / "study")
+    res = runner.invoke(app, ["study", "links", str(tmp_path / "study"), "--base-url", "http://h:8000/"])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[-1] == f"admin\thttp://h:8000/admin#token={access['admin']}"
+    for bad in ("foo", "ftp://h", "http://h:1/?a=1", "http://"):
+        res = runner.invoke(app, ["study", "links", str(tmp_path / "study"), "--base-url", bad])
+        assert res.exit_code == 2 and "#token=" not in res.output
+        assert f'field "--base-url": "{bad}" is not where a browser reaches the app' in " ".join(res.output.split())

@@ -183,7 +183,16 @@ def links(
     base_url: str = typer.Option(DEFAULT_APP_URL, help="Where annotators reach the app (`study serve`)."),
 ) -> None:
     """Print the per-annotator links and the admin link."""
+    from urllib.parse import urlsplit
+
+    from dialeval.errors import InputError
+
     access, _ = _study(study_dir)
+    parts = urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        fail(InputError(f'"{base_url}" is not where a browser reaches the app; give http(s)://HOST:PORT, as `study '
+                        "serve` prints it", field="--base-url"))  # fmt: skip
+    base_url = base_url.strip().rstrip("/")  # a trailing / gave links with "//#token="
     for name, token in access["annotators"].items():
         typer.echo(f"{name}\t{base_url}/#token={token}")
     typer.echo(f"admin\t{base_url}/admin#token={access['admin']}")
