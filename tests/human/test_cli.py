@@ -80,6 +80,7 @@ def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     ratings = read_jsonl(tmp_path / "ratings.jsonl", Rating)
     assert len(ratings) == 12 * 3 * 4
+    assert out.output.strip() == f"wrote 144 ratings to {tmp_path / 'ratings.jsonl'}"  # it said "144 ratings -> ..."
     m1 = {r.value for r in ratings if r.item_id.endswith(":m1")}
     assert m1 == {1.0}
     gt = [r for r in ratings if r.item_id.endswith("ground-truth") and r.annotator == "a03"]

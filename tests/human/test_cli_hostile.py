@@ -238,7 +238,10 @@ def test_export_refuses_to_write_over_the_study_it_reads(tmp_path: Path, inputs:
         assert message == (f'error: {study / name}: field "OUTPUT": is read from the folder given to STUDY_DIR '
                            f"({study}): writing it would destroy the input; give another name")  # fmt: skip
     assert {name: (study / name).read_bytes() for name in before} == before
-    assert dialeval("study", "export", str(study), str(tmp_path / "r.jsonl")).returncode == 0  # the study still reads
+    done = dialeval("study", "export", str(study), str(tmp_path / "r.jsonl"))  # the study still reads
+    assert done.returncode == 0
+    assert done.stdout.strip() == (f"wrote 0 ratings to {tmp_path / 'r.jsonl'} (no answer yet: annotators answer "
+                                   "through `dialeval study serve`)")  # fmt: skip
 
 
 def test_a_database_that_is_not_a_study_is_one_error(tmp_path: Path, inputs: dict[str, Path]) -> None:

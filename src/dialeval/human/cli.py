@@ -276,7 +276,8 @@ def export(
             n = write_jsonl(output, study_ratings(conn, proto, kinds, numeric=numeric))
     except DialevalError as exc:
         fail(exc)
-    typer.echo(f"{n} ratings -> {output}")
+    empty = " (no answer yet: annotators answer through `dialeval study serve`)" if n == 0 else ""
+    typer.echo(f"wrote {_count(n, 'rating')} to {output}{empty}")
 
 
 def _study_files(study_dir: Path, url: str) -> list[tuple[str, Path, Path]]:
