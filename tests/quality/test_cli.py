@@ -30,14 +30,15 @@ def test_a_missing_argument_is_argparses_one_line_error_and_exit_code_2() -> Non
 def test_an_unknown_recipe_for_the_encoder_run_is_one_line_before_any_work(tmp_path) -> None:
     res = CliRunner().invoke(app, ["quality", "train-encoder", str(tmp_path / "run"), "--recipe", "bogus"])
     assert res.exit_code == 2
-    assert 'error: field "recipe": unknown recipe "bogus"; use default, all, all-hard, tiny' in res.output
+    # the options' names (they named the library's arguments, "recipe" and "device")
+    assert 'error: field "--recipe": unknown recipe "bogus"; use default, all, all-hard, tiny' in res.output
     assert not (tmp_path / "run").exists()
 
 
 def test_the_encoder_run_checks_its_device_and_encoder_before_any_work(tmp_path) -> None:
     res = CliRunner().invoke(app, ["quality", "train-encoder", str(tmp_path / "run"), "--device", "gpu"])
     assert res.exit_code == 2
-    assert 'field "device": "gpu" is not a device training runs on; use cpu, cuda or cuda:N' in res.output
+    assert 'field "--device": "gpu" is not a device training runs on; use cpu, cuda or cuda:N' in res.output
     res = CliRunner().invoke(app, ["quality", "train-encoder", str(tmp_path / "run"), "--encoder", str(tmp_path / "x")])
     assert res.exit_code == 2 and "is neither a packaged encoder" in res.output
     res = CliRunner().invoke(app, ["quality", "train-encoder", str(tmp_path / "run"), "--rebuild"])

@@ -100,7 +100,7 @@ def test_cli_another_encoder_with_an_ensemble_recipe_or_a_bad_name_is_one_clear_
 
     res = CliRunner().invoke(app, ["quality", "train", "--recipe", "default", "--encoder", "all-mpnet-base-v2",
                                    "-o", str(tmp_path / "a")])  # fmt: skip
-    assert res.exit_code == 2 and 'field "encoder"' in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and 'field "--encoder"' in res.output and "Traceback" not in res.output
     assert "without one (all, all-hard, tiny)" in " ".join(res.output.split())  # the recipes without an ensemble
     res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "--encoder", str(tmp_path / "none"),
                                    "-o", str(tmp_path / "b")])  # fmt: skip
@@ -115,6 +115,6 @@ def test_cli_a_device_torch_does_not_know_or_cannot_see_is_one_clear_error_befor
 
     res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "--device", "gpu", "-o", str(tmp_path)])
     assert res.exit_code == 2 and "Traceback" not in res.output
-    expected = 'field "device": "gpu" is not a device training runs on; use cpu, cuda or cuda:N'
+    expected = 'field "--device": "gpu" is not a device training runs on; use cpu, cuda or cuda:N'
     assert expected in " ".join(res.output.split())
     assert not (tmp_path / "heads").exists()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.commands.common import check_output, console, fail
+from dialeval.commands.common import check_output, console, fail, fields_as_options
 from dialeval.errors import DialevalError, InputError
 
 quality_app = typer.Typer(help="Train and compare the parts of the reference-free quality metric.",
@@ -87,6 +87,10 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
     say(f"wrote {output}")
 
 
+#: Fields the training library names as arguments, which these commands take as options of the same name.
+LIBRARY_FIELDS = ("recipe", "encoder", "device")
+
+
 @quality_app.command("train")
 def train(
     output: Path = typer.Option(..., "--output", "-o", help="Folder for heads/ and quality/ with their cards."),
@@ -106,7 +110,8 @@ def train(
         check_resamples(n_boot, field="--n-boot")  # the card's CIs (0 stopped in formatting None, after training)
         check_boot(n_boot, field="--n-boot", seed=seed)  # a negative seed stopped the ensemble, after training
         check_output(output, "folder")
-        train_self_supervised(output, recipe, seed, n_boot, encoder, device)
+        with fields_as_options(*LIBRARY_FIELDS):
+            train_self_supervised(output, recipe, seed, n_boot, encoder, device)
     except DialevalError as exc:
         fail(exc)
 
@@ -156,7 +161,8 @@ def _pass_on(module: str, args: list[str], prog: str) -> None:
     import importlib
 
     try:
-        importlib.import_module(module).main(args, prog)
+        with fields_as_options(*LIBRARY_FIELDS):
+            importlib.import_module(module).main(args, prog)
     except DialevalError as exc:
         fail(exc)
     except SystemExit as exc:  # argparse's --help (0) or its one-line usage error (2)
