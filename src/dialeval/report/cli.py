@@ -44,6 +44,7 @@ def report(
     try:
         fmt, output = format_and_output(fmt, output)
         replaced = check_output(output, inputs=_inputs(folders, study))
+        check_report_name(output)
         check_given_once(folders, "FOLDERS", "folders")  # its sections were written twice
         check_given_once(study, "--study", "study exports")
         results = [load_results(f) for f in folders]
@@ -67,6 +68,24 @@ def report(
     console.print(f"wrote {output}{replaced_note(replaced)}", highlight=False, markup=False, soft_wrap=True)
 
 
+def check_report_name(output: Path) -> None:
+    """Refuse an output named as another kind of file than a report (``report.pdf``: HTML was written into it).
+
+    Called after :func:`~dialeval.commands.common.check_output`: an output that is one of the inputs is worse news.
+
+    Example:
+        >>> check_report_name(Path("r.pdf"))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: r.pdf: field "--output": names a .pdf file, and the report is HTML, Markdown or \
+LaTeX: name it r.html (or .md, .tex)
+    """
+    if output.suffix.lower() not in SUFFIXES and output.suffix.lower() in FILE_SUFFIXES:
+        html = output.with_suffix(".html").name
+        raise InputError(f"names a {output.suffix} file, and the report is HTML, Markdown or LaTeX: name it {html} "
+                         "(or .md, .tex)", path=output, field="--output")  # fmt: skip
+
+
 #: The suffixes that name a format.
 SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".tex": "tex"}
 
@@ -75,8 +94,7 @@ def format_and_output(fmt: str | None, output: Path | None) -> tuple[str, Path]:
     """Return the format and the file: ``--format``, else the output's suffix, else html; ``report.<format>``.
 
     Raises:
-        InputError: An unknown format, one the output's suffix contradicts (Markdown in ``report.html``),
-            or an output named as another kind of file (``report.pdf``).
+        InputError: An unknown format, or one the output's suffix contradicts (Markdown in ``report.html``).
 
     Example:
         >>> format_and_output(None, Path("r.md")), format_and_output("tex", None), format_and_output(None, None)
@@ -92,10 +110,6 @@ def format_and_output(fmt: str | None, output: Path | None) -> tuple[str, Path]:
         assert output is not None
         raise InputError(f"{fmt} does not go in {output} (a {named} file): name the file "
                          f"{output.with_suffix('.' + fmt)}, or leave --format out", field="--format")  # fmt: skip
-    if output is not None and named is None and output.suffix.lower() in FILE_SUFFIXES:  # HTML written into r.pdf
-        html = output.with_suffix(".html").name
-        raise InputError(f"names a {output.suffix} file, and the report is HTML, Markdown or LaTeX: name it {html} "
-                         "(or .md, .tex)", path=output, field="--output")  # fmt: skip
     chosen = fmt or named or "html"
     return chosen, output if output is not None else Path(f"report.{chosen}")
 
