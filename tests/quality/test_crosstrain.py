@@ -359,3 +359,17 @@ def test_a_shape_the_encoder_cannot_take_is_refused_before_any_data_is_read(tmp_
         ct.main([str(tmp_path / "run"), flag, str(next(iter(change.values())))])
     assert not (tmp_path / "run").exists()
     ct.check_shape(ct.TrainConfig(layers=6, max_len=51))  # the edges themselves are fine
+
+
+def test_the_shape_check_reads_the_layer_count_under_each_configs_name(tmp_path):
+    """check_shape read config["num_hidden_layers"]: a folder whose config names it n_layers (DistilBERT) was a
+    KeyError traceback. It reads the count as BERTScore's layer bound does (models.loading.encoder_shape)."""
+    import dataclasses
+
+    folder = tmp_path / "enc"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"n_layers": 3, "max_position_embeddings": 512}', encoding="utf-8")
+    with pytest.raises(InputError, match=f'field "--layers": {folder} has 3 layers, not 4'):
+        ct.check_shape(dataclasses.replace(ct.TrainConfig(), encoder=str(folder), layers=4))
+    (folder / "config.json").write_text("{}", encoding="utf-8")  # says neither: loading the model reports it
+    ct.check_shape(dataclasses.replace(ct.TrainConfig(), encoder=str(folder), layers=4))

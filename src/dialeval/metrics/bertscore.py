@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dialeval.errors import DialevalError, InputError
+from dialeval.errors import InputError
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
 from dialeval.metrics.rules import rule
 from dialeval.models.loading import DEFAULT_ENCODER
@@ -40,17 +40,9 @@ def model_layers(config: Any) -> int | None:
         >>> model_layers(BertScoreConfig(model="/no/such/folder")) is None
         True
     """
-    from dialeval.models.loading import resolve_encoder_dir
+    from dialeval.models.loading import encoder_shape
 
-    try:
-        found = json.loads((resolve_encoder_dir(config.model) / "config.json").read_text(encoding="utf-8"))
-    except (DialevalError, OSError, ValueError):
-        return None  # a missing model is reported where it is loaded
-    if isinstance(found, dict):
-        for key in ("num_hidden_layers", "n_layers", "num_layers"):
-            if isinstance(found.get(key), int):
-                return int(found[key])
-    return None
+    return encoder_shape(config.model)[0]
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import contextlib
 import fcntl
 import functools
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dialeval.errors import InputError, MissingExtraError
+from dialeval.errors import DialevalError, InputError, MissingExtraError
 from dialeval.models.device import check_device
 from dialeval.paths import cache_dir
 from dialeval.signature import file_sha256
@@ -92,6 +93,28 @@ def resolve_encoder_dir(name_or_path: str) -> Path:
             field="model",
         )
     return path
+
+
+def encoder_shape(name_or_path: str) -> tuple[int | None, int | None]:
+    """Return an encoder's layer count and its longest input in tokens, as its ``config.json`` says them.
+
+    Each is None where the config does not say it or cannot be read here (a missing model is reported
+    where it is loaded). The longest input is at most 512 (MPNet's 514 positions count two it reserves).
+
+    Example:
+        >>> encoder_shape(DEFAULT_ENCODER), encoder_shape("/no/such/folder")
+        ((6, 512), (None, None))
+    """
+    try:
+        found = json.loads((resolve_encoder_dir(name_or_path) / "config.json").read_text(encoding="utf-8"))
+    except (DialevalError, OSError, ValueError):
+        return None, None
+    if not isinstance(found, dict):
+        return None, None
+    layers = next((int(found[k]) for k in ("num_hidden_layers", "n_layers", "num_layers")
+                   if isinstance(found.get(k), int)), None)  # fmt: skip
+    positions = found.get("max_position_embeddings")
+    return layers, min(512, positions) if isinstance(positions, int) else None
 
 
 @contextlib.contextmanager

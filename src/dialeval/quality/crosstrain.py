@@ -532,13 +532,12 @@ def check_shape(cfg: TrainConfig) -> None:
             or a response budget that leaves the context no token.
     """
     from dialeval.errors import InputError
-    from dialeval.models.loading import resolve_encoder_dir
+    from dialeval.models.loading import encoder_shape
 
-    config = json.loads((resolve_encoder_dir(cfg.encoder) / "config.json").read_text(encoding="utf-8"))
-    depth, longest = int(config["num_hidden_layers"]), min(512, int(config["max_position_embeddings"]))
-    if cfg.layers > depth:
+    depth, longest = encoder_shape(cfg.encoder)  # None where the config does not say: loading reports it
+    if depth is not None and cfg.layers > depth:
         raise InputError(f"{cfg.encoder} has {depth} layers, not {cfg.layers}", field="--layers")
-    if cfg.max_len > longest:
+    if longest is not None and cfg.max_len > longest:
         raise InputError(f"{cfg.encoder} reads at most {longest} tokens, not {cfg.max_len}", field="--max-len")
     if cfg.max_response + 3 > cfg.max_len:
         raise InputError(f"{cfg.max_response} leaves the context no token in inputs of {cfg.max_len} (a [CLS] and "
