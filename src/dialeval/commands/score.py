@@ -70,8 +70,9 @@ def score(
         "engine": run.engine.describe(),
         "cache": run.cache_path(),
         "request": request.record(),
-        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3), "null": nulls[r.family],
-                               **r.summary} for r in runs},
+        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3),
+                               "null": {k: c.total() for k, c in nulls[r.family].items()}, **r.summary}
+                    for r in runs},
         "skipped_metrics": skipped,
     }
     if as_json:
@@ -81,7 +82,7 @@ def score(
             line = f"{r.family:<12} {len(r.scores):>7} scores  {r.seconds:7.2f}s  {r.signature}"
             console.print(line, highlight=False)
             if nulls[r.family]:  # e.g. sbert_ref on items without a reference
-                console.print(f"  without a value (null): {_null_reasons(r.scores)}", highlight=False)
+                console.print(f"  without a value (null): {_null_line(nulls[r.family])}", highlight=False)
         for name, why in skipped.items():
             console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
         wrote = f"wrote {n} scores for {len(bench.candidates)} items to {output}{replaced_note(replaced)}"
@@ -89,33 +90,33 @@ def score(
     check_request_failures((s for r in runs for s in r.scores), allow_failures)
 
 
-def _null_reasons(scores: Sequence[Score]) -> str:
-    """Say, per output, how many scores have no value and why (each score's ``extras.error``).
+def _nulls(scores: Sequence[Score]) -> dict[str, Counter[str]]:
+    """Return, per output, why its scores without a value have none (each score's ``extras.error``), counted.
 
     Example:
-        >>> _null_reasons([Score(item_id=i, metric="sbert_ref", value=None, extras={"error": "no reference"})
-        ...                for i in "ab"])
-        'sbert_ref 2 (no reference)'
+        >>> _nulls([Score(item_id="a", metric="m", value=None, extras={"error": "no reference"}),
+        ...         Score(item_id="b", metric="m", value=1.0)])
+        {'m': Counter({'no reference': 1})}
     """
     why: dict[str, Counter[str]] = {}
     for s in scores:
         if s.value is None:
             why.setdefault(s.metric, Counter())[str(s.extras.get("error", "no reason given"))] += 1
-    parts = []
-    for name, reasons in why.items():
-        told = "; ".join(r if len(reasons) == 1 else f"{n}: {r}" for r, n in reasons.most_common())
-        parts.append(f"{name} {sum(reasons.values())} ({told})")
-    return ", ".join(parts)
+    return why
 
 
-def _nulls(scores: Sequence[Score]) -> dict[str, int]:
-    """Return how many scores of each output have no value.
+def _null_line(nulls: dict[str, Counter[str]]) -> str:
+    """Say, per output, how many scores have no value and why.
 
     Example:
-        >>> _nulls([Score(item_id="a", metric="m", value=None), Score(item_id="b", metric="m", value=1.0)])
-        {'m': 1}
+        >>> _null_line({"sbert_ref": Counter({"no reference": 2}), "x": Counter({"timeout": 2, "refused": 1})})
+        'sbert_ref 2 (no reference), x 3 (2: timeout; 1: refused)'
     """
-    return dict(Counter(s.metric for s in scores if s.value is None))
+    parts = []
+    for name, reasons in nulls.items():
+        told = "; ".join(r if len(reasons) == 1 else f"{n}: {r}" for r, n in reasons.most_common())
+        parts.append(f"{name} {reasons.total()} ({told})")
+    return ", ".join(parts)
 
 
 def register(app: typer.Typer) -> None:
