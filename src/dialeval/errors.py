@@ -34,6 +34,19 @@ def ensure_unique(names: Iterable[str], field: str, what: str = "column") -> Non
         seen.add(n)
 
 
+def check_seed(seed: int, field: str = "--seed") -> None:
+    """Refuse a negative seed: numpy's generators take none, and llama.cpp reads one as "a random seed".
+
+    Example:
+        >>> check_seed(-1)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--seed": must be >= 0, got -1
+    """
+    if seed < 0:
+        raise InputError(f"must be >= 0, got {seed}", field=field)
+
+
 class DialevalError(Exception):
     """Base class for every error dialeval raises on purpose."""
 

@@ -22,7 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from dialeval.atomic import atomic_write
-from dialeval.errors import InputError
+from dialeval.errors import InputError, check_seed
 from dialeval.human import store
 from dialeval.human.protocol import Protocol
 from dialeval.schema import Candidate, Dialogue, Rating
@@ -155,8 +155,7 @@ def check_config(config: StudyConfig, references: Sequence[str] = (), attention:
         raise InputError(f"must be at least 1, got {config.batch_size}", field="--batch-size")
     if config.attention_per_batch < 0:
         raise InputError(f"must be 0 or more, got {config.attention_per_batch}", field="--attention-per-batch")
-    if config.seed < 0:
-        raise InputError(f"must be >= 0, got {config.seed}", field="--seed")
+    check_seed(config.seed)
     if attention is not None:
         check_attention(config, attention)
     t = config.qualification_threshold

@@ -23,7 +23,7 @@ from dialeval.commands.common import (
     write_text,
 )
 from dialeval.commands.options import run_options
-from dialeval.errors import DialevalError, InputError, ensure_unique
+from dialeval.errors import DialevalError, InputError, check_seed, ensure_unique
 from dialeval.runinfo import LmstyleRun, MetricInfo, command_line, write_run_info
 from dialeval.scoring import ScoringRequest
 
@@ -54,8 +54,7 @@ def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -
 
     if max_tokens < 1:
         raise InputError(f"must be at least 1, got {max_tokens}", field="--max-tokens")
-    if seed < 0:  # llama.cpp reads a negative seed as "a random one": the same command, other responses
-        raise InputError(f"must be >= 0, got {seed}", field="--seed")
+    check_seed(seed)  # llama.cpp read a negative seed as "a random one": the same command, other responses
     if not 0 <= temperature < float("inf"):  # a negative one was sent to the backend, which sampled anyway
         raise InputError(f"must be 0 (greedy) or more, got {temperature}", field="--temperature")
     stops = tuple(codecs.decode(s, "unicode_escape") for s in stop) if stop else GenerationSettings.stop
