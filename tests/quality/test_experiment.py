@@ -134,7 +134,7 @@ def test_a_bad_head_option_fails_before_any_feature_is_computed(tmp_path, monkey
 @pytest.mark.parametrize(("spec", "message"), [
     ("usr-tc,usr-pc,nope", "unknown benchmark 'nope'; known: "),
     ("usr-tc,usr-pc", "give at least 3 rated sets"),
-    ("usr-tc,usr-pc,usr-tc,gupta-dailydialog", "names usr-tc twice"),
+    ("usr-tc,usr-pc,usr-tc,gupta-dailydialog", 'benchmark "usr-tc" is given twice'),
 ])  # fmt: skip
 def test_a_bad_benchmarks_option_fails_before_any_feature_is_computed(tmp_path, monkeypatch, spec, message):
     def no_work(*_args, **_kwargs):

@@ -64,8 +64,9 @@ def test_bad_input_errors(tmp_path: Path) -> None:
         (["--train", "usr-pc", "--test", "usr-tc", "--model", "gpt"], 'unknown model "gpt"'),
         # the first ran and stopped in 'metric "pred" scores item ... twice'; the second wrote its rows twice;
         # the third was accepted; the fourth named the field "k"
-        (["--train", "usr-pc", "--test", "usr-tc,usr-tc"], 'field "--test": a benchmark is listed twice in --test'),
-        (["--train", "usr-pc", "--test", "usr-tc", "--model", "tfidf-lr,tfidf-lr"], "a model is listed twice"),
+        (["--train", "usr-pc", "--test", "usr-tc,usr-tc"], 'field "--test": benchmark "usr-tc" is given twice'),
+        (["--train", "usr-pc", "--test", "usr-tc", "--model", "tfidf-lr,tfidf-lr"],
+         'field "--model": model "tfidf-lr" is given twice'),
         (["--train", "usr-pc", "--test", "usr-tc", "--n-boot", "-1"], 'field "--n-boot": must be >= 0'),
         (["--train", "usr-pc", "--folds", "1"], 'field "--folds": must be at least 2, got 1'),
         # the first wrote results of no model; the second read "usr-tc," as usr-tc

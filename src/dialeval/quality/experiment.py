@@ -449,15 +449,14 @@ def parse_benchmarks(spec: str, minimum: int = 3, field: str = "benchmarks") -> 
         []
     """
     from dialeval.data.catalog import list_benchmarks
-    from dialeval.errors import InputError
+    from dialeval.errors import InputError, ensure_unique
 
     names = [n.strip() for n in spec.split(",") if n.strip()]
     known = [e.name for e in list_benchmarks()]
     unknown = [n for n in names if n not in known]
     if unknown:
         raise InputError(f"unknown benchmark {unknown[0]!r}; known: {', '.join(known)}", field=field)
-    if twice := next((n for i, n in enumerate(names) if n in names[:i]), None):
-        raise InputError(f"names {twice} twice", field=field)
+    ensure_unique(names, field, "benchmark")
     if len(names) < minimum:
         raise InputError(f"give at least {minimum} rated sets (got {', '.join(names) or 'none'}): each fold is "
                          "fitted on all the others", field=field)  # fmt: skip

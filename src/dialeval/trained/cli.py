@@ -33,7 +33,7 @@ from dialeval.commands.common import (
 from dialeval.commands.options import run_options
 from dialeval.commands.tables import ScreenTable
 from dialeval.data.benchmark import Benchmark
-from dialeval.errors import DialevalError, InputError
+from dialeval.errors import DialevalError, InputError, ensure_unique
 from dialeval.report.build import train_cell, train_table
 from dialeval.report.doc import table_markdown
 from dialeval.runinfo import TrainRun, write_run_info
@@ -113,8 +113,7 @@ def _plan(
         raise InputError("give exactly one of --test, --logo, --folds")
     if folds and folds < 2:
         raise InputError(f"must be at least 2, got {folds}", field="--folds")
-    if len(set(kinds)) != len(kinds):  # each model's rows were written twice
-        raise InputError("a model is listed twice in --model", field="--model")
+    ensure_unique(kinds, "--model", "model")  # each model's rows were written twice
     own: dict[str, Benchmark] = {}
     if path is not None:
         bench = load_inputs(None, path, None, None, None, None, table=table)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dialeval.errors import InputError
+from dialeval.errors import InputError, ensure_unique
 from dialeval.trained.data import Example, dimension_for, examples_from
 from dialeval.trained.evaluate import correlations, evaluate
 from dialeval.trained.evaluator import Evaluator
@@ -223,8 +223,7 @@ def check_names(train: Sequence[str], test: Sequence[str], own: Collection[str] 
     if both:
         raise InputError(f"benchmark(s) {', '.join(sorted(both))} both in --train and --test", field="--test")
     for option, names in (("--train", train), ("--test", test)):
-        if len(set(names)) != len(names):
-            raise InputError(f"a benchmark is listed twice in {option}", field=option)
+        ensure_unique(names, option, "benchmark")
 
 
 __all__ = ["Dataset", "baseline_rows", "check_names", "dimension_for", "load_dataset", "run_all", "run_split"]
