@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import selectors
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -159,14 +161,20 @@ def test_create_takes_the_first_n_contexts_and_says_what_it_made(tmp_path: Path,
 
 
 def _lines(proc: subprocess.Popen[str], n: int, seconds: float = 30) -> list[str]:
-    """The first ``n`` lines the process writes to stderr, or those written within ``seconds``."""
+    """The first ``n`` lines the process writes to stderr, or those written within ``seconds``.
+
+    A thread reads them: ``select`` on the pipe cannot see lines that the first ``readline`` already pulled into
+    the file object's buffer, so a select loop waited out its deadline when the lines came in one write.
+    """
     assert proc.stderr is not None
+    stream = proc.stderr
+    got: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [got.put(stream.readline().strip()) for _ in range(n)], daemon=True).start()
     lines: list[str] = []
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stderr, selectors.EVENT_READ)
-        deadline = time.monotonic() + seconds
-        while len(lines) < n and sel.select(max(0.0, deadline - time.monotonic())):
-            lines.append(proc.stderr.readline().strip())
+    deadline = time.monotonic() + seconds
+    with contextlib.suppress(queue.Empty):
+        while len(lines) < n:
+            lines.append(got.get(timeout=max(0.0, deadline - time.monotonic())))
     return lines
 
 
