@@ -174,6 +174,11 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
         (lambda: dialeval.correlate(RATED, "h", ["m"], seed=-1), 'field "seed": must be >= 0, got -1'),
         (lambda: dialeval.correlate(RATED, "h", ["m"], by=""), 'no column ""'),
         (lambda: dialeval.load_benchmark("usr-tx"), 'did you mean "usr-tc"'),
+        # each was "expected a DataFrame, a list of dicts or a path, got list/dict", naming neither the row nor the fix
+        (lambda: dialeval.score([ROWS[0], ("Hi", "Hello")], ["length"], cache=False),
+         "data:2: row is a tuple, not a dict (a list is read as one dict per row)"),
+        (lambda: dialeval.score({"context": ["Hi"], "response": ["Hello"]}, ["length"], cache=False),
+         "got dict (a dict of columns: pass pd.DataFrame(data))"),
         # the CLI refuses Infinity in a scores file; the API used it as a number
         (lambda: dialeval.correlate(RATED.assign(m=[1.0, float("inf"), 3.0, 4.0]), "h", ["m"]),
          'data:2: field "m": inf is not a finite number'),

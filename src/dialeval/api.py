@@ -211,10 +211,15 @@ def _read(
         return _read_path(Path(data), wanted, context_col, response_col)
     if isinstance(data, pd.DataFrame):
         frame = data
-    elif isinstance(data, Sequence) and all(isinstance(r, Mapping) for r in data):
+    elif isinstance(data, Sequence) and not isinstance(data, bytes):
+        row = next((n for n, r in enumerate(data, 1) if not isinstance(r, Mapping)), None)
+        if row is not None:  # a list of tuples or of strings: say which row, not just "list"
+            kind = type(data[row - 1]).__name__
+            raise InputError(f"row is a {kind}, not a dict (a list is read as one dict per row)", path=DATA, line=row)
         frame = pd.DataFrame(list(data))
     else:
-        raise InputError(f"expected a DataFrame, a list of dicts or a path, got {type(data).__name__}")
+        hint = " (a dict of columns: pass pd.DataFrame(data))" if isinstance(data, Mapping) else ""
+        raise InputError(f"expected a DataFrame, a list of dicts or a path, got {type(data).__name__}{hint}")
     if isinstance(frame.columns, pd.MultiIndex) or not all(isinstance(c, str) for c in frame.columns):
         raise InputError("the data's column names must be strings")
     records = frame.to_dict("records")
