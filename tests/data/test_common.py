@@ -21,6 +21,30 @@ def test_a_header_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
     assert names == {"a": 0, "b": 1} and [r for _, r in rows] == [["1", "2", "3", "4"]]
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # it read one row, Hi / "Hello\nYo,there\nA,B\n": the rows after the stray quote were dropped, silently
+        ('context,response\nHi,"Hello\nYo,there\nA,B\n', ":2: not valid CSV: a quote opened in this row is never"),
+        # it read "Hello there", dropping the quotes the writer meant to keep
+        ('context,response\nHi,"Hello" there\nYo,x\n', ":2: not valid CSV: a quoted field goes on after its"),
+    ],
+)
+def test_a_stray_quote_is_refused_naming_the_row_it_opens(tmp_path: Path, text: str, message: str) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text(text)
+    with pytest.raises(InputError) as caught:
+        read_csv_rows(p, required=["context", "response"])
+    assert str(caught.value).startswith(f"{p}{message}")
+
+
+def test_quotes_written_as_a_csv_writer_writes_them_are_read_back(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text('context,response\nHi,"He said ""hi"", then\nleft"\nYo,say "no" twice\n')
+    assert read_csv_rows(p, required=["context"])[1][0][1] == ["Hi", 'He said "hi", then\nleft']
+    assert read_csv_rows(p, required=["context"])[1][1][1] == ["Yo", 'say "no" twice']  # a quote inside a field
+
+
 def test_a_missing_column_spelled_in_another_case_is_named(tmp_path: Path) -> None:
     p = tmp_path / "t.csv"
     p.write_text("Context,Response\nHi,Hello\n")

@@ -131,7 +131,7 @@ def read_csv_rows(
     names: dict[str, int] = {}
     width = header_width = 0
     with open_text(path) as handle:
-        reader = csv.reader(handle, delimiter=delimiter)
+        reader = csv.reader(handle, delimiter=delimiter, strict=True)  # a stray quote is an error, not a merged row
         start = 1
         try:
             for row in reader:
@@ -156,10 +156,24 @@ def read_csv_rows(
                     )
                 rows.append((where, row))
         except csv.Error as exc:
-            raise Where(path, line=start).error(f"not valid CSV ({exc})") from None
+            raise Where(path, line=start).error(_csv_problem(exc)) from None
     if header and not names:
         raise InputError("empty file: expected a header row", path=path)
     return names, rows
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    """Say what a quoting error of the ``csv`` module means for the row it was found in.
+
+    Example:
+        >>> _csv_problem(csv.Error("unexpected end of data"))
+        'not valid CSV: a quote opened in this row is never closed (the rest of the file would be one field)'
+    """
+    if str(exc) == "unexpected end of data":
+        return "not valid CSV: a quote opened in this row is never closed (the rest of the file would be one field)"
+    if str(exc).endswith("expected after '\"'"):
+        return 'not valid CSV: a quoted field goes on after its closing quote (inside quotes, write a quote as "")'
+    return f"not valid CSV ({exc})"
 
 
 def header_index(row: Sequence[str], where: Where) -> dict[str, int]:
