@@ -102,3 +102,18 @@ class UnknownNameError(DialevalError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str]) -> UnknownNameError:
+    """Return the error for a name not among ``known``: the closest known name, else every one.
+
+    Example:
+        >>> print(unknown_name("widget", "sevn", ["seven", "eight"]))
+        unknown widget "sevn"; did you mean "seven"?
+        >>> print(unknown_name("widget", "zzz", ["seven", "eight"]))
+        unknown widget "zzz"; known: eight, seven
+    """
+    names = sorted(known)
+    close = closest(name, names)
+    hint = f'did you mean "{close}"?' if close else f"known: {', '.join(names)}"
+    return UnknownNameError(f'unknown {kind} "{name}"; {hint}')

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar, cast
 
-from dialeval.errors import DialevalError, UnknownNameError, closest
+from dialeval.errors import DialevalError, unknown_name
 
 T = TypeVar("T")
 
@@ -109,9 +109,7 @@ class Registry(Generic[T]):
         self._load_plugins()
         if name in self._items:
             return self._resolve(name)
-        close = closest(name, self._items)
-        hint = f'; did you mean "{close}"?' if close else f"; known: {', '.join(sorted(self._items))}"
-        raise UnknownNameError(f'unknown {self.kind} "{name}"{hint}')
+        raise unknown_name(self.kind, name, self._items)
 
     def names(self) -> list[str]:
         """Return the registered names, sorted."""

@@ -127,3 +127,17 @@ def test_a_name_given_twice_is_refused(files: tuple[Path, Path], option: str, va
     """Each gave its rows once, silently, where --perturb, --reference-col and the others refuse a repeat."""
     s, r = files
     refused(invoke("meta", s, "-r", r, "--boot", "0", option, value), message)
+
+
+def test_a_compare_metric_the_scores_lack_is_named_as_compare(files: tuple[Path, Path]) -> None:
+    """It blamed --metrics, which was not given, and only after the table's bootstrap had run."""
+    s, r = files
+    refused(invoke("meta", s, "-r", r, "--boot", "0", "--compare", "bleu1,lenght"),
+            'field "--compare": no scores for metric lenght (did you mean "length"?)')  # fmt: skip
+
+
+def test_a_dimension_not_rated_gets_the_closest_name(files: tuple[Path, Path]) -> None:
+    """It listed the dimensions; a case slip now points at the one meant."""
+    s, r = files
+    refused(invoke("meta", s, "-r", r, "--boot", "0", "-d", "overall"),
+            'field "--dimension": ', 'no dimension "overall" (did you mean "Overall"?); it has: Overall')  # fmt: skip

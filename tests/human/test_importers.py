@@ -61,3 +61,18 @@ def test_the_command_prints_a_table_and_json_on_request(shared_data: Path) -> No
     assert [r["alpha"] for r in other] == [r["alpha"] for r in rows] and other != rows
     refused = CliRunner().invoke(app, [*args, "--seed", "-1"])
     assert refused.exit_code == 2 and 'field "--seed": must be >= 0, got -1' in refused.output
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    # each was Python's repr: "unknown source 'usr_tc'; choose one of ['usr-tc', ...]", "has no dimension 'overall';
+    # it has ['Understandable', ...]", naming no option and no close name
+    (["usr_tc"], 'unknown source "usr_tc"; did you mean "usr-tc"?'),
+    (["usr-tc", "--dimension", "overall"], 'field "--dimension": usr-tc has no dimension "overall" (did you mean'),
+])  # fmt: skip
+def test_a_name_not_known_gets_the_closest(shared_data: Path, args: list[str], message: str) -> None:
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    res = CliRunner().invoke(app, ["study", "import-agreement", *args, "--n-boot", "10"], terminal_width=200)
+    assert res.exit_code == 2 and message in res.output, res.output

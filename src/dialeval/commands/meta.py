@@ -130,6 +130,7 @@ def meta(
             rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
             dimension = choose_dimension((r.dimension for r in rating_recs), dimension, f"the ratings of {rated_from}")
             all_scores = read_all_scores(scores, rating_recs, dimension, rated_from)
+            _check_pair(pair, all_scores)
             rows = correlation_table(
                 all_scores, rating_recs, dimension=dimension, metrics=wanted, levels=levels,
                 methods=methods, n_boot=n_boot, seed=seed, by=by,
@@ -299,6 +300,15 @@ def _compare_pair(compare: str | None) -> tuple[str, str] | None:
     if len(names) != 2 or names[0] == names[1]:  # a metric against itself: a difference of 0, p = 0.5
         raise InputError(f'--compare takes two different metrics "A,B", got "{compare}"', field="--compare")
     return names[0], names[1]
+
+
+def _check_pair(pair: tuple[str, str] | None, scores: Sequence[Score]) -> None:
+    """Refuse a ``--compare`` metric the scores do not hold, before the table's bootstrap runs."""
+    from dialeval.meta.align import missing_metrics
+
+    held = sorted({s.metric for s in scores})
+    if pair is not None and (absent := [m for m in pair if m not in held]):
+        raise missing_metrics(absent, held, field="--compare")
 
 
 def _paired(

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dialeval.errors import InputError
+from dialeval.errors import InputError, closest
 from dialeval.schema import Candidate, Dialogue, Rating
 
 
@@ -42,7 +42,9 @@ def choose_dimension(dimensions: Iterable[str], wanted: str | None, what: str) -
     if wanted is not None:
         if wanted not in dims:
             have = ", ".join(dims) if dims else "no ratings"
-            raise InputError(f'{what} has no dimension "{wanted}"; it has: {have}', field="--dimension")
+            close = closest(wanted, dims)
+            hint = f' (did you mean "{close}"?)' if close else ""
+            raise InputError(f'{what} has no dimension "{wanted}"{hint}; it has: {have}', field="--dimension")
         return wanted
     if "Overall" in dims:
         return "Overall"

@@ -13,8 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from dialeval.data.benchmark import Benchmark
-from dialeval.errors import InputError
+from dialeval.data.benchmark import Benchmark, choose_dimension
+from dialeval.errors import InputError, unknown_name
 from dialeval.meta.agreement import Level, bootstrap, krippendorff_alpha, reliability_matrix
 from dialeval.schema import Rating
 
@@ -27,7 +27,7 @@ NOTES = {
 def load_source(source: str, path: str | Path | None = None) -> Benchmark:
     """Load a published benchmark with every annotator's ratings kept."""
     if source not in SOURCES:
-        raise InputError(f"unknown source {source!r}; choose one of {list(SOURCES)}")
+        raise unknown_name("source", source, SOURCES)
     if source == "lmstyle-mturk":
         from dialeval.data.lmstyle import load_lmstyle_mturk
         from dialeval.paths import shared_data_dir
@@ -62,9 +62,7 @@ def import_agreement(
 ) -> list[dict[str, Any]]:
     """Krippendorff's alpha with a bootstrap CI per dimension and level on a published benchmark."""
     bench = load_source(source, path)
-    dims = [dimension] if dimension else list(bench.dimensions())
-    if dimension and dimension not in bench.dimensions():
-        raise InputError(f"{source} has no dimension {dimension!r}; it has {list(bench.dimensions())}")
+    dims = [choose_dimension(bench.dimensions(), dimension, source)] if dimension else list(bench.dimensions())
     rows = []
     for dim in dims:
         rated = multiply_rated([r for r in bench.ratings if r.dimension == dim])

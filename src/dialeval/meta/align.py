@@ -77,7 +77,7 @@ def _human_means(ratings: Iterable[Rating], counts: Counter[str]) -> pd.DataFram
     return pd.DataFrame({"human": grouped.mean(), "n_annotators": grouped.size()})
 
 
-def missing_metrics(absent: Sequence[str], present: Sequence[str]) -> InputError:
+def missing_metrics(absent: Sequence[str], present: Sequence[str], field: str = "metrics") -> InputError:
     """Return the error for metrics asked for that the scores do not hold: each with its closest name, and the list.
 
     Example:
@@ -90,7 +90,7 @@ def missing_metrics(absent: Sequence[str], present: Sequence[str]) -> InputError
         named.append(f'{name} (did you mean "{close}"?)' if close else name)
     held = ", ".join(sorted(present)) or "nothing"
     what = "metric" if len(absent) == 1 else "metrics"
-    return InputError(f"no scores for {what} {', '.join(named)}; the scores hold: {held}", field="metrics")
+    return InputError(f"no scores for {what} {', '.join(named)}; the scores hold: {held}", field=field)
 
 
 def align(

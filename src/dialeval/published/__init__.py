@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 
-from dialeval.errors import UnknownNameError
+from dialeval.errors import unknown_name
 
 _FILES = {
     "lmstyle-table1": "lmstyle_table1.json",
@@ -41,7 +41,7 @@ class PublishedTable:
 def load_table(name: str) -> PublishedTable:
     """Load a published table by name (see ``names()``)."""
     if name not in _FILES:
-        raise UnknownNameError(f'unknown published table "{name}"; known: {", ".join(sorted(_FILES))}')
+        raise unknown_name("published table", name, _FILES)
     raw = json.loads(resources.files(__package__).joinpath(_FILES[name]).read_text("utf-8"))
     return PublishedTable(name=name, **raw)
 
