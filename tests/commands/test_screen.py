@@ -186,6 +186,7 @@ def test_judge_list_fits_80_columns(tmp_path: Path) -> None:
     entries = json.loads(dialeval("judge", "list", "--json", cwd=tmp_path).stdout)
     text = dialeval("judge", "list", cwd=tmp_path).stdout
     assert max(len(line) for line in text.splitlines()) <= 80, text
+    assert all(line == line.rstrip() for line in text.splitlines())  # rich padded each wrapped line to the width
     whole(text, {e["name"] for e in entries} | {o for e in entries for o in e["outputs"]}, set())
 
 

@@ -40,6 +40,13 @@ def test_judge_list_shows_every_protocol() -> None:
     assert "judge:dialogadv:fluency:expected" in dialogadv["outputs"]
 
 
+def test_judge_run_names_an_unknown_protocol_as_a_protocol() -> None:
+    """It said 'unknown metric "judge:llm-eval"; did you mean "judge:dialogadv"?', a name the user never wrote."""
+    res = CliRunner().invoke(app, ["judge", "run", "--protocol", "cpdscore-simpel", "--limit", "1"], terminal_width=300)
+    assert res.exit_code == 2
+    assert res.output.strip() == 'error: unknown protocol "cpdscore-simpel"; did you mean "cpdscore-simple"?'
+
+
 def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str) -> None:
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "scores.jsonl"

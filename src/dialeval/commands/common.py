@@ -549,6 +549,23 @@ def check_request_failures(scores: Iterable[Score], allow: bool) -> None:
     raise typer.Exit(1)
 
 
+def say(text: str, indent: str = "") -> None:
+    """Print ``text`` wrapped between words at the terminal's width: nothing cut, no trailing blanks.
+
+    Lines after the first are indented two more spaces than ``indent``.
+
+    Example:
+        >>> say("outputs: judge:x, judge:x:expected", "  ")
+          outputs: judge:x, judge:x:expected
+    """
+    import shutil
+    import textwrap
+
+    width = shutil.get_terminal_size().columns  # $COLUMNS, else the terminal's, else 80
+    typer.echo(textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent + "  ",
+                             break_long_words=False, break_on_hyphens=False))  # fmt: skip
+
+
 def fail(exc: DialevalError) -> NoReturn:
     """Print a dialeval error on one line (never wrapped), without a traceback, and exit with status 2."""
     from rich.markup import escape

@@ -27,10 +27,7 @@ def metrics_command(
 
     Name a family or an output with -m (score, benchmark, stress, meta); set a parameter with -p FAMILY.KEY=VALUE.
     """
-    import shutil
-    import textwrap
-
-    from dialeval.commands.common import fail
+    from dialeval.commands.common import fail, say
     from dialeval.errors import DialevalError
     from dialeval.metrics.describe import describe_metrics
 
@@ -42,12 +39,6 @@ def metrics_command(
     if as_json:
         typer.echo(json.dumps(entries, indent=2, default=str))
         return
-    width = shutil.get_terminal_size().columns  # $COLUMNS, else the terminal's, else 80
-
-    def say(text: str, indent: str = "") -> None:  # wrapped between words, nothing cut, no trailing blanks
-        typer.echo(textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent + "  ",
-                                 break_long_words=False, break_on_hyphens=False))
-
     say("dialeval metrics (-m FAMILY or OUTPUT; -p FAMILY.KEY=VALUE)")
     for e in entries:
         needs = "needs references" if e["needs_references"] else "reference-free"

@@ -32,10 +32,7 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Print every protocol as JSON only."),
 ) -> None:
     """Show every built-in protocol: name, version, scale, outputs, citation."""
-    from rich.console import Console
-    from rich.padding import Padding
-    from rich.text import Text
-
+    from dialeval.commands.common import say
     from dialeval.judges import load_protocol, protocol_names
     from dialeval.metrics.resolve import family
 
@@ -49,15 +46,15 @@ def list_command(
     if as_json:
         typer.echo(json.dumps(entries, indent=2))
         return
-    # One block per protocol, wrapped at the terminal's width between words: a table of five columns
-    # cut the output names or the citation at 80 columns.
-    console = Console(highlight=False)
-    console.print(Text("dialeval judge protocols (metric family judge:<name>)", style="bold"))
+    # One block per protocol, wrapped at the terminal's width between words, as `dialeval metrics` prints: a table
+    # of five columns cut the output names or the citation at 80 columns.
+    say("dialeval judge protocols (metric family judge:<name>)")
     for e in entries:
         low, high = e["scale"]
-        console.print(Text.assemble("\n", (e["name"], "bold"), f"  version {e['version']}, scale {low:g}-{high:g}"))
+        typer.echo("")
+        say(f"{e['name']}  version {e['version']}, scale {low:g}-{high:g}")
         for label, text in (("outputs", ", ".join(e["outputs"])), ("citation", e["citation"])):
-            console.print(Padding(Text(f"{label}: {text}"), (0, 0, 0, 2)))
+            say(f"{label}: {text}", "  ")
 
 
 def output_counts(values: dict[str, list[float | None]]) -> dict[str, dict[str, Any]]:
@@ -138,7 +135,8 @@ def run_command(
         from_file = protocol.endswith((".yaml", ".yml"))
         inputs = [("--protocol", Path(protocol) if from_file else None), ("--path", path), ("--dialogues", dialogues),
                   ("--candidates", candidates), ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
-        step1 = load_protocol(protocol).step1_protocol if from_file else ""
+        loaded = load_protocol(protocol)  # an unknown name: "unknown protocol", with the closest, before any work
+        step1 = loaded.step1_protocol if from_file else ""
         if Path(step1).suffix:  # a protocol file may name its step-1 protocol by path: read too
             inputs.append(("the step1_protocol of --protocol", Path(step1)))
         check_output(out, option="--output", inputs=inputs)
