@@ -65,7 +65,8 @@ def check_file(path: str | Path) -> Path:
     if p.is_dir():
         raise InputError("is a folder, expected a file", path=p)
     if not p.exists():
-        raise InputError("file not found", path=p)
+        std = str(path) == "-"  # a shell user's "read standard input"
+        raise InputError("is not standard input here: give the file to read" if std else "file not found", path=p)
     if not p.is_file():
         raise InputError("not a regular file", path=p)
     return p

@@ -135,6 +135,15 @@ def test_dash_as_output_is_refused_and_no_file_named_dash_appears(
     assert not (tmp_path / "-").exists()
 
 
+@pytest.mark.parametrize("args", [["score", "--path", "-", "--response-col", "response", "-m", "length", "-o", "x"],
+                                  ["meta", "-", "-b", "usr-tc"]])  # fmt: skip
+def test_dash_as_an_input_says_it_is_not_standard_input(args: list[str], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """`--path -` (a shell user's standard input) said "-: file not found"."""
+    monkeypatch.chdir(tmp_path)
+    refused(invoke(*args), '-: is not standard input here: give the file to read')
+
+
 def test_a_pipe_or_a_link_to_one_is_refused_not_replaced(rows: Path, tmp_path: Path) -> None:
     """`-o /dev/stdout` (a link to the pipe of standard output) renamed a file over the machine's /dev/stdout.
 
