@@ -115,6 +115,13 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
     assert table["group"].tolist() == ["all", "split=x", "split=y"] and table["n"].tolist() == [12, 6, 5]
 
 
+def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:
+    """It was pandas' KeyError 'context_id', a traceback: a metric that could score no row (NaN throughout)."""
+    table = dialeval.correlate(RATED.assign(m=float("nan")), "h", ["m"], n_boot=0)
+    assert table["value"].isna().all() and table["n"].eq(0).all()
+    assert table["note"].str.startswith("undefined").all() and table["note"].str.contains("4 rated items").all()
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

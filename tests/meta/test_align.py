@@ -24,3 +24,20 @@ def test_the_list_holds_the_metrics_not_asked_for_too():
     with pytest.raises(InputError) as caught:
         align(SCORES, RATINGS, dimension="Overall", metrics=["bleu1", "zzz"])
     assert str(caught.value).endswith("no scores for metric zzz; the scores hold: bleu1, bleu2, length")
+
+
+def test_scores_with_no_value_give_undefined_figures_not_a_key_error():
+    """correlation_table on scores that are all null was pandas' KeyError 'context_id' (in Python: correlate on an
+    all-NaN metric column); a metric with no value among metrics with values was already an undefined row."""
+    from dialeval.meta.correlate import correlation_table
+
+    scores = [Score(item_id=i, metric="m", value=None, context_id=i, system="xy"[n % 2]) for n, i in enumerate("abcd")]
+    ratings = [Rating(item_id=i, dimension="Overall", annotator="w", value=n) for n, i in enumerate("abcd")]
+    aligned = align(scores, ratings, dimension="Overall")
+    assert len(aligned.items) == 4 and aligned.items["m"].isna().all()  # the four rated items, none scored
+    rows = correlation_table(scores, ratings, dimension="Overall", levels=["turn", "system"], methods=["spearman"],
+                             n_boot=10)  # fmt: skip
+    assert [(r.level, r.value, r.n_items) for r in rows] == [("turn", None, 0), ("system", None, 0)]
+    assert all(r.note.startswith("undefined") for r in rows)
+    with pytest.raises(InputError, match='no score has a value, so none has a tag "task"'):
+        correlation_table(scores, ratings, dimension="Overall", by="task", n_boot=0)

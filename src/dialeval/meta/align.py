@@ -148,6 +148,8 @@ def align(
     dialogue = _human_means(dialogue_ratings, counts) if dialogue_ratings else None
 
     items = pd.DataFrame.from_dict(keys, orient="index")
+    if not keys:  # no score has a value: the key columns, empty (prepare read them, and failed with a KeyError)
+        items = pd.DataFrame(columns=["context_id", "dialogue_id", "system"], dtype=object)
     for metric, per_item in values.items():
         items[metric] = pd.Series(per_item, dtype="float64")
     # Keep the scores' order (bootstrap clusters are numbered by first appearance); rated-only items go last.

@@ -86,6 +86,8 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
     """Split the aligned table by a tag (or ``system``), one sub-table per value."""
     column = by if by in ("system", "context_id", "dialogue_id") else f"tag:{by}"
     if column not in aligned.items.columns:
+        if not aligned.items[list(aligned.metrics)].notna().any(axis=None):  # the tags come with the values
+            raise InputError(f'no score has a value, so none has a tag "{by}" to break down by', field="by")
         tags = ", ".join(dict.fromkeys([*(c[4:] for c in aligned.tag_columns()), "system"]))
         raise InputError(f'no tag "{by}" on the scores; break down by one of: {tags}', field="by")
     parts = []
