@@ -112,3 +112,20 @@ def test_your_own_data_is_read_as_score_reads_it(tmp_path: Path) -> None:
     # the mapping options name your own table; DailyDialog++ reads its own files and refuses them
     refused(invoke("stress", "-b", "dailydialog++", "--response-col", "r", "-o", tmp_path / "dd"), "do not apply")
     assert not (tmp_path / "dd").exists()
+
+
+def test_the_counts_say_not_applicable_only_where_a_response_was_left_out(tmp_path: Path) -> None:
+    """Every line said "N skipped (not applicable)", "0 skipped (not applicable)" included. USR-TC's first three
+    contexts: 18 responses, each truncated; a number is swapped only where a response has a digit."""
+    import re
+
+    from dialeval.data.catalog import load_benchmark
+
+    texts = [c.text for c in load_benchmark("usr-tc").head(3).candidates]
+    digits = sum(bool(re.search(r"\d", t)) for t in texts)  # 2 of 18
+    res = invoke("stress", "--perturb", "truncation,number-swap", "-m", "length", "--limit", "3", "--no-cache",
+                 "--n-boot", "0", "-o", tmp_path / "o")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert f"truncation: {len(texts)} perturbed" in lines
+    assert f"number-swap: {digits} perturbed, {len(texts) - digits} not applicable (left out)" in lines

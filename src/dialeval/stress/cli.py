@@ -381,9 +381,8 @@ def _print_stress(
     grid = [([m], [_fmt(cell[(m, p)].fraction) for p in names]) for m in row_names]
     out.print(ScreenTable(done.title, ["metric"], list(names), grid))  # blocks of perturbations that fit the width
     for p in names:
-        console.print(
-            f"{p}: {result.applied[p]} perturbed, {result.skipped[p]} skipped (not applicable)", highlight=False
-        )
+        skipped = f", {result.skipped[p]} not applicable (left out)" if result.skipped[p] else ""
+        console.print(f"{p}: {result.applied[p]} perturbed{skipped}", highlight=False)
     if result.subset_rows:
         items = ", ".join(f"{name} {n}" for name, n in _subset_items(done).items())
         console.print(f"subsets ({subsets}): {items}", highlight=False)
