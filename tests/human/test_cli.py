@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import queue
@@ -158,6 +159,32 @@ def test_create_takes_the_first_n_contexts_and_says_what_it_made(tmp_path: Path,
     res = runner.invoke(app, ["study", "create", str(tmp_path / "z"), "-b", "usr-pc", "--limit", "0"])
     assert res.exit_code == 2 and 'field "--limit": must be at least 1' in res.output
     assert not (tmp_path / "z").exists()
+
+
+def test_create_in_a_database_named_by_db_and_read_back_through_the_study_folder(tmp_path: Path) -> None:
+    """--db had no test. A URL SQLAlchemy cannot use was its traceback (NoSuchModuleError, ArgumentError,
+    ModuleNotFoundError) after the inputs were read; an in-memory one made a study lost as the command ended. And
+    two batches were "2 batchs"."""
+    db = tmp_path / "elsewhere" / "my.db"
+    args = ["study", "create", str(tmp_path / "s"), "-b", "usr-tc", "--limit", "2", "--batch-size", "1",
+            "--annotators", "2", "--per-item", "1"]  # fmt: skip
+    res = runner.invoke(app, [*args, "--db", f"sqlite:///{db}"])
+    assert res.exit_code == 0, res.output
+    assert " in 2 batches, " in res.output.splitlines()[0]
+    assert db.is_file() and not (tmp_path / "s" / "study.db").exists()  # the study lives where --db says
+    links = runner.invoke(app, ["study", "links", str(tmp_path / "s")])
+    assert links.exit_code == 0 and len(links.output.splitlines()) == 3, links.output  # two annotators and admin
+    for url, message in [
+        ("postgres://h/db", 'SQLAlchemy knows no database "postgres"'),
+        ("notaurl", '"notaurl" is not a database URL'),
+        ("postgresql+pg8000://u@127.0.0.1:1/db", 'the driver of "postgresql+pg8000" is not installed here'),
+        ("sqlite://", "an in-memory database would be lost when the command ends"),
+    ]:
+        if url.startswith("postgresql+pg8000") and importlib.util.find_spec("pg8000"):
+            continue  # the driver is installed on this machine, and the URL is a good one
+        res = runner.invoke(app, [*args[:2], str(tmp_path / "t"), *args[3:], "--db", url], terminal_width=300)
+        assert res.exit_code == 2 and f'field "--db": {message}' in res.output, res.output
+        assert not (tmp_path / "t").exists()
 
 
 def _lines(proc: subprocess.Popen[str], n: int, seconds: float = 30) -> list[str]:

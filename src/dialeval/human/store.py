@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dialeval.errors import MissingExtraError
+from dialeval.errors import InputError, MissingExtraError
 
 try:
     import sqlalchemy as sa
@@ -125,6 +125,33 @@ def sqlite_file(url: str) -> Path | None:
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
     return Path(str(parsed.database))
+
+
+def check_db_url(url: str) -> None:
+    """Refuse a ``--db`` URL that SQLAlchemy cannot open here, or whose study would not outlive the command.
+
+    Example:
+        >>> check_db_url("sqlite:////tmp/s/study.db")
+        >>> check_db_url("postgres://h/db")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--db": SQLAlchemy knows no database "postgres"; e.g. sqlite:///PATH or \
+postgresql://USER@HOST/DB
+    """
+    example = "e.g. sqlite:///PATH or postgresql://USER@HOST/DB"
+    try:
+        parsed = sa.engine.make_url(url)
+        sa.create_engine(parsed).dispose()  # loads the dialect and its driver; connects to nothing
+    except sa.exc.NoSuchModuleError:
+        raise InputError(f'SQLAlchemy knows no database "{parsed.drivername}"; {example}', field="--db") from None
+    except sa.exc.ArgumentError:
+        raise InputError(f'"{url}" is not a database URL; {example}', field="--db") from None
+    except ImportError as exc:
+        raise InputError(f'the driver of "{parsed.drivername}" is not installed here (no module "{exc.name}"); '
+                         "pip install it, or give a sqlite:/// URL", field="--db") from None  # fmt: skip
+    if parsed.get_backend_name() == "sqlite" and sqlite_file(url) is None:
+        raise InputError("an in-memory database would be lost when the command ends; give a file: sqlite:///PATH",
+                         field="--db")  # fmt: skip
 
 
 def not_a_study(db: Path) -> str | None:
