@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from tests.human.conftest import dialogues_and_candidates, free_port, make_study, start_server
 from typer.testing import CliRunner
 
@@ -161,17 +162,23 @@ def test_create_takes_the_first_n_contexts_and_says_what_it_made(tmp_path: Path,
     assert not (tmp_path / "z").exists()
 
 
-def test_create_in_a_database_named_by_db_and_read_back_through_the_study_folder(tmp_path: Path) -> None:
+def test_create_in_a_database_named_by_db_and_read_back_through_the_study_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """--db had no test. A URL SQLAlchemy cannot use was its traceback (NoSuchModuleError, ArgumentError,
-    ModuleNotFoundError) after the inputs were read; an in-memory one made a study lost as the command ended. And
-    two batches were "2 batchs"."""
+    ModuleNotFoundError) after the inputs were read; an in-memory one made a study lost as the command ended; a
+    relative SQLite path was kept as given, so from another folder the study's database was "not there". And two
+    batches were "2 batchs"."""
     db = tmp_path / "elsewhere" / "my.db"
     args = ["study", "create", str(tmp_path / "s"), "-b", "usr-tc", "--limit", "2", "--batch-size", "1",
             "--annotators", "2", "--per-item", "1"]  # fmt: skip
-    res = runner.invoke(app, [*args, "--db", f"sqlite:///{db}"])
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, [*args, "--db", "sqlite:///elsewhere/my.db"])
     assert res.exit_code == 0, res.output
     assert " in 2 batches, " in res.output.splitlines()[0]
     assert db.is_file() and not (tmp_path / "s" / "study.db").exists()  # the study lives where --db says
+    assert json.loads((tmp_path / "s" / "access.json").read_text())["db_url"] == f"sqlite:///{db}"
+    monkeypatch.chdir(tmp_path / "elsewhere")
     links = runner.invoke(app, ["study", "links", str(tmp_path / "s")])
     assert links.exit_code == 0 and len(links.output.splitlines()) == 3, links.output  # two annotators and admin
     for url, message in [

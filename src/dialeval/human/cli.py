@@ -113,7 +113,7 @@ def create(
     """Create a study: batches, balanced seeded assignment, attention checks, qualification."""
     from dialeval.human.design import StudyConfig, check_config, create_study
     from dialeval.human.protocol import load_protocol
-    from dialeval.human.store import check_db_url
+    from dialeval.human.store import resolve_db_url
 
     try:
         proto = load_protocol(protocol)
@@ -129,8 +129,7 @@ def create(
             payment=payment,
         )
         check_config(config, attention=attention is not None)  # the options first: no file read for a bad layout
-        if db is not None:
-            check_db_url(db)
+        db = None if db is None else resolve_db_url(db)
         dials, cands = _study_inputs(benchmark, dialogues, path, candidates, table, limit)
         qual = _gold(qualification, qualification_ratings, dials, "qualification")
         att = _gold(attention, attention_ratings, dials, "attention")

@@ -127,12 +127,18 @@ def sqlite_file(url: str) -> Path | None:
     return Path(str(parsed.database))
 
 
-def check_db_url(url: str) -> None:
-    """Refuse a ``--db`` URL that SQLAlchemy cannot open here, or whose study would not outlive the command.
+def resolve_db_url(url: str) -> str:
+    """Return a ``--db`` URL with a SQLite file's path made absolute, as ``access.json`` keeps it.
+
+    A relative path was kept as given, so the study's other commands, run from another folder, did not find it.
+
+    Raises:
+        InputError: SQLAlchemy cannot open the URL here, or its study would not outlive the command (in-memory).
 
     Example:
-        >>> check_db_url("sqlite:////tmp/s/study.db")
-        >>> check_db_url("postgres://h/db")
+        >>> resolve_db_url("sqlite:////tmp/s/study.db")
+        'sqlite:////tmp/s/study.db'
+        >>> resolve_db_url("postgres://h/db")
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: field "--db": SQLAlchemy knows no database "postgres"; e.g. sqlite:///PATH or \
@@ -149,9 +155,12 @@ postgresql://USER@HOST/DB
     except ImportError as exc:
         raise InputError(f'the driver of "{parsed.drivername}" is not installed here (no module "{exc.name}"); '
                          "pip install it, or give a sqlite:/// URL", field="--db") from None  # fmt: skip
-    if parsed.get_backend_name() == "sqlite" and sqlite_file(url) is None:
+    if parsed.get_backend_name() != "sqlite":
+        return url
+    if (path := sqlite_file(url)) is None:
         raise InputError("an in-memory database would be lost when the command ends; give a file: sqlite:///PATH",
                          field="--db")  # fmt: skip
+    return parsed.set(database=str(path.resolve())).render_as_string(hide_password=False)
 
 
 def not_a_study(db: Path) -> str | None:
