@@ -1,8 +1,8 @@
 """Every ``dialeval`` command line in a code block of the README and docs/ parses with the real CLI.
 
 Parsing is click's (``make_context``): the command exists, every option is one it takes, with a
-value where it needs one, and the required ones are given. Nothing runs. Lines holding placeholders
-(``...``, ``OUT``, ``<...>``) are skipped.
+value where it needs one, and the required ones are given. Nothing runs. A placeholder in capitals
+(``HEAD_IP``, ``NAME``) stands for a value and is parsed as one; lines holding ``...`` or ``<...>`` are skipped.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dialeval.cli import app
 REPO = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^```[a-z]*\n(.*?)^```", re.S | re.M)
 START = re.compile(r"^(?:\$ |\.venv/bin/)?dialeval (.*)$")
+PLACEHOLDER = re.compile(r"\b[A-Z][A-Z_0-9]{2,}\b")
 SHELL = {"&&", "||", "|", ";", "&", "2>&1"}
 
 
@@ -31,8 +32,9 @@ def command_lines() -> Iterator[tuple[str, str]]:
             first = text.count("\n", 0, block.start(1)) + 1
             joined = re.sub(r"\\\n\s*", " ", block.group(1))
             for offset, line in enumerate(joined.splitlines()):
-                if (m := START.match(line.strip())) and not re.search(r"\.\.\.|<[a-z]|\b[A-Z]{3,}\b", m.group(1)):
-                    yield f"{doc.relative_to(REPO)}:{first + offset}", m.group(1).split(" #")[0]
+                if (m := START.match(line.strip())) and not re.search(r"\.\.\.|<[a-z]", m.group(1)):
+                    args = PLACEHOLDER.sub("x", m.group(1).split(" #")[0])  # HEAD_IP, NAME: a value of its own
+                    yield f"{doc.relative_to(REPO)}:{first + offset}", args
 
 
 def test_the_docs_hold_command_lines() -> None:
