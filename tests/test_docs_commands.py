@@ -1,4 +1,5 @@
-"""Every ``dialeval`` command line in a code block of the README and docs/ parses with the real CLI.
+"""Every ``dialeval`` command line in a code block of the README and docs/ parses with the real CLI, and the mapping
+files of docs/own_data.md load.
 
 Parsing is click's (``make_context``): the command exists, every option is one it takes, with a
 value where it needs one, and the required ones are given. Nothing runs. A placeholder in capitals
@@ -51,3 +52,13 @@ def test_a_documented_command_line_parses(where: str, line: str) -> None:
         words.append(args.pop(0))
     assert not hasattr(command, "commands"), f"{where}: no command in {line!r}"
     command.make_context(" ".join(words), args)
+
+
+@pytest.mark.parametrize("block", re.findall(r"^```yaml\n(.*?)^```", (REPO / "docs" / "own_data.md").read_text(),
+                                              re.S | re.M))  # fmt: skip
+def test_a_documented_mapping_file_loads(block: str, tmp_path: Path) -> None:
+    """The mapping files of docs/own_data.md load with the reader of --mapping (an unknown key would be refused)."""
+    from dialeval.data.generic import load_mapping
+
+    (tmp_path / "m.yaml").write_text(block)
+    assert load_mapping(tmp_path / "m.yaml").response
