@@ -124,6 +124,8 @@ def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
                           (["--n", "-1"], 'field "--n": must be at least 1, got -1'),
                           (["--datasets", "dd,"], 'field "--datasets": empty dataset name in "dd," (name 2 of 2)'),
                           (["--styles", ""], 'field "--styles": empty style name'),
+                          # it named "dataset", a field of no option
+                          (["--datasets", "dd,xx"], 'field "--datasets": unknown dataset "xx"; known: dd, bst'),
                           # refused only after generating with it twice
                           (["--model", "smollm2", "--model", "smollm2"],
                            'field "--model": model "smollm2" is given twice')):  # fmt: skip

@@ -70,7 +70,7 @@ def read_pairs(data_dir: Path, dataset: str) -> list[Pair]:
         InputError: Unknown dataset, missing file, or files of different lengths.
     """
     if dataset not in DATASETS:
-        raise InputError(f'unknown dataset "{dataset}"; known: {", ".join(DATASETS)}', field="dataset")
+        raise InputError(f'unknown dataset "{dataset}"; known: {", ".join(DATASETS)}', field="--datasets")
     _, qfile, rfile = DATASETS[dataset]
     paths = [data_dir / "lmstyle" / qfile, data_dir / "lmstyle" / rfile]
     for p in paths:
