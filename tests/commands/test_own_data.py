@@ -259,3 +259,14 @@ def test_score_counts_the_scores_without_a_value(tmp_path: Path) -> None:
                  cwd=tmp_path))  # fmt: skip
     metrics = json.loads(res.stdout)["metrics"]
     assert metrics["embedding"]["null"] == {"sbert_ref": 8, "sbert_knowledge": 8} and metrics["length"]["null"] == {}
+
+
+def test_one_of_a_kind_is_counted_in_the_singular(tmp_path: Path) -> None:
+    """It said "wrote 1 dialogues, 2 candidates, 0 ratings" and "wrote 1 scores for 1 items"."""
+    (tmp_path / "t.csv").write_text("context,response\nHi,Hello\n")
+    res = ok(run("data", "import", "t.csv", "--response-col", "response", "--context-col", "context", "-o", "rec",
+                 cwd=tmp_path))  # fmt: skip
+    assert "wrote 1 dialogue, 1 candidate, 0 ratings to rec" in res.stderr
+    res = ok(run("score", "--path", "t.csv", "--response-col", "response", "-m", "length", "-o", "s.jsonl",
+                 "--no-cache", cwd=tmp_path))  # fmt: skip
+    assert "wrote 1 score for 1 item to s.jsonl" in res.stderr

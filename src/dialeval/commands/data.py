@@ -8,7 +8,14 @@ from typing import Any
 
 import typer
 
-from dialeval.commands.common import TableOptions, check_output, interrupted_says, replaced_note, table_options
+from dialeval.commands.common import (
+    TableOptions,
+    check_output,
+    counted,
+    interrupted_says,
+    replaced_note,
+    table_options,
+)
 from dialeval.data.show import entry_json_of, print_report, report_of
 from dialeval.errors import DialevalError, InputError
 
@@ -135,7 +142,7 @@ def _write_records(bench: Any, output: Path) -> str:
         n_d = write_jsonl(output / dialogues, bench.dialogues.values())
         n_c = write_jsonl(output / candidates, bench.candidates)
         n_r = write_jsonl(output / ratings, bench.ratings)
-    return f"{n_d} dialogues, {n_c} candidates, {n_r} ratings"
+    return f"{counted(n_d, 'dialogue')}, {counted(n_c, 'candidate')}, {counted(n_r, 'rating')}"
 
 
 def register(app: typer.Typer) -> None:

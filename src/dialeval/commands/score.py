@@ -17,6 +17,7 @@ from dialeval.commands.common import (
     check_output,
     check_request_failures,
     console,
+    counted,
     fail,
     interrupted_says,
     load_inputs,
@@ -85,7 +86,8 @@ def score(
                 console.print(f"  without a value (null): {_null_line(nulls[r.family])}", highlight=False)
         for name, why in skipped.items():
             console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
-        wrote = f"wrote {n} scores for {len(bench.candidates)} items to {output}{replaced_note(replaced)}"
+        items = counted(len(bench.candidates), "item")
+        wrote = f"wrote {counted(n, 'score')} for {items} to {output}{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures((s for r in runs for s in r.scores), allow_failures)
 

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from dialeval.commands.common import N_BOOT_FLAGS, TABLE_RULE, TableOptions, check_serving, fail, table_options
+from dialeval.commands.common import (
+    N_BOOT_FLAGS,
+    TABLE_RULE,
+    TableOptions,
+    check_serving,
+    counted,
+    fail,
+    table_options,
+)
 from dialeval.errors import DialevalError
 
 if TYPE_CHECKING:
@@ -143,10 +151,6 @@ def create(
     typer.echo(f"access links: {study_dir / 'access.json'} (keep it private); print them with dialeval study links")
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("ch") else "s")
-
-
 def _created_line(study_dir: Path, summary: dict[str, int]) -> str:
     """Return what ``study create`` made, as words.
 
@@ -156,10 +160,10 @@ def _created_line(study_dir: Path, summary: dict[str, int]) -> str:
         'created s: 2 units (14 items) in 1 batch, 2 annotators, 4 assignments; 0 qualification units, 1 attention unit'
     """
     c = summary
-    return (f"created {study_dir}: {_count(c['units'], 'unit')} ({_count(c['items'], 'item')}) in "
-            f"{_count(c['batches'], 'batch')}, {_count(c['annotators'], 'annotator')}, "
-            f"{_count(c['assignments'], 'assignment')}; {_count(c['qualification_units'], 'qualification unit')}, "
-            f"{_count(c['attention_units'], 'attention unit')}")  # fmt: skip
+    return (f"created {study_dir}: {counted(c['units'], 'unit')} ({counted(c['items'], 'item')}) in "
+            f"{counted(c['batches'], 'batch')}, {counted(c['annotators'], 'annotator')}, "
+            f"{counted(c['assignments'], 'assignment')}; {counted(c['qualification_units'], 'qualification unit')}, "
+            f"{counted(c['attention_units'], 'attention unit')}")  # fmt: skip
 
 
 #: Where `study links` says annotators reach the app unless --base-url says otherwise (`study serve`'s defaults).
@@ -249,7 +253,7 @@ def reassign(
     if as_json:
         typer.echo(json.dumps(moved))
         return
-    typer.echo(f"moved {_count(moved['moved'], 'unit')} of {_count(moved['failed_workers'], 'failed worker')} to "
+    typer.echo(f"moved {counted(moved['moved'], 'unit')} of {counted(moved['failed_workers'], 'failed worker')} to "
                f"qualified workers; {moved['unplaced']} could not be placed (no qualified worker free for them)")
 
 
@@ -279,7 +283,7 @@ def export(
     except DialevalError as exc:
         fail(exc)
     empty = " (no answer yet: annotators answer through `dialeval study serve`)" if n == 0 else ""
-    typer.echo(f"wrote {_count(n, 'rating')} to {output}{empty}")
+    typer.echo(f"wrote {counted(n, 'rating')} to {output}{empty}")
 
 
 def _study_files(study_dir: Path, url: str) -> list[tuple[str, Path, Path]]:

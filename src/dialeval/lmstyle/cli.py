@@ -15,6 +15,7 @@ from dialeval import __version__
 from dialeval.commands.common import (
     check_output,
     console,
+    counted,
     fail,
     out,
     replaced_note,
@@ -178,7 +179,7 @@ def generate(
     if as_json:
         out.print_json(json.dumps(info))
         return
-    wrote = f"wrote {len(candidates)} candidates to {output}/candidates.jsonl{replaced_note(replaced)}"
+    wrote = f"wrote {counted(len(candidates), 'candidate')} to {output}/candidates.jsonl{replaced_note(replaced)}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 
 
