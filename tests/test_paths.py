@@ -30,3 +30,18 @@ def test_a_cache_folder_below_a_file_is_one_error_naming_it(tmp_path: Path, monk
     res = invoke("score", "--path", rows, *COLS, "-m", "length", "-o", tmp_path / "s.jsonl")
     refused(res, f'{below}: field "$DIALEVAL_CACHE"', "set $DIALEVAL_CACHE to a folder you can write")
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_shared_data_folder_that_is_not_there_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mistyped $DIALEVAL_DATA went on, silently, with ../shared/data (or the bundled USR-TC) in its place."""
+    from dialeval.paths import shared_data_dir
+
+    monkeypatch.setenv("DIALEVAL_DATA", str(tmp_path))
+    assert shared_data_dir() == tmp_path
+    monkeypatch.setenv("DIALEVAL_DATA", str(tmp_path / "nope"))
+    with pytest.raises(InputError) as err:
+        shared_data_dir()
+    assert err.value.field == "$DIALEVAL_DATA"
+    refused(invoke("benchmark", "-m", "length", "--limit", "1", "-o", tmp_path / "b"),
+            f'{tmp_path / "nope"}: field "$DIALEVAL_DATA": is not a folder')  # fmt: skip
+    assert not (tmp_path / "b").exists()

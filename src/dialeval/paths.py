@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from dialeval.errors import InputError
+
 
 def cache_dir() -> Path:
     """Return the cache directory (``$DIALEVAL_CACHE`` or ``~/.cache/dialeval``), created if needed.
@@ -16,8 +18,6 @@ def cache_dir() -> Path:
         >>> cache_dir().is_dir()
         True
     """
-    from dialeval.errors import InputError
-
     root = Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval")
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -43,10 +43,17 @@ def shared_data_dir() -> Path | None:
 
     Looked up in order: ``$DIALEVAL_DATA``; ``../shared/data`` beside the current
     directory; ``../shared/data`` beside the source checkout.
+
+    Raises:
+        InputError: ``$DIALEVAL_DATA`` is set and is not a folder (a mistyped path went on, silently, with
+            another folder's files).
     """
     candidates = []
     if env := os.environ.get("DIALEVAL_DATA"):
-        candidates.append(Path(env))
+        if not Path(env).is_dir():
+            raise InputError("is not a folder: set $DIALEVAL_DATA to the shared data folder, or unset it to read "
+                             "../shared/data", path=env, field="$DIALEVAL_DATA")  # fmt: skip
+        return Path(env)
     candidates.append(Path.cwd().parent / "shared" / "data")
     candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data")
     for c in candidates:
