@@ -166,6 +166,9 @@ def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:
         (lambda: dialeval.score(ROWS, ["length"], params={"length": {"x": 1}}, cache=False),
          'field "params": "length" is given a mapping: name one parameter per key, e.g. {"length.x": ...}'),
         (lambda: dialeval.score(ROWS, ["length"], cache=Path("/")), '/: field "cache": is a folder'),
+        # it said field "model"
+        (lambda: dialeval.score(ROWS, ["embedding"], params={"embedding.model": "nowhere"}, cache=False),
+         'field "params": embedding.model: "nowhere" is neither a packaged encoder'),
         (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "Overall", ["m"]), 'no column "Overall"'),
         (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "m"), "give them with metrics="),
         (

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict
 
 from dialeval.cache import CachedValues, ScoreCache, input_key
 from dialeval.errors import InputError
-from dialeval.metrics.base import ItemInputError, Metric, MetricInput, build_inputs
+from dialeval.metrics.base import ItemInputError, Metric, MetricInput, build_inputs, configured
 from dialeval.schema import Candidate, Dialogue, Score
 
 if TYPE_CHECKING:
@@ -516,7 +516,7 @@ class MetricPlan:
 
     def build(self) -> list[Metric]:
         """Return one metric per family, with its parameters."""
-        return [cls(**self.params[cls.name]) for cls in self.families]
+        return [configured(cls, self.params[cls.name]) for cls in self.families]
 
 
 @dataclass

@@ -51,6 +51,24 @@ def test_a_device_parameter_is_checked_as_the_option_is(rows: Path, tmp_path: Pa
     assert not out.exists()
 
 
+@pytest.mark.parametrize(("param", "words"), [
+    # refused as the model loads, on the first batch
+    ("nli.model=nowhere", 'nli.model: "nowhere" is not a transformers model folder'),
+    ("embedding.model=nowhere", 'embedding.model: "nowhere" is neither a packaged encoder'),
+    # refused as the metric is built
+    ("style.target=rude", 'style.target: unknown style "rude"'),
+    ("quality.runtime=fast", 'quality.runtime: runtime "fast" is not one of auto, torch, onnx'),
+])  # fmt: skip
+def test_a_parameter_refused_by_its_metric_is_named_as_p_names_it(
+    param: str, words: str, rows: Path, tmp_path: Path
+) -> None:
+    """Each said field "model" (or "target", "runtime"), which names no option; now the -p key, as a value its
+    rule refuses already was."""
+    out = tmp_path / "x.jsonl"
+    refused(score(rows, out, "-m", param.split(".")[0], "-p", param, "--no-cache"), f'field "--param": {words}')
+    assert not out.exists()
+
+
 def test_cpu_is_fine(rows: Path, tmp_path: Path) -> None:
     res = score(rows, tmp_path / "x.jsonl", "-m", "length", "--device", "cpu", "--no-cache")
     assert res.exit_code == 0, res.output

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dialeval.cache import CachedValues
-from dialeval.metrics.base import Metric, MetricInput
+from dialeval.metrics.base import Metric, MetricInput, parameter_errors
 
 WorkBatch = list[tuple[str, MetricInput]]
 #: One metric and its batches; an engine run takes several (every metric of a command).
@@ -51,7 +51,8 @@ def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> B
     """
     from dialeval.cache import input_key
 
-    values = metric.compute([i for _, i in batch])
+    with parameter_errors(metric):  # a model a parameter names is loaded here, on the first batch
+        values = metric.compute([i for _, i in batch])
     for out_name in metric.outputs:
         col = values[out_name]
         if len(col) != len(batch):

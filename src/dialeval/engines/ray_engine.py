@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from dialeval.errors import DialevalError, InputError
-from dialeval.metrics.base import METRICS, Metric, MetricInput
+from dialeval.metrics.base import METRICS, Metric, MetricInput, configured
 from dialeval.schema import Turn
 
 from .base import BatchResult, Job, WorkBatch, compute_batch, numeric_summary
@@ -119,7 +119,7 @@ def build_metric(spec: dict[str, Any]) -> Metric:
 
         return by_name(spec["family"], spec["params"])
     cls: type[Metric] = spec["cls"]
-    return cls(**spec["params"])
+    return configured(cls, spec["params"])
 
 
 class BatchWorker:

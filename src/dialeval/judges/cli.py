@@ -129,6 +129,7 @@ def run_command(
     from dialeval.atomic import atomic_write
     from dialeval.jsonl import write_jsonl
     from dialeval.judges.protocol import load_protocol
+    from dialeval.metrics.base import configured
     from dialeval.scoring import score_metrics
 
     try:
@@ -146,7 +147,7 @@ def run_command(
         bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
         plan = request.plan(bench.candidates)
         cls = plan.families[0]
-        metric = cls(**plan.params[cls.name], **({"protocol": protocol} if from_file else {}))
+        metric = configured(cls, {**plan.params[cls.name], **({"protocol": protocol} if from_file else {})})
         run = request.open(quiet=as_json)
         start = time.perf_counter()
         with run.bars({metric.name: len(bench.candidates)}) as tick:

@@ -25,9 +25,10 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, NamedTuple
@@ -287,6 +288,44 @@ def resolve_device(device: str) -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@contextlib.contextmanager
+def parameter_errors(metric: type[Metric] | Metric) -> Iterator[None]:
+    """Inside the block, an error on one of ``metric``'s parameters names it as ``-p FAMILY.KEY`` does.
+
+    A model folder that is not one, a runtime or a target refused while the metric is built or loads its
+    model said ``field "model"``, which names no option.
+
+    Example:
+        >>> from dialeval.metrics.lexical import Bleu
+        >>> with parameter_errors(Bleu):
+        ...     raise InputError("not a tokenizer", field="tokenizer")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--param": bleu.tokenizer: not a tokenizer
+    """
+    try:
+        yield
+    except ItemInputError:
+        raise
+    except InputError as exc:
+        keys = {f.name for f in dataclasses.fields(metric.Config)}
+        if exc.path is not None or exc.field not in keys:
+            raise
+        raise InputError(f"{metric.name}.{exc.field}: {exc.message}", line=exc.line, field="--param") from None
+
+
+def configured(cls: type[Metric], params: Mapping[str, Any]) -> Metric:
+    """Build the family ``cls`` with ``params``; an error on a parameter names it as ``-p FAMILY.KEY`` does.
+
+    Example:
+        >>> from dialeval.metrics.lexical import Bleu
+        >>> configured(Bleu, {"smoothing": "method2"}).config.smoothing
+        'method2'
+    """
+    with parameter_errors(cls):
+        return cls(**params)
 
 
 METRICS: Registry[type[Metric]] = Registry("metric")

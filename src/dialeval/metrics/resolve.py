@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from dialeval.errors import InputError, UnknownNameError, ensure_unique
 from dialeval.metrics import METRICS, load_builtin_metrics
-from dialeval.metrics.base import PREFIXES, Metric, metric_by_output
+from dialeval.metrics.base import PREFIXES, Metric, configured, metric_by_output
 
 if TYPE_CHECKING:
     from dialeval.schema import Candidate
@@ -257,4 +257,4 @@ def build_metric(name: str, params: Mapping[str, Any]) -> Metric:
         >>> build_metric("bleu", {"smoothing": "method1"}).config.smoothing
         'method1'
     """
-    return family(name)(**params)
+    return configured(family(name), params)

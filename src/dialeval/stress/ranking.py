@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
-from dialeval.metrics.base import Metric
+from dialeval.metrics.base import Metric, configured
 from dialeval.schema import Candidate, Dialogue, Score
 from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.run import pair_outcomes
@@ -210,7 +210,7 @@ def run_ranking(
             )
             continue
         ready.append(cls)
-    metrics = [cls(**dict((params or {}).get(cls.name, {}))) for cls in ready]
+    metrics = [configured(cls, (params or {}).get(cls.name, {})) for cls in ready]
     runs = score_metrics(metrics, candidates, dialogues, cache=cache, engine=engine, progress=progress)
     for cls, run in zip(ready, runs, strict=True):
         scores = run.scores

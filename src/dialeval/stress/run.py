@@ -40,7 +40,7 @@ import numpy as np
 
 from dialeval.errors import InputError, ensure_unique
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
-from dialeval.metrics.base import Metric
+from dialeval.metrics.base import Metric, configured
 from dialeval.schema import Candidate, Dialogue, Score, Turn
 from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.context import responder
@@ -325,7 +325,7 @@ def run_stress(
     rows: list[StressRow] = []
     subset_rows: list[StressRow] = []
     all_scores: list[Score] = []
-    metrics = [cls(**dict((params or {}).get(cls.name, {}))) for cls in families]
+    metrics = [configured(cls, (params or {}).get(cls.name, {})) for cls in families]
     runs = score_metrics(metrics, everything, scored_dialogues, cache=cache, engine=engine, progress=progress)
     for cls, run in zip(families, runs, strict=True):
         scores = run.scores
