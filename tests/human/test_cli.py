@@ -181,6 +181,16 @@ def test_create_in_a_database_named_by_db_and_read_back_through_the_study_folder
     monkeypatch.chdir(tmp_path / "elsewhere")
     links = runner.invoke(app, ["study", "links", str(tmp_path / "s")])
     assert links.exit_code == 0 and len(links.output.splitlines()) == 3, links.output  # two annotators and admin
+    # Created again in the same folder without --db, it wrote a new study.db and a new access.json over the
+    # first one's: the study in my.db lost its tokens. And --db naming that file said "choose another folder".
+    access = (tmp_path / "s" / "access.json").read_text()
+    again = runner.invoke(app, args, terminal_width=300)
+    assert again.exit_code == 2 and f"{tmp_path / 's' / 'access.json'}: a study already exists here" in again.output
+    assert (tmp_path / "s" / "access.json").read_text() == access and not (tmp_path / "s" / "study.db").exists()
+    again = runner.invoke(app, [*args[:2], str(tmp_path / "u"), *args[3:], "--db", f"sqlite:///{db}"],
+                          terminal_width=300)  # fmt: skip
+    assert again.exit_code == 2, again.output
+    assert f'{db}: field "--db": already exists; give --db a file that does not exist yet' in again.output
     for url, message in [
         ("postgres://h/db", 'SQLAlchemy knows no database "postgres"'),
         ("notaurl", '"notaurl" is not a database URL'),

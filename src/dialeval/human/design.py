@@ -279,7 +279,11 @@ def create_study(
     folder = Path(study_dir)
     url = db_url or store.db_url(folder)
     db_file = store.sqlite_file(url)
+    if (folder / "access.json").exists():  # a study whose database --db put elsewhere: its tokens would be lost
+        raise InputError("a study already exists here; choose another folder", path=folder / "access.json")
     if db_file is not None and db_file.exists():
+        if db_url is not None:
+            raise InputError("already exists; give --db a file that does not exist yet", path=db_file, field="--db")
         raise InputError("a study already exists here; choose another folder", path=db_file)
     plan = plan_study(protocol, dialogues, candidates, config, qualification[0] if qualification else (),
                       attention[0] if attention else ())  # fmt: skip
