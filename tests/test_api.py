@@ -182,6 +182,10 @@ def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:
         (lambda: dialeval.correlate(RATED, [], ["m"]), 'field "human": no human column to correlate'),
         (lambda: dialeval.correlate(RATED, "h", ["m"], level=""), "field \"level\": unknown level ''"),
         (lambda: dialeval.correlate(RATED, "h", ["m"], seed=-1), 'field "seed": must be >= 0, got -1'),
+        # each was a TypeError from deep in numpy ("'<' not supported between instances of 'str' and 'int'")
+        (lambda: dialeval.correlate(RATED, "h", ["m"], seed="1"), "field \"seed\": must be a whole number, got '1'"),
+        (lambda: dialeval.correlate(RATED, "h", ["m"], n_boot=10.5),
+         'field "n_boot": must be a whole number, got 10.5'),
         (lambda: dialeval.correlate(RATED, "h", ["m"], by=""), 'no column ""'),
         (lambda: dialeval.load_benchmark("usr-tx"), 'did you mean "usr-tc"'),
         # each was "expected a DataFrame, a list of dicts or a path, got list/dict", naming neither the row nor the fix

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import numbers
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -42,9 +43,23 @@ def check_seed(seed: int, field: str = "--seed") -> None:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: field "--seed": must be >= 0, got -1
+        >>> check_seed("1", "seed")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "seed": must be a whole number, got '1' (str)
     """
+    check_whole(seed, field)
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", field=field)
+
+
+def check_whole(value: object, field: str) -> None:
+    """Refuse a value that is not a whole number (a Python or numpy integer; not a bool, a float or a string).
+
+    From Python (``correlate(..., seed="1")``) it was a ``TypeError`` of comparison deep in numpy.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError(f"must be a whole number, got {value!r} ({type(value).__name__})", field=field)
 
 
 class DialevalError(Exception):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dialeval.errors import InputError, check_seed, ensure_unique
+from dialeval.errors import InputError, check_seed, check_whole, ensure_unique
 from dialeval.meta.align import Aligned, align
 from dialeval.meta.bootstrap import METHODS, Method, draw_counts, percentile_ci
 from dialeval.meta.levels import LEVELS, Level, prepare
@@ -163,6 +163,7 @@ def check_boot(n_boot: int, field: str = "n_boot", *, seed: int = 0, seed_field:
         ...
         dialeval.errors.InputError: field "--seed": must be >= 0, got -1
     """
+    check_whole(n_boot, field)
     if n_boot < 0:
         raise InputError(f"must be >= 0 (0: no confidence intervals), got {n_boot}", field=field)
     check_seed(seed, seed_field)
