@@ -182,6 +182,16 @@ def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:
         (lambda: dialeval.correlate(RATED, [], ["m"]), 'field "human": no human column to correlate'),
         (lambda: dialeval.correlate(RATED, "h", ["m"], level=""), "field \"level\": unknown level ''"),
         (lambda: dialeval.correlate(RATED, "h", ["m"], seed=-1), 'field "seed": must be >= 0, got -1'),
+        # an argument of another type: each was pydantic's ValidationError of several lines, an AttributeError
+        # ('int' object has no attribute 'strip') or a TypeError, naming no argument
+        (lambda: dialeval.score(ROWS, [1], cache=False), 'field "metrics": expected a name or a list of names'),
+        (lambda: dialeval.score(ROWS, ["length"], device=3, cache=False), 'field "device": expected cpu, cuda'),
+        (lambda: dialeval.score(ROWS, ["length"], engine=None, cache=False), 'field "engine": expected local or ray'),
+        (lambda: dialeval.score(ROWS, ["length"], params=["a=1"], cache=False), 'field "params": expected a dict'),
+        (lambda: dialeval.score(ROWS, ["length"], cache=0), 'field "cache": expected True, False or a path, got 0'),
+        (lambda: dialeval.correlate(RATED, 1, ["m"]), 'field "human": expected a name or a list of names, got 1 (int)'),
+        (lambda: dialeval.correlate(RATED, "h", ["m"], by=3), 'field "by": expected a column name or None, got 3'),
+        (lambda: dialeval.correlate([{"m": 1.0, "h": 1.0}], "h", ["m"]), 'field "df": expected a DataFrame'),
         # each was a TypeError from deep in numpy ("'<' not supported between instances of 'str' and 'int'")
         (lambda: dialeval.correlate(RATED, "h", ["m"], seed="1"), "field \"seed\": must be a whole number, got '1'"),
         (lambda: dialeval.correlate(RATED, "h", ["m"], n_boot=10.5),

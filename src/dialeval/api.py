@@ -101,7 +101,8 @@ def score(
     Raises:
         InputError: A missing column, a response that is missing, empty or only whitespace, a
             value that is not a string where text is expected (None is a missing value, as an
-            empty CSV cell is), an unreadable file, an unknown metric or a bad parameter.
+            empty CSV cell is), an unreadable file, an unknown metric or a bad parameter, or an argument
+            of another type than the one documented.
     """
     import pandas as pd
 
@@ -184,7 +185,11 @@ def request_of(
     from dialeval.models.device import check_device
     from dialeval.scoring import ScoringRequest
 
-    names = [metrics] if isinstance(metrics, str) else metrics
+    names = None if metrics is None else _names(metrics, "metrics")
+    _expect(engine, (str,), "local or ray", "engine")
+    _expect(cache, (bool, str, Path), "True, False or a path", "cache")
+    _expect(params, (Mapping, type(None)), 'a dict such as {"bleu.smoothing": "method2"}', "params")
+    _expect(device, (str, type(None)), "cpu, cuda, cuda:N, mps, auto or None", "device")
     for key, value in (params or {}).items():
         if isinstance(value, Mapping):  # {"bleu": {"smoothing": ...}} read as a parameter named "bleu"
             inner = next(iter(value), "KEY")
@@ -328,13 +333,15 @@ def correlate(
     Raises:
         InputError: No human column, level or method; a column, level or method named twice; a
             missing or non-numeric column, or an infinite value in one; an unknown level or method; a
-            negative ``n_boot`` or ``seed``.
+            negative ``n_boot`` or ``seed``, or an argument of another type than the one documented.
     """
     import pandas as pd
 
     from dialeval.meta.correlate import correlation_table
 
-    if not (dims := _names(human)):
+    _expect(df, (pd.DataFrame,), "a DataFrame", "df")
+    _expect(by, (str, type(None)), "a column name or None", "by")
+    if not (dims := _names(human, "human")):
         raise InputError("no human column to correlate", field="human")
     ensure_unique(dims, "human")
     names = _metric_columns(df, metrics)
@@ -345,7 +352,7 @@ def correlate(
     scores = _scores(df, names, by)
     ratings = _ratings(df, dims, scores)
     rows = correlation_table(
-        scores, ratings, dimension=dims, metrics=names, levels=_names(level), methods=_names(method),
+        scores, ratings, dimension=dims, metrics=names, levels=_names(level, "level"), methods=_names(method, "method"),
         n_boot=n_boot, seed=seed, by=by,
     )  # fmt: skip
     table = pd.DataFrame([r.to_dict() for r in rows]).rename(columns={"n_items": "n"})
@@ -353,14 +360,45 @@ def correlate(
     return table[first + [c for c in table.columns if c not in first]]
 
 
-def _names(value: str | Sequence[str]) -> list[str]:
-    """Return one name or several as a list."""
-    return [value] if isinstance(value, str) else list(value)
+def _names(value: str | Sequence[str], field: str) -> list[str]:
+    """Return one name or several as a list; anything else is refused, naming the argument.
+
+    Example:
+        >>> _names("turn", "level"), _names(("turn", "system"), "level")
+        (['turn'], ['turn', 'system'])
+        >>> _names(1, "human")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "human": expected a name or a list of names, got 1 (int)
+    """
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"expected a name or a list of names, got {_short(value)}", field=field)
+    return list(value)
+
+
+def _expect(value: object, kinds: tuple[type, ...], what: str, field: str) -> None:
+    """Refuse an argument of another type than ``kinds`` (it was a pydantic, attribute or type error)."""
+    if not isinstance(value, kinds):
+        raise InputError(f"expected {what}, got {_short(value)}", field=field)
+
+
+def _short(value: object) -> str:
+    """Return a value as an error shows it: a short repr (a long list is cut) and its type.
+
+    Example:
+        >>> _short(list(range(100)))
+        '[0, 1, 2, 3, 4, 5, ...] (list)'
+    """
+    import reprlib
+
+    return f"{reprlib.repr(value)} ({type(value).__name__})"
 
 
 def _metric_columns(df: pd.DataFrame, metrics: Sequence[str] | None) -> list[str]:
     if metrics is not None:
-        if not (names := _names(metrics)):
+        if not (names := _names(metrics, "metrics")):
             raise InputError("no metric columns to correlate", field="metrics")
         return names
     names = [m for m in df.attrs.get("signatures", {}) if m in df.columns]
