@@ -190,6 +190,10 @@ def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:
         (lambda: dialeval.score(ROWS, ["length"], params=["a=1"], cache=False), 'field "params": expected a dict'),
         (lambda: dialeval.score(ROWS, ["length"], cache=0), 'field "cache": expected True, False or a path, got 0'),
         (lambda: dialeval.correlate(RATED, 1, ["m"]), 'field "human": expected a name or a list of names, got 1 (int)'),
+        (lambda: dialeval.score(ROWS, ["length"], response_col=None, cache=False), 'field "response_col": expected'),
+        (lambda: dialeval.score(ROWS, ["length"], system_col=["a"], cache=False), 'field "system_col": expected a'),
+        (lambda: dialeval.score(ROWS, ["length"], progress=None, cache=False), 'field "progress": expected True or'),
+        (lambda: dialeval.load_benchmark(3), 'field "name": expected a benchmark name, got 3 (int)'),
         (lambda: dialeval.correlate(RATED, "h", ["m"], by=3), 'field "by": expected a column name or None, got 3'),
         (lambda: dialeval.correlate([{"m": 1.0, "h": 1.0}], "h", ["m"]), 'field "df": expected a DataFrame'),
         # each was a TypeError from deep in numpy ("'<' not supported between instances of 'str' and 'int'")

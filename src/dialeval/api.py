@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from dialeval.data.benchmark import Benchmark
     from dialeval.data.generic import ColumnMapping
     from dialeval.schema import Rating, Score
-    from dialeval.scoring import ScoringRequest
+    from dialeval.scoring import MetricRun, ScoringRequest
 
 #: Where the rows of in-memory data are said to come from in errors (``data:3`` is the third row).
 DATA = "data"
@@ -109,6 +109,9 @@ def score(
     from dialeval.data.generic import build_table
     from dialeval.scoring import score_request
 
+    _expect(response_col, (str,), "a column name", "response_col")
+    _expect_columns(context_col=context_col, reference_col=reference_col, system_col=system_col,
+                    dialogue_col=dialogue_col, knowledge_col=knowledge_col)  # fmt: skip
     wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
     frame, rows, bench = _read(data, wanted, context_col, response_col)
     if bench is None:
@@ -120,12 +123,7 @@ def score(
     with arguments_named():
         request = request_of(metrics, engine, cache, params, device, progress)
         runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
-    values: dict[str, dict[str, float | None]] = {}
-    signatures: dict[str, str] = {}
-    for run in runs:
-        for s in run.scores:
-            values.setdefault(s.metric, {})[s.item_id] = s.value
-            signatures[s.metric] = run.signature
+    values, signatures = _by_output(runs)
     if clash := sorted(set(values) & set(frame.columns)):
         raise InputError(f"the data already has a column named like a metric output: {', '.join(clash)}")
     out = frame.copy()
@@ -133,6 +131,17 @@ def score(
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
     out.attrs = {"signatures": signatures, "skipped": dict(skipped), "request": request.record()}
     return out
+
+
+def _by_output(runs: Sequence[MetricRun]) -> tuple[dict[str, dict[str, float | None]], dict[str, str]]:
+    """Return each output's value per item id, and each output's signature."""
+    values: dict[str, dict[str, float | None]] = {}
+    signatures: dict[str, str] = {}
+    for run in runs:
+        for s in run.scores:
+            values.setdefault(s.metric, {})[s.item_id] = s.value
+            signatures[s.metric] = run.signature
+    return values, signatures
 
 
 @contextlib.contextmanager
@@ -186,6 +195,7 @@ def request_of(
     from dialeval.scoring import ScoringRequest
 
     names = None if metrics is None else _names(metrics, "metrics")
+    _expect(progress, (bool,), "True or False", "progress")
     _expect(engine, (str,), "local or ray", "engine")
     _expect(cache, (bool, str, Path), "True, False or a path", "cache")
     _expect(params, (Mapping, type(None)), 'a dict such as {"bleu.smoothing": "method2"}', "params")
@@ -384,6 +394,12 @@ def _expect(value: object, kinds: tuple[type, ...], what: str, field: str) -> No
         raise InputError(f"expected {what}, got {_short(value)}", field=field)
 
 
+def _expect_columns(**columns: object) -> None:
+    """Refuse a column argument that is neither a column name nor None, naming it."""
+    for field, col in columns.items():
+        _expect(col, (str, type(None)), "a column name or None", field)
+
+
 def _short(value: object) -> str:
     """Return a value as an error shows it: a short repr (a long list is cut) and its type.
 
@@ -494,6 +510,8 @@ def load_benchmark(name: str, path: str | Path | None = None) -> pd.DataFrame:
     """
     from dialeval.data.catalog import load_benchmark as load
 
+    _expect(name, (str,), "a benchmark name", "name")
+    _expect(path, (str, Path, type(None)), "a path or None", "path")
     return benchmark_frame(load(name, path, path_option="path="))
 
 
