@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from dialeval.cli import app
@@ -121,3 +122,17 @@ def test_a_limit_below_one_is_refused_by_every_command_before_it_writes(tmp_path
         assert result.exit_code == 2, (name, result.output)
         assert 'field "--limit": must be at least 1 (the first N contexts), got' in result.output, name
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_given_as_a_benchmark_name_says_how_a_table_is_read() -> None:
+    """`data show my.csv` (the README's own-data section points at `data show`) and `-b my.csv` said only
+    'unknown benchmark "my.csv"; known: dstc9, ...'."""
+    for args in (["data", "show", "my.csv"], ["benchmark", "-b", "my.csv", "-m", "length"]):
+        result = runner.invoke(app, args, terminal_width=300)
+        assert result.exit_code == 2
+        assert result.output.strip().startswith('error: "my.csv" names a file, not a catalog benchmark: read your own '
+                                                "table with --path FILE and --response-col (or --mapping)")  # fmt: skip
+    import dialeval
+
+    with pytest.raises(KeyError, match=r"give your own table to dialeval\.score as its data$"):  # UnknownNameError
+        dialeval.load_benchmark("my.csv")

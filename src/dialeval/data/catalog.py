@@ -25,7 +25,7 @@ from pathlib import Path
 from dialeval.data import dstc9, engagement, fed_grade, gupta, holistic, lmstyle, usr
 from dialeval.data._common import sha256_file
 from dialeval.data.benchmark import Benchmark
-from dialeval.errors import InputError
+from dialeval.errors import InputError, UnknownNameError
 from dialeval.paths import shared_data_dir
 from dialeval.registry import Registry
 
@@ -321,8 +321,20 @@ def load_benchmark(name: str, path: str | Path | None = None, *, path_option: st
 
     ``path_option`` names ``path`` as the caller's user gives it (``--path``; the Python API's ``path=``).
 
+    Raises:
+        UnknownNameError: ``name`` is no catalog benchmark; one that names a file says how a table is read.
+
     Example:
         >>> load_benchmark("usr-tc").counts()["items"]
         360
+        >>> load_benchmark("my.csv")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.UnknownNameError: "my.csv" names a file, not a catalog benchmark: ...
     """
+    if name not in DATASETS.names() and Path(name).suffix.lower() in (".csv", ".tsv", ".jsonl", ".json"):
+        how = ("read your own table with --path FILE and --response-col (or --mapping), as score, benchmark, meta, "
+               "stress, train, study create and data import do" if path_option == "--path" else
+               "give your own table to dialeval.score as its data")  # fmt: skip
+        raise UnknownNameError(f'"{name}" names a file, not a catalog benchmark: {how}')
     return DATASETS.get(name).load(path, path_option=path_option)
