@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -124,3 +125,24 @@ def test_python_m_dialeval_is_the_command_line(tmp_path: Path) -> None:
     usage = subprocess.run([sys.executable, "-m", "dialeval", "score"], capture_output=True, text=True, env=env,
                            cwd=tmp_path, timeout=120)  # fmt: skip
     assert usage.returncode == 2 and "Usage: dialeval score" in usage.stderr
+
+
+def test_help_wraps_whole_sentences_at_the_terminal_width() -> None:
+    """typer kept a docstring's line breaks in --help: at 80 columns `stress --help` printed
+    "stress_subsets.jsonl" alone on a line and "(the same per open/closed-ended subset)" on the next.
+    Every command's help is now its docstring with each paragraph's lines joined, so the terminal wraps it."""
+    import typer.main
+
+    def commands(group: Any) -> list[Any]:  # typer's own click (typer._click): its groups have .commands
+        out: list[Any] = []
+        for cmd in group.commands.values():
+            out.extend(commands(cmd) if hasattr(cmd, "commands") else [cmd])
+        return out
+
+    every = commands(typer.main.get_command(app))
+    assert len(every) > 20
+    broken = [c.name for c in every if any("\n" in para for para in (c.help or "").split("\n\n"))]
+    assert broken == []
+    shown = CliRunner().invoke(app, ["stress", "--help"], env={"COLUMNS": "80"}, terminal_width=80).output
+    assert "stress_subsets.jsonl (the same per open/closed-ended subset)" in " ".join(shown.split())
+    assert "stress_subsets.jsonl (the same" in shown  # on one line, as the terminal wraps it

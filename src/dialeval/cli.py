@@ -8,6 +8,7 @@ the commands, so ``dialeval --help`` stays fast.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from typing import Any
 
@@ -92,4 +93,28 @@ def _register_all() -> None:
         module.register(app)
 
 
+def reflow(doc: str) -> str:
+    r"""Return a command's docstring as its help: each paragraph's lines joined, so the terminal wraps them.
+
+    typer keeps the line breaks of a docstring's later paragraphs, which broke sentences in
+    ``--help`` at any terminal width (``stress_subsets.jsonl`` then ``(the same ...`` on the next line).
+
+    >>> reflow("Score responses.\n\nA rerun computes\nnothing.")
+    'Score responses.\n\nA rerun computes nothing.'
+    """
+    return "\n\n".join(" ".join(line.strip() for line in para.splitlines()) for para in doc.split("\n\n"))
+
+
+def _reflow_help(group: typer.Typer) -> None:
+    """Give every command of ``group`` (and of its sub-groups) its docstring reflowed as its help."""
+    for command in group.registered_commands:
+        doc = command.help or inspect.getdoc(command.callback)
+        if doc:
+            command.help = reflow(doc)
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _reflow_help(sub.typer_instance)
+
+
 _register_all()
+_reflow_help(app)

@@ -59,7 +59,10 @@ def test_errors_name_the_file_line_and_field(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"stress\.jsonl:1: not valid JSON"):
         load_results(tmp_path)
     res = CliRunner().invoke(app, ["report", str(tmp_path / "missing"), "-o", str(tmp_path / "r.html")])
-    assert res.exit_code == 2 and "not a results folder" in res.output
+    assert res.exit_code == 2 and "missing: not found: give a results folder (the --output of" in res.output
+    (tmp_path / "scores.csv").write_text("a\n")  # a file given for a folder said "not a results folder" too
+    res = CliRunner().invoke(app, ["report", str(tmp_path / "scores.csv")])
+    assert res.exit_code == 2 and "scores.csv: a file: give a results folder" in res.output
     res = CliRunner().invoke(app, ["report", str(tmp_path), "--format", "pdf"])
     assert res.exit_code == 2 and 'unknown format "pdf"' in res.output
 

@@ -117,7 +117,8 @@ def load_results(path: str | Path) -> Results:
     """
     p = Path(path)
     if not p.is_dir():
-        raise InputError("not a results folder", path=p)
+        what = "a file" if p.exists() else "not found"
+        raise InputError(f"{what}: give a results folder (the --output of benchmark, stress, lmstyle or train)", path=p)
     if not any((p / name).is_file() for name in KNOWN):
         raise InputError(f"no results here (looked for {', '.join(KNOWN)})", path=p)
     r = Results(path=p)
