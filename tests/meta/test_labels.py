@@ -61,3 +61,12 @@ def test_label_errors():
         label_agreement([0, 1], [0])
     with pytest.raises(InputError, match="not in the label set"):
         label_agreement([0, 1], [0, 3], labels=[0, 1, 2])
+
+
+def test_kappa_of_one_label_on_both_sides_is_none_without_a_warning(recwarn):
+    # p_o = p_e = 1 -> kappa = 0/0: scikit-learn returns nan and warns "A single label was found"
+    r = label_agreement([1, 1, 1], [1, 1, 1], labels=[0, 1, 2])
+    assert r["kappa"] is None and r["kappa_linear"] is None and r["kappa_quadratic"] is None
+    assert r["accuracy"] == 1.0
+    assert not [w for w in recwarn if "single label" in str(w.message)]
+    assert label_agreement([1, 1, 1], [2, 2, 2], labels=[0, 1, 2])["kappa"] == 0.0  # p_o = p_e = 0: defined

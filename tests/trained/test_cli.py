@@ -132,6 +132,32 @@ def test_train_refuses_an_output_folder_that_holds_its_inputs(tmp_path: Path) ->
     assert sorted(p.name for p in out.rglob("*")) == ["mapping.yaml", "model-tfidf-lr"]
 
 
+def test_train_on_your_own_table_says_what_is_missing(tmp_path: Path) -> None:
+    """Three gaps a user of --path met: no --train said only "give --train" (not that the table is named by its
+    file); a table named in neither --train nor --test was read and then silently not used (the run trained on
+    the catalog alone); no --scale ended in 'field "scale": cannot read the rating scale ""'."""
+    table = tmp_path / "mine.csv"
+    table.write_text("context,response,rating\n" + "".join(f"Hi {i},Hello {i},{1 + i % 5}\n" for i in range(12)))
+    own = ["--path", table, "--response-col", "response", "--context-col", "context", "--rating-col", "rating"]
+    out = tmp_path / "run"
+    res = invoke("train", "--model", "tfidf-lr", *own, "-o", out)
+    refused(res, "give --train (benchmarks to train on; your table is named \"mine\": e.g. --train mine --folds 5)")
+    res = invoke("train", "--model", "tfidf-lr", "--train", "usr-pc", "--test", "usr-tc", *own, "-o", out)
+    refused(res, f'{table}: field "--path": your table is "mine": name it in --train or --test')
+    res = invoke("train", "--model", "tfidf-lr", "--train", "mine", "--folds", "2", *own, "-o", out)
+    refused(res, 'field "--scale": benchmark "mine" gives no rating scale for "rating": give it with --scale')
+    assert not out.exists()
+    res = invoke("train", "--model", "tfidf-lr", "--train", "mine", "--folds", "2", "--n-boot", "0", *own,
+                 "--scale", "1-5", "--no-save", "-o", out)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    def strict(name: str) -> Any:
+        raise AssertionError(f"{name} in results.jsonl: not JSON")
+
+    rows = [json.loads(line, parse_constant=strict) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["split"] for r in rows] == ["fold1/2", "fold2/2", "mean of 2"]
+    assert rows[0]["n"] + rows[1]["n"] == 12  # every row of the table, over the two folds
+
+
 def test_train_resumes_from_the_score_cache_and_computes_only_what_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

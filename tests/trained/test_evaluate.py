@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -48,6 +49,22 @@ def test_metrics_match_sklearn_and_scipy() -> None:
     lo, hi = got["spearman_ci"]
     assert lo < got["spearman"] < hi
     assert got["n"] == 90
+
+
+def test_correlations_and_kappas_of_constant_predictions_are_undefined_not_nan() -> None:
+    """A model predicting one score and one label for a whole fold (a small table does it): SciPy's and
+    scikit-learn's nan (with their warnings) went into results.jsonl as NaN, which is not JSON. Now None, named."""
+    import json
+    import warnings
+
+    ex = [dataclasses.replace(e, label=1) for e in _examples(6, seed=0)[0]]  # one true label, as predicted: 0/0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no warning reaches the user
+        got = evaluate(ex, [0.5] * 6, [1] * 6, n_boot=0)
+    assert got["spearman"] is None and got["pearson"] is None and got["kappa"] is None
+    assert got["undefined"] == ["kappa", "kappa_quadratic", "spearman", "pearson"]
+    assert got["accuracy"] == 1.0  # the defined measures stay
+    json.dumps(got, allow_nan=False)  # raised "Out of range float values are not JSON compliant"
 
 
 def test_evaluate_rejects_misaligned_input() -> None:

@@ -29,3 +29,15 @@ def test_baselines_and_paired_difference(small_examples: list[Example]) -> None:
     assert cmp["spearman_diff"] == pytest.approx(row["spearman"] - best["spearman"])
     lo, hi = cmp["spearman_diff_ci"]
     assert lo <= cmp["spearman_diff"] <= hi and 0.0 <= cmp["p_paired"] <= 1.0
+
+
+def test_a_mean_over_folds_is_undefined_where_a_fold_is() -> None:
+    """The mean of a measure that one fold left undefined was the mean of the other folds under the name
+    "mean of 2" (or NaN, when the fold held NaN); now it is None and named in ``undefined``."""
+    from dialeval.trained.experiment import summarise_folds
+
+    rows = [{"model": "m", "spearman": 0.4, "accuracy": 0.5},
+            {"model": "m", "spearman": None, "accuracy": 0.7, "undefined": ["spearman"]}]  # fmt: skip
+    (got,) = summarise_folds(rows)
+    assert got["spearman"] is None and got["undefined"] == ["spearman"]
+    assert got["accuracy"] == pytest.approx(0.6)

@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from dialeval.errors import InputError
 
 def label_agreement(
     y_true: Sequence[Any], y_pred: Sequence[Any], labels: Sequence[Any] | None = None
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """Accuracy, unweighted average recall, Cohen's kappa (plain, linear, quadratic) and macro P/R/F1.
 
     Args:
@@ -30,7 +31,10 @@ def label_agreement(
         ``accuracy``, ``uar`` (balanced accuracy: mean recall over the true classes),
         ``kappa``, ``kappa_linear``, ``kappa_quadratic``, ``precision_macro``,
         ``recall_macro``, ``f1_macro`` (precision/recall of a label never predicted count as 0), ``n``.
+        A kappa is None where it is undefined: both sides give one and the same label throughout
+        (scikit-learn's 0/0, a nan that was written as such).
     """
+    from sklearn.exceptions import UndefinedMetricWarning
     from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_recall_fscore_support
 
     if len(y_true) != len(y_pred):
@@ -41,10 +45,12 @@ def label_agreement(
     if labels is not None and (unknown := (set(y_true) | set(y_pred)) - set(label_list)):
         raise InputError(f"labels not in the label set: {sorted(map(str, unknown))}", field="labels")
     p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, labels=label_list, average="macro", zero_division=0)
-    kappas = {
-        f"kappa{suffix}": float(cohen_kappa_score(y_true, y_pred, labels=label_list, weights=w))
-        for suffix, w in (("", None), ("_linear", "linear"), ("_quadratic", "quadratic"))
-    }
+    with warnings.catch_warnings():  # one label on both sides: scikit-learn warns and returns nan (None here)
+        warnings.filterwarnings("ignore", message=".*cohen_kappa_score. is undefined", category=UndefinedMetricWarning)
+        kappas = {
+            f"kappa{suffix}": _defined(float(cohen_kappa_score(y_true, y_pred, labels=label_list, weights=w)))
+            for suffix, w in (("", None), ("_linear", "linear"), ("_quadratic", "quadratic"))
+        }
     return {
         "accuracy": float(accuracy_score(y_true, y_pred)),
         "uar": _uar(y_true, y_pred),
@@ -54,6 +60,11 @@ def label_agreement(
         "f1_macro": float(f),
         "n": float(len(y_true)),
     }
+
+
+def _defined(value: float) -> float | None:
+    """``value``, or None where it is nan (undefined)."""
+    return value if math.isfinite(value) else None
 
 
 def _uar(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
@@ -67,4 +78,5 @@ def _uar(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true", category=UserWarning)
+        warnings.filterwarnings("ignore", message="A single label was found", category=UserWarning)  # one class
         return float(balanced_accuracy_score(y_true, y_pred))

@@ -181,11 +181,15 @@ TRAIN_HEADERS = {"spearman_diff": "vs best metric"}
 def train_cell(row: dict[str, Any], key: str) -> str:
     """Return ``value [low, high]`` of one measure of a ``train`` result row (empty when it has none).
 
+    A measure the row names in ``undefined`` (a correlation of constant predictions) reads ``undefined``.
+
     Example:
         >>> train_cell({"spearman": 0.5, "spearman_ci": [0.1, 0.8]}, "spearman"), train_cell({}, "f1")
         ('0.500 [0.100, 0.800]', '')
     """
     value = row.get(key)
+    if key in row.get("undefined", ()):
+        return "undefined"
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     text = fmt(value)

@@ -106,18 +106,23 @@ def _plan(
 
     kinds = split_names(model, "--model", "model")
     train_names = split_names(train_on, "--train", "benchmark") or []
-    if not train_names:
-        raise InputError("give --train (benchmarks to train on); the quality heads train with dialeval quality train")
     test_names = split_names(test, "--test", "benchmark") or []
+    own: dict[str, Benchmark] = {}
+    if path is not None:
+        bench = load_inputs(None, path, None, None, None, None, table=table)
+        own[bench.name] = bench
+    if not train_names:
+        hint = f'; your table is named "{next(iter(own))}": e.g. --train {next(iter(own))} --folds 5' if own else ""
+        raise InputError(f"give --train (benchmarks to train on{hint}); "
+                         "the quality heads train with dialeval quality train")  # fmt: skip
+    for name in own:  # a table given and named on neither side was loaded and then not used
+        if name not in (*train_names, *test_names):
+            raise InputError(f'your table is "{name}": name it in --train or --test', path=path, field="--path")
     if sum(bool(x) for x in (test_names, logo, folds)) != 1:
         raise InputError("give exactly one of --test, --logo, --folds")
     if folds and folds < 2:
         raise InputError(f"must be at least 2, got {folds}", field="--folds")
     ensure_unique(kinds, "--model", "model")  # each model's rows were written twice
-    own: dict[str, Benchmark] = {}
-    if path is not None:
-        bench = load_inputs(None, path, None, None, None, None, table=table)
-        own[bench.name] = bench
     xp.check_names(train_names, test_names, own=own)
     for name in common["overrides"]:  # a name in neither was ignored, silently
         if name not in (*train_names, *test_names):

@@ -166,6 +166,9 @@ def examples_from(bench: Benchmark, dimension: str | None = None, target_norm: s
 
     dim = dimension_for(bench, dimension)
     scale = bench.dimensions()[dim]
+    if not scale:  # the user's own table read without --scale: the three classes need the scale's bounds
+        raise InputError(f'benchmark "{bench.name}" gives no rating scale for "{dim}": give it with --scale '
+                         '(e.g. --scale 1-5) or scale: in the mapping', field="--scale")  # fmt: skip
     per_item: dict[str, list[float]] = defaultdict(list)
     for r in bench.ratings:
         if r.dimension != dim or r.level != "turn" or r.dont_know or r.value is None:

@@ -18,6 +18,8 @@ Example:
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -86,7 +88,8 @@ def evaluate(
 
     Returns:
         ``accuracy``, ``uar``, ``kappa``, ``kappa_quadratic``, ``spearman`` (+ ``spearman_ci``),
-        ``pearson`` (+ ``pearson_ci``), ``precision``, ``recall``, ``f1`` (macro), ``n``.
+        ``pearson`` (+ ``pearson_ci``), ``precision``, ``recall``, ``f1`` (macro), ``n``; a correlation
+        or kappa that is undefined (constant predictions or ratings) is None and named in ``undefined``.
     """
     from scipy.stats import pearsonr, spearmanr
 
@@ -98,18 +101,24 @@ def evaluate(
         raise InputError(f"{len(examples)} examples but {len(scores)} scores and {len(labels)} labels")
     agree = label_agreement([e.label for e in examples], list(labels), labels=LABELS)
     human = [e.human for e in examples]
+    with warnings.catch_warnings():  # constant input: SciPy warns and returns nan, written as undefined below
+        warnings.simplefilter("ignore")
+        rho, r = float(spearmanr(scores, human).statistic), float(pearsonr(scores, human).statistic)
     out: dict[str, Any] = {
         "accuracy": agree["accuracy"],
         "uar": agree["uar"],
         "kappa": agree["kappa"],
         "kappa_quadratic": agree["kappa_quadratic"],
-        "spearman": float(spearmanr(scores, human).statistic),
-        "pearson": float(pearsonr(scores, human).statistic),
+        "spearman": rho if math.isfinite(rho) else None,
+        "pearson": r if math.isfinite(r) else None,
         "precision": agree["precision_macro"],
         "recall": agree["recall_macro"],
         "f1": agree["f1_macro"],
         "n": len(examples),
     }
+    undefined = [k for k in ("kappa", "kappa_quadratic", "spearman", "pearson") if out[k] is None]
+    if undefined:  # results.jsonl held NaN (not JSON) and results.md an empty cell
+        out["undefined"] = undefined
     if n_boot > 0:
         ci = correlations(examples, {"pred": list(scores)}, n_boot, seed)["pred"]
         out["spearman_ci"] = ci["spearman_ci"]

@@ -195,6 +195,8 @@ def summarise_folds(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     Example:
         >>> summarise_folds([{"model": "m", "spearman": 0.2, "n": 2}, {"model": "m", "spearman": 0.4, "n": 2}])
         [{'model': 'm', 'split': 'mean of 2', 'spearman': 0.30000000000000004}]
+
+    A measure undefined on some split is undefined in the mean (None, named in ``undefined``).
     """
     keys = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1")
     out = []
@@ -203,8 +205,11 @@ def summarise_folds(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"model": model, "split": f"mean of {len(mine)}"}
         for k in keys:
             vals = [r[k] for r in mine if r.get(k) is not None]
-            if vals:
+            if len(vals) == len(mine):
                 row[k] = sum(vals) / len(vals)
+            elif vals or any(k in r.get("undefined", ()) for r in mine):  # a mean of the defined folds only
+                row[k] = None  # would be a mean of fewer splits than its name says
+                row.setdefault("undefined", []).append(k)
         out.append(row)
     return out
 
