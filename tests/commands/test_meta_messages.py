@@ -57,7 +57,7 @@ def test_an_item_scored_twice_in_one_file_names_the_lines(files: tuple[Path, Pat
     refused(invoke("meta", s, "-r", r, "--boot", "0"), f"{s}:{len(lines) + 1}:", f"first at {s}:1")
 
 
-def test_two_systems_get_a_warning_under_the_table_and_in_table_md(tmp_path: Path) -> None:
+def test_two_systems_or_two_dialogues_get_a_warning_under_the_table_and_in_table_md(tmp_path: Path) -> None:
     csv = tmp_path / "two.csv"
     csv.write_text("context,response,system,rating\nHi,Hello there friend,a,5\nHi,ok,b,2\n"
                    "Yo,Hey how are you,a,4\nYo,no,b,1\nSup,Not much really,a,4\n", encoding="utf-8")  # fmt: skip
@@ -77,6 +77,14 @@ def test_two_systems_get_a_warning_under_the_table_and_in_table_md(tmp_path: Pat
                    "context", "--system-col", "system", "--rating-col", "rating=Overall", "--boot", "0")  # fmt: skip
     assert again.exit_code == 0, again.output
     assert warning in again.output
+    pair = tmp_path / "pair.csv"  # two contexts, so two dialogues
+    pair.write_text("context,response,rating\nHi,Hello there friend,5\nHi,ok,2\nYo,Hey how are you,4\nYo,no,1\n",
+                    encoding="utf-8")  # fmt: skip
+    own = ["--path", pair, "--response-col", "response", "--context-col", "context", "--rating-col", "rating=Overall"]
+    assert invoke("score", *own, "-m", "length", "-o", tmp_path / "s.jsonl").exit_code == 0
+    dialogues = invoke("meta", tmp_path / "s.jsonl", *own, "--level", "dialogue", "--boot", "0")
+    assert dialogues.exit_code == 0, dialogues.output  # two dialogues gave 1.000 with no warning
+    assert "warning: the dialogue-level correlations are over 2 dialogues only" in dialogues.output
 
 
 def test_three_systems_get_no_warning(files: tuple[Path, Path]) -> None:

@@ -279,6 +279,20 @@ def test_a_system_level_figure_over_two_systems_keeps_its_value_and_says_why_it_
     assert row.note.startswith("only 2 systems: a correlation of fewer than 3 is +1 or -1")
 
 
+def test_a_dialogue_level_figure_over_two_dialogues_says_why_it_means_little_as_the_system_one_does():
+    """Two dialogues gave 1.000 [1.000, 1.000] at dialogue level with no note (two points always correlate +-1)."""
+    scores, ratings = [], []
+    for item, dialogue, x, y in (("a1", "d1", 1.0, 2.0), ("a2", "d1", 3.0, 1.0), ("b1", "d2", 5.0, 4.0)):
+        scores.append(Score(item_id=item, metric="m", value=x, context_id=item, dialogue_id=dialogue, system="s"))
+        ratings.append(Rating(item_id=item, dimension="Overall", annotator="w", value=y))
+    (row,) = correlation_table(scores, ratings, dimension="Overall", levels=("dialogue",), methods=("pearson",),
+                               n_boot=0)  # fmt: skip
+    assert row.n_groups == 2 and row.value == pytest.approx(1.0)  # d1 (2, 1.5) and d2 (5, 4): the number stays
+    assert row.note == "only 2 dialogues: a correlation of fewer than 3 is +1 or -1"
+    (turn,) = correlation_table(scores, ratings, dimension="Overall", levels=("turn",), methods=("pearson",), n_boot=0)
+    assert turn.note == ""  # three items: a figure that can say something
+
+
 def test_three_systems_get_no_such_note():
     scores, ratings = _two_systems(3)
     (row,) = correlation_table(scores, ratings, dimension="Overall", levels=("system",), methods=("pearson",), n_boot=0)

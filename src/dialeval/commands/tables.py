@@ -21,7 +21,7 @@ from rich.console import Console, ConsoleOptions
 from rich.table import Table
 from rich.text import Text
 
-from dialeval.meta.levels import MIN_SYSTEMS
+from dialeval.meta.levels import MIN_POINTS
 
 
 @dataclass
@@ -64,29 +64,32 @@ def pivot(rows: Sequence[Any], rank_by: tuple[str, str] | None = None) -> Wide:
 
 
 def table_warnings(rows: Sequence[Any]) -> list[str]:
-    """Return one warning per group whose system-level figures rest on fewer than :data:`MIN_SYSTEMS` systems.
+    """Return one warning per group and level whose figures rest on fewer than :data:`MIN_POINTS` points.
 
+    The points are the systems at system level, the dialogues at dialogue level and the items at turn level.
     The figures are kept as computed; the warning goes under the table, followed by the reasons of the figures
     that are n/a (:func:`_na_reasons`).
 
     Example:
         >>> from types import SimpleNamespace as R
-        >>> [w] = table_warnings([R(level="system", n_groups=2, value=1.0, group="all", metric="m")])
+        >>> [w] = table_warnings([R(level="system", n_groups=2, n_items=9, value=1.0, group="all", metric="m")])
         >>> w[:60]
         'warning: the system-level correlations are over 2 systems on'
-        >>> table_warnings([R(level="system", n_groups=3, value=1.0, group="all", metric="m")])
+        >>> table_warnings([R(level="system", n_groups=3, n_items=9, value=1.0, group="all", metric="m")])
         []
     """
-    few: dict[str, int] = {}
+    few: dict[tuple[str, str], int] = {}
     for r in rows:
-        if r.level == "system" and r.value is not None and r.n_groups < MIN_SYSTEMS and r.metric != "human":
-            few.setdefault(str(getattr(r, "group", "all")), r.n_groups)
+        points = {"system": r.n_groups, "dialogue": r.n_groups, "turn": r.n_items}.get(r.level)
+        if points is not None and points < MIN_POINTS and r.value is not None and r.metric != "human":
+            few.setdefault((str(getattr(r, "group", "all")), r.level), points)
     out = []
-    for group, n in few.items():
+    for (group, level), n in few.items():
         where = "" if group == "all" else f" of {group}"
+        unit = {"system": "systems", "dialogue": "dialogues", "turn": "items"}[level]
         out.append(
-            f"warning: the system-level correlations{where} are over {n} systems only: with fewer than "
-            f"{MIN_SYSTEMS} systems a correlation is +1, -1 or undefined, whatever the metric"
+            f"warning: the {level}-level correlations{where} are over {n} {unit} only: with fewer than "
+            f"{MIN_POINTS} {unit} a correlation is +1, -1 or undefined, whatever the metric"
         )
     return [*out, *_na_reasons(rows)]
 

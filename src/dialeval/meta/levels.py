@@ -33,8 +33,8 @@ from dialeval.meta.bootstrap import FloatArray, IntArray, Method, rowwise_correl
 LEVELS = ("turn", "sample", "dialogue", "system")
 MEAN_DECIMALS = 12
 """Means are rounded to this many decimals so that equal means tie whatever the summation order."""
-MIN_SYSTEMS = 3
-"""Fewer systems than this make a system-level correlation say nothing (two points always correlate +1 or -1)."""
+MIN_POINTS = 3
+"""Fewer points than this (systems, dialogues, items) make a correlation say nothing (two always give +1 or -1)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,10 @@ class RowLevel:
         groups = len(self.y) if self.level == "dialogue" else self.n_clusters  # dialogues, or the turns' contexts
         if result is None:
             return Point(None, None, groups, note="undefined: constant input or fewer than 2 values")
-        return Point(result[0], result[1], groups)
+        unit = "dialogues" if self.level == "dialogue" else "items"
+        few = (f"only {len(self.y)} {unit}: a correlation of fewer than {MIN_POINTS} is +1 or -1"
+               if len(self.y) < MIN_POINTS else "")  # fmt: skip
+        return Point(result[0], result[1], groups, note=few)
 
     def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
         """Correlate in every resample."""
@@ -148,8 +151,8 @@ class SystemLevel:
         result = scipy_correlation(self.x_sums[metric].sum(axis=0) / total, self.y_sums.sum(axis=0) / total, method)
         if result is None:
             return Point(None, None, len(total), note="undefined: fewer than 2 systems or constant system means")
-        few = (f"only {len(total)} systems: a correlation of fewer than {MIN_SYSTEMS} is +1 or -1"
-               if len(total) < MIN_SYSTEMS else "")  # fmt: skip
+        few = (f"only {len(total)} systems: a correlation of fewer than {MIN_POINTS} is +1 or -1"
+               if len(total) < MIN_POINTS else "")  # fmt: skip
         return Point(result[0], result[1], len(total), note=few)
 
     def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
