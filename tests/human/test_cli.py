@@ -94,6 +94,7 @@ def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
     assert rep.exit_code == 0, rep.output
     md = (tmp_path / "report.md").read_text()
     assert "turn-level, absolute" in md
+    assert "- **Ground-truth response included as a candidate**: yes (4 contexts)" in md  # 4 contexts, each its own
     assert "- **Workers recruited**: 3" in md
     assert "observed mean 3.00, min 3, max 3" in md
     assert "12 EUR per hour" in md
@@ -160,6 +161,28 @@ def test_create_takes_the_first_n_contexts_and_says_what_it_made(tmp_path: Path,
     res = runner.invoke(app, ["study", "create", str(tmp_path / "z"), "-b", "usr-pc", "--limit", "0"])
     assert res.exit_code == 2 and 'field "--limit": must be at least 1' in res.output
     assert not (tmp_path / "z").exists()
+
+
+def test_a_protocol_showing_the_reference_on_a_table_without_one_is_said_at_create_and_in_the_report(
+    tmp_path: Path,
+) -> None:
+    """mousavi-turn adds each context's reference as a candidate; a table without references got none, silently,
+    and the report still said "Ground-truth response included as a candidate: yes"."""
+    table = tmp_path / "mine.csv"
+    table.write_text("context,response,system\nHi!,Hello,a\nHi!,Yo,b\nBye,See you,a\n", encoding="utf-8")
+    study = tmp_path / "study"
+    res = runner.invoke(app, ["study", "create", str(study), "--path", str(table), "--response-col", "response",
+                              "--context-col", "context", "--system-col", "system", "--annotators", "1",
+                              "--per-item", "1"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "note: protocol mousavi-turn shows each context's reference response as a candidate, but no " \
+           "candidate has one (give --reference-col, or a protocol without it)" in res.output  # fmt: skip
+    assert "(3 items)" in res.output  # the three responses, no ground truth
+    rep = runner.invoke(app, ["study", "report", str(study), "--output", str(tmp_path / "report"), "--n-boot", "10"])
+    assert rep.exit_code == 0, rep.output
+    md = (tmp_path / "report.md").read_text()
+    assert "- **Ground-truth response included as a candidate**: no: the protocol includes it, but no candidate " \
+           "had a reference" in md  # fmt: skip
 
 
 def test_create_in_a_database_named_by_db_and_read_back_through_the_study_folder(

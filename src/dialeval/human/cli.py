@@ -144,6 +144,9 @@ def create(
         summary = create_study(study_dir, proto, dials, cands, config, qualification=qual, attention=att, db_url=db)
     except DialevalError as exc:
         fail(exc)
+    if proto.include_ground_truth and not any(c.references for c in cands):  # the report said "included: yes"
+        typer.echo(f"note: protocol {proto.name} shows each context's reference response as a candidate, but no "
+                   "candidate has one (give --reference-col, or a protocol without it)", err=True)  # fmt: skip
     if as_json:
         typer.echo(json.dumps({**summary, "access": str(study_dir / "access.json")}))
         return

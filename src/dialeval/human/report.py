@@ -30,6 +30,7 @@ from dialeval.human.analysis import (
     study_ratings,
     system_means,
 )
+from dialeval.human.design import GROUND_TRUTH
 from dialeval.human.protocol import Protocol
 from dialeval.meta.agreement import Estimate, agreement_report, check_resamples
 from dialeval.schema import Rating
@@ -119,7 +120,7 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
     d = read_study(url)
     title = f"Human evaluation report: {d.protocol.name} v{d.protocol.version}"
     return title, [
-        _task_section(d.protocol),
+        _task_section(d.protocol, sum(s == GROUND_TRUTH for s in d.systems.values())),
         _recruitment_section(d),
         _execution_section(d),
         _agreement_section(d, n_boot, seed),
@@ -127,12 +128,28 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
     ]
 
 
-def _task_section(protocol: Protocol) -> Section:
+def _ground_truth(protocol: Protocol, n: int) -> str:
+    """Say whether the study showed a reference as a candidate: what it did, not only what the protocol asks.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> p = SimpleNamespace(include_ground_truth=True)  # a protocol that asks for it
+        >>> _ground_truth(p, 0)
+        'no: the protocol includes it, but no candidate had a reference'
+        >>> _ground_truth(p, 12)
+        'yes (12 contexts)'
+    """
+    if n:
+        return f"yes ({n} contexts)"
+    return "no: the protocol includes it, but no candidate had a reference" if protocol.include_ground_truth else "no"
+
+
+def _task_section(protocol: Protocol, n_ground_truth: int) -> Section:
     task = Section("Task")
     task.rows += [
         ("Evaluation granularity", f"{protocol.level}-level, {protocol.mode}"),
         ("Order", "all candidates of a context judged on one criterion before the next criterion"),
-        ("Ground-truth response included as a candidate", "yes" if protocol.include_ground_truth else "no"),
+        ("Ground-truth response included as a candidate", _ground_truth(protocol, n_ground_truth)),
     ]
     dims = [["dimension", "definition", "question", "answer format", "explanation options"]]
     for c in protocol.criteria:
