@@ -136,3 +136,27 @@ def test_a_file_given_as_a_benchmark_name_says_how_a_table_is_read() -> None:
 
     with pytest.raises(KeyError, match=r"give your own table to dialeval\.score as its data$"):  # UnknownNameError
         dialeval.load_benchmark("my.csv")
+
+
+def test_a_folder_given_as_a_benchmark_name_says_how_records_are_read(tmp_path: Path) -> None:
+    """`data show rec` on the folder `data import` had just written said 'unknown benchmark "rec"; did you mean
+    "grade"?'. And data import without --mapping asked for --response-col *and* --rating-col, though it reads a
+    table with responses only (0 ratings) as well."""
+    table = tmp_path / "my.csv"
+    table.write_text("context,response\nHi,Hello\n", encoding="utf-8")
+    rec = tmp_path / "rec"
+    result = runner.invoke(app, ["data", "import", str(table), "-o", str(rec)], terminal_width=300)
+    assert result.exit_code == 2
+    assert 'give --mapping m.yaml, or --response-col (and the other --*-col options)' in result.output
+    result = runner.invoke(app, ["data", "import", str(table), "--response-col", "response", "-o", str(rec)])
+    assert result.exit_code == 0 and "1 candidate" in result.output, result.output
+    result = runner.invoke(app, ["data", "show", str(rec)], terminal_width=300)
+    assert result.exit_code == 2
+    assert result.output.strip().startswith(f'error: "{rec}" names a folder, not a catalog benchmark: read a '
+                                            "folder of dialeval records (dialogues/candidates/ratings.jsonl) with "
+                                            "--path DIR")  # fmt: skip
+    import dialeval
+
+    with pytest.raises(KeyError, match=r"give a folder of dialeval records to dialeval\.score as its data$"):
+        dialeval.load_benchmark(str(rec))
+    assert len(dialeval.score(str(rec), metrics=["length"])) == 1  # what the hint says works

@@ -121,7 +121,8 @@ def import_command(
             inputs = [("FILE", file), ("--mapping", table.mapping)]
             replaced = check_output(output, "folder", inputs=inputs, files=RECORD_FILES)
             if not table.given():
-                raise InputError("give --mapping m.yaml, or --response-col and --rating-col", field="--mapping")
+                raise InputError("give --mapping m.yaml, or --response-col (and the other --*-col options)",
+                                 field="--mapping")  # fmt: skip
             bench = load_inputs(None, file, None, None, None, limit, table=table)
             counts = _write_records(bench, output)
     except (DialevalError, OSError) as exc:

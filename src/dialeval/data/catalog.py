@@ -322,7 +322,7 @@ def load_benchmark(name: str, path: str | Path | None = None, *, path_option: st
     ``path_option`` names ``path`` as the caller's user gives it (``--path``; the Python API's ``path=``).
 
     Raises:
-        UnknownNameError: ``name`` is no catalog benchmark; one that names a file says how a table is read.
+        UnknownNameError: ``name`` is no catalog benchmark; one that names a file or folder says how it is read.
 
     Example:
         >>> load_benchmark("usr-tc").counts()["items"]
@@ -337,4 +337,9 @@ def load_benchmark(name: str, path: str | Path | None = None, *, path_option: st
                "stress, train, study create and data import do" if path_option == "--path" else
                "give your own table to dialeval.score as its data")  # fmt: skip
         raise UnknownNameError(f'"{name}" names a file, not a catalog benchmark: {how}')
+    if name not in DATASETS.names() and Path(name).is_dir():  # data import's output, say: "unknown benchmark"
+        how = ("read a folder of dialeval records (dialogues/candidates/ratings.jsonl) with --path DIR, as score, "
+               "benchmark, meta, stress, train and study create do" if path_option == "--path" else
+               "give a folder of dialeval records to dialeval.score as its data")  # fmt: skip
+        raise UnknownNameError(f'"{name}" names a folder, not a catalog benchmark: {how}')
     return DATASETS.get(name).load(path, path_option=path_option)
