@@ -134,11 +134,11 @@ def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:
         ),
         (
             lambda: dialeval.score([{"context": "a", "response": "hi"}, {"context": "b", "response": " "}], ["length"]),
-            'data:2: field "response": no value (1 such rows)',
+            'data:2: field "response": no value (1 such row)',  # said "(1 such rows)"
         ),
         (
             lambda: dialeval.score(pd.DataFrame({"context": ["a", "b"], "response": ["hi", ""]}), ["length"]),
-            'data:2: field "response": no value (1 such rows)',
+            'data:2: field "response": no value (1 such row)',  # said "(1 such rows)"
         ),
         (
             lambda: dialeval.score([{"context": "a", "response": 42}], ["length"]),
@@ -224,7 +224,7 @@ def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
     p.write_text("context,response\nHi,Hello\nYo,\n")
     with pytest.raises(InputError) as caught:
         dialeval.score(p, ["length"], cache=False, progress=False)
-    assert str(caught.value) == f'{p}:3: field "response": no value (1 such rows)'
+    assert str(caught.value) == f'{p}:3: field "response": no value (1 such row)'
     p.write_text("context,response,response\nHi,Hello,one two\n")
     with pytest.raises(InputError) as caught:
         dialeval.score(p, ["length"], cache=False, progress=False)

@@ -34,8 +34,9 @@ PACKAGE = "dialeval"
 
 #: Layer name -> its packages and modules (a package stands for everything under it), lowest first.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("records", ("dialeval", "dialeval.errors", "dialeval.paths", "dialeval.signature", "dialeval.registry",
-                 "dialeval.atomic", "dialeval.jsonl", "dialeval.schema", "dialeval.runinfo", "dialeval.published")),
+    ("records", ("dialeval", "dialeval.errors", "dialeval.words", "dialeval.paths", "dialeval.signature",
+                 "dialeval.registry", "dialeval.atomic", "dialeval.jsonl", "dialeval.schema", "dialeval.runinfo",
+                 "dialeval.published")),
     # meta (correlations, agreement, bootstrap) needs only records: the commands and every feature use it
     ("data, metrics, backends", ("dialeval.data", "dialeval.metrics", "dialeval.models", "dialeval.backends",
                                  "dialeval.meta")),

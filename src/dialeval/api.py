@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from dialeval.atomic import WriteError
 from dialeval.errors import InputError, ensure_unique
+from dialeval.words import counted
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -294,7 +295,8 @@ def _mapping(
             have = ", ".join(map(str, frame.columns)) or "none"
             raise InputError(f'no column "{name}"; the columns: {have}', path=DATA, field=name)
     if dialogue_col is not None and (missing := _missing(frame[dialogue_col])):
-        raise InputError(f"no value ({len(missing)} such rows)", path=DATA, line=missing[0], field=dialogue_col)
+        raise InputError(f"no value ({counted(len(missing), 'such row')})", path=DATA, line=missing[0],
+                         field=dialogue_col)  # fmt: skip
     return ColumnMapping(
         response=response_col, context=context_col, system=cols["system"], dialogue_id=dialogue_col,
         references=(cols["reference"],) if cols["reference"] else (), knowledge=cols["knowledge"],

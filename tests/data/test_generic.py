@@ -197,10 +197,10 @@ def test_an_empty_or_blank_response_is_refused_naming_the_first_row(tmp_path: Pa
     j.write_text('{"context": "Hi", "response": "Hello"}\n{"context": "Yo", "response": null}\n')
     with pytest.raises(InputError) as caught:
         load_table(j, ColumnMapping(response="response", context="context"))
-    assert str(caught.value) == f'{j}:2: field "response": no value (1 such rows)'
+    assert str(caught.value) == f'{j}:2: field "response": no value (1 such row)'
     wide = tmp_path / "w.csv"  # several responses per row: each system's column is checked
     wide.write_text("q,r_a,r_b\nhello?,hi,yo\nbye?,ciao,\n")
-    with pytest.raises(InputError, match=r'w\.csv:3: field "r_b": no value \(1 such rows\)'):
+    with pytest.raises(InputError, match=r'w\.csv:3: field "r_b": no value \(1 such row\)'):
         load_table(wide, ColumnMapping(response="r_{system}", context="q", systems=("a", "b")))
 
 

@@ -549,16 +549,6 @@ def check_request_failures(scores: Iterable[Score], allow: bool) -> None:
     raise typer.Exit(1)
 
 
-def counted(n: int, noun: str) -> str:
-    """Return ``n`` and the noun, plural unless ``n`` is 1.
-
-    Example:
-        >>> counted(1, "dialogue"), counted(2, "batch"), counted(0, "rating")
-        ('1 dialogue', '2 batches', '0 ratings')
-    """
-    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith(("ch", "sh", "s", "x")) else "s")
-
-
 def say(text: str, indent: str = "") -> None:
     """Print ``text`` wrapped between words at the terminal's width: nothing cut, no trailing blanks.
 

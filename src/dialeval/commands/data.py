@@ -11,13 +11,13 @@ import typer
 from dialeval.commands.common import (
     TableOptions,
     check_output,
-    counted,
     interrupted_says,
     replaced_note,
     table_options,
 )
 from dialeval.data.show import entry_json_of, print_report, report_of
 from dialeval.errors import DialevalError, InputError
+from dialeval.words import counted
 
 data_app = typer.Typer(help="List and inspect the benchmark catalog.", no_args_is_help=True)
 

@@ -17,7 +17,6 @@ from dialeval.commands.common import (
     check_output,
     check_request_failures,
     console,
-    counted,
     fail,
     interrupted_says,
     load_inputs,
@@ -30,6 +29,7 @@ from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.schema import Score
 from dialeval.scoring import ScoringRequest, score_request
+from dialeval.words import counted
 
 
 @run_options

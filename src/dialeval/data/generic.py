@@ -36,6 +36,7 @@ from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError, closest
 from dialeval.jsonl import check_file, read_jsonl, read_text, read_unique
 from dialeval.schema import Candidate, Dialogue, Rating, Turn
+from dialeval.words import counted
 
 
 @dataclass(frozen=True)
@@ -346,7 +347,7 @@ def _check_responses(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: C
         col = _expand(mapping.response, system)
         empty = [where for where, rec in rows if not _text(rec[col], where, col)]
         if empty and not mapping.keep_empty_responses:
-            raise empty[0].error(f"no value ({len(empty)} such rows)", field=col)
+            raise empty[0].error(f"no value ({counted(len(empty), 'such row')})", field=col)
 
 
 def build_table(

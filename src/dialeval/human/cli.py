@@ -13,11 +13,11 @@ from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
     check_serving,
-    counted,
     fail,
     table_options,
 )
 from dialeval.errors import DialevalError
+from dialeval.words import counted
 
 if TYPE_CHECKING:
     from dialeval.schema import Candidate, Dialogue, Rating

@@ -15,7 +15,6 @@ from dialeval import __version__
 from dialeval.commands.common import (
     check_output,
     console,
-    counted,
     fail,
     out,
     replaced_note,
@@ -27,6 +26,7 @@ from dialeval.commands.options import run_options
 from dialeval.errors import DialevalError, InputError, check_seed, ensure_unique
 from dialeval.runinfo import LmstyleRun, MetricInfo, command_line, write_run_info
 from dialeval.scoring import ScoringRequest
+from dialeval.words import counted
 
 _MODEL = typer.Option([], "--model", help="Model spec, repeatable: smollm2 (packaged), a .gguf, a folder, NAME@URL.")
 _N = typer.Option(50, "--n", help="First N queries of each dataset.")

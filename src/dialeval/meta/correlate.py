@@ -25,6 +25,7 @@ from dialeval.meta.levels import LEVELS, Level, prepare
 from dialeval.meta.rows import CorrelationRow
 from dialeval.schema import Rating, Score
 from dialeval.signature import make_signature
+from dialeval.words import counted
 
 BOOT_UNIT = {"turn": "context", "sample": "context", "dialogue": "dialogue", "system": "context"}
 
@@ -102,13 +103,13 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
 def _unmatched_note(aligned: Aligned, metric: str) -> str:
     c = aligned.counts
     parts = [
-        f"{c[k]} {label}"
-        for k, label in (
-            ("scores_without_rating", "scored items without rating"),
-            ("ratings_without_score", "rated items without score"),
-            ("ratings_dont_know", "don't-know ratings"),
-            ("ratings_not_numeric", "non-numeric ratings"),
-            (f"scores_missing_value:{metric}", "scores without value"),
+        counted(c[k], one, many)
+        for k, one, many in (
+            ("scores_without_rating", "scored item without rating", "scored items without rating"),
+            ("ratings_without_score", "rated item without score", "rated items without score"),
+            ("ratings_dont_know", "don't-know rating", None),
+            ("ratings_not_numeric", "non-numeric rating", None),
+            (f"scores_missing_value:{metric}", "score without value", "scores without value"),
         )
         if c.get(k)
     ]

@@ -1,0 +1,20 @@
+"""Counts in words, for messages and notes at every layer.
+
+Example:
+    >>> counted(1, "scored item without rating", "scored items without rating"), counted(3, "dialogue")
+    ('1 scored item without rating', '3 dialogues')
+"""
+
+from __future__ import annotations
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """Return ``n`` and the noun, in the plural unless ``n`` is 1 (default plural: ``noun`` + s or es).
+
+    Example:
+        >>> counted(1, "dialogue"), counted(2, "batch"), counted(0, "rating"), counted(2, "failed worker")
+        ('1 dialogue', '2 batches', '0 ratings', '2 failed workers')
+    """
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n} {plural or noun + ('es' if noun.endswith(('ch', 'sh', 's', 'x')) else 's')}"
