@@ -34,6 +34,7 @@ from dialeval.human.design import GROUND_TRUTH
 from dialeval.human.protocol import Protocol
 from dialeval.meta.agreement import Estimate, agreement_report, check_resamples
 from dialeval.schema import Rating
+from dialeval.words import counted
 
 
 @dataclass
@@ -140,7 +141,7 @@ def _ground_truth(protocol: Protocol, n: int) -> str:
         'yes (12 contexts)'
     """
     if n:
-        return f"yes ({n} contexts)"
+        return f"yes ({counted(n, 'context')})"
     return "no: the protocol includes it, but no candidate had a reference" if protocol.include_ground_truth else "no"
 
 
@@ -183,7 +184,7 @@ def _recruitment_section(d: StudyData) -> Section:
     n_qual = d.counts["qualification"]
     rule = qualification_rule(d.config.get("qualification_threshold"))
     qual = f"{n_qual} qualification items judged against reference annotators; {rule}" if n_qual else "none"
-    checks = f"{d.counts['attention']} items, {d.config['attention_per_batch']} per annotator and batch"
+    checks = f"{counted(d.counts['attention'], 'item')}, {d.config['attention_per_batch']} per annotator and batch"
     recruit.rows += [
         ("Sampling criteria", "set by the researcher outside dialeval (not recorded)"),
         ("Qualification task", qual),
