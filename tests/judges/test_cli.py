@@ -294,3 +294,18 @@ def test_api_key_reaches_the_server_but_no_file_log_or_output(
     for p in written:
         assert secret.encode() not in p.read_bytes(), p
     assert secret not in res.output and secret not in caplog.text
+
+
+def test_the_run_notes_are_lines_under_the_tables_not_a_list_in_a_cell() -> None:
+    """The counts table showed the notes as Python's list: "notes  ['the server refused response_format ...']"."""
+    from rich.console import Console
+
+    from dialeval.judges.cli import summary_table
+
+    summary = {"protocol": "p", "items": 2, "notes": ["the protocol declares no answer shape", "requests failed"]}
+    console = Console(width=200, record=True)
+    console.print(summary_table(summary, {"judge:p": [1.0, None]}))
+    shown = console.export_text()
+    assert "note: the protocol declares no answer shape\nnote: requests failed\n" in shown
+    assert "[" not in shown and "notes" not in shown
+    assert "items" in shown  # the other counts stay in the table

@@ -73,11 +73,12 @@ def output_counts(values: dict[str, list[float | None]]) -> dict[str, dict[str, 
 
 
 def summary_table(summary: dict[str, Any], values: dict[str, list[float | None]]) -> Any:
-    """Return the console tables of a judge run: mean score per output, parse failures, calls, tokens.
+    """Return the console tables of a judge run: mean score per output, parse failures, calls, tokens; its notes.
 
     Names and numbers are never cut (:class:`~dialeval.commands.tables.ScreenTable`).
     """
     from rich.console import Group
+    from rich.text import Text
 
     from dialeval.commands.tables import ScreenTable
 
@@ -85,10 +86,12 @@ def summary_table(summary: dict[str, Any], values: dict[str, list[float | None]]
         ([out], [str(c["scored"]), str(c["missing"]), "-" if c["mean"] is None else f"{c['mean']:.3f}"])
         for out, c in output_counts(values).items()
     ]
-    counts = [([key], [str(val)]) for key, val in summary.items() if key != "protocol"]
+    counts = [([key], [str(val)]) for key, val in summary.items() if key not in ("protocol", "notes")]
+    notes = [Text(f"note: {n}") for n in summary.get("notes", [])]  # a row read "['the server refused ...']"
     return Group(
         ScreenTable(f"judge run: {summary['protocol']}", ["output"], ["scored", "missing", "mean"], means),
         ScreenTable("counts", ["count"], ["value"], counts, justify_values="left"),
+        *notes,
     )
 
 
