@@ -72,3 +72,20 @@ def test_a_negative_resample_count_or_seed_is_refused(usr, n_boot: int, seed: in
     with pytest.raises(InputError, match=message):
         compare_metrics(usr.scores, usr.ratings, metric_a="len", metric_b="noise", dimension="Overall",
                         n_boot=n_boot, seed=seed)  # fmt: skip
+
+
+def test_an_undefined_difference_says_which_metric_is_undefined_and_why() -> None:
+    """`meta --compare length,distinct1` printed "= n/a [n/a, n/a], bootstrap p = n/a" and nothing else when
+    distinct1 was constant; the comparison now carries the reason, and the defined one has no note."""
+    from dialeval.schema import Rating, Score
+
+    scores, ratings = [], []
+    for i, (x, y) in enumerate([(1.0, 2.0), (2.0, 1.0), (3.0, 5.0), (4.0, 4.0)]):
+        scores += [Score(item_id=f"i{i}", metric="m", value=x, context_id=f"c{i}"),
+                   Score(item_id=f"i{i}", metric="flat", value=1.0, context_id=f"c{i}")]  # fmt: skip
+        ratings.append(Rating(item_id=f"i{i}", dimension="Overall", annotator="w", value=y))
+    res = compare_metrics(scores, ratings, metric_a="m", metric_b="flat", dimension="Overall", n_boot=20)
+    assert res.difference is None and res.value_a is not None
+    assert res.note == "flat: undefined: constant input or fewer than 2 values"
+    both = compare_metrics(scores, ratings, metric_a="m", metric_b="m", dimension="Overall", n_boot=20)
+    assert both.difference == 0.0 and both.note == ""

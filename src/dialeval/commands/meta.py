@@ -343,6 +343,7 @@ def _paired_line(p: dict[str, Any]) -> str:
         f"paired test ({p['level']} {p['method']}, {p['n_items']} items): {p['metric_a']} - {p['metric_b']} = "
         f"{f(p['difference'])} [{f(p['ci_low'])}, {f(p['ci_high'])}], bootstrap p = {f(p['p_value'])}"
         + (f", Williams t = {f(p['williams_t'])} (p = {f(p['williams_p'])})" if p.get("williams_t") is not None else "")
+        + (f" ({p['note']})" if p.get("note") else "")
     )
 
 

@@ -71,6 +71,7 @@ class ComparisonResult:
         p_value: Two-sided bootstrap p-value, 2·min(P(d ≤ 0), P(d ≥ 0)), at most 1.
         williams_t: Williams' t (turn level, Pearson only; else None).
         williams_p: Its one-sided p-value for A > B.
+        note: Why the difference is undefined, where it is ("" elsewhere).
     """
 
     metric_a: str
@@ -88,6 +89,7 @@ class ComparisonResult:
     n_boot: int
     williams_t: float | None = None
     williams_p: float | None = None
+    note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict."""
@@ -105,6 +107,11 @@ def paired_p_value(diffs: np.ndarray) -> float:
     if d.size == 0:
         return float("nan")
     return float(min(1.0, 2 * min((d <= 0).mean(), (d >= 0).mean())))
+
+
+def _undefined_note(points: dict[str, Any]) -> str:
+    """Name each metric whose correlation is undefined, with the reason (the first part of its note)."""
+    return "; ".join(f"{m}: {pt.note.split('; ')[0]}" for m, pt in points.items() if pt.value is None)
 
 
 def compare_metrics(
@@ -155,4 +162,5 @@ def compare_metrics(
         n_boot=n_boot,
         williams_t=wt,
         williams_p=wp,
+        note=_undefined_note({metric_a: a, metric_b: b}),
     )
