@@ -160,3 +160,30 @@ def test_a_folder_given_as_a_benchmark_name_says_how_records_are_read(tmp_path: 
     with pytest.raises(KeyError, match=r"give a folder of dialeval records to dialeval\.score as its data$"):
         dialeval.load_benchmark(str(rec))
     assert len(dialeval.score(str(rec), metrics=["length"])) == 1  # what the hint says works
+
+
+def test_data_show_shows_your_own_table_or_records_as_the_commands_read_them(tmp_path: Path) -> None:
+    """The README points at `data show` for what a command understood of your table, but `data show --path my.csv
+    --response-col ...` said "Missing argument 'name'"."""
+    table = tmp_path / "my.csv"
+    table.write_text("context,response,system,rating\nHi,Hello,a,5\nHi,ok,b,2\nYo,Hey,a,4\n", encoding="utf-8")
+    cols = ["--response-col", "response", "--context-col", "context", "--system-col", "system",
+            "--rating-col", "rating=Overall", "--scale", "1-5"]  # fmt: skip
+    result = runner.invoke(app, ["data", "show", "--path", str(table), *cols, "--json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.output)
+    assert (got["name"], got["items"], got["contexts"], got["systems"], got["ratings"]) == ("my", 3, 2, 2, 3)
+    assert got["dimensions"] == {"Overall": "1-5"} and "catalog" not in got
+    rec = tmp_path / "rec"
+    assert runner.invoke(app, ["data", "import", str(table), *cols, "-o", str(rec)]).exit_code == 0
+    shown = runner.invoke(app, ["data", "show", "--path", str(rec)], terminal_width=200)
+    assert shown.exit_code == 0 and "│ items               │ 3" in shown.output, shown.output
+    cases = {
+        ("data", "show"): 'field "NAME": give a catalog NAME (dialeval data list) or your own data with --path',
+        ("data", "show", "usr-tc", "--response-col", "response"): "usr-tc is a catalog benchmark; --mapping and",
+        ("data", "show", "--path", str(tmp_path / "notes.md")): "notes.md: not found",
+        ("data", "show", "--path", str(tmp_path)): "not your own table (.csv, .tsv, .jsonl) or a folder of dialeval",
+    }
+    for args, words in cases.items():
+        result = runner.invoke(app, list(args), terminal_width=300)
+        assert result.exit_code == 2 and words in result.output, (args, result.output)

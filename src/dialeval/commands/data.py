@@ -1,4 +1,4 @@
-"""``dialeval data list``, ``data show NAME``, ``data export NAME`` and ``data import FILE``."""
+"""``dialeval data list``, ``data show [NAME]``, ``data export NAME`` and ``data import FILE``."""
 
 from __future__ import annotations
 
@@ -55,22 +55,45 @@ def list_command(
 
 
 @data_app.command("show")
+@table_options
 def show_command(
-    name: str = typer.Argument(..., help="Catalog name, e.g. usr-tc."),
-    path: Path | None = typer.Option(None, "--path", help="Read this file (or folder) of the published format."),
+    name: str | None = typer.Argument(None, help="Catalog name, e.g. usr-tc; none: your own --path."),
+    path: Path | None = typer.Option(
+        None, "--path", help="With NAME, that benchmark's published file or folder; without, your own table (with "
+        "--mapping or the --*-col options) or a folder of dialeval records."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON only."),
+    table: TableOptions = TableOptions(),
 ) -> None:
-    """Load a benchmark and print its counts (items, dialogues, systems, annotators, dimensions, skips)."""
+    """Load a benchmark or your own data and print its counts (items, dialogues, systems, dimensions, skips).
+
+    Without NAME, --path is read as score, benchmark and meta read it, and shown as they show it first.
+    """
     from rich.console import Console
 
+    from dialeval.commands.common import load_inputs
     from dialeval.data.catalog import DATASETS, load_benchmark
+    from dialeval.data.generic import RECORD_FILES, is_table
 
     try:
-        bench = load_benchmark(name, path)
+        if name is None:  # `data show --path my.csv --response-col ...`: said "Missing argument 'name'"
+            if path is None:
+                raise InputError("give a catalog NAME (dialeval data list) or your own data with --path", field="NAME")
+            if not table.given() and not is_table(path) and not (path / RECORD_FILES[1]).is_file():
+                if not path.exists():
+                    raise InputError("not found", path=path)
+                raise InputError("not your own table (.csv, .tsv, .jsonl) or a folder of dialeval records: for a "
+                                 "catalog benchmark's published file give its NAME too", path=path)  # fmt: skip
+            bench = load_inputs(None, path, None, None, None, None, table=table, show=False)
+        elif table.given():
+            raise InputError(f"{name} is a catalog benchmark; --mapping and the --*-col options read your own "
+                             "table: give it with --path and no NAME", field="--mapping")  # fmt: skip
+        else:
+            bench = load_benchmark(name, path)
     except DialevalError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    report = report_of(bench, DATASETS.get(name))
+    report = report_of(bench, None if name is None else DATASETS.get(name))
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return

@@ -334,12 +334,12 @@ def load_benchmark(name: str, path: str | Path | None = None, *, path_option: st
     """
     if name not in DATASETS.names() and Path(name).suffix.lower() in (".csv", ".tsv", ".jsonl", ".json"):
         how = ("read your own table with --path FILE and --response-col (or --mapping), as score, benchmark, meta, "
-               "stress, train, study create and data import do" if path_option == "--path" else
+               "stress, train, study create, data show and data import do" if path_option == "--path" else
                "give your own table to dialeval.score as its data")  # fmt: skip
         raise UnknownNameError(f'"{name}" names a file, not a catalog benchmark: {how}')
     if name not in DATASETS.names() and Path(name).is_dir():  # data import's output, say: "unknown benchmark"
         how = ("read a folder of dialeval records (dialogues/candidates/ratings.jsonl) with --path DIR, as score, "
-               "benchmark, meta, stress, train and study create do" if path_option == "--path" else
+               "benchmark, meta, stress, train, study create and data show do" if path_option == "--path" else
                "give a folder of dialeval records to dialeval.score as its data")  # fmt: skip
         raise UnknownNameError(f'"{name}" names a folder, not a catalog benchmark: {how}')
     return DATASETS.get(name).load(path, path_option=path_option)
