@@ -158,9 +158,11 @@ def test_every_bootstrap_count_is_spelled_n_boot() -> None:
 
 LEVEL_CASES = [("--level", "", "empty level name"),
                ("--level", "turn,,system", 'empty level name in "turn,,system" (name 2 of 3)'),
-               ("--level", "turns", "unknown level turns; use turn, sample, dialogue, system"),
+               ("--level", "turns", 'unknown level turns (did you mean "turn"?); use turn, sample, dialogue, system'),
                ("--method", " ", "empty method name"),
-               ("--method", "spearmann", "unknown method spearmann; use pearson, spearman, kendall")]  # fmt: skip
+               ("--method", "spearmann", 'unknown method spearmann (did you mean "spearman"?); use pearson, '
+                'spearman, kendall'),
+               ("--method", "rho", "unknown method rho; use pearson, spearman, kendall")]  # fmt: skip
 
 
 @pytest.mark.parametrize(("option", "value", "words"), LEVEL_CASES)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dialeval.errors import InputError, check_seed, check_whole, ensure_unique
+from dialeval.errors import InputError, check_seed, check_whole, closest, ensure_unique
 from dialeval.meta.align import Aligned, align
 from dialeval.meta.bootstrap import METHODS, Method, draw_counts, percentile_ci
 from dialeval.meta.levels import LEVELS, Level, prepare
@@ -53,14 +53,16 @@ def check_names(
         >>> check_names(["turns"], ["spearman"], fields=("--level", "--method"))
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: field "--level": unknown level turns; use turn, sample, dialogue, system
+        dialeval.errors.InputError: field "--level": unknown level turns (did you mean "turn"?); use turn, sample, ...
     """
     for name, field, given, known in (("level", fields[0], levels, LEVELS), ("method", fields[1], methods, METHODS)):
         if not given:  # pandas' KeyError on an empty table came next
             raise InputError(f"no {name} given; use {', '.join(known)}", field=field)
         bad = [v if v.strip() else repr(v) for v in given if v not in known]
         if bad:
-            raise InputError(f"unknown {name} {', '.join(bad)}; use {', '.join(known)}", field=field)
+            close = closest(bad[0], known) if len(bad) == 1 else None
+            hint = f' (did you mean "{close}"?)' if close else ""
+            raise InputError(f"unknown {name} {', '.join(bad)}{hint}; use {', '.join(known)}", field=field)
         ensure_unique(given, field, name)
     return tuple(m for m in methods if m in METHODS)  # type: ignore[misc]
 
