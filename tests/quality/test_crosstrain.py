@@ -373,3 +373,15 @@ def test_the_shape_check_reads_the_layer_count_under_each_configs_name(tmp_path)
         ct.check_shape(dataclasses.replace(ct.TrainConfig(), encoder=str(folder), layers=4))
     (folder / "config.json").write_text("{}", encoding="utf-8")  # says neither: loading the model reports it
     ct.check_shape(dataclasses.replace(ct.TrainConfig(), encoder=str(folder), layers=4))
+
+
+def test_a_views_folder_that_is_not_one_says_what_it_lacks(tmp_path) -> None:
+    """-p quality.views=PATH on a wrong path said "not a trained views folder ([Errno 2] No such file or
+    directory: 'PATH/heads.json')"; a folder without its adapter said the same errno of the other file."""
+    from dialeval.metrics.quality.crossenc import load_views
+
+    with pytest.raises(InputError, match=r"nosuch: not found: give a trained views folder \(dialeval quality "):
+        load_views(str(tmp_path / "nosuch"), "unused")
+    (tmp_path / "heads.json").write_text("{}")
+    with pytest.raises(InputError, match=r": not a trained views folder: it lacks adapter\.safetensors$"):
+        load_views(str(tmp_path), "unused")

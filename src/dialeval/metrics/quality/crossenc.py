@@ -230,6 +230,11 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
 
     set_offline()  # no hub request, and no "Loading weights" bar under dialeval's own progress
     root = Path(folder)
+    if not root.is_dir():
+        raise InputError("not found: give a trained views folder (dialeval quality train-views writes one)", path=root)
+    lacking = [f for f in ("heads.json", "adapter.safetensors") if not (root / f).is_file()]
+    if lacking:  # it said "([Errno 2] No such file or directory: '.../heads.json')"
+        raise InputError(f"not a trained views folder: it lacks {' and '.join(lacking)}", path=root)
     try:
         head = json.loads((root / "heads.json").read_text(encoding="utf-8"))
         adapter = load_file(str(root / "adapter.safetensors"))
