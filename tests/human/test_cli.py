@@ -286,3 +286,17 @@ def test_links_take_an_app_address_and_no_other(tmp_path: Path) -> None:
         res = runner.invoke(app, ["study", "links", str(tmp_path / "study"), "--base-url", bad])
         assert res.exit_code == 2 and "#token=" not in res.output
         assert f'field "--base-url": "{bad}" is not where a browser reaches the app' in " ".join(res.output.split())
+
+
+def test_reassign_with_no_failed_worker_says_there_is_nothing_to_move(tmp_path: Path) -> None:
+    """It printed "moved 0 units of 0 failed workers to qualified workers; 0 could not be placed (...)"."""
+    table = tmp_path / "mine.csv"
+    table.write_text("context,response\nHi!,Hello\nBye,See you\n", encoding="utf-8")
+    study = tmp_path / "study"
+    made = runner.invoke(app, ["study", "create", str(study), "--path", str(table), "--response-col", "response",
+                               "--context-col", "context", "--annotators", "1", "--per-item", "1"])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    res = runner.invoke(app, ["study", "reassign", str(study)])
+    assert res.exit_code == 0 and res.output == "no worker has failed qualification: nothing to move\n", res.output
+    res = runner.invoke(app, ["study", "reassign", str(study), "--json"])
+    assert json.loads(res.output) == {"moved": 0, "failed_workers": 0, "unplaced": 0}

@@ -256,6 +256,9 @@ def reassign(
     if as_json:
         typer.echo(json.dumps(moved))
         return
+    if not moved["failed_workers"]:  # it said "moved 0 units of 0 failed workers ...; 0 could not be placed"
+        typer.echo("no worker has failed qualification: nothing to move")
+        return
     typer.echo(f"moved {counted(moved['moved'], 'unit')} of {counted(moved['failed_workers'], 'failed worker')} to "
                f"qualified workers; {moved['unplaced']} could not be placed (no qualified worker free for them)")
 
