@@ -252,7 +252,7 @@ def test_a_name_given_twice_is_refused() -> None:
 
 def test_none_is_a_missing_value_as_an_empty_csv_cell_is() -> None:
     # a None reference is no reference (not the text "None"): bleu cannot run, as with an empty CSV cell
-    with pytest.raises(InputError, match="1 of 2 items have no reference"):
+    with pytest.raises(InputError, match="1 of 2 items has no reference"):
         dialeval.score([{**ROWS[0], "reference": None}, ROWS[2]], ["bleu"], cache=False, progress=False)
     # a None system is the default system, as an empty CSV cell is (not an error)
     rows = [{**ROWS[0], "system": None}, ROWS[2]]

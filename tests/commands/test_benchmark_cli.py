@@ -80,7 +80,7 @@ def test_reference_metric_on_reference_free_records_is_refused(tmp_path: Path) -
     (tmp_path / "c.jsonl").write_text('{"id": "c", "dialogue_id": "d", "turn_index": 1, "system": "s", "text": "yo"}\n')
     args = ["score", "--dialogues", str(tmp_path / "d.jsonl"), "--candidates", str(tmp_path / "c.jsonl")]
     res = runner.invoke(app, [*args, "-m", "rouge", "-o", str(tmp_path / "s.jsonl")])
-    assert res.exit_code == 2 and "1 of 1 items have no reference" in res.output
+    assert res.exit_code == 2 and "1 of 1 item has no reference" in res.output  # "1 of 1 items have"
     res = runner.invoke(app, [*args, "-m", "length", "-o", str(tmp_path / "s.jsonl")])
     assert res.exit_code == 0, res.output
     assert [s.value for s in read_jsonl(tmp_path / "s.jsonl", Score)] == [1.0]

@@ -38,6 +38,7 @@ from dialeval.metrics.base import Metric, configured
 from dialeval.schema import Candidate, Dialogue, Score
 from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.run import pair_outcomes
+from dialeval.words import counted
 
 if TYPE_CHECKING:
     from dialeval.cache import ScoreCache
@@ -205,7 +206,8 @@ def run_ranking(
     for cls in families:
         if cls.needs_references and lacking:
             result.skipped[cls.name] = (
-                f"needs references; {lacking} of {len(candidates)} items have none "
+                f"needs references; {lacking} of {counted(len(candidates), 'item')} "
+                f"{'has' if lacking == 1 else 'have'} none "
                 "(DailyDialog++ has no separate reference: hold some good responses out with --refs)"
             )
             continue
