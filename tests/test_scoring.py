@@ -164,3 +164,17 @@ def test_the_reason_an_item_went_unscored_travels_with_the_batch_and_keeps_it_ou
     again = Refuses()
     score_metrics([again], CANDS, DIALOGUES, cache=cache)
     assert again.seen == 1
+
+
+def test_scored_counts_the_inputs_the_cache_answered(tmp_path) -> None:
+    """What a rerun took from the score cache is counted (judge run's counts said "items 0" and nothing more)."""
+    from dialeval.metrics.lexical import Length
+
+    inputs = [MetricInput(response=r) for r in ("a b", "c", "a b", "d e f")]  # one response twice
+    cache = ScoreCache(tmp_path / "scores.sqlite")
+    (first,) = score_inputs([(Length(), inputs[:2])], cache=cache)
+    (second,) = score_inputs([(Length(), inputs)], cache=cache)
+    assert first.cached == 0
+    assert second.cached == 3  # "a b" twice and "c"; "d e f" is computed
+    (uncached,) = score_inputs([(Length(), inputs)])
+    assert uncached.cached == 0

@@ -45,6 +45,7 @@ from dialeval.cache import CachedValues, ScoreCache, input_key
 from dialeval.errors import InputError
 from dialeval.metrics.base import ItemInputError, Metric, MetricInput, build_inputs, configured
 from dialeval.schema import Candidate, Dialogue, Score
+from dialeval.words import counted
 
 if TYPE_CHECKING:
     from dialeval.engines import Engine, WorkBatch
@@ -67,6 +68,7 @@ class ScoringJob:
         batches: The work: distinct unknown inputs, cut into batches of ``metric.batch_size``.
         weight: How many inputs share each key (for progress).
         unscored: Why an input got no value, by key, as the engine reported it (filled in as batches finish).
+        cached: How many inputs the cache answered when the job was planned.
     """
 
     metric: Metric
@@ -75,6 +77,7 @@ class ScoringJob:
     batches: list[WorkBatch]
     weight: Counter[str] = field(default_factory=Counter)
     unscored: dict[str, str] = field(default_factory=dict)
+    cached: int = 0
 
     def values(self) -> list[CachedValues]:
         """Return each input's ``{output: value}``, once every batch has finished."""
@@ -93,7 +96,8 @@ def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | 
     """
     if metric.needs_references and any(not i.references for i in inputs):
         missing = sum(1 for i in inputs if not i.references)
-        raise InputError(f'metric "{metric.name}" needs references; {missing} of {len(inputs)} item(s) have none')
+        raise InputError(f'metric "{metric.name}" needs references; {missing} of {counted(len(inputs), "item")} '
+                         f'{"has" if missing == 1 else "have"} none')  # fmt: skip
     if cache is None:
         keys = [str(n) for n in range(len(inputs))]
         known: dict[str, CachedValues] = {}
@@ -104,7 +108,7 @@ def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | 
     todo = list({k: i for k, i in zip(keys, inputs, strict=True) if k not in known}.items())
     step = max(1, metric.batch_size)
     batches = [todo[start : start + step] for start in range(0, len(todo), step)]
-    return ScoringJob(metric, keys, known, batches, Counter(keys))
+    return ScoringJob(metric, keys, known, batches, Counter(keys), cached=sum(k in known for k in keys))
 
 
 def run_jobs(
@@ -157,6 +161,7 @@ class Scored:
         seconds: Time spent waiting for this metric's batches.
         summary: The metric's run counters (judge calls, tokens), from the engine.
         parts: Each part's metric and seconds (one part unless the metric split its items).
+        cached: How many inputs the score cache answered (not computed in this run).
     """
 
     metric: Metric
@@ -167,6 +172,7 @@ class Scored:
     seconds: float
     summary: dict[str, Any]
     parts: list[tuple[Metric, float]] = field(default_factory=list)
+    cached: int = 0
 
 
 def score_inputs(
@@ -214,7 +220,8 @@ def score_inputs(
         signature = "; ".join(dict.fromkeys(job.metric.signature for job, _, _ in mine)) or metric.signature
         summary = engine.summary(mine[0][0].metric) if mine else engine.summary(metric)
         parts_done = [(job.metric, secs) for job, secs, _ in mine]
-        out.append(Scored(metric, values, reasons, sigs, signature, sum(s for _, s, _ in mine), summary, parts_done))
+        out.append(Scored(metric, values, reasons, sigs, signature, sum(s for _, s, _ in mine), summary, parts_done,
+                          cached=sum(job.cached for job, _, _ in mine)))  # fmt: skip
     return out
 
 
@@ -229,6 +236,7 @@ class MetricRun:
         seconds: Time spent waiting for its batches.
         summary: Its run counters (judge calls, parse failures, tokens).
         parts: Each part's metric and seconds (see :attr:`Scored.parts`).
+        cached: How many candidates the score cache answered (see :attr:`Scored.cached`).
     """
 
     family: str
@@ -237,6 +245,7 @@ class MetricRun:
     seconds: float
     summary: dict[str, Any] = field(default_factory=dict)
     parts: list[tuple[Metric, float]] = field(default_factory=list)
+    cached: int = 0
 
 
 def score_metrics(
@@ -302,7 +311,7 @@ def score_each(
                         signature=sig,
                     )
                 )
-        runs.append(MetricRun(s.metric.name, s.signature, scores, s.seconds, s.summary, s.parts))
+        runs.append(MetricRun(s.metric.name, s.signature, scores, s.seconds, s.summary, s.parts, s.cached))
     return runs
 
 

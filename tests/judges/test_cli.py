@@ -84,6 +84,14 @@ def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest
         got = [s["value"] for s in again if s["metric"] == metric and s["value"] is not None]
         assert counts["scored"] == len(got) and counts["missing"] == 6 - len(got)
         assert counts["mean"] == (sum(got) / len(got) if got else None)
+    assert printed["items_from_score_cache"] == 0  # --no-cache
+    # with a score cache (the request cache answers the first 3 items, so the budget of 3 calls judges all 6): a
+    # rerun judges nothing; its counts said "items 0" and nothing of where its 6 scores came from
+    cached = [*args[:-3], "--cache", str(tmp_path / "scores.sqlite"), "--json", "-o"]
+    first = json.loads(CliRunner().invoke(app, [*cached, str(tmp_path / "c1.jsonl")]).output)
+    second = json.loads(CliRunner().invoke(app, [*cached, str(tmp_path / "c2.jsonl")]).output)
+    assert (first["items"], first["budget_skipped"], first["items_from_score_cache"]) == (6, 0, 0)
+    assert (second["items"], second["items_from_score_cache"]) == (0, 6)
 
 
 

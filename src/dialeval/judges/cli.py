@@ -161,8 +161,8 @@ def run_command(
         fail(exc)
         return
     seconds = time.perf_counter() - start
-    summary = {**scored.summary, "seconds": round(seconds, 2), "signature": scored.signature, "engine": run.engine.name,
-               "request": request.record()}  # fmt: skip
+    summary = {**scored.summary, "items_from_score_cache": scored.cached, "seconds": round(seconds, 2),
+               "signature": scored.signature, "engine": run.engine.name, "request": request.record()}  # fmt: skip
     values: dict[str, list[float | None]] = {}
     for s in scored.scores:
         values.setdefault(s.metric, []).append(s.value)
