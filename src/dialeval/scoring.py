@@ -129,8 +129,8 @@ def run_jobs(
     engine = engine or LocalEngine()
     if progress is not None:
         for n, job in enumerate(jobs):
-            if job.known:
-                progress(n, sum(job.weight[k] for k in job.known))
+            if job.cached:
+                progress(n, job.cached)
     seconds = [0.0] * len(jobs)
     last = time.perf_counter()
     for n, result in engine.run([(j.metric, j.batches) for j in jobs]):
