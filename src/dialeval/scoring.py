@@ -45,7 +45,7 @@ from dialeval.cache import CachedValues, ScoreCache, input_key
 from dialeval.errors import InputError
 from dialeval.metrics.base import ItemInputError, Metric, MetricInput, build_inputs, configured
 from dialeval.schema import Candidate, Dialogue, Score
-from dialeval.words import counted
+from dialeval.words import some_of
 
 if TYPE_CHECKING:
     from dialeval.engines import Engine, WorkBatch
@@ -96,8 +96,7 @@ def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | 
     """
     if metric.needs_references and any(not i.references for i in inputs):
         missing = sum(1 for i in inputs if not i.references)
-        raise InputError(f'metric "{metric.name}" needs references; {missing} of {counted(len(inputs), "item")} '
-                         f'{"has" if missing == 1 else "have"} none')  # fmt: skip
+        raise InputError(f'metric "{metric.name}" needs references; {some_of(missing, len(inputs), "item")} none')
     if cache is None:
         keys = [str(n) for n in range(len(inputs))]
         known: dict[str, CachedValues] = {}

@@ -3,6 +3,8 @@
 Example:
     >>> counted(1, "scored item without rating", "scored items without rating"), counted(3, "dialogue")
     ('1 scored item without rating', '3 dialogues')
+    >>> some_of(1, 2, "item") + " no reference"
+    '1 of 2 items has no reference'
 """
 
 from __future__ import annotations
@@ -18,3 +20,13 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     if n == 1:
         return f"{n} {noun}"
     return f"{n} {plural or noun + ('es' if noun.endswith(('ch', 'sh', 's', 'x')) else 's')}"
+
+
+def some_of(part: int, total: int, noun: str) -> str:
+    """Return ``part of total nouns`` with its verb, "has" for one and "have" for several.
+
+    Example:
+        >>> some_of(1, 1, "item"), some_of(3, 5, "item")
+        ('1 of 1 item has', '3 of 5 items have')
+    """
+    return f"{part} of {counted(total, noun)} {'has' if part == 1 else 'have'}"

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from dialeval.errors import InputError, UnknownNameError, ensure_unique
 from dialeval.metrics import METRICS, load_builtin_metrics
 from dialeval.metrics.base import PREFIXES, Metric, configured, metric_by_output
-from dialeval.words import counted
+from dialeval.words import some_of
 
 if TYPE_CHECKING:
     from dialeval.schema import Candidate
@@ -241,8 +241,7 @@ def resolve_metrics(
         if reason is None and candidates is not None and cls.needs_references:
             lacking = sum(1 for c in candidates if not c.references)
             if lacking:
-                verb = "has" if lacking == 1 else "have"
-                reason = f"{lacking} of {counted(len(candidates), 'item')} {verb} no reference"
+                reason = f"{some_of(lacking, len(candidates), 'item')} no reference"
         if reason is None:
             ready.append(cls)
         elif skip_unavailable:

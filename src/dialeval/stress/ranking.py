@@ -38,7 +38,7 @@ from dialeval.metrics.base import Metric, configured
 from dialeval.schema import Candidate, Dialogue, Score
 from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.run import pair_outcomes
-from dialeval.words import counted
+from dialeval.words import some_of
 
 if TYPE_CHECKING:
     from dialeval.cache import ScoreCache
@@ -206,8 +206,7 @@ def run_ranking(
     for cls in families:
         if cls.needs_references and lacking:
             result.skipped[cls.name] = (
-                f"needs references; {lacking} of {counted(len(candidates), 'item')} "
-                f"{'has' if lacking == 1 else 'have'} none "
+                f"needs references; {some_of(lacking, len(candidates), 'item')} none "
                 "(DailyDialog++ has no separate reference: hold some good responses out with --refs)"
             )
             continue
