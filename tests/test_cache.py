@@ -123,6 +123,34 @@ def test_a_text_file_is_refused_and_left_as_it_was(tmp_path):
     assert junk.read_text() == "not a database at all\n" * 20
 
 
+def test_a_one_byte_file_is_refused_and_left_as_it_was(tmp_path):
+    """SQLite itself takes a 1-byte file for an empty database (and would write over it): checked by size."""
+    tiny = tmp_path / "tiny.sqlite"
+    tiny.write_bytes(b"x")
+    _refused(tiny, "not a score cache (SQLite) file")
+    assert tiny.read_bytes() == b"x"
+
+
+def test_checking_an_open_cache_keeps_its_locks_for_another_process(tmp_path):
+    """A second cache opened in a process (as a second command does) checked the file by opening and closing
+    it in Python, which drops every POSIX lock the process holds on it: another process closing its own
+    connection then took itself for the last, deleted the WAL under the first, and the first one's next
+    batch was lost ("disk I/O error"; the likely cause of "database disk image is malformed", seen once in CI)."""
+    path = tmp_path / "c.sqlite"
+    first = ScoreCache(path)
+    first.put_many("sig", {"k1": {"x": 1.0}})
+    ScoreCache(path).close()
+    other = ["from dialeval.cache import ScoreCache", f"c = ScoreCache(r'{path}')",
+             "c.put_many('sig', {'k2': {'x': 2.0}})", "c.close()"]  # fmt: skip
+    subprocess.run([sys.executable, "-c", "\n".join(other)], check=True, timeout=120)
+    first.put_many("sig", {"k3": {"x": 3.0}})
+    fresh = ScoreCache(path)
+    assert fresh.get_many("sig", ["k1", "k2", "k3"]) == {"k1": {"x": 1.0}, "k2": {"x": 2.0}, "k3": {"x": 3.0}}
+    assert fresh._db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    for cache in (first, fresh):
+        cache.close()
+
+
 def test_a_file_with_a_damaged_body_is_refused(tmp_path):
     bad = tmp_path / "damaged.sqlite"
     bad.write_bytes(b"SQLite format 3\x00" + b"\xff" * 200)  # the header, then garbage

@@ -40,8 +40,8 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 #: The option that names the cache, for errors (``$DIALEVAL_SCORE_CACHE`` gives its default).
 CACHE_FIELD = "--cache"
-#: The first bytes of every SQLite database file.
-_SQLITE_HEADER = b"SQLite format 3\x00"
+#: Bytes in the smallest SQLite database file that is not empty (one page of the smallest size).
+_SMALLEST_DATABASE = 512
 _NOT_SQLITE = "is not a score cache (SQLite) file; give another file, or delete it if it is a damaged cache"
 
 
@@ -65,11 +65,10 @@ def check_cache_path(path: Path) -> None:
     if path.exists():
         if not os.access(path, os.R_OK | os.W_OK):
             raise InputError("cannot be written: no permission to read and write it", path=path, field=CACHE_FIELD)
-        with path.open("rb") as handle:
-            head = handle.read(len(_SQLITE_HEADER))
-        if head and head != _SQLITE_HEADER:
+        size = path.stat().st_size
+        if 0 < size < _SMALLEST_DATABASE:  # SQLite would take a 1-byte file for an empty database and overwrite it
             raise InputError(_NOT_SQLITE, path=path, field=CACHE_FIELD)
-        if head:
+        if size:  # SQLite reads the header: a file of our own, once closed, would drop this process's locks on it
             _check_existing(path)
         return
     start = path.absolute().parent
