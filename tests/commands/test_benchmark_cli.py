@@ -155,6 +155,26 @@ def test_meta_breaks_down_by_a_dialogue_tag(tmp_path: Path, shared_data: Path) -
     assert rows["domain=topical-chat"]["value"] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
 
 
+def test_a_dimension_rated_per_dialogue_is_reported_per_dialogue_by_default(tmp_path: Path) -> None:
+    """DSTC9 rates whole dialogues: the default levels (turn, system) gave three n/a turn columns, said
+    "constant input or fewer than 2 values", and no dialogue level; meta did the same on its scores."""
+    dim = ["-d", "human (overall)", "--boot", "0", "--json"]
+    res = runner.invoke(app, ["benchmark", "-b", "dstc9", *dim, "-m", "length", "--limit", "300", "-o", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)["rows"]
+    assert [r["level"] for r in rows] == ["dialogue"] * 3 + ["system"] * 3
+    assert all(r["value"] is not None for r in rows[:3])  # the first 300 contexts are one system's
+    assert not any("without rating" in r["note"] for r in rows)
+    res = runner.invoke(app, ["meta", str(tmp_path / "scores.jsonl"), "-b", "dstc9", *dim])
+    assert res.exit_code == 0, res.output
+    figures = [(r["level"], r["value"]) for r in rows]
+    assert [(r["level"], r["value"]) for r in json.loads(res.output)["rows"]] == figures
+    res = runner.invoke(app, ["meta", str(tmp_path / "scores.jsonl"), "-b", "dstc9", *dim, "-l", "turn"])
+    assert {r["note"] for r in json.loads(res.output)["rows"]} == {
+        'undefined: "human (overall)" is rated per dialogue, not per item: use the dialogue level'
+    }
+
+
 def test_benchmark_ranks_the_model_metrics_next_to_the_lexical_ones(tmp_path: Path, shared_data: Path) -> None:
     out = tmp_path / "run"
     families = "length,embedding,likelihood,bertscore,style"

@@ -8,7 +8,7 @@ from scipy import stats
 
 from dialeval.errors import InputError
 from dialeval.meta.align import align
-from dialeval.meta.correlate import correlation_table
+from dialeval.meta.correlate import correlation_table, default_levels
 from dialeval.schema import Rating, Score
 
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
@@ -104,6 +104,33 @@ def test_system_level_from_dialogue_ratings_averages_each_system_over_its_dialog
     assert row.value == pytest.approx(expected, abs=1e-12)
     assert row.n_groups == 3 and row.n_items == 10  # three systems; ten scored turns
     assert row.ci_low is not None and row.ci_high is not None
+
+
+def test_a_dimension_rated_per_dialogue_says_so_at_the_turn_level_and_counts_no_item_unrated():
+    """Its turn row said "constant input or fewer than 2 values", and every row "N scored items without
+    rating" (31012 of them on DSTC9), though each item's dialogue is rated; an item in no rated dialogue
+    still counts."""
+    scores = [Score(item_id=f"{d}:{i}", metric="m", value=float(i + n), dialogue_id=d, context_id=f"{d}:{i}",
+                    system="s") for n, d in enumerate(["d1", "d2", "d3", "d4"]) for i in range(2)]  # fmt: skip
+    ratings = [Rating(item_id=d, dimension="q", annotator="w", value=v, level="dialogue")
+               for d, v in (("d1", 1), ("d2", 3), ("d3", 2))]  # fmt: skip
+    turn, dialogue = correlation_table(scores, ratings, dimension="q", levels=("turn", "dialogue"),
+                                       methods=("pearson",), n_boot=0)  # fmt: skip
+    assert turn.value is None
+    assert turn.note == (
+        'undefined: "q" is rated per dialogue, not per item: use the dialogue level; 2 scored items without rating'
+    )
+    assert dialogue.value == pytest.approx(stats.pearsonr([0.5, 1.5, 2.5], [1, 3, 2]).statistic, abs=1e-12)
+    assert dialogue.note == "2 scored items without rating"  # d4's two items
+
+
+def test_the_default_levels_follow_how_the_dimension_is_rated():
+    turn = Rating(item_id="i", dimension="a", annotator="w", value=1)
+    whole = Rating(item_id="d", dimension="b", annotator="w", value=1, level="dialogue")
+    assert default_levels([turn, whole], ["a"], also=["system"]) == ["turn", "system"]
+    assert default_levels([turn, whole], ["b"], also=["system"]) == ["dialogue", "system"]
+    assert default_levels([turn, whole], ["a", "b"]) == ["turn"]  # a turn-rated one among them: turn
+    assert default_levels([whole], ["b"], also=["dialogue"]) == ["dialogue"]
 
 
 def sample_example():

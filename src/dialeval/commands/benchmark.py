@@ -11,6 +11,8 @@ import typer
 
 from dialeval.atomic import all_or_nothing
 from dialeval.commands.common import (
+    DEFAULT_LEVELS,
+    LEVEL_HELP,
     N_BOOT_FLAGS,
     TABLE_RULE,
     TableOptions,
@@ -32,7 +34,7 @@ from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.commands.tables import Wide, pivot, table_warnings, to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
-from dialeval.meta.correlate import check_boot
+from dialeval.meta.correlate import check_boot, default_levels
 from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
 from dialeval.scoring import MetricRun, ScoringContext, ScoringRequest, score_request
 
@@ -54,7 +56,7 @@ def benchmark(
         None, "--dimension", "-d", help='Human dimension (default: "Overall", else the only one rated).'
     ),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
-    level: str = typer.Option("turn,system", "--level", "-l", help="Levels to report."),
+    level: str | None = typer.Option(None, "--level", "-l", help=LEVEL_HELP),
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
     n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -75,10 +77,11 @@ def benchmark(
     try:
         with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
             check_boot(n_boot, field="--n-boot", seed=seed)
-            levels, methods = split_levels(level, method)  # before the scoring
+            levels, methods = split_levels(DEFAULT_LEVELS if level is None else level, method)  # before the scoring
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
             dimension = bench.dimension(dimension)
+            levels = levels if level is not None else default_levels(bench.ratings, [dimension], also=["system"])
             run = request.open(quiet=as_json)
             runs, skipped = score_request(run, bench.candidates, bench.dialogues)
             fitted = list(dict.fromkeys(n for r in runs for m, _ in r.parts if (n := m.fitted_note(bench.name))))

@@ -62,6 +62,14 @@ def split_names(value: str | None, option: str, what: str = "metric") -> list[st
 N_BOOT_FLAGS = ("--n-boot", "--boot")
 
 
+#: ``--level`` when not given, unless the dimension is rated per dialogue (``meta.correlate.default_levels``).
+DEFAULT_LEVELS = "turn,system"
+#: The help of ``--level``.
+LEVEL_HELP = (
+    "Levels: turn, sample, dialogue, system (default: turn,system; dialogue,system for a dimension rated per dialogue)."
+)
+
+
 def split_levels(level: str, method: str) -> tuple[list[str], list[str]]:
     """Split and check ``--level`` and ``--method`` before any work: known names, none empty.
 

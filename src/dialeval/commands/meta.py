@@ -14,6 +14,8 @@ import typer
 
 from dialeval.atomic import all_or_nothing
 from dialeval.commands.common import (
+    DEFAULT_LEVELS,
+    LEVEL_HELP,
     N_BOOT_FLAGS,
     TABLE_RULE,
     TableOptions,
@@ -35,7 +37,7 @@ from dialeval.commands.tables import Wide, pivot, table_warnings, to_markdown, t
 from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import iter_records, read_jsonl, write_jsonl
-from dialeval.meta.correlate import check_boot
+from dialeval.meta.correlate import check_boot, default_levels
 from dialeval.published import PublishedTable, load_table
 from dialeval.schema import Rating, Score
 
@@ -97,7 +99,7 @@ def meta(
     dimension: str | None = typer.Option(
         None, "--dimension", "-d", help='Human dimension (default: "Overall", else the only one rated).'
     ),
-    level: str = typer.Option("turn,system", "--level", "-l", help="Levels: turn, sample, dialogue, system."),
+    level: str | None = typer.Option(None, "--level", "-l", help=LEVEL_HELP),
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
     metrics: str | None = typer.Option(None, "--metrics", "-m", help="Only these metric outputs."),
     by: str | None = typer.Option(None, "--by", help="Break every figure down by this tag (e.g. task, system)."),
@@ -122,13 +124,14 @@ def meta(
         written = "nothing written" if output is None else f"nothing written to {output}"
         with interrupted_says(written), fields_as_options("metrics", "by", "dimension"):
             check_boot(n_boot, field="--n-boot", seed=seed)
-            levels, methods = split_levels(level, method)
+            levels, methods = split_levels(DEFAULT_LEVELS if level is None else level, method)
             wanted = split_names(metrics, "--metrics")
             pair = _compare_pair(compare)
             table_of = None if compare_paper is None else load_table(compare_paper)  # refused before scoring
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
             dimension = choose_dimension((r.dimension for r in rating_recs), dimension, f"the ratings of {rated_from}")
+            levels = levels if level is not None else default_levels(rating_recs, [dimension], also=["system"])
             all_scores = read_all_scores(scores, rating_recs, dimension, rated_from)
             _check_pair(pair, all_scores)
             rows = correlation_table(

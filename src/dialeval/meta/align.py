@@ -107,7 +107,8 @@ def align(
     Returns:
         The table, with ``counts``: ``scores_missing_value:<metric>`` (score value None),
         ``ratings_dont_know``, ``ratings_not_numeric``, ``scores_without_rating``
-        (items scored, not rated), ``ratings_without_score`` (turn items rated, not scored),
+        (items scored, with no rating of their own or of their dialogue), ``ratings_without_score``
+        (turn items rated, not scored),
         ``dialogue_ratings_without_score``.
 
     Raises:
@@ -158,6 +159,8 @@ def align(
     items.index.name = "item_id"
     scored = items[list(values)].notna().any(axis=1)
     rated = items["n_annotators"] > 0
+    if dialogue is not None:  # an item whose dialogue is rated counts as rated (it said "31012 without rating")
+        rated |= items["dialogue_id"].isin(dialogue.index)
     counts["scores_without_rating"] += int((scored & ~rated).sum())
     counts["ratings_without_score"] += int((rated & ~scored).sum())
     if dialogue is not None:

@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -28,6 +28,8 @@ from dialeval.signature import make_signature
 from dialeval.words import counted
 
 BOOT_UNIT = {"turn": "context", "sample": "context", "dialogue": "dialogue", "system": "context"}
+#: The levels that correlate items, which a dimension rated only per dialogue does not rate.
+_PER_ITEM = ("turn", "sample")
 
 
 @dataclass(frozen=True)
@@ -123,12 +125,16 @@ def table_rows(
 ) -> list[CorrelationRow]:
     """Compute every (level, metric, method) row of one aligned table."""
     rows = []
+    per_dialogue_only = aligned.dialogue_human is not None and not (aligned.items["n_annotators"] > 0).any()
+    per_item = f'undefined: "{aligned.dimension}" is rated per dialogue, not per item: use the dialogue level'
     for level in levels:
         for metric in aligned.metrics:
             data = prepare(aligned.items, aligned.dialogue_human, level, [metric])
             counts = draw_counts(data.n_clusters, n_boot, seed) if n_boot > 0 and data.n_clusters > 1 else None
             for method in methods:
                 value, p, (lo, hi), n_groups, n_skipped, note = figure(data, metric, method, counts)
+                if level in _PER_ITEM and per_dialogue_only:  # it said "constant input or fewer than 2 values"
+                    note = per_item
                 cfg = CorrelationConfig(level, method, n_boot, seed, BOOT_UNIT[level])
                 rows.append(
                     CorrelationRow(
@@ -149,6 +155,23 @@ def table_rows(
                     )
                 )
     return rows
+
+
+def default_levels(ratings: Iterable[Rating], dimensions: Sequence[str], also: Sequence[str] = ()) -> list[str]:
+    """Return the levels to report when none is asked: the turn level, or dialogue, then ``also``.
+
+    The dialogue level comes first when every rating of ``dimensions`` is per dialogue: a turn-level figure
+    is undefined there.
+
+    Example:
+        >>> turn = Rating(item_id="i", dimension="Overall", annotator="w", value=3)
+        >>> whole = Rating(item_id="d", dimension="Overall", annotator="w", value=3, level="dialogue")
+        >>> default_levels([turn], ["Overall"], also=["system"]), default_levels([whole], ["Overall"])
+        (['turn', 'system'], ['dialogue'])
+    """
+    chosen = [r.level for r in ratings if r.dimension in dimensions]
+    first = "dialogue" if chosen and all(level == "dialogue" for level in chosen) else "turn"
+    return [first, *(level for level in also if level != first)]
 
 
 def check_boot(n_boot: int, field: str = "n_boot", *, seed: int = 0, seed_field: str = "--seed") -> None:
