@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from scipy import stats
 from typer.testing import CliRunner
 
 import dialeval
@@ -120,6 +121,50 @@ def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:
     table = dialeval.correlate(RATED.assign(m=float("nan")), "h", ["m"], n_boot=0)
     assert table["value"].isna().all() and table["n"].eq(0).all()
     assert table["note"].str.startswith("undefined").all() and table["note"].str.contains("4 rated items").all()
+
+
+def test_correlate_groups_by_the_context_and_system_columns_score_read() -> None:
+    """Scored with context_col= and system_col=, the frame was correlated as if each row were its own context
+    (18 groups, not 6) and of no system (the system level undefined); now as with the standard names."""
+    rows = [{"ctx": f"context {c}", "response": "w " * (k + c % 2 + 1), "human": k + (c % 3) * 0.5, "sys": system}
+            for c in range(6) for k, system in enumerate("abc")]  # fmt: skip
+    scored = dialeval.score(pd.DataFrame(rows), ["length"], context_col="ctx", system_col="sys", cache=False,
+                            progress=False)  # fmt: skip
+    assert scored.attrs["columns"] == {"context": "ctx", "system": "sys"}
+    table = dialeval.correlate(scored, "human", level=["turn", "system"], n_boot=50)
+    assert table["n_groups"].tolist() == [6, 3]
+    # by hand: the systems' mean lengths 1.5, 2.5, 3.5 and human means 0.5, 1.5, 2.5 rank alike
+    assert table["value"].tolist()[1] == 1.0
+    standard = scored.rename(columns={"ctx": "context", "sys": "system"})
+    standard.attrs = {"signatures": scored.attrs["signatures"]}
+    expected = dialeval.correlate(standard, "human", level=["turn", "system"], n_boot=50)
+    pd.testing.assert_frame_equal(table, expected)
+
+
+def test_the_system_level_without_a_system_column_is_refused_and_undefined_figures_are_floats() -> None:
+    """It gave one undefined row ("fewer than 2 systems"), in a column of None that arithmetic refuses."""
+    for kwargs, field in (({"level": "system"}, "level"), ({"by": "system"}, "by")):
+        with pytest.raises(InputError) as caught:
+            dialeval.correlate(RATED, "h", ["m"], n_boot=0, **kwargs)
+        assert str(caught.value).startswith(f'field "{field}": ') and 'a column "system"' in str(caught.value)
+    table = dialeval.correlate(RATED.assign(m=float("nan"), system=["a", "a", "b", "b"]), "h", ["m"],
+                               level="system", n_boot=0)  # fmt: skip
+    assert table[["value", "ci_low", "ci_high", "p_value"]].dtypes.eq("float64").all()
+
+
+def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(shared_data: Path) -> None:
+    """score() dropped load_benchmark's attrs, so DSTC9's dialogue ratings were read as each turn's own."""
+    bench = dialeval.load_benchmark("dstc9")
+    bench = bench[bench["dialogue_id"].isin(bench["dialogue_id"].unique()[:40])]
+    scored = dialeval.score(bench, ["length"], cache=False, progress=False)
+    assert scored.attrs["dialogue_ratings"] == bench.attrs["dialogue_ratings"]
+    table = dialeval.correlate(scored, "human (overall)", n_boot=0)
+    assert table["level"].tolist() == ["dialogue"] and table["n_groups"].tolist() == [40]
+    assert table["note"].tolist() == [""]
+    by_hand = bench.assign(length=scored["length"]).groupby("dialogue_id")[["length", "human (overall)"]].mean()
+    by_hand = by_hand.round(12)  # as dialeval rounds means (levels.MEAN_DECIMALS): equal means tie, not 1 ulp apart
+    expected = stats.spearmanr(by_hand["length"], by_hand["human (overall)"]).statistic
+    assert table["value"].iloc[0] == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize(

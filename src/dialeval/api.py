@@ -45,6 +45,8 @@ DATA = "data"
 OPTIONAL_COLUMNS = {"reference": "reference", "system": "system", "knowledge": "knowledge"}
 #: ``DataFrame.attrs`` key of :func:`load_benchmark`: the dimensions rated per dialogue, not per response.
 DIALOGUE_RATINGS = "dialogue_ratings"
+#: The ``attrs`` key of the columns :func:`score` read as the context, dialogue and system.
+COLUMNS = "columns"
 #: The command-line options that the scoring library's errors name, and the argument of :func:`score` each one is.
 ARGUMENTS = {
     "--metrics": "metrics", "--param": "params", "--engine": "engine", "--device": "device", "--cache": "cache",
@@ -96,8 +98,10 @@ def score(
     Returns:
         The input columns and one float column per metric output, one row per input row, in
         input order (NaN where a metric could not score a row). ``attrs["signatures"]`` maps
-        each output to its signature, ``attrs["skipped"]`` each metric not run to why, and
-        ``attrs["request"]`` is the scoring request, as ``run.json`` stores a command's.
+        each output to its signature, ``attrs["skipped"]`` each metric not run to why,
+        ``attrs["request"]`` is the scoring request, as ``run.json`` stores a command's, and
+        ``attrs["columns"]`` the columns read as the context, dialogue and system (for :func:`correlate`);
+        the input's own ``attrs`` are kept.
 
     Raises:
         InputError: A missing column, a response that is missing, empty or only whitespace, a
@@ -115,10 +119,13 @@ def score(
                     dialogue_col=dialogue_col, knowledge_col=knowledge_col)  # fmt: skip
     wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
     frame, rows, bench = _read(data, wanted, context_col, response_col)
+    used: dict[str, str] = {}
     if bench is None:
         mapping = _mapping(frame, wanted, context_col, response_col, dialogue_col)
         bench, row_items = build_table(rows, mapping, name=DATA, source=DATA)
         items = [ids[0] for ids in row_items]
+        chosen = {"context": mapping.context, "dialogue": mapping.dialogue_id, "system": mapping.system}
+        used = {key: name for key, name in chosen.items() if name is not None}
     else:
         items = [c.id for c in bench.candidates]
     with arguments_named():
@@ -130,7 +137,8 @@ def score(
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
-    out.attrs = {"signatures": signatures, "skipped": dict(skipped), "request": request.record()}
+    out.attrs = {**frame.attrs, "signatures": signatures, "skipped": dict(skipped), "request": request.record(),
+                 COLUMNS: used}  # fmt: skip
     return out
 
 
@@ -313,7 +321,7 @@ def correlate(
     human: str | Sequence[str],
     metrics: Sequence[str] | None = None,
     *,
-    level: str | Sequence[str] = "turn",
+    level: str | Sequence[str] | None = None,
     method: str | Sequence[str] = "spearman",
     by: str | None = None,
     n_boot: int = 1000,
@@ -323,14 +331,16 @@ def correlate(
 
     Each row is an item; ``human`` columns hold its human score (the mean over annotators).
     Items are grouped by the columns ``context_id`` (else the context), ``dialogue_id`` (else the
-    context) and ``system`` where the frame has them: the bootstrap resamples contexts (turn,
-    sample and system levels) or dialogues.
+    context) and ``system`` where the frame has them, or by those :func:`score` read
+    (``context_col=``, ``dialogue_col=``, ``system_col=``; ``attrs["columns"]``): the bootstrap
+    resamples contexts (turn, sample and system levels) or dialogues.
 
     Args:
         df: Scores and human scores, e.g. ``score(load_benchmark("usr-tc"))``.
         human: The human column (or several).
         metrics: The metric columns (None: the outputs ``score`` added, from ``df.attrs["signatures"]``).
-        level: ``turn``, ``sample``, ``dialogue`` or ``system`` (or several).
+        level: ``turn``, ``sample``, ``dialogue`` or ``system`` (or several); None: ``turn``, or
+            ``dialogue`` when the human columns are rated per dialogue (``load_benchmark("dstc9")``).
         method: ``pearson``, ``spearman`` or ``kendall`` (or several).
         by: Also break every figure down by this column (``group`` is ``"column=value"``); a row
             with no value there counts in ``"all"`` only.
@@ -339,17 +349,18 @@ def correlate(
 
     Returns:
         One row per metric (and dimension, group, level, method): ``value``, ``ci_low``,
-        ``ci_high``, ``n`` (items with both a score and a human value), ``p_value``,
-        ``n_groups``, ``note`` and ``signature``.
+        ``ci_high``, ``n`` (items with both a score and a human value), ``p_value`` (floats, NaN
+        where undefined, and ``note`` says why), ``n_groups``, ``note`` and ``signature``.
 
     Raises:
         InputError: No human column, level or method; a column, level or method named twice; a
-            missing or non-numeric column, or an infinite value in one; an unknown level or method; a
-            negative ``n_boot`` or ``seed``, or an argument of another type than the one documented.
+            missing or non-numeric column, or an infinite value in one; an unknown level or method; the
+            system level or ``by="system"`` with no system column; a negative ``n_boot`` or ``seed``, or an
+            argument of another type than the one documented.
     """
     import pandas as pd
 
-    from dialeval.meta.correlate import correlation_table
+    from dialeval.meta.correlate import correlation_table, default_levels
 
     _expect(df, (pd.DataFrame,), "a DataFrame", "df")
     _expect(by, (str, type(None)), "a column name or None", "by")
@@ -363,13 +374,31 @@ def correlate(
             raise InputError(f'no column "{name}"; the columns: {", ".join(map(str, df.columns))}', field=name)
     scores = _scores(df, names, by)
     ratings = _ratings(df, dims, scores)
+    levels = default_levels(ratings, dims) if level is None else _names(level, "level")
+    _check_systems(df, levels, by)
     rows = correlation_table(
-        scores, ratings, dimension=dims, metrics=names, levels=_names(level, "level"), methods=_names(method, "method"),
+        scores, ratings, dimension=dims, metrics=names, levels=levels, methods=_names(method, "method"),
         n_boot=n_boot, seed=seed, by=by,
     )  # fmt: skip
     table = pd.DataFrame([r.to_dict() for r in rows]).rename(columns={"n_items": "n"})
+    table = table.astype(dict.fromkeys(("value", "ci_low", "ci_high", "p_value"), "float64"))
     first = ["metric", "dimension", "group", "level", "method", "value", "ci_low", "ci_high", "n"]
     return table[first + [c for c in table.columns if c not in first]]
+
+
+def _check_systems(df: pd.DataFrame, levels: Sequence[str], by: str | None) -> None:
+    """Refuse the system level, or ``by="system"``, on a frame that says no row's system (one group of all)."""
+    if _column_of(df, "system") in df.columns:
+        return
+    asked = "the system level" if "system" in levels else 'by="system"' if by == "system" else None
+    if asked is not None:
+        raise InputError(f'{asked} needs the system of each row: a column "system", or score(..., system_col=...)',
+                         field="by" if "system" not in levels else "level")  # fmt: skip
+
+
+def _column_of(df: pd.DataFrame, key: str) -> str:
+    """Return the column that holds ``key`` (context, dialogue, system): the one :func:`score` read, else ``key``."""
+    return str(df.attrs.get(COLUMNS, {}).get(key, key))
 
 
 def _names(value: str | Sequence[str], field: str) -> list[str]:
@@ -435,10 +464,11 @@ def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]
     if len(set(items)) != len(items):
         raise InputError("item_id names the same item twice", field="item_id")
     contexts = column("context_id")
-    if contexts is None and "context" in df.columns:
-        contexts = [json.dumps(_cell(v)) for v in df["context"].tolist()]
+    if contexts is None and (context := _column_of(df, "context")) in df.columns:
+        contexts = [json.dumps(_cell(v)) for v in df[context].tolist()]
     contexts = contexts or items
-    return items, contexts, column("dialogue_id") or contexts, column("system") or [""] * len(df)
+    dialogues = column("dialogue_id") or column(_column_of(df, "dialogue")) or contexts
+    return items, contexts, dialogues, column(_column_of(df, "system")) or [""] * len(df)
 
 
 def _scores(df: pd.DataFrame, metrics: Sequence[str], by: str | None) -> list[Score]:
