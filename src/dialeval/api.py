@@ -111,23 +111,14 @@ def score(
     """
     import pandas as pd
 
-    from dialeval.data.generic import build_table
     from dialeval.scoring import score_request
 
     _expect(response_col, (str,), "a column name", "response_col")
     _expect_columns(context_col=context_col, reference_col=reference_col, system_col=system_col,
                     dialogue_col=dialogue_col, knowledge_col=knowledge_col)  # fmt: skip
     wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
-    frame, rows, bench = _read(data, wanted, context_col, response_col)
-    used: dict[str, str] = {}
-    if bench is None:
-        mapping = _mapping(frame, wanted, context_col, response_col, dialogue_col)
-        bench, row_items = build_table(rows, mapping, name=DATA, source=DATA)
-        items = [ids[0] for ids in row_items]
-        chosen = {"context": mapping.context, "dialogue": mapping.dialogue_id, "system": mapping.system}
-        used = {key: name for key, name in chosen.items() if name is not None}
-    else:
-        items = [c.id for c in bench.candidates]
+    frame, rows, read = _read(data, wanted, context_col, response_col)
+    bench, items, used = _items(frame, rows, read, wanted, (context_col, response_col, dialogue_col))
     with arguments_named():
         request = request_of(metrics, engine, cache, params, device, progress)
         runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
@@ -140,6 +131,24 @@ def score(
     out.attrs = {**frame.attrs, "signatures": signatures, "skipped": dict(skipped), "request": request.record(),
                  COLUMNS: used}  # fmt: skip
     return out
+
+
+def _items(
+    frame: pd.DataFrame, rows: Rows, bench: Benchmark | None, wanted: dict[str, str | None],
+    cols: tuple[str | None, str, str | None],
+) -> tuple[Benchmark, list[str], dict[str, str]]:
+    """Return the benchmark to score, each row's item id, and the columns read as context, dialogue and system.
+
+    ``cols``: the context, response and dialogue columns; ``bench``: the records folder read, else None.
+    """
+    from dialeval.data.generic import build_table
+
+    if bench is not None:
+        return bench, [c.id for c in bench.candidates], {}
+    mapping = _mapping(frame, wanted, *cols)
+    table, row_items = build_table(rows, mapping, name=DATA, source=DATA)
+    chosen = {"context": mapping.context, "dialogue": mapping.dialogue_id, "system": mapping.system}
+    return table, [ids[0] for ids in row_items], {key: name for key, name in chosen.items() if name is not None}
 
 
 def _by_output(runs: Sequence[MetricRun]) -> tuple[dict[str, dict[str, float | None]], dict[str, str]]:
