@@ -206,6 +206,20 @@ def test_score_then_meta_on_your_own_csv(tmp_path: Path) -> None:
     assert row["value"] == pytest.approx(stats.spearmanr(words, [r[3] for r in ROWS]).statistic, abs=1e-12)
 
 
+def test_the_system_level_is_reported_by_default_only_where_the_data_names_systems(tmp_path: Path) -> None:
+    """A table read without --system-col has one system, "unknown": the default levels gave three n/a system
+    columns ("fewer than 2 systems") that nobody asked for."""
+    write_csv(tmp_path / "my.csv")
+    args = ["--rating-col", "quality", "-m", "length", "--method", "spearman", "--boot", "0", "--json"]
+    levels = {}
+    for name, cols in (("none", COLS[:4]), ("two", COLS)):
+        res = ok(run("benchmark", "--path", "my.csv", *cols, *args, "-o", name, cwd=tmp_path))
+        levels[name] = [r["level"] for r in json.loads(res.stdout)["rows"]]
+    assert levels == {"none": ["turn"], "two": ["turn", "system"]}
+    res = ok(run("meta", "none/scores.jsonl", "--path", "my.csv", *COLS[:4], *args, cwd=tmp_path))
+    assert [r["level"] for r in json.loads(res.stdout)["rows"]] == ["turn"]
+
+
 def test_benchmark_grade_uses_its_only_dimension(tmp_path: Path, shared_data: Path) -> None:
     sample = shared_data / "samples" / "grade_human_judgement.sample.json"  # GRADE rates only "coherence"
     res = ok(run("benchmark", "-b", "grade", "--path", sample, "-m", "length", "--level", "turn", "--method",

@@ -22,6 +22,7 @@ from dialeval.commands.common import (
     console,
     fail,
     interrupted_says,
+    levels_to_report,
     load_inputs,
     out,
     replaced_note,
@@ -34,7 +35,7 @@ from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.commands.tables import Wide, pivot, table_warnings, to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
-from dialeval.meta.correlate import check_boot, default_levels
+from dialeval.meta.correlate import check_boot
 from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
 from dialeval.scoring import MetricRun, ScoringContext, ScoringRequest, score_request
 
@@ -81,7 +82,7 @@ def benchmark(
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
             dimension = bench.dimension(dimension)
-            levels = levels if level is not None else default_levels(bench.ratings, [dimension], also=["system"])
+            levels = levels_to_report(levels, level, bench.ratings, dimension, (c.system for c in bench.candidates))
             run = request.open(quiet=as_json)
             runs, skipped = score_request(run, bench.candidates, bench.dialogues)
             fitted = list(dict.fromkeys(n for r in runs for m, _ in r.parts if (n := m.fitted_note(bench.name))))

@@ -62,12 +62,36 @@ def split_names(value: str | None, option: str, what: str = "metric") -> list[st
 N_BOOT_FLAGS = ("--n-boot", "--boot")
 
 
-#: ``--level`` when not given, unless the dimension is rated per dialogue (``meta.correlate.default_levels``).
+#: ``--level`` as checked before any work when not given; :func:`levels_to_report` picks the default after.
 DEFAULT_LEVELS = "turn,system"
 #: The help of ``--level``.
 LEVEL_HELP = (
-    "Levels: turn, sample, dialogue, system (default: turn,system; dialogue,system for a dimension rated per dialogue)."
+    "Levels: turn, sample, dialogue, system (default: turn, or dialogue for a dimension rated per dialogue; "
+    "then system, where the data names 2 systems or more)."
 )
+
+
+def levels_to_report(
+    given: list[str], level: str | None, ratings: Iterable[Rating], dimension: str, systems: Iterable[str]
+) -> list[str]:
+    """Return ``--level`` as given, else the default levels of ``dimension`` and ``systems``.
+
+    The default: turn (dialogue for a dimension rated per dialogue), then system where ``systems``
+    holds two or more (no system level of one "unknown" system).
+
+    Example:
+        >>> from dialeval.schema import Rating
+        >>> rated = [Rating(item_id="d", dimension="q", annotator="w", value=1, level="dialogue")]
+        >>> levels_to_report([], None, rated, "q", ["a", "b"]), levels_to_report([], None, rated, "q", ["unknown"])
+        (['dialogue', 'system'], ['dialogue'])
+        >>> levels_to_report(["turn", "system"], "turn,system", rated, "q", ["unknown"])
+        ['turn', 'system']
+    """
+    from dialeval.meta.correlate import default_levels
+
+    if level is not None:
+        return given
+    return default_levels(ratings, [dimension], also=["system"] if len(set(systems)) > 1 else [])
 
 
 def split_levels(level: str, method: str) -> tuple[list[str], list[str]]:

@@ -25,6 +25,7 @@ from dialeval.commands.common import (
     fail,
     fields_as_options,
     interrupted_says,
+    levels_to_report,
     load_inputs,
     out,
     replaced_note,
@@ -37,7 +38,7 @@ from dialeval.commands.tables import Wide, pivot, table_warnings, to_markdown, t
 from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import iter_records, read_jsonl, write_jsonl
-from dialeval.meta.correlate import check_boot, default_levels
+from dialeval.meta.correlate import check_boot
 from dialeval.published import PublishedTable, load_table
 from dialeval.schema import Rating, Score
 
@@ -131,8 +132,8 @@ def meta(
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
             dimension = choose_dimension((r.dimension for r in rating_recs), dimension, f"the ratings of {rated_from}")
-            levels = levels if level is not None else default_levels(rating_recs, [dimension], also=["system"])
             all_scores = read_all_scores(scores, rating_recs, dimension, rated_from)
+            levels = levels_to_report(levels, level, rating_recs, dimension, (s.system for s in all_scores))
             _check_pair(pair, all_scores)
             rows = correlation_table(
                 all_scores, rating_recs, dimension=dimension, metrics=wanted, levels=levels,
