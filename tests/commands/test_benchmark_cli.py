@@ -157,13 +157,15 @@ def test_meta_breaks_down_by_a_dialogue_tag(tmp_path: Path, shared_data: Path) -
 
 def test_a_dimension_rated_per_dialogue_is_reported_per_dialogue_by_default(tmp_path: Path) -> None:
     """DSTC9 rates whole dialogues: the default levels (turn, system) gave three n/a turn columns, said
-    "constant input or fewer than 2 values", and no dialogue level; meta did the same on its scores."""
-    dim = ["-d", "human (overall)", "--boot", "0", "--json"]
+    "constant input or fewer than 2 values", and no dialogue level; meta did the same on its scores. Its
+    overall rating, "human (overall)", is the default dimension: the commands asked for -d."""
+    dim = ["--boot", "0", "--json"]
     res = runner.invoke(app, ["benchmark", "-b", "dstc9", *dim, "-m", "length", "--limit", "300", "-o", str(tmp_path)])
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)["rows"]
     assert [r["level"] for r in rows] == ["dialogue"] * 3  # the first 300 contexts are one system's: no system level
     assert all(r["value"] is not None and "without rating" not in r["note"] for r in rows)
+    assert {r["dimension"] for r in rows} == {"human (overall)"}
     res = runner.invoke(app, ["meta", str(tmp_path / "scores.jsonl"), "-b", "dstc9", *dim])
     assert res.exit_code == 0, res.output
     figures = [(r["level"], r["value"]) for r in rows]

@@ -54,7 +54,7 @@ def benchmark(
     benchmark: str | None = typer.Option(None, "--benchmark", "-b", help="Catalog benchmark (default usr-tc)."),
     path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     dimension: str | None = typer.Option(
-        None, "--dimension", "-d", help='Human dimension (default: "Overall", else the only one rated).'
+        None, "--dimension", "-d", help="Human dimension (default: the overall rating, else the only one)."
     ),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     level: str | None = typer.Option(None, "--level", "-l", help=LEVEL_HELP),

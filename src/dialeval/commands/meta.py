@@ -98,7 +98,7 @@ def meta(
     ),
     path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     dimension: str | None = typer.Option(
-        None, "--dimension", "-d", help='Human dimension (default: "Overall", else the only one rated).'
+        None, "--dimension", "-d", help="Human dimension (default: the overall rating, else the only one)."
     ),
     level: str | None = typer.Option(None, "--level", "-l", help=LEVEL_HELP),
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),

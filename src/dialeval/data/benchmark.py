@@ -22,9 +22,12 @@ from typing import Any
 from dialeval.errors import InputError, closest
 from dialeval.schema import Candidate, Dialogue, Rating
 
+#: The names of an overall-quality rating, the default dimension: most benchmarks' "Overall", DSTC9's "human (overall)".
+OVERALL = ("Overall", "human (overall)")
+
 
 def choose_dimension(dimensions: Iterable[str], wanted: str | None, what: str) -> str:
-    """Return the human dimension to use: ``wanted``, else "Overall", else the only one.
+    """Return the human dimension to use: ``wanted``, else the overall rating (:data:`OVERALL`), else the only one.
 
     Raises:
         InputError: ``wanted`` is not rated, there are no ratings, or several
@@ -33,6 +36,8 @@ def choose_dimension(dimensions: Iterable[str], wanted: str | None, what: str) -
     Example:
         >>> choose_dimension(["Overall", "Engaging"], None, "usr-tc")
         'Overall'
+        >>> choose_dimension(["likeable", "human (overall)"], None, "dstc9")
+        'human (overall)'
         >>> choose_dimension(["fluency", "coherence"], None, "mine")
         Traceback (most recent call last):
         ...
@@ -46,8 +51,8 @@ def choose_dimension(dimensions: Iterable[str], wanted: str | None, what: str) -
             hint = f' (did you mean "{close}"?)' if close else ""
             raise InputError(f'{what} has no dimension "{wanted}"{hint}; it has: {have}', field="--dimension")
         return wanted
-    if "Overall" in dims:
-        return "Overall"
+    if overall := next((name for name in OVERALL if name in dims), None):
+        return overall
     if len(dims) == 1:
         return dims[0]
     if not dims:
@@ -101,7 +106,7 @@ class Benchmark:
         return dims
 
     def dimension(self, wanted: str | None = None) -> str:
-        """Return ``wanted`` if rated, else the default: "Overall" if rated, else the only dimension.
+        """Return ``wanted`` if rated, else the default: the overall rating, else the only dimension.
 
         Example:
             >>> from dialeval.schema import Rating
