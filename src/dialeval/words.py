@@ -5,6 +5,8 @@ Example:
     ('1 scored item without rating', '3 dialogues')
     >>> some_of(1, 2, "item") + " no reference"
     '1 of 2 items has no reference'
+    >>> human_rating("Overall"), human_rating("human (overall)")
+    ('human Overall', 'human (overall)')
 """
 
 from __future__ import annotations
@@ -30,3 +32,8 @@ def some_of(part: int, total: int, noun: str) -> str:
         ('1 of 1 item has', '3 of 5 items have')
     """
     return f"{part} of {counted(total, noun)} {'has' if part == 1 else 'have'}"
+
+
+def human_rating(dimension: str) -> str:
+    """Return the human rating of ``dimension`` in words: "human Overall"; DSTC9's "human (overall)" as it is."""
+    return dimension if dimension.lower().startswith("human") else f"human {dimension}"

@@ -111,6 +111,31 @@ def test_real_stress_and_ranking_folders_render(tmp_path: Path, monkeypatch: pyt
     assert f"| length | {adv['fraction']:.3f} [{adv['ci_low']:.3f}, {adv['ci_high']:.3f}] |" in text
 
 
+def test_a_benchmark_rated_per_dialogue_is_plotted_per_dialogue(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DSTC9's scatter plot was empty ("n=0", "one point per item": its items have no rating of their own), and
+    its title read "human human (overall)". The plot is spied on: the points are checked, then drawn as usual."""
+    from dialeval.report import charts
+
+    folder = tmp_path / "dstc9"
+    invoke(["benchmark", "-b", "dstc9", "--limit", "300", "-m", "length,distinct", "--boot", "0", "-o", str(folder),
+            "--no-cache"])  # fmt: skip
+    drawn = []
+    real = charts.scatter_chart
+    monkeypatch.setattr(charts, "scatter_chart", lambda points, dim, per: drawn.append((points, per)) or
+                        real(points, dim, per))  # fmt: skip
+    out = tmp_path / "report.md"
+    invoke(["report", str(folder), "-o", str(out)])
+    text = out.read_text()
+    assert "correlation of each metric with human (overall)**" in text
+    assert "against human (overall), one point per dialogue" in text
+    rows = [json.loads(x) for x in (folder / "table.jsonl").read_text().splitlines()]
+    dialogues = {r["n_groups"] for r in rows if r["level"] == "dialogue"}
+    ((points, per),) = drawn
+    assert per == "dialogue" and dialogues == {len(x) for x, _, _ in points.values()} and dialogues != {0}
+
+
 def test_a_real_train_folder_renders_its_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`dialeval train`'s folder: its rows with CIs, what it trained on, and the saved model's card sha256. It was
     rendered as an empty "scores" section: the command, and an empty signatures table."""

@@ -38,6 +38,7 @@ from dialeval.jsonl import write_jsonl
 from dialeval.meta.correlate import check_boot
 from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
 from dialeval.scoring import MetricRun, ScoringContext, ScoringRequest, score_request
+from dialeval.words import human_rating
 
 if TYPE_CHECKING:
     from dialeval.data.benchmark import Benchmark
@@ -93,7 +94,7 @@ def benchmark(
             rank_by = (levels[0], "spearman" if "spearman" in methods else methods[0])
             wide = pivot(rows, rank_by=rank_by)
             title = (
-                f"{bench.name}: correlation with human {dimension} ({len(bench.candidates)} items, "
+                f"{bench.name}: correlation with {human_rating(dimension)} ({len(bench.candidates)} items, "
                 f"ranked by {' '.join(rank_by)})"
             )
             run_info = _run_info(bench, dimension, runs, skipped, run, n_boot, seed, started)

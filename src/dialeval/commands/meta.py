@@ -41,6 +41,7 @@ from dialeval.jsonl import iter_records, read_jsonl, write_jsonl
 from dialeval.meta.correlate import check_boot
 from dialeval.published import PublishedTable, load_table
 from dialeval.schema import Rating, Score
+from dialeval.words import human_rating
 
 #: The files ``meta -o`` writes in its folder.
 OUTPUT_FILES = ("table.md", "table.jsonl")
@@ -158,7 +159,7 @@ def meta(
         dicts = [row_dict(r) for r in rows]
         out.print_json(json.dumps({"rows": dicts, "paper_comparison": comparison, "paired": paired}))
         return
-    out.print(to_rich(wide, f"Correlation with human {dimension}"))
+    out.print(to_rich(wide, f"Correlation with {human_rating(dimension)}"))
     note = dropped_note(all_scores, rating_recs, dimension, wanted)
     for text in (note, *warnings, _paired_line(paired) if paired else "", comparison):
         if text:

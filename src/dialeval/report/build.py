@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dialeval import __version__
 from dialeval.report.doc import Block, Code, Doc, Figure, Section, Table, Text
@@ -17,6 +17,10 @@ from dialeval.report.load import Results, human_ratings
 from dialeval.runinfo import BenchmarkRun, LmstyleRun, TrainRun
 from dialeval.schema import Score
 from dialeval.signature import file_sha256
+from dialeval.words import human_rating
+
+if TYPE_CHECKING:
+    from dialeval.meta.align import Aligned
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -58,7 +62,7 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
     run = r.run if isinstance(r.run, BenchmarkRun) else None
     dim = (run and run.dimension) or "human score"
     name = run.benchmark if run else r.path.name
-    blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with human {dim}"))
+    blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with {human_rating(dim)}"))
     blocks.append(Figure(charts.correlation_chart(r.correlations, dim),
                          f"{name}: metric-human correlation with 95% bootstrap CIs, per level and method"))  # fmt: skip
     levels = [str(x["level"]) for x in r.correlations]
@@ -72,20 +76,36 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
         from dialeval.meta.align import align
 
         chosen = {ranked[-1]["metric"]: ("best", ranked[-1]), ranked[0]["metric"]: ("worst", ranked[0])}
-        aligned = align([s for s in r.scores if s.metric in chosen], ratings, dimension=dim).items
+        aligned = align([s for s in r.scores if s.metric in chosen], ratings, dimension=dim)
+        per = "dialogue" if level == "dialogue" else "item"
         points = {}
         for metric, (label, row) in chosen.items():
-            both = aligned[[metric, "human"]].dropna()
-            title = f"{label}: {metric}\n{level} {method} {fmt(row['value'])} (n={len(both)})"
-            points[metric] = (both[metric].tolist(), both["human"].tolist(), title)
-        caption = f"{name}: the best and the worst metric against human {dim}, one point per item"
-        blocks.append(Figure(charts.scatter_chart(points, dim), caption))
+            x, y = _points(aligned, metric, per)
+            title = f"{label}: {metric}\n{level} {method} {fmt(row['value'])} (n={len(x)})"
+            points[metric] = (x, y, title)
+        caption = f"{name}: the best and the worst metric against {human_rating(dim)}, one point per {per}"
+        blocks.append(Figure(charts.scatter_chart(points, dim, per), caption))
     elif why:
         blocks.append(Text(f"No scatter plots: {why}."))
     metrics = [x["metric"] for x in reversed(ranked)][:6] or sorted({s.metric for s in r.scores})[:6]
     if r.scores and metrics:
         blocks.append(Figure(charts.distribution_chart(r.scores, metrics, lambda s: s.system or "?"),
                              f"{name}: score distributions per system (best-ranked metrics)"))  # fmt: skip
+
+
+def _points(aligned: Aligned, metric: str, per: str) -> tuple[list[float], list[float]]:
+    """Return a metric's values and the human means, one pair per item or per dialogue (as the dialogue level).
+
+    Per item there was no point at all for a benchmark rated per dialogue (DSTC9): its items have no rating.
+    """
+    from dialeval.meta.levels import RowLevel, prepare
+
+    if per == "dialogue":
+        data = prepare(aligned.items, aligned.dialogue_human, "dialogue", [metric])
+        assert isinstance(data, RowLevel)
+        return data.x[metric].tolist(), data.y.tolist()
+    both = aligned.items[[metric, "human"]].dropna()
+    return both[metric].tolist(), both["human"].tolist()
 
 
 _LAYOUT_HEAD = {"table2": ["Model", "source"], "table4": ["Dataset", "Model", "source"],

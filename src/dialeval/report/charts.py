@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from dialeval.schema import Rating, Score
+from dialeval.words import human_rating
 
 MARKERS = ("o", "s", "^", "D", "v")
 HATCHES = ("", "///", "...", "xxx", "\\\\\\", "---")
@@ -84,26 +85,29 @@ def correlation_chart(rows: Sequence[dict[str, Any]], dimension: str) -> bytes:
                         capsize=2, markersize=4, label=method)  # fmt: skip
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_yticks(range(len(order)), order)
-        ax.set_xlabel(f"correlation with human {dimension} (coefficient, -1 to 1)")
+        ax.set_xlabel(f"correlation with {human_rating(dimension)} (coefficient, -1 to 1)")
         ax.set_title(f"{level} level (95% bootstrap CI)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=len(methods))
     return _png(fig)
 
 
-def scatter_chart(points: dict[str, tuple[list[float], list[float], str]], dimension: str) -> bytes:
-    """One panel per metric: metric score (x) against the human mean (y) per item.
+def scatter_chart(
+    points: dict[str, tuple[list[float], list[float], str]], dimension: str, per: str = "item"
+) -> bytes:
+    """One panel per metric: metric score (x) against the human mean (y) per item (or per dialogue).
 
     Args:
         points: ``{metric: (metric values, human means, panel title)}``.
         dimension: The human dimension (y label).
+        per: What one point is: ``item``, or ``dialogue`` (the metric's mean over the dialogue's items).
     """
     plt = _plt()
     fig, axes = plt.subplots(1, len(points), figsize=(4.4 * len(points), 3.6), squeeze=False)
     for k, (ax, (metric, (x, y, title))) in enumerate(zip(axes[0], points.items(), strict=True)):
         ax.scatter(x, y, s=12, facecolors="none" if k else "black", edgecolors="black", linewidths=0.7)
-        ax.set_xlabel(f"{metric} ({unit(metric)})")
-        ax.set_ylabel(f"human {dimension} (mean rating per item)")
+        ax.set_xlabel(f"{metric} ({unit(metric)}{', mean per dialogue' if per == 'dialogue' else ''})")
+        ax.set_ylabel(f"{human_rating(dimension)} (mean rating per {per})")
         ax.set_title(title)
     return _png(fig)
 
