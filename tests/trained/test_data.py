@@ -29,3 +29,13 @@ def test_predictive_engagement_convai_rated_0_or_1_gives_examples() -> None:
     assert len(examples) == 297 == len(bench.candidates)
     # by hand: a 0 is the lowest third of the scale and a 1 the highest
     assert {(e.human, e.label) for e in examples} == {(0.0, 0), (1.0, 2)}
+
+
+def test_a_benchmark_rated_per_dialogue_is_refused_with_why_without_asking_for_its_dimension() -> None:
+    """DSTC9 asked for -d (several dimensions, its overall one "human (overall)"), then refused it all the same."""
+    with pytest.raises(InputError) as err:
+        examples_from(load_benchmark("dstc9"))
+    assert str(err.value) == (
+        'field "--dimension": benchmark "dstc9" has no numeric turn-level ratings of "human (overall)": it is rated '
+        "per dialogue, and train learns the rating of each response"
+    )

@@ -31,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dialeval.data.benchmark import Benchmark
+from dialeval.data.benchmark import OVERALL, Benchmark
 from dialeval.errors import InputError
 from dialeval.metrics.base import MetricInput
 from dialeval.trained.features import format_input
@@ -40,7 +40,6 @@ from dialeval.trained.features import format_input
 DIMENSIONS: dict[str, str] = {
     "usr-tc": "Overall",
     "usr-pc": "Overall",
-    "usr-tc-unieval": "overall",
     "predictive-engagement": "engagement",
     "predictive-engagement-convai": "engagement",
     "holistic-coherence": "context coherence",
@@ -133,13 +132,16 @@ def to_label(normalised: float) -> int:
 
 
 def dimension_for(bench: Benchmark, dimension: str | None) -> str:
-    """Return the dimension to use for ``bench``: the one given, else :data:`DIMENSIONS`, else its only one.
+    """Return the dimension to use for ``bench``: the one given, else :data:`DIMENSIONS`, else the overall rating.
+
+    The overall rating is a dimension named as :data:`~dialeval.data.benchmark.OVERALL` lists; else a benchmark
+    rating one dimension gets that one.
 
     Raises:
         InputError: The dimension is not rated in ``bench`` (the message lists those that are).
     """
     dims = bench.dimensions()
-    chosen = dimension or DIMENSIONS.get(bench.name)
+    chosen = dimension or DIMENSIONS.get(bench.name) or next((name for name in OVERALL if name in dims), None)
     if chosen is None and len(dims) == 1:
         chosen = next(iter(dims))
     if chosen is None or chosen not in dims:
@@ -179,7 +181,10 @@ def examples_from(bench: Benchmark, dimension: str | None = None, target_norm: s
             continue
     cands = [c for c in bench.candidates if per_item.get(c.id)]
     if not cands:
-        raise InputError(f'benchmark "{bench.name}" has no numeric turn-level ratings of "{dim}"', field="--dimension")
+        whole = any(r.dimension == dim and r.level == "dialogue" for r in bench.ratings)
+        why = ": it is rated per dialogue, and train learns the rating of each response" if whole else ""
+        raise InputError(f'benchmark "{bench.name}" has no numeric turn-level ratings of "{dim}"{why}',
+                         field="--dimension")  # fmt: skip
     humans = [sum(per_item[c.id]) / len(per_item[c.id]) for c in cands]
     targets = normalise(humans, target_norm, scale)
     labels = [to_label(v) for v in normalise(humans, "scale", scale)]
