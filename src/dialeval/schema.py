@@ -55,6 +55,10 @@ class Dialogue(_Record):
         return self.turns[:turn_index]
 
 
+#: The system of a response whose data names none (a table read without a system column, HolisticEval).
+UNKNOWN_SYSTEM = "unknown"
+
+
 class Candidate(_Record):
     """A response to score, placed after the first ``turn_index`` turns of a dialogue.
 
@@ -62,7 +66,7 @@ class Candidate(_Record):
         id: Unique item id; ratings and scores refer to it.
         dialogue_id: The dialogue whose turns form the context.
         turn_index: Number of context turns before this response.
-        system: The system (model) that produced the response.
+        system: The system (model) that produced the response (:data:`UNKNOWN_SYSTEM` when not known).
         text: The response.
         references: Zero or more reference responses.
         tags: Subset tags, copied onto scores for breakdowns.

@@ -149,3 +149,17 @@ def test_a_dimension_not_rated_gets_the_closest_name(files: tuple[Path, Path]) -
     s, r = files
     refused(invoke("meta", s, "-r", r, "--boot", "0", "-d", "overall"),
             'field "--dimension": ', 'no dimension "overall" (did you mean "Overall"?); it has: Overall')  # fmt: skip
+
+
+def test_by_system_on_scores_that_name_no_system_is_refused(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """It gave one group, "system=unknown", the same figures as "all" (a table read without --system-col)."""
+    s, r = files
+    unnamed = tmp_path / "unnamed.jsonl"
+    unnamed.write_text(s.read_text().replace('"system":"s0"', '"system":"unknown"')
+                       .replace('"system":"s1"', '"system":"unknown"').replace('"system":"s2"', '"system":"unknown"'))
+    assert '"system":"s' not in unnamed.read_text()
+    refused(invoke("meta", unnamed, "--ratings", r, "--by", "system", "--boot", "0"),
+            'field "--by": the scores name no system (each is "unknown"): score a table read with --system-col')
+    res = invoke("meta", s, "--ratings", r, "--by", "system", "--boot", "0", "--json")
+    assert res.exit_code == 0, res.output
+    assert {row["group"] for row in json.loads(res.output)["rows"]} == {"all", "system=s0", "system=s1", "system=s2"}

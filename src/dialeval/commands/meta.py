@@ -40,7 +40,7 @@ from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import iter_records, read_jsonl, write_jsonl
 from dialeval.meta.correlate import check_boot
 from dialeval.published import PublishedTable, load_table
-from dialeval.schema import Rating, Score
+from dialeval.schema import UNKNOWN_SYSTEM, Rating, Score
 from dialeval.words import human_rating
 
 #: The files ``meta -o`` writes in its folder.
@@ -134,6 +134,7 @@ def meta(
             rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
             dimension = choose_dimension((r.dimension for r in rating_recs), dimension, f"the ratings of {rated_from}")
             all_scores = read_all_scores(scores, rating_recs, dimension, rated_from)
+            _check_systems(by, all_scores)
             levels = levels_to_report(levels, level, rating_recs, dimension, (s.system for s in all_scores))
             _check_pair(pair, all_scores)
             rows = correlation_table(
@@ -167,6 +168,13 @@ def meta(
     if output is not None:
         wrote = f"wrote {output / 'table.md'} and {output / 'table.jsonl'}{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+
+
+def _check_systems(by: str | None, scores: Sequence[Score]) -> None:
+    """Refuse ``--by system`` on scores that name no system: it gave one group, "system=unknown", equal to "all"."""
+    if by == "system" and not {s.system for s in scores} - {"", UNKNOWN_SYSTEM}:
+        raise InputError(f'the scores name no system (each is "{UNKNOWN_SYSTEM}"): score a table read with '
+                         "--system-col, or records that name their systems", field="--by")  # fmt: skip
 
 
 def _ratings_of(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dialeval.data._common import number, read_csv_rows
 from dialeval.data.benchmark import Benchmark
-from dialeval.schema import Candidate, Dialogue, Rating, Turn
+from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Dialogue, Rating, Turn
 
 GROUND_TRUTH_FILE = "DailyDialog_groungtruth_annotated.csv"
 
@@ -66,7 +66,7 @@ def load_predictive_engagement(path: str | Path) -> Benchmark:
         did = query_ids[query]
         if (query, reply) not in candidates:
             if gt_pairs is None:
-                system = "unknown"
+                system = UNKNOWN_SYSTEM
                 skipped[f"predictive-engagement: {GROUND_TRUTH_FILE} not found (system unknown)"] += 1
             else:
                 system = "ground-truth" if (query, reply) in gt_pairs else "generated"

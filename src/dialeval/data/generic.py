@@ -35,7 +35,7 @@ from dialeval.data._common import (
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError, closest
 from dialeval.jsonl import check_file, read_jsonl, read_text, read_unique
-from dialeval.schema import Candidate, Dialogue, Rating, Turn
+from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Dialogue, Rating, Turn
 from dialeval.words import counted
 
 
@@ -238,7 +238,7 @@ class _TableBuilder:
         def col(name: str) -> str:
             return _expand(name, system_name)
 
-        system = system_name or (_text(rec[m.system], where, m.system) if m.system else "") or "unknown"
+        system = system_name or (_text(rec[m.system], where, m.system) if m.system else "") or UNKNOWN_SYSTEM
         response = _text(rec[col(m.response)], where, col(m.response))
         refs = [r for c in m.references for r in _texts(rec[col(c)], where, col(c))]
         tags = {"system": system, **{t: _name(rec[t], where, t) for t in m.tags}}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dialeval.data._common import number, read_csv_rows
 from dialeval.data.benchmark import Benchmark
-from dialeval.schema import Candidate, Dialogue, Rating, Turn
+from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Dialogue, Rating, Turn
 
 N_RATERS = 10
 
@@ -38,7 +38,7 @@ def _load(path: str | Path, *, with_query: bool) -> Benchmark:
         dialogues[did] = Dialogue(id=did, turns=turns)
         item = f"{did}:response"
         candidates.append(
-            Candidate(id=item, dialogue_id=did, turn_index=len(turns), system="unknown",
+            Candidate(id=item, dialogue_id=did, turn_index=len(turns), system=UNKNOWN_SYSTEM,
                       text=row[first_score - 1].strip())
         )  # fmt: skip
         for k in range(N_RATERS):
