@@ -187,3 +187,11 @@ def test_data_show_shows_your_own_table_or_records_as_the_commands_read_them(tmp
     for args, words in cases.items():
         result = runner.invoke(app, list(args), terminal_width=300)
         assert result.exit_code == 2 and words in result.output, (args, result.output)
+
+
+def test_show_fits_the_terminal() -> None:
+    """It printed 160 columns whatever the terminal: at 80 each line was wrapped by the terminal, mid-border."""
+    result = runner.invoke(app, ["data", "show", "dstc9"], terminal_width=80, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert max(map(len, result.output.splitlines())) <= 80
+    assert '182  dstc9: "N/A" value (error recovery)' in result.output  # a skip line stays whole

@@ -97,7 +97,7 @@ def show_command(
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
-    print_report(report, Console(width=160))
+    print_report(report, Console())
 
 
 @data_app.command("export")
