@@ -163,6 +163,14 @@ def test_create_takes_the_first_n_contexts_and_says_what_it_made(tmp_path: Path,
     assert not (tmp_path / "z").exists()
 
 
+def test_the_missing_reference_note_on_a_catalog_benchmark_names_no_table_option(tmp_path: Path) -> None:
+    """It said "give --reference-col", an option of a table, for `-b dstc9`, which is no table."""
+    res = runner.invoke(app, ["study", "create", str(tmp_path / "study"), "-b", "dstc9", "--limit", "2"])
+    assert res.exit_code == 0, res.output
+    assert "but no candidate has one (give data with references (dstc9 has none), or a protocol without it)" in \
+        " ".join(res.output.split())  # fmt: skip
+
+
 def test_a_protocol_showing_the_reference_on_a_table_without_one_is_said_at_create_and_in_the_report(
     tmp_path: Path,
 ) -> None:
@@ -176,7 +184,7 @@ def test_a_protocol_showing_the_reference_on_a_table_without_one_is_said_at_crea
                               "--per-item", "1"])  # fmt: skip
     assert res.exit_code == 0, res.output
     assert "note: protocol mousavi-turn shows each context's reference response as a candidate, but no " \
-           "candidate has one (give --reference-col, or a protocol without it)" in res.output  # fmt: skip
+           "candidate has one (give a table's --reference-col, or a protocol without it)" in res.output  # fmt: skip
     assert "(3 items)" in res.output  # the three responses, no ground truth
     rep = runner.invoke(app, ["study", "report", str(study), "--output", str(tmp_path / "report"), "--n-boot", "10"])
     assert rep.exit_code == 0, rep.output

@@ -145,8 +145,9 @@ def create(
     except DialevalError as exc:
         fail(exc)
     if proto.include_ground_truth and not any(c.references for c in cands):  # the report said "included: yes"
+        give = "a table's --reference-col, " if benchmark is None else f"data with references ({benchmark} has none), "
         typer.echo(f"note: protocol {proto.name} shows each context's reference response as a candidate, but no "
-                   "candidate has one (give --reference-col, or a protocol without it)", err=True)  # fmt: skip
+                   f"candidate has one (give {give}or a protocol without it)", err=True)  # fmt: skip
     if as_json:
         typer.echo(json.dumps({**summary, "access": str(study_dir / "access.json")}))
         return
