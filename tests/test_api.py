@@ -152,6 +152,14 @@ def test_the_system_level_without_a_system_column_is_refused_and_undefined_figur
     assert table[["value", "ci_low", "ci_high", "p_value"]].dtypes.eq("float64").all()
 
 
+def test_a_row_with_no_system_is_of_the_unknown_system_as_score_reads_it() -> None:
+    """A NaN system was a system named "nan" (a group "system=nan"); score() reads it as "unknown"."""
+    frame = RATED.assign(system=["a", None, "a", float("nan")], context=["c1", "c1", "c2", "c2"])
+    table = dialeval.correlate(frame, "h", ["m"], by="system", n_boot=0)
+    assert table["group"].tolist() == ["all", "system=a", "system=unknown"]
+    assert table["n"].tolist() == [4, 2, 2]
+
+
 def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(shared_data: Path) -> None:
     """score() dropped load_benchmark's attrs, so DSTC9's dialogue ratings were read as each turn's own."""
     bench = dialeval.load_benchmark("dstc9")

@@ -465,6 +465,7 @@ def _metric_columns(df: pd.DataFrame, metrics: Sequence[str] | None) -> list[str
 
 def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]:
     """Return each row's item, context, dialogue and system (see :func:`correlate`)."""
+    from dialeval.schema import UNKNOWN_SYSTEM
 
     def column(name: str) -> list[str] | None:
         return [str(v) for v in df[name].tolist()] if name in df.columns else None
@@ -477,7 +478,9 @@ def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]
         contexts = [json.dumps(_cell(v)) for v in df[context].tolist()]
     contexts = contexts or items
     dialogues = column("dialogue_id") or column(_column_of(df, "dialogue")) or contexts
-    return items, contexts, dialogues, column(_column_of(df, "system")) or [""] * len(df)
+    system = _column_of(df, "system")
+    systems = [UNKNOWN_SYSTEM if _cell(v) is None else str(v) for v in df[system].tolist()] if system in df else None
+    return items, contexts, dialogues, systems or [""] * len(df)  # no value: "unknown", as score reads it (was "nan")
 
 
 def _scores(df: pd.DataFrame, metrics: Sequence[str], by: str | None) -> list[Score]:
