@@ -136,6 +136,21 @@ def test_a_benchmark_rated_per_dialogue_is_plotted_per_dialogue(
     assert per == "dialogue" and dialogues == {len(x) for x, _, _ in points.values()} and dialogues != {0}
 
 
+def test_a_meta_output_folder_says_what_it_lacks_and_names_its_dimension(tmp_path: Path) -> None:
+    """`meta -o` writes table.md and table.jsonl only: the report said "dialeval ?.", "with human human score" and
+    "No scatter plots: no scores or correlations" beside the correlations it had just shown."""
+    folder = tmp_path / "bench"
+    invoke(["benchmark", "-b", "usr-tc", "--limit", "5", "-m", "length", "--boot", "0", "-o", str(folder),
+            "--no-cache"])  # fmt: skip
+    invoke(["meta", str(folder / "scores.jsonl"), "-b", "usr-tc", "--boot", "0", "-o", str(tmp_path / "meta")])
+    out = tmp_path / "report.md"
+    invoke(["report", str(tmp_path / "meta"), "-o", str(out)])
+    text = out.read_text()
+    assert "no run.json: version and command not recorded." in text
+    assert "correlation of each metric with human Overall**" in text
+    assert "No scatter plots: no scores.jsonl." in text
+
+
 def test_a_real_train_folder_renders_its_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`dialeval train`'s folder: its rows with CIs, what it trained on, and the saved model's card sha256. It was
     rendered as an empty "scores" section: the command, and an empty signatures table."""

@@ -60,7 +60,8 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
     from dialeval.report import charts
 
     run = r.run if isinstance(r.run, BenchmarkRun) else None
-    dim = (run and run.dimension) or "human score"
+    named = {str(x["dimension"]) for x in r.correlations if x.get("dimension")}
+    dim = (run and run.dimension) or (named.pop() if len(named) == 1 else "human score")  # meta -o: no run.json
     name = run.benchmark if run else r.path.name
     blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with {human_rating(dim)}"))
     blocks.append(Figure(charts.correlation_chart(r.correlations, dim),
@@ -71,7 +72,7 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
               and x.get("value") is not None]  # fmt: skip
     method = str(ranked[0]["method"]) if ranked else ""
     ranked = sorted((x for x in ranked if x["method"] == method), key=lambda x: float(x["value"]))
-    ratings, why = human_ratings(r) if ranked and r.scores else ([], "no scores or correlations")
+    ratings, why = human_ratings(r) if ranked and r.scores else ([], "no scores.jsonl" if ranked else "no figures")
     if ratings and ranked:
         from dialeval.meta.align import align
 
@@ -277,7 +278,8 @@ def build_report(results: Sequence[Results], command: str, log: Callable[[str], 
     """Build the report of one or more results folders."""
     sections = []
     for r in results:
-        blocks: list[Block] = [Text(f"Folder: {r.path} ({r.kind}); dialeval {r.run.version if r.run else '?'}.")]
+        made = f"dialeval {r.run.version}" if r.run else "no run.json: version and command not recorded"
+        blocks: list[Block] = [Text(f"Folder: {r.path} ({r.kind}); {made}.")]
         if r.run and r.run.command:
             blocks.append(Text("Command that produced it:"))
             blocks.append(Code(r.run.command))
