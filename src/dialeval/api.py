@@ -406,7 +406,7 @@ def _check_systems(df: pd.DataFrame, levels: Sequence[str], by: str | None) -> N
 
 
 def _column_of(df: pd.DataFrame, key: str) -> str:
-    """Return the column that holds ``key`` (context, dialogue, system): the one :func:`score` read, else ``key``."""
+    """Return the column that holds ``key`` (context or system): the one :func:`score` read, else ``key``."""
     return str(df.attrs.get(COLUMNS, {}).get(key, key))
 
 
@@ -477,7 +477,8 @@ def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]
     if contexts is None and (context := _column_of(df, "context")) in df.columns:
         contexts = [json.dumps(_cell(v)) for v in df[context].tolist()]
     contexts = contexts or items
-    dialogues = column("dialogue_id") or column(_column_of(df, "dialogue")) or contexts
+    read = df.attrs.get(COLUMNS, {}).get("dialogue")  # score's dialogue_col=; no column guessed by its name
+    dialogues = column("dialogue_id") or (column(str(read)) if read else None) or contexts
     system = _column_of(df, "system")
     systems = [UNKNOWN_SYSTEM if _cell(v) is None else str(v) for v in df[system].tolist()] if system in df else None
     return items, contexts, dialogues, systems or [""] * len(df)  # no value: "unknown", as score reads it (was "nan")
