@@ -147,6 +147,8 @@ def test_the_system_level_without_a_system_column_is_refused_and_undefined_figur
         with pytest.raises(InputError) as caught:
             dialeval.correlate(RATED, "h", ["m"], n_boot=0, **kwargs)
         assert str(caught.value).startswith(f'field "{field}": ') and 'a column "system"' in str(caught.value)
+    with pytest.raises(InputError, match='field "by": by="system" needs the system of each row'):
+        dialeval.correlate(RATED.assign(system=None), "h", ["m"], n_boot=0, by="system")  # a column, no system named
     table = dialeval.correlate(RATED.assign(m=float("nan"), system=["a", "a", "b", "b"]), "h", ["m"],
                                level="system", n_boot=0)  # fmt: skip
     assert table[["value", "ci_low", "ci_high", "p_value"]].dtypes.eq("float64").all()

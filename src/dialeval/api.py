@@ -384,7 +384,7 @@ def correlate(
     scores = _scores(df, names, by)
     ratings = _ratings(df, dims, scores)
     levels = default_levels(ratings, dims) if level is None else _names(level, "level")
-    _check_systems(df, levels, by)
+    _check_systems(scores, levels, by)
     rows = correlation_table(
         scores, ratings, dimension=dims, metrics=names, levels=levels, methods=_names(method, "method"),
         n_boot=n_boot, seed=seed, by=by,
@@ -395,9 +395,11 @@ def correlate(
     return table[first + [c for c in table.columns if c not in first]]
 
 
-def _check_systems(df: pd.DataFrame, levels: Sequence[str], by: str | None) -> None:
-    """Refuse the system level, or ``by="system"``, on a frame that says no row's system (one group of all)."""
-    if _column_of(df, "system") in df.columns:
+def _check_systems(scores: Sequence[Score], levels: Sequence[str], by: str | None) -> None:
+    """Refuse the system level, or ``by="system"``, on rows that name no system (one group of all), as ``meta`` does."""
+    from dialeval.schema import named_systems
+
+    if named_systems(s.system for s in scores):
         return
     asked = "the system level" if "system" in levels else 'by="system"' if by == "system" else None
     if asked is not None:

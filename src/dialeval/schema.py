@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -57,6 +58,16 @@ class Dialogue(_Record):
 
 #: The system of a response whose data names none (a table read without a system column, HolisticEval).
 UNKNOWN_SYSTEM = "unknown"
+
+
+def named_systems(systems: Iterable[str]) -> set[str]:
+    """Return the systems that are named: neither empty nor :data:`UNKNOWN_SYSTEM`.
+
+    Example:
+        >>> sorted(named_systems(["a", "", "unknown", "a", "b"]))
+        ['a', 'b']
+    """
+    return set(systems) - {"", UNKNOWN_SYSTEM}
 
 
 class Candidate(_Record):

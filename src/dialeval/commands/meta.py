@@ -40,7 +40,7 @@ from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import iter_records, read_jsonl, write_jsonl
 from dialeval.meta.correlate import check_boot
 from dialeval.published import PublishedTable, load_table
-from dialeval.schema import UNKNOWN_SYSTEM, Rating, Score
+from dialeval.schema import UNKNOWN_SYSTEM, Rating, Score, named_systems
 from dialeval.words import human_rating
 
 #: The files ``meta -o`` writes in its folder.
@@ -172,7 +172,7 @@ def meta(
 
 def _check_systems(by: str | None, scores: Sequence[Score]) -> None:
     """Refuse ``--by system`` on scores that name no system: it gave one group, "system=unknown", equal to "all"."""
-    if by == "system" and not {s.system for s in scores} - {"", UNKNOWN_SYSTEM}:
+    if by == "system" and not named_systems(s.system for s in scores):
         raise InputError(f'the scores name no system (each is "{UNKNOWN_SYSTEM}"): score a table read with '
                          "--system-col, or records that name their systems", field="--by")  # fmt: skip
 
