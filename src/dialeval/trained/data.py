@@ -1,8 +1,8 @@
 """Training examples from rated benchmarks: one per rated turn, with a per-benchmark normalised target.
 
-Benchmarks rate different dimensions on different scales, so each catalog
-benchmark has an explicit dimension (:data:`DIMENSIONS`: the overall-quality
-one where there is one) and the target is normalised within its benchmark:
+Benchmarks rate different dimensions on different scales, so each benchmark
+gives one dimension (:func:`dimension_for`: the overall-quality one where there
+is one) and the target is normalised within its benchmark:
 
 * ``rank`` (default): the human mean's percentile rank within its benchmark, in [0, 1]
   (ties averaged). Removes differences of scale *and* of where each benchmark's
@@ -36,19 +36,9 @@ from dialeval.errors import InputError
 from dialeval.metrics.base import MetricInput
 from dialeval.trained.features import format_input
 
-#: The dimension used per catalog benchmark (the overall-quality one, else its only one).
-DIMENSIONS: dict[str, str] = {
-    "usr-tc": "Overall",
-    "usr-pc": "Overall",
-    "predictive-engagement": "engagement",
-    "predictive-engagement-convai": "engagement",
-    "holistic-coherence": "context coherence",
-    "holistic-fluency": "fluency",
-    "gupta-dailydialog": "appropriateness",
-    "lmstyle-mturk": "appropriateness",
-    "grade": "coherence",
-    "fed-turn": "Overall",
-}
+#: The dimension of the catalog benchmarks that rate several and no overall one (the others: the overall
+#: rating, :data:`~dialeval.data.benchmark.OVERALL`, else their only dimension).
+DIMENSIONS: dict[str, str] = {"lmstyle-mturk": "appropriateness"}
 
 TARGET_NORMS = ("rank", "scale")
 

@@ -61,7 +61,7 @@ def load_dataset(
     """Load catalog benchmarks (or the user's ``own`` tables, by name) into examples.
 
     Each benchmark's dimension is, in order: its ``overrides`` entry; ``dimension``
-    when the benchmark rates it; the catalog default (:data:`~dialeval.trained.data.DIMENSIONS`).
+    when the benchmark rates it; the default of :func:`~dialeval.trained.data.dimension_for`.
 
     Raises:
         InputError: An unknown benchmark, or a dimension it does not rate.
