@@ -52,6 +52,23 @@ def test_rating_scales_get_ordinal_alpha_and_per_model_means(tmp_path: Path) -> 
         assert means[system][2] == "4"
         assert float(means[system][3]) == pytest.approx(per_item.mean(), abs=5e-3)
         assert float(means[system][4]) == pytest.approx(per_item.std(), abs=5e-3)
+    # ComperDial offers no explanation to choose: no Figure 1 table (it was one with a header and no row)
+    assert not [caption for caption in tables if "Figure 1" in caption]
+
+
+def test_a_study_without_votes_says_so_instead_of_empty_tables(tmp_path: Path) -> None:
+    """Before any answer the report printed five tables with a header and no row, and "112-112 judgements"."""
+    from tests.human.conftest import make_study
+
+    make_study(tmp_path / "s")
+    _, sections = build_report(f"sqlite:///{tmp_path / 's' / 'study.db'}", n_boot=10)
+    assert [(s.title, caption) for s in sections for caption, _ in s.tables] == [("Task", "Quality dimensions")]
+    rows = {key: value for s in sections for key, value in s.rows}
+    assert rows["Agreement"] == "not computed: no votes yet"
+    assert rows["Votes"] == "none yet"
+    assert rows["Workers qualified"] == "3 (no qualification task)"
+    # 6 contexts x (2 systems + the ground truth) = 18 items x 2 votes x 4 criteria = 144 judgements over 3 annotators
+    assert rows["Workload per annotator"] == "48 judgements assigned to each"
 
 
 def test_generic_upsert_replaces_on_other_databases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

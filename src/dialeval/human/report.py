@@ -184,6 +184,7 @@ def _recruitment_section(d: StudyData) -> Section:
     n_qual = d.counts["qualification"]
     rule = qualification_rule(d.config.get("qualification_threshold"))
     qual = f"{n_qual} qualification items judged against reference annotators; {rule}" if n_qual else "none"
+    n_qualified = sum(1 for p in d.people if p["qualified"])
     checks = f"{counted(d.counts['attention'], 'item')}, {d.config['attention_per_batch']} per annotator and batch"
     recruit.rows += [
         ("Sampling criteria", "set by the researcher outside dialeval (not recorded)"),
@@ -194,7 +195,7 @@ def _recruitment_section(d: StudyData) -> Section:
             "; ".join(f"{a}: {ok}/{n}" for a, (ok, n) in sorted(d.attention.items())) or "none answered",
         ),
         ("Workers recruited", str(len(d.people))),
-        ("Workers qualified", str(sum(1 for p in d.people if p["qualified"]))),
+        ("Workers qualified", f"{n_qualified}" + ("" if n_qual else " (no qualification task)")),
     ]
     rows = [["worker", "verdict", "kappa", "threshold", "why"]]
     for p in d.people:
@@ -223,7 +224,7 @@ def _execution_section(d: StudyData) -> Section:
             if per_sample
             else "no votes yet",
         ),
-        ("Workload per annotator", f"{min(loads)}-{max(loads)} judgements assigned" if loads else "-"),
+        ("Workload per annotator", _workload(loads)),
         (
             "Time spent",
             f"total {sum(secs) / 3600:.2f} h; median per annotator {statistics.median(secs) / 60:.1f} min"
@@ -237,6 +238,20 @@ def _execution_section(d: StudyData) -> Section:
     return stats
 
 
+def _workload(loads: list[int]) -> str:
+    """Say the judgements assigned per annotator: a range, or one number when every annotator has the same.
+
+    Example:
+        >>> _workload([112, 112]), _workload([4, 8]), _workload([])
+        ('112 judgements assigned to each', '4-8 judgements assigned', '-')
+    """
+    if not loads:
+        return "-"
+    if min(loads) == max(loads):
+        return f"{loads[0]} judgements assigned to each"
+    return f"{min(loads)}-{max(loads)} judgements assigned"
+
+
 def _agreement_section(d: StudyData, n_boot: int, seed: int) -> Section:
     agree = Section("Inter-annotator agreement")
     agree.rows.append(
@@ -247,6 +262,9 @@ def _agreement_section(d: StudyData, n_boot: int, seed: int) -> Section:
             f"Cohen's kappa for labels; 95% percentile bootstrap over items ({n_boot} resamples, seed {seed})",
         )
     )
+    if not d.ratings:
+        agree.rows.append(("Agreement", "not computed: no votes yet"))
+        return agree
     head = ["items", "alpha", "Fleiss' kappa", "mean Cohen's kappa"]
     by_crit: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
     by_batch: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
@@ -270,6 +288,9 @@ def _agreement_section(d: StudyData, n_boot: int, seed: int) -> Section:
 
 def _results_section(d: StudyData) -> Section:
     results = Section("Results")
+    if not d.ratings:
+        results.rows.append(("Votes", "none yet"))
+        return results
     kind = {c.name: c.answer.type for c in d.protocol.criteria}
     table3 = majority_table([r for r in d.ratings if kind[r.dimension] != "slider"], d.systems)
     rows = [["criterion", "model", "majority answer: % of samples"]]
@@ -284,12 +305,18 @@ def _results_section(d: StudyData) -> Section:
         rows.append([crit, sys, str(n), f"{mean:.2f}", f"{sd:.2f}"])
     if len(rows) > 1:
         results.tables.append(("Mean score per model (each sample's votes averaged first)", rows))
+    if not any(c.explanations for c in d.protocol.criteria):
+        return results  # nothing to choose: no Figure 1
     fig1 = reason_table(d.ratings, d.systems)
     rows = [["criterion", "model", "sub-dimension", "% of votes"]]
     for crit, by_sys in fig1.items():
         for sys, pct in sorted(by_sys.items()):
             rows += [[crit, sys, code, f"{v:.1f}"] for code, v in pct.items()]
-    results.tables.append(("Explanation sub-dimensions chosen, over all votes (cf. the paper's Figure 1)", rows))
+    caption = "Explanation sub-dimensions chosen, over all votes (cf. the paper's Figure 1)"
+    if len(rows) > 1:
+        results.tables.append((caption, rows))
+    else:
+        results.rows.append((caption, "none chosen yet"))
     return results
 
 
