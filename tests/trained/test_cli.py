@@ -45,6 +45,21 @@ def test_train_then_score_with_the_saved_model(tmp_path: Path) -> None:
     assert all(s.value is not None for s in got)
 
 
+def test_a_model_predicting_one_label_gets_a_note_on_screen_and_in_results_md(tmp_path: Path) -> None:
+    """TF-IDF ridge from USR-TC puts every USR-PC response in the middle third: kappa 0.000 was printed bare."""
+    res = runner.invoke(app, ["train", "--model", "tfidf-lr", "--train", "usr-tc-unieval", "--test", "usr-pc",
+                              "--n-boot", "0", "--no-save", "--output", str(tmp_path)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (row,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert row["one_label"] == 1 and row["kappa"] == 0.0
+    note = "note: tfidf-lr on test=usr-pc predicted label 1 (the middle third of the scale) for all 300 items"
+    assert note in " ".join(res.output.split())
+    assert note in (tmp_path / "results.md").read_text()
+    res = runner.invoke(app, ["report", str(tmp_path), "-o", str(tmp_path / "report.md"), "--format", "md"])
+    assert res.exit_code == 0, res.output
+    assert note in (tmp_path / "report.md").read_text()  # the report of the folder says it too
+
+
 def test_logo_by_system(tmp_path: Path) -> None:
     res = runner.invoke(app, [
         "train", "--model", "tfidf-nb", "--train", "usr-pc", "--logo", "system", "--limit", "10",

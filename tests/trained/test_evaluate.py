@@ -67,6 +67,23 @@ def test_correlations_and_kappas_of_constant_predictions_are_undefined_not_nan()
     json.dumps(got, allow_nan=False)  # raised "Out of range float values are not JSON compliant"
 
 
+def test_one_predicted_label_is_named_so_kappa_0_is_read_as_a_constant() -> None:
+    """A regression model whose scores all fall in the middle third: kappa 0 and UAR 1/3 came with no word of why
+    (seen on train --train usr-tc-unieval --test usr-pc --model tfidf-lr)."""
+    from dialeval.report.build import label_notes
+
+    ex, scores, _ = _examples(30, seed=2)
+    got = evaluate(ex, scores, [1] * 30, n_boot=0)
+    truth = [e.label for e in ex]
+    assert len(set(truth)) == 3  # the ratings vary: kappa is defined, and 0 (scikit-learn's p_o = p_e)
+    assert got["kappa"] == pytest.approx(cohen_kappa_score(truth, [1] * 30)) == 0.0
+    assert got["uar"] == pytest.approx(1 / 3)
+    assert got["one_label"] == 1
+    assert "one_label" not in evaluate(ex, scores, [1] * 29 + [2], n_boot=0)
+    (note,) = label_notes([{"model": "m", "split": "test=b", **got}])
+    assert note.startswith("note: m on test=b predicted label 1 (the middle third of the scale) for all 30 items")
+
+
 def test_evaluate_rejects_misaligned_input() -> None:
     ex, scores, labels = _examples(6, seed=0)
     with pytest.raises(InputError, match="6 examples but 5 scores"):

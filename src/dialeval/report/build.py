@@ -228,6 +228,24 @@ def train_table(rows: Sequence[dict[str, Any]], caption: str, *, every_column: b
     return Table(["model", "split", "n", *(TRAIN_HEADERS.get(k, k) for k in keys)], body, caption)
 
 
+def label_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """Return a note for each row whose predicted labels are all one (``one_label``, set by ``trained.evaluate``).
+
+    Example:
+        >>> label_notes([{"model": "m", "split": "test=b", "n": 300, "one_label": 1}, {"model": "m2"}])
+        ... # doctest: +ELLIPSIS
+        ['note: m on test=b predicted label 1 (the middle third of the scale) for all 300 items: its accuracy, ...']
+    """
+    thirds = ("lowest", "middle", "highest")
+    return [
+        f"note: {r['model']} on {r['split']} predicted label {r['one_label']} (the {thirds[r['one_label']]} third "
+        f"of the scale) for all {r['n']} items: its accuracy, UAR, kappa and P/R/F1 describe that constant; "
+        "its Spearman and Pearson read the scores"
+        for r in rows
+        if "one_label" in r
+    ]
+
+
 def _train(r: Results, blocks: list[Block]) -> None:
     run = r.run if isinstance(r.run, TrainRun) else None
     if run is not None:
@@ -239,6 +257,7 @@ def _train(r: Results, blocks: list[Block]) -> None:
         blocks.append(Text("Trained: " + "; ".join(p for p in parts if p) + "."))
     caption = "dialeval train: each model on each split (95% CI over contexts; results.jsonl)"
     blocks.append(train_table(r.train, caption) if r.train else Text("No result rows (results.jsonl)."))
+    blocks += [Text(note) for note in label_notes(r.train)]
 
 
 def _study(r: Results, blocks: list[Block]) -> None:

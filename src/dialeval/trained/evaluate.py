@@ -89,7 +89,9 @@ def evaluate(
     Returns:
         ``accuracy``, ``uar``, ``kappa``, ``kappa_quadratic``, ``spearman`` (+ ``spearman_ci``),
         ``pearson`` (+ ``pearson_ci``), ``precision``, ``recall``, ``f1`` (macro), ``n``; a correlation
-        or kappa that is undefined (constant predictions or ratings) is None and named in ``undefined``.
+        or kappa that is undefined (constant predictions or ratings) is None and named in ``undefined``; when
+        every predicted label is the same, ``one_label`` is that label (the label metrics then describe a
+        constant: kappa 0, UAR 1/3).
     """
     from scipy.stats import pearsonr, spearmanr
 
@@ -119,6 +121,8 @@ def evaluate(
     undefined = [k for k in ("kappa", "kappa_quadratic", "spearman", "pearson") if out[k] is None]
     if undefined:  # results.jsonl held NaN (not JSON) and results.md an empty cell
         out["undefined"] = undefined
+    if len(set(labels)) == 1:  # kappa 0 and UAR 1/3 with no word of why
+        out["one_label"] = int(labels[0])
     if n_boot > 0:
         ci = correlations(examples, {"pred": list(scores)}, n_boot, seed)["pred"]
         out["spearman_ci"] = ci["spearman_ci"]
