@@ -282,6 +282,13 @@ def test_named_columns_the_mapping_does_not_read_get_a_warning(tmp_path: Path) -
         'or name it under "system" in a mapping file',
     ]
     assert load_table(p, PLAIN).warnings == []
+    # A context column not read made every row one dialogue with an empty context ("contexts 1"), silently
+    p.write_text("context,response,knowledge\nHi,Hello,facts\n")
+    assert load_table(p, ColumnMapping(response="response")).warnings == [
+        'the file has a column "context" that is not read: pass --context-col context, '
+        'or name it under "context" in a mapping file',
+        'the file has a column "knowledge" that is not read: name it under "knowledge" in a mapping file',
+    ]
 
 
 def test_a_jsonl_table_with_a_key_given_twice_is_refused(tmp_path: Path) -> None:

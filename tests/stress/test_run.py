@@ -149,3 +149,14 @@ def test_killed_stress_run_resumes_from_its_cache(tmp_path: Path, shared_data: P
     got = (tmp_path / "resumed" / "stress.jsonl").read_text()
     assert got == (tmp_path / "fresh" / "stress.jsonl").read_text()
     assert json.loads((tmp_path / "resumed" / "run.json").read_text())["metrics"]["slow_overlap"]["signature"]
+
+
+def test_the_drop_ci_needs_two_contexts() -> None:
+    """Pairs from one context: the bootstrap drew that context every time and printed "0.018 [0.018, 0.018]", a
+    zero-width interval (seen on a 4-row table where negation applied to one response)."""
+    from dialeval.stress.run import compare
+
+    one = compare([0.9, 0.7], [0.5, 0.6], ["c", "c"], n_boot=100)
+    assert one["drop"] == pytest.approx(0.25) and np.isnan(one["ci_low"]) and np.isnan(one["ci_high"])
+    two = compare([0.9, 0.7], [0.5, 0.6], ["c", "d"], n_boot=100)
+    assert two["ci_low"] == pytest.approx(0.1) and two["ci_high"] == pytest.approx(0.4)  # each context's drop

@@ -302,7 +302,7 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
     same context, system and response (or ``item_id``) share a candidate (so the
     long form gives one row per annotator). Empty rating cells are skipped and
     counted; an annotator rating the same item and dimension twice is an error
-    naming both lines. A column named ``reference``, ``references`` or ``system`` that
+    naming both lines. A column of :data:`NAMED_COLUMNS` (``context``, ``reference``, ``system``, ...) that
     the mapping does not read (the Python API reads them by name) gets a warning.
     """
     p = Path(path)
@@ -314,16 +314,20 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
     return bench
 
 
-#: Columns read by name when present (as the Python API reads them): the option, and the mapping file's key.
-NAMED_COLUMNS = {"reference": ("--reference-col", "references"), "references": ("--reference-col", "references"),
-                 "system": ("--system-col", "system")}  # fmt: skip
+#: Columns read by name when present (as the Python API reads them): the option (None: only a mapping file reads
+#: it), and the mapping file's key.
+NAMED_COLUMNS: dict[str, tuple[str | None, str]] = {
+    "context": ("--context-col", "context"), "reference": ("--reference-col", "references"),
+    "references": ("--reference-col", "references"), "system": ("--system-col", "system"),
+    "knowledge": (None, "knowledge"),
+}  # fmt: skip
 
 
 def unread_columns(columns: Iterable[str], mapping: ColumnMapping) -> list[str]:
     """Return a warning for each column of :data:`NAMED_COLUMNS` in ``columns`` that ``mapping`` does not read.
 
     Example:
-        >>> unread_columns(["context", "response", "reference"], ColumnMapping(response="response"))
+        >>> unread_columns(["context", "response", "reference"], ColumnMapping(response="response", context="context"))
         ['the file has a column "reference" that is not read: pass --reference-col reference, or name it under ...']
     """
     read = set(mapping.columns())
@@ -331,10 +335,9 @@ def unread_columns(columns: Iterable[str], mapping: ColumnMapping) -> list[str]:
     for column in columns:
         if column in NAMED_COLUMNS and column not in read:
             option, key = NAMED_COLUMNS[column]
-            warnings.append(
-                f'the file has a column "{column}" that is not read: pass {option} {column}, '
-                f'or name it under "{key}" in a mapping file'
-            )
+            give = f"pass {option} {column}, or name it" if option else "name it"
+            warnings.append(f'the file has a column "{column}" that is not read: {give} under "{key}" in a mapping '
+                            "file")
     return warnings
 
 

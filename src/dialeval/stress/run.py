@@ -261,6 +261,9 @@ def compare(
 ) -> dict[str, float]:
     """Compare paired scores: fraction original better, mean drop with a context bootstrap CI, AUROC.
 
+    The CI is NaN when the pairs come from fewer than 2 contexts: resampling one context gives the same drop
+    every time, an interval of zero width that says nothing about the uncertainty.
+
     Example:
         >>> r = compare([0.9, 0.5, 0.4], [0.1, 0.5, 0.6], ["a", "b", "c"], n_boot=20)
         >>> round(r["fraction"], 3), round(r["drop"], 3), round(r["auroc"], 3)
@@ -281,9 +284,10 @@ def compare(
     names, codes = np.unique(np.asarray(contexts), return_inverse=True)
     sums = np.bincount(codes, weights=d, minlength=names.size)
     ns = np.bincount(codes, minlength=names.size).astype(np.float64)
-    counts = draw_counts(names.size, n_boot, seed).astype(np.float64)
-    boot = (counts @ sums) / (counts @ ns)
-    lo, hi = percentile_ci(boot)
+    lo = hi = float("nan")
+    if names.size >= 2:
+        counts = draw_counts(names.size, n_boot, seed).astype(np.float64)
+        lo, hi = percentile_ci((counts @ sums) / (counts @ ns))
     return {"fraction": fraction, "drop": float(d.mean()), "ci_low": lo, "ci_high": hi, "auroc": auroc}
 
 
