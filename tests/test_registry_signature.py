@@ -77,3 +77,9 @@ def test_device_option_is_accepted_by_a_lexical_only_run(tmp_path) -> None:
     res = CliRunner().invoke(app, ["score", "-b", "usr-tc", "--limit", "1", "-m", "length", "--device", "cpu",
                                    "--no-cache", "-o", str(tmp_path / "s.jsonl")])  # fmt: skip
     assert res.exit_code == 0, res.output
+
+
+def test_a_key_twice_in_a_signature_is_refused() -> None:
+    """A field and an extra of one name gave "bleu|n:4|...|n:2|...": a reader keeps one of them."""
+    with pytest.raises(ValueError, match=r"keys \['n'\] more than once"):
+        make_signature("bleu", _Cfg(), {"n": 2})

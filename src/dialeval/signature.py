@@ -50,6 +50,9 @@ def make_signature(name: str, config: Any = None, extra: Mapping[str, Any] | Non
     """Render ``name|key:value|...|version:X`` from a frozen dataclass and extras.
 
     Fields whose metadata has ``"signature": False`` are left out.
+
+    Raises:
+        ValueError: A key twice (a field and an extra of one name): a reader of the signature would keep one.
     """
     parts = [name]
     if config is not None:
@@ -62,6 +65,9 @@ def make_signature(name: str, config: Any = None, extra: Mapping[str, Any] | Non
     for key, value in (extra or {}).items():
         parts.append(f"{key}:{_fmt(value)}")
     parts.append(f"version:{__version__}")
+    keys = [part.split(":", 1)[0] for part in parts[1:]]
+    if twice := sorted({k for k in keys if keys.count(k) > 1}):
+        raise ValueError(f"signature of {name} has the keys {twice} more than once")
     return "|".join(parts)
 
 

@@ -70,3 +70,20 @@ def test_operational_fields_are_not_in_the_signature() -> None:
     assert "structured:yes" in base and "mode:distribution" in base and "timeout" not in base
     # the prompt is in the signature through the protocol file's hash
     assert METRICS.get("judge:cpdscore-detail-ref")().signature != base
+
+
+def test_a_judge_signature_names_each_key_once_and_the_file_by_its_content(tmp_path: Path) -> None:
+    """The config's protocol path ("" for a built-in) and the protocol's name were both written "protocol:": the
+    signature read "...|base_url:|protocol:|mode:...|protocol:cpdscore-simple|...". The path is out now: the name,
+    version and sha256 say which protocol, so one file copied elsewhere gives the same signature."""
+    base = METRICS.get("judge:cpdscore-simple")().signature
+    keys = [part.split(":", 1)[0] for part in base.split("|")[1:]]
+    assert sorted(k for k in set(keys) if keys.count(k) > 1) == []
+    assert "|protocol:cpdscore-simple|protocol_version:1|" in base
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    custom = METRICS.get("judge:custom")
+    first = custom(protocol=str(_write(a, GOOD)), cache=False).signature
+    assert first == custom(protocol=str(_write(b, GOOD)), cache=False).signature
+    assert "|protocol:mine|protocol_version:1|protocol_sha256:" in first
+    assert first != custom(protocol=str(_write(b, GOOD.replace("Rate", "Judge"))), cache=False).signature

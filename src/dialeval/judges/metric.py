@@ -48,7 +48,8 @@ class JudgeConfig:
         model: GGUF path, model name on the server, or model directory ("" = packaged model).
         base_url: API root of an ``openai-compatible`` server.
         api_key_env: Environment variable holding the API key (the key itself is never recorded).
-        protocol: Path of a user's protocol file (``judge:custom`` only).
+        protocol: Path of a user's protocol file (``judge:custom`` only). Not in the signature: the
+            protocol's name, version and sha256 are (the same file elsewhere scores the same).
         mode: ``distribution`` (default: one request per item, the probability of every allowed
             score at the score position; ``k`` and ``temperature`` are not used, it samples at 1)
             or ``sample`` (k sampled answers, averaged).
@@ -76,7 +77,7 @@ class JudgeConfig:
     model: str = ""
     base_url: str = ""
     api_key_env: str = dataclasses.field(default="OPENAI_API_KEY", metadata=NOT_IN_SIGNATURE)
-    protocol: str = ""
+    protocol: str = dataclasses.field(default="", metadata=NOT_IN_SIGNATURE)  # "protocol:" twice in signatures
     mode: str = dataclasses.field(default="distribution", metadata=rule(choices=("distribution", "sample")))
     structured: bool = True
     k: int = dataclasses.field(default=3, metadata=rule(minimum=1))
