@@ -68,6 +68,8 @@ def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest
     assert request["no_cache"] is True
     assert sum(s["value"] is None for s in lines) == summary["items_missing"]
     assert "parse_failures" in res.output and "calls" in res.output
+    # it did not say where it wrote, as every other command that writes does
+    assert f"wrote 12 scores for 6 items to {out} and the summary to {out}.summary.json" in res.output
     # --json prints the summary file's figures and each output's counts, read here from the scores file (a second
     # run: its answers come from the request cache, so its summary is its own)
     out2 = tmp_path / "again.jsonl"

@@ -16,13 +16,16 @@ from dialeval.commands.common import (
     check_output,
     check_request_failures,
     check_serving,
+    console,
     fail,
     load_inputs,
+    replaced_note,
     table_options,
 )
 from dialeval.commands.options import allow_failures_option, judge_run_options
 from dialeval.errors import DialevalError
 from dialeval.scoring import ScoringRequest
+from dialeval.words import counted
 
 judge_app = typer.Typer(help="LLM-as-a-judge protocols.", no_args_is_help=True)
 
@@ -143,8 +146,8 @@ def run_command(
         step1 = loaded.step1_protocol if from_file else ""
         if Path(step1).suffix:  # a protocol file may name its step-1 protocol by path: read too
             inputs.append(("the step1_protocol of --protocol", Path(step1)))
-        check_output(out, option="--output", inputs=inputs)
-        check_output(None if out is None else _summary_path(out), option="--output", inputs=inputs)
+        replaced = check_output(out, option="--output", inputs=inputs)
+        replaced += check_output(None if out is None else _summary_path(out), option="--output", inputs=inputs)
         check_jsonl_name(out, "Score records")  # after: writing over an input is the worse news
         request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})
         bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
@@ -174,6 +177,10 @@ def run_command(
         write_jsonl(out, scored.scores)
         with atomic_write(_summary_path(out)) as fh:
             fh.write(json.dumps(summary, indent=1) + "\n")
+        if not as_json:  # where the scores went: every other command that writes says so
+            wrote = (f"wrote {counted(len(scored.scores), 'score')} for {counted(len(bench.candidates), 'item')} to "
+                     f"{out} and the summary to {_summary_path(out)}{replaced_note(replaced)}")  # fmt: skip
+            console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures(scored.scores, allow_failures)
 
 
