@@ -64,7 +64,7 @@ def test_two_systems_or_two_dialogues_get_a_warning_under_the_table_and_in_table
     out = tmp_path / "b"
     res = invoke("benchmark", "--path", csv, "--response-col", "response", "--context-col", "context",
                  "--system-col", "system", "--rating-col", "rating=Overall", "-m", "length", "--boot", "20",
-                 "-o", out, "--no-cache")  # fmt: skip
+                 "--level", "turn,system", "-o", out, "--no-cache")  # fmt: skip
     assert res.exit_code == 0, res.output
     warning = "warning: the system-level correlations are over 2 systems only"
     assert warning in res.output
@@ -74,7 +74,8 @@ def test_two_systems_or_two_dialogues_get_a_warning_under_the_table_and_in_table
     assert system and all(x["value"] == pytest.approx(1.0) for x in system)  # the numbers as computed
     assert all(x["note"].startswith("only 2 systems") for x in system)
     again = invoke("meta", out / "scores.jsonl", "--path", csv, "--response-col", "response", "--context-col",
-                   "context", "--system-col", "system", "--rating-col", "rating=Overall", "--boot", "0")  # fmt: skip
+                   "context", "--system-col", "system", "--rating-col", "rating=Overall", "--boot", "0",
+                   "--level", "turn,system")  # fmt: skip
     assert again.exit_code == 0, again.output
     assert warning in again.output
     pair = tmp_path / "pair.csv"  # two contexts, so two dialogues

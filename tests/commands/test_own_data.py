@@ -208,14 +208,18 @@ def test_score_then_meta_on_your_own_csv(tmp_path: Path) -> None:
 
 def test_the_system_level_is_reported_by_default_only_where_the_data_names_systems(tmp_path: Path) -> None:
     """A table read without --system-col has one system, "unknown": the default levels gave three n/a system
-    columns ("fewer than 2 systems") that nobody asked for."""
+    columns ("fewer than 2 systems") that nobody asked for. Two systems gave +1 or -1 whatever the metric, with a
+    warning saying so: the default now starts at 3 (MIN_POINTS), as the warning does; --level system still asks."""
     write_csv(tmp_path / "my.csv")
+    with (tmp_path / "three.csv").open("w", newline="") as handle:  # the last response by a third bot
+        csv.writer(handle).writerows([["context", "response", "system", "quality"], *ROWS[:-1],
+                                      (*ROWS[-1][:2], "thirdbot", ROWS[-1][3])])  # fmt: skip
     args = ["--rating-col", "quality", "-m", "length", "--method", "spearman", "--boot", "0", "--json"]
     levels = {}
-    for name, cols in (("none", COLS[:4]), ("two", COLS)):
-        res = ok(run("benchmark", "--path", "my.csv", *cols, *args, "-o", name, cwd=tmp_path))
+    for name, table, cols in (("none", "my.csv", COLS[:4]), ("two", "my.csv", COLS), ("three", "three.csv", COLS)):
+        res = ok(run("benchmark", "--path", table, *cols, *args, "-o", name, cwd=tmp_path))
         levels[name] = [r["level"] for r in json.loads(res.stdout)["rows"]]
-    assert levels == {"none": ["turn"], "two": ["turn", "system"]}
+    assert levels == {"none": ["turn"], "two": ["turn"], "three": ["turn", "system"]}
     res = ok(run("meta", "none/scores.jsonl", "--path", "my.csv", *COLS[:4], *args, cwd=tmp_path))
     assert [r["level"] for r in json.loads(res.stdout)["rows"]] == ["turn"]
 

@@ -67,7 +67,7 @@ DEFAULT_LEVELS = "turn,system"
 #: The help of ``--level``.
 LEVEL_HELP = (
     "Levels: turn, sample, dialogue, system (default: turn, or dialogue for a dimension rated per dialogue; "
-    "then system, where the data names 2 systems or more)."
+    "then system, where the data names 3 systems or more)."
 )
 
 
@@ -77,21 +77,23 @@ def levels_to_report(
     """Return ``--level`` as given, else the default levels of ``dimension`` and ``systems``.
 
     The default: turn (dialogue for a dimension rated per dialogue), then system where ``systems``
-    holds two or more (no system level of one "unknown" system).
+    holds :data:`~dialeval.meta.levels.MIN_POINTS` (3) or more: no system level of one "unknown" system, nor of
+    two, where a correlation is +1, -1 or undefined whatever the metric. ``--level system`` still gives it.
 
     Example:
         >>> from dialeval.schema import Rating
         >>> rated = [Rating(item_id="d", dimension="q", annotator="w", value=1, level="dialogue")]
-        >>> levels_to_report([], None, rated, "q", ["a", "b"]), levels_to_report([], None, rated, "q", ["unknown"])
+        >>> levels_to_report([], None, rated, "q", ["a", "b", "c"]), levels_to_report([], None, rated, "q", ["a", "b"])
         (['dialogue', 'system'], ['dialogue'])
         >>> levels_to_report(["turn", "system"], "turn,system", rated, "q", ["unknown"])
         ['turn', 'system']
     """
     from dialeval.meta.correlate import default_levels
+    from dialeval.meta.levels import MIN_POINTS
 
     if level is not None:
         return given
-    return default_levels(ratings, [dimension], also=["system"] if len(set(systems)) > 1 else [])
+    return default_levels(ratings, [dimension], also=["system"] if len(set(systems)) >= MIN_POINTS else [])
 
 
 def split_levels(level: str, method: str) -> tuple[list[str], list[str]]:
