@@ -53,7 +53,7 @@ def test_lmstyle_command_writes_rescorable_records(
     shared_data: Path, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "run"
-    args = ["lmstyle", "--n", "1", "--datasets", "dd", "--styles", "informal", "--max-tokens", "10",
+    args = ["lmstyle", "--n", "1", "--datasets", "dd", "--styles", "informal", "--max-tokens", "10",  # --n still read
             "--metrics", "style,sacrebleu", "--compare-paper", "--output", str(out)]  # fmt: skip
     monkeypatch.setattr("sys.argv", ["dialeval", *args])
     res = CliRunner().invoke(app, args)
@@ -87,7 +87,7 @@ def test_lmstyle_resumes_from_the_score_cache_and_computes_only_what_is_missing(
     from dialeval.metrics.lexical import SacreBleu
 
     computed = count_computed(monkeypatch, SacreBleu)
-    args = ["lmstyle", "--n", "3", "--datasets", "dd", "--styles", "informal,formal", "--max-tokens", "8",
+    args = ["lmstyle", "--limit", "3", "--datasets", "dd", "--styles", "informal,formal", "--max-tokens", "8",
             "--metrics", "sacrebleu,style"]  # fmt: skip
 
     def run(out: str, score_cache: Path) -> str:
@@ -117,11 +117,11 @@ def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "--max-tokens" in res.output
     res = CliRunner().invoke(app, ["generate", "--styles", "polite", "-o", str(tmp_path)])
     assert res.exit_code == 2 and 'unknown style "polite"' in res.output
-    # a negative temperature was sent to the backend, which sampled anyway; --n 0 said "generating 0 responses"
+    # a negative temperature was sent to the backend, which sampled anyway; --limit 0 said "generating 0 responses"
     # and --n -1 "generating -8 responses" before the dataset refused them
     # "--datasets dd," was read as dd; "--styles ''" said "need at least one dataset and one style"
     for args, message in ((["--temperature", "-1"], 'field "--temperature": must be 0 (greedy) or more, got -1.0'),
-                          (["--n", "-1"], 'field "--n": must be at least 1, got -1'),
+                          (["--limit", "-1"], 'field "--limit": must be at least 1, got -1'),
                           (["--datasets", "dd,"], 'field "--datasets": empty dataset name in "dd," (name 2 of 2)'),
                           (["--styles", ""], 'field "--styles": empty style name'),
                           # it named "dataset", a field of no option
@@ -143,7 +143,7 @@ def test_a_name_given_twice_and_an_empty_stop_are_refused(tmp_path: Path) -> Non
                           (["--stop", ""], 'field "--stop": an empty stop string ends every response before it'),
                           (["--stop", "x", "--stop", "x"], 'field "--stop": stop string "x" is given twice'),
                           (["--max-tokens", "0"], 'field "--max-tokens": must be at least 1, got 0')):  # fmt: skip
-        res = CliRunner().invoke(app, ["generate", "--n", "1", *args, "-o", str(tmp_path / "g")])
+        res = CliRunner().invoke(app, ["generate", "--limit", "1", *args, "-o", str(tmp_path / "g")])
         assert res.exit_code == 2 and message in " ".join(res.output.split()), res.output
     assert not (tmp_path / "g").exists()
 
@@ -151,7 +151,7 @@ def test_a_name_given_twice_and_an_empty_stop_are_refused(tmp_path: Path) -> Non
 def test_the_judge_settings_are_checked_before_generating(tmp_path: Path) -> None:
     """A --judge-k below 1 or a --judge-model that is not there stopped lmstyle only after every response was
     generated (--judge-k 0 named "--param"); given while -m leaves the judge out, they were ignored."""
-    base = ["lmstyle", "--n", "1", "--datasets", "dd", "--styles", "formal", "-o", str(tmp_path / "l")]
+    base = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal", "-o", str(tmp_path / "l")]
     for args, message in ((["--judge-k", "0"], 'field "--judge-k": must be at least 1, got 0'),
                           (["-m", "judge", "--judge-model", str(tmp_path / "no.gguf")],
                            f'{tmp_path / "no.gguf"}: field "--judge-model": model file not found (give a GGUF file)'),
@@ -166,7 +166,7 @@ def test_the_judge_settings_are_checked_before_generating(tmp_path: Path) -> Non
 
 def test_generate_says_what_it_did_in_words(tmp_path: Path) -> None:
     """The summary per model was a Python dict's repr ({'signature': ..., 'cache_hits': 0, ...})."""
-    args = ["generate", "--n", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2",
+    args = ["generate", "--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2",
             "--temperature", "0", "--no-cache", "-o", str(tmp_path)]  # fmt: skip
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
@@ -191,7 +191,7 @@ def test_an_output_folder_whose_records_are_its_query_file_is_refused(tmp_path: 
     out = tmp_path / "run"
     out.mkdir()
     (out / "dialogues.jsonl").hardlink_to(query)
-    res = invoke(command, "--data", data, "--datasets", "bst", "--styles", "formal", "--n", "1",
+    res = invoke(command, "--data", data, "--datasets", "bst", "--styles", "formal", "--limit", "1",
                  "--model", tmp_path / "missing.gguf", "--no-cache", "-o", out)  # fmt: skip
     line = refused(res, f'{out / "dialogues.jsonl"}: field "--output"', f"is the file given to --data ({query})")
     assert "destroy the input" in line
@@ -207,7 +207,7 @@ def test_lmstyle_with_three_backends_and_every_metric(
 
     folder = _converted_dir(resolve_lm_source("smollm2-135m"))
     out = tmp_path / "run"
-    args = ["lmstyle", "--n", "1", "--datasets", "dd", "--styles", "formal,positive", "--max-tokens", "8",
+    args = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal,positive", "--max-tokens", "8",
             "--model", "smollm2", "--model", f"served@{llama_url}", "--model", str(folder),
             "--judge-model", f"served@{llama_url}", "--judge-k", "1",
             "--metrics", "style,sacrebleu,embedding,likelihood,judge", "--output", str(out)]  # fmt: skip
@@ -235,7 +235,7 @@ def test_lmstyle_with_three_backends_and_every_metric(
 def test_json_prints_what_the_commands_wrote(tmp_path: Path) -> None:
     """generate and lmstyle had no --json (train, benchmark, stress, score, meta and judge run have it): generate
     prints generation.json, lmstyle its run.json, its table cells and its summary rows, and nothing else."""
-    base = ["--n", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2", "--temperature", "0"]
+    base = ["--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2", "--temperature", "0"]
     res = CliRunner().invoke(app, ["generate", *base, "--json", "-o", str(tmp_path / "g")])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout) == json.loads((tmp_path / "g" / "generation.json").read_text())

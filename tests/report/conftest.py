@@ -34,7 +34,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path
     invoke(["benchmark", "--metrics", "sacrebleu,length,chrf", "--limit", "12", "--boot", "50",
             "--level", "turn,system", "-o", str(bench)])  # fmt: skip
     lm = root / "lmstyle"
-    invoke(["lmstyle", "--n", "1", "--datasets", "dd", "--styles", "formal,positive", "--max-tokens", "10",
+    invoke(["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal,positive", "--max-tokens", "10",
             "--metrics", "style,sacrebleu", "--compare-paper", "-o", str(lm)])  # fmt: skip
     stress = [{"metric": m, "perturbation": p, "value": v}
               for m, base in (("sacrebleu", 0.9), ("length", 0.2), (HOSTILE, 0.5))

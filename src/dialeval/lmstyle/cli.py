@@ -29,7 +29,8 @@ from dialeval.scoring import ScoringRequest
 from dialeval.words import counted
 
 _MODEL = typer.Option([], "--model", help="Model spec, repeatable: smollm2 (packaged), a .gguf, a folder, NAME@URL.")
-_N = typer.Option(50, "--n", help="First N queries of each dataset.")
+#: ``--limit`` as every command names it; ``--n`` is its earlier name, still read.
+_N = typer.Option(50, "--limit", "--n", help="First N queries of each dataset.")
 _DATASETS = typer.Option("dd,bst", "--datasets", help="Comma-separated: dd (DailyDialog), bst (Blended Skill Talk).")
 _STYLES = typer.Option("formal,informal,positive,negative", "--styles", help="Comma-separated styles.")
 _TEMP = typer.Option(0.7, "--temperature", help="Sampling temperature (0: greedy).")
@@ -121,7 +122,7 @@ def _generate_all(
     if root is None:
         raise InputError("no shared data folder found; pass --data or set DIALEVAL_DATA")
     if n < 1:  # before any model loads (read_pairs also refuses more queries than a dataset has)
-        raise InputError(f"must be at least 1, got {n}", field="--n")
+        raise InputError(f"must be at least 1, got {n}", field="--limit")
     style_list = [s.lower() for s in split_names(styles, "--styles", "style")]  # an empty name is refused
     ensure_unique(style_list, "--styles", "style")  # each once: one response each
     for s in style_list:
