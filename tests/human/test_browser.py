@@ -248,7 +248,7 @@ def test_study_from_cli_through_the_browser_to_report_and_meta(browser: BrowserC
         server.proc.terminate()
         server.proc.wait(timeout=10)
 
-    run("study", "export", str(study), str(tmp_path / "ratings.jsonl"), "--numeric")
+    run("study", "export", str(study), "-o", str(tmp_path / "ratings.jsonl"), "--numeric")
     ratings = read_jsonl(tmp_path / "ratings.jsonl", Rating)
     assert {(r.annotator, r.item_id): r.value for r in ratings} == {k: float(v) for k, v in typed.items()}
     run("study", "report", str(study), "--output", str(tmp_path / "report"), "--n-boot", "50")

@@ -80,7 +80,7 @@ def annotated_study(tmp_path: Path) -> Path:
 
 def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
     study = annotated_study(tmp_path)
-    out = runner.invoke(app, ["study", "export", str(study), str(tmp_path / "ratings.jsonl"), "--numeric"])
+    out = runner.invoke(app, ["study", "export", str(study), "-o", str(tmp_path / "ratings.jsonl"), "--numeric"])
     assert out.exit_code == 0, out.output
     ratings = read_jsonl(tmp_path / "ratings.jsonl", Rating)
     assert len(ratings) == 12 * 3 * 4

@@ -234,14 +234,21 @@ def test_export_refuses_to_write_over_the_study_it_reads(tmp_path: Path, inputs:
     assert create(study, inputs).returncode == 0
     before = {name: (study / name).read_bytes() for name in ("study.db", "access.json")}
     for name in before:
-        message = _one_error(dialeval("study", "export", str(study), str(study / name)))
-        assert message == (f'error: {study / name}: field "OUTPUT": is read from the folder given to STUDY_DIR '
+        message = _one_error(dialeval("study", "export", str(study), "-o", str(study / name)))
+        assert message == (f'error: {study / name}: field "--output": is read from the folder given to STUDY_DIR '
                            f"({study}): writing it would destroy the input; give another name")  # fmt: skip
     assert {name: (study / name).read_bytes() for name in before} == before
-    done = dialeval("study", "export", str(study), str(tmp_path / "r.jsonl"))  # the study still reads
+    done = dialeval("study", "export", str(study), "-o", str(tmp_path / "r.jsonl"))  # the study still reads
     assert done.returncode == 0
     assert done.stdout.strip() == (f"wrote 0 ratings to {tmp_path / 'r.jsonl'} (no answer yet: annotators answer "
                                    "through `dialeval study serve`)")  # fmt: skip
+    # -o as every other command writes; OUTPUT, its earlier form, once: both, or neither, is one error
+    both = dialeval("study", "export", str(study), str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "b.jsonl"))
+    assert _one_error(both) == 'error: field "--output": give the rating records to write once: --output or OUTPUT, ' \
+                               "not both"  # fmt: skip
+    assert _one_error(dialeval("study", "export", str(study))) == \
+        'error: field "--output": give the rating records to write: -o ratings.jsonl'
+    assert not list(tmp_path.glob("[ab].jsonl"))
 
 
 def test_a_database_that_is_not_a_study_is_one_error(tmp_path: Path, inputs: dict[str, Path]) -> None:
@@ -309,8 +316,8 @@ def test_an_export_named_as_another_format_is_refused(tmp_path: Path, inputs: di
     """study export STUDY out.csv wrote JSON lines into out.csv."""
     study = tmp_path / "study"
     assert create(study, inputs).returncode == 0
-    res = dialeval("study", "export", str(study), str(tmp_path / "out.csv"))
+    res = dialeval("study", "export", str(study), "--output", str(tmp_path / "out.csv"))
     assert res.returncode == 2 and "Traceback" not in res.stderr
-    assert f'{tmp_path / "out.csv"}: field "OUTPUT": names a CSV file, but Rating records are written as JSON lines: ' \
-           "name it out.jsonl" in res.stderr  # fmt: skip
+    assert f'{tmp_path / "out.csv"}: field "--output": names a CSV file, but Rating records are written as JSON ' \
+           "lines: name it out.jsonl" in res.stderr  # fmt: skip
     assert not (tmp_path / "out.csv").exists()

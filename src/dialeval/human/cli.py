@@ -16,7 +16,7 @@ from dialeval.commands.common import (
     fail,
     table_options,
 )
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, InputError
 from dialeval.words import counted
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ def _gold(
 ) -> tuple[list[Candidate], list[Rating]] | None:
     """Read a qualification or attention batch: candidates checked as ``score`` checks them, and their ratings."""
     from dialeval.data.generic import read_candidates
-    from dialeval.errors import InputError
     from dialeval.jsonl import read_jsonl
     from dialeval.schema import Rating
 
@@ -267,7 +266,8 @@ def reassign(
 @study_app.command("export")
 def export(
     study_dir: Path = typer.Argument(..., help=STUDY_DIR_HELP),
-    output: Path = typer.Argument(..., help="Rating records to write (JSONL)."),
+    positional: Path | None = typer.Argument(None, metavar="OUTPUT", help="The same as --output (its earlier form)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Rating records to write (JSONL)."),
     include_qualification: bool = typer.Option(False, help="Export the qualification batch's answers too."),
     numeric: bool = typer.Option(False, help="Write labelled answers as their option score (positive 1, negative 0)."),
 ) -> None:
@@ -280,8 +280,13 @@ def export(
 
     url = _study(study_dir)[1]
     try:
-        check_output(output, option="OUTPUT", inputs=_study_files(study_dir, url))  # it wrote over study.db
-        check_jsonl_name(output, "Rating records", option="OUTPUT")
+        if output is not None and positional is not None:
+            raise InputError("give the rating records to write once: --output or OUTPUT, not both", field="--output")
+        output = output or positional
+        if output is None:
+            raise InputError("give the rating records to write: -o ratings.jsonl", field="--output")
+        check_output(output, inputs=_study_files(study_dir, url))  # it wrote over study.db
+        check_jsonl_name(output, "Rating records")
         engine = store.connect(url)
         with engine.connect() as conn:
             proto = Protocol.model_validate(store.get_meta(conn, "protocol"))
