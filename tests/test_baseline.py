@@ -23,6 +23,10 @@ processes (the reproducibility tests of the metrics run two processes and compar
 
 Regenerate (only when a number is meant to change, and say why in the commit):
 ``PYTHONPATH=<old checkout>/src python tests/test_baseline.py``.
+
+Changed by hand since, each a change meant to show: the stress rows whose pairs come from one context
+have no drop CI (``ci_low``/``ci_high`` null: the zero-width interval it was is gone), and a train row
+whose predicted labels are all one class names it (``one_label``). Every other value is as written.
 """
 
 from __future__ import annotations
