@@ -60,6 +60,20 @@ def test_a_model_predicting_one_label_gets_a_note_on_screen_and_in_results_md(tm
     assert note in (tmp_path / "report.md").read_text()  # the report of the folder says it too
 
 
+def test_an_error_in_one_split_names_the_split(tmp_path: Path) -> None:
+    """--logo system on 3 contexts: each split trains on the other system's one context, and the error named none."""
+    (tmp_path / "t.csv").write_text("context,response,system,q\nHi,Hello there,a,4\nHi,ok,b,2\nYo,Hey you,a,5\n"
+                                    "Yo,no,b,1\nSup,Not much,a,4\nSup,eh,b,3\n")  # fmt: skip
+    table = ["--path", str(tmp_path / "t.csv"), "--response-col", "response", "--context-col", "context",
+             "--system-col", "system", "--rating-col", "q", "--scale", "1-5"]  # fmt: skip
+    res = runner.invoke(app, ["train", "--model", "tfidf-lr", *table, "--train", "t", "--logo", "system",
+                              "--n-boot", "0", "-o", str(tmp_path / "out")])  # fmt: skip
+    assert res.exit_code == 2
+    assert 'error: field "--train": split "system=a": TF-IDF cannot learn a vocabulary from 1 training text' in \
+        " ".join(res.output.split())  # fmt: skip
+    assert not (tmp_path / "out").exists()
+
+
 def test_logo_by_system(tmp_path: Path) -> None:
     res = runner.invoke(app, [
         "train", "--model", "tfidf-nb", "--train", "usr-pc", "--logo", "system", "--limit", "10",

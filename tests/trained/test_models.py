@@ -29,6 +29,25 @@ def test_kinds_fit_and_predict(kind: str, task: str, small_examples: list[Exampl
     assert set(ev.predict_labels(scores)) <= {0, 1, 2}
 
 
+def test_too_little_to_fit_is_one_error_not_scikit_learns_traceback(small_examples: list[Example]) -> None:
+    """A held-out-system split of a 3-context table trains on one text: TF-IDF at min_df=2 raised scikit-learn's
+    "max_df corresponds to < documents than min_df", and the ensemble's GroupKFold "requires at least one
+    train/test split", as tracebacks of `dialeval train`."""
+    one = small_examples[:1]
+    with pytest.raises(InputError) as caught:
+        make_evaluator("tfidf-lr").fit(one)
+    assert str(caught.value) == (
+        'field "--train": TF-IDF cannot learn a vocabulary from 1 training text with min_df=2 (scikit-learn: max_df '
+        "corresponds to < documents than min_df): train on more; or --model-param tfidf-lr.min_df=1"
+    )
+    make_evaluator("tfidf-lr", min_df=1).fit(one)  # what the error proposes fits
+    same_context = [e for e in small_examples if e.group_context == small_examples[0].group_context]
+    assert len(same_context) > 1
+    with pytest.raises(InputError, match="ensemble chooses its penalty by cross-validation over contexts, which "
+                                         "needs 2 training contexts or more; got 1"):  # fmt: skip
+        make_evaluator("ensemble", families="length").fit(same_context)
+
+
 def test_bad_model_names_and_params() -> None:
     with pytest.raises(InputError, match="unknown model"):
         make_evaluator("bert-large")

@@ -98,7 +98,11 @@ def run_split(
     """
     ev = make_evaluator(kind, task, seed, **(params or {}))
     start = time.perf_counter()
-    info = ev.fit(split.train)
+    try:
+        info = ev.fit(split.train)
+    except InputError as exc:  # which of the splits could not be fitted: the error named none
+        message = f'split "{split.name}": {exc.message}'
+        raise InputError(message, field=exc.field, path=exc.path, line=exc.line) from None
     scores = ev.predict([e.item for e in split.test])
     result = evaluate(split.test, scores, ev.predict_labels(scores), n_boot=n_boot, seed=seed)
     row = {

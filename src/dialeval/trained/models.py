@@ -40,6 +40,7 @@ from dialeval.metrics.base import MetricInput
 from dialeval.trained.data import Example
 from dialeval.trained.evaluator import EVALUATORS, Bound, Evaluator, finite_scores
 from dialeval.trained.features import compute_features, feature_families, feature_matrix, format_input
+from dialeval.words import counted
 
 
 def require_xgboost() -> None:
@@ -78,7 +79,15 @@ class SklearnEvaluator(Evaluator):
 
     def _fit(self, examples: Sequence[Example]) -> None:
         self.model = self.build()
-        self.model.fit(self.inputs([e.item for e in examples]), self.y(examples))
+        try:
+            self.model.fit(self.inputs([e.item for e in examples]), self.y(examples))
+        except ValueError as exc:  # scikit-learn's TF-IDF on too few texts: a traceback ("max_df corresponds to ...")
+            if "min_df" not in self.params or isinstance(exc, InputError):
+                raise
+            min_df = self.params["min_df"]
+            lower = f"; or --model-param {self.kind}.min_df=1" if min_df > 1 else ""
+            raise InputError(f"TF-IDF cannot learn a vocabulary from {counted(len(examples), 'training text')} with "
+                             f"min_df={min_df} (scikit-learn: {exc}): train on more{lower}", field="--train") from None
 
     def predict(self, items: Sequence[MetricInput]) -> list[float]:
         """Return one score per item."""
@@ -251,6 +260,9 @@ class Ensemble(SklearnEvaluator):
             else {"ridge__alpha": list(np.logspace(-2, 4, 13))}
         )
         n_splits = min(5, len(set(groups)))
+        if n_splits < 2:  # scikit-learn's GroupKFold: a ValueError traceback
+            raise InputError(f"{self.kind} chooses its penalty by cross-validation over contexts, which needs 2 "
+                             f"training contexts or more; got {n_splits}: train on more", field="--train")
         search = GridSearchCV(self.build(), grid, cv=GroupKFold(n_splits=n_splits), scoring=self._scoring())
         search.fit(x, self.y(examples), groups=groups)
         self.model = search.best_estimator_
@@ -289,8 +301,7 @@ class EnsembleXGB(Ensemble):
         return _xgb(self.task, self.params, self.seed)
 
     def _fit(self, examples: Sequence[Example]) -> None:
-        self.model = self.build()
-        self.model.fit(self.inputs([e.item for e in examples]), self.y(examples))
+        SklearnEvaluator._fit(self, examples)  # fit as is: no penalty to choose, unlike the linear ensemble
 
 
 for _cls in (TfidfNB, TfidfLR, TfidfXGB, Ensemble, EnsembleXGB):
