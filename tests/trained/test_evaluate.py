@@ -84,6 +84,16 @@ def test_one_predicted_label_is_named_so_kappa_0_is_read_as_a_constant() -> None
     assert note.startswith("note: m on test=b predicted label 1 (the middle third of the scale) for all 30 items")
 
 
+def test_one_test_item_has_undefined_correlations_not_scipys_traceback() -> None:
+    """2 folds of a 2-context table test on one item each: SciPy's pearsonr raised "`x` and `y` must have length at
+    least 2" through `dialeval train`."""
+    ex, scores, labels = _examples(1, seed=0)
+    got = evaluate(ex, scores, labels, n_boot=20)
+    assert got["spearman"] is None and got["pearson"] is None and got["n"] == 1
+    assert got["undefined"] == ["spearman", "pearson"]
+    assert "one_label" not in got  # one item has one label: nothing to say
+
+
 def test_evaluate_rejects_misaligned_input() -> None:
     ex, scores, labels = _examples(6, seed=0)
     with pytest.raises(InputError, match="6 examples but 5 scores"):

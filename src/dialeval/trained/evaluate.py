@@ -89,9 +89,9 @@ def evaluate(
     Returns:
         ``accuracy``, ``uar``, ``kappa``, ``kappa_quadratic``, ``spearman`` (+ ``spearman_ci``),
         ``pearson`` (+ ``pearson_ci``), ``precision``, ``recall``, ``f1`` (macro), ``n``; a correlation
-        or kappa that is undefined (constant predictions or ratings) is None and named in ``undefined``; when
-        every predicted label is the same, ``one_label`` is that label (the label metrics then describe a
-        constant: kappa 0, UAR 1/3).
+        or kappa that is undefined (constant predictions or ratings, or one item) is None and named in
+        ``undefined``; when every predicted label of two items or more is the same, ``one_label`` is that
+        label (the label metrics then describe a constant: kappa 0, UAR 1/3).
     """
     from scipy.stats import pearsonr, spearmanr
 
@@ -103,9 +103,11 @@ def evaluate(
         raise InputError(f"{len(examples)} examples but {len(scores)} scores and {len(labels)} labels")
     agree = label_agreement([e.label for e in examples], list(labels), labels=LABELS)
     human = [e.human for e in examples]
-    with warnings.catch_warnings():  # constant input: SciPy warns and returns nan, written as undefined below
-        warnings.simplefilter("ignore")
-        rho, r = float(spearmanr(scores, human).statistic), float(pearsonr(scores, human).statistic)
+    rho = r = math.nan  # one test item (a fold of 2 contexts): SciPy's pearsonr raised, a traceback of train
+    if len(examples) > 1:
+        with warnings.catch_warnings():  # constant input: SciPy warns and returns nan, written as undefined below
+            warnings.simplefilter("ignore")
+            rho, r = float(spearmanr(scores, human).statistic), float(pearsonr(scores, human).statistic)
     out: dict[str, Any] = {
         "accuracy": agree["accuracy"],
         "uar": agree["uar"],
@@ -121,7 +123,7 @@ def evaluate(
     undefined = [k for k in ("kappa", "kappa_quadratic", "spearman", "pearson") if out[k] is None]
     if undefined:  # results.jsonl held NaN (not JSON) and results.md an empty cell
         out["undefined"] = undefined
-    if len(set(labels)) == 1:  # kappa 0 and UAR 1/3 with no word of why
+    if len(labels) > 1 and len(set(labels)) == 1:  # kappa 0 and UAR 1/3 with no word of why
         out["one_label"] = int(labels[0])
     if n_boot > 0:
         ci = correlations(examples, {"pred": list(scores)}, n_boot, seed)["pred"]
