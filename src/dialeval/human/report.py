@@ -242,13 +242,13 @@ def _workload(loads: list[int]) -> str:
     """Say the judgements assigned per annotator: a range, or one number when every annotator has the same.
 
     Example:
-        >>> _workload([112, 112]), _workload([4, 8]), _workload([])
-        ('112 judgements assigned to each', '4-8 judgements assigned', '-')
+        >>> _workload([112, 112]), _workload([1]), _workload([4, 8]), _workload([])
+        ('112 judgements assigned to each', '1 judgement assigned to each', '4-8 judgements assigned', '-')
     """
     if not loads:
         return "-"
     if min(loads) == max(loads):
-        return f"{loads[0]} judgements assigned to each"
+        return f"{counted(loads[0], 'judgement')} assigned to each"
     return f"{min(loads)}-{max(loads)} judgements assigned"
 
 
