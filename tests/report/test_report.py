@@ -242,3 +242,21 @@ def test_the_format_follows_the_output_suffix(results: dict[str, Path], tmp_path
     assert res.exit_code == 2 and not (tmp_path / "r.pdf").exists()
     assert 'r.pdf: field "--output": names a .pdf file, and the report is HTML, Markdown or LaTeX: name it r.html ' \
            "(or .md, .tex)" in " ".join(res.output.split())  # fmt: skip
+
+
+def test_a_benchmark_whose_every_figure_is_undefined_reports_why(tmp_path: Path) -> None:
+    """One rated response: every correlation is undefined. The HTML report was matplotlib's traceback ("number
+    sections must be larger than 0", a legend of no method), and the Markdown table said "-" with no reason."""
+    (tmp_path / "one.csv").write_text("context,response,q\nHi,Hello there,4\n")
+    bench = tmp_path / "bench"
+    res = run_cli("benchmark", "--path", tmp_path / "one.csv", "--response-col", "response", "--context-col",
+                  "context", "--rating-col", "q", "--scale", "1-5", "-m", "length", "--boot", "10", "--no-cache",
+                  "-o", bench)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    for out in (tmp_path / "r.html", tmp_path / "r.md"):
+        res = CliRunner().invoke(app, ["report", str(bench), "-o", str(out)])
+        assert res.exit_code == 0, res.output
+    text = (tmp_path / "r.md").read_text()
+    assert "| length | n/a | n/a | n/a |" in text
+    assert "n/a: length (turn): undefined: constant input or fewer than 2 values" in text  # as meta prints it
+    assert "No correlation chart: every figure is undefined (n/a)." in text

@@ -31,7 +31,9 @@ def fmt(value: Any, digits: int = 3) -> str:
 
 
 def ci_cell(row: dict[str, Any]) -> str:
-    """``value [low, high]`` of a correlation row."""
+    """``value [low, high]`` of a correlation row; ``n/a`` for an undefined figure, as ``meta`` prints it."""
+    if row.get("value") is None:
+        return "n/a"
     text = fmt(row.get("value"))
     if row.get("ci_low") is not None and row.get("ci_high") is not None:
         text += f" [{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]"
@@ -57,6 +59,9 @@ def correlation_table(rows: Sequence[dict[str, Any]], caption: str) -> Table:
 
 
 def _benchmark(r: Results, blocks: list[Block]) -> None:
+    from types import SimpleNamespace
+
+    from dialeval.meta.caveats import table_warnings
     from dialeval.report import charts
 
     run = r.run if isinstance(r.run, BenchmarkRun) else None
@@ -64,8 +69,12 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
     dim = (run and run.dimension) or (named.pop() if len(named) == 1 else "human score")  # meta -o: no run.json
     name = run.benchmark if run else r.path.name
     blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with {human_rating(dim)}"))
-    blocks.append(Figure(charts.correlation_chart(r.correlations, dim),
-                         f"{name}: metric-human correlation with 95% bootstrap CIs, per level and method"))  # fmt: skip
+    blocks += [Text(line) for line in table_warnings([SimpleNamespace(**x) for x in r.correlations])]  # as meta's
+    if any(x.get("value") is not None and x.get("group", "all") == "all" for x in r.correlations):
+        caption = f"{name}: metric-human correlation with 95% bootstrap CIs, per level and method"
+        blocks.append(Figure(charts.correlation_chart(r.correlations, dim), caption))
+    else:  # matplotlib's legend of no method: a ValueError traceback
+        blocks.append(Text("No correlation chart: every figure is undefined (n/a)."))
     levels = [str(x["level"]) for x in r.correlations]
     level = "turn" if "turn" in levels else (levels[0] if levels else "")
     ranked = [x for x in r.correlations if x["level"] == level and x.get("group", "all") == "all"

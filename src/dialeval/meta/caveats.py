@@ -1,0 +1,64 @@
+"""What a correlation table cannot show in its cells: figures resting on too few points, and why a figure is n/a.
+
+``meta`` and ``benchmark`` print these lines under their tables and into ``table.md``; ``report`` under the
+same table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dialeval.meta.levels import MIN_POINTS
+
+
+def table_warnings(rows: Sequence[Any]) -> list[str]:
+    """Return one warning per group and level whose figures rest on fewer than :data:`MIN_POINTS` points.
+
+    The points are the systems at system level, the dialogues at dialogue level and the items at turn level.
+    The figures are kept as computed; the warning goes under the table, followed by the reasons of the figures
+    that are n/a (:func:`_na_reasons`).
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> [w] = table_warnings([R(level="system", n_groups=2, n_items=9, value=1.0, group="all", metric="m")])
+        >>> w[:60]
+        'warning: the system-level correlations are over 2 systems on'
+        >>> table_warnings([R(level="system", n_groups=3, n_items=9, value=1.0, group="all", metric="m")])
+        []
+    """
+    few: dict[tuple[str, str], int] = {}
+    for r in rows:
+        points = {"system": r.n_groups, "dialogue": r.n_groups, "turn": r.n_items}.get(r.level)
+        if points is not None and points < MIN_POINTS and r.value is not None and r.metric != "human":
+            few.setdefault((str(getattr(r, "group", "all")), r.level), points)
+    out = []
+    for (group, level), n in few.items():
+        where = "" if group == "all" else f" of {group}"
+        unit = {"system": "systems", "dialogue": "dialogues", "turn": "items"}[level]
+        out.append(
+            f"warning: the {level}-level correlations{where} are over {n} {unit} only: with fewer than "
+            f"{MIN_POINTS} {unit} a correlation is +1, -1 or undefined, whatever the metric"
+        )
+    return [*out, *_na_reasons(rows)]
+
+
+def _na_reasons(rows: Sequence[Any]) -> list[str]:
+    """Return one line per reason a figure is n/a, naming the metrics and levels (the table shows only "n/a").
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> _na_reasons([R(level="turn", value=None, metric="k", note="undefined: constant input; 3 rated items"),
+        ...              R(level="turn", value=None, metric="human", note="undefined: no annotator overlaps"),
+        ...              R(level="turn", value=0.5, metric="m", note="")])
+        ['n/a: k (turn): undefined: constant input', 'n/a: human (turn): undefined: no annotator overlaps']
+    """
+    by_reason: dict[str, list[str]] = {}
+    for r in rows:
+        if r.value is None:
+            reason = str(r.note or "undefined").split("; ")[0]
+            group = str(getattr(r, "group", "all"))
+            where = f"{r.metric} ({r.level}{'' if group == 'all' else ', ' + group})"
+            if where not in by_reason.setdefault(reason, []):
+                by_reason[reason].append(where)
+    return [f"n/a: {', '.join(where)}: {reason}" for reason, where in by_reason.items()]
