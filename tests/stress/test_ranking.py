@@ -147,3 +147,18 @@ def test_cli_ranking_and_reference_metrics(tmp_path: Path, shared_data: Path) ->
     assert {r["metric"] for r in rows} == {"word_f1"} and all(r["n_pairs"] == 5 * 4 * 5 for r in rows)
     bad = runner.invoke(app, ["stress", "-b", "dailydialog++", "--perturb", "negation", "-o", str(tmp_path / "c")])
     assert bad.exit_code == 2 and "--perturb" in bad.output
+
+
+def test_the_ranking_ci_needs_two_contexts() -> None:
+    """One context (--limit 1) printed "0.125 [0.125, 0.125]": the bootstrap drew that context every time."""
+
+    def cand(context: str, label: str, k: int) -> Candidate:
+        return Candidate(id=f"{context}:{label}{k}", dialogue_id=context, turn_index=0, system="s", text="t",
+                         tags={"label": label})  # fmt: skip
+
+    items = [cand(c, label, k) for c in ("c1", "c2") for label in ("good", "adversarial", "random") for k in (0, 1)]
+    values = {c.id: (1.0 if c.tags["label"] == "good" else 0.5 if c.id.startswith("c1") else 2.0) for c in items}
+    one = rank_fractions(values, [c for c in items if c.dialogue_id == "c1"], n_boot=100)["adversarial"]
+    assert one["fraction"] == 1.0 and math.isnan(one["ci_low"]) and math.isnan(one["ci_high"])
+    two = rank_fractions(values, items, n_boot=100)["adversarial"]  # c1: good wins every pair, c2: none
+    assert two["fraction"] == 0.5 and (two["ci_low"], two["ci_high"]) == (0.0, 1.0)

@@ -34,7 +34,6 @@ from dialeval.errors import DialevalError, InputError
 from dialeval.runinfo import MetricInfo, RankingRun, StressRun, write_run_info
 from dialeval.schema import Candidate, Score
 from dialeval.scoring import ScoringContext, ScoringRequest
-from dialeval.words import counted
 
 if TYPE_CHECKING:
     from dialeval.data.benchmark import Benchmark
@@ -62,6 +61,8 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
         >>> print(to_markdown(StressResult(rows=[row]), "t").splitlines()[4])
         | f1 | 1.000 |
     """
+    from dialeval.stress.run import ci_text
+
     lines = [f"# {title}", "", *_fraction_table(result.rows)]
     lines += [
         "",
@@ -73,7 +74,7 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
     for r in result.rows:
         lines.append(
             f"| {r.metric} | {r.perturbation} | {r.n_pairs} | {_fmt(r.fraction)} | "
-            f"{_drop(r)} | {_fmt(r.auroc)} |"
+            f"{ci_text(r.drop, r.ci_low, r.ci_high, r.n_contexts)} | {_fmt(r.auroc)} |"
         )
     for subset in dict.fromkeys(r.subset for r in result.subset_rows):
         mine = [r for r in result.subset_rows if r.subset == subset]
@@ -122,23 +123,6 @@ def family_signatures(scores: Iterable[Score]) -> dict[str, MetricInfo]:
 
 def _fmt(v: float) -> str:
     return "n/a" if v != v else f"{v:.3f}"
-
-
-def _drop(r: StressRow) -> str:
-    """Return the mean drop with its CI; "n/a" without pairs, and the reason where a CI is undefined.
-
-    Example:
-        >>> from dialeval.stress.run import StressRow
-        >>> nan = float("nan")
-        >>> [_drop(StressRow("m", "m", "p", n, d, d, lo, hi, nan, True, k)) for n, d, lo, hi, k in
-        ...  [(4, 0.25, 0.1, 0.4, 3), (1, 0.018, nan, nan, 1), (0, nan, nan, nan, 0)]]
-        ['0.250 [0.100, 0.400]', '0.018 [no CI: 1 context]', 'n/a']
-    """
-    if r.drop != r.drop:
-        return "n/a"
-    if r.ci_low != r.ci_low:
-        return f"{r.drop:.3f} [no CI: {counted(r.n_contexts, 'context')}]"
-    return f"{r.drop:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
 
 
 @run_options

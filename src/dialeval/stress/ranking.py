@@ -33,11 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dialeval.meta.bootstrap import draw_counts, percentile_ci
 from dialeval.metrics.base import Metric, configured
 from dialeval.schema import Candidate, Dialogue, Score
 from dialeval.scoring import ProgressFn, score_metrics
-from dialeval.stress.run import pair_outcomes
+from dialeval.stress.run import ci_text, context_ci, pair_outcomes
 from dialeval.words import some_of
 
 if TYPE_CHECKING:
@@ -170,14 +169,12 @@ def rank_fractions(
             nan = float("nan")
             out[neg] = {"fraction": nan, "ci_low": nan, "ci_high": nan, "n_pairs": 0.0, "n_contexts": 0.0}
             continue
-        s, n = np.asarray(sums), np.asarray(ns)
-        counts = draw_counts(len(ns), n_boot, seed).astype(np.float64)
-        lo, hi = percentile_ci((counts @ s) / (counts @ n))
+        lo, hi = context_ci(sums, ns, n_boot, seed)  # none from one context
         out[neg] = {
-            "fraction": float(s.sum() / n.sum()),
+            "fraction": sum(sums) / sum(ns),
             "ci_low": lo,
             "ci_high": hi,
-            "n_pairs": float(n.sum()),
+            "n_pairs": float(sum(ns)),
             "n_contexts": float(len(ns)),
         }
     return out
@@ -237,10 +234,6 @@ def run_ranking(
     return result
 
 
-def _fmt(v: float) -> str:
-    return "n/a" if v != v else f"{v:.3f}"
-
-
 def ranking_markdown(result: RankingResult, title: str) -> str:
     """Render the ranking table (metrics as rows, the two negative kinds as columns) as Markdown.
 
@@ -266,7 +259,7 @@ def ranking_markdown(result: RankingResult, title: str) -> str:
         cells = []
         for neg in NEGATIVES:
             r = cell.get((m, neg))
-            cells.append("n/a" if r is None else f"{_fmt(r.fraction)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]")
+            cells.append("n/a" if r is None else ci_text(r.fraction, r.ci_low, r.ci_high, r.n_contexts))
         n = max(r.n_pairs for r in result.rows if r.metric == m)
         lines.append(f"| {m} | {cells[0]} | {cells[1]} | {n} |")
     lines += [

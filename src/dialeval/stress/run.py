@@ -45,6 +45,7 @@ from dialeval.schema import Candidate, Dialogue, Score, Turn
 from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.context import responder
 from dialeval.stress.perturb import ALL_PERTURBATIONS, apply_perturbation
+from dialeval.words import counted
 
 if TYPE_CHECKING:
     from dialeval.cache import ScoreCache
@@ -250,6 +251,38 @@ def pair_outcomes(better: Any, worse: Any) -> Any:
     return np.where(tie, 0.5, np.where(a > b, 1.0, 0.0))
 
 
+def context_ci(sums: Any, ns: Any, n_boot: int, seed: int) -> tuple[float, float]:
+    """Return the percentile 95% CI of ``sum(sums) / sum(ns)`` with contexts resampled (one entry per context).
+
+    NaN, NaN with fewer than 2 contexts: resampling one context gives the same figure every time, an interval of
+    zero width that says nothing about the uncertainty.
+
+    Example:
+        >>> context_ci([0.4, 0.1], [1.0, 1.0], 100, 0), context_ci([0.4], [1.0], 100, 0)
+        ((0.1, 0.4), (nan, nan))
+    """
+    s, n = np.asarray(sums, dtype=np.float64), np.asarray(ns, dtype=np.float64)
+    if s.size < 2:
+        return float("nan"), float("nan")
+    counts = draw_counts(s.size, n_boot, seed).astype(np.float64)
+    return percentile_ci((counts @ s) / (counts @ n))
+
+
+def ci_text(value: float, low: float, high: float, n_contexts: int) -> str:
+    """Return ``value [low, high]``; "n/a" for no value, and the reason where the CI is undefined.
+
+    Example:
+        >>> nan = float("nan")
+        >>> ci_text(0.25, 0.1, 0.4, 3), ci_text(0.018, nan, nan, 1), ci_text(nan, nan, nan, 0)
+        ('0.250 [0.100, 0.400]', '0.018 [no CI: 1 context]', 'n/a')
+    """
+    if value != value:
+        return "n/a"
+    if low != low:
+        return f"{value:.3f} [no CI: {counted(n_contexts, 'context')}]"
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
 def compare(
     original: Sequence[float],
     perturbed: Sequence[float],
@@ -261,8 +294,7 @@ def compare(
 ) -> dict[str, float]:
     """Compare paired scores: fraction original better, mean drop with a context bootstrap CI, AUROC.
 
-    The CI is NaN when the pairs come from fewer than 2 contexts: resampling one context gives the same drop
-    every time, an interval of zero width that says nothing about the uncertainty.
+    The CI is NaN when the pairs come from fewer than 2 contexts (:func:`context_ci`).
 
     Example:
         >>> r = compare([0.9, 0.5, 0.4], [0.1, 0.5, 0.6], ["a", "b", "c"], n_boot=20)
@@ -284,10 +316,7 @@ def compare(
     names, codes = np.unique(np.asarray(contexts), return_inverse=True)
     sums = np.bincount(codes, weights=d, minlength=names.size)
     ns = np.bincount(codes, minlength=names.size).astype(np.float64)
-    lo = hi = float("nan")
-    if names.size >= 2:
-        counts = draw_counts(names.size, n_boot, seed).astype(np.float64)
-        lo, hi = percentile_ci((counts @ sums) / (counts @ ns))
+    lo, hi = context_ci(sums, ns, n_boot, seed)
     return {"fraction": fraction, "drop": float(d.mean()), "ci_low": lo, "ci_high": hi, "auroc": auroc}
 
 
