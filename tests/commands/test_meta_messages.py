@@ -164,3 +164,20 @@ def test_by_system_on_scores_that_name_no_system_is_refused(files: tuple[Path, P
     res = invoke("meta", s, "--ratings", r, "--by", "system", "--boot", "0", "--json")
     assert res.exit_code == 0, res.output
     assert {row["group"] for row in json.loads(res.output)["rows"]} == {"all", "system=s0", "system=s1", "system=s2"}
+
+
+def test_a_figure_without_ci_says_why(tmp_path: Path) -> None:
+    """Five responses to one context: the bootstrap resamples contexts, so no CI, and the table showed the bare
+    figure under "[95% CI]" with nothing said (table.jsonl's note was empty)."""
+    csv = tmp_path / "one.csv"
+    csv.write_text("context,response,q\nHi,Hello there friend,5\nHi,ok,2\nHi,Hey how are you doing,4\nHi,no,1\n"
+                   "Hi,Not much really,3\n", encoding="utf-8")  # fmt: skip
+    out = tmp_path / "b"
+    res = invoke("benchmark", "--path", csv, "--response-col", "response", "--context-col", "context",
+                 "--rating-col", "q", "--scale", "1-5", "-m", "length", "--boot", "20", "-o", out,
+                 "--no-cache")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    line = "no CI: length (turn): the items come from one context (the bootstrap resamples contexts)"
+    assert line in res.output and line in (out / "table.md").read_text()
+    rows = [json.loads(x) for x in (out / "table.jsonl").read_text().splitlines()]
+    assert all(r["ci_low"] is None and r["value"] is not None and r["note"].startswith("no CI: ") for r in rows)

@@ -17,7 +17,7 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
 
     The points are the systems at system level, the dialogues at dialogue level and the items at turn level.
     The figures are kept as computed; the warning goes under the table, followed by the reasons of the figures
-    that are n/a (:func:`_na_reasons`).
+    that are n/a or have no CI (:func:`_na_reasons`).
 
     Example:
         >>> from types import SimpleNamespace as R
@@ -46,19 +46,28 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
 def _na_reasons(rows: Sequence[Any]) -> list[str]:
     """Return one line per reason a figure is n/a, naming the metrics and levels (the table shows only "n/a").
 
+    And one per reason a figure has no CI (its note says "no CI: ..."): the table shows the figure alone.
+
     Example:
         >>> from types import SimpleNamespace as R
         >>> _na_reasons([R(level="turn", value=None, metric="k", note="undefined: constant input; 3 rated items"),
         ...              R(level="turn", value=None, metric="human", note="undefined: no annotator overlaps"),
         ...              R(level="turn", value=0.5, metric="m", note="")])
         ['n/a: k (turn): undefined: constant input', 'n/a: human (turn): undefined: no annotator overlaps']
+        >>> _na_reasons([R(level="turn", value=0.5, metric="m", note="no CI: the items come from one context")])
+        ['no CI: m (turn): the items come from one context']
     """
-    by_reason: dict[str, list[str]] = {}
+    by_reason: dict[tuple[str, str], list[str]] = {}
     for r in rows:
+        notes = str(getattr(r, "note", "") or "").split("; ")
         if r.value is None:
-            reason = str(r.note or "undefined").split("; ")[0]
-            group = str(getattr(r, "group", "all"))
-            where = f"{r.metric} ({r.level}{'' if group == 'all' else ', ' + group})"
-            if where not in by_reason.setdefault(reason, []):
-                by_reason[reason].append(where)
-    return [f"n/a: {', '.join(where)}: {reason}" for reason, where in by_reason.items()]
+            label, reason = "n/a", notes[0] or "undefined"
+        elif no_ci := next((n for n in notes if n.startswith("no CI: ")), ""):  # a figure without its interval
+            label, reason = "no CI", no_ci.removeprefix("no CI: ")
+        else:
+            continue
+        group = str(getattr(r, "group", "all"))
+        where = f"{r.metric} ({r.level}{'' if group == 'all' else ', ' + group})"
+        if where not in by_reason.setdefault((label, reason), []):
+            by_reason[(label, reason)].append(where)
+    return [f"{label}: {', '.join(where)}: {reason}" for (label, reason), where in by_reason.items()]

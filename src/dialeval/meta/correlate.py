@@ -135,6 +135,10 @@ def table_rows(
                 value, p, (lo, hi), n_groups, n_skipped, note = figure(data, metric, method, counts)
                 if level in _PER_ITEM and per_dialogue_only:  # it said "constant input or fewer than 2 values"
                     note = per_item
+                elif value is not None and counts is None and n_boot > 0:  # a bare figure under "[95% CI]"
+                    unit = BOOT_UNIT[level]
+                    one = f"no CI: the items come from one {unit} (the bootstrap resamples {unit}s)"
+                    note = f"{note}; {one}" if note else one
                 cfg = CorrelationConfig(level, method, n_boot, seed, BOOT_UNIT[level])
                 rows.append(
                     CorrelationRow(
