@@ -177,7 +177,7 @@ def test_a_figure_without_ci_says_why(tmp_path: Path) -> None:
                  "--rating-col", "q", "--scale", "1-5", "-m", "length", "--boot", "20", "-o", out,
                  "--no-cache")  # fmt: skip
     assert res.exit_code == 0, res.output
-    line = "no CI: length (turn): the items come from one context (the bootstrap resamples contexts)"
+    line = "no CI: length (turn): the items come from one context, and the bootstrap resamples contexts"
     assert line in res.output and line in (out / "table.md").read_text()
     rows = [json.loads(x) for x in (out / "table.jsonl").read_text().splitlines()]
     assert all(r["ci_low"] is None and r["value"] is not None and r["note"].startswith("no CI: ") for r in rows)

@@ -89,3 +89,8 @@ def test_an_undefined_difference_says_which_metric_is_undefined_and_why() -> Non
     assert res.note == "flat: undefined: constant input or fewer than 2 values"
     both = compare_metrics(scores, ratings, metric_a="m", metric_b="m", dimension="Overall", n_boot=20)
     assert both.difference == 0.0 and both.note == ""
+    # every item in one context: no interval and no bootstrap p, and the note says why (it said nothing)
+    one = [s.model_copy(update={"context_id": "c"}) for s in scores]
+    res = compare_metrics(one, ratings, metric_a="m", metric_b="m", dimension="Overall", n_boot=20)
+    assert res.difference == 0.0 and res.ci_low is None and res.p_value is None
+    assert res.note == "no CI or bootstrap p: the items come from one context, and the bootstrap resamples contexts"

@@ -137,7 +137,7 @@ def table_rows(
                     note = per_item
                 elif value is not None and counts is None and n_boot > 0:  # a bare figure under "[95% CI]"
                     unit = BOOT_UNIT[level]
-                    one = f"no CI: the items come from one {unit} (the bootstrap resamples {unit}s)"
+                    one = f"no CI: the items come from one {unit}, and the bootstrap resamples {unit}s"
                     note = f"{note}; {one}" if note else one
                 cfg = CorrelationConfig(level, method, n_boot, seed, BOOT_UNIT[level])
                 rows.append(

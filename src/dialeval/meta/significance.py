@@ -24,7 +24,7 @@ import numpy as np
 from dialeval.errors import InputError
 from dialeval.meta.align import align
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
-from dialeval.meta.correlate import check_boot, check_names
+from dialeval.meta.correlate import BOOT_UNIT, check_boot, check_names
 from dialeval.meta.levels import RowLevel, prepare
 from dialeval.schema import Rating, Score
 
@@ -134,6 +134,10 @@ def compare_metrics(
     a, b = data.point(metric_a, typed_method), data.point(metric_b, typed_method)
     diff = a.value - b.value if a.value is not None and b.value is not None else None
     lo = hi = p = None
+    no_ci = ""
+    if diff is not None and n_boot > 0 and data.n_clusters < 2:  # "[n/a, n/a], bootstrap p = n/a", unexplained
+        unit = BOOT_UNIT[level]
+        no_ci = f"no CI or bootstrap p: the items come from one {unit}, and the bootstrap resamples {unit}s"
     if diff is not None and n_boot > 0 and data.n_clusters > 1:
         counts = draw_counts(data.n_clusters, n_boot, seed)
         diffs = data.resample(metric_a, typed_method, counts) - data.resample(metric_b, typed_method, counts)
@@ -162,5 +166,5 @@ def compare_metrics(
         n_boot=n_boot,
         williams_t=wt,
         williams_p=wp,
-        note=_undefined_note({metric_a: a, metric_b: b}),
+        note="; ".join(filter(None, [_undefined_note({metric_a: a, metric_b: b}), no_ci])),
     )
