@@ -87,3 +87,24 @@ def test_a_judge_signature_names_each_key_once_and_the_file_by_its_content(tmp_p
     assert first == custom(protocol=str(_write(b, GOOD)), cache=False).signature
     assert "|protocol:mine|protocol_version:1|protocol_sha256:" in first
     assert first != custom(protocol=str(_write(b, GOOD.replace("Rate", "Judge"))), cache=False).signature
+
+
+def test_a_step1_protocol_file_edited_in_place_changes_the_signature(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dialogue protocol names its step-1 protocol, here by path: editing that file changed no signature, so
+    the score cache answered with the scores of the old prompt."""
+    from importlib.resources import files
+
+    monkeypatch.chdir(tmp_path)
+    builtin = files("dialeval.judges") / "protocols"
+    detail = (builtin / "cpdscore-detail.yaml").read_text(encoding="utf-8")
+    (tmp_path / "detail.yaml").write_text(detail)
+    dialogue = (builtin / "cpdscore-dialogue.yaml").read_text(encoding="utf-8")
+    by_path = dialogue.replace("step1_protocol: cpdscore-detail", "step1_protocol: detail.yaml")
+    (tmp_path / "mine.yaml").write_text(by_path)
+    custom = METRICS.get("judge:custom")
+    before = custom(protocol="mine.yaml", cache=False).signature
+    assert "|step1_protocol_sha256:" in before
+    (tmp_path / "detail.yaml").write_text(detail.replace("Score", "Rating", 1))
+    assert custom(protocol="mine.yaml", cache=False).signature != before

@@ -181,10 +181,12 @@ class JudgeMetric(Metric):
         return self._judge(p)
 
     def signature_extra(self) -> Mapping[str, Any]:
-        """Protocol name, version and hash; the backend's signature (model id and file hash)."""
+        """Protocol name, version and hash (and its step-1 protocol's); the backend's signature (model and hash)."""
         p = self.protocol
+        # a step-1 file edited in place changed no signature: the score cache kept the old prompt's scores
+        step1 = {"step1_protocol_sha256": load_protocol(p.step1_protocol).sha256[:16]} if p.step1_protocol else {}
         return {
-            "protocol": p.name, "protocol_version": p.version, "protocol_sha256": p.sha256[:16],
+            "protocol": p.name, "protocol_version": p.version, "protocol_sha256": p.sha256[:16], **step1,
             "judge_backend": self.backend.signature,
         }
 
