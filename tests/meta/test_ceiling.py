@@ -31,6 +31,8 @@ def test_ceiling_equals_direct_computation_on_usr(usr, method):
     assert row.value == pytest.approx(expected, abs=1e-12)
     assert (row.n_groups, row.n_skipped, row.n_items) == (n_annotators, 0, 360)
     assert row.metric == "human" and row.level == "turn"
+    # no interval: the note says why, and meta prints it under the table (the row stood bare in a CI column)
+    assert row.ci_low is None and row.note.endswith("no CI: the ceiling is a mean over annotators, not bootstrapped")
 
 
 def test_annotator_without_overlap_is_skipped_and_counted():

@@ -45,6 +45,10 @@ def _matrix(ratings: Sequence[Rating], dimension: str) -> pd.DataFrame:
     return frame.pivot(index="item_id", columns="annotator", values="value")
 
 
+#: The ceiling's note: the figure is a mean over annotators, with no interval (printed under the table as a reason).
+_MEAN = "leave-one-annotator-out mean; no CI: the ceiling is a mean over annotators, not bootstrapped"
+
+
 def human_ceiling(
     ratings: Sequence[Rating], *, dimension: str, methods: Sequence[str] = METHODS
 ) -> list[CorrelationRow]:
@@ -80,7 +84,7 @@ def human_ceiling(
                 n_items=n_items,
                 n_groups=len(per_annotator),
                 n_skipped=skipped,
-                note="leave-one-annotator-out mean" if per_annotator else "undefined: no annotator overlaps",
+                note=_MEAN if per_annotator else "undefined: no annotator overlaps",
                 signature=make_signature("ceiling", extra={"method": method, "scheme": "loo-annotator"}),
             )
         )
