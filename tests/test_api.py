@@ -225,6 +225,8 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         (lambda: dialeval.score(ROWS, ["embedding"], params={"embedding.model": "nowhere"}, cache=False),
          'field "params": embedding.model: "nowhere" is neither a packaged encoder'),
         (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "Overall", ["m"]), 'no column "Overall"'),
+        # it said 'no scores for metric m; the scores hold: nothing'
+        (lambda: dialeval.correlate(pd.DataFrame({"m": [], "h": []}), "h", ["m"]), "data: no rows to correlate"),
         (lambda: dialeval.correlate(pd.DataFrame({"m": [1.0]}), "m"), "give them with metrics="),
         (
             lambda: dialeval.correlate(pd.DataFrame({"m": [1.0], "h": [1.0]}), "h", ["m"], level="word"),

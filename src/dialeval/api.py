@@ -362,7 +362,7 @@ def correlate(
         where undefined, and ``note`` says why), ``n_groups``, ``note`` and ``signature``.
 
     Raises:
-        InputError: No human column, level or method; a column, level or method named twice; a
+        InputError: No row; no human column, level or method; a column, level or method named twice; a
             missing or non-numeric column, or an infinite value in one; an unknown level or method; the
             system level or ``by="system"`` with no system column; a negative ``n_boot`` or ``seed``, or an
             argument of another type than the one documented.
@@ -373,6 +373,8 @@ def correlate(
 
     _expect(df, (pd.DataFrame,), "a DataFrame", "df")
     _expect(by, (str, type(None)), "a column name or None", "by")
+    if len(df) == 0:  # it said "no scores for metric length; the scores hold: nothing"
+        raise InputError("no rows to correlate", path=DATA)
     if not (dims := _names(human, "human")):
         raise InputError("no human column to correlate", field="human")
     ensure_unique(dims, "human")
