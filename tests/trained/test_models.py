@@ -48,6 +48,31 @@ def test_too_little_to_fit_is_one_error_not_scikit_learns_traceback(small_exampl
         make_evaluator("ensemble", families="length").fit(same_context)
 
 
+def test_an_error_of_the_head_is_not_called_a_vocabulary_error(small_examples: list[Example],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TF-IDF message is for the vectoriser's errors only: any ValueError of the pipeline was reported as
+    "TF-IDF cannot learn a vocabulary", an XGBoost or ridge error too. No valid input makes the head fail here,
+    so a stand-in Ridge.fit raises (a mock: the real head cannot be made to fail on a valid vocabulary)."""
+    from sklearn.linear_model import Ridge
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise ValueError("the head failed")
+
+    monkeypatch.setattr(Ridge, "fit", fail)
+    with pytest.raises(ValueError, match=r"^the head failed$"):
+        make_evaluator("tfidf-lr", min_df=1).fit(small_examples)
+
+
+def test_fitting_the_vectoriser_alone_predicts_as_the_whole_pipeline(small_examples: list[Example]) -> None:
+    """The vectoriser and the head are fitted one after the other: the model must predict what
+    scikit-learn's own Pipeline.fit gives (the reference), bit for bit."""
+    ev = make_evaluator("tfidf-lr", min_df=1)
+    ev.fit(small_examples)
+    items = [e.item for e in small_examples]
+    reference = ev.build().fit(ev.inputs(items), ev.y(small_examples))  # type: ignore[attr-defined]
+    assert ev.predict(items) == [float(v) for v in reference.predict(ev.inputs(items))]  # type: ignore[attr-defined]
+
+
 def test_bad_model_names_and_params() -> None:
     with pytest.raises(InputError, match="unknown model"):
         make_evaluator("bert-large")

@@ -79,15 +79,7 @@ class SklearnEvaluator(Evaluator):
 
     def _fit(self, examples: Sequence[Example]) -> None:
         self.model = self.build()
-        try:
-            self.model.fit(self.inputs([e.item for e in examples]), self.y(examples))
-        except ValueError as exc:  # scikit-learn's TF-IDF on too few texts: a traceback ("max_df corresponds to ...")
-            if "min_df" not in self.params or isinstance(exc, InputError):
-                raise
-            min_df = self.params["min_df"]
-            lower = f"; or --model-param {self.kind}.min_df=1" if min_df > 1 else ""
-            raise InputError(f"TF-IDF cannot learn a vocabulary from {counted(len(examples), 'training text')} with "
-                             f"min_df={min_df} (scikit-learn: {exc}): train on more{lower}", field="--train") from None
+        self.model.fit(self.inputs([e.item for e in examples]), self.y(examples))
 
     def predict(self, items: Sequence[MetricInput]) -> list[float]:
         """Return one score per item."""
@@ -120,7 +112,23 @@ def _tfidf(p: dict[str, Any]) -> Any:
     return TfidfVectorizer(ngram_range=(1, 2), min_df=p["min_df"], sublinear_tf=True, max_features=p["max_features"])
 
 
-class TfidfNB(SklearnEvaluator):
+class TfidfEvaluator(SklearnEvaluator):
+    """A pipeline of TF-IDF and a head: the vectoriser is fitted alone, so only its errors name the vocabulary."""
+
+    def _fit(self, examples: Sequence[Example]) -> None:
+        self.model = self.build()
+        texts = self.inputs([e.item for e in examples])
+        try:
+            x = self.model[:-1].fit_transform(texts)  # the slice shares the pipeline's fitted vectoriser
+        except ValueError as exc:  # scikit-learn's TF-IDF on too few texts: a traceback ("max_df corresponds to ...")
+            min_df = self.params["min_df"]
+            lower = f"; or --model-param {self.kind}.min_df=1" if min_df > 1 else ""
+            raise InputError(f"TF-IDF cannot learn a vocabulary from {counted(len(examples), 'training text')} with "
+                             f"min_df={min_df} (scikit-learn: {exc}): train on more{lower}", field="--train") from None
+        self.model[-1].fit(x, self.y(examples))
+
+
+class TfidfNB(TfidfEvaluator):
     """TF-IDF + multinomial naive Bayes (a classifier of the 0/1/2 label)."""
 
     kind = "tfidf-nb"
@@ -136,7 +144,7 @@ class TfidfNB(SklearnEvaluator):
         return make_pipeline(_tfidf(self.params), MultinomialNB(alpha=self.params["alpha"]))
 
 
-class TfidfLR(SklearnEvaluator):
+class TfidfLR(TfidfEvaluator):
     """TF-IDF + ridge regression (numeric) or logistic regression (labels)."""
 
     kind = "tfidf-lr"
@@ -177,7 +185,7 @@ _XGB_BOUNDS = {
 }
 
 
-class TfidfXGB(SklearnEvaluator):
+class TfidfXGB(TfidfEvaluator):
     """TF-IDF + gradient-boosted trees (XGBoost)."""
 
     kind = "xgboost"
