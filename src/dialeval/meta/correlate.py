@@ -28,6 +28,18 @@ from dialeval.signature import make_signature
 from dialeval.words import counted
 
 BOOT_UNIT = {"turn": "context", "sample": "context", "dialogue": "dialogue", "system": "context"}
+
+
+def one_cluster_note(level: str, missing: str = "CI") -> str:
+    """Say why a figure of ``level`` has no interval: the bootstrap resamples clusters, and there is one.
+
+    Example:
+        >>> one_cluster_note("dialogue", "CI or bootstrap p")
+        'no CI or bootstrap p: the items come from one dialogue, and the bootstrap resamples dialogues'
+    """
+    unit = BOOT_UNIT[level]
+    return f"no {missing}: the items come from one {unit}, and the bootstrap resamples {unit}s"
+
 #: The levels that correlate items, which a dimension rated only per dialogue does not rate.
 _PER_ITEM = ("turn", "sample")
 
@@ -136,8 +148,7 @@ def table_rows(
                 if level in _PER_ITEM and per_dialogue_only:  # it said "constant input or fewer than 2 values"
                     note = per_item
                 elif value is not None and counts is None and n_boot > 0:  # a bare figure under "[95% CI]"
-                    unit = BOOT_UNIT[level]
-                    one = f"no CI: the items come from one {unit}, and the bootstrap resamples {unit}s"
+                    one = one_cluster_note(level)
                     note = f"{note}; {one}" if note else one
                 cfg = CorrelationConfig(level, method, n_boot, seed, BOOT_UNIT[level])
                 rows.append(

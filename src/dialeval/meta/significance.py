@@ -24,7 +24,7 @@ import numpy as np
 from dialeval.errors import InputError
 from dialeval.meta.align import align
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
-from dialeval.meta.correlate import BOOT_UNIT, check_boot, check_names
+from dialeval.meta.correlate import check_boot, check_names, one_cluster_note
 from dialeval.meta.levels import RowLevel, prepare
 from dialeval.schema import Rating, Score
 
@@ -136,8 +136,7 @@ def compare_metrics(
     lo = hi = p = None
     no_ci = ""
     if diff is not None and n_boot > 0 and data.n_clusters < 2:  # "[n/a, n/a], bootstrap p = n/a", unexplained
-        unit = BOOT_UNIT[level]
-        no_ci = f"no CI or bootstrap p: the items come from one {unit}, and the bootstrap resamples {unit}s"
+        no_ci = one_cluster_note(level, "CI or bootstrap p")
     if diff is not None and n_boot > 0 and data.n_clusters > 1:
         counts = draw_counts(data.n_clusters, n_boot, seed)
         diffs = data.resample(metric_a, typed_method, counts) - data.resample(metric_b, typed_method, counts)
