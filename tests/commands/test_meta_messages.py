@@ -181,3 +181,17 @@ def test_a_figure_without_ci_says_why(tmp_path: Path) -> None:
     assert line in res.output and line in (out / "table.md").read_text()
     rows = [json.loads(x) for x in (out / "table.jsonl").read_text().splitlines()]
     assert all(r["ci_low"] is None and r["value"] is not None and r["note"].startswith("no CI: ") for r in rows)
+
+
+def test_a_table_without_rating_columns_says_how_to_read_them(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """A table read without --rating-col has no ratings: the error was 'field "--dimension": the ratings of
+    own.csv has no ratings', naming an option that cannot help and not the one that does."""
+    s, _ = files
+    table = tmp_path / "own.csv"
+    table.write_text("context,response,rating\nhi,hello,4\nbye,see you,3\n")
+    line = refused(invoke("meta", s, "--path", table, "--response-col", "response", "--context-col", "context",
+                          "--boot", "0"), f"{table} has no ratings to correlate with", "--rating-col COLUMN=DIMENSION")
+    assert "--dimension" not in line
+    empty = tmp_path / "r.jsonl"
+    empty.write_text("")
+    refused(invoke("meta", s, "-r", empty, "--boot", "0"), f"error: {empty} has no ratings to correlate with")

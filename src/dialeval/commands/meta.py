@@ -133,7 +133,7 @@ def meta(
             table_of = None if compare_paper is None else load_table(compare_paper)  # refused before scoring
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
             rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
-            dimension = choose_dimension((r.dimension for r in rating_recs), dimension, f"the ratings of {rated_from}")
+            dimension = choose_dimension((r.dimension for r in rating_recs), dimension, rated_from)
             all_scores = read_all_scores(scores, rating_recs, dimension, rated_from)
             _check_systems(by, all_scores)
             levels = levels_to_report(levels, level, rating_recs, dimension, (s.system for s in all_scores))

@@ -56,7 +56,8 @@ def choose_dimension(dimensions: Iterable[str], wanted: str | None, what: str) -
     if len(dims) == 1:
         return dims[0]
     if not dims:
-        raise InputError(f"{what} has no ratings", field="--dimension")
+        raise InputError(f"{what} has no ratings to correlate with (a table's rating columns are read with "
+                         '--rating-col COLUMN=DIMENSION, or under "ratings" in a mapping file)')
     raise InputError(
         f'{what} rates several dimensions, none "Overall": choose one with -d: {", ".join(dims)}', field="--dimension"
     )
