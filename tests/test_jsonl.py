@@ -48,6 +48,13 @@ def test_invalid_json_and_unknown_field(tmp_path: Path) -> None:
     p.write_text('{"item_id": "x", "metric": "m", "value": 1.0}\n{"item_id": "x",\n')
     with pytest.raises(InputError, match=r"s\.jsonl:2: not valid JSON"):
         read_jsonl(p, Score)
+    # The column is where the line broke off (column 17, after the comma), as json.loads says of the line alone:
+    # with its line ending, the column was 1 (of the line after it).
+    expected = r"s\.jsonl:1: not valid JSON \(Expecting property name enclosed in double quotes at column 17\)$"
+    for ending in ("\n", "\r\n"):
+        p.write_text('{"item_id": "x",' + ending)
+        with pytest.raises(InputError, match=expected):
+            read_jsonl(p, Score)
     p.write_text('{"item_id": "x", "metric": "m", "value": 1.0, "colour": "red"}\n')
     with pytest.raises(InputError, match='field "colour"'):
         read_jsonl(p, Score)

@@ -233,7 +233,7 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 line = _decode(raw.removeprefix(_BOM) if lineno == 1 else raw, p, lineno)
                 if not line.strip():
                     continue
-                obj = _parse(line, p, lineno)
+                obj = _parse(line.rstrip("\r\n"), p, lineno)  # with its line ending, an error was "at column 1"
                 if not isinstance(obj, dict):
                     raise InputError(f"expected a JSON object, found {type(obj).__name__}", path=p, line=lineno)
                 if _MAYBE_NONFINITE.search(line) and (bad := _nonfinite(obj)) is not None:
