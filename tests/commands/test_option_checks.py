@@ -80,6 +80,11 @@ def test_an_empty_turn_separator_is_refused(tmp_path: Path) -> None:
     refused(score(csv, tmp_path / "x.jsonl", "-m", "length", "--turn-sep", "", "--no-cache"),
             'field "--turn-sep": is empty')  # fmt: skip
     assert not (tmp_path / "x.jsonl").exists()
+    refused(score(csv, tmp_path / "x.jsonl", "-m", "length", "--delimiter", ";;", "--no-cache"),
+            'field "--delimiter": must be one character, not ";;"')  # fmt: skip
+    tabbed = tmp_path / "tabbed.csv"  # "\t" as typed in a shell is one character: a tab
+    tabbed.write_text("context\tresponse\nHi\tHello!\n", encoding="utf-8")
+    assert score(tabbed, tmp_path / "x.jsonl", "-m", "length", "--delimiter", "\\t", "--no-cache").exit_code == 0
 
 
 @pytest.mark.parametrize("what", ["text", "folder", "other-db", "below-a-file"])

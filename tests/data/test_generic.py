@@ -146,6 +146,15 @@ def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     p.write_text("- response\n")
     with pytest.raises(InputError, match=r"m\.yaml: expected a YAML mapping"):
         load_mapping(p)
+    p.write_text("context: c\nrespones: r\n")  # said 'field "response": Field required', not the misspelt key
+    with pytest.raises(InputError, match=r'm\.yaml:2: field "respones": unknown key "respones"; did you mean "resp'):
+        load_mapping(p)
+    p.write_text('response: r\nturn_separator: ""\n')  # Python's "ValueError: empty separator" when read
+    with pytest.raises(InputError, match=r'm\.yaml:2: field "turn_separator": is empty; give the text between turns'):
+        load_mapping(p)
+    p.write_text('response: r\ndelimiter: ";;"\n')  # was 'field "--delimiter"', an option not given, no file
+    with pytest.raises(InputError, match=r'm\.yaml:2: field "delimiter": must be one character, not ";;"'):
+        load_mapping(p)
     p.write_text("response: r\nsystems: [a, b\n")  # two lines: the error is on the last, not past it
     with pytest.raises(InputError, match=r"m\.yaml:2: not valid YAML"):
         load_mapping(p)

@@ -180,6 +180,12 @@ class TableOptions:
         )  # fmt: skip
         return mapping, None
 
+    def check(self) -> None:
+        """Refuse an empty ``--turn-sep`` and a ``--delimiter`` that is not one character, where they are read."""
+        from dialeval.data.generic import check_separators
+
+        check_separators(self.turn_sep, self._delimiter(), fields=("--turn-sep", "--delimiter"))
+
     def _delimiter(self) -> str | None:
         r"""``--delimiter`` with ``\t`` read as a tab."""
         return None if self.delimiter is None else self.delimiter.replace("\\t", "\t")
@@ -252,12 +258,12 @@ def option_bundle(
 
 
 def _table_from(given: dict[str, Any]) -> TableOptions:
-    """Return the table options given; an empty ``--turn-sep`` is refused here, where the option is read."""
+    """Return the table options given (an empty ``--turn-sep`` or a long ``--delimiter`` is refused)."""
     for key in ("reference_col", "rating_col"):
         given[key] = tuple(given.get(key) or ())
-    if given.get("turn_sep") == "":
-        raise InputError('is empty; give the text between turns, e.g. "\\n" or " | "', field="--turn-sep")
-    return TableOptions(**given)
+    options = TableOptions(**given)
+    options.check()
+    return options
 
 
 #: Give a typer command the table options (``--mapping``, ``--response-col``, ...).

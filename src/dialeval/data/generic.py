@@ -142,6 +142,25 @@ def check_scale(scale: str, *, field: str, path: str | Path | None = None, line:
         raise InputError(f'{SCALE_FORM}; found "{scale}"', path=path, line=line, field=field)
 
 
+def check_separators(turn_separator: str, delimiter: str | None, *, fields: tuple[str, str],
+                     path: str | Path | None = None, lines: tuple[int | None, int | None] = (None, None)) -> None:
+    r"""Refuse an empty turn separator (Python's split raised "empty separator") and a delimiter not one character.
+
+    ``fields`` name the two where they were given (options or mapping keys), ``lines`` their lines in ``path``.
+
+    Example:
+        >>> check_separators("", None, fields=("--turn-sep", "--delimiter"))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--turn-sep": is empty; give the text between turns, e.g. "\n" or " | "
+    """
+    if turn_separator == "":
+        raise InputError('is empty; give the text between turns, e.g. "\\n" or " | "', path=path, line=lines[0],
+                         field=fields[0])
+    if delimiter is not None and len(delimiter) != 1:
+        raise InputError(f'must be one character, not "{delimiter}"', path=path, line=lines[1], field=fields[1])
+
+
 def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, Any]]]:
     """Read the rows of a CSV/TSV/JSONL table, each with its place; a column of ``mapping`` missing is an error."""
     if path.name.endswith((".jsonl", ".jsonl.gz")):
@@ -152,8 +171,6 @@ def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[
                     raise where.error("missing field", field=col)
         return records
     delimiter = mapping.delimiter or ("\t" if path.name.endswith((".tsv", ".tsv.gz")) else ",")
-    if len(delimiter) != 1:
-        raise InputError(f'the delimiter must be one character, not "{delimiter}"', field="--delimiter")
     index, rows = read_csv_rows(path, required=mapping.columns(), delimiter=delimiter)
     return [(where, {name: row[i] for name, i in index.items() if i < len(row)}) for where, row in rows]
 
@@ -465,12 +482,16 @@ def load_mapping(path: str | Path) -> MappingFile:
     try:
         spec = MappingFile.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
+        errors = exc.errors()  # a misspelt key first: "respones" also made "response" missing
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         loc = [str(x) for x in first["loc"]]
         message = _unknown_key(loc[-1]) if first["type"] == "extra_forbidden" else first["msg"]
         raise InputError(message, path=p, line=_key_line(text, loc), field=".".join(loc) or None) from None
     for key, scale in [("scale", spec.scale), *((f"scales.{d}", v) for d, v in spec.scales.items())]:
         check_scale(scale, field=key, path=p, line=_key_line(text, key.split(".", 1)))
+    keys = ("turn_separator", "delimiter")
+    check_separators(spec.turn_separator, spec.delimiter, fields=keys, path=p,
+                     lines=(_key_line(text, [keys[0]]), _key_line(text, [keys[1]])))
     return spec
 
 
