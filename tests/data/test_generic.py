@@ -155,6 +155,16 @@ def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     p.write_text('response: r\ndelimiter: ";;"\n')  # was 'field "--delimiter"', an option not given, no file
     with pytest.raises(InputError, match=r'm\.yaml:2: field "delimiter": must be one character, not ";;"'):
         load_mapping(p)
+    # Several systems and a column without {system}: each row's one response was read as both systems' (6 items
+    # from 3 rows, each text twice), and one rating column rated both.
+    p.write_text("systems: [a, b]\nresponse: r\n")
+    with pytest.raises(InputError, match=r'm\.yaml:2: field "response": "r" has no \{system\}: with 2 systems'):
+        load_mapping(p)
+    p.write_text("systems: [a, b]\nresponse: r_{system}\nratings:\n  q: Overall\n")
+    with pytest.raises(InputError, match=r'm\.yaml:4: field "ratings\.q": "q" has no \{system\}'):
+        load_mapping(p)
+    p.write_text("systems: [a]\nresponse: r\nreferences: [ref]\n")  # one system: nothing read twice
+    assert load_mapping(p).systems == ["a"]
     p.write_text("response: r\nsystems: [a, b\n")  # two lines: the error is on the last, not past it
     with pytest.raises(InputError, match=r"m\.yaml:2: not valid YAML"):
         load_mapping(p)

@@ -492,7 +492,26 @@ def load_mapping(path: str | Path) -> MappingFile:
     keys = ("turn_separator", "delimiter")
     check_separators(spec.turn_separator, spec.delimiter, fields=keys, path=p,
                      lines=(_key_line(text, [keys[0]]), _key_line(text, [keys[1]])))
+    _check_per_system(spec, p, text)
     return spec
+
+
+def _check_per_system(spec: MappingFile, path: Path, text: str) -> None:
+    """Refuse, with several ``systems``, a response or rating column without ``{system}``.
+
+    Each row's one column was read once per system: the same response (or rating) under every system's name.
+    """
+    if len(spec.systems) < 2:
+        return
+    for key, columns in (("response", [spec.response]), ("ratings", list(spec.ratings)),
+                         ("annotator_columns", list(spec.annotator_columns))):  # fmt: skip
+        for column in columns:
+            if "{system}" not in column:
+                field = key if key == "response" else f"{key}.{column}"
+                raise InputError(f'"{column}" has no {{system}}: with {len(spec.systems)} systems, each row\'s one '
+                                 f'column would be read as every system\'s; name one per system, e.g. '
+                                 f'"{column}_{{system}}"', path=path, line=_key_line(text, field.split(".", 1)),
+                                 field=field)  # fmt: skip
 
 
 def _unknown_key(key: str) -> str:
