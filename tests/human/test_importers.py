@@ -76,3 +76,72 @@ def test_a_name_not_known_gets_the_closest(shared_data: Path, args: list[str], m
 
     res = CliRunner().invoke(app, ["study", "import-agreement", *args, "--n-boot", "10"], terminal_width=200)
     assert res.exit_code == 2 and message in res.output, res.output
+
+
+def _long_table(tmp_path: Path) -> tuple[Path, np.ndarray]:
+    """A long-form CSV: 3 workers rate 10 responses on quality (worker w3 skips every third), fluency always 3;
+    and the workers x items matrix of quality, built from the rows written (NaN where w3 skipped)."""
+    rng = np.random.default_rng(0)
+    matrix = np.full((3, 10), np.nan)
+    lines = ["context,response,worker,q,f"]
+    for i in range(10):
+        base = int(rng.integers(1, 6))
+        for a in range(3):
+            if a == 2 and i % 3 == 0:
+                continue
+            matrix[a, i] = min(5, max(1, base + int(rng.integers(-1, 2))))
+            lines.append(f"ctx {i},resp {i},w{a + 1},{int(matrix[a, i])},3")
+    path = tmp_path / "long.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, matrix
+
+
+def test_own_ratings_alpha_matches_krippendorff_and_undefined_is_said(tmp_path: Path) -> None:
+    """`study import-agreement` read only the four published sources: a study run elsewhere (a crowd CSV) had no
+    way to its agreement. --path with the table options reads your own; the alpha is the krippendorff package's
+    on the matrix built while writing the file. A dimension with one value throughout has no alpha: n/a, and why."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    path, matrix = _long_table(tmp_path)
+    args = ["study", "import-agreement", "--path", str(path), "--response-col", "response", "--context-col",
+            "context", "--annotator-col", "worker", "--rating-col", "q=quality", "--rating-col", "f=fluency",
+            "--n-boot", "100"]  # fmt: skip
+    res = CliRunner().invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {(r["dimension"], r["level"]): r for r in map(json.loads, res.output.splitlines())}
+    for level in ("ordinal", "interval"):
+        expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
+        assert rows[("quality", level)]["alpha"] == pytest.approx(expected, abs=1e-4)
+        assert rows[("quality", level)]["items"] == 10 and rows[("quality", level)]["annotators"] == 3
+        assert rows[("fluency", level)]["alpha"] is None and rows[("fluency", level)]["ci95"] is None
+    undefined = "fluency: alpha is undefined when fewer than two distinct values occur"
+    assert rows[("fluency", "ordinal")]["note"] == undefined
+    table = CliRunner().invoke(app, args, terminal_width=120)
+    assert table.exit_code == 0, table.output
+    assert "Krippendorff's alpha of the ratings of long" in table.output
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in table.output.splitlines() if "fluency" in line]
+    assert ["fluency", "ordinal", "n/a", "10", "3"] in cells
+    assert f"note: {undefined}" in table.output
+
+
+def test_own_ratings_of_one_annotator_and_a_source_with_a_table_are_one_error(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    one = tmp_path / "one.csv"
+    one.write_text("response,q\nhi,3\nyo,4\n")
+    res = CliRunner().invoke(app, ["study", "import-agreement", "--path", str(one), "--response-col", "response",
+                                   "--rating-col", "q=quality", "--json", "--n-boot", "10"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in res.output.splitlines()]
+    assert {r["note"] for r in rows} == {"quality: no item is rated by 2 annotators or more"}
+    for args, message in [
+        (["usr-tc", "--path", str(one), "--response-col", "response"], 'field "SOURCE": usr-tc is a published'),
+        ([], "give a SOURCE (usr-tc, usr-pc, dstc9 or lmstyle-mturk) or --path with your own ratings"),
+        (["--path", str(one), "--response-col", "response"], "one.csv has no ratings"),
+    ]:
+        res = CliRunner().invoke(app, ["study", "import-agreement", *args], terminal_width=200)
+        assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output, res.output

@@ -335,37 +335,68 @@ def report(
 
 
 @study_app.command("import-agreement")
+@table_options
 def import_agreement(
-    source: str = typer.Argument(..., help="usr-tc, usr-pc, dstc9 or lmstyle-mturk."),
-    path: Path | None = typer.Option(None, help="The published file (default: under the shared data folder)."),
+    source: str | None = typer.Argument(
+        None, help="usr-tc, usr-pc, dstc9 or lmstyle-mturk; none with --path: your own ratings."
+    ),
+    path: Path | None = typer.Option(
+        None, "--path", help="With SOURCE, its published file (default: under the shared data folder); without, your "
+        "own table (.csv, .tsv, .jsonl) read with --mapping or the --*-col options, or a folder of dialeval records.",
+    ),
     dimension: str | None = typer.Option(None, help="Only this dimension."),
     n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples of the CIs; at least 1."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per row only."),
+    table: TableOptions = TableOptions(),
 ) -> None:
-    """Krippendorff's alpha (with bootstrap CIs) on published per-annotator ratings."""
+    """Krippendorff's alpha (with bootstrap CIs) on per-annotator ratings: published ones, or your own table's."""
     from dialeval.commands.common import out
     from dialeval.commands.tables import ScreenTable
-    from dialeval.human.importers import import_agreement as run
     from dialeval.meta.agreement import check_resamples
     from dialeval.meta.correlate import check_boot
 
     try:
         check_resamples(n_boot, field="--n-boot")
         check_boot(n_boot, seed=seed)
-        rows = run(source, path, dimension=dimension, n_boot=n_boot, seed=seed)
+        rows, name = _agreement(source, path, table, dimension, n_boot, seed, as_json)
     except DialevalError as exc:
         fail(exc)
     if as_json:
         for r in rows:
             typer.echo(json.dumps(r))
         return
-    body = [([r["dimension"], r["level"]], [f"{r['alpha']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
-             str(r["items"]), str(r["annotators"])]) for r in rows]  # fmt: skip
-    title = f"Krippendorff's alpha of {source}'s published ratings (95% CI, {n_boot} resamples of items)"
+    body = [([r["dimension"], r["level"]], [_alpha_cell(r), str(r["items"]), str(r["annotators"])]) for r in rows]
+    whose = f"{name}'s published ratings" if source else f"the ratings of {name}"
+    title = f"Krippendorff's alpha of {whose} (95% CI, {n_boot} resamples of items)"
     out.print(ScreenTable(title, ["dimension", "level"], ["alpha [95% CI]", "items", "annotators"], body))
     for note in dict.fromkeys(r["note"] for r in rows if r["note"]):
         out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _agreement(source: str | None, path: Path | None, table: TableOptions, dimension: str | None, n_boot: int,
+               seed: int, as_json: bool) -> tuple[list[dict[str, Any]], str]:  # fmt: skip
+    """Return the alpha rows of a published SOURCE, or of ``--path``'s own ratings, and the name of what was read."""
+    from dialeval.commands.common import load_inputs
+    from dialeval.human.importers import agreement_rows, import_agreement
+
+    if source is not None:
+        if table.given():
+            raise InputError(f"{source} is a published benchmark; --mapping and the --*-col options read your own "
+                             "table: give one of them", field="SOURCE")  # fmt: skip
+        return import_agreement(source, path, dimension=dimension, n_boot=n_boot, seed=seed), source
+    if path is None:
+        raise InputError("give a SOURCE (usr-tc, usr-pc, dstc9 or lmstyle-mturk) or --path with your own ratings")
+    bench = load_inputs(None, path, None, None, None, None, table=table, show=not as_json)
+    return agreement_rows(bench, bench.name, dimension=dimension, n_boot=n_boot, seed=seed), bench.name
+
+
+def _alpha_cell(row: dict[str, Any]) -> str:
+    """``0.665 [0.601, 0.720]``, ``0.665 [no CI]`` or ``n/a`` (the note says why)."""
+    if row["alpha"] is None:
+        return "n/a"
+    ci = "no CI" if row["ci95"] is None else f"{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}"
+    return f"{row['alpha']:.3f} [{ci}]"
 
 
 def register(app: typer.Typer) -> None:

@@ -62,23 +62,68 @@ def import_agreement(
 ) -> list[dict[str, Any]]:
     """Krippendorff's alpha with a bootstrap CI per dimension and level on a published benchmark."""
     bench = load_source(source, path)
+    return agreement_rows(bench, source, dimension=dimension, levels=levels, n_boot=n_boot, seed=seed,
+                          note=NOTES.get(source, ""))  # fmt: skip
+
+
+def agreement_rows(
+    bench: Benchmark,
+    source: str,
+    *,
+    dimension: str | None = None,
+    levels: tuple[Level, ...] = ("ordinal", "interval"),
+    n_boot: int = 1000,
+    seed: int = 0,
+    note: str = "",
+) -> list[dict[str, Any]]:
+    """Krippendorff's alpha with a bootstrap CI per dimension and level on the ratings of ``bench``.
+
+    Only items rated by two annotators or more count. An alpha that is undefined (no such item, or
+    one value throughout) is None, and so is an interval undefined on most resamples, each with the
+    reason in ``note``.
+
+    Example:
+        >>> from dialeval.schema import Rating
+        >>> b = Benchmark("mine", {}, [], [Rating(item_id=i, dimension="q", annotator=a, value=3)
+        ...                                for i in ("x", "y") for a in ("a1", "a2")])
+        >>> [(r["alpha"], r["note"]) for r in agreement_rows(b, "mine", levels=("ordinal",))]
+        [(None, 'q: alpha is undefined when fewer than two distinct values occur')]
+    """
     dims = [choose_dimension(bench.dimensions(), dimension, source)] if dimension else list(bench.dimensions())
+    if not dims:
+        raise InputError(f"{bench.source or source} has no ratings (a table's are read with --rating-col COLUMN=DIMENSION, and "
+                         "--annotator-col names who gave each)")  # fmt: skip
     rows = []
     for dim in dims:
         rated = multiply_rated([r for r in bench.ratings if r.dimension == dim])
-        rel = reliability_matrix(rated)
+        rel = reliability_matrix(rated) if rated else None
         for level in levels:
-            est = bootstrap(partial(krippendorff_alpha, level=level), rel.matrix, n_boot=n_boot, seed=seed)
-            rows.append(
-                {
-                    "source": source,
-                    "dimension": dim,
-                    "level": level,
-                    "alpha": round(est.value, 4),
-                    "ci95": [round(est.low, 4), round(est.high, 4)],
-                    "items": est.n_items,
-                    "annotators": len(rel.annotators),
-                    "note": NOTES.get(source, ""),
-                }
-            )
+            row: dict[str, Any] = {"source": source, "dimension": dim, "level": level, "alpha": None, "ci95": None,
+                                   "items": _pairable_items(rel.matrix) if rel else 0,
+                                   "annotators": len(rel.annotators) if rel else 0}  # fmt: skip
+            why = _estimate(row, rel.matrix, level, n_boot, seed) if rel else "no item is rated by 2 annotators or more"
+            row["note"] = "; ".join(n for n in (note, why and f"{dim}: {why}") if n)
+            rows.append(row)
     return rows
+
+
+def _pairable_items(matrix: Any) -> int:
+    """Count the items with two values or more (an "I don't know" is no value), the items alpha reads."""
+    import numpy as np
+
+    return int(((~np.isnan(np.asarray(matrix, dtype=float))).sum(axis=0) >= 2).sum())
+
+
+def _estimate(row: dict[str, Any], matrix: Any, level: Level, n_boot: int, seed: int) -> str:
+    """Fill ``row``'s alpha and CI; return why either is undefined ("" when neither is)."""
+    try:
+        alpha = krippendorff_alpha(matrix, level=level)
+    except ValueError as exc:  # "alpha is undefined when ..."
+        return str(exc)
+    row["alpha"] = round(alpha, 4)
+    try:
+        est = bootstrap(partial(krippendorff_alpha, level=level), matrix, n_boot=n_boot, seed=seed)
+    except ValueError as exc:
+        return f"no CI: {exc}"
+    row["ci95"] = [round(est.low, 4), round(est.high, 4)]
+    return ""
