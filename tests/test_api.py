@@ -258,6 +258,10 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         (lambda: dialeval.correlate(RATED, "h", ["m"], n_boot=10.5),
          'field "n_boot": must be a whole number, got 10.5'),
         (lambda: dialeval.correlate(RATED, "h", ["m"], by=""), 'no column ""'),
+        # it said 'field "dimension": no ratings for dimension "h"; found: ', and a misspelt column had no hint
+        (lambda: dialeval.correlate(RATED.assign(h=float("nan")), "h", ["m"]),
+         'field "h": no value in any row: nothing to correlate with'),
+        (lambda: dialeval.correlate(RATED, "h", ["mm"]), 'field "mm": no column "mm" (did you mean "m"?)'),
         (lambda: dialeval.load_benchmark("usr-tx"), 'did you mean "usr-tc"'),
         # each was "expected a DataFrame, a list of dicts or a path, got list/dict", naming neither the row nor the fix
         (lambda: dialeval.score([ROWS[0], ("Hi", "Hello")], ["length"], cache=False),

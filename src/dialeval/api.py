@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dialeval.atomic import WriteError
-from dialeval.errors import InputError, ensure_unique
+from dialeval.errors import InputError, closest, ensure_unique
 from dialeval.words import counted
 
 if TYPE_CHECKING:
@@ -309,8 +309,7 @@ def _mapping(
             for k, v in wanted.items()}  # fmt: skip
     for name in (context_col, response_col, dialogue_col, *cols.values()):
         if name is not None and name not in frame.columns:
-            have = ", ".join(map(str, frame.columns)) or "none"
-            raise InputError(f'no column "{name}"; the columns: {have}', path=DATA, field=name)
+            raise _no_column(frame, name, path=DATA)
     if dialogue_col is not None and (missing := _missing(frame[dialogue_col])):
         raise InputError(f"no value ({counted(len(missing), 'such row')})", path=DATA, line=missing[0],
                          field=dialogue_col)  # fmt: skip
@@ -318,6 +317,20 @@ def _mapping(
         response=response_col, context=context_col, system=cols["system"], dialogue_id=dialogue_col,
         references=(cols["reference"],) if cols["reference"] else (), knowledge=cols["knowledge"],
     )  # fmt: skip
+
+
+def _no_column(frame: pd.DataFrame, name: str, path: str | None = None) -> InputError:
+    """Return the error for a column the frame lacks, naming the closest column and every column.
+
+    Example:
+        >>> import pandas as pd
+        >>> print(_no_column(pd.DataFrame(columns=["length", "rating"]), "lenght"))
+        field "lenght": no column "lenght" (did you mean "length"?); the columns: length, rating
+    """
+    have = [str(c) for c in frame.columns]
+    close = closest(name, have)
+    hint = f' (did you mean "{close}"?)' if close else ""
+    return InputError(f'no column "{name}"{hint}; the columns: {", ".join(have) or "none"}', path=path, field=name)
 
 
 def _missing(column: pd.Series) -> list[int]:
@@ -382,7 +395,7 @@ def correlate(
     ensure_unique(names, "metrics")
     for name in [*dims, *names, *([by] if by is not None and by != "system" else [])]:
         if name not in df.columns:
-            raise InputError(f'no column "{name}"; the columns: {", ".join(map(str, df.columns))}', field=name)
+            raise _no_column(df, name)
     scores = _scores(df, names, by)
     ratings = _ratings(df, dims, scores)
     levels = default_levels(ratings, dims) if level is None else _names(level, "level")
@@ -527,7 +540,10 @@ def _ratings(df: pd.DataFrame, dims: Sequence[str], scores: Sequence[Score]) -> 
     out: list[Rating] = []
     for dim in dims:
         seen: set[str] = set()
-        for key, value in zip(keys, _numbers(df, dim), strict=True):
+        values = _numbers(df, dim)
+        if all(v is None for v in values):  # it said 'field "dimension": no ratings for dimension "h"; found: '
+            raise InputError("no value in any row: nothing to correlate with", field=dim)
+        for key, value in zip(keys, values, strict=True):
             if value is None:
                 continue
             if dim not in per_dialogue:
