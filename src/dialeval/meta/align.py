@@ -142,8 +142,8 @@ def align(
         raise missing_metrics(absent, list(present))
     chosen = [r for r in ratings if r.dimension == dimension]
     if not chosen:
-        found = sorted({r.dimension for r in ratings})
-        raise InputError(f'no ratings for dimension "{dimension}"; found: {", ".join(found)}', field="dimension")
+        found = ", ".join(sorted({r.dimension for r in ratings})) or "none"
+        raise InputError(f'no ratings for dimension "{dimension}"; found: {found}', field="dimension")
     turn = _human_means((r for r in chosen if r.level == "turn"), counts)
     dialogue_ratings = [r for r in chosen if r.level == "dialogue"]
     dialogue = _human_means(dialogue_ratings, counts) if dialogue_ratings else None
