@@ -77,7 +77,8 @@ def test_a_dailydialogpp_option_that_cannot_apply_is_refused(tmp_path: Path, arg
 @pytest.mark.parametrize(("args", "words"), [
     (["--perturb", ""], 'field "--perturb": empty perturbation name'),  # was: every perturbation
     (["--perturb", "negation,"], 'field "--perturb": empty perturbation name in "negation," (name 2 of 2)'),
-    (["--plot", "negaton"], 'field "--plot": unknown perturbation "negaton"'),  # was: no figure, silently
+    (["--plot", "negaton"], 'field "--plot": unknown perturbation "negaton"; did you mean "negation"?'),  # no figure
+    (["--perturb", "trunction"], 'unknown perturbation "trunction"; did you mean "truncation"?'),  # was the list of 11
     (["--plot", ""], 'field "--plot": empty perturbation name'),
 ])  # fmt: skip
 def test_an_empty_or_unknown_perturbation_or_plot_is_refused(args: list[str], words: str, tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dialeval.errors import InputError, ensure_unique
+from dialeval.errors import InputError, ensure_unique, unknown_name
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
 from dialeval.metrics.base import Metric, configured
 from dialeval.schema import Candidate, Dialogue, Score, Turn
@@ -165,7 +165,7 @@ def check_perturbations(names: Sequence[str], field: str = "--perturb") -> list[
     """
     for name in names:
         if name not in ALL_PERTURBATIONS:
-            raise InputError(f'unknown perturbation "{name}"; known: {", ".join(ALL_PERTURBATIONS)}', field=field)
+            raise InputError(str(unknown_name("perturbation", name, ALL_PERTURBATIONS)), field=field)
     ensure_unique(names, field, "perturbation")
     return list(names)
 
