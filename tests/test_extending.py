@@ -70,7 +70,7 @@ def test_metric_recipe_plugin_scores_through_the_cli(tmp_path: Path) -> None:
         site, "dialeval_toy", {"dialeval_toy/__init__.py": doc_block("# dialeval_toy/__init__.py")},
         toml_entry_points("# its pyproject.toml"),
     )  # fmt: skip
-    dialeval("data", "export", "usr-tc", "--limit", "2", "-o", tmp_path / "rec", cwd=tmp_path)
+    dialeval("data", "export", "-b", "usr-tc", "--limit", "2", "-o", tmp_path / "rec", cwd=tmp_path)
     dialeval(
         "score", "--dialogues", tmp_path / "rec" / "dialogues.jsonl", "--candidates",
         tmp_path / "rec" / "candidates.jsonl", "-m", "toy_len", "-p", "toy_len.unit=words",
@@ -99,7 +99,7 @@ def test_loader_recipe_plugin_benchmarks_through_the_cli(tmp_path: Path) -> None
         w = csv.DictWriter(f, fieldnames=["context", "reply", "quality"])
         w.writeheader()
         w.writerows(rows)
-    shown = dialeval("data", "show", "toy", "--path", tmp_path / "toy.csv", cwd=tmp_path, site=site)
+    shown = dialeval("data", "show", "-b", "toy", "--path", tmp_path / "toy.csv", cwd=tmp_path, site=site)
     assert "toy" in shown.stdout and "Overall" in shown.stdout
     dialeval(
         "benchmark", "-b", "toy", "--path", tmp_path / "toy.csv", "-m", "length", "--boot", "0",
@@ -113,7 +113,7 @@ def test_loader_recipe_plugin_benchmarks_through_the_cli(tmp_path: Path) -> None
 
 def test_study_protocol_recipe_creates_a_study(tmp_path: Path) -> None:
     (tmp_path / "toy-study.yaml").write_text(doc_block("# toy-study.yaml"), encoding="utf-8")
-    dialeval("data", "export", "usr-tc", "--limit", "2", "-o", tmp_path / "records", cwd=tmp_path)
+    dialeval("data", "export", "-b", "usr-tc", "--limit", "2", "-o", tmp_path / "records", cwd=tmp_path)
     done = dialeval(
         "study", "create", tmp_path / "study", "--path", tmp_path / "records", "--protocol",
         tmp_path / "toy-study.yaml", "--annotators", "2", "--per-item", "2", "--seed", "0", "--json", cwd=tmp_path,

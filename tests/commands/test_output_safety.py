@@ -49,7 +49,7 @@ def test_the_mapping_file_is_an_input_too(rows: Path, tmp_path: Path) -> None:
 
 
 def test_score_refuses_to_write_over_its_candidates(rows: Path, tmp_path: Path) -> None:
-    assert invoke("data", "import", rows, *COLS, "-o", tmp_path / "rec").exit_code == 0
+    assert invoke("data", "import", "--path", rows, *COLS, "-o", tmp_path / "rec").exit_code == 0
     cands = tmp_path / "rec" / "candidates.jsonl"
     before = cands.read_text(encoding="utf-8")
     res = invoke("score", "--dialogues", tmp_path / "rec" / "dialogues.jsonl", "--candidates", cands,
@@ -72,7 +72,7 @@ def test_meta_refuses_an_output_folder_whose_table_is_its_scores_file(tmp_path: 
 
 def test_a_records_folder_given_to_path_stands_for_its_record_files(tmp_path: Path, rows: Path) -> None:
     rec = tmp_path / "rec"
-    assert invoke("data", "import", rows, *COLS, "-o", rec).exit_code == 0
+    assert invoke("data", "import", "--path", rows, *COLS, "-o", rec).exit_code == 0
     before = (rec / "candidates.jsonl").read_text(encoding="utf-8")
     res = invoke("score", "--path", rec, "-m", "length", "-o", rec / "candidates.jsonl", "--no-cache")
     refused(res, f"{rec / 'candidates.jsonl'}: field", f"is read from the folder given to --path ({rec})")
@@ -198,7 +198,7 @@ def test_benchmark_on_a_full_disk_leaves_no_new_folder(rows: Path, tmp_path: Pat
 
 
 def test_data_import_on_a_full_disk_leaves_no_new_folder(rows: Path, tmp_path: Path, full_disk: None) -> None:
-    res = invoke("data", "import", rows, *COLS, "-o", tmp_path / "rec")
+    res = invoke("data", "import", "--path", rows, *COLS, "-o", tmp_path / "rec")
     refused(res, "dialogues.jsonl", "No space left on device")
     assert not (tmp_path / "rec").exists()
 
@@ -228,7 +228,7 @@ def test_a_jsonl_output_named_as_another_format_is_refused(command: list[str], n
 
 @pytest.mark.parametrize(("command", "name"), [
     (["benchmark", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "x.jsonl"),
-    (["data", "export", "usr-tc", "-o"], "usr-tc.csv"),
+    (["data", "export", "-b", "usr-tc", "-o"], "usr-tc.csv"),
     (["stress", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "stress.md"),
 ])  # fmt: skip
 def test_a_new_output_folder_named_as_a_file_is_refused(command: list[str], name: str, tmp_path: Path) -> None:

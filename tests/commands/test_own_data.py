@@ -119,7 +119,7 @@ LMSTYLE_MAPPING = {
 def test_lmstyle_mturk_csv_through_a_mapping_file(tmp_path: Path, shared_data: Path) -> None:
     source = shared_data / "lmstyle" / "Batch_results_develop.csv"
     (tmp_path / "lm.yaml").write_text(yaml.safe_dump(LMSTYLE_MAPPING))
-    ok(run("data", "import", source, "--mapping", "lm.yaml", "-o", "recs", cwd=tmp_path))
+    ok(run("data", "import", "--path", source, "--mapping", "lm.yaml", "-o", "recs", cwd=tmp_path))
     mine = read_jsonl(tmp_path / "recs" / "ratings.jsonl", Rating)
     ref = load_lmstyle_mturk(source, include_rejected=True)  # the mapping keeps rejected assignments too
 
@@ -133,7 +133,7 @@ def test_lmstyle_mturk_csv_through_a_mapping_file(tmp_path: Path, shared_data: P
 
 
 def test_data_import_round_trips_data_export_for_usr_tc(tmp_path: Path) -> None:
-    ok(run("data", "export", "usr-tc", "-o", "exported", cwd=tmp_path))
+    ok(run("data", "export", "-b", "usr-tc", "-o", "exported", cwd=tmp_path))
     bench = load_benchmark("usr-tc")
     ratings: dict[str, dict[str, dict[str, float]]] = {}
     for r in bench.ratings:
@@ -154,7 +154,7 @@ def test_data_import_round_trips_data_export_for_usr_tc(tmp_path: Path) -> None:
                "system": "system", "references": ["refs"], "annotator": "annotator",
                "ratings": {f"rating {k}": k for k in dims}, "scales": dims}  # fmt: skip
     (tmp_path / "m.yaml").write_text(yaml.safe_dump(mapping))
-    res = ok(run("data", "import", "table.jsonl", "--mapping", "m.yaml", "-o", "imported", cwd=tmp_path))
+    res = ok(run("data", "import", "--path", "table.jsonl", "--mapping", "m.yaml", "-o", "imported", cwd=tmp_path))
     assert "wrote 60 dialogues, 360 candidates, 6480 ratings" in res.stderr
     for name in ("dialogues.jsonl", "candidates.jsonl"):
         assert (tmp_path / "imported" / name).read_text() == (tmp_path / "exported" / name).read_text()
@@ -247,11 +247,11 @@ def test_data_import_takes_the_first_n_contexts_and_limit_is_checked_first(tmp_p
     """data import had no --limit (data export and every scoring command have it); a --limit 0 was refused only
     after the table was read and its reading printed."""
     write_csv(tmp_path / "my.csv")
-    ok(run("data", "import", "my.csv", *COLS, "--limit", "2", "-o", "rec", cwd=tmp_path))
+    ok(run("data", "import", "--path", "my.csv", *COLS, "--limit", "2", "-o", "rec", cwd=tmp_path))
     cands = [json.loads(line) for line in (tmp_path / "rec" / "candidates.jsonl").read_text().splitlines()]
     assert [c["text"] for c in cands] == [r[1] for r in ROWS[:4]]  # the first 2 contexts, 2 bots each
-    for args in (["data", "import", "my.csv", *COLS, "-o", "rec2"], ["score", "--path", "my.csv", *COLS, "-m", "length",
-                                                                      "-o", "s.jsonl"]):  # fmt: skip
+    for args in (["data", "import", "--path", "my.csv", *COLS, "-o", "rec2"],
+                 ["score", "--path", "my.csv", *COLS, "-m", "length", "-o", "s.jsonl"]):  # fmt: skip
         res = run(*args, "--limit", "0", cwd=tmp_path)
         assert res.returncode == 2 and res.stderr.strip().endswith(
             'field "--limit": must be at least 1 (the first N contexts), got 0'
@@ -282,8 +282,8 @@ def test_score_counts_the_scores_without_a_value(tmp_path: Path) -> None:
 def test_one_of_a_kind_is_counted_in_the_singular(tmp_path: Path) -> None:
     """It said "wrote 1 dialogues, 2 candidates, 0 ratings" and "wrote 1 scores for 1 items"."""
     (tmp_path / "t.csv").write_text("context,response\nHi,Hello\n")
-    res = ok(run("data", "import", "t.csv", "--response-col", "response", "--context-col", "context", "-o", "rec",
-                 cwd=tmp_path))  # fmt: skip
+    res = ok(run("data", "import", "--path", "t.csv", "--response-col", "response", "--context-col", "context",
+                 "-o", "rec", cwd=tmp_path))  # fmt: skip
     assert "wrote 1 dialogue, 1 candidate, 0 ratings to rec" in res.stderr
     res = ok(run("score", "--path", "t.csv", "--response-col", "response", "-m", "length", "-o", "s.jsonl",
                  "--no-cache", cwd=tmp_path))  # fmt: skip

@@ -32,8 +32,8 @@ COMMANDS = [
     ("folder", ["stress", "--limit", "1", "--perturb", "negation", "-o", "{out}", *CACHE]),
     ("file", ["judge", "run", "--protocol", "lmstyle-appropriateness", "--limit", "1", "--out", "{out}", *CACHE]),
     ("file", ["report", "{tmp}", "-o", "{out}"]),
-    ("folder", ["data", "import", "{tmp}/rows.csv", "--response-col", "response", "-o", "{out}"]),
-    ("folder", ["data", "export", "usr-tc", "--limit", "1", "-o", "{out}"]),
+    ("folder", ["data", "import", "--path", "{tmp}/rows.csv", "--response-col", "response", "-o", "{out}"]),
+    ("folder", ["data", "export", "-b", "usr-tc", "--limit", "1", "-o", "{out}"]),
     ("folder", ["train", "--train", "usr-tc", "--limit", "2", "-o", "{out}"]),
     ("folder", ["generate", "--n", "1", "-o", "{out}"]),
     ("folder", ["lmstyle", "--n", "1", "-o", "{out}"]),
@@ -82,7 +82,7 @@ def test_a_csv_with_only_a_header_is_refused(command: str, tmp_path: Path) -> No
         res = invoke("score", "--path", csv_path, "--response-col", "response", "-m", "length", "-o", out,
                      "--no-cache")  # fmt: skip
     else:
-        res = invoke("data", "import", csv_path, "--response-col", "response", "-o", out)
+        res = invoke("data", "import", "--path", csv_path, "--response-col", "response", "-o", out)
     refused(res, str(csv_path), "no rows")
     assert not out.exists()
 

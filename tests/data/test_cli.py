@@ -23,7 +23,7 @@ def test_list() -> None:
 
 
 def test_show_json() -> None:
-    result = runner.invoke(app, ["data", "show", "usr-tc", "--json"])
+    result = runner.invoke(app, ["data", "show", "-b", "usr-tc", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["items"] == 360 and data["systems"] == 6 and data["dialogues"] == 60
@@ -41,32 +41,32 @@ def test_list_json_and_show_name_files_sha256_and_citation(shared_data: Path) ->
     assert usr["items"] == 360 and usr["available"] and "Mehri" in usr["citation"]
     (f,) = [f for f in usr["files"] if f["path"].endswith("usr_topical_chat.json")]
     assert f["sha256"] == hashlib.sha256((shared_data / f["path"]).read_bytes()).hexdigest()  # checked independently
-    shown = json.loads(runner.invoke(app, ["data", "show", "usr-tc", "--json"]).output)["catalog"]
+    shown = json.loads(runner.invoke(app, ["data", "show", "-b", "usr-tc", "--json"]).output)["catalog"]
     assert shown["files"] == usr["files"] and shown["license"] == usr["license"]
-    table = runner.invoke(app, ["data", "show", "usr-tc"], terminal_width=200).output
+    table = runner.invoke(app, ["data", "show", "-b", "usr-tc"], terminal_width=200).output
     assert "cite" in table and f["sha256"][:16] in table
 
 
 def test_show_table_with_skips() -> None:
-    result = runner.invoke(app, ["data", "show", "dstc9"])
+    result = runner.invoke(app, ["data", "show", "-b", "dstc9"])
     assert result.exit_code == 0, result.output
     assert "2200" in result.output and '182  dstc9: "N/A" value (error recovery)' in result.output
 
 
 def test_show_path_and_errors(shared_data: Path) -> None:
     sample = shared_data / "samples/grade_human_judgement.sample.json"
-    result = runner.invoke(app, ["data", "show", "grade", "--path", str(sample), "--json"])
+    result = runner.invoke(app, ["data", "show", "-b", "grade", "--path", str(sample), "--json"])
     assert result.exit_code == 0 and json.loads(result.output)["ratings"] == 50
-    result = runner.invoke(app, ["data", "show", "usr_tc"])
+    result = runner.invoke(app, ["data", "show", "-b", "usr_tc"])
     assert result.exit_code == 2 and 'did you mean "usr-tc"' in result.output
-    result = runner.invoke(app, ["data", "show", "fed-turn"])
+    result = runner.invoke(app, ["data", "show", "-b", "fed-turn"])
     assert result.exit_code == 2 and "fed/fed_data.json" in result.output
 
 
 def test_lmstyle_worker_ids_never_printed(shared_data: Path) -> None:
     path = shared_data / "lmstyle/Batch_results_develop.csv"
     workers = {r["WorkerId"] for r in csv.DictReader(path.open(newline=""))}
-    for args in (["data", "show", "lmstyle-mturk"], ["data", "show", "lmstyle-mturk", "--json"]):
+    for args in (["data", "show", "-b", "lmstyle-mturk"], ["data", "show", "-b", "lmstyle-mturk", "--json"]):
         result = runner.invoke(app, args)
         assert result.exit_code == 0
         assert not any(w in result.output for w in workers)
@@ -78,7 +78,7 @@ def test_export_round_trips_through_the_generic_records(tmp_path: Path) -> None:
     from dialeval.jsonl import read_jsonl
     from dialeval.schema import Candidate, Dialogue, Rating
 
-    result = runner.invoke(app, ["data", "export", "usr-tc", "--limit", "4", "-o", str(tmp_path)])
+    result = runner.invoke(app, ["data", "export", "-b", "usr-tc", "--limit", "4", "-o", str(tmp_path)])
     assert result.exit_code == 0, result.output
     bench = load_benchmark("usr-tc").head(4)
     cands = read_jsonl(tmp_path / "candidates.jsonl", Candidate)
@@ -86,7 +86,7 @@ def test_export_round_trips_through_the_generic_records(tmp_path: Path) -> None:
     assert len(cands) == 4 * 6  # 4 contexts x 6 systems
     assert len(read_jsonl(tmp_path / "dialogues.jsonl", Dialogue)) == 4
     assert len(read_jsonl(tmp_path / "ratings.jsonl", Rating)) == 4 * 6 * 3 * 6  # x 3 annotators x 6 dimensions
-    bad = runner.invoke(app, ["data", "export", "no-such", "-o", str(tmp_path / "x")])
+    bad = runner.invoke(app, ["data", "export", "-b", "no-such", "-o", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "no-such" in bad.output
 
 
@@ -112,7 +112,7 @@ def test_a_limit_below_one_is_refused_by_every_command_before_it_writes(tmp_path
     """``data export`` and ``judge run`` took --limit 0 (or -3) and wrote empty outputs with exit 0;
     ``score`` and ``stress`` each had their own check. Now Benchmark.head refuses it for all."""
     commands = {
-        "export": ["data", "export", "usr-tc", "--limit", "0", "-o", str(tmp_path / "export")],
+        "export": ["data", "export", "-b", "usr-tc", "--limit", "0", "-o", str(tmp_path / "export")],
         "judge": ["judge", "run", "-b", "usr-tc", "--protocol", "dialogadv", "--limit", "-3",
                   "--out", str(tmp_path / "judge")],
         "score": ["score", "-b", "usr-tc", "-m", "length", "--limit", "0", "-o", str(tmp_path / "score.jsonl")],
@@ -127,7 +127,7 @@ def test_a_limit_below_one_is_refused_by_every_command_before_it_writes(tmp_path
 def test_a_file_given_as_a_benchmark_name_says_how_a_table_is_read() -> None:
     """`data show my.csv` (the README's own-data section points at `data show`) and `-b my.csv` said only
     'unknown benchmark "my.csv"; known: dstc9, ...'."""
-    for args in (["data", "show", "my.csv"], ["benchmark", "-b", "my.csv", "-m", "length"]):
+    for args in (["data", "show", "-b", "my.csv"], ["benchmark", "-b", "my.csv", "-m", "length"]):
         result = runner.invoke(app, args, terminal_width=300)
         assert result.exit_code == 2
         assert result.output.strip().startswith('error: "my.csv" names a file, not a catalog benchmark: read your own '
@@ -145,12 +145,12 @@ def test_a_folder_given_as_a_benchmark_name_says_how_records_are_read(tmp_path: 
     table = tmp_path / "my.csv"
     table.write_text("context,response\nHi,Hello\n", encoding="utf-8")
     rec = tmp_path / "rec"
-    result = runner.invoke(app, ["data", "import", str(table), "-o", str(rec)], terminal_width=300)
+    result = runner.invoke(app, ["data", "import", "--path", str(table), "-o", str(rec)], terminal_width=300)
     assert result.exit_code == 2
     assert 'give --mapping m.yaml, or --response-col (and the other --*-col options)' in result.output
-    result = runner.invoke(app, ["data", "import", str(table), "--response-col", "response", "-o", str(rec)])
+    result = runner.invoke(app, ["data", "import", "--path", str(table), "--response-col", "response", "-o", str(rec)])
     assert result.exit_code == 0 and "1 candidate" in result.output, result.output
-    result = runner.invoke(app, ["data", "show", str(rec)], terminal_width=300)
+    result = runner.invoke(app, ["data", "show", "-b", str(rec)], terminal_width=300)
     assert result.exit_code == 2
     assert result.output.strip().startswith(f'error: "{rec}" names a folder, not a catalog benchmark: read a '
                                             "folder of dialeval records (dialogues/candidates/ratings.jsonl) with "
@@ -175,12 +175,13 @@ def test_data_show_shows_your_own_table_or_records_as_the_commands_read_them(tmp
     assert (got["name"], got["items"], got["contexts"], got["systems"], got["ratings"]) == ("my", 3, 2, 2, 3)
     assert got["dimensions"] == {"Overall": "1-5"} and "catalog" not in got
     rec = tmp_path / "rec"
-    assert runner.invoke(app, ["data", "import", str(table), *cols, "-o", str(rec)]).exit_code == 0
+    assert runner.invoke(app, ["data", "import", "--path", str(table), *cols, "-o", str(rec)]).exit_code == 0
     shown = runner.invoke(app, ["data", "show", "--path", str(rec)], terminal_width=200)
     assert shown.exit_code == 0 and "│ items               │ 3" in shown.output, shown.output
     cases = {
-        ("data", "show"): 'field "NAME": give a catalog NAME (dialeval data list) or your own data with --path',
-        ("data", "show", "usr-tc", "--response-col", "response"): "usr-tc is a catalog benchmark; --mapping and",
+        ("data", "show"): 'field "--benchmark": give a catalog benchmark, -b NAME (dialeval data list), or your own',
+        ("data", "show", "-b", "usr-tc", "--response-col", "response"): "usr-tc is a catalog benchmark; --mapping and",
+        ("data", "show", "usr-tc", "-b", "usr-pc"): "give the catalog benchmark once: --benchmark or NAME, not both",
         ("data", "show", "--path", str(tmp_path / "notes.md")): "notes.md: not found",
         ("data", "show", "--path", str(tmp_path)): "not your own table (.csv, .tsv, .jsonl) or a folder of dialeval",
     }
@@ -191,7 +192,33 @@ def test_data_show_shows_your_own_table_or_records_as_the_commands_read_them(tmp
 
 def test_show_fits_the_terminal() -> None:
     """It printed 160 columns whatever the terminal: at 80 each line was wrapped by the terminal, mid-border."""
-    result = runner.invoke(app, ["data", "show", "dstc9"], terminal_width=80, env={"COLUMNS": "80"})
+    result = runner.invoke(app, ["data", "show", "-b", "dstc9"], terminal_width=80, env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert max(map(len, result.output.splitlines())) <= 80
     assert '182  dstc9: "N/A" value (error recovery)' in result.output  # a skip line stays whole
+
+
+def test_the_earlier_positional_forms_read_as_the_options(tmp_path: Path) -> None:
+    """`data show NAME`, `data export NAME` and `data import FILE` came before -b and --path, which every other
+    command takes (`data show -b usr-tc` was "No such option: -b"). Both forms give the same; both at once, or
+    neither where one is needed, is one error."""
+    assert runner.invoke(app, ["data", "show", "usr-tc", "--json"]).output == \
+        runner.invoke(app, ["data", "show", "-b", "usr-tc", "--json"]).output
+    for form in (["usr-tc"], ["-b", "usr-tc"]):
+        out = tmp_path / "-".join(form)
+        assert runner.invoke(app, ["data", "export", *form, "--limit", "1", "-o", str(out)]).exit_code == 0
+    ratings = [(tmp_path / name / "ratings.jsonl").read_bytes() for name in ("usr-tc", "-b-usr-tc")]
+    assert ratings[0] == ratings[1] and ratings[0]
+    table = tmp_path / "t.csv"
+    table.write_text("context,response\nHi,Hello\n")
+    for form in ([str(table)], ["--path", str(table)]):
+        res = runner.invoke(app, ["data", "import", *form, "--response-col", "response", "-o", str(tmp_path / "i")])
+        assert res.exit_code == 0 and "wrote 1 dialogue, 1 candidate, 0 ratings" in res.output, res.output
+    for args, words in [
+        (["export", "usr-tc", "-b", "usr-pc", "-o", "x"], "give the catalog benchmark once: --benchmark or NAME"),
+        (["export", "-o", "x"], 'field "--benchmark": give the catalog benchmark to write: -b NAME'),
+        (["import", str(table), "--path", str(table), "--response-col", "r", "-o", "x"], "give your table once"),
+        (["import", "--response-col", "r", "-o", "x"], 'field "--path": give your table: --path my.csv'),
+    ]:
+        res = runner.invoke(app, ["data", *args], terminal_width=300)
+        assert res.exit_code == 2 and words in res.output, (args, res.output)

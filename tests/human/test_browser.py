@@ -222,7 +222,7 @@ def test_study_from_cli_through_the_browser_to_report_and_meta(browser: BrowserC
         return res.output
 
     data, study = tmp_path / "usr2", tmp_path / "study"
-    run("data", "export", "usr-tc", "--limit", "2", "-o", str(data))
+    run("data", "export", "-b", "usr-tc", "--limit", "2", "-o", str(data))
     run("study", "create", str(study), "--dialogues", str(data / "dialogues.jsonl"), "--candidates",
         str(data / "candidates.jsonl"), "--protocol", "comperdial", "--annotators", "2", "--per-item", "2",
         "--seed", "3")

@@ -284,7 +284,7 @@ def test_report_takes_o_and_refuses_a_negative_seed(tmp_path: Path, inputs: dict
 
 
 @pytest.mark.parametrize("command", [["report", "{study}", "--output", "{tmp}/rep", "--n-boot", "0"],
-                                     ["import-agreement", "usr-tc", "--n-boot", "-5"]])  # fmt: skip
+                                     ["import-agreement", "-b", "usr-tc", "--n-boot", "-5"]])  # fmt: skip
 def test_fewer_than_one_bootstrap_resample_is_refused_before_any_work(
     tmp_path: Path, inputs: dict[str, Path], command: list[str]
 ) -> None:

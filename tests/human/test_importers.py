@@ -50,7 +50,7 @@ def test_the_command_prints_a_table_and_json_on_request(shared_data: Path) -> No
 
     from dialeval.cli import app
 
-    args = ["study", "import-agreement", "usr-tc", "--dimension", "Overall", "--n-boot", "50"]
+    args = ["study", "import-agreement", "-b", "usr-tc", "--dimension", "Overall", "--n-boot", "50"]
     table = CliRunner().invoke(app, args, terminal_width=100)
     assert table.exit_code == 0, table.output
     rows = [json.loads(line) for line in CliRunner().invoke(app, [*args, "--json"]).output.splitlines()]
@@ -139,8 +139,9 @@ def test_own_ratings_of_one_annotator_and_a_source_with_a_table_are_one_error(tm
     rows = [json.loads(line) for line in res.output.splitlines()]
     assert {r["note"] for r in rows} == {"quality: no item is rated by 2 annotators or more"}
     for args, message in [
-        (["usr-tc", "--path", str(one), "--response-col", "response"], 'field "SOURCE": usr-tc is a published'),
-        ([], "give a SOURCE (usr-tc, usr-pc, dstc9 or lmstyle-mturk) or --path with your own ratings"),
+        (["-b", "usr-tc", "--path", str(one), "--response-col", "response"], 'field "--benchmark": usr-tc is a'),
+        ([], "give -b usr-tc, usr-pc, dstc9 or lmstyle-mturk, or --path with your own ratings"),
+        (["usr-tc", "-b", "usr-pc"], 'field "--benchmark": give the published benchmark once: --benchmark or SOURCE'),
         (["--path", str(one), "--response-col", "response"], "one.csv has no ratings"),
     ]:
         res = CliRunner().invoke(app, ["study", "import-agreement", *args], terminal_width=200)

@@ -101,7 +101,7 @@ def test_judge_run_reads_your_own_data_as_score_does(tmp_path: Path, monkeypatch
     """judge run judged only a catalog benchmark. USR-TC's first context, exported as records and judged from the
     folder, gives the catalog run's items and values: the second run's answers all come from the request cache."""
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
-    assert invoke("data", "export", "usr-tc", "--limit", "1", "-o", tmp_path / "rec").exit_code == 0
+    assert invoke("data", "export", "-b", "usr-tc", "--limit", "1", "-o", tmp_path / "rec").exit_code == 0
     common = ["judge", "run", "--protocol", "lmstyle-appropriateness", "--limit", "1", "-p", "k=1",
               "-p", "max_tokens=8", "--no-cache"]  # fmt: skip
     runs = {"catalog": ["-b", "usr-tc"], "folder": ["--path", tmp_path / "rec"]}

@@ -231,7 +231,7 @@ def test_bad_names_raise_input_errors(usr):
         correlation_table(usr.scores, usr.ratings, dimension="Overall", levels=("corpus",))
     with pytest.raises(InputError, match='no ratings for dimension "Fluency"'):
         correlation_table(usr.scores, usr.ratings, dimension="Fluency")
-    with pytest.raises(InputError, match='no ratings for dimension "Overall"; found: none$'):  # "found: " and nothing
+    with pytest.raises(InputError, match=r'no ratings for dimension "Overall"; found: none$'):  # "found: " and nothing
         correlation_table(usr.scores, [], dimension="Overall")
     with pytest.raises(InputError, match='no tag "task"'):
         correlation_table(usr.scores, usr.ratings, dimension="Overall", by="task")

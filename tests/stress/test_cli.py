@@ -92,7 +92,7 @@ def test_your_own_data_is_read_as_score_reads_it(tmp_path: Path) -> None:
     The first two contexts of USR-TC, exported as records, stressed from the folder, from the record files and
     from the catalog: the same rows, value for value (the benchmark's name aside).
     """
-    assert invoke("data", "export", "usr-tc", "--limit", "2", "-o", tmp_path / "rec").exit_code == 0
+    assert invoke("data", "export", "-b", "usr-tc", "--limit", "2", "-o", tmp_path / "rec").exit_code == 0
     rec = tmp_path / "rec"
     common = ["-m", "length,f1", "--perturb", "negation,truncation", "--n-boot", "20", "--plot", "none", "--no-cache"]
     runs = {

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from dialeval.data.generic import ColumnMapping
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 console = Console(stderr=True)
 out = Console()
@@ -464,6 +465,24 @@ def _refuse_replacing(target: Path, sources: Sequence[tuple[str, Path, Path]], o
         raise InputError(
             "is read-only; it is not replaced (make it writable, or give another name)", path=target, field=option
         )
+
+
+def given_once(option: T | None, positional: T | None, names: tuple[str, str], what: str) -> T | None:
+    """Return what was given as the option or as the positional argument (the earlier form); both is an error.
+
+    ``names`` are the option's and the argument's (``("--benchmark", "NAME")``); ``what`` says what they give.
+
+    Example:
+        >>> given_once(None, "usr-tc", ("--benchmark", "NAME"), "the catalog benchmark")
+        'usr-tc'
+        >>> given_once("usr-tc", "usr-pc", ("--benchmark", "NAME"), "the catalog benchmark")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--benchmark": give the catalog benchmark once: --benchmark or NAME, not both
+    """
+    if option is not None and positional is not None:
+        raise InputError(f"give {what} once: {names[0]} or {names[1]}, not both", field=names[0])
+    return option if option is not None else positional
 
 
 def check_given_once(paths: Sequence[Path], field: str, what: str) -> None:

@@ -1,4 +1,8 @@
-"""``dialeval data list``, ``data show [NAME]``, ``data export NAME`` and ``data import FILE``."""
+"""``dialeval data list``, ``data show [-b NAME]``, ``data export -b NAME`` and ``data import --path FILE``.
+
+The catalog name and the table were positional arguments first (``data show usr-tc``, ``data import my.csv``);
+they are still read, as every command reads ``-b`` and ``--path``.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import typer
 from dialeval.commands.common import (
     TableOptions,
     check_output,
+    given_once,
     interrupted_says,
     replaced_note,
     table_options,
@@ -57,9 +62,12 @@ def list_command(
 @data_app.command("show")
 @table_options
 def show_command(
-    name: str | None = typer.Argument(None, help="Catalog name, e.g. usr-tc; none: your own --path."),
+    positional: str | None = typer.Argument(None, metavar="NAME", help="The same as --benchmark (its earlier form)."),
+    benchmark: str | None = typer.Option(
+        None, "--benchmark", "-b", help="Catalog name, e.g. usr-tc; none: your own --path."
+    ),
     path: Path | None = typer.Option(
-        None, "--path", help="With NAME, that benchmark's published file or folder; without, your own table (with "
+        None, "--path", help="With -b, that benchmark's published file or folder; without, your own table (with "
         "--mapping or the --*-col options) or a folder of dialeval records."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON only."),
@@ -67,7 +75,7 @@ def show_command(
 ) -> None:
     """Load a benchmark or your own data and print its counts (items, dialogues, systems, dimensions, skips).
 
-    Without NAME, --path is read as score, benchmark and meta read it, and shown as they show it first.
+    Without -b, --path is read as score, benchmark and meta read it, and shown as they show it first.
     """
     from rich.console import Console
 
@@ -76,18 +84,20 @@ def show_command(
     from dialeval.data.generic import RECORD_FILES, is_table
 
     try:
+        name = given_once(benchmark, positional, ("--benchmark", "NAME"), "the catalog benchmark")
         if name is None:  # `data show --path my.csv --response-col ...`: said "Missing argument 'name'"
             if path is None:
-                raise InputError("give a catalog NAME (dialeval data list) or your own data with --path", field="NAME")
+                raise InputError("give a catalog benchmark, -b NAME (dialeval data list), or your own data with --path",
+                                 field="--benchmark")  # fmt: skip
             if not table.given() and not is_table(path) and not (path / RECORD_FILES[1]).is_file():
                 if not path.exists():
                     raise InputError("not found", path=path)
                 raise InputError("not your own table (.csv, .tsv, .jsonl) or a folder of dialeval records: for a "
-                                 "catalog benchmark's published file give its NAME too", path=path)  # fmt: skip
+                                 "catalog benchmark's published file give -b NAME too", path=path)  # fmt: skip
             bench = load_inputs(None, path, None, None, None, None, table=table, show=False)
         elif table.given():
             raise InputError(f"{name} is a catalog benchmark; --mapping and the --*-col options read your own "
-                             "table: give it with --path and no NAME", field="--mapping")  # fmt: skip
+                             "table: give it with --path and no -b", field="--mapping")  # fmt: skip
         else:
             bench = load_benchmark(name, path)
     except DialevalError as exc:
@@ -102,7 +112,8 @@ def show_command(
 
 @data_app.command("export")
 def export_command(
-    name: str = typer.Argument(..., help="Catalog name, e.g. usr-tc."),
+    positional: str | None = typer.Argument(None, metavar="NAME", help="The same as --benchmark (its earlier form)."),
+    benchmark: str | None = typer.Option(None, "--benchmark", "-b", help="Catalog name, e.g. usr-tc."),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for dialogues/candidates/ratings.jsonl."),
     path: Path | None = typer.Option(None, "--path", help="Read this file (or folder) of the published format."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
@@ -113,6 +124,10 @@ def export_command(
 
     try:
         with interrupted_says(f"nothing written to {output}"):
+            name = given_once(benchmark, positional, ("--benchmark", "NAME"), "the catalog benchmark")
+            if name is None:
+                raise InputError("give the catalog benchmark to write: -b NAME (dialeval data list)",
+                                 field="--benchmark")  # fmt: skip
             replaced = check_output(output, "folder", inputs=[("--path", path)], files=RECORD_FILES)
             bench = load_benchmark(name, path)
             if limit is not None:
@@ -127,7 +142,10 @@ def export_command(
 @data_app.command("import")
 @table_options
 def import_command(
-    file: Path = typer.Argument(..., help="Your table: .csv, .tsv or .jsonl (a header row names the columns)."),
+    positional: Path | None = typer.Argument(None, metavar="FILE", help="The same as --path (its earlier form)."),
+    path: Path | None = typer.Option(
+        None, "--path", help="Your table: .csv, .tsv or .jsonl (a header row names the columns)."
+    ),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for dialogues/candidates/ratings.jsonl."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
     table: TableOptions = TableOptions(),
@@ -141,7 +159,10 @@ def import_command(
 
     try:
         with interrupted_says(f"nothing written to {output}"):
-            inputs = [("FILE", file), ("--mapping", table.mapping)]
+            file = given_once(path, positional, ("--path", "FILE"), "your table")
+            if file is None:
+                raise InputError("give your table: --path my.csv", field="--path")
+            inputs = [("--path", file), ("--mapping", table.mapping)]
             replaced = check_output(output, "folder", inputs=inputs, files=RECORD_FILES)
             if not table.given():
                 raise InputError("give --mapping m.yaml, or --response-col (and the other --*-col options)",

@@ -554,7 +554,7 @@ def read_records(
 
     Record files are dialeval's own format, written after a mapping's decisions, so they are read
     as they are: a candidate's text may be empty (kept by ``keep_empty_responses`` at import, as
-    ``data export lmstyle-mturk`` writes two), a dialogue may have no turns (the response opens
+    ``data export -b lmstyle-mturk`` writes two), a dialogue may have no turns (the response opens
     the conversation) and a turn may be empty (published logs have turns where a user sent nothing).
 
     Raises:

@@ -272,7 +272,7 @@ def export(
     numeric: bool = typer.Option(False, help="Write labelled answers as their option score (positive 1, negative 0)."),
 ) -> None:
     """Write the study's answers as Rating records (JSONL) for `dialeval meta`."""
-    from dialeval.commands.common import check_jsonl_name, check_output
+    from dialeval.commands.common import check_jsonl_name, check_output, given_once
     from dialeval.human import store
     from dialeval.human.analysis import study_ratings
     from dialeval.human.protocol import Protocol
@@ -280,9 +280,7 @@ def export(
 
     url = _study(study_dir)[1]
     try:
-        if output is not None and positional is not None:
-            raise InputError("give the rating records to write once: --output or OUTPUT, not both", field="--output")
-        output = output or positional
+        output = given_once(output, positional, ("--output", "OUTPUT"), "the rating records to write")
         if output is None:
             raise InputError("give the rating records to write: -o ratings.jsonl", field="--output")
         check_output(output, inputs=_study_files(study_dir, url))  # it wrote over study.db
@@ -337,8 +335,11 @@ def report(
 @study_app.command("import-agreement")
 @table_options
 def import_agreement(
-    source: str | None = typer.Argument(
-        None, help="usr-tc, usr-pc, dstc9 or lmstyle-mturk; none with --path: your own ratings."
+    positional: str | None = typer.Argument(
+        None, metavar="SOURCE", help="The same as --benchmark (its earlier form)."
+    ),
+    source: str | None = typer.Option(
+        None, "--benchmark", "-b", help="usr-tc, usr-pc, dstc9 or lmstyle-mturk; none with --path: your own ratings."
     ),
     path: Path | None = typer.Option(
         None, "--path", help="With SOURCE, its published file (default: under the shared data folder); without, your "
@@ -351,12 +352,13 @@ def import_agreement(
     table: TableOptions = TableOptions(),
 ) -> None:
     """Krippendorff's alpha (with bootstrap CIs) on per-annotator ratings: published ones, or your own table's."""
-    from dialeval.commands.common import out
+    from dialeval.commands.common import given_once, out
     from dialeval.commands.tables import ScreenTable
     from dialeval.meta.agreement import check_resamples
     from dialeval.meta.correlate import check_boot
 
     try:
+        source = given_once(source, positional, ("--benchmark", "SOURCE"), "the published benchmark")
         check_resamples(n_boot, field="--n-boot")
         check_boot(n_boot, seed=seed)
         rows, name = _agreement(source, path, table, dimension, n_boot, seed, as_json)
@@ -383,10 +385,10 @@ def _agreement(source: str | None, path: Path | None, table: TableOptions, dimen
     if source is not None:
         if table.given():
             raise InputError(f"{source} is a published benchmark; --mapping and the --*-col options read your own "
-                             "table: give one of them", field="SOURCE")  # fmt: skip
+                             "table: give one of them", field="--benchmark")  # fmt: skip
         return import_agreement(source, path, dimension=dimension, n_boot=n_boot, seed=seed), source
     if path is None:
-        raise InputError("give a SOURCE (usr-tc, usr-pc, dstc9 or lmstyle-mturk) or --path with your own ratings")
+        raise InputError("give -b usr-tc, usr-pc, dstc9 or lmstyle-mturk, or --path with your own ratings")
     bench = load_inputs(None, path, None, None, None, None, table=table, show=not as_json)
     return agreement_rows(bench, bench.name, dimension=dimension, n_boot=n_boot, seed=seed), bench.name
 
