@@ -341,3 +341,17 @@ def test_record_files_are_read_as_written_empty_texts_turns_and_dialogues_includ
     assert [c.text for c in bench.candidates] == ["Yes", "", "Hello", " \t "]
     same = read_records(tmp_path / "dialogues.jsonl", tmp_path / "candidates.jsonl")
     assert [c.text for c in same.candidates] == [c.text for c in bench.candidates]
+
+
+def test_a_repeated_row_is_counted_not_merged_silently(tmp_path: Path) -> None:
+    """Two rows with the same context, system and response are one item (the long form gives a row per annotator),
+    but a row that added neither an item nor a rating vanished unsaid: 3 rows, 2 items, "skipped: nothing"."""
+    from dialeval.data.generic import REPEATED_ROW
+
+    p = tmp_path / "t.csv"
+    p.write_text("context,response,system\nhi,hello,a\nhi,hello,a\nhi,yo,a\n")
+    b = load_table(p, ColumnMapping(response="response", context="context", system="system"))
+    assert len(b.candidates) == 2 and b.skipped == {REPEATED_ROW: 1}
+    p.write_text("context,response,worker,q\nhi,hello,w1,3\nhi,hello,w2,4\nhi,hello,w3,\n")  # the long form
+    b = load_table(p, ColumnMapping(response="response", context="context", annotator="worker", ratings={"q": "q"}))
+    assert len(b.candidates) == 1 and len(b.ratings) == 2 and b.skipped == {"empty rating (q)": 1}

@@ -224,6 +224,10 @@ class _TableBuilder:
     per_system: Counter[tuple[str, str]] = field(default_factory=Counter)
     pseudonyms: dict[str, str] = field(default_factory=dict)
 
+    def counts(self) -> tuple[int, int, int]:
+        """Return how many items, ratings and skipped values the rows so far gave."""
+        return len(self.item_lines), len(self.ratings), sum(self.skipped.values())
+
     def dialogue(self, where: Where, rec: Mapping[str, Any]) -> str:
         m = self.mapping
         raw = rec[m.context] if m.context else None
@@ -370,6 +374,10 @@ def _check_responses(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: C
             raise empty[0].error(f"no value ({counted(len(empty), 'such row')})", field=col)
 
 
+#: The skip counted for a row that repeats an earlier row's item (context, system and response) and adds no rating.
+REPEATED_ROW = "repeated row (the same context, system and response as an earlier row, and no rating of its own)"
+
+
 def build_table(
     rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, *, name: str, source: str
 ) -> tuple[Benchmark, list[list[str]]]:
@@ -378,18 +386,22 @@ def build_table(
     A context may be a string (split on ``mapping.turn_separator``) or a list of turns. A text
     value that is None (JSON null) is read as an empty cell; one that is not a string is an
     error, and so is a response that is missing, empty or only whitespace (naming the first
-    such row and counting them).
+    such row and counting them). A row that adds neither an item nor a rating is counted as a
+    :data:`REPEATED_ROW` skip.
     """
     _check_responses(rows, mapping)
     build = _TableBuilder(name, mapping)
     row_items: list[list[str]] = []
     for where, rec in rows:
+        before = build.counts()
         did = build.dialogue(where, rec)
         row_items.append([])
         for system_name in mapping.systems or ("",):
             item = build.candidate(where, rec, did, system_name)
             build.rate(where, rec, item, system_name)
             row_items[-1].append(item)
+        if build.counts() == before:  # it was read as the earlier row's item, silently: one row fewer, unsaid
+            build.skipped[REPEATED_ROW] += 1
     candidates = [c for _, c in build.item_lines.values()]
     return Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source), row_items
 
