@@ -91,8 +91,8 @@ def agreement_rows(
     """
     dims = [choose_dimension(bench.dimensions(), dimension, source)] if dimension else list(bench.dimensions())
     if not dims:
-        raise InputError(f"{bench.source or source} has no ratings (a table's are read with --rating-col COLUMN=DIMENSION, and "
-                         "--annotator-col names who gave each)")  # fmt: skip
+        raise InputError(f"{bench.source or source} has no ratings (a table's are read with --rating-col "
+                         "COLUMN=DIMENSION, and --annotator-col names who gave each)")  # fmt: skip
     rows = []
     for dim in dims:
         rated = multiply_rated([r for r in bench.ratings if r.dimension == dim])
