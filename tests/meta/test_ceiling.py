@@ -53,3 +53,21 @@ def test_ceiling_errors():
     twice = [Rating(item_id="i", dimension="q", annotator="a", value=v) for v in (1, 2)]
     with pytest.raises(InputError, match='annotator "a" rates item "i" twice'):
         human_ceiling(twice, dimension="q")
+
+
+def test_an_undefined_ceiling_says_which_reason():
+    """Each case said "undefined: no annotator overlaps": one annotator, annotators on disjoint items, and overlap
+    on one item only (no correlation of one pair)."""
+    def rate(pairs):
+        return [Rating(item_id=i, dimension="d", annotator=a, value=v) for i, a, v in pairs]
+
+    cases = {
+        "undefined: the ratings have one annotator, and the ceiling compares each with the others":
+            rate([("x", "a", 1), ("y", "a", 2)]),
+        "undefined: no item is rated by 2 annotators or more": rate([("x", "a", 1), ("y", "b", 2)]),
+        "undefined: no annotator shares 2 items or more with the others, with a spread of ratings on both sides":
+            rate([("x", "a", 1), ("x", "b", 2), ("y", "a", 3)]),
+    }  # fmt: skip
+    for note, ratings in cases.items():
+        (row,) = human_ceiling(ratings, dimension="d", methods=["pearson"])
+        assert row.value is None and row.note == note

@@ -51,9 +51,9 @@ def _na_reasons(rows: Sequence[Any]) -> list[str]:
     Example:
         >>> from types import SimpleNamespace as R
         >>> _na_reasons([R(level="turn", value=None, metric="k", note="undefined: constant input; 3 rated items"),
-        ...              R(level="turn", value=None, metric="human", note="undefined: no annotator overlaps"),
+        ...              R(level="turn", value=None, metric="human", note="undefined: no item rated twice"),
         ...              R(level="turn", value=0.5, metric="m", note="")])
-        ['n/a: k (turn): undefined: constant input', 'n/a: human (turn): undefined: no annotator overlaps']
+        ['n/a: k (turn): undefined: constant input', 'n/a: human (turn): undefined: no item rated twice']
         >>> _na_reasons([R(level="turn", value=0.5, metric="m", note="no CI: the items come from one context")])
         ['no CI: m (turn): the items come from one context']
     """

@@ -49,6 +49,20 @@ def _matrix(ratings: Sequence[Rating], dimension: str) -> pd.DataFrame:
 _MEAN = "leave-one-annotator-out mean; no CI: the ceiling is a mean over annotators, not bootstrapped"
 
 
+def _undefined(n_annotators: int, n_items: int) -> str:
+    """Say why no annotator's agreement with the others is defined ("no annotator overlaps" said it of all three).
+
+    Example:
+        >>> _undefined(1, 0)
+        'undefined: the ratings have one annotator, and the ceiling compares each with the others'
+    """
+    if n_annotators < 2:
+        return "undefined: the ratings have one annotator, and the ceiling compares each with the others"
+    if n_items == 0:
+        return "undefined: no item is rated by 2 annotators or more"
+    return "undefined: no annotator shares 2 items or more with the others, with a spread of ratings on both sides"
+
+
 def human_ceiling(
     ratings: Sequence[Rating], *, dimension: str, methods: Sequence[str] = METHODS
 ) -> list[CorrelationRow]:
@@ -84,7 +98,7 @@ def human_ceiling(
                 n_items=n_items,
                 n_groups=len(per_annotator),
                 n_skipped=skipped,
-                note=_MEAN if per_annotator else "undefined: no annotator overlaps",
+                note=_MEAN if per_annotator else _undefined(len(matrix.columns), n_items),
                 signature=make_signature("ceiling", extra={"method": method, "scheme": "loo-annotator"}),
             )
         )
