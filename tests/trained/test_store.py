@@ -66,6 +66,13 @@ def test_corrupt_or_missing_model_is_an_input_error(small_examples: list[Example
     (folder / "card.json").write_text("{not json")
     with pytest.raises(InputError, match="not valid JSON"):
         store.load(folder)
+    # the line and column as every JSON file's error gives them: it was "...: line 2 column 7 (char 16)" after the file
+    (folder / "card.json").write_text('{"a": 1,\n "b": }\n')
+    with pytest.raises(InputError, match=r'json:2: model card is not valid JSON \(Expecting value at column 7\)$'):
+        store.load(folder)
+    (folder / "card.json").write_bytes(b"\xff{}")  # was UnicodeDecodeError's text, naming no line
+    with pytest.raises(InputError, match=r"card\.json:1: not UTF-8 text: byte 0xff at column 1"):
+        store.load(folder)
     (folder / "card.json").write_text(json.dumps({"format": 1, "kind": "tfidf-nb"}))
     with pytest.raises(InputError, match="lacks task, params, files, training"):
         register_trained(f"trained:{folder}")

@@ -24,6 +24,7 @@ from typing import Any
 
 from dialeval import __version__
 from dialeval.errors import InputError
+from dialeval.jsonl import read_text
 from dialeval.signature import file_sha256
 from dialeval.trained.evaluator import Evaluator
 from dialeval.trained.models import Ensemble, evaluator_kinds
@@ -97,9 +98,10 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
     if not path.is_file():
         raise InputError("not a trained-evaluator folder (no card.json)", path=path.parent)
     try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"model card is not valid JSON: {exc}", path=path) from None
+        card = json.loads(read_text(path))  # bytes that are not UTF-8: an error naming the line, as for every file
+    except json.JSONDecodeError as exc:  # the file, line and column, as every JSON file's error names them
+        raise InputError(f"model card is not valid JSON ({exc.msg} at column {exc.colno})", path=path,
+                         line=exc.lineno) from None
     if not isinstance(card, dict):
         raise InputError("model card is not a JSON object", path=path)
     missing = [k for k in ("format", "kind", "task", "params", "files", "training") if k not in card]
