@@ -155,6 +155,8 @@ def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     p.write_text('response: r\ndelimiter: ";;"\n')  # was 'field "--delimiter"', an option not given, no file
     with pytest.raises(InputError, match=r'm\.yaml:2: field "delimiter": must be one character, not ";;"'):
         load_mapping(p)
+    with pytest.raises(InputError, match=r'^field "delimiter": must be one character'):  # a mapping built in Python
+        ColumnMapping(response="r", delimiter=";;")  # reaches csv.reader's TypeError otherwise
     # Several systems and a column without {system}: each row's one response was read as both systems' (6 items
     # from 3 rows, each text twice), and one rating column rated both.
     p.write_text("systems: [a, b]\nresponse: r\n")

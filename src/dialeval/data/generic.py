@@ -96,10 +96,14 @@ class ColumnMapping:
     keep_empty_responses: bool = False
 
     def __post_init__(self) -> None:
-        """Refuse a scale that is not ``LOW-HIGH`` (``scale`` is ``--scale`` on the command line)."""
+        """Refuse a scale that is not ``LOW-HIGH`` (``scale`` is ``--scale`` on the command line), and bad separators.
+
+        The command line and mapping files refuse them first, naming the option or the file's line.
+        """
         check_scale(self.scale, field="--scale")
         for dim, scale in self.scales.items():
             check_scale(scale, field=f"scales.{dim}")
+        check_separators(self.turn_separator, self.delimiter, fields=("turn_separator", "delimiter"))
 
     def columns(self) -> list[str]:
         """Return every column this mapping reads (``{system}`` expanded)."""
