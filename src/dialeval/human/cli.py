@@ -342,7 +342,7 @@ def import_agreement(
         None, "--benchmark", "-b", help="usr-tc, usr-pc, dstc9 or lmstyle-mturk; none with --path: your own ratings."
     ),
     path: Path | None = typer.Option(
-        None, "--path", help="With SOURCE, its published file (default: under the shared data folder); without, your "
+        None, "--path", help="With -b, its published file (default: under the shared data folder); without, your "
         "own table (.csv, .tsv, .jsonl) read with --mapping or the --*-col options, or a folder of dialeval records.",
     ),
     dimension: str | None = typer.Option(None, help="Only this dimension."),

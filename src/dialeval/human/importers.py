@@ -1,4 +1,4 @@
-"""Agreement on published annotations (USR, DSTC9, LMStyle MTurk) read through the data catalog.
+"""Agreement on published annotations (USR, DSTC9, LMStyle MTurk) read through the data catalog, or on yours.
 
 The loaders of :mod:`dialeval.data.catalog` keep ratings per annotator, which is
 all agreement needs. LMStyle's MTurk batch gives each HIT to one worker; only 29

@@ -40,6 +40,7 @@ def one_cluster_note(level: str, missing: str = "CI") -> str:
     unit = BOOT_UNIT[level]
     return f"no {missing}: the items come from one {unit}, and the bootstrap resamples {unit}s"
 
+
 #: The levels that correlate items, which a dimension rated only per dialogue does not rate.
 _PER_ITEM = ("turn", "sample")
 
