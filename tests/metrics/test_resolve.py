@@ -49,6 +49,9 @@ def test_parameters_are_typed_and_unknown_keys_or_families_are_errors():
         metric_params(fams[:1], parse_params(["device=cpu"]))  # given with -p (not --device), it must be used
     with pytest.raises(UnknownNameError, match='did you mean "bleu"'):
         metric_params(fams, parse_params(["bleux.smoothing=method1"]))
+    for pair in ("=x", "bleu.=x"):  # no key: it was "no metric of this run has the parameter " and no name
+        with pytest.raises(InputError, match=r'parameter "[^"]*" is not of the form \[metric\.\]key=value'):
+            parse_params([pair])
 
 
 def _built(names: list[str], pairs: list[str]) -> dict[str, Any]:
@@ -151,6 +154,9 @@ def test_an_empty_metric_name_is_an_error_not_the_default_set(names: list[str], 
         (["chrf"], "chrf.char_order=0", "chrf.char_order=0: must be at least 1"),
         (["chrfpp"], "chrfpp.word_order=-1", "chrf.word_order=-1: must be at least 0"),
         (["chrf"], "chrf.beta=-2", "chrf.beta=-2: must be at least 0"),
+        # Python's words: "invalid literal for int() with base 10: '1.5'", "could not convert string to float: 'x'"
+        (["chrf"], "chrf.char_order=1.5", "chrf.char_order='1.5': expected a whole number"),
+        (["meteor"], "meteor.alpha=x", "meteor.alpha='x': expected a number"),
         (["likelihood"], "likelihood.max_response_tokens=0", "likelihood.max_response_tokens=0: must be at least 1"),
         (["likelihood"], "likelihood.max_context_tokens=0", "likelihood.max_context_tokens=0: must be at least 1"),
         (["likelihood"], "likelihood.context_turns=-5", "likelihood.context_turns=-5: must be at least 0 (0 = all"),

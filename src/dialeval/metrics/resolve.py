@@ -44,11 +44,11 @@ def parse_params(pairs: Sequence[str], option: str = "--param") -> dict[str, dic
     """
     out: dict[str, dict[str, str]] = {}
     for pair in pairs:
-        if "=" not in pair:
-            name = "model" if option == "--model-param" else "metric"
-            raise InputError(f'parameter "{pair}" is not of the form [{name}.]key=value', field=option)
-        key, value = pair.split("=", 1)
+        key, _, value = pair.partition("=")
         fam, _, name = key.rpartition(".")
+        if "=" not in pair or not name.strip():  # "=x" was "no metric of this run has the parameter " (no name)
+            what = "model" if option == "--model-param" else "metric"
+            raise InputError(f'parameter "{pair}" is not of the form [{what}.]key=value', field=option)
         out.setdefault(fam or "*", {})[name] = value
     return out
 
@@ -85,13 +85,30 @@ def coerce_params(cls: type[Metric], params: Mapping[str, str], *, strict: bool 
                     raise ValueError(f"not one of {', '.join(sorted(_BOOLEANS))}")
                 value = _BOOLEANS[raw.lower()]
             elif isinstance(default, int):
-                value = int(raw)
+                value = _number(raw, int, "a whole number")
             elif isinstance(default, float):
-                value = float(raw)
+                value = _number(raw, float, "a number")
         except ValueError as exc:
             raise InputError(f"{cls.name}.{key}={raw!r}: {exc}", field="--param") from None
         out[key] = value
     return out
+
+
+def _number(raw: str, kind: type[int] | type[float], what: str) -> int | float:
+    """Return ``raw`` as ``kind``; else a ValueError saying what was expected.
+
+    Python's own said "invalid literal for int() with base 10".
+
+    Example:
+        >>> _number("1.5", int, "a whole number")
+        Traceback (most recent call last):
+        ...
+        ValueError: expected a whole number
+    """
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"expected {what}") from None
 
 
 def family_params(parsed: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
