@@ -11,12 +11,17 @@ from pathlib import Path
 def closest(name: str, known: Iterable[str], cutoff: float = 0.5) -> str | None:
     """Return the known name most like ``name`` (for a "did you mean" hint), or None if none is close.
 
+    Case does not count: "BLEU" is close to "bleu" (it had no hint).
+
     Example:
-        >>> closest("lenght", ["bleu1", "length"]), closest("zzz", ["length"])
-        ('length', None)
+        >>> closest("lenght", ["bleu1", "length"]), closest("zzz", ["length"]), closest("BLEU", ["bleu", "f1"])
+        ('length', None, 'bleu')
     """
-    found = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
-    return found[0] if found else None
+    by_lower: dict[str, str] = {}
+    for known_name in known:
+        by_lower.setdefault(known_name.lower(), known_name)
+    found = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=cutoff)
+    return by_lower[found[0]] if found else None
 
 
 def ensure_unique(names: Iterable[str], field: str, what: str = "column") -> None:
