@@ -98,6 +98,7 @@ def test_bad_input_errors(tmp_path: Path) -> None:
          'field "--model": model "tfidf-lr" is given twice'),
         (["--train", "usr-pc", "--test", "usr-tc", "--n-boot", "-1"], 'field "--n-boot": must be >= 0'),
         (["--train", "usr-pc", "--folds", "1"], 'field "--folds": must be at least 2, got 1'),
+        (["--train", "usr-pc", "--folds", "0"], 'field "--folds": must be at least 2, got 0'),  # "exactly one of"
         # the first wrote results of no model; the second read "usr-tc," as usr-tc
         (["--train", "usr-pc", "--test", "usr-tc", "--model", ""], 'field "--model": empty model name'),
         (["--train", "usr-pc", "--test", "usr-tc,"], 'field "--test": empty benchmark name in "usr-tc,"'),

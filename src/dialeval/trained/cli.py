@@ -96,7 +96,7 @@ class _Plan:
 
 
 def _plan(
-    model: str, train_on: str | None, test: str | None, logo: str | None, folds: int, task: str, seed: int,
+    model: str, train_on: str | None, test: str | None, logo: str | None, folds: int | None, task: str, seed: int,
     param: list[str], path: Path | None, table: TableOptions, common: dict[str, Any],
 ) -> _Plan:  # fmt: skip
     """Check the names and parameters, load the benchmarks and split them (no model is fitted yet)."""
@@ -118,9 +118,9 @@ def _plan(
     for name in own:  # a table given and named on neither side was loaded and then not used
         if name not in (*train_names, *test_names):
             raise InputError(f'your table is "{name}": name it in --train or --test', path=path, field="--path")
-    if sum(bool(x) for x in (test_names, logo, folds)) != 1:
+    if sum(bool(x) for x in (test_names, logo, folds is not None)) != 1:  # --folds 0 was "give exactly one of ..."
         raise InputError("give exactly one of --test, --logo, --folds")
-    if folds and folds < 2:
+    if folds is not None and folds < 2:
         raise InputError(f"must be at least 2, got {folds}", field="--folds")
     ensure_unique(kinds, "--model", "model")  # each model's rows were written twice
     xp.check_names(train_names, test_names, own=own)
@@ -142,6 +142,7 @@ def _plan(
     elif logo:
         splits = sp.leave_one_group_out(tr.examples, logo, seed)
     else:
+        assert folds is not None  # exactly one of --test, --logo and --folds was given (checked above)
         splits = sp.context_folds(tr.examples, folds, seed)
     mode = f"test on {','.join(test_names)}" if test_names else f"leave one {logo} out" if logo else f"{folds} folds"
     return _Plan(kinds, train_names, test_names, per_kind, tr, dims, splits, mode)
@@ -270,7 +271,7 @@ def train(
     train_on: str | None = typer.Option(None, "--train", help="Comma-separated catalog benchmarks to train on."),
     test: str | None = typer.Option(None, "--test", help="Comma-separated benchmarks never seen in training."),
     logo: str | None = typer.Option(None, "--logo", help="Leave one group out of --train: system, domain, benchmark."),
-    folds: int = typer.Option(0, "--folds", help="K-fold cross-validation over the contexts of --train."),
+    folds: int | None = typer.Option(None, "--folds", help="K-fold cross-validation over the contexts of --train."),
     dimension: str | None = typer.Option(None, "--dimension", "-d", help="Dimension, for benchmarks that rate it "
                                          "(others use their overall-quality default)."),
     dim: list[str] = typer.Option([], "--dim", help="benchmark=dimension override; repeatable."),
