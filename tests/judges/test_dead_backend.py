@@ -57,7 +57,7 @@ def _errors(output: str) -> list[str]:
     return [line for line in output.splitlines() if line.startswith("error:")]
 
 
-@pytest.mark.parametrize("kind", ["refused", "silent", "file"])
+@pytest.mark.parametrize("kind", ["refused", "silent", "file", "port"])
 def test_an_unreachable_backend_ends_the_run_with_one_line(
     kind: str, tmp_path: Path, silent_url: str
 ) -> None:
@@ -65,6 +65,7 @@ def test_an_unreachable_backend_ends_the_run_with_one_line(
         "refused": (f"http://127.0.0.1:{free_port()}/v1", "connection refused"),
         "silent": (silent_url, "timeout after 1 s"),
         "file": ("file:///tmp/v1", "must start with http:// or https://"),
+        "port": ("http://127.0.0.1:99999/v1", "99999 is not a TCP port (1 to 65535)"),  # was "connection refused"
     }[kind]
     out = tmp_path / "scores.jsonl"
     res = CliRunner().invoke(app, _judge(url, out, "-p", "timeout=1"), terminal_width=300)

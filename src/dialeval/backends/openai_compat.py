@@ -80,6 +80,8 @@ def check_base_url(base_url: str) -> None:
         raise BackendUnreachable(base_url, "the URL must start with http:// or https://")
     if not url.host:
         raise BackendUnreachable(base_url, "the URL names no host")
+    if url.port is not None and not 0 < url.port < 65536:  # it was "connection refused", as if a server were down
+        raise BackendUnreachable(base_url, f"{url.port} is not a TCP port (1 to 65535)")
 
 
 class OpenAICompatBackend(Backend):
