@@ -178,3 +178,17 @@ def test_a_key_given_twice_in_a_record_file_is_refused_by_the_record_reader(tmp_
     )
     with pytest.raises(InputError, match=r'^.*c\.jsonl:2: field "system": appears twice in one JSON object'):
         read_jsonl(p, Candidate)
+
+
+def test_a_table_given_where_json_lines_go_says_so(tmp_path: Path) -> None:
+    """`meta my.csv`, `meta -r my.csv` and `report --study my.csv` said only "not valid JSON (Expecting value at
+    column 1)": the file's name says it is a table, and the error now says that this reads JSON lines."""
+    p = tmp_path / "my.csv"
+    p.write_text("context,response\nhi,hello\n")
+    with pytest.raises(InputError, match=r"my\.csv:1: not valid JSON \(Expecting value at column 1\); the file is "
+                                         r"named as a CSV file, and this reads JSON lines \(one record per line\)$"):
+        read_jsonl(p, Score)
+    p = tmp_path / "s.jsonl"  # a JSONL name: the error as it was
+    p.write_text("context,response\n")
+    with pytest.raises(InputError, match=r"s\.jsonl:1: not valid JSON \(Expecting value at column 1\)$"):
+        read_jsonl(p, Score)

@@ -205,6 +205,24 @@ def loads(text: str) -> Any:
         raise DuplicateKeyError(_duplicate_path(json.loads(text, object_pairs_hook=_Pairs)) or "") from None
 
 
+#: Suffixes of files that are not JSON lines, and the format each names (a JSONL option given one of them).
+NOT_JSONL = {".csv": "CSV", ".tsv": "TSV", ".json": "JSON", ".txt": "plain text", ".md": "Markdown",
+             ".html": "HTML", ".parquet": "Parquet", ".xlsx": "Excel", ".xls": "Excel", ".yaml": "YAML",
+             ".yml": "YAML"}  # fmt: skip
+
+
+def _named_as(p: Path) -> str:
+    """Return what a file that is not JSON lines is named as, for its syntax error ("" for a JSONL name or JSON).
+
+    Example:
+        >>> _named_as(Path("my.csv.gz")), _named_as(Path("s.jsonl")), _named_as(Path("d.json"))
+        ('; the file is named as a CSV file, and this reads JSON lines (one record per line)', '', '')
+    """
+    suffix = Path(p.name.removesuffix(".gz")).suffix.lower()
+    fmt = NOT_JSONL.get(suffix) if suffix != ".json" else None  # published ".json" files may be JSON lines
+    return f"; the file is named as a {fmt} file, and this reads JSON lines (one record per line)" if fmt else ""
+
+
 def _parse(line: str, p: Path, lineno: int) -> Any:
     """Parse one JSONL line; a syntax error or a key given twice in one object is an error naming the line."""
     try:
@@ -212,7 +230,7 @@ def _parse(line: str, p: Path, lineno: int) -> Any:
     except json.JSONDecodeError as exc:
         bom = line.startswith("\ufeff")  # a byte-order mark inside the file: said as json.loads says it
         msg, column = ("Unexpected UTF-8 BOM (decode using utf-8-sig)", 1) if bom else (exc.msg, exc.colno)
-        raise InputError(f"not valid JSON ({msg} at column {column})", path=p, line=lineno) from None
+        raise InputError(f"not valid JSON ({msg} at column {column}){_named_as(p)}", path=p, line=lineno) from None
     except DuplicateKeyError as exc:
         raise InputError(DUPLICATE_KEY, path=p, line=lineno, field=exc.field) from None
 

@@ -19,7 +19,7 @@ from rich.console import Console
 from dialeval.atomic import atomic_write, special_kind
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError, ensure_unique
-from dialeval.jsonl import check_file, read_jsonl
+from dialeval.jsonl import NOT_JSONL, check_file, read_jsonl
 from dialeval.schema import Rating, Score
 
 if TYPE_CHECKING:
@@ -354,9 +354,6 @@ Inputs = Iterable[tuple[str, Path | None] | tuple[str, Path, Path]]
 
 
 #: Suffixes of formats other than JSON lines: a JSONL file named so was read as that format by other programs.
-NOT_JSONL = {".csv": "CSV", ".tsv": "TSV", ".json": "JSON", ".txt": "plain text", ".md": "Markdown",
-             ".html": "HTML", ".parquet": "Parquet", ".xlsx": "Excel", ".xls": "Excel", ".yaml": "YAML",
-             ".yml": "YAML"}  # fmt: skip
 
 
 def check_jsonl_name(path: Path | None, what: str, option: str = "--output") -> None:
