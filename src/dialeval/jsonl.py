@@ -205,7 +205,8 @@ def loads(text: str) -> Any:
         raise DuplicateKeyError(_duplicate_path(json.loads(text, object_pairs_hook=_Pairs)) or "") from None
 
 
-#: Suffixes of files that are not JSON lines, and the format each names (a JSONL option given one of them).
+#: Suffixes of formats other than JSON lines, and the format each names: a JSONL output named so would be read as
+#: that format by other programs, and a JSONL input named so is likely that format.
 NOT_JSONL = {".csv": "CSV", ".tsv": "TSV", ".json": "JSON", ".txt": "plain text", ".md": "Markdown",
              ".html": "HTML", ".parquet": "Parquet", ".xlsx": "Excel", ".xls": "Excel", ".yaml": "YAML",
              ".yml": "YAML"}  # fmt: skip

@@ -353,9 +353,6 @@ def write_text(path: Path, text: str) -> None:
 Inputs = Iterable[tuple[str, Path | None] | tuple[str, Path, Path]]
 
 
-#: Suffixes of formats other than JSON lines: a JSONL file named so was read as that format by other programs.
-
-
 def check_jsonl_name(path: Path | None, what: str, option: str = "--output") -> None:
     """Refuse a JSONL output whose suffix names another format (``-o scores.csv`` got JSON lines).
 

@@ -199,10 +199,10 @@ def links(
     access, _ = _study(study_dir)
     parts = urlsplit(base_url.strip())
     try:
-        _ = parts.port  # a port out of 0-65535, or not a number, is a ValueError ("http://host:99999" passed)
-    except ValueError:
-        parts = parts._replace(netloc="")
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        port_ok = parts.port is None or parts.port >= 0  # reading it checks the range
+    except ValueError:  # a port out of 0-65535, or not a number ("http://host:99999" passed)
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok or parts.query or parts.fragment:
         fail(InputError(f'"{base_url}" is not where a browser reaches the app; give http(s)://HOST:PORT, as `study '
                         "serve` prints it", field="--base-url"))  # fmt: skip
     base_url = base_url.strip().rstrip("/")  # a trailing / gave links with "//#token="

@@ -15,7 +15,14 @@ from typing import Any
 
 from dialeval.data.benchmark import Benchmark, choose_dimension
 from dialeval.errors import InputError, unknown_name
-from dialeval.meta.agreement import Level, bootstrap, krippendorff_alpha, reliability_matrix
+from dialeval.meta.agreement import (
+    NO_ITEM_RATED_TWICE,
+    Level,
+    bootstrap,
+    krippendorff_alpha,
+    pairable,
+    reliability_matrix,
+)
 from dialeval.schema import Rating
 
 SOURCES = ("usr-tc", "usr-pc", "dstc9", "lmstyle-mturk")
@@ -99,19 +106,12 @@ def agreement_rows(
         rel = reliability_matrix(rated) if rated else None
         for level in levels:
             row: dict[str, Any] = {"source": source, "dimension": dim, "level": level, "alpha": None, "ci95": None,
-                                   "items": _pairable_items(rel.matrix) if rel else 0,
+                                   "items": pairable(rel.matrix).shape[1] if rel else 0,
                                    "annotators": len(rel.annotators) if rel else 0}  # fmt: skip
-            why = _estimate(row, rel.matrix, level, n_boot, seed) if rel else "no item is rated by 2 annotators or more"
+            why = _estimate(row, rel.matrix, level, n_boot, seed) if rel else NO_ITEM_RATED_TWICE
             row["note"] = "; ".join(n for n in (note, why and f"{dim}: {why}") if n)
             rows.append(row)
     return rows
-
-
-def _pairable_items(matrix: Any) -> int:
-    """Count the items with two values or more (an "I don't know" is no value), the items alpha reads."""
-    import numpy as np
-
-    return int(((~np.isnan(np.asarray(matrix, dtype=float))).sum(axis=0) >= 2).sum())
 
 
 def _estimate(row: dict[str, Any], matrix: Any, level: Level, n_boot: int, seed: int) -> str:

@@ -110,7 +110,17 @@ def reliability_matrix(
     return Reliability(m, annotators, items, tuple(codes))
 
 
-def _pairable(matrix: Matrix) -> Matrix:
+#: Why agreement is undefined when no item has two ratings (Krippendorff's alpha, the human ceiling).
+NO_ITEM_RATED_TWICE = "no item is rated by 2 annotators or more"
+
+
+def pairable(matrix: Matrix) -> Matrix:
+    """Return the items (columns) with two values or more: the ones agreement reads ("I don't know" is no value).
+
+    Example:
+        >>> pairable([[1, 2, np.nan], [1, np.nan, 3]]).tolist()
+        [[1.0], [1.0]]
+    """
     m = np.asarray(matrix, dtype=float)
     return m[:, (~np.isnan(m)).sum(axis=0) >= 2]
 
@@ -121,7 +131,7 @@ def krippendorff_alpha(matrix: Matrix, level: Level = "nominal") -> float:
     Items with fewer than two ratings are ignored. For ``ordinal``, the distance
     between ranks c < k is ``(sum_{g=c..k} n_g - (n_c + n_k)/2) ** 2``.
     """
-    m = _pairable(matrix)
+    m = pairable(matrix)
     values = np.unique(m[~np.isnan(m)])
     if values.size < 2:
         raise ValueError("alpha is undefined when fewer than two distinct values occur")
@@ -261,7 +271,7 @@ def bootstrap(
         True
     """
     check_resamples(n_boot)
-    m = _pairable(matrix)
+    m = pairable(matrix)
     value = statistic(m)
     rng = np.random.default_rng(seed)
     stats: list[float] = []

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from dialeval.errors import InputError
+from dialeval.meta.agreement import NO_ITEM_RATED_TWICE
 from dialeval.meta.bootstrap import METHODS
 from dialeval.meta.correlate import check_names
 from dialeval.meta.levels import scipy_correlation
@@ -59,7 +60,7 @@ def _undefined(n_annotators: int, n_items: int) -> str:
     if n_annotators < 2:
         return "undefined: the ratings have one annotator, and the ceiling compares each with the others"
     if n_items == 0:
-        return "undefined: no item is rated by 2 annotators or more"
+        return f"undefined: {NO_ITEM_RATED_TWICE}"
     return "undefined: no annotator shares 2 items or more with the others, with a spread of ratings on both sides"
 
 
