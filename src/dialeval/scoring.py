@@ -457,9 +457,17 @@ class ScoringRequest(BaseModel):
 
         parsed = parse_params(self.params)
         names = self.metrics if self.metrics is not None else default
-        families, skipped = resolve_metrics(
-            None if names is None else list(names), candidates=candidates, params=parsed
-        )
+        try:
+            families, skipped = resolve_metrics(
+                None if names is None else list(names), candidates=candidates, params=parsed
+            )
+        except InputError as exc:
+            if self.metrics is not None or names is None:
+                raise
+            # the user named no metric: "metric bleu cannot run" alone left them asking which bleu
+            raise InputError(f"{exc.message}; it is one of this command's default metrics ({', '.join(names)}): "
+                             "name others with -m (dialeval metrics says which need no reference)",
+                             field="--metrics") from None  # fmt: skip
         return MetricPlan(families, skipped, metric_params(families, parsed, self.defaults()))
 
     def inputs(self) -> list[tuple[str, Path | None]]:

@@ -130,3 +130,18 @@ def test_the_counts_say_not_applicable_only_where_a_response_was_left_out(tmp_pa
     lines = res.output.splitlines()
     assert f"truncation: {len(texts)} perturbed" in lines
     assert f"number-swap: {digits} perturbed, {len(texts) - digits} not applicable (left out)" in lines
+
+
+def test_a_table_without_references_hears_that_the_default_metrics_need_them(tmp_path: Path) -> None:
+    """Naming no metric on a table without references said only 'metric "bleu" cannot run here', a metric
+    the user never asked for; now it says bleu is one of stress's defaults and how to name others."""
+    table = tmp_path / "t.csv"
+    table.write_text("ctx,resp\nHi there.,Hello!\nHow are you?,Fine.\n", encoding="utf-8")
+    res = invoke("stress", "--path", table, "--response-col", "resp", "--context-col", "ctx", "-o", tmp_path / "o")
+    refused(res, "2 of 2 items have no reference; it is one of this command's default metrics (bleu,")
+    assert "name others with -m" in res.output and not (tmp_path / "o").exists()
+    # a metric the user names gets the plain reason
+    res = invoke("stress", "--path", table, "--response-col", "resp", "--context-col", "ctx", "-m", "f1",
+                 "-o", tmp_path / "o")  # fmt: skip
+    refused(res, 'metric "f1" cannot run here: 2 of 2 items have no reference')
+    assert "default metrics" not in res.output
