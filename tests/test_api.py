@@ -263,6 +263,10 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
          'field "h": no value in any row: nothing to correlate with'),
         (lambda: dialeval.correlate(RATED, "h", ["mm"]), 'field "mm": no column "mm" (did you mean "m"?)'),
         (lambda: dialeval.load_benchmark("usr-tx"), 'did you mean "usr-tc"'),
+        # a column moved to the index by set_index was "no column" and nothing more
+        (lambda: dialeval.score(pd.DataFrame(ROWS).set_index("context"), ["length"], cache=False),
+         'field "context": no column "context" (it is the frame\'s index: pass df.reset_index())'),
+        (lambda: dialeval.correlate(RATED.set_index("h"), "h", ["m"]), "(it is the frame's index"),
         # each was "expected a DataFrame, a list of dicts or a path, got list/dict", naming neither the row nor the fix
         (lambda: dialeval.score([ROWS[0], ("Hi", "Hello")], ["length"], cache=False),
          "data:2: row is a tuple, not a dict (a list is read as one dict per row)"),

@@ -326,10 +326,14 @@ def _no_column(frame: pd.DataFrame, name: str, path: str | None = None) -> Input
         >>> import pandas as pd
         >>> print(_no_column(pd.DataFrame(columns=["length", "rating"]), "lenght"))
         field "lenght": no column "lenght" (did you mean "length"?); the columns: length, rating
+        >>> print(_no_column(pd.DataFrame({"context": ["Hi"], "r": ["Yo"]}).set_index("context"), "context"))
+        field "context": no column "context" (it is the frame's index: pass df.reset_index()); the columns: r
     """
     have = [str(c) for c in frame.columns]
     close = closest(name, have)
     hint = f' (did you mean "{close}"?)' if close else ""
+    if name in [str(n) for n in frame.index.names if n is not None]:  # set_index moved it out of the columns
+        hint = " (it is the frame's index: pass df.reset_index())"
     return InputError(f'no column "{name}"{hint}; the columns: {", ".join(have) or "none"}', path=path, field=name)
 
 
