@@ -263,6 +263,9 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
          'field "h": no value in any row: nothing to correlate with'),
         (lambda: dialeval.correlate(RATED, "h", ["mm"]), 'field "mm": no column "mm" (did you mean "m"?)'),
         (lambda: dialeval.load_benchmark("usr-tx"), 'did you mean "usr-tc"'),
+        # it said "not a numeric column", naming no row and no value
+        (lambda: dialeval.correlate(RATED.assign(h=[1.0, 2.0, "n/a", 4.0]), "h", ["m"]),
+         "data:3: field \"h\": expected a number, found str 'n/a'"),
         # a column moved to the index by set_index was "no column" and nothing more
         (lambda: dialeval.score(pd.DataFrame(ROWS).set_index("context"), ["length"], cache=False),
          'field "context": no column "context" (it is the frame\'s index: pass df.reset_index())'),
@@ -356,3 +359,14 @@ def test_load_benchmark_takes_the_published_file(
     with pytest.raises(InputError) as caught:
         dialeval.load_benchmark("fed-turn")
     assert str(caught.value).endswith("it needs fed/fed_data.json (or pass the file with path=)")
+
+
+def test_pandas_missing_values_and_numbers_of_any_dtype_read_as_float_columns_do() -> None:
+    """A nullable Int64 column's pd.NA was a TypeError ("float() argument must be ... not 'NAType'"), and an
+    object column of numbers was "not a numeric column"; each now gives the float column's figures."""
+    with_nan = RATED.assign(h=[1.0, None, 2.0, 4.0])
+    expected = dialeval.correlate(with_nan, "h", ["m"], n_boot=20)
+    assert expected["n"].tolist() == [3]
+    for h in (pd.array([1, None, 2, 4], dtype="Int64"), pd.Series([1, pd.NA, 2.0, 4], dtype=object)):
+        got = dialeval.correlate(RATED.assign(h=h), "h", ["m"], n_boot=20)
+        pd.testing.assert_frame_equal(got, expected)

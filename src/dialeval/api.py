@@ -21,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import numbers
+import reprlib
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -281,11 +283,19 @@ def _read_path(
 
 
 def _cell(value: Any) -> Any:
-    """One cell as the table reader takes it: NaN and None become None, arrays and tuples lists."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
+    """One cell as the table reader takes it: NaN, None and pandas' NA/NaT become None, arrays and tuples lists.
+
+    Example:
+        >>> import numpy as np, pandas as pd
+        >>> [_cell(v) for v in (np.float32("nan"), pd.NA, pd.NaT, np.int64(3), (1, 2))]
+        [None, None, None, 3, [1, 2]]
+    """
+    import pandas as pd
+
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        value = value.tolist()
+        value = value.tolist()  # numpy scalars: a float32 NaN is no Python float until here
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return None
     return list(value) if isinstance(value, tuple) else value
 
 
@@ -468,8 +478,6 @@ def _short(value: object) -> str:
         >>> _short(list(range(100)))
         '[0, 1, 2, 3, 4, 5, ...] (list)'
     """
-    import reprlib
-
     return f"{reprlib.repr(value)} ({type(value).__name__})"
 
 
@@ -523,15 +531,26 @@ def _scores(df: pd.DataFrame, metrics: Sequence[str], by: str | None) -> list[Sc
 
 
 def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
-    """Return a column's values as floats (None for missing); an infinite value is refused, as the CLI refuses it."""
-    import pandas as pd
+    """Return a column's values as floats (None for missing); an infinite value is refused, as the CLI refuses it.
 
-    if not pd.api.types.is_numeric_dtype(df[name]) and not df[name].isna().all():
-        raise InputError("not a numeric column", field=name)
-    values = [None if _cell(v) is None else float(v) for v in df[name].tolist()]
-    for row, value in enumerate(values, 1):
+    Example:
+        >>> import pandas as pd
+        >>> _numbers(pd.DataFrame({"h": pd.array([2, None], dtype="Int64")}), "h")
+        [2.0, None]
+        >>> _numbers(pd.DataFrame({"h": [4.0, "n/a"]}), "h")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: data:2: field "h": expected a number, found str 'n/a'
+    """
+    values: list[float | None] = []
+    for row, cell in enumerate(df[name].tolist(), 1):
+        value = _cell(cell)
+        if value is not None and not isinstance(value, numbers.Real):  # was "not a numeric column", naming no row
+            raise InputError(f"expected a number, found {type(value).__name__} {reprlib.repr(value)}", path=DATA,
+                             line=row, field=name)  # fmt: skip
         if value is not None and math.isinf(value):
-            raise InputError(f"{value} is not a finite number", path=DATA, line=row, field=name)
+            raise InputError(f"{float(value)} is not a finite number", path=DATA, line=row, field=name)
+        values.append(None if value is None else float(value))
     return values
 
 
