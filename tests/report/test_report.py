@@ -260,3 +260,16 @@ def test_a_benchmark_whose_every_figure_is_undefined_reports_why(tmp_path: Path)
     assert "| length | n/a | n/a | n/a |" in text
     assert "n/a: length (turn): undefined: constant input or fewer than 2 values" in text  # as meta prints it
     assert "No correlation chart: every figure is undefined (n/a)." in text
+
+
+def test_a_folder_of_results_folders_names_them(tmp_path: Path) -> None:
+    """`dialeval report runs/` said only "no results here", though runs/ held a results folder per run."""
+    for name in ("b", "a"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run.json").write_text("{}")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match=r"no results here \(looked for .*\); its folders a, b hold results: name"):
+        load_results(tmp_path)
+    with pytest.raises(InputError) as caught:  # no such folder inside: no hint
+        load_results(tmp_path / "empty")
+    assert "its folders" not in str(caught.value)

@@ -109,6 +109,14 @@ def read_run(path: Path) -> AnyRun:
         raise InputError(first["msg"], path=path, field=".".join(where) or "kind") from None
 
 
+def _result_folders(path: Path) -> list[str]:
+    """Return the names of the folders in ``path`` that hold results (none where one cannot be read)."""
+    try:
+        return sorted(d.name for d in path.iterdir() if d.is_dir() and any((d / n).is_file() for n in KNOWN))
+    except OSError:  # an unreadable folder: the error stays "no results here"
+        return []
+
+
 def load_results(path: str | Path) -> Results:
     """Load a results folder.
 
@@ -120,7 +128,9 @@ def load_results(path: str | Path) -> Results:
         what = "a file" if p.exists() else "not found"
         raise InputError(f"{what}: give a results folder (the --output of benchmark, stress, lmstyle or train)", path=p)
     if not any((p / name).is_file() for name in KNOWN):
-        raise InputError(f"no results here (looked for {', '.join(KNOWN)})", path=p)
+        inside = _result_folders(p)
+        hint = f"; its folders {', '.join(inside)} hold results: name them" if inside else ""  # `report runs/`
+        raise InputError(f"no results here (looked for {', '.join(KNOWN)}){hint}", path=p)
     r = Results(path=p)
     if (p / "run.json").is_file():
         r.run = read_run(p / "run.json")
