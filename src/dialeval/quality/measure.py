@@ -245,10 +245,25 @@ def record(card: Path, what: str, rows: Sequence[dict[str, Any]], command: str) 
     now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     saved.setdefault("measured", {})[what] = {
         "command": command, "date": now, "dialeval": __version__, "machine": machine(),
-        "rows": [{k: None if v != v else v for k, v in r.items()} for r in rows],
+        "rows": _nulled(rows),
     }  # fmt: skip
     with atomic_write(card) as f:
         f.write(json.dumps(saved, indent=1, allow_nan=False) + "\n")
+
+
+def _nulled(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return ``rows`` with each NaN as None (JSON has no NaN)."""
+    return [{k: None if v != v else v for k, v in r.items()} for r in rows]
+
+
+def _three(value: float | None) -> str:
+    """Return a figure as the tables print it: three decimals, ``n/a`` where undefined (None or NaN).
+
+    Example:
+        >>> _three(0.12345), _three(float("nan")), _three(None)
+        ('0.123', 'n/a', 'n/a')
+    """
+    return "n/a" if value is None or value != value else f"{value:.3f}"
 
 
 def read_card(card: Path) -> dict[str, Any]:
@@ -308,19 +323,18 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         print("| feature | level | method | value [95% CI] | units |")
         print("|---|---|---|---|---|")
         for r in table:
-            ci = "" if r.ci_low is None or r.ci_high is None else f" [{r.ci_low:.3f}, {r.ci_high:.3f}]"
-            value = "n/a" if r.value is None else f"{r.value:.3f}"
-            print(f"| {r.metric} | {r.level} | {r.method} | {value}{ci} | {r.n_groups} |")
+            ci = "" if r.ci_low is None or r.ci_high is None else f" [{_three(r.ci_low)}, {_three(r.ci_high)}]"
+            print(f"| {r.metric} | {r.level} | {r.method} | {_three(r.value)}{ci} | {r.n_groups} |")
         if args.card is not None:
             record(args.card, "dialogue", [r.to_dict() for r in table], command)
         return
     rows = stress_table(args.contexts, seed=args.seed, views=args.views, ensemble=ensemble)
     print("| perturbation | output | pairs | original better | mean drop [95% CI] | AUROC |")
     print("|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['perturbation']} | {r['output']} | {r['n']} | {r['fraction']:.3f} | "
-              f"{r['drop']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] | {r['auroc']:.3f} |")
-    print(json.dumps(rows))
+    for r in rows:  # a perturbation with no pair printed "nan" in every cell, and NaN (no JSON) in the line below
+        print(f"| {r['perturbation']} | {r['output']} | {r['n']} | {_three(r['fraction'])} | "
+              f"{_three(r['drop'])} [{_three(r['ci_low'])}, {_three(r['ci_high'])}] | {_three(r['auroc'])} |")
+    print(json.dumps(_nulled(rows), allow_nan=False))
     if args.card is not None:
         record(args.card, "stress", rows, command)
 
