@@ -47,6 +47,15 @@ def test_judge_run_names_an_unknown_protocol_as_a_protocol() -> None:
     assert res.output.strip() == 'error: unknown protocol "cpdscore-simpel"; did you mean "cpdscore-simple"?'
 
 
+def test_judge_run_takes_the_protocol_as_its_argument_too() -> None:
+    """`judge run cpdscore-simple` said "Missing option '--protocol'"; the protocol may now be the argument, once."""
+    res = CliRunner().invoke(app, ["judge", "run", "cpdscore-simpel", "--limit", "1"], terminal_width=300)
+    assert res.output.strip() == 'error: unknown protocol "cpdscore-simpel"; did you mean "cpdscore-simple"?'
+    refused(invoke("judge", "run", "--limit", "1"), 'field "--protocol": give a protocol: --protocol NAME')
+    refused(invoke("judge", "run", "cpdscore-simple", "--protocol", "dialogadv"),
+            'field "--protocol": give the protocol once: --protocol or PROTOCOL, not both')  # fmt: skip
+
+
 def test_judge_run_writes_scores_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str) -> None:
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "scores.jsonl"

@@ -18,12 +18,13 @@ from dialeval.commands.common import (
     check_serving,
     console,
     fail,
+    given_once,
     load_inputs,
     replaced_note,
     table_options,
 )
 from dialeval.commands.options import allow_failures_option, judge_run_options
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, InputError
 from dialeval.scoring import ScoringRequest
 from dialeval.words import counted
 
@@ -106,7 +107,8 @@ OUTPUT_FLAGS = ("--output", "-o", "--out")
 @judge_run_options
 @table_options
 def run_command(
-    protocol: str = typer.Option(..., "--protocol", help="Protocol name (see `judge list`) or a protocol YAML path."),
+    positional: str | None = typer.Argument(None, metavar="PROTOCOL", help="The same as --protocol."),
+    option: str | None = typer.Option(None, "--protocol", help="Protocol name (see `judge list`) or a YAML path."),
     benchmark: str | None = typer.Option(None, "--benchmark", "-b", help="Catalog benchmark (default usr-tc)."),
     path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     dialogues: Path | None = typer.Option(None, "--dialogues", help="Dialogue records (JSONL)."),
@@ -139,6 +141,7 @@ def run_command(
     from dialeval.scoring import score_metrics
 
     try:
+        protocol = _protocol(option, positional)
         from_file = protocol.endswith((".yaml", ".yml"))
         inputs = [("--protocol", Path(protocol) if from_file else None), ("--path", path), ("--dialogues", dialogues),
                   ("--candidates", candidates), ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
@@ -182,6 +185,24 @@ def run_command(
                      f"{out} and the summary to {_summary_path(out)}{replaced_note(replaced)}")  # fmt: skip
             console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures(scored.scores, allow_failures)
+
+
+def _protocol(option: str | None, positional: str | None) -> str:
+    """Return the protocol given as ``--protocol`` or as the argument (``judge run cpdscore-simple``), once.
+
+    Example:
+        >>> _protocol(None, "cpdscore-simple")
+        'cpdscore-simple'
+        >>> _protocol(None, None)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--protocol": give a protocol: --protocol NAME (dialeval judge list) or ...
+    """
+    protocol = given_once(option, positional, ("--protocol", "PROTOCOL"), "the protocol")
+    if protocol is None:  # the argument alone said "Missing option '--protocol'"
+        raise InputError("give a protocol: --protocol NAME (dialeval judge list) or a protocol YAML path",
+                         field="--protocol")  # fmt: skip
+    return protocol
 
 
 def _summary_path(out: Path) -> Path:
