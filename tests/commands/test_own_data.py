@@ -224,6 +224,26 @@ def test_the_system_level_is_reported_by_default_only_where_the_data_names_syste
     assert [r["level"] for r in json.loads(res.stdout)["rows"]] == ["turn"]
 
 
+def test_the_system_level_asked_of_data_that_names_no_system_is_refused(tmp_path: Path) -> None:
+    """--level system on a table read without --system-col gave an undefined column ("fewer than 2 systems");
+    benchmark (before any scoring) and meta now say the data names no system and how to name them, as
+    correlate(level="system") does."""
+    from tests.commands.cli_runner import invoke, refused
+
+    table = write_csv(tmp_path / "my.csv")
+    args = ["--rating-col", "quality", "-m", "length", "--boot", "0", "--no-cache"]
+    said = 'field "--level": the system level needs the system of each response, and the data names none'
+    res = invoke("benchmark", "--path", table, *COLS[:4], *args, "--level", "turn,system", "-o", tmp_path / "b")
+    assert "--system-col COLUMN" in refused(res, said) and not (tmp_path / "b").exists()
+    ok = invoke("benchmark", "--path", table, *COLS[:4], *args, "--level", "turn", "-o", tmp_path / "b")
+    assert ok.exit_code == 0, ok.output
+    res = invoke("meta", tmp_path / "b" / "scores.jsonl", "--path", table, *COLS[:4], "--rating-col", "quality",
+                 "--level", "system")  # fmt: skip
+    refused(res, said)
+    named = invoke("benchmark", "--path", table, *COLS, *args, "--level", "system", "-o", tmp_path / "n")
+    assert named.exit_code == 0, named.output  # two named systems: asked, it is given (with its warning)
+
+
 def test_benchmark_grade_uses_its_only_dimension(tmp_path: Path, shared_data: Path) -> None:
     sample = shared_data / "samples" / "grade_human_judgement.sample.json"  # GRADE rates only "coherence"
     res = ok(run("benchmark", "-b", "grade", "--path", sample, "-m", "length", "--level", "turn", "--method",

@@ -79,20 +79,34 @@ def levels_to_report(
 
     The default: turn (dialogue for a dimension rated per dialogue), then system where ``systems``
     holds :data:`~dialeval.meta.levels.MIN_POINTS` (3) or more: no system level of one "unknown" system, nor of
-    two, where a correlation is +1, -1 or undefined whatever the metric. ``--level system`` still gives it.
+    two, where a correlation is +1, -1 or undefined whatever the metric. ``--level system`` still gives it,
+    where the data names a system (it gave an undefined figure for data that names none, as if a fix were not
+    one option away).
+
+    Raises:
+        InputError: ``--level`` asks for the system level and ``systems`` names none.
 
     Example:
         >>> from dialeval.schema import Rating
         >>> rated = [Rating(item_id="d", dimension="q", annotator="w", value=1, level="dialogue")]
         >>> levels_to_report([], None, rated, "q", ["a", "b", "c"]), levels_to_report([], None, rated, "q", ["a", "b"])
         (['dialogue', 'system'], ['dialogue'])
-        >>> levels_to_report(["turn", "system"], "turn,system", rated, "q", ["unknown"])
+        >>> levels_to_report(["turn", "system"], "turn,system", rated, "q", ["a", "b"])
         ['turn', 'system']
+        >>> levels_to_report(["system"], "system", rated, "q", ["unknown"])
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--level": the system level needs the system of each response, and ...
     """
     from dialeval.meta.correlate import default_levels
     from dialeval.meta.levels import MIN_POINTS
+    from dialeval.schema import UNKNOWN_SYSTEM, named_systems
 
     if level is not None:
+        if "system" in given and not named_systems(systems):
+            raise InputError(f'the system level needs the system of each response, and the data names none (each is '
+                             f'"{UNKNOWN_SYSTEM}"): read a table with --system-col COLUMN, or records that name their '
+                             "systems", field="--level")  # fmt: skip
         return given
     return default_levels(ratings, [dimension], also=["system"] if len(set(systems)) >= MIN_POINTS else [])
 
