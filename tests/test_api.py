@@ -266,6 +266,11 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         # it said "not a numeric column", naming no row and no value
         (lambda: dialeval.correlate(RATED.assign(h=[1.0, 2.0, "n/a", 4.0]), "h", ["m"]),
          "data:3: field \"h\": expected a number, found str 'n/a'"),
+        # each was a UnicodeEncodeError traceback, from pandas (a list of dicts) or when the score cache was written
+        (lambda: dialeval.score([ROWS[0], {"context": ["Hi", "x\udfff"], "response": "Yo"}], ["length"], cache=False),
+         'data:2: field "context.1": \\udfff is half of a UTF-16 surrogate pair, no character'),
+        (lambda: dialeval.score(pd.DataFrame(ROWS).assign(response=pd.Series(["a\ud800"] * len(ROWS), dtype=object)),
+                                ["length"], cache=False), 'data:1: field "response": \\ud800 is half'),
         # a column moved to the index by set_index was "no column" and nothing more
         (lambda: dialeval.score(pd.DataFrame(ROWS).set_index("context"), ["length"], cache=False),
          'field "context": no column "context" (it is the frame\'s index: pass df.reset_index())'),

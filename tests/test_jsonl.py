@@ -192,3 +192,19 @@ def test_a_table_given_where_json_lines_go_says_so(tmp_path: Path) -> None:
     p.write_text("context,response\n")
     with pytest.raises(InputError, match=r"s\.jsonl:1: not valid JSON \(Expecting value at column 1\)$"):
         read_jsonl(p, Score)
+
+
+def test_half_of_a_surrogate_pair_is_refused_where_it_is_read(tmp_path: Path) -> None:
+    """JSON may spell "\\ud800", which is no character: a record holding one was read, scored, and then
+    failed when written (a UnicodeEncodeError traceback from pydantic, or pandas building a frame)."""
+    from dialeval.jsonl import iter_objects
+
+    p = tmp_path / "x.jsonl"
+    p.write_text('{"a": "\\ud83d\\ude00"}\n{"turns": [{"text": "ok \\uDFFF"}]}\n', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        list(iter_objects(p))
+    assert str(caught.value) == (f'{p}:2: field "turns.0.text": \\udfff is half of a UTF-16 surrogate pair, no '
+                                 "character (text must be valid Unicode)")  # the emoji's whole pair on line 1 is read
+    p.write_text('{"a\\ud800": 1}\n', encoding="utf-8")  # a key too
+    with pytest.raises(InputError, match=r'x\.jsonl:1: field "a.+": \\ud800 is half'):
+        list(iter_objects(p))

@@ -24,12 +24,13 @@ import math
 import numbers
 import reprlib
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dialeval.atomic import WriteError
 from dialeval.errors import InputError, closest, ensure_unique
+from dialeval.jsonl import lone_surrogate
 from dialeval.words import counted
 
 if TYPE_CHECKING:
@@ -251,6 +252,7 @@ def _read(
         if row is not None:  # a list of tuples or of strings: say which row, not just "list"
             kind = type(data[row - 1]).__name__
             raise InputError(f"row is a {kind}, not a dict (a list is read as one dict per row)", path=DATA, line=row)
+        _check_unicode(enumerate(data, 1))  # before pandas, whose string columns refuse it with a traceback
         frame = pd.DataFrame(list(data))
     else:
         hint = " (a dict of columns: pass pd.DataFrame(data))" if isinstance(data, Mapping) else ""
@@ -259,7 +261,15 @@ def _read(
         raise InputError("the data's column names must be strings")
     records = frame.to_dict("records")
     rows = [(Where(DATA, line=n), {str(k): _cell(v) for k, v in rec.items()}) for n, rec in enumerate(records, 1)]
+    _check_unicode((where.line, cells) for where, cells in rows)
     return frame, rows, None
+
+
+def _check_unicode(rows: Iterable[tuple[int | None, Any]]) -> None:
+    r"""Refuse a string with half of a surrogate pair (``"\ud800"``): it failed when written, or in pandas."""
+    for line, cells in rows:
+        if (half := lone_surrogate(dict(cells), DATA, line)) is not None:
+            raise half
 
 
 def _read_path(

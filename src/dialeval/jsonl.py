@@ -49,6 +49,9 @@ M = TypeVar("M", bound=BaseModel)
 
 _BOM = b"\xef\xbb\xbf"
 _MAYBE_NONFINITE = re.compile(r"NaN|Infinity|\d[eE]\+?\d{3}")
+#: A ``\\uD800``-``\\uDFFF`` escape: JSON may spell half of a surrogate pair, which is no character (UTF-8 has none).
+_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def check_file(path: str | Path) -> Path:
@@ -131,6 +134,32 @@ def _walk(value: Any, where: str = "") -> Iterator[tuple[str, Any]]:
         items = enumerate(value)
     for key, sub in items:
         yield from _walk(sub, f"{where}.{key}" if where else str(key))
+
+
+def lone_surrogate(value: Any, path: str | Path, line: int | None) -> InputError | None:
+    r"""Return the error for the first key or string in ``value`` that holds half of a surrogate pair, or None.
+
+    JSON can spell one (``"\ud800"``), and so can a Python string; UTF-8 cannot, so it failed only when
+    written (a ``UnicodeEncodeError`` traceback, with nothing to say where it came from).
+
+    Example:
+        >>> print(lone_surrogate(json.loads('{"turns": [{"text": "a\\ud800"}], "ok": "\\ud83d\\ude00"}'), "d", 3))
+        d:3: field "turns.0.text": \ud800 is half of a UTF-16 surrogate pair, no character (text must be valid Unicode)
+    """
+    if (half := _surrogate_in(value)) is None:
+        return None
+    return InputError(f"{half[1]} is half of a UTF-16 surrogate pair, no character (text must be valid Unicode)",
+                      path=path, line=line, field=half[0])  # fmt: skip
+
+
+def _surrogate_in(value: Any) -> tuple[str, str] | None:
+    """Return (field path, the escape) of the first key or string in ``value`` that holds half of a surrogate pair."""
+    for where, node in _walk(value):
+        keys = [k for k in node if isinstance(k, str)] if isinstance(node, dict) else []
+        for text, field in [*((k, f"{where}.{k}" if where else k) for k in keys), (node, where)]:
+            if isinstance(text, str) and (found := _SURROGATE.search(text)):
+                return field or "<record>", f"\\u{ord(found.group()):04x}"
+    return None
 
 
 def _nonfinite(value: Any) -> tuple[str, float] | None:
@@ -258,6 +287,8 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 if _MAYBE_NONFINITE.search(line) and (bad := _nonfinite(obj)) is not None:
                     literal = "NaN" if math.isnan(bad[1]) else ("-" if bad[1] < 0 else "") + "Infinity"
                     raise InputError(f"{literal} is not a finite number", path=p, line=lineno, field=bad[0])
+                if _MAYBE_SURROGATE.search(line) and (half := lone_surrogate(obj, p, lineno)) is not None:
+                    raise half
                 yield lineno, obj
         except (OSError, EOFError) as exc:  # a damaged .gz
             raise InputError(f"cannot read ({exc})", path=p, line=lineno + 1) from None
