@@ -17,6 +17,29 @@ def test_unknown_model_path_is_a_clear_input_error(tmp_path):
         loading.resolve_encoder_dir(str(tmp_path / "nope"))
 
 
+@pytest.mark.parametrize(
+    ("metric", "key", "kind"),
+    [("embedding", "model", "a sentence-transformers model"),
+     ("likelihood", "model", "a causal LM (a GGUF file or a transformers folder)"),
+     ("quality", "encoder", "the views' transformers encoder")],
+)  # fmt: skip
+def test_a_folder_that_holds_no_model_is_one_line_naming_the_parameter(tmp_path, metric, key, kind):
+    """An empty folder, or one with a broken config.json, given as a model was transformers' or
+    sentence-transformers' traceback (ValueError "Unrecognized model", OSError "not a valid JSON file")."""
+    from tests.commands.cli_runner import invoke, refused
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    data = tmp_path / "t.csv"
+    data.write_text("context,response\nHi there.,Hello!\n", encoding="utf-8")
+    args = ["score", "--path", data, "--response-col", "response", "--context-col", "context", "-m", metric,
+            "-p", f"{metric}.{key}={folder}", "--no-cache", "-o", tmp_path / "s.jsonl"]  # fmt: skip
+    refused(invoke(*args), f'field "--param": {metric}.{key}: "{folder}" cannot be loaded as {kind}: ')
+    (folder / "config.json").write_text("{", encoding="utf-8")
+    line = refused(invoke(*args), f"cannot be loaded as {kind}: OSError: ")
+    assert "config.json" in line and not (tmp_path / "s.jsonl").exists()
+
+
 def test_causal_lm_loads_once_from_the_converted_cache():
     pytest.importorskip("transformers")
     first = loading.load_causal_lm()

@@ -302,6 +302,31 @@ def _converted_dir(gguf: Path) -> Path:
     return target
 
 
+@contextlib.contextmanager
+def loading(source: Path | str, kind: str, field: str = "model") -> Iterator[None]:
+    """Within the block, a model that fails to load is one error naming it (it was the library's traceback).
+
+    A folder without a model's files, or with a broken ``config.json``, raised transformers' or
+    sentence-transformers' ``ValueError``/``OSError`` from deep inside them. ``field`` is the metric
+    parameter that named the model (:func:`~dialeval.metrics.base.parameter_errors` names it as ``-p``).
+
+    Example:
+        >>> with loading("/tmp/empty", "a sentence-transformers model"):
+        ...     raise ValueError("Unrecognized model in /tmp/empty")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "model": "/tmp/empty" cannot be loaded as ...: ValueError: Unrecognized ...
+    """
+    try:
+        yield
+    except DialevalError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        lines = str(exc).strip().splitlines()
+        said = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+        raise InputError(f'"{source}" cannot be loaded as {kind}: {said}', field=field) from None
+
+
 @functools.lru_cache(maxsize=4)
 def load_causal_lm(name_or_path: str = DEFAULT_CAUSAL_LM, device: str = "cpu") -> tuple[Any, Any, str]:
     """Return ``(model, tokenizer, fingerprint)`` for a causal LM, loaded once per process.
@@ -316,12 +341,13 @@ def load_causal_lm(name_or_path: str = DEFAULT_CAUSAL_LM, device: str = "cpu") -
     check_device(device)
     set_offline()
     source = resolve_lm_source(name_or_path)
-    folder = _converted_dir(source) if source.suffix == ".gguf" else source
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    with loading(name_or_path, "a causal LM (a GGUF file or a transformers folder)"):
+        folder = _converted_dir(source) if source.suffix == ".gguf" else source
+        from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    model: Any = AutoModelForCausalLM.from_pretrained(str(folder), dtype="float32")
-    model = model.to(device).eval()
-    tok = AutoTokenizer.from_pretrained(str(folder))
+        model: Any = AutoModelForCausalLM.from_pretrained(str(folder), dtype="float32")
+        model = model.to(device).eval()
+        tok = AutoTokenizer.from_pretrained(str(folder))
     return model, tok, fingerprint(source)
 
 
@@ -338,7 +364,9 @@ def load_sentence_encoder(name_or_path: str = DEFAULT_ENCODER, device: str = "cp
     folder = resolve_encoder_dir(name_or_path)
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(folder), device=device), fingerprint(folder)
+    with loading(name_or_path, "a sentence-transformers model"):
+        encoder = SentenceTransformer(str(folder), device=device)
+    return encoder, fingerprint(folder)
 
 
 @functools.lru_cache(maxsize=4)
@@ -357,8 +385,9 @@ def load_classifier(folder: str, device: str = "cpu") -> tuple[Any, Any]:
         raise InputError(f'"{folder}" is not a transformers model folder (no config.json)', field="model")
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    model: Any = AutoModelForSequenceClassification.from_pretrained(str(path))
-    return model.to(device).eval(), AutoTokenizer.from_pretrained(str(path))
+    with loading(folder, "a sequence classifier"):
+        model: Any = AutoModelForSequenceClassification.from_pretrained(str(path))
+        return model.to(device).eval(), AutoTokenizer.from_pretrained(str(path))
 
 
 def classify(

@@ -226,7 +226,7 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
     from transformers import AutoTokenizer
 
     from dialeval.errors import InputError
-    from dialeval.models.loading import set_offline
+    from dialeval.models.loading import loading, set_offline
 
     set_offline()  # no hub request, and no "Loading weights" bar under dialeval's own progress
     root = Path(folder)
@@ -241,7 +241,10 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
     except (OSError, ValueError) as exc:
         raise InputError(f"not a trained views folder ({exc})", path=root) from None
     base = str(views_base(head) or encoder_dir)
-    model = build_model(base, len(head["views"]), head.get("layers"))
+    named_by = "encoder" if views_base(head) is None else "views"  # the parameter that chose it
+    with loading(base, "the views' transformers encoder", named_by):  # an empty folder was transformers' traceback
+        model = build_model(base, len(head["views"]), head.get("layers"))
+        tok = AutoTokenizer.from_pretrained(base)
     if head.get("base_fp16"):
         round_to_fp16(model.encoder)
     try:
@@ -259,6 +262,5 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         model.heads.weight.copy_(torch.tensor(head["weight"]))
         model.heads.bias.copy_(torch.tensor(head["bias"]))
     model.eval().to(device)
-    tokens = Tokens(AutoTokenizer.from_pretrained(base), int(head.get("max_len", MAX_LEN)),
-                    int(head.get("max_response", MAX_RESPONSE)))  # fmt: skip
+    tokens = Tokens(tok, int(head.get("max_len", MAX_LEN)), int(head.get("max_response", MAX_RESPONSE)))
     return model, tokens, head
