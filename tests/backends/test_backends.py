@@ -155,6 +155,8 @@ def test_a_model_the_backends_cannot_load_is_an_input_error_naming_it(tmp_path: 
         ("transformers", str(tmp_path / "bare")): f"{tmp_path / 'bare'}: not a causal LM that transformers can load",
         ("llamacpp", str(tmp_path / "nowhere.gguf")): f"{tmp_path / 'nowhere.gguf'}: model file not found",
         ("llamacpp", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: llama.cpp could not serve",
+        # a folder was "model file not found", though it is there
+        ("llamacpp", str(tmp_path / "bare")): f"{tmp_path / 'bare'}: is a folder; the llamacpp backend loads a GGUF",
     }
     for (kind, model), message in cases.items():
         with pytest.raises(InputError) as caught:

@@ -33,7 +33,11 @@ def missing_model(kind: str, model: str) -> str | None:
     Example:
         >>> missing_model("llamacpp", "no/such.gguf"), missing_model("llamacpp", ""), missing_model("openai", "x")
         ('model file not found (give a GGUF file)', None, None)
+        >>> missing_model("llamacpp", ".")
+        'is a folder; the llamacpp backend loads a GGUF file (a transformers folder: -p backend=transformers)'
     """
+    if kind == "llamacpp" and model and Path(model).is_dir():  # it said "not found" of a folder that is there
+        return "is a folder; the llamacpp backend loads a GGUF file (a transformers folder: -p backend=transformers)"
     if kind == "llamacpp" and model and not Path(model).is_file():
         return "model file not found (give a GGUF file)"
     if kind == "transformers" and not Path(model).is_dir():
