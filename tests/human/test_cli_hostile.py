@@ -54,7 +54,9 @@ def test_a_create_that_fails_half_way_leaves_nothing_and_the_retry_succeeds(
     bad = create(study, inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
                  str(tmp_path / "bad_gold.jsonl"), "--threshold", "0.21")  # fmt: skip
     assert bad.returncode == 2, bad.stderr
-    assert "Traceback" not in bad.stderr and "unknown item 'd9:m1'" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    assert f'bad_gold.jsonl:3: field "item_id": no candidate of --qualification ({inputs["qual"]}) has the id "d9:m1"' \
+        in bad.stderr  # it named neither the file nor the line
     assert not study.exists()  # no folder, no study.db, no temporary file, no access.json
     write_jsonl(tmp_path / "gold.jsonl", gold)
     good = create(study, inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
@@ -65,6 +67,27 @@ def test_a_create_that_fails_half_way_leaves_nothing_and_the_retry_succeeds(
     assert {stat.S_IMODE((study / n).stat().st_mode) for n in ("access.json", "study.db")} == {0o600}
     again = create(study, inputs)
     assert again.returncode == 2 and "a study already exists here" in again.stderr and "Traceback" not in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [({"dimension": "Appropriatenes"}, 'field "dimension": protocol mousavi-turn has no dimension "Appropriatenes" '
+      '(did you mean "Appropriateness"?); its dimensions: Appropriateness, Contextualization, Listening, Correctness'),
+     ({"value": "3"}, "field \"value\": attention rating value '3' is not an answer of Appropriateness (positive, "
+      "negative, dont_know)")],
+)  # fmt: skip
+def test_a_gold_rating_the_protocol_cannot_hold_names_its_file_and_line(
+    tmp_path: Path, inputs: dict[str, Path], change: dict[str, str], said: str
+) -> None:
+    """A qualification or attention rating with a dimension or a value the protocol lacks said only
+    "attention rating has unknown dimension 'X'", with neither the file, nor the line, nor what the protocol has."""
+    ok = Rating(item_id="d2:m1", dimension="Appropriateness", annotator="ref1", value="positive")
+    write_jsonl(tmp_path / "gold.jsonl", [ok, ok.model_copy(update=change)])
+    res = create(tmp_path / "study", inputs, "--attention", str(inputs["qual"]), "--attention-ratings",
+                 str(tmp_path / "gold.jsonl"), "--attention-per-batch", "1")  # fmt: skip
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.strip() == f"error: {tmp_path / 'gold.jsonl'}:2: {said}"
+    assert not (tmp_path / "study").exists()
 
 
 @pytest.mark.parametrize("which", ["dialogues", "candidates", "qualification-ratings", "protocol"])

@@ -20,6 +20,7 @@ from dialeval.errors import DialevalError, InputError
 from dialeval.words import counted
 
 if TYPE_CHECKING:
+    from dialeval.human.protocol import Protocol
     from dialeval.schema import Candidate, Dialogue, Rating
 
 study_app = typer.Typer(
@@ -42,18 +43,34 @@ def _study(study_dir: Path) -> tuple[dict[str, Any], str]:
 
 
 def _gold(
-    candidates: Path | None, ratings: Path | None, dialogues: dict[str, Dialogue], what: str
+    candidates: Path | None, ratings: Path | None, dialogues: dict[str, Dialogue], what: str, protocol: Protocol
 ) -> tuple[list[Candidate], list[Rating]] | None:
-    """Read a qualification or attention batch: candidates checked as ``score`` checks them, and their ratings."""
+    """Read a qualification or attention batch: candidates checked as ``score`` checks them, and their ratings.
+
+    Each rating is checked against ``protocol`` and the batch's candidates here, where its file and line are known.
+    """
     from dialeval.data.generic import read_candidates
-    from dialeval.jsonl import read_jsonl
+    from dialeval.human.design import gold_answer
+    from dialeval.jsonl import iter_records
     from dialeval.schema import Rating
 
     if candidates is None and ratings is None:
         return None
     if candidates is None or ratings is None:
         raise InputError(f"--{what} and --{what}-ratings go together: give both or neither", field=f"--{what}")
-    return read_candidates(candidates, dialogues, "the study's dialogues"), read_jsonl(ratings, Rating)
+    batch = read_candidates(candidates, dialogues, "the study's dialogues")
+    ids = {c.id for c in batch}
+    read = []
+    for line, rating in iter_records(ratings, Rating):
+        try:
+            if rating.item_id not in ids:
+                raise InputError(f'no candidate of --{what} ({candidates}) has the id "{rating.item_id}"',
+                                 field="item_id")  # fmt: skip
+            gold_answer(protocol, rating, what)
+        except InputError as exc:  # it named neither the file nor the line
+            raise InputError(exc.message, path=ratings, line=line, field=exc.field) from None
+        read.append(rating)
+    return batch, read
 
 
 def _study_inputs(
@@ -138,8 +155,8 @@ def create(
         check_config(config, attention=attention is not None)  # the options first: no file read for a bad layout
         db = None if db is None else resolve_db_url(db)
         dials, cands = _study_inputs(benchmark, dialogues, path, candidates, table, limit)
-        qual = _gold(qualification, qualification_ratings, dials, "qualification")
-        att = _gold(attention, attention_ratings, dials, "attention")
+        qual = _gold(qualification, qualification_ratings, dials, "qualification", proto)
+        att = _gold(attention, attention_ratings, dials, "attention", proto)
         summary = create_study(study_dir, proto, dials, cands, config, qualification=qual, attention=att, db_url=db)
     except DialevalError as exc:
         fail(exc)

@@ -22,7 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from dialeval.atomic import atomic_write
-from dialeval.errors import InputError, check_seed
+from dialeval.errors import InputError, check_seed, closest
 from dialeval.human import store
 from dialeval.human.protocol import Protocol
 from dialeval.schema import Candidate, Dialogue, Rating
@@ -413,15 +413,41 @@ def _gold_rows(
         item = f"{kind}:{r.item_id}"
         if item not in known:
             raise InputError(f"{kind} rating names unknown item {r.item_id!r}", field="item_id")
-        try:
-            answer = protocol.criterion(r.dimension).answer
-        except KeyError:
-            raise InputError(f"{kind} rating has unknown dimension {r.dimension!r}", field="dimension") from None
-        value = answer.canonical("dont_know" if r.dont_know else _as_answer(r.value))
-        if value is None:
-            raise InputError(f"{kind} rating value {r.value!r} is not an answer of {r.dimension}", field="value")
+        value = gold_answer(protocol, r, kind)
         rows.append({"annotator": r.annotator, "item_id": item, "criterion": r.dimension, "value": value})
     return rows
+
+
+def gold_answer(protocol: Protocol, rating: Rating, kind: str) -> str:
+    """Return a qualification or attention rating's answer as the study stores it; refuse one the protocol lacks.
+
+    Raises:
+        InputError: The protocol has no such dimension, or the value is not one of its answers (each named,
+            with what the protocol has).
+
+    Example:
+        >>> from dialeval.human.protocol import load_protocol
+        >>> p = load_protocol("mousavi-turn")
+        >>> gold_answer(p, Rating(item_id="i", dimension="Listening", annotator="r", value="positive"), "attention")
+        'positive'
+        >>> gold_answer(p, Rating(item_id="i", dimension="Listen", annotator="r", value="positive"), "attention")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "dimension": protocol mousavi-turn has no dimension "Listen" (did you ...
+    """
+    names = [c.name for c in protocol.criteria]
+    if rating.dimension not in names:  # it said "attention rating has unknown dimension 'X'", naming neither
+        close = closest(rating.dimension, names)
+        hint = f' (did you mean "{close}"?)' if close else ""
+        raise InputError(f'protocol {protocol.name} has no dimension "{rating.dimension}"{hint}; its dimensions: '
+                         f"{', '.join(names)}", field="dimension")  # fmt: skip
+    answer = protocol.criterion(rating.dimension).answer
+    value = answer.canonical("dont_know" if rating.dont_know else _as_answer(rating.value))
+    if value is None:
+        allowed = ", ".join(o.value for o in answer.options) if answer.type == "choice" else answer.scale
+        raise InputError(f"{kind} rating value {rating.value!r} is not an answer of {rating.dimension} ({allowed})",
+                         field="value")  # fmt: skip
+    return value
 
 
 def _as_answer(value: float | str | None) -> str:
