@@ -73,6 +73,23 @@ def test_an_empty_study_export_is_refused_not_reported_as_scores(results: dict[s
     empty.write_text("")
     res = run_cli("report", results["bench"], "--study", empty, "-o", tmp_path / "r.html")
     refused(res, f"{empty}: no ratings in this study export")
+
+
+def test_a_study_folder_or_a_scores_file_given_as_study_says_what_to_give(
+    results: dict[str, Path], tmp_path: Path
+) -> None:
+    """A study's folder was "study export not found" (it is there), a scores file 'field "dimension": Field
+    required'; each now says what it is and that --study reads what `dialeval study export` writes."""
+    folder = tmp_path / "study"
+    folder.mkdir()
+    (folder / "access.json").write_text("{}")
+    scores = results["bench"] / "scores.jsonl"
+    for given, said in ((folder, f'{folder}: field "--study": is a study folder: give the ratings JSONL that '
+                                 f"dialeval study export writes (dialeval study export {folder} -o ratings.jsonl)"),
+                        (tmp_path, f'{tmp_path}: field "--study": is a folder: give the ratings JSONL'),
+                        (scores, f'{scores}:1: field "--study": holds Score records (metric scores), not ratings')):
+        refused(run_cli("report", results["bench"], "--study", given, "-o", tmp_path / "r.html"), said)
+    assert not (tmp_path / "r.html").exists()
     assert not (tmp_path / "r.html").exists()
 
 

@@ -6,6 +6,7 @@ import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -19,6 +20,9 @@ from dialeval.commands.common import (
     write_text,
 )
 from dialeval.errors import DialevalError, InputError
+
+if TYPE_CHECKING:
+    from dialeval.schema import Rating
 
 FORMATS = ("html", "md", "tex")
 
@@ -48,16 +52,7 @@ def report(
         check_given_once(folders, "FOLDERS", "folders")  # its sections were written twice
         check_given_once(study, "--study", "study exports")
         results = [load_results(f) for f in folders]
-        for path in study:
-            from dialeval.jsonl import read_jsonl
-            from dialeval.schema import Rating
-
-            if not path.is_file():
-                raise InputError("study export not found", path=path)
-            ratings = read_jsonl(path, Rating)
-            if not ratings:  # it was reported as a results file of kind "scores", with no section of its own
-                raise InputError("no ratings in this study export (the study has no answers yet?)", path=path)
-            results.append(Results(path=path, ratings=ratings))
+        results += [Results(path=path, ratings=_study_ratings(path)) for path in study]
         command = "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         doc = build_report(results, command, log=lambda line: console.print(line, highlight=False))
     except DialevalError as exc:
@@ -112,6 +107,29 @@ def format_and_output(fmt: str | None, output: Path | None) -> tuple[str, Path]:
                          f"{output.with_suffix('.' + fmt)}, or leave --format out", field="--format")  # fmt: skip
     chosen = fmt or named or "html"
     return chosen, output if output is not None else Path(f"report.{chosen}")
+
+
+def _study_ratings(path: Path) -> list[Rating]:
+    """Read a ``--study`` export; a study folder, a scores file or an empty export is one error saying what to give."""
+    from dialeval.jsonl import iter_objects, read_jsonl
+    from dialeval.schema import Rating
+
+    export = "the ratings JSONL that dialeval study export writes"
+    if path.is_dir():  # it said "study export not found" of a folder that is there
+        if (path / "access.json").is_file() or (path / "study.db").is_file():
+            raise InputError(f"is a study folder: give {export} (dialeval study export {path} -o ratings.jsonl)",
+                             path=path, field="--study")  # fmt: skip
+        raise InputError(f"is a folder: give {export}", path=path, field="--study")
+    if not path.is_file():
+        raise InputError("study export not found", path=path)
+    first = next(iter_objects(path), (1, {}))
+    if "metric" in first[1] and "dimension" not in first[1]:  # it said 'field "dimension": Field required'
+        raise InputError(f"holds Score records (metric scores), not ratings: give {export}", path=path,
+                         line=first[0], field="--study")  # fmt: skip
+    ratings = read_jsonl(path, Rating)
+    if not ratings:  # it was reported as a results file of kind "scores", with no section of its own
+        raise InputError("no ratings in this study export (the study has no answers yet?)", path=path)
+    return ratings
 
 
 def _inputs(folders: list[Path], study: list[Path]) -> Iterator[tuple[str, Path] | tuple[str, Path, Path]]:
