@@ -208,3 +208,17 @@ def test_half_of_a_surrogate_pair_is_refused_where_it_is_read(tmp_path: Path) ->
     p.write_text('{"a\\ud800": 1}\n', encoding="utf-8")  # a key too
     with pytest.raises(InputError, match=r'x\.jsonl:1: field "a.+": \\ud800 is half'):
         list(iter_objects(p))
+
+
+def test_a_record_of_another_kind_says_which_kind_it_is(tmp_path: Path) -> None:
+    """A scores file given for ratings (meta -r scores.jsonl) said only 'field "dimension": Field required'."""
+    p = tmp_path / "s.jsonl"
+    write_jsonl(p, [Score(item_id="i", metric="length", value=3.0)])
+    with pytest.raises(InputError) as caught:
+        read_jsonl(p, Rating)
+    assert str(caught.value) == (f'{p}:1: field "dimension": Field required; the line holds a Score record, not a '
+                                 "Rating: is this the right file?")
+    p.write_text('{"item_id": "i", "metric": "length"}\n')  # a Score missing its own field: no hint
+    with pytest.raises(InputError) as caught:
+        read_jsonl(p, Score)
+    assert str(caught.value) == f'{p}:1: field "value": Field required'

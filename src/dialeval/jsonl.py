@@ -300,13 +300,36 @@ def _field_of(err: ValidationError) -> tuple[str, str]:
     return loc, first["msg"]
 
 
+#: The keys that only one kind of dialeval record has, to say which kind a record of the wrong file is.
+_KINDS = {"Score": ("metric", "item_id"), "Rating": ("dimension", "annotator"),
+          "Candidate": ("dialogue_id", "turn_index"), "Dialogue": ("turns",)}  # fmt: skip
+
+
+def _other_kind(model: type[BaseModel], obj: dict[str, Any]) -> str:
+    """Return a hint when ``obj`` is plainly another kind of record than ``model`` (a file given for another).
+
+    Example:
+        >>> from dialeval.schema import Rating
+        >>> _other_kind(Rating, {"item_id": "i", "metric": "length", "value": 3})
+        '; the line holds a Score record, not a Rating: is this the right file?'
+    """
+    kind = next((k for k, keys in _KINDS.items() if all(key in obj for key in keys)), model.__name__)
+    if kind == model.__name__:
+        return ""
+    return f"; the line holds a {kind} record, not a {model.__name__}: is this the right file?"
+
+
 def validate(model: type[M], obj: dict[str, Any], path: str | Path, line: int | None = None) -> M:
-    """Validate one parsed object as ``model``; an error names the file, line and field."""
+    """Validate one parsed object as ``model``; an error names the file, line and field.
+
+    A record of another kind (a scores file given for ratings) says so: it said only 'field "dimension": Field
+    required'.
+    """
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
         field, msg = _field_of(exc)
-        raise InputError(msg, path=path, line=line, field=field) from None
+        raise InputError(msg + _other_kind(model, obj), path=path, line=line, field=field) from None
 
 
 def iter_records(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:

@@ -87,7 +87,7 @@ def test_a_study_folder_or_a_scores_file_given_as_study_says_what_to_give(
     for given, said in ((folder, f'{folder}: field "--study": is a study folder: give the ratings JSONL that '
                                  f"dialeval study export writes (dialeval study export {folder} -o ratings.jsonl)"),
                         (tmp_path, f'{tmp_path}: field "--study": is a folder: give the ratings JSONL'),
-                        (scores, f'{scores}:1: field "--study": holds Score records (metric scores), not ratings')):
+                        (scores, f'{scores}:1: field "dimension": Field required; the line holds a Score record')):
         refused(run_cli("report", results["bench"], "--study", given, "-o", tmp_path / "r.html"), said)
     assert not (tmp_path / "r.html").exists()
     assert not (tmp_path / "r.html").exists()

@@ -110,8 +110,8 @@ def format_and_output(fmt: str | None, output: Path | None) -> tuple[str, Path]:
 
 
 def _study_ratings(path: Path) -> list[Rating]:
-    """Read a ``--study`` export; a study folder, a scores file or an empty export is one error saying what to give."""
-    from dialeval.jsonl import iter_objects, read_jsonl
+    """Read a ``--study`` export; a folder or an empty export is one error saying what to give."""
+    from dialeval.jsonl import read_jsonl
     from dialeval.schema import Rating
 
     export = "the ratings JSONL that dialeval study export writes"
@@ -122,10 +122,6 @@ def _study_ratings(path: Path) -> list[Rating]:
         raise InputError(f"is a folder: give {export}", path=path, field="--study")
     if not path.is_file():
         raise InputError("study export not found", path=path)
-    first = next(iter_objects(path), (1, {}))
-    if "metric" in first[1] and "dimension" not in first[1]:  # it said 'field "dimension": Field required'
-        raise InputError(f"holds Score records (metric scores), not ratings: give {export}", path=path,
-                         line=first[0], field="--study")  # fmt: skip
     ratings = read_jsonl(path, Rating)
     if not ratings:  # it was reported as a results file of kind "scores", with no section of its own
         raise InputError("no ratings in this study export (the study has no answers yet?)", path=path)
