@@ -164,6 +164,25 @@ def test_the_judge_settings_are_checked_before_generating(tmp_path: Path) -> Non
     assert not (tmp_path / "l").exists()
 
 
+def test_every_model_is_checked_before_the_first_generates(tmp_path: Path) -> None:
+    """A second --model that was not there, or a second name of the first one, ended the run after the first
+    model had generated all its responses; a path that was not there said only "not a local model directory"."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "a").mkdir()  # another folder of the same name: the same label
+    base = ["generate", "--limit", "1", "--datasets", "dd", "--styles", "formal", "-o", str(tmp_path / "g")]
+    cases = ((["--model", "smollm2", "--model", "smollm"],
+              'smollm: field "--model": not found: give smollm2 (packaged), a GGUF file, a transformers model folder '
+              "or NAME@URL (an OpenAI-compatible server)"),
+             (["--model", "smollm2", "--model", str(tmp_path / "a"), "--model", str(tmp_path / "b" / "a")],
+              'field "--model": model "a" is listed twice'))  # fmt: skip
+    for args, message in cases:
+        res = CliRunner().invoke(app, [*base, *args])
+        assert res.exit_code == 2 and message in " ".join(res.output.split()), res.output
+        assert "generating" not in res.output
+    assert not (tmp_path / "g").exists()
+
+
 def test_generate_says_what_it_did_in_words(tmp_path: Path) -> None:
     """The summary per model was a Python dict's repr ({'signature': ..., 'cache_hits': 0, ...})."""
     args = ["generate", "--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2",

@@ -130,14 +130,12 @@ def _generate_all(
     names = split_names(datasets, "--datasets", "dataset")
     ensure_unique(names, "--datasets", "dataset")
     pairs = {ds: read_pairs(root, ds) for ds in names}
-    ensure_unique(models, "--model", "model")  # before any model loads; two names of one model: below
+    _check_models(models or [DEFAULT_MODEL])
     dialogues: dict[str, Any] = {}
     candidates: list[Any] = []
     summaries: dict[str, Any] = {}
     for spec in models or [DEFAULT_MODEL]:
         backend, label = make_generator(spec)
-        if label in summaries:
-            raise InputError(f'model "{label}" is listed twice', field="--model")
         console.print(f"generating {len(pairs) * n * len(style_list)} responses with {label} ...", highlight=False)
         got = generate_styled(backend, label, pairs, style_list, n, settings, use_cache=use_cache)
         dialogues.update(got.dialogues)
@@ -145,6 +143,28 @@ def _generate_all(
         summaries[label] = {"spec": spec, **got.summary()}
         console.print(f"  {label}: {_counts(got.summary())}", highlight=False, markup=False, soft_wrap=True)
     return dialogues, candidates, summaries
+
+
+def _check_models(specs: list[str]) -> None:
+    """Refuse a model named twice (by two names too) or not there, before any model generates.
+
+    A second model that was not there, or two paths of one model, ended the run after the first
+    model had generated all its responses.
+
+    Example:
+        >>> _check_models(["smollm2", "m@http://127.0.0.1:1/v1", "m@http://127.0.0.1:2/v1"])
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--model": model "m" is listed twice
+    """
+    from dialeval.lmstyle.generate import check_model_spec, parse_model_spec
+
+    ensure_unique(specs, "--model", "model")
+    labels = [parse_model_spec(spec)[3] for spec in specs]
+    if twice := next((label for i, label in enumerate(labels) if label in labels[:i]), None):
+        raise InputError(f'model "{twice}" is listed twice', field="--model")
+    for spec in specs:
+        check_model_spec(spec, "--model")
 
 
 def _write_records(output: Path, dialogues: dict[str, Any], candidates: list[Any]) -> None:

@@ -85,10 +85,17 @@ def check_model_spec(spec: str, option: str) -> None:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: no/such.gguf: field "--judge-model": model file not found (give a GGUF file)
+        >>> check_model_spec("smollm", "--model")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: smollm: field "--model": not found: give smollm2 (packaged), a GGUF file, ...
     """
     from dialeval.backends.base import missing_model
 
     kind, model, _, _ = parse_model_spec(spec)
+    if kind == "transformers" and not Path(model).exists():  # it said only what the transformers backend loads
+        raise InputError(f"not found: give {DEFAULT_MODEL} (packaged), a GGUF file, a transformers model folder "
+                         "or NAME@URL (an OpenAI-compatible server)", path=model, field=option)  # fmt: skip
     if why := missing_model(kind, model):
         raise InputError(why, path=model, field=option)
 
