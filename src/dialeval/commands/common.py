@@ -79,9 +79,9 @@ def levels_to_report(
 
     The default: turn (dialogue for a dimension rated per dialogue), then system where ``systems``
     holds :data:`~dialeval.meta.levels.MIN_POINTS` (3) or more: no system level of one "unknown" system, nor of
-    two, where a correlation is +1, -1 or undefined whatever the metric. ``--level system`` still gives it,
-    where the data names a system (it gave an undefined figure for data that names none, as if a fix were not
-    one option away).
+    two, where a correlation is +1, -1 or undefined whatever the metric. ``--level system`` still gives it
+    where the data names systems; where it names none, it is refused with the option that names them (it gave
+    an undefined figure).
 
     Raises:
         InputError: ``--level`` asks for the system level and ``systems`` names none.
