@@ -145,3 +145,20 @@ def test_a_table_without_references_hears_that_the_default_metrics_need_them(tmp
                  "-o", tmp_path / "o")  # fmt: skip
     refused(res, 'metric "f1" cannot run here: 2 of 2 items have no reference')
     assert "default metrics" not in res.output
+
+
+def test_the_subsets_lines_are_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--subsets judge printed a Python dict ("subset judge, per context: {'open-ended': 1}"); --subsets tags on
+    items without a subset tag printed nothing, and wrote no per-subset file without saying why."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    table = tmp_path / "t.csv"
+    table.write_text("ctx,resp\nWhere do you live?,In Paris.\nWhere do you live?,Nowhere at all.\n", encoding="utf-8")
+    base = ["stress", "--path", table, "--response-col", "resp", "--context-col", "ctx", "-m", "length",
+            "--perturb", "truncation", "--n-boot", "5", "--plot", "none", "--no-cache", "-o", tmp_path / "o"]
+    res = invoke(*base, "--subsets", "tags")
+    assert res.exit_code == 0, res.output
+    assert 'subsets (tags): no item has a "subset" tag, so there are no per-subset figures' in res.output
+    res = invoke(*base, "--subsets", "judge", "--subset-param", "max_tokens=16", "--subset-param", "temperature=0")
+    assert res.exit_code == 0, res.output
+    line = next(x for x in res.output.splitlines() if x.startswith("subsets (judge), per context: "))
+    assert "{" not in line and line.removeprefix("subsets (judge), per context: ").split()[-1] == "1"  # one context

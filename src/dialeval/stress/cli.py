@@ -388,8 +388,12 @@ def _print_stress(
     if result.subset_rows:
         items = ", ".join(f"{name} {n}" for name, n in _subset_items(done).items())
         console.print(f"subsets ({subsets}): {items}", highlight=False)
-    if done.judged:
-        console.print(f"subset judge, per context: {done.judged}", highlight=False)
+    elif subsets == "tags":  # it said nothing, and wrote no per-subset file
+        console.print('subsets (tags): no item has a "subset" tag, so there are no per-subset figures (--subsets rule '
+                      "or judge assigns them)", highlight=False)  # fmt: skip
+    if done.judged:  # it printed a Python dict: {'open-ended': 2}
+        judged = ", ".join(f"{name} {n}" for name, n in done.judged.items())
+        console.print(f"subsets (judge), per context: {judged}", highlight=False)
     written = [f for f in STRESS_FILES if result.subset_rows or f != "stress_subsets.jsonl"] + list(figures)
     note = replaced_note([p for p in replaced if p.name in written])
     wrote = f"wrote {output}/{{{', '.join(written)}}} in {seconds} s{note}"
