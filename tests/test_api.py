@@ -375,3 +375,12 @@ def test_pandas_missing_values_and_numbers_of_any_dtype_read_as_float_columns_do
     for h in (pd.array([1, None, 2, 4], dtype="Int64"), pd.Series([1, pd.NA, 2.0, 4], dtype=object)):
         got = dialeval.correlate(RATED.assign(h=h), "h", ["m"], n_boot=20)
         pd.testing.assert_frame_equal(got, expected)
+
+
+def test_a_context_column_of_any_values_groups_the_rows() -> None:
+    """A context column holding a date (any value JSON cannot write) was a TypeError ("Object of type Timestamp is
+    not JSON serializable"); it groups rows by its text, as strings and lists do."""
+    stamp = pd.Timestamp("2020-01-01")
+    frame = RATED.assign(context=pd.Series([stamp, stamp, "b", "b"], dtype=object))
+    table = dialeval.correlate(frame, "h", ["m"], n_boot=0)
+    assert table["n_groups"].tolist() == [2]

@@ -514,7 +514,7 @@ def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]
         raise InputError("item_id names the same item twice", field="item_id")
     contexts = column("context_id")
     if contexts is None and (context := _column_of(df, "context")) in df.columns:
-        contexts = [json.dumps(_cell(v)) for v in df[context].tolist()]
+        contexts = [json.dumps(_cell(v), default=str) for v in df[context].tolist()]  # a date: its text
     contexts = contexts or items
     read = df.attrs.get(COLUMNS, {}).get("dialogue")  # score's dialogue_col=; no column guessed by its name
     dialogues = column("dialogue_id") or (column(str(read)) if read else None) or contexts
