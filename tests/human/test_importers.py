@@ -146,3 +146,29 @@ def test_own_ratings_of_one_annotator_and_a_source_with_a_table_are_one_error(tm
     ]:
         res = CliRunner().invoke(app, ["study", "import-agreement", *args], terminal_width=200)
         assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output, res.output
+
+
+def test_the_alpha_is_kept_whole_and_the_table_rounds_it_once(tmp_path: Path) -> None:
+    """alpha was stored rounded to 4 decimals and printed rounded again to 3: -0.0535117 became -0.0535, then
+    "-0.053" on screen. The row now holds the krippendorff package's value and the table rounds once."""
+    from tests.commands.cli_runner import invoke
+
+    from dialeval.data.benchmark import Benchmark
+    from dialeval.human.importers import agreement_rows
+    from dialeval.schema import Rating
+
+    # 3 annotators x 4 items, one missing: alpha -0.0535... is no 4-decimal number (checked below)
+    values = [[1, 0, 1, 1], [0, 0, 1, None], [1, 1, 0, 1]]
+    ratings = [Rating(item_id=f"i{j}", dimension="q", annotator=f"a{i}", value=float(v))
+               for i, row in enumerate(values) for j, v in enumerate(row) if v is not None]  # fmt: skip
+    matrix = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
+    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="interval")
+    (row,) = agreement_rows(Benchmark("mine", {}, [], ratings), "mine", levels=("interval",), n_boot=20)
+    assert row["alpha"] == pytest.approx(expected, abs=1e-12) and round(expected, 4) != expected
+    table = tmp_path / "t.csv"
+    table.write_text("item,ann,resp,q\n" + "".join(f"i{r.item_id[1:]},{r.annotator},x{r.item_id},{r.value}\n"
+                                                     for r in ratings), encoding="utf-8")  # fmt: skip
+    res = invoke("study", "import-agreement", "--path", table, "--response-col", "resp", "--annotator-col", "ann",
+                 "--rating-col", "q", "--n-boot", "20")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert f"{expected:.3f} [" in res.output

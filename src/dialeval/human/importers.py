@@ -120,10 +120,10 @@ def _estimate(row: dict[str, Any], matrix: Any, level: Level, n_boot: int, seed:
         alpha = krippendorff_alpha(matrix, level=level)
     except ValueError as exc:  # "alpha is undefined when ..."
         return str(exc)
-    row["alpha"] = round(alpha, 4)
+    row["alpha"] = alpha  # unrounded: the table rounds once (0.0535117 was stored as 0.0535, then printed 0.053)
     try:
         est = bootstrap(partial(krippendorff_alpha, level=level), matrix, n_boot=n_boot, seed=seed)
     except ValueError as exc:
         return f"no CI: {exc}"
-    row["ci95"] = [round(est.low, 4), round(est.high, 4)]
+    row["ci95"] = [est.low, est.high]
     return ""
