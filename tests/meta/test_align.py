@@ -41,3 +41,20 @@ def test_scores_with_no_value_give_undefined_figures_not_a_key_error():
     assert all(r.note.startswith("undefined") for r in rows)
     with pytest.raises(InputError, match='no score has a value, so none has a tag "task"'):
         correlation_table(scores, ratings, dimension="Overall", by="task", n_boot=0)
+
+
+def test_ratings_that_are_all_labels_are_refused_with_what_they_are():
+    """A study export of a choice protocol (positive/negative) gave every figure "undefined: constant input or
+    fewer than 2 values", and nothing said the ratings were labels. One number among them is correlated as before."""
+    scores = [Score(item_id=i, metric="length", value=float(n)) for n, i in enumerate("abc")]
+    labels = [Rating(item_id=i, dimension="Listening", annotator=w, value=v, scale="positive|negative")
+              for i, v in zip("abc", ("positive", "negative", "positive"), strict=True) for w in ("w1", "w2")]
+    dont_know = Rating(item_id="a", dimension="Listening", annotator="w3", value=None, dont_know=True)
+    with pytest.raises(InputError) as caught:
+        align(scores, [*labels, dont_know], dimension="Listening")
+    assert str(caught.value) == ('field "dimension": the ratings of "Listening" are labels (negative, positive), not '
+                                 "numbers: a correlation needs a number per rating (a study's: dialeval study export "
+                                 "STUDY_DIR --numeric)")
+    numbers = [r.model_copy(update={"value": 1.0 if r.value == "positive" else 0.0, "scale": "0-1"}) for r in labels]
+    got = align(scores, [*numbers, labels[0]], dimension="Listening")
+    assert got.counts["ratings_not_numeric"] == 1 and got.items["human"].tolist() == [1.0, 0.0, 1.0]

@@ -64,6 +64,25 @@ def _numeric(r: Rating) -> float | None:
     return float(r.value)
 
 
+def _check_numbers(chosen: Sequence[Rating], dimension: str) -> None:
+    """Refuse a dimension whose every answer is a label (``positive``): each figure said "constant input".
+
+    Example:
+        >>> labels = [Rating(item_id="i", dimension="Listening", annotator=a, value=v, scale="positive|negative")
+        ...           for a, v in (("a", "positive"), ("b", "negative"))]
+        >>> _check_numbers(labels, "Listening")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "dimension": the ratings of "Listening" are labels (negative, positive), ...
+    """
+    answered = [r for r in chosen if not r.dont_know and r.value is not None]
+    if answered and all(_numeric(r) is None for r in answered):
+        labels = ", ".join(sorted({str(r.value) for r in answered})[:5])
+        raise InputError(f'the ratings of "{dimension}" are labels ({labels}), not numbers: a correlation needs a '
+                         "number per rating (a study's: dialeval study export STUDY_DIR --numeric)",
+                         field="dimension")  # fmt: skip
+
+
 def _human_means(ratings: Iterable[Rating], counts: Counter[str]) -> pd.DataFrame:
     rows = []
     for r in ratings:
@@ -144,6 +163,7 @@ def align(
     if not chosen:
         found = ", ".join(sorted({r.dimension for r in ratings})) or "none"
         raise InputError(f'no ratings for dimension "{dimension}"; found: {found}', field="dimension")
+    _check_numbers(chosen, dimension)
     turn = _human_means((r for r in chosen if r.level == "turn"), counts)
     dialogue_ratings = [r for r in chosen if r.level == "dialogue"]
     dialogue = _human_means(dialogue_ratings, counts) if dialogue_ratings else None
