@@ -71,3 +71,16 @@ def test_an_undefined_ceiling_says_which_reason():
     for note, ratings in cases.items():
         (row,) = human_ceiling(ratings, dimension="d", methods=["pearson"])
         assert row.value is None and row.note == note
+
+
+def test_the_ceiling_at_another_level_says_it_is_turn_level_only():
+    """With --level turn,system --ceiling, the human row's system cells read n/a with no reason given."""
+    from dialeval.meta.ceiling import TURN_ONLY
+
+    vals = {"w1": [1, 2, 3, 4], "w2": [1, 2, 4, 3]}
+    ratings = [Rating(item_id=f"i{i}", dimension="q", annotator=w, value=v) for w, vs in vals.items()
+               for i, v in enumerate(vs)]  # fmt: skip
+    turn, system = human_ceiling(ratings, dimension="q", methods=["spearman"], levels=["turn", "system"])
+    assert (turn.level, system.level) == ("turn", "system") and turn.value == pytest.approx(0.8)
+    assert system.value is None and system.note == TURN_ONLY == (
+        "turn level only: the ceiling compares each annotator's ratings with the others' item by item")

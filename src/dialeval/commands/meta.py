@@ -148,7 +148,7 @@ def meta(
 
                 scored = {s.item_id for s in all_scores}  # the ceiling on the items the metrics were scored on
                 on_items = [r for r in rating_recs if r.item_id in scored]
-                rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=methods)]
+                rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=methods, levels=levels)]
             paired = _paired(pair, all_scores, rating_recs, dimension, levels[0], methods[0], n_boot, seed)
             wide = pivot(rows)
             unscored = unscored_note(all_scores, rating_recs, dimension, wanted)

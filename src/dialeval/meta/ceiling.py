@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -64,13 +65,18 @@ def _undefined(n_annotators: int, n_items: int) -> str:
     return "undefined: no annotator shares 2 items or more with the others, with a spread of ratings on both sides"
 
 
+#: The note of the ceiling's row at a level other than turn (its cells read n/a with no reason).
+TURN_ONLY = "turn level only: the ceiling compares each annotator's ratings with the others' item by item"
+
+
 def human_ceiling(
-    ratings: Sequence[Rating], *, dimension: str, methods: Sequence[str] = METHODS
+    ratings: Sequence[Rating], *, dimension: str, methods: Sequence[str] = METHODS, levels: Sequence[str] = ("turn",)
 ) -> list[CorrelationRow]:
     """Leave-one-annotator-out agreement at turn level, one row per method (``metric="human"``).
 
     An annotator is skipped (and counted in ``n_skipped``) when fewer than two of their
-    items have another annotator's rating, or when either side is constant.
+    items have another annotator's rating, or when either side is constant. Each other level of
+    ``levels`` gets an undefined row per method whose note says why (:data:`TURN_ONLY`).
     """
     typed = check_names(["turn"], methods)
     matrix = _matrix(ratings, dimension)
@@ -103,4 +109,6 @@ def human_ceiling(
                 signature=make_signature("ceiling", extra={"method": method, "scheme": "loo-annotator"}),
             )
         )
-    return rows
+    elsewhere = [replace(r, level=level, value=None, n_groups=0, n_skipped=0, note=TURN_ONLY)
+                 for level in dict.fromkeys(levels) if level != "turn" for r in rows]  # fmt: skip
+    return [*rows, *elsewhere]
