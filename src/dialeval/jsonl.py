@@ -415,6 +415,8 @@ def read_yaml_model(path: str | Path, model: type[M], *, extra: str) -> tuple[M,
         raise InputError(f"not valid YAML ({problem})", path=path, line=mark.line + 1 if mark else None) from None
     if not isinstance(raw, dict):
         raise InputError("expected a mapping at the top level", path=path)
+    if (half := lone_surrogate(raw, path, None)) is not None:  # YAML spells "\ud800" too
+        raise half
     return validate(model, raw, path), text
 
 

@@ -357,3 +357,20 @@ def test_a_repeated_row_is_counted_not_merged_silently(tmp_path: Path) -> None:
     p.write_text("context,response,worker,q\nhi,hello,w1,3\nhi,hello,w2,4\nhi,hello,w3,\n")  # the long form
     b = load_table(p, ColumnMapping(response="response", context="context", annotator="worker", ratings={"q": "q"}))
     assert len(b.candidates) == 1 and len(b.ratings) == 2 and b.skipped == {"empty rating (q)": 1}
+
+
+def test_half_of_a_surrogate_pair_in_a_yaml_file_names_its_key_and_line(tmp_path: Path) -> None:
+    """YAML spells "\\ud800" as JSON does: a mapping's name holding one was read, and data import then failed
+    when it wrote the records (pydantic's UnicodeEncodeError traceback); a protocol file likewise."""
+    from dialeval.jsonl import read_yaml_model
+    from dialeval.schema import Rating
+
+    p = tmp_path / "m.yaml"
+    p.write_text('response: r\nratings:\n  q: "Over\\udc00all"\n', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_mapping(p)
+    assert str(caught.value) == (f'{p}:3: field "ratings.q": \\udc00 is half of a UTF-16 surrogate pair, no '
+                                 "character (text must be valid Unicode)")
+    p.write_text('item_id: x\ndimension: "O\\ud800"\nannotator: a\nvalue: 1\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r'field "dimension": \\ud800 is half'):
+        read_yaml_model(p, Rating, extra="human")

@@ -34,7 +34,7 @@ from dialeval.data._common import (
 )
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError, closest
-from dialeval.jsonl import check_file, read_jsonl, read_text, read_unique
+from dialeval.jsonl import check_file, lone_surrogate, read_jsonl, read_text, read_unique
 from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Dialogue, Rating, Turn
 from dialeval.words import counted
 
@@ -495,6 +495,9 @@ def load_mapping(path: str | Path) -> MappingFile:
         raise InputError(f"not valid YAML ({problem})", path=p, line=line) from None
     if not isinstance(raw, dict):
         raise InputError("expected a YAML mapping of keys (response:, ratings:, ...)", path=p)
+    if (half := lone_surrogate(raw, p, None)) is not None:  # YAML's "\ud800" too: a name failed when written
+        field = half.field or ""
+        raise InputError(half.message, path=p, line=_key_line(text, field.split(".")), field=field)
     try:
         spec = MappingFile.model_validate(raw)
     except ValidationError as exc:
