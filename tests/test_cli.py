@@ -114,6 +114,21 @@ def test_a_dialeval_error_a_command_lets_through_is_one_line_exit_2(tmp_path: Pa
     assert res.stderr.strip() == "error: somewhere.jsonl: cannot be written: No space left on device"
 
 
+def test_an_argument_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> None:
+    """A Latin-1 terminal's "é" reaches Python as a lone surrogate, which no output file can hold: --rating-col
+    q=café was read, and data import failed when it wrote the records (pydantic's UnicodeEncodeError traceback)."""
+    table = tmp_path / "t.csv"
+    table.write_text("resp,q\nHello,3\n", encoding="utf-8")
+    args = [b"data", b"import", b"--path", bytes(table), b"--response-col", b"resp", b"--rating-col", b"q=caf\xe9",
+            b"-o", bytes(tmp_path / "out")]  # fmt: skip
+    res = subprocess.run([sys.executable, "-m", "dialeval", *args], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=120)  # fmt: skip
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.strip() == ("error: argument 8 ('q=caf\\udce9') is not UTF-8 text: byte 0xe9 at character 6 "
+                                  "(is the terminal's encoding UTF-8?)")
+    assert not (tmp_path / "out").exists()
+
+
 def test_python_m_dialeval_is_the_command_line(tmp_path: Path) -> None:
     """`python -m dialeval` said "No module named dialeval.__main__"; it runs the CLI, under the script's name."""
     import dialeval

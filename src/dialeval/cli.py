@@ -15,7 +15,7 @@ from typing import Any
 import typer
 
 from dialeval import __version__
-from dialeval.errors import DialevalError
+from dialeval.errors import DialevalError, InputError
 
 
 class DialevalApp(typer.Typer):
@@ -30,6 +30,7 @@ class DialevalApp(typer.Typer):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the command line; one line on stderr for an interrupt (exit 130) or a dialeval error (exit 2)."""
         try:
+            check_arguments(kwargs.get("args") or sys.argv[1:])
             return super().__call__(*args, **kwargs)
         except SystemExit as exc:
             if exc.code == 130 and _by_interrupt(exc):
@@ -38,6 +39,24 @@ class DialevalApp(typer.Typer):
         except DialevalError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
+
+
+def check_arguments(argv: list[str]) -> None:
+    r"""Refuse an argument holding bytes that are not UTF-8 (a Latin-1 terminal's ``é``), naming it and the byte.
+
+    Python keeps such bytes as lone surrogates, which no output file can hold: ``--rating-col q=café`` failed
+    only when the records were written, with pydantic's ``UnicodeEncodeError`` traceback.
+
+    Example:
+        >>> check_arguments(["score", "--rating-col", "q=caf\udce9"])
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: argument 3 ('q=caf\udce9') is not UTF-8 text: byte 0xe9 at character 6 ...
+    """
+    for n, arg in enumerate(argv, 1):
+        if (bad := next((i for i, ch in enumerate(arg) if "\udc80" <= ch <= "\udcff"), None)) is not None:
+            raise InputError(f"argument {n} ({arg!a}) is not UTF-8 text: byte 0x{ord(arg[bad]) - 0xDC00:02x} at "
+                             f"character {bad + 1} (is the terminal's encoding UTF-8?)")  # fmt: skip
 
 
 def _by_interrupt(exc: BaseException) -> bool:
