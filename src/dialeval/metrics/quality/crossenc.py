@@ -240,8 +240,9 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         adapter = load_file(str(root / "adapter.safetensors"))
     except (OSError, ValueError) as exc:
         raise InputError(f"not a trained views folder ({exc})", path=root) from None
-    base = str(views_base(head) or encoder_dir)
-    named_by = "encoder" if views_base(head) is None else "views"  # the parameter that chose it
+    own_base = views_base(head)
+    base = str(own_base or encoder_dir)
+    named_by = "encoder" if own_base is None else "views"  # the parameter that chose it
     with loading(base, "the views' transformers encoder", named_by):  # an empty folder was transformers' traceback
         model = build_model(base, len(head["views"]), head.get("layers"))
         tok = AutoTokenizer.from_pretrained(base)
