@@ -7,6 +7,8 @@ Example:
     '1 of 2 items has no reference'
     >>> human_rating("Overall"), human_rating("human (overall)")
     ('human Overall', 'human (overall)')
+    >>> figure(0.12345), figure(float("nan")), figure(None)
+    ('0.123', 'n/a', 'n/a')
 """
 
 from __future__ import annotations
@@ -37,3 +39,8 @@ def some_of(part: int, total: int, noun: str) -> str:
 def human_rating(dimension: str) -> str:
     """Return the human rating of ``dimension`` in words: "human Overall"; DSTC9's "human (overall)" as it is."""
     return dimension if dimension.lower().startswith("human") else f"human {dimension}"
+
+
+def figure(value: float | None) -> str:
+    """Return a figure as the tables print it: three decimals, ``n/a`` where it is undefined (None or NaN)."""
+    return "n/a" if value is None or value != value else f"{value:.3f}"

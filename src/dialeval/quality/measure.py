@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.schema import Candidate
+from dialeval.words import figure
 
 #: The perturbations of the issue's stress target.
 STRESS = ("other-context", "negation", "repetition", "truncation")
@@ -256,16 +257,6 @@ def _nulled(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: None if v != v else v for k, v in r.items()} for r in rows]
 
 
-def _three(value: float | None) -> str:
-    """Return a figure as the tables print it: three decimals, ``n/a`` where undefined (None or NaN).
-
-    Example:
-        >>> _three(0.12345), _three(float("nan")), _three(None)
-        ('0.123', 'n/a', 'n/a')
-    """
-    return "n/a" if value is None or value != value else f"{value:.3f}"
-
-
 def read_card(card: Path) -> dict[str, Any]:
     """Return the JSON object in ``card`` (checked before a measurement, so that a bad path fails at once).
 
@@ -323,8 +314,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         print("| feature | level | method | value [95% CI] | units |")
         print("|---|---|---|---|---|")
         for r in table:
-            ci = "" if r.ci_low is None or r.ci_high is None else f" [{_three(r.ci_low)}, {_three(r.ci_high)}]"
-            print(f"| {r.metric} | {r.level} | {r.method} | {_three(r.value)}{ci} | {r.n_groups} |")
+            ci = "" if r.ci_low is None or r.ci_high is None else f" [{figure(r.ci_low)}, {figure(r.ci_high)}]"
+            print(f"| {r.metric} | {r.level} | {r.method} | {figure(r.value)}{ci} | {r.n_groups} |")
         if args.card is not None:
             record(args.card, "dialogue", [r.to_dict() for r in table], command)
         return
@@ -332,8 +323,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     print("| perturbation | output | pairs | original better | mean drop [95% CI] | AUROC |")
     print("|---|---|---|---|---|---|")
     for r in rows:  # a perturbation with no pair printed "nan" in every cell, and NaN (no JSON) in the line below
-        print(f"| {r['perturbation']} | {r['output']} | {r['n']} | {_three(r['fraction'])} | "
-              f"{_three(r['drop'])} [{_three(r['ci_low'])}, {_three(r['ci_high'])}] | {_three(r['auroc'])} |")
+        print(f"| {r['perturbation']} | {r['output']} | {r['n']} | {figure(r['fraction'])} | "
+              f"{figure(r['drop'])} [{figure(r['ci_low'])}, {figure(r['ci_high'])}] | {figure(r['auroc'])} |")
     print(json.dumps(_nulled(rows), allow_nan=False))
     if args.card is not None:
         record(args.card, "stress", rows, command)

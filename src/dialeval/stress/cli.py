@@ -34,6 +34,7 @@ from dialeval.errors import DialevalError, InputError
 from dialeval.runinfo import MetricInfo, RankingRun, StressRun, write_run_info
 from dialeval.schema import Candidate, Score
 from dialeval.scoring import ScoringContext, ScoringRequest
+from dialeval.words import figure
 
 if TYPE_CHECKING:
     from dialeval.data.benchmark import Benchmark
@@ -73,8 +74,8 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
     ]
     for r in result.rows:
         lines.append(
-            f"| {r.metric} | {r.perturbation} | {r.n_pairs} | {_fmt(r.fraction)} | "
-            f"{ci_text(r.drop, r.ci_low, r.ci_high, r.n_contexts)} | {_fmt(r.auroc)} |"
+            f"| {r.metric} | {r.perturbation} | {r.n_pairs} | {figure(r.fraction)} | "
+            f"{ci_text(r.drop, r.ci_low, r.ci_high, r.n_contexts)} | {figure(r.auroc)} |"
         )
     for subset in dict.fromkeys(r.subset for r in result.subset_rows):
         mine = [r for r in result.subset_rows if r.subset == subset]
@@ -90,7 +91,7 @@ def _fraction_table(rows: Sequence[StressRow]) -> list[str]:
     cell = {(r.metric, r.perturbation): r for r in rows}
     out = ["| metric | " + " | ".join(perts) + " |", "|---|" + "---|" * len(perts)]
     for m in dict.fromkeys(r.metric for r in rows):
-        out.append(f"| {m} | " + " | ".join(_fmt(cell[(m, p)].fraction) for p in perts) + " |")
+        out.append(f"| {m} | " + " | ".join(figure(cell[(m, p)].fraction) for p in perts) + " |")
     return out
 
 
@@ -119,10 +120,6 @@ def family_signatures(scores: Iterable[Score]) -> dict[str, MetricInfo]:
     """
     sigs = sorted({s.signature for s in scores if s.signature})
     return {sig.split("|", 1)[0]: MetricInfo(signature=sig) for sig in sigs}
-
-
-def _fmt(v: float) -> str:
-    return "n/a" if v != v else f"{v:.3f}"
 
 
 @run_options
@@ -380,7 +377,7 @@ def _print_stress(
     result, names = done.result, done.names
     cell = {(r.metric, r.perturbation): r for r in result.rows}
     row_names = dict.fromkeys(r.metric for r in result.rows)
-    grid = [([m], [_fmt(cell[(m, p)].fraction) for p in names]) for m in row_names]
+    grid = [([m], [figure(cell[(m, p)].fraction) for p in names]) for m in row_names]
     out.print(ScreenTable(done.title, ["metric"], list(names), grid))  # blocks of perturbations that fit the width
     for p in names:
         skipped = f", {result.skipped[p]} not applicable (left out)" if result.skipped[p] else ""
@@ -488,7 +485,7 @@ def _print_ranking(
 
     cell = {(r.metric, r.negatives): r for r in result.rows}
     row_names = dict.fromkeys(r.metric for r in result.rows)
-    grid = [([m], [_fmt(cell[(m, n)].fraction) for n in NEGATIVES]) for m in row_names]
+    grid = [([m], [figure(cell[(m, n)].fraction) for n in NEGATIVES]) for m in row_names]
     out.print(ScreenTable(title, ["metric"], [f"good > {neg}" for neg in NEGATIVES], grid))
     for fam, why in result.skipped.items():
         console.print(f"skipped {fam}: {why}", highlight=False)
