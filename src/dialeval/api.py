@@ -401,7 +401,8 @@ def correlate(
     Raises:
         InputError: No row; no human column, level or method; a column, level or method named twice; a
             missing or non-numeric column, or an infinite value in one; an unknown level or method; the
-            system level or ``by="system"`` with no system column; a negative ``n_boot`` or ``seed``, or an
+            system level or ``by="system"`` with no system column; a negative ``n_boot`` or ``seed``, an ``n_boot``
+            over 100,000, or an
             argument of another type than the one documented.
     """
     import pandas as pd

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dialeval.errors import InputError
+from dialeval.meta.bootstrap import check_at_most
 from dialeval.schema import Rating
 
 Level = Literal["nominal", "ordinal", "interval"]
@@ -238,7 +239,9 @@ class Estimate:
 
 
 def check_resamples(n_boot: int, field: str = "n_boot") -> None:
-    """Refuse fewer than one bootstrap resample: an agreement's confidence interval is made of them.
+    """Refuse fewer than one bootstrap resample (a CI is made of them), or more than the most we take.
+
+    The most is :data:`~dialeval.meta.bootstrap.MAX_RESAMPLES`.
 
     Example:
         >>> check_resamples(0, field="--n-boot")
@@ -248,6 +251,7 @@ def check_resamples(n_boot: int, field: str = "n_boot") -> None:
     """
     if n_boot < 1:
         raise InputError(f"must be at least 1 (the bootstrap resamples of the CIs), got {n_boot}", field=field)
+    check_at_most(n_boot, field)
 
 
 def bootstrap(

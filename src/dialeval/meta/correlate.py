@@ -20,7 +20,7 @@ import numpy as np
 
 from dialeval.errors import InputError, check_seed, check_whole, closest, ensure_unique
 from dialeval.meta.align import Aligned, align
-from dialeval.meta.bootstrap import METHODS, Method, draw_counts, percentile_ci
+from dialeval.meta.bootstrap import METHODS, Method, check_at_most, draw_counts, percentile_ci
 from dialeval.meta.levels import LEVELS, Level, prepare
 from dialeval.meta.rows import CorrelationRow
 from dialeval.schema import Rating, Score
@@ -191,9 +191,12 @@ def default_levels(ratings: Iterable[Rating], dimensions: Sequence[str], also: S
 
 
 def check_boot(n_boot: int, field: str = "n_boot", *, seed: int = 0, seed_field: str = "--seed") -> None:
-    """Refuse a negative number of bootstrap resamples (0 means no confidence intervals), or a negative seed.
+    """Refuse a negative number of resamples (0: no confidence intervals), too many, or a negative seed.
 
-    numpy's generator takes no negative seed: it was a ``ValueError`` traceback after the scoring.
+    The most resamples taken is :data:`~dialeval.meta.bootstrap.MAX_RESAMPLES`.
+
+    numpy's generator takes no negative seed: it was a ``ValueError`` traceback after the scoring;
+    ``--n-boot 99999999999999999999`` was numpy's "Maximum allowed dimension exceeded".
 
     Example:
         >>> check_boot(-5, field="--boot")
@@ -204,10 +207,15 @@ def check_boot(n_boot: int, field: str = "n_boot", *, seed: int = 0, seed_field:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: field "--seed": must be >= 0, got -1
+        >>> check_boot(10**6)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "n_boot": must be at most 100,000 resamples, got 1,000,000
     """
     check_whole(n_boot, field)
     if n_boot < 0:
         raise InputError(f"must be >= 0 (0: no confidence intervals), got {n_boot}", field=field)
+    check_at_most(n_boot, field)
     check_seed(seed, seed_field)
 
 
