@@ -349,3 +349,24 @@ def test_an_export_named_as_another_format_is_refused(tmp_path: Path, inputs: di
     assert f'{tmp_path / "out.csv"}: field "--output": names a CSV file, but Rating records are written as JSON ' \
            "lines: name it out.jsonl" in res.stderr  # fmt: skip
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_annotators_given_no_unit_are_noted_and_too_many_are_refused(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """Two units at one annotator each leave three of five annotators idle: it was silent (their links led to an
+    empty page). ``--annotators 10**20`` made ids without end (killed after 5 minutes)."""
+    idle = create(tmp_path / "idle", inputs, "--annotators", "5")
+    assert idle.returncode == 0, idle.stderr
+    assert "note: 3 of 5 annotators get no unit (2 units to rate, 2 assignments); lower --annotators or raise " \
+        "--per-item" in idle.stderr
+    write_jsonl(tmp_path / "gold.jsonl", [Rating(item_id=f"d2:{s}", dimension="Appropriateness", annotator="ref1",
+                                                 value="positive") for s in ("m1", "m2")])  # fmt: skip
+    qualified = create(tmp_path / "qual", inputs, "--annotators", "5", "--qualification", str(inputs["qual"]),
+                       "--qualification-ratings", str(tmp_path / "gold.jsonl"), "--threshold", "0.21", "--json")
+    assert qualified.returncode == 0, qualified.stderr
+    assert json.loads(qualified.stdout)["annotators_without_main_units"] == 3
+    assert "note: 3 of 5 annotators get no main unit, only the qualification batch; `dialeval study reassign` " \
+        "gives them the units of workers who fail it" in qualified.stderr
+    assert 'field "--annotators": must be at most 10,000, got 100,000,000,000,000,000,000' in _one_error(
+        create(tmp_path / "many", inputs, "--annotators", str(10**20))
+    )
+    assert not (tmp_path / "many").exists()

@@ -135,11 +135,12 @@ def create(
     table: TableOptions = TableOptions(),
 ) -> None:
     """Create a study: batches, balanced seeded assignment, attention checks, qualification."""
-    from dialeval.human.design import StudyConfig, check_config, create_study
+    from dialeval.human.design import StudyConfig, check_annotator_count, check_config, create_study
     from dialeval.human.protocol import load_protocol
     from dialeval.human.store import resolve_db_url
 
     try:
+        check_annotator_count(annotators)  # before their ids are made
         proto = load_protocol(protocol)
         config = StudyConfig(
             protocol=proto.name,
@@ -164,11 +165,28 @@ def create(
         give = "a table's --reference-col, " if benchmark is None else f"data with references ({benchmark} has none), "
         typer.echo(f"note: protocol {proto.name} shows each context's reference response as a candidate, but no "
                    f"candidate has one (give {give}or a protocol without it)", err=True)  # fmt: skip
+    if idle := summary["annotators_without_main_units"]:
+        typer.echo(_idle_note(idle, summary), err=True)
     if as_json:
         typer.echo(json.dumps({**summary, "access": str(study_dir / "access.json")}))
         return
     typer.echo(_created_line(study_dir, summary))
     typer.echo(f"access links: {study_dir / 'access.json'} (keep it private); print them with dialeval study links")
+
+
+def _idle_note(idle: int, summary: dict[str, int]) -> str:
+    """Say that some annotators got no main unit, and what they will do.
+
+    Example:
+        >>> _idle_note(2, {"annotators": 3, "units": 1, "assignments": 1, "qualification_units": 0})
+        'note: 2 of 3 annotators get no unit (1 unit to rate, 1 assignment); lower --annotators or raise --per-item'
+    """
+    words = f"note: {idle} of {summary['annotators']} annotators get no "
+    if summary["qualification_units"]:
+        return words + ("main unit, only the qualification batch; `dialeval study reassign` gives them the units "
+                        "of workers who fail it")  # fmt: skip
+    places = f"{counted(summary['units'], 'unit')} to rate, {counted(summary['assignments'], 'assignment')}"
+    return words + f"unit ({places}); lower --annotators or raise --per-item"
 
 
 def _created_line(study_dir: Path, summary: dict[str, int]) -> str:

@@ -29,6 +29,8 @@ from dialeval.schema import Candidate, Dialogue, Rating
 
 GROUND_TRUTH = "ground-truth"
 ADMIN = "admin"
+MAX_ANNOTATORS = 10_000
+"""The most annotators a study takes (each gets a token and a row; ``--annotators 10**20`` never finished)."""
 
 
 @dataclass(frozen=True)
@@ -132,20 +134,34 @@ def assign(units: Sequence[str], annotators: Sequence[str], per_item: int, seed:
     return load
 
 
+def check_annotator_count(n: int) -> None:
+    """Refuse fewer than one annotator or more than :data:`MAX_ANNOTATORS`, before their ids are made.
+
+    Example:
+        >>> check_annotator_count(10**20)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--annotators": must be at most 10,000, got 100,000,000,000,000,000,000
+    """
+    if n < 1:
+        raise InputError(f"needs at least 1 annotator, got {n}", field="--annotators")
+    if n > MAX_ANNOTATORS:
+        raise InputError(f"must be at most {MAX_ANNOTATORS:,}, got {n:,}", field="--annotators")
+
+
 def check_config(config: StudyConfig, references: Sequence[str] = (), attention: bool | None = None) -> None:
     """Refuse a layout that cannot work, naming the option: every count in range, names distinct.
 
     ``attention``: whether attention-check items are given (None: not known yet; see :func:`check_attention`).
 
     Raises:
-        InputError: No annotators, ``per_item`` outside 1..annotators, ``batch_size`` below 1,
-            ``attention_per_batch`` below 0, a negative seed, a threshold that is not a number in
-            [-1, 1], a reference annotator named like a worker or the admin, or attention checks
-            asked for without items (or items without a number per batch).
+        InputError: No annotators or more than :data:`MAX_ANNOTATORS`, ``per_item`` outside
+            1..annotators, ``batch_size`` below 1, ``attention_per_batch`` below 0, a negative seed,
+            a threshold that is not a number in [-1, 1], a reference annotator named like a worker or
+            the admin, or attention checks asked for without items (or items without a number per batch).
     """
     n = len(config.annotators)
-    if n < 1:
-        raise InputError(f"needs at least 1 annotator, got {n}", field="--annotators")
+    check_annotator_count(n)
     if len(set(config.annotators)) != n:
         raise InputError("annotator names must be distinct", field="--annotators")
     if not 1 <= config.per_item <= n:
@@ -270,7 +286,8 @@ def create_study(
     Everything is checked before anything is written (see :func:`check_config`); a failure leaves nothing.
 
     Returns:
-        A summary with the counts of units, items, batches and assignments.
+        A summary with the counts of units, items, batches and assignments, and of annotators given
+        no main unit (more annotators than units times ``per_item``).
     """
     gold = list(qualification[1]) if qualification else []
     check_config(config, sorted({r.annotator for r in gold}))
@@ -314,6 +331,7 @@ def create_study(
         "assignments": sum(len(v) for v in plan.order.values()),
         "qualification_units": len(plan.quals),
         "attention_units": len(plan.checks),
+        "annotators_without_main_units": sum(not any(b for _, b in plan.order.get(a, ())) for a in config.annotators),
     }
 
 
