@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from dialeval import __version__
 from dialeval.errors import DialevalError, InputError
@@ -65,7 +66,24 @@ def _by_interrupt(exc: BaseException) -> bool:
     return seen is not None and isinstance(seen.__cause__, KeyboardInterrupt)
 
 
+class DialevalGroup(TyperGroup):
+    """The root command group: a command given an empty path fails before it starts (see :mod:`.commands.argv`)."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """Find the sub-command ``args`` name; refuse an empty path among the words that follow it."""
+        from dialeval.commands.argv import check_empty_paths
+        from dialeval.commands.common import fail
+
+        name, command, rest = super().resolve_command(ctx, args)
+        try:
+            check_empty_paths(command, rest)
+        except DialevalError as exc:
+            fail(exc)
+        return name, command, rest
+
+
 app = DialevalApp(
+    cls=DialevalGroup,
     name="dialeval",
     help="Evaluate chatbot and dialogue-system responses: metrics, human studies, meta-evaluation.",
     no_args_is_help=True,

@@ -1,0 +1,78 @@
+"""Checks of a command line's words that typer cannot make: an empty path.
+
+``Path("")`` is the current folder, so typer hands a command ``.`` for ``-o ""``: with ``-o "$OUT"``
+and ``OUT`` unset, ``meta`` replaced the ``table.md`` of whatever folder the shell was in, and
+``study create ""`` put a study there. :func:`check_empty_paths` refuses an empty value of any
+path option or argument before the command starts (``-o .`` still means the current folder).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from dialeval.errors import InputError
+
+
+def is_path(annotation: Any) -> bool:
+    """Whether a parameter's annotation is a path: ``Path``, ``Path | None``, ``list[Path]``.
+
+    Example:
+        >>> is_path(Path), is_path(Path | None), is_path(list[Path]), is_path(str | None), is_path(int)
+        (True, True, True, False, False)
+    """
+    if annotation is Path:
+        return True
+    origin = typing.get_origin(annotation)
+    return origin in (list, tuple, typing.Union, types.UnionType) and any(
+        is_path(arg) for arg in typing.get_args(annotation)
+    )
+
+
+def check_empty_paths(command: Any, args: list[str]) -> None:
+    """Refuse ``""`` as the value of a path option or argument of the (sub-)command ``args`` names.
+
+    ``command`` is the click command (or group) the words ``args`` follow; sub-command names are
+    followed down to the command that runs.
+
+    Raises:
+        InputError: Naming the option (``--output``) or argument (``STUDY_DIR``) given an empty value.
+    """
+    while (subs := getattr(command, "commands", None)) and args and args[0] in subs:
+        command, args = subs[args[0]], args[1:]
+    if getattr(command, "callback", None) is None:
+        return
+    signature = inspect.signature(command.callback, eval_str=True).parameters
+    paths = {name for name, p in signature.items() if is_path(p.annotation)}
+    options = {opt: p for p in command.params if p.param_type_name == "option" for opt in (*p.opts, *p.secondary_opts)}
+    arguments = [p for p in command.params if p.param_type_name == "argument"]
+    positional: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            positional += args[i + 1 :]
+            break
+        name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        param = options.get(name)
+        if param is None:
+            positional.append(token)
+            i += 1
+            continue
+        if param.is_flag:
+            i += 1
+            continue
+        given = value if eq else (args[i + 1] if i + 1 < len(args) else None)
+        i += 1 if eq else 2
+        if given == "" and param.name in paths:
+            raise InputError(_EMPTY, field=max(param.opts, key=len))
+    for k, token in enumerate(positional):
+        param = arguments[min(k, len(arguments) - 1)] if arguments else None  # a variadic argument takes the rest
+        if token == "" and param is not None and param.name in paths:
+            raise InputError(_EMPTY, field=param.name.upper())  # as the usage line names it
+
+
+_EMPTY = "is empty; give a path (. for the current folder)"

@@ -1,0 +1,63 @@
+"""An empty path on the command line is one error line, and nothing is written in the current folder.
+
+``Path("")`` is ``.``: before, ``meta -o ""`` (a ``-o "$OUT"`` with ``OUT`` unset) replaced the ``table.md``
+of the folder the shell was in, ``benchmark`` and ``data export`` wrote their files there, and
+``study create ""`` made a study there. Through the real CLI (typer's runner, in process).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from tests.commands.cli_runner import RATED, invoke, refused
+
+from dialeval.commands.argv import check_empty_paths
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["meta", "{none}", "--path", "{rows}", *RATED, "-m", "length", "-o", ""], "--output"),
+        (["benchmark", "--path", "{rows}", *RATED, "-m", "length", "--no-cache", "--output="], "--output"),
+        (["stress", "-m", "length", "--no-cache", "-o", "", "--limit", "1"], "--output"),
+        (["data", "export", "-b", "usr-tc", "--limit", "1", "-o", ""], "--output"),
+        (["score", "--path", "", *RATED, "-o", "{tmp}/s.jsonl"], "--path"),
+        (["study", "create", "", "--path", "{rows}", *RATED], "STUDY_DIR"),
+        (["meta", "{none}", "", "--path", "{rows}", *RATED], "SCORES"),  # the second of a variadic argument
+        (["report", "{tmp}", "--study", ""], "--study"),
+    ],
+)
+def test_an_empty_path_is_refused_before_any_work(
+    args: list[str], field: str, rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "table.md").write_text("mine\n", encoding="utf-8")
+    monkeypatch.chdir(here)
+    words = [a.format(rows=rows, none=tmp_path / "none.jsonl", tmp=tmp_path) for a in args]
+    refused(invoke(*words), f'field "{field}": is empty; give a path (. for the current folder)')
+    assert [p.name for p in here.iterdir()] == ["table.md"]
+    assert (here / "table.md").read_text(encoding="utf-8") == "mine\n"
+
+
+def test_a_dot_is_still_the_current_folder_and_empty_text_elsewhere_keeps_its_own_error(
+    rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    res = invoke("benchmark", "--path", rows, *RATED, "-m", "length", "--no-cache", "--n-boot", "0", "-o", ".")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "table.md").is_file()
+    refused(invoke("score", "--path", rows, *RATED, "-m", "", "-o", "s.jsonl"), 'field "--metrics": empty metric name')
+
+
+def test_a_command_without_a_callback_or_words_is_left_alone() -> None:
+    """A group with no sub-command named, and no words at all: nothing to check (typer prints the help)."""
+
+    class Group:
+        commands: ClassVar[dict[str, object]] = {}
+        callback = None
+
+    check_empty_paths(Group(), [])
+    check_empty_paths(Group(), ["", "--output", ""])
