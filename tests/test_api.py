@@ -309,6 +309,21 @@ def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
     assert str(caught.value) == f'{j}:2: field "response": expected a string, found bool'
 
 
+def test_an_empty_path_is_refused_not_read_as_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Path("")`` is ``.``: ``score("")`` scored the records in the notebook's folder, ``cache=""`` took it
+    for the cache, and ``load_benchmark(name, path="")`` said ". is a folder"."""
+    (tmp_path / "candidates.jsonl").write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for call, field in [(lambda: dialeval.score("", ["length"], cache=False), "data"),
+                        (lambda: dialeval.score(ROWS, ["length"], cache=""), "cache"),
+                        (lambda: dialeval.load_benchmark("usr-tc", path=""), "path")]:  # fmt: skip
+        with pytest.raises(InputError) as caught:
+            call()
+        assert str(caught.value) == f'field "{field}": is empty; give a path (. for the current folder)'
+
+
 def test_a_name_given_twice_is_refused() -> None:
     """correlate gave a column named twice its rows once; score and every option of the CLI refuse a repeat."""
     df = pd.DataFrame({"m": [1.0, 2.0, 3.0, 5.0], "h": [1.0, 3.0, 2.0, 4.0], "context": ["a", "b", "c", "d"]})

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dialeval.atomic import WriteError
-from dialeval.errors import InputError, closest, ensure_unique
+from dialeval.errors import InputError, closest, ensure_unique, given_path
 from dialeval.jsonl import lone_surrogate
 from dialeval.words import counted
 
@@ -109,8 +109,8 @@ def score(
     Raises:
         InputError: A missing column, a response that is missing, empty or only whitespace, a
             value that is not a string where text is expected (None is a missing value, as an
-            empty CSV cell is), an unreadable file, an unknown metric or a bad parameter, or an argument
-            of another type than the one documented.
+            empty CSV cell is), an unreadable file or an empty path (``""``), an unknown metric or a
+            bad parameter, or an argument of another type than the one documented.
     """
     import pandas as pd
 
@@ -230,7 +230,7 @@ def request_of(
         metrics=None if names is None else tuple(names),
         params=tuple(f"{key}={value}" for key, value in (params or {}).items()),
         device=None if device is None else check_device(device.strip(), field="--device"),
-        engine=engine, cache=None if isinstance(cache, bool) else Path(cache),
+        engine=engine, cache=None if isinstance(cache, bool) else given_path(cache, "cache"),
         no_cache=cache is False, progress=progress,
     )  # fmt: skip
 
@@ -244,7 +244,7 @@ def _read(
     from dialeval.data._common import Where
 
     if isinstance(data, (str, Path)):
-        return _read_path(Path(data), wanted, context_col, response_col)
+        return _read_path(given_path(data, "data"), wanted, context_col, response_col)
     if isinstance(data, pd.DataFrame):
         frame = data
     elif isinstance(data, Sequence) and not isinstance(data, bytes):
@@ -605,13 +605,13 @@ def load_benchmark(name: str, path: str | Path | None = None) -> pd.DataFrame:
         dialogue's mean on each of its rows and is listed in ``attrs["dialogue_ratings"]``.
 
     Raises:
-        InputError: An unknown benchmark or a missing or malformed data file.
+        InputError: An unknown benchmark, an empty ``path``, or a missing or malformed data file.
     """
     from dialeval.data.catalog import load_benchmark as load
 
     _expect(name, (str,), "a benchmark name", "name")
     _expect(path, (str, Path, type(None)), "a path or None", "path")
-    return benchmark_frame(load(name, path, path_option="path="))
+    return benchmark_frame(load(name, None if path is None else given_path(path, "path"), path_option="path="))
 
 
 def list_benchmarks() -> pd.DataFrame:

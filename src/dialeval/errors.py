@@ -40,6 +40,22 @@ def ensure_unique(names: Iterable[str], field: str, what: str = "column") -> Non
         seen.add(n)
 
 
+def given_path(value: str | Path, field: str) -> Path:
+    """Return ``value`` as a path, refusing the empty string (``Path("")`` is the current folder).
+
+    Example:
+        >>> given_path("out", "--output")
+        PosixPath('out')
+        >>> given_path("", "--output")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--output": is empty; give a path (. for the current folder)
+    """
+    if isinstance(value, str) and not value:
+        raise InputError("is empty; give a path (. for the current folder)", field=field)
+    return Path(value)
+
+
 def check_seed(seed: int, field: str = "--seed") -> None:
     """Refuse a negative seed: numpy's generators take none, and llama.cpp reads one as "a random seed".
 

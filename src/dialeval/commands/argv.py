@@ -14,7 +14,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from dialeval.errors import InputError
+from dialeval.errors import given_path
 
 
 def is_path(annotation: Any) -> bool:
@@ -67,12 +67,9 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
             continue
         given = value if eq else (args[i + 1] if i + 1 < len(args) else None)
         i += 1 if eq else 2
-        if given == "" and param.name in paths:
-            raise InputError(_EMPTY, field=max(param.opts, key=len))
+        if given is not None and param.name in paths:
+            given_path(given, max(param.opts, key=len))
     for k, token in enumerate(positional):
         param = arguments[min(k, len(arguments) - 1)] if arguments else None  # a variadic argument takes the rest
-        if token == "" and param is not None and param.name in paths:
-            raise InputError(_EMPTY, field=param.name.upper())  # as the usage line names it
-
-
-_EMPTY = "is empty; give a path (. for the current folder)"
+        if param is not None and param.name in paths:
+            given_path(token, param.name.upper())  # as the usage line names it
