@@ -8,12 +8,13 @@ of the folder the shell was in, ``benchmark`` and ``data export`` wrote their fi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from tests.commands.cli_runner import RATED, invoke, refused
 
 from dialeval.commands.argv import check_empty_paths
+from dialeval.errors import InputError
 
 
 @pytest.mark.parametrize(
@@ -61,3 +62,35 @@ def test_a_command_without_a_callback_or_words_is_left_alone() -> None:
 
     check_empty_paths(Group(), [])
     check_empty_paths(Group(), ["", "--output", ""])
+
+
+def test_every_command_s_signature_is_read_and_its_path_options_found() -> None:
+    """Each command's annotations are read (a name only imported for type checking would fail every run of it)."""
+    import typer.main
+
+    from dialeval.cli import app
+
+    root = typer.main.get_command(app)
+    found: dict[str, list[str]] = {}
+
+    def walk(command: Any, words: list[str]) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*words, name])
+        if not getattr(command, "commands", None):
+            check_empty_paths(root, words)
+            found[" ".join(words)] = [o for p in command.params if p.param_type_name == "option" for o in p.opts
+                                      if o.startswith("--") and _refuses(root, [*words, f"{o}="])]  # fmt: skip
+
+    walk(root, [])
+    assert len(found) >= 25, sorted(found)
+    assert found["meta"] == ["--ratings", "--path", "--output", "--mapping"]
+    assert found["study create"] == ["--dialogues", "--path", "--candidates", "--qualification",
+                                     "--qualification-ratings", "--attention", "--attention-ratings", "--mapping"]
+
+
+def _refuses(root: Any, words: list[str]) -> bool:
+    try:
+        check_empty_paths(root, words)
+    except InputError:
+        return True
+    return False
