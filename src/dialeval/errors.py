@@ -56,8 +56,14 @@ def given_path(value: str | Path, field: str) -> Path:
     return Path(value)
 
 
+MAX_SEED = 2**32 - 1
+"""The largest seed: llama.cpp's seeds are 32-bit, and torch's ``manual_seed`` overflowed at 2**64."""
+
+
 def check_seed(seed: int, field: str = "--seed") -> None:
-    """Refuse a negative seed: numpy's generators take none, and llama.cpp reads one as "a random seed".
+    """Refuse a negative seed, or one over :data:`MAX_SEED`.
+
+    numpy's generators take no negative seed, and llama.cpp reads one as "a random seed".
 
     Example:
         >>> check_seed(-1)
@@ -68,10 +74,16 @@ def check_seed(seed: int, field: str = "--seed") -> None:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: field "seed": must be a whole number, got '1' (str)
+        >>> check_seed(2**32)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--seed": must be at most 4,294,967,295 (seeds are 32-bit), got 4,294,967,296
     """
     check_whole(seed, field)
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", field=field)
+    if seed > MAX_SEED:
+        raise InputError(f"must be at most {MAX_SEED:,} (seeds are 32-bit), got {seed:,}", field=field)
 
 
 def check_whole(value: object, field: str) -> None:

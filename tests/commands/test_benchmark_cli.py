@@ -221,9 +221,17 @@ def test_benchmark_says_when_quality_was_fitted_on_the_benchmark(tmp_path: Path)
         (["stress", "-m", "length", "--boot", "-1"], 'field "--n-boot": must be >= 0'),
         (["train", "--train", "usr-tc", "--test", "usr-pc", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
         (["generate", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
-        (["judge", "run", "--protocol", "dialogadv", "-p", "seed=-1"], "judge:dialogadv.seed=-1: must be at least 0"),
+        (["judge", "run", "--protocol", "dialogadv", "-p", "seed=-1"],
+         "judge:dialogadv.seed=-1: must be between 0 and 4294967295"),
+        # seeds are 32-bit (llama.cpp's); torch's manual_seed overflowed at 2**64
+        (["benchmark", "-m", "length", "--seed", str(2**32)],
+         'field "--seed": must be at most 4,294,967,295 (seeds are 32-bit), got 4,294,967,296'),
+        (["generate", "--seed", str(2**64)], 'field "--seed": must be at most 4,294,967,295'),
+        (["judge", "run", "--protocol", "dialogadv", "-p", f"seed={2**32}"],
+         "judge:dialogadv.seed=4294967296: must be between 0 and 4294967295"),
     ],
-    ids=["benchmark", "meta", "stress", "stress-boot", "train", "generate", "judge"],
+    ids=["benchmark", "meta", "stress", "stress-boot", "train", "generate", "judge", "benchmark-32", "generate-64",
+         "judge-32"],
 )
 def test_a_negative_seed_or_resample_count_is_refused_before_any_work(
     tmp_path: Path, args: list[str], message: str

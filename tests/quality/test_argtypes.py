@@ -8,6 +8,7 @@ and ``--per-source 0`` were tracebacks, and ``--per-conversation 0`` blamed ``li
 from __future__ import annotations
 
 import importlib
+import os
 
 import pytest
 
@@ -28,6 +29,13 @@ from dialeval.quality.argtypes import count, positive, share
     ("measure", ["dialogue", "--per-system", "-1"], "argument --per-system: must be at least 1, got -1"),
     ("measure", ["stress", "--contexts", "0"], "argument --contexts: must be at least 1, got 0"),
     ("experiment", ["VIEWS", "--n-boot", "0"], "argument --n-boot: must be at least 1, got 0"),
+    # each was a traceback: torch's set_num_threads and manual_seed overflowed, numpy's bootstrap exceeded a dimension
+    ("crosstrain", ["RUN", "--threads", str(10**20)],
+     f"argument --threads: must be at most {os.cpu_count():,} (this machine's cores), got {10**20:,}"),
+    ("bitrain", ["RUN", "--seed", str(2**64)],
+     "argument --seed: must be at most 4,294,967,295 (seeds are 32-bit), got 18,446,744,073,709,551,616"),
+    ("experiment", ["VIEWS", "--n-boot", "100001"],
+     "argument --n-boot: must be at most 100,000 (the resamples are held at once), got 100,001"),
 ])  # fmt: skip
 def test_a_number_the_run_cannot_use_is_one_usage_error_naming_its_option(tmp_path, capsys, module, args, message):
     args = [str(tmp_path / "run") if a in {"RUN", "VIEWS"} else a for a in args]

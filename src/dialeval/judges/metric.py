@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from dialeval.backends import Backend, make_backend
 from dialeval.backends.cache import RequestCache
 from dialeval.backends.runner import Runner
+from dialeval.errors import MAX_SEED
 from dialeval.judges.dialogue import DialogueJudge
 from dialeval.judges.judge import Judge, Judgement, JudgeStats
 from dialeval.judges.parse import to_level
@@ -82,7 +83,7 @@ class JudgeConfig:
     structured: bool = True
     k: int = dataclasses.field(default=3, metadata=rule(minimum=1))
     temperature: float = dataclasses.field(default=0.7, metadata=rule(minimum=0))
-    seed: int = dataclasses.field(default=0, metadata=rule(minimum=0))  # llama.cpp: a negative seed is a random one
+    seed: int = dataclasses.field(default=0, metadata=rule(minimum=0, maximum=MAX_SEED))  # llama.cpp: <0 is random
     max_tokens: int = dataclasses.field(default=64, metadata=rule(minimum=1))
     top_logprobs: int = dataclasses.field(default=5, metadata=rule(minimum=0, note="0 = no expected score"))
     in_flight: int = dataclasses.field(default=0, metadata=rule(minimum=0, note="0 = the backend's default"))

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable
 
+from dialeval.errors import MAX_SEED
+from dialeval.meta.bootstrap import MAX_RESAMPLES
 
-def count(low: int = 1) -> Callable[[str], int]:
-    """Return an argparse type that reads an integer of at least ``low``.
+
+def count(low: int = 1, high: int | None = None, why: str = "") -> Callable[[str], int]:
+    """Return an argparse type that reads an integer of at least ``low`` (and at most ``high``, for ``why``).
 
     Example:
         >>> count(1)("3")
@@ -20,6 +24,9 @@ def count(low: int = 1) -> Callable[[str], int]:
         >>> count(0)("-1")
         Traceback (most recent call last):
         argparse.ArgumentTypeError: must be at least 0, got -1
+        >>> count(1, 8, "cores")("99")
+        Traceback (most recent call last):
+        argparse.ArgumentTypeError: must be at most 8 (cores), got 99
     """
 
     def read(text: str) -> int:
@@ -29,9 +36,19 @@ def count(low: int = 1) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,} ({why}), got {value:,}")
         return value
 
     return read
+
+
+SEED = count(0, MAX_SEED, "seeds are 32-bit")
+"""A seed: torch's ``manual_seed`` overflowed at 2**64 after the data was drawn."""
+THREADS = count(1, os.cpu_count() or 1, "this machine's cores")
+"""Torch threads: ``--threads 99999999999999999999`` overflowed in ``torch.set_num_threads``."""
+RESAMPLES = count(1, MAX_RESAMPLES, "the resamples are held at once")
+"""Bootstrap resamples."""
 
 
 def _number(text: str) -> float:

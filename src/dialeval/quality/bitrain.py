@@ -490,7 +490,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
     from dialeval.errors import InputError
     from dialeval.paths import shared_data_dir
-    from dialeval.quality.argtypes import count, positive, share
+    from dialeval.quality.argtypes import SEED, THREADS, count, positive, share
     from dialeval.quality.crosstrain import add_base_options, base_options, check_device, check_resumable
     from dialeval.quality.recipes import RECIPES
 
@@ -499,11 +499,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--steps", type=count(1), default=BiConfig.steps, help=f"planned steps (default {BiConfig.steps})")
     ap.add_argument("--minutes", type=positive, default=None, help="stop (and export the best checkpoint) after this")
     ap.add_argument("--stop-at", type=count(1), default=None, help="stop after this step (the schedule stays --steps)")
-    ap.add_argument("--seed", type=count(0), default=0, help="seed of the batch order and the model (default 0)")
+    ap.add_argument("--seed", type=SEED, default=0, help="seed of the batch order and the model (default 0)")
     ap.add_argument("--lr", type=positive, default=BiConfig.lr, help=f"LoRA learning rate (default {BiConfig.lr})")
     ap.add_argument("--batch-size", type=count(1), default=BiConfig.batch_size, help="true pairs per step (default 32)")
     ap.add_argument("--recipe", default=BiConfig.recipe, help=f"pairs of this recipe (default {BiConfig.recipe})")
-    ap.add_argument("--threads", type=count(1), default=2, help="torch threads (default 2)")
+    ap.add_argument("--threads", type=THREADS, default=2, help="torch threads (default 2)")
     ap.add_argument("--bf16", action="store_true", help="training steps under bfloat16 autocast (figures fp32)")
     add_base_options(ap)
     ap.add_argument("--device", default="cpu", help="where the training steps run: cpu (default) or cuda")

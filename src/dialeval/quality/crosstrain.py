@@ -692,7 +692,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
     from dialeval.errors import InputError
     from dialeval.paths import shared_data_dir
-    from dialeval.quality.argtypes import count, positive
+    from dialeval.quality.argtypes import SEED, THREADS, count, positive
 
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("out", type=Path, help="run folder: checkpoint.pt, card.json, model/ (a rerun resumes)")
@@ -701,11 +701,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--minutes", type=positive, default=None, help="stop (and export the best checkpoint) after this")
     ap.add_argument("--stop-at", type=count(1), default=None, help="stop after this step (the schedule stays --steps)")
     ap.add_argument("--snapshots", action="store_true", help="also export every checkpoint to OUT/steps/NNNNN")
-    ap.add_argument("--seed", type=count(0), default=0,
+    ap.add_argument("--seed", type=SEED, default=0,
                     help="seed of the data draw, the split and the model (default 0)")
     ap.add_argument("--lr", type=positive, default=TrainConfig.lr,
                     help=f"LoRA learning rate (default {TrainConfig.lr})")
-    ap.add_argument("--threads", type=count(1), default=2, help="torch threads (default 2)")
+    ap.add_argument("--threads", type=THREADS, default=2, help="torch threads (default 2)")
     ap.add_argument("--device", default="cpu", help="where the training steps run: cpu (default) or cuda")
     ap.add_argument("--overlap-negatives", action="store_true", help="add word-overlap negatives (overlap_negative)")
     ap.add_argument("--layers", type=count(1), default=TrainConfig.layers, help="keep the first N layers (default 6)")

@@ -133,11 +133,11 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.engagement") -> None:
     """Command line: ``OUT [--seed S] [--per-conversation N] [--limit N]``."""
-    from dialeval.quality.argtypes import count
+    from dialeval.quality.argtypes import SEED, count
 
     ap = argparse.ArgumentParser(prog=prog, description="Learn utterance engagement from Chit-Chat's ratings.")
     ap.add_argument("output", type=Path, help="folder for engagement.json and card.json")
-    ap.add_argument("--seed", type=count(0), default=0,
+    ap.add_argument("--seed", type=SEED, default=0,
                     help="seeds the draw of turns and the held-in split (default 0)")
     ap.add_argument("--per-conversation", type=count(1), default=PER_CONVERSATION,
                     help=f"turns drawn per rated conversation (default {PER_CONVERSATION})")

@@ -289,14 +289,14 @@ def _columns(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.measure") -> None:
     """Command line: ``stress --contexts N`` or ``dialogue --per-system K``; prints Markdown and the JSON rows."""
-    from dialeval.quality.argtypes import count
+    from dialeval.quality.argtypes import SEED, count
 
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("what", choices=["stress", "dialogue"])
     ap.add_argument("--contexts", type=count(1), default=60, help="stress: the first N contexts of USR-TC (default 60)")
     ap.add_argument("--per-system", type=count(1), default=20,
                     help="dialogue: the first K dialogues of each DSTC9 bot (default 20)")
-    ap.add_argument("--seed", type=count(0), default=0, help="seed of the perturbations and the bootstrap (default 0)")
+    ap.add_argument("--seed", type=SEED, default=0, help="seed of the perturbations and the bootstrap (default 0)")
     ap.add_argument("--views", default=None, help="also the views of this trained cross-encoder folder")
     ap.add_argument("--bundle", type=Path, default=None,
                     help="a candidate folder as `quality experiment --ship` writes it")  # fmt: skip
