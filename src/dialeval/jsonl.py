@@ -294,7 +294,8 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(f"cannot read ({exc})", path=p, line=lineno + 1) from None
 
 
-def _field_of(err: ValidationError) -> tuple[str, str]:
+def field_of(err: ValidationError) -> tuple[str, str]:
+    """Return the field (dotted path) and message of a validation error's first problem."""
     first = err.errors()[0]
     loc = ".".join(str(x) for x in first["loc"]) or "<record>"
     return loc, first["msg"]
@@ -328,7 +329,7 @@ def validate(model: type[M], obj: dict[str, Any], path: str | Path, line: int | 
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
-        field, msg = _field_of(exc)
+        field, msg = field_of(exc)
         raise InputError(msg + _other_kind(model, obj), path=path, line=line, field=field) from None
 
 

@@ -67,6 +67,22 @@ def test_errors_name_the_file_line_and_field(tmp_path: Path) -> None:
     assert res.exit_code == 2 and 'unknown format "pdf"' in res.output
 
 
+@pytest.mark.parametrize(("change", "said"), [({"metric": ["bleu"]}, 'field "metric": Input should be a valid string'),
+                                              ({"value": {}}, 'field "value": Input should be a valid number'),
+                                              ({"value": "\u0000"}, 'field "value": Input should be a valid number'),
+                                              ({"n_items": None}, 'field "n_items": Input should be a valid integer')])
+def test_a_correlation_row_of_the_wrong_type_names_its_line_and_field(
+    results: dict[str, Path], tmp_path: Path, change: dict[str, object], said: str
+) -> None:
+    """Each was a traceback while the report was drawn (a TypeError, a ValueError, an AttributeError)."""
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    rows = (results["bench"] / "table.jsonl").read_text(encoding="utf-8").splitlines()
+    (folder / "table.jsonl").write_text("\n".join([rows[0], json.dumps({**json.loads(rows[1]), **change})]) + "\n")
+    refused(run_cli("report", folder, "-o", tmp_path / "r.html"), f"table.jsonl:2: {said}")
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_an_empty_study_export_is_refused_not_reported_as_scores(results: dict[str, Path], tmp_path: Path) -> None:
     """A study exported before anyone answered (0 ratings) was read as a results file of kind "scores"."""
     empty = tmp_path / "empty.jsonl"

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from dialeval.errors import InputError
-from dialeval.jsonl import iter_objects, read_jsonl, read_text
+from dialeval.jsonl import field_of, iter_objects, read_jsonl, read_text
+from dialeval.meta.rows import CorrelationRow
 from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo, TrainRun
 from dialeval.schema import Rating, Score
 
@@ -75,6 +76,35 @@ def read_rows(path: Path, required: tuple[str, ...] = ()) -> list[dict[str, Any]
                 raise InputError("missing", path=path, line=n, field=key)
         rows.append(row)
     return rows
+
+
+def read_correlations(path: Path) -> list[dict[str, Any]]:
+    r"""Read ``table.jsonl``: each line a :class:`~dialeval.meta.rows.CorrelationRow`, typed (as ``meta`` writes it).
+
+    A list in ``metric`` or a dict in ``value`` was a ``TypeError`` traceback while the report was drawn.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "table.jsonl"
+        >>> _ = p.write_text('{"metric": "bleu", "dimension": "Overall", "level": "turn", "method": "pearson", '
+        ...                  '"value": {}, "p_value": null, "ci_low": null, "ci_high": null, "n_items": 3, '
+        ...                  '"n_groups": 3, "n_skipped": 0}\n')
+        >>> read_correlations(p)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...table.jsonl:1: field "value": Input should be a valid number
+    """
+    rows: list[dict[str, Any]] = []
+    for n, obj in iter_objects(path):
+        try:
+            rows.append(_CORRELATION_ROW.validate_python(obj).to_dict())
+        except ValidationError as exc:
+            where, msg = field_of(exc)
+            raise InputError(msg, path=path, line=n, field=where) from None
+    return rows
+
+
+_CORRELATION_ROW = TypeAdapter(CorrelationRow)
 
 
 def read_run(path: Path) -> AnyRun:
@@ -137,7 +167,7 @@ def load_results(path: str | Path) -> Results:
     if (p / "scores.jsonl").is_file():
         r.scores = read_jsonl(p / "scores.jsonl", Score)
     if (p / "table.jsonl").is_file():
-        r.correlations = read_rows(p / "table.jsonl", ("metric", "level", "method", "value"))
+        r.correlations = read_correlations(p / "table.jsonl")
     if (p / "lmstyle_tables.jsonl").is_file():
         r.lmstyle_tables = read_rows(p / "lmstyle_tables.jsonl", ("table", "model", "source", "column", "value"))
     if (p / "summary.jsonl").is_file():
