@@ -194,8 +194,11 @@ def test_bad_smoothing_and_missing_references_are_clear_errors() -> None:
         (Meteor, {"tokenizer": "bad"}, "meteor.tokenizer='bad': not one of nltk-word, whitespace"),
         (Meteor, {"alpha": float("nan")}, "meteor.alpha=nan: not a finite number"),
         (Meteor, {"gamma": float("inf")}, "meteor.gamma=inf: not a finite number"),
-        (Chrf, {"char_order": -1}, "chrf.char_order=-1: must be at least 1"),
-        (Chrf, {"word_order": -1}, "chrf.word_order=-1: must be at least 0"),
+        (Chrf, {"char_order": -1}, "chrf.char_order=-1: must be between 1 and 100"),
+        (Chrf, {"word_order": -1}, "chrf.word_order=-1: must be between 0 and 100"),
+        # sacrebleu counts every order up to the given one: 10**20 never ended
+        (Chrf, {"char_order": 10**20}, "chrf.char_order=100000000000000000000: must be between 1 and 100"),
+        (Chrf, {"word_order": 101}, "chrf.word_order=101: must be between 0 and 100"),
         (Chrf, {"beta": -1}, "chrf.beta=-1: must be at least 0"),
     ],
 )

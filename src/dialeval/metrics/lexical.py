@@ -133,8 +133,9 @@ class SacreBleu(Metric):
 class ChrfConfig:
     """chrF settings; ``word_order=2`` makes it chrF++ (0: plain chrF); ``beta=0`` weighs precision only."""
 
-    char_order: int = field(default=6, metadata=rule(minimum=1))
-    word_order: int = field(default=2, metadata=rule(minimum=0, note="0 = chrF without word n-grams"))
+    # sacrebleu counts every order up to these: char_order=10**20 never ended
+    char_order: int = field(default=6, metadata=rule(minimum=1, maximum=100))
+    word_order: int = field(default=2, metadata=rule(minimum=0, maximum=100, note="0 = chrF without word n-grams"))
     beta: int = field(default=2, metadata=rule(minimum=0))
     lowercase: bool = False
 
