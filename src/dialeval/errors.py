@@ -40,6 +40,24 @@ def ensure_unique(names: Iterable[str], field: str, what: str = "column") -> Non
         seen.add(n)
 
 
+def check_at_most(value: int, most: int, field: str, *, unit: str = "", why: str = "") -> None:
+    """Refuse a count over ``most`` (a huge one was a C overflow, a numpy dimension error, or work without end).
+
+    Example:
+        >>> check_at_most(200_000, 100_000, "--n-boot", unit="resamples")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--n-boot": must be at most 100,000 resamples, got 200,000
+        >>> check_at_most(9, 8, "--workers", why="4 per core here")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--workers": must be at most 8 (4 per core here), got 9
+    """
+    if value > most:
+        said = f"{most:,}" + (f" {unit}" if unit else "") + (f" ({why})" if why else "")
+        raise InputError(f"must be at most {said}, got {value:,}", field=field)
+
+
 def given_path(value: str | Path, field: str) -> Path:
     """Return ``value`` as a path, refusing the empty string (``Path("")`` is the current folder).
 

@@ -326,14 +326,17 @@ def test_a_bootstrap_resample_count_out_of_range_is_refused_before_any_work(
 def test_study_serve_refuses_what_it_cannot_serve_in_one_line(
     tmp_path: Path, inputs: dict[str, Path], taken_port: int
 ) -> None:
-    """--port 99999 was uvicorn's OverflowError traceback; --workers 0 served anyway; an address not on this
-    machine was a traceback. A subprocess with a timeout, as a refusal that does not happen serves forever."""
+    """--port 99999 was uvicorn's OverflowError traceback; --workers 0 served anyway, --workers 10**20 forked
+    without end; an address not on this machine was a traceback. A subprocess with a timeout, as a refusal
+    that does not happen serves forever."""
     study = tmp_path / "study"
     assert create(study, inputs).returncode == 0
     cases = {
         ("--port", "99999"): 'field "--port": must be a TCP port, 1 to 65535, got 99999',
         ("--port", str(taken_port)): f'field "--port": 127.0.0.1:{taken_port} cannot be served: Address already in use',
         ("--workers", "0"): 'field "--workers": must be at least 1, got 0',
+        # uvicorn forked one worker process after another for this one
+        ("--workers", str(10**20)): f'field "--workers": must be at most {4 * (os.cpu_count() or 1)} (4 per core',
         ("--host", "192.0.2.1"): 'field "--host": 192.0.2.1:8000 cannot be served',  # TEST-NET-1: not here
     }
     for args, message in cases.items():

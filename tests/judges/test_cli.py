@@ -221,6 +221,9 @@ def test_serve_model_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path, ta
         ("--port", str(taken_port)): f'field "--port": 127.0.0.1:{taken_port} cannot be served',
         ("--parallel", "0"): 'field "--parallel": must be at least 1, got 0',
         ("--n-ctx", "-5"): 'field "--n-ctx": must be at least 1, got -5',
+        # an OverflowError traceback: llama.cpp's context, --n-ctx times --parallel, is a C int
+        ("--n-ctx", str(10**20)): 'field "--n-ctx": must be at most 536,870,911 (times --parallel 4, llama.cpp',
+        ("--parallel", str(10**20)): 'field "--parallel": must be at most 2,147,483,647 (llama.cpp',
         ("--model", str(tmp_path / "none.gguf")): f"{tmp_path / 'none.gguf'}: model file not found",
         ("--model", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: llama.cpp could not serve",
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ from dialeval.commands.common import (
     fail,
     table_options,
 )
-from dialeval.errors import DialevalError, InputError
+from dialeval.errors import DialevalError, InputError, check_at_most
 from dialeval.words import counted
 
 if TYPE_CHECKING:
@@ -263,6 +264,8 @@ def serve(
     access, url = _study(study_dir)
     try:
         check_serving(port, host, workers=workers)  # uvicorn: a traceback for a bad port, any --workers taken
+        cores = os.cpu_count() or 1  # --workers 10**20 forked until the machine ran out of processes
+        check_at_most(workers, 4 * cores, "--workers", why=f"4 per core; this machine has {counted(cores, 'core')}")
     except DialevalError as exc:
         fail(exc)
     base = app_url(host, port)
@@ -272,8 +275,6 @@ def serve(
     if host in WILDCARDS:
         typer.echo(f"listening on every address of this machine ({host}): annotators elsewhere reach it at its "
                    "name or address in place of 127.0.0.1", err=True)  # fmt: skip
-    import os
-
     os.environ["DIALEVAL_STUDY_DB"] = url
     uvicorn.run(
         "dialeval.human.serve:make_app", factory=True, host=host, port=port, workers=workers, log_level="warning"

@@ -22,7 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from dialeval.atomic import atomic_write
-from dialeval.errors import InputError, check_seed, closest
+from dialeval.errors import InputError, check_at_most, check_seed, closest
 from dialeval.human import store
 from dialeval.human.protocol import Protocol
 from dialeval.schema import Candidate, Dialogue, Rating
@@ -145,8 +145,7 @@ def check_annotator_count(n: int) -> None:
     """
     if n < 1:
         raise InputError(f"needs at least 1 annotator, got {n}", field="--annotators")
-    if n > MAX_ANNOTATORS:
-        raise InputError(f"must be at most {MAX_ANNOTATORS:,}, got {n:,}", field="--annotators")
+    check_at_most(n, MAX_ANNOTATORS, "--annotators")
 
 
 def check_config(config: StudyConfig, references: Sequence[str] = (), attention: bool | None = None) -> None:

@@ -24,7 +24,7 @@ from dialeval.commands.common import (
     table_options,
 )
 from dialeval.commands.options import allow_failures_option, judge_run_options
-from dialeval.errors import DialevalError, InputError
+from dialeval.errors import DialevalError, InputError, check_at_most
 from dialeval.scoring import ScoringRequest
 from dialeval.words import counted
 
@@ -210,6 +210,10 @@ def _summary_path(out: Path) -> Path:
     return out.with_suffix(out.suffix + ".summary.json")
 
 
+C_INT = 2**31 - 1
+"""The largest C ``int``: llama.cpp's context size and slot count are ones."""
+
+
 def serve_model(
     model: str = typer.Option("", help="GGUF file (default: the packaged SmolLM2-135M-Instruct)."),
     port: int = typer.Option(8080, help="Port on 127.0.0.1."),
@@ -221,6 +225,10 @@ def serve_model(
 
     try:
         check_serving(port, n_ctx=n_ctx, parallel=parallel)  # llama.cpp: "listening on ...:99999", serving nothing
+        # llama.cpp's whole context, --n-ctx times --parallel, is a C int: 10**20 was an OverflowError traceback
+        check_at_most(parallel, C_INT, "--parallel", why="llama.cpp's slots are a C int")
+        check_at_most(n_ctx, C_INT // parallel, "--n-ctx", why=f"times --parallel {parallel}, llama.cpp's context "
+                      "is a C int")  # fmt: skip
         local_server(model or None, n_ctx=n_ctx, n_parallel=parallel, port=port, verbose=True)
     except DialevalError as exc:
         fail(exc)

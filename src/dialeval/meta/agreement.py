@@ -24,8 +24,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from dialeval.errors import InputError
-from dialeval.meta.bootstrap import check_at_most
+from dialeval.errors import InputError, check_at_most
+from dialeval.meta.bootstrap import MAX_RESAMPLES
 from dialeval.schema import Rating
 
 Level = Literal["nominal", "ordinal", "interval"]
@@ -251,7 +251,7 @@ def check_resamples(n_boot: int, field: str = "n_boot") -> None:
     """
     if n_boot < 1:
         raise InputError(f"must be at least 1 (the bootstrap resamples of the CIs), got {n_boot}", field=field)
-    check_at_most(n_boot, field)
+    check_at_most(n_boot, MAX_RESAMPLES, field, unit="resamples")
 
 
 def bootstrap(

@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dialeval.errors import InputError, check_seed, check_whole, closest, ensure_unique
+from dialeval.errors import InputError, check_at_most, check_seed, check_whole, closest, ensure_unique
 from dialeval.meta.align import Aligned, align
-from dialeval.meta.bootstrap import METHODS, Method, check_at_most, draw_counts, percentile_ci
+from dialeval.meta.bootstrap import MAX_RESAMPLES, METHODS, Method, draw_counts, percentile_ci
 from dialeval.meta.levels import LEVELS, Level, prepare
 from dialeval.meta.rows import CorrelationRow
 from dialeval.schema import Rating, Score
@@ -215,7 +215,7 @@ def check_boot(n_boot: int, field: str = "n_boot", *, seed: int = 0, seed_field:
     check_whole(n_boot, field)
     if n_boot < 0:
         raise InputError(f"must be >= 0 (0: no confidence intervals), got {n_boot}", field=field)
-    check_at_most(n_boot, field)
+    check_at_most(n_boot, MAX_RESAMPLES, field, unit="resamples")
     check_seed(seed, seed_field)
 
 
