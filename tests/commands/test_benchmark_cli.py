@@ -229,11 +229,18 @@ def test_benchmark_says_when_quality_was_fitted_on_the_benchmark(tmp_path: Path)
         (["generate", "--seed", str(2**64)], 'field "--seed": must be at most 4,294,967,295'),
         (["judge", "run", "--protocol", "dialogadv", "-p", f"seed={2**32}"],
          "judge:dialogadv.seed=4294967296: must be between 0 and 4294967295"),
+        # HTTP 400 for each request from llama.cpp; an OverflowError traceback; a request llama.cpp never answered
+        (["judge", "run", "--protocol", "dialogadv", "-p", f"max_tokens={2**31}"],
+         "judge:dialogadv.max_tokens=2147483648: must be between 1 and 2147483647"),
+        (["judge", "run", "--protocol", "dialogadv", "-p", f"in_flight={10**20}"],
+         f"judge:dialogadv.in_flight={10**20}: must be between 0 and 1024"),
+        (["judge", "run", "--protocol", "dialogadv", "-p", "top_logprobs=21"],
+         "judge:dialogadv.top_logprobs=21: must be between 0 and 20"),
     ],
     ids=["benchmark", "meta", "stress", "stress-boot", "train", "generate", "judge", "benchmark-32", "generate-64",
-         "judge-32"],
+         "judge-32", "judge-max-tokens", "judge-in-flight", "judge-top-logprobs"],
 )
-def test_a_negative_seed_or_resample_count_is_refused_before_any_work(
+def test_a_seed_resample_count_or_request_size_out_of_range_is_refused_before_any_work(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
     """numpy takes no negative seed: benchmark, meta, stress and train stopped in its ValueError after the

@@ -142,7 +142,10 @@ def test_a_name_given_twice_and_an_empty_stop_are_refused(tmp_path: Path) -> Non
                           (["--datasets", "dd,dd"], 'field "--datasets": dataset "dd" is given twice'),
                           (["--stop", ""], 'field "--stop": an empty stop string ends every response before it'),
                           (["--stop", "x", "--stop", "x"], 'field "--stop": stop string "x" is given twice'),
-                          (["--max-tokens", "0"], 'field "--max-tokens": must be at least 1, got 0')):  # fmt: skip
+                          (["--max-tokens", "0"], 'field "--max-tokens": must be at least 1, got 0'),
+                          # every request came back HTTP 400 from llama.cpp, and the run wrote 0 candidates, exit 0
+                          (["--max-tokens", str(2**31)], 'field "--max-tokens": must be at most 2,147,483,647 '
+                                                         "(llama.cpp's is a C int), got 2,147,483,648")):  # fmt: skip
         res = CliRunner().invoke(app, ["generate", "--limit", "1", *args, "-o", str(tmp_path / "g")])
         assert res.exit_code == 2 and message in " ".join(res.output.split()), res.output
     assert not (tmp_path / "g").exists()

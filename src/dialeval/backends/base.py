@@ -47,6 +47,15 @@ def missing_model(kind: str, model: str) -> str | None:
     return None
 
 
+C_INT = 2**31 - 1
+"""The largest C ``int``: llama.cpp's ``max_tokens``, context size and slot count are ones (a larger
+``max_tokens`` came back as HTTP 400, a larger context as an ``OverflowError`` traceback)."""
+MAX_TOP_LOGPROBS = 20
+"""The most alternatives per token a request asks for: the OpenAI API's limit."""
+MAX_IN_FLIGHT = 1024
+"""The most requests sent at once (llama.cpp serves each in its own slot of the context)."""
+
+
 class BackendError(DialevalError):
     """A request failed; ``retryable`` says whether trying again may help."""
 

@@ -210,10 +210,6 @@ def _summary_path(out: Path) -> Path:
     return out.with_suffix(out.suffix + ".summary.json")
 
 
-C_INT = 2**31 - 1
-"""The largest C ``int``: llama.cpp's context size and slot count are ones."""
-
-
 def serve_model(
     model: str = typer.Option("", help="GGUF file (default: the packaged SmolLM2-135M-Instruct)."),
     port: int = typer.Option(8080, help="Port on 127.0.0.1."),
@@ -221,6 +217,7 @@ def serve_model(
     parallel: int = typer.Option(4, help="Requests served at once."),
 ) -> None:
     """Serve a GGUF model as an OpenAI-compatible server on 127.0.0.1 until Ctrl-C."""
+    from dialeval.backends.base import C_INT
     from dialeval.backends.llamacpp import local_server
 
     try:

@@ -24,6 +24,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from dialeval.backends import Backend, make_backend
+from dialeval.backends.base import C_INT, MAX_IN_FLIGHT, MAX_TOP_LOGPROBS
 from dialeval.backends.cache import RequestCache
 from dialeval.backends.runner import Runner
 from dialeval.errors import MAX_SEED
@@ -84,9 +85,11 @@ class JudgeConfig:
     k: int = dataclasses.field(default=3, metadata=rule(minimum=1))
     temperature: float = dataclasses.field(default=0.7, metadata=rule(minimum=0))
     seed: int = dataclasses.field(default=0, metadata=rule(minimum=0, maximum=MAX_SEED))  # llama.cpp: <0 is random
-    max_tokens: int = dataclasses.field(default=64, metadata=rule(minimum=1))
-    top_logprobs: int = dataclasses.field(default=5, metadata=rule(minimum=0, note="0 = no expected score"))
-    in_flight: int = dataclasses.field(default=0, metadata=rule(minimum=0, note="0 = the backend's default"))
+    max_tokens: int = dataclasses.field(default=64, metadata=rule(minimum=1, maximum=C_INT))
+    top_logprobs: int = dataclasses.field(default=5, metadata=rule(minimum=0, maximum=MAX_TOP_LOGPROBS,
+                                                                   note="0 = no expected score"))
+    in_flight: int = dataclasses.field(default=0, metadata=rule(minimum=0, maximum=MAX_IN_FLIGHT,
+                                                                note="0 = the backend's default"))
     timeout: float = dataclasses.field(default=60.0, metadata={**NOT_IN_SIGNATURE, **rule(minimum=0.001)})
     max_retries: int = dataclasses.field(default=5, metadata={**NOT_IN_SIGNATURE, **rule(minimum=0)})
     max_calls: int = dataclasses.field(default=0, metadata={**NOT_IN_SIGNATURE, **rule(minimum=0, note="0 = none")})

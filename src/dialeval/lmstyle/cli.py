@@ -23,7 +23,7 @@ from dialeval.commands.common import (
     write_text,
 )
 from dialeval.commands.options import run_options
-from dialeval.errors import DialevalError, InputError, check_seed, ensure_unique
+from dialeval.errors import DialevalError, InputError, check_at_most, check_seed, ensure_unique
 from dialeval.runinfo import LmstyleRun, MetricInfo, command_line, write_run_info
 from dialeval.scoring import ScoringRequest
 from dialeval.words import counted
@@ -52,10 +52,12 @@ LMSTYLE_FILES = ("dialogues.jsonl", "candidates.jsonl", "scores.jsonl", "table.m
 
 
 def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -> Any:
+    from dialeval.backends.base import C_INT
     from dialeval.lmstyle.generate import GenerationSettings
 
     if max_tokens < 1:
         raise InputError(f"must be at least 1, got {max_tokens}", field="--max-tokens")
+    check_at_most(max_tokens, C_INT, "--max-tokens", why="llama.cpp's is a C int")  # each request came back HTTP 400
     check_seed(seed)  # llama.cpp read a negative seed as "a random one": the same command, other responses
     if not 0 <= temperature < float("inf"):  # a negative one was sent to the backend, which sampled anyway
         raise InputError(f"must be 0 (greedy) or more, got {temperature}", field="--temperature")
