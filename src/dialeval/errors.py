@@ -100,8 +100,7 @@ def check_seed(seed: int, field: str = "--seed") -> None:
     check_whole(seed, field)
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", field=field)
-    if seed > MAX_SEED:
-        raise InputError(f"must be at most {MAX_SEED:,} (seeds are 32-bit), got {seed:,}", field=field)
+    check_at_most(seed, MAX_SEED, field, why="seeds are 32-bit")
 
 
 def check_whole(value: object, field: str) -> None:
