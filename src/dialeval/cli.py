@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from dialeval import __version__
-from dialeval.errors import DialevalError, InputError
+from dialeval.errors import DialevalError
 
 
 class DialevalApp(typer.Typer):
@@ -31,7 +31,6 @@ class DialevalApp(typer.Typer):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the command line; one line on stderr for an interrupt (exit 130) or a dialeval error (exit 2)."""
         try:
-            check_arguments(kwargs.get("args") or sys.argv[1:])
             return super().__call__(*args, **kwargs)
         except SystemExit as exc:
             if exc.code == 130 and _by_interrupt(exc):
@@ -42,24 +41,6 @@ class DialevalApp(typer.Typer):
             raise SystemExit(2) from None
 
 
-def check_arguments(argv: list[str]) -> None:
-    r"""Refuse an argument holding bytes that are not UTF-8 (a Latin-1 terminal's ``é``), naming it and the byte.
-
-    Python keeps such bytes as lone surrogates, which no output file can hold: ``--rating-col q=café`` failed
-    only when the records were written, with pydantic's ``UnicodeEncodeError`` traceback.
-
-    Example:
-        >>> check_arguments(["score", "--rating-col", "q=caf\udce9"])
-        Traceback (most recent call last):
-        ...
-        dialeval.errors.InputError: argument 3 ('q=caf\udce9') is not UTF-8 text: byte 0xe9 at character 6 ...
-    """
-    for n, arg in enumerate(argv, 1):
-        if (bad := next((i for i, ch in enumerate(arg) if "\udc80" <= ch <= "\udcff"), None)) is not None:
-            raise InputError(f"argument {n} ({arg!a}) is not UTF-8 text: byte 0x{ord(arg[bad]) - 0xDC00:02x} at "
-                             f"character {bad + 1} (is the terminal's encoding UTF-8?)")  # fmt: skip
-
-
 def _by_interrupt(exc: BaseException) -> bool:
     """Whether an exit came from typer's handling of a :class:`KeyboardInterrupt` (typer's ``Exit(130)`` from it)."""
     seen = exc.__context__
@@ -67,15 +48,16 @@ def _by_interrupt(exc: BaseException) -> bool:
 
 
 class DialevalGroup(TyperGroup):
-    """The root command group: a command given an empty path fails before it starts (see :mod:`.commands.argv`)."""
+    """The root command group: the words of a command line are checked before it starts (:mod:`.commands.argv`)."""
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        """Find the sub-command ``args`` name; refuse an empty path among the words that follow it."""
-        from dialeval.commands.argv import check_empty_paths
+        """Find the sub-command ``args`` name; refuse words that are not UTF-8 and an empty path among them."""
+        from dialeval.commands.argv import check_arguments, check_empty_paths
         from dialeval.commands.common import fail
 
-        name, command, rest = super().resolve_command(ctx, args)
         try:
+            check_arguments(args)
+            name, command, rest = super().resolve_command(ctx, args)
             check_empty_paths(command, rest)
         except DialevalError as exc:
             fail(exc)

@@ -1,4 +1,4 @@
-"""Checks of a command line's words that typer cannot make: an empty path.
+"""Checks of a command line's words that typer cannot make: text that is not UTF-8, an empty path.
 
 ``Path("")`` is the current folder, so typer hands a command ``.`` for ``-o ""``: with ``-o "$OUT"``
 and ``OUT`` unset, ``meta`` replaced the ``table.md`` of whatever folder the shell was in, and
@@ -14,7 +14,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from dialeval.errors import given_path
+from dialeval.errors import InputError, given_path
 
 
 def is_path(annotation: Any) -> bool:
@@ -73,3 +73,21 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
         param = arguments[min(k, len(arguments) - 1)] if arguments else None  # a variadic argument takes the rest
         if param is not None and param.name in paths:
             given_path(token, param.name.upper())  # as the usage line names it
+
+
+def check_arguments(argv: list[str]) -> None:
+    r"""Refuse an argument holding bytes that are not UTF-8 (a Latin-1 terminal's ``é``), naming it and the byte.
+
+    Python keeps such bytes as lone surrogates, which no output file can hold: ``--rating-col q=café`` failed
+    only when the records were written, with pydantic's ``UnicodeEncodeError`` traceback.
+
+    Example:
+        >>> check_arguments(["score", "--rating-col", "q=caf\udce9"])
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: argument 3 ('q=caf\udce9') is not UTF-8 text: byte 0xe9 at character 6 ...
+    """
+    for n, arg in enumerate(argv, 1):
+        if (bad := next((i for i, ch in enumerate(arg) if "\udc80" <= ch <= "\udcff"), None)) is not None:
+            raise InputError(f"argument {n} ({arg!a}) is not UTF-8 text: byte 0x{ord(arg[bad]) - 0xDC00:02x} at "
+                             f"character {bad + 1} (is the terminal's encoding UTF-8?)")  # fmt: skip
