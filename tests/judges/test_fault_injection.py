@@ -1,6 +1,6 @@
 """Fault injection: a real proxy on 127.0.0.1 between the client and the real llama.cpp server.
 
-The proxy answers scripted requests with HTTP 500, 429, a stall past the client's
+The proxy answers scripted requests with HTTP 500, 429, 400, a stall past the client's
 timeout, a truncated JSON body, and prose with no score; every other request is
 forwarded to the llama.cpp server. Expected counts are derived from the script
 and from a fault-free baseline run (greedy decoding, so the model's answers are
@@ -53,7 +53,7 @@ ITEMS = [
 
 
 class FaultProxy:
-    """Forward POSTs to ``upstream`` except those whose 1-based number is in ``script``."""
+    """Forward POSTs to the same path under ``upstream`` except those whose 1-based number is in ``script``."""
 
     def __init__(self, upstream: str, script: dict[int, str]) -> None:
         self.upstream, self.script, self.seen = upstream, script, 0
@@ -79,11 +79,11 @@ class FaultProxy:
                 with lock:
                     proxy.seen += 1
                     action = proxy.script.get(proxy.seen, "forward")
-                if action in ("500", "429"):
+                if action in ("500", "429", "400"):
                     return self._send(int(action), b'{"error": "injected"}')
                 if action == "stall":
                     time.sleep(TIMEOUT + 1.0)
-                up = httpx.post(proxy.upstream + "/chat/completions", content=payload, timeout=120,
+                up = httpx.post(proxy.upstream + self.path.removeprefix("/v1"), content=payload, timeout=120,
                                 headers={"Content-Type": "application/json"})
                 body = up.content
                 if action == "truncated":

@@ -267,3 +267,61 @@ def test_json_prints_what_the_commands_wrote(tmp_path: Path) -> None:
     assert printed["run"] == json.loads((out / "run.json").read_text())
     assert printed["tables"] == [json.loads(x) for x in (out / "lmstyle_tables.jsonl").read_text().splitlines()]
     assert printed["summary"] == [json.loads(x) for x in (out / "summary.jsonl").read_text().splitlines()]
+
+
+def test_failed_generation_requests_say_why_and_exit_1(tmp_path: Path, cache: Path, llama_url: str) -> None:
+    """A real proxy on 127.0.0.1 answers the first request HTTP 400 and forwards the other to the llama.cpp
+    server. generate wrote the response that came back, said "1 failed (not written)" without the reason,
+    and exited 0. It now writes the same, names the reason and exits 1; a rerun asks again for the failed one
+    only (the other is in the request cache), and --allow-failures exits 0."""
+    from tests.judges.test_fault_injection import FaultProxy
+
+    proxy = FaultProxy(llama_url, {1: "400"})
+    out = tmp_path / "g"
+    args = ["generate", "--limit", "1", "--datasets", "dd", "--styles", "formal,informal", "--max-tokens", "4",
+            "--temperature", "0", "--model", f"served@{proxy.url}", "-o", str(out)]  # fmt: skip
+    try:
+        res = CliRunner().invoke(app, args, terminal_width=400)
+        assert res.exit_code == 1, res.output
+        errors = [line for line in res.output.splitlines() if line.startswith("error:")]
+        assert errors == ['error: 1 of 2 responses was not generated because requests failed (served: 1 x HTTP 400: '
+                          '{"error": "injected"}); the 1 that came back was written; rerun to try the failed ones '
+                          "again, or pass --allow-failures to accept them"], res.output  # fmt: skip
+        assert ('served: 2 responses: 1 generated (4 tokens), 0 from the request cache, 0 empty, 1 failed (not '
+                'written: 1 x HTTP 400: {"error": "injected"})') in " ".join(res.output.split())
+        info = json.loads((out / "generation.json").read_text())["models"]["served"]
+        assert (info["requests"], info["failed"], info["failures"]) == (2, 1, {'HTTP 400: {"error": "injected"}': 1})
+        assert len(read_jsonl(out / "candidates.jsonl", Candidate)) == 1
+
+        res = CliRunner().invoke(app, [*args, "--allow-failures"])
+        assert res.exit_code == 0, res.output
+        assert proxy.seen == 3  # the failed request only: the other came from the request cache
+        assert len(read_jsonl(out / "candidates.jsonl", Candidate)) == 2
+        assert "failures" not in json.loads((out / "generation.json").read_text())["models"]["served"]
+    finally:
+        proxy.close()
+
+
+def test_lmstyle_exits_1_when_generation_fails_and_writes_what_came_back(tmp_path: Path, cache: Path) -> None:
+    """Every request answered HTTP 400 by a real server on 127.0.0.1: lmstyle wrote its tables over no response
+    and exited 0. It now writes them, counts the failures by reason in run.json, and exits 1 unless
+    --allow-failures."""
+    from tests.judges.test_fault_injection import FaultProxy
+
+    proxy = FaultProxy("http://127.0.0.1:9/v1", dict.fromkeys(range(1, 100), "400"))
+    out = tmp_path / "l"
+    args = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal", "-m", "style",
+            "--model", f"served@{proxy.url}", "-o", str(out)]  # fmt: skip
+    try:
+        res = CliRunner().invoke(app, args, terminal_width=400)
+        assert res.exit_code == 1, res.output
+        assert "error: 1 of 1 response was not generated because requests failed (served: 1 x HTTP 400" in res.output
+        assert '{"error": "injected"}); none came back; rerun' in res.output
+        assert "Traceback" not in res.output
+        run = json.loads((out / "run.json").read_text())
+        assert run["generation"]["served"]["failures"] == {'HTTP 400: {"error": "injected"}': 1}
+        assert (out / "table.md").exists() and read_jsonl(out / "candidates.jsonl", Candidate) == []
+        res = CliRunner().invoke(app, [*args, "--allow-failures"])
+        assert res.exit_code == 0, res.output
+    finally:
+        proxy.close()

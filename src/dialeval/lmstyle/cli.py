@@ -14,6 +14,7 @@ import typer
 from dialeval import __version__
 from dialeval.commands.common import (
     check_output,
+    check_request_failures,
     console,
     fail,
     out,
@@ -41,6 +42,16 @@ _DATA = typer.Option(None, "--data", help="Shared data folder (default: $DIALEVA
 #: The paper's metrics, what ``lmstyle`` scores unless ``-m`` names some of them.
 PAPER_METRICS = ("style", "sacrebleu", "embedding", "likelihood", "judge")
 _JSON = typer.Option(False, "--json", help="Print JSON only (what the command wrote to its JSON files).")
+_ALLOW_GENERATE = typer.Option(
+    False, "--allow-failures",
+    help="Exit 0 even when generation requests failed (the responses that came back are written; "
+    "generation.json counts the others by reason).",
+)  # fmt: skip
+_ALLOW_LMSTYLE = typer.Option(
+    False, "--allow-failures",
+    help="Exit 0 even when generation or judge requests failed (what came back is written and scored; run.json "
+    "counts failed generations by reason; failed judge requests leave null scores that say why).",
+)  # fmt: skip
 _NOCACHE = typer.Option(
     False, "--no-cache", help="Call the backends again and compute every score: no request cache, no score cache."
 )
@@ -101,15 +112,61 @@ def _counts(summary: dict[str, Any]) -> str:
         >>> _counts({"signature": "generate|...", "empty": 1, "requests": 8, "calls": 6, "cache_hits": 2,
         ...          "completion_tokens": 90, "seconds": 3.5})
         '8 responses: 6 generated (90 tokens), 2 from the request cache, 1 empty; 3.5 s; signature generate|...'
+        >>> line = _counts({"signature": "g", "requests": 2, "calls": 2, "failed": 1, "failures": {"HTTP 400": 1},
+        ...                 "seconds": 0.1})
+        >>> line.split(";")[0]
+        '2 responses: 1 generated (0 tokens), 0 from the request cache, 0 empty, 1 failed (not written: 1 x HTTP 400)'
     """
     def n(key: str) -> int:
         return int(summary.get(key, 0))
 
-    failed = f", {n('failed')} failed (not written)" if n("failed") else ""
+    failed = f", {n('failed')} failed (not written: {_causes(summary)})" if n("failed") else ""
     plural = "" if n("requests") == 1 else "s"
-    return (f"{n('requests')} response{plural}: {n('calls')} generated ({n('completion_tokens')} tokens), "
+    generated = n("calls") - n("failed")  # the calls the backend answered
+    return (f"{n('requests')} response{plural}: {generated} generated ({n('completion_tokens')} tokens), "
             f"{n('cache_hits')} from the request cache, {n('empty')} empty{failed}; {summary['seconds']} s; "
             f"signature {summary['signature']}")  # fmt: skip
+
+
+def _causes(summary: dict[str, Any]) -> str:
+    """Return a model's failed requests by reason, the three most frequent, as ``2 x HTTP 400: ...``.
+
+    Example:
+        >>> _causes({"failed": 3, "failures": {"HTTP 400: too long": 2, "HTTP 500": 1}})
+        '2 x HTTP 400: too long; 1 x HTTP 500'
+    """
+    causes = list(summary.get("failures", {}).items())
+    more = f"; {len(causes) - 3} other reasons" if len(causes) > 3 else ""
+    return "; ".join(f"{count} x {why}" for why, count in causes[:3]) + more
+
+
+def check_generation_failures(summaries: dict[str, Any], allow: bool) -> None:
+    """After the outputs are written, exit 1 if generation requests failed, unless ``allow`` (``--allow-failures``).
+
+    Prints one line: how many responses were lost, and each model's reasons. (Before, ``generate``
+    exited 0 and said only "failed (not written)", even when it wrote no candidate at all.)
+    """
+    failed = {label: s for label, s in summaries.items() if s.get("failed")}
+    if not failed or allow:
+        return
+    from rich.markup import escape
+
+    total = sum(int(s.get("requests", 0)) for s in summaries.values())
+    lost = sum(int(s["failed"]) for s in failed.values())
+    causes = "; ".join(f"{label}: {_causes(s)}" for label, s in failed.items())
+    kept = f"the {total - lost} that came back {_was(total - lost)} written" if total > lost else "none came back"
+    console.print(
+        f"[bold red]error:[/] {lost} of {counted(total, 'response')} {_was(lost)} not generated because requests "
+        f"failed ({escape(causes)}); {kept}; rerun to try the failed ones again, or pass --allow-failures to "
+        "accept them",
+        highlight=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(1)
+
+
+def _was(n: int) -> str:
+    return "was" if n == 1 else "were"
 
 
 def _generate_all(
@@ -138,7 +195,8 @@ def _generate_all(
     summaries: dict[str, Any] = {}
     for spec in models or [DEFAULT_MODEL]:
         backend, label = make_generator(spec)
-        console.print(f"generating {len(pairs) * n * len(style_list)} responses with {label} ...", highlight=False)
+        todo = counted(len(pairs) * n * len(style_list), "response")
+        console.print(f"generating {todo} with {label} ...", highlight=False)
         got = generate_styled(backend, label, pairs, style_list, n, settings, use_cache=use_cache)
         dialogues.update(got.dialogues)
         candidates.extend(got.candidates)
@@ -181,11 +239,14 @@ def generate(
     temperature: float = _TEMP, max_tokens: int = _MAXTOK, stop: list[str] = _STOP, seed: int = _SEED,
     data: Path | None = _DATA, no_cache: bool = _NOCACHE, as_json: bool = _JSON,
     output: Path = typer.Option(Path("runs/generate"), "--output", "-o", help="Output folder."),
+    allow_failures: bool = _ALLOW_GENERATE,
 ) -> None:  # fmt: skip
     """Generate styled responses with the LMStyle Fig. 3 few-shot prompt.
 
     Writes dialogues.jsonl and candidates.jsonl (re-score them with dialeval score --dialogues
-    OUT/dialogues.jsonl --candidates OUT/candidates.jsonl) and generation.json (signatures, counts).
+    OUT/dialogues.jsonl --candidates OUT/candidates.jsonl) and generation.json (signatures, counts,
+    failed requests by reason). Requests that fail are not written and the exit is 1, unless
+    --allow-failures.
     """
     try:
         replaced = check_output(output, "folder", inputs=_inputs(data, datasets, model), files=GENERATE_FILES)
@@ -201,9 +262,10 @@ def generate(
     write_json(output / "generation.json", info)
     if as_json:
         out.print_json(json.dumps(info))
-        return
-    wrote = f"wrote {counted(len(candidates), 'candidate')} to {output}/candidates.jsonl{replaced_note(replaced)}"
-    console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+    else:
+        wrote = f"wrote {counted(len(candidates), 'candidate')} to {output}/candidates.jsonl{replaced_note(replaced)}"
+        console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+    check_generation_failures(summaries, allow_failures)
 
 
 #: ``--judge-model`` and ``--judge-k`` when not given.
@@ -222,6 +284,7 @@ def lmstyle(
     compare_paper: bool = typer.Option(False, "--compare-paper", help="Print the paper's rows beside ours."),
     output: Path = typer.Option(Path("runs/lmstyle"), "--output", "-o", help="Output folder."),
     as_json: bool = _JSON,
+    allow_failures: bool = _ALLOW_LMSTYLE,
     request: ScoringRequest = ScoringRequest(),
 ) -> None:  # fmt: skip
     """Run the LMStyle benchmark: generate, score (ACC, BLEU, SBERT, NLL, judge), print Tables 2/4/5.
@@ -231,7 +294,8 @@ def lmstyle(
     Writes dialogues.jsonl, candidates.jsonl, scores.jsonl, table.md, lmstyle_tables.jsonl,
     summary.jsonl and run.json (command, signatures, settings, the request, counts, timings) to OUTPUT.
     Generations are kept in the request cache and scores in the score cache: a killed run resumes
-    (--no-cache: neither cache, every response generated and scored again).
+    (--no-cache: neither cache, every response generated and scored again). When generation or
+    judge requests fail, what came back is written and scored and the exit is 1, unless --allow-failures.
     """
     from dialeval.jsonl import write_jsonl
     from dialeval.lmstyle.score import JudgeSettings, score_generated
@@ -283,10 +347,12 @@ def lmstyle(
     if as_json:  # the rows as written: NaN as null
         cells = [json.loads(line) for line in (output / "lmstyle_tables.jsonl").read_text().splitlines()]
         out.print_json(json.dumps({"run": run_info.as_dict(), "tables": cells, "summary": summary}))
-        return
-    typer.echo(markdown)  # plain text: a console that wraps lines would break the Markdown tables
-    wrote = f"wrote {output}/ ({', '.join(LMSTYLE_FILES)}) in {run_info.seconds} s{replaced_note(replaced)}"
-    console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+    else:
+        typer.echo(markdown)  # plain text: a console that wraps lines would break the Markdown tables
+        wrote = f"wrote {output}/ ({', '.join(LMSTYLE_FILES)}) in {run_info.seconds} s{replaced_note(replaced)}"
+        console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+    check_generation_failures(summaries, allow_failures)
+    check_request_failures(scored.scores, allow_failures)
 
 
 def _metric_names(request: ScoringRequest) -> list[str]:

@@ -131,6 +131,7 @@ class Generated:
         candidates: One candidate per (query, style) that got an answer.
         signature: The generation signature (settings, prompt, backend).
         counts: requests, cache hits, failures, empty responses.
+        failures: The failed requests counted by the backend's reason (``HTTP 400: ...``).
         seconds: Wall time.
     """
 
@@ -138,11 +139,20 @@ class Generated:
     candidates: list[Candidate] = field(default_factory=list)
     signature: str = ""
     counts: Counter[str] = field(default_factory=Counter)
+    failures: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
 
     def summary(self) -> dict[str, Any]:
-        """Return a JSON-able summary (signature, counts, seconds)."""
-        return {"signature": self.signature, **dict(self.counts), "seconds": round(self.seconds, 2)}
+        """Return a JSON-able summary: signature, counts, the failures by reason (if any), seconds.
+
+        Example:
+            >>> done = Generated(signature="generate|x", counts=Counter(requests=2, failed=1))
+            >>> done.failures["HTTP 400"] += 1
+            >>> done.summary()
+            {'signature': 'generate|x', 'requests': 2, 'failed': 1, 'failures': {'HTTP 400': 1}, 'seconds': 0.0}
+        """
+        failures = {"failures": dict(self.failures.most_common())} if self.failures else {}
+        return {"signature": self.signature, **dict(self.counts), **failures, "seconds": round(self.seconds, 2)}
 
 
 def generate_styled(
@@ -192,6 +202,7 @@ def generate_styled(
     for (ds, i, pair, style), answer in zip(jobs, answers, strict=True):
         if not isinstance(answer, Completion):
             out.counts["failed"] += 1
+            out.failures[str(answer)] += 1
             continue
         text = clean(answer.text, settings.stop)
         out.counts["empty"] += int(not text)
