@@ -325,3 +325,25 @@ def test_lmstyle_exits_1_when_generation_fails_and_writes_what_came_back(tmp_pat
         assert res.exit_code == 0, res.output
     finally:
         proxy.close()
+
+
+def test_lmstyle_exits_1_when_judge_requests_fail(tmp_path: Path, cache: Path) -> None:
+    """The judge's server answers every request HTTP 400 (a real server on 127.0.0.1): the judge scores are null
+    and say why, and lmstyle exited 0. It now exits 1 with the judge's line, as judge run does."""
+    from tests.judges.test_fault_injection import FaultProxy
+
+    proxy = FaultProxy("http://127.0.0.1:9/v1", dict.fromkeys(range(1, 100), "400"))
+    out = tmp_path / "l"
+    args = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2",
+            "--temperature", "0", "-m", "judge", "--judge-model", f"j@{proxy.url}", "-o", str(out)]  # fmt: skip
+    try:
+        res = CliRunner().invoke(app, args, terminal_width=400)
+        assert res.exit_code == 1, res.output
+        assert "error: 1 item(s) got no score because judge requests failed (1 x request failed: HTTP 400" in res.output
+        judged = [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()]
+        assert [(s["value"], s["extras"]["error"].startswith("request failed: HTTP 400")) for s in judged] == [
+            (None, True)]
+        res = CliRunner().invoke(app, [*args, "--allow-failures"])
+        assert res.exit_code == 0, res.output
+    finally:
+        proxy.close()

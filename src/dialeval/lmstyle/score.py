@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from dialeval.schema import Candidate, Dialogue, Score
+from dialeval.words import counted
 
 if TYPE_CHECKING:
     from dialeval.cache import ScoreCache
@@ -129,7 +130,7 @@ def score_generated(
             run.signatures[key] = metric.signature
             run.seconds[key] = round(got.seconds, 2)
         if log is not None:
-            log(f"{metric.name}: {len(subset)} responses in {got.seconds:.1f} s")
+            log(f"{metric.name}: {counted(len(subset), 'response')} in {got.seconds:.1f} s")
         if metric.name == JUDGE:
             summary = got.summary
             run.judge_summary = {
