@@ -236,9 +236,13 @@ def test_benchmark_says_when_quality_was_fitted_on_the_benchmark(tmp_path: Path)
          f"judge:dialogadv.in_flight={10**20}: must be between 0 and 1024"),
         (["judge", "run", "--protocol", "dialogadv", "-p", "top_logprobs=21"],
          "judge:dialogadv.top_logprobs=21: must be between 0 and 20"),
+        # k samples per item: the requests were built until memory ran out, silently (killed after 60 s)
+        (["judge", "run", "--protocol", "dialogadv", "-p", "mode=sample", "-p", f"k={10**20}"],
+         f"judge:dialogadv.k={10**20}: must be between 1 and 1000 (samples per item)"),
+        (["lmstyle", "--judge-k", "1001"], 'field "--judge-k": must be at most 1,000 samples per response, got 1,001'),
     ],
     ids=["benchmark", "meta", "stress", "stress-boot", "train", "generate", "judge", "benchmark-32", "generate-64",
-         "judge-32", "judge-max-tokens", "judge-in-flight", "judge-top-logprobs"],
+         "judge-32", "judge-max-tokens", "judge-in-flight", "judge-top-logprobs", "judge-k", "lmstyle-judge-k"],
 )
 def test_a_seed_resample_count_or_request_size_out_of_range_is_refused_before_any_work(
     tmp_path: Path, args: list[str], message: str
@@ -249,7 +253,7 @@ def test_a_seed_resample_count_or_request_size_out_of_range_is_refused_before_an
     scores = tmp_path / "s.jsonl"
     scores.write_text('{"item_id": "x", "metric": "length", "value": 1.0}\n')
     out = tmp_path / "out"
-    limit = {"meta": [], "generate": ["--n", "1"]}.get(args[0], ["--limit", "1"])
+    limit = {"meta": [], "generate": ["--n", "1"], "lmstyle": ["--n", "1"]}.get(args[0], ["--limit", "1"])
     output = {"meta": [], "judge": ["--out", str(out)]}.get(args[0], ["-o", str(out)])
     res = runner.invoke(app, [*(a.format(scores=scores) for a in args), *limit, *output])
     assert res.exit_code == 2 and message in res.output, res.output

@@ -173,7 +173,7 @@ def test_fresh_in_process_runs_are_identical(usr_two) -> None:  # type: ignore[n
     ("params", "message"),
     [
         ({"mode": "vote"}, "judge:cpdscore-simple.mode='vote': not one of distribution, sample"),
-        ({"k": 0}, "judge:cpdscore-simple.k=0: must be at least 1"),
+        ({"k": 0}, "judge:cpdscore-simple.k=0: must be between 1 and 1000 (samples per item)"),
         ({"max_tokens": -1}, "judge:cpdscore-simple.max_tokens=-1: must be between 1 and 2147483647"),
         ({"temperature": -0.5}, "judge:cpdscore-simple.temperature=-0.5: must be at least 0"),
         ({"timeout": 0.0}, "judge:cpdscore-simple.timeout=0.0: must be at least 0.001"),

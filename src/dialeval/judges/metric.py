@@ -36,6 +36,10 @@ from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues, ne
 from dialeval.metrics.rules import rule
 from dialeval.signature import NOT_IN_SIGNATURE
 
+MAX_SAMPLES = 1000
+"""The most samples a judge asks per item (``k``): the papers ask 20 at most; a huge ``k`` built its
+requests until memory ran out, with nothing printed."""
+
 
 @dataclass(frozen=True)
 class JudgeConfig:
@@ -82,7 +86,7 @@ class JudgeConfig:
     protocol: str = dataclasses.field(default="", metadata=NOT_IN_SIGNATURE)  # "protocol:" twice in signatures
     mode: str = dataclasses.field(default="distribution", metadata=rule(choices=("distribution", "sample")))
     structured: bool = True
-    k: int = dataclasses.field(default=3, metadata=rule(minimum=1))
+    k: int = dataclasses.field(default=3, metadata=rule(minimum=1, maximum=MAX_SAMPLES, note="samples per item"))
     temperature: float = dataclasses.field(default=0.7, metadata=rule(minimum=0))
     seed: int = dataclasses.field(default=0, metadata=rule(minimum=0, maximum=MAX_SEED))  # llama.cpp: <0 is random
     max_tokens: int = dataclasses.field(default=64, metadata=rule(minimum=1, maximum=C_INT))

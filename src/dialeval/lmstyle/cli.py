@@ -376,9 +376,10 @@ def _check_judge(names: list[str], model: str, k: int) -> None:
     """Refuse a judge setting before any response is generated: a bad one stopped the run after generating.
 
     Raises:
-        InputError: ``--judge-k`` below 1, a ``--judge-model`` that is not there, or either given when ``-m``
-            leaves the judge out (it would be ignored).
+        InputError: ``--judge-k`` below 1 or above 1,000, a ``--judge-model`` that is not there, or either
+            given when ``-m`` leaves the judge out (it would be ignored).
     """
+    from dialeval.judges.metric import MAX_SAMPLES
     from dialeval.lmstyle.generate import check_model_spec
 
     if "judge" not in names:
@@ -387,6 +388,7 @@ def _check_judge(names: list[str], model: str, k: int) -> None:
         return
     if k < 1:
         raise InputError(f"must be at least 1, got {k}", field="--judge-k")
+    check_at_most(k, MAX_SAMPLES, "--judge-k", unit="samples per response")
     check_model_spec(model, "--judge-model")
 
 
