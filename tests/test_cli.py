@@ -129,6 +129,21 @@ def test_an_argument_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> N
     assert not (tmp_path / "out").exists()
 
 
+def test_a_deleted_working_folder_is_one_line(tmp_path: Path) -> None:
+    """A shell left in a folder that was then deleted: score ended in Path.cwd()'s FileNotFoundError traceback
+    (the default shared data folder is ../shared/data from there). The installed script, as a user runs it."""
+    script = Path(sys.executable).with_name("dialeval")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    score = f'"{script}" score -b usr-tc --limit 1 -m length -o "{tmp_path}/s.jsonl"'
+    line = f'cd "{gone}" && rmdir "{gone}" && exec {score}'
+    res = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.strip() == ("error: the current folder no longer exists (it was deleted after the shell "
+                                  "entered it): cd to a folder that exists and run the command again")
+    assert not (tmp_path / "s.jsonl").exists()
+
+
 def test_python_m_dialeval_is_the_command_line(tmp_path: Path) -> None:
     """`python -m dialeval` said "No module named dialeval.__main__"; it runs the CLI, under the script's name."""
     import dialeval

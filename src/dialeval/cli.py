@@ -51,11 +51,12 @@ class DialevalGroup(TyperGroup):
     """The root command group: the words of a command line are checked before it starts (:mod:`.commands.argv`)."""
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        """Find the sub-command ``args`` name; refuse words that are not UTF-8 and an empty path among them."""
-        from dialeval.commands.argv import check_arguments, check_empty_paths
+        """Find the sub-command ``args`` name; refuse words that are not UTF-8, an empty path, a deleted folder."""
+        from dialeval.commands.argv import check_arguments, check_empty_paths, check_working_folder
         from dialeval.commands.common import fail
 
         try:
+            check_working_folder()
             check_arguments(args)
             name, command, rest = super().resolve_command(ctx, args)
             check_empty_paths(command, rest)

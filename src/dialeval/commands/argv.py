@@ -1,4 +1,4 @@
-"""Checks of a command line's words that typer cannot make: text that is not UTF-8, an empty path.
+"""Checks of a command line that typer cannot make: text that is not UTF-8, an empty path, a deleted folder.
 
 ``Path("")`` is the current folder, so typer hands a command ``.`` for ``-o ""``: with ``-o "$OUT"``
 and ``OUT`` unset, ``meta`` replaced the ``table.md`` of whatever folder the shell was in, and
@@ -9,6 +9,7 @@ path option or argument before the command starts (``-o .`` still means the curr
 from __future__ import annotations
 
 import inspect
+import os
 import types
 import typing
 from pathlib import Path
@@ -91,3 +92,20 @@ def check_arguments(argv: list[str]) -> None:
         if (bad := next((i for i, ch in enumerate(arg) if "\udc80" <= ch <= "\udcff"), None)) is not None:
             raise InputError(f"argument {n} ({arg!a}) is not UTF-8 text: byte 0x{ord(arg[bad]) - 0xDC00:02x} at "
                              f"character {bad + 1} (is the terminal's encoding UTF-8?)")  # fmt: skip
+
+
+def check_working_folder() -> None:
+    """Refuse to run in a folder that was deleted after the shell entered it.
+
+    Every relative path, and the default shared data folder (``../shared/data``), is read from the
+    working folder: ``dialeval score`` there ended in a ``FileNotFoundError`` traceback from
+    ``Path.cwd()``, with no word of which folder was missing.
+
+    Example:
+        >>> check_working_folder()  # this one exists
+    """
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise InputError("the current folder no longer exists (it was deleted after the shell entered it): "
+                         "cd to a folder that exists and run the command again") from None  # fmt: skip
