@@ -45,3 +45,31 @@ def test_a_shared_data_folder_that_is_not_there_is_one_error(tmp_path: Path, mon
     refused(invoke("benchmark", "-m", "length", "--limit", "1", "-o", tmp_path / "b"),
             f'{tmp_path / "nope"}: field "$DIALEVAL_DATA": is not a folder')  # fmt: skip
     assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("variable", ["DIALEVAL_CACHE", "DIALEVAL_SCORE_CACHE", "DIALEVAL_DATA", "HOME"])
+def test_a_path_variable_that_is_not_utf8_is_one_error(tmp_path: Path, shared_data: Path, variable: str) -> None:
+    """A Latin-1 "é" in $DIALEVAL_CACHE (or in $HOME, where the cache goes by default): benchmark scored, then
+    ended in a UnicodeEncodeError traceback writing run.json, which holds the cache's path. A real process with
+    the variable's raw bytes; the error names the variable to change."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k.encode(): v.encode() for k, v in os.environ.items() if not k.startswith("DIALEVAL_")}
+    env[b"DIALEVAL_DATA"] = bytes(shared_data)
+    env[b"DIALEVAL_CACHE"] = bytes(tmp_path / "cache")
+    raw = bytes(tmp_path) + b"/caf\xe9"
+    if variable == "HOME":
+        del env[b"DIALEVAL_CACHE"]
+    env[variable.encode()] = raw
+    out = tmp_path / "run"
+    args = ["benchmark", "-b", "usr-tc", "--limit", "4", "-m", "length", "-o", str(out)]
+    res = subprocess.run([sys.executable, "-m", "dialeval", *args], env=env, capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300)  # fmt: skip
+    shown = f"{tmp_path}/caf\\udce9" + ("/.cache/dialeval" if variable == "HOME" else "")
+    named = "$DIALEVAL_CACHE" if variable == "HOME" else f"${variable}"
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.strip() == (f"error: field \"{named}\": '{shown}' is not UTF-8 text: byte 0xe9 at character "
+                                  f"{len(str(tmp_path)) + 5}: set {named} to a path that is")  # fmt: skip
+    assert not out.exists()

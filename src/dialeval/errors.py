@@ -24,6 +24,20 @@ def closest(name: str, known: Iterable[str], cutoff: float = 0.5) -> str | None:
     return by_lower[found[0]] if found else None
 
 
+def not_utf8(text: str) -> str | None:
+    r"""Say where ``text`` holds a byte that was not UTF-8, or None if it holds none.
+
+    Python keeps such bytes of a command line, an environment variable or a file name as lone
+    surrogates, which no output file can hold: the first write of them fails.
+
+    Example:
+        >>> not_utf8("q=caf\udce9"), not_utf8("café")
+        ('is not UTF-8 text: byte 0xe9 at character 6', None)
+    """
+    bad = next((i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
+    return None if bad is None else f"is not UTF-8 text: byte 0x{ord(text[bad]) - 0xDC00:02x} at character {bad + 1}"
+
+
 def ensure_unique(names: Iterable[str], field: str, what: str = "column") -> None:
     """Reject a name given twice in a list of names (the first repeat, in order): an option, a list argument.
 

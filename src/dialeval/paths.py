@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dialeval.errors import InputError
+from dialeval.errors import InputError, not_utf8
 
 
 def cache_dir() -> Path:
@@ -19,6 +19,7 @@ def cache_dir() -> Path:
         True
     """
     root = Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval")
+    _check_utf8(root, "$DIALEVAL_CACHE")
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -35,7 +36,24 @@ def score_cache_path() -> Path:
         True
     """
     env = os.environ.get("DIALEVAL_SCORE_CACHE")
-    return Path(env) if env else cache_dir() / "scores.sqlite"
+    return _check_utf8(Path(env), "$DIALEVAL_SCORE_CACHE") if env else cache_dir() / "scores.sqlite"
+
+
+def _check_utf8(path: Path, variable: str) -> Path:
+    r"""Return ``path``, refusing one that is not UTF-8 text (from a variable, or a home folder, in Latin-1).
+
+    Every run writes its paths into its JSON files, which cannot hold such a name: ``benchmark`` ended
+    in a ``UnicodeEncodeError`` traceback after the scoring.
+
+    Example:
+        >>> _check_utf8(Path("/tmp/caf\udce9"), "$DIALEVAL_CACHE")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "$DIALEVAL_CACHE": '/tmp/caf\udce9' is not UTF-8 text: byte 0xe9 at ...
+    """
+    if why := not_utf8(str(path)):
+        raise InputError(f"{str(path)!a} {why}: set {variable} to a path that is", field=variable)
+    return path
 
 
 def shared_data_dir() -> Path | None:
@@ -50,7 +68,7 @@ def shared_data_dir() -> Path | None:
     """
     candidates = []
     if env := os.environ.get("DIALEVAL_DATA"):
-        if not Path(env).is_dir():
+        if not _check_utf8(Path(env), "$DIALEVAL_DATA").is_dir():
             raise InputError("is not a folder: set $DIALEVAL_DATA to the shared data folder, or unset it to read "
                              "../shared/data", path=env, field="$DIALEVAL_DATA")  # fmt: skip
         return Path(env)

@@ -15,7 +15,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from dialeval.errors import InputError, given_path
+from dialeval.errors import InputError, given_path, not_utf8
 
 
 def is_path(annotation: Any) -> bool:
@@ -89,9 +89,8 @@ def check_arguments(argv: list[str]) -> None:
         dialeval.errors.InputError: argument 3 ('q=caf\udce9') is not UTF-8 text: byte 0xe9 at character 6 ...
     """
     for n, arg in enumerate(argv, 1):
-        if (bad := next((i for i, ch in enumerate(arg) if "\udc80" <= ch <= "\udcff"), None)) is not None:
-            raise InputError(f"argument {n} ({arg!a}) is not UTF-8 text: byte 0x{ord(arg[bad]) - 0xDC00:02x} at "
-                             f"character {bad + 1} (is the terminal's encoding UTF-8?)")  # fmt: skip
+        if why := not_utf8(arg):
+            raise InputError(f"argument {n} ({arg!a}) {why} (is the terminal's encoding UTF-8?)")
 
 
 def check_working_folder() -> None:
