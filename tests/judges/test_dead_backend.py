@@ -141,3 +141,20 @@ def test_failures_after_scored_items_are_counted_and_tried_again(tmp_path: Path,
     assert res.exit_code == 0, res.output
     assert all("HTTP 500" not in s["extras"].get("error", "") for s in _main_scores(out).values())
     assert seen >= 2  # the two failed items were asked again; the four scored ones came from the cache
+
+
+@pytest.mark.parametrize(("key", "at"), [("clé", 3), ("sk-1\nsk-2", 5), ("\tsk-1", 1)])
+def test_an_api_key_no_http_header_can_carry_is_one_line_that_does_not_show_it(
+    tmp_path: Path, key: str, at: int
+) -> None:
+    """A key with an "é" ended the first request in httpx's UnicodeEncodeError traceback; one with a line break
+    was "cannot reach URL: Illegal header value b'Bearer sk-1\\nsk-2'" from a live server (the key in the error);
+    a tab went to the server, which would answer 401. The line names the variable, never the key."""
+    out = tmp_path / "scores.jsonl"
+    args = [*_judge(f"http://127.0.0.1:{free_port()}/v1", out), "-p", "api_key_env=MY_KEY"]
+    res = CliRunner().invoke(app, args, env={"MY_KEY": key}, terminal_width=300)
+    assert res.exit_code == 2, res.output
+    assert _errors(res.output) == [f'error: field "$MY_KEY": character {at} of the key is not printable ASCII, which '
+                                   "an HTTP header cannot carry: was the key copied whole and alone?"], res.output
+    assert all(part not in res.output for part in key.split())
+    assert not out.exists()

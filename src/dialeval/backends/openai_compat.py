@@ -84,6 +84,27 @@ def check_base_url(base_url: str) -> None:
         raise BackendUnreachable(base_url, f"{url.port} is not a TCP port (1 to 65535)")
 
 
+def _header_safe(key: str, variable: str) -> str:
+    """Return an API key, refusing one an HTTP header cannot carry; the error never shows the key.
+
+    A key holding an "é" ended the first request in httpx's ``UnicodeEncodeError`` traceback; one
+    with a line break (copied with its neighbours) said "cannot reach" the server, and showed the key.
+
+    Example:
+        >>> _header_safe("sk-abc", "OPENAI_API_KEY")
+        'sk-abc'
+        >>> _header_safe("sk-\u00e9", "OPENAI_API_KEY")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "$OPENAI_API_KEY": character 4 of the key is not printable ASCII, ...
+    """
+    bad = next((i for i, ch in enumerate(key) if not (ch.isascii() and ch.isprintable())), None)
+    if bad is not None:
+        raise InputError(f"character {bad + 1} of the key is not printable ASCII, which an HTTP header cannot carry: "
+                         "was the key copied whole and alone?", field=f"${variable}")  # fmt: skip
+    return key
+
+
 class OpenAICompatBackend(Backend):
     """Chat through ``POST {base_url}/chat/completions`` (raw requests: ``{base_url}/completions``).
 
@@ -121,7 +142,7 @@ class OpenAICompatBackend(Backend):
         self.max_in_flight = max_in_flight
         headers = {"Content-Type": "application/json"}
         if key := os.environ.get(api_key_env):
-            headers["Authorization"] = f"Bearer {key}"
+            headers["Authorization"] = f"Bearer {_header_safe(key, api_key_env)}"
         self._client = httpx.Client(timeout=timeout, headers=headers)
         self._lock = threading.Lock()
         self.retries = 0
