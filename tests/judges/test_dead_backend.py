@@ -158,3 +158,18 @@ def test_an_api_key_no_http_header_can_carry_is_one_line_that_does_not_show_it(
                                    "an HTTP header cannot carry: was the key copied whole and alone?"], res.output
     assert all(part not in res.output for part in key.split())
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["judge", "generate"])
+def test_a_base_url_with_a_password_is_refused_before_it_reaches_a_signature(tmp_path: Path, command: str) -> None:
+    """http://me:secret@host/v1 was sent, and written into the signature of every score, run.json and the caches;
+    the API key's own variable is never recorded. The line does not show the password."""
+    url = f"http://me:secret@127.0.0.1:{free_port()}/v1"
+    out = tmp_path / "out"
+    args = {"judge": _judge(url, out), "generate": ["generate", "--limit", "1", "--model", f"m@{url}", "-o", str(out)]}
+    res = CliRunner().invoke(app, args[command], terminal_width=300)
+    assert res.exit_code == 2, res.output
+    field = "base_url" if command == "judge" else "--model"
+    assert _errors(res.output) == [f'error: field "{field}": the URL holds a user name or password (USER:PASSWORD@), '
+                                   "which every signature would record: give the key in $OPENAI_API_KEY instead"]
+    assert "secret" not in res.output and not out.exists()

@@ -61,14 +61,18 @@ def transport_cause(exc: Exception, timeout: float) -> str:
     return cause or f"{type(exc).__name__}: {text}"
 
 
-def check_base_url(base_url: str) -> None:
-    """Refuse a base URL a request cannot be sent to (not ``http(s)://HOST...``).
+def check_base_url(base_url: str, field: str = "base_url") -> None:
+    """Refuse a base URL a request cannot be sent to (not ``http(s)://HOST...``), or one holding a password.
 
     Example:
         >>> check_base_url("file:///srv/v1")
         Traceback (most recent call last):
         ...
         dialeval.backends.base.BackendUnreachable: cannot reach file:///srv/v1: the URL must start with http:// or https://
+        >>> check_base_url("http://me:secret@127.0.0.1:8080/v1")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "base_url": the URL holds a user name or password (USER:PASSWORD@), ...
     """
     import httpx
 
@@ -82,6 +86,9 @@ def check_base_url(base_url: str) -> None:
         raise BackendUnreachable(base_url, "the URL names no host")
     if url.port is not None and not 0 < url.port < 65536:  # it was "connection refused", as if a server were down
         raise BackendUnreachable(base_url, f"{url.port} is not a TCP port (1 to 65535)")
+    if url.userinfo:  # the base URL is in every signature: scores.jsonl, run.json and the caches kept the password
+        raise InputError("the URL holds a user name or password (USER:PASSWORD@), which every signature would "
+                         "record: give the key in $OPENAI_API_KEY instead", field=field)  # fmt: skip
 
 
 def _header_safe(key: str, variable: str) -> str:

@@ -92,7 +92,11 @@ def check_model_spec(spec: str, option: str) -> None:
     """
     from dialeval.backends.base import missing_model
 
-    kind, model, _, _ = parse_model_spec(spec)
+    kind, model, url, _ = parse_model_spec(spec)
+    if kind == "openai-compatible":  # before any model generates: a second model's bad URL ended the run late
+        from dialeval.backends.openai_compat import check_base_url
+
+        check_base_url(url, option)
     if kind == "transformers" and not Path(model).exists():  # it said only what the transformers backend loads
         raise InputError(f"not found: give {DEFAULT_MODEL} (packaged), a GGUF file, a transformers model folder "
                          "or NAME@URL (an OpenAI-compatible server)", path=model, field=option)  # fmt: skip
