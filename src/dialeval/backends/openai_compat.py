@@ -74,7 +74,10 @@ def check_base_url(base_url: str, field: str = "base_url") -> None:
         ...
         dialeval.errors.InputError: field "base_url": the URL holds a user name or password (USER:PASSWORD@), ...
     """
-    import httpx
+    try:
+        import httpx
+    except ImportError as exc:  # the judge extra: checked before any model loads, so this is the first import
+        raise MissingExtraError("httpx", extra="judge") from exc
 
     try:
         url = httpx.URL(base_url)
