@@ -143,6 +143,10 @@ def test_a_name_given_twice_and_an_empty_stop_are_refused(tmp_path: Path) -> Non
                           (["--stop", ""], 'field "--stop": an empty stop string ends every response before it'),
                           (["--stop", "x", "--stop", "x"], 'field "--stop": stop string "x" is given twice'),
                           (["--max-tokens", "0"], 'field "--max-tokens": must be at least 1, got 0'),
+                          # "'unicodeescape' codec can't decode bytes in position 0-2: truncated \xXX escape"
+                          (["--stop", "\\x4"], 'field "--stop": "\\x4" holds an escape that is cut short or unknown '
+                                               "(truncated \\xXX escape); write a backslash as \\\\"),
+                          (["--stop", "a\\"], 'field "--stop": "a\\" holds an escape that is cut short or unknown'),
                           # every request came back HTTP 400 from llama.cpp, and the run wrote 0 candidates, exit 0
                           (["--max-tokens", str(2**31)], 'field "--max-tokens": must be at most 2,147,483,647 '
                                                          "(llama.cpp's is a C int), got 2,147,483,648")):  # fmt: skip
@@ -347,3 +351,14 @@ def test_lmstyle_exits_1_when_judge_requests_fail(tmp_path: Path, cache: Path) -
         assert res.exit_code == 0, res.output
     finally:
         proxy.close()
+
+
+def test_a_stop_string_beyond_ascii_is_kept_as_given(tmp_path: Path, cache: Path) -> None:
+    """--stop é was read through Python's unicode_escape codec, which takes text for Latin-1 bytes: it became
+    "Ã©", which no response holds, so it stopped nothing, and the signature recorded "Ã©". Escapes still work."""
+    args = ["generate", "--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2",
+            "--temperature", "0", "--stop", "é", "--stop", "。", "--stop", "\\n", "-o", str(tmp_path / "g")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    signature = json.loads((tmp_path / "g" / "generation.json").read_text())["models"]["smollm2"]["signature"]
+    assert "|stop:é,。,\\n|" in signature, signature

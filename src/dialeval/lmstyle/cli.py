@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import json
 import time
 from collections.abc import Iterator
@@ -72,11 +71,35 @@ def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -
     check_seed(seed)  # llama.cpp read a negative seed as "a random one": the same command, other responses
     if not 0 <= temperature < float("inf"):  # a negative one was sent to the backend, which sampled anyway
         raise InputError(f"must be 0 (greedy) or more, got {temperature}", field="--temperature")
-    stops = tuple(codecs.decode(s, "unicode_escape") for s in stop) if stop else GenerationSettings.stop
+    stops = tuple(unescape(s, "--stop") for s in stop) if stop else GenerationSettings.stop
     if "" in stops:  # every response stopped before its first token: all of them came back empty
         raise InputError("an empty stop string ends every response before it starts", field="--stop")
     ensure_unique(stops, "--stop", "stop string")
     return GenerationSettings(temperature=temperature, max_tokens=max_tokens, stop=stops, seed=seed)
+
+
+def unescape(text: str, field: str) -> str:
+    r"""Return ``text`` with its backslash escapes (``\n``, ``\t``, ``\u3002``) read, and every other character kept.
+
+    Python's ``unicode_escape`` codec reads text as Latin-1 bytes, so ``--stop é`` became ``Ã©``,
+    which no response holds: the stop string never stopped anything, and the signature recorded it.
+
+    Raises:
+        InputError: An escape that is cut short or unknown (``\x4``, a lone trailing ``\``).
+
+    Example:
+        >>> unescape("###", "--stop"), unescape(r"\n", "--stop"), unescape("é", "--stop"), unescape("。", "--stop")
+        ('###', '\n', 'é', '。')
+        >>> unescape("\\x4", "--stop")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--stop": "\x4" holds an escape that is cut short or unknown ...
+    """
+    try:
+        return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError as exc:
+        raise InputError(f'"{text}" holds an escape that is cut short or unknown ({exc.reason}); write a backslash '
+                         "as \\\\", field=field) from None  # fmt: skip
 
 
 def _inputs(
