@@ -173,7 +173,9 @@ def test_the_judge_settings_are_checked_before_generating(tmp_path: Path) -> Non
 
 def test_every_model_is_checked_before_the_first_generates(tmp_path: Path) -> None:
     """A second --model that was not there, or a second name of the first one, ended the run after the first
-    model had generated all its responses; a path that was not there said only "not a local model directory"."""
+    model had generated all its responses; a path that was not there said only "not a local model directory".
+    A second model at a URL that is not http(s) ended it there too, and @URL with no name said 'field "model":
+    ... needs model (-p model=...)', an option generate does not take."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "a").mkdir()  # another folder of the same name: the same label
@@ -182,7 +184,11 @@ def test_every_model_is_checked_before_the_first_generates(tmp_path: Path) -> No
               'smollm: field "--model": not found: give smollm2 (packaged), a GGUF file, a transformers model folder '
               "or NAME@URL (an OpenAI-compatible server)"),
              (["--model", "smollm2", "--model", str(tmp_path / "a"), "--model", str(tmp_path / "b" / "a")],
-              'field "--model": model "a" is listed twice'))  # fmt: skip
+              'field "--model": model "a" is listed twice'),
+             (["--model", "smollm2", "--model", "m@file:///srv/v1"],
+              "cannot reach file:///srv/v1: the URL must start with http:// or https://"),
+             (["--model", "smollm2", "--model", "@http://127.0.0.1:9/v1"],
+              'field "--model": names no model before "@": give NAME@URL, NAME as the server knows it'))  # fmt: skip
     for args, message in cases:
         res = CliRunner().invoke(app, [*base, *args])
         assert res.exit_code == 2 and message in " ".join(res.output.split()), res.output

@@ -89,6 +89,10 @@ def check_model_spec(spec: str, option: str) -> None:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: smollm: field "--model": not found: give smollm2 (packaged), a GGUF file, ...
+        >>> check_model_spec("@http://127.0.0.1:8080/v1", "--judge-model")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--judge-model": names no model before "@": give NAME@URL, NAME as the ...
     """
     from dialeval.backends.base import missing_model
 
@@ -96,6 +100,8 @@ def check_model_spec(spec: str, option: str) -> None:
     if kind == "openai-compatible":  # before any model generates: a second model's bad URL ended the run late
         from dialeval.backends.openai_compat import check_base_url
 
+        if not model:  # it said 'field "model": ... needs model (-p model=...)', which generate does not take
+            raise InputError('names no model before "@": give NAME@URL, NAME as the server knows it', field=option)
         check_base_url(url, option)
     if kind == "transformers" and not Path(model).exists():  # it said only what the transformers backend loads
         raise InputError(f"not found: give {DEFAULT_MODEL} (packaged), a GGUF file, a transformers model folder "
