@@ -1,7 +1,8 @@
 """Ctrl-C (SIGINT): one line on stderr saying what was kept, exit 130, and no output written.
 
-``score`` and ``benchmark`` say that nothing was written and that the score cache keeps the items finished;
-any other command says ``interrupted``. In process (the scoring raises KeyboardInterrupt) and through a real
+``score``, ``benchmark``, ``judge run`` and ``stress`` say that nothing was written and that the score cache
+keeps the items finished (``generate`` and ``lmstyle``: the request cache, the responses generated; their tests
+are in tests/lmstyle); any other command says ``interrupted``. In process (the scoring raises KeyboardInterrupt) and through a real
 SIGINT delivered to a ``dialeval`` process.
 """
 
@@ -26,7 +27,7 @@ ROWS = "context,response,system,rating\nHi there,Hello!,a,4\nHow are you?,Fine t
 COLS = ["--response-col", "response", "--context-col", "context"]
 
 
-def _interrupt(*args: object) -> None:
+def _interrupt(*args: object, **kwargs: object) -> None:
     raise KeyboardInterrupt
 
 
@@ -176,3 +177,22 @@ def test_help_wraps_whole_sentences_at_the_terminal_width() -> None:
     shown = CliRunner().invoke(app, ["stress", "--help"], env={"COLUMNS": "80"}, terminal_width=80).output
     assert "stress_subsets.jsonl (the same per open/closed-ended subset)" in " ".join(shown.split())
     assert "stress_subsets.jsonl (the same" in shown  # on one line, as the terminal wraps it
+
+
+@pytest.mark.parametrize("command", ["judge", "stress"])
+def test_judge_run_and_stress_interrupted_say_what_was_kept(
+    rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """They said only "interrupted", as if they kept nothing; the score cache keeps their finished items."""
+    out = tmp_path / ("j.jsonl" if command == "judge" else "stress")
+    if command == "judge":
+        monkeypatch.setattr("dialeval.scoring.score_metrics", _interrupt)
+        args = ["judge", "run", "--protocol", "cpdscore-simple", "--path", str(rows), *COLS, "--out", str(out)]
+    else:
+        monkeypatch.setattr("dialeval.stress.cli._run_perturbations", _interrupt)
+        args = ["stress", "--path", str(rows), *COLS, "-m", "length", "--perturb", "negation", "-o", str(out)]
+    res = CliRunner().invoke(app, [*args, "--cache", str(tmp_path / "c.sqlite")])
+    assert res.exit_code == 130, res.output
+    kept = "the items scored so far are kept in the score cache, so a rerun resumes"
+    assert res.output.splitlines()[-1] == f"interrupted; nothing written to {out}; {kept}"
+    assert not out.exists()

@@ -368,3 +368,43 @@ def test_a_stop_string_beyond_ascii_is_kept_as_given(tmp_path: Path, cache: Path
     assert res.exit_code == 0, res.output
     signature = json.loads((tmp_path / "g" / "generation.json").read_text())["models"]["smollm2"]["signature"]
     assert "|stop:é,。,\\n|" in signature, signature
+
+
+def test_an_interrupted_generation_says_what_was_kept_and_a_rerun_resumes(tmp_path: Path, cache: Path) -> None:
+    """A real SIGINT after the first response: generate said only "interrupted". It now says that nothing was
+    written and that the request cache keeps the responses so far; the rerun takes the first from it."""
+    from tests.test_cli import _run_patched
+
+    patch = ("import dialeval.backends.runner as r; one = r.Runner.one; seen = []\n"
+             "def first_then_sigint(self, request):\n"
+             "    if seen: sigint()\n"
+             "    seen.append(1)\n"
+             "    return one(self, request)\n"
+             "r.Runner.one = first_then_sigint").replace("\n", "\n        ")  # fmt: skip
+    args = ["generate", "--limit", "1", "--datasets", "dd", "--styles", "formal,informal", "--max-tokens", "2",
+            "--temperature", "0", "-o", "g"]  # fmt: skip
+    res = _run_patched(tmp_path, patch, args)
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.splitlines()[-1] == ("interrupted; nothing written to g; the responses generated so far are "
+                                           "kept in the request cache, so a rerun resumes")  # fmt: skip
+    assert not (tmp_path / "g").exists()
+    res = _run_patched(tmp_path, "", args)
+    assert res.returncode == 0, res.stderr
+    assert "2 responses: 1 generated" in res.stderr and "1 from the request cache" in res.stderr
+
+
+def test_lmstyle_interrupted_while_scoring_says_the_records_are_there(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lmstyle writes the generated records before scoring them: "interrupted" alone did not say they were there."""
+    from tests.test_cli import _interrupt
+
+    monkeypatch.setattr("dialeval.lmstyle.score.score_generated", _interrupt)
+    out = tmp_path / "l"
+    args = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2", "-m", "style",
+            "-o", str(out)]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 130, res.output
+    assert res.output.splitlines()[-1] == (f"interrupted; {out} holds the generated records only; the items scored so "
+                                           "far are kept in the score cache, so a rerun resumes")  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == ["candidates.jsonl", "dialogues.jsonl"]

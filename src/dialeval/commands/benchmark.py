@@ -16,12 +16,11 @@ from dialeval.commands.common import (
     N_BOOT_FLAGS,
     TABLE_RULE,
     TableOptions,
-    cache_kept,
     check_output,
     check_request_failures,
     console,
     fail,
-    interrupted_says,
+    interrupted_scoring,
     levels_to_report,
     load_inputs,
     out,
@@ -78,7 +77,7 @@ def benchmark(
     started = time.perf_counter()
     inputs = [("--path", path), ("--mapping", table.mapping), *request.inputs()]
     try:
-        with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
+        with interrupted_scoring(output, request.no_cache):
             check_boot(n_boot, field="--n-boot", seed=seed)
             levels, methods = split_levels(DEFAULT_LEVELS if level is None else level, method)  # before the scoring
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)

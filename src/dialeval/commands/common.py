@@ -589,9 +589,24 @@ def interrupted_says(what: str) -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-def cache_kept(no_cache: bool) -> str:
-    """Say what an interrupted scoring run kept: the score cache's finished items, unless ``--no-cache``."""
-    return "" if no_cache else "; the items scored so far are kept in the score cache, so a rerun resumes"
+def interrupted_scoring(
+    output: Path | None, no_cache: bool, *, written: str = ""
+) -> contextlib.AbstractContextManager[None]:
+    """On Ctrl-C in the block, say what a scoring run kept (:func:`interrupted_says`), and exit 130.
+
+    That is nothing at ``output`` (or what ``written`` says is there), and the items scored so far,
+    in the score cache (not with ``--no-cache``).
+
+    Example:
+        >>> with interrupted_scoring(Path("s.jsonl"), False):
+        ...     raise KeyboardInterrupt
+        Traceback (most recent call last):
+        ...
+        typer.exceptions.Exit: 130
+    """
+    said = [written or (f"nothing written to {output}" if output is not None else ""),
+            "" if no_cache else "the items scored so far are kept in the score cache, so a rerun resumes"]  # fmt: skip
+    return interrupted_says("; ".join(x for x in said if x) or "nothing kept")
 
 
 def check_request_failures(scores: Iterable[Score], allow: bool) -> None:

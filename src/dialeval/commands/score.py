@@ -12,13 +12,12 @@ import typer
 from dialeval.commands.common import (
     TABLE_RULE,
     TableOptions,
-    cache_kept,
     check_jsonl_name,
     check_output,
     check_request_failures,
     console,
     fail,
-    interrupted_says,
+    interrupted_scoring,
     load_inputs,
     out,
     replaced_note,
@@ -53,7 +52,7 @@ def score(
     inputs = [("--path", path), ("--dialogues", dialogues), ("--candidates", candidates),
               ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
     try:
-        with interrupted_says(f"nothing written to {output}{cache_kept(request.no_cache)}"):
+        with interrupted_scoring(output, request.no_cache):
             replaced = check_output(output, inputs=inputs)
             check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
             bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)

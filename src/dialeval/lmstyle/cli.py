@@ -16,6 +16,8 @@ from dialeval.commands.common import (
     check_request_failures,
     console,
     fail,
+    interrupted_says,
+    interrupted_scoring,
     out,
     replaced_note,
     split_names,
@@ -24,6 +26,7 @@ from dialeval.commands.common import (
 )
 from dialeval.commands.options import run_options
 from dialeval.errors import DialevalError, InputError, check_at_most, check_seed, ensure_unique
+from dialeval.lmstyle.score import JudgeSettings
 from dialeval.runinfo import LmstyleRun, MetricInfo, command_line, write_run_info
 from dialeval.scoring import ScoringRequest
 from dialeval.words import counted
@@ -151,6 +154,16 @@ def _counts(summary: dict[str, Any]) -> str:
             f"signature {summary['signature']}")  # fmt: skip
 
 
+def _generations_kept(no_cache: bool) -> str:
+    """Say what an interrupted generation kept: the answers so far, in the request cache, unless ``--no-cache``.
+
+    Example:
+        >>> _generations_kept(False)
+        '; the responses generated so far are kept in the request cache, so a rerun resumes'
+    """
+    return "" if no_cache else "; the responses generated so far are kept in the request cache, so a rerun resumes"
+
+
 def _causes(summary: dict[str, Any]) -> str:
     """Return a model's failed requests by reason, the three most frequent, as ``2 x HTTP 400: ...``.
 
@@ -193,9 +206,13 @@ def _was(n: int) -> str:
 
 
 def _generate_all(
-    models: list[str], n: int, datasets: str, styles: str, settings: Any, data: Path | None, use_cache: bool
+    models: list[str], n: int, datasets: str, styles: str, settings: Any, data: Path | None, output: Path,
+    use_cache: bool,
 ) -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
-    """Generate with every model; return dialogues, candidates and per-model summaries."""
+    """Generate with every model; return dialogues, candidates and per-model summaries.
+
+    On Ctrl-C, one line says that nothing was written to ``output`` and what the request cache kept.
+    """
     from dialeval.lmstyle.generate import DEFAULT_MODEL, generate_styled, make_generator
     from dialeval.lmstyle.prompt import read_pairs, style_word
     from dialeval.paths import shared_data_dir
@@ -220,7 +237,8 @@ def _generate_all(
         backend, label = make_generator(spec)
         todo = counted(len(pairs) * n * len(style_list), "response")
         console.print(f"generating {todo} with {label} ...", highlight=False)
-        got = generate_styled(backend, label, pairs, style_list, n, settings, use_cache=use_cache)
+        with interrupted_says(f"nothing written to {output}{_generations_kept(not use_cache)}"):
+            got = generate_styled(backend, label, pairs, style_list, n, settings, use_cache=use_cache)
         dialogues.update(got.dialogues)
         candidates.extend(got.candidates)
         summaries[label] = {"spec": spec, **got.summary()}
@@ -275,7 +293,7 @@ def generate(
         replaced = check_output(output, "folder", inputs=_inputs(data, datasets, model), files=GENERATE_FILES)
         settings = _settings(temperature, max_tokens, stop, seed)
         dialogues, candidates, summaries = _generate_all(
-            model, n, datasets, styles, settings, data, not no_cache
+            model, n, datasets, styles, settings, data, output, not no_cache
         )
     except (DialevalError, FileNotFoundError, ValueError) as exc:
         fail(exc if isinstance(exc, DialevalError) else InputError(str(exc)))
@@ -321,7 +339,7 @@ def lmstyle(
     judge requests fail, what came back is written and scored and the exit is 1, unless --allow-failures.
     """
     from dialeval.jsonl import write_jsonl
-    from dialeval.lmstyle.score import JudgeSettings, score_generated
+    from dialeval.lmstyle.score import score_generated
     from dialeval.lmstyle.tables import build_table, summary_markdown, system_summary
 
     started = time.perf_counter()
@@ -330,14 +348,14 @@ def lmstyle(
         replaced = check_output(output, "folder", inputs=inputs, files=LMSTYLE_FILES)
         settings = _settings(temperature, max_tokens, stop, seed)
         names = _metric_names(request)
-        _check_judge(names, judge_model, judge_k)
+        judge = _check_judge(names, judge_model, judge_k)
         run = request.open(quiet=as_json)
         dialogues, candidates, summaries = _generate_all(
-            model, n, datasets, styles, settings, data, not request.no_cache
+            model, n, datasets, styles, settings, data, output, not request.no_cache
         )
         _write_records(output, dialogues, candidates)
-        judge = JudgeSettings(model=judge_model, k=judge_k)
-        with run.bars({m: len(candidates) for m in names}) as tick:
+        kept = interrupted_scoring(output, request.no_cache, written=f"{output} holds the generated records only")
+        with kept, run.bars({m: len(candidates) for m in names}) as tick:
             scored = score_generated(
                 candidates, dialogues, judge, metrics=names, cache=run.cache, engine=run.engine,
                 log=lambda line: console.print(f"  scored {line}", highlight=False), progress=tick,
@@ -395,8 +413,8 @@ def _metric_names(request: ScoringRequest) -> list[str]:
     return names
 
 
-def _check_judge(names: list[str], model: str, k: int) -> None:
-    """Refuse a judge setting before any response is generated: a bad one stopped the run after generating.
+def _check_judge(names: list[str], model: str, k: int) -> JudgeSettings:
+    """Return the judge's settings; refuse a bad one before any response is generated (it stopped the run after).
 
     Raises:
         InputError: ``--judge-k`` below 1 or above 1,000, a ``--judge-model`` that is not there, or either
@@ -408,11 +426,12 @@ def _check_judge(names: list[str], model: str, k: int) -> None:
     if "judge" not in names:
         if (model, k) != (_JUDGE_DEFAULTS["model"], _JUDGE_DEFAULTS["k"]):
             raise InputError("sets the judge, which -m leaves out", field="--judge-model" if k == 1 else "--judge-k")
-        return
+        return JudgeSettings(model=model, k=k)
     if k < 1:
         raise InputError(f"must be at least 1, got {k}", field="--judge-k")
     check_at_most(k, MAX_SAMPLES, "--judge-k", unit="samples per response")
     check_model_spec(model, "--judge-model")
+    return JudgeSettings(model=model, k=k)
 
 
 def _judge_line(summary: dict[str, Any]) -> str:
