@@ -1,9 +1,9 @@
 """Ctrl-C (SIGINT): one line on stderr saying what was kept, exit 130, and no output written.
 
-``score``, ``benchmark``, ``judge run`` and ``stress`` say that nothing was written and that the score cache
-keeps the items finished (``generate`` and ``lmstyle``: the request cache, the responses generated; their tests
-are in tests/lmstyle); any other command says ``interrupted``. In process (the scoring raises KeyboardInterrupt) and through a real
-SIGINT delivered to a ``dialeval`` process.
+``score``, ``benchmark``, ``judge run``, ``stress`` and ``train`` say that nothing was written and that the
+score cache keeps the items finished (``generate`` and ``lmstyle``: the request cache, the responses generated;
+their tests are in tests/lmstyle); any other command says ``interrupted``. In process (the scoring raises
+KeyboardInterrupt) and through a real SIGINT delivered to a ``dialeval`` process.
 """
 
 from __future__ import annotations
@@ -179,18 +179,22 @@ def test_help_wraps_whole_sentences_at_the_terminal_width() -> None:
     assert "stress_subsets.jsonl (the same" in shown  # on one line, as the terminal wraps it
 
 
-@pytest.mark.parametrize("command", ["judge", "stress"])
-def test_judge_run_and_stress_interrupted_say_what_was_kept(
+@pytest.mark.parametrize("command", ["judge", "stress", "train"])
+def test_judge_run_stress_and_train_interrupted_say_what_was_kept(
     rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
     """They said only "interrupted", as if they kept nothing; the score cache keeps their finished items."""
-    out = tmp_path / ("j.jsonl" if command == "judge" else "stress")
+    out = tmp_path / ("j.jsonl" if command == "judge" else command)
     if command == "judge":
         monkeypatch.setattr("dialeval.scoring.score_metrics", _interrupt)
         args = ["judge", "run", "--protocol", "cpdscore-simple", "--path", str(rows), *COLS, "--out", str(out)]
-    else:
+    elif command == "stress":
         monkeypatch.setattr("dialeval.stress.cli._run_perturbations", _interrupt)
         args = ["stress", "--path", str(rows), *COLS, "-m", "length", "--perturb", "negation", "-o", str(out)]
+    else:
+        monkeypatch.setattr("dialeval.trained.cli._evaluate", _interrupt)
+        args = ["train", "--model", "tfidf-lr", "--train", "usr-pc", "--test", "usr-tc", "--dimension", "Overall",
+                "--limit", "8", "--output", str(out)]  # fmt: skip
     res = CliRunner().invoke(app, [*args, "--cache", str(tmp_path / "c.sqlite")])
     assert res.exit_code == 130, res.output
     kept = "the items scored so far are kept in the score cache, so a rerun resumes"

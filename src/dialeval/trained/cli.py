@@ -23,6 +23,7 @@ from dialeval.commands.common import (
     check_output,
     console,
     fail,
+    interrupted_scoring,
     load_inputs,
     out,
     replaced_note,
@@ -318,7 +319,8 @@ def train(
         run = request.open(quiet=as_json)
         console.print("dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), highlight=False)
         with scoring_with(run):
-            rows, base, models = _evaluate(plan, task, seed, n_boot, baselines, run)
+            with interrupted_scoring(output, request.no_cache):
+                rows, base, models = _evaluate(plan, task, seed, n_boot, baselines, run)
             saved = _save_models(plan, rows, models, output, task, seed, target_norm) if save_models else {}
         summary = xp.summarise_folds(rows) if len(plan.splits) > 1 else []
         all_rows = [*rows, *summary, *base]
