@@ -83,6 +83,26 @@ def test_a_correlation_row_of_the_wrong_type_names_its_line_and_field(
     assert not (tmp_path / "r.html").exists()
 
 
+def test_a_table_row_whose_metric_scores_jsonl_lacks_is_named_and_left_out_of_the_charts(
+    results: dict[str, Path], tmp_path: Path
+) -> None:
+    """table.jsonl and scores.jsonl from two runs (a metric renamed in one): the scatter plot looked the metric up
+    in the scores and ended in pandas' KeyError traceback. The report now says so and draws the others."""
+    import shutil
+
+    folder = tmp_path / "bench"
+    shutil.copytree(results["bench"], folder)
+    rows = [json.loads(x) for x in (folder / "table.jsonl").read_text(encoding="utf-8").splitlines()]
+    renamed = [{**r, "metric": HOSTILE if "chrf" in r["metric"] else r["metric"]} for r in rows]
+    (folder / "table.jsonl").write_text("".join(json.dumps(r) + "\n" for r in renamed))
+    res = run_cli("report", folder, "-o", tmp_path / "r.html")
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert ("table.jsonl ranks metrics that scores.jsonl does not hold (&lt;script&gt;alert(1)&lt;/script&gt; &amp; | "
+            "_ % $): are the two files from one run? The charts below leave them out.") in page
+    assert "<script>alert" not in page
+
+
 def test_an_empty_study_export_is_refused_not_reported_as_scores(results: dict[str, Path], tmp_path: Path) -> None:
     """A study exported before anyone answered (0 ratings) was read as a results file of kind "scores"."""
     empty = tmp_path / "empty.jsonl"
