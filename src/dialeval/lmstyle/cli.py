@@ -170,9 +170,11 @@ def _causes(summary: dict[str, Any]) -> str:
     Example:
         >>> _causes({"failed": 3, "failures": {"HTTP 400: too long": 2, "HTTP 500": 1}})
         '2 x HTTP 400: too long; 1 x HTTP 500'
+        >>> _causes({"failed": 10, "failures": {"a": 4, "b": 3, "c": 2, "d": 1}})
+        '4 x a; 3 x b; 2 x c; 1 other reason'
     """
     causes = list(summary.get("failures", {}).items())
-    more = f"; {len(causes) - 3} other reasons" if len(causes) > 3 else ""
+    more = f"; {counted(len(causes) - 3, 'other reason')}" if len(causes) > 3 else ""
     return "; ".join(f"{count} x {why}" for why, count in causes[:3]) + more
 
 
