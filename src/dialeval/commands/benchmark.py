@@ -20,7 +20,7 @@ from dialeval.commands.common import (
     check_request_failures,
     console,
     fail,
-    interrupted_scoring,
+    interrupted_run,
     levels_to_report,
     load_inputs,
     out,
@@ -77,7 +77,7 @@ def benchmark(
     started = time.perf_counter()
     inputs = [("--path", path), ("--mapping", table.mapping), *request.inputs()]
     try:
-        with interrupted_scoring(output, request.no_cache):
+        with interrupted_run(output, request.no_cache):
             check_boot(n_boot, field="--n-boot", seed=seed)
             levels, methods = split_levels(DEFAULT_LEVELS if level is None else level, method)  # before the scoring
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)

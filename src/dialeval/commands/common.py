@@ -589,23 +589,24 @@ def interrupted_says(what: str) -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-def interrupted_scoring(
-    output: Path | None, no_cache: bool, *, written: str = ""
+def interrupted_run(
+    output: Path | None, no_cache: bool, *, written: str = "",
+    kept: str = "the items scored so far are kept in the score cache",
 ) -> contextlib.AbstractContextManager[None]:
-    """On Ctrl-C in the block, say what a scoring run kept (:func:`interrupted_says`), and exit 130.
+    """On Ctrl-C in the block, say what the run kept (:func:`interrupted_says`), and exit 130.
 
-    That is nothing at ``output`` (or what ``written`` says is there), and the items scored so far,
-    in the score cache (not with ``--no-cache``).
+    That is nothing at ``output`` (or what ``written`` says is there), and what its cache ``kept``
+    (not with ``--no-cache``): a rerun resumes from it.
 
     Example:
-        >>> with interrupted_scoring(Path("s.jsonl"), False):
+        >>> with interrupted_run(Path("s.jsonl"), False):
         ...     raise KeyboardInterrupt
         Traceback (most recent call last):
         ...
         typer.exceptions.Exit: 130
     """
     said = [written or (f"nothing written to {output}" if output is not None else ""),
-            "" if no_cache else "the items scored so far are kept in the score cache, so a rerun resumes"]  # fmt: skip
+            "" if no_cache else f"{kept}, so a rerun resumes"]  # fmt: skip
     return interrupted_says("; ".join(x for x in said if x) or "nothing kept")
 
 

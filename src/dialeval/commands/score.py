@@ -17,7 +17,7 @@ from dialeval.commands.common import (
     check_request_failures,
     console,
     fail,
-    interrupted_scoring,
+    interrupted_run,
     load_inputs,
     out,
     replaced_note,
@@ -52,7 +52,7 @@ def score(
     inputs = [("--path", path), ("--dialogues", dialogues), ("--candidates", candidates),
               ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
     try:
-        with interrupted_scoring(output, request.no_cache):
+        with interrupted_run(output, request.no_cache):
             replaced = check_output(output, inputs=inputs)
             check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
             bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)

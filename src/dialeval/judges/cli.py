@@ -19,7 +19,7 @@ from dialeval.commands.common import (
     console,
     fail,
     given_once,
-    interrupted_scoring,
+    interrupted_run,
     load_inputs,
     replaced_note,
     table_options,
@@ -160,7 +160,7 @@ def run_command(
         metric = configured(cls, {**plan.params[cls.name], **({"protocol": protocol} if from_file else {})})
         run = request.open(quiet=as_json)
         start = time.perf_counter()
-        with interrupted_scoring(out, request.no_cache), run.bars({metric.name: len(bench.candidates)}) as tick:
+        with interrupted_run(out, request.no_cache), run.bars({metric.name: len(bench.candidates)}) as tick:
             scored = score_metrics(
                 [metric], bench.candidates, bench.dialogues, cache=run.cache, engine=run.engine, progress=tick
             )[0]

@@ -16,8 +16,7 @@ from dialeval.commands.common import (
     check_request_failures,
     console,
     fail,
-    interrupted_says,
-    interrupted_scoring,
+    interrupted_run,
     out,
     replaced_note,
     split_names,
@@ -154,16 +153,6 @@ def _counts(summary: dict[str, Any]) -> str:
             f"signature {summary['signature']}")  # fmt: skip
 
 
-def _generations_kept(no_cache: bool) -> str:
-    """Say what an interrupted generation kept: the answers so far, in the request cache, unless ``--no-cache``.
-
-    Example:
-        >>> _generations_kept(False)
-        '; the responses generated so far are kept in the request cache, so a rerun resumes'
-    """
-    return "" if no_cache else "; the responses generated so far are kept in the request cache, so a rerun resumes"
-
-
 def _causes(summary: dict[str, Any]) -> str:
     """Return a model's failed requests by reason, the three most frequent, as ``2 x HTTP 400: ...``.
 
@@ -239,7 +228,8 @@ def _generate_all(
         backend, label = make_generator(spec)
         todo = counted(len(pairs) * n * len(style_list), "response")
         console.print(f"generating {todo} with {label} ...", highlight=False)
-        with interrupted_says(f"nothing written to {output}{_generations_kept(not use_cache)}"):
+        kept = "the responses generated so far are kept in the request cache"
+        with interrupted_run(output, not use_cache, kept=kept):
             got = generate_styled(backend, label, pairs, style_list, n, settings, use_cache=use_cache)
         dialogues.update(got.dialogues)
         candidates.extend(got.candidates)
@@ -356,7 +346,7 @@ def lmstyle(
             model, n, datasets, styles, settings, data, output, not request.no_cache
         )
         _write_records(output, dialogues, candidates)
-        kept = interrupted_scoring(output, request.no_cache, written=f"{output} holds the generated records only")
+        kept = interrupted_run(output, request.no_cache, written=f"{output} holds the generated records only")
         with kept, run.bars({m: len(candidates) for m in names}) as tick:
             scored = score_generated(
                 candidates, dialogues, judge, metrics=names, cache=run.cache, engine=run.engine,

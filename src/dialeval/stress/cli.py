@@ -24,7 +24,7 @@ from dialeval.commands.common import (
     check_request_failures,
     console,
     fail,
-    interrupted_scoring,
+    interrupted_run,
     out,
     replaced_note,
     split_names,
@@ -187,14 +187,14 @@ def stress(
     opts = _StressOptions(benchmark, path, perturb, limit, seed, n_boot, subsets, subset_param, plot,
                           dialogues, candidates, table, show=not as_json)  # fmt: skip
     if _ranks(benchmark):
-        with interrupted_scoring(output, request.no_cache):
+        with interrupted_run(output, request.no_cache):
             ranked = _ranking(opts, split or "test", 1 if refs is None else refs, output, as_json, run,
                               replaced_note(replaced))  # fmt: skip
         check_request_failures(ranked, allow_failures)
         return
     started = time.perf_counter()
     try:
-        with interrupted_scoring(output, request.no_cache):
+        with interrupted_run(output, request.no_cache):
             done = _run_perturbations(opts, run)
     except DialevalError as exc:
         fail(exc)

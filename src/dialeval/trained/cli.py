@@ -23,7 +23,7 @@ from dialeval.commands.common import (
     check_output,
     console,
     fail,
-    interrupted_scoring,
+    interrupted_run,
     load_inputs,
     out,
     replaced_note,
@@ -319,7 +319,7 @@ def train(
         run = request.open(quiet=as_json)
         console.print("dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), highlight=False)
         with scoring_with(run):
-            with interrupted_scoring(output, request.no_cache):
+            with interrupted_run(output, request.no_cache):
                 rows, base, models = _evaluate(plan, task, seed, n_boot, baselines, run)
             saved = _save_models(plan, rows, models, output, task, seed, target_norm) if save_models else {}
         summary = xp.summarise_folds(rows) if len(plan.splits) > 1 else []
