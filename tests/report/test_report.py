@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -115,15 +116,20 @@ def test_a_study_folder_or_a_scores_file_given_as_study_says_what_to_give(
     results: dict[str, Path], tmp_path: Path
 ) -> None:
     """A study's folder was "study export not found" (it is there), a scores file 'field "dimension": Field
-    required'; each now says what it is and that --study reads what `dialeval study export` writes."""
+    required', a pipe "study export not found"; each now says what it is and what --study reads."""
     folder = tmp_path / "study"
     folder.mkdir()
     (folder / "access.json").write_text("{}")
     scores = results["bench"] / "scores.jsonl"
+    pipe = tmp_path / "ratings.jsonl"
+    os.mkfifo(pipe)
     for given, said in ((folder, f'{folder}: field "--study": is a study folder: give the ratings JSONL that '
                                  f"dialeval study export writes (dialeval study export {folder} -o ratings.jsonl)"),
                         (tmp_path, f'{tmp_path}: field "--study": is a folder: give the ratings JSONL'),
-                        (scores, f'{scores}:1: field "dimension": Field required; the line holds a Score record')):
+                        (scores, f'{scores}:1: field "dimension": Field required; the line holds a Score record'),
+                        # a pipe (it is there) and a file that is not there were both "study export not found"
+                        (pipe, f'{pipe}: field "--study": not a regular file: give the ratings JSONL'),
+                        (tmp_path / "no.jsonl", f'{tmp_path / "no.jsonl"}: field "--study": not found: give the')):
         refused(run_cli("report", results["bench"], "--study", given, "-o", tmp_path / "r.html"), said)
     assert not (tmp_path / "r.html").exists()
     assert not (tmp_path / "r.html").exists()

@@ -120,8 +120,9 @@ def _study_ratings(path: Path) -> list[Rating]:
             raise InputError(f"is a study folder: give {export} (dialeval study export {path} -o ratings.jsonl)",
                              path=path, field="--study")  # fmt: skip
         raise InputError(f"is a folder: give {export}", path=path, field="--study")
-    if not path.is_file():
-        raise InputError("study export not found", path=path)
+    if not path.is_file():  # a pipe was "study export not found" too
+        what = "not found" if not path.exists() else "not a regular file"
+        raise InputError(f"{what}: give {export}", path=path, field="--study")
     ratings = read_jsonl(path, Rating)
     if not ratings:  # it was reported as a results file of kind "scores", with no section of its own
         raise InputError("no ratings in this study export (the study has no answers yet?)", path=path)
