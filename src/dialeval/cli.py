@@ -7,6 +7,7 @@ the commands, so ``dialeval --help`` stays fast.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import inspect
 import sys
@@ -16,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from dialeval import __version__
-from dialeval.errors import DialevalError
+from dialeval.errors import NAME_MAX, PATH_MAX, DialevalError
 
 
 class DialevalApp(typer.Typer):
@@ -25,7 +26,9 @@ class DialevalApp(typer.Typer):
     typer turns a :class:`KeyboardInterrupt` into a silent exit 130; this prints ``interrupted``
     on stderr first (a command that knows what it kept says so itself, and exits 130 at once).
     A :class:`~dialeval.errors.DialevalError` that a command let through (a write that failed
-    outside its error handling) is printed as ``error: ...`` with exit 2, as the commands print them.
+    outside its error handling) is printed as ``error: ...`` with exit 2, as the commands print them;
+    so is a path too long for the file system in a value no path check reads (a ``-p`` path, a
+    ``--model``). A path option's own check names the option (:func:`~dialeval.errors.given_path`).
     """
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -38,6 +41,14 @@ class DialevalApp(typer.Typer):
             raise
         except DialevalError as exc:
             print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        except OSError as exc:  # a path too long, in a -p value or a --model: each was a traceback at its first look
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            name = str(exc.filename)
+            shown = name if len(name) <= 60 else f"{name[:30]}...{name[-20:]}"
+            print(f"error: {shown}: too long a name for the file system (at most {NAME_MAX} bytes a name, "
+                  f"{PATH_MAX:,} a path)", file=sys.stderr)  # fmt: skip
             raise SystemExit(2) from None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import numbers
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -72,8 +73,15 @@ def check_at_most(value: int, most: int, field: str, *, unit: str = "", why: str
         raise InputError(f"must be at most {said}, got {value:,}", field=field)
 
 
+NAME_MAX, PATH_MAX = 255, 4095
+"""The longest file name and path, in bytes, that Linux file systems take (ext4, XFS, Btrfs, tmpfs)."""
+
+
 def given_path(value: str | Path, field: str) -> Path:
-    """Return ``value`` as a path, refusing the empty string (``Path("")`` is the current folder).
+    """Return ``value`` as a path, refusing the empty string (``Path("")`` is the current folder) and a name too long.
+
+    A name over :data:`NAME_MAX` bytes was an ``OSError: File name too long`` traceback from the
+    first look at the path (``Path.is_dir`` raises it).
 
     Example:
         >>> given_path("out", "--output")
@@ -82,10 +90,22 @@ def given_path(value: str | Path, field: str) -> Path:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: field "--output": is empty; give a path (. for the current folder)
+        >>> given_path("runs/" + "a" * 300, "--output")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--output": the name "aaaaaaaaaaaaaaaaaaaa..." is 300 bytes long; ...
     """
     if isinstance(value, str) and not value:
         raise InputError("is empty; give a path (. for the current folder)", field=field)
-    return Path(value)
+    path = Path(value)
+    sizes = {part: len(os.fsencode(part)) for part in path.parts}
+    if long := next((part for part, size in sizes.items() if size > NAME_MAX), None):
+        shown = long if len(long) <= 23 else long[:20] + "..."
+        raise InputError(f'the name "{shown}" is {sizes[long]:,} bytes long; file systems take {NAME_MAX} at most',
+                         field=field)  # fmt: skip
+    if (size := len(os.fsencode(str(path)))) > PATH_MAX:
+        raise InputError(f"is {size:,} bytes long; file systems take paths of {PATH_MAX:,} at most", field=field)
+    return path
 
 
 MAX_SEED = 2**32 - 1

@@ -2,7 +2,8 @@
 
 ``Path("")`` is ``.``: before, ``meta -o ""`` (a ``-o "$OUT"`` with ``OUT`` unset) replaced the ``table.md``
 of the folder the shell was in, ``benchmark`` and ``data export`` wrote their files there, and
-``study create ""`` made a study there. Through the real CLI (typer's runner, in process).
+``study create ""`` made a study there. Through the real CLI (typer's runner, in process). A name too long
+for the file system is one line too (it was an OSError traceback).
 """
 
 from __future__ import annotations
@@ -94,3 +95,42 @@ def _refuses(root: Any, words: list[str]) -> bool:
     except InputError:
         return True
     return False
+
+
+LONG = "a" * 300  # a name of 300 bytes: Linux file systems take 255
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["score", "--path", "{rows}", *RATED, "-m", "length", "-o", "{tmp}/" + LONG + ".jsonl"], "--output"),
+        (["benchmark", "--path", "{rows}", *RATED, "-m", "length", "--no-cache", "-o", "{tmp}/" + LONG], "--output"),
+        (["score", "--path", "{rows}", *RATED, "-m", "length", "--cache", "{tmp}/" + LONG, "-o", "{tmp}/s.jsonl"],
+         "--cache"),
+        (["study", "create", "{tmp}/" + LONG, "--path", "{rows}", *RATED], "STUDY_DIR"),
+        (["meta", "{tmp}/" + LONG], "SCORES"),
+    ],
+)
+def test_a_name_too_long_for_the_file_system_is_refused_naming_the_option(
+    args: list[str], field: str, rows: Path, tmp_path: Path
+) -> None:
+    """Each was an OSError traceback ("File name too long") from the first look at the path (Path.is_dir)."""
+    words = [a.format(rows=rows, tmp=tmp_path) for a in args]
+    refused(invoke(*words), f'field "{field}": the name "aaaaaaaaaaaaaaaaaaaa..." is 30', "file systems take 255")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv"]
+
+
+def test_a_name_too_long_in_a_value_no_path_check_reads_is_one_line(rows: Path, tmp_path: Path) -> None:
+    """A trained model's path and a -p path are not path options: they ended in the same OSError traceback. The
+    CLI's entry prints it as one line (a real process: typer's in-process runner does not pass that entry)."""
+    import subprocess
+    import sys
+
+    for words in (["-m", f"trained:{tmp_path}/{LONG}"], ["-m", "judge:custom", "-p", f"protocol={tmp_path}/{LONG}"]):
+        args = ["score", "--path", str(rows), *RATED, *words, "-o", str(tmp_path / "s.jsonl")]
+        res = subprocess.run([sys.executable, "-m", "dialeval", *args], capture_output=True, text=True, timeout=120)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr.splitlines()[-1] == (f"error: {str(tmp_path / LONG)[:30]}...{LONG[-20:]}: too long a name "
+                                               "for the file system (at most 255 bytes a name, 4,095 a path)")
+        assert "Traceback" not in res.stderr
+    assert not (tmp_path / "s.jsonl").exists()
