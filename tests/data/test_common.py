@@ -28,7 +28,11 @@ def test_a_header_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
         ('context,response\nHi,"Hello\nYo,there\nA,B\n', ":2: not valid CSV: a quote opened in this row is never"),
         # it read "Hello there", dropping the quotes the writer meant to keep
         ('context,response\nHi,"Hello" there\nYo,x\n', ":2: not valid CSV: a quoted field goes on after its"),
+        # "not valid CSV (field larger than field limit (131072))": a quote left open, with 200,000 characters after
+        ('context,response\nHi,"Hello\n' + "x" * 200_000 + '\nYo,"there"\n',
+         ":2: a field of this row runs past 131,072 characters, the most the csv module reads: is a quote left open?"),
     ],
+    ids=["never-closed", "after-closing", "past-the-limit"],
 )
 def test_a_stray_quote_is_refused_naming_the_row_it_opens(tmp_path: Path, text: str, message: str) -> None:
     p = tmp_path / "t.csv"

@@ -168,11 +168,16 @@ def _csv_problem(exc: csv.Error) -> str:
     Example:
         >>> _csv_problem(csv.Error("unexpected end of data"))
         'not valid CSV: a quote opened in this row is never closed (the rest of the file would be one field)'
+        >>> _csv_problem(csv.Error("field larger than field limit (131072)"))[:58]
+        'a field of this row runs past 131,072 characters, the most'
     """
     if str(exc) == "unexpected end of data":
         return "not valid CSV: a quote opened in this row is never closed (the rest of the file would be one field)"
     if str(exc).endswith("expected after '\"'"):
         return 'not valid CSV: a quoted field goes on after its closing quote (inside quotes, write a quote as "")'
+    if str(exc).startswith("field larger than field limit"):  # it said "not valid CSV (field larger than ...)"
+        return (f"a field of this row runs past {csv.field_size_limit():,} characters, the most the csv module "
+                "reads: is a quote left open? (the Python API takes a pandas DataFrame of any size)")
     return f"not valid CSV ({exc})"
 
 
