@@ -45,7 +45,7 @@ class DialevalApp(typer.Typer):
         except OSError as exc:  # a path too long, in a -p value or a --model: each was a traceback at its first look
             if exc.errno != errno.ENAMETOOLONG:
                 raise
-            name = str(exc.filename)
+            name = str(exc.filename or "a path")
             shown = name if len(name) <= 60 else f"{name[:30]}...{name[-20:]}"
             print(f"error: {shown}: too long a name for the file system (at most {NAME_MAX} bytes a name, "
                   f"{PATH_MAX:,} a path)", file=sys.stderr)  # fmt: skip
