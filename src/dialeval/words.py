@@ -26,14 +26,14 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {plural or noun + ('es' if noun.endswith(('ch', 'sh', 's', 'x')) else 's')}"
 
 
-def some_of(part: int, total: int, noun: str) -> str:
-    """Return ``part of total nouns`` with its verb, "has" for one and "have" for several.
+def some_of(part: int, total: int, noun: str, verbs: tuple[str, str] = ("has", "have")) -> str:
+    """Return ``part of total nouns`` with its verb: the first of ``verbs`` for one, the second for several.
 
     Example:
-        >>> some_of(1, 1, "item"), some_of(3, 5, "item")
-        ('1 of 1 item has', '3 of 5 items have')
+        >>> some_of(1, 1, "item"), some_of(3, 5, "item"), some_of(1, 2, "response", ("was", "were"))
+        ('1 of 1 item has', '3 of 5 items have', '1 of 2 responses was')
     """
-    return f"{part} of {counted(total, noun)} {'has' if part == 1 else 'have'}"
+    return f"{part} of {counted(total, noun)} {verbs[0] if part == 1 else verbs[1]}"
 
 
 def human_rating(dimension: str) -> str:

@@ -28,7 +28,7 @@ from dialeval.errors import DialevalError, InputError, check_at_most, check_seed
 from dialeval.lmstyle.score import JudgeSettings
 from dialeval.runinfo import LmstyleRun, MetricInfo, command_line, write_run_info
 from dialeval.scoring import ScoringRequest
-from dialeval.words import counted
+from dialeval.words import counted, some_of
 
 _MODEL = typer.Option([], "--model", help="Model spec, repeatable: smollm2 (packaged), a .gguf, a folder, NAME@URL.")
 #: ``--limit`` as every command names it; ``--n`` is its earlier name, still read.
@@ -181,19 +181,16 @@ def check_generation_failures(summaries: dict[str, Any], allow: bool) -> None:
     total = sum(int(s.get("requests", 0)) for s in summaries.values())
     lost = sum(int(s["failed"]) for s in failed.values())
     causes = "; ".join(f"{label}: {_causes(s)}" for label, s in failed.items())
-    kept = f"the {total - lost} that came back {_was(total - lost)} written" if total > lost else "none came back"
+    back = total - lost
+    kept = f"the {back} that came back {'was' if back == 1 else 'were'} written" if back else "none came back"
     console.print(
-        f"[bold red]error:[/] {lost} of {counted(total, 'response')} {_was(lost)} not generated because requests "
+        f"[bold red]error:[/] {some_of(lost, total, 'response', ('was', 'were'))} not generated because requests "
         f"failed ({escape(causes)}); {kept}; rerun to try the failed ones again, or pass --allow-failures to "
         "accept them",
         highlight=False,
         soft_wrap=True,
     )
     raise typer.Exit(1)
-
-
-def _was(n: int) -> str:
-    return "was" if n == 1 else "were"
 
 
 def _generate_all(
