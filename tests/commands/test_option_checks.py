@@ -59,9 +59,8 @@ def test_a_device_parameter_is_checked_as_the_option_is(rows: Path, tmp_path: Pa
     ("style.target=rude", 'style.target: unknown style "rude"'),
     ("quality.runtime=fast", 'quality.runtime: runtime "fast" is not one of auto, torch, onnx'),
     # each named a file under the one given ("x.csv/sensible.json: ... Not a directory"), or said "not found"
-    ("quality.heads={rows}", 'quality.heads: "{rows}" is a file, not a folder: give a folder that dialeval '
-                             "quality train wrote"),
-    ("quality.views={rows}", 'quality.views: "{rows}" is a file, not a folder'),
+    ("quality.views={rows}", 'quality.views: "{rows}" is a file, not a folder: give a folder that dialeval '
+                             "quality train-views wrote"),
     ("quality.large_heads={tmp}/none", 'quality.large_heads: "{tmp}/none" is not found'),
     # it said field "model", which names no option
     ("quality.encoder={tmp}/none", 'quality.encoder: "{tmp}/none" is neither a packaged encoder'),
@@ -74,6 +73,16 @@ def test_a_parameter_refused_by_its_metric_is_named_as_p_names_it(
     out = tmp_path / "x.jsonl"
     param, words = (x.format(rows=rows, tmp=tmp_path) for x in (param, words))
     refused(score(rows, out, "-m", param.split(".")[0], "-p", param, "--no-cache"), f'field "--param": {words}')
+    assert not out.exists()
+
+
+def test_a_folder_the_shipped_ensemble_never_reads_is_refused_before_any_scoring(rows: Path, tmp_path: Path) -> None:
+    """MiniLM's heads give the shipped quality nothing (tests/quality/test_metric.py says which parts run): a heads
+    folder was read, hashed into the signature and changed no score."""
+    out = tmp_path / "x.jsonl"
+    refused(score(rows, out, "-m", "quality", "-p", f"quality.heads={tmp_path}", "--no-cache"),
+            f'field "--param": quality.heads="{tmp_path}" changes no score: the shipped ensemble uses no feature of '
+            "MiniLM's heads, and the larger encoder's heads give the sub-scores: drop it")  # fmt: skip
     assert not out.exists()
 
 

@@ -17,6 +17,7 @@ import itertools
 import json
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -328,6 +329,62 @@ def test_length_batched_encoding_equals_one_input_at_a_time(metric, shared_data)
     got = score_batches(model, pairs)
     for pair, row in zip(pairs, got, strict=True):
         np.testing.assert_allclose(row, score_batches(model, [pair])[0], atol=1e-4)
+
+
+def test_an_ensemble_whose_features_are_not_a_list_is_one_clear_error(tmp_path):
+    """``"features": 5`` was a TypeError traceback ('int' object is not iterable) before any scoring."""
+    from dialeval.metrics.resolve import metric_params
+
+    for bad in ('{"features": 5}', "[1, 2]", '{"coef": [1.0]}', '{"features": ["sensible", "nope"]}'):
+        ens = tmp_path / "ensemble.json"
+        ens.write_text(bad)
+        with pytest.raises(InputError, match=r'ensemble\.json: field "features": must be a list of sensible, '):
+            QualityMetric(device="cpu", ensemble=str(ens)).signature  # noqa: B018
+        assert QualityMetric.unavailable_reason({"ensemble": str(ens)}) is None  # reported where it is read
+        assert metric_params([QualityMetric], {"quality": {"ensemble": str(ens), "lm": "x"}}) is not None
+
+
+def ensemble_of(tmp_path: Path, *features: str) -> str:
+    path = tmp_path / f"{'-'.join(features)}.json"
+    n = len(features)
+    path.write_text(json.dumps({"features": list(features), "mean": [0.0] * n, "scale": [1.0] * n,
+                                "coef": [1.0] * n, "bias": 0.0}))  # fmt: skip
+    return str(path)
+
+
+def test_a_model_or_folder_the_ensemble_never_runs_is_refused_where_p_is_read(tmp_path):
+    """``-p quality.lm=/nonexistent`` scored with the shipped ensemble, which runs no LM, and the signature of
+    every score recorded ``lm:/nonexistent``: a setting that changed nothing, silently. Which parts run is the
+    ensemble's features (module docstring): the shipped one names the cross-encoder's view over MiniLM and the
+    larger encoder's heads, no likelihood and no MiniLM head."""
+    from dialeval.metrics.resolve import metric_params
+
+    def refused(params: dict[str, str]) -> str:
+        with pytest.raises(InputError) as err:
+            metric_params([QualityMetric], {"quality": params})
+        assert err.value.field == "--param"
+        return err.value.message
+
+    assert refused({"lm": "/nonexistent"}) == ('quality.lm="/nonexistent" changes no score: the shipped ensemble '
+                                               "uses no likelihood feature, so no LM runs: drop it")  # fmt: skip
+    views = ensemble_of(tmp_path, "view_coherent")  # without the larger encoder, MiniLM's heads give the sub-scores
+    assert refused({"heads": "h", "large_heads": "l", "large_encoder": "m", "ensemble": views}) == (
+        f'quality.large_encoder="m" changes no score: the ensemble "{views}" uses no feature of the larger encoder '
+        f'(large_*), so it does not run; quality.large_heads="l" changes no score: the ensemble "{views}" '
+        "uses no feature of the larger encoder (large_*), so its heads are not read: drop them")
+    assert refused({"heads": "h"}).startswith('quality.heads="h" changes no score: the shipped ensemble uses no '
+                                              "feature of MiniLM's heads")  # fmt: skip
+    large_only = ensemble_of(tmp_path, "large_sensible")
+    assert "runs neither MiniLM's heads nor a cross-encoder" in refused({"encoder": "e", "ensemble": large_only})
+    assert "uses no view of the cross-encoder" in refused({"views": "v", "ensemble": large_only})
+    # each is used by an ensemble that names its features, and a default value changes nothing by definition
+    lm = ensemble_of(tmp_path, "lm_nll")
+    fine = [{"lm": "x", "ensemble": lm}, {"heads": "h", "encoder": "e", "ensemble": ensemble_of(tmp_path, "sensible")},
+            {"encoder": "e"}, {"views": "v", "large_encoder": "m", "large_heads": "l"},
+            {"lm": QualityMetric.Config.lm, "heads": ""}, {"lm": "x", "heads": "h", "ensemble": lm}]  # fmt: skip
+    for params in fine:
+        assert metric_params([QualityMetric], {"quality": params})["quality"] == params
+    assert metric_params([QualityMetric], {"*": {"lm": "x"}})  # a value for every family is no one family's setting
 
 
 def test_without_mpnet_quality_is_unavailable_with_the_install_that_works(monkeypatch, tmp_path):

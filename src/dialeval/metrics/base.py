@@ -212,6 +212,15 @@ class Metric(ABC):
         return next((why for why in (r.missing() for r in cls.requires) if why), None)
 
     @classmethod
+    def idle_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
+        """Return the parameters in ``params`` that would change no score beside the others, each with why.
+
+        :func:`dialeval.metrics.resolve.metric_params` refuses those given by name (``-p family.key=...``):
+        a value that changes nothing would still go into every signature. None here; ``quality`` names some.
+        """
+        return {}
+
+    @classmethod
     def unit(cls, output: str) -> str:
         """Return the unit of ``output`` for an axis label (``"score"`` when the class names none)."""
         return cls.units.get(output, "score")

@@ -149,11 +149,12 @@ def metric_params(
 
     ``family`` may be an output name (``bleu4``): its family gets the parameter. A ``family.key``
     the family does not have is an error, and so is one for a family that is not in the run, and
-    a ``key`` (for all) that no family of the run has. ``defaults`` (e.g. ``--device``) go to the
+    a ``key`` (for all) that no family of the run has, and a ``family.key`` that would change no score
+    (:meth:`~dialeval.metrics.base.Metric.idle_params`). ``defaults`` (e.g. ``--device``) go to the
     families that have such a parameter and are no error for the others.
 
     Raises:
-        InputError: An unknown key, a family not in the run, or a value of the wrong type.
+        InputError: An unknown key, a family not in the run, a value of the wrong type, or one that changes nothing.
         UnknownNameError: An unknown family.
 
     Example:
@@ -175,6 +176,10 @@ def metric_params(
             **coerce_params(f, shared),
             **coerce_params(f, by_family.get(f.name, {}), strict=True),
         }
+        named = by_family.get(f.name, {})
+        if idle := {k: why for k, why in f.idle_params(out[f.name]).items() if k in named}:
+            each = "; ".join(f'{f.name}.{k}="{named[k]}" changes no score: {why}' for k, why in idle.items())
+            raise InputError(f"{each}: drop {'them' if len(idle) > 1 else 'it'}", field="--param")
     known = {fld.name for f in families for fld in dataclasses.fields(f.Config)}
     unused = sorted(set(shared) - known)
     if unused:

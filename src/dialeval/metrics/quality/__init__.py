@@ -125,6 +125,22 @@ def _path(given: str, default: Path) -> Path:
     return Path(given).expanduser() if given else default
 
 
+def _ensemble_features(given: str) -> list[str]:
+    """Return the feature names of the ensemble file ``given`` ("" = the shipped one), checked.
+
+    Raises:
+        InputError: The file cannot be read, or its ``features`` is not a list of :data:`ENSEMBLE_FEATURES`.
+    """
+    from dialeval.errors import InputError
+
+    path = _path(given, BUNDLED / "quality" / "ensemble.json")
+    data = _read(path)[0]
+    names = data.get("features") if isinstance(data, dict) else None
+    if not isinstance(names, list) or any(n not in ENSEMBLE_FEATURES for n in names):
+        raise InputError(f"must be a list of {', '.join(ENSEMBLE_FEATURES)}", path=path, field="features")
+    return names
+
+
 @functools.cache
 def _read(path: Path) -> tuple[dict[str, Any], str]:
     from dialeval.errors import InputError
@@ -369,10 +385,41 @@ class QualityMetric(Metric):
         if given.get("large_encoder", QualityConfig.large_encoder) != "all-mpnet-base-v2":
             return None
         try:
-            names = _read(_path(str(given.get("ensemble") or ""), BUNDLED / "quality" / "ensemble.json"))[0]
+            names = _ensemble_features(str(given.get("ensemble") or ""))
         except DialevalError:  # a bad ensemble file is reported where it is read, with its path
             return None
-        return mpnet_missing() if set(LARGE_FEATURES) & set(names.get("features") or ()) else None
+        return mpnet_missing() if set(LARGE_FEATURES) & set(names) else None
+
+    @classmethod
+    def idle_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
+        """Return the models and folders in ``params`` that the ensemble they go with never runs, each with why.
+
+        A value equal to the default is never idle; a bad ensemble or views folder is reported where it is read.
+
+        Example:
+            >>> QualityMetric.idle_params({"lm": "other-lm"})
+            {'lm': 'the shipped ensemble uses no likelihood feature, so no LM runs'}
+        """
+        given = {k for k, v in params.items() if v != getattr(QualityConfig, k, v)}
+        try:
+            names = set(_ensemble_features(str(params.get("ensemble") or "")))
+            views = bool(set(VIEW_FEATURES) & names)
+            own_base = views and "encoder" in _read(_path(str(params.get("views") or ""), BUNDLED / "views")
+                                                     / "heads.json")[0]  # fmt: skip
+        except DialevalError:
+            return {}
+        large = bool(set(LARGE_FEATURES) & names)
+        frozen = bool(set(FROZEN_FEATURES) & names) or not large
+        runs = {
+            "lm": (bool(LM_FEATURES & names), "uses no likelihood feature, so no LM runs"),
+            "views": (views, "uses no view of the cross-encoder (view_*), so it does not run"),
+            "large_encoder": (large, "uses no feature of the larger encoder (large_*), so it does not run"),
+            "large_heads": (large, "uses no feature of the larger encoder (large_*), so its heads are not read"),
+            "heads": (frozen, "uses no feature of MiniLM's heads, and the larger encoder's heads give the sub-scores"),
+            "encoder": (frozen or (views and not own_base), "runs neither MiniLM's heads nor a cross-encoder over it"),
+        }
+        ensemble = f'the ensemble "{params["ensemble"]}"' if params.get("ensemble") else "the shipped ensemble"
+        return {key: f"{ensemble} {why}" for key, (used, why) in runs.items() if key in given and not used}
 
     def _files(self) -> dict[str, Path]:
         heads = self._folder("heads", BUNDLED / "heads")
@@ -391,8 +438,7 @@ class QualityMetric(Metric):
         return files
 
     def _ensemble_names(self) -> set[str]:
-        path = _path(self.config.ensemble, BUNDLED / "quality" / "ensemble.json")
-        return set(_read(path)[0].get("features") or ())
+        return set(_ensemble_features(self.config.ensemble))
 
     def _views_base(self) -> Path | None:
         """Return the cross-encoder's own base encoder when its ``heads.json`` names one (None: MiniLM, no views)."""
@@ -598,11 +644,8 @@ class QualityMetric(Metric):
 
         files = self._files()
         sens, flu = self.heads()
-        data = _read(files["ensemble"])[0]
-        names = data.get("features")
-        if not isinstance(names, list) or any(n not in ENSEMBLE_FEATURES for n in names):
-            raise InputError(f"features must be a list of {', '.join(ENSEMBLE_FEATURES)}", path=files["ensemble"])
-        ens = LogisticHead.from_json(data, files["ensemble"])
+        names = _ensemble_features(self.config.ensemble)
+        ens = LogisticHead.from_json(_read(files["ensemble"])[0], files["ensemble"])
         if len(ens.coef) != len(names):
             raise InputError("one weight per feature expected", path=files["ensemble"], field="coef")
         return sens, flu, ens, names
