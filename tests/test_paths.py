@@ -73,3 +73,26 @@ def test_a_path_variable_that_is_not_utf8_is_one_error(tmp_path: Path, shared_da
     assert res.stderr.strip() == (f"error: field \"{named}\": '{shown}' is not UTF-8 text: byte 0xe9 at character "
                                   f"{len(str(tmp_path)) + 5}: set {named} to a path that is")  # fmt: skip
     assert not out.exists()
+
+
+@pytest.mark.parametrize("variable", ["DIALEVAL_CACHE", "DIALEVAL_SCORE_CACHE", "DIALEVAL_DATA"])
+def test_a_tilde_kept_by_quotes_in_a_path_variable_is_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_data: Path, variable: str
+) -> None:
+    """``DIALEVAL_CACHE="~/x"`` (quoted, or from an env file that no shell reads) made a folder named "~" in the
+    working folder and kept the caches there, silently; the home folder is here a temporary one."""
+    from dialeval.paths import score_cache_path, shared_data_dir
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "data").symlink_to(shared_data, target_is_directory=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(variable, {"DIALEVAL_SCORE_CACHE": "~/s.sqlite", "DIALEVAL_DATA": "~/data"}.get(variable, "~/c"))
+    got = {"DIALEVAL_CACHE": cache_dir, "DIALEVAL_SCORE_CACHE": score_cache_path, "DIALEVAL_DATA": shared_data_dir}
+    assert got[variable]() == home / {"DIALEVAL_SCORE_CACHE": "s.sqlite", "DIALEVAL_DATA": "data"}.get(variable, "c")
+    assert not (tmp_path / "~").exists()
+    monkeypatch.setenv(variable, "~no-such-user-here/c")
+    with pytest.raises(InputError, match=r"^field \"\$DIALEVAL_[A-Z_]+\": '~no-such-user-here/c' starts with a ~ whose "
+                                         r"home folder cannot be found: give the full path$"):  # fmt: skip
+        got[variable]()

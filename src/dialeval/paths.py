@@ -18,8 +18,7 @@ def cache_dir() -> Path:
         >>> cache_dir().is_dir()
         True
     """
-    root = Path(os.environ.get("DIALEVAL_CACHE") or Path.home() / ".cache" / "dialeval")
-    _check_utf8(root, "$DIALEVAL_CACHE")
+    root = _env_path("DIALEVAL_CACHE") or _check_utf8(Path.home() / ".cache" / "dialeval", "$DIALEVAL_CACHE")
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -35,8 +34,29 @@ def score_cache_path() -> Path:
         >>> score_cache_path().name.endswith(".sqlite")
         True
     """
-    env = os.environ.get("DIALEVAL_SCORE_CACHE")
-    return _check_utf8(Path(env), "$DIALEVAL_SCORE_CACHE") if env else cache_dir() / "scores.sqlite"
+    return _env_path("DIALEVAL_SCORE_CACHE") or cache_dir() / "scores.sqlite"
+
+
+def _env_path(variable: str) -> Path | None:
+    """Return the path in ``$variable`` with ``~`` expanded (None when unset or empty), checked by :func:`_check_utf8`.
+
+    A ``~`` kept by quotes (``DIALEVAL_CACHE="~/cache"``, or an env file, which no shell reads) made a
+    folder named ``~`` in the working folder, silently.
+
+    Example:
+        >>> os.environ["DIALEVAL_EXAMPLE"] = "~/cache"
+        >>> _env_path("DIALEVAL_EXAMPLE") == Path.home() / "cache"
+        True
+        >>> del os.environ["DIALEVAL_EXAMPLE"]
+    """
+    if not (value := os.environ.get(variable)):
+        return None
+    try:
+        path = Path(value).expanduser()
+    except RuntimeError:  # ~name of no user, or no home folder to be found
+        raise InputError(f"{value!r} starts with a ~ whose home folder cannot be found: give the full path",
+                         field=f"${variable}") from None  # fmt: skip
+    return _check_utf8(path, f"${variable}")
 
 
 def _check_utf8(path: Path, variable: str) -> Path:
@@ -67,11 +87,11 @@ def shared_data_dir() -> Path | None:
             another folder's files).
     """
     candidates = []
-    if env := os.environ.get("DIALEVAL_DATA"):
-        if not _check_utf8(Path(env), "$DIALEVAL_DATA").is_dir():
+    if env := _env_path("DIALEVAL_DATA"):
+        if not env.is_dir():
             raise InputError("is not a folder: set $DIALEVAL_DATA to the shared data folder, or unset it to read "
                              "../shared/data", path=env, field="$DIALEVAL_DATA")  # fmt: skip
-        return Path(env)
+        return env
     candidates.append(Path.cwd().parent / "shared" / "data")
     candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data")
     for c in candidates:
