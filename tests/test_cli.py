@@ -115,6 +115,33 @@ def test_a_dialeval_error_a_command_lets_through_is_one_line_exit_2(tmp_path: Pa
     assert res.stderr.strip() == "error: somewhere.jsonl: cannot be written: No space left on device"
 
 
+def test_a_line_break_in_a_file_name_stays_one_line_written_as_its_escape(tmp_path: Path) -> None:
+    """A file named with a line break split the error in two lines, the second without "error:" and the break
+    itself invisible; each door that prints an error (a command's, data's, the app's net) writes it as \\n."""
+    bad = tmp_path / "bad\nname.csv"
+    bad.write_text("context,response\nhi\n", encoding="utf-8")
+    runs = {
+        "score": [sys.executable, "-m", "dialeval", "score", "--path", str(bad), *COLS, "-m", "length", "-o",
+                  str(tmp_path / "s.jsonl"), "--no-cache"],
+        "data": [sys.executable, "-m", "dialeval", "data", "show", "--path", str(tmp_path / "gone\tnone.csv")],
+    }  # fmt: skip
+    said = {k: subprocess.run(c, capture_output=True, text=True, cwd=tmp_path, timeout=120) for k, c in runs.items()}
+    assert said["score"].stderr == f'error: {bad.parent}/bad\\nname.csv:2: field "response": expected 2 columns, ' \
+                                   "found 1\n"
+    assert said["data"].stderr == f"error: {tmp_path}/gone\\tnone.csv: file not found\n"
+    patch = textwrap.dedent("""
+        import dialeval.data.catalog as c
+        from dialeval.atomic import WriteError
+        def full(*args, **kwargs):
+            raise WriteError("some\\nwhere.jsonl", "No space left on device")
+        c.list_benchmarks = full
+    """).replace("\n", "\n        ")
+    res = _run_patched(tmp_path, patch, ["data", "list"])
+    assert res.returncode == 2
+    assert res.stderr == "error: some\\nwhere.jsonl: cannot be written: No space left on device\n"
+    assert not (tmp_path / "s.jsonl").exists()
+
+
 def test_an_argument_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> None:
     """A Latin-1 terminal's "é" reaches Python as a lone surrogate, which no output file can hold: --rating-col
     q=café was read, and data import failed when it wrote the records (pydantic's UnicodeEncodeError traceback)."""

@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from dialeval import __version__
-from dialeval.errors import NAME_MAX, PATH_MAX, DialevalError
+from dialeval.errors import NAME_MAX, PATH_MAX, DialevalError, one_line
 
 
 class DialevalApp(typer.Typer):
@@ -40,12 +40,12 @@ class DialevalApp(typer.Typer):
                 print("interrupted", file=sys.stderr)
             raise
         except DialevalError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {one_line(str(exc))}", file=sys.stderr)
             raise SystemExit(2) from None
         except OSError as exc:  # a path too long, in a -p value or a --model: each was a traceback at its first look
             if exc.errno != errno.ENAMETOOLONG:
                 raise
-            name = str(exc.filename or "a path")
+            name = one_line(str(exc.filename or "a path"))
             shown = name if len(name) <= 60 else f"{name[:30]}...{name[-20:]}"
             print(f"error: {shown}: too long a name for the file system (at most {NAME_MAX} bytes a name, "
                   f"{PATH_MAX:,} a path)", file=sys.stderr)  # fmt: skip

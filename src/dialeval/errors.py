@@ -39,6 +39,19 @@ def not_utf8(text: str) -> str | None:
     return None if bad is None else f"is not UTF-8 text: byte 0x{ord(text[bad]) - 0xDC00:02x} at character {bad + 1}"
 
 
+def one_line(text: str) -> str:
+    r"""Return ``text`` with each character that is not printable written as its escape, so it stays one line.
+
+    A file name or column name with a line break (or a tab, a non-breaking space) split an error in two lines
+    and hid which character was there.
+
+    Example:
+        >>> print(one_line("bad\nname.csv: not found"), one_line("\u00a0café\t"))
+        bad\nname.csv: not found \xa0café\t
+    """
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 def ensure_unique(names: Iterable[str], field: str, what: str = "column") -> None:
     """Reject a name given twice in a list of names (the first repeat, in order): an option, a list argument.
 

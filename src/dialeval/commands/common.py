@@ -649,9 +649,11 @@ def say(text: str, indent: str = "") -> None:
                              break_long_words=False, break_on_hyphens=False))  # fmt: skip
 
 
-def fail(exc: DialevalError) -> NoReturn:
-    """Print a dialeval error on one line (never wrapped), without a traceback, and exit with status 2."""
+def fail(exc: DialevalError | OSError) -> NoReturn:
+    """Print a dialeval error on one line (never wrapped, :func:`~dialeval.errors.one_line`), and exit with status 2."""
     from rich.markup import escape
 
-    console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    from dialeval.errors import one_line
+
+    console.print(f"[bold red]error:[/] {escape(one_line(str(exc)))}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)

@@ -15,6 +15,7 @@ import typer
 from dialeval.commands.common import (
     TableOptions,
     check_output,
+    fail,
     given_once,
     interrupted_says,
     replaced_note,
@@ -101,8 +102,7 @@ def show_command(
         else:
             bench = load_benchmark(name, path)
     except DialevalError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(exc)
     report = report_of(bench, None if name is None else DATASETS.get(name))
     if as_json:
         typer.echo(json.dumps(report, indent=2))
@@ -134,8 +134,7 @@ def export_command(
                 bench = bench.head(limit)
             counts = _write_records(bench, output)
     except (DialevalError, OSError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(exc)
     typer.echo(f"wrote {counts} to {output}{replaced_note(replaced)}")
 
 
@@ -170,8 +169,7 @@ def import_command(
             bench = load_inputs(None, file, None, None, None, limit, table=table)
             counts = _write_records(bench, output)
     except (DialevalError, OSError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(exc)
     console.print(f"wrote {counts} to {output}{replaced_note(replaced)}", highlight=False, markup=False)
 
 
