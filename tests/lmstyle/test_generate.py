@@ -120,7 +120,11 @@ def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
     # a negative temperature was sent to the backend, which sampled anyway; --limit 0 said "generating 0 responses"
     # and --n -1 "generating -8 responses" before the dataset refused them
     # "--datasets dd," was read as dd; "--styles ''" said "need at least one dataset and one style"
-    for args, message in ((["--temperature", "-1"], 'field "--temperature": must be 0 (greedy) or more, got -1.0'),
+    # "inf" was refused as "must be 0 (greedy) or more", which it is
+    for args, message in ((["--temperature", "-1"], 'field "--temperature": must be 0 (greedy) or a larger finite '
+                                                    "number, got -1.0"),
+                          (["--temperature", "inf"], 'field "--temperature": must be 0 (greedy) or a larger finite '
+                                                     "number, got inf"),
                           (["--limit", "-1"], 'field "--limit": must be at least 1, got -1'),
                           (["--datasets", "dd,"], 'field "--datasets": empty dataset name in "dd," (name 2 of 2)'),
                           (["--styles", ""], 'field "--styles": empty style name'),

@@ -72,7 +72,7 @@ def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -
     check_at_most(max_tokens, C_INT, "--max-tokens", why="llama.cpp's is a C int")  # each request came back HTTP 400
     check_seed(seed)  # llama.cpp read a negative seed as "a random one": the same command, other responses
     if not 0 <= temperature < float("inf"):  # a negative one was sent to the backend, which sampled anyway
-        raise InputError(f"must be 0 (greedy) or more, got {temperature}", field="--temperature")
+        raise InputError(f"must be 0 (greedy) or a larger finite number, got {temperature}", field="--temperature")
     stops = tuple(unescape(s, "--stop") for s in stop) if stop else GenerationSettings.stop
     if "" in stops:  # every response stopped before its first token: all of them came back empty
         raise InputError("an empty stop string ends every response before it starts", field="--stop")
