@@ -191,6 +191,21 @@ def test_jsonl_null_reads_as_an_empty_csv_cell(tmp_path: Path) -> None:
     assert from_jsonl.candidates[1].references == ["Hey there"]
 
 
+def test_an_empty_turn_in_a_list_context_keeps_its_place(tmp_path: Path) -> None:
+    """Speakers alternate back from the response, so a turn's place says who spoke it. An empty turn in a list
+    was left out, and each earlier turn moved to the other speaker: "hello" below became the responder's own
+    turn, and quality_dialogue scored the response 0 as a repeat of it. A blank line in a text cell is still the
+    spacing between turns."""
+    j = tmp_path / "t.jsonl"
+    rows = [{"context": ["hello", "", "how are you"], "response": "hello"},
+            {"context": "hello\n\nhow are you", "response": "hi"}]  # fmt: skip
+    j.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    b = load_table(j, ColumnMapping(response="response", context="context"))
+    listed, text = (b.dialogues[c.dialogue_id].turns for c in b.candidates)
+    assert [(t.speaker, t.text) for t in listed] == [("A", "hello"), ("B", ""), ("A", "how are you")]  # B responds
+    assert [(t.speaker, t.text) for t in text] == [("B", "hello"), ("A", "how are you")]
+
+
 @pytest.mark.parametrize(
     ("column", "value", "found"),
     [("response", True, "bool"), ("response", 42, "int"), ("response", ["a", "b"], "list"),

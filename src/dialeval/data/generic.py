@@ -204,10 +204,14 @@ def _texts(value: Any, where: Where, col: str) -> list[str]:
     return [t for t in (_text(v, where, col) for v in values) if t]
 
 
-def _text_list(value: Any, sep: str, where: Where, col: str) -> list[str]:
-    """Return the parts of a text cell split on ``sep``, or the texts of a list, empty ones left out."""
+def _text_list(value: Any, sep: str, where: Where, col: str, *, turns: bool = False) -> list[str]:
+    """Return the parts of a text cell split on ``sep``, or the texts of a list, empty ones left out.
+
+    ``turns``: the list is a context, whose empty turns are kept: each turn's place says who spoke it (a blank
+    line in a text cell is still left out, as the spacing between turns).
+    """
     if isinstance(value, list):
-        return _texts(value, where, col)
+        return [_text(v, where, col) for v in value] if turns else _texts(value, where, col)
     return list(iter_nonempty(_text(value, where, col), sep))
 
 
@@ -235,7 +239,7 @@ class _TableBuilder:
     def dialogue(self, where: Where, rec: Mapping[str, Any]) -> str:
         m = self.mapping
         raw = rec[m.context] if m.context else None
-        lines = _text_list(raw, m.turn_separator, where, m.context or "")
+        lines = _text_list(raw, m.turn_separator, where, m.context or "", turns=True)
         context = json.dumps(lines)  # the turns: a string split on the separator, or a list already split
         if m.dialogue_id:
             did = _name(rec[m.dialogue_id], where, m.dialogue_id)
