@@ -332,3 +332,24 @@ def test_a_negative_number_of_resamples_is_an_input_error():
     scores, ratings = _two_systems(3)
     with pytest.raises(InputError, match=r'field "n_boot": must be >= 0 \(0: no confidence intervals\), got -5'):
         correlation_table(scores, ratings, dimension="Overall", n_boot=-5)
+
+
+def test_a_ci_of_too_few_resamples_says_so(usr):
+    """``n_boot=1`` gave a "95% CI" of one value, which left out the estimate itself, and no note; 40 resamples
+    are the fewest whose 2.5% tail is one resample (below it the interval is bounded by the extremes)."""
+    lengths, humans, _, contexts = usr_vectors(usr)
+    scores = [Score(item_id=str(i), metric="length", value=float(v), context_id=str(c), dialogue_id=str(c))
+              for i, (v, c) in enumerate(zip(lengths, contexts, strict=True))]  # fmt: skip
+    ratings = [Rating(item_id=str(i), dimension="Overall", annotator="mean", value=float(h))
+               for i, h in enumerate(humans)]  # fmt: skip
+
+    def row(n_boot):
+        (r,) = correlation_table(scores, ratings, dimension="Overall", levels=("turn",), methods=("spearman",),
+                                 n_boot=n_boot)  # fmt: skip
+        return r
+
+    one = row(1)
+    assert one.ci_low == one.ci_high  # one value: no interval at all
+    assert one.note == "a CI of 1 resample: too few for 95% (40 at least)"
+    assert row(39).note == "a CI of 39 resamples: too few for 95% (40 at least)"
+    assert row(40).note == "" and row(0).note == ""

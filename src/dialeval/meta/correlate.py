@@ -82,6 +82,11 @@ def check_names(
     return tuple(m for m in methods if m in METHODS)  # type: ignore[misc]
 
 
+#: The fewest resamples whose 2.5% tail is one resample: a 95% interval of fewer is bounded by the extremes
+#: (one resample gave a "CI" of one value, which left out the estimate itself).
+FEWEST_FOR_CI = 40
+
+
 def figure(
     data: Level, metric: str, method: Method, counts: np.ndarray | None
 ) -> tuple[float | None, float | None, tuple[float | None, float | None], int, int, str]:
@@ -94,9 +99,13 @@ def figure(
         undefined = int((~np.isfinite(boot)).sum())
         lo, hi = percentile_ci(boot)
         ci = (lo, hi) if np.isfinite(lo) else (None, None)
+        notes = [note] if note else []
         if undefined:
-            left_out = f"{undefined}/{len(boot)} resamples undefined (left out of the CI)"
-            note = f"{note}; {left_out}" if note else left_out
+            notes.append(f"{undefined}/{len(boot)} resamples undefined (left out of the CI)")
+        if 0 < len(boot) - undefined < FEWEST_FOR_CI:
+            few = counted(len(boot) - undefined, "resample")
+            notes.append(f"a CI of {few}: too few for 95% ({FEWEST_FOR_CI} at least)")
+        note = "; ".join(notes)
     return point.value, point.p_value, ci, point.n_groups, point.n_skipped, note
 
 
