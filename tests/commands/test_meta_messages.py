@@ -128,6 +128,18 @@ def test_an_n_a_figure_says_why_under_the_table(files: tuple[Path, Path], tmp_pa
     assert "n/a" not in full.output
 
 
+def test_cis_of_too_few_resamples_get_one_warning_under_the_table(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """``--boot 1`` printed a "95% CI" of one value for each figure (the estimate itself outside it), with no word;
+    40 resamples are the fewest whose 2.5% tail is one (tests/meta/test_correlate.py)."""
+    s, r = files
+    res = invoke("meta", s, "-r", r, "--boot", "1", "-l", "turn", "--method", "spearman", "-o", tmp_path / "out")
+    line = "warning: 3 of 3 CIs are rough: 1 resample only, too few for 95% (40 at least)"
+    assert res.exit_code == 0 and line in res.output.splitlines(), res.output
+    assert line in (tmp_path / "out" / "table.md").read_text().splitlines()
+    enough = invoke("meta", s, "-r", r, "--boot", "40", "-l", "turn", "--method", "spearman")
+    assert enough.exit_code == 0 and "rough" not in enough.output, enough.output
+
+
 @pytest.mark.parametrize(("option", "value", "message"), [
     ("-m", "bleu2,bleu2", 'field "--metrics": metric "bleu2" is given twice'),
     ("--level", "turn,turn", 'field "--level": level "turn" is given twice'),

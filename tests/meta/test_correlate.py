@@ -350,6 +350,6 @@ def test_a_ci_of_too_few_resamples_says_so(usr):
 
     one = row(1)
     assert one.ci_low == one.ci_high  # one value: no interval at all
-    assert one.note == "a CI of 1 resample: too few for 95% (40 at least)"
-    assert row(39).note == "a CI of 39 resamples: too few for 95% (40 at least)"
+    assert one.note == "rough CI: 1 resample only, too few for 95% (40 at least)"
+    assert row(39).note == "rough CI: 39 resamples only, too few for 95% (40 at least)"
     assert row(40).note == "" and row(0).note == ""

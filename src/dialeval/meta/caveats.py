@@ -40,7 +40,26 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
             f"warning: the {level}-level correlations{where} are over {n} {unit} only: with fewer than "
             f"{MIN_POINTS} {unit} a correlation is +1, -1 or undefined, whatever the metric"
         )
-    return [*out, *_na_reasons(rows)]
+    return [*out, *_rough_cis(rows), *_na_reasons(rows)]
+
+
+def _rough_cis(rows: Sequence[Any]) -> list[str]:
+    """Return one line per reason the CIs of some figures rest on too few resamples (their notes say which).
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> _rough_cis([R(note="rough CI: 1 resample only, too few for 95% (40 at least)", ci_low=0.1),
+        ...             R(note="", ci_low=0.2), R(note="undefined", ci_low=None)])
+        ['warning: 1 of 2 CIs is rough: 1 resample only, too few for 95% (40 at least)']
+    """
+    from dialeval.meta.correlate import ROUGH_CI
+    from dialeval.words import some_of
+
+    reasons = [n.removeprefix(ROUGH_CI) for r in rows for n in str(getattr(r, "note", "") or "").split("; ")
+               if n.startswith(ROUGH_CI)]  # fmt: skip
+    with_ci = sum(getattr(r, "ci_low", None) is not None for r in rows)
+    return [f"warning: {some_of(reasons.count(why), with_ci, 'CI', ('is', 'are'))} rough: {why}"
+            for why in dict.fromkeys(reasons)]  # fmt: skip
 
 
 def _na_reasons(rows: Sequence[Any]) -> list[str]:

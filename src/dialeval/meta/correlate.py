@@ -85,6 +85,8 @@ def check_names(
 #: The fewest resamples whose 2.5% tail is one resample: a 95% interval of fewer is bounded by the extremes
 #: (one resample gave a "CI" of one value, which left out the estimate itself).
 FEWEST_FOR_CI = 40
+#: How a note starts that says a CI rests on fewer resamples (:func:`dialeval.meta.caveats.table_warnings`).
+ROUGH_CI = "rough CI: "
 
 
 def figure(
@@ -104,7 +106,7 @@ def figure(
             notes.append(f"{undefined}/{len(boot)} resamples undefined (left out of the CI)")
         if 0 < len(boot) - undefined < FEWEST_FOR_CI:
             few = counted(len(boot) - undefined, "resample")
-            notes.append(f"a CI of {few}: too few for 95% ({FEWEST_FOR_CI} at least)")
+            notes.append(f"{ROUGH_CI}{few} only, too few for 95% ({FEWEST_FOR_CI} at least)")
         note = "; ".join(notes)
     return point.value, point.p_value, ci, point.n_groups, point.n_skipped, note
 
