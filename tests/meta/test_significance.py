@@ -58,7 +58,15 @@ def test_length_beats_noise_on_usr_overall(usr):
 
 
 def test_paired_p_value_two_sided():
-    assert paired_p_value(np.array([1.0, 2, 3, -1])) == 0.5  # 2 * min(1/4, 3/4)
+    """Twice the smaller tail with the +1 of sacrebleu's ``_compute_p_value`` (checked against it below). Every
+    resample on one side gave p = 0.0, which "bootstrap p = 0.000" printed, whatever the number of resamples."""
+    from sacrebleu.significance import _compute_p_value
+
+    assert paired_p_value(np.array([1.0, 2, 3, -1])) == 2 * (1 + 1) / (4 + 1)  # the smaller tail: one at or below 0
+    assert paired_p_value(np.full(10, 0.5)) == pytest.approx(2 / 11) and paired_p_value(np.array([0.5])) == 1
+    diffs = np.random.default_rng(0).normal(0.3, 0.2, 1000)  # one-sided tails, each counted by sacrebleu's rule
+    below = _compute_p_value(-diffs, 0.0)  # (#{-d > 0} + 1) / (n + 1) = (#{d < 0} + 1) / (n + 1)
+    assert paired_p_value(diffs) == pytest.approx(2 * below)  # no resample is exactly 0 here
     assert paired_p_value(np.zeros(5)) == 1
     assert math.isnan(paired_p_value(np.array([np.nan])))
 

@@ -99,14 +99,21 @@ class ComparisonResult:
 def paired_p_value(diffs: np.ndarray) -> float:
     """Two-sided bootstrap p-value of a zero difference from the resampled differences.
 
+    Twice the smaller tail, counted with the +1 of a Monte Carlo p-value, as sacrebleu's paired tests count
+    theirs (``(c + 1) / (n + 1)``, from MultEval): B resamples on one side of zero give 2 / (B + 1), not 0,
+    which no finite number of resamples can show.
+
     Example:
-        >>> paired_p_value(np.array([0.1, 0.2, -0.1, 0.3]))
-        0.5
+        >>> paired_p_value(np.array([0.1, 0.2, -0.1, 0.3]))  # 2 * (1 + 1) / (4 + 1)
+        0.8
+        >>> round(paired_p_value(np.full(999, 0.1)), 6)  # 2 / 1000, where it said 0.0
+        0.002
     """
     d = diffs[np.isfinite(diffs)]
     if d.size == 0:
         return float("nan")
-    return float(min(1.0, 2 * min((d <= 0).mean(), (d >= 0).mean())))
+    tail = min(int((d <= 0).sum()), int((d >= 0).sum()))
+    return float(min(1.0, 2 * (tail + 1) / (d.size + 1)))
 
 
 def _undefined_note(points: dict[str, Any]) -> str:
