@@ -109,6 +109,8 @@ def _ranked(x: FloatArray, y: FloatArray, codes: IntArray, counts: IntArray, met
     """Spearman or Kendall for every resample from the block layout, ``chunk`` resamples at a time over the cores."""
     from dialeval.meta import _rankblocks
 
+    if len(np.unique(y)) > len(np.unique(x)):  # both are symmetric: the side with fewer values gives the levels
+        x, y = y, x
     blocks = _rankblocks.build(x, y, codes, counts.shape[1], BLOCK_WIDTH, method)
     exact32 = _rankblocks.slots_exact_in_float32(blocks, int(counts.max(initial=0)))
     fn = _rankblocks.spearman if method == "spearman" else _rankblocks.kendall
