@@ -151,10 +151,14 @@ def table_rows(
     rows = []
     per_dialogue_only = aligned.dialogue_human is not None and not (aligned.items["n_annotators"] > 0).any()
     per_item = f'undefined: "{aligned.dimension}" is rated per dialogue, not per item: use the dialogue level'
+    draws: dict[int, np.ndarray] = {}  # one draw per number of clusters: the same seed gives the same counts
     for level in levels:
         for metric in aligned.metrics:
             data = prepare(aligned.items, aligned.dialogue_human, level, [metric])
-            counts = draw_counts(data.n_clusters, n_boot, seed) if n_boot > 0 and data.n_clusters > 1 else None
+            k = data.n_clusters
+            if n_boot > 0 and k > 1 and k not in draws:
+                draws[k] = draw_counts(k, n_boot, seed)
+            counts = draws.get(k)
             for method in methods:
                 value, p, (lo, hi), n_groups, n_skipped, note = figure(data, metric, method, counts)
                 if level in _PER_ITEM and per_dialogue_only:  # it said "constant input or fewer than 2 values"
