@@ -30,11 +30,13 @@ from __future__ import annotations
 import functools
 import random
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dialeval.schema import Turn
+from dialeval.stress.pool import OtherResponses
 
 DATE_LABELS = ("DATE",)
 #: Name-like spaCy (OntoNotes) labels that ``entity-swap`` replaces.
@@ -117,17 +119,41 @@ def _match_case(replacement: str, original: str) -> str:
     return " ".join(w if w in ("the", "of", "and") else w[:1].upper() + w[1:] for w in replacement.split())
 
 
+def other_entities(pool: OtherResponses, labels: tuple[str, ...]) -> dict[str, set[str]]:
+    """Return, per label with any, the entity texts of that label in the responses of the other contexts.
+
+    What ``_swap`` gathered from a list of every other response, from counts made once per pool.
+    """
+    shared = pool.pool
+    if labels not in shared.entity_counts:
+        found = entities(shared.texts)
+        counts: dict[str, Counter[str]] = {label: Counter() for label in labels}
+        for lo, hi in shared.spans.values():  # each context counts once per entity text
+            for label, text in {(e.label, e.text) for ents in found[lo:hi] for e in ents if e.label in labels}:
+                counts[label][text] += 1
+        shared.entity_counts[labels] = counts
+    own = entities(pool.own_texts())
+    out = {label: pool.others_only(c, {e.text for ents in own for e in ents if e.label == label})
+           for label, c in shared.entity_counts[labels].items()}  # fmt: skip
+    return {label: texts for label, texts in out.items() if texts}
+
+
 def _swap(
     response: str, context: tuple[Turn, ...], rng: random.Random, pool: Sequence[str], labels: Sequence[str]
 ) -> str | None:
     own = entities([response])[0]
+    if not any(e.label in labels for e in own):  # nothing to swap: the pool's entities are not needed
+        return None
     taken = {w for e in own for w in _words(e.text)}
     context_text = " ".join(t.text for t in context).lower()
     by_label: dict[str, set[str]] = {}
-    for ents in entities(list(pool)):
-        for e in ents:
-            if e.label in labels:
-                by_label.setdefault(e.label, set()).add(e.text)
+    if isinstance(pool, OtherResponses):  # read from the shared pool, not from a list of every other response
+        by_label = other_entities(pool, tuple(labels))
+    else:
+        for ents in entities(list(pool)):
+            for e in ents:
+                if e.label in labels:
+                    by_label.setdefault(e.label, set()).add(e.text)
 
     def choices(label: str) -> list[str]:
         for source in (by_label.get(label, set()), set(FALLBACK.get(label, ()))):

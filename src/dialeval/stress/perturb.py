@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dialeval.schema import Turn
 from dialeval.stress.context import Perturbed, sentiment_tail_negative, sentiment_tail_positive, speaker_swap
 from dialeval.stress.entities import date_swap, entity_swap
+from dialeval.stress.pool import OtherResponses
 
 Perturbation = Callable[[str, tuple[Turn, ...], random.Random, Sequence[str]], str | None]
 ContextPerturbation = Callable[[str, tuple[Turn, ...], random.Random, Sequence[str]], Perturbed | None]
@@ -213,7 +214,10 @@ def other_context(response: str, context: tuple[Turn, ...], rng: random.Random, 
         >>> other_context("mine", (), random.Random(0), []) is None
         True
     """
-    choices = sorted({p for p in pool if p.strip() and p != response})
+    if isinstance(pool, OtherResponses):  # the same sorted choices, read from the shared pool
+        choices: Sequence[str] = pool.distinct_choices(response)
+    else:
+        choices = sorted({p for p in pool if p.strip() and p != response})
     if not choices:
         return None
     return rng.choice(choices)

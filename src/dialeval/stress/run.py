@@ -45,6 +45,7 @@ from dialeval.schema import Candidate, Dialogue, Score, Turn
 from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.context import responder
 from dialeval.stress.perturb import ALL_PERTURBATIONS, apply_perturbation
+from dialeval.stress.pool import ResponsePool
 from dialeval.words import counted
 
 if TYPE_CHECKING:
@@ -201,13 +202,14 @@ def perturb_items(
     for c in candidates:
         by_context.setdefault(c.context_id, []).append(c.text)
     out = PerturbedItems(copies={}, dialogues={}, skipped={})
+    pool = ResponsePool(by_context)
     for name in perturbations:
         out.copies[name], out.skipped[name] = [], 0
         for c in candidates:
             dialogue = dialogues[c.dialogue_id]
             context = tuple(dialogue.context(c.turn_index))
-            pool = [t for cid, texts in by_context.items() if cid != c.context_id for t in texts]
-            new = apply_perturbation(name, c.text, context, random.Random(f"{seed}:{name}:{c.id}"), pool)
+            rng = random.Random(f"{seed}:{name}:{c.id}")
+            new = apply_perturbation(name, c.text, context, rng, pool.besides(c.context_id))
             if new is None:
                 out.skipped[name] += 1
                 continue
