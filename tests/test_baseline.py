@@ -25,8 +25,11 @@ Regenerate (only when a number is meant to change, and say why in the commit):
 ``PYTHONPATH=<old checkout>/src python tests/test_baseline.py``.
 
 Changed by hand since, each a change meant to show: the stress rows whose pairs come from one context
-have no drop CI (``ci_low``/``ci_high`` null: the zero-width interval it was is gone), and a train row
-whose predicted labels are all one class names it (``one_label``). Every other value is as written.
+have no drop CI (``ci_low``/``ci_high`` null: the zero-width interval it was is gone), a train row
+whose predicted labels are all one class names it (``one_label``), and the two train rows' ``p_paired``
+count the bootstrap's smaller tail with the +1 of a Monte Carlo p-value (thirty-sixth session: 20
+resamples, 1 and 0 on the smaller side, 2 x 2 / 21 and 2 x 1 / 21 where 2 x 1 / 20 and 0 were written).
+Every other value is as written.
 """
 
 from __future__ import annotations
