@@ -53,7 +53,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -123,6 +123,23 @@ PRECISIONS = ("fp32", "bf16")
 
 def _path(given: str, default: Path) -> Path:
     return Path(given).expanduser() if given else default
+
+
+def _parts_run(names: Collection[str]) -> dict[str, bool]:
+    """Return which parts an ensemble with the feature ``names`` runs.
+
+    ``lm`` (the causal LM), ``views`` (the cross-encoder), ``large`` (the larger encoder's heads) and
+    ``frozen`` (MiniLM's heads: for one of :data:`FROZEN_FEATURES`, or when no larger encoder gives the
+    sub-scores).
+
+    Example:
+        >>> _parts_run(["view_coherent", "large_sensible"])
+        {'lm': False, 'views': True, 'large': True, 'frozen': False}
+    """
+    given = set(names)
+    large = bool(set(LARGE_FEATURES) & given)
+    return {"lm": bool(LM_FEATURES & given), "views": bool(set(VIEW_FEATURES) & given), "large": large,
+            "frozen": bool(set(FROZEN_FEATURES) & given) or not large}  # fmt: skip
 
 
 def _ensemble_features(given: str) -> list[str]:
@@ -388,7 +405,7 @@ class QualityMetric(Metric):
             names = _ensemble_features(str(given.get("ensemble") or ""))
         except DialevalError:  # a bad ensemble file is reported where it is read, with its path
             return None
-        return mpnet_missing() if set(LARGE_FEATURES) & set(names) else None
+        return mpnet_missing() if _parts_run(names)["large"] else None
 
     @classmethod
     def idle_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
@@ -402,16 +419,14 @@ class QualityMetric(Metric):
         """
         given = {k for k, v in params.items() if v != getattr(QualityConfig, k, v)}
         try:
-            names = set(_ensemble_features(str(params.get("ensemble") or "")))
-            views = bool(set(VIEW_FEATURES) & names)
+            run = _parts_run(_ensemble_features(str(params.get("ensemble") or "")))
+            views, large, frozen = run["views"], run["large"], run["frozen"]
             own_base = views and "encoder" in _read(_path(str(params.get("views") or ""), BUNDLED / "views")
                                                      / "heads.json")[0]  # fmt: skip
         except DialevalError:
             return {}
-        large = bool(set(LARGE_FEATURES) & names)
-        frozen = bool(set(FROZEN_FEATURES) & names) or not large
         runs = {
-            "lm": (bool(LM_FEATURES & names), "uses no likelihood feature, so no LM runs"),
+            "lm": (run["lm"], "uses no likelihood feature, so no LM runs"),
             "views": (views, "uses no view of the cross-encoder (view_*), so it does not run"),
             "large_encoder": (large, "uses no feature of the larger encoder (large_*), so it does not run"),
             "large_heads": (large, "uses no feature of the larger encoder (large_*), so its heads are not read"),
@@ -437,8 +452,9 @@ class QualityMetric(Metric):
                 files |= {"large_adapter": large / "adapter.safetensors", "large_adapter_card": large / "encoder.json"}
         return files
 
-    def _ensemble_names(self) -> set[str]:
-        return set(_ensemble_features(self.config.ensemble))
+    def _runs(self, part: str) -> bool:
+        """Whether the ensemble runs ``part`` (:func:`_parts_run`)."""
+        return _parts_run(_ensemble_features(self.config.ensemble))[part]
 
     def _views_base(self) -> Path | None:
         """Return the cross-encoder's own base encoder when its ``heads.json`` names one (None: MiniLM, no views)."""
@@ -450,7 +466,7 @@ class QualityMetric(Metric):
 
     def uses_views(self) -> bool:
         """Whether the ensemble names a view of the cross-encoder (so it runs)."""
-        return bool(set(VIEW_FEATURES) & self._ensemble_names())
+        return self._runs("views")
 
     def _large_dir(self) -> Path:
         return self._folder("large_heads", BUNDLED / "heads-large")
@@ -469,14 +485,14 @@ class QualityMetric(Metric):
 
     def uses_large(self) -> bool:
         """Whether the ensemble names a feature of the larger encoder (so it runs)."""
-        return bool(set(LARGE_FEATURES) & self._ensemble_names())
+        return self._runs("large")
 
     def uses_frozen(self) -> bool:
         """Whether MiniLM's heads run: the ensemble names one of :data:`FROZEN_FEATURES`, or runs no larger encoder.
 
         Without the larger encoder the sub-scores (``quality_sensible``, ``quality_fluent``) are MiniLM's heads'.
         """
-        return bool(set(FROZEN_FEATURES) & self._ensemble_names()) or not self.uses_large()
+        return self._runs("frozen")
 
     def sub_scores(self, feats: Mapping[str, Sequence[float | None]]) -> tuple[list[float], list[float]]:
         """Return ``(quality_sensible, quality_fluent)`` from :meth:`features`: the larger heads' when they run.
@@ -581,7 +597,7 @@ class QualityMetric(Metric):
 
     def uses_lm(self) -> bool:
         """Whether the ensemble names a likelihood feature (so the causal LM runs)."""
-        return bool(LM_FEATURES & self._ensemble_names())
+        return self._runs("lm")
 
     def fitted_note(self, benchmark: str) -> str | None:
         """Say that the ensemble saw ``benchmark``'s ratings, with the held-out figure from its card.
