@@ -93,6 +93,7 @@ def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
     rep = runner.invoke(app, ["study", "report", str(study), "--output", str(tmp_path / "report"), "--n-boot", "50"])
     assert rep.exit_code == 0, rep.output
     md = (tmp_path / "report.md").read_text()
+    assert "rough" not in md and "rough" not in rep.output  # 50 resamples: enough for a 95% CI
     assert "turn-level, absolute" in md
     assert "- **Ground-truth response included as a candidate**: yes (4 contexts)" in md  # 4 contexts, each its own
     assert "- **Workers recruited**: 3" in md
@@ -189,6 +190,9 @@ def test_a_protocol_showing_the_reference_on_a_table_without_one_is_said_at_crea
     rep = runner.invoke(app, ["study", "report", str(study), "--output", str(tmp_path / "report"), "--n-boot", "10"])
     assert rep.exit_code == 0, rep.output
     md = (tmp_path / "report.md").read_text()
+    # 10 resamples: the agreement CIs are flagged in the report's method and on screen (they were not)
+    rough = "the CIs are rough: 10 resamples only, too few for 95% (40 at least)"
+    assert f"(10 resamples, seed 0); warning: {rough}" in md and f"warning: {rough}" in rep.output
     assert "- **Ground-truth response included as a candidate**: no: the protocol includes it, but no candidate " \
            "had a reference" in md  # fmt: skip
 

@@ -172,3 +172,4 @@ def test_the_alpha_is_kept_whole_and_the_table_rounds_it_once(tmp_path: Path) ->
                  "--rating-col", "q", "--n-boot", "20")  # fmt: skip
     assert res.exit_code == 0, res.output
     assert f"{expected:.3f} [" in res.output
+    assert "warning: the CIs are rough: 20 resamples only, too few for 95% (40 at least)" in res.output

@@ -109,6 +109,9 @@ def test_your_own_data_is_read_as_score_reads_it(tmp_path: Path) -> None:
             for line in (tmp_path / name / "stress.jsonl").read_text().splitlines()
         ]
     assert len(rows["catalog"]) == 4 and rows["folder"] == rows["catalog"] == rows["records"]
+    # 20 resamples: the CIs are flagged on screen and in stress.md (they were not; only meta's table flagged them)
+    rough = "warning: the CIs are rough: 20 resamples only, too few for 95% (40 at least)"
+    assert rough in res.output and rough in (tmp_path / "records" / "stress.md").read_text()
     assert {r["perturbation"] for r in rows["catalog"]} == {"negation", "truncation"}
     # the mapping options name your own table; DailyDialog++ reads its own files and refuses them
     refused(invoke("stress", "-b", "dailydialog++", "--response-col", "r", "-o", tmp_path / "dd"), "do not apply")

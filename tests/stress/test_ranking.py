@@ -145,6 +145,11 @@ def test_cli_ranking_and_reference_metrics(tmp_path: Path, shared_data: Path) ->
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)["rows"]
     assert {r["metric"] for r in rows} == {"word_f1"} and all(r["n_pairs"] == 5 * 4 * 5 for r in rows)
+    res = runner.invoke(app, ["stress", "-b", "dailydialog++", "-m", "length", "--limit", "5", "--n-boot", "20",
+                              "-o", str(tmp_path / "r")])  # fmt: skip
+    assert res.exit_code == 0, res.output  # 20 resamples: flagged on screen and in ranking.md (they were not)
+    rough = "warning: the CIs are rough: 20 resamples only, too few for 95% (40 at least)"
+    assert rough in res.output and rough in (tmp_path / "r" / "ranking.md").read_text()
     bad = runner.invoke(app, ["stress", "-b", "dailydialog++", "--perturb", "negation", "-o", str(tmp_path / "c")])
     assert bad.exit_code == 2 and "--perturb" in bad.output
 

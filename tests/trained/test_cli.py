@@ -222,6 +222,8 @@ def test_train_resumes_from_the_score_cache_and_computes_only_what_is_missing(
     resumed, fresh = ([_untimed(json.loads(line)) for line in (tmp_path / d / "results.jsonl").open()]
                       for d in ("resumed", "fresh"))  # fmt: skip
     assert resumed == fresh and resumed[0]["model"] == "ensemble"
+    rough = "warning: the CIs are rough: 20 resamples only, too few for 95% (40 at least)"  # flagged (it was not)
+    assert rough in (tmp_path / "fresh" / "results.md").read_text()
 
 
 def _untimed(value: Any) -> Any:

@@ -33,6 +33,7 @@ from dialeval.human.analysis import (
 from dialeval.human.design import GROUND_TRUTH
 from dialeval.human.protocol import Protocol
 from dialeval.meta.agreement import Estimate, agreement_report, check_resamples
+from dialeval.meta.caveats import rough_resamples
 from dialeval.schema import Rating
 from dialeval.words import counted
 
@@ -259,7 +260,8 @@ def _agreement_section(d: StudyData, n_boot: int, seed: int) -> Section:
             "Metrics",
             "Krippendorff's alpha (nominal for labels, ordinal for rating scales, interval for sliders), "
             "Fleiss' kappa and mean pairwise "
-            f"Cohen's kappa for labels; 95% percentile bootstrap over items ({n_boot} resamples, seed {seed})",
+            f"Cohen's kappa for labels; 95% percentile bootstrap over items ({n_boot} resamples, seed {seed})"
+            + "".join(f"; {w}" for w in rough_resamples(n_boot)),
         )
     )
     if not d.ratings:

@@ -1,7 +1,7 @@
-"""What a correlation table cannot show in its cells: figures resting on too few points, and why a figure is n/a.
+"""What a table cannot show in its cells: figures resting on too few points or resamples, and why one is n/a.
 
 ``meta`` and ``benchmark`` print these lines under their tables and into ``table.md``; ``report`` under the
-same table.
+same table. ``stress``, ``train`` and the ``study`` commands print :func:`rough_resamples`.
 """
 
 from __future__ import annotations
@@ -41,6 +41,23 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
             f"{MIN_POINTS} {unit} a correlation is +1, -1 or undefined, whatever the metric"
         )
     return [*out, *_rough_cis(rows), *_na_reasons(rows)]
+
+
+def rough_resamples(n_boot: int) -> list[str]:
+    """Return the warning line for a command whose CIs all rest on ``n_boot`` resamples, when they are too few.
+
+    For the commands whose resamples are the same for every CI (``stress``, ``study report``, ``train``):
+    ``meta`` and ``benchmark`` count each figure's defined resamples (:func:`table_warnings`).
+
+    Example:
+        >>> rough_resamples(10)
+        ['warning: the CIs are rough: 10 resamples only, too few for 95% (40 at least)']
+        >>> rough_resamples(1000)
+        []
+    """
+    from dialeval.meta.correlate import rough_reason
+
+    return [f"warning: the CIs are rough: {why}"] if (why := rough_reason(n_boot)) else []
 
 
 def _rough_cis(rows: Sequence[Any]) -> list[str]:

@@ -89,6 +89,20 @@ FEWEST_FOR_CI = 40
 ROUGH_CI = "rough CI: "
 
 
+def rough_reason(resamples: int) -> str:
+    """Return why a 95% CI of ``resamples`` defined resamples is rough, or "" (none, or enough of them).
+
+    Example:
+        >>> rough_reason(1)
+        '1 resample only, too few for 95% (40 at least)'
+        >>> rough_reason(40), rough_reason(0)
+        ('', '')
+    """
+    if not 0 < resamples < FEWEST_FOR_CI:
+        return ""
+    return f"{counted(resamples, 'resample')} only, too few for 95% ({FEWEST_FOR_CI} at least)"
+
+
 def figure(
     data: Level, metric: str, method: Method, counts: np.ndarray | None
 ) -> tuple[float | None, float | None, tuple[float | None, float | None], int, int, str]:
@@ -104,9 +118,8 @@ def figure(
         notes = [note] if note else []
         if undefined:
             notes.append(f"{undefined}/{len(boot)} resamples undefined (left out of the CI)")
-        if 0 < len(boot) - undefined < FEWEST_FOR_CI:
-            few = counted(len(boot) - undefined, "resample")
-            notes.append(f"{ROUGH_CI}{few} only, too few for 95% ({FEWEST_FOR_CI} at least)")
+        if why := rough_reason(len(boot) - undefined):
+            notes.append(f"{ROUGH_CI}{why}")
         note = "; ".join(notes)
     return point.value, point.p_value, ci, point.n_groups, point.n_skipped, note
 

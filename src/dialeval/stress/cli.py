@@ -32,6 +32,7 @@ from dialeval.commands.common import (
 )
 from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.errors import DialevalError, InputError
+from dialeval.meta.caveats import rough_resamples
 from dialeval.runinfo import MetricInfo, RankingRun, StressRun, write_run_info
 from dialeval.schema import Candidate, Score
 from dialeval.scoring import ScoringContext, ScoringRequest
@@ -203,7 +204,7 @@ def stress(
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows}))
     else:
-        _print_stress(done, subsets, output, figures, run_info.seconds, replaced)
+        _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot))
     check_request_failures(done.result.scores, allow_failures)
 
 
@@ -361,7 +362,8 @@ def _write_stress(
     write_jsonl(output / "stress.jsonl", [StressLine.of(r, result.skipped[r.perturbation]) for r in result.rows])
     if result.subset_rows:
         write_jsonl(output / "stress_subsets.jsonl", result.subset_rows)
-    write_text(output / "stress.md", to_markdown(result, done.title, figures))
+    rough = "".join(f"\n{w}\n" for w in rough_resamples(opts.n_boot))
+    write_text(output / "stress.md", to_markdown(result, done.title, figures) + rough)
     write_run_info(output, run_info)
     return run_info, rows, sub_rows, figures
 
@@ -372,9 +374,9 @@ def _subset_items(done: _StressDone) -> dict[str, int]:
 
 def _print_stress(
     done: _StressDone, subsets: str, output: Path, figures: Sequence[str], seconds: float | None,
-    replaced: Sequence[Path] = (),
+    replaced: Sequence[Path] = (), warnings: Sequence[str] = (),
 ) -> None:  # fmt: skip
-    """Print the fraction table, the perturbation counts and the files written (and which of them it replaced)."""
+    """Print the fraction table, the perturbation counts, the ``warnings`` and the files written (and replaced)."""
     from dialeval.commands.tables import ScreenTable
 
     result, names = done.result, done.names
@@ -394,6 +396,8 @@ def _print_stress(
     if done.judged:  # it printed a Python dict: {'open-ended': 2}
         judged = ", ".join(f"{name} {n}" for name, n in done.judged.items())
         console.print(f"subsets (judge), per context: {judged}", highlight=False)
+    for w in warnings:
+        console.print(w, style="yellow", highlight=False, markup=False, soft_wrap=True)
     written = [f for f in STRESS_FILES if result.subset_rows or f != "stress_subsets.jsonl"] + list(figures)
     note = replaced_note([p for p in replaced if p.name in written])
     wrote = f"wrote {output}/{{{', '.join(written)}}} in {seconds} s{note}"
@@ -444,12 +448,13 @@ def _ranking(
     )
     rows = [r.as_dict() for r in result.rows]
     write_jsonl(output / "ranking.jsonl", result.rows)
-    write_text(output / "ranking.md", ranking_markdown(result, title))
+    rough = rough_resamples(opts.n_boot)
+    write_text(output / "ranking.md", ranking_markdown(result, title) + "".join(f"\n{w}\n" for w in rough))
     write_run_info(output, run_info)
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows}))
     else:
-        _print_ranking(result, title, bench.warnings, output, run_info.seconds, note)
+        _print_ranking(result, title, bench.warnings, output, run_info.seconds, note, rough)
     return result.scores
 
 
@@ -480,9 +485,13 @@ def _run_ranking(
 
 
 def _print_ranking(
-    result: RankingResult, title: str, warnings: Sequence[str], output: Path, seconds: float | None, note: str = ""
-) -> None:
-    """Print the ranking table, the skipped metrics, the benchmark's notes and the files written (``note`` after)."""
+    result: RankingResult, title: str, notes: Sequence[str], output: Path, seconds: float | None, note: str = "",
+    warnings: Sequence[str] = (),
+) -> None:  # fmt: skip
+    """Print the ranking table, the skipped metrics, the benchmark's notes, the ``warnings`` and the files written.
+
+    ``note`` ends the line that says what was written.
+    """
     from dialeval.commands.tables import ScreenTable
     from dialeval.stress.ranking import NEGATIVES
 
@@ -492,8 +501,10 @@ def _print_ranking(
     out.print(ScreenTable(title, ["metric"], [f"good > {neg}" for neg in NEGATIVES], grid))
     for fam, why in result.skipped.items():
         console.print(f"skipped {fam}: {why}", highlight=False)
+    for n in notes:
+        console.print(f"note: {n}", highlight=False)
     for w in warnings:
-        console.print(f"note: {w}", highlight=False)
+        console.print(w, style="yellow", highlight=False, markup=False, soft_wrap=True)
     wrote = f"wrote {output}/{', '.join(RANKING_FILES)} in {seconds} s{note}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 

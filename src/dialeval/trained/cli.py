@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from dialeval.commands.options import run_options
 from dialeval.commands.tables import ScreenTable
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError, ensure_unique
+from dialeval.meta.caveats import rough_resamples
 from dialeval.report.build import label_notes, train_cell, train_table
 from dialeval.report.doc import table_markdown
 from dialeval.runinfo import TrainRun, write_run_info
@@ -211,9 +213,9 @@ def _save_models(
 
 def _write_results(
     plan: _Plan, rows: list[dict[str, Any]], all_rows: list[dict[str, Any]], has_base: bool, output: Path,
-    task: str, target_norm: str,
+    task: str, target_norm: str, warnings: Sequence[str] = (),
 ) -> None:  # fmt: skip
-    """Write results.jsonl and results.md (run.json: :func:`_run_info`)."""
+    """Write results.jsonl and results.md, the ``warnings`` at its end (run.json: :func:`_run_info`)."""
     output.mkdir(parents=True, exist_ok=True)
     write_text(output / "results.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in all_rows))
     md = [f"# dialeval train: {plan.mode}", "", f"train: {', '.join(plan.train_names)}; task {task}; target "
@@ -224,6 +226,7 @@ def _write_results(
         vs = next((r for r in rows if "vs_metric" in r), None)
         md.append(f"Paired: each model's Spearman minus that of the best single metric on the same items "
                   f"({vs['vs_metric'] if vs else '-'}), 95% CI from the same context resamples.\n")  # fmt: skip
+    md += [f"{w}\n" for w in warnings]
     write_text(output / "results.md", "\n".join(md))
 
 
@@ -324,7 +327,7 @@ def train(
             saved = _save_models(plan, rows, models, output, task, seed, target_norm) if save_models else {}
         summary = xp.summarise_folds(rows) if len(plan.splits) > 1 else []
         all_rows = [*rows, *summary, *base]
-        _write_results(plan, rows, all_rows, bool(base), output, task, target_norm)
+        _write_results(plan, rows, all_rows, bool(base), output, task, target_norm, rough_resamples(n_boot))
         run_info = _run_info(plan, run, task, seed, started)
         write_run_info(output, run_info)
     except DialevalError as exc:
@@ -337,6 +340,8 @@ def train(
     out.print(_table(all_rows, f"dialeval train: {plan.mode}"))
     for note in label_notes(all_rows):
         console.print(note, highlight=False, markup=False)
+    for w in rough_resamples(n_boot):
+        console.print(w, style="yellow", highlight=False, markup=False, soft_wrap=True)
     for k, sha in saved.items():
         console.print(f"saved {k} to {output / f'model-{k}'} (card sha256 {sha[:16]}); "
                       f"use it as -m trained:{output / f'model-{k}'}", highlight=False)  # fmt: skip
