@@ -283,6 +283,16 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         # the CLI refuses Infinity in a scores file; the API used it as a number
         (lambda: dialeval.correlate(RATED.assign(m=[1.0, float("inf"), 3.0, 4.0]), "h", ["m"]),
          'data:2: field "m": inf is not a finite number'),
+        # a frame with two columns of one name: score kept one of them (pandas' to_dict, with a warning only),
+        # correlate was an AttributeError ('DataFrame' object has no attribute 'tolist'); a table's header is refused
+        (lambda: dialeval.score(pd.DataFrame([["Hi", "a", "b"]], columns=["context", "response", "response"]),
+                                ["length"], cache=False),
+         'data: field "response": appears twice in the header (columns 2 and 3)'),
+        (lambda: dialeval.correlate(pd.concat([RATED, RATED[["h"]]], axis=1), "h", ["m"]),
+         'data: field "h": appears twice in the header (columns 2 and 3)'),
+        # a human column named as a metric too: it was correlated with itself, 1.0
+        (lambda: dialeval.correlate(RATED, "h", ["m", "h"]),
+         'field "metrics": "h" is a human column too: a column agrees with itself'),
     ],
 )
 def test_bad_input_is_one_line_dialeval_error(call: object, message: str) -> None:
@@ -336,6 +346,14 @@ def test_a_name_given_twice_is_refused() -> None:
         with pytest.raises(InputError) as caught:
             dialeval.correlate(df, n_boot=0, **args)  # type: ignore[arg-type]
         assert str(caught.value) == message
+
+
+def test_the_default_metrics_leave_out_the_human_column() -> None:
+    """A metric output used as the human score (e.g. quality, to see which cheap metric tracks it) was also a
+    metric of the default list, and its row read 1.0: it agreed with itself."""
+    scored = dialeval.score(ROWS, ["length", "distinct"], cache=False, progress=False)
+    table = dialeval.correlate(scored, "length", n_boot=0)
+    assert list(table["metric"]) == ["distinct1", "distinct2"]
 
 
 def test_none_is_a_missing_value_as_an_empty_csv_cell_is() -> None:

@@ -259,10 +259,26 @@ def _read(
         raise InputError(f"expected a DataFrame, a list of dicts or a path, got {type(data).__name__}{hint}")
     if isinstance(frame.columns, pd.MultiIndex) or not all(isinstance(c, str) for c in frame.columns):
         raise InputError("the data's column names must be strings")
+    _unique_columns(frame)  # to_dict kept one of two, with pandas' warning only
     records = frame.to_dict("records")
     rows = [(Where(DATA, line=n), {str(k): _cell(v) for k, v in rec.items()}) for n, rec in enumerate(records, 1)]
     _check_unicode((where.line, cells) for where, cells in rows)
     return frame, rows, None
+
+
+def _unique_columns(frame: pd.DataFrame) -> None:
+    """Refuse a frame with two columns of one name, as the table reader refuses such a header.
+
+    Example:
+        >>> import pandas as pd
+        >>> _unique_columns(pd.DataFrame([[1, 2, 3]], columns=["a", "b", "a"]))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: data: field "a": appears twice in the header (columns 1 and 3)
+    """
+    from dialeval.data._common import Where, header_index
+
+    header_index(list(frame.columns), Where(DATA))
 
 
 def _check_unicode(rows: Iterable[tuple[int | None, Any]]) -> None:
@@ -384,7 +400,8 @@ def correlate(
     Args:
         df: Scores and human scores, e.g. ``score(load_benchmark("usr-tc"))``.
         human: The human column (or several).
-        metrics: The metric columns (None: the outputs ``score`` added, from ``df.attrs["signatures"]``).
+        metrics: The metric columns (None: the outputs ``score`` added, from ``df.attrs["signatures"]``,
+            but the ``human`` columns).
         level: ``turn``, ``sample``, ``dialogue`` or ``system`` (or several); None: ``turn``, or
             ``dialogue`` when the human columns are rated per dialogue (``load_benchmark("dstc9")``).
         method: ``pearson``, ``spearman`` or ``kendall`` (or several).
@@ -413,11 +430,11 @@ def correlate(
     _expect(by, (str, type(None)), "a column name or None", "by")
     if len(df) == 0:  # it said "no scores for metric length; the scores hold: nothing"
         raise InputError("no rows to correlate", path=DATA)
+    _unique_columns(df)  # a column read twice was an AttributeError (df[name] is then a frame)
     if not (dims := _names(human, "human")):
         raise InputError("no human column to correlate", field="human")
     ensure_unique(dims, "human")
-    names = _metric_columns(df, metrics)
-    ensure_unique(names, "metrics")
+    names = _metric_columns(df, metrics, dims)
     for name in [*dims, *names, *([by] if by is not None and by != "system" else [])]:
         if name not in df.columns:
             raise _no_column(df, name)
@@ -492,12 +509,28 @@ def _short(value: object) -> str:
     return f"{reprlib.repr(value)} ({type(value).__name__})"
 
 
-def _metric_columns(df: pd.DataFrame, metrics: Sequence[str] | None) -> list[str]:
+def _metric_columns(df: pd.DataFrame, metrics: Sequence[str] | None, human: Sequence[str]) -> list[str]:
+    """Return the metric columns: ``metrics``, or the outputs ``score`` added that are not a ``human`` column.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"a": [1.0], "b": [2.0]})
+        >>> df.attrs["signatures"] = {"a": "a|version:1", "b": "b|version:1"}
+        >>> _metric_columns(df, None, ["b"])
+        ['a']
+        >>> _metric_columns(df, ["a", "b"], ["b"])
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "metrics": "b" is a human column too: a column agrees with itself
+    """
     if metrics is not None:
         if not (names := _names(metrics, "metrics")):
             raise InputError("no metric columns to correlate", field="metrics")
+        ensure_unique(names, "metrics")
+        if both := [n for n in names if n in human]:  # it correlated the column with itself: 1.0
+            raise InputError(f'"{both[0]}" is a human column too: a column agrees with itself', field="metrics")
         return names
-    names = [m for m in df.attrs.get("signatures", {}) if m in df.columns]
+    names = [m for m in df.attrs.get("signatures", {}) if m in df.columns and m not in human]
     if not names:
         raise InputError("no metric columns from dialeval.score on this frame: give them with metrics=[...]")
     return names
