@@ -290,6 +290,11 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
          'data: field "response": appears twice in the header (columns 2 and 3)'),
         (lambda: dialeval.correlate(pd.concat([RATED, RATED[["h"]]], axis=1), "h", ["m"]),
          'data: field "h": appears twice in the header (columns 2 and 3)'),
+        # a response that is its own reference or context: BLEU 1.0 against itself, with no word
+        (lambda: dialeval.score(ROWS, ["bleu"], reference_col="response", cache=False),
+         'field "reference_col": column "response" is the response column: each response would be its own reference'),
+        (lambda: dialeval.score(ROWS, ["length"], context_col="response", cache=False),
+         'field "context_col": column "response" is the response column: each response would be its own context'),
         # a human column named as a metric too: it was correlated with itself, 1.0
         (lambda: dialeval.correlate(RATED, "h", ["m", "h"]),
          'field "metrics": "h" is a human column too: a column agrees with itself'),

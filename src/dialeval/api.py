@@ -114,11 +114,14 @@ def score(
     """
     import pandas as pd
 
+    from dialeval.data.generic import check_response_roles
     from dialeval.scoring import score_request
 
     _expect(response_col, (str,), "a column name", "response_col")
     _expect_columns(context_col=context_col, reference_col=reference_col, system_col=system_col,
                     dialogue_col=dialogue_col, knowledge_col=knowledge_col)  # fmt: skip
+    check_response_roles(response_col, {"context_col": context_col, "reference_col": reference_col,
+                                        "knowledge_col": knowledge_col})  # fmt: skip
     wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
     frame, rows, read = _read(data, wanted, context_col, response_col)
     bench, items, used = _items(frame, rows, read, wanted, (context_col, response_col, dialogue_col))
@@ -302,7 +305,8 @@ def _read_path(
         return benchmark_frame(bench), [], bench
     if not is_table(path):
         raise InputError("expected a CSV, TSV or JSONL table or a folder of dialeval records", path=path)
-    given = ColumnMapping(response=response_col, context=context_col, references=tuple(filter(None, wanted.values())))
+    present = tuple(c for c in wanted.values() if c and c != response_col)  # read as references: checked present
+    given = ColumnMapping(response=response_col, context=context_col, references=present)
     read = table_records(check_file(path), given)  # checks that the columns given are there
     frame = pd.DataFrame([rec for _, rec in read])
     return frame, [(where, {c: _cell(rec.get(c)) for c in frame.columns}) for where, rec in read], None

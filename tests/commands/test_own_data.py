@@ -263,6 +263,20 @@ def test_a_column_given_twice_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "s.jsonl").exists()
 
 
+def test_the_response_column_as_its_own_context_or_reference_is_refused(tmp_path: Path) -> None:
+    """--reference-col response scored each response against itself (BLEU 1.0) and --context-col response gave
+    each response itself as its context, with no word: a copy-paste slip that made every figure meaningless."""
+    from tests.commands.cli_runner import invoke, refused
+
+    (tmp_path / "t.csv").write_text("response,ref\nyo there,yo here\n")
+    base = ["score", "--path", tmp_path / "t.csv", "--response-col", "response", "-m", "bleu", "--no-cache"]
+    for option, own in (("--reference-col", "reference"), ("--context-col", "context")):
+        res = invoke(*base, option, "response", "-o", tmp_path / "s.jsonl")
+        refused(res, f'field "{option}": column "response" is the response column: each response would be its '
+                     f"own {own}")
+    assert not (tmp_path / "s.jsonl").exists()
+
+
 def test_data_import_takes_the_first_n_contexts_and_limit_is_checked_first(tmp_path: Path) -> None:
     """data import had no --limit (data export and every scoring command have it); a --limit 0 was refused only
     after the table was read and its reading printed."""

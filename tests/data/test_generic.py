@@ -287,6 +287,19 @@ def test_ratings_must_lie_on_a_well_formed_scale(tmp_path: Path) -> None:
         ColumnMapping(response="response", scales={"q": "high"})
 
 
+def test_a_mapping_reading_the_response_as_its_own_reference_names_the_line(tmp_path: Path) -> None:
+    """``references: [gold, reply]`` with ``response: reply`` scored each response against itself (BLEU 1.0)."""
+    p = tmp_path / "m.yaml"
+    p.write_text("response: reply\ncontext: history\nreferences: [gold, reply]\n")
+    with pytest.raises(InputError) as caught:
+        load_mapping(p)
+    assert str(caught.value) == (f'{p}:3: field "references": column "reply" is the response column: each response '
+                                 "would be its own reference")  # fmt: skip
+    with pytest.raises(InputError, match='field "knowledge": column "reply" is the response column'):
+        ColumnMapping(response="reply", knowledge="reply")  # the library's own door
+    ColumnMapping(response="reply", system="reply", item_id="reply")  # other roles may read it
+
+
 def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) -> None:
     p = tmp_path / "m.yaml"
     p.write_text("response: response\ncontxt: context\n")

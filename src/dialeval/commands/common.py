@@ -167,7 +167,7 @@ class TableOptions:
             >>> m.response, dict(m.ratings), m.scale
             ('reply', {'q': 'Overall'}, '1-5')
         """
-        from dialeval.data.generic import ColumnMapping, load_mapping
+        from dialeval.data.generic import ColumnMapping, check_response_roles, load_mapping
 
         if self.mapping is not None:
             if self._columns_given():
@@ -179,6 +179,8 @@ class TableOptions:
         if self.response_col is None:
             raise InputError("a table needs --response-col (or a --mapping file)", field="--response-col")
         ensure_unique(self.reference_col, "--reference-col")
+        check_response_roles(self.response_col, {"--context-col": self.context_col,
+                                                 "--reference-col": self.reference_col})  # fmt: skip
         ratings: dict[str, str] = {}
         for pair in self.rating_col:
             col, _, dim = pair.partition("=")

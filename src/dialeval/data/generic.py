@@ -104,6 +104,8 @@ class ColumnMapping:
         for dim, scale in self.scales.items():
             check_scale(scale, field=f"scales.{dim}")
         check_separators(self.turn_separator, self.delimiter, fields=("turn_separator", "delimiter"))
+        check_response_roles(self.response, {"context": self.context, "references": self.references,
+                                             "knowledge": self.knowledge})  # fmt: skip
 
     def columns(self) -> list[str]:
         """Return every column this mapping reads (``{system}`` expanded)."""
@@ -124,6 +126,34 @@ class ColumnMapping:
     def scale_of(self, dimension: str) -> str:
         """Return the scale of ``dimension``."""
         return self.scales.get(dimension, self.scale)
+
+
+#: What a role would be if it read the response column (:func:`check_response_roles`).
+_OWN = {"context": "its own context", "references": "its own reference", "knowledge": "its own grounding"}
+
+
+def check_response_roles(
+    response: str, roles: Mapping[str, str | Sequence[str] | None], *, path: Path | None = None,
+    lines: Mapping[str, int | None] | None = None,
+) -> None:  # fmt: skip
+    """Refuse a context, reference or knowledge column that is the response column: each response would be its own.
+
+    ``roles`` maps each field (an option, a mapping key or an argument, as the caller names it) to its column(s);
+    the fields end in ``context``, ``reference(s)`` or ``knowledge`` (with ``_col`` or ``--...-col`` around them).
+
+    Example:
+        >>> check_response_roles("reply", {"--context-col": "history", "--reference-col": ["gold", "reply"]})
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--reference-col": column "reply" is the response column: each response \
+would be its own reference
+    """
+    for key, columns in roles.items():
+        given = [columns] if isinstance(columns, str) else list(columns or ())
+        if response in given:
+            own = next(why for role, why in _OWN.items() if role.rstrip("s") in key)
+            raise InputError(f'column "{response}" is the response column: each response would be {own}',
+                             path=path, line=(lines or {}).get(key), field=key)  # fmt: skip
 
 
 def _expand(column: str, system: str) -> str:
@@ -515,6 +545,8 @@ def load_mapping(path: str | Path) -> MappingFile:
     keys = ("turn_separator", "delimiter")
     check_separators(spec.turn_separator, spec.delimiter, fields=keys, path=p,
                      lines=(_key_line(text, [keys[0]]), _key_line(text, [keys[1]])))
+    roles = {"context": spec.context, "references": spec.references, "knowledge": spec.knowledge}
+    check_response_roles(spec.response, roles, path=p, lines={k: _key_line(text, [k]) for k in roles})
     _check_per_system(spec, p, text)
     return spec
 
