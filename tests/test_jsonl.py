@@ -55,6 +55,10 @@ def test_invalid_json_and_unknown_field(tmp_path: Path) -> None:
         p.write_text('{"item_id": "x",' + ending)
         with pytest.raises(InputError, match=expected):
             read_jsonl(p, Score)
+    p.write_text('{"item_id": "x", "metric": "m", "value": 1.0}\n{"broken\n')  # json's message ends "starting at"
+    with pytest.raises(InputError) as caught:
+        read_jsonl(p, Score)
+    assert str(caught.value).endswith("s.jsonl:2: not valid JSON (Unterminated string starting at column 2)")  # "at at"
     p.write_text('{"item_id": "x", "metric": "m", "value": 1.0, "colour": "red"}\n')
     with pytest.raises(InputError, match='field "colour"'):
         read_jsonl(p, Score)

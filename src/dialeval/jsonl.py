@@ -253,14 +253,27 @@ def _named_as(p: Path) -> str:
     return f"; the file is named as a {fmt} file, and this reads JSON lines (one record per line)" if fmt else ""
 
 
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """Return what ``json`` found wrong and at which column, as one phrase.
+
+    Example:
+        >>> try:
+        ...     json.loads('{"a')
+        ... except json.JSONDecodeError as exc:
+        ...     print(json_problem(exc))
+        Unterminated string starting at column 2
+    """
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"  # "starting at", "control character at"
+
+
 def _parse(line: str, p: Path, lineno: int) -> Any:
     """Parse one JSONL line; a syntax error or a key given twice in one object is an error naming the line."""
     try:
         return loads(line)
     except json.JSONDecodeError as exc:
         bom = line.startswith("\ufeff")  # a byte-order mark inside the file: said as json.loads says it
-        msg, column = ("Unexpected UTF-8 BOM (decode using utf-8-sig)", 1) if bom else (exc.msg, exc.colno)
-        raise InputError(f"not valid JSON ({msg} at column {column}){_named_as(p)}", path=p, line=lineno) from None
+        problem = "Unexpected UTF-8 BOM (decode using utf-8-sig) at column 1" if bom else json_problem(exc)
+        raise InputError(f"not valid JSON ({problem}){_named_as(p)}", path=p, line=lineno) from None
     except DuplicateKeyError as exc:
         raise InputError(DUPLICATE_KEY, path=p, line=lineno, field=exc.field) from None
 

@@ -236,7 +236,8 @@ def test_a_folder_that_is_not_a_whole_study_is_one_error_and_no_new_database(
         assert f"the study's database {study.resolve() / 'study.db'} is not there" in message
     assert sorted(p.name for p in study.iterdir()) == ["access.json"] and not (tmp_path / "r.jsonl").exists()
     (study / "access.json").write_text('{"admin": "x",\n "annotators": {oops}}\n')
-    assert "access.json:2: not JSON: Expecting property name" in _one_error(dialeval("study", "links", str(study)))
+    error = _one_error(dialeval("study", "links", str(study)))
+    assert "access.json:2: not valid JSON (Expecting property name enclosed in double quotes at column 17)" in error
 
 
 def test_a_moved_or_copied_study_uses_its_own_database(tmp_path: Path, inputs: dict[str, Path]) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.errors import InputError
-from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, iter_objects, loads, read_text
+from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, iter_objects, json_problem, loads, read_text
 
 _SCALE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*")
 
@@ -89,7 +89,7 @@ def read_json_records(path: Path) -> list[tuple[Where, dict[str, Any]]]:
     try:
         data = loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=exc.lineno) from None
+        raise InputError(f"not valid JSON ({json_problem(exc)})", path=path, line=exc.lineno) from None
     except DuplicateKeyError as exc:
         record, _, field = exc.field.partition(".")
         if text.lstrip().startswith("[") and record.isdigit() and field:

@@ -25,6 +25,7 @@ from dialeval.atomic import atomic_write
 from dialeval.errors import InputError, check_at_most, check_seed, closest
 from dialeval.human import store
 from dialeval.human.protocol import Protocol
+from dialeval.jsonl import json_problem
 from dialeval.schema import Candidate, Dialogue, Rating
 
 GROUND_TRUTH = "ground-truth"
@@ -352,7 +353,7 @@ def read_access(study_dir: str | Path) -> tuple[dict[str, Any], str]:
     try:
         access = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", path=path, line=exc.lineno) from None
+        raise InputError(f"not valid JSON ({json_problem(exc)})", path=path, line=exc.lineno) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot be read: {exc}", path=path) from None
     if not isinstance(access, dict):

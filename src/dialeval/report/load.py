@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from dialeval.errors import InputError
-from dialeval.jsonl import field_of, iter_objects, read_jsonl, read_text
+from dialeval.jsonl import field_of, iter_objects, json_problem, read_jsonl, read_text
 from dialeval.meta.rows import CorrelationRow
 from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo, TrainRun
 from dialeval.schema import Rating, Score
@@ -128,7 +128,7 @@ def read_run(path: Path) -> AnyRun:
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", path=path, line=exc.lineno) from None
+        raise InputError(f"not valid JSON ({json_problem(exc)})", path=path, line=exc.lineno) from None
     if not isinstance(data, dict):
         raise InputError(f"expected a JSON object, found {type(data).__name__}", path=path)
     try:

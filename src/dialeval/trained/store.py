@@ -24,7 +24,7 @@ from typing import Any
 
 from dialeval import __version__
 from dialeval.errors import InputError
-from dialeval.jsonl import read_text
+from dialeval.jsonl import json_problem, read_text
 from dialeval.signature import file_sha256
 from dialeval.trained.evaluator import Evaluator
 from dialeval.trained.models import Ensemble, evaluator_kinds
@@ -100,7 +100,7 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
     try:
         card = json.loads(read_text(path))  # bytes that are not UTF-8: an error naming the line, as for every file
     except json.JSONDecodeError as exc:  # the file, line and column, as every JSON file's error names them
-        raise InputError(f"model card is not valid JSON ({exc.msg} at column {exc.colno})", path=path,
+        raise InputError(f"model card is not valid JSON ({json_problem(exc)})", path=path,
                          line=exc.lineno) from None
     if not isinstance(card, dict):
         raise InputError("model card is not a JSON object", path=path)

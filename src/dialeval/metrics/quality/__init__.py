@@ -161,6 +161,7 @@ def _ensemble_features(given: str) -> list[str]:
 @functools.cache
 def _read(path: Path) -> tuple[dict[str, Any], str]:
     from dialeval.errors import InputError
+    from dialeval.jsonl import json_problem
 
     try:
         raw = path.read_bytes()
@@ -168,7 +169,7 @@ def _read(path: Path) -> tuple[dict[str, Any], str]:
     except OSError as exc:
         raise InputError(f"cannot read the trained file: {exc.strerror}", path=path) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+        raise InputError(f"not valid JSON ({json_problem(exc)})", path=path, line=exc.lineno) from None
     except UnicodeDecodeError as exc:  # json.loads decodes the bytes itself
         raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", path=path) from None
 
