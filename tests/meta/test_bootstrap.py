@@ -129,12 +129,19 @@ def test_system_level_bootstrap_recomputes_system_means_from_resampled_contexts(
 
 
 @pytest.mark.parametrize("width", [1, 2, 5, 1000])
-@pytest.mark.parametrize("method", ["spearman", "kendall"])
+@pytest.mark.parametrize("method", ["spearman", "kendall", "kendall-fenwick"])
 def test_any_block_width_equals_scipy(monkeypatch, method, width):
-    """Blocks of one row (all cross-block), tiny blocks, and one block holding every row (all in-block slots)."""
+    """Blocks of one row (all cross-block), tiny blocks, and one block holding every row (all in-block slots).
+
+    Kendall's Fenwick path (forced with DENSE_LEVELS = 0) takes its own width, FENWICK_BLOCK_WIDTH."""
     import dialeval.meta.bootstrap as bs
+    from dialeval.meta import _rankblocks
 
     monkeypatch.setattr(bs, "BLOCK_WIDTH", width)
+    monkeypatch.setattr(bs, "FENWICK_BLOCK_WIDTH", width)
+    if method == "kendall-fenwick":
+        monkeypatch.setattr(_rankblocks, "DENSE_LEVELS", 0)
+        method = "kendall"
     x, y, codes = clustered_data(seed=9, k=30)
     counts = draw_counts(30, 20, seed=2)
     got = weighted_correlation(x, y, codes, counts, method)
