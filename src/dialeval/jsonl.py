@@ -31,7 +31,7 @@ import gzip
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
@@ -466,6 +466,16 @@ def _dataclass_json(rec: DataclassInstance) -> str:
 @cache
 def _adapter(cls: type[Any]) -> TypeAdapter[Any]:
     return TypeAdapter(cls)
+
+
+def nan_as_none(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``values`` with each float NaN as None, as :func:`write_jsonl` writes it (null).
+
+    Example:
+        >>> nan_as_none({"value": float("nan"), "n": 3, "note": ""})
+        {'value': None, 'n': 3, 'note': ''}
+    """
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in values.items()}
 
 
 def to_frame(records: Iterable[BaseModel]) -> pd.DataFrame:

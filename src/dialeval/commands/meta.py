@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,7 +36,7 @@ from dialeval.commands.common import (
 from dialeval.commands.tables import Wide, pivot, to_markdown, to_rich
 from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError
-from dialeval.jsonl import iter_records, read_jsonl, write_jsonl
+from dialeval.jsonl import iter_records, nan_as_none, read_jsonl, write_jsonl
 from dialeval.meta.caveats import table_warnings
 from dialeval.meta.correlate import check_boot
 from dialeval.published import PublishedTable, load_table
@@ -53,7 +52,7 @@ Seen = dict[tuple[str, str], tuple[Path, int]]
 def row_dict(row: Any) -> dict[str, Any]:
     """Return a correlation row as a JSON-safe dict (NaN becomes null)."""
     raw = row.model_dump() if hasattr(row, "model_dump") else dataclasses.asdict(row)
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in raw.items()}
+    return nan_as_none(raw)
 
 
 def paper_comparison(rows: Sequence[Any], table: PublishedTable) -> str:

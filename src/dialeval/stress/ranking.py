@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dialeval.jsonl import nan_as_none
 from dialeval.metrics.base import Metric, configured
 from dialeval.schema import Candidate, Dialogue, Score
 from dialeval.scoring import ProgressFn, score_metrics
@@ -75,7 +76,7 @@ class RankingRow:
 
     def as_dict(self) -> dict[str, Any]:
         """Return the row as a JSON-ready dict (NaN as None)."""
-        return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in asdict(self).items()}
+        return nan_as_none(asdict(self))
 
 
 @dataclass

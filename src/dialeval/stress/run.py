@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dialeval.errors import InputError, ensure_unique, unknown_name
+from dialeval.jsonl import nan_as_none
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
 from dialeval.metrics.base import Metric, configured
 from dialeval.schema import Candidate, Dialogue, Score, Turn
@@ -87,7 +88,7 @@ class StressRow:
 
     def as_dict(self) -> dict[str, Any]:
         """Return the row as a JSON-ready dict (NaN as None)."""
-        return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in asdict(self).items()}
+        return nan_as_none(asdict(self))
 
 
 @dataclass
