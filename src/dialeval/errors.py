@@ -12,15 +12,21 @@ from pathlib import Path
 def closest(name: str, known: Iterable[str], cutoff: float = 0.5) -> str | None:
     """Return the known name most like ``name`` (for a "did you mean" hint), or None if none is close.
 
-    Case does not count: "BLEU" is close to "bleu" (it had no hint).
+    Case does not count: "BLEU" is close to "bleu" (it had no hint). A name of three characters or more that
+    begins one known name only is taken as its start: "gupta" had no hint beside "gupta-dailydialog".
 
     Example:
         >>> closest("lenght", ["bleu1", "length"]), closest("zzz", ["length"]), closest("BLEU", ["bleu", "f1"])
         ('length', None, 'bleu')
+        >>> closest("gupta", ["gupta-dailydialog", "usr-tc"])
+        'gupta-dailydialog'
     """
     by_lower: dict[str, str] = {}
     for known_name in known:
         by_lower.setdefault(known_name.lower(), known_name)
+    starts = [k for k in by_lower if k.startswith(name.lower())] if len(name) >= 3 else []
+    if len(starts) == 1:
+        return by_lower[starts[0]]
     found = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=cutoff)
     return by_lower[found[0]] if found else None
 

@@ -84,6 +84,10 @@ def test_not_available_says_where_and_what(no_shared_data: Path) -> None:
 def test_typo_gets_did_you_mean() -> None:
     with pytest.raises(UnknownNameError, match=r'did you mean "dstc9"'):
         load_benchmark("dstc-9")
+    # the start of one name only: it listed every benchmark ("gupta" is too short beside "gupta-dailydialog"
+    # for difflib's ratio, 0.45)
+    with pytest.raises(UnknownNameError, match=r'did you mean "gupta-dailydialog"'):
+        load_benchmark("gupta")
 
 
 def test_given_path_and_hash_warning(tmp_path: Path, shared_data: Path) -> None:
