@@ -27,6 +27,7 @@ from dialeval.commands.common import (
     replaced_note,
     split_levels,
     table_options,
+    warn,
     write_text,
 )
 from dialeval.commands.meta import row_dict
@@ -155,8 +156,7 @@ def _print_notes(
         console.print(f"[yellow]not run[/] {name}: {escape(why)}", highlight=False)
     for note in fitted:
         console.print(f"[yellow]note[/] {escape(note)}", highlight=False)
-    for warning in warnings:
-        console.print(escape(warning), style="yellow", highlight=False, soft_wrap=True)
+    warn(warnings)
     console.print(f"source: {source}", highlight=False, markup=False, soft_wrap=True)
     wrote = f"wrote {output}/{', '.join(OUTPUT_FILES)}{replaced_note(replaced)}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)

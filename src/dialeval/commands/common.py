@@ -651,6 +651,12 @@ def say(text: str, indent: str = "") -> None:
                              break_long_words=False, break_on_hyphens=False))  # fmt: skip
 
 
+def warn(lines: Iterable[str]) -> None:
+    """Print each warning line on stderr, yellow, as written (no markup, never wrapped)."""
+    for line in lines:
+        console.print(line, style="yellow", highlight=False, markup=False, soft_wrap=True)
+
+
 def fail(exc: DialevalError | OSError) -> NoReturn:
     """Print a dialeval error on one line (never wrapped, :func:`~dialeval.errors.one_line`), and exit with status 2."""
     from rich.markup import escape

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,7 @@ from dialeval.commands.common import (
     check_serving,
     fail,
     table_options,
+    warn,
 )
 from dialeval.errors import DialevalError, InputError, check_at_most
 from dialeval.meta.caveats import rough_resamples
@@ -372,7 +372,7 @@ def report(
     except DialevalError as exc:
         fail(exc)
     typer.echo(f"{md}\n{html}")
-    _warn(rough_resamples(n_boot))
+    warn(rough_resamples(n_boot))
 
 
 @study_app.command("import-agreement")
@@ -417,15 +417,7 @@ def import_agreement(
     out.print(ScreenTable(title, ["dimension", "level"], ["alpha [95% CI]", "items", "annotators"], body))
     for note in dict.fromkeys(r["note"] for r in rows if r["note"]):
         out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
-    _warn(rough_resamples(n_boot))
-
-
-def _warn(lines: Sequence[str]) -> None:
-    """Print warning lines on stderr, yellow."""
-    from dialeval.commands.common import console
-
-    for line in lines:
-        console.print(line, style="yellow", highlight=False, markup=False, soft_wrap=True)
+    warn(rough_resamples(n_boot))
 
 
 def _agreement(source: str | None, path: Path | None, table: TableOptions, dimension: str | None, n_boot: int,

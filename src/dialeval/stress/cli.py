@@ -29,6 +29,7 @@ from dialeval.commands.common import (
     replaced_note,
     split_names,
     table_options,
+    warn,
 )
 from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.errors import DialevalError, InputError
@@ -396,8 +397,7 @@ def _print_stress(
     if done.judged:  # it printed a Python dict: {'open-ended': 2}
         judged = ", ".join(f"{name} {n}" for name, n in done.judged.items())
         console.print(f"subsets (judge), per context: {judged}", highlight=False)
-    for w in warnings:
-        console.print(w, style="yellow", highlight=False, markup=False, soft_wrap=True)
+    warn(warnings)
     written = [f for f in STRESS_FILES if result.subset_rows or f != "stress_subsets.jsonl"] + list(figures)
     note = replaced_note([p for p in replaced if p.name in written])
     wrote = f"wrote {output}/{{{', '.join(written)}}} in {seconds} s{note}"
@@ -503,8 +503,7 @@ def _print_ranking(
         console.print(f"skipped {fam}: {why}", highlight=False)
     for n in notes:
         console.print(f"note: {n}", highlight=False)
-    for w in warnings:
-        console.print(w, style="yellow", highlight=False, markup=False, soft_wrap=True)
+    warn(warnings)
     wrote = f"wrote {output}/{', '.join(RANKING_FILES)} in {seconds} s{note}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
 

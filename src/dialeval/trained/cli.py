@@ -30,6 +30,7 @@ from dialeval.commands.common import (
     replaced_note,
     split_names,
     table_options,
+    warn,
     write_text,
 )
 from dialeval.commands.options import run_options
@@ -340,8 +341,7 @@ def train(
     out.print(_table(all_rows, f"dialeval train: {plan.mode}"))
     for note in label_notes(all_rows):
         console.print(note, highlight=False, markup=False)
-    for w in rough_resamples(n_boot):
-        console.print(w, style="yellow", highlight=False, markup=False, soft_wrap=True)
+    warn(rough_resamples(n_boot))
     for k, sha in saved.items():
         console.print(f"saved {k} to {output / f'model-{k}'} (card sha256 {sha[:16]}); "
                       f"use it as -m trained:{output / f'model-{k}'}", highlight=False)  # fmt: skip
