@@ -111,6 +111,15 @@ def test_the_one_reader_refuses_folders_binary_and_non_finite_numbers(tmp_path: 
     p.write_text("[1, 2]\n")
     with pytest.raises(InputError, match=r"x\.jsonl:1: expected a JSON object, found list"):
         list(iter_objects(p))
+    # UTF-16 (Excel's "Unicode Text", Notepad's "Unicode") said "not text: a NUL byte at column 2"
+    for encoding in ("utf-16", "utf-16-be", "utf-32"):
+        bom = {"utf-16-be": b"\xfe\xff"}.get(encoding, b"")
+        p.write_bytes(bom + '{"a": 1}\n'.encode(encoding))
+        for read in (lambda: list(iter_objects(p)), lambda: read_text(p)):
+            with pytest.raises(InputError) as caught:
+                read()
+            assert str(caught.value) == (f"{p}:1: UTF-16 or UTF-32 text, and this reads UTF-8: save it as UTF-8 "
+                                         '(in Excel: "CSV UTF-8", not "Unicode Text")')  # fmt: skip
     p.write_bytes(b'\xef\xbb\xbf{"id": "d", "turns": []}\n')  # a byte-order mark is not an error
     assert list(read_unique(p, Dialogue)) == ["d"]
 

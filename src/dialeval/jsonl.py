@@ -83,12 +83,19 @@ def _open_binary(p: Path) -> BinaryIO:
         raise InputError(f"cannot read ({exc.strerror or exc})", path=p) from None
 
 
+#: The byte-order marks of UTF-16 (and UTF-32), which Excel's "Unicode Text" and Windows' Notepad write.
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+WIDE_TEXT = 'UTF-16 or UTF-32 text, and this reads UTF-8: save it as UTF-8 (in Excel: "CSV UTF-8", not "Unicode Text")'
+
+
 def _not_utf8(byte: int, column: int) -> str:
     kind = "not text: a NUL byte" if byte == 0 else f"not UTF-8 text: byte 0x{byte:02x}"
     return f"{kind} at column {column} (a binary file, or another encoding?)"
 
 
 def _decode(raw: bytes, p: Path, line: int) -> str:
+    if line == 1 and raw.startswith(_WIDE_BOMS):
+        raise InputError(WIDE_TEXT, path=p, line=1)
     if b"\0" in raw:
         raise InputError(_not_utf8(0, raw.index(b"\0") + 1), path=p, line=line)
     try:
@@ -110,6 +117,8 @@ def read_text(path: str | Path) -> str:
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read ({exc})", path=p) from None
     data = data.removeprefix(_BOM)
+    if data.startswith(_WIDE_BOMS):  # it said "not text: a NUL byte at column 2"
+        raise InputError(WIDE_TEXT, path=p, line=1)
     if b"\0" in data:
         at = data.index(b"\0")
         column = at - data.rfind(b"\n", 0, at)
