@@ -94,6 +94,28 @@ def test_fleiss_parity(seed: int) -> None:
     assert fleiss_kappa(m) == pytest.approx(sm_fleiss_kappa(category_counts(m), method="fleiss"), abs=1e-12)
 
 
+#: Fleiss' kappa of ``_random_matrix(seed, raters=5, items=40, cats=3, missing=0.3)`` for seeds 0-4, by irrCAC
+#: 0.4.4's ``CAC(items x raters, digits=15).fleiss()`` (Gwet's generalisation to missing ratings), run in an
+#: environment of its own (it pins scipy 1.12 and pandas < 3, which dialeval's cannot hold).
+IRRCAC_FLEISS = (0.327053822664714, 0.230113223078062, 0.235612093853185, 0.323187906052443, 0.323873135130584)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_fleiss_with_missing_ratings_matches_irrcac(seed: int) -> None:
+    """Items with fewer ratings than the most-rated one were left out (an "I don't know" is a missing rating, so
+    its item went; one item rated once more than the others left kappa to that item). Now every item counts."""
+    m = _random_matrix(seed, raters=5, items=40, cats=3, missing=0.3)
+    assert fleiss_kappa(m) == pytest.approx(IRRCAC_FLEISS[seed], abs=1e-12)
+
+
+def test_one_item_rated_once_more_no_longer_decides_fleiss() -> None:
+    m = _random_matrix(0, raters=4, items=30, cats=3, missing=0.0)
+    extra = np.full((1, 30), np.nan)
+    extra[0, 0] = m[0, 0]  # a fifth rating on the first item only
+    complete = fleiss_kappa(m)
+    assert fleiss_kappa(np.vstack([m, extra])) == pytest.approx(complete, abs=0.05)  # was that one item's figure
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_cohen_parity_pairwise(seed: int) -> None:
     m = _random_matrix(seed, raters=4, items=60, cats=4, missing=0.2)

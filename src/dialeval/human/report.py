@@ -259,7 +259,7 @@ def _agreement_section(d: StudyData, n_boot: int, seed: int) -> Section:
         (
             "Metrics",
             "Krippendorff's alpha (nominal for labels, ordinal for rating scales, interval for sliders), "
-            "Fleiss' kappa and mean pairwise "
+            "Fleiss' kappa (Gwet's generalisation where items have different numbers of votes) and mean pairwise "
             f"Cohen's kappa for labels; 95% percentile bootstrap over items ({n_boot} resamples, seed {seed})"
             + "".join(f"; {w}" for w in rough_resamples(n_boot)),
         )

@@ -207,24 +207,34 @@ def category_counts(matrix: Matrix) -> Matrix:
 
 
 def fleiss_kappa(matrix: Matrix) -> float:
-    """Fleiss' kappa (Fleiss 1971) over items rated by the same number of annotators.
+    """Fleiss' kappa (Fleiss 1971), over items rated by any number of annotators (Gwet 2014).
 
-    Items with fewer ratings than the most-rated item are ignored, as Fleiss'
-    formula needs a constant number of raters per item.
+    With the same number of ratings on every item it is Fleiss' formula. Otherwise it is Gwet's
+    generalisation (*Handbook of Inter-Rater Reliability*, 4th ed., 2014; irrCAC's ``fleiss``): the
+    observed agreement averages each item's share of agreeing rater pairs over the items rated twice
+    or more, and the chance agreement takes each category's share of every item's ratings. Items with
+    fewer ratings than the most-rated one were left out before, silently: one item rated once more than
+    the others left kappa to that item, and an "I don't know" (a missing rating) left its item out.
+
+    Example (by hand: observed 0.75 over the four items, the third 0 of its one pair; chance
+    0.375² + 0.625²; left out, the third item made it 1.0):
+        >>> round(fleiss_kappa(np.array([[0, 1, 0, 1], [0, 1, 1, 1], [0, 1, np.nan, 1]])), 4)
+        0.4667
     """
     m = np.asarray(matrix, dtype=float)
-    per_item = (~np.isnan(m)).sum(axis=0)
-    m = m[:, per_item == per_item.max()]
+    if np.isnan(m).all():
+        raise ValueError("Fleiss' kappa needs ratings")
     table = category_counts(m)
-    n = table.sum(axis=1)[0]
-    if n < 2:
-        raise ValueError("Fleiss' kappa needs at least two ratings per item")
-    p_j = table.sum(axis=0) / table.sum()
-    p_i = ((table * (table - 1)).sum(axis=1)) / (n * (n - 1))
-    p_e = float((p_j**2).sum())
+    r = table.sum(axis=1)
+    table, r = table[r > 0], r[r > 0]
+    pairs = r >= 2
+    if not pairs.any():
+        raise ValueError("Fleiss' kappa needs an item with at least two ratings")
+    p_a = float(((table[pairs] * (table[pairs] - 1)).sum(axis=1) / (r[pairs] * (r[pairs] - 1))).mean())
+    p_e = float(((table / r[:, None]).mean(axis=0) ** 2).sum())
     if p_e == 1.0:
         raise ValueError("kappa is undefined: every rating has the same label")
-    return (float(p_i.mean()) - p_e) / (1.0 - p_e)
+    return (p_a - p_e) / (1.0 - p_e)
 
 
 @dataclass(frozen=True)
