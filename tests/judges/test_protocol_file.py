@@ -41,6 +41,11 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD.replace('answer: {template: "Score: {score}"}', 'answer: {template: "S", decimal: 1}'), "answer.decimal"),
         (GOOD.replace("Score: {score}", "Score: {value}"), "answer.template"),
         (GOOD.replace("scale: {min: 1, max: 5}", "scale: {min: 5, max: 1}"), "scale"),
+        # .inf and .nan were an OverflowError and a ValueError traceback; 1e300 enumerated the answers for ever
+        (GOOD.replace("max: 5", "max: .inf"), "scale.max"),
+        (GOOD.replace("min: 1", "min: .nan"), "scale.min"),
+        (GOOD.replace("max: 5", "max: 1e300"), "scale"),
+        (GOOD.replace("max: 5", "max: 10002"), "scale"),  # 1-10002: 10,002 answers, one more than the most
     ],
 )
 def test_errors_name_the_file_and_the_field(tmp_path: Path, text: str, field: str) -> None:
@@ -48,6 +53,13 @@ def test_errors_name_the_file_and_the_field(tmp_path: Path, text: str, field: st
     with pytest.raises(InputError) as err:
         load_protocol(path)
     assert err.value.path == str(path) and err.value.field == field
+
+
+def test_the_largest_answer_scale_loads(tmp_path: Path) -> None:
+    """0-100 with two decimals, 10,001 answers, is the most an answer's grammar takes (and loads)."""
+    text = GOOD.replace("max: 5", "max: 100").replace("min: 1", "min: 0").replace('"}', '", decimals: 2}')
+    p = load_protocol(_write(tmp_path, text))
+    assert p.answer is not None and len(p.answer.slot("score").values) == 10_001
 
 
 def test_an_unknown_protocol_name_suggests_the_closest() -> None:

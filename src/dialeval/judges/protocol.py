@@ -111,8 +111,8 @@ class _Strict(BaseModel):
 
 
 class _ScaleSpec(_Strict):
-    min: float
-    max: float
+    min: float = Field(allow_inf_nan=False)  # .inf and .nan were OverflowError/ValueError tracebacks
+    max: float = Field(allow_inf_nan=False)
     integer: bool = True
 
 
@@ -157,7 +157,16 @@ def scale_values(scale: Scale, decimals: int) -> tuple[str, ...]:
     return tuple(f"{v / step:.{decimals}f}" for v in range(lo, hi + 1))
 
 
+#: The most values an answer's ``{score}`` may take (0-100 with two decimals): the answer's grammar lists them all.
+MAX_ANSWER_VALUES = 10_001
+
+
 def _shape(spec: _AnswerSpec, scale: Scale, path: Path) -> AnswerShape:
+    step = 10**spec.decimals
+    if round(scale.max * step) - round(scale.min * step) + 1 > MAX_ANSWER_VALUES:  # 1e300 ran for ever
+        raise InputError(f"a {scale.min:g}-{scale.max:g} scale with {spec.decimals} decimals has more than "
+                         f"{MAX_ANSWER_VALUES:,} answers (the answer's grammar lists each)", path=path,
+                         field="scale")  # fmt: skip
     values = scale_values(scale, spec.decimals)
     shape = AnswerShape.from_template(spec.template, dict.fromkeys(_SLOT_NAMES.findall(spec.template), values))
     names = [s.name for s in shape.slots]
