@@ -317,10 +317,13 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def field_of(err: ValidationError) -> tuple[str, str]:
-    """Return the field (dotted path) and message of a validation error's first problem."""
+    """Return the field (dotted path) and message of a validation error's first problem.
+
+    A validator's own message is kept as it wrote it (pydantic puts "Value error, " before it).
+    """
     first = err.errors()[0]
     loc = ".".join(str(x) for x in first["loc"]) or "<record>"
-    return loc, first["msg"]
+    return loc, first["msg"].removeprefix("Value error, ")
 
 
 #: The keys that only one kind of dialeval record has, to say which kind a record of the wrong file is.

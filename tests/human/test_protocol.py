@@ -79,6 +79,49 @@ def test_user_protocol_errors_name_file_and_field(tmp_path: Path) -> None:
         load_protocol("mousavi")
 
 
+MINE = """\
+name: mine
+version: 1
+level: turn
+short_guidelines: Rate it.
+criteria:
+  - name: Quality
+    definition: How good it is.
+    question: How good is it?
+    answer: {type: scale, levels: [1, 2, 3]}
+    explanations:
+      - {code: dull, label: Dull, when: ["1"]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("{type: scale, levels: [1, 2, 3]}", "{type: slider, min: 100, max: 0}",
+         "a slider's min must be below its max, got 100 and 0"),
+        ("{type: scale, levels: [1, 2, 3]}", "{type: scale, levels: []}", "a scale answer needs two levels or more"),
+        ("{type: scale, levels: [1, 2, 3]}", "{type: choice, options: [{value: a, label: A}]}",
+         "a choice answer needs two options or more, got ['a']"),
+        ("levels: [1, 2, 3]", "levels: [1, 2, 2]", "'2' is given twice"),
+        ("levels: [1, 2, 3]}", "levels: [1, 2, 3], min: 1}", "min does not apply to a scale answer"),
+        ('when: ["1"]', 'when: ["one"]',
+         "explanation \"dull\" is offered for 'one', which is no answer of Quality (1-3)"),
+    ],
+)  # fmt: skip
+def test_a_protocol_no_answer_fits_is_refused(tmp_path: Path, old: str, new: str, message: str) -> None:
+    """Each of these made a study whose page took no answer (or offered an explanation never shown), or was
+    ignored (a slider's levels): study create took them without a word."""
+    assert load_protocol(_mine(tmp_path, MINE)).criteria[0].answer.levels == [1, 2, 3]
+    with pytest.raises(InputError) as err:
+        load_protocol(_mine(tmp_path, MINE.replace(old, new)))
+    assert err.value.field.startswith("criteria.0") and err.value.message.startswith(message), str(err.value)
+
+
+def _mine(tmp_path: Path, text: str) -> Path:
+    (path := tmp_path / "mine.yaml").write_text(text, encoding="utf-8")
+    return path
+
+
 MALFORMED = {
     "not YAML": b"name: mine\nversion: [1\n",
     "a list": b"- name: mine\n",

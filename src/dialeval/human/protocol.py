@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dialeval.errors import InputError, closest
 from dialeval.signature import text_sha256
@@ -53,6 +53,10 @@ class Option(_Strict):
     score: float | None = None  # the number an export with numeric=True writes for this answer
 
 
+#: The keys of an answer that do not apply to each type.
+_NOT_FOR = {"choice": {"levels", "min", "max"}, "scale": {"options", "min", "max"}, "slider": {"options", "levels"}}
+
+
 class Answer(_Strict):
     """The answer format: labelled choices, a numeric scale of levels, or a slider."""
 
@@ -61,6 +65,30 @@ class Answer(_Strict):
     levels: list[int] = Field(default_factory=list)
     min: int = 0
     max: int = 100
+
+    @model_validator(mode="after")
+    def _answerable(self) -> Answer:
+        """Refuse a format no answer fits, and keys that do not apply to its type (they were ignored).
+
+        A slider whose min is not below its max, a scale of fewer than two levels or a choice of fewer than
+        two options, or one of them twice, made a study whose page took no answer (or a server error).
+        """
+        fields = type(self).model_fields  # a stored protocol is written back with every default: those are fine
+        unused = sorted(k for k in _NOT_FOR[self.type]
+                        if getattr(self, k) != fields[k].get_default(call_default_factory=True))  # fmt: skip
+        if unused:
+            raise ValueError(f"{' and '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to a "
+                             f"{self.type} answer")  # fmt: skip
+        values = [o.value for o in self.options] if self.type == "choice" else [str(v) for v in self.levels]
+        if self.type == "slider":
+            if self.min >= self.max:
+                raise ValueError(f"a slider's min must be below its max, got {self.min} and {self.max}")
+        elif len(set(values)) < 2:
+            raise ValueError(f"a {self.type} answer needs two {'options' if self.type == 'choice' else 'levels'} "
+                             f"or more, got {values}")  # fmt: skip
+        elif twice := sorted({v for v in values if values.count(v) > 1}):
+            raise ValueError(f"{twice[0]!r} is given twice")
+        return self
 
     @property
     def scale(self) -> str:
@@ -122,6 +150,16 @@ class Criterion(_Strict):
     answer: Answer
     explanations: list[Explanation] = Field(default_factory=list)
     free_text: bool = False
+
+    @model_validator(mode="after")
+    def _explained_answers(self) -> Criterion:
+        """Refuse an explanation offered for a value that is no answer of the criterion: it was never offered."""
+        for e in self.explanations:
+            if bad := [w for w in e.when if self.answer.canonical(w) != w]:
+                answers = ", ".join(o.value for o in self.answer.options) or self.answer.scale
+                raise ValueError(f'explanation "{e.code}" is offered for {bad[0]!r}, which is no answer of '
+                                 f"{self.name} ({answers})")  # fmt: skip
+        return self
 
     def check(self, value: str, reasons: list[str], free_text: str) -> str | None:
         """Return why an answer is invalid, or None when it is valid (``value`` is read as :meth:`Answer.canonical`)."""
