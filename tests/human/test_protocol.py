@@ -101,7 +101,7 @@ criteria:
          "a slider's min must be below its max, got 100 and 0"),
         ("{type: scale, levels: [1, 2, 3]}", "{type: scale, levels: []}", "a scale answer needs two levels or more"),
         ("{type: scale, levels: [1, 2, 3]}", "{type: choice, options: [{value: a, label: A}]}",
-         "a choice answer needs two options or more, got ['a']"),
+         "a choice answer needs two options or more (besides \"I don't know\"), got ['a']"),
         ("levels: [1, 2, 3]", "levels: [1, 2, 2]", "'2' is given twice"),
         ("levels: [1, 2, 3]}", "levels: [1, 2, 3], min: 1}", "min does not apply to a scale answer"),
         ('when: ["1"]', 'when: ["one"]',
@@ -115,6 +115,39 @@ def test_a_protocol_no_answer_fits_is_refused(tmp_path: Path, old: str, new: str
     with pytest.raises(InputError) as err:
         load_protocol(_mine(tmp_path, MINE.replace(old, new)))
     assert err.value.field.startswith("criteria.0") and err.value.message.startswith(message), str(err.value)
+
+
+QUALITY = MINE[MINE.index("  - name: Quality"):]
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "message"),
+    [
+        (MINE[: MINE.index("criteria:")] + "criteria: []\n", "criteria", "List should have at least 1 item"),
+        (MINE + QUALITY, "criteria", 'criterion "Quality" is given twice'),  # their votes mixed
+        (MINE.replace("level: turn", "level: turn\nmode: comparative"), "mode",
+         "comparative (candidates judged against each other) is not implemented"),  # it rated as absolute does
+        (MINE.replace("level: turn", "level: turn\nshow_tag_label: Style"), "show_tag_label",
+         "names the tag that show_tag shows"),  # it was ignored
+        (MINE.replace("name: Quality", "name: ' '"), "criteria.0", "a criterion needs a name"),
+        (MINE + "      - {code: dull, label: Again, when: ['2']}\n", "criteria.0",
+         'explanation code "dull" is given twice'),
+        (MINE.replace("{type: scale, levels: [1, 2, 3]}", "{type: choice, options: [{value: a, label: A}, "
+                      "{value: b, label: B, dont_know: true}, {value: c, label: C, dont_know: true}]}"),
+         "criteria.0.answer", 'two "I don\'t know" options'),
+        (MINE.replace("{type: scale, levels: [1, 2, 3]}", "{type: choice, options: [{value: a, label: A}, "
+                      "{value: b, label: B, dont_know: true}]}").replace('"1"', '"a"'),
+         "criteria.0.answer", "a choice answer needs two options or more (besides \"I don't know\"), got ['a']"),
+    ],
+)  # fmt: skip
+def test_a_protocol_that_says_one_thing_and_does_another_is_refused(
+    tmp_path: Path, text: str, field: str, message: str
+) -> None:
+    """Each was taken without a word: no criteria, a criterion twice, comparative mode (not implemented), a tag
+    label with no tag, a blank name, an explanation code twice, two "I don't know" options, one real option."""
+    with pytest.raises(InputError) as err:
+        load_protocol(_mine(tmp_path, text))
+    assert err.value.field == field and err.value.message.startswith(message), str(err.value)
 
 
 def _mine(tmp_path: Path, text: str) -> Path:

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Iterable
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from dialeval.errors import InputError, closest
 from dialeval.signature import text_sha256
@@ -53,6 +55,12 @@ class Option(_Strict):
     score: float | None = None  # the number an export with numeric=True writes for this answer
 
 
+def _twice(values: Iterable[str]) -> set[str]:
+    """Return the values that occur more than once."""
+    seen = Counter(values)
+    return {v for v, n in seen.items() if n > 1}
+
+
 #: The keys of an answer that do not apply to each type.
 _NOT_FOR = {"choice": {"levels", "min", "max"}, "scale": {"options", "min", "max"}, "slider": {"options", "levels"}}
 
@@ -79,14 +87,17 @@ class Answer(_Strict):
         if unused:
             raise ValueError(f"{' and '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to a "
                              f"{self.type} answer")  # fmt: skip
-        values = [o.value for o in self.options] if self.type == "choice" else [str(v) for v in self.levels]
+        values = [o.value for o in self.options if not o.dont_know] if self.type == "choice" else [
+            str(v) for v in self.levels]  # fmt: skip
+        if sum(o.dont_know for o in self.options) > 1:
+            raise ValueError('two "I don\'t know" options (dont_know: true): give one')
         if self.type == "slider":
             if self.min >= self.max:
                 raise ValueError(f"a slider's min must be below its max, got {self.min} and {self.max}")
         elif len(set(values)) < 2:
             raise ValueError(f"a {self.type} answer needs two {'options' if self.type == 'choice' else 'levels'} "
-                             f"or more, got {values}")  # fmt: skip
-        elif twice := sorted({v for v in values if values.count(v) > 1}):
+                             f"or more (besides \"I don't know\"), got {values}")  # fmt: skip
+        elif twice := sorted({v for v in values if values.count(v) > 1} | _twice(o.value for o in self.options)):
             raise ValueError(f"{twice[0]!r} is given twice")
         return self
 
@@ -153,7 +164,11 @@ class Criterion(_Strict):
 
     @model_validator(mode="after")
     def _explained_answers(self) -> Criterion:
-        """Refuse an explanation offered for a value that is no answer of the criterion: it was never offered."""
+        """Refuse a blank name, an explanation code given twice, or one offered for a value that is no answer."""
+        if not self.name.strip():
+            raise ValueError("a criterion needs a name")
+        if twice := sorted(_twice(e.code for e in self.explanations)):
+            raise ValueError(f'explanation code "{twice[0]}" is given twice')
         for e in self.explanations:
             if bad := [w for w in e.when if self.answer.canonical(w) != w]:
                 answers = ", ".join(o.value for o in self.answer.options) or self.answer.scale
@@ -206,8 +221,33 @@ class Protocol(_Strict):
     show_tag_label: str = ""
     short_guidelines: str
     full_guidelines_url: str = ""
-    criteria: list[Criterion]
+    criteria: list[Criterion] = Field(min_length=1)
     source_sha256: str = ""
+
+    @field_validator("mode")
+    @classmethod
+    def _implemented(cls, mode: str) -> str:
+        """Refuse ``comparative``: it was taken and rated each candidate on its own, as ``absolute`` does."""
+        if mode == "comparative":
+            raise ValueError("comparative (candidates judged against each other) is not implemented: use absolute, "
+                             "with show_unit_candidates: true to show a context's candidates together")  # fmt: skip
+        return mode
+
+    @field_validator("criteria")
+    @classmethod
+    def _distinct(cls, criteria: list[Criterion]) -> list[Criterion]:
+        """Refuse two criteria of one name: their votes would mix."""
+        if twice := sorted(_twice(c.name for c in criteria)):
+            raise ValueError(f'criterion "{twice[0]}" is given twice')
+        return criteria
+
+    @field_validator("show_tag_label")
+    @classmethod
+    def _labels_a_tag(cls, label: str, info: ValidationInfo) -> str:
+        """Refuse a tag label with no tag to label (it was ignored)."""
+        if label and not info.data.get("show_tag"):
+            raise ValueError("names the tag that show_tag shows: give show_tag too")
+        return label
 
     @field_validator("full_guidelines_url")
     @classmethod
