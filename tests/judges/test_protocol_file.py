@@ -46,6 +46,13 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD.replace("min: 1", "min: .nan"), "scale.min"),
         (GOOD.replace("max: 5", "max: 1e300"), "scale"),
         (GOOD.replace("max: 5", "max: 10002"), "scale"),  # 1-10002: 10,002 answers, one more than the most
+        # each was taken: a role the backend refused or read as it liked, outputs "level 1--3", a dialogue's last
+        # system turn left out (max_turns -1), and a prompt that never shows the response (one score for all)
+        (GOOD.replace("role: user", "role: wizard"), "messages.0.role"),
+        (GOOD + "levels: -3\n", "levels"),
+        (GOOD + "max_turns: -1\n", "max_turns"),
+        (GOOD.replace("Rate {{response}}", "Rate it"), "messages"),
+        (GOOD.replace("name: mine", "name: ''"), "name"),
     ],
 )
 def test_errors_name_the_file_and_the_field(tmp_path: Path, text: str, field: str) -> None:

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialeval.backends.structure import AnswerShape
 from dialeval.errors import InputError
@@ -46,6 +47,8 @@ from dialeval.registry import Registry
 from dialeval.signature import text_sha256
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+#: The placeholders that show what is judged: the response, the dialogue, or (step 2) the responses scored.
+JUDGED = ("response", "dialogue_json", "responses")
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,7 @@ class _ScaleSpec(_Strict):
 
 
 class _MessageSpec(_Strict):
-    role: str
+    role: Literal["system", "user", "assistant"]  # another went to the backend as it was
     content: str
 
 
@@ -129,7 +132,7 @@ class _AnswerSpec(_Strict):
 class ProtocolFile(_Strict):
     """The fields of a protocol file (unknown keys are refused)."""
 
-    name: str
+    name: str = Field(min_length=1)
     version: int
     citation: str = ""
     description: str = ""
@@ -138,11 +141,21 @@ class ProtocolFile(_Strict):
     messages: list[_MessageSpec] = Field(min_length=1)
     dimensions: dict[str, str] = Field(default_factory=dict)
     needs_references: bool = False
-    levels: int = 0
+    levels: int = Field(default=0, ge=0)  # -3 made the outputs "level 1--3"
     fields: dict[str, list[str]] = Field(default_factory=dict)
     step1_protocol: str = ""
-    max_turns: int = 0
+    max_turns: int = Field(default=0, ge=0)  # -1 left out the dialogue's last system turn
     answer: _AnswerSpec | None = None
+
+    @field_validator("messages")
+    @classmethod
+    def _shows_what_is_judged(cls, messages: list[_MessageSpec]) -> list[_MessageSpec]:
+        """Refuse messages that never show what is judged: every item got one prompt, and one score."""
+        shown = {m.group(1) for spec in messages for m in _PLACEHOLDER.finditer(spec.content)}
+        if not shown & set(JUDGED):
+            raise ValueError(f"no message shows what is judged ({', '.join('{{' + p + '}}' for p in JUDGED)}): "
+                             "every item would get the same prompt")  # fmt: skip
+        return messages
 
 
 def scale_values(scale: Scale, decimals: int) -> tuple[str, ...]:
