@@ -320,6 +320,30 @@ def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) 
         load_mapping(p)
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        # never applied: the dimension is Overall
+        ("ratings: {q: Overall}\nscales: {Overal: 1-3}\n",
+         ':4: field "scales.Overal": no rating column gives the dimension "Overal"; did you mean "Overall"?'),
+        ("ratings: {q: ''}\n", ':3: field "ratings.q": a rating column needs a dimension name'),  # dimension ""
+        ("references: [g, g]\n", ':3: field "references": column "g" is given twice'),  # --reference-col refuses it
+        ("tags: [task, task]\n", ':3: field "tags": column "task" is given twice'),
+    ],
+)  # fmt: skip
+def test_a_mapping_file_names_each_column_and_dimension_once(tmp_path: Path, extra: str, message: str) -> None:
+    """Each was taken without a word (``systems: [x, x]``, below, too), as ``--reference-col g --reference-col g``
+    is not."""
+    p = tmp_path / "m.yaml"
+    p.write_text("response: reply\ncontext: history\n" + extra)
+    with pytest.raises(InputError) as caught:
+        load_mapping(p)
+    assert str(caught.value) == f"{p}{message}"
+    p.write_text("response: 'reply_{system}'\nsystems: [x, x]\n")
+    with pytest.raises(InputError, match=r'm\.yaml:2: field "systems": system "x" is given twice'):
+        load_mapping(p)
+
+
 def test_named_columns_the_mapping_does_not_read_get_a_warning(tmp_path: Path) -> None:
     p = tmp_path / "t.csv"
     p.write_text("context,response,reference,system\nHi,Hello,Hey,a\n")

@@ -33,7 +33,7 @@ from dialeval.data._common import (
     split_turns,
 )
 from dialeval.data.benchmark import Benchmark
-from dialeval.errors import InputError, closest
+from dialeval.errors import InputError, closest, ensure_unique
 from dialeval.jsonl import check_file, lone_surrogate, read_jsonl, read_text, read_unique
 from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Dialogue, Rating, Turn
 from dialeval.words import counted
@@ -548,7 +548,32 @@ def load_mapping(path: str | Path) -> MappingFile:
     roles = {"context": spec.context, "references": spec.references, "knowledge": spec.knowledge}
     check_response_roles(spec.response, roles, path=p, lines={k: _key_line(text, [k]) for k in roles})
     _check_per_system(spec, p, text)
+    _check_names(spec, p, text)
     return spec
+
+
+def _check_names(spec: MappingFile, path: Path, text: str) -> None:
+    """Refuse a name given twice in a list, a rating column with no dimension, and a scale for no dimension.
+
+    ``--reference-col g --reference-col g`` was refused and ``references: [g, g]`` (or ``systems: [x, x]``) taken;
+    ``scales: {Overal: 1-5}`` beside a dimension Overall was never applied.
+    """
+    for key, what in (("references", "column"), ("tags", "column"), ("systems", "system")):
+        try:
+            ensure_unique(getattr(spec, key), key, what)
+        except InputError as exc:
+            raise InputError(exc.message, path=path, line=_key_line(text, [key]), field=key) from None
+    if (blank := next((c for c, d in spec.ratings.items() if not d.strip()), None)) is not None:
+        raise InputError("a rating column needs a dimension name", path=path,
+                         line=_key_line(text, ["ratings", blank]), field=f"ratings.{blank}")  # fmt: skip
+    dims = [*spec.ratings.values(), *([spec.dimension] if spec.annotator_columns else [])]
+    for dim in spec.scales:
+        if dim not in dims:
+            close = closest(dim, dims)
+            known = ", ".join(dict.fromkeys(dims)) or "none"
+            hint = f'did you mean "{close}"?' if close else f"the dimensions: {known}"
+            raise InputError(f'no rating column gives the dimension "{dim}"; {hint}', path=path,
+                             line=_key_line(text, ["scales", dim]), field=f"scales.{dim}")  # fmt: skip
 
 
 def _check_per_system(spec: MappingFile, path: Path, text: str) -> None:
