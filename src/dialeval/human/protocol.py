@@ -87,8 +87,8 @@ class Answer(_Strict):
         if unused:
             raise ValueError(f"{' and '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to a "
                              f"{self.type} answer")  # fmt: skip
-        values = [o.value for o in self.options if not o.dont_know] if self.type == "choice" else [
-            str(v) for v in self.levels]  # fmt: skip
+        given = [o.value for o in self.options] if self.type == "choice" else [str(v) for v in self.levels]
+        values = [o.value for o in self.options if not o.dont_know] if self.type == "choice" else given
         if sum(o.dont_know for o in self.options) > 1:
             raise ValueError('two "I don\'t know" options (dont_know: true): give one')
         if self.type == "slider":
@@ -97,7 +97,7 @@ class Answer(_Strict):
         elif len(set(values)) < 2:
             raise ValueError(f"a {self.type} answer needs two {'options' if self.type == 'choice' else 'levels'} "
                              f"or more (besides \"I don't know\"), got {values}")  # fmt: skip
-        elif twice := sorted({v for v in values if values.count(v) > 1} | _twice(o.value for o in self.options)):
+        elif twice := sorted(_twice(given)):
             raise ValueError(f"{twice[0]!r} is given twice")
         return self
 
