@@ -47,8 +47,10 @@ from dialeval.registry import Registry
 from dialeval.signature import text_sha256
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
-#: The placeholders that show what is judged: the response, the dialogue, or (step 2) the responses scored.
-JUDGED = ("response", "dialogue_json", "responses")
+#: The placeholders that show something of the item judged (:func:`item_variables`, and a two-step protocol's
+#: second step: its turns' scores and responses); ``{{aspect}}`` and ``{{definition}}`` are the same for each item.
+ITEM_PLACEHOLDERS = ("context", "last_turn", "response", "reference", "facts", "dialogue_json", "turn_scores",
+                     "responses", "n_turns")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -149,12 +151,12 @@ class ProtocolFile(_Strict):
 
     @field_validator("messages")
     @classmethod
-    def _shows_what_is_judged(cls, messages: list[_MessageSpec]) -> list[_MessageSpec]:
-        """Refuse messages that never show what is judged: every item got one prompt, and one score."""
+    def _shows_the_item(cls, messages: list[_MessageSpec]) -> list[_MessageSpec]:
+        """Refuse messages that show nothing of the item: every item got one prompt, and one score."""
         shown = {m.group(1) for spec in messages for m in _PLACEHOLDER.finditer(spec.content)}
-        if not shown & set(JUDGED):
-            raise ValueError(f"no message shows what is judged ({', '.join('{{' + p + '}}' for p in JUDGED)}): "
-                             "every item would get the same prompt")  # fmt: skip
+        if not shown & set(ITEM_PLACEHOLDERS):
+            raise ValueError("no message shows the item judged (a placeholder such as {{response}}, {{context}} "
+                             "or {{dialogue_json}}): every item would get the same prompt")  # fmt: skip
         return messages
 
 
