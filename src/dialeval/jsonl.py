@@ -31,7 +31,7 @@ import gzip
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
@@ -443,7 +443,41 @@ def read_yaml_model(path: str | Path, model: type[M], *, extra: str) -> tuple[M,
         raise InputError("expected a mapping at the top level", path=path)
     if (half := lone_surrogate(raw, path, None)) is not None:  # YAML spells "\ud800" too
         raise half
-    return validate(model, raw, path), text
+    try:
+        return validate(model, raw, path), text
+    except InputError as exc:  # the line of the field, as a JSONL record's error names its line
+        if exc.field is None or exc.line is not None:
+            raise
+        raise InputError(exc.message, path=path, line=yaml_line(text, exc.field.split(".")), field=exc.field) from None
+
+
+def yaml_line(text: str, loc: Sequence[str]) -> int | None:
+    r"""Return the line (from 1) of the key at ``loc`` in a YAML mapping, e.g. ``["criteria", "0", "answer"]``.
+
+    A number in ``loc`` is a list's item (its first line). The line of the deepest key found (None if the
+    first is not there).
+
+    Example:
+        >>> yaml_line("response: r\nscales:\n  fluency: 5-1\n", ["scales", "fluency"])
+        3
+        >>> yaml_line("name: x\ncriteria:\n  - name: a\n  - name: b\n    answer: {}\n", ["criteria", "1", "answer"])
+        5
+    """
+    import yaml
+
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    line = None
+    for key in loc:
+        if isinstance(node, yaml.SequenceNode) and key.isdigit() and int(key) < len(node.value):
+            node = node.value[int(key)]
+            line = node.start_mark.line + 1
+            continue
+        pairs = node.value if isinstance(node, yaml.MappingNode) else []
+        found = next(((k, v) for k, v in pairs if k.value == key), None)
+        if found is None:
+            break
+        line, node = found[0].start_mark.line + 1, found[1]
+    return line
 
 
 def write_jsonl(path: str | Path, records: Iterable[BaseModel | DataclassInstance]) -> int:

@@ -73,7 +73,7 @@ def test_diqad_reasons_follow_its_annotation_interface() -> None:
 def test_user_protocol_errors_name_file_and_field(tmp_path: Path) -> None:
     bad = tmp_path / "mine.yaml"
     bad.write_text("name: x\nversion: one\nlevel: turn\nshort_guidelines: s\ncriteria: []\n")
-    with pytest.raises(InputError, match=r'mine.yaml: field "version"'):
+    with pytest.raises(InputError, match=r'mine.yaml:2: field "version"'):  # the line: it named the field only
         load_protocol(bad)
     with pytest.raises(InputError, match="unknown protocol"):
         load_protocol("mousavi")

@@ -60,6 +60,8 @@ def test_errors_name_the_file_and_the_field(tmp_path: Path, text: str, field: st
     with pytest.raises(InputError) as err:
         load_protocol(path)
     assert err.value.path == str(path) and err.value.field == field
+    assert err.value.line is not None, err.value  # and the line of its key, or of its parent's where it is missing
+    assert any(part in text.splitlines()[err.value.line - 1] for part in field.split(".")), err.value
 
 
 def test_the_largest_answer_scale_loads(tmp_path: Path) -> None:

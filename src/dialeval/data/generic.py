@@ -34,7 +34,7 @@ from dialeval.data._common import (
 )
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError, closest, ensure_unique
-from dialeval.jsonl import check_file, lone_surrogate, read_jsonl, read_text, read_unique
+from dialeval.jsonl import check_file, lone_surrogate, read_jsonl, read_text, read_unique, yaml_line
 from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Dialogue, Rating, Turn
 from dialeval.words import counted
 
@@ -531,7 +531,7 @@ def load_mapping(path: str | Path) -> MappingFile:
         raise InputError("expected a YAML mapping of keys (response:, ratings:, ...)", path=p)
     if (half := lone_surrogate(raw, p, None)) is not None:  # YAML's "\ud800" too: a name failed when written
         field = half.field or ""
-        raise InputError(half.message, path=p, line=_key_line(text, field.split(".")), field=field)
+        raise InputError(half.message, path=p, line=yaml_line(text, field.split(".")), field=field)
     try:
         spec = MappingFile.model_validate(raw)
     except ValidationError as exc:
@@ -539,14 +539,14 @@ def load_mapping(path: str | Path) -> MappingFile:
         first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         loc = [str(x) for x in first["loc"]]
         message = _unknown_key(loc[-1]) if first["type"] == "extra_forbidden" else first["msg"]
-        raise InputError(message, path=p, line=_key_line(text, loc), field=".".join(loc) or None) from None
+        raise InputError(message, path=p, line=yaml_line(text, loc), field=".".join(loc) or None) from None
     for key, scale in [("scale", spec.scale), *((f"scales.{d}", v) for d, v in spec.scales.items())]:
-        check_scale(scale, field=key, path=p, line=_key_line(text, key.split(".", 1)))
+        check_scale(scale, field=key, path=p, line=yaml_line(text, key.split(".", 1)))
     keys = ("turn_separator", "delimiter")
     check_separators(spec.turn_separator, spec.delimiter, fields=keys, path=p,
-                     lines=(_key_line(text, [keys[0]]), _key_line(text, [keys[1]])))
+                     lines=(yaml_line(text, [keys[0]]), yaml_line(text, [keys[1]])))
     roles = {"context": spec.context, "references": spec.references, "knowledge": spec.knowledge}
-    check_response_roles(spec.response, roles, path=p, lines={k: _key_line(text, [k]) for k in roles})
+    check_response_roles(spec.response, roles, path=p, lines={k: yaml_line(text, [k]) for k in roles})
     _check_per_system(spec, p, text)
     _check_names(spec, p, text)
     return spec
@@ -562,10 +562,10 @@ def _check_names(spec: MappingFile, path: Path, text: str) -> None:
         try:
             ensure_unique(getattr(spec, key), key, what)
         except InputError as exc:
-            raise InputError(exc.message, path=path, line=_key_line(text, [key]), field=key) from None
+            raise InputError(exc.message, path=path, line=yaml_line(text, [key]), field=key) from None
     if (blank := next((c for c, d in spec.ratings.items() if not d.strip()), None)) is not None:
         raise InputError("a rating column needs a dimension name", path=path,
-                         line=_key_line(text, ["ratings", blank]), field=f"ratings.{blank}")  # fmt: skip
+                         line=yaml_line(text, ["ratings", blank]), field=f"ratings.{blank}")  # fmt: skip
     dims = [*spec.ratings.values(), *([spec.dimension] if spec.annotator_columns else [])]
     for dim in spec.scales:
         if dim not in dims:
@@ -573,7 +573,7 @@ def _check_names(spec: MappingFile, path: Path, text: str) -> None:
             known = ", ".join(dict.fromkeys(dims)) or "none"
             hint = f'did you mean "{close}"?' if close else f"the dimensions: {known}"
             raise InputError(f'no rating column gives the dimension "{dim}"; {hint}', path=path,
-                             line=_key_line(text, ["scales", dim]), field=f"scales.{dim}")  # fmt: skip
+                             line=yaml_line(text, ["scales", dim]), field=f"scales.{dim}")  # fmt: skip
 
 
 def _check_per_system(spec: MappingFile, path: Path, text: str) -> None:
@@ -590,7 +590,7 @@ def _check_per_system(spec: MappingFile, path: Path, text: str) -> None:
                 field = key if key == "response" else f"{key}.{column}"
                 raise InputError(f'"{column}" has no {{system}}: with {len(spec.systems)} systems, each row\'s one '
                                  f'column would be read as every system\'s; name one per system, e.g. '
-                                 f'"{column}_{{system}}"', path=path, line=_key_line(text, field.split(".", 1)),
+                                 f'"{column}_{{system}}"', path=path, line=yaml_line(text, field.split(".", 1)),
                                  field=field)  # fmt: skip
 
 
@@ -600,28 +600,6 @@ def _unknown_key(key: str) -> str:
     close = closest(key, keys, cutoff=0.6)
     hint = f'did you mean "{close}"?' if close else f"the keys: {', '.join(keys)}"
     return f'unknown key "{key}"; {hint}'
-
-
-def _key_line(text: str, loc: Sequence[str]) -> int | None:
-    r"""Return the line (from 1) of the key at ``loc`` in a YAML mapping, e.g. ``["scales", "fluency"]``.
-
-    The line of the deepest key found (None if the first is not there).
-
-    Example:
-        >>> _key_line("response: r\nscales:\n  fluency: 5-1\n", ["scales", "fluency"])
-        3
-    """
-    import yaml
-
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
-    line = None
-    for key in loc:
-        pairs = node.value if isinstance(node, yaml.MappingNode) else []
-        found = next(((k, v) for k, v in pairs if k.value == key), None)
-        if found is None:
-            break
-        line, node = found[0].start_mark.line + 1, found[1]
-    return line
 
 
 RECORD_FILES = ("dialogues.jsonl", "candidates.jsonl", "ratings.jsonl")

@@ -176,19 +176,21 @@ def scale_values(scale: Scale, decimals: int) -> tuple[str, ...]:
 MAX_ANSWER_VALUES = 10_001
 
 
-def _shape(spec: _AnswerSpec, scale: Scale, path: Path) -> AnswerShape:
+def _shape(spec: _AnswerSpec, scale: Scale, path: Path, text: str) -> AnswerShape:
+    """Return the answer's shape; an error names the file, the line of its key and the field (``text``: the file)."""
+    from dialeval.jsonl import yaml_line
+
     step = 10**spec.decimals
     if round(scale.max * step) - round(scale.min * step) + 1 > MAX_ANSWER_VALUES:  # 1e300 ran for ever
         raise InputError(f"a {scale.min:g}-{scale.max:g} scale with {spec.decimals} decimals has more than "
                          f"{MAX_ANSWER_VALUES:,} answers (the answer's grammar lists each)", path=path,
-                         field="scale")  # fmt: skip
+                         line=yaml_line(text, ["scale"]), field="scale")  # fmt: skip
     values = scale_values(scale, spec.decimals)
     shape = AnswerShape.from_template(spec.template, dict.fromkeys(_SLOT_NAMES.findall(spec.template), values))
     names = [s.name for s in shape.slots]
     if "score" not in names or len(set(names)) != len(names):
-        raise InputError(
-            "the template needs one {score} slot and distinct slot names", path=path, field="answer.template"
-        )
+        raise InputError("the template needs one {score} slot and distinct slot names", path=path,
+                         line=yaml_line(text, ["answer", "template"]), field="answer.template")  # fmt: skip
     return shape
 
 
@@ -219,7 +221,7 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     Raises:
         InputError: The file lacks a required field, has an unknown one or a bad value (named).
     """
-    from dialeval.jsonl import read_yaml_model
+    from dialeval.jsonl import read_yaml_model, yaml_line
 
     path = Path(name_or_path)
     if not path.suffix:
@@ -227,7 +229,7 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     spec, text = read_yaml_model(path, ProtocolFile, extra="judge")
     sc = Scale(spec.scale.min, spec.scale.max, spec.scale.integer)
     if sc.min >= sc.max:
-        raise InputError("scale min must be below max", path=path, field="scale")
+        raise InputError("scale min must be below max", path=path, line=yaml_line(text, ["scale"]), field="scale")
     return Protocol(
         name=spec.name,
         version=spec.version,
@@ -243,6 +245,6 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
         fields=tuple((k, tuple(v)) for k, v in spec.fields.items()),
         step1_protocol=spec.step1_protocol,
         max_turns=spec.max_turns,
-        answer=_shape(spec.answer, sc, path) if spec.answer else None,
+        answer=_shape(spec.answer, sc, path, text) if spec.answer else None,
         path=str(path),
     )
