@@ -28,6 +28,7 @@ from dialeval.commands.common import (
     split_levels,
     table_options,
     warn,
+    warned,
     write_text,
 )
 from dialeval.commands.meta import row_dict
@@ -116,10 +117,9 @@ def _write_outputs(
     warnings: list[str],
 ) -> None:  # fmt: skip
     """Write the :data:`OUTPUT_FILES` of ``output``: all of them, or none (and no new empty folder) on a failure."""
-    warned = "".join(f"\n{w}\n" for w in warnings)
     with all_or_nothing(output):
         write_jsonl(output / "scores.jsonl", scores)
-        write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n{warned}")
+        write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n{warned(warnings)}")
         write_jsonl(output / "table.jsonl", rows)
         write_run_info(output, run_info)
 

@@ -657,6 +657,16 @@ def warn(lines: Iterable[str]) -> None:
         console.print(line, style="yellow", highlight=False, markup=False, soft_wrap=True)
 
 
+def warned(lines: Iterable[str]) -> str:
+    r"""Return the warning lines as Markdown paragraphs, for under a table written to a file (:func:`warn` prints them).
+
+    Example:
+        >>> warned(["warning: a", "warning: b"])
+        '\nwarning: a\n\nwarning: b\n'
+    """
+    return "".join(f"\n{line}\n" for line in lines)
+
+
 def fail(exc: DialevalError | OSError) -> NoReturn:
     """Print a dialeval error on one line (never wrapped, :func:`~dialeval.errors.one_line`), and exit with status 2."""
     from rich.markup import escape

@@ -31,6 +31,7 @@ from dialeval.commands.common import (
     split_levels,
     split_names,
     table_options,
+    warned,
     write_text,
 )
 from dialeval.commands.tables import Wide, pivot, to_markdown, to_rich
@@ -193,10 +194,9 @@ def _write_tables(
     output: Path, wide: Wide, rows: Sequence[Any], comparison: str | None, warnings: Sequence[str]
 ) -> None:
     """Write table.md (with the few-systems ``warnings`` and the paper comparison) and table.jsonl: both or neither."""
-    warned = "".join(f"\n{w}\n" for w in warnings)
     extra = f"\n{comparison}\n" if comparison else ""
     with all_or_nothing(output):
-        write_text(output / "table.md", to_markdown(wide) + "\n" + warned + extra)
+        write_text(output / "table.md", to_markdown(wide) + "\n" + warned(warnings) + extra)
         write_jsonl(output / "table.jsonl", rows)
 
 

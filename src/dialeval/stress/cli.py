@@ -30,6 +30,7 @@ from dialeval.commands.common import (
     split_names,
     table_options,
     warn,
+    warned,
 )
 from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.errors import DialevalError, InputError
@@ -363,8 +364,7 @@ def _write_stress(
     write_jsonl(output / "stress.jsonl", [StressLine.of(r, result.skipped[r.perturbation]) for r in result.rows])
     if result.subset_rows:
         write_jsonl(output / "stress_subsets.jsonl", result.subset_rows)
-    rough = "".join(f"\n{w}\n" for w in rough_resamples(opts.n_boot))
-    write_text(output / "stress.md", to_markdown(result, done.title, figures) + rough)
+    write_text(output / "stress.md", to_markdown(result, done.title, figures) + warned(rough_resamples(opts.n_boot)))
     write_run_info(output, run_info)
     return run_info, rows, sub_rows, figures
 
@@ -449,7 +449,7 @@ def _ranking(
     rows = [r.as_dict() for r in result.rows]
     write_jsonl(output / "ranking.jsonl", result.rows)
     rough = rough_resamples(opts.n_boot)
-    write_text(output / "ranking.md", ranking_markdown(result, title) + "".join(f"\n{w}\n" for w in rough))
+    write_text(output / "ranking.md", ranking_markdown(result, title) + warned(rough))
     write_run_info(output, run_info)
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows}))
