@@ -17,11 +17,10 @@ Run: .venv/bin/python benchmarks/bench_bootstrap.py [--loop 100] [--repeats 3] [
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 from scipy import stats
+from timing import median_time  # benchmarks/ is on sys.path
 
 from dialeval.meta.bootstrap import draw_counts, weighted_correlation
 
@@ -53,15 +52,6 @@ def scipy_loop(x, y, counts, size, baseline):
         rows = (drawn[:, None] * size + offsets).ravel()  # clusters are contiguous blocks of `size` rows
         out[b] = fn(x[rows], y[rows])
     return out
-
-
-def median_time(fn, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def main() -> None:

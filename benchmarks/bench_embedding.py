@@ -11,10 +11,9 @@ encode each distinct text once; the dedup counts are printed.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 from sentence_transformers import util
+from timing import median_time  # benchmarks/ is on sys.path
 
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics.base import build_inputs
@@ -38,15 +37,6 @@ def naive_bertscore(scorer, items):
     return [float(scorer.score([i.response], [list(i.references)])[2][0]) for i in items]
 
 
-def timed(fn, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), result
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--contexts", type=int, default=20)
@@ -64,12 +54,12 @@ def main() -> None:
     emb.compute(items[:2])
     bs.compute(items[:2])
     rows = []
-    t_naive, ref = timed(lambda: naive_embedding(encoder, items), args.repeats)
-    t_fast, got = timed(lambda: emb.compute(items), args.repeats)
+    t_naive, ref = median_time(lambda: naive_embedding(encoder, items), args.repeats)
+    t_fast, got = median_time(lambda: emb.compute(items), args.repeats)
     assert max(abs(a - b) for a, b in zip(ref, got["sbert_ref"], strict=True)) < 1e-4
     rows.append(("embedding", t_naive, t_fast))
-    t_naive, ref = timed(lambda: naive_bertscore(scorer, items), args.repeats)
-    t_fast, got = timed(lambda: bs.compute(items), args.repeats)
+    t_naive, ref = median_time(lambda: naive_bertscore(scorer, items), args.repeats)
+    t_fast, got = median_time(lambda: bs.compute(items), args.repeats)
     assert max(abs(a - b) for a, b in zip(ref, got["bertscore_f1"], strict=True)) < 1e-4
     rows.append(("bertscore", t_naive, t_fast))
     for name, tn, tf in rows:

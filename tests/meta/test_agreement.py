@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import krippendorff
@@ -18,11 +19,16 @@ from dialeval.meta.agreement import (
     category_counts,
     cohen_kappa,
     fleiss_kappa,
+    fleiss_kappa_over_draws,
     krippendorff_alpha,
+    krippendorff_alpha_over_draws,
     mean_pairwise_cohen_kappa,
+    mean_pairwise_cohen_kappa_over_draws,
+    pairable,
     pairwise_cohen_kappa,
     reliability_matrix,
 )
+from dialeval.meta.bootstrap import draw_counts
 from dialeval.schema import Rating
 
 N = np.nan
@@ -175,8 +181,8 @@ def test_labels_dont_know_and_strong_judgements() -> None:
 
 def test_bootstrap_and_report_are_seeded_and_contain_the_point_estimate() -> None:
     m = _random_matrix(3, raters=3, items=80, cats=2, missing=0.0)
-    e1 = bootstrap(lambda x: krippendorff_alpha(x, "nominal"), m, n_boot=300, seed=7)
-    e2 = bootstrap(lambda x: krippendorff_alpha(x, "nominal"), m, n_boot=300, seed=7)
+    e1 = bootstrap(krippendorff_alpha_over_draws, m, n_boot=300, seed=7)
+    e2 = bootstrap(krippendorff_alpha_over_draws, m, n_boot=300, seed=7)
     assert e1 == e2
     assert e1.low < e1.value < e1.high
     assert e1.n_items == 80
@@ -205,4 +211,73 @@ def test_fewer_than_one_resample_is_an_input_error_not_numpys(n_boot: int) -> No
     # it was an IndexError from np.percentile of no resamples (dialeval study import-agreement --n-boot -5)
     m = _random_matrix(0, raters=2, items=10, cats=2, missing=0.0)
     with pytest.raises(InputError, match=f'field "n_boot": must be at least 1 .*got {n_boot}'):
-        bootstrap(lambda x: krippendorff_alpha(x, "nominal"), m, n_boot=n_boot)
+        bootstrap(krippendorff_alpha_over_draws, m, n_boot=n_boot)
+
+
+def _draws(seed: int, n_items: int, n_boot: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """The columns each resample draws (as the bootstrap draws them) and their counts per item."""
+    rng = np.random.default_rng(seed)
+    cols = [rng.integers(0, n_items, size=n_items) for _ in range(n_boot)]
+    return cols, np.stack([np.bincount(c, minlength=n_items) for c in cols]).astype(float)
+
+
+def _on_columns(statistic: Callable[[np.ndarray], float], m: np.ndarray, cols: list[np.ndarray]) -> np.ndarray:
+    """``statistic`` of each resample's copied columns, ``nan`` where it is undefined (the old bootstrap's loop)."""
+    out = []
+    for c in cols:
+        try:
+            out.append(statistic(m[:, c]))
+        except ValueError:
+            out.append(np.nan)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_alpha_over_draws_is_krippendorffs_alpha_of_each_resample(seed: int, level: str) -> None:
+    """Reference: the krippendorff package on each resample's copied columns (nan where it has one value)."""
+    m = pairable(_random_matrix(seed, raters=5, items=12, cats=3, missing=0.4))
+    cols, draws = _draws(seed, m.shape[1], 40)
+
+    def reference(x: np.ndarray) -> float:
+        if np.unique(x[~np.isnan(x)]).size < 2:
+            raise ValueError("one value")
+        return float(krippendorff.alpha(reliability_data=x, level_of_measurement=level))
+
+    want = _on_columns(reference, m, cols)
+    got = krippendorff_alpha_over_draws(m, draws, level)  # type: ignore[arg-type]
+    assert np.isnan(want).tolist() == np.isnan(got).tolist()
+    np.testing.assert_allclose(got, want, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kappas_over_draws_are_the_kappas_of_each_resample(seed: int) -> None:
+    """Reference: the point statistics (pinned to statsmodels, irrCAC and scikit-learn above) on copied columns;
+    small matrices, so some resamples leave a pair sharing fewer than two items or one label only (nan)."""
+    m = pairable(_random_matrix(seed, raters=4, items=8, cats=2, missing=0.5))
+    cols, draws = _draws(seed, m.shape[1], 60)
+    for point, over_draws in ((fleiss_kappa, fleiss_kappa_over_draws),
+                              (mean_pairwise_cohen_kappa, mean_pairwise_cohen_kappa_over_draws)):  # fmt: skip
+        want = _on_columns(point, m, cols)
+        got = over_draws(m, draws)
+        assert np.isnan(want).tolist() == np.isnan(got).tolist()
+        np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_interval_alpha_of_a_resample_with_one_value_is_undefined_not_a_rounding() -> None:
+    # n * sum(x^2) - sum(x)^2 of the drawn 0.1s is -2.2e-16, not 0: alpha came out 1.0
+    m = np.array([[0.1, 0.1, 0.7], [0.1, 0.1, 0.7], [0.1, np.nan, 0.7]])
+    got = krippendorff_alpha_over_draws(m, np.array([[1, 1, 0], [3, 1, 0], [1, 1, 1.0]]), "interval")
+    assert np.isnan(got[:2]).all()
+    assert got[2] == pytest.approx(krippendorff.alpha(reliability_data=m, level_of_measurement="interval"), abs=1e-12)
+
+
+def test_bootstrap_is_the_percentile_over_copied_columns_of_its_draws() -> None:
+    """The CI is the percentile of the point statistic over the resampled columns of ``draw_counts``' draws."""
+    m = pairable(_random_matrix(5, raters=3, items=70, cats=4, missing=0.2))
+    counts = draw_counts(m.shape[1], 500, seed=11)
+    want = _on_columns(fleiss_kappa, m, [np.repeat(np.arange(m.shape[1]), row) for row in counts])
+    e = bootstrap(fleiss_kappa_over_draws, m, n_boot=500, seed=11)
+    assert (e.low, e.high) == pytest.approx(tuple(np.percentile(want[~np.isnan(want)], [2.5, 97.5])), abs=1e-12)
+    assert e.value == pytest.approx(fleiss_kappa(m), abs=1e-12)
+    assert e.n_boot == int((~np.isnan(want)).sum())

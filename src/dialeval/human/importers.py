@@ -20,6 +20,7 @@ from dialeval.meta.agreement import (
     Level,
     bootstrap,
     krippendorff_alpha,
+    krippendorff_alpha_over_draws,
     pairable,
     reliability_matrix,
 )
@@ -122,7 +123,7 @@ def _estimate(row: dict[str, Any], matrix: Any, level: Level, n_boot: int, seed:
         return str(exc)
     row["alpha"] = alpha  # unrounded: the table rounds once (0.0535117 was stored as 0.0535, then printed 0.053)
     try:
-        est = bootstrap(partial(krippendorff_alpha, level=level), matrix, n_boot=n_boot, seed=seed)
+        est = bootstrap(partial(krippendorff_alpha_over_draws, level=level), matrix, n_boot=n_boot, seed=seed)
     except ValueError as exc:
         return f"no CI: {exc}"
     row["ci95"] = [est.low, est.high]

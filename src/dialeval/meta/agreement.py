@@ -19,17 +19,20 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dialeval.errors import InputError, check_at_most
-from dialeval.meta.bootstrap import MAX_RESAMPLES
+from dialeval.meta.bootstrap import MAX_RESAMPLES, draw_counts, percentile_ci
 from dialeval.schema import Rating
 
 Level = Literal["nominal", "ordinal", "interval"]
 Matrix = NDArray[np.float64]
+#: Resamples x items: how many times each bootstrap resample drew each item (one row of ones is the sample itself).
+Draws = NDArray[np.float64]
 
 DONT_KNOW = "I don't know"
 
@@ -126,6 +129,37 @@ def pairable(matrix: Matrix) -> Matrix:
     return m[:, (~np.isnan(m)).sum(axis=0) >= 2]
 
 
+def resample_once(n_items: int) -> Draws:
+    """Return the draws of the sample itself: every item once.
+
+    Example:
+        >>> resample_once(3).tolist()
+        [[1.0, 1.0, 1.0]]
+    """
+    return np.ones((1, n_items))
+
+
+def _ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``num / den``, ``nan`` where ``den`` is 0 (an undefined statistic), without numpy's warning."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den != 0, num / den, np.nan)
+
+
+def _one_value(m: Matrix, draws: Draws) -> NDArray[np.bool_]:
+    """Whether each resample drew one value only (its alpha is undefined)."""
+    drawn = draws > 0
+    low = np.where(drawn, np.nanmin(m, axis=0, initial=np.inf), np.inf).min(axis=1, initial=np.inf)
+    high = np.where(drawn, np.nanmax(m, axis=0, initial=-np.inf), -np.inf).max(axis=1, initial=-np.inf)
+    return np.asarray(low >= high)
+
+
+def _undefined(value: float, why: str) -> float:
+    """Return ``value``, or raise ``ValueError(why)`` where it is ``nan``."""
+    if np.isnan(value):
+        raise ValueError(why)
+    return value
+
+
 def krippendorff_alpha(matrix: Matrix, level: Level = "nominal") -> float:
     """Krippendorff's alpha from the coincidence matrix (Krippendorff 2011, "Computing ...").
 
@@ -133,45 +167,71 @@ def krippendorff_alpha(matrix: Matrix, level: Level = "nominal") -> float:
     between ranks c < k is ``(sum_{g=c..k} n_g - (n_c + n_k)/2) ** 2``.
     """
     m = pairable(matrix)
-    values = np.unique(m[~np.isnan(m)])
-    if values.size < 2:
+    if np.unique(m[~np.isnan(m)]).size < 2:
         raise ValueError("alpha is undefined when fewer than two distinct values occur")
-    counts = np.stack([(m == v).sum(axis=0) for v in values], axis=1).astype(float)  # items x values
-    weight = 1.0 / (counts.sum(axis=1) - 1.0)
-    o = (counts * weight[:, None]).T @ counts - np.diag((counts * weight[:, None]).sum(axis=0))
-    n_c = o.sum(axis=1)
-    n = n_c.sum()
+    alpha = krippendorff_alpha_over_draws(m, resample_once(m.shape[1]), level)[0]
+    return _undefined(float(alpha), "alpha is undefined: no expected disagreement")
+
+
+def krippendorff_alpha_over_draws(matrix: Matrix, draws: Draws, level: Level = "nominal") -> NDArray[np.float64]:
+    """Krippendorff's alpha of each resample in ``draws`` (``nan`` where undefined), without copying items.
+
+    The coincidence matrix of a resample is the sum of its items' coincidences, each counted as often as drawn, so
+    the observed disagreement is one product of the draws with a per-item figure (nominal, interval); ordinal
+    distances depend on each resample's value counts, so it takes one small product per resample.
+
+    Example (the module's example, and the same items drawn twice each):
+        >>> m = np.array([[1, 2, 3, 3], [1, 2, 3, 4]], dtype=float)
+        >>> krippendorff_alpha_over_draws(m, np.array([[1, 1, 1, 1], [2, 2, 2, 2.0]])).round(4).tolist()
+        [0.6957, 0.6739]
+    """
+    m = np.asarray(matrix, dtype=float)
+    r = (~np.isnan(m)).sum(axis=0).astype(float)
+    m, r, draws = m[:, r >= 2], r[r >= 2], draws[:, r >= 2]
+    per_item = draws / (r - 1.0)  # each item's pairs weigh 1 / (m_u - 1) in the coincidence matrix
+    if level == "interval":
+        x = m - np.nanmean(m) if m.size else m  # centred: the squares below lose nothing to a large offset
+        spread = np.nansum((x - np.nansum(x, axis=0) / r) ** 2, axis=0)
+        d_o = per_item @ (2.0 * r * spread)
+        n, s1, s2 = draws @ r, draws @ np.nansum(x, axis=0), draws @ np.nansum(x**2, axis=0)
+        d_e = np.where(_one_value(m, draws), 0.0, 2.0 * (n * s2 - s1**2))  # exactly 0 where it is, not a rounding
+        return 1.0 - _ratio(d_o * (n - 1.0), d_e)
+    counts = category_counts(m)
+    n_c = draws @ counts
+    n = n_c.sum(axis=1)
     if level == "nominal":
-        delta = 1.0 - np.eye(values.size)
-    elif level == "interval":
-        delta = (values[:, None] - values[None, :]) ** 2
-    elif level == "ordinal":
-        cum = np.concatenate([[0.0], np.cumsum(n_c)])
-        lo = np.minimum.outer(np.arange(values.size), np.arange(values.size))
-        hi = np.maximum.outer(np.arange(values.size), np.arange(values.size))
-        delta = (cum[hi + 1] - cum[lo] - (n_c[lo] + n_c[hi]) / 2) ** 2
-    else:
+        d_o = per_item @ (r**2 - (counts**2).sum(axis=1))
+        return 1.0 - _ratio(d_o * (n - 1.0), n**2 - (n_c**2).sum(axis=1))
+    if level != "ordinal":
         raise ValueError(f"unknown level {level!r}; use nominal, ordinal or interval")
-    d_o = float((o * delta).sum())
-    d_e = float((np.outer(n_c, n_c) * delta).sum()) / (n - 1)
-    if d_e == 0:
-        raise ValueError("alpha is undefined: no expected disagreement")
-    return float(1.0 - d_o / d_e)
+    out = np.empty(draws.shape[0])
+    lo = np.minimum.outer(np.arange(counts.shape[1]), np.arange(counts.shape[1]))
+    hi = np.maximum.outer(np.arange(counts.shape[1]), np.arange(counts.shape[1]))
+    for b in range(draws.shape[0]):
+        cum = np.concatenate([[0.0], np.cumsum(n_c[b])])
+        delta = (cum[hi + 1] - cum[lo] - (n_c[b][lo] + n_c[b][hi]) / 2) ** 2
+        d_o = float(((counts.T * per_item[b]) @ counts * delta).sum())
+        out[b] = 1.0 - _ratio(np.array(d_o * (n[b] - 1.0)), np.array((np.outer(n_c[b], n_c[b]) * delta).sum()))
+    return out
 
 
 def cohen_kappa(a: Sequence[float] | NDArray[np.float64], b: Sequence[float] | NDArray[np.float64]) -> float:
     """Cohen's kappa of two annotators over the items both rated (``nan`` = not rated)."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     both = ~np.isnan(x) & ~np.isnan(y)
-    x, y = x[both], y[both]
-    if x.size == 0:
+    if not both.any():
         raise ValueError("the two annotators share no rated item")
+    kappa = _kappa_over_draws(x[both], y[both], resample_once(int(both.sum())))[0]
+    return _undefined(float(kappa), "kappa is undefined: both annotators always use one and the same label")
+
+
+def _kappa_over_draws(x: NDArray[np.float64], y: NDArray[np.float64], draws: Draws) -> NDArray[np.float64]:
+    """Cohen's kappa of labels ``x`` and ``y`` (items both rated) in each resample; ``nan`` where undefined."""
     cats = np.unique(np.concatenate([x, y]))
-    p_o = float(np.mean(x == y))
-    p_e = float(sum(np.mean(x == c) * np.mean(y == c) for c in cats))
-    if p_e == 1.0:
-        raise ValueError("kappa is undefined: both annotators always use one and the same label")
-    return (p_o - p_e) / (1.0 - p_e)
+    n = draws.sum(axis=1)
+    p_o = _ratio(draws @ (x == y), n)
+    p_e = _ratio(((draws @ (x[:, None] == cats)) * (draws @ (y[:, None] == cats))).sum(axis=1), n**2)
+    return np.where(p_e < 1.0, _ratio(p_o - p_e, 1.0 - p_e), np.nan)
 
 
 def pairwise_cohen_kappa(matrix: Matrix, min_shared: int = 2) -> dict[tuple[int, int], float]:
@@ -199,11 +259,42 @@ def mean_pairwise_cohen_kappa(matrix: Matrix) -> float:
     return float(np.mean(list(pairs.values())))
 
 
-def category_counts(matrix: Matrix) -> Matrix:
-    """Items x categories table of how many annotators chose each category (Fleiss' input)."""
+def mean_pairwise_cohen_kappa_over_draws(matrix: Matrix, draws: Draws) -> NDArray[np.float64]:
+    """:func:`mean_pairwise_cohen_kappa` of each resample in ``draws`` (``nan`` where no pair's kappa is defined).
+
+    A pair counts in a resample where it shares two drawn items or more (an item drawn twice counts twice).
+
+    Example:
+        >>> m = np.array([[0, 1, 0, 1], [0, 1, 1, 1]], dtype=float)
+        >>> mean_pairwise_cohen_kappa_over_draws(m, np.array([[1, 1, 1, 1], [2, 0, 0, 2.0]])).round(4).tolist()
+        [0.5, 1.0]
+    """
     m = np.asarray(matrix, dtype=float)
-    cats = np.unique(m[~np.isnan(m)])
-    return np.stack([(m == c).sum(axis=0) for c in cats], axis=1).astype(float)
+    rated = ~np.isnan(m)
+    total, defined = np.zeros(draws.shape[0]), np.zeros(draws.shape[0])
+    for i, j in itertools.combinations(range(m.shape[0]), 2):
+        both = rated[i] & rated[j]
+        if both.sum() == 0:
+            continue
+        kappa = _kappa_over_draws(m[i, both], m[j, both], draws[:, both])
+        kappa[draws[:, both].sum(axis=1) < 2] = np.nan
+        total += np.nan_to_num(kappa)
+        defined += ~np.isnan(kappa)
+    return _ratio(total, defined)
+
+
+def category_counts(matrix: Matrix) -> Matrix:
+    """Items x categories table of how many annotators chose each category (Fleiss' input).
+
+    Example:
+        >>> category_counts([[0, 1, 2], [0, 2, np.nan]]).tolist()
+        [[2.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]]
+    """
+    m = np.asarray(matrix, dtype=float)
+    rated = ~np.isnan(m)
+    cats, codes = np.unique(m[rated], return_inverse=True)
+    item = np.broadcast_to(np.arange(m.shape[1]), m.shape)[rated]
+    return np.bincount(item * cats.size + codes, minlength=m.shape[1] * cats.size).reshape(-1, cats.size).astype(float)
 
 
 def fleiss_kappa(matrix: Matrix) -> float:
@@ -224,17 +315,27 @@ def fleiss_kappa(matrix: Matrix) -> float:
     m = np.asarray(matrix, dtype=float)
     if np.isnan(m).all():
         raise ValueError("Fleiss' kappa needs ratings")
-    table = category_counts(m)
-    r = table.sum(axis=1)
-    table, r = table[r > 0], r[r > 0]
-    pairs = r >= 2
-    if not pairs.any():
+    if not ((~np.isnan(m)).sum(axis=0) >= 2).any():
         raise ValueError("Fleiss' kappa needs an item with at least two ratings")
-    p_a = float(((table[pairs] * (table[pairs] - 1)).sum(axis=1) / (r[pairs] * (r[pairs] - 1))).mean())
-    p_e = float(((table / r[:, None]).mean(axis=0) ** 2).sum())
-    if p_e == 1.0:
-        raise ValueError("kappa is undefined: every rating has the same label")
-    return (p_a - p_e) / (1.0 - p_e)
+    kappa = fleiss_kappa_over_draws(m, resample_once(m.shape[1]))[0]
+    return _undefined(float(kappa), "kappa is undefined: every rating has the same label")
+
+
+def fleiss_kappa_over_draws(matrix: Matrix, draws: Draws) -> NDArray[np.float64]:
+    """:func:`fleiss_kappa` of each resample in ``draws`` (``nan`` where undefined).
+
+    Example (the example of :func:`fleiss_kappa`, then its second and fourth items only):
+        >>> m = np.array([[0, 1, 0, 1], [0, 1, 1, 1], [0, 1, np.nan, 1]])
+        >>> fleiss_kappa_over_draws(m, np.array([[1, 1, 1, 1], [0, 1, 0, 1.0]])).round(4).tolist()
+        [0.4667, nan]
+    """
+    table = category_counts(matrix)
+    r = table.sum(axis=1)
+    pairs = r >= 2
+    agree = np.where(pairs, (table * (table - 1)).sum(axis=1) / np.where(pairs, r * (r - 1), 1), 0.0)
+    p_a = _ratio(draws @ agree, draws @ pairs)
+    p_e = (_ratio(draws @ (table / np.where(r > 0, r, 1)[:, None]), (draws @ (r > 0))[:, None]) ** 2).sum(axis=1)
+    return np.where(p_e < 1.0, _ratio(p_a - p_e, 1.0 - p_e), np.nan)
 
 
 @dataclass(frozen=True)
@@ -264,8 +365,12 @@ def check_resamples(n_boot: int, field: str = "n_boot") -> None:
     check_at_most(n_boot, MAX_RESAMPLES, field, unit="resamples")
 
 
+#: How many cells (resamples x items) of draws a statistic reads at once: 16 MB.
+DRAWS_PER_BLOCK = 2**21
+
+
 def bootstrap(
-    statistic: Callable[[Matrix], float],
+    statistic: Callable[[Matrix, Draws], NDArray[np.float64]],
     matrix: Matrix,
     *,
     n_boot: int = 1000,
@@ -274,32 +379,30 @@ def bootstrap(
 ) -> Estimate:
     """Percentile bootstrap CI of ``statistic``, resampling items (columns).
 
-    Resamples where the statistic is undefined are dropped; if more than half are,
-    the interval is reported as undefined (``nan`` bounds are never produced: a
-    ``ValueError`` is raised instead). Fewer than one resample is an :class:`InputError`.
+    ``statistic`` takes the matrix and draws (one of the ``*_over_draws`` functions): a block of resamples is one
+    call, where copying each resample's columns made a call each. The resamples are those of the metric CIs
+    (:func:`~dialeval.meta.bootstrap.draw_counts`). Resamples where the statistic is undefined are
+    dropped; if more than half are, the interval is reported as undefined (``nan`` bounds are never produced: a
+    ``ValueError`` is raised instead), as is a statistic undefined on the sample. Fewer than one resample is an
+    :class:`InputError`.
 
     Example:
         >>> m = np.array([[0, 1, 0, 1, 1, 0], [0, 1, 0, 1, 0, 0]], dtype=float)
-        >>> e = bootstrap(lambda x: krippendorff_alpha(x, "nominal"), m, n_boot=200)
+        >>> e = bootstrap(krippendorff_alpha_over_draws, m, n_boot=200)
         >>> bool(e.low <= e.value <= e.high)
         True
     """
     check_resamples(n_boot)
     m = pairable(matrix)
-    value = statistic(m)
-    rng = np.random.default_rng(seed)
-    stats: list[float] = []
-    for _ in range(n_boot):
-        cols = rng.integers(0, m.shape[1], size=m.shape[1])
-        try:
-            stats.append(statistic(m[:, cols]))
-        except ValueError:
-            continue
-    if len(stats) < n_boot / 2:
-        raise ValueError(f"statistic undefined on {n_boot - len(stats)} of {n_boot} resamples")
-    tail = (1.0 - confidence) / 2 * 100
-    low, high = np.percentile(stats, [tail, 100 - tail])
-    return Estimate(value, float(low), float(high), m.shape[1], len(stats))
+    value = _undefined(float(statistic(m, resample_once(m.shape[1]))[0]), "the statistic is undefined on these ratings")
+    counts = draw_counts(m.shape[1], n_boot, seed)
+    step = max(1, DRAWS_PER_BLOCK // m.shape[1])
+    got = np.concatenate([statistic(m, counts[b : b + step].astype(float)) for b in range(0, n_boot, step)])
+    defined = int(np.isfinite(got).sum())
+    if defined < n_boot / 2:
+        raise ValueError(f"statistic undefined on {n_boot - defined} of {n_boot} resamples")
+    low, high = percentile_ci(got, confidence)
+    return Estimate(value, low, high, m.shape[1], defined)
 
 
 def agreement_report(
@@ -317,12 +420,12 @@ def agreement_report(
     """
     rel = reliability_matrix(ratings, dont_know="drop_item" if strong_only else "missing")
     out: dict[str, Estimate] = {}
-    stats: dict[str, Callable[[Matrix], float]] = {
-        f"krippendorff_alpha_{level}": lambda x: krippendorff_alpha(x, level)
+    stats: dict[str, Callable[[Matrix, Draws], NDArray[np.float64]]] = {
+        f"krippendorff_alpha_{level}": partial(krippendorff_alpha_over_draws, level=level)
     }
     if level == "nominal":
-        stats["fleiss_kappa"] = fleiss_kappa
-        stats["cohen_kappa_mean"] = mean_pairwise_cohen_kappa
+        stats["fleiss_kappa"] = fleiss_kappa_over_draws
+        stats["cohen_kappa_mean"] = mean_pairwise_cohen_kappa_over_draws
     for name, fn in stats.items():
         try:
             out[name] = bootstrap(fn, rel.matrix, n_boot=n_boot, seed=seed)
