@@ -235,3 +235,38 @@ def test_a_record_of_another_kind_says_which_kind_it_is(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         read_jsonl(p, Score)
     assert str(caught.value) == f'{p}:1: field "value": Field required'
+
+
+def _binary_files(tmp_path: Path) -> list[tuple[Path, str]]:
+    """Real files of the binary formats people give for a table (the .xls one is its header only: no writer here)."""
+    import gzip
+    import sqlite3
+    import zipfile
+
+    import pandas as pd
+
+    book = tmp_path / "ratings.xlsx"  # an .xlsx is a ZIP archive of XML parts
+    with zipfile.ZipFile(book, "w") as z:
+        z.writestr("xl/worksheets/sheet1.xml", "<worksheet/>")
+    pd.DataFrame({"context": ["hi"], "response": ["hello"]}).to_parquet(tmp_path / "ratings.parquet")
+    (tmp_path / "ratings.csv").write_bytes(gzip.compress(b"context,response\nhi,hello\n"))  # gzipped, not named .gz
+    with sqlite3.connect(tmp_path / "study.db") as db:
+        db.execute("create table t (x)")
+    (tmp_path / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504))
+    return [(book, "a ZIP archive (an Excel .xlsx or OpenDocument workbook?)"),
+            (tmp_path / "ratings.parquet", "a Parquet file"),
+            (tmp_path / "ratings.csv", "gzipped (only a name ending in .gz is unzipped)"),
+            (tmp_path / "study.db", "an SQLite database"),
+            (tmp_path / "old.xls", "an Excel 97-2003 workbook (.xls)")]  # fmt: skip
+
+
+def test_a_binary_file_given_for_text_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """They said "not text: a NUL byte at column 5 (a binary file, or another encoding?)" (or "not UTF-8 text: byte
+    0x8b at column 2" for the gzipped one); the first bytes say what they are."""
+    from dialeval.jsonl import iter_objects, read_text
+
+    for p, kind in _binary_files(tmp_path):
+        for read in (lambda p=p: list(iter_objects(p)), lambda p=p: read_text(p)):
+            with pytest.raises(InputError) as caught:
+                read()
+            assert str(caught.value) == f'{p}:1: not text but {kind}: save it as UTF-8 text (a sheet as "CSV UTF-8")'

@@ -88,6 +88,30 @@ _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 WIDE_TEXT = 'UTF-16 or UTF-32 text, and this reads UTF-8: save it as UTF-8 (in Excel: "CSV UTF-8", not "Unicode Text")'
 
 
+#: The first bytes of binary files given where text is read, and what each is.
+_BINARY = (
+    (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx or OpenDocument workbook?)"),
+    (b"\xd0\xcf\x11\xe0", "an Excel 97-2003 workbook (.xls)"),
+    (b"PAR1", "a Parquet file"),
+    (b"\x1f\x8b", "gzipped (only a name ending in .gz is unzipped)"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+)
+
+
+def _binary(head: bytes, p: Path) -> None:
+    """Refuse a file that starts as a known binary format, naming it (it said "not text: a NUL byte at column 5").
+
+    Example:
+        >>> _binary(b"PAR1 and more", Path("r.parquet"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: r.parquet:1: not text but a Parquet file: save it as UTF-8 text (a sheet as ...
+    """
+    for magic, kind in _BINARY:
+        if head.startswith(magic):
+            raise InputError(f'not text but {kind}: save it as UTF-8 text (a sheet as "CSV UTF-8")', path=p, line=1)
+
+
 def _not_utf8(byte: int, column: int) -> str:
     kind = "not text: a NUL byte" if byte == 0 else f"not UTF-8 text: byte 0x{byte:02x}"
     return f"{kind} at column {column} (a binary file, or another encoding?)"
@@ -96,6 +120,8 @@ def _not_utf8(byte: int, column: int) -> str:
 def _decode(raw: bytes, p: Path, line: int) -> str:
     if line == 1 and raw.startswith(_WIDE_BOMS):
         raise InputError(WIDE_TEXT, path=p, line=1)
+    if line == 1:
+        _binary(raw, p)
     if b"\0" in raw:
         raise InputError(_not_utf8(0, raw.index(b"\0") + 1), path=p, line=line)
     try:
@@ -119,6 +145,7 @@ def read_text(path: str | Path) -> str:
     data = data.removeprefix(_BOM)
     if data.startswith(_WIDE_BOMS):  # it said "not text: a NUL byte at column 2"
         raise InputError(WIDE_TEXT, path=p, line=1)
+    _binary(data, p)
     if b"\0" in data:
         at = data.index(b"\0")
         column = at - data.rfind(b"\n", 0, at)
@@ -245,9 +272,9 @@ def loads(text: str) -> Any:
 
 #: Suffixes of formats other than JSON lines, and the format each names: a JSONL output named so would be read as
 #: that format by other programs, and a JSONL input named so is likely that format.
-NOT_JSONL = {".csv": "CSV", ".tsv": "TSV", ".json": "JSON", ".txt": "plain text", ".md": "Markdown",
-             ".html": "HTML", ".parquet": "Parquet", ".xlsx": "Excel", ".xls": "Excel", ".yaml": "YAML",
-             ".yml": "YAML"}  # fmt: skip
+NOT_JSONL = {".csv": "a CSV", ".tsv": "a TSV", ".json": "a JSON", ".txt": "a plain text", ".md": "a Markdown",
+             ".html": "an HTML", ".parquet": "a Parquet", ".xlsx": "an Excel", ".xls": "an Excel", ".yaml": "a YAML",
+             ".yml": "a YAML"}  # fmt: skip
 
 
 def _named_as(p: Path) -> str:
@@ -259,7 +286,7 @@ def _named_as(p: Path) -> str:
     """
     suffix = Path(p.name.removesuffix(".gz")).suffix.lower()
     fmt = NOT_JSONL.get(suffix) if suffix != ".json" else None  # published ".json" files may be JSON lines
-    return f"; the file is named as a {fmt} file, and this reads JSON lines (one record per line)" if fmt else ""
+    return f"; the file is named as {fmt} file, and this reads JSON lines (one record per line)" if fmt else ""
 
 
 def json_problem(exc: json.JSONDecodeError) -> str:

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -102,9 +103,13 @@ TABLE = ["--response-col", "text", "--rating-col", "q=Overall"]
         (["meta", "scores.jsonl", "--path", "latin1.csv", *TABLE], "latin1.csv:3: not UTF-8 text"),
         (["score", "--path", "folder", *TABLE, "-o", "s.jsonl"], "folder: is a folder"),
         (["score", "--path", "garbage.bin", *TABLE, "-o", "s.jsonl"], "garbage.bin:1: not text"),
+        (["score", "--path", "book.xlsx", *TABLE, "-o", "s.jsonl"], 'book.xlsx:1: not text but a ZIP archive (an Excel '
+         '.xlsx or OpenDocument workbook?): save it as UTF-8 text (a sheet as "CSV UTF-8")'),
+        (["score", "--path", "latin1.csv", *TABLE, "-o", "s.xlsx"], 's.xlsx: field "--output": names an Excel file, '
+         "but Score records are written as JSON lines: name it s.jsonl"),
     ],
     ids=["score-latin1", "score-binary", "score-folder", "meta-r-latin1", "meta-r-folder", "meta-binary-scores",
-         "meta-path-latin1", "score-path-folder", "score-path-binary"],
+         "meta-path-latin1", "score-path-folder", "score-path-binary", "score-path-xlsx", "score-output-xlsx"],
 )  # fmt: skip
 def test_non_utf8_binary_and_folders_are_refused_by_score_meta_and_path(
     records: Path, args: list[str], needle: str
@@ -115,6 +120,8 @@ def test_non_utf8_binary_and_folders_are_refused_by_score_meta_and_path(
     (records / "latin1-r.jsonl").write_bytes(json.dumps(RATINGS[0]).encode() + b"\n" + b'{"annotator": "Jos\xe9"}\n')
     (records / "latin1.csv").write_bytes(b"text,q\nok,1\ncaf\xe9,2\n")
     (records / "garbage.bin").write_bytes(bytes(range(256)) * 4)
+    with zipfile.ZipFile(records / "book.xlsx", "w") as z:  # an .xlsx is a ZIP archive of XML parts
+        z.writestr("xl/worksheets/sheet1.xml", "<worksheet/>")
     (records / "folder").mkdir()
     refused(run(*args, cwd=records), needle)
 

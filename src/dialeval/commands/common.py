@@ -380,7 +380,7 @@ def check_jsonl_name(path: Path | None, what: str, option: str = "--output") -> 
         dialeval.errors.InputError: s.csv: field "--output": names a CSV file, but Score records are written as ...
     """
     if path is not None and (fmt := NOT_JSONL.get(path.suffix.lower())):
-        raise InputError(f"names a {fmt} file, but {what} are written as JSON lines: name it "
+        raise InputError(f"names {fmt} file, but {what} are written as JSON lines: name it "
                          f"{path.with_suffix('.jsonl').name}", path=path, field=option)  # fmt: skip
 
 
