@@ -146,7 +146,7 @@ def test_a_bad_benchmarks_option_fails_before_any_feature_is_computed(tmp_path, 
     assert err.value.field == "benchmarks" and not (tmp_path / "out").exists()
 
 
-def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp_path, monkeypatch):
+def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp_path, monkeypatch, capsys):
     """Four sets fitted on and the default --never-fitted: every set a fold, the mean over the four."""
     examples, rows = synthetic()
     named = {"a": "usr-tc", "b": "usr-pc", "c": "gupta-dailydialog", "d": "holistic-coherence", "e": "lmstyle-mturk"}
@@ -167,6 +167,8 @@ def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp
     ex.main([str(tmp_path / "views"), "--benchmarks", ",".join(fitted), "-o", str(tmp_path / "out"),
              "--n-boot", "10"])  # fmt: skip
     assert seen == [[*fitted, "lmstyle-mturk", "predictive-engagement-convai"]]
+    # 10 resamples: the CIs are rough, and it says so as every command with CIs does (it said nothing)
+    assert capsys.readouterr().err == "warning: the CIs are rough: 10 resamples only, too few for 95% (40 at least)\n"
     out = json.loads((tmp_path / "out" / "results.json").read_text())
     assert out["benchmarks"] == fitted and out["never_fitted"] == ["lmstyle-mturk", "predictive-engagement-convai"]
     for r in out["results"]:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.commands.common import check_output, console, fail, fields_as_options
+from dialeval.commands.common import check_output, console, fail, fields_as_options, warn
 from dialeval.errors import DialevalError, InputError
 
 quality_app = typer.Typer(help="Train and compare the parts of the reference-free quality metric.",
@@ -84,6 +84,9 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
             lo, hi = q["spearman_ci"]
             say(f"{row['benchmark']:<24} spearman {q['spearman']:.3f} [{lo:.3f}, {hi:.3f}]"
                 f" (trained on {', '.join(row['trained_on'])})")
+        from dialeval.meta.caveats import rough_resamples
+
+        warn(rough_resamples(n_boot))
     say(f"wrote {output}")
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -645,24 +646,31 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads),
                   encoder_heads=other is not None, tuned=tuned is not None, calibrated=args.calibrated,
                   never_fitted=never)  # fmt: skip
-    write_report(args.out, results, {"views": str(args.views), "heads": str(args.heads or "shipped"),
-                                     "encoder_heads": str(args.encoder_heads or ""),
-                                     "tuned_heads": str(args.tuned_heads or ""), "benchmarks": benchmarks,
-                                     "never_fitted": never, "seconds": round(time.perf_counter() - t0, 1)})
+    meta = {"views": str(args.views), "heads": str(args.heads or "shipped"),
+            "encoder_heads": str(args.encoder_heads or ""), "tuned_heads": str(args.tuned_heads or ""),
+            "benchmarks": benchmarks, "never_fitted": never, "seconds": round(time.perf_counter() - t0, 1)}
+    write_report(args.out, results, args.n_boot, meta)
     if args.ship is not None:
         winner = ship(args.ship, args.views, ds, rows, results, n_boot=args.n_boot, heads=args.heads,
                       large_heads=args.encoder_heads, never_fitted=never)  # fmt: skip
         print(f"shipped {winner} into {args.ship}")
 
 
-def write_report(out: Path, results: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> None:
-    """Write ``OUT/results.json`` (``meta``, the results and :func:`rule_check`) and print the table."""
+def write_report(out: Path, results: Sequence[Mapping[str, Any]], n_boot: int, meta: Mapping[str, Any]) -> None:
+    """Write ``OUT/results.json`` (``meta``, the results and :func:`rule_check`) and print the table.
+
+    Under it, a warning where ``n_boot`` resamples are too few for the CIs (as every command with CIs says).
+    """
+    from dialeval.meta.caveats import rough_resamples
+
     check = rule_check(results)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps({**meta, "results": results, "rule_check": check}, indent=1))
     print(markdown(results))
     for name, rho in check.items():
         print(f"fold mean against {name}, Spearman over the candidates with every figure: {_cell(rho)}")
+    for line in rough_resamples(n_boot):
+        print(line, file=sys.stderr)
 
 
 def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | None]],
