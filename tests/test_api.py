@@ -280,6 +280,11 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
          "data:2: row is a tuple, not a dict (a list is read as one dict per row)"),
         (lambda: dialeval.score({"context": ["Hi"], "response": ["Hello"]}, ["length"], cache=False),
          "got dict (a dict of columns: pass pd.DataFrame(data))"),
+        # responses alone: a Series was "got Series", and a frame without "context" named no way to do without it
+        (lambda: dialeval.score(pd.Series(["Hello"]), ["length"], cache=False),
+         'got Series (responses alone: pass data.to_frame("response") with context_col=None)'),
+        (lambda: dialeval.score(pd.DataFrame({"response": ["Hello"]}), ["length"], cache=False),
+         'data: field "context": no column "context" (context_col=None scores without one); the columns: response'),
         # the CLI refuses Infinity in a scores file; the API used it as a number
         (lambda: dialeval.correlate(RATED.assign(m=[1.0, float("inf"), 3.0, 4.0]), "h", ["m"]),
          'data:2: field "m": inf is not a finite number'),
@@ -422,3 +427,10 @@ def test_a_context_column_of_any_values_groups_the_rows() -> None:
     frame = RATED.assign(context=pd.Series([stamp, stamp, "b", "b"], dtype=object))
     table = dialeval.correlate(frame, "h", ["m"], n_boot=0)
     assert table["n_groups"].tolist() == [2]
+
+
+def test_responses_without_a_context_are_scored_with_context_col_none() -> None:
+    # what the two errors above point to: lengths counted by hand (whitespace tokens)
+    scored = dialeval.score(pd.Series(["Hello there", "Yo"]).to_frame("response"), ["length"], context_col=None,
+                            cache=False)  # fmt: skip
+    assert scored["length"].tolist() == [2.0, 1.0]

@@ -259,6 +259,9 @@ def _read(
         frame = pd.DataFrame(list(data))
     else:
         hint = " (a dict of columns: pass pd.DataFrame(data))" if isinstance(data, Mapping) else ""
+        if isinstance(data, pd.Series):
+            hint = ' (responses alone: pass data.to_frame("response") with context_col=None)'
+
         raise InputError(f"expected a DataFrame, a list of dicts or a path, got {type(data).__name__}{hint}")
     if isinstance(frame.columns, pd.MultiIndex) or not all(isinstance(c, str) for c in frame.columns):
         raise InputError("the data's column names must be strings")
@@ -349,7 +352,7 @@ def _mapping(
             for k, v in wanted.items()}  # fmt: skip
     for name in (context_col, response_col, dialogue_col, *cols.values()):
         if name is not None and name not in frame.columns:
-            raise _no_column(frame, name, path=DATA)
+            raise _no_column(frame, name, path=DATA, none=name == context_col and "context_col")
     if dialogue_col is not None and (missing := _missing(frame[dialogue_col])):
         raise InputError(f"no value ({counted(len(missing), 'such row')})", path=DATA, line=missing[0],
                          field=dialogue_col)  # fmt: skip
@@ -359,8 +362,10 @@ def _mapping(
     )  # fmt: skip
 
 
-def _no_column(frame: pd.DataFrame, name: str, path: str | None = None) -> InputError:
+def _no_column(frame: pd.DataFrame, name: str, path: str | None = None, none: str | bool = False) -> InputError:
     """Return the error for a column the frame lacks, naming the closest column and every column.
+
+    ``none``: the argument whose None does without the column (``context_col``), said when no column is close.
 
     Example:
         >>> import pandas as pd
@@ -368,10 +373,12 @@ def _no_column(frame: pd.DataFrame, name: str, path: str | None = None) -> Input
         field "lenght": no column "lenght" (did you mean "length"?); the columns: length, rating
         >>> print(_no_column(pd.DataFrame({"context": ["Hi"], "r": ["Yo"]}).set_index("context"), "context"))
         field "context": no column "context" (it is the frame's index: pass df.reset_index()); the columns: r
+        >>> print(_no_column(pd.DataFrame({"response": ["Yo"]}), "context", none="context_col"))
+        field "context": no column "context" (context_col=None scores without one); the columns: response
     """
     have = [str(c) for c in frame.columns]
     close = closest(name, have)
-    hint = f' (did you mean "{close}"?)' if close else ""
+    hint = f' (did you mean "{close}"?)' if close else (f" ({none}=None scores without one)" if none else "")
     if name in [str(n) for n in frame.index.names if n is not None]:  # set_index moved it out of the columns
         hint = " (it is the frame's index: pass df.reset_index())"
     return InputError(f'no column "{name}"{hint}; the columns: {", ".join(have) or "none"}', path=path, field=name)
