@@ -58,3 +58,12 @@ def test_ratings_that_are_all_labels_are_refused_with_what_they_are():
     numbers = [r.model_copy(update={"value": 1.0 if r.value == "positive" else 0.0, "scale": "0-1"}) for r in labels]
     got = align(scores, [*numbers, labels[0]], dimension="Listening")
     assert got.counts["ratings_not_numeric"] == 1 and got.items["human"].tolist() == [1.0, 0.0, 1.0]
+
+
+def test_a_rated_item_whose_score_has_no_value_is_counted_once() -> None:
+    """It was counted twice in the notes, "1 rated item without score; 1 score without value", for one row."""
+    scores = [Score(item_id="a", metric="m", value=1.0), Score(item_id="b", metric="m", value=None),
+              Score(item_id="c", metric="m", value=2.0)]  # fmt: skip
+    ratings = [Rating(item_id=i, dimension="Overall", annotator="w", value=3) for i in "abcd"]  # "d": no score at all
+    counts = align(scores, ratings, dimension="Overall").counts
+    assert counts["scores_missing_value:m"] == 1 and counts["ratings_without_score"] == 1  # "d" only

@@ -127,7 +127,7 @@ def align(
         The table, with ``counts``: ``scores_missing_value:<metric>`` (score value None),
         ``ratings_dont_know``, ``ratings_not_numeric``, ``scores_without_rating``
         (items scored, with no rating of their own or of their dialogue), ``ratings_without_score``
-        (turn items rated, not scored),
+        (turn items rated, with no score record: one whose scores have no value is counted as that),
         ``dialogue_ratings_without_score``.
 
     Raises:
@@ -139,6 +139,7 @@ def align(
     values: dict[str, dict[str, float]] = {}
     keys: dict[str, dict[str, str]] = {}
     present: dict[str, None] = {}
+    valueless: set[str] = set()  # items with a score record but no value: "without value", not "without score"
     for s in scores:
         present.setdefault(s.metric)
         if wanted is not None and s.metric not in wanted:
@@ -148,6 +149,7 @@ def align(
             raise InputError(f'metric "{s.metric}" scores item "{s.item_id}" twice', field="item_id")
         if s.value is None:
             counts[f"scores_missing_value:{s.metric}"] += 1
+            valueless.add(s.item_id)
             continue
         per_metric[s.item_id] = s.value
         if s.item_id not in keys:
@@ -182,7 +184,7 @@ def align(
     if dialogue is not None:  # an item whose dialogue is rated counts as rated (it said "31012 without rating")
         rated |= items["dialogue_id"].isin(dialogue.index)
     counts["scores_without_rating"] += int((scored & ~rated).sum())
-    counts["ratings_without_score"] += int((rated & ~scored).sum())
+    counts["ratings_without_score"] += int((rated & ~scored & ~items.index.isin(list(valueless))).sum())
     if dialogue is not None:
         dialogue_ids = set(items.loc[scored, "dialogue_id"].dropna())
         counts["dialogue_ratings_without_score"] += int((~dialogue.index.isin(dialogue_ids)).sum())
