@@ -281,3 +281,15 @@ def test_bootstrap_is_the_percentile_over_copied_columns_of_its_draws() -> None:
     assert (e.low, e.high) == pytest.approx(tuple(np.percentile(want[~np.isnan(want)], [2.5, 97.5])), abs=1e-12)
     assert e.value == pytest.approx(fleiss_kappa(m), abs=1e-12)
     assert e.n_boot == int((~np.isnan(want)).sum())
+
+
+@pytest.mark.parametrize("matrix", [np.full((3, 0), np.nan), np.full((2, 3), np.nan), np.ones((2, 4))],
+                         ids=["no item", "no rating", "one value"])  # fmt: skip
+def test_draws_of_nothing_to_agree_on_are_undefined_not_an_error(matrix: np.ndarray) -> None:
+    draws = np.ones((2, matrix.shape[1]))
+    for level in ("nominal", "ordinal", "interval"):
+        assert np.isnan(krippendorff_alpha_over_draws(matrix, draws, level)).all()  # type: ignore[arg-type]
+    assert np.isnan(fleiss_kappa_over_draws(matrix, draws)).all()
+    assert np.isnan(mean_pairwise_cohen_kappa_over_draws(matrix, draws)).all()
+    with pytest.raises(ValueError, match="the statistic is undefined on these ratings"):
+        bootstrap(fleiss_kappa_over_draws, matrix, n_boot=10)

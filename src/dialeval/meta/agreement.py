@@ -185,6 +185,8 @@ def krippendorff_alpha_over_draws(matrix: Matrix, draws: Draws, level: Level = "
         >>> krippendorff_alpha_over_draws(m, np.array([[1, 1, 1, 1], [2, 2, 2, 2.0]])).round(4).tolist()
         [0.6957, 0.6739]
     """
+    if level not in ("nominal", "ordinal", "interval"):
+        raise ValueError(f"unknown level {level!r}; use nominal, ordinal or interval")
     m = np.asarray(matrix, dtype=float)
     r = (~np.isnan(m)).sum(axis=0).astype(float)
     m, r, draws = m[:, r >= 2], r[r >= 2], draws[:, r >= 2]
@@ -202,8 +204,6 @@ def krippendorff_alpha_over_draws(matrix: Matrix, draws: Draws, level: Level = "
     if level == "nominal":
         d_o = per_item @ (r**2 - (counts**2).sum(axis=1))
         return 1.0 - _ratio(d_o * (n - 1.0), n**2 - (n_c**2).sum(axis=1))
-    if level != "ordinal":
-        raise ValueError(f"unknown level {level!r}; use nominal, ordinal or interval")
     out = np.empty(draws.shape[0])
     lo = np.minimum.outer(np.arange(counts.shape[1]), np.arange(counts.shape[1]))
     hi = np.maximum.outer(np.arange(counts.shape[1]), np.arange(counts.shape[1]))
@@ -294,7 +294,8 @@ def category_counts(matrix: Matrix) -> Matrix:
     rated = ~np.isnan(m)
     cats, codes = np.unique(m[rated], return_inverse=True)
     item = np.broadcast_to(np.arange(m.shape[1]), m.shape)[rated]
-    return np.bincount(item * cats.size + codes, minlength=m.shape[1] * cats.size).reshape(-1, cats.size).astype(float)
+    counts = np.bincount(item * cats.size + codes, minlength=m.shape[1] * cats.size)
+    return counts.reshape(m.shape[1], cats.size).astype(float)
 
 
 def fleiss_kappa(matrix: Matrix) -> float:
