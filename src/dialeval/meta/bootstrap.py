@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import numpy as np
@@ -48,10 +49,24 @@ def draw_counts(n_clusters: int, n_boot: int, seed: int) -> IntArray:
         >>> c.shape, c.sum(axis=1).tolist()
         ((3, 5), [5, 5, 5])
     """
+    empty = np.zeros((0, n_clusters), dtype=np.int64)
+    return next(draw_count_blocks(n_clusters, n_boot, seed, rows=max(n_boot, 1)), empty)
+
+
+def draw_count_blocks(n_clusters: int, n_boot: int, seed: int, rows: int) -> Iterator[IntArray]:
+    """Yield the resamples of :func:`draw_counts` (the same ones) in blocks of at most ``rows``, one held at a time.
+
+    Example:
+        >>> blocks = list(draw_count_blocks(5, 3, seed=0, rows=2))
+        >>> [b.shape for b in blocks], bool((np.vstack(blocks) == draw_counts(5, 3, seed=0)).all())
+        ([(2, 5), (1, 5)], True)
+    """
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, n_clusters, size=(n_boot, n_clusters))
-    offsets = (np.arange(n_boot) * n_clusters)[:, None]
-    return np.bincount((picks + offsets).ravel(), minlength=n_boot * n_clusters).reshape(n_boot, n_clusters)
+    for start in range(0, n_boot, rows):
+        size = min(rows, n_boot - start)
+        picks = rng.integers(0, n_clusters, size=(size, n_clusters))
+        offsets = (np.arange(size) * n_clusters)[:, None]
+        yield np.bincount((picks + offsets).ravel(), minlength=size * n_clusters).reshape(size, n_clusters)
 
 
 def percentile_ci(values: FloatArray, level: float = 0.95) -> tuple[float, float]:
