@@ -210,3 +210,13 @@ def test_every_rank_layout_equals_scipy(monkeypatch, method, layout):
     for b in range(25):
         rows = expand(codes, np.repeat(np.arange(60), counts[b]))
         assert got[b] == pytest.approx(SCIPY[method](x[rows], y[rows]).statistic, abs=1e-10)
+
+
+@pytest.mark.parametrize("n_clusters", [7, 3_000])
+def test_counts_drawn_block_by_block_are_the_resamples_drawn_at_once(n_clusters: int) -> None:
+    """Reference: the one-shot draw draw_counts made before it went block by block (3,000 clusters x 1,000 resamples
+    is two blocks of 699 and 301 rows); every CI since is over these resamples."""
+    rng = np.random.default_rng(4)
+    once = np.stack([np.bincount(row, minlength=n_clusters) for row in rng.integers(0, n_clusters, (1000, n_clusters))])
+    assert (draw_counts(n_clusters, 1000, seed=4) == once).all()
+    assert draw_counts(n_clusters, 0, seed=4).shape == (0, n_clusters)

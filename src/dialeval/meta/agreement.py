@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dialeval.errors import InputError, check_at_most
-from dialeval.meta.bootstrap import MAX_RESAMPLES, draw_count_blocks, percentile_ci
+from dialeval.meta.bootstrap import DRAWS_PER_BLOCK, MAX_RESAMPLES, draw_count_blocks, percentile_ci
 from dialeval.schema import Rating
 
 Level = Literal["nominal", "ordinal", "interval"]
@@ -364,11 +364,6 @@ def check_resamples(n_boot: int, field: str = "n_boot") -> None:
     if n_boot < 1:
         raise InputError(f"must be at least 1 (the bootstrap resamples of the CIs), got {n_boot}", field=field)
     check_at_most(n_boot, MAX_RESAMPLES, field, unit="resamples")
-
-
-#: How many cells (resamples x items) of draws are held at once: 16 MB as floats (the counts of 30,000 items x 1,000
-#: resamples took 0.7 GB while they were drawn).
-DRAWS_PER_BLOCK = 2**21
 
 
 def bootstrap(
