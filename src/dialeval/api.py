@@ -261,7 +261,6 @@ def _read(
         hint = " (a dict of columns: pass pd.DataFrame(data))" if isinstance(data, Mapping) else ""
         if isinstance(data, pd.Series):
             hint = ' (responses alone: pass data.to_frame("response") with context_col=None)'
-
         raise InputError(f"expected a DataFrame, a list of dicts or a path, got {type(data).__name__}{hint}")
     if isinstance(frame.columns, pd.MultiIndex) or not all(isinstance(c, str) for c in frame.columns):
         raise InputError("the data's column names must be strings")
@@ -352,7 +351,7 @@ def _mapping(
             for k, v in wanted.items()}  # fmt: skip
     for name in (context_col, response_col, dialogue_col, *cols.values()):
         if name is not None and name not in frame.columns:
-            raise _no_column(frame, name, path=DATA, none=name == context_col and "context_col")
+            raise _no_column(frame, name, path=DATA, none="context_col" if name == context_col else "")
     if dialogue_col is not None and (missing := _missing(frame[dialogue_col])):
         raise InputError(f"no value ({counted(len(missing), 'such row')})", path=DATA, line=missing[0],
                          field=dialogue_col)  # fmt: skip
@@ -362,7 +361,7 @@ def _mapping(
     )  # fmt: skip
 
 
-def _no_column(frame: pd.DataFrame, name: str, path: str | None = None, none: str | bool = False) -> InputError:
+def _no_column(frame: pd.DataFrame, name: str, path: str | None = None, none: str = "") -> InputError:
     """Return the error for a column the frame lacks, naming the closest column and every column.
 
     ``none``: the argument whose None does without the column (``context_col``), said when no column is close.

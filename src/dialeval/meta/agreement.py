@@ -274,10 +274,11 @@ def mean_pairwise_cohen_kappa_over_draws(matrix: Matrix, draws: Draws) -> NDArra
     total, defined = np.zeros(draws.shape[0]), np.zeros(draws.shape[0])
     for i, j in itertools.combinations(range(m.shape[0]), 2):
         both = rated[i] & rated[j]
-        if both.sum() == 0:
+        if not both.any():
             continue
-        kappa = _kappa_over_draws(m[i, both], m[j, both], draws[:, both])
-        kappa[draws[:, both].sum(axis=1) < 2] = np.nan
+        shared = draws[:, both]
+        kappa = _kappa_over_draws(m[i, both], m[j, both], shared)
+        kappa[shared.sum(axis=1) < 2] = np.nan
         total += np.nan_to_num(kappa)
         defined += ~np.isnan(kappa)
     return _ratio(total, defined)
