@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -252,16 +253,46 @@ def test_alpha_over_draws_is_krippendorffs_alpha_of_each_resample(seed: int, lev
 
 @pytest.mark.parametrize("seed", range(4))
 def test_kappas_over_draws_are_the_kappas_of_each_resample(seed: int) -> None:
-    """Reference: the point statistics (pinned to statsmodels, irrCAC and scikit-learn above) on copied columns;
-    small matrices, so some resamples leave a pair sharing fewer than two items or one label only (nan)."""
+    """References: Fleiss' point statistic (pinned to statsmodels and irrCAC above) on copied columns, and
+    scikit-learn's Cohen's kappa of each pair sharing two distinct drawn items, averaged; small matrices, so some
+    resamples leave a pair sharing fewer than two items or one label only (nan)."""
     m = pairable(_random_matrix(seed, raters=4, items=8, cats=2, missing=0.5))
     cols, draws = _draws(seed, m.shape[1], 60)
-    for point, over_draws in ((fleiss_kappa, fleiss_kappa_over_draws),
-                              (mean_pairwise_cohen_kappa, mean_pairwise_cohen_kappa_over_draws)):  # fmt: skip
-        want = _on_columns(point, m, cols)
-        got = over_draws(m, draws)
+
+    def pairwise_mean(x: np.ndarray, distinct: np.ndarray) -> float:
+        kappas = []
+        for i, j in itertools.combinations(range(x.shape[0]), 2):
+            both = ~np.isnan(x[i]) & ~np.isnan(x[j])
+            if len(np.unique(distinct[both])) >= 2 and len(np.unique(np.r_[x[i][both], x[j][both]])) > 1:
+                kappas.append(cohen_kappa_score(x[i][both], x[j][both]))
+        if not kappas:
+            raise ValueError("no pair")
+        return float(np.mean(kappas))
+
+    fleiss = _on_columns(fleiss_kappa, m, cols)
+    cohen = []
+    for c in cols:
+        try:
+            cohen.append(pairwise_mean(m[:, c], c))
+        except ValueError:
+            cohen.append(np.nan)
+    for want, got in ((fleiss, fleiss_kappa_over_draws(m, draws)),
+                      (np.array(cohen), mean_pairwise_cohen_kappa_over_draws(m, draws))):  # fmt: skip
         assert np.isnan(want).tolist() == np.isnan(got).tolist()
         np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_pairs_that_share_one_item_drawn_twice_no_longer_pull_the_cohen_ci_below_its_estimate() -> None:
+    """60 annotators, each item rated by 3 of them: most pairs share one item or none. A resample that drew such an
+    item twice counted the pair (kappa 0 or undefined): the 95% CI was [0.119, 0.172] around 0.230."""
+    rng = np.random.default_rng(0)
+    truth = rng.integers(1, 6, size=600)
+    m = np.full((60, 600), np.nan)
+    for j in range(600):
+        m[rng.choice(60, size=3, replace=False), j] = np.clip(truth[j] + rng.integers(-1, 2, size=3), 1, 5)
+    e = bootstrap(mean_pairwise_cohen_kappa_over_draws, m, n_boot=200)
+    assert e.value == pytest.approx(mean_pairwise_cohen_kappa(m), abs=1e-12)
+    assert e.low < e.value < e.high
 
 
 def test_interval_alpha_of_a_resample_with_one_value_is_undefined_not_a_rounding() -> None:

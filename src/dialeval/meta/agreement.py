@@ -262,7 +262,9 @@ def mean_pairwise_cohen_kappa(matrix: Matrix) -> float:
 def mean_pairwise_cohen_kappa_over_draws(matrix: Matrix, draws: Draws) -> NDArray[np.float64]:
     """:func:`mean_pairwise_cohen_kappa` of each resample in ``draws`` (``nan`` where no pair's kappa is defined).
 
-    A pair counts in a resample where it shares two drawn items or more (an item drawn twice counts twice).
+    A pair counts in a resample where it shares two distinct drawn items or more, as in the sample: one item drawn
+    twice gives a kappa of 0 (two labels) or none (one), and where annotators share few items such pairs pulled
+    every resample's mean down (200 annotators, 3 per item: the 95% CI was [0.066, 0.088] around 0.196).
 
     Example:
         >>> m = np.array([[0, 1, 0, 1], [0, 1, 1, 1]], dtype=float)
@@ -278,7 +280,7 @@ def mean_pairwise_cohen_kappa_over_draws(matrix: Matrix, draws: Draws) -> NDArra
             continue
         shared = draws[:, both]
         kappa = _kappa_over_draws(m[i, both], m[j, both], shared)
-        kappa[shared.sum(axis=1) < 2] = np.nan
+        kappa[(shared > 0).sum(axis=1) < 2] = np.nan  # two items, not one drawn twice: its kappa is 0 or undefined
         total += np.nan_to_num(kappa)
         defined += ~np.isnan(kappa)
     return _ratio(total, defined)
