@@ -5,7 +5,9 @@ true value plus noise), as ``study report`` and ``study import-agreement`` see i
 (``draw_counts``, as the bootstrap draws them). The loop baseline copies each resample's columns and calls the
 point statistic, as ``bootstrap`` did before the thirty-eighth session; it is timed on the first ``--loop``
 resamples and scaled to 1,000 (printed as such). Each timing is repeated ``--repeats`` times and the median is
-reported. The script also checks that both sides give the same statistic on the looped resamples.
+reported. The script also checks that both sides give the same statistic on the looped resamples; for Cohen's
+kappa they differ where the loop counted a pair that shares one item drawn twice (kappa 0 or none), which the
+resamples no longer do, so its last column shows that change.
 
 Run: .venv/bin/python benchmarks/bench_agreement.py [--items 300 3000 30000] [--loop 50] [--repeats 3]
 """
