@@ -98,15 +98,19 @@ _BINARY = (
 )
 
 
-def _binary(head: bytes, p: Path) -> None:
-    """Refuse a file that starts as a known binary format, naming it (it said "not text: a NUL byte at column 5").
+def _not_text(head: bytes, p: Path) -> None:
+    """Refuse a file that starts as UTF-16/32 text or a known binary format, naming what it is.
+
+    They said "not text: a NUL byte at column 2" (UTF-16) or "... column 5" (an .xlsx).
 
     Example:
-        >>> _binary(b"PAR1 and more", Path("r.parquet"))  # doctest: +ELLIPSIS
+        >>> _not_text(b"PAR1 and more", Path("r.parquet"))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: r.parquet:1: not text but a Parquet file: save it as UTF-8 text (a sheet as ...
     """
+    if head.startswith(_WIDE_BOMS):
+        raise InputError(WIDE_TEXT, path=p, line=1)
     for magic, kind in _BINARY:
         if head.startswith(magic):
             raise InputError(f'not text but {kind}: save it as UTF-8 text (a sheet as "CSV UTF-8")', path=p, line=1)
@@ -118,10 +122,8 @@ def _not_utf8(byte: int, column: int) -> str:
 
 
 def _decode(raw: bytes, p: Path, line: int) -> str:
-    if line == 1 and raw.startswith(_WIDE_BOMS):
-        raise InputError(WIDE_TEXT, path=p, line=1)
     if line == 1:
-        _binary(raw, p)
+        _not_text(raw, p)
     if b"\0" in raw:
         raise InputError(_not_utf8(0, raw.index(b"\0") + 1), path=p, line=line)
     try:
@@ -143,9 +145,7 @@ def read_text(path: str | Path) -> str:
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read ({exc})", path=p) from None
     data = data.removeprefix(_BOM)
-    if data.startswith(_WIDE_BOMS):  # it said "not text: a NUL byte at column 2"
-        raise InputError(WIDE_TEXT, path=p, line=1)
-    _binary(data, p)
+    _not_text(data, p)
     if b"\0" in data:
         at = data.index(b"\0")
         column = at - data.rfind(b"\n", 0, at)
