@@ -234,29 +234,14 @@ def _kappa_over_draws(x: NDArray[np.float64], y: NDArray[np.float64], draws: Dra
     return np.where(p_e < 1.0, _ratio(p_o - p_e, 1.0 - p_e), np.nan)
 
 
-def pairwise_cohen_kappa(matrix: Matrix, min_shared: int = 2) -> dict[tuple[int, int], float]:
-    """Cohen's kappa for every pair of annotators (row indices) sharing ``min_shared`` items.
+def mean_pairwise_cohen_kappa(matrix: Matrix) -> float:
+    """Return the mean of :func:`cohen_kappa` over the pairs of annotators sharing two items or more, where defined.
 
-    Pairs whose kappa is undefined (one constant label) are left out.
+    It is :func:`mean_pairwise_cohen_kappa_over_draws` of the sample itself.
     """
     m = np.asarray(matrix, dtype=float)
-    out: dict[tuple[int, int], float] = {}
-    for i, j in itertools.combinations(range(m.shape[0]), 2):
-        if int((~np.isnan(m[i]) & ~np.isnan(m[j])).sum()) < min_shared:
-            continue
-        try:
-            out[(i, j)] = cohen_kappa(m[i], m[j])
-        except ValueError:
-            continue
-    return out
-
-
-def mean_pairwise_cohen_kappa(matrix: Matrix) -> float:
-    """Return the mean of :func:`pairwise_cohen_kappa` over all defined pairs."""
-    pairs = pairwise_cohen_kappa(matrix)
-    if not pairs:
-        raise ValueError("no pair of annotators has a defined kappa")
-    return float(np.mean(list(pairs.values())))
+    kappa = mean_pairwise_cohen_kappa_over_draws(m, resample_once(m.shape[1]))[0]
+    return _undefined(float(kappa), "no pair of annotators has a defined kappa")
 
 
 def mean_pairwise_cohen_kappa_over_draws(matrix: Matrix, draws: Draws) -> NDArray[np.float64]:
