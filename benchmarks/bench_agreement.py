@@ -1,6 +1,6 @@
 """Agreement bootstrap: draws read in blocks (dialeval.meta.agreement) vs the loop over copied columns it replaced.
 
-Data: a study from a seeded generator, ``--items`` items each rated by 3 of 20 annotators on a 1-5 scale (a
+Data: a study from a seeded generator, ``--items`` items each rated by 3 of ``--annotators`` (20) on a 1-5 scale (a
 true value plus noise), as ``study report`` and ``study import-agreement`` see it. 1,000 resamples of items
 (``draw_counts``, as the bootstrap draws them). The loop baseline copies each resample's columns and calls the
 point statistic, as ``bootstrap`` did before the thirty-eighth session; it is timed on the first ``--loop``
@@ -9,7 +9,7 @@ reported. The script also checks that both sides give the same statistic on the 
 kappa they differ where the loop counted a pair that shares one item drawn twice (kappa 0 or none), which the
 resamples no longer do, so its last column shows that change.
 
-Run: .venv/bin/python benchmarks/bench_agreement.py [--items 300 3000 30000] [--loop 50] [--repeats 3]
+Run: .venv/bin/python benchmarks/bench_agreement.py [--items 300 3000 30000] [--annotators 20] [--loop 50] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -64,14 +64,16 @@ def loop(point, m: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, nargs="+", default=[300, 3000, 30000])
+    parser.add_argument("--annotators", type=int, default=20)
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--loop", type=int, default=50, help="resamples the loop runs (scaled to --n-boot)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    print(f"{args.n_boot} resamples; the loop on {args.loop}, scaled; medians of {args.repeats}")
+    print(f"{args.annotators} annotators, 3 per item; {args.n_boot} resamples; the loop on {args.loop}, scaled;",
+          f"medians of {args.repeats}")
     print(f"{'items':>6} {'statistic':<29} {'blocks s':>9} {'loop s':>8} {'ratio':>7} {'max |diff|':>11}")
     for n_items in args.items:
-        m = make_study(n_items)
+        m = make_study(n_items, args.annotators)
         counts = draw_counts(m.shape[1], args.loop, seed=0)
         for name, (point, over_draws) in STATISTICS.items():
             fast_s, _ = median_time(lambda f=over_draws, m=m: bootstrap(f, m, n_boot=args.n_boot), args.repeats)

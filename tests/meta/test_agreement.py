@@ -14,6 +14,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from dialeval.errors import InputError
+from dialeval.meta import agreement
 from dialeval.meta.agreement import (
     agreement_report,
     bootstrap,
@@ -251,12 +252,21 @@ def test_alpha_over_draws_is_krippendorffs_alpha_of_each_resample(seed: int, lev
     np.testing.assert_allclose(got, want, atol=1e-9)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_kappas_over_draws_are_the_kappas_of_each_resample(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "raters", "items", "cats", "missing", "block"),
+                         [*((seed, 4, 8, 2, 0.5, None) for seed in range(4)),
+                          *((seed, 15, 40, 3, 0.8, None) for seed in range(2)), (2, 15, 40, 3, 0.8, 40)],
+                         ids=[*(f"4 raters-{seed}" for seed in range(4)), "15 raters, ~3 per item-0",
+                              "15 raters, ~3 per item-1", "15 raters, resamples in blocks-2"])  # fmt: skip
+def test_kappas_over_draws_are_the_kappas_of_each_resample(
+    seed: int, raters: int, items: int, cats: int, missing: float, block: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """References: Fleiss' point statistic (pinned to statsmodels and irrCAC above) on copied columns, and
     scikit-learn's Cohen's kappa of each pair sharing two distinct drawn items, averaged; small matrices, so some
-    resamples leave a pair sharing fewer than two items or one label only (nan)."""
-    m = pairable(_random_matrix(seed, raters=4, items=8, cats=2, missing=0.5))
+    resamples leave a pair sharing fewer than two items or one label only (nan). With 15 raters most pairs share
+    one item or none; ``block`` makes the Cohen mean take its resamples a few at a time (a block holds 40 counts)."""
+    if block is not None:
+        monkeypatch.setattr(agreement, "DRAWS_PER_BLOCK", block)
+    m = pairable(_random_matrix(seed, raters=raters, items=items, cats=cats, missing=missing))
     cols, draws = _draws(seed, m.shape[1], 60)
 
     def pairwise_mean(x: np.ndarray, distinct: np.ndarray) -> float:

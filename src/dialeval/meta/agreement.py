@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -228,9 +227,16 @@ def cohen_kappa(a: Sequence[float] | NDArray[np.float64], b: Sequence[float] | N
 def _kappa_over_draws(x: NDArray[np.float64], y: NDArray[np.float64], draws: Draws) -> NDArray[np.float64]:
     """Cohen's kappa of labels ``x`` and ``y`` (items both rated) in each resample; ``nan`` where undefined."""
     cats = np.unique(np.concatenate([x, y]))
-    n = draws.sum(axis=1)
-    p_o = _ratio(draws @ (x == y), n)
-    p_e = _ratio(((draws @ (x[:, None] == cats)) * (draws @ (y[:, None] == cats))).sum(axis=1), n**2)
+    x_counts, y_counts = draws @ (x[:, None] == cats), draws @ (y[:, None] == cats)
+    return _kappa(draws @ (x == y), draws.sum(axis=1), (x_counts * y_counts).sum(axis=1))
+
+
+def _kappa(agree: NDArray[np.float64], n: NDArray[np.float64], chance: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Cohen's kappa from drawn counts; ``nan`` where undefined (no item, or one label only).
+
+    ``agree`` of ``n`` items agree; ``chance`` is the sum over labels of the two annotators' counts multiplied.
+    """
+    p_o, p_e = _ratio(agree, n), _ratio(chance, n**2)
     return np.where(p_e < 1.0, _ratio(p_o - p_e, 1.0 - p_e), np.nan)
 
 
@@ -244,30 +250,59 @@ def mean_pairwise_cohen_kappa(matrix: Matrix) -> float:
     return _undefined(float(kappa), "no pair of annotators has a defined kappa")
 
 
+def _shared_ratings(m: Matrix) -> tuple[NDArray[np.intp], int, NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+    """Every rating two annotators share: its pair, the number of pairs, the two label codes and the item.
+
+    Pairs are numbered in ``itertools.combinations`` order, counting the pairs that share an item only.
+    """
+    rated = ~np.isnan(m)
+    cats = np.unique(m[rated])
+    found = [(np.zeros(0, np.intp),) * 3]
+    for i in range(m.shape[0] - 1):  # the items i rated, against the annotators after i: small where few rate each
+        cols = np.flatnonzero(rated[i])
+        j, t = np.nonzero(rated[i + 1 :, cols])
+        found.append((np.full(j.size, i), j + i + 1, cols[t]))
+    first, second, item = (np.concatenate(v).astype(np.intp) for v in zip(*found, strict=True))
+    keys, pair = np.unique(first * m.shape[0] + second, return_inverse=True)
+    codes = np.searchsorted(cats, m[first, item]), np.searchsorted(cats, m[second, item])
+    return pair.astype(np.intp), keys.size, *codes, item
+
+
 def mean_pairwise_cohen_kappa_over_draws(matrix: Matrix, draws: Draws) -> NDArray[np.float64]:
     """:func:`mean_pairwise_cohen_kappa` of each resample in ``draws`` (``nan`` where no pair's kappa is defined).
 
     A pair counts in a resample where it shares two distinct drawn items or more, as in the sample: one item drawn
     twice gives a kappa of 0 (two labels) or none (one), and where annotators share few items such pairs pulled
-    every resample's mean down (200 annotators, 3 per item: the 95% CI was [0.066, 0.088] around 0.196).
+    every resample's mean down (200 annotators, 3 per item: the 95% CI was [0.066, 0.088] around 0.196). Every
+    pair's counts come from one sparse product of the draws with the items x (pair, count) incidence, so the cost
+    follows the ratings pairs share, not the number of pairs (200 annotators, 30,000 items: 3 s per 1,000
+    resamples, where a loop over the pairs took 75 s).
 
     Example:
         >>> m = np.array([[0, 1, 0, 1], [0, 1, 1, 1]], dtype=float)
         >>> mean_pairwise_cohen_kappa_over_draws(m, np.array([[1, 1, 1, 1], [2, 0, 0, 2.0]])).round(4).tolist()
         [0.5, 1.0]
     """
+    from scipy import sparse
+
     m = np.asarray(matrix, dtype=float)
-    rated = ~np.isnan(m)
+    pair, n_pairs, x, y, item = _shared_ratings(m)
+    n_cats = int(max(x.max(initial=-1), y.max(initial=-1))) + 1
+    same = x == y  # columns: [shared, agreeing, x's label c for each c, y's label c for each c], n_pairs each
+    cols = np.concatenate([pair, n_pairs + pair[same], (2 + x) * n_pairs + pair, (2 + n_cats + y) * n_pairs + pair])
+    rows = np.concatenate([item, item[same], item, item])
+    width = (2 + 2 * n_cats) * n_pairs
+    incidence = sparse.csc_matrix((np.ones(rows.size), (rows, cols)), shape=(m.shape[1], width)).T.tocsr()
     total, defined = np.zeros(draws.shape[0]), np.zeros(draws.shape[0])
-    for i, j in itertools.combinations(range(m.shape[0]), 2):
-        both = rated[i] & rated[j]
-        if not both.any():
-            continue
-        shared = draws[:, both]
-        kappa = _kappa_over_draws(m[i, both], m[j, both], shared)
-        kappa[(shared > 0).sum(axis=1) < 2] = np.nan  # two items, not one drawn twice: its kappa is 0 or undefined
-        total += np.nan_to_num(kappa)
-        defined += ~np.isnan(kappa)
+    step = max(1, DRAWS_PER_BLOCK // max(width, 1))  # resamples whose counts fill a block
+    for s in range(0, draws.shape[0], step):
+        d = draws[s : s + step]
+        sums = (incidence @ d.T).T.reshape(len(d), 2 + 2 * n_cats, n_pairs)
+        chance = (sums[:, 2 : 2 + n_cats] * sums[:, 2 + n_cats :]).sum(axis=1)
+        kappa = _kappa(sums[:, 1], sums[:, 0], chance)
+        kappa[(incidence[:n_pairs] @ (d > 0).T.astype(float)).T < 2] = np.nan  # two items, not one drawn twice
+        total[s : s + step] = np.nan_to_num(kappa).sum(axis=1)
+        defined[s : s + step] = (~np.isnan(kappa)).sum(axis=1)
     return _ratio(total, defined)
 
 
