@@ -61,7 +61,8 @@ def test_score_gives_the_cli_numbers_from_a_frame_a_list_of_dicts_and_a_path(tmp
     assert set(expected) == {"length", "distinct1", "distinct2", "bleu1", "bleu2", "bleu3", "bleu4"}
     # a context given as a list of turns reads as the string split on newlines
     listed = [{**r, "context": [t for t in r["context"].split("\n") if t]} for r in ROWS]
-    for data in (pd.DataFrame(ROWS), ROWS, listed, path, str(path)):
+    pd.DataFrame(ROWS).to_json(tmp_path / "mine.json", orient="records")  # a frame saved as JSON reads back
+    for data in (pd.DataFrame(ROWS), ROWS, listed, path, str(path), tmp_path / "mine.json"):
         got = dialeval.score(data, metrics=CHEAP, cache=False, progress=False)  # type: ignore[arg-type]
         assert list(got.columns) == [*ROWS[0], *expected]  # input columns, then the outputs
         assert got["response"].tolist() == [r["response"] for r in ROWS]  # input order

@@ -78,7 +78,7 @@ def score(
 
     Args:
         data: A DataFrame, a list of dicts (one per response), or a path read as ``dialeval score
-            --path`` reads it: a CSV/TSV/JSONL table (with the columns below) or a folder of
+            --path`` reads it: a CSV/TSV/JSONL/JSON table (with the columns below) or a folder of
             dialeval records (``dialogues.jsonl``, ``candidates.jsonl``).
         metrics: Metric families or outputs, e.g. ``["quality", "bleu4"]`` (None: every metric
             that runs here; the others are listed in ``attrs["skipped"]``).
@@ -306,7 +306,7 @@ def _read_path(
         bench = load_records(path)
         return benchmark_frame(bench), [], bench
     if not is_table(path):
-        raise InputError("expected a CSV, TSV or JSONL table or a folder of dialeval records", path=path)
+        raise InputError("expected a CSV, TSV, JSONL or JSON table or a folder of dialeval records", path=path)
     present = tuple(c for c in wanted.values() if c and c != response_col)  # read as references: checked present
     given = ColumnMapping(response=response_col, context=context_col, references=present)
     read = table_records(check_file(path), given)  # checks that the columns given are there

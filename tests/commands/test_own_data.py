@@ -92,6 +92,9 @@ def test_a_table_without_mapping_and_a_bad_mapping_file_are_clear_errors(tmp_pat
     write_csv(tmp_path / "my.csv")
     res = run("score", "--path", "my.csv", "-m", "length", "-o", "s.jsonl", cwd=tmp_path)
     assert res.returncode == 2 and "my.csv: a table needs a mapping" in " ".join(res.stderr.split())
+    (tmp_path / "my.json").write_text(json.dumps([{"context": "Hi", "response": "Hello"}]))  # read as USR's file
+    res = run("score", "--path", "my.json", "-m", "length", "-o", "s.jsonl", cwd=tmp_path)
+    assert res.returncode == 2 and "my.json: a table needs a mapping" in " ".join(res.stderr.split())
     (tmp_path / "m.yaml").write_text("response: response\nratings: {quality: Overall}\ncolumn_of_scores: quality\n")
     res = run("score", "--path", "my.csv", "--mapping", "m.yaml", "-m", "length", "-o", "s.jsonl", cwd=tmp_path)
     assert res.returncode == 2 and "Traceback" not in res.stderr

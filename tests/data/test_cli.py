@@ -183,7 +183,7 @@ def test_data_show_shows_your_own_table_or_records_as_the_commands_read_them(tmp
         ("data", "show", "-b", "usr-tc", "--response-col", "response"): "usr-tc is a catalog benchmark; --mapping and",
         ("data", "show", "usr-tc", "-b", "usr-pc"): "give the catalog benchmark once: --benchmark or NAME, not both",
         ("data", "show", "--path", str(tmp_path / "notes.md")): "notes.md: not found",
-        ("data", "show", "--path", str(tmp_path)): "not your own table (.csv, .tsv, .jsonl) or a folder of dialeval",
+        ("data", "show", "--path", str(tmp_path)): "not your own table (.csv, .tsv, .jsonl, .json) or a folder of",
     }
     for args, words in cases.items():
         result = runner.invoke(app, list(args), terminal_width=300)

@@ -54,6 +54,47 @@ def test_jsonl_wide_form_with_reference_lists(tmp_path: Path) -> None:
     assert b.skipped == {"empty rating (s2)": 1}
 
 
+def _benchmark_parts(b: object) -> tuple[object, ...]:
+    """What a table reads, but its source (the files below share the stem, so the ids are the same)."""
+    return tuple(getattr(b, k) for k in ("dialogues", "candidates", "ratings", "skipped"))
+
+
+def test_a_json_table_reads_as_the_same_rows_in_jsonl(tmp_path: Path) -> None:
+    """A .json file is an array of objects (pandas' to_json(orient="records")) or JSON lines under that name; it
+    was read as the USR file (no -b) or as CSV (with the column options). Reference: the same rows as JSONL."""
+    import pandas as pd
+
+    rows = [{"ctx": "a\nb", "resp": "c", "refs": ["r1"], "s1": 1}, {"ctx": "x", "resp": "d", "refs": [], "s1": 4}]
+    m = ColumnMapping(response="resp", context="ctx", references=("refs",), ratings={"s1": "overall"})
+    (tmp_path / "mine.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    want = load_table(tmp_path / "mine.jsonl", m)
+    assert want.counts()["items"] == 2 and len(want.ratings) == 2
+    pd.DataFrame(rows).to_json(tmp_path / "mine.json", orient="records", indent=2)
+    assert _benchmark_parts(load_table(tmp_path / "mine.json", m)) == _benchmark_parts(want)
+    pd.DataFrame(rows).to_json(tmp_path / "mine.json", orient="records", lines=True)
+    assert _benchmark_parts(load_table(tmp_path / "mine.json", m)) == _benchmark_parts(want)
+
+
+def test_json_table_errors_name_the_line_and_the_record(tmp_path: Path) -> None:
+    p = tmp_path / "r.json"
+    p.write_text('\n[\n {"response": "a", "q": 1},\n {"response": 3, "q": 2}\n]\n')
+    with pytest.raises(InputError) as caught:
+        load_table(p, ColumnMapping(response="response", ratings={"q": "quality"}))
+    assert str(caught.value) == (f'{p}:4: field "response": expected a string, found int '
+                                 "(record 1 of the JSON array, counting from 0)")  # fmt: skip
+    p.write_text('[{"response": "a", "q": 1},\n {"q": 2}]')
+    with pytest.raises(InputError, match=r'r\.json:2: field "response": missing field \(record 1 '):
+        load_table(p, ColumnMapping(response="response", ratings={"q": "quality"}))
+    p.write_text(json.dumps({"data": [{"response": "a"}]}, indent=2))  # one object, pretty-printed
+    with pytest.raises(InputError) as caught:
+        load_table(p, ColumnMapping(response="response"))
+    assert str(caught.value) == (f"{p}: one JSON object over several lines, not a table: give an array of objects, "
+                                 'one per response (pandas: to_json(orient="records")), or one object per line')
+    p.write_text('[{"response": "a"},\n {"response": "b", "response": "c"}]')
+    with pytest.raises(InputError, match=r'r\.json:2: field "response": appears twice in one JSON object'):
+        load_table(p, ColumnMapping(response="response"))
+
+
 def test_table_bad_inputs(tmp_path: Path) -> None:
     p = tmp_path / "r.csv"
     p.write_text("context,response,system,ref,worker,q\nhi,yo,bot,x,w1,4\n")

@@ -131,7 +131,7 @@ def split_levels(level: str, method: str) -> tuple[list[str], list[str]]:
 
 TABLE_RULE = (
     "With -b, that catalog benchmark's published file or folder; without -b, a folder of dialeval "
-    "records (dialogues/candidates/ratings.jsonl) or your own table (.csv, .tsv, .jsonl) read with --mapping "
+    "records (dialogues/candidates/ratings.jsonl) or your own table (.csv, .tsv, .jsonl, .json) read with --mapping "
     "or the --*-col options."
 )
 

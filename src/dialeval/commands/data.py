@@ -93,8 +93,8 @@ def show_command(
             if not table.given() and not is_table(path) and not (path / RECORD_FILES[1]).is_file():
                 if not path.exists():
                     raise InputError("not found", path=path)
-                raise InputError("not your own table (.csv, .tsv, .jsonl) or a folder of dialeval records: for a "
-                                 "catalog benchmark's published file give -b NAME too", path=path)  # fmt: skip
+                raise InputError("not your own table (.csv, .tsv, .jsonl, .json) or a folder of dialeval records: "
+                                 "for a catalog benchmark's published file give -b NAME too", path=path)  # fmt: skip
             bench = load_inputs(None, path, None, None, None, None, table=table, show=False)
         elif table.given():
             raise InputError(f"{name} is a catalog benchmark; --mapping and the --*-col options read your own "

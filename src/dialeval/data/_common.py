@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -78,14 +79,16 @@ def array_element_lines(text: str) -> list[int]:
         _, pos = decoder.raw_decode(text, pos)
 
 
-def read_json_records(path: Path) -> list[tuple[Where, dict[str, Any]]]:
+def read_json_records(path: Path, text: str | None = None) -> list[tuple[Where, dict[str, Any]]]:
     """Read a JSON array of objects, each paired with its location (the line it starts on, its index).
+
+    ``text`` is the file's text where it was read already.
 
     Raises:
         InputError: Not JSON (naming the line and column), not an array of objects, or a key given
             twice in one object (naming the record's line and the field: JSON would keep the last value).
     """
-    text = _read_text(path)
+    text = _read_text(path) if text is None else text
     try:
         data = loads(text)
     except json.JSONDecodeError as exc:
@@ -111,6 +114,24 @@ def read_json_records(path: Path) -> list[tuple[Where, dict[str, Any]]]:
 def read_jsonl_records(path: Path) -> list[tuple[Where, dict[str, Any]]]:
     """Read a JSON-lines file of objects (blank lines allowed), each with its line number."""
     return [(Where(path, line=lineno), rec) for lineno, rec in iter_objects(path)]
+
+
+def read_json_table(path: Path) -> list[tuple[Where, dict[str, Any]]]:
+    """Read a ``.json`` table: a JSON array of objects (pandas' ``to_json(orient="records")``), or JSON lines.
+
+    A file whose text starts with ``[`` is an array, each record with its line and index; any other is read as
+    JSON lines (``to_json(orient="records", lines=True)`` under a ``.json`` name), each with its line, but for one
+    object over several lines (``{"data": [...]}`` pretty-printed), which is refused as no table.
+    """
+    text = _read_text(path)
+    if text.lstrip().startswith("["):
+        return read_json_records(path, text)
+    if "\n" in text.strip() and text.lstrip().startswith("{"):
+        with contextlib.suppress(json.JSONDecodeError):  # not one value: JSON lines, read (and checked) below
+            json.loads(text)
+            raise InputError('one JSON object over several lines, not a table: give an array of objects, one per '
+                             'response (pandas: to_json(orient="records")), or one object per line', path=path)
+    return read_jsonl_records(path)
 
 
 def read_csv_rows(

@@ -28,6 +28,7 @@ from dialeval.data._common import (
     iter_nonempty,
     number,
     read_csv_rows,
+    read_json_table,
     read_jsonl_records,
     scale_range,
     split_turns,
@@ -196,9 +197,9 @@ def check_separators(turn_separator: str, delimiter: str | None, *, fields: tupl
 
 
 def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, Any]]]:
-    """Read the rows of a CSV/TSV/JSONL table, each with its place; a column of ``mapping`` missing is an error."""
-    if path.name.endswith((".jsonl", ".jsonl.gz")):
-        records = read_jsonl_records(path)
+    """Read the rows of a CSV, TSV, JSONL or JSON table, each with its place; a column of ``mapping`` missing errs."""
+    if path.name.endswith((".jsonl", ".jsonl.gz", ".json", ".json.gz")):
+        records = read_jsonl_records(path) if path.name.endswith((".jsonl", ".jsonl.gz")) else read_json_table(path)
         for where, rec in records:
             for col in mapping.columns():
                 if col not in rec:
@@ -355,7 +356,7 @@ class _TableBuilder:
 
 
 def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = None) -> Benchmark:
-    """Load a CSV/TSV (header row) or JSONL file of rated responses described by ``mapping``.
+    """Load a CSV/TSV (header row), JSONL or JSON (objects) file of rated responses described by ``mapping``.
 
     Rows with the same context (or ``dialogue_id``) share a dialogue; rows with the
     same context, system and response (or ``item_id``) share a candidate (so the
@@ -444,11 +445,11 @@ def build_table(
     return Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source), row_items
 
 
-TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".csv.gz", ".tsv.gz", ".jsonl.gz")
+TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".csv.gz", ".tsv.gz", ".jsonl.gz", ".json.gz")
 
 
 def is_table(path: str | Path) -> bool:
-    """Whether ``path`` names a table file (CSV, TSV or JSONL) rather than a folder.
+    """Whether ``path`` names a table file (CSV, TSV, JSONL or JSON) rather than a folder.
 
     Example:
         >>> is_table("my.csv"), is_table("runs/usr")

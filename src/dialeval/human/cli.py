@@ -386,7 +386,8 @@ def import_agreement(
     ),
     path: Path | None = typer.Option(
         None, "--path", help="With -b, its published file (default: under the shared data folder); without, your "
-        "own table (.csv, .tsv, .jsonl) read with --mapping or the --*-col options, or a folder of dialeval records.",
+        "own table (.csv, .tsv, .jsonl, .json) read with --mapping or the --*-col options, or a folder of dialeval "
+        "records.",
     ),
     dimension: str | None = typer.Option(None, help="Only this dimension."),
     n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples of the CIs; at least 1."),
