@@ -200,8 +200,9 @@ def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[
     """Read the rows of a CSV, TSV, JSONL or JSON table, each with its place; a column of ``mapping`` missing errs."""
     if path.name.endswith((".jsonl", ".jsonl.gz", ".json", ".json.gz")):
         records = read_jsonl_records(path) if path.name.endswith((".jsonl", ".jsonl.gz")) else read_json_table(path)
+        columns = mapping.columns()
         for where, rec in records:
-            for col in mapping.columns():
+            for col in columns:
                 if col not in rec:
                     raise where.error("missing field", field=col)
         return records
