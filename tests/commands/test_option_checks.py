@@ -104,6 +104,15 @@ def test_an_empty_turn_separator_is_refused(tmp_path: Path) -> None:
     assert score(tabbed, tmp_path / "x.jsonl", "-m", "length", "--delimiter", "\\t", "--no-cache").exit_code == 0
 
 
+def test_a_delimiter_for_a_json_table_is_refused_not_ignored(tmp_path: Path) -> None:
+    for name in ("rows.jsonl", "rows.json"):
+        table = tmp_path / name
+        table.write_text('{"context": "Hi", "response": "Hello!"}\n', encoding="utf-8")
+        refused(score(table, tmp_path / "x.jsonl", "-m", "length", "--delimiter", ";", "--no-cache"),
+                f'{name}: field "--delimiter": splits the fields of a CSV or TSV table, and this file is JSON')
+        assert not (tmp_path / "x.jsonl").exists()
+
+
 @pytest.mark.parametrize("what", ["text", "folder", "other-db", "below-a-file"])
 @pytest.mark.parametrize("given", ["option", "env"])
 def test_a_cache_that_cannot_be_one_is_refused_before_any_scoring(

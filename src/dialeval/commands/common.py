@@ -316,7 +316,7 @@ def load_inputs(
     catalog benchmark (``-b``, default usr-tc, from ``--path`` if given).
     """
     from dialeval.data.benchmark import check_limit
-    from dialeval.data.generic import RECORD_FILES, is_table, load_records, load_table, read_records
+    from dialeval.data.generic import JSON_SUFFIXES, RECORD_FILES, is_table, load_records, load_table, read_records
 
     check_limit(limit)  # before any file is read (a table's reading was shown first)
     if table is not None and table.given():
@@ -326,7 +326,11 @@ def load_inputs(
             raise InputError(f"-b {benchmark} is a catalog benchmark; --path with a mapping is your own table: "
                              "give one of them", field="--benchmark")  # fmt: skip
         mapping, name = table.read()
-        bench = load_table(check_file(path), mapping, name=name)
+        check_file(path)
+        if table.delimiter is not None and path.name.endswith(JSON_SUFFIXES):  # it did nothing, silently
+            raise InputError("splits the fields of a CSV or TSV table, and this file is JSON: leave it out", path=path,
+                             field="--delimiter")  # fmt: skip
+        bench = load_table(path, mapping, name=name)
         if show:
             show_understood(bench)
     elif candidates is not None:

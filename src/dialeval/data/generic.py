@@ -196,9 +196,13 @@ def check_separators(turn_separator: str, delimiter: str | None, *, fields: tupl
         raise InputError(f'must be one character, not "{delimiter}"', path=path, line=lines[1], field=fields[1])
 
 
+#: The tables read as JSON (lines, or an array); any other is CSV (TSV for ``.tsv``), whose fields ``delimiter`` splits.
+JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
+
+
 def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, Any]]]:
     """Read the rows of a CSV, TSV, JSONL or JSON table, each with its place; a column of ``mapping`` missing errs."""
-    if path.name.endswith((".jsonl", ".jsonl.gz", ".json", ".json.gz")):
+    if path.name.endswith(JSON_SUFFIXES):
         records = read_jsonl_records(path) if path.name.endswith((".jsonl", ".jsonl.gz")) else read_json_table(path)
         columns = mapping.columns()
         for where, rec in records:
