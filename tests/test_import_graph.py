@@ -36,7 +36,7 @@ PACKAGE = "dialeval"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("records", ("dialeval", "dialeval.errors", "dialeval.words", "dialeval.paths", "dialeval.signature",
                  "dialeval.registry", "dialeval.atomic", "dialeval.jsonl", "dialeval.schema", "dialeval.runinfo",
-                 "dialeval.published")),
+                 "dialeval.published", "dialeval.bulk")),
     # meta (correlations, agreement, bootstrap) needs only records: the commands and every feature use it
     ("data, metrics, backends", ("dialeval.data", "dialeval.metrics", "dialeval.models", "dialeval.backends",
                                  "dialeval.meta")),

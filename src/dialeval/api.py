@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dialeval.atomic import WriteError
+from dialeval.bulk import fewer_collections
 from dialeval.errors import InputError, closest, ensure_unique, given_path
 from dialeval.jsonl import lone_surrogate
 from dialeval.words import counted
@@ -58,6 +59,7 @@ ARGUMENTS = {
 Rows = list[tuple["Where", dict[str, Any]]]
 
 
+@fewer_collections()
 def score(
     data: pd.DataFrame | Sequence[Mapping[str, Any]] | str | Path,
     metrics: Sequence[str] | None = None,
@@ -388,6 +390,7 @@ def _missing(column: pd.Series) -> list[int]:
     return [n for n, v in enumerate(column.tolist(), 1) if _cell(v) is None]
 
 
+@fewer_collections()
 def correlate(
     df: pd.DataFrame,
     human: str | Sequence[str],
@@ -632,6 +635,7 @@ def _ratings(df: pd.DataFrame, dims: Sequence[str], scores: Sequence[Score]) -> 
     return out
 
 
+@fewer_collections()
 def load_benchmark(name: str, path: str | Path | None = None) -> pd.DataFrame:
     """Load a catalog benchmark (``dialeval data list``) as one row per rated response.
 

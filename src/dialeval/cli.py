@@ -17,6 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from dialeval import __version__
+from dialeval.bulk import fewer_collections
 from dialeval.errors import NAME_MAX, PATH_MAX, DialevalError, one_line
 
 
@@ -29,12 +30,14 @@ class DialevalApp(typer.Typer):
     outside its error handling) is printed as ``error: ...`` with exit 2, as the commands print them;
     so is a path too long for the file system in a value no path check reads (a ``-p`` path, a
     ``--model``). A path option's own check names the option (:func:`~dialeval.errors.given_path`).
+    Every command runs with :func:`~dialeval.bulk.fewer_collections`.
     """
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the command line; one line on stderr for an interrupt (exit 130) or a dialeval error (exit 2)."""
         try:
-            return super().__call__(*args, **kwargs)
+            with fewer_collections():
+                return super().__call__(*args, **kwargs)
         except SystemExit as exc:
             if exc.code == 130 and _by_interrupt(exc):
                 print("interrupted", file=sys.stderr)
