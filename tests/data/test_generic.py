@@ -90,6 +90,11 @@ def test_json_table_errors_name_the_line_and_the_record(tmp_path: Path) -> None:
         load_table(p, ColumnMapping(response="response"))
     assert str(caught.value) == (f"{p}: one JSON object over several lines, not a table: give an array of objects, "
                                  'one per response (pandas: to_json(orient="records")), or one object per line')
+    for empty in ("[]", "\n"):  # it said "only a header, or nothing", a CSV's case
+        p.write_text(empty)
+        with pytest.raises(InputError) as caught:
+            load_table(p, ColumnMapping(response="response"))
+        assert str(caught.value) == f"{p}: no rows to read (no record: an empty array, or nothing)"
     p.write_text('[{"response": "a"},\n {"response": "b", "response": "c"}]')
     with pytest.raises(InputError, match=r'r\.json:2: field "response": appears twice in one JSON object'):
         load_table(p, ColumnMapping(response="response"))

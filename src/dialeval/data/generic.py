@@ -373,7 +373,8 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
     p = Path(path)
     records = table_records(p, mapping)
     if not records:
-        raise InputError("no rows to read (only a header, or nothing)", path=p)
+        why = "no record: an empty array, or nothing" if p.name.endswith(JSON_SUFFIXES) else "only a header, or nothing"
+        raise InputError(f"no rows to read ({why})", path=p)
     bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
     return bench
