@@ -293,6 +293,7 @@ def mean_pairwise_cohen_kappa_over_draws(matrix: Matrix, draws: Draws) -> NDArra
     counted = np.concatenate([item, item[same], item, item])
     width = (2 + 2 * n_cats) * n_pairs
     incidence = sparse.csr_matrix((np.ones(count.size), (count, counted)), shape=(width, m.shape[1]))
+    shared = incidence[:n_pairs]  # pairs x items: which items each pair shares
     total, defined = np.zeros(draws.shape[0]), np.zeros(draws.shape[0])
     step = max(1, DRAWS_PER_BLOCK // max(width, 1))  # resamples whose counts fill a block
     for s in range(0, draws.shape[0], step):
@@ -300,7 +301,7 @@ def mean_pairwise_cohen_kappa_over_draws(matrix: Matrix, draws: Draws) -> NDArra
         sums = (incidence @ d.T).T.reshape(len(d), 2 + 2 * n_cats, n_pairs)
         chance = (sums[:, 2 : 2 + n_cats] * sums[:, 2 + n_cats :]).sum(axis=1)
         kappa = _kappa(sums[:, 1], sums[:, 0], chance)
-        kappa[(incidence[:n_pairs] @ (d > 0).T.astype(float)).T < 2] = np.nan  # two items, not one drawn twice
+        kappa[(shared @ (d > 0).T.astype(float)).T < 2] = np.nan  # two items, not one drawn twice
         total[s : s + step] = np.nan_to_num(kappa).sum(axis=1)
         defined[s : s + step] = (~np.isnan(kappa)).sum(axis=1)
     return _ratio(total, defined)
