@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dialeval.meta.bootstrap import draw_counts, percentile_ci, rowwise_correlation, weighted_correlation
+from dialeval.meta import bootstrap
+from dialeval.meta.bootstrap import (
+    draw_counts,
+    percentile_ci,
+    rowwise_correlation,
+    weighted_correlation,
+    weighted_sums,
+)
 from dialeval.meta.correlate import correlation_table
 
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
@@ -220,3 +227,27 @@ def test_counts_drawn_block_by_block_are_the_resamples_drawn_at_once(n_clusters:
     once = np.stack([np.bincount(row, minlength=n_clusters) for row in rng.integers(0, n_clusters, (1000, n_clusters))])
     assert (draw_counts(n_clusters, 1000, seed=4) == once).all()
     assert draw_counts(n_clusters, 0, seed=4).shape == (0, n_clusters)
+
+
+def test_counts_take_one_byte_and_widen_when_a_cluster_is_drawn_256_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One byte each (1,000 x 100,000 counts in 0.1 GB); a count past 255 widens the array rather than wrapping.
+    No seed draws one cluster 256 times in a realistic run, so the second block (every pick on cluster 0, a draw
+    of probability 300^-299) is handed in by replacing the block generator: a stand-in for the random draw."""
+    assert draw_counts(100_000, 3, seed=0).dtype == np.uint8
+    blocks = [np.ones((1, 300), dtype=np.int64), np.eye(1, 300, dtype=np.int64) * 300]
+    monkeypatch.setattr(bootstrap, "draw_count_blocks", lambda *args: iter(blocks))
+    monkeypatch.setattr(bootstrap, "DRAWS_PER_BLOCK", 300)  # one resample per block
+    counts = draw_counts(300, 2, seed=0)
+    assert counts.dtype == np.uint16 and counts[1, 0] == 300 and (counts.sum(axis=1) == 300).all()
+
+
+def test_weighted_sums_block_by_block_are_the_float_product(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reference: the product of the counts cast to floats at once, as the bootstrap computed it before (to rounding:
+    BLAS may sum a 5-row product in another order than a 23-row one)."""
+    counts = draw_counts(40, 23, seed=1)
+    values = np.random.default_rng(2).normal(size=(40, 3))
+    monkeypatch.setattr(bootstrap, "DRAWS_PER_BLOCK", 40 * 5)  # five resamples per block: 5 blocks, the last of 3
+    floats = counts.astype(np.float64)
+    np.testing.assert_allclose(weighted_sums(counts, values), floats @ values, rtol=1e-13)
+    np.testing.assert_allclose(weighted_sums(counts, values[:, 0]), floats @ values[:, 0], rtol=1e-13)
+    assert weighted_sums(counts[:0], values).shape == (0, 3)

@@ -28,7 +28,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dialeval.meta.bootstrap import FloatArray, IntArray, Method, rowwise_correlation, weighted_correlation
+from dialeval.meta.bootstrap import (
+    Counts,
+    FloatArray,
+    IntArray,
+    Method,
+    rowwise_correlation,
+    weighted_correlation,
+    weighted_sums,
+)
 
 LEVELS = ("turn", "sample", "dialogue", "system")
 MEAN_DECIMALS = 12
@@ -86,7 +94,7 @@ class RowLevel:
                if len(self.y) < MIN_POINTS else "")  # fmt: skip
         return Point(result[0], result[1], groups, note=few)
 
-    def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
+    def resample(self, metric: str, method: Method, counts: Counts) -> FloatArray:
         """Correlate in every resample."""
         return weighted_correlation(self.x[metric], self.y, self.codes, counts, method)
 
@@ -123,12 +131,13 @@ class SampleLevel:
             return Point(None, None, 0, skipped, f"undefined: {why}")
         return Point(float(r[used].mean()), None, int(used.sum()), skipped)
 
-    def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
+    def resample(self, metric: str, method: Method, counts: Counts) -> FloatArray:
         """Average over the resampled contexts (a context drawn twice counts twice)."""
         r = self._per_context(metric, method)
         used = np.isfinite(r)
-        total = counts[:, used] @ r[used]
-        n = counts[:, used].sum(axis=1).astype(np.float64)
+        drawn = counts[:, used]
+        total = weighted_sums(drawn, r[used])
+        n = drawn.sum(axis=1).astype(np.float64)
         out = np.full(len(counts), np.nan)
         np.divide(total, n, out=out, where=n > 0)
         return out
@@ -159,12 +168,11 @@ class SystemLevel:
                if len(total) < MIN_POINTS else "")  # fmt: skip
         return Point(result[0], result[1], len(total), note=few)
 
-    def resample(self, metric: str, method: Method, counts: IntArray) -> FloatArray:
+    def resample(self, metric: str, method: Method, counts: Counts) -> FloatArray:
         """Recompute the system means in every resample; NaN where a system was not drawn."""
-        c = counts.astype(np.float64)
-        n = c @ self.n
+        n = weighted_sums(counts, self.n)
         with np.errstate(invalid="ignore", divide="ignore"):
-            x, y = (c @ self.x_sums[metric]) / n, (c @ self.y_sums) / n
+            x, y = weighted_sums(counts, self.x_sums[metric]) / n, weighted_sums(counts, self.y_sums) / n
         out = rowwise_correlation(np.nan_to_num(x), np.nan_to_num(y), method)
         out[(n == 0).any(axis=1)] = np.nan
         return out

@@ -40,7 +40,7 @@ import numpy as np
 
 from dialeval.errors import InputError, ensure_unique, unknown_name
 from dialeval.jsonl import nan_as_none
-from dialeval.meta.bootstrap import draw_counts, percentile_ci
+from dialeval.meta.bootstrap import draw_counts, percentile_ci, weighted_sums
 from dialeval.metrics.base import Metric, configured
 from dialeval.schema import Candidate, Dialogue, Score, Turn
 from dialeval.scoring import ProgressFn, score_metrics
@@ -267,8 +267,8 @@ def context_ci(sums: Any, ns: Any, n_boot: int, seed: int) -> tuple[float, float
     s, n = np.asarray(sums, dtype=np.float64), np.asarray(ns, dtype=np.float64)
     if s.size < 2:
         return float("nan"), float("nan")
-    counts = draw_counts(s.size, n_boot, seed).astype(np.float64)
-    return percentile_ci((counts @ s) / (counts @ n))
+    counts = draw_counts(s.size, n_boot, seed)
+    return percentile_ci(weighted_sums(counts, s) / weighted_sums(counts, n))
 
 
 def ci_text(value: float, low: float, high: float, n_contexts: int) -> str:
