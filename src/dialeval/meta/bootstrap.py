@@ -73,8 +73,9 @@ def weighted_sums(counts: Counts, values: FloatArray) -> FloatArray:
     """Return ``counts @ values``, a block of resamples at a time: the product casts each block to floats.
 
     Example:
-        >>> weighted_sums(draw_counts(3, 2, seed=0), np.array([1.0, 10.0, 100.0])).tolist()
-        [201.0, 30.0]
+        >>> counts = draw_counts(3, 2, seed=0)
+        >>> counts.tolist(), weighted_sums(counts, np.array([1.0, 10.0, 100.0])).tolist()
+        ([[0, 2, 1], [3, 0, 0]], [120.0, 3.0])
     """
     rows = max(1, DRAWS_PER_BLOCK // max(counts.shape[1], 1))
     if len(counts) <= rows:
