@@ -88,6 +88,23 @@ def test_same_seed_same_design(tmp_path: Path) -> None:
     assert layout(tmp_path / "a2", 0) != layout(tmp_path / "c", 5)
 
 
+def test_a_seed_gives_the_layout_it_gave_before(tmp_path: Path) -> None:
+    """A study made again from its seed is the same study: each annotator's units (and batches) in order, as the
+    planner wrote them before its per-batch loop was rewritten for large studies (commit f0af40a, the reference)."""
+    with _design(tmp_path / "s", seed=0).connect() as conn:
+        a = store.assignments.c
+        rows = conn.execute(sa.select(a.annotator, a.unit_id, a.batch).order_by(a.annotator, a.position)).all()
+    got: dict[str, list[str]] = {}
+    for annotator, unit, batch in rows:
+        got.setdefault(annotator, []).append(f"{unit}@{batch}")
+    assert got == {
+        "a01": ["d2#2@1", "attention:d0#2@1", "d0#2@2", "d5#2@2", "attention:d1#2@2"],
+        "a02": ["d1#2@1", "d4#2@1", "attention:d0#2@1", "d3#2@2", "attention:d1#2@2"],
+        "a03": ["d4#2@1", "attention:d1#2@1", "d3#2@2", "d0#2@2", "attention:d0#2@2"],
+        "a04": ["d1#2@1", "attention:d0#2@1", "d2#2@1", "d5#2@2", "attention:d1#2@2"],
+    }
+
+
 def test_a_shown_tag_must_be_there_and_agree_within_a_context() -> None:
     """lmstyle-sliders shows each context's requested style (its candidates' task tag): missing or mixed is an error."""
     from dialeval.errors import InputError

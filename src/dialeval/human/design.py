@@ -257,12 +257,18 @@ def plan_study(
     unused_checks = {a: rng.sample(checks, len(checks)) for a in annotators}  # never twice to one annotator
     for a in annotators:
         order[a].extend((u, 0) for u in rng.sample(quals, len(quals)))
-    by_annotator = assign([u.id for u in main], annotators, config.per_item, rng.randrange(2**31))
+    holders: dict[str, list[str]] = defaultdict(list)  # unit -> its annotators (a set per unit was built per check)
+    for a, ids in assign([u.id for u in main], annotators, config.per_item, rng.randrange(2**31)).items():
+        for unit_id in ids:
+            holders[unit_id].append(a)
+    place = {a: i for i, a in enumerate(annotators)}
     for b, batch in enumerate(batches, start=1):
-        for a in annotators:
-            mine = [u for u in batch if u.id in set(by_annotator[a])]
-            if not mine:
-                continue
+        in_batch: dict[str, list[Unit]] = defaultdict(list)  # annotator -> their units of the batch, in its order
+        for u in batch:
+            for a in holders[u.id]:
+                in_batch[a].append(u)
+        for a in sorted(in_batch, key=place.__getitem__):  # in the order of --annotators, as the seeded draws go
+            mine = in_batch[a]
             for _ in range(min(config.attention_per_batch, len(unused_checks[a]))):
                 mine.append(unused_checks[a].pop())
             rng.shuffle(mine)
