@@ -56,6 +56,25 @@ def test_rating_scales_get_ordinal_alpha_and_per_model_means(tmp_path: Path) -> 
     assert not [caption for caption in tables if "Figure 1" in caption]
 
 
+def test_batches_are_listed_by_number(tmp_path: Path) -> None:
+    """Twelve batches of one context each: the per-batch table went 1, 10, 11, 12, 2, ... (sorted as text)."""
+    proto = load_protocol("comperdial")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=12)
+    config = StudyConfig(protocol=proto.name, protocol_version=proto.version, annotators=("a01", "a02", "a03"),
+                         per_item=3, batch_size=1, seed=0)  # fmt: skip
+    create_study(tmp_path / "s", proto, dialogues, candidates, config)
+    url = f"sqlite:///{tmp_path / 's' / 'study.db'}"
+    with store.connect(url).begin() as conn:
+        for n, c in enumerate(candidates):
+            for k, ann in enumerate(("a01", "a02", "a03")):
+                row = {"annotator": ann, "item_id": f"{c.dialogue_id}:{c.system}", "criterion": "Overall",
+                       "value": str(1 + (n + k) % 5), "reasons": [], "free_text": "", "seconds": 1.0}  # fmt: skip
+                store.upsert_answer(conn, row)
+    _, sections = build_report(url, n_boot=20)
+    tables = {caption: rows for s in sections for caption, rows in s.tables}
+    assert [row[0] for row in tables["Per batch"][1:]] == [str(b) for b in range(1, 13)]
+
+
 def test_a_study_without_votes_says_so_instead_of_empty_tables(tmp_path: Path) -> None:
     """Before any answer the report printed five tables with a header and no row, and "112-112 judgements"."""
     from tests.human.conftest import make_study

@@ -52,16 +52,16 @@ def _fmt(e: Estimate) -> str:
 
 
 def _agreement_rows(
-    groups: dict[tuple[str, ...], list[Rating]], protocol: Protocol, n_boot: int, seed: int, strong: bool = False
+    groups: dict[tuple[Any, ...], list[Rating]], protocol: Protocol, n_boot: int, seed: int, strong: bool = False
 ) -> list[list[str]]:
     out = []
-    for key, rs in sorted(groups.items()):
+    for key, rs in sorted(groups.items()):  # batches by number: 2 before 10
         level = agreement_level(protocol, key[-1])
         stats = agreement_report(rs, level=level, strong_only=strong, n_boot=n_boot, seed=seed)  # type: ignore[arg-type]
         alpha = stats.get(f"krippendorff_alpha_{level}")
         out.append(
             [
-                *key,
+                *map(str, key),
                 str(alpha.n_items if alpha else 0),  # items with two or more usable votes
                 _fmt(alpha) if alpha else "undefined",
                 _fmt(stats["fleiss_kappa"]) if "fleiss_kappa" in stats else "-",
@@ -269,11 +269,11 @@ def _agreement_section(d: StudyData, n_boot: int, seed: int) -> Section:
         return agree
     head = ["items", "alpha", "Fleiss' kappa", "mean Cohen's kappa"]
     by_crit: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
-    by_batch: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
+    by_batch: dict[tuple[int, str], list[Rating]] = defaultdict(list)
     by_system: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
     for r in d.ratings:
         by_crit[(r.dimension,)].append(r)
-        by_batch[(str(d.batches[r.item_id]), r.dimension)].append(r)
+        by_batch[(d.batches[r.item_id], r.dimension)].append(r)
         by_system[(d.systems[r.item_id], r.dimension)].append(r)
     p = d.protocol
     agree.tables += [
