@@ -112,6 +112,34 @@ def test_annotate_with_keyboard_and_mouse_close_and_resume(browser: BrowserConte
         server.proc.wait(timeout=10)
 
 
+def test_admin_dashboard_asks_again_only_after_an_answer(browser: BrowserContext, tmp_path: Path) -> None:
+    """A large study's agreement takes seconds (20 s for 1,080,000 answers), and the dashboard asked for it every
+    10 s whatever happened, piling requests up on the server. Here the page runs on Playwright's fake clock and
+    the agreement answer is held back: 35 s of page time make one request (four before), and the next comes 10 s
+    after the answer."""
+    access = make_study(tmp_path / "s")
+    server = start_server(tmp_path / "s")
+    held: list[Any] = []
+    try:
+        page = browser.new_page()
+        page.clock.install()
+        page.route("**/api/admin/agreement", lambda route: held.append(route))
+        page.goto(f"{server.base}/admin#token={access['admin']}")
+        page.wait_for_selector("#progress-table tbody tr")
+        page.clock.run_for(35_000)
+        page.wait_for_timeout(1_500)  # real time: the requests the timers started reach the route
+        assert len(held) == 1
+        held[0].continue_()
+        page.wait_for_timeout(500)
+        page.clock.run_for(10_000)
+        page.wait_for_timeout(1_500)
+        assert len(held) == 2
+        held[1].continue_()
+        page.close()
+    finally:
+        server.kill()
+
+
 def test_hostile_dialogue_text_is_shown_literally_and_runs_nothing(browser: BrowserContext, tmp_path: Path) -> None:
     access = make_study(tmp_path / "h", hostile=True, annotators=("a01",), per_item=1, batch_size=6)
     server = start_server(tmp_path / "h")

@@ -1,4 +1,5 @@
-// Admin dashboard: progress and live agreement, refreshed every 10 s. Text goes through textContent only.
+// Admin dashboard: progress and live agreement, refreshed 10 s after the last refresh ended (a large study's
+// agreement takes seconds: a fixed interval piled requests up on the server). Text goes through textContent only.
 "use strict";
 (function () {
   const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
@@ -23,7 +24,7 @@
       const g = await get("/api/admin/agreement");
       fill("agreement-table", g.batches.map((b) => [b.batch, b.criterion, b.ratings, b.alpha, b.fleiss_kappa]));
     } catch (err) { document.getElementById("message").textContent = err.message; }
+    setTimeout(refresh, 10000);
   }
   refresh();
-  setInterval(refresh, 10000);
 })();
