@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -38,29 +39,36 @@ def study_ratings(
     With ``numeric``, labelled answers become their option's ``score`` (e.g. positive 1, negative 0),
     so correlation with metrics can use them; "I don't know" stays ``None`` with ``dont_know=True``.
     """
+    a = store.answers.c
+    reasons_text = sa.cast(a.reasons, sa.Text).label("reasons")  # decoded below where not "[]", as most are
     query = (
-        sa.select(store.answers, store.items.c.kind)
-        .join(store.items, store.items.c.id == store.answers.c.item_id)
+        sa.select(a.item_id, a.criterion, a.annotator, a.value, a.free_text, reasons_text)
+        .join(store.items, store.items.c.id == a.item_id)
         .where(store.items.c.kind.in_(kinds))
-        .order_by(store.answers.c.item_id, store.answers.c.criterion, store.answers.c.annotator)
+        .order_by(a.item_id, a.criterion, a.annotator)
     )
+    reading: dict[str, tuple[str, str, set[str], dict[str, float | None]]] = {}  # criterion -> how to read its answers
     out = []
     for r in conn.execute(query):
-        answer = protocol.criterion(r.criterion).answer
-        dont_know = answer.is_dont_know(r.value)
-        value: float | str | None = None if dont_know else (r.value if answer.type == "choice" else float(r.value))
-        if numeric and answer.type == "choice" and not dont_know:
-            value = next(o.score for o in answer.options if o.value == r.value)
+        if r.criterion not in reading:
+            answer = protocol.criterion(r.criterion).answer
+            dont_knows = {o.value for o in answer.options if o.dont_know}
+            reading[r.criterion] = (answer.type, answer.scale, dont_knows, {o.value: o.score for o in answer.options})
+        kind, scale, dont_knows, scores = reading[r.criterion]
+        dont_know = r.value in dont_knows
+        value: float | str | None = None if dont_know else (r.value if kind == "choice" else float(r.value))
+        if numeric and kind == "choice" and not dont_know:
+            value = scores[r.value]
         out.append(
             Rating(
                 item_id=r.item_id,
                 dimension=r.criterion,
                 annotator=r.annotator,
                 value=value,
-                scale=answer.scale,
+                scale=scale,
                 dont_know=dont_know,
                 explanation=r.free_text or None,
-                reasons=list(r.reasons),
+                reasons=[] if r.reasons == "[]" else list(json.loads(r.reasons)),
                 level=protocol.level,
             )
         )
