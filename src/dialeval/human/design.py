@@ -257,7 +257,7 @@ def plan_study(
     unused_checks = {a: rng.sample(checks, len(checks)) for a in annotators}  # never twice to one annotator
     for a in annotators:
         order[a].extend((u, 0) for u in rng.sample(quals, len(quals)))
-    holders: dict[str, list[str]] = defaultdict(list)  # unit -> its annotators (a set per unit was built per check)
+    holders: dict[str, list[str]] = defaultdict(list)  # unit -> its annotators
     for a, ids in assign([u.id for u in main], annotators, config.per_item, rng.randrange(2**31)).items():
         for unit_id in ids:
             holders[unit_id].append(a)
