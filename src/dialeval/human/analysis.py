@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -33,8 +33,8 @@ TIE = "tie"
 
 def study_ratings(
     conn: sa.Connection, protocol: Protocol, kinds: tuple[str, ...] = ("main",), numeric: bool = False
-) -> list[Rating]:
-    """Return every stored answer on items of ``kinds`` as a Rating record.
+) -> Iterator[Rating]:
+    """Yield every stored answer on items of ``kinds`` as a Rating record, one at a time (an export streams them).
 
     With ``numeric``, labelled answers become their option's ``score`` (e.g. positive 1, negative 0),
     so correlation with metrics can use them; "I don't know" stays ``None`` with ``dont_know=True``.
@@ -48,7 +48,6 @@ def study_ratings(
         .order_by(a.item_id, a.criterion, a.annotator)
     )
     reading: dict[str, tuple[str, str, set[str], dict[str, float | None]]] = {}  # criterion -> how to read its answers
-    out = []
     for r in conn.execute(query):
         if r.criterion not in reading:
             answer = protocol.criterion(r.criterion).answer
@@ -59,20 +58,17 @@ def study_ratings(
         value: float | str | None = None if dont_know else (r.value if kind == "choice" else float(r.value))
         if numeric and kind == "choice" and not dont_know:
             value = scores[r.value]
-        out.append(
-            Rating(
-                item_id=r.item_id,
-                dimension=r.criterion,
-                annotator=r.annotator,
-                value=value,
-                scale=scale,
-                dont_know=dont_know,
-                explanation=r.free_text or None,
-                reasons=[] if r.reasons == "[]" else list(json.loads(r.reasons)),
-                level=protocol.level,
-            )
+        yield Rating(
+            item_id=r.item_id,
+            dimension=r.criterion,
+            annotator=r.annotator,
+            value=value,
+            scale=scale,
+            dont_know=dont_know,
+            explanation=r.free_text or None,
+            reasons=[] if r.reasons == "[]" else list(json.loads(r.reasons)),
+            level=protocol.level,
         )
-    return out
 
 
 def item_systems(conn: sa.Connection) -> dict[str, str]:

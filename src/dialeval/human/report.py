@@ -100,7 +100,7 @@ def read_study(url: str) -> StudyData:
             return StudyData(
                 protocol=protocol,
                 config=store.get_meta(conn, "config"),
-                ratings=study_ratings(conn, protocol),
+                ratings=list(study_ratings(conn, protocol)),
                 systems=item_systems(conn),
                 batches=item_batches(conn),
                 people=progress(conn, protocol),
