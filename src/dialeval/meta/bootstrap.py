@@ -50,10 +50,10 @@ DRAWS_PER_BLOCK = 2**21
 def draw_counts(n_clusters: int, n_boot: int, seed: int) -> Counts:
     """Draw ``n_boot`` resamples of ``n_clusters`` clusters with replacement, as counts.
 
-    The counts are held in one byte each (a cluster is drawn 256 times or more in no realistic resample), and in
-    the narrowest unsigned type that holds ``n_clusters`` when one is: 1,000 resamples of 100,000 contexts take
-    0.1 GB, not the 0.8 GB of 64-bit integers. Every product with them casts a block of resamples to floats
-    (:func:`weighted_sums`).
+    The counts are held in one byte each: 1,000 resamples of 100,000 contexts take 0.1 GB, not the 0.8 GB of
+    64-bit integers. Should a count pass 255 (one cluster drawn 256 times, which no realistic resample does), the
+    array is widened to the narrowest unsigned type that holds ``n_clusters``, the largest count possible. Every
+    product with them casts a block of resamples to floats (:func:`weighted_sums`).
 
     Example:
         >>> c = draw_counts(5, 3, seed=0)
