@@ -113,6 +113,17 @@ def test_a_delimiter_for_a_json_table_is_refused_not_ignored(tmp_path: Path) -> 
         assert not (tmp_path / "x.jsonl").exists()
 
 
+def test_a_mapping_files_delimiter_for_a_json_table_is_refused_at_its_line(tmp_path: Path) -> None:
+    table = tmp_path / "rows.jsonl"  # the mapping's delimiter did nothing with a JSON table, silently
+    table.write_text('{"context": "Hi", "response": "Hello!"}\n', encoding="utf-8")
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text('response: response\ncontext: context\ndelimiter: ";"\n', encoding="utf-8")
+    out = tmp_path / "x.jsonl"
+    refused(invoke("score", "--path", table, "--mapping", mapping, "-m", "length", "-o", out, "--no-cache"),
+            'm.yaml:3: field "delimiter": splits the fields of a CSV or TSV table, and rows.jsonl is JSON')
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("what", ["text", "folder", "other-db", "below-a-file"])
 @pytest.mark.parametrize("given", ["option", "env"])
 def test_a_cache_that_cannot_be_one_is_refused_before_any_scoring(

@@ -197,6 +197,17 @@ class TableOptions:
         )  # fmt: skip
         return mapping, None
 
+    def json_delimiter(self, path: Path) -> InputError:
+        """Return the error for a delimiter given for a JSON table, naming ``--delimiter`` or the mapping file's key."""
+        from dialeval.jsonl import read_text, yaml_line
+
+        said = "splits the fields of a CSV or TSV table"
+        if self.delimiter is not None or self.mapping is None:
+            return InputError(f"{said}, and this file is JSON: leave it out", path=path, field="--delimiter")
+        line = yaml_line(read_text(self.mapping), ["delimiter"])
+        return InputError(f"{said}, and {path.name} is JSON: leave it out", path=self.mapping, line=line,
+                          field="delimiter")  # fmt: skip
+
     def check(self) -> None:
         """Refuse an empty ``--turn-sep`` and a ``--delimiter`` that is not one character, where they are read."""
         from dialeval.data.generic import check_separators
@@ -327,9 +338,8 @@ def load_inputs(
                              "give one of them", field="--benchmark")  # fmt: skip
         mapping, name = table.read()
         check_file(path)
-        if table.delimiter is not None and path.name.endswith(JSON_SUFFIXES):  # it did nothing, silently
-            raise InputError("splits the fields of a CSV or TSV table, and this file is JSON: leave it out", path=path,
-                             field="--delimiter")  # fmt: skip
+        if mapping.delimiter is not None and path.name.endswith(JSON_SUFFIXES):  # it did nothing, silently
+            raise table.json_delimiter(path)
         bench = load_table(path, mapping, name=name)
         if show:
             show_understood(bench)
