@@ -6,13 +6,19 @@ replaces the module in ``sys.modules`` with a second ``METRICS`` registry, and e
 that resolves a metric by name found the first one empty (``unknown metric "bleu"; known:``) when
 ``base.py``'s doctests ran first in a process. Importing each module by its name before pytest
 collects it makes pytest take the module that is already there.
+
+The doctests' ``tempfile.mkdtemp()`` folders go under each doctest's ``tmp_path``, which pytest cleans up
+with its own (it keeps the last three runs'), not into ``/tmp`` for good.
 """
 
 from __future__ import annotations
 
 import importlib
+import tempfile
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 SRC = Path(__file__).resolve().parent / "src"
 
@@ -23,3 +29,10 @@ def pytest_collect_file(file_path: Path, parent: Any) -> None:
         return
     parts = file_path.resolve().relative_to(SRC).with_suffix("").parts
     importlib.import_module(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+
+
+@pytest.fixture(autouse=True)
+def _doctest_temp_under_tmp_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put a doctest's temporary folders under its ``tmp_path``; other tests make theirs with ``tmp_path``."""
+    if isinstance(request.node, pytest.DoctestItem):
+        monkeypatch.setattr(tempfile, "tempdir", str(request.getfixturevalue("tmp_path")))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import errno
 import os
+import shutil
 import socket
 import tempfile
 from collections.abc import Iterator
@@ -13,8 +15,10 @@ from typing import Any
 import pytest
 
 # The CLI keeps a score cache by default; tests start with an empty one of their own (one per
-# xdist worker), never the user's ~/.cache/dialeval/scores.sqlite.
-os.environ["DIALEVAL_SCORE_CACHE"] = str(Path(tempfile.mkdtemp(prefix="dialeval-test-scores-")) / "scores.sqlite")
+# xdist worker), never the user's ~/.cache/dialeval/scores.sqlite, and remove it when the process ends.
+_SCORES = tempfile.mkdtemp(prefix="dialeval-test-scores-")
+atexit.register(shutil.rmtree, _SCORES, ignore_errors=True)
+os.environ["DIALEVAL_SCORE_CACHE"] = str(Path(_SCORES) / "scores.sqlite")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
