@@ -13,7 +13,8 @@ from tests.human.conftest import dialogues_and_candidates
 from dialeval.human import store
 from dialeval.human.design import StudyConfig, create_study
 from dialeval.human.protocol import load_protocol
-from dialeval.human.report import build_report
+from dialeval.human.report import OUTSIDE, OUTSIDE_NOTE, StudyData, _agreement_section, build_report
+from dialeval.schema import Rating
 
 # (annotator, candidate) -> 1-5 answer on ComperDial's Overall: m1 rated high, m2 low, with disagreement
 VOTES = {
@@ -111,3 +112,39 @@ def test_generic_upsert_replaces_on_other_databases(tmp_path: Path, monkeypatch:
             conn.dialect.name = real  # type: ignore[misc]
         got = conn.execute(sa.select(store.answers.c.value)).scalars().all()
     assert got == ["4"]  # one row, the last value
+
+
+def _crowd(n_annotators: int, n_items: int, seed: int = 0) -> StudyData:
+    """3 of ``n_annotators`` label each item Yes/No, each agreeing with the item's truth half the time."""
+    rng = np.random.default_rng(seed)
+    ratings = []
+    for i in range(n_items):
+        truth = int(rng.integers(2))
+        for a in rng.choice(n_annotators, 3, replace=False):
+            vote = truth if rng.random() < 0.5 else int(rng.integers(2))
+            ratings.append(Rating(item_id=f"i{i}", dimension="Appropriateness", annotator=f"a{a:03d}",
+                                  value=("negative", "positive")[vote]))  # fmt: skip
+    return StudyData(protocol=load_protocol("mousavi-turn"), config={}, ratings=ratings,
+                     systems=dict.fromkeys((f"i{i}" for i in range(n_items)), "m1"),
+                     batches=dict.fromkeys((f"i{i}" for i in range(n_items)), 1), people=[], attention={},
+                     verdicts={}, counts={})  # fmt: skip
+
+
+def test_a_figure_outside_its_own_ci_is_marked_and_explained() -> None:
+    """100 annotators, 3 per item on 10,000 items (6 items per pair): the mean Cohen's kappa's resamples are biased.
+
+    Each pair's kappa is read off about six items, fewer distinct ones in a resample, so the resamples' mean lies
+    below the estimate and the percentile CI, printed as if it held the figure, did not: 0.212 [0.193, 0.211].
+    """
+    section = _agreement_section(_crowd(100, 10_000), n_boot=200, seed=0)
+    tables = dict(section.tables)
+    head, row = tables["Per criterion"]
+    cells = dict(zip(head, row, strict=True))
+    value, low, high = (float(x) for x in cells["mean Cohen's kappa"].replace("[", " ").replace(",", " ")
+                        .replace("]", " ").split()[:3])  # fmt: skip
+    assert not low <= value <= high and cells["mean Cohen's kappa"].endswith(OUTSIDE)
+    assert not cells["alpha"].endswith(OUTSIDE) and not cells["Fleiss' kappa"].endswith(OUTSIDE)
+    assert dict(section.rows)[OUTSIDE] == OUTSIDE_NOTE and "Krippendorff's alpha" in OUTSIDE_NOTE
+    # a small crowd (3 of 20 on 200 items) has every figure inside its CI: no mark, no note
+    small = _agreement_section(_crowd(20, 200), n_boot=200, seed=0)
+    assert OUTSIDE not in dict(small.rows) and not any(OUTSIDE in c for _, t in small.tables for r in t for c in r)

@@ -47,8 +47,25 @@ class Section:
     tables: list[tuple[str, list[list[str]]]] = field(default_factory=list)
 
 
+#: Marks a figure that lies outside its own percentile CI; :data:`OUTSIDE_NOTE` says why, under the tables.
+OUTSIDE = "\N{DAGGER}"
+OUTSIDE_NOTE = (
+    "the figure lies outside its percentile CI: its resamples are biased. Mean pairwise Cohen's kappa does so "
+    "where pairs of annotators share a handful of items (crowd designs: each pair's kappa is read off those few, "
+    "and fewer still in a resample); Krippendorff's alpha, which pools the items, is the statistic for such designs"
+)
+
+
 def _fmt(e: Estimate) -> str:
-    return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
+    """Format a figure with its CI, marked with :data:`OUTSIDE` where the CI does not hold it.
+
+    Example:
+        >>> from dialeval.meta.agreement import Estimate
+        >>> _fmt(Estimate(0.212, 0.193, 0.211, 10000, 1000))
+        '0.212 [0.193, 0.211] \N{DAGGER}'
+    """
+    mark = "" if e.low <= e.value <= e.high else f" {OUTSIDE}"
+    return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]{mark}"
 
 
 def _agreement_rows(
@@ -285,6 +302,8 @@ def _agreement_section(d: StudyData, n_boot: int, seed: int) -> Section:
         ("Per batch", [["batch", "criterion", *head], *_agreement_rows(by_batch, p, n_boot, seed)]),
         ("Per model", [["model", "criterion", *head], *_agreement_rows(by_system, p, n_boot, seed)]),
     ]
+    if any(c.endswith(OUTSIDE) for _, table in agree.tables for row in table for c in row):
+        agree.rows.append((OUTSIDE, OUTSIDE_NOTE))
     return agree
 
 
