@@ -56,6 +56,20 @@ def test_a_predicted_class_absent_from_the_truth_counts_against_its_true_class_s
     assert not [w for w in recwarn if "classes not in y_true" in str(w.message)]
 
 
+def test_macro_figures_leave_out_a_label_neither_side_gives():
+    """A test fold without class 0, predicted perfectly: macro P/R/F1 counted class 0 as 0 and gave 2/3, not 1."""
+    r = label_agreement([1, 2, 1, 2], [1, 2, 1, 2], labels=[0, 1, 2])
+    assert (r["precision_macro"], r["recall_macro"], r["f1_macro"], r["uar"]) == (1.0, 1.0, 1.0, 1.0)
+    # one miss into class 0, which no true label has: scikit-learn's default label set (both sides' labels)
+    y_true, y_pred = [1, 2, 1, 2], [1, 2, 0, 2]
+    p, rec, f, _ = skm.precision_recall_fscore_support(y_true, y_pred, average="macro", zero_division=0)
+    got = label_agreement(y_true, y_pred, labels=[0, 1, 2])
+    assert (got["precision_macro"], got["recall_macro"], got["f1_macro"]) == pytest.approx((p, rec, f), abs=1e-12)
+    # the kappas keep the whole label set: a weighted kappa's distances are its positions in the scale
+    assert got["kappa_linear"] == pytest.approx(skm.cohen_kappa_score(y_true, y_pred, labels=[0, 1, 2],
+                                                                      weights="linear"), abs=1e-12)  # fmt: skip
+
+
 def test_label_errors():
     with pytest.raises(InputError, match="2 true labels but 1 predictions"):
         label_agreement([0, 1], [0])

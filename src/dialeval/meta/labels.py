@@ -30,7 +30,8 @@ def label_agreement(
     Returns:
         ``accuracy``, ``uar`` (balanced accuracy: mean recall over the true classes),
         ``kappa``, ``kappa_linear``, ``kappa_quadratic``, ``precision_macro``,
-        ``recall_macro``, ``f1_macro`` (precision/recall of a label never predicted count as 0), ``n``.
+        ``recall_macro``, ``f1_macro`` (over the labels either side gives, as scikit-learn's default: the precision
+        of a label never predicted and the recall of one never true count as 0), ``n``.
         A kappa is None where it is undefined: both sides give one and the same label throughout
         (scikit-learn's 0/0, a nan that was written as such).
     """
@@ -44,7 +45,9 @@ def label_agreement(
     label_list = list(labels) if labels is not None else sorted(set(y_true) | set(y_pred))
     if labels is not None and (unknown := (set(y_true) | set(y_pred)) - set(label_list)):
         raise InputError(f"labels not in the label set: {sorted(map(str, unknown))}", field="labels")
-    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, labels=label_list, average="macro", zero_division=0)
+    seen = set(y_true) | set(y_pred)  # a label neither side gives has no P/R/F1: it counted 0, a perfect F1 was 2/3
+    macro = [x for x in label_list if x in seen]
+    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, labels=macro, average="macro", zero_division=0)
     with warnings.catch_warnings():  # one label on both sides: scikit-learn warns and returns nan (None here)
         warnings.filterwarnings("ignore", message=".*cohen_kappa_score. is undefined", category=UndefinedMetricWarning)
         kappas = {
