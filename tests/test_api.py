@@ -110,11 +110,12 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
     assert table["group"].tolist() == ["all", "split=x", "split=y"]
     assert table["n"].tolist() == [12, 6, 6]
     assert table["ci_low"].isna().all()  # no bootstrap asked for
-    # A row with no value in the --by column is in "all" only, as `meta --by` leaves out a score without the tag;
-    # it was a group of its own, "split=nan".
+    # A row with no value in the --by column makes the last group, "no split", as `meta --by` groups the scores
+    # without the tag (it was "split=nan" once, then left out of every group unsaid).
     frame.loc[11, "split"] = None
     table = dialeval.correlate(frame, "human", by="split", n_boot=0)
-    assert table["group"].tolist() == ["all", "split=x", "split=y"] and table["n"].tolist() == [12, 6, 5]
+    assert table["group"].tolist() == ["all", "split=x", "split=y", "no split"]
+    assert table["n"].tolist() == [12, 6, 5, 1]
 
 
 def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:

@@ -418,8 +418,8 @@ def correlate(
         level: ``turn``, ``sample``, ``dialogue`` or ``system`` (or several); None: ``turn``, or
             ``dialogue`` when the human columns are rated per dialogue (``load_benchmark("dstc9")``).
         method: ``pearson``, ``spearman`` or ``kendall`` (or several).
-        by: Also break every figure down by this column (``group`` is ``"column=value"``); a row
-            with no value there counts in ``"all"`` only.
+        by: Also break every figure down by this column (``group`` is ``"column=value"``); the rows
+            with no value there make the last group, ``"no column"``.
         n_boot: Bootstrap resamples (0: no CIs).
         seed: Bootstrap seed.
 
@@ -576,7 +576,7 @@ def _scores(df: pd.DataFrame, metrics: Sequence[str], by: str | None) -> list[Sc
     items, contexts, dialogues, systems = _keys(df)
     tags: list[dict[str, str]] = [{} for _ in items]
     if by is not None and by != "system":
-        tags = [{} if _cell(v) is None else {by: str(v)} for v in df[by]]  # no value: in "all" only, as in meta
+        tags = [{} if _cell(v) is None else {by: str(v)} for v in df[by]]  # no value: the group "no BY", as in meta
     out = []
     for name in metrics:
         for n, value in enumerate(_numbers(df, name)):

@@ -9,9 +9,13 @@ Example:
     ('human Overall', 'human (overall)')
     >>> figure(0.12345), figure(float("nan")), figure(None)
     ('0.123', 'n/a', 'n/a')
+    >>> sorted(["t10", "t2", "b", "t1"], key=in_order)
+    ['b', 't1', 't2', 't10']
 """
 
 from __future__ import annotations
+
+import re
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -44,3 +48,16 @@ def human_rating(dimension: str) -> str:
 def figure(value: float | None) -> str:
     """Return a figure as the tables print it: three decimals, ``n/a`` where it is undefined (None or NaN)."""
     return "n/a" if value is None or value != value else f"{value:.3f}"
+
+
+def in_order(name: str) -> tuple[list[str | int], str]:
+    """Return a sort key that orders names as people do: the numbers in them by value ("t2" before "t10").
+
+    Text and numbers alternate in the same places of every key, so two keys always compare; the name itself
+    breaks a tie ("t01" and "t1").
+
+    Example:
+        >>> sorted(["batch 10", "batch 9", "Batch 1", "batch 09"], key=in_order)
+        ['Batch 1', 'batch 09', 'batch 9', 'batch 10']
+    """
+    return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"([0-9]+)", name))], name

@@ -187,6 +187,26 @@ def test_breakdown_rows_equal_the_subset_alone(usr):
     assert {r.group for r in rows.values()} == {"all", "subset=even", "subset=odd"}
 
 
+def test_groups_come_in_the_order_of_their_numbers(usr):
+    """Groups t1, t2, t10 and t11 (by context): sorted as text they came t1, t10, t11, t2."""
+    scores = [s.model_copy(update={"tags": {"topic": f"t{(1, 2, 10, 11)[int(s.item_id[2:].split(':')[0]) % 4]}"}})
+              for s in usr.scores]  # fmt: skip
+    rows = correlation_table(scores, usr.ratings, dimension="Overall", metrics=["len"], levels=("turn",),
+                             methods=("pearson",), n_boot=0, by="topic")  # fmt: skip
+    assert [r.group for r in rows] == ["all", "topic=t1", "topic=t2", "topic=t10", "topic=t11"]
+
+
+def test_items_without_the_tag_make_a_last_group_of_their_own(usr):
+    """A third of the items lack the tag: the breakdown showed even 120 and odd 120 of 360, and said nothing."""
+    scores = [s if i % 3 else s.model_copy(update={"tags": {}}) for i, s in enumerate(usr.scores)]
+    kw = {"dimension": "Overall", "metrics": ["len"], "levels": ("turn",), "methods": ("pearson",), "n_boot": 0}
+    rows = correlation_table(scores, usr.ratings, by="subset", **kw)
+    assert [(r.group, r.n_items) for r in rows] == [("all", 360), ("subset=even", 120), ("subset=odd", 120),
+                                                    ("no subset", 120)]  # fmt: skip
+    (alone,) = correlation_table([s for s in scores if not s.tags], usr.ratings, **kw)
+    assert rows[-1].value == alone.value
+
+
 def test_by_system_and_several_dimensions(usr):
     rows = correlation_table(
         usr.scores,

@@ -25,7 +25,7 @@ from dialeval.meta.levels import LEVELS, Level, prepare
 from dialeval.meta.rows import CorrelationRow
 from dialeval.schema import Rating, Score
 from dialeval.signature import make_signature
-from dialeval.words import counted
+from dialeval.words import counted, in_order
 
 BOOT_UNIT = {"turn": "context", "sample": "context", "dialogue": "dialogue", "system": "context"}
 
@@ -125,7 +125,10 @@ def figure(
 
 
 def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
-    """Split the aligned table by a tag (or ``system``), one sub-table per value."""
+    """Split the aligned table by a tag (or ``system``), one sub-table per value, in :func:`in_order`.
+
+    The items without the tag make a last group, ``no TAG``.
+    """
     column = by if by in ("system", "context_id", "dialogue_id") else f"tag:{by}"
     if column not in aligned.items.columns:
         if not aligned.items[list(aligned.metrics)].notna().any(axis=None):  # the tags come with the values
@@ -133,12 +136,18 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
         tags = ", ".join(dict.fromkeys([*(c[4:] for c in aligned.tag_columns()), "system"]))
         raise InputError(f'no tag "{by}" on the scores; break down by one of: {tags}', field="by")
     parts = []
-    for value, sub in aligned.items.groupby(column, sort=True):
+    untagged = f"no {by}"  # the scored items without the tag: a group of their own, last, not left out unsaid
+    for value, sub in aligned.items.groupby(column, sort=False, dropna=False):
+        if value != value:  # NaN: no tag, or no score to carry one (a rated item no metric scored: not a group)
+            sub = sub[sub[list(aligned.metrics)].notna().any(axis=1)]
+            if sub.empty:
+                continue
         dialogues = aligned.dialogue_human
         if dialogues is not None:
             dialogues = dialogues[dialogues.index.isin(sub["dialogue_id"])]
-        parts.append((f"{by}={value}", replace(aligned, items=sub, dialogue_human=dialogues)))
-    return parts
+        name = untagged if value != value else by + "=" + str(value)
+        parts.append((name, replace(aligned, items=sub, dialogue_human=dialogues)))
+    return sorted(parts, key=lambda part: (part[0] == untagged, in_order(part[0])))  # "t2" before "t10"
 
 
 def _unmatched_note(aligned: Aligned, metric: str) -> str:
