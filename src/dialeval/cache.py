@@ -53,10 +53,10 @@ def check_cache_path(path: Path) -> None:
 
     Example:
         >>> import tempfile
-        >>> check_cache_path(Path(tempfile.gettempdir()))
+        >>> check_cache_path(Path(tempfile.mkdtemp()))
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: /tmp: field "--cache": is a folder; give the score cache's file (SQLite)
+        dialeval.errors.InputError: /...: field "--cache": is a folder; give the score cache's file (SQLite)
     """
     if path.is_dir():
         raise InputError("is a folder; give the score cache's file (SQLite)", path=path, field=CACHE_FIELD)

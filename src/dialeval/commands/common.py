@@ -419,10 +419,10 @@ def check_output(
 
     Example:
         >>> import tempfile
-        >>> check_output(Path(tempfile.gettempdir()), "file")
+        >>> check_output(Path(tempfile.mkdtemp()), "file")
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: /tmp: field "--output": is an existing folder; give the name of a file to write
+        dialeval.errors.InputError: /...: field "--output": is an existing folder; give the name of a file to write
     """
     if path is None:
         return []
