@@ -41,7 +41,10 @@ def _cell(row: Any) -> str:
 
 
 def pivot(rows: Sequence[Any], rank_by: tuple[str, str] | None = None) -> Wide:
-    """Pivot correlation rows; rank metrics within each group by ``rank_by`` (default: first column)."""
+    """Pivot correlation rows; rank metrics within each group by ``rank_by`` (default: first column).
+
+    The groups keep the order of the rows (``all`` first), which :func:`~dialeval.meta.correlate.breakdown` gives.
+    """
     columns: list[tuple[str, str]] = []
     table: dict[tuple[str, str], dict[tuple[str, str], Any]] = {}
     for r in rows:
@@ -50,12 +53,13 @@ def pivot(rows: Sequence[Any], rank_by: tuple[str, str] | None = None) -> Wide:
             columns.append(col)
         table.setdefault((str(getattr(r, "group", "all")), r.metric), {})[col] = r
     key_col = rank_by or (columns[0] if columns else None)
+    place = {g: i for i, g in enumerate(dict.fromkeys(g for g, _ in table))}  # the rows' order: t2 before t10
 
-    def rank_key(item: tuple[tuple[str, str], dict[tuple[str, str], Any]]) -> tuple[str, float]:
+    def rank_key(item: tuple[tuple[str, str], dict[tuple[str, str], Any]]) -> tuple[bool, int, float]:
         (group, _), cells = item
         cell = cells.get(key_col) if key_col else None
         v = cell.value if cell is not None and cell.value is not None else -math.inf
-        return (group if group != "all" else "", -v if not math.isnan(v) else math.inf)
+        return (group != "all", place[group], -v if not math.isnan(v) else math.inf)
 
     ordered = sorted(table.items(), key=rank_key)
     return Wide(columns=columns, rows=[(g, m, cells) for (g, m), cells in ordered])

@@ -5,7 +5,6 @@
 * :mod:`~dialeval.meta.significance`: ``compare_metrics`` (paired bootstrap, Williams' test).
 * :mod:`~dialeval.meta.ceiling`: ``human_ceiling`` (leave-one-annotator-out).
 * :mod:`~dialeval.meta.labels`: ``label_agreement`` (accuracy, UAR, kappas, macro P/R/F1).
-* :mod:`~dialeval.meta.render`: Markdown and JSON output.
 * :mod:`~dialeval.meta.agreement`: inter-annotator agreement.
 
 Nothing is imported here, so ``import dialeval.meta.agreement`` stays light.
