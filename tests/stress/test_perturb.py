@@ -20,7 +20,7 @@ from dialeval.stress.perturb import (
     too_long,
     truncation,
 )
-from dialeval.stress.run import perturb_candidates
+from dialeval.stress.run import perturb_items
 
 DOUBLE_NEGATION = re.compile(r"\b(?:not|never|no|n't)\s+not\b|\bnot\s+not\b", re.IGNORECASE)
 
@@ -106,8 +106,9 @@ def test_number_swap_changes_only_one_number(bench: Benchmark) -> None:
 
 def test_other_context_draws_from_other_contexts_only(bench: Benchmark) -> None:
     sub = bench.head(5)
-    copies, skipped = perturb_candidates(sub.candidates, sub.dialogues, ["other-context"], seed=0)
-    assert skipped["other-context"] == 0
+    items = perturb_items(sub.candidates, sub.dialogues, ["other-context"], seed=0)
+    copies = items.copies
+    assert items.skipped["other-context"] == 0
     by_ctx: dict[str, set[str]] = {}
     for c in sub.candidates:
         by_ctx.setdefault(c.context_id, set()).add(c.text)
@@ -161,18 +162,19 @@ def test_too_long_appends_on_topic_filler_only(bench: Benchmark) -> None:
 def test_seeded_determinism_and_context_untouched(bench: Benchmark) -> None:
     sub = bench.head(8)
     before = {k: d.model_dump() for k, d in sub.dialogues.items()}
-    a, skipped_a = perturb_candidates(sub.candidates, sub.dialogues, list(PERTURBATIONS), seed=7)
-    b, skipped_b = perturb_candidates(sub.candidates, sub.dialogues, list(PERTURBATIONS), seed=7)
-    c, _ = perturb_candidates(sub.candidates, sub.dialogues, list(PERTURBATIONS), seed=8)
+    a = perturb_items(sub.candidates, sub.dialogues, list(PERTURBATIONS), seed=7)
+    b = perturb_items(sub.candidates, sub.dialogues, list(PERTURBATIONS), seed=7)
+    c = perturb_items(sub.candidates, sub.dialogues, list(PERTURBATIONS), seed=8)
     assert {k: d.model_dump() for k, d in sub.dialogues.items()} == before
-    assert skipped_a == skipped_b
+    assert a.skipped == b.skipped
     for name in PERTURBATIONS:
-        assert [x.text for x in a[name]] == [x.text for x in b[name]]
+        assert [x.text for x in a.copies[name]] == [x.text for x in b.copies[name]]
         # every response is either perturbed or counted as skipped, never dropped
-        assert len(a[name]) + skipped_a[name] == len(sub.candidates)
-    assert any([x.text for x in a[n]] != [x.text for x in c[n]] for n in ("repetition", "truncation", "too-long"))
+        assert len(a.copies[name]) + a.skipped[name] == len(sub.candidates)
+    assert any([x.text for x in a.copies[n]] != [x.text for x in c.copies[n]]
+               for n in ("repetition", "truncation", "too-long"))  # fmt: skip
     originals = {x.id: x for x in sub.candidates}
-    for name, copies in a.items():
+    for name, copies in a.copies.items():
         for p in copies:
             src = originals[p.id.removesuffix(f"~{name}")]
             assert (p.dialogue_id, p.turn_index, p.references, p.system) == (

@@ -226,17 +226,6 @@ def perturb_items(
     return out
 
 
-def perturb_candidates(
-    candidates: Sequence[Candidate],
-    dialogues: Mapping[str, Dialogue],
-    perturbations: Sequence[str],
-    seed: int,
-) -> tuple[dict[str, list[Candidate]], dict[str, int]]:
-    """Return :func:`perturb_items`'s copies and skip counts (the new dialogues are in its result)."""
-    items = perturb_items(candidates, dialogues, perturbations, seed)
-    return items.copies, items.skipped
-
-
 #: Score differences within this (absolute, or relative to the score) count as ties: neural metrics give the
 #: same input slightly different floats (about 1e-7) depending on the padding of its batch.
 TIE_TOLERANCE = 1e-6
