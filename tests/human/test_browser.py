@@ -223,7 +223,7 @@ def test_study_report_renders_in_the_browser(browser: BrowserContext, tmp_path: 
     assert page.locator("table").count() >= 2
     body = page.inner_text("body")
     assert "Workers recruited" in body and "12 EUR per hour" in body
-    assert page.locator("td", has_text="positive 100.0%").count() >= 1
+    assert page.locator("td", has_text="Yes 100.0%").count() >= 1
     ROOT_ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ROOT_ARTIFACTS / "study_report.png"), full_page=False)
     page.close()

@@ -101,9 +101,9 @@ def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
     assert "12 EUR per hour" in md
     assert "total 0.08 h" in md  # 144 answers x 2 s = 288 s = 0.08 h
     # Table 3 analogue: m1 positive for every sample, m2 negative; ground truth: 2 positive vs 1 "I don't know"
-    assert "| Appropriateness | m1 | positive 100.0% |" in md
-    assert "| Appropriateness | m2 | negative 100.0% |" in md
-    assert "| Appropriateness | ground-truth | positive 100.0% |" in md
+    assert "| Appropriateness | m1 | Yes 100.0% |" in md
+    assert "| Appropriateness | m2 | No 100.0% |" in md
+    assert "| Appropriateness | ground-truth | Yes 100.0% |" in md
     # Figure 1 analogue: every m2 vote on Contextualization chose Genericness
     assert "| Contextualization | m2 | Genericness | 100.0 |" in md
     # strong judgements drop the 4 ground-truth samples where a03 said "I don't know"

@@ -13,7 +13,14 @@ from tests.human.conftest import dialogues_and_candidates
 from dialeval.human import store
 from dialeval.human.design import StudyConfig, create_study
 from dialeval.human.protocol import load_protocol
-from dialeval.human.report import OUTSIDE, OUTSIDE_NOTE, StudyData, _agreement_section, build_report
+from dialeval.human.report import (
+    OUTSIDE,
+    OUTSIDE_NOTE,
+    StudyData,
+    _agreement_section,
+    _results_section,
+    build_report,
+)
 from dialeval.schema import Rating
 
 # (annotator, candidate) -> 1-5 answer on ComperDial's Overall: m1 rated high, m2 low, with disagreement
@@ -148,3 +155,26 @@ def test_a_figure_outside_its_own_ci_is_marked_and_explained() -> None:
     # a small crowd (3 of 20 on 200 items) has every figure inside its CI: no mark, no note
     small = _agreement_section(_crowd(20, 200), n_boot=200, seed=0)
     assert OUTSIDE not in dict(small.rows) and not any(OUTSIDE in c for _, t in small.tables for r in t for c in r)
+
+
+def test_criteria_come_in_the_protocols_order_and_answers_by_their_labels() -> None:
+    """The tables listed criteria as text (Correctness before Listening) and answers by value ("dont_know",
+    "negative", "positive"); the protocol asks Listening second to last and labels its answers Yes, No, I don't know.
+    """
+    proto = load_protocol("mousavi-turn")
+    votes = ("positive", "negative", "dont_know")
+    ratings = [Rating(item_id=f"i{i}", dimension=c.name, annotator=a, value=None if v == "dont_know" else v,
+                      dont_know=v == "dont_know")
+               for c in reversed(proto.criteria) for i in range(6) for a, v in zip(("x", "y"), (votes[i % 3],) * 2,
+                                                                                   strict=True)]  # fmt: skip
+    items = {f"i{i}": "m1" for i in range(6)}
+    data = StudyData(protocol=proto, config={}, ratings=ratings, systems=items, batches=dict.fromkeys(items, 1),
+                     people=[], attention={}, verdicts={}, counts={})  # fmt: skip
+    asked = [c.name for c in proto.criteria]
+    assert asked == ["Appropriateness", "Contextualization", "Listening", "Correctness"]
+    agreement = dict(_agreement_section(data, n_boot=20, seed=0).tables)
+    assert [row[0] for row in agreement["Per criterion"][1:]] == asked
+    assert [row[1] for row in agreement["Per batch"][1:]] == asked
+    (table3,) = [table for caption, table in _results_section(data).tables if "Table 3" in caption]
+    assert [row[0] for row in table3[1:]] == asked
+    assert table3[1][2] == "Yes 33.3%, No 33.3%, I don't know 33.3%"

@@ -7,6 +7,7 @@ Markdown and as a self-contained HTML page; every value in the HTML is escaped.
 from __future__ import annotations
 
 import html
+import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from dialeval.atomic import atomic_write
 from dialeval.errors import InputError
 from dialeval.human import store
 from dialeval.human.analysis import (
+    TIE,
     agreement_level,
     attention_results,
     item_batches,
@@ -31,7 +33,7 @@ from dialeval.human.analysis import (
     system_means,
 )
 from dialeval.human.design import GROUND_TRUTH
-from dialeval.human.protocol import Protocol
+from dialeval.human.protocol import Criterion, Protocol
 from dialeval.meta.agreement import Estimate, agreement_report, check_resamples
 from dialeval.meta.caveats import rough_resamples
 from dialeval.schema import Rating
@@ -72,7 +74,8 @@ def _agreement_rows(
     groups: dict[tuple[Any, ...], list[Rating]], protocol: Protocol, n_boot: int, seed: int, strong: bool = False
 ) -> list[list[str]]:
     out = []
-    for key, rs in sorted(groups.items()):  # batches by number: 2 before 10
+    place = {c.name: i for i, c in enumerate(protocol.criteria)}  # batches by number (2 before 10), criteria as asked
+    for key, rs in sorted(groups.items(), key=lambda kv: (*kv[0][:-1], place[kv[0][-1]])):
         level = agreement_level(protocol, key[-1])
         stats = agreement_report(rs, level=level, strong_only=strong, n_boot=n_boot, seed=seed)  # type: ignore[arg-type]
         alpha = stats.get(f"krippendorff_alpha_{level}")
@@ -315,14 +318,15 @@ def _results_section(d: StudyData) -> Section:
     kind = {c.name: c.answer.type for c in d.protocol.criteria}
     table3 = majority_table([r for r in d.ratings if kind[r.dimension] != "slider"], d.systems)
     rows = [["criterion", "model", "majority answer: % of samples"]]
-    for crit, by_sys in table3.items():
-        for sys, pct in sorted(by_sys.items()):
-            rows.append([crit, sys, ", ".join(f"{k} {v:.1f}%" for k, v in pct.items())])
+    for criterion in (c for c in d.protocol.criteria if c.name in table3):
+        for sys, pct in sorted(table3[criterion.name].items()):
+            rows.append([criterion.name, sys, majority_cell(criterion, pct)])
     if len(rows) > 1:
         results.tables.append(("Majority vote per model (ties reported as 'tie'; cf. the paper's Table 3)", rows))
     means = system_means([r for r in d.ratings if kind[r.dimension] != "choice"], d.systems)
     rows = [["criterion", "model", "samples", "mean of the per-sample means", "sd"]]
-    for (crit, sys), (n, mean, sd) in sorted(means.items()):
+    place = {c.name: i for i, c in enumerate(d.protocol.criteria)}  # criteria in the order the protocol asks them
+    for (crit, sys), (n, mean, sd) in sorted(means.items(), key=lambda kv: (place[kv[0][0]], kv[0][1])):
         rows.append([crit, sys, str(n), f"{mean:.2f}", f"{sd:.2f}"])
     if len(rows) > 1:
         results.tables.append(("Mean score per model (each sample's votes averaged first)", rows))
@@ -330,7 +334,7 @@ def _results_section(d: StudyData) -> Section:
         return results  # nothing to choose: no Figure 1
     fig1 = reason_table(d.ratings, d.systems)
     rows = [["criterion", "model", "sub-dimension", "% of votes"]]
-    for crit, by_sys in fig1.items():
+    for crit, by_sys in sorted(fig1.items(), key=lambda kv: place[kv[0]]):
         for sys, pct in sorted(by_sys.items()):
             rows += [[crit, sys, code, f"{v:.1f}"] for code, v in pct.items()]
     caption = "Explanation sub-dimensions chosen, over all votes (cf. the paper's Figure 1)"
@@ -339,6 +343,31 @@ def _results_section(d: StudyData) -> Section:
     else:
         results.rows.append((caption, "none chosen yet"))
     return results
+
+
+def majority_cell(criterion: Criterion, percents: dict[str, float]) -> str:
+    """Return a model's share of each majority answer, labelled and in the protocol's order, ties last.
+
+    A choice's answers go by their labels in the options' order; a scale's levels go from low to high.
+
+    Example:
+        >>> from dialeval.human.protocol import load_protocol
+        >>> crit = load_protocol("mousavi-turn").criterion("Listening")
+        >>> majority_cell(crit, {"dont_know": 10.0, "negative": 20.0, "positive": 50.0, "tie": 20.0})
+        "Yes 50.0%, No 20.0%, I don't know 10.0%, tie 20.0%"
+    """
+    options = [("dont_know" if o.dont_know else o.value, o.label) for o in criterion.answer.options]
+    place = {value: i for i, (value, _) in enumerate(options)}
+
+    def order(answer: str) -> tuple[bool, int, float, str]:
+        try:
+            number = float(answer)  # a scale's level
+        except ValueError:
+            number = math.inf
+        return answer == TIE, place.get(answer, len(place)), number, answer
+
+    labels = dict(options)
+    return ", ".join(f"{labels.get(a, a)} {percents[a]:.1f}%" for a in sorted(percents, key=order))
 
 
 def to_markdown(title: str, sections: list[Section]) -> str:
