@@ -80,3 +80,28 @@ def test_attention_checks_live_agreement_and_report_on_a_real_database(tmp_path)
     assert row["batch"] == 1 and row["alpha"] == pytest.approx(expected)
     md = to_markdown(*build_report(store.db_url(tmp_path / "s"), n_boot=20))
     assert "- **Attention checks passed**: a01: 1/1; a02: 0/1" in md
+
+
+def test_live_agreement_lists_criteria_in_the_protocols_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The admin dashboard listed Correctness before Listening (sorted as text); the protocol asks Listening first."""
+    from tests.human.conftest import dialogues_and_candidates
+
+    from dialeval.human import store
+    from dialeval.human.analysis import live_agreement
+    from dialeval.human.design import StudyConfig, create_study
+    from dialeval.human.protocol import load_protocol
+
+    proto = load_protocol("mousavi-turn")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=2)
+    config = StudyConfig(proto.name, proto.version, ("a01", "a02"), per_item=2, batch_size=2, seed=0)
+    create_study(tmp_path / "s", proto, dialogues, candidates, config)
+    engine = store.connect(store.db_url(tmp_path / "s"))
+    with engine.begin() as conn:
+        for ann in ("a01", "a02"):
+            for crit in ("Correctness", "Listening"):
+                for item in ("d0:m1", "d1:m2"):
+                    row = {"annotator": ann, "item_id": item, "criterion": crit, "value": "positive", "reasons": [],
+                           "free_text": "", "seconds": 1.0}  # fmt: skip
+                    store.upsert_answer(conn, row)
+    with engine.connect() as conn:
+        assert [row["criterion"] for row in live_agreement(conn, proto)] == ["Listening", "Correctness"]
