@@ -151,8 +151,7 @@ def live_agreement(conn: sa.Connection, protocol: Protocol) -> list[dict[str, An
     for r in study_ratings(conn, protocol):
         groups[(batches[r.item_id], r.dimension)].append(r)
     out = []
-    place = {c.name: i for i, c in enumerate(protocol.criteria)}  # criteria in the order the protocol asks them
-    for (batch, crit), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], place[kv[0][1]])):
+    for (batch, crit), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], protocol.asked(kv[0][1]))):
         level = agreement_level(protocol, crit)
         rel = reliability_matrix(rs)
         row: dict[str, Any] = {"batch": batch, "criterion": crit, "ratings": len(rs), "level": level}

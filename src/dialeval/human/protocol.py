@@ -257,6 +257,15 @@ class Protocol(_Strict):
             raise ValueError(f"must be an http:// or https:// link, not {url[:40]!r}")
         return url
 
+    def asked(self, name: str) -> int:
+        """Return where the protocol asks the criterion ``name`` (KeyError if none): tables list criteria so.
+
+        Example:
+            >>> sorted(["Correctness", "Listening"], key=load_protocol("mousavi-turn").asked)
+            ['Listening', 'Correctness']
+        """
+        return self.criteria.index(self.criterion(name))
+
     def criterion(self, name: str) -> Criterion:
         """Return the criterion called ``name`` (KeyError if none)."""
         for c in self.criteria:

@@ -74,8 +74,7 @@ def _agreement_rows(
     groups: dict[tuple[Any, ...], list[Rating]], protocol: Protocol, n_boot: int, seed: int, strong: bool = False
 ) -> list[list[str]]:
     out = []
-    place = {c.name: i for i, c in enumerate(protocol.criteria)}  # batches by number (2 before 10), criteria as asked
-    for key, rs in sorted(groups.items(), key=lambda kv: (*kv[0][:-1], place[kv[0][-1]])):
+    for key, rs in sorted(groups.items(), key=lambda kv: (*kv[0][:-1], protocol.asked(kv[0][-1]))):  # 2 before 10
         level = agreement_level(protocol, key[-1])
         stats = agreement_report(rs, level=level, strong_only=strong, n_boot=n_boot, seed=seed)  # type: ignore[arg-type]
         alpha = stats.get(f"krippendorff_alpha_{level}")
@@ -325,8 +324,7 @@ def _results_section(d: StudyData) -> Section:
         results.tables.append(("Majority vote per model (ties reported as 'tie'; cf. the paper's Table 3)", rows))
     means = system_means([r for r in d.ratings if kind[r.dimension] != "choice"], d.systems)
     rows = [["criterion", "model", "samples", "mean of the per-sample means", "sd"]]
-    place = {c.name: i for i, c in enumerate(d.protocol.criteria)}  # criteria in the order the protocol asks them
-    for (crit, sys), (n, mean, sd) in sorted(means.items(), key=lambda kv: (place[kv[0][0]], kv[0][1])):
+    for (crit, sys), (n, mean, sd) in sorted(means.items(), key=lambda kv: (d.protocol.asked(kv[0][0]), kv[0][1])):
         rows.append([crit, sys, str(n), f"{mean:.2f}", f"{sd:.2f}"])
     if len(rows) > 1:
         results.tables.append(("Mean score per model (each sample's votes averaged first)", rows))
@@ -334,7 +332,7 @@ def _results_section(d: StudyData) -> Section:
         return results  # nothing to choose: no Figure 1
     fig1 = reason_table(d.ratings, d.systems)
     rows = [["criterion", "model", "sub-dimension", "% of votes"]]
-    for crit, by_sys in sorted(fig1.items(), key=lambda kv: place[kv[0]]):
+    for crit, by_sys in sorted(fig1.items(), key=lambda kv: d.protocol.asked(kv[0])):
         for sys, pct in sorted(by_sys.items()):
             rows += [[crit, sys, code, f"{v:.1f}"] for code, v in pct.items()]
     caption = "Explanation sub-dimensions chosen, over all votes (cf. the paper's Figure 1)"
