@@ -65,8 +65,11 @@ def _fmt(e: Estimate) -> str:
         >>> from dialeval.meta.agreement import Estimate
         >>> _fmt(Estimate(0.212, 0.193, 0.211, 10000, 1000))
         '0.212 [0.193, 0.211] \N{DAGGER}'
+        >>> _fmt(Estimate(1.0, 0.9, 1 - 2e-16, 10, 1000))  # rounding, not bias
+        '1.000 [0.900, 1.000]'
     """
-    mark = "" if e.low <= e.value <= e.high else f" {OUTSIDE}"
+    inside = e.low - 1e-9 <= e.value <= e.high + 1e-9  # not a kappa of 1 whose resamples summed to 1 - 2e-16
+    mark = "" if inside else f" {OUTSIDE}"
     return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]{mark}"
 
 
