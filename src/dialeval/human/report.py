@@ -7,7 +7,6 @@ Markdown and as a self-contained HTML page; every value in the HTML is escaped.
 from __future__ import annotations
 
 import html
-import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -356,19 +355,16 @@ def majority_cell(criterion: Criterion, percents: dict[str, float]) -> str:
         >>> crit = load_protocol("mousavi-turn").criterion("Listening")
         >>> majority_cell(crit, {"dont_know": 10.0, "negative": 20.0, "positive": 50.0, "tie": 20.0})
         "Yes 50.0%, No 20.0%, I don't know 10.0%, tie 20.0%"
+        >>> majority_cell(load_protocol("comperdial").criterion("Overall"), {"5.0": 25.0, "4.0": 50.0, "tie": 25.0})
+        '4 50.0%, 5 25.0%, tie 25.0%'
     """
-    options = [("dont_know" if o.dont_know else o.value, o.label) for o in criterion.answer.options]
+    answer = criterion.answer
+    options = [("dont_know" if o.dont_know else o.value, o.label) for o in answer.options] or [
+        (str(float(level)), str(level)) for level in sorted(answer.levels)]  # a scale's votes are numbers: "4.0"
     place = {value: i for i, (value, _) in enumerate(options)}
-
-    def order(answer: str) -> tuple[bool, int, float, str]:
-        try:
-            number = float(answer)  # a scale's level
-        except ValueError:
-            number = math.inf
-        return answer == TIE, place.get(answer, len(place)), number, answer
-
     labels = dict(options)
-    return ", ".join(f"{labels.get(a, a)} {percents[a]:.1f}%" for a in sorted(percents, key=order))
+    return ", ".join(f"{labels.get(a, a)} {percents[a]:.1f}%"
+                     for a in sorted(percents, key=lambda a: (a == TIE, place.get(a, len(place)), a)))
 
 
 def to_markdown(title: str, sections: list[Section]) -> str:
