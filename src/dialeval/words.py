@@ -1,4 +1,4 @@
-"""Counts in words, for messages and notes at every layer.
+"""Words for messages, notes and tables at every layer: counts, figures, and names in the order people read them.
 
 Example:
     >>> counted(1, "scored item without rating", "scored items without rating"), counted(3, "dialogue")
