@@ -210,6 +210,25 @@ def test_a_meta_output_folder_says_what_it_lacks_and_names_its_dimension(tmp_pat
     assert "No scatter plots: no scores.jsonl." in text
 
 
+def test_a_meta_breakdown_is_reported_per_group(tmp_path: Path) -> None:
+    """`meta --by system`: the report showed the overall table only, under warnings naming groups it did not show."""
+    folder = tmp_path / "bench"
+    invoke(["benchmark", "-b", "usr-tc", "--limit", "5", "-m", "length", "--boot", "0", "-o", str(folder),
+            "--no-cache"])  # fmt: skip
+    invoke(["meta", str(folder / "scores.jsonl"), "-b", "usr-tc", "--by", "system", "--boot", "0", "-m", "length",
+            "-o", str(tmp_path / "meta")])  # fmt: skip
+    out = tmp_path / "report.md"
+    invoke(["report", str(tmp_path / "meta"), "-o", str(out)])
+    rows = [json.loads(line) for line in (tmp_path / "meta" / "table.jsonl").read_text().splitlines()]
+    groups = list(dict.fromkeys(r["group"] for r in rows if r["group"] != "all"))
+    assert len(groups) == 6  # USR-TC's six systems
+    table = out.read_text().split("the same, per group**")[1].split("\n\n")[1].splitlines()
+    assert table[0].startswith("| group | metric | turn pearson [95% CI] |")
+    assert [line.split(" | ")[0].removeprefix("| ") for line in table[2:]] == groups  # one metric: a row each
+    first = next(r for r in rows if r["group"] == groups[0] and r["level"] == "turn" and r["method"] == "pearson")
+    assert f"| {groups[0]} | length | {first['value']:.3f} |" in table[2]
+
+
 def test_a_real_train_folder_renders_its_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`dialeval train`'s folder: its rows with CIs, what it trained on, and the saved model's card sha256. It was
     rendered as an empty "scores" section: the command, and an empty signatures table."""

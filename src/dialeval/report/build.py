@@ -40,22 +40,28 @@ def ci_cell(row: dict[str, Any]) -> str:
     return text
 
 
-def correlation_table(rows: Sequence[dict[str, Any]], caption: str) -> Table:
-    """One row per metric (overall group), one column per (level, method), ranked by the first column."""
-    rows = [r for r in rows if r.get("group", "all") == "all"]
+def correlation_table(rows: Sequence[dict[str, Any]], caption: str, *, by_group: bool = False) -> Table:
+    """One row per metric, one column per (level, method), ranked by the first column.
+
+    The overall group's rows; with ``by_group``, every other group's, under a group column in the rows' order
+    (``meta --by``'s).
+    """
     cols = list(dict.fromkeys((str(r["level"]), str(r["method"])) for r in rows))
-    cells: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+    cells: dict[str, dict[str, dict[tuple[str, str], dict[str, Any]]]] = {}
     for r in rows:
-        cells.setdefault(str(r["metric"]), {})[(str(r["level"]), str(r["method"]))] = r
+        group = str(r.get("group", "all"))
+        if (group != "all") == by_group:
+            cells.setdefault(group, {}).setdefault(str(r["metric"]), {})[(str(r["level"]), str(r["method"]))] = r
     first = cols[0] if cols else None
 
-    def key(metric: str) -> float:
-        v = cells[metric].get(first, {}).get("value") if first else None
+    def key(metric: dict[tuple[str, str], dict[str, Any]]) -> float:
+        v = metric.get(first, {}).get("value") if first else None
         return -float(v) if v is not None else math.inf
 
-    ordered = sorted(cells, key=key)
-    body = [[m, *[ci_cell(cells[m][c]) if c in cells[m] else "-" for c in cols]] for m in ordered]
-    return Table(["metric", *[f"{lv} {me} [95% CI]" for lv, me in cols]], body, caption)
+    body = [[*([g] if by_group else []), m, *[ci_cell(cells[g][m][c]) if c in cells[g][m] else "-" for c in cols]]
+            for g in cells for m in sorted(cells[g], key=lambda m: key(cells[g][m]))]  # fmt: skip
+    return Table([*(["group"] if by_group else []), "metric", *[f"{lv} {me} [95% CI]" for lv, me in cols]], body,
+                 caption)  # fmt: skip
 
 
 def _benchmark(r: Results, blocks: list[Block]) -> None:
@@ -69,6 +75,8 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
     dim = (run and run.dimension) or (named.pop() if len(named) == 1 else "human score")  # meta -o: no run.json
     name = run.benchmark if run else r.path.name
     blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with {human_rating(dim)}"))
+    if any(x.get("group", "all") != "all" for x in r.correlations):  # meta --by: the groups its warnings name
+        blocks.append(correlation_table(r.correlations, f"{name}: the same, per group", by_group=True))
     blocks += [Text(line) for line in table_warnings([SimpleNamespace(**x) for x in r.correlations])]  # as meta's
     if any(x.get("value") is not None and x.get("group", "all") == "all" for x in r.correlations):
         caption = f"{name}: metric-human correlation with 95% bootstrap CIs, per level and method"
