@@ -21,7 +21,8 @@ import pytest
 from rich.console import Console
 from tests.judges.conftest import llama_url
 
-from dialeval.commands.tables import ScreenTable, pivot, to_rich
+from dialeval.commands.tables import ScreenTable, to_rich
+from dialeval.meta.wide import pivot
 
 __all__ = ["llama_url"]  # the shared llama.cpp server fixture
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from dialeval.commands.tables import pivot, to_markdown
+from dialeval.commands.tables import to_markdown
+from dialeval.meta.wide import pivot
 
 
 def _row(group: str, metric: str, value: float) -> SimpleNamespace:

@@ -33,11 +33,12 @@ from dialeval.commands.common import (
 )
 from dialeval.commands.meta import row_dict
 from dialeval.commands.options import allow_failures_option, run_options
-from dialeval.commands.tables import Wide, pivot, to_markdown, to_rich
+from dialeval.commands.tables import to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.meta.caveats import table_warnings
 from dialeval.meta.correlate import check_boot
+from dialeval.meta.wide import Wide, pivot
 from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
 from dialeval.scoring import MetricRun, ScoringContext, ScoringRequest, score_request
 from dialeval.words import human_rating

@@ -34,12 +34,13 @@ from dialeval.commands.common import (
     warned,
     write_text,
 )
-from dialeval.commands.tables import Wide, pivot, to_markdown, to_rich
+from dialeval.commands.tables import to_markdown, to_rich
 from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import iter_records, nan_as_none, read_jsonl, write_jsonl
 from dialeval.meta.caveats import table_warnings
 from dialeval.meta.correlate import check_boot
+from dialeval.meta.wide import Wide, pivot
 from dialeval.published import PublishedTable, load_table
 from dialeval.schema import UNKNOWN_SYSTEM, Rating, Score, named_systems
 from dialeval.words import human_rating

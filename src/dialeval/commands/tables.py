@@ -2,6 +2,7 @@
 
 Example:
     >>> from types import SimpleNamespace as R
+    >>> from dialeval.meta.wide import pivot
     >>> rows = [R(metric="m", level="turn", method="pearson", value=0.5, ci_low=0.4, ci_high=0.6,
     ...           p_value=0.01, group="all", n_items=10, n_groups=5)]
     >>> print(to_markdown(pivot(rows)))
@@ -13,7 +14,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,13 +22,7 @@ from rich.console import Console, ConsoleOptions
 from rich.table import Table
 from rich.text import Text
 
-
-@dataclass
-class Wide:
-    """A ranked wide table: one row per (group, metric), one column per (level, method)."""
-
-    columns: list[tuple[str, str]]
-    rows: list[tuple[str, str, dict[tuple[str, str], Any]]]
+from dialeval.meta.wide import Wide
 
 
 def _cell(row: Any) -> str:
@@ -38,31 +33,6 @@ def _cell(row: Any) -> str:
     if lo is not None and hi is not None and not (math.isnan(lo) or math.isnan(hi)):
         text += f" [{lo:.3f}, {hi:.3f}]"
     return text
-
-
-def pivot(rows: Sequence[Any], rank_by: tuple[str, str] | None = None) -> Wide:
-    """Pivot correlation rows; rank metrics within each group by ``rank_by`` (default: first column).
-
-    The groups keep the order of the rows (``all`` first), which :func:`~dialeval.meta.correlate.breakdown` gives.
-    """
-    columns: list[tuple[str, str]] = []
-    table: dict[tuple[str, str], dict[tuple[str, str], Any]] = {}
-    for r in rows:
-        col = (r.level, r.method)
-        if col not in columns:
-            columns.append(col)
-        table.setdefault((str(getattr(r, "group", "all")), r.metric), {})[col] = r
-    key_col = rank_by or (columns[0] if columns else None)
-    place = {g: i for i, g in enumerate(dict.fromkeys(g for g, _ in table))}  # the rows' order: t2 before t10
-
-    def rank_key(item: tuple[tuple[str, str], dict[tuple[str, str], Any]]) -> tuple[bool, int, float]:
-        (group, _), cells = item
-        cell = cells.get(key_col) if key_col else None
-        v = cell.value if cell is not None and cell.value is not None else -math.inf
-        return (group != "all", place[group], -v if not math.isnan(v) else math.inf)
-
-    ordered = sorted(table.items(), key=rank_key)
-    return Wide(columns=columns, rows=[(g, m, cells) for (g, m), cells in ordered])
 
 
 def to_markdown(wide: Wide) -> str:

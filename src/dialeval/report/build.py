@@ -41,27 +41,19 @@ def ci_cell(row: dict[str, Any]) -> str:
 
 
 def correlation_table(rows: Sequence[dict[str, Any]], caption: str, *, by_group: bool = False) -> Table:
-    """One row per metric, one column per (level, method), ranked by the first column.
+    """One row per metric, one column per (level, method), ranked by the first column (:func:`pivot`, as ``meta``).
 
-    The overall group's rows; with ``by_group``, every other group's, under a group column in the rows' order
-    (``meta --by``'s).
+    The overall group's rows; with ``by_group``, every other group's, under a group column in ``meta --by``'s order.
     """
-    cols = list(dict.fromkeys((str(r["level"]), str(r["method"])) for r in rows))
-    cells: dict[str, dict[str, dict[tuple[str, str], dict[str, Any]]]] = {}
-    for r in rows:
-        group = str(r.get("group", "all"))
-        if (group != "all") == by_group:
-            cells.setdefault(group, {}).setdefault(str(r["metric"]), {})[(str(r["level"]), str(r["method"]))] = r
-    first = cols[0] if cols else None
+    from types import SimpleNamespace
 
-    def key(metric: dict[tuple[str, str], dict[str, Any]]) -> float:
-        v = metric.get(first, {}).get("value") if first else None
-        return -float(v) if v is not None else math.inf
+    from dialeval.meta.wide import pivot
 
-    body = [[*([g] if by_group else []), m, *[ci_cell(cells[g][m][c]) if c in cells[g][m] else "-" for c in cols]]
-            for g in cells for m in sorted(cells[g], key=lambda m: key(cells[g][m]))]  # fmt: skip
-    return Table([*(["group"] if by_group else []), "metric", *[f"{lv} {me} [95% CI]" for lv, me in cols]], body,
-                 caption)  # fmt: skip
+    wide = pivot([SimpleNamespace(**r) for r in rows])
+    body = [[*([g] if by_group else []), m, *[ci_cell(vars(cells[c])) if c in cells else "-" for c in wide.columns]]
+            for g, m, cells in wide.rows if (g != "all") == by_group]  # fmt: skip
+    head = [*(["group"] if by_group else []), "metric", *[f"{lv} {me} [95% CI]" for lv, me in wide.columns]]
+    return Table(head, body, caption)
 
 
 def _benchmark(r: Results, blocks: list[Block]) -> None:

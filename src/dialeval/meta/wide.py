@@ -1,0 +1,52 @@
+"""Correlation rows pivoted wide: one row per (group, metric), one column per (level, method), ranked in each group.
+
+The console and Markdown tables of ``meta`` and ``benchmark`` (:mod:`dialeval.commands.tables`) and the report's
+correlation tables (:mod:`dialeval.report.build`) are drawn from it.
+
+Example:
+    >>> from types import SimpleNamespace as R
+    >>> rows = [R(metric=m, level="turn", method="pearson", value=v, group=g)
+    ...         for g in ("all", "t2", "t10") for m, v in (("a", 0.1), ("b", 0.5))]
+    >>> [(g, m) for g, m, _ in pivot(rows).rows][:4]
+    [('all', 'b'), ('all', 'a'), ('t2', 'b'), ('t2', 'a')]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Wide:
+    """A ranked wide table: one row per (group, metric), one column per (level, method)."""
+
+    columns: list[tuple[str, str]]
+    rows: list[tuple[str, str, dict[tuple[str, str], Any]]]
+
+
+def pivot(rows: Sequence[Any], rank_by: tuple[str, str] | None = None) -> Wide:
+    """Pivot correlation rows; rank metrics within each group by ``rank_by`` (default: first column).
+
+    The groups keep the order of the rows (``all`` first), which :func:`~dialeval.meta.correlate.breakdown` gives.
+    """
+    columns: list[tuple[str, str]] = []
+    table: dict[tuple[str, str], dict[tuple[str, str], Any]] = {}
+    for r in rows:
+        col = (r.level, r.method)
+        if col not in columns:
+            columns.append(col)
+        table.setdefault((str(getattr(r, "group", "all")), r.metric), {})[col] = r
+    key_col = rank_by or (columns[0] if columns else None)
+    place = {g: i for i, g in enumerate(dict.fromkeys(g for g, _ in table))}  # the rows' order: t2 before t10
+
+    def rank_key(item: tuple[tuple[str, str], dict[tuple[str, str], Any]]) -> tuple[bool, int, float]:
+        (group, _), cells = item
+        cell = cells.get(key_col) if key_col else None
+        v = cell.value if cell is not None and cell.value is not None else -math.inf
+        return (group != "all", place[group], -v if not math.isnan(v) else math.inf)
+
+    ordered = sorted(table.items(), key=rank_key)
+    return Wide(columns=columns, rows=[(g, m, cells) for (g, m), cells in ordered])
