@@ -9,6 +9,8 @@ Example:
     ('human Overall', 'human (overall)')
     >>> figure(0.12345), figure(float("nan")), figure(None)
     ('0.123', 'n/a', 'n/a')
+    >>> with_ci(0.5, 0.25, 0.75), with_ci(0.5, None, None, no_ci="no CI"), with_ci(None, 0.1, 0.2)
+    ('0.500 [0.250, 0.750]', '0.500 [no CI]', 'n/a')
     >>> sorted(["t10", "t2", "b", "t1"], key=in_order)
     ['b', 't1', 't2', 't10']
 """
@@ -48,6 +50,19 @@ def human_rating(dimension: str) -> str:
 def figure(value: float | None) -> str:
     """Return a figure as the tables print it: three decimals, ``n/a`` where it is undefined (None or NaN)."""
     return "n/a" if value is None or value != value else f"{value:.3f}"
+
+
+def with_ci(value: float | None, low: float | None, high: float | None, *, no_ci: str = "") -> str:
+    """Return a figure with its CI as every table prints it: ``0.500 [0.250, 0.750]``.
+
+    ``n/a`` where the figure is undefined (None or NaN); where the CI is (either bound None or NaN), the figure
+    alone, or ``0.500 [NO_CI]`` when ``no_ci`` says why.
+    """
+    if value is None or value != value:
+        return "n/a"
+    if low is None or high is None or low != low or high != high:
+        return figure(value) + (f" [{no_ci}]" if no_ci else "")
+    return f"{figure(value)} [{figure(low)}, {figure(high)}]"
 
 
 def in_order(name: str) -> tuple[list[str | int], str]:

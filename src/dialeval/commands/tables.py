@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,17 +21,7 @@ from rich.console import Console, ConsoleOptions
 from rich.table import Table
 from rich.text import Text
 
-from dialeval.meta.wide import Wide
-
-
-def _cell(row: Any) -> str:
-    if row is None or row.value is None or (isinstance(row.value, float) and math.isnan(row.value)):
-        return "n/a"
-    text = f"{row.value:.3f}"
-    lo, hi = getattr(row, "ci_low", None), getattr(row, "ci_high", None)
-    if lo is not None and hi is not None and not (math.isnan(lo) or math.isnan(hi)):
-        text += f" [{lo:.3f}, {hi:.3f}]"
-    return text
+from dialeval.meta.wide import Wide, cell_text
 
 
 def to_markdown(wide: Wide) -> str:
@@ -42,7 +31,7 @@ def to_markdown(wide: Wide) -> str:
     head = (["group"] if show_group else []) + ["metric"] + [f"{lv} {m}" for lv, m in wide.columns]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for g, metric, cells in wide.rows:
-        vals = ([g] if show_group else []) + [metric] + [_cell(cells.get(c)) for c in wide.columns]
+        vals = ([g] if show_group else []) + [metric] + [cell_text(cells.get(c)) for c in wide.columns]
         lines.append("| " + " | ".join(vals) + " |")
     return "\n".join(lines)
 
@@ -55,7 +44,7 @@ def to_rich(wide: Wide, title: str) -> ScreenTable:
         keys=(["group"] if show_group else []) + ["metric"],
         columns=[f"{lv} {m}\n[95% CI]" for lv, m in wide.columns],
         rows=[
-            (([g] if show_group else []) + [metric], [_cell(cells.get(c)) for c in wide.columns])
+            (([g] if show_group else []) + [metric], [cell_text(cells.get(c)) for c in wide.columns])
             for g, metric, cells in wide.rows
         ],
     )

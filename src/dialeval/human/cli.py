@@ -20,7 +20,7 @@ from dialeval.commands.common import (
 )
 from dialeval.errors import DialevalError, InputError, check_at_most
 from dialeval.meta.caveats import rough_resamples
-from dialeval.words import counted
+from dialeval.words import counted, with_ci
 
 if TYPE_CHECKING:
     from dialeval.human.protocol import Protocol
@@ -440,10 +440,7 @@ def _agreement(source: str | None, path: Path | None, table: TableOptions, dimen
 
 def _alpha_cell(row: dict[str, Any]) -> str:
     """``0.665 [0.601, 0.720]``, ``0.665 [no CI]`` or ``n/a`` (the note says why)."""
-    if row["alpha"] is None:
-        return "n/a"
-    ci = "no CI" if row["ci95"] is None else f"{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}"
-    return f"{row['alpha']:.3f} [{ci}]"
+    return with_ci(row["alpha"], *(row["ci95"] or (None, None)), no_ci="no CI")
 
 
 def register(app: typer.Typer) -> None:

@@ -36,7 +36,7 @@ from dialeval.human.protocol import Criterion, Protocol
 from dialeval.meta.agreement import Estimate, agreement_report, check_resamples
 from dialeval.meta.caveats import rough_resamples
 from dialeval.schema import Rating
-from dialeval.words import counted
+from dialeval.words import counted, with_ci
 
 
 @dataclass
@@ -69,7 +69,7 @@ def _fmt(e: Estimate) -> str:
     """
     inside = e.low - 1e-9 <= e.value <= e.high + 1e-9  # not a kappa of 1 whose resamples summed to 1 - 2e-16
     mark = "" if inside else f" {OUTSIDE}"
-    return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]{mark}"
+    return with_ci(e.value, e.low, e.high) + mark
 
 
 def _agreement_rows(

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dialeval.words import with_ci
+
 
 @dataclass
 class Wide:
@@ -50,3 +52,16 @@ def pivot(rows: Sequence[Any], rank_by: tuple[str, str] | None = None) -> Wide:
 
     ordered = sorted(table.items(), key=rank_key)
     return Wide(columns=columns, rows=[(g, m, cells) for (g, m), cells in ordered])
+
+
+def cell_text(cell: Any, missing: str = "n/a") -> str:
+    """Return a cell's figure with its CI (:func:`~dialeval.words.with_ci`); ``missing`` where the table has none.
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> cell_text(R(value=0.5, ci_low=0.4, ci_high=0.6)), cell_text(R(value=0.5)), cell_text(None, missing="-")
+        ('0.500 [0.400, 0.600]', '0.500', '-')
+    """
+    if cell is None:
+        return missing
+    return with_ci(cell.value, getattr(cell, "ci_low", None), getattr(cell, "ci_high", None))

@@ -27,6 +27,7 @@ import typer
 
 from dialeval.commands.common import check_output, console, fail, fields_as_options, warn
 from dialeval.errors import DialevalError, InputError
+from dialeval.words import with_ci
 
 quality_app = typer.Typer(help="Train and compare the parts of the reference-free quality metric.",
                           no_args_is_help=True)  # fmt: skip
@@ -81,8 +82,7 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
         )
         for row in ens["leave_one_benchmark_out"]:
             q = row["quality"]
-            lo, hi = q["spearman_ci"]
-            say(f"{row['benchmark']:<24} spearman {q['spearman']:.3f} [{lo:.3f}, {hi:.3f}]"
+            say(f"{row['benchmark']:<24} spearman {with_ci(q['spearman'], *q['spearman_ci'])}"
                 f" (trained on {', '.join(row['trained_on'])})")
         from dialeval.meta.caveats import rough_resamples
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.metrics.quality import LARGE_FEATURES, VIEW_FEATURES
+from dialeval.words import with_ci
 
 #: Frozen features of the current heads (the ``quality`` ridge's candidates, LM left out).
 FROZEN = ("sensible", "fluent", "sbert_context", "log_words")
@@ -383,11 +384,7 @@ def _cell(value: float | None, ci: Sequence[float | None] | None = None) -> str:
         >>> _cell(0.5, (0.25, 0.75)), _cell(None, None), _cell(0.5)
         ('0.500 [0.250, 0.750]', 'n/a', '0.500')
     """
-    if value is None:
-        return "n/a"
-    if ci is None or None in ci:
-        return f"{value:.3f}"
-    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+    return with_ci(value, *(ci or (None, None)))
 
 
 def markdown(results: Sequence[Mapping[str, Any]]) -> str:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.schema import Candidate
-from dialeval.words import figure
+from dialeval.words import figure, with_ci
 
 #: The perturbations of the issue's stress target.
 STRESS = ("other-context", "negation", "repetition", "truncation")
@@ -314,8 +314,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         print("| feature | level | method | value [95% CI] | units |")
         print("|---|---|---|---|---|")
         for r in table:
-            ci = "" if r.ci_low is None or r.ci_high is None else f" [{figure(r.ci_low)}, {figure(r.ci_high)}]"
-            print(f"| {r.metric} | {r.level} | {r.method} | {figure(r.value)}{ci} | {r.n_groups} |")
+            print(f"| {r.metric} | {r.level} | {r.method} | {with_ci(r.value, r.ci_low, r.ci_high)} | {r.n_groups} |")
         if args.card is not None:
             record(args.card, "dialogue", [r.to_dict() for r in table], command)
         return
@@ -324,7 +323,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     print("|---|---|---|---|---|---|")
     for r in rows:  # a perturbation with no pair printed "nan" in every cell, and NaN (no JSON) in the line below
         print(f"| {r['perturbation']} | {r['output']} | {r['n']} | {figure(r['fraction'])} | "
-              f"{figure(r['drop'])} [{figure(r['ci_low'])}, {figure(r['ci_high'])}] | {figure(r['auroc'])} |")
+              f"{with_ci(r['drop'], r['ci_low'], r['ci_high'])} | {figure(r['auroc'])} |")
     print(json.dumps(_nulled(rows), allow_nan=False))
     if args.card is not None:
         record(args.card, "stress", rows, command)

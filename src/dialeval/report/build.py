@@ -1,8 +1,8 @@
 """Compose the report from results folders: tables, figures, signatures and the exact commands.
 
 Example:
-    >>> fmt(0.12345), fmt(None), ci_cell({"value": 0.5, "ci_low": 0.4, "ci_high": 0.6})
-    ('0.123', '-', '0.500 [0.400, 0.600]')
+    >>> fmt(0.12345), fmt(None)
+    ('0.123', '-')
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dialeval.report.load import Results, human_ratings
 from dialeval.runinfo import BenchmarkRun, LmstyleRun, TrainRun
 from dialeval.schema import Score
 from dialeval.signature import file_sha256
-from dialeval.words import human_rating
+from dialeval.words import human_rating, with_ci
 
 if TYPE_CHECKING:
     from dialeval.meta.align import Aligned
@@ -30,16 +30,6 @@ def fmt(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
-def ci_cell(row: dict[str, Any]) -> str:
-    """``value [low, high]`` of a correlation row; ``n/a`` for an undefined figure, as ``meta`` prints it."""
-    if row.get("value") is None:
-        return "n/a"
-    text = fmt(row.get("value"))
-    if row.get("ci_low") is not None and row.get("ci_high") is not None:
-        text += f" [{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]"
-    return text
-
-
 def correlation_table(rows: Sequence[dict[str, Any]], caption: str, *, by_group: bool = False) -> Table:
     """One row per metric, one column per (level, method), ranked by the first column (:func:`pivot`, as ``meta``).
 
@@ -47,10 +37,10 @@ def correlation_table(rows: Sequence[dict[str, Any]], caption: str, *, by_group:
     """
     from types import SimpleNamespace
 
-    from dialeval.meta.wide import pivot
+    from dialeval.meta.wide import cell_text, pivot
 
     wide = pivot([SimpleNamespace(**r) for r in rows])
-    body = [[*([g] if by_group else []), m, *[ci_cell(vars(cells[c])) if c in cells else "-" for c in wide.columns]]
+    body = [[*([g] if by_group else []), m, *[cell_text(cells.get(c), missing="-") for c in wide.columns]]
             for g, m, cells in wide.rows if (g != "all") == by_group]  # fmt: skip
     head = [*(["group"] if by_group else []), "metric", *[f"{lv} {me} [95% CI]" for lv, me in wide.columns]]
     return Table(head, body, caption)
@@ -227,11 +217,7 @@ def train_cell(row: dict[str, Any], key: str) -> str:
         return "undefined"
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    text = fmt(value)
-    ci = row.get(f"{key}_ci")
-    if ci and ci[0] is not None and ci[1] is not None:
-        text += f" [{fmt(ci[0])}, {fmt(ci[1])}]"
-    return text
+    return with_ci(value, *(row.get(f"{key}_ci") or (None, None)))
 
 
 def train_table(rows: Sequence[dict[str, Any]], caption: str, *, every_column: bool = False) -> Table:

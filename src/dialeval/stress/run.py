@@ -47,7 +47,7 @@ from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.context import responder
 from dialeval.stress.perturb import ALL_PERTURBATIONS, apply_perturbation
 from dialeval.stress.pool import ResponsePool
-from dialeval.words import counted
+from dialeval.words import counted, with_ci
 
 if TYPE_CHECKING:
     from dialeval.cache import ScoreCache
@@ -268,11 +268,7 @@ def ci_text(value: float, low: float, high: float, n_contexts: int) -> str:
         >>> ci_text(0.25, 0.1, 0.4, 3), ci_text(0.018, nan, nan, 1), ci_text(nan, nan, nan, 0)
         ('0.250 [0.100, 0.400]', '0.018 [no CI: 1 context]', 'n/a')
     """
-    if value != value:
-        return "n/a"
-    if low != low:
-        return f"{value:.3f} [no CI: {counted(n_contexts, 'context')}]"
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+    return with_ci(value, low, high, no_ci=f"no CI: {counted(n_contexts, 'context')}")
 
 
 def compare(

@@ -61,6 +61,7 @@ from typing import Any, ClassVar, cast
 from dialeval.errors import DialevalError
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric, resolve_device
 from dialeval.models.loading import DEFAULT_CAUSAL_LM, DEFAULT_ENCODER
+from dialeval.words import with_ci
 
 BUNDLED = Path(__file__).resolve().parent / "bundled"
 
@@ -616,9 +617,8 @@ class QualityMetric(Metric):
         note = f"{self.name} was fitted on {benchmark}'s ratings (with {others} other sets): in-sample"
         if held is not None:
             fig = held["quality"]
-            lo, hi = fig["spearman_ci"]
-            note += (f"; fitted without {benchmark}, its turn Spearman there is {fig['spearman']:.3f} "
-                     f"[{lo:.3f}, {hi:.3f}] (card.json, docs/quality.md)")  # fmt: skip
+            note += (f"; fitted without {benchmark}, its turn Spearman there is "
+                     f"{with_ci(fig['spearman'], *fig['spearman_ci'])} (card.json, docs/quality.md)")  # fmt: skip
         return note
 
     def heads(self) -> tuple[Any, Any]:
