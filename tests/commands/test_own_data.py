@@ -266,6 +266,24 @@ def test_a_column_given_twice_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "s.jsonl").exists()
 
 
+def test_two_rating_columns_of_one_dimension_are_refused_at_the_option(tmp_path: Path) -> None:
+    """``--rating-col q1=Overall --rating-col q2=Overall`` (or ``q1=q2 --rating-col q2``) failed at the table's
+    first row: 'annotator "annotator" rates item ... twice', naming an annotator column the table does not have."""
+    from tests.commands.cli_runner import invoke, refused
+
+    from dialeval.data.generic import ColumnMapping
+    from dialeval.errors import InputError
+
+    (tmp_path / "t.csv").write_text("response,q1,q2\nyo there,3,4\nfine,4,5\n")
+    base = ["data", "show", "--path", tmp_path / "t.csv", "--response-col", "response"]
+    for pair in (("q1=Overall", "q2=Overall"), ("q1=q2", "q2")):
+        dim = pair[0].partition("=")[2]
+        refused(invoke(*base, "--rating-col", pair[0], "--rating-col", pair[1]),
+                f'field "--rating-col": columns "q1" and "q2" both give the dimension "{dim}": one column per')
+    with pytest.raises(InputError, match=r'field "ratings\.q2": columns "q1" and "q2" both give the dimension "O"'):
+        ColumnMapping(response="response", ratings={"q1": "O", "q2": "O"})
+
+
 def test_the_response_column_as_its_own_context_or_reference_is_refused(tmp_path: Path) -> None:
     """--reference-col response scored each response against itself (BLEU 1.0) and --context-col response gave
     each response itself as its context, with no word: a copy-paste slip that made every figure meaningless."""

@@ -373,6 +373,10 @@ def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) 
         ("ratings: {q: Overall}\nscales: {Overal: 1-3}\n",
          ':4: field "scales.Overal": no rating column gives the dimension "Overal"; did you mean "Overall"?'),
         ("ratings: {q: ''}\n", ':3: field "ratings.q": a rating column needs a dimension name'),  # dimension ""
+        # each row rated its item twice: 'annotator "annotator" rates item ... twice', with no annotator column
+        ("ratings:\n  q1: Overall\n  q2: Fluency\n  q3: Overall\n",
+         ':6: field "ratings.q3": columns "q1" and "q3" both give the dimension "Overall": one column per dimension '
+         "(one column per annotator: a mapping file's annotator_columns, with dimension: Overall)"),
         ("references: [g, g]\n", ':3: field "references": column "g" is given twice'),  # --reference-col refuses it
         ("tags: [task, task]\n", ':3: field "tags": column "task" is given twice'),
     ],

@@ -167,7 +167,7 @@ class TableOptions:
             >>> m.response, dict(m.ratings), m.scale
             ('reply', {'q': 'Overall'}, '1-5')
         """
-        from dialeval.data.generic import ColumnMapping, check_response_roles, load_mapping
+        from dialeval.data.generic import ColumnMapping, check_dimensions, check_response_roles, load_mapping
 
         if self.mapping is not None:
             if self._columns_given():
@@ -189,6 +189,7 @@ class TableOptions:
             if col.strip() in ratings:
                 raise InputError(f'column "{col.strip()}" is given twice', field="--rating-col")
             ratings[col.strip()] = dim.strip() or col.strip()
+        check_dimensions(ratings, field="--rating-col")
         sep = self.turn_sep.replace("\\n", "\n").replace("\\t", "\t")
         mapping = ColumnMapping(
             response=self.response_col, context=self.context_col, turn_separator=sep, system=self.system_col,

@@ -107,6 +107,7 @@ class ColumnMapping:
         check_separators(self.turn_separator, self.delimiter, fields=("turn_separator", "delimiter"))
         check_response_roles(self.response, {"context": self.context, "references": self.references,
                                              "knowledge": self.knowledge})  # fmt: skip
+        check_dimensions(self.ratings)
 
     def columns(self) -> list[str]:
         """Return every column this mapping reads (``{system}`` expanded)."""
@@ -155,6 +156,33 @@ would be its own reference
             own = next(why for role, why in _OWN.items() if role.rstrip("s") in key)
             raise InputError(f'column "{response}" is the response column: each response would be {own}',
                              path=path, line=(lines or {}).get(key), field=key)  # fmt: skip
+
+
+def check_dimensions(
+    ratings: Mapping[str, str], *, field: str | None = None, path: Path | None = None,
+    lines: Mapping[str, int | None] | None = None,
+) -> None:  # fmt: skip
+    """Refuse two rating columns that give one dimension: each row would rate its item twice on it.
+
+    The error named an annotator (``"annotator"`` where the table has no annotator column) rating an item twice.
+    ``field`` is the option that gave ``ratings`` (default: the mapping key ``ratings.COLUMN``); ``lines`` the
+    mapping file's line of each column.
+
+    Example:
+        >>> check_dimensions({"q1": "Overall", "q2": "Overall"}, field="--rating-col")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--rating-col": columns "q1" and "q2" both give the dimension "Overall": \
+one column per dimension (one column per annotator: a mapping file's annotator_columns, with dimension: Overall)
+    """
+    first: dict[str, str] = {}
+    for column, dim in ratings.items():
+        if dim in first:
+            raise InputError(f'columns "{first[dim]}" and "{column}" both give the dimension "{dim}": one column per '
+                             f"dimension (one column per annotator: a mapping file's annotator_columns, with "
+                             f"dimension: {dim})", path=path, line=(lines or {}).get(column),
+                             field=field or f"ratings.{column}")  # fmt: skip
+        first[dim] = column
 
 
 def _expand(column: str, system: str) -> str:
@@ -560,7 +588,7 @@ def load_mapping(path: str | Path) -> MappingFile:
 
 
 def _check_names(spec: MappingFile, path: Path, text: str) -> None:
-    """Refuse a name given twice in a list, a rating column with no dimension, and a scale for no dimension.
+    """Refuse a name given twice in a list, a rating column with no dimension or another's, a scale for no dimension.
 
     ``--reference-col g --reference-col g`` was refused and ``references: [g, g]`` (or ``systems: [x, x]``) taken;
     ``scales: {Overal: 1-5}`` beside a dimension Overall was never applied.
@@ -573,6 +601,7 @@ def _check_names(spec: MappingFile, path: Path, text: str) -> None:
     if (blank := next((c for c, d in spec.ratings.items() if not d.strip()), None)) is not None:
         raise InputError("a rating column needs a dimension name", path=path,
                          line=yaml_line(text, ["ratings", blank]), field=f"ratings.{blank}")  # fmt: skip
+    check_dimensions(spec.ratings, path=path, lines={c: yaml_line(text, ["ratings", c]) for c in spec.ratings})
     dims = [*spec.ratings.values(), *([spec.dimension] if spec.annotator_columns else [])]
     for dim in spec.scales:
         if dim not in dims:
