@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -63,6 +64,21 @@ def with_ci(value: float | None, low: float | None, high: float | None, *, no_ci
     if low is None or high is None or low != low or high != high:
         return figure(value) + (f" [{no_ci}]" if no_ci else "")
     return f"{figure(value)} [{figure(low)}, {figure(high)}]"
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    r"""Return a Markdown table's lines: the header, the rule, the rows.
+
+    In a cell, ``|`` is escaped and a line break is a space (a system, tag or metric named ``a|b`` split its row).
+
+    Example:
+        >>> markdown_table(["metric", "r"], [["a|b", "0.5"]])
+        ['| metric | r |', '|---|---|', '| a\\|b | 0.5 |']
+    """
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+    return [line(header), "|" + "---|" * len(header), *map(line, rows)]
 
 
 def in_order(name: str) -> tuple[list[str | int], str]:

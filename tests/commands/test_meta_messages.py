@@ -179,6 +179,20 @@ def test_by_system_on_scores_that_name_no_system_is_refused(files: tuple[Path, P
     assert {row["group"] for row in json.loads(res.output)["rows"]} == {"all", "system=s0", "system=s1", "system=s2"}
 
 
+def test_a_group_named_with_a_pipe_stays_one_cell_of_the_markdown_table(files: tuple[Path, Path],
+                                                                           tmp_path: Path) -> None:
+    """A system named "s|0" split its row of table.md into one cell more than the header (the pipe unescaped)."""
+    s, r = files
+    piped = tmp_path / "piped.jsonl"
+    piped.write_text(s.read_text().replace('"system":"s0"', '"system":"s|0"'))
+    res = invoke("meta", piped, "--ratings", r, "--by", "system", "--boot", "0", "-o", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    lines = [x for x in (tmp_path / "out" / "table.md").read_text().splitlines() if x.startswith("|")]
+    cells = [len(x.replace("\\|", "").split("|")) for x in lines]
+    assert len(lines) == 2 + 3 * 4 and set(cells) == {cells[0]}  # header, rule, 3 metrics x 4 groups
+    assert sum("| system=s\\|0 |" in x for x in lines) == 3
+
+
 def test_a_figure_without_ci_says_why(tmp_path: Path) -> None:
     """Five responses to one context: the bootstrap resamples contexts, so no CI, and the table showed the bare
     figure under "[95% CI]" with nothing said (table.jsonl's note was empty)."""

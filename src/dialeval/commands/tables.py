@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dialeval.meta.wide import Wide, cell_text
+from dialeval.words import markdown_table
 
 
 def to_markdown(wide: Wide) -> str:
@@ -29,11 +30,9 @@ def to_markdown(wide: Wide) -> str:
     groups = {g for g, _, _ in wide.rows}
     show_group = groups != {"all"}
     head = (["group"] if show_group else []) + ["metric"] + [f"{lv} {m}" for lv, m in wide.columns]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for g, metric, cells in wide.rows:
-        vals = ([g] if show_group else []) + [metric] + [cell_text(cells.get(c)) for c in wide.columns]
-        lines.append("| " + " | ".join(vals) + " |")
-    return "\n".join(lines)
+    body = [[*([g] if show_group else []), metric, *[cell_text(cells.get(c)) for c in wide.columns]]
+            for g, metric, cells in wide.rows]  # fmt: skip
+    return "\n".join(markdown_table(head, body))
 
 
 def to_rich(wide: Wide, title: str) -> ScreenTable:

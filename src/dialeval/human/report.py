@@ -36,7 +36,7 @@ from dialeval.human.protocol import Criterion, Protocol
 from dialeval.meta.agreement import Estimate, agreement_report, check_resamples
 from dialeval.meta.caveats import rough_resamples
 from dialeval.schema import Rating
-from dialeval.words import counted, with_ci
+from dialeval.words import counted, markdown_table, with_ci
 
 
 @dataclass
@@ -374,11 +374,7 @@ def to_markdown(title: str, sections: list[Section]) -> str:
         out += [f"## {s.title}", ""]
         out += [f"- **{k}**: {v}" for k, v in s.rows]
         for caption, table in s.tables:
-            out += ["", f"**{caption}**", ""]
-            cell = lambda x: x.replace("|", "\\|").replace("\n", " ")  # noqa: E731
-            out.append("| " + " | ".join(map(cell, table[0])) + " |")
-            out.append("|" + "---|" * len(table[0]))
-            out += ["| " + " | ".join(map(cell, r)) + " |" for r in table[1:]]
+            out += ["", f"**{caption}**", "", *markdown_table(table[0], table[1:])]
         out.append("")
     return "\n".join(out)
 

@@ -27,6 +27,7 @@ from typing import Any
 from dialeval.lmstyle.prompt import DATASETS, STYLES
 from dialeval.lmstyle.score import JUDGE
 from dialeval.schema import Score
+from dialeval.words import markdown_table
 
 METRIC_OF = {"ACC%": "style_match", "BLEU": "sacrebleu", "SBERT": "sbert_ref", "NLL": "lm_likelihood",
              "ChatGPT": JUDGE}  # fmt: skip
@@ -108,14 +109,14 @@ class LayoutTable:
         """Render as Markdown (one decimal; ``-`` for an empty cell; ``(k/n)`` after a partly scored cell)."""
         per_dataset = SPECS[self.name][1]
         head = (["Dataset"] if per_dataset else []) + ["Model", "source", *self.columns]
-        lines = [f"### {self.title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        body = []
         for ((group, model), source, vals), notes in zip(self.rows, self.scored, strict=True):
             cells = [
                 ("-" if v is None or math.isnan(v) else f"{v:.1f}") + (f" ({k})" if k else "")
                 for v, k in zip(vals, notes, strict=True)
             ]
-            lines.append("| " + " | ".join(([group] if per_dataset else []) + [model, source, *cells]) + " |")
-        return "\n".join(lines) + "\n"
+            body.append(([group] if per_dataset else []) + [model, source, *cells])
+        return "\n".join([f"### {self.title}", "", *markdown_table(head, body)]) + "\n"
 
     def cells(self) -> list[TableCell]:
         """Return one cell per (row, column): the lines of ``lmstyle_tables.jsonl``."""
@@ -198,8 +199,7 @@ def summary_markdown(rows: Sequence[dict[str, Any]]) -> str:
     if not rows:
         return ""
     head = list(rows[0])
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        cells = ["-" if r.get(h) is None else (f"{r[h]:.1f}" if isinstance(r[h], float) else str(r[h])) for h in head]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    def cell(value: Any) -> str:
+        return "-" if value is None else f"{value:.1f}" if isinstance(value, float) else str(value)
+
+    return "\n".join(markdown_table(head, [[cell(r.get(h)) for h in head] for r in rows]))

@@ -18,6 +18,8 @@ import base64
 import html
 from dataclasses import dataclass, field
 
+from dialeval.words import markdown_table
+
 
 @dataclass
 class Table:
@@ -107,10 +109,6 @@ def to_html(doc: Doc) -> str:
     return "".join(parts)
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def table_markdown(table: Table) -> list[str]:
     r"""Return a table's Markdown lines: its caption in bold (when it has one), the header, the rule, the rows.
 
@@ -118,10 +116,7 @@ def table_markdown(table: Table) -> list[str]:
         >>> table_markdown(Table(["metric", "r"], [["a|b", "0.5"]]))
         ['| metric | r |', '|---|---|', '| a\\|b | 0.5 |']
     """
-    lines = [f"**{table.caption}**", ""] if table.caption else []
-    lines.append("| " + " | ".join(_md_cell(h) for h in table.header) + " |")
-    lines.append("|" + "---|" * len(table.header))
-    return lines + ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
+    return [f"**{table.caption}**", ""] * bool(table.caption) + markdown_table(table.header, table.rows)
 
 
 def to_markdown(doc: Doc) -> str:

@@ -38,7 +38,7 @@ from dialeval.meta.caveats import rough_resamples
 from dialeval.runinfo import MetricInfo, RankingRun, StressRun, write_run_info
 from dialeval.schema import Candidate, Score
 from dialeval.scoring import ScoringContext, ScoringRequest
-from dialeval.words import figure
+from dialeval.words import figure, markdown_table
 
 if TYPE_CHECKING:
     from dialeval.data.benchmark import Benchmark
@@ -69,18 +69,15 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
     from dialeval.stress.run import ci_text
 
     lines = [f"# {title}", "", *_fraction_table(result.rows)]
+    head = ["metric", "perturbation", "pairs", "fraction", "mean drop [95% CI]", "AUROC"]
+    body = [[r.metric, r.perturbation, str(r.n_pairs), figure(r.fraction),
+             ci_text(r.drop, r.ci_low, r.ci_high, r.n_contexts), figure(r.auroc)] for r in result.rows]  # fmt: skip
     lines += [
         "",
         "Cell: fraction of pairs where the metric scores the original above the perturbed response (ties 0.5).",
         "",
-        "| metric | perturbation | pairs | fraction | mean drop [95% CI] | AUROC |",
-        "|---|---|---|---|---|---|",
+        *markdown_table(head, body),
     ]
-    for r in result.rows:
-        lines.append(
-            f"| {r.metric} | {r.perturbation} | {r.n_pairs} | {figure(r.fraction)} | "
-            f"{ci_text(r.drop, r.ci_low, r.ci_high, r.n_contexts)} | {figure(r.auroc)} |"
-        )
     for subset in dict.fromkeys(r.subset for r in result.subset_rows):
         mine = [r for r in result.subset_rows if r.subset == subset]
         pairs = max((r.n_pairs for r in mine), default=0)
@@ -93,10 +90,8 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
 def _fraction_table(rows: Sequence[StressRow]) -> list[str]:
     perts = list(dict.fromkeys(r.perturbation for r in rows))
     cell = {(r.metric, r.perturbation): r for r in rows}
-    out = ["| metric | " + " | ".join(perts) + " |", "|---|" + "---|" * len(perts)]
-    for m in dict.fromkeys(r.metric for r in rows):
-        out.append(f"| {m} | " + " | ".join(figure(cell[(m, p)].fraction) for p in perts) + " |")
-    return out
+    metrics = dict.fromkeys(r.metric for r in rows)
+    return markdown_table(["metric", *perts], [[m, *(figure(cell[(m, p)].fraction) for p in perts)] for m in metrics])
 
 
 def _pairs(pairs: Sequence[str]) -> dict[str, str]:
