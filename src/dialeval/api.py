@@ -597,14 +597,14 @@ def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
         >>> _numbers(pd.DataFrame({"h": [4.0, "n/a"]}), "h")
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: data:2: field "h": expected a number, found str 'n/a'
+        dialeval.errors.InputError: data:2: field "h": expected a number, found str 'n/a': None or NaN ...
     """
     values: list[float | None] = []
     for row, cell in enumerate(df[name].tolist(), 1):
         value = _cell(cell)
         if value is not None and not isinstance(value, numbers.Real):  # was "not a numeric column", naming no row
-            raise InputError(f"expected a number, found {type(value).__name__} {reprlib.repr(value)}", path=DATA,
-                             line=row, field=name)  # fmt: skip
+            raise InputError(f"expected a number, found {type(value).__name__} {reprlib.repr(value)}: None or NaN "
+                             "where there is no value", path=DATA, line=row, field=name)  # fmt: skip
         if value is not None and math.isinf(value):
             raise InputError(f"{float(value)} is not a finite number", path=DATA, line=row, field=name)
         values.append(None if value is None else float(value))

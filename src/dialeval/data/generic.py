@@ -372,7 +372,11 @@ class _TableBuilder:
             if value is None or (isinstance(value, str) and not value.strip()):
                 self.skipped[f"empty rating ({col})"] += 1
                 continue
-            number_value = number(value, where, col)
+            try:
+                number_value = number(value, where, col)
+            except InputError as exc:  # "N/A", "-", "nan": a crowd export's words for no rating
+                raise where.error(f"{exc.message}: leave the cell empty where there is no rating (it is skipped "
+                                  "and counted)", field=col) from None  # fmt: skip
             bounds = scale_range(m.scale_of(dim))
             if bounds is not None and not bounds[0] <= number_value <= bounds[1]:
                 raise where.error(f"{number_value:g} is outside the scale {m.scale_of(dim)}", field=col)
