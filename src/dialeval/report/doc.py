@@ -116,7 +116,8 @@ def table_markdown(table: Table) -> list[str]:
         >>> table_markdown(Table(["metric", "r"], [["a|b", "0.5"]]))
         ['| metric | r |', '|---|---|', '| a\\|b | 0.5 |']
     """
-    return [f"**{table.caption}**", ""] * bool(table.caption) + markdown_table(table.header, table.rows)
+    caption = [f"**{table.caption}**", ""] if table.caption else []
+    return caption + markdown_table(table.header, table.rows)
 
 
 def to_markdown(doc: Doc) -> str:
