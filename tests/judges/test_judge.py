@@ -173,6 +173,9 @@ def test_fresh_in_process_runs_are_identical(usr_two) -> None:  # type: ignore[n
     ("params", "message"),
     [
         ({"mode": "vote"}, "judge:cpdscore-simple.mode='vote': not one of distribution, sample"),
+        # it was 'unknown backend "openai"', naming no parameter, when the first item was scored
+        ({"backend": "openai"}, "judge:cpdscore-simple.backend='openai': not one of llamacpp, openai-compatible, "
+                                'transformers; did you mean "openai-compatible"?'),
         ({"k": 0}, "judge:cpdscore-simple.k=0: must be between 1 and 1000 (samples per item)"),
         ({"max_tokens": -1}, "judge:cpdscore-simple.max_tokens=-1: must be between 1 and 2147483647"),
         ({"temperature": -0.5}, "judge:cpdscore-simple.temperature=-0.5: must be at least 0"),

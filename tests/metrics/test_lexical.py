@@ -216,11 +216,11 @@ def test_sacrebleus_choices_are_read_from_sacrebleu(monkeypatch: pytest.MonkeyPa
     from dialeval.errors import InputError
 
     with pytest.raises(InputError) as err:
-        SacreBleu(tokenize="bad")
-    assert err.value.message == f"sacrebleu.tokenize='bad': not one of {', '.join(BLEU.TOKENIZERS)}"
+        SacreBleu(tokenize="zzzz")
+    assert err.value.message == f"sacrebleu.tokenize='zzzz': not one of {', '.join(BLEU.TOKENIZERS)}"
     with pytest.raises(InputError) as err:
-        SacreBleu(smooth_method="bad")
-    assert err.value.message == f"sacrebleu.smooth_method='bad': not one of {', '.join(BLEU.SMOOTH_DEFAULTS)}"
+        SacreBleu(smooth_method="zzzz")
+    assert err.value.message == f"sacrebleu.smooth_method='zzzz': not one of {', '.join(BLEU.SMOOTH_DEFAULTS)}"
     for method in BLEU.SMOOTH_DEFAULTS:
         assert f"smooth_method:{method}" in SacreBleu(smooth_method=method).signature
     # A method that sacrebleu gains is accepted without a change here.

@@ -46,6 +46,7 @@ class Toy(Metric):
     ("given", "message"),
     [
         ({"tok": "c"}, "toy.tok='c': not one of a, b"),
+        ({"tok": "A"}, "toy.tok='A': not one of a, b; did you mean \"a\"?"),
         ({"offered": "c"}, "toy.offered='c': not one of a, b"),
         ({"turns": -5}, "toy.turns=-5: must be at least 0 (0 = all turns)"),
         ({"layer": 5}, "toy.layer=5: must be between 0 and 4"),

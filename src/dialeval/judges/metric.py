@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
-from dialeval.backends import Backend, make_backend
+from dialeval.backends import BACKENDS, Backend, make_backend
 from dialeval.backends.base import C_INT, MAX_IN_FLIGHT, MAX_TOP_LOGPROBS
 from dialeval.backends.cache import RequestCache
 from dialeval.backends.runner import Runner
@@ -79,7 +79,7 @@ class JudgeConfig:
         usd_per_mtok_out: Price per million completion tokens.
     """
 
-    backend: str = "llamacpp"
+    backend: str = dataclasses.field(default="llamacpp", metadata=rule(choices=BACKENDS.names))
     model: str = ""
     base_url: str = ""
     api_key_env: str = dataclasses.field(default="OPENAI_API_KEY", metadata=NOT_IN_SIGNATURE)

@@ -24,6 +24,10 @@ Example:
     Traceback (most recent call last):
     ...
     dialeval.errors.InputError: field "--param": demo.tok='c': not one of a, b
+    >>> check_config("demo", Cfg(tok="B"))
+    Traceback (most recent call last):
+    ...
+    dialeval.errors.InputError: field "--param": demo.tok='B': not one of a, b; did you mean "b"?
     >>> check_config("demo", Cfg(alpha=float("nan")))
     Traceback (most recent call last):
     ...
@@ -40,7 +44,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from dialeval.errors import InputError
+from dialeval.errors import InputError, closest
 
 #: The metadata key of a field's :class:`Rule`.
 RULE = "rule"
@@ -114,7 +118,8 @@ def _problem(value: Any, found: Rule, config: Any) -> str | None:
     if found.choices is not None:
         allowed = tuple(found.choices() if callable(found.choices) else found.choices)
         if value not in allowed:
-            return f"not one of {', '.join(allowed)}"
+            close = closest(value, allowed) if isinstance(value, str) else None
+            return f"not one of {', '.join(allowed)}" + (f'; did you mean "{close}"?' if close else "")
     if found.placeholders is not None:
         return template_problem(value, found.placeholders)
     low, high = _bound(found.minimum, config), _bound(found.maximum, config)
