@@ -230,6 +230,9 @@ def test_a_folder_that_is_not_a_whole_study_is_one_error_and_no_new_database(
     out = str(tmp_path / "r.jsonl")
     for command in (["export", str(tmp_path / "nowhere"), out], ["links", str(tmp_path / "nowhere")]):
         assert "nowhere/access.json: not found: not a study folder" in _one_error(dialeval("study", *command))
+    (tmp_path / "t.csv").write_text("a,b\n")  # it said "t.csv/access.json: not found"
+    assert f"{tmp_path / 't.csv'}: is a file, not a study folder" in _one_error(dialeval("study", "links",
+                                                                                       str(tmp_path / "t.csv")))
     (study / "study.db").rename(tmp_path / "aside.db")
     for command in (["export", str(study), out], ["reassign", str(study)], ["report", str(study), "--output", out]):
         message = _one_error(dialeval("study", *command))

@@ -354,6 +354,8 @@ def read_access(study_dir: str | Path) -> tuple[dict[str, Any], str]:
             empty) or is not a study's (damaged, emptied, another program's).
     """
     path = Path(study_dir) / "access.json"
+    if Path(study_dir).is_file():  # it said "t.csv/access.json: not found"
+        raise InputError("is a file, not a study folder (`dialeval study create` makes one)", path=study_dir)
     if not path.is_file():
         raise InputError("not found: not a study folder (`dialeval study create` makes one)", path=path)
     try:
