@@ -186,8 +186,7 @@ def arguments_named() -> Iterator[None]:
     except InputError as exc:
         if exc.field not in ARGUMENTS:
             raise
-        exc.field = ARGUMENTS[exc.field]
-        exc.args = (exc._render(),)  # the same exception, its type and traceback kept, with the argument's name
+        exc.given_by(ARGUMENTS[exc.field])  # the same exception, with the argument's name
         raise
     except WriteError as exc:
         if exc.field not in ARGUMENTS:

@@ -199,6 +199,19 @@ class InputError(DialevalError, ValueError):
         prefix = ": ".join(parts)
         return f"{prefix}: {self.message}" if prefix else self.message
 
+    def given_by(self, field: str) -> InputError:
+        """Name ``field`` as where the bad input came from (the option that gave a name) and return this error.
+
+        The same exception, its type and traceback kept.
+
+        Example:
+            >>> str(InputError("unknown metric x").given_by("--metrics"))
+            'field "--metrics": unknown metric x'
+        """
+        self.field = field
+        self.args = (self._render(),)
+        return self
+
 
 class MissingExtraError(DialevalError, ImportError):
     """An optional dependency is not installed.
@@ -215,8 +228,8 @@ class MissingExtraError(DialevalError, ImportError):
         self.extra = extra
 
 
-class UnknownNameError(DialevalError, KeyError):
-    """A name that is not in a registry, with the closest matches."""
+class UnknownNameError(InputError, KeyError):
+    """A name that is not in a registry, with the closest matches: bad input, which a command names the option of."""
 
     def __str__(self) -> str:
         return str(self.args[0])

@@ -241,6 +241,23 @@ def test_meta_names_the_option_a_library_check_refused(
     refused(invoke("meta", tmp_path / "b" / "scores.jsonl", "--path", rows, *RATED, option, value), words)
 
 
+@pytest.mark.parametrize(("args", "words"), [
+    (["score", "-m", "lenght"], 'field "--metrics": unknown metric "lenght"; did you mean "length"?'),
+    (["score", "-m", "length", "-p", "lenght.x=1"], 'field "--param": unknown metric "lenght"; did you mean'),
+    (["score", "-b", "usr", "-m", "length"], 'field "--benchmark": unknown benchmark "usr"; did you mean "usr-tc"?'),
+    (["data", "show", "-b", "usr"], 'field "--benchmark": unknown benchmark "usr"; did you mean "usr-tc"?'),
+    (["train", "--train", "usr-tc", "--test", "usr"], 'field "--test": unknown benchmark "usr"; did you mean'),
+    (["judge", "run", "--protocol", "cpdscore-simpl"], 'field "--protocol": unknown protocol "cpdscore-simpl"'),
+    (["study", "import-agreement", "-b", "usr"], 'field "--benchmark": unknown benchmark with per-annotator'),
+])  # fmt: skip
+def test_an_unknown_name_is_refused_naming_the_option_that_gave_it(args: list[str], words: str,
+                                                                   tmp_path: Path) -> None:
+    """Each said 'unknown metric "lenght"; did you mean ...' and no option, where every other bad value names its."""
+    out = ["-o", tmp_path / "out"] if args[0] in ("score", "train", "judge") else []
+    refused(invoke(*args, *out), words)
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_missing_table_is_not_found_before_it_needs_a_mapping(tmp_path: Path) -> None:
     res = invoke("score", "--path", tmp_path / "missing.csv", "-m", "length", "-o", tmp_path / "s.jsonl")
     refused(res, f"{tmp_path / 'missing.csv'}: file not found")

@@ -130,8 +130,9 @@ def test_a_file_given_as_a_benchmark_name_says_how_a_table_is_read() -> None:
     for args in (["data", "show", "-b", "my.csv"], ["benchmark", "-b", "my.csv", "-m", "length"]):
         result = runner.invoke(app, args, terminal_width=300)
         assert result.exit_code == 2
-        assert result.output.strip().startswith('error: "my.csv" names a file, not a catalog benchmark: read your own '
-                                                "table with --path FILE and --response-col (or --mapping)")  # fmt: skip
+        assert result.output.strip().startswith('error: field "--benchmark": "my.csv" names a file, not a catalog '
+                                                "benchmark: read your own table with --path FILE and --response-col "
+                                                "(or --mapping)")  # fmt: skip
     import dialeval
 
     with pytest.raises(KeyError, match=r"give your own table to dialeval\.score as its data$"):  # UnknownNameError
@@ -152,9 +153,9 @@ def test_a_folder_given_as_a_benchmark_name_says_how_records_are_read(tmp_path: 
     assert result.exit_code == 0 and "1 candidate" in result.output, result.output
     result = runner.invoke(app, ["data", "show", "-b", str(rec)], terminal_width=300)
     assert result.exit_code == 2
-    assert result.output.strip().startswith(f'error: "{rec}" names a folder, not a catalog benchmark: read a '
-                                            "folder of dialeval records (dialogues/candidates/ratings.jsonl) with "
-                                            "--path DIR")  # fmt: skip
+    assert result.output.strip().startswith(f'error: field "--benchmark": "{rec}" names a folder, not a catalog '
+                                            "benchmark: read a folder of dialeval records "
+                                            "(dialogues/candidates/ratings.jsonl) with --path DIR")  # fmt: skip
     import dialeval
 
     with pytest.raises(KeyError, match=r"give a folder of dialeval records to dialeval\.score as its data$"):

@@ -66,7 +66,7 @@ def test_the_command_prints_a_table_and_json_on_request(shared_data: Path) -> No
 @pytest.mark.parametrize(("args", "message"), [
     # each was Python's repr: "unknown source 'usr_tc'; choose one of ['usr-tc', ...]", "has no dimension 'overall';
     # it has ['Understandable', ...]", naming no option and no close name
-    (["usr_tc"], 'unknown source "usr_tc"; did you mean "usr-tc"?'),
+    (["usr_tc"], 'field "--benchmark": unknown benchmark with per-annotator ratings "usr_tc"; did you mean "usr-tc"?'),
     (["usr-tc", "--dimension", "overall"], 'field "--dimension": usr-tc has no dimension "overall" (did you mean'),
 ])  # fmt: skip
 def test_a_name_not_known_gets_the_closest(shared_data: Path, args: list[str], message: str) -> None:

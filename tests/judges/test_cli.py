@@ -44,13 +44,15 @@ def test_judge_run_names_an_unknown_protocol_as_a_protocol() -> None:
     """It said 'unknown metric "judge:llm-eval"; did you mean "judge:dialogadv"?', a name the user never wrote."""
     res = CliRunner().invoke(app, ["judge", "run", "--protocol", "cpdscore-simpel", "--limit", "1"], terminal_width=300)
     assert res.exit_code == 2
-    assert res.output.strip() == 'error: unknown protocol "cpdscore-simpel"; did you mean "cpdscore-simple"?'
+    assert res.output.strip() == ('error: field "--protocol": unknown protocol "cpdscore-simpel"; '
+                                  'did you mean "cpdscore-simple"?')
 
 
 def test_judge_run_takes_the_protocol_as_its_argument_too() -> None:
     """`judge run cpdscore-simple` said "Missing option '--protocol'"; the protocol may now be the argument, once."""
     res = CliRunner().invoke(app, ["judge", "run", "cpdscore-simpel", "--limit", "1"], terminal_width=300)
-    assert res.output.strip() == 'error: unknown protocol "cpdscore-simpel"; did you mean "cpdscore-simple"?'
+    assert res.output.strip() == ('error: field "--protocol": unknown protocol "cpdscore-simpel"; '
+                                  'did you mean "cpdscore-simple"?')
     refused(invoke("judge", "run", "--limit", "1"), 'field "--protocol": give a protocol: --protocol NAME')
     refused(invoke("judge", "run", "cpdscore-simple", "--protocol", "dialogadv"),
             'field "--protocol": give the protocol once: --protocol or PROTOCOL, not both')  # fmt: skip

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from dialeval.atomic import atomic_write, special_kind
 from dialeval.data.benchmark import Benchmark
-from dialeval.errors import DialevalError, InputError, ensure_unique
+from dialeval.errors import DialevalError, InputError, UnknownNameError, ensure_unique
 from dialeval.jsonl import NOT_JSONL, check_file, read_jsonl
 from dialeval.schema import Rating, Score
 
@@ -356,14 +356,22 @@ def load_inputs(
     elif path is not None and benchmark is None and path.is_dir() and (path / RECORD_FILES[1]).is_file():
         bench = load_records(path)
     else:
-        from dialeval.data.catalog import load_benchmark
-
-        bench = load_benchmark(benchmark or "usr-tc", path)
+        bench = catalog_benchmark(benchmark or "usr-tc", path)
     if ratings is not None and candidates is None:
         bench.ratings = read_jsonl(ratings, Rating)
     if limit is not None:
         bench = bench.head(limit)
     return bench
+
+
+def catalog_benchmark(name: str, path: Path | None = None) -> Benchmark:
+    """Load a catalog benchmark (from ``path`` if given); an unknown name is an error of ``--benchmark``."""
+    from dialeval.data.catalog import load_benchmark
+
+    try:
+        return load_benchmark(name, path)
+    except UnknownNameError as exc:
+        raise exc.given_by("--benchmark") from None
 
 
 def write_json(path: Path, payload: Any) -> None:

@@ -14,6 +14,7 @@ import typer
 
 from dialeval.commands.common import (
     TableOptions,
+    catalog_benchmark,
     check_output,
     fail,
     given_once,
@@ -81,7 +82,7 @@ def show_command(
     from rich.console import Console
 
     from dialeval.commands.common import load_inputs
-    from dialeval.data.catalog import DATASETS, load_benchmark
+    from dialeval.data.catalog import DATASETS
     from dialeval.data.generic import RECORD_FILES, is_table
 
     try:
@@ -100,7 +101,7 @@ def show_command(
             raise InputError(f"{name} is a catalog benchmark; --mapping and the --*-col options read your own "
                              "table: give it with --path and no -b", field="--mapping")  # fmt: skip
         else:
-            bench = load_benchmark(name, path)
+            bench = catalog_benchmark(name, path)
     except DialevalError as exc:
         fail(exc)
     report = report_of(bench, None if name is None else DATASETS.get(name))
@@ -119,7 +120,6 @@ def export_command(
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
 ) -> None:
     """Write a benchmark as dialeval records: dialogues.jsonl, candidates.jsonl, ratings.jsonl."""
-    from dialeval.data.catalog import load_benchmark
     from dialeval.data.generic import RECORD_FILES
 
     try:
@@ -129,7 +129,7 @@ def export_command(
                 raise InputError("give the catalog benchmark to write: -b NAME (dialeval data list)",
                                  field="--benchmark")  # fmt: skip
             replaced = check_output(output, "folder", inputs=[("--path", path)], files=RECORD_FILES)
-            bench = load_benchmark(name, path)
+            bench = catalog_benchmark(name, path)
             if limit is not None:
                 bench = bench.head(limit)
             counts = _write_records(bench, output)

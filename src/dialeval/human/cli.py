@@ -18,7 +18,7 @@ from dialeval.commands.common import (
     table_options,
     warn,
 )
-from dialeval.errors import DialevalError, InputError, check_at_most
+from dialeval.errors import DialevalError, InputError, UnknownNameError, check_at_most
 from dialeval.meta.caveats import rough_resamples
 from dialeval.words import counted, with_ci
 
@@ -431,7 +431,10 @@ def _agreement(source: str | None, path: Path | None, table: TableOptions, dimen
         if table.given():
             raise InputError(f"{source} is a published benchmark; --mapping and the --*-col options read your own "
                              "table: give one of them", field="--benchmark")  # fmt: skip
-        return import_agreement(source, path, dimension=dimension, n_boot=n_boot, seed=seed), source
+        try:
+            return import_agreement(source, path, dimension=dimension, n_boot=n_boot, seed=seed), source
+        except UnknownNameError as exc:
+            raise exc.given_by("--benchmark") from None
     if path is None:
         raise InputError("give -b usr-tc, usr-pc, dstc9 or lmstyle-mturk, or --path with your own ratings")
     bench = load_inputs(None, path, None, None, None, None, table=table, show=not as_json)

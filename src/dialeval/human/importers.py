@@ -35,7 +35,7 @@ NOTES = {
 def load_source(source: str, path: str | Path | None = None) -> Benchmark:
     """Load a published benchmark with every annotator's ratings kept."""
     if source not in SOURCES:
-        raise unknown_name("source", source, SOURCES)
+        raise unknown_name("benchmark with per-annotator ratings", source, SOURCES)
     if source == "lmstyle-mturk":
         from dialeval.data.lmstyle import load_lmstyle_mturk
         from dialeval.paths import shared_data_dir

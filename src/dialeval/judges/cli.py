@@ -25,7 +25,7 @@ from dialeval.commands.common import (
     table_options,
 )
 from dialeval.commands.options import allow_failures_option, judge_run_options
-from dialeval.errors import DialevalError, InputError, check_at_most
+from dialeval.errors import DialevalError, InputError, UnknownNameError, check_at_most
 from dialeval.scoring import ScoringRequest
 from dialeval.words import counted
 
@@ -146,7 +146,10 @@ def run_command(
         from_file = protocol.endswith((".yaml", ".yml"))
         inputs = [("--protocol", Path(protocol) if from_file else None), ("--path", path), ("--dialogues", dialogues),
                   ("--candidates", candidates), ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
-        loaded = load_protocol(protocol)  # an unknown name: "unknown protocol", with the closest, before any work
+        try:
+            loaded = load_protocol(protocol)  # an unknown name: "unknown protocol", with the closest, before any work
+        except UnknownNameError as exc:
+            raise exc.given_by("--protocol") from None
         step1 = loaded.step1_protocol if from_file else ""
         if Path(step1).suffix:  # a protocol file may name its step-1 protocol by path: read too
             inputs.append(("the step1_protocol of --protocol", Path(step1)))

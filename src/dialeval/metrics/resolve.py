@@ -127,7 +127,10 @@ def family_params(parsed: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str
     out: dict[str, dict[str, str]] = {}
     given_as: dict[tuple[str, str], str] = {}
     for name, pairs in parsed.items():
-        fam = name if name == "*" else family(name).name
+        try:
+            fam = name if name == "*" else family(name).name
+        except UnknownNameError as exc:
+            raise exc.given_by("--param") from None
         merged = out.setdefault(fam, {})
         for key, value in pairs.items():
             first = given_as.setdefault((fam, key), name)
@@ -252,7 +255,10 @@ def resolve_metrics(
     chosen: list[type[Metric]] = []
     default = sorted((n for n in METRICS.names() if ":" not in n), key=lambda n: not METRICS.get(n).listed_first)
     for name in names or default:
-        cls = family(name)
+        try:
+            cls = family(name)
+        except UnknownNameError as exc:
+            raise exc.given_by("--metrics") from None
         if cls not in chosen:
             chosen.append(cls)
     ready: list[type[Metric]] = []
@@ -269,7 +275,7 @@ def resolve_metrics(
         elif skip_unavailable:
             missing[cls.name] = reason
         else:
-            raise InputError(f'metric "{cls.name}" cannot run here: {reason}')
+            raise InputError(f'metric "{cls.name}" cannot run here: {reason}', field="--metrics")
     return ready, missing
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dialeval.errors import InputError, ensure_unique
+from dialeval.errors import InputError, UnknownNameError, ensure_unique
 from dialeval.trained.data import Example, dimension_for, examples_from
 from dialeval.trained.evaluate import correlations, evaluate
 from dialeval.trained.evaluator import Evaluator
@@ -225,9 +225,12 @@ def check_names(train: Sequence[str], test: Sequence[str], own: Collection[str] 
     """
     from dialeval.data.catalog import DATASETS
 
-    for n in [*train, *test]:
-        if n not in own:
-            DATASETS.get(n)
+    for option, names in (("--train", train), ("--test", test)):
+        for n in (n for n in names if n not in own):
+            try:
+                DATASETS.get(n)
+            except UnknownNameError as exc:
+                raise exc.given_by(option) from None
     both = set(train) & set(test)
     if both:
         raise InputError(f"benchmark(s) {', '.join(sorted(both))} both in --train and --test", field="--test")
