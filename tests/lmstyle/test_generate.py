@@ -184,9 +184,11 @@ def test_every_model_is_checked_before_the_first_generates(tmp_path: Path) -> No
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "a").mkdir()  # another folder of the same name: the same label
     base = ["generate", "--limit", "1", "--datasets", "dd", "--styles", "formal", "-o", str(tmp_path / "g")]
-    cases = ((["--model", "smollm2", "--model", "smollm"],
-              'smollm: field "--model": not found: give smollm2 (packaged), a GGUF file, a transformers model folder '
+    cases = ((["--model", "smollm2", "--model", "gpt2"],
+              'gpt2: field "--model": not found: give smollm2 (packaged), a GGUF file, a transformers model folder '
               "or NAME@URL (an OpenAI-compatible server)"),
+             (["--model", "smollm"],  # a slip of the packaged model's name: it was the same list, with no hint
+              'smollm: field "--model": not found; did you mean "smollm2" (packaged)? Else give a GGUF file, '),
              (["--model", "smollm2", "--model", str(tmp_path / "a"), "--model", str(tmp_path / "b" / "a")],
               'field "--model": model "a" is listed twice'),
              (["--model", "smollm2", "--model", "m@file:///srv/v1"],

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.backends.base import Backend, ChatRequest, Completion
-from dialeval.errors import InputError
+from dialeval.errors import InputError, closest
 from dialeval.lmstyle.prompt import PROMPT_ID, Pair, build_prompt, split_shots, style_word
 from dialeval.schema import Candidate, Dialogue, Turn
 from dialeval.signature import make_signature, text_sha256
@@ -85,10 +85,14 @@ def check_model_spec(spec: str, option: str) -> None:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: no/such.gguf: field "--judge-model": model file not found (give a GGUF file)
+        >>> check_model_spec("llama", "--model")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: llama: field "--model": not found: give smollm2 (packaged), a GGUF file, ...
         >>> check_model_spec("smollm", "--model")
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: smollm: field "--model": not found: give smollm2 (packaged), a GGUF file, ...
+        dialeval.errors.InputError: smollm: field "--model": not found; did you mean "smollm2" (packaged)? Else ...
         >>> check_model_spec("@http://127.0.0.1:8080/v1", "--judge-model")
         Traceback (most recent call last):
         ...
@@ -104,8 +108,11 @@ def check_model_spec(spec: str, option: str) -> None:
             raise InputError('names no model before "@": give NAME@URL, NAME as the server knows it', field=option)
         check_base_url(url, option)
     if kind == "transformers" and not Path(model).exists():  # it said only what the transformers backend loads
-        raise InputError(f"not found: give {DEFAULT_MODEL} (packaged), a GGUF file, a transformers model folder "
-                         "or NAME@URL (an OpenAI-compatible server)", path=model, field=option)  # fmt: skip
+        others = "a GGUF file, a transformers model folder or NAME@URL (an OpenAI-compatible server)"
+        if closest(model, [DEFAULT_MODEL], cutoff=0.7):  # "smollm", "smolm"; not "llama"
+            raise InputError(f'not found; did you mean "{DEFAULT_MODEL}" (packaged)? Else give {others}', path=model,
+                             field=option)  # fmt: skip
+        raise InputError(f"not found: give {DEFAULT_MODEL} (packaged), {others}", path=model, field=option)
     if why := missing_model(kind, model):
         raise InputError(why, path=model, field=option)
 
