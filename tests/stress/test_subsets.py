@@ -150,4 +150,6 @@ def test_cli_subsets_judge_reads_its_parameters(bench: Benchmark) -> None:
     res = runner.invoke(app, ["stress", "-b", "usr-tc", "--limit", "1", "-m", "f1", "--subsets", "judge",
                               "--subset-param", "backend=nonesuch", "-o", "/tmp/unused-stress"])  # fmt: skip
     assert res.exit_code == 2  # a dialeval error, reported without a traceback
-    assert 'unknown backend "nonesuch"' in res.output
+    # it said 'unknown backend "nonesuch"' when the judge first ran, naming neither the option nor the parameter
+    assert ('error: field "--subset-param": judge:custom.backend=\'nonesuch\': not one of llamacpp, '
+            "openai-compatible, transformers") in res.output

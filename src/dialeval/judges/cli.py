@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -28,6 +28,9 @@ from dialeval.commands.options import allow_failures_option, judge_run_options
 from dialeval.errors import DialevalError, InputError, UnknownNameError, check_at_most
 from dialeval.scoring import ScoringRequest
 from dialeval.words import counted
+
+if TYPE_CHECKING:
+    from dialeval.judges.protocol import Protocol
 
 judge_app = typer.Typer(help="LLM-as-a-judge protocols.", no_args_is_help=True)
 
@@ -137,7 +140,6 @@ def run_command(
 
     from dialeval.atomic import atomic_write
     from dialeval.jsonl import write_jsonl
-    from dialeval.judges.protocol import load_protocol
     from dialeval.metrics.base import configured
     from dialeval.scoring import score_metrics
 
@@ -146,10 +148,7 @@ def run_command(
         from_file = protocol.endswith((".yaml", ".yml"))
         inputs = [("--protocol", Path(protocol) if from_file else None), ("--path", path), ("--dialogues", dialogues),
                   ("--candidates", candidates), ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
-        try:
-            loaded = load_protocol(protocol)  # an unknown name: "unknown protocol", with the closest, before any work
-        except UnknownNameError as exc:
-            raise exc.given_by("--protocol") from None
+        loaded = _load(protocol)
         step1 = loaded.step1_protocol if from_file else ""
         if Path(step1).suffix:  # a protocol file may name its step-1 protocol by path: read too
             inputs.append(("the step1_protocol of --protocol", Path(step1)))
@@ -189,6 +188,16 @@ def run_command(
                      f"{out} and the summary to {_summary_path(out)}{replaced_note(replaced)}")  # fmt: skip
             console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures(scored.scores, allow_failures)
+
+
+def _load(protocol: str) -> Protocol:
+    """Load ``--protocol`` before any work; an unknown name is an error of ``--protocol``, with the closest."""
+    from dialeval.judges.protocol import load_protocol
+
+    try:
+        return load_protocol(protocol)
+    except UnknownNameError as exc:
+        raise exc.given_by("--protocol") from None
 
 
 def _protocol(option: str | None, positional: str | None) -> str:

@@ -305,7 +305,10 @@ def _run_perturbations(opts: _StressOptions, run: ScoringContext) -> _StressDone
     plan = run.request.plan(bench.candidates, default=LEXICAL.split(","))
     judged: dict[str, int] = {}
     if opts.subsets == "judge":
-        candidates, counts = judge_subsets(bench.candidates, bench.dialogues, _pairs(opts.subset_param))
+        try:
+            candidates, counts = judge_subsets(bench.candidates, bench.dialogues, _pairs(opts.subset_param))
+        except InputError as exc:  # the subset judge's parameters come from --subset-param, not -p
+            raise exc.given_by("--subset-param") if exc.field == "--param" else exc from None
         judged = dict(counts)
     else:
         candidates = tag_subsets(bench.candidates, bench.dialogues, opts.subsets)
