@@ -228,9 +228,8 @@ class Ensemble(SklearnEvaluator):
         """Refuse a metric family in ``families`` that is unknown or cannot run here."""
         try:
             self._families()
-        except (InputError, UnknownNameError) as exc:
-            why = exc.message if isinstance(exc, InputError) else str(exc)
-            raise InputError(f"{self.kind}.families: {why}", field="--model-param") from None
+        except InputError as exc:  # an unknown name too (UnknownNameError is one)
+            raise InputError(f"{self.kind}.families: {exc.message}", field="--model-param") from None
 
     def inputs(self, items: Sequence[MetricInput]) -> Any:
         """Return the metric-score matrix (NaN where a metric gives no value)."""
