@@ -154,7 +154,7 @@ def test_a_model_the_backends_cannot_load_is_an_input_error_naming_it(tmp_path: 
         ("transformers", str(tmp_path / "empty")): f"{tmp_path / 'empty'}: no config.json",
         ("transformers", str(tmp_path / "bare")): f"{tmp_path / 'bare'}: not a causal LM that transformers can load",
         ("llamacpp", str(tmp_path / "nowhere.gguf")): f"{tmp_path / 'nowhere.gguf'}: model file not found",
-        ("llamacpp", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: llama.cpp could not serve",
+        ("llamacpp", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: not a GGUF file: it does not begin",
         # a folder was "model file not found", though it is there
         ("llamacpp", str(tmp_path / "bare")): f"{tmp_path / 'bare'}: is a folder; the llamacpp backend loads a GGUF",
     }

@@ -215,7 +215,8 @@ def test_serve_model_is_an_openai_compatible_server() -> None:
 
 def test_serve_model_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path, taken_port: int) -> None:
     """Each used to be a traceback (FileNotFoundError, llama.cpp's RuntimeError) or, for the port and
-    --parallel 0, a server that said "listening on http://127.0.0.1:99999" and stayed up. A subprocess
+    --parallel 0, a server that said "listening on http://127.0.0.1:99999" and stayed up; a file that is no GGUF
+    model came after 17 lines of llama.cpp's log (it is refused before llama.cpp starts now). A subprocess
     with a timeout, as a refusal that does not happen blocks serving."""
     (tmp_path / "notes.gguf").write_text("not a model\n")
     cases = {
@@ -227,7 +228,7 @@ def test_serve_model_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path, ta
         ("--n-ctx", str(10**20)): 'field "--n-ctx": must be at most 536,870,911 (times --parallel 4, llama.cpp',
         ("--parallel", str(10**20)): 'field "--parallel": must be at most 2,147,483,647 (llama.cpp',
         ("--model", str(tmp_path / "none.gguf")): f"{tmp_path / 'none.gguf'}: model file not found",
-        ("--model", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: llama.cpp could not serve",
+        ("--model", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: not a GGUF file: it does not begin",
     }
     for args, message in cases.items():
         res = subprocess.run(
@@ -238,6 +239,7 @@ def test_serve_model_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path, ta
         errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
         assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
         assert len(errors) == 1 and message in errors[0], res.stderr
+        assert res.stderr.strip() == errors[0], res.stderr  # llama.cpp logged 17 lines before a file that is no GGUF
 
 
 def test_a_judge_with_a_model_file_llama_cpp_cannot_load_is_one_error(tmp_path: Path) -> None:
@@ -245,7 +247,7 @@ def test_a_judge_with_a_model_file_llama_cpp_cannot_load_is_one_error(tmp_path: 
     (tmp_path / "notes.gguf").write_text("not a model\n")
     res = invoke("judge", "run", "--protocol", "dialogadv", "--limit", "1", "-p", f"model={tmp_path / 'notes.gguf'}",
                  "--out", tmp_path / "j.jsonl", "--no-cache")  # fmt: skip
-    refused(res, f"{tmp_path / 'notes.gguf'}: llama.cpp could not serve this model")
+    refused(res, f"{tmp_path / 'notes.gguf'}: not a GGUF file: it does not begin with the bytes GGUF")
     assert not (tmp_path / "j.jsonl").exists()
 
 

@@ -35,16 +35,30 @@ def missing_model(kind: str, model: str) -> str | None:
         ('model file not found (give a GGUF file)', None, None)
         >>> missing_model("llamacpp", ".")
         'is a folder; the llamacpp backend loads a GGUF file (a transformers folder: -p backend=transformers)'
+        >>> import sys
+        >>> missing_model("llamacpp", sys.executable)
+        'not a GGUF file: it does not begin with the bytes GGUF'
     """
     if kind == "llamacpp" and model and Path(model).is_dir():  # it said "not found" of a folder that is there
         return "is a folder; the llamacpp backend loads a GGUF file (a transformers folder: -p backend=transformers)"
     if kind == "llamacpp" and model and not Path(model).is_file():
         return "model file not found (give a GGUF file)"
+    if kind == "llamacpp" and model and not _is_gguf(Path(model)):  # llama.cpp logged 17 lines, then refused
+        return "not a GGUF file: it does not begin with the bytes GGUF"
     if kind == "transformers" and not Path(model).is_dir():
         return "not a local model directory (the transformers backend loads no hub name)"
     if kind == "transformers" and not (Path(model) / "config.json").is_file():
         return "no config.json: not a transformers model directory"
     return None
+
+
+def _is_gguf(path: Path) -> bool:
+    """Whether the file begins with GGUF's magic bytes (a file that cannot be read is left to llama.cpp)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(4) == b"GGUF"
+    except OSError:
+        return True
 
 
 C_INT = 2**31 - 1
