@@ -266,7 +266,7 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         (lambda: dialeval.correlate(RATED.assign(h=float("nan")), "h", ["m"]),
          'field "h": no value in any row: nothing to correlate with'),
         (lambda: dialeval.correlate(RATED, "h", ["mm"]), 'field "mm": no column "mm" (did you mean "m"?)'),
-        (lambda: dialeval.load_benchmark("usr-tx"), 'did you mean "usr-tc"'),
+        (lambda: dialeval.load_benchmark("usr-tx"), 'field "name": unknown benchmark "usr-tx"; did you mean "usr-tc"'),
         # it said "not a numeric column", naming no row and no value
         (lambda: dialeval.correlate(RATED.assign(h=[1.0, 2.0, "n/a", 4.0]), "h", ["m"]),
          "data:3: field \"h\": expected a number, found str 'n/a': None or NaN where there is no value"),

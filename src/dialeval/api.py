@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from dialeval.atomic import WriteError
 from dialeval.bulk import fewer_collections
-from dialeval.errors import InputError, closest, ensure_unique, given_path
+from dialeval.errors import InputError, UnknownNameError, closest, ensure_unique, given_path
 from dialeval.jsonl import lone_surrogate
 from dialeval.words import counted
 
@@ -657,7 +657,11 @@ def load_benchmark(name: str, path: str | Path | None = None) -> pd.DataFrame:
 
     _expect(name, (str,), "a benchmark name", "name")
     _expect(path, (str, Path, type(None)), "a path or None", "path")
-    return benchmark_frame(load(name, None if path is None else given_path(path, "path"), path_option="path="))
+    try:
+        bench = load(name, None if path is None else given_path(path, "path"), path_option="path=")
+    except UnknownNameError as exc:  # it named no argument, where score's metrics= is named
+        raise exc.given_by("name") from None
+    return benchmark_frame(bench)
 
 
 def list_benchmarks() -> pd.DataFrame:
