@@ -44,10 +44,6 @@ LABELS = {
     "adversarial_negative_responses": "adversarial",
     "random_negative_responses": "random",
 }
-CITATION = (
-    "Sai et al. (2020). Improving Dialog Evaluation with a Multi-reference Adversarial Dataset "
-    "and Large Scale Pretraining. TACL."
-)
 
 
 def default_path(split: str = "test") -> Path:

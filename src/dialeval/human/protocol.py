@@ -28,7 +28,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from dialeval.errors import InputError, closest
 from dialeval.signature import text_sha256
 
-DONT_KNOW_VALUE = "dont_know"
 _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
 
 
@@ -134,10 +133,6 @@ class Answer(_Strict):
         if self.type == "scale":
             return next((str(level) for level in self.levels if number == level), None)
         return _plain(number) if self.min <= number <= self.max else None
-
-    def allows(self, value: str) -> bool:
-        """Return whether ``value`` is an answer of this format (see :meth:`canonical`)."""
-        return self.canonical(value) is not None
 
     def is_dont_know(self, value: str) -> bool:
         """Return whether ``value`` is the "I don't know" option."""

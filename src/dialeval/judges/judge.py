@@ -99,7 +99,14 @@ class Judgement:
 
     @property
     def entropy(self) -> float | None:
-        """Entropy (nats) of the distribution, or None in sample mode."""
+        """Entropy (nats) of the distribution, or None in sample mode.
+
+        Example:
+            >>> Judgement(3.0, 2.0, (3.0,), "ok", ("3",), {1.0: 0.5, 3.0: 0.5}).entropy == math.log(2)  # by hand
+            True
+            >>> Judgement(3.0, None, (3.0,), "ok", ("3",)).entropy is None
+            True
+        """
         if not self.distribution:
             return None
         return -sum(p * math.log(p) for p in self.distribution.values() if p > 0)
