@@ -165,11 +165,3 @@ class Score(_Record):
         if v is not None and v != v:
             raise ValueError("NaN is not a score; use null and say why in extras.error")
         return v
-
-
-RECORD_TYPES: dict[str, type[_Record]] = {
-    "dialogue": Dialogue,
-    "candidate": Candidate,
-    "rating": Rating,
-    "score": Score,
-}
