@@ -8,7 +8,7 @@ import pytest
 
 from dialeval.atomic import atomic_write
 from dialeval.errors import InputError
-from dialeval.jsonl import read_jsonl, to_frame, write_jsonl
+from dialeval.jsonl import read_jsonl, write_jsonl
 from dialeval.schema import Candidate, Rating, Score
 
 
@@ -79,12 +79,6 @@ def test_atomic_write_leaves_old_file_on_error(tmp_path: Path) -> None:
         raise RuntimeError("crash")
     assert p.read_text() == "old\n"
     assert list(tmp_path.iterdir()) == [p]  # no temporary file left behind
-
-
-def test_frame_view() -> None:
-    df = to_frame([Rating(item_id="x", dimension="O", annotator=a, value=v) for a, v in [("a", 1.0), ("b", 3.0)]])
-    assert list(df["annotator"]) == ["a", "b"]
-    assert df["value"].mean() == 2.0
 
 
 def test_the_one_reader_refuses_folders_binary_and_non_finite_numbers(tmp_path: Path) -> None:

@@ -36,7 +36,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-import pandas as pd
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from dialeval.atomic import atomic_write
@@ -550,14 +549,3 @@ def nan_as_none(values: Mapping[str, Any]) -> dict[str, Any]:
     """
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in values.items()}
 
-
-def to_frame(records: Iterable[BaseModel]) -> pd.DataFrame:
-    """Return a DataFrame with one row per record and one column per field.
-
-    Example:
-        >>> from dialeval.schema import Rating
-        >>> to_frame([Rating(item_id="x", dimension="O", annotator="a", value=1.0)])[["item_id", "value"]]
-          item_id  value
-        0       x    1.0
-    """
-    return pd.DataFrame([r.model_dump() for r in records])
