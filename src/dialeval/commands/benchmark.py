@@ -37,7 +37,6 @@ from dialeval.commands.tables import to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.meta.caveats import table_warnings
-from dialeval.meta.correlate import check_boot
 from dialeval.meta.wide import Wide, pivot
 from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
 from dialeval.scoring import MetricRun, ScoringContext, ScoringRequest, score_request
@@ -75,7 +74,7 @@ def benchmark(
 
     Writes scores.jsonl, table.md, table.jsonl and run.json (command, signatures, timings) to OUTPUT.
     """
-    from dialeval.meta.correlate import correlation_table
+    from dialeval.meta.correlate import check_boot, correlation_table
 
     started = time.perf_counter()
     inputs = [("--path", path), ("--mapping", table.mapping), *request.inputs()]

@@ -39,7 +39,6 @@ from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError
 from dialeval.jsonl import iter_records, nan_as_none, read_jsonl, write_jsonl
 from dialeval.meta.caveats import table_warnings
-from dialeval.meta.correlate import check_boot
 from dialeval.meta.wide import Wide, pivot
 from dialeval.published import PublishedTable, load_table
 from dialeval.schema import UNKNOWN_SYSTEM, Rating, Score, named_systems
@@ -121,7 +120,7 @@ def meta(
     table: TableOptions = TableOptions(),
 ) -> None:
     """Correlate metric scores with human ratings, with cluster-bootstrap confidence intervals."""
-    from dialeval.meta.correlate import correlation_table
+    from dialeval.meta.correlate import check_boot, correlation_table
 
     inputs = [*(("SCORES", f) for f in scores), ("--ratings", ratings), ("--path", path), ("--mapping", table.mapping)]
     try:

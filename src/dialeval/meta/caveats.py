@@ -9,7 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dialeval.meta.levels import MIN_POINTS
+MIN_POINTS = 3
+"""Fewer points than this (systems, dialogues, items) make a correlation say nothing (two always give +1 or -1).
+
+Here, not in :mod:`dialeval.meta.levels`, which loads pandas: the CLI imports this module to start.
+"""
 
 
 def table_warnings(rows: Sequence[Any]) -> list[str]:
