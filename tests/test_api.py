@@ -166,6 +166,17 @@ def test_a_row_with_no_system_is_of_the_unknown_system_as_score_reads_it() -> No
     assert table["n"].tolist() == [4, 2, 2]
 
 
+def test_systems_numbered_in_an_int_column_are_scored_and_correlated_per_system() -> None:
+    """score() refused a DataFrame whose system column holds ints ("expected a string, found int")."""
+    frame = pd.DataFrame({"context": ["a", "a", "b", "b"], "response": ["Hey there", "x y z", "hello", "no"],
+                          "system": [1, 2, 1, 2], "h": [1.0, 2.0, 3.0, 1.0]})  # fmt: skip
+    scored = dialeval.score(frame, metrics=["length"], cache=False)
+    assert scored["system"].tolist() == [1, 2, 1, 2]  # the input column as given
+    table = dialeval.correlate(scored, "h", level="system", n_boot=0)
+    assert table["n_groups"].tolist() == [2]  # two systems: length means 1.5 and 2, human means 2 and 1.5
+    assert table["value"].tolist() == [pytest.approx(-1.0)]
+
+
 def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(shared_data: Path) -> None:
     """score() dropped load_benchmark's attrs, so DSTC9's dialogue ratings were read as each turn's own."""
     bench = dialeval.load_benchmark("dstc9")

@@ -259,7 +259,7 @@ def test_an_empty_turn_in_a_list_context_keeps_its_place(tmp_path: Path) -> None
     ("column", "value", "found"),
     [("response", True, "bool"), ("response", 42, "int"), ("response", ["a", "b"], "list"),
      ("context", {"a": 1}, "dict"), ("context", ["Hi", 3], "int"), ("reference", 3.5, "float"),
-     ("reference", [{"r": 1}], "dict"), ("system", 7, "int")],
+     ("reference", [{"r": 1}], "dict"), ("system", True, "bool"), ("system", [7], "list")],
 )  # fmt: skip
 def test_a_non_string_where_text_is_expected_is_one_error(
     tmp_path: Path, column: str, value: object, found: str
@@ -270,6 +270,17 @@ def test_a_non_string_where_text_is_expected_is_one_error(
     with pytest.raises(InputError) as caught:
         load_table(j, PLAIN)
     assert str(caught.value) == f'{j}:2: field "{column}": expected a string, found {found}'
+
+
+def test_a_system_given_as_a_number_is_named_as_written_as_ids_and_annotators_are(tmp_path: Path) -> None:
+    """`"system": 7` in a JSONL table (and a DataFrame's int column in the API) was "expected a string, found int",
+    where an item id, dialogue id, annotator or tag given as a number was taken as written."""
+    j = tmp_path / "t.jsonl"
+    j.write_text("".join(json.dumps({"context": "Hi", "response": r, "system": s}) + "\n"
+                         for r, s in [("Hey", 7), ("Yo", 2.5), ("Hm", "7")]))  # fmt: skip
+    systems = [c.system for c in load_table(j, ColumnMapping(response="response", context="context",
+                                                             system="system")).candidates]  # fmt: skip
+    assert systems == ["7", "2.5", "7"]
 
 
 def test_an_empty_or_blank_response_is_refused_naming_the_first_row(tmp_path: Path) -> None:

@@ -331,7 +331,8 @@ class _TableBuilder:
         def col(name: str) -> str:
             return _expand(name, system_name)
 
-        system = system_name or (_text(rec[m.system], where, m.system) if m.system else "") or UNKNOWN_SYSTEM
+        # a system numbered 3 is "3", as an id, annotator or tag is (it was "expected a string, found int")
+        system = system_name or (_name(rec[m.system], where, m.system) if m.system else "") or UNKNOWN_SYSTEM
         response = _text(rec[col(m.response)], where, col(m.response))
         refs = [r for c in m.references for r in _texts(rec[col(c)], where, col(c))]
         tags = {"system": system, **{t: _name(rec[t], where, t) for t in m.tags}}
