@@ -70,7 +70,7 @@ def test_correlations_and_kappas_of_constant_predictions_are_undefined_not_nan()
 def test_one_predicted_label_is_named_so_kappa_0_is_read_as_a_constant() -> None:
     """A regression model whose scores all fall in the middle third: kappa 0 and UAR 1/3 came with no word of why
     (seen on train --train usr-tc-unieval --test usr-pc --model tfidf-lr)."""
-    from dialeval.report.build import label_notes
+    from dialeval.report.build import result_notes
 
     ex, scores, _ = _examples(30, seed=2)
     got = evaluate(ex, scores, [1] * 30, n_boot=0)
@@ -80,7 +80,7 @@ def test_one_predicted_label_is_named_so_kappa_0_is_read_as_a_constant() -> None
     assert got["uar"] == pytest.approx(1 / 3)
     assert got["one_label"] == 1
     assert "one_label" not in evaluate(ex, scores, [1] * 29 + [2], n_boot=0)
-    (note,) = label_notes([{"model": "m", "split": "test=b", **got}])
+    (note,) = result_notes([{"model": "m", "split": "test=b", **got}])
     assert note.startswith("note: m on test=b predicted label 1 (the middle third of the scale) for all 30 items")
 
 
@@ -115,3 +115,16 @@ def test_format_marks_the_responder_on_real_turns(small_examples: list[Example])
     assert last_question == e.item.context[-1].text.strip()
     turns = (Turn(speaker="A", text="a"), Turn(speaker="B", text="b"))
     assert format_input(turns, "c", max_turns=1) == "question: b response: c"
+
+
+def test_correlations_of_one_context_say_why_they_have_no_ci() -> None:
+    """A fold of one context (train --folds 2 --limit 2) showed its Spearman with no CI and no word of why."""
+    from dialeval.report.build import result_notes
+
+    ex, scores, labels = _examples(3, seed=4)  # items i0-i2 share context c0
+    got = evaluate(ex, scores, labels, n_boot=50)
+    assert got["spearman"] is not None and got["spearman_ci"] == [None, None]
+    assert got["no_ci"] == "the items come from one context, and the bootstrap resamples contexts"
+    assert result_notes([{"model": "m", "split": "fold1/2", **got}])[-1] == f"note: m on fold1/2: no CI: {got['no_ci']}"
+    assert "no_ci" not in evaluate(ex, scores, labels, n_boot=0)  # none asked for: nothing to explain
+    assert "no_ci" not in evaluate(*_examples(30, seed=4), n_boot=50)  # ten contexts: a CI

@@ -228,21 +228,29 @@ def train_table(rows: Sequence[dict[str, Any]], caption: str, *, every_column: b
     return Table(["model", "split", "n", *(TRAIN_HEADERS.get(k, k) for k in keys)], body, caption)
 
 
-def label_notes(rows: list[dict[str, Any]]) -> list[str]:
+def result_notes(rows: list[dict[str, Any]]) -> list[str]:
     """Return a note for each row whose predicted labels are all one (``one_label``, set by ``trained.evaluate``).
 
+    And one for each row whose correlations have no CI (``no_ci``: why).
+
     Example:
-        >>> label_notes([{"model": "m", "split": "test=b", "n": 300, "one_label": 1}, {"model": "m2"}])
+        >>> result_notes([{"model": "m", "split": "test=b", "n": 300, "one_label": 1}, {"model": "m2"}])
         ... # doctest: +ELLIPSIS
         ['note: m on test=b predicted label 1 (the middle third of the scale) for all 300 items: its accuracy, ...']
+        >>> result_notes([{"model": "m", "split": "fold1/2", "no_ci": "the items come from one context"}])
+        ['note: m on fold1/2: no CI: the items come from one context']
     """
     thirds = ("lowest", "middle", "highest")
     return [
-        f"note: {r['model']} on {r['split']} predicted label {r['one_label']} (the {thirds[r['one_label']]} third "
-        f"of the scale) for all {r['n']} items: its accuracy, UAR, kappa and P/R/F1 describe that constant; "
-        "its Spearman and Pearson read the scores"
+        note
         for r in rows
-        if "one_label" in r
+        for note in (
+            f"note: {r['model']} on {r['split']} predicted label {r['one_label']} (the {thirds[r['one_label']]} "
+            f"third of the scale) for all {r['n']} items: its accuracy, UAR, kappa and P/R/F1 describe that "
+            "constant; its Spearman and Pearson read the scores" if "one_label" in r else "",
+            f"note: {r['model']} on {r['split']}: no CI: {r['no_ci']}" if r.get("no_ci") else "",
+        )
+        if note
     ]
 
 
@@ -257,7 +265,7 @@ def _train(r: Results, blocks: list[Block]) -> None:
         blocks.append(Text("Trained: " + "; ".join(p for p in parts if p) + "."))
     caption = "dialeval train: each model on each split (95% CI over contexts; results.jsonl)"
     blocks.append(train_table(r.train, caption) if r.train else Text("No result rows (results.jsonl)."))
-    blocks += [Text(note) for note in label_notes(r.train)]
+    blocks += [Text(note) for note in result_notes(r.train)]
 
 
 def _study(r: Results, blocks: list[Block]) -> None:

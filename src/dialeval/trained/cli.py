@@ -38,7 +38,7 @@ from dialeval.commands.tables import ScreenTable
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError, ensure_unique
 from dialeval.meta.caveats import rough_resamples
-from dialeval.report.build import label_notes, train_cell, train_table
+from dialeval.report.build import result_notes, train_cell, train_table
 from dialeval.report.doc import table_markdown
 from dialeval.runinfo import TrainRun, write_run_info
 from dialeval.scoring import ScoringContext, ScoringRequest
@@ -222,7 +222,7 @@ def _write_results(
     md = [f"# dialeval train: {plan.mode}", "", f"train: {', '.join(plan.train_names)}; task {task}; target "
           f"{target_norm}; dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), "",
           to_markdown(all_rows), ""]  # fmt: skip
-    md += [f"{note}\n" for note in label_notes(all_rows)]
+    md += [f"{note}\n" for note in result_notes(all_rows)]
     if has_base:
         vs = next((r for r in rows if "vs_metric" in r), None)
         md.append(f"Paired: each model's Spearman minus that of the best single metric on the same items "
@@ -339,7 +339,7 @@ def train(
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": all_rows, "models": kept}))
         return
     out.print(_table(all_rows, f"dialeval train: {plan.mode}"))
-    for note in label_notes(all_rows):
+    for note in result_notes(all_rows):
         console.print(note, highlight=False, markup=False)
     warn(rough_resamples(n_boot))
     for k, sha in saved.items():

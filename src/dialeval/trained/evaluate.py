@@ -51,7 +51,10 @@ def as_records(examples: Sequence[Example], scores: Sequence[float | None], metr
 def correlations(
     examples: Sequence[Example], columns: Mapping[str, Sequence[float | None]], n_boot: int = 1000, seed: int = 0
 ) -> dict[str, dict[str, Any]]:
-    """Return ``{column: {spearman, spearman_ci, pearson, pearson_ci}}`` at the turn level, CIs over contexts."""
+    """Return ``{column: {spearman, spearman_ci, pearson, pearson_ci}}`` at the turn level, CIs over contexts.
+
+    A figure with no CI although resamples were asked (the items of one context) adds ``no_ci``: why.
+    """
     from dialeval.meta.correlate import correlation_table
 
     scores: list[Score] = []
@@ -67,6 +70,9 @@ def correlations(
         d = out.setdefault(r.metric, {})
         d[r.method] = r.value
         d[f"{r.method}_ci"] = [r.ci_low, r.ci_high]
+        no_ci = next((n for n in (r.note or "").split("; ") if n.startswith("no CI: ")), "")
+        if r.value is not None and no_ci:  # results.md showed the figure alone, saying nothing
+            d["no_ci"] = no_ci.removeprefix("no CI: ")
     return out
 
 
@@ -129,4 +135,6 @@ def evaluate(
         ci = correlations(examples, {"pred": list(scores)}, n_boot, seed)["pred"]
         out["spearman_ci"] = ci["spearman_ci"]
         out["pearson_ci"] = ci["pearson_ci"]
+        if "no_ci" in ci:
+            out["no_ci"] = ci["no_ci"]
     return out
