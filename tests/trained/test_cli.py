@@ -89,7 +89,8 @@ def test_bad_input_errors(tmp_path: Path) -> None:
     cases = [
         (["--train", "usr-pc", "--test", "usr-tcc"], 'unknown benchmark "usr-tcc"'),
         (["--train", "usr-pc", "--test", "usr-pc"], "both in --train and --test"),
-        (["--train", "usr-pc"], "exactly one of --test, --logo, --folds"),
+        (["--train", "usr-pc"], "exactly one of --test, --logo, --folds (none is given): how to split --train"),
+        (["--train", "usr-pc", "--logo", "system", "--folds", "3"], "(--logo and --folds are both given)"),
         (["--train", "usr-pc", "--test", "usr-tc", "--model", "gpt"], 'unknown model "gpt"'),
         # the first ran and stopped in 'metric "pred" scores item ... twice'; the second wrote its rows twice;
         # the third was accepted; the fourth named the field "k"

@@ -122,8 +122,11 @@ def _plan(
     for name in own:  # a table given and named on neither side was loaded and then not used
         if name not in (*train_names, *test_names):
             raise InputError(f'your table is "{name}": name it in --train or --test', path=path, field="--path")
-    if sum(bool(x) for x in (test_names, logo, folds is not None)) != 1:  # --folds 0 was "give exactly one of ..."
-        raise InputError("give exactly one of --test, --logo, --folds")
+    given = [o for o, x in (("--test", test_names), ("--logo", logo), ("--folds", folds is not None)) if x]
+    if len(given) != 1:  # --folds 0 was "give exactly one of ..."; it said neither which nor how many were given
+        what = f"{', '.join(given[:-1])} and {given[-1]} are {'both' if len(given) == 2 else 'all'} given" if given \
+            else "none is given"
+        raise InputError(f"give exactly one of --test, --logo, --folds ({what}): how to split --train")
     if folds is not None and folds < 2:
         raise InputError(f"must be at least 2, got {folds}", field="--folds")
     ensure_unique(kinds, "--model", "model")  # each model's rows were written twice
