@@ -74,6 +74,28 @@ def test_an_empty_candidates_file_is_refused(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("command", "out"),
+    [(["score", "-m", "length", "-o"], "scores.jsonl"), (["stress", "-m", "length", "-o"], "stress"),
+     (["judge", "run", "--protocol", "dialogadv", "--out"], "judged.jsonl")],
+)  # fmt: skip
+def test_record_files_beside_a_benchmark_or_alone_are_refused_not_left_unread(
+    command: list[str], out: str, tmp_path: Path
+) -> None:
+    """score, stress and judge run read -b (or --path) and left --dialogues/--candidates unread, silently; given
+    --dialogues alone, they read usr-tc. Neither file exists here: nothing was read to find that out."""
+    records = ["--dialogues", tmp_path / "d.jsonl", "--candidates", tmp_path / "c.jsonl"]
+    cases = {
+        ("-b", "usr-tc", *records): 'field "--dialogues": give --dialogues/--candidates or -b, not both',
+        ("--path", tmp_path / "t.csv", *records[2:]): 'field "--dialogues": give --dialogues/--candidates or --path',
+        tuple(records[:2]): 'field "--dialogues": --dialogues needs --candidates (the responses, with their dialogue',
+        tuple(records[2:]): 'field "--candidates": --candidates needs --dialogues',
+    }
+    for args, message in cases.items():
+        refused(invoke(*command, tmp_path / out, "--no-cache", *args), message)
+        assert not (tmp_path / out).exists()
+
+
 @pytest.mark.parametrize("command", ["score", "import"])
 def test_a_csv_with_only_a_header_is_refused(command: str, tmp_path: Path) -> None:
     csv_path = write_csv(tmp_path / "rows.csv", "context,response,quality\n")

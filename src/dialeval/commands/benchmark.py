@@ -83,7 +83,7 @@ def benchmark(
             check_boot(n_boot, field="--n-boot", seed=seed)
             levels, methods = split_levels(DEFAULT_LEVELS if level is None else level, method)  # before the scoring
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
-            bench = load_inputs(benchmark, path, None, None, None, limit, table=table, show=not as_json)
+            bench = load_inputs(benchmark, path, None, None, limit, table=table, show=not as_json)
             dimension = bench.dimension(dimension)
             levels = levels_to_report(levels, level, bench.ratings, dimension, (c.system for c in bench.candidates))
             run = request.open(quiet=as_json)

@@ -19,7 +19,7 @@ from rich.console import Console
 from dialeval.atomic import atomic_write, special_kind
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError, UnknownNameError, ensure_unique
-from dialeval.jsonl import NOT_JSONL, check_file, read_jsonl
+from dialeval.jsonl import NOT_JSONL, check_file
 from dialeval.schema import Rating, Score
 
 if TYPE_CHECKING:
@@ -314,7 +314,6 @@ def load_inputs(
     path: Path | None,
     dialogues: Path | None,
     candidates: Path | None,
-    ratings: Path | None,
     limit: int | None,
     *,
     table: TableOptions | None = None,
@@ -322,15 +321,26 @@ def load_inputs(
 ) -> Benchmark:
     """Load the inputs of a command, optionally cut to the first ``limit`` contexts.
 
-    In order: record files (``--candidates`` with ``--dialogues``); your own table
+    One of: record files (``--candidates`` with ``--dialogues``); your own table
     (``--path FILE`` with a mapping, see :data:`TABLE_RULE`), whose reading is shown
     (``show``); a folder of dialeval records (``--path DIR`` without ``-b``); a
     catalog benchmark (``-b``, default usr-tc, from ``--path`` if given).
+
+    Example:
+        >>> load_inputs("usr-tc", None, Path("d.jsonl"), Path("c.jsonl"), None)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--dialogues": give --dialogues/--candidates or -b, not both
     """
     from dialeval.data.benchmark import check_limit
     from dialeval.data.generic import JSON_SUFFIXES, RECORD_FILES, is_table, load_records, load_table, read_records
 
     check_limit(limit)  # before any file is read (a table's reading was shown first)
+    if (dialogues is not None or candidates is not None) and (benchmark is not None or path is not None):
+        given = "-b" if path is None else "--path"  # score, judge run and stress read -b or --path, silently
+        raise InputError(f"give --dialogues/--candidates or {given}, not both", field="--dialogues")
+    if dialogues is not None and candidates is None:  # score, judge run and stress read usr-tc instead, silently
+        raise InputError("--dialogues needs --candidates (the responses, with their dialogue ids)", field="--dialogues")
     if table is not None and table.given():
         if path is None or candidates is not None:
             raise InputError("--mapping and the --*-col options read your own table: give it with --path FILE")
@@ -346,8 +356,9 @@ def load_inputs(
             show_understood(bench)
     elif candidates is not None:
         if dialogues is None:
-            raise InputError("--candidates needs --dialogues (the contexts the candidates answer)")
-        bench = read_records(dialogues, candidates, ratings)
+            raise InputError("--candidates needs --dialogues (the contexts the candidates answer)",
+                             field="--candidates")  # fmt: skip
+        bench = read_records(dialogues, candidates)
     elif path is not None and benchmark is None and is_table(path):
         check_file(path)  # a missing table is "file not found" first, then the mapping it needs
         raise InputError("a table needs a mapping: --mapping m.yaml, or the --*-col options (at least --response-col; "
@@ -357,8 +368,6 @@ def load_inputs(
         bench = load_records(path)
     else:
         bench = catalog_benchmark(benchmark or "usr-tc", path)
-    if ratings is not None and candidates is None:
-        bench.ratings = read_jsonl(ratings, Rating)
     if limit is not None:
         bench = bench.head(limit)
     return bench

@@ -96,7 +96,7 @@ def show_command(
                     raise InputError("not found", path=path)
                 raise InputError("not your own table (.csv, .tsv, .jsonl, .json) or a folder of dialeval records: "
                                  "for a catalog benchmark's published file give -b NAME too", path=path)  # fmt: skip
-            bench = load_inputs(None, path, None, None, None, None, table=table, show=False)
+            bench = load_inputs(None, path, None, None, None, table=table, show=False)
         elif table.given():
             raise InputError(f"{name} is a catalog benchmark; --mapping and the --*-col options read your own "
                              "table: give it with --path and no -b", field="--mapping")  # fmt: skip
@@ -166,7 +166,7 @@ def import_command(
             if not table.given():
                 raise InputError("give --mapping m.yaml, or --response-col (and the other --*-col options)",
                                  field="--mapping")  # fmt: skip
-            bench = load_inputs(None, file, None, None, None, limit, table=table)
+            bench = load_inputs(None, file, None, None, limit, table=table)
             counts = _write_records(bench, output)
     except (DialevalError, OSError) as exc:
         fail(exc)

@@ -185,7 +185,7 @@ def _ratings_of(
     if ratings is not None:
         return read_jsonl(ratings, Rating), str(ratings)
     if benchmark is not None or path is not None:
-        bench = load_inputs(benchmark, path, None, None, None, None, table=table, show=not as_json)
+        bench = load_inputs(benchmark, path, None, None, None, table=table, show=not as_json)
         return bench.ratings, bench.source
     raise InputError("give --ratings FILE, --benchmark NAME or --path FILE")
 

@@ -55,7 +55,7 @@ def score(
         with interrupted_run(output, request.no_cache):
             replaced = check_output(output, inputs=inputs)
             check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
-            bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
+            bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json)
             run = request.open(quiet=as_json)
             runs, skipped = score_request(run, bench.candidates, bench.dialogues)
             n = write_jsonl(output, (s for r in runs for s in r.scores))

@@ -92,10 +92,7 @@ def _study_inputs(
     from dialeval.schema import Dialogue
 
     if path is not None or benchmark is not None:  # a catalog benchmark, your own table or a folder of records
-        if dialogues is not None or candidates is not None:  # they were left unread, silently
-            given = "-b" if path is None else "--path"
-            raise InputError(f"give --dialogues/--candidates or {given}, not both", field="--dialogues")
-        own = load_inputs(benchmark, path, None, None, None, limit, table=table)
+        own = load_inputs(benchmark, path, dialogues, candidates, limit, table=table)  # refuses both given
         return own.dialogues, own.candidates
     if dialogues is None:
         raise InputError("give --dialogues (and --candidates), -b NAME, or --path FILE with a mapping")
@@ -103,7 +100,7 @@ def _study_inputs(
         check_limit(limit)
         units = [(k, d) for k, (_, d) in read_unique(dialogues, Dialogue).items()]
         return dict(units[:limit]), []
-    bench = load_inputs(None, None, dialogues, candidates, None, limit)  # an empty candidates file is refused there
+    bench = load_inputs(None, None, dialogues, candidates, limit)  # an empty candidates file is refused there
     return bench.dialogues, bench.candidates
 
 
@@ -437,7 +434,7 @@ def _agreement(source: str | None, path: Path | None, table: TableOptions, dimen
             raise exc.given_by("--benchmark") from None
     if path is None:
         raise InputError("give -b usr-tc, usr-pc, dstc9 or lmstyle-mturk, or --path with your own ratings")
-    bench = load_inputs(None, path, None, None, None, None, table=table, show=not as_json)
+    bench = load_inputs(None, path, None, None, None, table=table, show=not as_json)
     return agreement_rows(bench, bench.name, dimension=dimension, n_boot=n_boot, seed=seed), bench.name
 
 

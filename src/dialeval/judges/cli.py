@@ -156,7 +156,7 @@ def run_command(
         replaced += check_output(None if out is None else _summary_path(out), option="--output", inputs=inputs)
         check_jsonl_name(out, "Score records")  # after: writing over an input is the worse news
         request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})
-        bench = load_inputs(benchmark, path, dialogues, candidates, None, limit, table=table, show=not as_json)
+        bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json)
         plan = request.plan(bench.candidates)
         cls = plan.families[0]
         metric = configured(cls, {**plan.params[cls.name], **({"protocol": protocol} if from_file else {})})

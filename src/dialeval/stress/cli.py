@@ -300,7 +300,7 @@ def _run_perturbations(opts: _StressOptions, run: ScoringContext) -> _StressDone
     from dialeval.stress.subsets import judge_subsets, tag_subsets
 
     names, plots = _names(opts.perturb, opts.plot)
-    bench = load_inputs(opts.benchmark, opts.path, opts.dialogues, opts.candidates, None, opts.limit, table=opts.table,
+    bench = load_inputs(opts.benchmark, opts.path, opts.dialogues, opts.candidates, opts.limit, table=opts.table,
                         show=opts.show)  # fmt: skip
     plan = run.request.plan(bench.candidates, default=LEXICAL.split(","))
     judged: dict[str, int] = {}

@@ -113,7 +113,7 @@ def _plan(
     test_names = split_names(test, "--test", "benchmark") or []
     own: dict[str, Benchmark] = {}
     if path is not None:
-        bench = load_inputs(None, path, None, None, None, None, table=table)
+        bench = load_inputs(None, path, None, None, None, table=table)
         own[bench.name] = bench
     if not train_names:
         hint = f'; your table is named "{next(iter(own))}": e.g. --train {next(iter(own))} --folds 5' if own else ""
