@@ -182,6 +182,10 @@ REFUSALS: dict[str, tuple[Setup, str]] = {
                       "field \"--threshold\": must be a Fleiss' kappa between -1 and 1, got nan"),
     "threshold 1.5": (lambda t, i: ["--threshold", "1.5"], "between -1 and 1, got 1.5"),
     "threshold -inf": (lambda t, i: ["--threshold", "-inf"], "between -1 and 1, got -inf"),
+    # a study was made, and the threshold held nobody to anything
+    "threshold without a qualification batch": (lambda t, i: ["--threshold", "0.3"],
+                                                'field "--threshold": a qualification threshold (0.3) needs a '
+                                                "qualification batch to hold workers to: give --qualification"),
     "attention per batch -1": (lambda t, i: ["--attention-per-batch", "-1"],
                                'field "--attention-per-batch": must be 0 or more, got -1'),
     # the next three were: "attention_per_batch > 0 needs attention-check items" (no option named), a study

@@ -153,7 +153,8 @@ def create(
             qualification_threshold=threshold,
             payment=payment,
         )
-        check_config(config, attention=attention is not None)  # the options first: no file read for a bad layout
+        # the options first: no file read for a bad layout
+        check_config(config, attention=attention is not None, qualification=qualification is not None)
         db = None if db is None else resolve_db_url(db)
         dials, cands = _study_inputs(benchmark, dialogues, path, candidates, table, limit)
         qual = _gold(qualification, qualification_ratings, dials, "qualification", proto)

@@ -149,16 +149,28 @@ def check_annotator_count(n: int) -> None:
     check_at_most(n, MAX_ANNOTATORS, "--annotators")
 
 
-def check_config(config: StudyConfig, references: Sequence[str] = (), attention: bool | None = None) -> None:
+def check_config(
+    config: StudyConfig, references: Sequence[str] = (), attention: bool | None = None,
+    qualification: bool | None = None,
+) -> None:  # fmt: skip
     """Refuse a layout that cannot work, naming the option: every count in range, names distinct.
 
     ``attention``: whether attention-check items are given (None: not known yet; see :func:`check_attention`).
+    ``qualification``: whether a qualification batch is given (None: not known yet); a fixed threshold needs one.
 
     Raises:
         InputError: No annotators or more than :data:`MAX_ANNOTATORS`, ``per_item`` outside
             1..annotators, ``batch_size`` below 1, ``attention_per_batch`` below 0, a negative seed,
-            a threshold that is not a number in [-1, 1], a reference annotator named like a worker or
-            the admin, or attention checks asked for without items (or items without a number per batch).
+            a threshold that is not a number in [-1, 1] or that no qualification batch uses, a reference
+            annotator named like a worker or the admin, or attention checks asked for without items (or items
+            without a number per batch).
+
+    Example:
+        >>> check_config(StudyConfig("p", 1, ("a01",), 1, 20, 0, qualification_threshold=0.4), qualification=False)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--threshold": a qualification threshold (0.4) needs a qualification \
+batch to hold workers to: give --qualification (and --qualification-ratings), or leave --threshold out
     """
     n = len(config.annotators)
     check_annotator_count(n)
@@ -177,6 +189,10 @@ def check_config(config: StudyConfig, references: Sequence[str] = (), attention:
     t = config.qualification_threshold
     if t is not None and not (math.isfinite(t) and -1.0 <= t <= 1.0):
         raise InputError(f"must be a Fleiss' kappa between -1 and 1, got {t}", field="--threshold")
+    if t is not None and qualification is False:  # the study was created with it, and it held nobody to anything
+        raise InputError(f"a qualification threshold ({t}) needs a qualification batch to hold workers to: give "
+                         "--qualification (and --qualification-ratings), or leave --threshold out",
+                         field="--threshold")  # fmt: skip
     taken = {*config.annotators, ADMIN}
     for r in references:
         if r in taken:
@@ -296,7 +312,7 @@ def create_study(
         no main unit (more annotators than units times ``per_item``).
     """
     gold = list(qualification[1]) if qualification else []
-    check_config(config, sorted({r.annotator for r in gold}))
+    check_config(config, sorted({r.annotator for r in gold}), qualification=qualification is not None)
     if qualification:
         _check_threshold(config, gold)
     folder = Path(study_dir)
