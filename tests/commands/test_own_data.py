@@ -284,6 +284,31 @@ def test_two_rating_columns_of_one_dimension_are_refused_at_the_option(tmp_path:
         ColumnMapping(response="response", ratings={"q1": "O", "q2": "O"})
 
 
+def test_an_option_nothing_reads_is_refused_not_dropped(tmp_path: Path) -> None:
+    """Each was accepted and did nothing: --scale or --annotator-col without --rating-col, --turn-sep without
+    --context-col, beside --mapping (the file's turn_separator was read) or beside -b."""
+    from tests.commands.cli_runner import invoke, refused
+
+    (tmp_path / "t.csv").write_text("response,worker\nyo there,w1\n")
+    (tmp_path / "m.yaml").write_text("response: response\n")
+    base = ["score", "-m", "length", "--no-cache", "-o", tmp_path / "s.jsonl"]
+    own = ["--path", tmp_path / "t.csv", "--response-col", "response"]
+    cases = {
+        (*own, "--scale", "1-5"): 'field "--scale": is the scale of the ratings, and no --rating-col is given: add '
+                                  "it, or leave --scale out",
+        (*own, "--annotator-col", "worker"): 'field "--annotator-col": names the annotator of each rating, and no '
+                                             "--rating-col is given",
+        (*own, "--turn-sep", "|"): 'field "--turn-sep": splits the context (and knowledge) into turns, and no '
+                                   "--context-col is given",
+        ("--path", tmp_path / "t.csv", "--mapping", tmp_path / "m.yaml", "--turn-sep", "|"):
+            'field "--mapping": give --mapping or the --*-col options (and --scale, --turn-sep), not both',
+        ("-b", "usr-tc", "--turn-sep", "|"): "--mapping and the --*-col options read your own table",
+    }  # fmt: skip
+    for args, message in cases.items():
+        refused(invoke(*base, *args), message)
+        assert not (tmp_path / "s.jsonl").exists()
+
+
 def test_the_response_column_as_its_own_context_or_reference_is_refused(tmp_path: Path) -> None:
     """--reference-col response scored each response against itself (BLEU 1.0) and --context-col response gave
     each response itself as its context, with no word: a copy-paste slip that made every figure meaningless."""

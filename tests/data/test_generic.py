@@ -393,6 +393,16 @@ def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) 
          "(one column per annotator: a mapping file's annotator_columns, with dimension: Overall)"),
         ("references: [g, g]\n", ':3: field "references": column "g" is given twice'),  # --reference-col refuses it
         ("tags: [task, task]\n", ':3: field "tags": column "task" is given twice'),
+        # each was read by nothing, silently
+        ("scale: 1-5\n", ':3: field "scale": scale is the scale of the ratings, and no ratings or annotator_columns '
+                         "is given: add one, or leave scale out"),
+        ("annotator: worker\n", ':3: field "annotator": annotator names the annotator of each rating, and no '
+                                "ratings is given: add one, or leave annotator out"),
+        ("dimension: Overall\nratings: {q: Overall}\n",
+         ':3: field "dimension": dimension names the dimension of the annotators\' columns, and no annotator_columns '
+         "is given: add one, or leave dimension out"),
+        ("pseudonymise: true\n", ':3: field "pseudonymise": pseudonymise renames the annotators, and no annotator '
+                                 "or annotator_columns is given: add one, or leave pseudonymise out"),
     ],
 )  # fmt: skip
 def test_a_mapping_file_names_each_column_and_dimension_once(tmp_path: Path, extra: str, message: str) -> None:
@@ -405,6 +415,9 @@ def test_a_mapping_file_names_each_column_and_dimension_once(tmp_path: Path, ext
     assert str(caught.value) == f"{p}{message}"
     p.write_text("response: 'reply_{system}'\nsystems: [x, x]\n")
     with pytest.raises(InputError, match=r'm\.yaml:2: field "systems": system "x" is given twice'):
+        load_mapping(p)
+    p.write_text("response: reply\nturn_separator: '|'\n")  # neither context nor knowledge: nothing to split
+    with pytest.raises(InputError, match=r'm\.yaml:2: field "turn_separator": turn_separator splits the context'):
         load_mapping(p)
 
 

@@ -157,7 +157,25 @@ class TableOptions:
 
     def _columns_given(self) -> bool:
         cols = (self.response_col, self.context_col, self.system_col, self.annotator_col)
-        return any(c is not None for c in cols) or bool(self.reference_col or self.rating_col or self.scale)
+        sep = self.turn_sep != "\\n"  # beside -b or --mapping it did nothing, silently
+        return any(c is not None for c in cols) or bool(self.reference_col or self.rating_col or self.scale or sep)
+
+    def _check_read(self) -> None:
+        """Refuse an option that nothing reads (each was accepted and did nothing).
+
+        ``--scale`` or ``--annotator-col`` without ``--rating-col``, ``--turn-sep`` without ``--context-col``.
+        """
+        from dialeval.data.generic import unread_key
+
+        options = {"turn_separator": "--turn-sep", "context": "--context-col", "scale": "--scale",
+                   "ratings": "--rating-col", "annotator": "--annotator-col"}  # fmt: skip
+        given = (("turn_separator", self.turn_sep != "\\n"), ("context", self.context_col), ("scale", self.scale),
+                 ("ratings", self.rating_col), ("annotator", self.annotator_col))  # fmt: skip
+        if idle := unread_key(key for key, value in given if value):
+            key, needs, use = idle
+            partners = " or ".join(options[n] for n in needs if n in options)
+            raise InputError(f"{use}, and no {partners} is given: add it, or leave {options[key]} out",
+                             field=options[key])  # fmt: skip
 
     def read(self) -> tuple[ColumnMapping, str | None]:
         """Return the column mapping and the benchmark name it gives (None: the file's name).
@@ -171,13 +189,15 @@ class TableOptions:
 
         if self.mapping is not None:
             if self._columns_given():
-                raise InputError("give --mapping or the --*-col options, not both", field="--mapping")
+                raise InputError("give --mapping or the --*-col options (and --scale, --turn-sep), not both",
+                                 field="--mapping")  # fmt: skip
             spec = load_mapping(self.mapping)
             if self.delimiter is not None:
                 spec.delimiter = self._delimiter()
             return spec.to_mapping(), spec.name
         if self.response_col is None:
             raise InputError("a table needs --response-col (or a --mapping file)", field="--response-col")
+        self._check_read()
         ensure_unique(self.reference_col, "--reference-col")
         check_response_roles(self.response_col, {"--context-col": self.context_col,
                                                  "--reference-col": self.reference_col})  # fmt: skip

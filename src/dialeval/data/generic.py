@@ -185,6 +185,33 @@ one column per dimension (one column per annotator: a mapping file's annotator_c
         first[dim] = column
 
 
+#: A mapping key that is read only beside one of the keys it names, and what it does there.
+READ_BESIDE: dict[str, tuple[tuple[str, ...], str]] = {
+    "turn_separator": (("context", "knowledge"), "splits the context (and knowledge) into turns"),
+    "scale": (("ratings", "annotator_columns"), "is the scale of the ratings"),
+    "annotator": (("ratings",), "names the annotator of each rating"),
+    "dimension": (("annotator_columns",), "names the dimension of the annotators' columns"),
+    "pseudonymise": (("annotator", "annotator_columns"), "renames the annotators"),
+}
+
+
+def unread_key(given: Iterable[str]) -> tuple[str, tuple[str, ...], str] | None:
+    """Return the first key of ``given`` that nothing reads (none of its partners given): key, partners, its use.
+
+    ``--scale 1-5`` without ratings, ``--turn-sep`` without a context column and their mapping-file keys were
+    accepted and did nothing, silently.
+
+    Example:
+        >>> unread_key(["response", "scale"])
+        ('scale', ('ratings', 'annotator_columns'), 'is the scale of the ratings')
+        >>> unread_key(["response", "scale", "ratings"]) is None
+        True
+    """
+    keys = set(given)
+    return next(((k, needs, use) for k, (needs, use) in READ_BESIDE.items() if k in keys and not keys & set(needs)),
+                None)  # fmt: skip
+
+
 def _expand(column: str, system: str) -> str:
     return column.replace("{system}", system) if system else column
 
@@ -587,6 +614,10 @@ def load_mapping(path: str | Path) -> MappingFile:
                      lines=(yaml_line(text, [keys[0]]), yaml_line(text, [keys[1]])))
     roles = {"context": spec.context, "references": spec.references, "knowledge": spec.knowledge}
     check_response_roles(spec.response, roles, path=p, lines={k: yaml_line(text, [k]) for k in roles})
+    if idle := unread_key(k for k, v in raw.items() if v):
+        key, needs, use = idle
+        raise InputError(f"{key} {use}, and no {' or '.join(needs)} is given: add one, or leave {key} out", path=p,
+                         line=yaml_line(text, [key]), field=key)  # fmt: skip
     _check_per_system(spec, p, text)
     _check_names(spec, p, text)
     return spec
