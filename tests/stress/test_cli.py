@@ -68,6 +68,9 @@ def test_a_plot_of_a_perturbation_not_run_is_refused(tmp_path: Path) -> None:
     (["-b", "dailydialog++", "--refs", "5"],
      'field "--refs": 5 would hold out every good response of 2 of the 2 contexts, leaving none to rank: give at '
      "most 4"),
+    # the ranking ran and split nothing, silently
+    (["-b", "dailydialog++", "--subsets", "judge"],
+     'field "--subsets": --subsets does not apply to dailydialog++ (its ranking is not split into subsets)'),
 ])  # fmt: skip
 def test_a_dailydialogpp_option_that_cannot_apply_is_refused(tmp_path: Path, args: list[str], message: str) -> None:
     refused(invoke("stress", *args, "-m", "length", "--limit", "2", "--no-cache", "-o", tmp_path / "o"), message)

@@ -463,9 +463,12 @@ def _run_ranking(
     from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
     from dialeval.stress.ranking import hold_out_references, run_ranking
 
-    for option, given in (("--perturb", opts.perturb), ("--plot", opts.plot)):
-        if given is not None:
-            raise InputError(f"{option} does not apply to dailydialog++ (its negatives are given)", field=option)
+    given = "its negatives are given"
+    subsets = opts.subsets if opts.subsets != "rule" else None  # another was accepted and split nothing
+    for option, value, why in (("--perturb", opts.perturb, given), ("--plot", opts.plot, given),
+                               ("--subsets", subsets, "its ranking is not split into subsets")):  # fmt: skip
+        if value is not None:
+            raise InputError(f"{option} does not apply to dailydialog++ ({why})", field=option)
     if opts.dialogues or opts.candidates or (opts.table is not None and opts.table.given()):
         raise InputError("dailydialog++ is read from its own files (--path, --split): --dialogues, --candidates, "
                          "--mapping and the --*-col options do not apply", field="--benchmark")  # fmt: skip
