@@ -165,6 +165,15 @@ def test_meta_on_scores_that_fit_gives_the_spearman_of_the_numbers(records: Path
     assert row["value"] == pytest.approx(-0.5)
 
 
+def test_meta_refuses_ratings_from_two_sources(records: Path) -> None:
+    """-r with -b (or --path, or a table's options) read -r's ratings and left the others unread, silently."""
+    jsonl(records / "scores.jsonl", SCORES)
+    for other, name in ((["-b", "usr-tc"], "-b"), (["--path", "t.csv"], "--path"),
+                        (["--rating-col", "q=Overall"], "your table's options")):  # fmt: skip
+        refused(run("meta", "scores.jsonl", "-r", "ratings.jsonl", *other, cwd=records),
+                f'field "--ratings": give --ratings or {name}, not both: each gives the ratings')
+
+
 @pytest.mark.parametrize(
     ("content", "needle"),
     [(b"name: mine\nprompt: |\n  Rate {response}\noutputs: [\n", "bad.yaml:5: not valid YAML"),

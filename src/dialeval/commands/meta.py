@@ -183,6 +183,9 @@ def _ratings_of(
 ) -> tuple[list[Rating], str]:
     """Return the ratings ``meta`` correlates with (``--ratings``, ``-b`` or ``--path``) and where they came from."""
     if ratings is not None:
+        if benchmark is not None or path is not None or table.given():  # they were left unread, silently
+            other = "-b" if benchmark is not None else "--path" if path is not None else "your table's options"
+            raise InputError(f"give --ratings or {other}, not both: each gives the ratings", field="--ratings")
         return read_jsonl(ratings, Rating), str(ratings)
     if benchmark is not None or path is not None:
         bench = load_inputs(benchmark, path, None, None, None, table=table, show=not as_json)
