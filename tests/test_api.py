@@ -344,6 +344,23 @@ def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
     assert str(caught.value) == f'{j}:2: field "response": expected a string, found bool'
 
 
+def test_a_column_argument_beside_a_folder_of_records_is_refused(tmp_path: Path) -> None:
+    """A folder of records names its fields: system_col="bot" (any column argument) was ignored, silently."""
+    from dialeval.jsonl import write_jsonl
+    from dialeval.schema import Candidate, Dialogue, Rating, Turn
+
+    write_jsonl(tmp_path / "dialogues.jsonl", [Dialogue(id="d1", turns=[Turn(speaker="A", text="Hi")])])
+    write_jsonl(tmp_path / "candidates.jsonl", [Candidate(id="c1", dialogue_id="d1", turn_index=1, system="s",
+                                                                text="Hey you")])  # fmt: skip
+    write_jsonl(tmp_path / "ratings.jsonl", [Rating(item_id="c1", dimension="Overall", annotator="a", value=3.0)])
+    assert dialeval.score(tmp_path, ["length"], cache=False)["length"].tolist() == [2.0]  # the defaults read it
+    for argument, value in (("system_col", "bot"), ("context_col", None), ("response_col", "reply")):
+        with pytest.raises(InputError) as caught:
+            dialeval.score(tmp_path, ["length"], cache=False, **{argument: value})
+        assert str(caught.value) == (f'field "{argument}": names a table\'s column, and {tmp_path} is a folder of '
+                                     "dialeval records, whose fields are named: leave it out")
+
+
 def test_an_empty_path_is_refused_not_read_as_the_current_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -109,10 +109,10 @@ def score(
         the input's own ``attrs`` are kept.
 
     Raises:
-        InputError: A missing column, a response that is missing, empty or only whitespace, a
-            value that is not a string where text is expected (None is a missing value, as an
-            empty CSV cell is), an unreadable file or an empty path (``""``), an unknown metric or a
-            bad parameter, or an argument of another type than the one documented.
+        InputError: A missing column (or a column named for a folder of records), a response that is missing,
+            empty or only whitespace, a value that is not a string where text is expected (None is a missing
+            value, as an empty CSV cell is), an unreadable file or an empty path (``""``), an unknown metric or
+            a bad parameter, or an argument of another type than the one documented.
     """
     import pandas as pd
 
@@ -126,6 +126,9 @@ def score(
                                         "knowledge_col": knowledge_col})  # fmt: skip
     wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
     frame, rows, read = _read(data, wanted, context_col, response_col)
+    if read is not None:  # a folder of records: a column argument was ignored, silently
+        _no_columns_of_records(data, context_col=context_col, response_col=response_col, reference_col=reference_col,
+                               system_col=system_col, dialogue_col=dialogue_col, knowledge_col=knowledge_col)
     bench, items, used = _items(frame, rows, read, wanted, (context_col, response_col, dialogue_col))
     with arguments_named():
         request = request_of(metrics, engine, cache, params, device, progress)
@@ -139,6 +142,23 @@ def score(
     out.attrs = {**frame.attrs, "signatures": signatures, "skipped": dict(skipped), "request": request.record(),
                  COLUMNS: used}  # fmt: skip
     return out
+
+
+def _no_columns_of_records(folder: Any, **given: str | None) -> None:
+    """Refuse a column argument other than its default beside a folder of dialeval records, whose fields are named.
+
+    Example:
+        >>> _no_columns_of_records("recs", context_col="context", response_col="reply")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "response_col": names a table's column, and recs is a folder of dialeval \
+records, whose fields are named: leave it out
+    """
+    defaults = {"context_col": "context", "response_col": "response"}
+    for name, value in given.items():
+        if value != defaults.get(name):
+            raise InputError(f"names a table's column, and {folder} is a folder of dialeval records, whose fields "
+                             "are named: leave it out", field=name)  # fmt: skip
 
 
 def _items(
