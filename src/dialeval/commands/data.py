@@ -143,7 +143,7 @@ def export_command(
 def import_command(
     positional: Path | None = typer.Argument(None, metavar="FILE", help="The same as --path (its earlier form)."),
     path: Path | None = typer.Option(
-        None, "--path", help="Your table: .csv, .tsv or .jsonl (a header row names the columns)."
+        None, "--path", help="Your table: .csv, .tsv, .jsonl or .json (a CSV or TSV names its columns in a header row)."
     ),
     output: Path = typer.Option(..., "--output", "-o", help="Folder for dialogues/candidates/ratings.jsonl."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
