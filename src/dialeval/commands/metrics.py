@@ -21,7 +21,7 @@ def _parameters(params: dict[str, Any]) -> str:
 
 def metrics_command(
     names: list[str] | None = typer.Argument(None, help="Only these families, or the families of these outputs."),
-    as_json: bool = typer.Option(False, "--json", help="Print every family as JSON only."),
+    as_json: bool = typer.Option(False, "--json", help="Print the families (every one, or those named) as JSON only."),
 ) -> None:
     """List every metric family: outputs, whether it needs references and runs here, parameters with defaults.
 
