@@ -126,9 +126,6 @@ def score(
                                         "knowledge_col": knowledge_col})  # fmt: skip
     wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
     frame, rows, read = _read(data, wanted, context_col, response_col)
-    if read is not None:  # a folder of records: a column argument was ignored, silently
-        _no_columns_of_records(data, context_col=context_col, response_col=response_col, reference_col=reference_col,
-                               system_col=system_col, dialogue_col=dialogue_col, knowledge_col=knowledge_col)
     bench, items, used = _items(frame, rows, read, wanted, (context_col, response_col, dialogue_col))
     with arguments_named():
         request = request_of(metrics, engine, cache, params, device, progress)
@@ -146,6 +143,8 @@ def score(
 
 def _no_columns_of_records(folder: Any, **given: str | None) -> None:
     """Refuse a column argument other than its default beside a folder of dialeval records, whose fields are named.
+
+    It was ignored, silently.
 
     Example:
         >>> _no_columns_of_records("recs", context_col="context", response_col="reply")
@@ -172,6 +171,9 @@ def _items(
     from dialeval.data.generic import build_table
 
     if bench is not None:
+        context, response, dialogue = cols
+        _no_columns_of_records(bench.source, context_col=context, response_col=response, dialogue_col=dialogue,
+                               **{f"{key}_col": name for key, name in wanted.items()})  # fmt: skip
         return bench, [c.id for c in bench.candidates], {}
     mapping = _mapping(frame, wanted, *cols)
     table, row_items = build_table(rows, mapping, name=DATA, source=DATA)

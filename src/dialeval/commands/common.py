@@ -78,7 +78,7 @@ def levels_to_report(
     """Return ``--level`` as given, else the default levels of ``dimension`` and ``systems``.
 
     The default: turn (dialogue for a dimension rated per dialogue), then system where ``systems``
-    holds :data:`~dialeval.meta.caveats.MIN_POINTS` (3) or more: no system level of one "unknown" system, nor of
+    holds :data:`~dialeval.meta.levels.MIN_POINTS` (3) or more: no system level of one "unknown" system, nor of
     two, where a correlation is +1, -1 or undefined whatever the metric. ``--level system`` still gives it
     where the data names systems; where it names none, it is refused with the option that names them (it gave
     an undefined figure).
@@ -98,8 +98,8 @@ def levels_to_report(
         ...
         dialeval.errors.InputError: field "--level": the system level needs the system of each response, and ...
     """
-    from dialeval.meta.caveats import MIN_POINTS
     from dialeval.meta.correlate import default_levels
+    from dialeval.meta.levels import MIN_POINTS
     from dialeval.schema import UNKNOWN_SYSTEM, named_systems
 
     if level is not None:

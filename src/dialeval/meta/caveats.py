@@ -9,17 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-MIN_POINTS = 3
-"""Fewer points than this (systems, dialogues, items) make a correlation say nothing (two always give +1 or -1).
-
-Here, not in :mod:`dialeval.meta.levels`, which loads pandas: the CLI imports this module to start.
-"""
-
 
 def table_warnings(rows: Sequence[Any]) -> list[str]:
-    """Return one warning per group and level whose figures rest on fewer than :data:`MIN_POINTS` points.
+    """Return one warning per group and level whose figures rest on too few points.
 
-    The points are the systems at system level, the dialogues at dialogue level and the items at turn level.
+    Too few: fewer than :data:`~dialeval.meta.levels.MIN_POINTS`. The points are the systems at system level,
+    the dialogues at dialogue level and the items at turn level.
     The figures are kept as computed; the warning goes under the table, followed by the reasons of the figures
     that are n/a or have no CI (:func:`_na_reasons`).
 
@@ -31,6 +26,8 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
         >>> table_warnings([R(level="system", n_groups=3, n_items=9, value=1.0, group="all", metric="m")])
         []
     """
+    from dialeval.meta.levels import MIN_POINTS  # levels loads pandas: the CLI imports this module to start
+
     few: dict[tuple[str, str], int] = {}
     for r in rows:
         points = {"system": r.n_groups, "dialogue": r.n_groups, "turn": r.n_items}.get(r.level)

@@ -37,11 +37,12 @@ from dialeval.meta.bootstrap import (
     weighted_correlation,
     weighted_sums,
 )
-from dialeval.meta.caveats import MIN_POINTS
 
 LEVELS = ("turn", "sample", "dialogue", "system")
 MEAN_DECIMALS = 12
 """Means are rounded to this many decimals so that equal means tie whatever the summation order."""
+MIN_POINTS = 3
+"""Fewer points than this (systems, dialogues, items) make a correlation say nothing (two always give +1 or -1)."""
 
 
 @dataclass(frozen=True)
