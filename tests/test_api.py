@@ -127,6 +127,17 @@ def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:
     assert not table["note"].str.contains("rated items without score").any()  # the same four rows, counted once
 
 
+def test_an_undefined_correlation_says_which_side_is_constant() -> None:
+    """Each said "constant input or fewer than 2 values" (the system level: "fewer than 2 systems or constant
+    system means"), whichever side it was."""
+    frame = pd.DataFrame({"context": list("abcd"), "system": ["s", "t", "s", "t"], "m": [1.0, 2.0, 3.0, 4.0],
+                          "h": [1.0, 3.0, 3.0, 1.0]})  # fmt: skip
+    table = dialeval.correlate(frame, "h", ["m"], level=["turn", "system"], n_boot=0).set_index("level")
+    assert table.loc["system", "note"] == "undefined: people give every system the same rating"  # both mean 2
+    flat = dialeval.correlate(frame.assign(m=5.0), "h", ["m"], n_boot=0)
+    assert flat["note"].tolist() == ["undefined: the metric gives every item the same score"]
+
+
 def test_correlate_groups_by_the_context_and_system_columns_score_read() -> None:
     """Scored with context_col= and system_col=, the frame was correlated as if each row were its own context
     (18 groups, not 6) and of no system (the system level undefined); now as with the standard names."""

@@ -118,7 +118,7 @@ def test_an_n_a_figure_says_why_under_the_table(files: tuple[Path, Path], tmp_pa
                              for x in s.read_text().splitlines() if json.loads(x)["metric"] == "length"))  # fmt: skip
     res = invoke("meta", s, const, "-r", r, "--boot", "0", "-l", "turn", "--ceiling", "-o", tmp_path / "out")
     assert res.exit_code == 0, res.output
-    lines = ["n/a: k (turn): undefined: constant input or fewer than 2 values",
+    lines = ["n/a: k (turn): undefined: the metric gives every item the same score",
              "n/a: human (turn): undefined: the ratings have one annotator, and the ceiling compares each with the "
              "others"]  # fmt: skip (it said "no annotator overlaps")
     table_md = (tmp_path / "out" / "table.md").read_text()

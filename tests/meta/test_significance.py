@@ -94,7 +94,7 @@ def test_an_undefined_difference_says_which_metric_is_undefined_and_why() -> Non
         ratings.append(Rating(item_id=f"i{i}", dimension="Overall", annotator="w", value=y))
     res = compare_metrics(scores, ratings, metric_a="m", metric_b="flat", dimension="Overall", n_boot=20)
     assert res.difference is None and res.value_a is not None
-    assert res.note == "flat: undefined: constant input or fewer than 2 values"
+    assert res.note == "flat: undefined: the metric gives every item the same score"
     both = compare_metrics(scores, ratings, metric_a="m", metric_b="m", dimension="Overall", n_boot=20)
     assert both.difference == 0.0 and both.note == ""
     # every item in one context: no interval and no bootstrap p, and the note says why (it said nothing)

@@ -336,7 +336,7 @@ def test_a_benchmark_whose_every_figure_is_undefined_reports_why(tmp_path: Path)
         assert res.exit_code == 0, res.output
     text = (tmp_path / "r.md").read_text()
     assert "| length | n/a | n/a | n/a |" in text
-    assert "n/a: length (turn): undefined: constant input or fewer than 2 values" in text  # as meta prints it
+    assert "n/a: length (turn): undefined: one item only" in text  # as meta prints it
     assert "No correlation chart: every figure is undefined (n/a)." in text
 
 

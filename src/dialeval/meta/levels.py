@@ -67,6 +67,29 @@ def scipy_correlation(x: FloatArray, y: FloatArray, method: Method) -> tuple[flo
     return float(result.statistic), float(result.pvalue)
 
 
+def undefined_why(x: FloatArray, y: FloatArray, unit: str = "item") -> str:
+    """Say why :func:`scipy_correlation` of ``x`` (scores) and ``y`` (ratings) is undefined.
+
+    ``unit``: what a pair is (``item``, ``dialogue``, ``system``). It said "constant input or fewer than 2
+    values" of each case alike.
+
+    Example:
+        >>> undefined_why(np.array([]), np.array([]))
+        'undefined: no item with both a score and a rating'
+        >>> undefined_why(np.array([1.0, 1.0]), np.array([2.0, 3.0]))
+        'undefined: the metric gives every item the same score'
+        >>> undefined_why(np.array([1.0, 2.0]), np.array([3.0, 3.0]), "system")
+        'undefined: people give every system the same rating'
+    """
+    if len(x) == 0:
+        return f"undefined: no {unit} with both a score and a rating"
+    if len(x) < 2:
+        return f"undefined: one {unit} only"
+    if np.ptp(x) == 0:
+        return f"undefined: the metric gives every {unit} the same score"
+    return f"undefined: people give every {unit} the same rating"
+
+
 def _codes(keys: pd.Series) -> tuple[IntArray, int]:
     codes, uniques = pd.factorize(keys)
     return codes.astype(np.int64), len(uniques)
@@ -88,7 +111,8 @@ class RowLevel:
         result = scipy_correlation(self.x[metric], self.y, method)
         groups = len(self.y) if self.level == "dialogue" else self.n_clusters  # dialogues, or the turns' contexts
         if result is None:
-            return Point(None, None, groups, note="undefined: constant input or fewer than 2 values")
+            unit = "dialogue" if self.level == "dialogue" else "item"
+            return Point(None, None, groups, note=undefined_why(self.x[metric], self.y, unit))
         unit = "dialogues" if self.level == "dialogue" else "items"
         few = (f"only {len(self.y)} {unit}: a correlation of fewer than {MIN_POINTS} is +1 or -1"
                if len(self.y) < MIN_POINTS else "")  # fmt: skip
@@ -161,9 +185,10 @@ class SystemLevel:
     def point(self, metric: str, method: Method) -> Point:
         """Correlate the system means with scipy."""
         total = self.n.sum(axis=0)
-        result = scipy_correlation(self.x_sums[metric].sum(axis=0) / total, self.y_sums.sum(axis=0) / total, method)
+        x, y = self.x_sums[metric].sum(axis=0) / total, self.y_sums.sum(axis=0) / total
+        result = scipy_correlation(x, y, method)
         if result is None:
-            return Point(None, None, len(total), note="undefined: fewer than 2 systems or constant system means")
+            return Point(None, None, len(total), note=undefined_why(x, y, "system"))
         few = (f"only {len(total)} systems: a correlation of fewer than {MIN_POINTS} is +1 or -1"
                if len(total) < MIN_POINTS else "")  # fmt: skip
         return Point(result[0], result[1], len(total), note=few)
