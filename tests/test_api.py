@@ -127,6 +127,16 @@ def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:
     assert not table["note"].str.contains("rated items without score").any()  # the same four rows, counted once
 
 
+def test_why_a_value_is_nan_is_in_attrs_as_score_prints_it() -> None:
+    """A NaN said nothing from Python; `dialeval score` prints each output's reasons, counted."""
+    rows = [{"context": "Hi", "response": "Hello there", "reference": "Hi there"},
+            {"context": "Yo", "response": "Sup", "reference": None}]  # fmt: skip
+    scored = dialeval.score(rows, metrics=["embedding", "length"], cache=False)
+    assert scored["sbert_ref"].isna().tolist() == [False, True]
+    assert scored.attrs["without_value"] == {"sbert_ref": {"no reference to compare with": 1},
+                                             "sbert_knowledge": {"no fact or persona line to compare with": 2}}
+
+
 def test_an_undefined_correlation_says_which_side_is_constant() -> None:
     """Each said "constant input or fewer than 2 values" (the system level: "fewer than 2 systems or constant
     system means"), whichever side it was."""

@@ -101,12 +101,13 @@ def score(
         progress: Show progress bars (only when stderr is a terminal).
 
     Returns:
-        The input columns and one float column per metric output, one row per input row, in
-        input order (NaN where a metric could not score a row). ``attrs["signatures"]`` maps
-        each output to its signature, ``attrs["skipped"]`` each metric not run to why,
-        ``attrs["request"]`` is the scoring request, as ``run.json`` stores a command's, and
-        ``attrs["columns"]`` the columns read as the context, dialogue and system (for :func:`correlate`);
-        the input's own ``attrs`` are kept.
+        The input columns and one float column per metric output, one row per input row, in input order (NaN
+        where a metric could not score a row). ``attrs["signatures"]`` maps each output to its signature,
+        ``attrs["skipped"]`` each metric not run to why, ``attrs["without_value"]`` each output with NaN rows to
+        why, counted (``{"sbert_ref": {"no reference to compare with": 4}}``, as ``dialeval score`` prints it),
+        ``attrs["request"]`` is the scoring request, as ``run.json`` stores a command's, and ``attrs["columns"]``
+        the columns read as the context, dialogue and system (for :func:`correlate`); the input's own ``attrs``
+        are kept.
 
     Raises:
         InputError: A missing column (or a column named for a folder of records), a response that is missing,
@@ -130,14 +131,14 @@ def score(
     with arguments_named():
         request = request_of(metrics, engine, cache, params, device, progress)
         runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
-    values, signatures = _by_output(runs)
+    values, signatures, nulls = _by_output(runs)
     if clash := sorted(set(values) & set(frame.columns)):
         raise InputError(f"the data already has a column named like a metric output: {', '.join(clash)}")
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
-    out.attrs = {**frame.attrs, "signatures": signatures, "skipped": dict(skipped), "request": request.record(),
-                 COLUMNS: used}  # fmt: skip
+    out.attrs = {**frame.attrs, "signatures": signatures, "skipped": dict(skipped), "without_value": nulls,
+                 "request": request.record(), COLUMNS: used}  # fmt: skip
     return out
 
 
@@ -181,15 +182,17 @@ def _items(
     return table, [ids[0] for ids in row_items], {key: name for key, name in chosen.items() if name is not None}
 
 
-def _by_output(runs: Sequence[MetricRun]) -> tuple[dict[str, dict[str, float | None]], dict[str, str]]:
-    """Return each output's value per item id, and each output's signature."""
+def _by_output(
+    runs: Sequence[MetricRun],
+) -> tuple[dict[str, dict[str, float | None]], dict[str, str], dict[str, dict[str, int]]]:
+    """Return each output's value per item id, each output's signature, and why its values that are None are."""
     values: dict[str, dict[str, float | None]] = {}
     signatures: dict[str, str] = {}
     for run in runs:
         for s in run.scores:
             values.setdefault(s.metric, {})[s.item_id] = s.value
             signatures[s.metric] = run.signature
-    return values, signatures
+    return values, signatures, {name: dict(why) for run in runs for name, why in run.nulls().items()}
 
 
 @contextlib.contextmanager

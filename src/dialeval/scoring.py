@@ -246,6 +246,20 @@ class MetricRun:
     parts: list[tuple[Metric, float]] = field(default_factory=list)
     cached: int = 0
 
+    def nulls(self) -> dict[str, Counter[str]]:
+        """Return, per output, why its scores without a value have none (each score's ``extras.error``), counted.
+
+        Example:
+            >>> MetricRun("m", "m|v", [Score(item_id="a", metric="m", value=None, extras={"error": "no reference"}),
+            ...                        Score(item_id="b", metric="m", value=1.0)], 0.0).nulls()
+            {'m': Counter({'no reference': 1})}
+        """
+        why: dict[str, Counter[str]] = {}
+        for s in self.scores:
+            if s.value is None:
+                why.setdefault(s.metric, Counter())[str(s.extras.get("error", "no reason given"))] += 1
+        return why
+
 
 def score_metrics(
     metrics: Sequence[Metric],

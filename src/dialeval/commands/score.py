@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -26,7 +25,6 @@ from dialeval.commands.common import (
 from dialeval.commands.options import allow_failures_option, run_options
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
-from dialeval.schema import Score
 from dialeval.scoring import ScoringRequest, score_request
 from dialeval.words import counted
 
@@ -61,7 +59,7 @@ def score(
             n = write_jsonl(output, (s for r in runs for s in r.scores))
     except DialevalError as exc:
         fail(exc)
-    nulls = {r.family: _nulls(r.scores) for r in runs}
+    nulls = {r.family: r.nulls() for r in runs}
     summary = {
         "benchmark": bench.name,
         "items": len(bench.candidates),
@@ -89,21 +87,6 @@ def score(
         wrote = f"wrote {counted(n, 'score')} for {items} to {output}{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures((s for r in runs for s in r.scores), allow_failures)
-
-
-def _nulls(scores: Sequence[Score]) -> dict[str, Counter[str]]:
-    """Return, per output, why its scores without a value have none (each score's ``extras.error``), counted.
-
-    Example:
-        >>> _nulls([Score(item_id="a", metric="m", value=None, extras={"error": "no reference"}),
-        ...         Score(item_id="b", metric="m", value=1.0)])
-        {'m': Counter({'no reference': 1})}
-    """
-    why: dict[str, Counter[str]] = {}
-    for s in scores:
-        if s.value is None:
-            why.setdefault(s.metric, Counter())[str(s.extras.get("error", "no reason given"))] += 1
-    return why
 
 
 def _null_line(nulls: dict[str, Counter[str]]) -> str:
