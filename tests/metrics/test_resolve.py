@@ -111,6 +111,17 @@ def test_two_names_of_one_family_may_not_give_one_parameter_two_values() -> None
     assert same.config.smoothing == "method2"
 
 
+def test_one_parameter_given_twice_is_refused_not_the_last_one_taken() -> None:
+    """-p bleu.smoothing=method1 -p bleu.smoothing=method2 ran method2, silently; so did --model-param."""
+    for option in ("--param", "--model-param"):
+        with pytest.raises(InputError) as err:
+            parse_params(["bleu.smoothing=method1", "bleu.smoothing=method2"], option)
+        assert (err.value.field, err.value.message) == (option, 'parameter "bleu.smoothing" is given twice')
+    with pytest.raises(InputError, match='parameter "k" is given twice'):
+        parse_params(["k=1", "k=1"])
+    assert parse_params(["k=1", "bleu.k=2"]) == {"*": {"k": "1"}, "bleu": {"k": "2"}}  # the family's own wins later
+
+
 def test_an_output_names_parameters_count_when_asking_whether_its_family_can_run(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")

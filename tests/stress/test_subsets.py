@@ -153,3 +153,7 @@ def test_cli_subsets_judge_reads_its_parameters(bench: Benchmark) -> None:
     # it said 'unknown backend "nonesuch"' when the judge first ran, naming neither the option nor the parameter
     assert ('error: field "--subset-param": judge:custom.backend=\'nonesuch\': not one of llamacpp, '
             "openai-compatible, transformers") in res.output
+    # the last one won, silently
+    res = runner.invoke(app, ["stress", "-b", "usr-tc", "--limit", "1", "-m", "f1", "--subsets", "judge",
+                              "--subset-param", "k=1", "--subset-param", "k=2", "-o", "/tmp/unused"])  # fmt: skip
+    assert res.exit_code == 2 and 'error: field "--subset-param": parameter "k" is given twice' in res.output

@@ -40,7 +40,14 @@ def parse_params(pairs: Sequence[str], option: str = "--param") -> dict[str, dic
     """Parse ``family.key=value`` (or ``key=value`` for every family) into nested dicts.
 
     Raises:
-        InputError: A pair without ``=`` (naming ``option``, the option that gave the pairs).
+        InputError: A pair without ``=``, or a parameter given twice (naming ``option``, the option that gave the
+            pairs): the last one won, silently.
+
+    Example:
+        >>> parse_params(["bleu.smoothing=method1", "bleu.smoothing=method2"])
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--param": parameter "bleu.smoothing" is given twice
     """
     out: dict[str, dict[str, str]] = {}
     for pair in pairs:
@@ -49,7 +56,10 @@ def parse_params(pairs: Sequence[str], option: str = "--param") -> dict[str, dic
         if "=" not in pair or not name.strip():  # "=x" was "no metric of this run has the parameter " (no name)
             what = "model" if option == "--model-param" else "metric"
             raise InputError(f'parameter "{pair}" is not of the form [{what}.]key=value', field=option)
-        out.setdefault(fam or "*", {})[name] = value
+        given = out.setdefault(fam or "*", {})
+        if name in given:
+            raise InputError(f'parameter "{key}" is given twice', field=option)
+        given[name] = value
     return out
 
 

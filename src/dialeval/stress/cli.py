@@ -106,6 +106,8 @@ def _pairs(pairs: Sequence[str]) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise InputError(f'"{pair}" is not of the form key=value', field="--subset-param")
+        if key in out:  # the last one won, silently
+            raise InputError(f'parameter "{key}" is given twice', field="--subset-param")
         out[key] = value
     return out
 
