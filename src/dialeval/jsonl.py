@@ -429,6 +429,61 @@ def read_unique(path: str | Path, model: type[M], key: str = "id") -> dict[str, 
     return out
 
 
+class _KeyTwice(Exception):
+    """A key given twice in one YAML mapping: its name, its line and the line of the first."""
+
+    def __init__(self, key: str, line: int, first: int) -> None:
+        super().__init__(key)
+        self.key, self.line, self.first = key, line, first
+
+
+@cache
+def _unique_key_loader() -> Any:
+    """Return a ``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last one)."""
+    import yaml  # type: ignore[import-untyped]
+
+    class UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *defaults" merges; its keys may be set again
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                if isinstance(key, (str, int, float, bool)) and key in seen:
+                    raise _KeyTwice(str(key), line, seen[key])
+                seen[key] = line
+            return super().construct_mapping(node, deep)
+
+    return UniqueKeyLoader
+
+
+def load_yaml(text: str, path: Path) -> Any:
+    r"""Parse the YAML ``text`` of ``path``; bad YAML, or a key given twice in one mapping, is one error with its line.
+
+    A line past the end (an unclosed bracket) is the last line. PyYAML keeps the last of two values of one key,
+    silently; a mapping file or protocol that sets a key twice is refused.
+
+    Example:
+        >>> load_yaml("response: reply\nratings: {q: Overall}\nresponse: answer\n", Path("m.yaml"))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: m.yaml:3: field "response": is given twice in one mapping (first on line 1)
+    """
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader
+    except _KeyTwice as exc:
+        raise InputError(f"is given twice in one mapping (first on line {exc.first})", path=path, line=exc.line,
+                         field=exc.key) from None  # fmt: skip
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        line = min(mark.line + 1, len(text.splitlines()) or 1) if mark else None  # not past the end: at the last line
+        raise InputError(f"not valid YAML ({problem})", path=path, line=line) from None
+
+
 def read_yaml_model(path: str | Path, model: type[M], *, extra: str) -> tuple[M, str]:
     r"""Read a YAML file holding one mapping, validated as ``model``; return the record and the file's text.
 
@@ -452,19 +507,14 @@ def read_yaml_model(path: str | Path, model: type[M], *, extra: str) -> tuple[M,
         >>> read_yaml_model(p, Rating, extra="human")
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: ...r.yaml:5: not valid YAML (expected ',' or ']', but got '<stream end>')
+        dialeval.errors.InputError: ...r.yaml:4: not valid YAML (expected ',' or ']', but got '<stream end>')
     """
     try:
-        import yaml  # type: ignore[import-untyped]
+        import yaml  # type: ignore[import-untyped]  # noqa: F401 - only to name the extra that installs it
     except ImportError as exc:  # pragma: no cover - pyyaml comes with the extras that read YAML
         raise MissingExtraError("pyyaml", extra=extra) from exc
     text = read_text(path)  # a folder, a missing file or bytes that are not UTF-8: one InputError naming the file
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise InputError(f"not valid YAML ({problem})", path=path, line=mark.line + 1 if mark else None) from None
+    raw = load_yaml(text, Path(path))
     if not isinstance(raw, dict):
         raise InputError("expected a mapping at the top level", path=path)
     if (half := lone_surrogate(raw, path, None)) is not None:  # YAML spells "\ud800" too

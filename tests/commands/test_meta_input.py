@@ -176,7 +176,7 @@ def test_meta_refuses_ratings_from_two_sources(records: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "needle"),
-    [(b"name: mine\nprompt: |\n  Rate {response}\noutputs: [\n", "bad.yaml:5: not valid YAML"),
+    [(b"name: mine\nprompt: |\n  Rate {response}\noutputs: [\n", "bad.yaml:4: not valid YAML"),
      (b"name: mine\x80\n", "bad.yaml:1: not UTF-8 text: byte 0x80 at column 11"),
      (None, "bad.yaml: is a folder, expected a file")],
     ids=["truncated", "binary", "folder"],

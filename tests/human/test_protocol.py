@@ -159,6 +159,7 @@ MALFORMED = {
     "not YAML": b"name: mine\nversion: [1\n",
     "a list": b"- name: mine\n",
     "a bad field": b"name: mine\nversion: one\n",
+    "a key twice": b"name: mine\nversion: 1\nname: yours\n",  # PyYAML kept "yours", silently
     "a binary file": b"name: mine\n\xff\xfe\x00\x01",
     "a folder": None,
 }
@@ -185,6 +186,8 @@ def test_a_malformed_human_protocol_fails_as_a_judge_protocol_does(tmp_path: Pat
     assert human.path == str(path) and "\n" not in str(human), str(human)
     if kind == "a bad field":
         assert human.field == "version"
+    if kind == "a key twice":
+        assert str(human) == f'{path}:3: field "name": is given twice in one mapping (first on line 1)'
 
 
 def test_study_create_with_a_malformed_protocol_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -196,5 +199,6 @@ def test_study_create_with_a_malformed_protocol_is_one_line_and_exit_2(tmp_path:
     bad.write_bytes(MALFORMED["not YAML"])
     res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(bad)])
     assert res.exit_code == 2, res.output
-    assert res.output.startswith(f"error: {bad}:3: not valid YAML (") and res.output.count("\n") == 1, res.output
+    # the bracket left open on line 2 of 2 (it said 3, past the end, as a mapping file did not)
+    assert res.output.startswith(f"error: {bad}:2: not valid YAML (") and res.output.count("\n") == 1, res.output
     assert not (tmp_path / "study").exists()

@@ -35,7 +35,7 @@ from dialeval.data._common import (
 )
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError, closest, ensure_unique
-from dialeval.jsonl import check_file, lone_surrogate, read_jsonl, read_text, read_unique, yaml_line
+from dialeval.jsonl import check_file, load_yaml, lone_surrogate, read_jsonl, read_text, read_unique, yaml_line
 from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Dialogue, Rating, Turn
 from dialeval.words import counted
 
@@ -583,17 +583,9 @@ def load_mapping(path: str | Path) -> MappingFile:
         ...
         dialeval.errors.InputError: ...m.yaml:3: field "contxt": unknown key "contxt"; did you mean "context"?
     """
-    import yaml  # type: ignore[import-untyped]
-
     p = check_file(path)
     text = read_text(p)
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        line = min(mark.line + 1, len(text.splitlines()) or 1) if mark else None  # not past the end: at the last line
-        raise InputError(f"not valid YAML ({problem})", path=p, line=line) from None
+    raw = load_yaml(text, p)
     if not isinstance(raw, dict):
         raise InputError("expected a YAML mapping of keys (response:, ratings:, ...)", path=p)
     if (half := lone_surrogate(raw, p, None)) is not None:  # YAML's "\ud800" too: a name failed when written
