@@ -90,6 +90,15 @@ def test_json_table_errors_name_the_line_and_the_record(tmp_path: Path) -> None:
         load_table(p, ColumnMapping(response="response"))
     assert str(caught.value) == (f"{p}: one JSON object over several lines, not a table: give an array of objects, "
                                  'one per response (pandas: to_json(orient="records")), or one object per line')
+    # pandas' df.to_json(path) by default: "field response: expected a string, found dict"
+    p.write_text(json.dumps({"response": {"0": "a", "1": "b"}, "q": {"0": 1, "1": 2}}))
+    with pytest.raises(InputError) as caught:
+        load_table(p, ColumnMapping(response="response"))
+    assert str(caught.value) == (f"{p}: one JSON object of columns (pandas' to_json() by default), not a table of "
+                                 'rows: save it with to_json(orient="records"), one object per response')
+    p.write_text(json.dumps({"data": [{"response": "a"}]}))  # on one line: "field response: missing field"
+    with pytest.raises(InputError, match=r"r\.json: one JSON object, not a table: give an array of objects"):
+        load_table(p, ColumnMapping(response="response"))
     for empty in ("[]", "\n"):  # it said "only a header, or nothing", a CSV's case
         p.write_text(empty)
         with pytest.raises(InputError) as caught:

@@ -121,16 +121,25 @@ def read_json_table(path: Path) -> list[tuple[Where, dict[str, Any]]]:
 
     A file whose text starts with ``[`` is an array, each record with its line and index; any other is read as
     JSON lines (``to_json(orient="records", lines=True)`` under a ``.json`` name), each with its line, but for one
-    object over several lines (``{"data": [...]}`` pretty-printed), which is refused as no table.
+    object over several lines (``{"data": [...]}`` pretty-printed), which is refused as no table, and for an object
+    of columns (pandas' ``to_json()`` default, ``{"response": {"0": ...}}``), refused the same way (it said "field
+    response: expected a string, found dict").
     """
     text = _read_text(path)
     if text.lstrip().startswith("["):
         return read_json_records(path, text)
-    if "\n" in text.strip() and text.lstrip().startswith("{"):
+    if text.lstrip().startswith("{"):
         with contextlib.suppress(json.JSONDecodeError):  # not one value: JSON lines, read (and checked) below
-            json.loads(text)
-            raise InputError('one JSON object over several lines, not a table: give an array of objects, one per '
-                             'response (pandas: to_json(orient="records")), or one object per line', path=path)
+            whole = json.loads(text)
+            nested = [isinstance(v, dict) for v in whole.values()] if isinstance(whole, dict) else []
+            if nested and all(nested):
+                raise InputError('one JSON object of columns (pandas\' to_json() by default), not a table of rows: '
+                                 'save it with to_json(orient="records"), one object per response', path=path)
+            lines = "\n" in text.strip()
+            if lines or (nested and all(isinstance(v, list) for v in whole.values())):
+                raise InputError(f"one JSON object{' over several lines' if lines else ''}, not a table: give an "
+                                 'array of objects, one per response (pandas: to_json(orient="records")), or one '
+                                 "object per line", path=path)  # fmt: skip
     return read_jsonl_records(path)
 
 
