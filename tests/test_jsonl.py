@@ -264,3 +264,17 @@ def test_a_binary_file_given_for_text_is_named_for_what_it_is(tmp_path: Path) ->
             with pytest.raises(InputError) as caught:
                 read()
             assert str(caught.value) == f'{p}:1: not text but {kind}: save it as UTF-8 text (a sheet as "CSV UTF-8")'
+
+
+def test_load_yaml_refuses_a_key_twice_at_any_depth_and_keeps_merges(tmp_path: Path) -> None:
+    """PyYAML kept the last of two values of one key, silently; a merge ("<<: *base") may still override."""
+    from dialeval.jsonl import load_yaml
+
+    p = tmp_path / "m.yaml"
+    with pytest.raises(InputError) as caught:
+        load_yaml("a: 1\nb: {c: 1, c: 2}\n", p)
+    assert str(caught.value) == f'{p}:2: field "c": is given twice in one mapping (first on line 2)'
+    assert load_yaml("base: &b {x: 1, y: 1}\nd:\n  <<: *b\n  x: 2\n", p) == {"base": {"x": 1, "y": 1},
+                                                                            "d": {"x": 2, "y": 1}}  # fmt: skip
+    with pytest.raises(InputError, match=r"m\.yaml:1: not valid YAML \(found unhashable key\)"):  # not a TypeError
+        load_yaml("? [a, b]: x\n", p)

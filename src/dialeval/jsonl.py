@@ -449,8 +449,10 @@ def _unique_key_loader() -> Any:
                 if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *defaults" merges; its keys may be set again
                     continue
                 key = self.construct_object(key_node, deep=True)
+                if not isinstance(key, (str, int, float, bool, type(None))):  # "? [a, b]": PyYAML's own error
+                    continue
                 line = key_node.start_mark.line + 1
-                if isinstance(key, (str, int, float, bool)) and key in seen:
+                if key in seen:
                     raise _KeyTwice(str(key), line, seen[key])
                 seen[key] = line
             return super().construct_mapping(node, deep)
