@@ -124,6 +124,12 @@ def read_run(path: Path) -> AnyRun:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: ...run.json: field "dimenson": Extra inputs are not permitted
+        >>> _ = p.write_text('{"benchmark": "usr-tc"}')
+        >>> read_run(p)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...run.json: field "kind": missing: it names the command that wrote the folder \
+(benchmark, stress, ranking, lmstyle or train)
     """
     try:
         data = json.loads(read_text(path))
@@ -136,7 +142,11 @@ def read_run(path: Path) -> AnyRun:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = [str(x) for x in first["loc"][1:]]  # the first element is the kind (the union's tag)
-        raise InputError(first["msg"], path=path, field=".".join(where) or "kind") from None
+        kinds = "benchmark, stress, ranking, lmstyle or train"
+        message = {"union_tag_not_found": f"missing: it names the command that wrote the folder ({kinds})",
+                   "union_tag_invalid": f"{data.get('kind')!r} is no kind of run; one of {kinds}"}  # fmt: skip
+        # pydantic's words: "Unable to extract tag using discriminator 'kind'"
+        raise InputError(message.get(first["type"], first["msg"]), path=path, field=".".join(where) or "kind") from None
 
 
 def _result_folders(path: Path) -> list[str]:
