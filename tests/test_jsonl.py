@@ -223,12 +223,12 @@ def test_a_record_of_another_kind_says_which_kind_it_is(tmp_path: Path) -> None:
     write_jsonl(p, [Score(item_id="i", metric="length", value=3.0)])
     with pytest.raises(InputError) as caught:
         read_jsonl(p, Rating)
-    assert str(caught.value) == (f'{p}:1: field "dimension": Field required; the line holds a Score record, not a '
+    assert str(caught.value) == (f'{p}:1: field "metric": unknown field; the line holds a Score record, not a '
                                  "Rating: is this the right file?")
     p.write_text('{"item_id": "i", "metric": "length"}\n')  # a Score missing its own field: no hint
     with pytest.raises(InputError) as caught:
         read_jsonl(p, Score)
-    assert str(caught.value) == f'{p}:1: field "value": Field required'
+    assert str(caught.value) == f'{p}:1: field "value": missing field'
 
 
 def _binary_files(tmp_path: Path) -> list[tuple[Path, str]]:
@@ -278,3 +278,13 @@ def test_load_yaml_refuses_a_key_twice_at_any_depth_and_keeps_merges(tmp_path: P
                                                                             "d": {"x": 2, "y": 1}}  # fmt: skip
     with pytest.raises(InputError, match=r"m\.yaml:1: not valid YAML \(found unhashable key\)"):  # not a TypeError
         load_yaml("? [a, b]: x\n", p)
+
+
+def test_a_misspelt_field_is_named_before_the_field_it_leaves_missing(tmp_path: Path) -> None:
+    """'{"item_id": ..., "metic": ...}' said 'field "metric": Field required' (pydantic's order and words); the
+    misspelt key comes first now, with the closest field, and a missing one says "missing field"."""
+    p = tmp_path / "s.jsonl"
+    p.write_text('{"item_id": "i", "metic": "length", "value": 1.0}\n')
+    with pytest.raises(InputError) as caught:
+        read_jsonl(p, Score)
+    assert str(caught.value) == f'{p}:1: field "metic": unknown field; did you mean "metric"?'

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from dialeval.atomic import atomic_write
-from dialeval.errors import InputError, MissingExtraError
+from dialeval.errors import InputError, MissingExtraError, closest
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -342,14 +342,35 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(f"cannot read ({exc})", path=p, line=lineno + 1) from None
 
 
-def field_of(err: ValidationError) -> tuple[str, str]:
+def field_of(err: ValidationError, model: type[BaseModel] | None = None) -> tuple[str, str]:
     """Return the field (dotted path) and message of a validation error's first problem.
 
-    A validator's own message is kept as it wrote it (pydantic puts "Value error, " before it).
+    A validator's own message is kept as it wrote it (pydantic puts "Value error, " before it); a missing or
+    unknown field is said in words (:func:`pydantic_message`), an unknown one first (a misspelt key also makes
+    the key it stands for missing).
     """
-    first = err.errors()[0]
+    errors = err.errors()
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = ".".join(str(x) for x in first["loc"]) or "<record>"
-    return loc, first["msg"].removeprefix("Value error, ")
+    fields = list(model.model_fields) if model is not None and len(first["loc"]) == 1 else []
+    return loc, pydantic_message(first["type"], first["msg"], str(first["loc"][-1]) if first["loc"] else "", fields)
+
+
+def pydantic_message(kind: str, msg: str, key: str, fields: Sequence[str] = ()) -> str:
+    """Say a pydantic error in words: a missing field, or an unknown one with the closest of ``fields``.
+
+    Example:
+        >>> pydantic_message("extra_forbidden", "Extra inputs are not permitted", "temprature", ["temperature"])
+        'unknown field; did you mean "temperature"?'
+        >>> pydantic_message("missing", "Field required", "value")
+        'missing field'
+    """
+    if kind == "missing":  # pydantic: "Field required"
+        return "missing field"
+    if kind == "extra_forbidden":  # pydantic: "Extra inputs are not permitted"
+        close = closest(key, fields, cutoff=0.6)
+        return "unknown field" + (f'; did you mean "{close}"?' if close else "")
+    return msg.removeprefix("Value error, ")
 
 
 #: The keys that only one kind of dialeval record has, to say which kind a record of the wrong file is.
@@ -380,7 +401,7 @@ def validate(model: type[M], obj: dict[str, Any], path: str | Path, line: int | 
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
-        field, msg = field_of(exc)
+        field, msg = field_of(exc, model)
         raise InputError(msg + _other_kind(model, obj), path=path, line=line, field=field) from None
 
 

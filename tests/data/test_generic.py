@@ -199,7 +199,7 @@ def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r'm\.yaml:3: field "ratings\.q": Input should be a valid string'):
         load_mapping(p)
     p.write_text("ratings: {q: Overall}\n")
-    with pytest.raises(InputError, match=r'm\.yaml: field "response": Field required'):
+    with pytest.raises(InputError, match=r'm\.yaml: field "response": missing field'):
         load_mapping(p)
     p.write_text("- response\n")
     with pytest.raises(InputError, match=r"m\.yaml: expected a YAML mapping"):

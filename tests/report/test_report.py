@@ -126,7 +126,7 @@ def test_a_study_folder_or_a_scores_file_given_as_study_says_what_to_give(
     for given, said in ((folder, f'{folder}: field "--study": is a study folder: give the ratings JSONL that '
                                  f"dialeval study export writes (dialeval study export {folder} -o ratings.jsonl)"),
                         (tmp_path, f'{tmp_path}: field "--study": is a folder: give the ratings JSONL'),
-                        (scores, f'{scores}:1: field "dimension": Field required; the line holds a Score record'),
+                        (scores, f'{scores}:1: field "metric": unknown field; the line holds a Score record'),
                         # a pipe (it is there) and a file that is not there were both "study export not found"
                         (pipe, f'{pipe}: field "--study": not a regular file: give the ratings JSONL'),
                         (tmp_path / "no.jsonl", f'{tmp_path / "no.jsonl"}: field "--study": not found: give the')):

@@ -35,7 +35,16 @@ from dialeval.data._common import (
 )
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError, closest, ensure_unique
-from dialeval.jsonl import check_file, load_yaml, lone_surrogate, read_jsonl, read_text, read_unique, yaml_line
+from dialeval.jsonl import (
+    check_file,
+    load_yaml,
+    lone_surrogate,
+    pydantic_message,
+    read_jsonl,
+    read_text,
+    read_unique,
+    yaml_line,
+)
 from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Dialogue, Rating, Turn
 from dialeval.words import counted
 
@@ -597,7 +606,8 @@ def load_mapping(path: str | Path) -> MappingFile:
         errors = exc.errors()  # a misspelt key first: "respones" also made "response" missing
         first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         loc = [str(x) for x in first["loc"]]
-        message = _unknown_key(loc[-1]) if first["type"] == "extra_forbidden" else first["msg"]
+        message = _unknown_key(loc[-1]) if first["type"] == "extra_forbidden" else pydantic_message(
+            first["type"], first["msg"], loc[-1] if loc else "")
         raise InputError(message, path=p, line=yaml_line(text, loc), field=".".join(loc) or None) from None
     for key, scale in [("scale", spec.scale), *((f"scales.{d}", v) for d, v in spec.scales.items())]:
         check_scale(scale, field=key, path=p, line=yaml_line(text, key.split(".", 1)))

@@ -22,12 +22,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
 from dialeval.errors import InputError
-from dialeval.jsonl import field_of, iter_objects, json_problem, read_jsonl, read_text
+from dialeval.jsonl import field_of, iter_objects, json_problem, pydantic_message, read_jsonl, read_text
 from dialeval.meta.rows import CorrelationRow
 from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo, TrainRun
 from dialeval.schema import Rating, Score
@@ -123,7 +123,7 @@ def read_run(path: Path) -> AnyRun:
         >>> read_run(p)
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: ...run.json: field "dimenson": Extra inputs are not permitted
+        dialeval.errors.InputError: ...run.json: field "dimenson": unknown field; did you mean "dimension"?
         >>> _ = p.write_text('{"benchmark": "usr-tc"}')
         >>> read_run(p)
         Traceback (most recent call last):
@@ -146,7 +146,10 @@ def read_run(path: Path) -> AnyRun:
         message = {"union_tag_not_found": f"missing: it names the command that wrote the folder ({kinds})",
                    "union_tag_invalid": f"{data.get('kind')!r} is no kind of run; one of {kinds}"}  # fmt: skip
         # pydantic's words: "Unable to extract tag using discriminator 'kind'"
-        raise InputError(message.get(first["type"], first["msg"]), path=path, field=".".join(where) or "kind") from None
+        fields = next((list(m.model_fields) for m in get_args(AnyRun) if m.model_fields["kind"].default ==
+                       data.get("kind")), []) if len(where) == 1 else []  # fmt: skip
+        said = message.get(first["type"]) or pydantic_message(first["type"], first["msg"], (where or [""])[-1], fields)
+        raise InputError(said, path=path, field=".".join(where) or "kind") from None
 
 
 def _result_folders(path: Path) -> list[str]:
