@@ -43,6 +43,7 @@ from dialeval.errors import InputError, MissingExtraError, closest
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
+    from pydantic_core import ErrorDetails
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -349,11 +350,16 @@ def field_of(err: ValidationError, model: type[BaseModel] | None = None) -> tupl
     unknown field is said in words (:func:`pydantic_message`), an unknown one first (a misspelt key also makes
     the key it stands for missing).
     """
-    errors = err.errors()
-    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    first = first_problem(err)
     loc = ".".join(str(x) for x in first["loc"]) or "<record>"
     fields = list(model.model_fields) if model is not None and len(first["loc"]) == 1 else []
     return loc, pydantic_message(first["type"], first["msg"], str(first["loc"][-1]) if first["loc"] else "", fields)
+
+
+def first_problem(err: ValidationError) -> ErrorDetails:
+    """Return the problem of ``err`` to report: an unknown key first (a misspelt key also makes its key missing)."""
+    errors = err.errors()
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
 
 
 def pydantic_message(kind: str, msg: str, key: str, fields: Sequence[str] = ()) -> str:

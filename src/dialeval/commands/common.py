@@ -362,7 +362,7 @@ def load_inputs(
     if dialogues is not None and candidates is None:  # score, judge run and stress read usr-tc instead, silently
         raise InputError("--dialogues needs --candidates (the responses, with their dialogue ids)", field="--dialogues")
     if table is not None and table.given():
-        if path is None or candidates is not None:
+        if path is None:  # record files beside --path were refused above
             raise InputError("--mapping and the --*-col options read your own table: give it with --path FILE")
         if benchmark is not None:
             raise InputError(f"-b {benchmark} is a catalog benchmark; --path with a mapping is your own table: "

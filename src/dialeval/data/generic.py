@@ -37,6 +37,7 @@ from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError, closest, ensure_unique
 from dialeval.jsonl import (
     check_file,
+    first_problem,
     load_yaml,
     lone_surrogate,
     pydantic_message,
@@ -603,8 +604,7 @@ def load_mapping(path: str | Path) -> MappingFile:
     try:
         spec = MappingFile.model_validate(raw)
     except ValidationError as exc:
-        errors = exc.errors()  # a misspelt key first: "respones" also made "response" missing
-        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        first = first_problem(exc)  # a misspelt key first: "respones" also made "response" missing
         loc = [str(x) for x in first["loc"]]
         message = _unknown_key(loc[-1]) if first["type"] == "extra_forbidden" else pydantic_message(
             first["type"], first["msg"], loc[-1] if loc else "")

@@ -80,6 +80,16 @@ def _rough_cis(rows: Sequence[Any]) -> list[str]:
             for why in dict.fromkeys(reasons)]  # fmt: skip
 
 
+def no_ci_reason(note: str) -> str:
+    """Return why a row's figure has no CI, from its ``note`` (the part after "no CI: "), or "" when it has one.
+
+    Example:
+        >>> no_ci_reason("2 scored items without rating; no CI: the items come from one context")
+        'the items come from one context'
+    """
+    return next((n.removeprefix("no CI: ") for n in note.split("; ") if n.startswith("no CI: ")), "")
+
+
 def _na_reasons(rows: Sequence[Any]) -> list[str]:
     """Return one line per reason a figure is n/a, naming the metrics and levels (the table shows only "n/a").
 
@@ -96,11 +106,11 @@ def _na_reasons(rows: Sequence[Any]) -> list[str]:
     """
     by_reason: dict[tuple[str, str], list[str]] = {}
     for r in rows:
-        notes = str(getattr(r, "note", "") or "").split("; ")
+        note = str(getattr(r, "note", "") or "")
         if r.value is None:
-            label, reason = "n/a", notes[0] or "undefined"
-        elif no_ci := next((n for n in notes if n.startswith("no CI: ")), ""):  # a figure without its interval
-            label, reason = "no CI", no_ci.removeprefix("no CI: ")
+            label, reason = "n/a", note.split("; ")[0] or "undefined"
+        elif reason := no_ci_reason(note):  # a figure without its interval
+            label = "no CI"
         else:
             continue
         group = str(getattr(r, "group", "all"))

@@ -110,11 +110,10 @@ class RowLevel:
         """Correlate with scipy."""
         result = scipy_correlation(self.x[metric], self.y, method)
         groups = len(self.y) if self.level == "dialogue" else self.n_clusters  # dialogues, or the turns' contexts
+        unit = "dialogue" if self.level == "dialogue" else "item"
         if result is None:
-            unit = "dialogue" if self.level == "dialogue" else "item"
             return Point(None, None, groups, note=undefined_why(self.x[metric], self.y, unit))
-        unit = "dialogues" if self.level == "dialogue" else "items"
-        few = (f"only {len(self.y)} {unit}: a correlation of fewer than {MIN_POINTS} is +1 or -1"
+        few = (f"only {len(self.y)} {unit}s: a correlation of fewer than {MIN_POINTS} is +1 or -1"
                if len(self.y) < MIN_POINTS else "")  # fmt: skip
         return Point(result[0], result[1], groups, note=few)
 

@@ -55,6 +55,7 @@ def correlations(
 
     A figure with no CI although resamples were asked (the items of one context) adds ``no_ci``: why.
     """
+    from dialeval.meta.caveats import no_ci_reason
     from dialeval.meta.correlate import correlation_table
 
     scores: list[Score] = []
@@ -70,9 +71,8 @@ def correlations(
         d = out.setdefault(r.metric, {})
         d[r.method] = r.value
         d[f"{r.method}_ci"] = [r.ci_low, r.ci_high]
-        no_ci = next((n for n in (r.note or "").split("; ") if n.startswith("no CI: ")), "")
-        if r.value is not None and no_ci:  # results.md showed the figure alone, saying nothing
-            d["no_ci"] = no_ci.removeprefix("no CI: ")
+        if r.value is not None and (why := no_ci_reason(r.note or "")):  # results.md showed the figure alone
+            d["no_ci"] = why
     return out
 
 
