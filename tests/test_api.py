@@ -301,7 +301,11 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         (lambda: dialeval.load_benchmark("usr-tx"), 'field "name": unknown benchmark "usr-tx"; did you mean "usr-tc"'),
         # it said "not a numeric column", naming no row and no value
         (lambda: dialeval.correlate(RATED.assign(h=[1.0, 2.0, "n/a", 4.0]), "h", ["m"]),
-         "data:3: field \"h\": expected a number, found str 'n/a': None or NaN where there is no value"),
+         "data:3: field \"h\": expected a number (None or NaN for no value), found str 'n/a'"),
+        # numbers read as text (a CSV column with one "n/a" row, or dtype=str): it named no way to mend them
+        (lambda: dialeval.correlate(RATED.assign(h=["1", "2", "3", "4"]), "h", ["m"]),
+         "data:1: field \"h\": expected a number (None or NaN for no value), found str '1'; numbers as text: "
+         'pd.to_numeric(df["h"]) makes them numbers'),
         # each was a UnicodeEncodeError traceback, from pandas (a list of dicts) or when the score cache was written
         (lambda: dialeval.score([ROWS[0], {"context": ["Hi", "x\udfff"], "response": "Yo"}], ["length"], cache=False),
          'data:2: field "context.1": \\udfff is half of a UTF-16 surrogate pair, no character'),

@@ -621,18 +621,31 @@ def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
         >>> _numbers(pd.DataFrame({"h": [4.0, "n/a"]}), "h")
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: data:2: field "h": expected a number, found str 'n/a': None or NaN ...
+        dialeval.errors.InputError: data:2: field "h": expected a number (None or NaN for no value), found str 'n/a'
+        >>> _numbers(pd.DataFrame({"h": ["4", "5"]}), "h")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: data:1: field "h": ... found str '4'; numbers as text: pd.to_numeric(df["h"]) ...
     """
     values: list[float | None] = []
     for row, cell in enumerate(df[name].tolist(), 1):
         value = _cell(cell)
         if value is not None and not isinstance(value, numbers.Real):  # was "not a numeric column", naming no row
-            raise InputError(f"expected a number, found {type(value).__name__} {reprlib.repr(value)}: None or NaN "
-                             "where there is no value", path=DATA, line=row, field=name)  # fmt: skip
+            hint = f'; numbers as text: pd.to_numeric(df["{name}"]) makes them numbers' if _is_number(value) else ""
+            raise InputError(f"expected a number (None or NaN for no value), found {type(value).__name__} "
+                             f"{reprlib.repr(value)}{hint}", path=DATA, line=row, field=name)  # fmt: skip
         if value is not None and math.isinf(value):
             raise InputError(f"{float(value)} is not a finite number", path=DATA, line=row, field=name)
         values.append(None if value is None else float(value))
     return values
+
+
+def _is_number(value: object) -> bool:
+    """Whether ``value`` is a string that reads as a number (a column read as text: ``"4"``, ``" 2.5"``)."""
+    try:
+        return isinstance(value, str) and math.isfinite(float(value))
+    except ValueError:
+        return False
 
 
 def _ratings(df: pd.DataFrame, dims: Sequence[str], scores: Sequence[Score]) -> list[Rating]:
