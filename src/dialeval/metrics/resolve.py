@@ -277,9 +277,10 @@ def resolve_metrics(
         given = {**by_family.get("*", {}), **by_family.get(cls.name, {})}
         reason = cls.unavailable_reason(given)
         if reason is None and candidates is not None and cls.needs_references:
-            lacking = sum(1 for c in candidates if not c.references)
+            lacking = [c.id for c in candidates if not c.references]
             if lacking:
-                reason = f"{some_of(lacking, len(candidates), 'item')} no reference"
+                first = f' (the first: item "{lacking[0]}")' if len(lacking) < len(candidates) else ""
+                reason = f"{some_of(len(lacking), len(candidates), 'item')} no reference{first}"
         if reason is None:
             ready.append(cls)
         elif skip_unavailable:
