@@ -435,8 +435,12 @@ def test_none_is_a_missing_value_as_an_empty_csv_cell_is() -> None:
 
 
 def test_a_metric_output_named_like_an_input_column_is_refused() -> None:
-    with pytest.raises(InputError, match="already has a column named like a metric output: length"):
-        dialeval.score([{**ROWS[0], "length": 1}], ["length"], cache=False, progress=False)
+    scored = dialeval.score([ROWS[0]], ["length", "distinct"], cache=False, progress=False)
+    with pytest.raises(InputError) as caught:  # a notebook cell run twice; the message named no way out
+        dialeval.score(scored, ["length", "distinct"], cache=False, progress=False)
+    assert str(caught.value) == ('data: a column is named like a metric output: "distinct1", "distinct2", '
+                                 '"length"; scored already? drop them first '
+                                 '(df.drop(columns=["distinct1", "distinct2", "length"]))')
 
 
 def test_import_dialeval_loads_neither_pandas_nor_torch() -> None:

@@ -133,7 +133,10 @@ def score(
         runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
     values, signatures, nulls = _by_output(runs)
     if clash := sorted(set(values) & set(frame.columns)):
-        raise InputError(f"the data already has a column named like a metric output: {', '.join(clash)}")
+        names = ", ".join(f'"{c}"' for c in clash)  # a notebook cell run twice: score(score(df)) is the usual cause
+        it = "it" if len(clash) == 1 else "them"
+        raise InputError(f"a column is named like a metric output: {names}; scored already? drop {it} first "
+                         f"(df.drop(columns=[{names}]))", path=DATA)  # fmt: skip
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
