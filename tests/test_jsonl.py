@@ -273,7 +273,10 @@ def test_load_yaml_refuses_a_key_twice_at_any_depth_and_keeps_merges(tmp_path: P
     p = tmp_path / "m.yaml"
     with pytest.raises(InputError) as caught:
         load_yaml("a: 1\nb: {c: 1, c: 2}\n", p)
-    assert str(caught.value) == f'{p}:2: field "c": is given twice in one mapping (first on line 2)'
+    assert str(caught.value) == f'{p}:2: field "b.c": is given twice in one mapping (first on line 2)'  # was "c"
+    with pytest.raises(InputError) as caught:  # in a list, the item's index is in the path, as pydantic names it
+        load_yaml("criteria:\n  - name: q\n  - name: r\n    name: s\n", p)
+    assert str(caught.value) == f'{p}:4: field "criteria.1.name": is given twice in one mapping (first on line 3)'
     assert load_yaml("base: &b {x: 1, y: 1}\nd:\n  <<: *b\n  x: 2\n", p) == {"base": {"x": 1, "y": 1},
                                                                             "d": {"x": 2, "y": 1}}  # fmt: skip
     with pytest.raises(InputError, match=r"m\.yaml:1: not valid YAML \(found unhashable key\)"):  # not a TypeError

@@ -470,6 +470,20 @@ def _unique_key_loader() -> Any:
     import yaml  # type: ignore[import-untyped]
 
     class UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]
+        def construct_document(self, node: Any) -> Any:
+            self.paths: dict[int, str] = {}  # a mapping node's place (``ratings``, ``criteria.0``), for the error
+            stack = [(node, "")]
+            while stack:
+                at, path = stack.pop()
+                if id(at) in self.paths:  # an alias: its node is placed where it was first written
+                    continue
+                self.paths[id(at)] = path
+                if isinstance(at, yaml.MappingNode):
+                    stack += [(v, f"{path}.{k.value}".lstrip(".")) for k, v in at.value if isinstance(k.value, str)]
+                elif isinstance(at, yaml.SequenceNode):
+                    stack += [(v, f"{path}.{n}".lstrip(".")) for n, v in enumerate(at.value)]
+            return super().construct_document(node)
+
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
@@ -480,7 +494,7 @@ def _unique_key_loader() -> Any:
                     continue
                 line = key_node.start_mark.line + 1
                 if key in seen:
-                    raise _KeyTwice(str(key), line, seen[key])
+                    raise _KeyTwice(f"{self.paths.get(id(node), '')}.{key}".lstrip("."), line, seen[key])
                 seen[key] = line
             return super().construct_mapping(node, deep)
 
@@ -498,6 +512,10 @@ def load_yaml(text: str, path: Path) -> Any:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: m.yaml:3: field "response": is given twice in one mapping (first on line 1)
+        >>> load_yaml("response: reply\nratings:\n  q: Overall\n  q: Fluency\n", Path("m.yaml"))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: m.yaml:4: field "ratings.q": is given twice in one mapping (first on line 3)
     """
     import yaml
 

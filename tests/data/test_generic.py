@@ -426,7 +426,7 @@ def test_a_mapping_file_names_each_column_and_dimension_once(tmp_path: Path, ext
     with pytest.raises(InputError, match=r'm\.yaml:2: field "systems": system "x" is given twice'):
         load_mapping(p)
     p.write_text("response: reply\nratings:\n  q: Overall\n  q: Fluency\n")  # PyYAML kept Fluency, silently
-    with pytest.raises(InputError, match=r'm\.yaml:4: field "q": is given twice in one mapping \(first on line 3\)'):
+    with pytest.raises(InputError, match=r'm\.yaml:4: field "ratings\.q": is given twice in one mapping \(first on'):
         load_mapping(p)
     p.write_text("response: reply\nturn_separator: '|'\n")  # neither context nor knowledge: nothing to split
     with pytest.raises(InputError, match=r'm\.yaml:2: field "turn_separator": turn_separator splits the context'):
