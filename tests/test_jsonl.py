@@ -291,3 +291,8 @@ def test_a_misspelt_field_is_named_before_the_field_it_leaves_missing(tmp_path: 
     with pytest.raises(InputError) as caught:
         read_jsonl(p, Score)
     assert str(caught.value) == f'{p}:1: field "metic": unknown field; did you mean "metric"?'
+    p.write_text('{"item_id": "i", "metric": "length", "value": 1.0, "colour": "red"}\n')  # close to no field
+    with pytest.raises(InputError) as caught:
+        read_jsonl(p, Score)
+    assert str(caught.value) == (f'{p}:1: field "colour": unknown field; the fields: item_id, metric, value, '
+                                 "dialogue_id, context_id, system, tags, extras, signature")  # as a mapping file's

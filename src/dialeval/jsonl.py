@@ -363,11 +363,13 @@ def first_problem(err: ValidationError) -> ErrorDetails:
 
 
 def pydantic_message(kind: str, msg: str, key: str, fields: Sequence[str] = ()) -> str:
-    """Say a pydantic error in words: a missing field, or an unknown one with the closest of ``fields``.
+    """Say a pydantic error in words: a missing field, or an unknown one with the closest of ``fields`` (else all).
 
     Example:
         >>> pydantic_message("extra_forbidden", "Extra inputs are not permitted", "temprature", ["temperature"])
         'unknown field; did you mean "temperature"?'
+        >>> pydantic_message("extra_forbidden", "Extra inputs are not permitted", "colour", ["name", "response"])
+        'unknown field; the fields: name, response'
         >>> pydantic_message("missing", "Field required", "value")
         'missing field'
     """
@@ -375,7 +377,8 @@ def pydantic_message(kind: str, msg: str, key: str, fields: Sequence[str] = ()) 
         return "missing field"
     if kind == "extra_forbidden":  # pydantic: "Extra inputs are not permitted"
         close = closest(key, fields, cutoff=0.6)
-        return "unknown field" + (f'; did you mean "{close}"?' if close else "")
+        hint = f'; did you mean "{close}"?' if close else f"; the fields: {', '.join(fields)}" if fields else ""
+        return "unknown field" + hint
     return msg.removeprefix("Value error, ")
 
 
@@ -407,8 +410,9 @@ def validate(model: type[M], obj: dict[str, Any], path: str | Path, line: int | 
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
-        field, msg = field_of(exc, model)
-        raise InputError(msg + _other_kind(model, obj), path=path, line=line, field=field) from None
+        other = _other_kind(model, obj)  # then its keys are no misspelling of this model's: no hint, no list
+        field, msg = field_of(exc, None if other else model)
+        raise InputError(msg + other, path=path, line=line, field=field) from None
 
 
 def iter_records(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:

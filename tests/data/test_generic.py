@@ -205,7 +205,7 @@ def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"m\.yaml: expected a YAML mapping"):
         load_mapping(p)
     p.write_text("context: c\nrespones: r\n")  # said 'field "response": Field required', not the misspelt key
-    with pytest.raises(InputError, match=r'm\.yaml:2: field "respones": unknown key "respones"; did you mean "resp'):
+    with pytest.raises(InputError, match=r'm\.yaml:2: field "respones": unknown field; did you mean "resp'):
         load_mapping(p)
     p.write_text('response: r\nturn_separator: ""\n')  # Python's "ValueError: empty separator" when read
     with pytest.raises(InputError, match=r'm\.yaml:2: field "turn_separator": is empty; give the text between turns'):
@@ -374,9 +374,9 @@ def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) 
     p.write_text("response: response\ncontxt: context\n")
     with pytest.raises(InputError) as caught:
         load_mapping(p)
-    assert str(caught.value) == f'{p}:2: field "contxt": unknown key "contxt"; did you mean "context"?'
+    assert str(caught.value) == f'{p}:2: field "contxt": unknown field; did you mean "context"?'
     p.write_text("response: response\n\ncolour: red\n")
-    with pytest.raises(InputError, match=r'm\.yaml:3: field "colour": unknown key "colour"; the keys: name, response,'):
+    with pytest.raises(InputError, match=r'm\.yaml:3: field "colour": unknown field; the fields: name, response,'):
         load_mapping(p)
     p.write_text("response: response\nratings: {rating: Overall}\nscale: 5-1\n")
     with pytest.raises(InputError) as caught:

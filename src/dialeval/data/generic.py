@@ -591,7 +591,7 @@ def load_mapping(path: str | Path) -> MappingFile:
         >>> load_mapping(p)
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: ...m.yaml:3: field "contxt": unknown key "contxt"; did you mean "context"?
+        dialeval.errors.InputError: ...m.yaml:3: field "contxt": unknown field; did you mean "context"?
     """
     p = check_file(path)
     text = read_text(p)
@@ -606,8 +606,8 @@ def load_mapping(path: str | Path) -> MappingFile:
     except ValidationError as exc:
         first = first_problem(exc)  # a misspelt key first: "respones" also made "response" missing
         loc = [str(x) for x in first["loc"]]
-        message = _unknown_key(loc[-1]) if first["type"] == "extra_forbidden" else pydantic_message(
-            first["type"], first["msg"], loc[-1] if loc else "")
+        message = pydantic_message(first["type"], first["msg"], loc[-1] if loc else "",
+                                   list(MappingFile.model_fields) if len(loc) == 1 else [])  # fmt: skip
         raise InputError(message, path=p, line=yaml_line(text, loc), field=".".join(loc) or None) from None
     for key, scale in [("scale", spec.scale), *((f"scales.{d}", v) for d, v in spec.scales.items())]:
         check_scale(scale, field=key, path=p, line=yaml_line(text, key.split(".", 1)))
@@ -666,14 +666,6 @@ def _check_per_system(spec: MappingFile, path: Path, text: str) -> None:
                                  f'column would be read as every system\'s; name one per system, e.g. '
                                  f'"{column}_{{system}}"', path=path, line=yaml_line(text, field.split(".", 1)),
                                  field=field)  # fmt: skip
-
-
-def _unknown_key(key: str) -> str:
-    """Say that ``key`` is not a key of :class:`MappingFile`, with the closest one (else the list of them)."""
-    keys = list(MappingFile.model_fields)
-    close = closest(key, keys, cutoff=0.6)
-    hint = f'did you mean "{close}"?' if close else f"the keys: {', '.join(keys)}"
-    return f'unknown key "{key}"; {hint}'
 
 
 RECORD_FILES = ("dialogues.jsonl", "candidates.jsonl", "ratings.jsonl")
