@@ -307,6 +307,12 @@ def test_an_empty_or_blank_response_is_refused_naming_the_first_row(tmp_path: Pa
     wide.write_text("q,r_a,r_b\nhello?,hi,yo\nbye?,ciao,\n")
     with pytest.raises(InputError, match=r'w\.csv:3: field "r_b": no value \(1 such row\)'):
         load_table(wide, ColumnMapping(response="r_{system}", context="q", systems=("a", "b")))
+    sheet = tmp_path / "s.csv"  # a spreadsheet's export ends in rows of empty cells: the message said only "no value"
+    sheet.write_text("context;response;\r\nHi;Hello;\r\n;;\r\n; ;\r\n")
+    with pytest.raises(InputError) as caught:
+        load_table(sheet, ColumnMapping(response="response", context="context", delimiter=";"))
+    assert str(caught.value) == (f"{sheet}:3: field \"response\": no value (2 such rows); the row is empty in every "
+                                 "column (a sheet's trailing rows?): delete it")
 
 
 def test_empty_responses_are_kept_when_the_mapping_says_so(tmp_path: Path) -> None:

@@ -484,9 +484,12 @@ def _check_responses(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: C
     """
     for system in mapping.systems or ("",):
         col = _expand(mapping.response, system)
-        empty = [where for where, rec in rows if not _text(rec[col], where, col)]
+        empty = [(where, rec) for where, rec in rows if not _text(rec[col], where, col)]
         if empty and not mapping.keep_empty_responses:
-            raise empty[0].error(f"no value ({counted(len(empty), 'such row')})", field=col)
+            where, rec = empty[0]
+            blank = all(v is None or (isinstance(v, str) and not v.strip()) for v in rec.values())
+            hint = "; the row is empty in every column (a sheet's trailing rows?): delete it" if blank else ""
+            raise where.error(f"no value ({counted(len(empty), 'such row')}){hint}", field=col)
 
 
 #: The skip counted for a row that repeats an earlier row's item (context, system and response) and adds no rating.
