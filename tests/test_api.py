@@ -306,6 +306,11 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         (lambda: dialeval.correlate(RATED.assign(h=["1", "2", "3", "4"]), "h", ["m"]),
          "data:1: field \"h\": expected a number (None or NaN for no value), found str '1'; numbers as text: "
          'pd.to_numeric(df["h"]) makes them numbers'),
+        (lambda: dialeval.correlate(RATED.assign(h=["1", "2,5", "3", "4"]), "h", ["m"]),  # a European sheet's 2.5
+         'data:1: field "h": expected a number (None or NaN for no value), found str \'1\'; numbers as text: '),
+        (lambda: dialeval.correlate(RATED.assign(h=[1.0, "2,5", 3.0, 4.0]), "h", ["m"]),
+         'data:2: field "h": expected a number (None or NaN for no value), found str \'2,5\'; a decimal comma: read '
+         'the file with pd.read_csv(..., decimal=",")'),
         # each was a UnicodeEncodeError traceback, from pandas (a list of dicts) or when the score cache was written
         (lambda: dialeval.score([ROWS[0], {"context": ["Hi", "x\udfff"], "response": "Yo"}], ["length"], cache=False),
          'data:2: field "context.1": \\udfff is half of a UTF-16 surrogate pair, no character'),

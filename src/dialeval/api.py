@@ -22,6 +22,7 @@ import contextlib
 import json
 import math
 import numbers
+import re
 import reprlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -634,7 +635,7 @@ def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
     for row, cell in enumerate(df[name].tolist(), 1):
         value = _cell(cell)
         if value is not None and not isinstance(value, numbers.Real):  # was "not a numeric column", naming no row
-            hint = f'; numbers as text: pd.to_numeric(df["{name}"]) makes them numbers' if _is_number(value) else ""
+            hint = _text_number_hint(value, name)
             raise InputError(f"expected a number (None or NaN for no value), found {type(value).__name__} "
                              f"{reprlib.repr(value)}{hint}", path=DATA, line=row, field=name)  # fmt: skip
         if value is not None and math.isinf(value):
@@ -643,12 +644,24 @@ def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
     return values
 
 
-def _is_number(value: object) -> bool:
-    """Whether ``value`` is a string that reads as a number (a column read as text: ``"4"``, ``" 2.5"``)."""
+def _text_number_hint(value: object, name: str) -> str:
+    """Say how to mend a cell that holds a number as text (a column read as strings), else nothing.
+
+    Example:
+        >>> _text_number_hint(" 4", "h"), _text_number_hint("n/a", "h")
+        ('; numbers as text: pd.to_numeric(df["h"]) makes them numbers', '')
+        >>> _text_number_hint("4,5", "h")
+        '; a decimal comma: read the file with pd.read_csv(..., decimal=",")'
+    """
+    if not isinstance(value, str):
+        return ""
+    if re.fullmatch(r"\s*[-+]?\d+,\d+\s*", value):
+        return '; a decimal comma: read the file with pd.read_csv(..., decimal=",")'
     try:
-        return isinstance(value, str) and math.isfinite(float(value))
+        finite = math.isfinite(float(value))
     except ValueError:
-        return False
+        return ""
+    return f'; numbers as text: pd.to_numeric(df["{name}"]) makes them numbers' if finite else ""
 
 
 def _ratings(df: pd.DataFrame, dims: Sequence[str], scores: Sequence[Score]) -> list[Rating]:

@@ -58,6 +58,10 @@ def test_a_missing_column_spelled_in_another_case_is_named(tmp_path: Path) -> No
         f'{p}:1: field "context": missing column in the header; the header has "Context" '
         "(column names are case-sensitive)"
     )
+    p.write_text("context,response \nHi,Hello\n")  # a space after a name: "case-sensitive" said nothing of it
+    with pytest.raises(InputError) as caught:
+        read_csv_rows(p, required=["response"])
+    assert str(caught.value).endswith('the header has "response " (a space in a column name counts)')
 
 
 @pytest.mark.parametrize(

@@ -120,6 +120,11 @@ def test_table_bad_inputs(tmp_path: Path) -> None:
         load_table(p, LONG)
     assert str(caught.value) == (f"{p}:3: field \"q\": expected a number, found 'four': leave the cell empty where "
                                  "there is no rating (it is skipped and counted)")
+    p.write_text('context,response,system,ref,worker,q,f\nhi,yo,bot,x,w1,"4,5",5\n')  # a European sheet's 4.5
+    with pytest.raises(InputError) as caught:  # it said to leave the cell empty: the rating would be lost
+        load_table(p, LONG)
+    assert str(caught.value) == (f"{p}:2: field \"q\": expected a number, found '4,5': a decimal comma: write 4.5 "
+                                 "(or export the sheet with a decimal point)")
     p.write_text("context,response,system,ref,worker,q,f\nhi,yo,bot,x,w1,4,5,9\n")
     with pytest.raises(InputError, match=r"r\.csv:2: expected 7 columns, found 8"):
         load_table(p, LONG)

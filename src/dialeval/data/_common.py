@@ -238,11 +238,16 @@ def _case_hint(header: Sequence[str], missing: str) -> str:
     Example:
         >>> _case_hint(["Context", "Response"], "context")
         '; the header has "Context" (column names are case-sensitive)'
+        >>> _case_hint(["context", "response "], "response")
+        '; the header has "response " (a space in a column name counts)'
         >>> _case_hint(["context"], "response")
         ''
     """
     near = next((n for n in header if n.strip().casefold() == missing.strip().casefold()), None)
-    return f'; the header has "{near}" (column names are case-sensitive)' if near is not None else ""
+    if near is None:
+        return ""
+    why = "a space in a column name counts" if near.strip() == missing.strip() else "column names are case-sensitive"
+    return f'; the header has "{near}" ({why})'
 
 
 def _delimiter_hint(header: list[str], delimiter: str) -> str:

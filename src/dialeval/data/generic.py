@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -413,8 +414,11 @@ class _TableBuilder:
             try:
                 number_value = number(value, where, col)
             except InputError as exc:  # "N/A", "-", "nan": a crowd export's words for no rating
-                raise where.error(f"{exc.message}: leave the cell empty where there is no rating (it is skipped "
-                                  "and counted)", field=col) from None  # fmt: skip
+                comma = isinstance(value, str) and re.fullmatch(r"\s*[-+]?\d+,\d+\s*", value)  # a European sheet's
+                fix = (f"a decimal comma: write {value.strip().replace(',', '.')} (or export the sheet with a decimal "
+                       "point)" if comma else "leave the cell empty where there is no rating (it is skipped and "
+                       "counted)")  # fmt: skip
+                raise where.error(f"{exc.message}: {fix}", field=col) from None
             bounds = scale_range(m.scale_of(dim))
             if bounds is not None and not bounds[0] <= number_value <= bounds[1]:
                 raise where.error(f"{number_value:g} is outside the scale {m.scale_of(dim)}", field=col)
