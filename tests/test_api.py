@@ -7,6 +7,7 @@ import doctest
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -501,3 +502,20 @@ def test_responses_without_a_context_are_scored_with_context_col_none() -> None:
     scored = dialeval.score(pd.Series(["Hello there", "Yo"]).to_frame("response"), ["length"], context_col=None,
                             cache=False)  # fmt: skip
     assert scored["length"].tolist() == [2.0, 1.0]
+
+
+def test_a_context_with_backslash_n_as_text_gets_a_warning() -> None:
+    """A column of JSON-dumped contexts ("Hi!\\nHow are you?" as text) was read as one turn each, silently; the
+    warning says how to split them, and the split frame scores without one."""
+    rows = [{"context": "Hi!\\nHow are you?", "response": "Fine."}, {"context": "Yo", "response": "Sup"}]
+    with pytest.warns(UserWarning) as caught:
+        dialeval.score(rows, ["length"], cache=False, progress=False)
+    assert str(caught[0].message) == ('1 of 2 contexts holds "\\n" as text (a backslash and an n), not as a line '
+                                      'break, so no turn is split there: if it separates turns, split there first: '
+                                      'df["context"] = df["context"].str.split(r"\\n", regex=False)')
+    assert caught[0].filename == __file__  # the caller's line, not dialeval's
+    df = pd.DataFrame(rows)
+    df["context"] = df["context"].str.split(r"\n", regex=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert dialeval.score(df, ["length"], cache=False, progress=False)["length"].tolist() == [1.0, 1.0]

@@ -24,6 +24,7 @@ import math
 import numbers
 import re
 import reprlib
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -173,7 +174,7 @@ def _items(
 
     ``cols``: the context, response and dialogue columns; ``bench``: the records folder read, else None.
     """
-    from dialeval.data.generic import build_table
+    from dialeval.data.generic import build_table, escaped_breaks, escaped_words
 
     if bench is not None:
         context, response, dialogue = cols
@@ -182,6 +183,10 @@ def _items(
         return bench, [c.id for c in bench.candidates], {}
     mapping = _mapping(frame, wanted, *cols)
     table, row_items = build_table(rows, mapping, name=DATA, source=DATA)
+    if held := escaped_breaks(rows, mapping):  # each read as one turn: a metric of the last turn reads them all
+        col = mapping.context
+        warnings.warn(f'{escaped_words(held, len(table.dialogues))}: if it separates turns, split there first: '
+                      f'df["{col}"] = df["{col}"].str.split(r"\\n", regex=False)', stacklevel=4)  # score's caller
     chosen = {"context": mapping.context, "dialogue": mapping.dialogue_id, "system": mapping.system}
     return table, [ids[0] for ids in row_items], {key: name for key, name in chosen.items() if name is not None}
 

@@ -7,6 +7,7 @@ unwritable place, ``-m ""`` and ``-m bleu,,length``, ``--n-boot -5``, and empty 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -261,3 +262,17 @@ def test_an_unknown_name_is_refused_naming_the_option_that_gave_it(args: list[st
 def test_a_missing_table_is_not_found_before_it_needs_a_mapping(tmp_path: Path) -> None:
     res = invoke("score", "--path", tmp_path / "missing.csv", "-m", "length", "-o", tmp_path / "s.jsonl")
     refused(res, f"{tmp_path / 'missing.csv'}: file not found")
+
+
+def test_a_turn_separator_of_backslash_n_as_text_is_said_with_two_backslashes(tmp_path: Path) -> None:
+    r"""``--turn-sep '\n'`` is a line break (as ever); ``'\\n'`` is the two characters a JSON dump writes for one,
+    which no value could name before (both were read as a line break), and the warning says to pass it."""
+    csv = tmp_path / "dump.csv"
+    csv.write_text("context,response\nHi!\\nHow are you?,Fine\n", encoding="utf-8")
+    shown = invoke("data", "show", "--path", csv, *COLS[:4], "--json")
+    assert json.loads(shown.output)["warnings"][0].endswith("pass --turn-sep '\\\\n' (in a mapping file, "
+                                                            "turn_separator: '\\n')")  # fmt: skip
+    out = tmp_path / "records"
+    assert invoke("data", "import", "--path", csv, *COLS[:4], "--turn-sep", "\\\\n", "-o", out).exit_code == 0
+    turns = json.loads((out / "dialogues.jsonl").read_text(encoding="utf-8"))["turns"]
+    assert [t["text"] for t in turns] == ["Hi!", "How are you?"]

@@ -464,6 +464,21 @@ def test_named_columns_the_mapping_does_not_read_get_a_warning(tmp_path: Path) -
     ]
 
 
+def test_a_line_break_written_as_backslash_n_gets_a_warning(tmp_path: Path) -> None:
+    """A JSON dump writes a line break as the two characters \\n: the context was read as one turn, silently (a
+    metric of the last turn then read the whole conversation). A real line break, or the two characters as the
+    separator, get no warning."""
+    p = tmp_path / "t.csv"
+    p.write_text('context,response\nHi!\\nHow are you?,Fine\n"Hi!\nHow are you?",Good\nYo,Sup\n')
+    b = load_table(p, ColumnMapping(response="response", context="context"))
+    assert [len(d.turns) for d in b.dialogues.values()] == [1, 2, 1]
+    assert b.warnings == ['1 of 3 contexts holds "\\n" as text (a backslash and an n), not as a line break, so no '
+                          "turn is split there: if it separates turns, pass --turn-sep '\\\\n' (in a mapping "
+                          "file, turn_separator: '\\n')"]
+    b = load_table(p, ColumnMapping(response="response", context="context", turn_separator="\\n"))
+    assert [len(d.turns) for d in b.dialogues.values()] == [2, 1, 1] and b.warnings == []
+
+
 def test_a_jsonl_table_with_a_key_given_twice_is_refused(tmp_path: Path) -> None:
     j = tmp_path / "t.jsonl"
     j.write_text('{"context": "Hi", "response": "Hello"}\n{"context": "Yo", "response": "x", "response": "y"}\n')

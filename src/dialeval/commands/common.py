@@ -7,6 +7,7 @@ import functools
 import inspect
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -136,6 +137,18 @@ TABLE_RULE = (
 )
 
 
+def unescape(text: str) -> str:
+    r"""Read ``\n`` and ``\t`` in an option's value as a line break and a tab, and ``\\`` as one backslash.
+
+    So ``--turn-sep '\\n'`` splits on the two characters ``\n`` that a JSON dump writes for a line break.
+
+    Example:
+        >>> unescape(r"\n"), unescape(r"\\n"), unescape(" | "), unescape(r"\t")
+        ('\n', '\\n', ' | ', '\t')
+    """
+    return re.sub(r"\\([\\nt])", lambda m: {"n": "\n", "t": "\t"}.get(m[1], "\\"), text)
+
+
 @dataclass(frozen=True)
 class TableOptions:
     """How to read a user's own table (``--path my.csv``): a YAML mapping file or column options."""
@@ -210,7 +223,7 @@ class TableOptions:
                 raise InputError(f'column "{col.strip()}" is given twice', field="--rating-col")
             ratings[col.strip()] = dim.strip() or col.strip()
         check_dimensions(ratings, field="--rating-col")
-        sep = self.turn_sep.replace("\\n", "\n").replace("\\t", "\t")
+        sep = unescape(self.turn_sep)
         mapping = ColumnMapping(
             response=self.response_col, context=self.context_col, turn_separator=sep, system=self.system_col,
             references=tuple(self.reference_col), ratings=ratings, annotator=self.annotator_col, scale=self.scale,
@@ -237,7 +250,7 @@ class TableOptions:
 
     def _delimiter(self) -> str | None:
         r"""``--delimiter`` with ``\t`` read as a tab."""
-        return None if self.delimiter is None else self.delimiter.replace("\\t", "\t")
+        return None if self.delimiter is None else unescape(self.delimiter)
 
 
 _TABLE_HELP = "(your own table)"
@@ -253,7 +266,8 @@ _TABLE_PARAMS = [
         ("context_col", str | None, typer.Option(
             None, "--context-col", help=f"Column of contexts, turns split by --turn-sep {_TABLE_HELP}."
         )),
-        ("turn_sep", str, typer.Option("\\n", "--turn-sep", help="Separator of turns in --context-col.")),
+        ("turn_sep", str, typer.Option("\\n", "--turn-sep", help="Separator of turns in --context-col; \\n is a "
+                                       "line break, '\\\\n' the two characters a JSON dump writes for one.")),
         ("system_col", str | None, typer.Option(None, "--system-col", help=f"Column naming the system {_TABLE_HELP}.")),
         ("reference_col", list[str], typer.Option(
             [], "--reference-col", help=f"Column of reference responses; repeatable {_TABLE_HELP}."

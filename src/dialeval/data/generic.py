@@ -48,7 +48,7 @@ from dialeval.jsonl import (
     yaml_line,
 )
 from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Dialogue, Rating, Turn
-from dialeval.words import counted
+from dialeval.words import counted, some_of
 
 
 @dataclass(frozen=True)
@@ -451,7 +451,36 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
         raise InputError(f"no rows to read ({why})", path=p)
     bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
+    if held := escaped_breaks(records, mapping):
+        bench.warnings.append(f"{escaped_words(held, len(bench.dialogues))}: if it separates turns, pass --turn-sep "
+                              "'\\\\n' (in a mapping file, turn_separator: '\\n')")  # fmt: skip
     return bench
+
+
+def escaped_breaks(rows: Iterable[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping) -> int:
+    r"""Return how many contexts hold ``\n`` as text (a backslash and an n, as a JSON dump writes a line break).
+
+    With the default separator (a line break) they are not split there: each such context is read as one turn,
+    silently, and a metric of the last turn reads the whole conversation (:func:`escaped_words` says so). A
+    context given as a list of turns is split already.
+
+    Example:
+        >>> rows = [(None, {"x": "Hi!\\nHow are you?"}), (None, {"x": "Hi!\\nHow are you?"}), (None, {"x": ["a\\nb"]})]
+        >>> escaped_breaks(rows, ColumnMapping(response="r", context="x"))
+        1
+        >>> escaped_words(1, 2)
+        '1 of 2 contexts holds "\\n" as text (a backslash and an n), not as a line break, so no turn is split there'
+    """
+    if mapping.context is None or mapping.turn_separator != "\n":
+        return 0
+    col = mapping.context
+    return len({rec[col] for _, rec in rows if isinstance(rec[col], str) and "\\n" in rec[col]})
+
+
+def escaped_words(held: int, contexts: int) -> str:
+    """Say that ``held`` of ``contexts`` contexts hold an escaped line break (:func:`escaped_breaks`)."""
+    return (f'{some_of(held, contexts, "context", ("holds", "hold"))} "\\n" as text (a backslash and an n), not as a '
+            "line break, so no turn is split there")
 
 
 #: Columns read by name when present (as the Python API reads them): the option (None: only a mapping file reads
