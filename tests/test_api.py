@@ -519,3 +519,13 @@ def test_a_context_with_backslash_n_as_text_gets_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert dialeval.score(df, ["length"], cache=False, progress=False)["length"].tolist() == [1.0, 1.0]
+
+
+def test_a_context_of_chat_messages_scores_as_its_turns() -> None:
+    """The messages form of chat APIs was 'expected a string, found dict'; it scores as the same turns given as text."""
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi! How are you?"}]
+    as_messages = dialeval.score([{"context": messages, "response": "Fine, thanks."}], ["embedding"], cache=False,
+                                 progress=False)  # fmt: skip
+    as_text = dialeval.score([{"context": "Hi! How are you?", "response": "Fine, thanks."}], ["embedding"],
+                             cache=False, progress=False)  # fmt: skip
+    assert as_messages["sbert_context"].tolist() == as_text["sbert_context"].tolist()

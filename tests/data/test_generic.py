@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.data.generic import ColumnMapping, load_mapping, load_records, load_table, read_records
+from dialeval.data.generic import (
+    SYSTEM_MESSAGE,
+    ColumnMapping,
+    load_mapping,
+    load_records,
+    load_table,
+    read_records,
+)
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.errors import InputError
 from dialeval.jsonl import write_jsonl
@@ -477,6 +484,34 @@ def test_a_line_break_written_as_backslash_n_gets_a_warning(tmp_path: Path) -> N
                           "file, turn_separator: '\\n')"]
     b = load_table(p, ColumnMapping(response="response", context="context", turn_separator="\\n"))
     assert [len(d.turns) for d in b.dialogues.values()] == [2, 1, 1] and b.warnings == []
+
+
+def test_a_context_in_the_messages_form_of_chat_logs_is_read_as_its_turns(tmp_path: Path) -> None:
+    """[{"role": "user", "content": "Hi"}, ...] was 'expected a string, found dict'. A system prompt is no turn (the
+    skip is counted, once per context); roles that do not alternate, or a context that ends with the assistant's
+    message (the response would answer the bot itself), are refused at the message."""
+    j = tmp_path / "chats.jsonl"
+    chat = [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi!"},
+            {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "How are you?"}]  # fmt: skip
+    rows = [{"messages": chat, "reply": "Fine.", "bot": "a"}, {"messages": chat, "reply": "Meh.", "bot": "b"}]
+    j.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    b = load_table(j, ColumnMapping(response="reply", context="messages", system="bot"))
+    (dialogue,) = b.dialogues.values()
+    assert [(t.speaker, t.text) for t in dialogue.turns] == [("A", "Hi!"), ("B", "Hello."), ("A", "How are you?")]
+    assert [c.turn_index for c in b.candidates] == [3, 3] and dict(b.skipped) == {SYSTEM_MESSAGE: 1}
+    bad = {"two": [chat[1], chat[1]], "ends": chat[:3], "keys": [{"role": "user", "text": "Hi"}],
+           "parts": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]}  # fmt: skip
+    said = {"two": 'field "messages.1": two "user" messages in a row: the turns of a context alternate between two '
+                   "speakers; join them into one message",
+            "ends": 'field "messages.2": the last message is the assistant\'s: the response answers the last turn, so '
+                    "the context ends with the user's",
+            "keys": 'field "messages.0": expected a message {"role": ..., "content": ...}, found the keys role, text',
+            "parts": 'field "messages.0.content": expected a string, found list'}  # fmt: skip
+    for case, messages in bad.items():
+        j.write_text(json.dumps({"messages": messages, "reply": "Fine."}) + "\n")
+        with pytest.raises(InputError) as caught:
+            load_table(j, ColumnMapping(response="reply", context="messages"))
+        assert str(caught.value) == f"{j}:1: {said[case]}"
 
 
 def test_a_jsonl_table_with_a_key_given_twice_is_refused(tmp_path: Path) -> None:

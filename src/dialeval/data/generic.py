@@ -317,6 +317,46 @@ def _text_list(value: Any, sep: str, where: Where, col: str, *, turns: bool = Fa
     return list(iter_nonempty(_text(value, where, col), sep))
 
 
+#: The skip counted for a system message of a context in the messages form: a system prompt is no speaker's turn.
+SYSTEM_MESSAGE = 'system message (a "system" role\'s prompt is no turn of either speaker)'
+
+
+def _messages(value: list[Any], where: Where, col: str) -> tuple[list[str], int]:
+    """Return the turns of a context in a chat log's messages form, and how many system messages it left out.
+
+    The form of chat APIs and their logs: ``[{"role": "user", "content": "Hi"}, {"role": "assistant", ...}]``.
+    The roles must alternate, as the speakers of every context do, and the last message must not be the
+    assistant's: the response answers the last turn.
+
+    Example:
+        >>> _messages([{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi!"}], Where("c"), "x")
+        (['Hi!'], 1)
+        >>> _messages([{"role": "user", "content": "Hi!"}, {"role": "user", "content": "Hello?"}], Where("c"), "x")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: c: field "x.1": two "user" messages in a row: the turns of a context alternate ...
+    """
+    turns: list[str] = []
+    roles: list[str] = []
+    for n, message in enumerate(value):
+        place = f"{col}.{n}"
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or "content" not in message:
+            found = f"the keys {', '.join(map(str, message))}" if isinstance(message, dict) else type(message).__name__
+            raise where.error(f'expected a message {{"role": ..., "content": ...}}, found {found}', field=place)
+        role = message["role"]
+        if role == "system":
+            continue
+        if roles and roles[-1] == role:
+            raise where.error(f'two "{role}" messages in a row: the turns of a context alternate between two '
+                              "speakers; join them into one message", field=place)  # fmt: skip
+        turns.append(_text(message["content"], where, f"{place}.content"))
+        roles.append(role)
+    if roles and roles[-1] == "assistant":
+        raise where.error("the last message is the assistant's: the response answers the last turn, so the context "
+                          "ends with the user's", field=f"{col}.{len(value) - 1}")  # fmt: skip
+    return turns, len(value) - len(turns)
+
+
 @dataclass
 class _TableBuilder:
     """Accumulates dialogues, candidates and ratings from the rows of one table."""
@@ -341,7 +381,11 @@ class _TableBuilder:
     def dialogue(self, where: Where, rec: Mapping[str, Any]) -> str:
         m = self.mapping
         raw = rec[m.context] if m.context else None
-        lines = _text_list(raw, m.turn_separator, where, m.context or "", turns=True)
+        system = 0
+        if isinstance(raw, list) and any(isinstance(v, dict) for v in raw):  # a chat log's [{"role", "content"}]
+            lines, system = _messages(raw, where, m.context or "")
+        else:
+            lines = _text_list(raw, m.turn_separator, where, m.context or "", turns=True)
         context = json.dumps(lines)  # the turns: a string split on the separator, or a list already split
         if m.dialogue_id:
             did = _name(rec[m.dialogue_id], where, m.dialogue_id)
@@ -361,6 +405,8 @@ class _TableBuilder:
                 raise where.error(f'dialogue "{did}" differs from its first row (line {first})', field=m.context)
         else:
             self.dialogues[did], self.dialogue_lines[did] = dialogue, where
+            if system:
+                self.skipped[SYSTEM_MESSAGE] += system
         return did
 
     def candidate(self, where: Where, rec: Mapping[str, Any], did: str, system_name: str) -> str:
