@@ -78,7 +78,7 @@ def check_file(path: str | Path) -> Path:
 def _open_binary(p: Path) -> BinaryIO:
     check_file(p)
     try:
-        return gzip.open(p, "rb") if p.suffix == ".gz" else p.open("rb")  # type: ignore[return-value]
+        return gzip.open(p, "rb") if p.suffix.lower() == ".gz" else p.open("rb")  # type: ignore[return-value]
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror or exc})", path=p) from None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from dialeval.data.generic import (
     SYSTEM_MESSAGE,
     ColumnMapping,
+    is_table,
     load_mapping,
     load_records,
     load_table,
@@ -576,3 +578,16 @@ def test_half_of_a_surrogate_pair_in_a_yaml_file_names_its_key_and_line(tmp_path
     p.write_text('item_id: x\ndimension: "O\\ud800"\nannotator: a\nvalue: 1\n', encoding="utf-8")
     with pytest.raises(InputError, match=r'field "dimension": \\ud800 is half'):
         read_yaml_model(p, Rating, extra="human")
+
+
+def test_a_table_named_in_capitals_is_read_by_its_kind(tmp_path: Path) -> None:
+    """CHATS.JSONL (as Windows tools name files) was read as a CSV: 'missing column in the header'; a .TSV.GZ with
+    commas, and is_table said False, so the Python API refused the path."""
+    j = tmp_path / "CHATS.JSONL"
+    j.write_text('{"context": "Hi", "response": "Hello"}\n')
+    t = tmp_path / "T.TSV.GZ"
+    t.write_bytes(gzip.compress(b"context\tresponse\nHi\tYo\n"))
+    for path in (j, t):
+        assert is_table(path)
+        assert [c.text for c in load_table(path, ColumnMapping(response="response", context="context")).candidates] \
+            in (["Hello"], ["Yo"])  # fmt: skip

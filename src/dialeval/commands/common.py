@@ -383,7 +383,7 @@ def load_inputs(
                              "give one of them", field="--benchmark")  # fmt: skip
         mapping, name = table.read()
         check_file(path)
-        if mapping.delimiter is not None and path.name.endswith(JSON_SUFFIXES):  # it did nothing, silently
+        if mapping.delimiter is not None and path.name.lower().endswith(JSON_SUFFIXES):  # it did nothing, silently
             raise table.json_delimiter(path)
         bench = load_table(path, mapping, name=name)
         if show:

@@ -268,15 +268,16 @@ JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
 
 def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, Any]]]:
     """Read the rows of a CSV, TSV, JSONL or JSON table, each with its place; a column of ``mapping`` missing errs."""
-    if path.name.endswith(JSON_SUFFIXES):
-        records = read_jsonl_records(path) if path.name.endswith((".jsonl", ".jsonl.gz")) else read_json_table(path)
+    lower = path.name.lower()  # MY.JSONL, as a Windows tool names it, is JSON lines too
+    if lower.endswith(JSON_SUFFIXES):
+        records = read_jsonl_records(path) if lower.endswith((".jsonl", ".jsonl.gz")) else read_json_table(path)
         columns = mapping.columns()
         for where, rec in records:
             for col in columns:
                 if col not in rec:
                     raise where.error("missing field", field=col)
         return records
-    delimiter = mapping.delimiter or ("\t" if path.name.endswith((".tsv", ".tsv.gz")) else ",")
+    delimiter = mapping.delimiter or ("\t" if lower.endswith((".tsv", ".tsv.gz")) else ",")
     index, rows = read_csv_rows(path, required=mapping.columns(), delimiter=delimiter)
     return [(where, {name: row[i] for name, i in index.items() if i < len(row)}) for where, row in rows]
 
@@ -493,7 +494,8 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
     p = Path(path)
     records = table_records(p, mapping)
     if not records:
-        why = "no record: an empty array, or nothing" if p.name.endswith(JSON_SUFFIXES) else "only a header, or nothing"
+        is_json = p.name.lower().endswith(JSON_SUFFIXES)
+        why = "no record: an empty array, or nothing" if is_json else "only a header, or nothing"
         raise InputError(f"no rows to read ({why})", path=p)
     bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
@@ -613,7 +615,7 @@ def is_table(path: str | Path) -> bool:
         >>> is_table("my.csv"), is_table("runs/usr")
         (True, False)
     """
-    return Path(path).name.endswith(TABLE_SUFFIXES)
+    return Path(path).name.lower().endswith(TABLE_SUFFIXES)
 
 
 class MappingFile(BaseModel):
