@@ -529,3 +529,13 @@ def test_a_context_of_chat_messages_scores_as_its_turns() -> None:
     as_text = dialeval.score([{"context": "Hi! How are you?", "response": "Fine, thanks."}], ["embedding"],
                              cache=False, progress=False)  # fmt: skip
     assert as_messages["sbert_context"].tolist() == as_text["sbert_context"].tolist()
+
+
+def test_a_table_file_pandas_reads_names_its_reader(tmp_path: Path) -> None:
+    """A Parquet or Excel path said only what score reads; the pandas reader is the way (and needs no export)."""
+    for name, reader in (("chats.parquet", "read_parquet"), ("Book.XLSX", "read_excel")):
+        (tmp_path / name).write_bytes(b"PAR1")
+        with pytest.raises(InputError) as caught:
+            dialeval.score(tmp_path / name, ["length"], cache=False, progress=False)
+        assert str(caught.value) == (f"{tmp_path / name}: expected a CSV, TSV, JSONL or JSON table or a folder of "
+                                     f"dialeval records: read it with pd.{reader}(path) and pass the DataFrame")

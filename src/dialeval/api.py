@@ -341,12 +341,19 @@ def _read_path(
         bench = load_records(path)
         return benchmark_frame(bench), [], bench
     if not is_table(path):
-        raise InputError("expected a CSV, TSV, JSONL or JSON table or a folder of dialeval records", path=path)
+        reader = _PANDAS_READERS.get(path.suffix.lower())
+        hint = f": read it with pd.{reader}(path) and pass the DataFrame" if reader else ""
+        raise InputError(f"expected a CSV, TSV, JSONL or JSON table or a folder of dialeval records{hint}", path=path)
     present = tuple(c for c in wanted.values() if c and c != response_col)  # read as references: checked present
     given = ColumnMapping(response=response_col, context=context_col, references=present)
     read = table_records(check_file(path), given)  # checks that the columns given are there
     frame = pd.DataFrame([rec for _, rec in read])
     return frame, [(where, {c: _cell(rec.get(c)) for c in frame.columns}) for where, rec in read], None
+
+
+#: The pandas reader of a table file that :func:`score` does not read itself.
+_PANDAS_READERS = {".parquet": "read_parquet", ".xlsx": "read_excel", ".xls": "read_excel", ".ods": "read_excel",
+                   ".feather": "read_feather", ".pkl": "read_pickle", ".pickle": "read_pickle"}  # fmt: skip
 
 
 def _cell(value: Any) -> Any:
