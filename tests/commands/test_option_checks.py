@@ -8,6 +8,7 @@ unwritable place, ``-m ""`` and ``-m bleu,,length``, ``--n-boot -5``, and empty 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -276,3 +277,13 @@ def test_a_turn_separator_of_backslash_n_as_text_is_said_with_two_backslashes(tm
     assert invoke("data", "import", "--path", csv, *COLS[:4], "--turn-sep", "\\\\n", "-o", out).exit_code == 0
     turns = json.loads((out / "dialogues.jsonl").read_text(encoding="utf-8"))["turns"]
     assert [t["text"] for t in turns] == ["Hi!", "How are you?"]
+
+
+def test_the_help_of_mapping_names_every_key_a_mapping_file_takes() -> None:
+    """--mapping's help listed 17 of the 22 keys (annotator_columns, dimension, delimiter, keep_empty_responses were
+    missing before labels was added)."""
+    from dialeval.commands.common import _TABLE_PARAMS
+    from dialeval.data.generic import MappingFile
+
+    help_text = next(p.default.help for p in _TABLE_PARAMS if p.name == "mapping")
+    assert [k for k in MappingFile.model_fields if k not in re.findall(r"\w+", help_text)] == []

@@ -123,11 +123,11 @@ def test_table_bad_inputs(tmp_path: Path) -> None:
     p.write_text("context,response,system,ref,worker,q\nhi,yo,bot,x,w1,4\n")
     with pytest.raises(InputError, match=r'r\.csv:1: field "f": missing column'):
         load_table(p, LONG)
-    p.write_text("context,response,system,ref,worker,q,f\nhi,yo,bot,x,w1,4,5\nhi,yo,bot,x,w1,four,5\n")
+    p.write_text("context,response,system,ref,worker,q,f\nhi,yo,bot,x,w1,4,5\nhi,yo,bot,x,w1,N/A,5\n")
     # a crowd export's "N/A" for no rating: the error says how a table says it (it named only the value)
     with pytest.raises(InputError) as caught:
         load_table(p, LONG)
-    assert str(caught.value) == (f"{p}:3: field \"q\": expected a number, found 'four': leave the cell empty where "
+    assert str(caught.value) == (f"{p}:3: field \"q\": expected a number, found 'N/A': leave the cell empty where "
                                  "there is no rating (it is skipped and counted)")
     p.write_text('context,response,system,ref,worker,q,f\nhi,yo,bot,x,w1,"4,5",5\n')  # a European sheet's 4.5
     with pytest.raises(InputError) as caught:  # it said to leave the cell empty: the rating would be lost
@@ -591,3 +591,33 @@ def test_a_table_named_in_capitals_is_read_by_its_kind(tmp_path: Path) -> None:
         assert is_table(path)
         assert [c.text for c in load_table(path, ColumnMapping(response="response", context="context")).candidates] \
             in (["Hello"], ["Yo"])  # fmt: skip
+
+
+def test_ratings_given_as_words_are_read_through_the_labels_of_a_mapping_file(tmp_path: Path) -> None:
+    """A crowd export's "Poor"/"Good" was refused with "leave the cell empty where there is no rating", advice
+    that loses every rating; ``labels`` gives each word its number, and a word without labels says to give them."""
+    p = tmp_path / "r.csv"
+    p.write_text("context,response,q\nHi,Yo,Good\nHi,Sup, Poor \nHey,Hm,2\nHey,Ok,\n")
+    m = tmp_path / "m.yaml"
+    m.write_text("response: response\ncontext: context\nratings: {q: Overall}\nlabels: {Poor: 1, Fair: 2, Good: 3}\n"
+                 "scale: 1-3\n")  # fmt: skip
+    b = load_table(p, load_mapping(m).to_mapping())
+    assert [r.value for r in b.ratings] == [3.0, 1.0, 2.0] and dict(b.skipped) == {"empty rating (q)": 1}
+    p.write_text("context,response,q\nHi,Yo,good\n")
+    with pytest.raises(InputError) as caught:
+        load_table(p, load_mapping(m).to_mapping())
+    assert str(caught.value) == f"{p}:2: field \"q\": expected a number, found 'good': give a number or one of the " \
+                                "labels (Poor, Fair, Good)"  # fmt: skip
+    plain = ColumnMapping(response="response", context="context", ratings={"q": "Overall"})
+    p.write_text("context,response,q\nHi,Yo,Very good\n")
+    with pytest.raises(InputError) as caught:
+        load_table(p, plain)
+    assert str(caught.value) == (f"{p}:2: field \"q\": expected a number, found 'Very good': ratings as words need a "
+                                 "number each: labels: {Very good: 3, ...} in a mapping file (or leave the cell empty "
+                                 "where there is no rating)")
+    m.write_text("response: response\nlabels: {Poor: 1}\n")  # no ratings: the labels would do nothing
+    with pytest.raises(InputError, match=r'm\.yaml:2: field "labels": labels turns the words of the ratings into'):
+        load_mapping(m)
+    m.write_text("response: response\nratings: {q: Overall}\nlabels: {Poor: .inf}\n")
+    with pytest.raises(InputError, match=r'm\.yaml:3: field "labels\.Poor": expected a finite number, found inf'):
+        load_mapping(m)

@@ -259,8 +259,9 @@ _TABLE_PARAMS = [
     for name, kind, default in [
         ("mapping", Path | None, typer.Option(
             None, "--mapping", help="YAML file saying which column of your table holds what; keys: response, "
-            "context, turn_separator, system, references, ratings {column: dimension}, annotator, scale, scales, "
-            "item_id, dialogue_id, knowledge, domain, tags, systems, pseudonymise, name."
+            "context, turn_separator, system, references, ratings {column: dimension}, annotator, annotator_columns, "
+            "dimension, scale, scales, labels {word: number}, item_id, dialogue_id, knowledge, domain, tags, systems, "
+            "pseudonymise, delimiter, keep_empty_responses, name."
         )),
         ("response_col", str | None, typer.Option(None, "--response-col", help=f"Column of responses {_TABLE_HELP}.")),
         ("context_col", str | None, typer.Option(

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -84,6 +85,8 @@ class ColumnMapping:
         keep_empty_responses: Keep responses that are empty (or null, or only whitespace) as
             empty texts, for data where a system answered nothing and people rated that;
             without it they are an error.
+        labels: Ratings given as words: each word's number (``{"Poor": 1, "Good": 3}``); a rating cell
+            holds a number or one of these words.
     """
 
     response: str
@@ -106,6 +109,7 @@ class ColumnMapping:
     pseudonymise: bool = False
     delimiter: str | None = None
     keep_empty_responses: bool = False
+    labels: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Refuse a scale that is not ``LOW-HIGH`` (``scale`` is ``--scale`` on the command line), and bad separators.
@@ -200,6 +204,7 @@ one column per dimension (one column per annotator: a mapping file's annotator_c
 READ_BESIDE: dict[str, tuple[tuple[str, ...], str]] = {
     "turn_separator": (("context", "knowledge"), "splits the context (and knowledge) into turns"),
     "scale": (("ratings", "annotator_columns"), "is the scale of the ratings"),
+    "labels": (("ratings", "annotator_columns"), "turns the words of the ratings into numbers"),
     "annotator": (("ratings",), "names the annotator of each rating"),
     "dimension": (("annotator_columns",), "names the dimension of the annotators' columns"),
     "pseudonymise": (("annotator", "annotator_columns"), "renames the annotators"),
@@ -358,6 +363,39 @@ def _messages(value: list[Any], where: Where, col: str) -> tuple[list[str], int]
     return turns, len(value) - len(turns)
 
 
+#: What crowd exports write in a rating cell for no rating (the cell is to be left empty instead).
+_NO_RATING = {"n/a", "na", "none", "null", "nan", "-", "?", "--"}
+
+
+def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> float:
+    """Return a rating cell's number: a number, or a word of ``labels``; an error says how to mend anything else.
+
+    Example:
+        >>> _rating(" Good ", Where("r.csv", 2), "q", {"Poor": 1, "Good": 3}), _rating("4", Where("r.csv", 2), "q", {})
+        (3, 4.0)
+        >>> _rating("Good", Where("r.csv", 2), "q", {})
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: r.csv:2: field "q": expected a number, found 'Good': ratings as words need ...
+    """
+    if labels and isinstance(value, str) and value.strip() in labels:
+        return labels[value.strip()]
+    try:
+        return number(value, where, col)
+    except InputError as exc:
+        text = value.strip() if isinstance(value, str) else ""
+        if labels:
+            fix = f"give a number or one of the labels ({', '.join(labels)})"
+        elif re.fullmatch(r"[-+]?\d+,\d+", text):  # a European sheet's 4,5
+            fix = f"a decimal comma: write {text.replace(',', '.')} (or export the sheet with a decimal point)"
+        elif text.casefold() in _NO_RATING or not re.search(r"[^\W\d_]", text):  # "N/A", "-": no rating
+            fix = "leave the cell empty where there is no rating (it is skipped and counted)"
+        else:  # "Good", "Very poor": a scale of words
+            fix = (f"ratings as words need a number each: labels: {{{text}: 3, ...}} in a mapping file (or leave the "
+                   "cell empty where there is no rating)")
+        raise where.error(f"{exc.message}: {fix}", field=col) from None
+
+
 @dataclass
 class _TableBuilder:
     """Accumulates dialogues, candidates and ratings from the rows of one table."""
@@ -458,14 +496,7 @@ class _TableBuilder:
             if value is None or (isinstance(value, str) and not value.strip()):
                 self.skipped[f"empty rating ({col})"] += 1
                 continue
-            try:
-                number_value = number(value, where, col)
-            except InputError as exc:  # "N/A", "-", "nan": a crowd export's words for no rating
-                comma = isinstance(value, str) and re.fullmatch(r"\s*[-+]?\d+,\d+\s*", value)  # a European sheet's
-                fix = (f"a decimal comma: write {value.strip().replace(',', '.')} (or export the sheet with a decimal "
-                       "point)" if comma else "leave the cell empty where there is no rating (it is skipped and "
-                       "counted)")  # fmt: skip
-                raise where.error(f"{exc.message}: {fix}", field=col) from None
+            number_value = _rating(value, where, col, m.labels)
             bounds = scale_range(m.scale_of(dim))
             if bounds is not None and not bounds[0] <= number_value <= bounds[1]:
                 raise where.error(f"{number_value:g} is outside the scale {m.scale_of(dim)}", field=col)
@@ -653,6 +684,7 @@ class MappingFile(BaseModel):
     pseudonymise: bool = False
     delimiter: str | None = None
     keep_empty_responses: bool = False
+    labels: dict[str, float] = Field(default_factory=dict)
 
     def to_mapping(self) -> ColumnMapping:
         """Return the :class:`ColumnMapping` this file describes."""
@@ -695,6 +727,10 @@ def load_mapping(path: str | Path) -> MappingFile:
         raise InputError(message, path=p, line=yaml_line(text, loc), field=".".join(loc) or None) from None
     for key, scale in [("scale", spec.scale), *((f"scales.{d}", v) for d, v in spec.scales.items())]:
         check_scale(scale, field=key, path=p, line=yaml_line(text, key.split(".", 1)))
+    for word, value in spec.labels.items():
+        if not math.isfinite(value):
+            raise InputError(f"expected a finite number, found {value}", path=p, line=yaml_line(text, ["labels", word]),
+                             field=f"labels.{word}")  # fmt: skip
     keys = ("turn_separator", "delimiter")
     check_separators(spec.turn_separator, spec.delimiter, fields=keys, path=p,
                      lines=(yaml_line(text, [keys[0]]), yaml_line(text, [keys[1]])))
