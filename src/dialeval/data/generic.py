@@ -372,14 +372,14 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
 
     Example:
         >>> _rating(" Good ", Where("r.csv", 2), "q", {"Poor": 1, "Good": 3}), _rating("4", Where("r.csv", 2), "q", {})
-        (3, 4.0)
+        (3.0, 4.0)
         >>> _rating("Good", Where("r.csv", 2), "q", {})
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: r.csv:2: field "q": expected a number, found 'Good': ratings as words need ...
     """
     if labels and isinstance(value, str) and value.strip() in labels:
-        return labels[value.strip()]
+        return float(labels[value.strip()])
     try:
         return number(value, where, col)
     except InputError as exc:
