@@ -117,6 +117,21 @@ def _not_text(head: bytes, p: Path) -> None:
 
 
 def _not_utf8(byte: int, column: int) -> str:
+    """Say where a file stops being UTF-8 text, and the character the byte is in Windows-1252, the likely encoding.
+
+    Example:
+        >>> _not_utf8(0xE9, 7)
+        'not UTF-8 text: byte 0xe9 at column 7 ("é" in Windows-1252 or Latin-1?): save the file as UTF-8'
+        >>> _not_utf8(0, 2)
+        'not text: a NUL byte at column 2 (a binary file, or another encoding?)'
+    """
+    try:
+        char = bytes([byte]).decode("cp1252") if byte >= 0x80 else ""
+    except UnicodeDecodeError:  # 0x81, 0x8d, 0x8f, 0x90, 0x9d are no character there
+        char = ""
+    if char:
+        return f'not UTF-8 text: byte 0x{byte:02x} at column {column} ("{char}" in Windows-1252 or Latin-1?): save ' \
+               "the file as UTF-8"  # fmt: skip
     kind = "not text: a NUL byte" if byte == 0 else f"not UTF-8 text: byte 0x{byte:02x}"
     return f"{kind} at column {column} (a binary file, or another encoding?)"
 

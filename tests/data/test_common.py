@@ -109,3 +109,25 @@ def test_a_key_given_twice_in_a_whole_json_file_is_one_error(tmp_path: Path, tex
     p.write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match=message):
         read_json_records(p)
+
+
+def test_excel_sep_line_sets_the_delimiter_and_is_no_header(tmp_path: Path) -> None:
+    """Excel writes (and reads) "sep=;" as a first line; it was taken as the header ("missing column", and with
+    --delimiter ";" still). Lines are counted from the file's first line, the sep line included."""
+    p = tmp_path / "t.csv"
+    p.write_text("sep=;\r\ncontext;response\r\nHi;Yo\r\nA;B;C\r\n")
+    with pytest.raises(InputError) as caught:
+        read_csv_rows(p, required=["context", "response"])
+    assert str(caught.value) == f"{p}:4: expected 2 columns, found 3"
+    p.write_text("sep=;\ncontext;response\nHi;Yo\n")
+    names, rows = read_csv_rows(p, required=["context", "response"])
+    assert names == {"context": 0, "response": 1} and [(w.line, r) for w, r in rows] == [(3, ["Hi", "Yo"])]
+
+
+def test_a_latin1_file_names_the_character_and_the_fix(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(b"context,response\nHi,Caf\xe9\n")  # Excel's "CSV" (not "CSV UTF-8") on Windows
+    with pytest.raises(InputError) as caught:
+        read_csv_rows(p, required=["context", "response"])
+    assert str(caught.value) == (f'{p}:2: not UTF-8 text: byte 0xe9 at column 7 ("é" in Windows-1252 or Latin-1?): '
+                                 "save the file as UTF-8")

@@ -18,6 +18,7 @@ import contextlib
 import csv
 import hashlib
 import io
+import itertools
 import json
 import math
 import re
@@ -154,19 +155,24 @@ def read_csv_rows(
         required: Header file: the columns that must be in the header and in every row
             (rows may omit trailing columns that are not required, as MTurk exports do;
             a row longer than the header is an error).
-        delimiter: The field separator (``"\t"`` for a TSV file).
+        delimiter: The field separator (``"\t"`` for a TSV file); a first line ``sep=;``, which Excel
+            writes and reads, sets it.
     """
     header = ncols is None
     rows: list[tuple[Where, list[str]]] = []
     names: dict[str, int] = {}
     width = header_width = 0
     with open_text(path) as handle:
-        reader = csv.reader(handle, delimiter=delimiter, strict=True)  # a stray quote is an error, not a merged row
-        start = 1
+        first = handle.readline()
+        excel = re.fullmatch(r"sep=(.)", first.rstrip("\r\n"))  # Excel's line naming the delimiter: not the header
+        lines = handle if excel else itertools.chain([first], handle)
+        skipped, delimiter = (1, excel[1]) if excel else (0, delimiter)
+        reader = csv.reader(lines, delimiter=delimiter, strict=True)  # a stray quote is an error, not a merged row
+        start = 1 + skipped
         try:
             for row in reader:
                 where = Where(path, line=start)
-                start = reader.line_num + 1
+                start = reader.line_num + 1 + skipped
                 if not row:
                     continue
                 if header and not names:
