@@ -50,7 +50,8 @@ def test_invalid_json_and_unknown_field(tmp_path: Path) -> None:
         read_jsonl(p, Score)
     # The column is where the line broke off (column 17, after the comma), as json.loads says of the line alone:
     # with its line ending, the column was 1 (of the line after it).
-    expected = r"s\.jsonl:1: not valid JSON \(Expecting property name enclosed in double quotes at column 17\)$"
+    expected = (r"s\.jsonl:1: not valid JSON \(Expecting property name enclosed in double quotes at column 17\); the "
+                r"value goes on past the line's end: JSON lines hold one object per line \(pretty-printed\?\)$")
     for ending in ("\n", "\r\n"):
         p.write_text('{"item_id": "x",' + ending)
         with pytest.raises(InputError, match=expected):
@@ -296,3 +297,22 @@ def test_a_misspelt_field_is_named_before_the_field_it_leaves_missing(tmp_path: 
         read_jsonl(p, Score)
     assert str(caught.value) == (f'{p}:1: field "colour": unknown field; the fields: item_id, metric, value, '
                                  "dialogue_id, context_id, system, tags, extras, signature")  # as a mapping file's
+
+
+def test_a_json_array_or_pretty_printed_json_in_a_jsonl_file_says_what_it_is(tmp_path: Path) -> None:
+    """'expected a JSON object, found list' and 'Expecting property name ... at column 2' named neither cause."""
+    p = tmp_path / "s.jsonl"
+    p.write_text('[{"item_id": "x", "metric": "m", "value": 1}]\n')
+    with pytest.raises(InputError) as caught:
+        read_jsonl(p, Score)
+    assert str(caught.value) == (f"{p}:1: expected a JSON object, found list (a JSON array: JSON lines hold one "
+                                 "object per line)")
+    p.write_text('{\n  "item_id": "x",\n  "metric": "m",\n  "value": 1\n}\n')  # json.dump(..., indent=2)
+    with pytest.raises(InputError) as caught:
+        read_jsonl(p, Score)
+    assert str(caught.value).endswith("the value goes on past the line's end: JSON lines hold one object per line "
+                                      "(pretty-printed?)")  # fmt: skip
+    p.write_text('{"item_id": "x",, "metric": "m"}\n')  # broken inside the line: no such hint
+    with pytest.raises(InputError) as caught:
+        read_jsonl(p, Score)
+    assert str(caught.value).endswith("at column 17)")

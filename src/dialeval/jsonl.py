@@ -324,7 +324,11 @@ def _parse(line: str, p: Path, lineno: int) -> Any:
     except json.JSONDecodeError as exc:
         bom = line.startswith("\ufeff")  # a byte-order mark inside the file: said as json.loads says it
         problem = "Unexpected UTF-8 BOM (decode using utf-8-sig) at column 1" if bom else json_problem(exc)
-        raise InputError(f"not valid JSON ({problem}){_named_as(p)}", path=p, line=lineno) from None
+        # '{"context": "Hi",' then more lines: pretty-printed JSON said only "Expecting property name"
+        cut = exc.pos >= len(line.rstrip()) and line.lstrip().startswith(("{", "[")) and not _named_as(p)
+        hint = "; the value goes on past the line's end: JSON lines hold one object per line (pretty-printed?)"
+        raise InputError(f"not valid JSON ({problem}){_named_as(p)}{hint if cut else ''}", path=p,
+                         line=lineno) from None  # fmt: skip
     except DuplicateKeyError as exc:
         raise InputError(DUPLICATE_KEY, path=p, line=lineno, field=exc.field) from None
 
@@ -347,7 +351,9 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     continue
                 obj = _parse(line.rstrip("\r\n"), p, lineno)  # with its line ending, an error was "at column 1"
                 if not isinstance(obj, dict):
-                    raise InputError(f"expected a JSON object, found {type(obj).__name__}", path=p, line=lineno)
+                    array = " (a JSON array: JSON lines hold one object per line)" if isinstance(obj, list) else ""
+                    raise InputError(f"expected a JSON object, found {type(obj).__name__}{array}", path=p,
+                                     line=lineno)  # fmt: skip
                 if _MAYBE_NONFINITE.search(line) and (bad := _nonfinite(obj)) is not None:
                     literal = "NaN" if math.isnan(bad[1]) else ("-" if bad[1] < 0 else "") + "Infinity"
                     raise InputError(f"{literal} is not a finite number", path=p, line=lineno, field=bad[0])
