@@ -615,6 +615,11 @@ def test_ratings_given_as_words_are_read_through_the_labels_of_a_mapping_file(tm
     assert str(caught.value) == (f"{p}:2: field \"q\": expected a number, found 'Very good': ratings as words need a "
                                  "number each: labels: {Very good: 3, ...} in a mapping file (or leave the cell empty "
                                  "where there is no rating)")
+    j = tmp_path / "r.jsonl"  # JSON's true for a yes/no question: "found True" and "leave the cell empty"
+    j.write_text('{"context": "Hi", "response": "Yo", "q": true}\n')
+    with pytest.raises(InputError) as caught:
+        load_table(j, plain)
+    assert str(caught.value) == f'{j}:1: field "q": expected a number, found True: a yes/no rating: write it as 1 or 0'
     m.write_text("response: response\nlabels: {Poor: 1}\n")  # no ratings: the labels would do nothing
     with pytest.raises(InputError, match=r'm\.yaml:2: field "labels": labels turns the words of the ratings into'):
         load_mapping(m)

@@ -384,7 +384,9 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
         return number(value, where, col)
     except InputError as exc:
         text = value.strip() if isinstance(value, str) else ""
-        if labels:
+        if isinstance(value, bool):  # JSON's true/false for a yes/no question
+            fix = "a yes/no rating: write it as 1 or 0"
+        elif labels:
             fix = f"give a number or one of the labels ({', '.join(labels)})"
         elif re.fullmatch(r"[-+]?\d+,\d+", text):  # a European sheet's 4,5
             fix = f"a decimal comma: write {text.replace(',', '.')} (or export the sheet with a decimal point)"
