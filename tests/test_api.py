@@ -539,3 +539,14 @@ def test_a_table_file_pandas_reads_names_its_reader(tmp_path: Path) -> None:
             dialeval.score(tmp_path / name, ["length"], cache=False, progress=False)
         assert str(caught.value) == (f"{tmp_path / name}: expected a CSV, TSV, JSONL or JSON table or a folder of "
                                      f"dialeval records: read it with pd.{reader}(path) and pass the DataFrame")
+
+
+def test_a_frame_read_back_from_csv_with_list_contexts_scores_as_the_lists(tmp_path: Path) -> None:
+    """df.to_csv then pd.read_csv turns a list of turns into its repr, "['Hi!', 'How are you?']"; it was scored as
+    one turn (the whole repr), silently; it scores as the turns it was."""
+    rows = pd.DataFrame({"context": [["Hello there.", "Hi! How are you?"]], "response": ["Fine, thanks."]})
+    rows.to_csv(tmp_path / "t.csv", index=False)
+    back = pd.read_csv(tmp_path / "t.csv")
+    assert back["context"][0] == "['Hello there.', 'Hi! How are you?']"
+    scored = [dialeval.score(df, ["embedding"], cache=False, progress=False)["sbert_context"][0] for df in (rows, back)]
+    assert scored[0] == scored[1]

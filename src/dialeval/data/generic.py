@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -306,6 +307,29 @@ def _name(value: Any, where: Where, col: str) -> str:
     return _text(value, where, col)
 
 
+def _as_list(value: Any) -> Any:
+    r"""Return a text cell that holds a list of texts written out as that list; any other value as it is.
+
+    pandas writes a list column to CSV as Python's repr (``"['Hi!', 'Hello.']"``), a JSON dump as JSON; read as
+    text, each such context was one turn that began with a bracket, silently.
+
+    Example:
+        >>> _as_list("['Hi!', \"How's it going?\"]"), _as_list('["a", "b"]'), _as_list("[laughs]"), _as_list([1])
+        (['Hi!', "How's it going?"], ['a', 'b'], '[laughs]', [1])
+    """
+    text = value.strip() if isinstance(value, str) else ""
+    if not (text.startswith("[") and text.endswith("]")):
+        return value
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return value
+    return parsed if isinstance(parsed, list) and all(isinstance(x, str) for x in parsed) else value
+
+
 def _texts(value: Any, where: Where, col: str) -> list[str]:
     """Return a cell that holds one text or a list of texts (a JSONL list), empty ones left out."""
     values = value if isinstance(value, list) else [value]
@@ -412,6 +436,7 @@ class _TableBuilder:
     ratings: list[Rating] = field(default_factory=list)
     rated: dict[tuple[str, str, str], Where] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
+    lists: Counter[str] = field(default_factory=Counter)  # cells of each column read as a list written as text
     per_system: Counter[tuple[str, str]] = field(default_factory=Counter)
     pseudonyms: dict[str, str] = field(default_factory=dict)
 
@@ -419,9 +444,18 @@ class _TableBuilder:
         """Return how many items, ratings and skipped values the rows so far gave."""
         return len(self.item_lines), len(self.ratings), sum(self.skipped.values())
 
+    def listed(self, rec: Mapping[str, Any], col: str | None) -> Any:
+        """Return the cell of ``col`` (None without one), a list written as text read as the list and counted."""
+        if col is None:
+            return None
+        value = _as_list(rec[col])
+        if value is not rec[col]:
+            self.lists[col] += 1
+        return value
+
     def dialogue(self, where: Where, rec: Mapping[str, Any]) -> str:
         m = self.mapping
-        raw = rec[m.context] if m.context else None
+        raw = self.listed(rec, m.context)
         system = 0
         if isinstance(raw, list) and any(isinstance(v, dict) for v in raw):  # a chat log's [{"role", "content"}]
             lines, system = _messages(raw, where, m.context or "")
@@ -437,7 +471,7 @@ class _TableBuilder:
         else:
             did = self.context_ids[context] = f"{self.bench}-{len(self.context_ids):04d}"
         turns = [Turn(speaker=s, text=t) for s, t in zip(split_turns(lines, "B"), lines, strict=True)]
-        knowledge = _text_list(rec[m.knowledge], m.turn_separator, where, m.knowledge) if m.knowledge else []
+        knowledge = _text_list(self.listed(rec, m.knowledge), m.turn_separator, where, m.knowledge or "")
         domain = _text(rec[m.domain], where, m.domain) or None if m.domain else None
         dialogue = Dialogue(id=did, turns=turns, knowledge=knowledge, domain=domain)
         if did in self.dialogues:
@@ -459,7 +493,7 @@ class _TableBuilder:
         # a system numbered 3 is "3", as an id, annotator or tag is (it was "expected a string, found int")
         system = system_name or (_name(rec[m.system], where, m.system) if m.system else "") or UNKNOWN_SYSTEM
         response = _text(rec[col(m.response)], where, col(m.response))
-        refs = [r for c in m.references for r in _texts(rec[col(c)], where, col(c))]
+        refs = [r for c in m.references for r in _texts(self.listed(rec, col(c)), where, col(c))]
         tags = {"system": system, **{t: _name(rec[t], where, t) for t in m.tags}}
         key = (did, system, response)
         if m.item_id and not system_name:
@@ -635,7 +669,10 @@ def build_table(
         if build.counts() == before:  # it was read as the earlier row's item, silently: one row fewer, unsaid
             build.skipped[REPEATED_ROW] += 1
     candidates = [c for _, c in build.item_lines.values()]
-    return Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source), row_items
+    bench = Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source)
+    bench.warnings += [f'{counted(n, "cell")} of the column "{col}" held a list written as text (as pandas writes a '
+                       "list column to CSV): read as the list" for col, n in build.lists.items()]  # fmt: skip
+    return bench, row_items
 
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".csv.gz", ".tsv.gz", ".jsonl.gz", ".json.gz")
