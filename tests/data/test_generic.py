@@ -633,13 +633,13 @@ def test_a_list_column_written_to_csv_by_pandas_is_read_as_the_list(tmp_path: Pa
     and the references one text, silently. Now read as the lists (Python's repr or JSON), and said."""
     pd = pytest.importorskip("pandas")
     p = tmp_path / "t.csv"
-    pd.DataFrame({"context": [["Hi!", "How's it going?"], ["Yo"]], "response": ["Fine", "Sup"],
+    pd.DataFrame({"context": [["Hi!", "How's it going?"], ["Yo\nthere"]], "response": ["Fine", "Sup"],
                   "refs": [["Good", "Fine"], ["Hey"]]}).to_csv(p, index=False)  # fmt: skip
     b = load_table(p, ColumnMapping(response="response", context="context", references=("refs",)))
-    assert [[t.text for t in d.turns] for d in b.dialogues.values()] == [["Hi!", "How's it going?"], ["Yo"]]
+    assert [[t.text for t in d.turns] for d in b.dialogues.values()] == [["Hi!", "How's it going?"], ["Yo\nthere"]]
     assert [c.references for c in b.candidates] == [["Good", "Fine"], ["Hey"]]
     assert b.warnings == [f'2 cells of the column "{col}" held a list written as text (as pandas writes a list column '
-                          "to CSV): read as the list" for col in ("context", "refs")]
+                          "to CSV): read as the list" for col in ("context", "refs")]  # no escaped line break: repr's
     p.write_text('context,response\n[laughs] Hi,Yo\n"[1, 2]",Sup\n')  # no list of texts: read as written
     b = load_table(p, ColumnMapping(response="response", context="context"))
     assert [[t.text for t in d.turns] for d in b.dialogues.values()] == [["[laughs] Hi"], ["[1, 2]"]]

@@ -589,7 +589,8 @@ def escaped_breaks(rows: Iterable[tuple[Where, Mapping[str, Any]]], mapping: Col
     if mapping.context is None or mapping.turn_separator != "\n":
         return 0
     col = mapping.context
-    return len({rec[col] for _, rec in rows if isinstance(rec[col], str) and "\\n" in rec[col]})
+    texts = {rec[col] for _, rec in rows if isinstance(rec[col], str) and "\\n" in rec[col]}
+    return sum(1 for text in texts if _as_list(text) is text)  # a list's repr escapes its line breaks: it is read
 
 
 def escaped_words(held: int, contexts: int) -> str:
