@@ -92,7 +92,7 @@ def test_json_table_errors_name_the_line_and_the_record(tmp_path: Path) -> None:
     assert str(caught.value) == (f'{p}:4: field "response": expected a string, found int '
                                  "(record 1 of the JSON array, counting from 0)")  # fmt: skip
     p.write_text('[{"response": "a", "q": 1},\n {"q": 2}]')
-    with pytest.raises(InputError, match=r'r\.json:2: field "response": missing field \(record 1 '):
+    with pytest.raises(InputError, match=r'r\.json:2: field "response": missing field; there are: q \(record 1 '):
         load_table(p, ColumnMapping(response="response", ratings={"q": "quality"}))
     p.write_text(json.dumps({"data": [{"response": "a"}]}, indent=2))  # one object, pretty-printed
     with pytest.raises(InputError) as caught:
@@ -644,3 +644,25 @@ def test_a_list_column_written_to_csv_by_pandas_is_read_as_the_list(tmp_path: Pa
     b = load_table(p, ColumnMapping(response="response", context="context"))
     assert [[t.text for t in d.turns] for d in b.dialogues.values()] == [["[laughs] Hi"], ["[1, 2]"]]
     assert b.warnings == []
+
+
+def test_a_dotted_column_reads_inside_a_json_record_and_a_missing_one_says_what_is_there(tmp_path: Path) -> None:
+    """Chat logs nest what a table flattens ({"meta": {"model": ...}}); --system-col meta.model was "missing field".
+    A missing column or field named no close one: "respons" beside "response" had no hint."""
+    j = tmp_path / "t.jsonl"
+    j.write_text('{"context": "Hi", "response": "Yo", "meta": {"model": "gpt-x", "rating": 4}}\n')
+    b = load_table(j, ColumnMapping(response="response", context="context", system="meta.model",
+                                    ratings={"meta.rating": "Overall"}))  # fmt: skip
+    assert [c.system for c in b.candidates] == ["gpt-x"] and [r.value for r in b.ratings] == [4.0]
+    with pytest.raises(InputError) as caught:
+        load_table(j, ColumnMapping(response="response", system="meta.modle"))
+    assert str(caught.value) == f'{j}:1: field "meta.modle": missing field (in "meta"); did you mean "model"?'
+    c = tmp_path / "t.csv"
+    c.write_text("context,respons\nHi,Yo\n")
+    with pytest.raises(InputError) as caught:
+        load_table(c, ColumnMapping(response="response"))
+    assert str(caught.value) == f'{c}:1: field "response": missing column in the header; did you mean "respons"?'
+    c.write_text("q,a\nHi,Yo\n")
+    with pytest.raises(InputError) as caught:
+        load_table(c, ColumnMapping(response="response"))
+    assert str(caught.value) == f'{c}:1: field "response": missing column in the header; there are: q, a'

@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dialeval.errors import InputError
+from dialeval.errors import InputError, closest
 from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, iter_objects, json_problem, loads, read_text
 
 _SCALE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*")
@@ -178,7 +178,7 @@ def read_csv_rows(
                 if header and not names:
                     names = header_index(row, where)
                     if (missing := next((n for n in required if n not in names), None)) is not None:
-                        hint = _case_hint(row, missing) or _delimiter_hint(row, delimiter)
+                        hint = _case_hint(row, missing) or _delimiter_hint(row, delimiter) or names_hint(row, missing)
                         raise where.error(f"missing column in the header{hint}", field=missing)
                     width = max((names[n] + 1 for n in required), default=0)
                     header_width = len(row)
@@ -254,6 +254,19 @@ def _case_hint(header: Sequence[str], missing: str) -> str:
         return ""
     why = "a space in a column name counts" if near.strip() == missing.strip() else "column names are case-sensitive"
     return f'; the header has "{near}" ({why})'
+
+
+def names_hint(have: Sequence[str], missing: str) -> str:
+    """Say which name of ``have`` (a header, a record's keys) ``missing`` may stand for, else which names there are.
+
+    Example:
+        >>> names_hint(["context", "respons"], "response"), names_hint(["q", "a"], "response")
+        ('; did you mean "respons"?', '; there are: q, a')
+    """
+    names = [n for n in have if n]
+    if close := closest(missing, names):
+        return f'; did you mean "{close}"?'
+    return f"; there are: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''}" if names else ""
 
 
 def _delimiter_hint(header: list[str], delimiter: str) -> str:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dialeval.data._common import (
     Where,
     iter_nonempty,
+    names_hint,
     number,
     read_csv_rows,
     read_json_table,
@@ -281,11 +282,33 @@ def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[
         for where, rec in records:
             for col in columns:
                 if col not in rec:
-                    raise where.error("missing field", field=col)
+                    rec[col] = _nested(rec, col, where)
         return records
     delimiter = mapping.delimiter or ("\t" if lower.endswith((".tsv", ".tsv.gz")) else ",")
     index, rows = read_csv_rows(path, required=mapping.columns(), delimiter=delimiter)
     return [(where, {name: row[i] for name, i in index.items() if i < len(row)}) for where, row in rows]
+
+
+def _nested(rec: Mapping[str, Any], col: str, where: Where) -> Any:
+    """Return the value a dotted column names in a JSON record's objects (``meta.model``); refuse one it lacks.
+
+    Example:
+        >>> _nested({"meta": {"model": "gpt"}}, "meta.model", Where("t.jsonl", 1))
+        'gpt'
+        >>> _nested({"context": "Hi", "respons": "Yo"}, "response", Where("t.jsonl", 1))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: t.jsonl:1: field "response": missing field; did you mean "respons"?
+    """
+    value: Any = rec
+    for n, key in enumerate(col.split(".")):
+        if not isinstance(value, dict) or key not in value:
+            parent = ".".join(col.split(".")[:n])
+            keys = list(value) if isinstance(value, dict) else []
+            inside = f' (in "{parent}")' if parent else ""
+            raise where.error(f"missing field{inside}{names_hint(keys, key)}", field=col)
+        value = value[key]
+    return value
 
 
 def _text(value: Any, where: Where, col: str) -> str:
