@@ -223,3 +223,20 @@ def test_the_earlier_positional_forms_read_as_the_options(tmp_path: Path) -> Non
     ]:
         res = runner.invoke(app, ["data", *args], terminal_width=300)
         assert res.exit_code == 2 and words in res.output, (args, res.output)
+
+
+def test_show_prints_the_first_item_as_it_was_read(tmp_path: Path) -> None:
+    """What a reader made of a table shows on one item: here a separator that splits nothing would show one turn."""
+    p = tmp_path / "t.csv"
+    p.write_text('context,response\n"Hi!\nHow are you doing today, after that long and tiring trip?",Fine.\n')
+    result = runner.invoke(app, ["data", "show", "--path", str(p), "--response-col", "response", "--context-col",
+                                 "context", "--json"])  # fmt: skip
+    assert json.loads(result.output)["example"] == {
+        "item_id": "t-0000:unknown", "earlier_turns": 0, "response": "Fine.",
+        "turns": [["B", "Hi!"], ["A", "How are you doing today, after that long and tiring trip?"]]}  # fmt: skip
+    shown = runner.invoke(app, ["data", "show", "--path", str(p), "--response-col", "response", "--context-col",
+                                "context"], env={"COLUMNS": "100"})  # fmt: skip
+    rows = [line.split("│")[2].strip() for line in shown.output.splitlines() if line.count("│") == 3]
+    start = rows.index("item t-0000:unknown")
+    cut = "A: How are you doing today, after that long and tiri…"  # each turn cut to 50 characters
+    assert rows[start : start + 4] == ["item t-0000:unknown", "B: Hi!", cut, "response: Fine."]

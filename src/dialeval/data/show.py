@@ -24,10 +24,41 @@ def entry_json_of(entry: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
+#: The turns of the example's context that ``data show`` prints (the last ones), and the characters of each.
+EXAMPLE_TURNS, EXAMPLE_CHARS = 3, 50
+
+
+def example_of(bench: Benchmark) -> dict[str, Any] | None:
+    """Return the first item as it was read: its context's turns with their speakers, and its response.
+
+    What a reader made of a table (a separator that split nothing, a list written as text) shows here first.
+
+    Example:
+        >>> from dialeval.data.catalog import load_benchmark
+        >>> ex = example_of(load_benchmark("usr-tc"))
+        >>> ex["item_id"], len(ex["turns"]), ex["turns"][-1][0], ex["earlier_turns"] > 0
+        ('usr-tc-00:Original Ground Truth', 3, 'A', True)
+    """
+    if not bench.candidates:
+        return None
+    first = bench.candidates[0]
+    turns = bench.dialogues[first.dialogue_id].turns[: first.turn_index] if first.dialogue_id in bench.dialogues else []
+    shown = turns[-EXAMPLE_TURNS:]
+    return {"item_id": first.id, "earlier_turns": len(turns) - len(shown),
+            "turns": [(t.speaker, t.text) for t in shown], "response": first.text}  # fmt: skip
+
+
+def _short(text: str, chars: int = EXAMPLE_CHARS) -> str:
+    """Return ``text`` on one line, cut to ``chars`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= chars else line[: chars - 1] + "…"
+
+
 def report_of(bench: Benchmark, entry: Any = None) -> dict[str, Any]:
-    """Return what ``data show`` prints: the counts, skips and warnings, and the catalog entry's license."""
+    """Return what ``data show`` prints: the counts, skips and warnings, the first item, the catalog's license."""
     report: dict[str, Any] = {"name": bench.name, "source": bench.source, **bench.counts()}
     report["warnings"] = list(bench.warnings)
+    report["example"] = example_of(bench)
     if entry is not None:
         entry_json = entry_json_of(entry)
         report["catalog"] = {k: entry_json[k] for k in ("license", "citation", "files")}
@@ -49,6 +80,11 @@ def print_report(report: dict[str, Any], console: Any) -> None:
     table.add_row("skipped", "\n".join(f"{n}  {why}" for why, n in skipped.items()) if skipped else "nothing")
     for warning in report["warnings"]:
         table.add_row("warning", warning)
+    if (ex := report.get("example")) is not None:
+        earlier = [f"({ex['earlier_turns']} earlier turns)"] if ex["earlier_turns"] else []
+        turns = [f"{speaker}: {_short(text)}" for speaker, text in ex["turns"]] or ["(no context)"]
+        lines = [f"item {ex['item_id']}", *earlier, *turns, f"response: {_short(ex['response'], EXAMPLE_CHARS - 7)}"]
+        table.add_row("first item", escape("\n".join(lines)))
     cat = report.get("catalog")
     if cat is not None:
         table.add_row("license", cat["license"])
