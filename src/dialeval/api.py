@@ -134,11 +134,7 @@ def score(
         request = request_of(metrics, engine, cache, params, device, progress)
         runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
     values, signatures, nulls = _by_output(runs)
-    if clash := sorted(set(values) & set(frame.columns)):
-        names = ", ".join(f'"{c}"' for c in clash)  # a notebook cell run twice: score(score(df)) is the usual cause
-        it = "it" if len(clash) == 1 else "them"
-        raise InputError(f"a column is named like a metric output: {names}; scored already? drop {it} first "
-                         f"(df.drop(columns=[{names}]))", path=DATA)  # fmt: skip
+    _no_clash(values, frame.columns)
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
@@ -164,6 +160,22 @@ records, whose fields are named: leave it out
         if value != defaults.get(name):
             raise InputError(f"names a table's column, and {folder} is a folder of dialeval records, whose fields "
                              "are named: leave it out", field=name)  # fmt: skip
+
+
+def _no_clash(outputs: Iterable[str], columns: Iterable[object]) -> None:
+    """Refuse data that already has a column named like a metric output (a notebook cell run twice, most often).
+
+    Example:
+        >>> _no_clash(["length"], ["response", "length"])
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: data: a column is named like a metric output: "length"; scored already? drop it ...
+    """
+    if clash := sorted(set(outputs) & set(columns)):
+        names = ", ".join(f'"{c}"' for c in clash)
+        it = "it" if len(clash) == 1 else "them"
+        raise InputError(f"a column is named like a metric output: {names}; scored already? drop {it} first "
+                         f"(df.drop(columns=[{names}]))", path=DATA)  # fmt: skip
 
 
 def _items(
