@@ -502,13 +502,15 @@ def test_a_context_in_the_messages_form_of_chat_logs_is_read_as_its_turns(tmp_pa
     assert [(t.speaker, t.text) for t in dialogue.turns] == [("A", "Hi!"), ("B", "Hello."), ("A", "How are you?")]
     assert [c.turn_index for c in b.candidates] == [3, 3] and dict(b.skipped) == {SYSTEM_MESSAGE: 1}
     bad = {"two": [chat[1], chat[1]], "ends": chat[:3], "keys": [{"role": "user", "text": "Hi"}],
-           "parts": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]}  # fmt: skip
+           "parts": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+           "no role": [{"role": None, "content": "Hi"}]}  # fmt: skip
     said = {"two": 'field "messages.1": two "user" messages in a row: the turns of a context alternate between two '
                    "speakers; join them into one message",
             "ends": 'field "messages.2": the last message is the assistant\'s: the response answers the last turn, so '
                     "the context ends with the user's",
             "keys": 'field "messages.0": expected a message {"role": ..., "content": ...}, found the keys role, text',
-            "parts": 'field "messages.0.content": expected a string, found list'}  # fmt: skip
+            "parts": 'field "messages.0.content": expected a string, found list',
+            "no role": 'field "messages.0.role": no role: a message says who wrote it (user, assistant, system)'}
     for case, messages in bad.items():
         j.write_text(json.dumps({"messages": messages, "reply": "Fine."}) + "\n")
         with pytest.raises(InputError) as caught:

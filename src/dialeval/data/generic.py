@@ -393,10 +393,11 @@ def _messages(value: list[Any], where: Where, col: str) -> tuple[list[str], int]
     roles: list[str] = []
     for n, message in enumerate(value):
         place = f"{col}.{n}"
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or "content" not in message:
+        if not isinstance(message, dict) or "role" not in message or "content" not in message:
             found = f"the keys {', '.join(map(str, message))}" if isinstance(message, dict) else type(message).__name__
             raise where.error(f'expected a message {{"role": ..., "content": ...}}, found {found}', field=place)
-        role = message["role"]
+        if not (role := _name(message["role"], where, f"{place}.role")):
+            raise where.error("no role: a message says who wrote it (user, assistant, system)", field=f"{place}.role")
         if role == "system":
             continue
         if roles and roles[-1] == role:
