@@ -518,6 +518,16 @@ def test_a_context_in_the_messages_form_of_chat_logs_is_read_as_its_turns(tmp_pa
         assert str(caught.value) == f"{j}:1: {said[case]}"
 
 
+def test_systems_that_differ_only_in_case_get_a_warning(tmp_path: Path) -> None:
+    """"MyBot" and "mybot" were two systems, silently: every system-level figure counted one system twice."""
+    p = tmp_path / "t.csv"
+    p.write_text("context,response,system\nHi,Yo,MyBot\nHi,Sup,mybot\nHey,Ho,other\n")
+    b = load_table(p, ColumnMapping(response="response", context="context", system="system"))
+    assert sorted({c.system for c in b.candidates}) == ["MyBot", "mybot", "other"]  # kept apart: said, not merged
+    assert b.warnings == ['the systems "MyBot" and "mybot" differ only in letter case: one system written two ways? '
+                          "(kept apart)"]
+
+
 def test_a_jsonl_table_with_a_key_given_twice_is_refused(tmp_path: Path) -> None:
     j = tmp_path / "t.jsonl"
     j.write_text('{"context": "Hi", "response": "Hello"}\n{"context": "Yo", "response": "x", "response": "y"}\n')

@@ -590,10 +590,26 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
         raise InputError(f"no rows to read ({why})", path=p)
     bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
+    bench.warnings += case_twins({c.system for c in bench.candidates})
     if held := escaped_breaks(records, mapping):
         bench.warnings.append(f"{escaped_words(held, len(bench.dialogues))}: if it separates turns, pass --turn-sep "
                               "'\\\\n' (in a mapping file, turn_separator: '\\n')")  # fmt: skip
     return bench
+
+
+def case_twins(systems: Iterable[str]) -> list[str]:
+    """Return a warning for each group of system names that differ only in letter case (one system typed two ways?).
+
+    Example:
+        >>> case_twins(["MyBot", "mybot", "other"])
+        ['the systems "MyBot" and "mybot" differ only in letter case: one system written two ways? (kept apart)']
+    """
+    groups: dict[str, list[str]] = {}
+    for name in sorted(systems):
+        groups.setdefault(name.casefold(), []).append(name)
+    said = [" and ".join(f'"{n}"' for n in group) for group in groups.values() if len(group) > 1]
+    return [f"the systems {names} differ only in letter case: one system written two ways? (kept apart)"
+            for names in said]  # fmt: skip
 
 
 def escaped_breaks(rows: Iterable[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping) -> int:
