@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -351,3 +352,17 @@ def test_a_folder_of_results_folders_names_them(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:  # no such folder inside: no hint
         load_results(tmp_path / "empty")
     assert "its folders" not in str(caught.value)
+
+
+def test_report_refuses_to_replace_a_file_of_another_results_folder(results: dict[str, Path], tmp_path: Path) -> None:
+    """-o runs/b/table.md (b not among FOLDERS, so not read) replaced b's table with the report, saying only
+    "replaced the existing"; a report of b's own in its folder may still be written again."""
+    other = tmp_path / "b"
+    shutil.copytree(results["bench"], other)
+    table = other / "table.md"
+    kept = table.read_bytes()
+    res = run_cli("report", results["lmstyle"], "-o", table)
+    refused(res, f'{table}: field "--output": is the table.md of the results folder {other}: name another file')
+    assert table.read_bytes() == kept
+    for _ in range(2):
+        assert run_cli("report", results["lmstyle"], "-o", other / "report.md").exit_code == 0

@@ -49,6 +49,7 @@ def report(
         fmt, output = format_and_output(fmt, output)
         replaced = check_output(output, inputs=_inputs(folders, study))
         check_report_name(output)
+        check_not_results(output)
         check_given_once(folders, "FOLDERS", "folders")  # its sections were written twice
         check_given_once(study, "--study", "study exports")
         results = [load_results(f) for f in folders]
@@ -79,6 +80,28 @@ LaTeX: name it r.html (or .md, .tex)
         html = output.with_suffix(".html").name
         raise InputError(f"names a {output.suffix} file, and the report is HTML, Markdown or LaTeX: name it {html} "
                          "(or .md, .tex)", path=output, field="--output")  # fmt: skip
+
+
+def check_not_results(output: Path) -> None:
+    """Refuse to replace a file that a command wrote into a results folder: ``-o runs/b/table.md`` replaced b's table.
+
+    A report of the folder's own (``-o runs/b/report.html``) may be written again.
+
+    Example:
+        >>> import tempfile
+        >>> runs = Path(tempfile.mkdtemp())
+        >>> _ = (runs / "run.json").write_text("{}"), (runs / "table.md").write_text("| metric |")
+        >>> check_not_results(runs / "table.md")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        dialeval.errors.InputError: ...table.md: field "--output": is the table.md of the results folder ...
+        >>> check_not_results(runs / "report.md")  # a report beside the results is fine
+    """
+    from dialeval.report.load import KNOWN
+
+    written = {*KNOWN, "table.md", "dialogues.jsonl", "candidates.jsonl"}
+    if output.name in written and output.is_file() and (output.parent / "run.json").is_file():
+        raise InputError(f"is the {output.name} of the results folder {output.parent}: name another file",
+                         path=output, field="--output")  # fmt: skip
 
 
 #: The suffixes that name a format.
