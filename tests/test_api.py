@@ -283,6 +283,9 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         (lambda: dialeval.score(ROWS, ["length"], engine=None, cache=False), 'field "engine": expected local or ray'),
         (lambda: dialeval.score(ROWS, ["length"], params=["a=1"], cache=False), 'field "params": expected a dict'),
         (lambda: dialeval.score(ROWS, ["length"], cache=0), 'field "cache": expected True, False or a path, got 0'),
+        # it made a cache file named "no" in the notebook's folder
+        (lambda: dialeval.score(ROWS, ["length"], cache="no"),
+         "field \"cache\": 'no' would be a file of that name: give True or False (or a path)"),
         (lambda: dialeval.correlate(RATED, 1, ["m"]), 'field "human": expected a name or a list of names, got 1 (int)'),
         (lambda: dialeval.score(ROWS, ["length"], response_col=None, cache=False), 'field "response_col": expected'),
         (lambda: dialeval.score(ROWS, ["length"], system_col=["a"], cache=False), 'field "system_col": expected a'),

@@ -240,6 +240,10 @@ def arguments_named() -> Iterator[None]:
         raise WriteError(exc.path, exc.reason, field=ARGUMENTS[exc.field]) from None
 
 
+#: Strings that mean a yes or a no, not a cache file (``cache="no"`` made one named ``no``).
+_WORDS_OF_YES_AND_NO = frozenset({"yes", "no", "true", "false", "on", "off", "none", "0", "1"})
+
+
 def request_of(
     metrics: Sequence[str] | str | None,
     engine: str,
@@ -269,6 +273,8 @@ def request_of(
     _expect(progress, (bool,), "True or False", "progress")
     _expect(engine, (str,), "local or ray", "engine")
     _expect(cache, (bool, str, Path), "True, False or a path", "cache")
+    if isinstance(cache, str) and cache.strip().lower() in _WORDS_OF_YES_AND_NO:  # it made a cache file named "no"
+        raise InputError(f"{cache!r} would be a file of that name: give True or False (or a path)", field="cache")
     _expect(params, (Mapping, type(None)), 'a dict such as {"bleu.smoothing": "method2"}', "params")
     _expect(device, (str, type(None)), "cpu, cuda, cuda:N, mps, auto or None", "device")
     for key, value in (params or {}).items():
