@@ -678,3 +678,13 @@ def test_a_dotted_column_reads_inside_a_json_record_and_a_missing_one_says_what_
             load_table(path, ColumnMapping(response="response", system=column) if path == j else
                        ColumnMapping(response=column))  # fmt: skip
         assert str(caught.value) == f"{path}:1: {said}"
+
+
+def test_a_response_that_is_its_own_contexts_last_turn_gets_a_warning(tmp_path: Path) -> None:
+    """A column of whole conversations (the reply included) as the context: every metric of context and response
+    compared the reply with itself, silently."""
+    p = tmp_path / "t.csv"
+    p.write_text('context,response\n"Hi!\nFine, thanks.","Fine, thanks."\n"Yo\nSup",Hey\n')
+    b = load_table(p, ColumnMapping(response="response", context="context"))
+    assert b.warnings == ["1 of 2 responses is the last turn of its own context: does the context column hold the "
+                          "reply too?"]

@@ -590,11 +590,31 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
         raise InputError(f"no rows to read ({why})", path=p)
     bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
-    bench.warnings += case_twins({c.system for c in bench.candidates})
+    bench.warnings += case_twins({c.system for c in bench.candidates}) + echoed(bench)
     if held := escaped_breaks(records, mapping):
         bench.warnings.append(f"{escaped_words(held, len(bench.dialogues))}: if it separates turns, pass --turn-sep "
                               "'\\\\n' (in a mapping file, turn_separator: '\\n')")  # fmt: skip
     return bench
+
+
+def echoed(bench: Benchmark) -> list[str]:
+    """Warn when responses are the last turn of their own context (a column of whole conversations, reply included).
+
+    Then every metric of context and response compares the reply with itself, silently.
+
+    Example:
+        >>> from dialeval.schema import Candidate, Dialogue, Turn
+        >>> d = Dialogue(id="d", turns=[Turn(speaker="A", text="Hi!"), Turn(speaker="B", text="Fine.")])
+        >>> echoed(Benchmark("t", {"d": d}, [Candidate(id="c", dialogue_id="d", turn_index=2, system="s",
+        ...                                                      text="Fine.")], []))
+        ['1 of 1 response is the last turn of its own context: does the context column hold the reply too?']
+    """
+    same = sum(1 for c in bench.candidates if c.text.strip() and c.turn_index > 0 and c.dialogue_id in bench.dialogues
+               and bench.dialogues[c.dialogue_id].turns[c.turn_index - 1].text.strip() == c.text.strip())  # fmt: skip
+    if not same:
+        return []
+    return [f"{some_of(same, len(bench.candidates), 'response', ('is', 'are'))} the last turn of its own context: "
+            "does the context column hold the reply too?"]
 
 
 def case_twins(systems: Iterable[str]) -> list[str]:
