@@ -553,3 +553,16 @@ def test_a_frame_read_back_from_csv_with_list_contexts_scores_as_the_lists(tmp_p
     assert back["context"][0] == "['Hello there.', 'Hi! How are you?']"
     scored = [dialeval.score(df, ["embedding"], cache=False, progress=False)["sbert_context"][0] for df in (rows, back)]
     assert scored[0] == scored[1]
+
+
+def test_what_the_cli_summary_warns_of_is_a_python_warning_too() -> None:
+    """Systems that differ only in case, and a response that is its context's last turn, were said by the CLI's
+    summary only; a notebook got no word of them."""
+    rows = [{"context": "Hi!\nFine.", "response": "Fine.", "system": "Bot"},
+            {"context": "Yo", "response": "Sup", "system": "bot"}]  # fmt: skip
+    with pytest.warns(UserWarning) as caught:
+        dialeval.score(rows, ["length"], cache=False, progress=False)
+    assert [str(w.message) for w in caught] == [
+        'the systems "Bot" and "bot" differ only in letter case: one system written two ways? (kept apart)',
+        "1 of 2 responses is the last turn of its own context: does the context column hold the reply too?"]
+    assert {w.filename for w in caught} == {__file__}
