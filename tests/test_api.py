@@ -564,5 +564,20 @@ def test_what_the_cli_summary_warns_of_is_a_python_warning_too() -> None:
         dialeval.score(rows, ["length"], cache=False, progress=False)
     assert [str(w.message) for w in caught] == [
         'the systems "Bot" and "bot" differ only in letter case: one system written two ways? (kept apart)',
-        "1 of 2 responses is the last turn of its own context: does the context column hold the reply too?"]
+        "1 of 2 responses is the same as the last turn of its context: does the context column hold the reply too?"]
     assert {w.filename for w in caught} == {__file__}
+
+
+@pytest.mark.parametrize("name", ["predictive-engagement-convai", "lmstyle-mturk"])
+def test_a_catalog_frame_with_empty_responses_scores_as_the_cli_scores_it(name: str, shared_data: Path) -> None:
+    """load_benchmark's frame of a set whose systems sometimes said nothing (3 and 2 rows) was refused by score:
+    'data:5: field "response": no value (3 such rows)'. Those are data; a table's are still refused. No warning:
+    the few responses that repeat the user's turn (bots that parrot) are no column mistake."""
+    frame = dialeval.load_benchmark(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scored = dialeval.score(frame, ["length"], cache=False, progress=False)
+    empty = scored["response"] == ""
+    assert empty.sum() in (2, 3) and scored.loc[empty, "length"].tolist() == [0.0] * int(empty.sum())
+    with pytest.raises(InputError, match='field "response": no value'):
+        dialeval.score(frame.to_dict("records"), ["length"], cache=False, progress=False)

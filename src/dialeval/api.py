@@ -53,6 +53,9 @@ OPTIONAL_COLUMNS = {"reference": "reference", "system": "system", "knowledge": "
 DIALOGUE_RATINGS = "dialogue_ratings"
 #: The ``attrs`` key of the columns :func:`score` read as the context, dialogue and system.
 COLUMNS = "columns"
+#: ``DataFrame.attrs`` key of :func:`load_benchmark`: the benchmark's name. Its empty responses are data (a system
+#: that said nothing, rated so), scored as the CLI scores them, where a table's are refused as a wrong column.
+BENCHMARK = "benchmark"
 #: The command-line options that the scoring library's errors name, and the argument of :func:`score` each one is.
 ARGUMENTS = {
     "--metrics": "metrics", "--param": "params", "--engine": "engine", "--device": "device", "--cache": "cache",
@@ -404,7 +407,8 @@ def _mapping(
     """Check the columns and the dialogue ids; return the table mapping that reads them.
 
     The values are checked as the table reader of ``--path`` checks them (:func:`~dialeval.data.generic.build_table`):
-    a response None, NaN, empty or only whitespace is an error; a system None or NaN is ``unknown``.
+    a response None, NaN, empty or only whitespace is an error (but in a :func:`load_benchmark` frame, whose empty
+    responses are data); a system None or NaN is ``unknown``.
     """
     from dialeval.data.generic import ColumnMapping
 
@@ -421,6 +425,7 @@ def _mapping(
     return ColumnMapping(
         response=response_col, context=context_col, system=cols["system"], dialogue_id=dialogue_col,
         references=(cols["reference"],) if cols["reference"] else (), knowledge=cols["knowledge"],
+        keep_empty_responses=BENCHMARK in frame.attrs,
     )  # fmt: skip
 
 
@@ -806,5 +811,5 @@ def benchmark_frame(bench: Benchmark) -> pd.DataFrame:
             if chosen and dim not in frame.columns:
                 frame[dim] = frame[key].map(_human_means(chosen, Counter())["human"]).astype("float64")
                 per_dialogue += [dim] if level == "dialogue" else []
-    frame.attrs = {DIALOGUE_RATINGS: per_dialogue}
+    frame.attrs = {DIALOGUE_RATINGS: per_dialogue, BENCHMARK: bench.name}
     return frame

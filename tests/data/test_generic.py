@@ -686,5 +686,5 @@ def test_a_response_that_is_its_own_contexts_last_turn_gets_a_warning(tmp_path: 
     p = tmp_path / "t.csv"
     p.write_text('context,response\n"Hi!\nFine, thanks.","Fine, thanks."\n"Yo\nSup",Hey\n')
     b = load_table(p, ColumnMapping(response="response", context="context"))
-    assert b.warnings == ["1 of 2 responses is the last turn of its own context: does the context column hold the "
-                          "reply too?"]
+    assert b.warnings == ["1 of 2 responses is the same as the last turn of its context: does the context "
+                          "column hold the reply too?"]
