@@ -189,7 +189,7 @@ def _items(
 
     ``cols``: the context, response and dialogue columns; ``bench``: the records folder read, else None.
     """
-    from dialeval.data.generic import build_table, case_twins, echoed, escaped_breaks, escaped_words
+    from dialeval.data.generic import build_table, reading_warnings
 
     if bench is not None:
         context, response, dialogue = cols
@@ -198,12 +198,9 @@ def _items(
         return bench, [c.id for c in bench.candidates], {}
     mapping = _mapping(frame, wanted, *cols)
     table, row_items = build_table(rows, mapping, name=DATA, source=DATA)
-    said = case_twins({c.system for c in table.candidates}) + echoed(table)  # as the CLI's summary says them
-    if held := escaped_breaks(rows, mapping):  # each read as one turn: a metric of the last turn reads them all
-        col = mapping.context
-        said.append(f'{escaped_words(held, len(table.dialogues))}: if it separates turns, split there first: '
-                    f'df["{col}"] = df["{col}"].str.split(r"\\n", regex=False)')
-    for warning in said:
+    col = mapping.context
+    split = f'split there first: df["{col}"] = df["{col}"].str.split(r"\\n", regex=False)'
+    for warning in reading_warnings(rows, mapping, table, split):  # as the CLI's summary says them
         warnings.warn(warning, stacklevel=4)  # at score's caller
     chosen = {"context": mapping.context, "dialogue": mapping.dialogue_id, "system": mapping.system}
     return table, [ids[0] for ids in row_items], {key: name for key, name in chosen.items() if name is not None}

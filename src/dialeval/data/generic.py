@@ -590,11 +590,23 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
         raise InputError(f"no rows to read ({why})", path=p)
     bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
-    bench.warnings += case_twins({c.system for c in bench.candidates}) + echoed(bench)
-    if held := escaped_breaks(records, mapping):
-        bench.warnings.append(f"{escaped_words(held, len(bench.dialogues))}: if it separates turns, pass --turn-sep "
-                              "'\\\\n' (in a mapping file, turn_separator: '\\n')")  # fmt: skip
+    bench.warnings += reading_warnings(records, mapping, bench, "pass --turn-sep '\\\\n' (in a mapping file, "
+                                       "turn_separator: '\\n')")  # fmt: skip
     return bench
+
+
+def reading_warnings(
+    rows: Iterable[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, bench: Benchmark, split: str
+) -> list[str]:
+    """Return what a table's reading may have got wrong: case twins, echoed replies, escaped line breaks.
+
+    ``split`` says how to split the contexts at an escaped line break: ``load_table`` names the option, the
+    Python API the pandas call. Both front ends say the same warnings, each in its own way.
+    """
+    said = case_twins({c.system for c in bench.candidates}) + echoed(bench)
+    if held := escaped_breaks(rows, mapping):
+        said.append(f"{escaped_words(held, len(bench.dialogues))}: if it separates turns, {split}")
+    return said
 
 
 def echoed(bench: Benchmark) -> list[str]:
