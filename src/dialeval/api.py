@@ -22,7 +22,6 @@ import contextlib
 import json
 import math
 import numbers
-import re
 import reprlib
 import warnings
 from collections import Counter
@@ -688,9 +687,11 @@ def _text_number_hint(value: object, name: str) -> str:
         >>> _text_number_hint("4,5", "h")
         '; a decimal comma: read the file with pd.read_csv(..., decimal=",")'
     """
+    from dialeval.data._common import DECIMAL_COMMA
+
     if not isinstance(value, str):
         return ""
-    if re.fullmatch(r"\s*[-+]?\d+,\d+\s*", value):
+    if DECIMAL_COMMA.fullmatch(value):
         return '; a decimal comma: read the file with pd.read_csv(..., decimal=",")'
     try:
         finite = math.isfinite(float(value))

@@ -32,6 +32,8 @@ from dialeval.errors import InputError, closest
 from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, iter_objects, json_problem, loads, read_text
 
 _SCALE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*")
+#: A number written with a decimal comma (``4,5``, a European spreadsheet's), which ``float`` refuses.
+DECIMAL_COMMA = re.compile(r"\s*[-+]?\d+,\d+\s*")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dialeval.data._common import (
+    DECIMAL_COMMA,
     Where,
     iter_nonempty,
     names_hint,
@@ -436,7 +437,7 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
             fix = "a yes/no rating: write it as 1 or 0"
         elif labels:
             fix = f"give a number or one of the labels ({', '.join(labels)})"
-        elif re.fullmatch(r"[-+]?\d+,\d+", text):  # a European sheet's 4,5
+        elif DECIMAL_COMMA.fullmatch(text):
             fix = f"a decimal comma: write {text.replace(',', '.')} (or export the sheet with a decimal point)"
         elif text.casefold() in _NO_RATING or not re.search(r"[^\W\d_]", text):  # "N/A", "-": no rating
             fix = "leave the cell empty where there is no rating (it is skipped and counted)"
