@@ -276,9 +276,10 @@ def serve(
         typer.echo(f"listening on every address of this machine ({host}): annotators elsewhere reach it at its "
                    "name or address in place of 127.0.0.1", err=True)  # fmt: skip
     os.environ["DIALEVAL_STUDY_DB"] = url
-    uvicorn.run(
-        "dialeval.human.serve:make_app", factory=True, host=host, port=port, workers=workers, log_level="warning"
-    )
+    # uvicorn closes an idle connection after 5 s, the moment httpx's pool (also 5 s) may reuse it: a reset answer.
+    # 75 s (nginx's default) outlasts the pools of scripted clients, so they close first.
+    uvicorn.run("dialeval.human.serve:make_app", factory=True, host=host, port=port, workers=workers,
+                log_level="warning", timeout_keep_alive=75)  # fmt: skip
 
 
 @study_app.command("reassign")
