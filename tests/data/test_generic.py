@@ -502,20 +502,38 @@ def test_a_context_in_the_messages_form_of_chat_logs_is_read_as_its_turns(tmp_pa
     assert [(t.speaker, t.text) for t in dialogue.turns] == [("A", "Hi!"), ("B", "Hello."), ("A", "How are you?")]
     assert [c.turn_index for c in b.candidates] == [3, 3] and dict(b.skipped) == {SYSTEM_MESSAGE: 1}
     bad = {"two": [chat[1], chat[1]], "ends": chat[:3], "keys": [{"role": "user", "text": "Hi"}],
-           "parts": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+           "image": [{"role": "user", "content": [{"type": "text", "text": "Look"}, {"type": "image_url"}]}],
+           "part": [{"role": "user", "content": ["Hi"]}],
            "no role": [{"role": None, "content": "Hi"}]}  # fmt: skip
     said = {"two": 'field "messages.1": two "user" messages in a row: the turns of a context alternate between two '
                    "speakers; join them into one message",
             "ends": 'field "messages.2": the last message is the assistant\'s: the response answers the last turn, so '
                     "the context ends with the user's",
             "keys": 'field "messages.0": expected a message {"role": ..., "content": ...}, found the keys role, text',
-            "parts": 'field "messages.0.content": expected a string, found list',
+            "image": 'field "messages.0.content.1": a part of type "image_url": only text is scored; leave it out, '
+                     "or say what it showed in a text part",
+            "part": 'field "messages.0.content.0": a part that is not {"type": "text", "text": ...}: only text is '
+                    "scored; leave it out, or say what it showed in a text part",
             "no role": 'field "messages.0.role": no role: a message says who wrote it (user, assistant, system)'}
     for case, messages in bad.items():
         j.write_text(json.dumps({"messages": messages, "reply": "Fine."}) + "\n")
         with pytest.raises(InputError) as caught:
             load_table(j, ColumnMapping(response="reply", context="messages"))
         assert str(caught.value) == f"{j}:1: {said[case]}"
+
+
+def test_a_message_content_in_parts_is_read_as_the_text_of_its_parts(tmp_path: Path) -> None:
+    """The parts form of chat APIs ([{"type": "text", "text": ...}], OpenAI's and Anthropic's) was 'expected a string,
+    found list'. Text parts are joined by a line break; a part that is not text is refused (the test above)."""
+    j = tmp_path / "chats.jsonl"
+    parts = [{"type": "text", "text": " Hi! "}, {"type": "input_text", "text": "Anyone there?"}]
+    said = [{"type": "output_text", "text": "Yes."}]
+    chat = [{"role": "user", "content": parts}, {"role": "assistant", "content": said}]
+    chat.append({"role": "user", "content": "K"})
+    j.write_text(json.dumps({"messages": chat, "reply": "Fine."}) + "\n")
+    b = load_table(j, ColumnMapping(response="reply", context="messages"))
+    (dialogue,) = b.dialogues.values()
+    assert [t.text for t in dialogue.turns] == ["Hi!\nAnyone there?", "Yes.", "K"]
 
 
 def test_systems_that_differ_only_in_case_get_a_warning(tmp_path: Path) -> None:

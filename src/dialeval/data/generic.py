@@ -404,12 +404,43 @@ def _messages(value: list[Any], where: Where, col: str) -> tuple[list[str], int]
         if roles and roles[-1] == role:
             raise where.error(f'two "{role}" messages in a row: the turns of a context alternate between two '
                               "speakers; join them into one message", field=place)  # fmt: skip
-        turns.append(_text(message["content"], where, f"{place}.content"))
+        turns.append(_content(message["content"], where, f"{place}.content"))
         roles.append(role)
     if roles and roles[-1] == "assistant":
         raise where.error("the last message is the assistant's: the response answers the last turn, so the context "
                           "ends with the user's", field=f"{col}.{len(value) - 1}")  # fmt: skip
     return turns, len(value) - len(turns)
+
+
+#: The types of a content part that hold text, in the chat APIs' parts form (the last two: OpenAI's Responses API).
+_TEXT_PARTS = ("text", "input_text", "output_text")
+
+
+def _content(value: Any, where: Where, col: str) -> str:
+    r"""Return a message's content: a string, or the text of its parts (``[{"type": "text", "text": ...}]``).
+
+    Parts are joined by a line break; a part that is not text (an image, a tool call) is refused, since only
+    text is scored.
+
+    Example:
+        >>> _content([{"type": "text", "text": "Hi!"}, {"type": "text", "text": "Anyone?"}], Where("c"), "x")
+        'Hi!\nAnyone?'
+        >>> _content([{"type": "image_url", "image_url": {"url": "cat.png"}}], Where("c"), "x")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: c: field "x.0": a part of type "image_url": only text is scored; ...
+    """
+    if not isinstance(value, list):
+        return _text(value, where, col)
+    texts = []
+    for n, part in enumerate(value):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in _TEXT_PARTS:
+            what = f'of type "{kind}"' if isinstance(kind, str) else 'that is not {"type": "text", "text": ...}'
+            raise where.error(f"a part {what}: only text is scored; leave it out, or say what it showed in a text "
+                              "part", field=f"{col}.{n}")  # fmt: skip
+        texts.append(_text(part.get("text"), where, f"{col}.{n}.text"))
+    return "\n".join(t for t in texts if t)
 
 
 #: What crowd exports write in a rating cell for no rating (the cell is to be left empty instead).
