@@ -43,6 +43,17 @@ def some_of(part: int, total: int, noun: str, verbs: tuple[str, str] = ("has", "
     return f"{part} of {counted(total, noun)} {verbs[0] if part == 1 else verbs[1]}"
 
 
+def one_line(text: str, chars: int) -> str:
+    r"""Return ``text`` on one line (runs of whitespace as one space), cut to ``chars`` characters.
+
+    Example:
+        >>> one_line("Hi!\n  How are you?", 50), one_line("How are you today?", 8)
+        ('Hi! How are you?', 'How are…')
+    """
+    line = " ".join(text.split())
+    return line if len(line) <= chars else line[: chars - 1] + "…"
+
+
 def human_rating(dimension: str) -> str:
     """Return the human rating of ``dimension`` in words: "human Overall"; DSTC9's "human (overall)" as it is."""
     return dimension if dimension.lower().startswith("human") else f"human {dimension}"

@@ -130,27 +130,34 @@ def test_study_from_create_to_report_and_meta(tmp_path: Path) -> None:
 def test_a_study_of_a_catalog_benchmark_rates_its_responses(tmp_path: Path, shared_data: Path) -> None:
     """``-b`` names the responses to rate, as in ``score`` and ``benchmark``; only ``--path FILE`` did, read as usr-tc.
 
-    USR's PersonaChat set: 60 contexts x 5 systems (../shared/data/README.md), and mousavi-turn adds each
-    context's reference as a ground-truth item: 300 + 60 = 360 items in 60 units; 1 annotator per unit: 60
-    assignments.
+    USR's PersonaChat set: 60 contexts x 5 systems (../shared/data/README.md). mousavi-turn shows each context's
+    reference as a candidate, and USR's reference is a system's, "Original Ground Truth": it is shown once, as that
+    system's (it was also a "ground-truth" item, 360 items, and that item held "New Human Generated"'s text): 300
+    items in 60 units; 1 annotator per unit: 60 assignments.
     """
     res = runner.invoke(app, ["study", "create", str(tmp_path / "s"), "-b", "usr-pc", "--annotators", "2",
                               "--per-item", "1", "--json"])  # fmt: skip
     assert res.exit_code == 0, res.output
     summary = json.loads(res.output.splitlines()[0])
-    assert (summary["items"], summary["units"], summary["assignments"]) == (360, 60, 60)
+    assert (summary["items"], summary["units"], summary["assignments"]) == (300, 60, 60)
+    assert summary["units_with_repeated_text"] == 0
+    rep = runner.invoke(app, ["study", "report", str(tmp_path / "s"), "-o", str(tmp_path / "r"), "--n-boot", "10"])
+    assert rep.exit_code == 0, rep.output
+    assert "- **Ground-truth response included as a candidate**: yes (60 contexts; in 60 of them a system's response " \
+           "is the reference, rated once, as that system's: Original Ground Truth)" in (tmp_path / "r.md").read_text()
 
 
 def test_create_takes_the_first_n_contexts_and_says_what_it_made(tmp_path: Path, shared_data: Path) -> None:
     """study create had no --limit (every input command has it), and printed its counts as JSON only.
 
-    USR-PC's first 2 contexts: 2 x 5 systems + 2 ground truths = 12 items in 2 units; each to both annotators.
+    USR-PC's first 2 contexts: 2 x 5 systems = 10 items in 2 units (the reference is a system's, shown once); each
+    to both annotators.
     A dialogue-level study without candidates takes the first N dialogues.
     """
     res = runner.invoke(app, ["study", "create", str(tmp_path / "s"), "-b", "usr-pc", "--limit", "2",
                               "--annotators", "2", "--per-item", "2"])  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert res.output.splitlines()[0] == (f"created {tmp_path / 's'}: 2 units (12 items) in 1 batch, 2 annotators, "
+    assert res.output.splitlines()[0] == (f"created {tmp_path / 's'}: 2 units (10 items) in 1 batch, 2 annotators, "
                                           "4 assignments; 0 qualification units, 0 attention units")  # fmt: skip
     dialogues, _ = dialogues_and_candidates(n_contexts=4)
     write_jsonl(tmp_path / "dialogues.jsonl", dialogues.values())
@@ -195,6 +202,24 @@ def test_a_protocol_showing_the_reference_on_a_table_without_one_is_said_at_crea
     assert f"(10 resamples, seed 0); warning: {rough}" in md and f"warning: {rough}" in rep.output
     assert "- **Ground-truth response included as a candidate**: no: the protocol includes it, but no candidate " \
            "had a reference" in md  # fmt: skip
+
+
+def test_create_says_where_two_candidates_of_a_context_show_the_same_text(tmp_path: Path) -> None:
+    """Two systems that said the same thing were two items of one unit, silently: an annotator rated one text twice,
+    perhaps two ways. The note names the first context and its systems; --json counts them."""
+    table = tmp_path / "mine.csv"
+    table.write_text("context,response,system\nHi!,Hello,a\nHi!,Hello,b\nHi!,Yo,c\nBye,See you,a\nBye,Ciao,b\n")
+    args = ["study", "create", "--path", str(table), "--response-col", "response", "--context-col", "context",
+            "--system-col", "system", "--annotators", "1", "--per-item", "1", "--protocol", "mousavi-turn"]
+    res = runner.invoke(app, [*args[:2], str(tmp_path / "s"), *args[2:]])
+    assert res.exit_code == 0, res.output
+    assert 'note: 1 of 2 contexts has two candidates with the same text (the first, the context ending "Hi!": a and ' \
+           "b): each is rated on its own, and one annotator's answers may differ; to have a text rated once, leave " \
+           "its twins out" in res.output  # fmt: skip
+    made = runner.invoke(app, [*args[:2], str(tmp_path / "j"), *args[2:], "--json"])
+    summary = json.loads(made.stdout.strip().splitlines()[-1])
+    assert summary["units_with_repeated_text"] == 1
+    assert summary["first_repeated_text"] == 'the context ending "Hi!": a and b'
 
 
 def test_create_in_a_database_named_by_db_and_read_back_through_the_study_folder(

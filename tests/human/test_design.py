@@ -105,6 +105,28 @@ def test_a_seed_gives_the_layout_it_gave_before(tmp_path: Path) -> None:
     }
 
 
+def test_the_reference_is_the_one_its_candidates_share_and_shown_once_when_a_system_said_it() -> None:
+    """USR's candidates take "Original Ground Truth" (OGT) as their reference, and OGT's own reference is "New Human
+    Generated" (NHG). The ground-truth item took the first candidate's reference, OGT's: every USR unit showed NHG's
+    text twice, once labelled ground truth, and OGT's text as a system only. Now the reference is the one most
+    candidates give (here "ogt"); a candidate already saying it is shown once, as its system's."""
+    from dialeval.human.design import build_units
+    from dialeval.schema import Candidate
+
+    proto = load_protocol("mousavi-turn")
+    dialogues, _ = dialogues_and_candidates(n_contexts=2)
+    usr = {"OGT": ("ogt", "nhg"), "NHG": ("nhg", "ogt"), "bot": ("hi", "ogt")}  # system: (text, reference)
+    cands = [Candidate(id=f"d0:{s}", dialogue_id="d0", turn_index=2, system=s, text=t, references=[r])
+             for s, (t, r) in usr.items()]  # fmt: skip
+    cands.append(Candidate(id="d1:bot", dialogue_id="d1", turn_index=2, system="bot", text="yo", references=["ref"]))
+    first, second = build_units(proto, dialogues, cands)
+    assert [(i["system"], i["text"]) for i in first.items] == [("OGT", "ogt"), ("NHG", "nhg"), ("bot", "hi")]
+    assert first.reference_as == "OGT"
+    # a reference no candidate says is its own item, after the first candidate with a reference (as before)
+    assert [(i["id"], i["text"]) for i in second.items] == [("d1:bot", "yo"), ("d1#2:ground-truth", "ref")]
+    assert second.reference_as == ""
+
+
 def test_a_shown_tag_must_be_there_and_agree_within_a_context() -> None:
     """lmstyle-sliders shows each context's requested style (its candidates' task tag): missing or mixed is an error."""
     from dialeval.errors import InputError

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from dialeval.data.benchmark import Benchmark
+from dialeval.words import one_line
 
 
 def entry_json_of(entry: Any) -> dict[str, Any]:
@@ -48,12 +49,6 @@ def example_of(bench: Benchmark) -> dict[str, Any] | None:
             "turns": [(t.speaker, t.text) for t in shown], "response": first.text}  # fmt: skip
 
 
-def _short(text: str, chars: int = EXAMPLE_CHARS) -> str:
-    """Return ``text`` on one line, cut to ``chars`` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= chars else line[: chars - 1] + "…"
-
-
 def report_of(bench: Benchmark, entry: Any = None) -> dict[str, Any]:
     """Return what ``data show`` prints: the counts, skips and warnings, the first item, the catalog's license."""
     report: dict[str, Any] = {"name": bench.name, "source": bench.source, **bench.counts()}
@@ -82,8 +77,8 @@ def print_report(report: dict[str, Any], console: Any) -> None:
         table.add_row("warning", warning)
     if (ex := report.get("example")) is not None:
         earlier = [f"({ex['earlier_turns']} earlier turns)"] if ex["earlier_turns"] else []
-        turns = [f"{speaker}: {_short(text)}" for speaker, text in ex["turns"]] or ["(no context)"]
-        lines = [f"item {ex['item_id']}", *earlier, *turns, f"response: {_short(ex['response'], EXAMPLE_CHARS - 7)}"]
+        turns = [f"{speaker}: {one_line(text, EXAMPLE_CHARS)}" for speaker, text in ex["turns"]] or ["(no context)"]
+        lines = [f"item {ex['item_id']}", *earlier, *turns, f"response: {one_line(ex['response'], EXAMPLE_CHARS - 7)}"]
         table.add_row("first item", escape("\n".join(lines)))
     cat = report.get("catalog")
     if cat is not None:

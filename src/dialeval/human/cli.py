@@ -20,7 +20,7 @@ from dialeval.commands.common import (
 )
 from dialeval.errors import DialevalError, InputError, UnknownNameError, check_at_most
 from dialeval.meta.caveats import rough_resamples
-from dialeval.words import counted, with_ci
+from dialeval.words import counted, some_of, with_ci
 
 if TYPE_CHECKING:
     from dialeval.human.protocol import Protocol
@@ -168,6 +168,10 @@ def create(
                    f"candidate has one (give {give}or a protocol without it)", err=True)  # fmt: skip
     if idle := summary["annotators_without_main_units"]:
         typer.echo(_idle_note(idle, summary), err=True)
+    if repeated := summary["units_with_repeated_text"]:  # an annotator rated one text twice, and was not told why
+        typer.echo(f"note: {some_of(repeated, summary['units'], 'context')} two candidates with the same text (the "
+                   f"first, {summary['first_repeated_text']}): each is rated on its own, and one annotator's answers "
+                   "may differ; to have a text rated once, leave its twins out", err=True)  # fmt: skip
     if as_json:
         typer.echo(json.dumps({**summary, "access": str(study_dir / "access.json")}))
         return

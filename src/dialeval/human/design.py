@@ -14,7 +14,7 @@ import json
 import math
 import random
 import secrets
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,6 +28,7 @@ from dialeval.human import store
 from dialeval.human.protocol import Protocol
 from dialeval.jsonl import json_problem
 from dialeval.schema import Candidate, Dialogue, Rating
+from dialeval.words import one_line
 
 GROUND_TRUTH = "ground-truth"
 ADMIN = "admin"
@@ -60,6 +61,7 @@ class Unit:
     context: list[dict[str, str]]
     items: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""  # the protocol's ``show_tag`` value, shown with the context
+    reference_as: str = ""  # the system whose response is the context's reference, shown once as that system's
 
 
 def build_units(
@@ -68,6 +70,8 @@ def build_units(
     """Group candidates by context (turn level) or take whole dialogues (dialogue level)."""
     prefix = "" if kind == "main" else f"{kind}:"
     units: dict[str, Unit] = {}
+    references: dict[str, Counter[str]] = defaultdict(Counter)  # unit -> its candidates' first references, counted
+    after: dict[str, int] = {}  # unit -> where its reference goes: after its first candidate that has one
     if protocol.level == "dialogue":
         wanted = list(dict.fromkeys(c.dialogue_id for c in candidates)) if candidates else list(dialogues)
         for did in wanted:
@@ -91,10 +95,45 @@ def build_units(
             )
         units[uid].items.append({"id": prefix + c.id, "system": c.system, "text": c.text})
         if protocol.include_ground_truth and c.references:
-            gt_id = f"{uid}:{GROUND_TRUTH}"
-            if all(i["id"] != gt_id for i in units[uid].items):
-                units[uid].items.append({"id": gt_id, "system": GROUND_TRUTH, "text": c.references[0]})
+            references[uid][c.references[0]] += 1
+            after.setdefault(uid, len(units[uid].items))
+    for uid, counts in references.items():
+        _add_reference(units[uid], counts.most_common(1)[0][0], after[uid])
     return list(units.values())
+
+
+def _add_reference(unit: Unit, text: str, at: int) -> None:
+    """Show the context's reference as a candidate at ``at``, unless a candidate of the unit already says it.
+
+    The reference is the one most of the unit's candidates give (USR's systems give "Original Ground Truth", whose
+    own reference is "New Human Generated"). Where a system's response is the reference (USR's "Original Ground
+    Truth"), it was shown twice, once as "ground-truth": it is now shown once, and rated as that system's.
+    """
+    if twin := next((item["system"] for item in unit.items if item["text"] == text), ""):
+        unit.reference_as = twin
+    else:
+        unit.items.insert(at, {"id": f"{unit.id}:{GROUND_TRUTH}", "system": GROUND_TRUTH, "text": text})
+
+
+def repeated_texts(units: Sequence[Unit]) -> list[str]:
+    """Name, for each unit that shows one text as two or more of its candidates, the candidates' systems.
+
+    Example:
+        >>> u = Unit("c1", "main", Dialogue(id="d", turns=[]), [{"speaker": "A", "text": "Tea?"}],
+        ...          [{"id": "c1:a", "system": "a", "text": "Ok."}, {"id": "c1:b", "system": "b", "text": "Ok."}])
+        >>> repeated_texts([u])
+        ['the context ending "Tea?": a and b']
+    """
+    out = []
+    for unit in units:
+        by_text: dict[str, list[str]] = defaultdict(list)
+        for item in unit.items:
+            if item["text"]:  # a dialogue-level unit's one item has none
+                by_text[item["text"]].append(item["system"])
+        if twins := [" and ".join(systems) for systems in by_text.values() if len(systems) > 1]:
+            last = one_line(unit.context[-1]["text"], 40) if unit.context else ""
+            out.append(f'the context ending "{last}": ' + "; ".join(twins))
+    return out
 
 
 def _shown_tag(protocol: Protocol, c: Candidate) -> str:
@@ -308,8 +347,9 @@ def create_study(
     Everything is checked before anything is written (see :func:`check_config`); a failure leaves nothing.
 
     Returns:
-        A summary with the counts of units, items, batches and assignments, and of annotators given
-        no main unit (more annotators than units times ``per_item``).
+        A summary with the counts of units, items, batches and assignments, of annotators given no main
+        unit (more annotators than units times ``per_item``), and of units showing one text as two of their
+        candidates (two systems that said the same; the first such unit named).
     """
     gold = list(qualification[1]) if qualification else []
     check_config(config, sorted({r.annotator for r in gold}), qualification=qualification is not None)
@@ -354,6 +394,8 @@ def create_study(
         "qualification_units": len(plan.quals),
         "attention_units": len(plan.checks),
         "annotators_without_main_units": sum(not any(b for _, b in plan.order.get(a, ())) for a in config.annotators),
+        "units_with_repeated_text": len(repeated := repeated_texts(plan.main)),
+        "first_repeated_text": repeated[0] if repeated else "",
     }
 
 
@@ -404,6 +446,8 @@ def _write_meta(conn: sa.Connection, protocol: Protocol, config: StudyConfig, pl
             {"key": "blind_key", "value": secrets.token_hex(16)},
             # the protocol's show_tag value per unit (e.g. the requested style)
             {"key": "unit_notes", "value": {u.id: u.note for u in plan.units().values() if u.note}},
+            # the units whose reference is a system's response, shown once as that system's (the report says so)
+            {"key": "reference_as", "value": {u.id: u.reference_as for u in plan.units().values() if u.reference_as}},
         ],
     )
 

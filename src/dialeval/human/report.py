@@ -105,6 +105,8 @@ class StudyData:
     attention: dict[str, tuple[int, int]]
     verdicts: dict[str, tuple[float, str]]  # worker -> (threshold, reason) of their qualification decision
     counts: dict[str, int]  # items per kind: main, qualification, attention
+    # unit -> the system whose response is its reference (shown once, as that system's)
+    reference_as: dict[str, str] = field(default_factory=dict)
 
 
 def read_study(url: str) -> StudyData:
@@ -128,6 +130,7 @@ def read_study(url: str) -> StudyData:
                 attention=attention_results(conn),
                 verdicts=verdicts,
                 counts={k: kinds.get(k, 0) for k in ("main", "qualification", "attention")},
+                reference_as=dict(store.get_meta(conn, "reference_as", default={})),  # absent before it was kept
             )
     finally:
         engine.dispose()
@@ -143,7 +146,7 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
     d = read_study(url)
     title = f"Human evaluation report: {d.protocol.name} v{d.protocol.version}"
     return title, [
-        _task_section(d.protocol, sum(s == GROUND_TRUTH for s in d.systems.values())),
+        _task_section(d.protocol, sum(s == GROUND_TRUTH for s in d.systems.values()), d.reference_as),
         _recruitment_section(d),
         _execution_section(d),
         _agreement_section(d, n_boot, seed),
@@ -151,28 +154,35 @@ def build_report(url: str, *, n_boot: int = 1000, seed: int = 0) -> tuple[str, l
     ]
 
 
-def _ground_truth(protocol: Protocol, n: int) -> str:
+def _ground_truth(protocol: Protocol, n: int, reference_as: dict[str, str]) -> str:
     """Say whether the study showed a reference as a candidate: what it did, not only what the protocol asks.
 
     Example:
         >>> from types import SimpleNamespace
         >>> p = SimpleNamespace(include_ground_truth=True)  # a protocol that asks for it
-        >>> _ground_truth(p, 0)
+        >>> _ground_truth(p, 0, {})
         'no: the protocol includes it, but no candidate had a reference'
-        >>> _ground_truth(p, 12)
+        >>> _ground_truth(p, 12, {})
         'yes (12 contexts)'
+        >>> _ground_truth(p, 1, {"c2": "Human", "c3": "Human"})
+        "yes (3 contexts; in 2 of them a system's response is the reference, rated once, as that system's: Human)"
     """
-    if n:
-        return f"yes ({counted(n, 'context')})"
+    if n or reference_as:
+        said = ""
+        if reference_as:
+            systems = ", ".join(sorted(set(reference_as.values())))
+            said = (f"; in {len(reference_as)} of them a system's response is the reference, rated once, as that "
+                    f"system's: {systems}")  # fmt: skip
+        return f"yes ({counted(n + len(reference_as), 'context')}{said})"
     return "no: the protocol includes it, but no candidate had a reference" if protocol.include_ground_truth else "no"
 
 
-def _task_section(protocol: Protocol, n_ground_truth: int) -> Section:
+def _task_section(protocol: Protocol, n_ground_truth: int, reference_as: dict[str, str]) -> Section:
     task = Section("Task")
     task.rows += [
         ("Evaluation granularity", f"{protocol.level}-level, {protocol.mode}"),
         ("Order", "all candidates of a context judged on one criterion before the next criterion"),
-        ("Ground-truth response included as a candidate", _ground_truth(protocol, n_ground_truth)),
+        ("Ground-truth response included as a candidate", _ground_truth(protocol, n_ground_truth, reference_as)),
     ]
     dims = [["dimension", "definition", "question", "answer format", "explanation options"]]
     for c in protocol.criteria:
