@@ -679,16 +679,20 @@ def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
 
 
 def _text_number_hint(value: object, name: str) -> str:
-    """Say how to mend a cell that holds a number as text (a column read as strings), else nothing.
+    """Say how to mend a cell that holds a number as text (a column read as strings) or a list of numbers, else nothing.
 
     Example:
         >>> _text_number_hint(" 4", "h"), _text_number_hint("n/a", "h")
         ('; numbers as text: pd.to_numeric(df["h"]) makes them numbers', '')
         >>> _text_number_hint("4,5", "h")
         '; a decimal comma: read the file with pd.read_csv(..., decimal=",")'
+        >>> _text_number_hint([4, 5], "h")
+        '; a list of ratings (one per annotator?): correlate with their mean, df["h"].map(statistics.mean)'
     """
     from dialeval.data._common import DECIMAL_COMMA
 
+    if isinstance(value, list) and value and all(isinstance(v, numbers.Real) for v in value):
+        return f'; a list of ratings (one per annotator?): correlate with their mean, df["{name}"].map(statistics.mean)'
     if not isinstance(value, str):
         return ""
     if DECIMAL_COMMA.fullmatch(value):

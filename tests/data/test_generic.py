@@ -706,3 +706,38 @@ def test_a_response_that_is_its_own_contexts_last_turn_gets_a_warning(tmp_path: 
     b = load_table(p, ColumnMapping(response="response", context="context"))
     assert b.warnings == ["1 of 2 responses is the same as the last turn of its context: does the context "
                           "column hold the reply too?"]
+
+
+def test_a_cell_holding_a_list_of_ratings_gives_one_rating_per_annotator_named_by_place(tmp_path: Path) -> None:
+    """DSTC10's and FED's form, {"annotations": {"overall": [4, 5, 4]}}, was 'expected a number, found [4, 5, 4]'
+    (and its error said the JSON record twice). Each value is an annotator's, named r1, r2, ... as the FED loader
+    names them; a null in the list is an empty rating; a list where an annotator column names one is refused."""
+    j = tmp_path / "d10.json"
+    rows = [{"context": "Hi!", "response": "Yo.", "model": "a", "annotations": {"overall": [4, 5, None]}},
+            {"context": "Hi!", "response": "Cats.", "model": "b", "annotations": {"overall": [1, 2, 1]}}]  # fmt: skip
+    j.write_text(json.dumps(rows))
+    rated = {"annotations.overall": "Overall"}
+    mapping = ColumnMapping(response="response", context="context", system="model", ratings=rated)
+    b = load_table(j, mapping)
+    assert sorted((r.item_id, r.annotator, r.value) for r in b.ratings) == [
+        ("d10-0000:a", "r1", 4.0), ("d10-0000:a", "r2", 5.0), ("d10-0000:b", "r1", 1.0), ("d10-0000:b", "r2", 2.0),
+        ("d10-0000:b", "r3", 1.0)]  # fmt: skip
+    assert dict(b.skipped) == {"empty rating (annotations.overall)": 1}
+    assert b.warnings == ['2 cells of the column "annotations.overall" held a list of ratings: each is one '
+                          "annotator's, named by its place in the list (r1, r2, ...), so r1 of two rows need not be "
+                          "one person"]  # fmt: skip
+    c = tmp_path / "lists.csv"  # pandas writes a list column to CSV as its repr
+    c.write_text('context,response,q\nHi!,Yo.,"[4, 5]"\n')
+    b = load_table(c, ColumnMapping(response="response", context="context", ratings={"q": "Overall"}))
+    assert [(r.annotator, r.value) for r in b.ratings] == [("r1", 4.0), ("r2", 5.0)]
+    c.write_text('context,response,q,who\nHi!,Yo.,"[4, 5]",ann\n')
+    with pytest.raises(InputError) as caught:
+        load_table(c, ColumnMapping(response="response", context="context", ratings={"q": "Overall"}, annotator="who"))
+    assert str(caught.value) == (f'{c}:2: field "q": a list of ratings, where the column "who" names the one annotator '
+                                 "of this rating: give one number per cell, or a list (one rating per annotator) "
+                                 "without naming them")  # fmt: skip
+    rows[0]["annotations"]["overall"] = {"mean": 4}
+    j.write_text(json.dumps(rows))
+    with pytest.raises(InputError) as caught:
+        load_table(j, mapping)
+    assert str(caught.value).count("(record 0 of the JSON array, counting from 0)") == 1

@@ -331,8 +331,8 @@ def _name(value: Any, where: Where, col: str) -> str:
     return _text(value, where, col)
 
 
-def _as_list(value: Any) -> Any:
-    r"""Return a text cell that holds a list of texts written out as that list; any other value as it is.
+def _as_list(value: Any, kinds: tuple[type, ...] = (str,)) -> Any:
+    r"""Return a text cell that holds a list of texts (of ``kinds``) written out as that list; any other value as it is.
 
     pandas writes a list column to CSV as Python's repr (``"['Hi!', 'Hello.']"``), a JSON dump as JSON; read as
     text, each such context was one turn that began with a bracket, silently.
@@ -340,6 +340,8 @@ def _as_list(value: Any) -> Any:
     Example:
         >>> _as_list("['Hi!', \"How's it going?\"]"), _as_list('["a", "b"]'), _as_list("[laughs]"), _as_list([1])
         (['Hi!', "How's it going?"], ['a', 'b'], '[laughs]', [1])
+        >>> _as_list("[4, 5, None]", RATING_KINDS), _as_list("[4, 5]")
+        ([4, 5, None], '[4, 5]')
     """
     text = value.strip() if isinstance(value, str) else ""
     if not (text.startswith("[") and text.endswith("]")):
@@ -351,7 +353,11 @@ def _as_list(value: Any) -> Any:
             parsed = ast.literal_eval(text)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return value
-    return parsed if isinstance(parsed, list) and all(isinstance(x, str) for x in parsed) else value
+    return parsed if isinstance(parsed, list) and all(isinstance(x, kinds) for x in parsed) else value
+
+
+#: What a list of ratings in a cell may hold (a word of ``labels``, a number, or nothing), for :func:`_as_list`.
+RATING_KINDS = (str, int, float, type(None))
 
 
 def _texts(value: Any, where: Where, col: str) -> list[str]:
@@ -461,7 +467,7 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
     if labels and isinstance(value, str) and value.strip() in labels:
         return float(labels[value.strip()])
     try:
-        return number(value, where, col)
+        return number(value, Where(where.path, where.line), col)  # its message is said again below, with the record
     except InputError as exc:
         text = value.strip() if isinstance(value, str) else ""
         if isinstance(value, bool):  # JSON's true/false for a yes/no question
@@ -493,6 +499,7 @@ class _TableBuilder:
     rated: dict[tuple[str, str, str], Where] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
     lists: Counter[str] = field(default_factory=Counter)  # cells of each column read as a list written as text
+    rating_lists: Counter[str] = field(default_factory=Counter)  # rating cells of each column holding a list
     per_system: Counter[tuple[str, str]] = field(default_factory=Counter)
     pseudonyms: dict[str, str] = field(default_factory=dict)
 
@@ -580,28 +587,43 @@ class _TableBuilder:
         annotator = _name(rec[m.annotator], where, m.annotator) if m.annotator else "annotator"
         if m.pseudonymise:
             annotator = self.pseudonyms.setdefault(annotator, f"annotator-{len(self.pseudonyms) + 1:03d}")
-        cells = [(c, d, annotator) for c, d in m.ratings.items()]
-        cells += [(c, m.dimension, a) for c, a in m.annotator_columns.items()]
-        for template, dim, who in cells:
+        cells = [(c, d, annotator, bool(m.annotator)) for c, d in m.ratings.items()]
+        cells += [(c, m.dimension, a, True) for c, a in m.annotator_columns.items()]
+        for template, dim, who, named in cells:
             col = _expand(template, system_name)
-            value = rec[col]
-            if value is None or (isinstance(value, str) and not value.strip()):
-                self.skipped[f"empty rating ({col})"] += 1
+            value = _as_list(rec[col], RATING_KINDS)
+            if not isinstance(value, list):
+                self.rate_one(where, col, value, (item, dim, who))
                 continue
-            number_value = _rating(value, where, col, m.labels)
-            bounds = scale_range(m.scale_of(dim))
-            if bounds is not None and not bounds[0] <= number_value <= bounds[1]:
-                raise where.error(f"{number_value:g} is outside the scale {m.scale_of(dim)}", field=col)
-            key = (item, dim, who)
-            if key in self.rated:
-                raise where.error(
-                    f'annotator "{who}" rates item "{item}" on "{dim}" twice (first on line {self.rated[key].line})',
-                    field=col,
-                )
-            self.rated[key] = where
-            self.ratings.append(
-                Rating(item_id=item, dimension=dim, annotator=who, value=number_value, scale=m.scale_of(dim))
-            )  # fmt: skip
+            if named:  # one annotator per row (or per column), and a list of several
+                by = f'the column "{m.annotator}"' if m.annotator else "its column"
+                raise where.error(f"a list of ratings, where {by} names the one annotator of this rating: give one "
+                                  "number per cell, or a list (one rating per annotator) without naming them",
+                                  field=col)  # fmt: skip
+            self.rating_lists[col] += 1
+            for k, one in enumerate(value):  # no annotator ids: named by place, as FED's annotations are
+                self.rate_one(where, col, one, (item, dim, f"r{k + 1}"))
+            if not value:
+                self.skipped[f"empty rating ({col})"] += 1
+
+    def rate_one(self, where: Where, col: str, value: Any, key: tuple[str, str, str]) -> None:
+        """Keep one rating ``value`` of the cell ``col`` as ``key`` (item, dimension, annotator); skip an empty one."""
+        if value is None or (isinstance(value, str) and not value.strip()):
+            self.skipped[f"empty rating ({col})"] += 1
+            return
+        item, dim, who = key
+        scale = self.mapping.scale_of(dim)
+        number_value = _rating(value, where, col, self.mapping.labels)
+        bounds = scale_range(scale)
+        if bounds is not None and not bounds[0] <= number_value <= bounds[1]:
+            raise where.error(f"{number_value:g} is outside the scale {scale}", field=col)
+        if key in self.rated:
+            raise where.error(
+                f'annotator "{who}" rates item "{item}" on "{dim}" twice (first on line {self.rated[key].line})',
+                field=col,
+            )
+        self.rated[key] = where
+        self.ratings.append(Rating(item_id=item, dimension=dim, annotator=who, value=number_value, scale=scale))
 
 
 def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = None) -> Benchmark:
@@ -778,6 +800,9 @@ def build_table(
     bench = Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source)
     bench.warnings += [f'{counted(n, "cell")} of the column "{col}" held a list written as text (as pandas writes a '
                        "list column to CSV): read as the list" for col, n in build.lists.items()]  # fmt: skip
+    bench.warnings += [f'{counted(n, "cell")} of the column "{col}" held a list of ratings: each is one annotator\'s, '
+                       "named by its place in the list (r1, r2, ...), so r1 of two rows need not be one person"
+                       for col, n in build.rating_lists.items()]  # fmt: skip
     return bench, row_items
 
 
