@@ -248,11 +248,15 @@ def _binary_files(tmp_path: Path) -> list[tuple[Path, str]]:
     with sqlite3.connect(tmp_path / "study.db") as db:
         db.execute("create table t (x)")
     (tmp_path / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504))
-    return [(book, "a ZIP archive (an Excel .xlsx or OpenDocument workbook?)"),
-            (tmp_path / "ratings.parquet", "a Parquet file"),
-            (tmp_path / "ratings.csv", "gzipped (only a name ending in .gz is unzipped)"),
-            (tmp_path / "study.db", "an SQLite database"),
-            (tmp_path / "old.xls", "an Excel 97-2003 workbook (.xls)")]  # fmt: skip
+    text = 'save it as UTF-8 text (a sheet as "CSV UTF-8")'
+    parquet = 'write it as JSON lines, pd.read_parquet(path).to_json("my.jsonl", orient="records", lines=True), or ' \
+              "give dialeval.score the DataFrame"  # fmt: skip
+    return [(book, f"a ZIP archive (an Excel .xlsx or OpenDocument workbook?): {text}"),
+            (tmp_path / "ratings.parquet", f"a Parquet file: {parquet}"),
+            (tmp_path / "ratings.csv", "gzipped (only a name ending in .gz is unzipped): end its name with .gz, or "
+                                       "unzip it"),
+            (tmp_path / "study.db", f"an SQLite database: {text}"),
+            (tmp_path / "old.xls", f"an Excel 97-2003 workbook (.xls): {text}")]  # fmt: skip
 
 
 def test_a_binary_file_given_for_text_is_named_for_what_it_is(tmp_path: Path) -> None:
@@ -264,7 +268,7 @@ def test_a_binary_file_given_for_text_is_named_for_what_it_is(tmp_path: Path) ->
         for read in (lambda p=p: list(iter_objects(p)), lambda p=p: read_text(p)):
             with pytest.raises(InputError) as caught:
                 read()
-            assert str(caught.value) == f'{p}:1: not text but {kind}: save it as UTF-8 text (a sheet as "CSV UTF-8")'
+            assert str(caught.value) == f"{p}:1: not text but {kind}"
 
 
 def test_load_yaml_refuses_a_key_twice_at_any_depth_and_keeps_merges(tmp_path: Path) -> None:

@@ -88,13 +88,16 @@ _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 WIDE_TEXT = 'UTF-16 or UTF-32 text, and this reads UTF-8: save it as UTF-8 (in Excel: "CSV UTF-8", not "Unicode Text")'
 
 
-#: The first bytes of binary files given where text is read, and what each is.
+#: How to make a file UTF-8 text, where nothing more fitting is known.
+_AS_TEXT = 'save it as UTF-8 text (a sheet as "CSV UTF-8")'
+#: The first bytes of binary files given where text is read, what each is, and how to make it text.
 _BINARY = (
-    (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx or OpenDocument workbook?)"),
-    (b"\xd0\xcf\x11\xe0", "an Excel 97-2003 workbook (.xls)"),
-    (b"PAR1", "a Parquet file"),
-    (b"\x1f\x8b", "gzipped (only a name ending in .gz is unzipped)"),
-    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx or OpenDocument workbook?)", _AS_TEXT),
+    (b"\xd0\xcf\x11\xe0", "an Excel 97-2003 workbook (.xls)", _AS_TEXT),
+    (b"PAR1", "a Parquet file", 'write it as JSON lines, pd.read_parquet(path).to_json("my.jsonl", orient="records", '
+     'lines=True), or give dialeval.score the DataFrame'),
+    (b"\x1f\x8b", "gzipped (only a name ending in .gz is unzipped)", "end its name with .gz, or unzip it"),
+    (b"SQLite format 3\x00", "an SQLite database", _AS_TEXT),
 )
 
 
@@ -107,13 +110,13 @@ def _not_text(head: bytes, p: Path) -> None:
         >>> _not_text(b"PAR1 and more", Path("r.parquet"))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        dialeval.errors.InputError: r.parquet:1: not text but a Parquet file: save it as UTF-8 text (a sheet as ...
+        dialeval.errors.InputError: r.parquet:1: not text but a Parquet file: write it as JSON lines, pd.read_parquet...
     """
     if head.startswith(_WIDE_BOMS):
         raise InputError(WIDE_TEXT, path=p, line=1)
-    for magic, kind in _BINARY:
+    for magic, kind, fix in _BINARY:
         if head.startswith(magic):
-            raise InputError(f'not text but {kind}: save it as UTF-8 text (a sheet as "CSV UTF-8")', path=p, line=1)
+            raise InputError(f"not text but {kind}: {fix}", path=p, line=1)
 
 
 def _not_utf8(byte: int, column: int) -> str:
