@@ -736,6 +736,9 @@ def test_a_cell_holding_a_list_of_ratings_gives_one_rating_per_annotator_named_b
     assert str(caught.value) == (f'{c}:2: field "q": a list of ratings, where the column "who" names the one annotator '
                                  "of this rating: give one number per cell, or a list (one rating per annotator) "
                                  "without naming them")  # fmt: skip
+    with pytest.raises(InputError, match=r'where annotator_columns \("alice"\) names the one annotator'):
+        load_table(c, ColumnMapping(response="response", context="context", annotator_columns={"q": "alice"},
+                                    dimension="Overall"))  # fmt: skip
     rows[0]["annotations"]["overall"] = {"mean": 4}
     j.write_text(json.dumps(rows))
     with pytest.raises(InputError) as caught:

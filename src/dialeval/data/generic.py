@@ -596,7 +596,7 @@ class _TableBuilder:
                 self.rate_one(where, col, value, (item, dim, who))
                 continue
             if named:  # one annotator per row (or per column), and a list of several
-                by = f'the column "{m.annotator}"' if m.annotator else "its column"
+                by = f'the column "{m.annotator}"' if m.annotator else f'annotator_columns ("{who}")'
                 raise where.error(f"a list of ratings, where {by} names the one annotator of this rating: give one "
                                   "number per cell, or a list (one rating per annotator) without naming them",
                                   field=col)  # fmt: skip
