@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from dialeval.errors import InputError, UnknownNameError, ensure_unique
 from dialeval.metrics import METRICS, load_builtin_metrics
 from dialeval.metrics.base import PREFIXES, Metric, configured, metric_by_output
-from dialeval.words import some_of
+from dialeval.words import one_line, some_of
 
 if TYPE_CHECKING:
     from dialeval.schema import Candidate
@@ -277,9 +277,10 @@ def resolve_metrics(
         given = {**by_family.get("*", {}), **by_family.get(cls.name, {})}
         reason = cls.unavailable_reason(given)
         if reason is None and candidates is not None and cls.needs_references:
-            lacking = [c.id for c in candidates if not c.references]
-            if lacking:
-                first = f' (the first: item "{lacking[0]}")' if len(lacking) < len(candidates) else ""
+            lacking = [c for c in candidates if not c.references]
+            if lacking:  # its response, which a table's user can search for: an own table's ids are no line numbers
+                said = f'item "{lacking[0].id}", response "{one_line(lacking[0].text, 40)}"'
+                first = f" (the first: {said})" if len(lacking) < len(candidates) else ""
                 reason = f"{some_of(len(lacking), len(candidates), 'item')} no reference{first}"
         if reason is None:
             ready.append(cls)
