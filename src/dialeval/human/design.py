@@ -105,9 +105,9 @@ def build_units(
 def _add_reference(unit: Unit, text: str, at: int) -> None:
     """Show the context's reference as a candidate at ``at``, unless a candidate of the unit already says it.
 
-    The reference is the one most of the unit's candidates give (USR's systems give "Original Ground Truth", whose
-    own reference is "New Human Generated"). Where a system's response is the reference (USR's "Original Ground
-    Truth"), it was shown twice, once as "ground-truth": it is now shown once, and rated as that system's.
+    The reference is the one most of the unit's candidates give (USR's give "Original Ground Truth"'s response,
+    whose own reference is "New Human Generated"'s). Where a candidate says it (USR's "Original Ground Truth"), it
+    is shown once, as that system's, and the unit records which system that is.
     """
     if twin := next((item["system"] for item in unit.items if item["text"] == text), ""):
         unit.reference_as = twin
