@@ -449,6 +449,12 @@ def _content(value: Any, where: Where, col: str) -> str:
     return "\n".join(t for t in texts if t)
 
 
+#: A number of a cell that holds several (``4;5;3``, ``4 5 3``, ``4,5,3``; not ``4,5``, a decimal comma, nor ``4/5``).
+_SEVERAL = re.compile(r"-?\d+(?:\.\d+)?")
+_SEVERAL_CELL = re.compile(r"\s*-?\d+(?:\.\d+)?(?:\s*[;|]\s*-?\d+(?:\.\d+)?|\s+-?\d+(?:\.\d+)?)+\s*"
+                           r"|\s*\d+(?:\s*,\s*\d+){2,}\s*")
+#: A rating written with its scale's top (``4/5``, ``7 / 10``).
+_OUT_OF = re.compile(r"\s*(\d+(?:\.\d+)?)\s*/\s*(\d+)\s*")
 #: What crowd exports write in a rating cell for no rating (the cell is to be left empty instead).
 _NO_RATING = {"n/a", "na", "none", "null", "nan", "-", "?", "--"}
 
@@ -463,6 +469,10 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: r.csv:2: field "q": expected a number, found 'Good': ratings as words need ...
+        >>> _rating("4; 5; 3", Where("r.csv", 2), "q", {})
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: r.csv:2: field "q": ... several ratings in one cell? write them as a list, ...
     """
     if labels and isinstance(value, str) and value.strip() in labels:
         return float(labels[value.strip()])
@@ -476,6 +486,10 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
             fix = f"give a number or one of the labels ({', '.join(labels)})"
         elif DECIMAL_COMMA.fullmatch(text):
             fix = f"a decimal comma: write {text.replace(',', '.')} (or export the sheet with a decimal point)"
+        elif len(several := _SEVERAL.findall(text)) > 1 and _SEVERAL_CELL.fullmatch(text):  # "4;5;3", "4 5 3"
+            fix = f"several ratings in one cell? write them as a list, [{', '.join(several)}]: one per annotator"
+        elif out_of := _OUT_OF.fullmatch(text):  # "4/5": a rating and its scale's top
+            fix = f"a rating out of {out_of[2]}? write {out_of[1]}, and give its scale (--scale, e.g. 1-{out_of[2]})"
         elif text.casefold() in _NO_RATING or not re.search(r"[^\W\d_]", text):  # "N/A", "-": no rating
             fix = "leave the cell empty where there is no rating (it is skipped and counted)"
         else:  # "Good", "Very poor": a scale of words
