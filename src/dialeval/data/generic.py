@@ -449,8 +449,9 @@ def _content(value: Any, where: Where, col: str) -> str:
     return "\n".join(t for t in texts if t)
 
 
-#: A number of a cell that holds several (``4;5;3``, ``4 5 3``, ``4,5,3``; not ``4,5``, a decimal comma, nor ``4/5``).
-_SEVERAL = re.compile(r"-?\d+(?:\.\d+)?")
+#: A number in a cell, and a cell that holds several (``4;5;3``, ``4 5 3``, ``4,5,3``; not ``4,5``, a decimal comma,
+#: nor ``4/5``).
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _SEVERAL_CELL = re.compile(r"\s*-?\d+(?:\.\d+)?(?:\s*[;|]\s*-?\d+(?:\.\d+)?|\s+-?\d+(?:\.\d+)?)+\s*"
                            r"|\s*\d+(?:\s*,\s*\d+){2,}\s*")
 #: A rating written with its scale's top (``4/5``, ``7 / 10``).
@@ -486,8 +487,9 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
             fix = f"give a number or one of the labels ({', '.join(labels)})"
         elif DECIMAL_COMMA.fullmatch(text):
             fix = f"a decimal comma: write {text.replace(',', '.')} (or export the sheet with a decimal point)"
-        elif len(several := _SEVERAL.findall(text)) > 1 and _SEVERAL_CELL.fullmatch(text):  # "4;5;3", "4 5 3"
-            fix = f"several ratings in one cell? write them as a list, [{', '.join(several)}]: one per annotator"
+        elif _SEVERAL_CELL.fullmatch(text):  # "4;5;3", "4 5 3": it holds two numbers or more
+            fix = f"several ratings in one cell? write them as a list, [{', '.join(_NUMBER.findall(text))}]: one per " \
+                  "annotator"  # fmt: skip
         elif out_of := _OUT_OF.fullmatch(text):  # "4/5": a rating and its scale's top
             fix = f"a rating out of {out_of[2]}? write {out_of[1]}, and give its scale (--scale, e.g. 1-{out_of[2]})"
         elif text.casefold() in _NO_RATING or not re.search(r"[^\W\d_]", text):  # "N/A", "-": no rating
