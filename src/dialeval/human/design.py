@@ -70,8 +70,6 @@ def build_units(
     """Group candidates by context (turn level) or take whole dialogues (dialogue level)."""
     prefix = "" if kind == "main" else f"{kind}:"
     units: dict[str, Unit] = {}
-    references: dict[str, Counter[str]] = defaultdict(Counter)  # unit -> its candidates' first references, counted
-    after: dict[str, int] = {}  # unit -> where its reference goes: after its first candidate that has one
     if protocol.level == "dialogue":
         wanted = list(dict.fromkeys(c.dialogue_id for c in candidates)) if candidates else list(dialogues)
         for did in wanted:
@@ -81,6 +79,8 @@ def build_units(
             u.items.append({"id": prefix + did, "system": "", "text": ""})
             units[u.id] = u
         return list(units.values())
+    references: dict[str, Counter[str]] = defaultdict(Counter)  # unit -> its candidates' first references, counted
+    after: dict[str, int] = {}  # unit -> where its reference goes: after its first candidate that has one
     for c in candidates:
         d = _dialogue(dialogues, c.dialogue_id)
         uid = prefix + c.context_id
