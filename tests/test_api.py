@@ -344,11 +344,12 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
          'data: field "response": appears twice in the header (columns 2 and 3)'),
         (lambda: dialeval.correlate(pd.concat([RATED, RATED[["h"]]], axis=1), "h", ["m"]),
          'data: field "h": appears twice in the header (columns 2 and 3)'),
-        # a response that is its own reference or context: BLEU 1.0 against itself, with no word
+        # a response that is its own reference: BLEU 1.0 against itself, with no word
         (lambda: dialeval.score(ROWS, ["bleu"], reference_col="response", cache=False),
          'field "reference_col": column "response" is the response column: each response would be its own reference'),
+        # the context column as the response column reads a chat log's messages only: text there is refused
         (lambda: dialeval.score(ROWS, ["length"], context_col="response", cache=False),
-         'field "context_col": column "response" is the response column: each response would be its own context'),
+         'data:1: field "response": the context column is the response column, which reads a chat log\'s messages'),
         # a human column named as a metric too: it was correlated with itself, 1.0
         (lambda: dialeval.correlate(RATED, "h", ["m", "h"]),
          'field "metrics": "h" is a human column too: a column agrees with itself'),
@@ -533,6 +534,18 @@ def test_a_context_of_chat_messages_scores_as_its_turns() -> None:
     as_text = dialeval.score([{"context": "Hi! How are you?", "response": "Fine, thanks."}], ["embedding"],
                              cache=False, progress=False)  # fmt: skip
     assert as_messages["sbert_context"].tolist() == as_text["sbert_context"].tolist()
+
+
+def test_a_chat_log_named_as_context_and_response_scores_its_last_message() -> None:
+    """A log whose last message is the reply (no response column) had no reading; naming its column as both
+    scores that message against the messages before it, as the same turns given apart do."""
+    log = [{"role": "user", "content": "Hi! How are you?"}, {"role": "assistant", "content": "Fine, thanks."}]
+    as_log = dialeval.score(pd.DataFrame({"messages": [log]}), ["embedding"], context_col="messages",
+                            response_col="messages", cache=False, progress=False)  # fmt: skip
+    apart = dialeval.score([{"context": "Hi! How are you?", "response": "Fine, thanks."}], ["embedding"],
+                           cache=False, progress=False)  # fmt: skip
+    assert as_log["sbert_context"].tolist() == apart["sbert_context"].tolist()
+    assert as_log["messages"].tolist() == [log]  # the input's column is kept as given
 
 
 def test_a_table_file_pandas_reads_names_its_reader(tmp_path: Path) -> None:

@@ -311,15 +311,20 @@ def test_an_option_nothing_reads_is_refused_not_dropped(tmp_path: Path) -> None:
 
 def test_the_response_column_as_its_own_context_or_reference_is_refused(tmp_path: Path) -> None:
     """--reference-col response scored each response against itself (BLEU 1.0) and --context-col response gave
-    each response itself as its context, with no word: a copy-paste slip that made every figure meaningless."""
+    each response itself as its context, with no word: a copy-paste slip that made every figure meaningless.
+    The context column may be the response column only where it holds chat logs (their last message the reply):
+    text there is refused at its first row."""
     from tests.commands.cli_runner import invoke, refused
 
     (tmp_path / "t.csv").write_text("response,ref\nyo there,yo here\n")
     base = ["score", "--path", tmp_path / "t.csv", "--response-col", "response", "-m", "bleu", "--no-cache"]
-    for option, own in (("--reference-col", "reference"), ("--context-col", "context")):
-        res = invoke(*base, option, "response", "-o", tmp_path / "s.jsonl")
-        refused(res, f'field "{option}": column "response" is the response column: each response would be its '
-                     f"own {own}")
+    res = invoke(*base, "--reference-col", "response", "-o", tmp_path / "s.jsonl")
+    refused(res, 'field "--reference-col": column "response" is the response column: each response would be its own '
+                 "reference")
+    res = invoke(*base, "--context-col", "response", "-o", tmp_path / "s.jsonl")
+    refused(res, f'{tmp_path / "t.csv"}:2: field "response": the context column is the response column, which reads a '
+                 "chat log's messages (the last, the assistant's, the reply scored); this cell is a str, not "
+                 "messages: give the response in a column of its own")
     assert not (tmp_path / "s.jsonl").exists()
 
 

@@ -517,7 +517,8 @@ def test_a_context_in_the_messages_form_of_chat_logs_is_read_as_its_turns(tmp_pa
     said = {"two": 'field "messages.1": two "user" messages in a row: the turns of a context alternate between two '
                    "speakers; join them into one message",
             "ends": 'field "messages.2": the last message is the assistant\'s: the response answers the last turn, so '
-                    "the context ends with the user's",
+                    "the context ends with the user's; to score that message, name this column as the response "
+                    "column too",
             "keys": 'field "messages.0": expected a message {"role": ..., "content": ...}, found the keys role, text',
             "image": 'field "messages.0.content.1": a part of type "image_url": only text is scored; leave it out, '
                      "or say what it showed in a text part",
@@ -529,6 +530,42 @@ def test_a_context_in_the_messages_form_of_chat_logs_is_read_as_its_turns(tmp_pa
         with pytest.raises(InputError) as caught:
             load_table(j, ColumnMapping(response="reply", context="messages"))
         assert str(caught.value) == f"{j}:1: {said[case]}"
+
+
+def test_a_chat_log_column_named_as_context_and_response_scores_its_last_message(tmp_path: Path) -> None:
+    """A whole conversation as messages, the reply the last (the assistant's), had no reading: the context refused
+    its last message ("the last message is the assistant's"), and naming the column as the response too was
+    refused before any row ("each response would be its own context"). Now that names the split: the last
+    message is the response, the messages before it the context; a cell that is not such a log is refused."""
+    j = tmp_path / "chats.jsonl"
+    chat = [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi!"},
+            {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "How are you?"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Fine."}]}]  # fmt: skip
+    j.write_text(json.dumps({"messages": chat}) + "\n" + json.dumps({"messages": chat[:3]}) + "\n")
+    split = ColumnMapping(response="messages", context="messages")
+    b = load_table(j, split)
+    assert [(c.text, c.turn_index) for c in b.candidates] == [("Fine.", 3), ("Hello.", 1)]
+    assert [[t.text for t in d.turns] for d in b.dialogues.values()] == [["Hi!", "Hello.", "How are you?"], ["Hi!"]]
+    assert dict(b.skipped) == {SYSTEM_MESSAGE: 2}
+    bad = {"text": "Hi!", "user last": chat[:4], "empty reply": [chat[1], {"role": "assistant", "content": " "}],
+           "null": None}  # fmt: skip
+    said = {"text": 'field "messages": the context column is the response column, which reads a chat log\'s messages '
+                    "(the last, the assistant's, the reply scored); this cell is a str, not messages: give the "
+                    "response in a column of its own",
+            "user last": 'field "messages.3": the last message is the "user" role\'s: the column is the response '
+                         "column too, so its last message is the reply scored, the assistant's",
+            "empty reply": 'field "messages.1.content": no value: the last message, the reply scored, is empty',
+            "null": 'field "messages": the context column is the response column, which reads a chat log\'s '
+                    "messages (the last, the assistant's, the reply scored); this cell is empty: give the response "
+                    "in a column of its own"}  # fmt: skip
+    for case, messages in bad.items():
+        j.write_text(json.dumps({"messages": messages}) + "\n")
+        with pytest.raises(InputError) as caught:
+            load_table(j, split)
+        assert str(caught.value) == f"{j}:1: {said[case]}", case
+    j.write_text(json.dumps({"messages": bad["empty reply"]}) + "\n")
+    kept = load_table(j, ColumnMapping(response="messages", context="messages", keep_empty_responses=True))
+    assert [c.text for c in kept.candidates] == [""]  # as an empty response cell is kept
 
 
 def test_a_message_content_in_parts_is_read_as_the_text_of_its_parts(tmp_path: Path) -> None:

@@ -60,7 +60,8 @@ class ColumnMapping:
     """Which column holds what.
 
     Attributes:
-        response: The response column.
+        response: The response column. It may be the context column where that holds a chat log's messages
+            ending with the assistant's: that last message is the response, the messages before it the context.
         context: The context column (empty contexts give zero-turn dialogues).
         turn_separator: Splits the context into turns (speakers alternate "A"/"B",
             the response speaker "B" following the last turn).
@@ -149,17 +150,19 @@ class ColumnMapping:
 
 
 #: What a role would be if it read the response column (:func:`check_response_roles`).
-_OWN = {"context": "its own context", "references": "its own reference", "knowledge": "its own grounding"}
+_OWN = {"references": "its own reference", "knowledge": "its own grounding"}
 
 
 def check_response_roles(
     response: str, roles: Mapping[str, str | Sequence[str] | None], *, path: Path | None = None,
     lines: Mapping[str, int | None] | None = None,
 ) -> None:  # fmt: skip
-    """Refuse a context, reference or knowledge column that is the response column: each response would be its own.
+    """Refuse a reference or knowledge column that is the response column: each response would be its own.
 
     ``roles`` maps each field (an option, a mapping key or an argument, as the caller names it) to its column(s);
     the fields end in ``context``, ``reference(s)`` or ``knowledge`` (with ``_col`` or ``--...-col`` around them).
+    A context column may be the response column: it then holds a chat log's messages, the last of them the
+    response (:func:`_messages`, which refuses any other cell there).
 
     Example:
         >>> check_response_roles("reply", {"--context-col": "history", "--reference-col": ["gold", "reply"]})
@@ -170,7 +173,7 @@ would be its own reference
     """
     for key, columns in roles.items():
         given = [columns] if isinstance(columns, str) else list(columns or ())
-        if response in given:
+        if response in given and "context" not in key:
             own = next(why for role, why in _OWN.items() if role.rstrip("s") in key)
             raise InputError(f'column "{response}" is the response column: each response would be {own}',
                              path=path, line=(lines or {}).get(key), field=key)  # fmt: skip
@@ -381,12 +384,13 @@ def _text_list(value: Any, sep: str, where: Where, col: str, *, turns: bool = Fa
 SYSTEM_MESSAGE = 'system message (a "system" role\'s prompt is no turn of either speaker)'
 
 
-def _messages(value: list[Any], where: Where, col: str) -> tuple[list[str], int]:
+def _messages(value: list[Any], where: Where, col: str, *, reply: bool = False) -> tuple[list[str], int]:
     """Return the turns of a context in a chat log's messages form, and how many system messages it left out.
 
     The form of chat APIs and their logs: ``[{"role": "user", "content": "Hi"}, {"role": "assistant", ...}]``.
     The roles must alternate, as the speakers of every context do, and the last message must not be the
-    assistant's: the response answers the last turn.
+    assistant's: the response answers the last turn. With ``reply`` (the column is the response column too)
+    the last message must be the assistant's: it is the response, the last of the turns returned.
 
     Example:
         >>> _messages([{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi!"}], Where("c"), "x")
@@ -395,6 +399,9 @@ def _messages(value: list[Any], where: Where, col: str) -> tuple[list[str], int]
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: c: field "x.1": two "user" messages in a row: the turns of a context alternate ...
+        >>> _messages([{"role": "user", "content": "Hi!"}, {"role": "assistant", "content": "Hello."}], Where("c"), "x",
+        ...           reply=True)
+        (['Hi!', 'Hello.'], 0)
     """
     turns: list[str] = []
     roles: list[str] = []
@@ -412,9 +419,15 @@ def _messages(value: list[Any], where: Where, col: str) -> tuple[list[str], int]
                               "speakers; join them into one message", field=place)  # fmt: skip
         turns.append(_content(message["content"], where, f"{place}.content"))
         roles.append(role)
-    if roles and roles[-1] == "assistant":
+    last = f"{col}.{len(value) - 1}"
+    if reply and (not roles or roles[-1] != "assistant"):
+        found = f'the "{roles[-1]}" role\'s' if roles else "none"
+        raise where.error(f"the last message is {found}: the column is the response column too, so its last message "
+                          "is the reply scored, the assistant's", field=last if roles else col)  # fmt: skip
+    if roles and roles[-1] == "assistant" and not reply:
         raise where.error("the last message is the assistant's: the response answers the last turn, so the context "
-                          "ends with the user's", field=f"{col}.{len(value) - 1}")  # fmt: skip
+                          "ends with the user's; to score that message, name this column as the response column too",
+                          field=last)  # fmt: skip
     return turns, len(value) - len(turns)
 
 
@@ -536,8 +549,15 @@ class _TableBuilder:
         m = self.mapping
         raw = self.listed(rec, m.context)
         system = 0
+        reply = m.context == m.response  # a chat log's messages, the last the response (:class:`ColumnMapping`)
         if isinstance(raw, list) and any(isinstance(v, dict) for v in raw):  # a chat log's [{"role", "content"}]
-            lines, system = _messages(raw, where, m.context or "")
+            lines, system = _messages(raw, where, m.context or "", reply=reply)
+            lines = lines[:-1] if reply else lines
+        elif reply:
+            kind = "empty" if raw is None or raw == "" or raw == [] else f"a {type(raw).__name__}, not messages"
+            raise where.error(f"the context column is the response column, which reads a chat log's messages (the "
+                              f"last, the assistant's, the reply scored); this cell is {kind}: give the response in "
+                              "a column of its own", field=m.context)  # fmt: skip
         else:
             lines = _text_list(raw, m.turn_separator, where, m.context or "", turns=True)
         context = json.dumps(lines)  # the turns: a string split on the separator, or a list already split
@@ -571,7 +591,13 @@ class _TableBuilder:
 
         # a system numbered 3 is "3", as an id, annotator or tag is (it was "expected a string, found int")
         system = system_name or (_name(rec[m.system], where, m.system) if m.system else "") or UNKNOWN_SYSTEM
-        response = _text(rec[col(m.response)], where, col(m.response))
+        if col(m.response) == m.context:  # the last of a chat log's messages (:meth:`dialogue` checked the cell)
+            response = _messages(_as_list(rec[m.context]), where, m.context, reply=True)[0][-1]
+            if not response.strip() and not m.keep_empty_responses:
+                raise where.error("no value: the last message, the reply scored, is empty",
+                                  field=f"{m.context}.{len(rec[m.context]) - 1}.content")  # fmt: skip
+        else:
+            response = _text(rec[col(m.response)], where, col(m.response))
         refs = [r for c in m.references for r in _texts(self.listed(rec, col(c)), where, col(c))]
         tags = {"system": system, **{t: _name(rec[t], where, t) for t in m.tags}}
         key = (did, system, response)
@@ -776,6 +802,8 @@ def _check_responses(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: C
     """
     for system in mapping.systems or ("",):
         col = _expand(mapping.response, system)
+        if col == mapping.context:  # a chat log's last message: checked as it is read (:meth:`_TableBuilder.candidate`)
+            continue
         empty = [(where, rec) for where, rec in rows if not _text(rec[col], where, col)]
         if empty and not mapping.keep_empty_responses:
             where, rec = empty[0]
