@@ -548,7 +548,7 @@ def test_a_chat_log_column_named_as_context_and_response_scores_its_last_message
     assert [[t.text for t in d.turns] for d in b.dialogues.values()] == [["Hi!", "Hello.", "How are you?"], ["Hi!"]]
     assert dict(b.skipped) == {SYSTEM_MESSAGE: 2}
     bad = {"text": "Hi!", "user last": chat[:4], "empty reply": [chat[1], {"role": "assistant", "content": " "}],
-           "null": None}  # fmt: skip
+           "null": None, "system only": chat[:1]}  # fmt: skip
     said = {"text": 'field "messages": the context column is the response column, which reads a chat log\'s messages '
                     "(the last, the assistant's, the reply scored); this cell is a str, not messages: give the "
                     "response in a column of its own",
@@ -557,7 +557,9 @@ def test_a_chat_log_column_named_as_context_and_response_scores_its_last_message
             "empty reply": 'field "messages.1.content": no value: the last message, the reply scored, is empty',
             "null": 'field "messages": the context column is the response column, which reads a chat log\'s '
                     "messages (the last, the assistant's, the reply scored); this cell is empty: give the response "
-                    "in a column of its own"}  # fmt: skip
+                    "in a column of its own",
+            "system only": 'field "messages": no message but a system prompt: the column is the response column '
+                           "too, so its last message is the reply scored, the assistant's"}  # fmt: skip
     for case, messages in bad.items():
         j.write_text(json.dumps({"messages": messages}) + "\n")
         with pytest.raises(InputError) as caught:
@@ -566,6 +568,18 @@ def test_a_chat_log_column_named_as_context_and_response_scores_its_last_message
     j.write_text(json.dumps({"messages": bad["empty reply"]}) + "\n")
     kept = load_table(j, ColumnMapping(response="messages", context="messages", keep_empty_responses=True))
     assert [c.text for c in kept.candidates] == [""]  # as an empty response cell is kept
+    # the logs in a CSV, as pandas writes a column of message lists (each list's repr): read as the logs, and said
+    import pandas as pd
+
+    c = tmp_path / "chats.csv"
+    pd.DataFrame({"messages": [chat, chat[:3]]}).to_csv(c, index=False)
+    from_csv = load_table(c, split)
+    assert [(x.text, x.turn_index) for x in from_csv.candidates] == [("Fine.", 3), ("Hello.", 1)]
+    assert from_csv.warnings == ['2 cells of the column "messages" held a list written as text (as pandas writes a '
+                                 "list column to CSV): read as the list"]
+    pd.DataFrame({"messages": [chat[:4]], "reply": ["Fine."]}).to_csv(c, index=False)  # the context only: it was
+    (d,) = load_table(c, ColumnMapping(response="reply", context="messages")).dialogues.values()  # one turn, "[{'ro..."
+    assert [t.text for t in d.turns] == ["Hi!", "Hello.", "How are you?"]
 
 
 def test_a_message_content_in_parts_is_read_as_the_text_of_its_parts(tmp_path: Path) -> None:

@@ -359,6 +359,10 @@ def _as_list(value: Any, kinds: tuple[type, ...] = (str,)) -> Any:
     return parsed if isinstance(parsed, list) and all(isinstance(x, kinds) for x in parsed) else value
 
 
+#: What a context's list may hold: turns, or a chat log's messages (a list of them written out as text, as pandas
+#: writes a column of message lists to CSV, is read as the messages).
+_TURN_KINDS = (str, dict)
+
 #: What a list of ratings in a cell may hold (a word of ``labels``, a number, or nothing), for :func:`_as_list`.
 RATING_KINDS = (str, int, float, type(None))
 
@@ -421,9 +425,9 @@ def _messages(value: list[Any], where: Where, col: str, *, reply: bool = False) 
         roles.append(role)
     last = f"{col}.{len(value) - 1}"
     if reply and (not roles or roles[-1] != "assistant"):
-        found = f'the "{roles[-1]}" role\'s' if roles else "none"
-        raise where.error(f"the last message is {found}: the column is the response column too, so its last message "
-                          "is the reply scored, the assistant's", field=last if roles else col)  # fmt: skip
+        found = f'the last message is the "{roles[-1]}" role\'s' if roles else "no message but a system prompt"
+        raise where.error(f"{found}: the column is the response column too, so its last message is the reply scored, "
+                          "the assistant's", field=last if roles else col)  # fmt: skip
     if roles and roles[-1] == "assistant" and not reply:
         raise where.error("the last message is the assistant's: the response answers the last turn, so the context "
                           "ends with the user's; to score that message, name this column as the response column too",
@@ -536,18 +540,18 @@ class _TableBuilder:
         """Return how many items, ratings and skipped values the rows so far gave."""
         return len(self.item_lines), len(self.ratings), sum(self.skipped.values())
 
-    def listed(self, rec: Mapping[str, Any], col: str | None) -> Any:
-        """Return the cell of ``col`` (None without one), a list written as text read as the list and counted."""
+    def listed(self, rec: Mapping[str, Any], col: str | None, kinds: tuple[type, ...] = (str,)) -> Any:
+        """Return the cell of ``col`` (None without one), a list (of ``kinds``) written as text read as it, counted."""
         if col is None:
             return None
-        value = _as_list(rec[col])
+        value = _as_list(rec[col], kinds)
         if value is not rec[col]:
             self.lists[col] += 1
         return value
 
     def dialogue(self, where: Where, rec: Mapping[str, Any]) -> str:
         m = self.mapping
-        raw = self.listed(rec, m.context)
+        raw = self.listed(rec, m.context, _TURN_KINDS)
         system = 0
         reply = m.context == m.response  # a chat log's messages, the last the response (:class:`ColumnMapping`)
         if isinstance(raw, list) and any(isinstance(v, dict) for v in raw):  # a chat log's [{"role", "content"}]
@@ -592,10 +596,11 @@ class _TableBuilder:
         # a system numbered 3 is "3", as an id, annotator or tag is (it was "expected a string, found int")
         system = system_name or (_name(rec[m.system], where, m.system) if m.system else "") or UNKNOWN_SYSTEM
         if col(m.response) == m.context:  # the last of a chat log's messages (:meth:`dialogue` checked the cell)
-            response = _messages(_as_list(rec[m.context]), where, m.context, reply=True)[0][-1]
+            log = _as_list(rec[m.context], _TURN_KINDS)
+            response = _messages(log, where, m.context, reply=True)[0][-1]
             if not response.strip() and not m.keep_empty_responses:
                 raise where.error("no value: the last message, the reply scored, is empty",
-                                  field=f"{m.context}.{len(rec[m.context]) - 1}.content")  # fmt: skip
+                                  field=f"{m.context}.{len(log) - 1}.content")  # fmt: skip
         else:
             response = _text(rec[col(m.response)], where, col(m.response))
         refs = [r for c in m.references for r in _texts(self.listed(rec, col(c)), where, col(c))]
