@@ -510,10 +510,16 @@ def test_a_context_in_the_messages_form_of_chat_logs_is_read_as_its_turns(tmp_pa
     (dialogue,) = b.dialogues.values()
     assert [(t.speaker, t.text) for t in dialogue.turns] == [("A", "Hi!"), ("B", "Hello."), ("A", "How are you?")]
     assert [c.turn_index for c in b.candidates] == [3, 3] and dict(b.skipped) == {SYSTEM_MESSAGE: 1}
+    # OpenAI's newer models take the prompt as the "developer" role's: it was the user's first turn, silently
+    j.write_text(json.dumps({"messages": [{"role": "developer", "content": "Be kind."}, *chat[1:]], "reply": "Ok."}))
+    (dialogue,) = load_table(j, ColumnMapping(response="reply", context="messages")).dialogues.values()
+    assert [t.text for t in dialogue.turns] == ["Hi!", "Hello.", "How are you?"]
     bad = {"two": [chat[1], chat[1]], "ends": chat[:3], "keys": [{"role": "user", "text": "Hi"}],
            "image": [{"role": "user", "content": [{"type": "text", "text": "Look"}, {"type": "image_url"}]}],
            "part": [{"role": "user", "content": ["Hi"]}],
-           "no role": [{"role": None, "content": "Hi"}]}  # fmt: skip
+           "no role": [{"role": None, "content": "Hi"}],
+           "tool": [chat[1], {"role": "tool", "content": "sunny"}],
+           "tool call": [chat[1], {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]}]}  # fmt: skip
     said = {"two": 'field "messages.1": two "user" messages in a row: the turns of a context alternate between two '
                    "speakers; join them into one message",
             "ends": 'field "messages.2": the last message is the assistant\'s: the response answers the last turn, so '
@@ -524,7 +530,12 @@ def test_a_context_in_the_messages_form_of_chat_logs_is_read_as_its_turns(tmp_pa
                      "or say what it showed in a text part",
             "part": 'field "messages.0.content.0": a part that is not {"type": "text", "text": ...}: only text is '
                     "scored; leave it out, or say what it showed in a text part",
-            "no role": 'field "messages.0.role": no role: a message says who wrote it (user, assistant, system)'}
+            "no role": 'field "messages.0.role": no role: a message says who wrote it (user, assistant, system)',
+            # a tool's output was a turn of the user's, and a tool call an empty turn of the assistant's, silently
+            "tool": 'field "messages.1": a "tool" message (a tool\'s output) is no turn of either speaker: leave tool '
+                    "calls and their outputs out, keeping what the assistant said to the user",
+            "tool call": 'field "messages.1": a tool call is no turn of either speaker: leave tool calls and their '
+                         "outputs out, keeping what the assistant said to the user"}
     for case, messages in bad.items():
         j.write_text(json.dumps({"messages": messages, "reply": "Fine."}) + "\n")
         with pytest.raises(InputError) as caught:

@@ -385,7 +385,11 @@ def _text_list(value: Any, sep: str, where: Where, col: str, *, turns: bool = Fa
 
 
 #: The skip counted for a system message of a context in the messages form: a system prompt is no speaker's turn.
-SYSTEM_MESSAGE = 'system message (a "system" role\'s prompt is no turn of either speaker)'
+SYSTEM_MESSAGE = 'system message (a "system" or "developer" role\'s prompt is no turn of either speaker)'
+#: The roles of a prompt (OpenAI's newer models call it the developer's), left out of the turns.
+_PROMPT_ROLES = ("system", "developer")
+#: The roles of a tool's output: no speaker's turn, and no turn can stand in for it.
+_TOOL_ROLES = ("tool", "function", "ipython")
 
 
 def _messages(value: list[Any], where: Where, col: str, *, reply: bool = False) -> tuple[list[str], int]:
@@ -416,8 +420,12 @@ def _messages(value: list[Any], where: Where, col: str, *, reply: bool = False) 
             raise where.error(f'expected a message {{"role": ..., "content": ...}}, found {found}', field=place)
         if not (role := _name(message["role"], where, f"{place}.role")):
             raise where.error("no role: a message says who wrote it (user, assistant, system)", field=f"{place}.role")
-        if role == "system":
+        if role in _PROMPT_ROLES:
             continue
+        if role in _TOOL_ROLES or message.get("tool_calls") or message.get("function_call"):
+            what = f'a "{role}" message (a tool\'s output)' if role in _TOOL_ROLES else "a tool call"
+            raise where.error(f"{what} is no turn of either speaker: leave tool calls and their outputs out, keeping "
+                              "what the assistant said to the user", field=place)  # fmt: skip
         if roles and roles[-1] == role:
             raise where.error(f'two "{role}" messages in a row: the turns of a context alternate between two '
                               "speakers; join them into one message", field=place)  # fmt: skip
