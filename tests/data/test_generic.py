@@ -579,6 +579,15 @@ def test_a_chat_log_column_named_as_context_and_response_scores_its_last_message
     j.write_text(json.dumps({"messages": bad["empty reply"]}) + "\n")
     kept = load_table(j, ColumnMapping(response="messages", context="messages", keep_empty_responses=True))
     assert [c.text for c in kept.candidates] == [""]  # as an empty response cell is kept
+    # ShareGPT's form ({"from": "human"/"gpt", "value": ...}) was "expected a message {"role": ..., "content": ...}"
+    share = [{"from": "system", "value": "Be kind."}, {"from": "human", "value": "Hi!"},
+             {"from": "gpt", "value": "Yo."}]  # fmt: skip
+    j.write_text(json.dumps({"conversations": share}) + "\n")
+    b = load_table(j, ColumnMapping(response="conversations", context="conversations"))
+    assert [(c.text, c.turn_index) for c in b.candidates] == [("Yo.", 1)] and dict(b.skipped) == {SYSTEM_MESSAGE: 1}
+    j.write_text(json.dumps({"conversations": [{"from": ["human"], "value": "Hi!"}]}) + "\n")
+    with pytest.raises(InputError, match=r"conversations\.0\.role"):  # a speaker that is no name: located, no traceback
+        load_table(j, ColumnMapping(response="conversations", context="conversations"))
     # the logs in a CSV, as pandas writes a column of message lists (each list's repr): read as the logs, and said
     import pandas as pd
 

@@ -388,6 +388,8 @@ def _text_list(value: Any, sep: str, where: Where, col: str, *, turns: bool = Fa
 SYSTEM_MESSAGE = 'system message (a "system" or "developer" role\'s prompt is no turn of either speaker)'
 #: The roles of a prompt (OpenAI's newer models call it the developer's), left out of the turns.
 _PROMPT_ROLES = ("system", "developer")
+#: ShareGPT's speakers (its messages are ``{"from": ..., "value": ...}``) as the chat APIs' roles.
+_SHAREGPT_ROLES = {"human": "user", "gpt": "assistant"}
 #: The roles of a tool's output: no speaker's turn, and no turn can stand in for it.
 _TOOL_ROLES = ("tool", "function", "ipython")
 
@@ -395,7 +397,8 @@ _TOOL_ROLES = ("tool", "function", "ipython")
 def _messages(value: list[Any], where: Where, col: str, *, reply: bool = False) -> tuple[list[str], int]:
     """Return the turns of a context in a chat log's messages form, and how many system messages it left out.
 
-    The form of chat APIs and their logs: ``[{"role": "user", "content": "Hi"}, {"role": "assistant", ...}]``.
+    The form of chat APIs and their logs: ``[{"role": "user", "content": "Hi"}, {"role": "assistant", ...}]``, or
+    ShareGPT's ``[{"from": "human", "value": "Hi"}, {"from": "gpt", ...}]``.
     The roles must alternate, as the speakers of every context do, and the last message must not be the
     assistant's: the response answers the last turn. With ``reply`` (the column is the response column too)
     the last message must be the assistant's: it is the response, the last of the turns returned.
@@ -410,11 +413,18 @@ def _messages(value: list[Any], where: Where, col: str, *, reply: bool = False) 
         >>> _messages([{"role": "user", "content": "Hi!"}, {"role": "assistant", "content": "Hello."}], Where("c"), "x",
         ...           reply=True)
         (['Hi!', 'Hello.'], 0)
+        >>> _messages([{"from": "human", "value": "Hi!"}, {"from": "gpt", "value": "Hello."}], Where("c"), "x",
+        ...           reply=True)
+        (['Hi!', 'Hello.'], 0)
     """
     turns: list[str] = []
     roles: list[str] = []
     for n, message in enumerate(value):
         place = f"{col}.{n}"
+        if isinstance(message, dict) and "role" not in message and {"from", "value"} <= message.keys():
+            speaker = message["from"]  # ShareGPT's form: {"from": "human", "value": ...}
+            role = _SHAREGPT_ROLES.get(speaker, speaker) if isinstance(speaker, str) else speaker
+            message = {"role": role, "content": message["value"]}
         if not isinstance(message, dict) or "role" not in message or "content" not in message:
             found = f"the keys {', '.join(map(str, message))}" if isinstance(message, dict) else type(message).__name__
             raise where.error(f'expected a message {{"role": ..., "content": ...}}, found {found}', field=place)
