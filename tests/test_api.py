@@ -546,6 +546,12 @@ def test_a_chat_log_named_as_context_and_response_scores_its_last_message() -> N
                            cache=False, progress=False)  # fmt: skip
     assert as_log["sbert_context"].tolist() == apart["sbert_context"].tolist()
     assert as_log["messages"].tolist() == [log]  # the input's column is kept as given
+    # two bots' logs of one context are one context to correlate (each log, reply included, was its own)
+    other = [log[0], {"role": "assistant", "content": "Not great."}]
+    rated = dialeval.score(pd.DataFrame({"messages": [log, other, [{"role": "user", "content": "Yo"}, log[1]]],
+                                         "h": [4.0, 1.0, 3.0]}), ["length"], context_col="messages",
+                           response_col="messages", cache=False, progress=False)  # fmt: skip
+    assert dialeval.correlate(rated, "h", ["length"])["n_groups"].tolist() == [2]  # was 3
 
 
 def test_a_table_file_pandas_reads_names_its_reader(tmp_path: Path) -> None:

@@ -110,8 +110,8 @@ def score(
         ``attrs["skipped"]`` each metric not run to why, ``attrs["without_value"]`` each output with NaN rows to
         why, counted (``{"sbert_ref": {"no reference to compare with": 4}}``, as ``dialeval score`` prints it),
         ``attrs["request"]`` is the scoring request, as ``run.json`` stores a command's, and ``attrs["columns"]``
-        the columns read as the context, dialogue and system (for :func:`correlate`); the input's own ``attrs``
-        are kept.
+        the columns read as the context, dialogue and system, and ``log`` where one column of chat logs was read
+        as both context and response (for :func:`correlate`); the input's own ``attrs`` are kept.
 
     Raises:
         InputError: A missing column (or a column named for a folder of records), a response that is missing,
@@ -201,7 +201,8 @@ def _items(
     split = f'split there first: df["{col}"] = df["{col}"].str.split(r"\\n", regex=False)'
     for warning in reading_warnings(rows, mapping, table, split):  # as the CLI's summary says them
         warnings.warn(warning, stacklevel=4)  # at score's caller
-    chosen = {"context": mapping.context, "dialogue": mapping.dialogue_id, "system": mapping.system}
+    chosen = {"context": mapping.context, "dialogue": mapping.dialogue_id, "system": mapping.system,
+              "log": mapping.context if mapping.context == mapping.response else None}  # fmt: skip
     return table, [ids[0] for ids in row_items], {key: name for key, name in chosen.items() if name is not None}
 
 
@@ -613,6 +614,7 @@ def _metric_columns(df: pd.DataFrame, metrics: Sequence[str] | None, human: Sequ
 
 def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]:
     """Return each row's item, context, dialogue and system (see :func:`correlate`)."""
+    from dialeval.data.generic import before_reply
     from dialeval.schema import UNKNOWN_SYSTEM
 
     def column(name: str) -> list[str] | None:
@@ -623,7 +625,9 @@ def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]
         raise InputError("item_id names the same item twice", field="item_id")
     contexts = column("context_id")
     if contexts is None and (context := _column_of(df, "context")) in df.columns:
-        contexts = [json.dumps(_cell(v), default=str) for v in df[context].tolist()]  # a date: its text
+        logs = df.attrs.get(COLUMNS, {}).get("log") == context  # whole chat logs, read as context and response
+        contexts = [json.dumps(before_reply(_cell(v)) if logs else _cell(v), default=str)  # a date: its text
+                    for v in df[context].tolist()]  # fmt: skip
     contexts = contexts or items
     read = df.attrs.get(COLUMNS, {}).get("dialogue")  # score's dialogue_col=; no column guessed by its name
     dialogues = column("dialogue_id") or (column(str(read)) if read else None) or contexts

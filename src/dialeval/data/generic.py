@@ -315,6 +315,22 @@ def _nested(rec: Mapping[str, Any], col: str, where: Where) -> Any:
     return value
 
 
+def before_reply(value: Any) -> Any:
+    """Return a chat log's messages but the last (its reply, where the log is read as context and response too).
+
+    Its context, as :class:`_TableBuilder` reads it; a log written out as text is read as its list first; a cell
+    that is no list is returned as it is.
+
+    Example:
+        >>> before_reply([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}])
+        [{'role': 'user', 'content': 'Hi'}]
+        >>> before_reply("[{'role': 'user', 'content': 'Hi'}]"), before_reply("Hi")
+        ([], 'Hi')
+    """
+    log = _as_list(value, _TURN_KINDS)
+    return log[:-1] if isinstance(log, list) else log
+
+
 def _text(value: Any, where: Where, col: str) -> str:
     """Return a text cell, stripped; a missing value (JSON null, NaN in a frame) is "", as an empty CSV cell is.
 
