@@ -510,10 +510,12 @@ def test_a_context_in_the_messages_form_of_chat_logs_is_read_as_its_turns(tmp_pa
     (dialogue,) = b.dialogues.values()
     assert [(t.speaker, t.text) for t in dialogue.turns] == [("A", "Hi!"), ("B", "Hello."), ("A", "How are you?")]
     assert [c.turn_index for c in b.candidates] == [3, 3] and dict(b.skipped) == {SYSTEM_MESSAGE: 1}
-    # OpenAI's newer models take the prompt as the "developer" role's: it was the user's first turn, silently
-    j.write_text(json.dumps({"messages": [{"role": "developer", "content": "Be kind."}, *chat[1:]], "reply": "Ok."}))
-    (dialogue,) = load_table(j, ColumnMapping(response="reply", context="messages")).dialogues.values()
-    assert [t.text for t in dialogue.turns] == ["Hi!", "Hello.", "How are you?"]
+    # OpenAI's newer models take the prompt as the "developer" role's, and a log may capitalise its roles: each such
+    # prompt was the user's first turn, silently
+    for prompt in ("developer", "System"):
+        j.write_text(json.dumps({"messages": [{"role": prompt, "content": "Be kind."}, *chat[1:]], "reply": "Ok."}))
+        (dialogue,) = load_table(j, ColumnMapping(response="reply", context="messages")).dialogues.values()
+        assert [t.text for t in dialogue.turns] == ["Hi!", "Hello.", "How are you?"], prompt
     bad = {"two": [chat[1], chat[1]], "ends": chat[:3], "keys": [{"role": "user", "text": "Hi"}],
            "image": [{"role": "user", "content": [{"type": "text", "text": "Look"}, {"type": "image_url"}]}],
            "part": [{"role": "user", "content": ["Hi"]}],

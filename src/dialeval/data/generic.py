@@ -444,7 +444,7 @@ def _messages(value: list[Any], where: Where, col: str, *, reply: bool = False) 
         if not isinstance(message, dict) or "role" not in message or "content" not in message:
             found = f"the keys {', '.join(map(str, message))}" if isinstance(message, dict) else type(message).__name__
             raise where.error(f'expected a message {{"role": ..., "content": ...}}, found {found}', field=place)
-        if not (role := _name(message["role"], where, f"{place}.role")):
+        if not (role := _name(message["role"], where, f"{place}.role").lower()):  # "System" is a system prompt too
             raise where.error("no role: a message says who wrote it (user, assistant, system)", field=f"{place}.role")
         if role in _PROMPT_ROLES:
             continue
