@@ -214,12 +214,15 @@ def test_score_refuses_to_write_its_scores_over_its_cache(rows: Path, tmp_path: 
 
 
 @pytest.mark.parametrize(("command", "name", "what", "option"), [
-    (["score", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "s.csv", "Score records", "--output"),
+    (["score", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "s.json", "Score records", "--output"),
     (["judge", "run", "--protocol", "cpdscore-simple", "--limit", "1", "-o"], "j.json", "Score records", "--output"),
 ])  # fmt: skip
 def test_a_jsonl_output_named_as_another_format_is_refused(command: list[str], name: str, what: str, option: str,
                                                           tmp_path: Path) -> None:
-    """score -o scores.csv wrote JSON lines into scores.csv, which a spreadsheet then read as one broken column."""
+    """score -o scores.json wrote JSON lines into scores.json, which a JSON reader then refused.
+
+    (``-o scores.csv`` writes the table back: tests/commands/test_scored_table.py.)
+    """
     out = tmp_path / name
     line = refused(invoke(*command, out), f'{out}: field "{option}": names a')
     assert line.endswith(f"but {what} are written as JSON lines: name it {out.with_suffix('.jsonl').name}")

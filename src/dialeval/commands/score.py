@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -23,16 +25,22 @@ from dialeval.commands.common import (
     table_options,
 )
 from dialeval.commands.options import allow_failures_option, run_options
+from dialeval.commands.scored_table import is_table_output, run_file, table_rows, write_scored_table
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.scoring import ScoringRequest, score_request
 from dialeval.words import counted
 
+if TYPE_CHECKING:
+    from dialeval.data.benchmark import Benchmark
+    from dialeval.scoring import MetricRun, ScoringContext
+
 
 @run_options
 @table_options
 def score(
-    output: Path = typer.Option(..., "--output", "-o", help="Scores JSONL to write."),
+    output: Path = typer.Option(..., "--output", "-o", help="Score records (JSONL) to write; a .csv or .tsv name "
+                                "writes the table back, one column per output, and the run beside it (NAME.run.json)."),
     benchmark: str | None = typer.Option(None, "--benchmark", "-b", help="Catalog benchmark (default usr-tc)."),
     path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     dialogues: Path | None = typer.Option(None, "--dialogues", help="Dialogue records (JSONL)."),
@@ -43,36 +51,35 @@ def score(
     table: TableOptions = TableOptions(),
     request: ScoringRequest = ScoringRequest(),
 ) -> None:
-    """Score candidate responses with metrics and write Score records (JSONL).
+    """Score candidate responses with metrics and write Score records (JSONL), or the table scored (CSV, TSV).
 
     Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
     inputs = [("--path", path), ("--dialogues", dialogues), ("--candidates", candidates),
               ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
+    as_table = is_table_output(output)
     try:
         with interrupted_run(output, request.no_cache):
             replaced = check_output(output, inputs=inputs)
-            check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
+            if as_table:  # the run beside the table: signatures, request, counts
+                replaced += check_output(run_file(output), inputs=inputs)
+            else:
+                check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
             bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json)
+            if as_table:  # before any work: a row with several responses, a column named like an output
+                families = request.plan(bench.candidates).families
+                to_write = table_rows(bench, (name for cls in families for name in cls.outputs))
             run = request.open(quiet=as_json)
             runs, skipped = score_request(run, bench.candidates, bench.dialogues)
-            n = write_jsonl(output, (s for r in runs for s in r.scores))
+            summary = _summary(bench, runs, skipped, run, request, output)
+            if as_table:
+                written = counted(write_scored_table(output, to_write, (s for r in runs for s in r.scores), summary),
+                                  "row")  # fmt: skip
+            else:
+                written = counted(write_jsonl(output, (s for r in runs for s in r.scores)), "score")
     except DialevalError as exc:
         fail(exc)
     nulls = {r.family: r.nulls() for r in runs}
-    summary = {
-        "benchmark": bench.name,
-        "items": len(bench.candidates),
-        "scores": n,
-        "output": str(output),
-        "engine": run.engine.describe(),
-        "cache": run.cache_path(),
-        "request": request.record(),
-        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3),
-                               "null": {k: c.total() for k, c in nulls[r.family].items()}, **r.summary}
-                    for r in runs},
-        "skipped_metrics": skipped,
-    }
     if as_json:
         out.print_json(json.dumps(summary))
     else:
@@ -84,9 +91,30 @@ def score(
         for name, why in skipped.items():
             console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
         items = counted(len(bench.candidates), "item")
-        wrote = f"wrote {counted(n, 'score')} for {items} to {output}{replaced_note(replaced)}"
+        beside = f" (signatures and request in {run_file(output)})" if as_table else ""
+        wrote = f"wrote {written} for {items} to {output}{beside}{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures((s for r in runs for s in r.scores), allow_failures)
+
+
+def _summary(
+    bench: Benchmark, runs: Sequence[MetricRun], skipped: Mapping[str, str], run: ScoringContext,
+    request: ScoringRequest, output: Path,
+) -> dict[str, Any]:
+    """Return what the run did, as ``--json`` prints it and a scored table's ``.run.json`` holds it."""
+    return {
+        "benchmark": bench.name,
+        "items": len(bench.candidates),
+        "scores": sum(len(r.scores) for r in runs),
+        "output": str(output),
+        "engine": run.engine.describe(),
+        "cache": run.cache_path(),
+        "request": request.record(),
+        "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3),
+                               "null": {k: c.total() for k, c in r.nulls().items()}, **r.summary}
+                    for r in runs},
+        "skipped_metrics": dict(skipped),
+    }
 
 
 def _null_line(nulls: dict[str, Counter[str]]) -> str:

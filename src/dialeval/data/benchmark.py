@@ -15,12 +15,16 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dialeval.data._common import Where
 from dialeval.errors import InputError, closest
 from dialeval.schema import Candidate, Dialogue, Rating
+
+#: A row of a user's table as read: where it is, its cells, and the ids of the items it gave.
+TableRow = tuple[Where, Mapping[str, Any], list[str]]
 
 #: The names of an overall-quality rating, the default dimension: most benchmarks' "Overall", DSTC9's "human (overall)".
 OVERALL = ("Overall", "human (overall)")
@@ -89,6 +93,8 @@ class Benchmark:
         source: Where it was read from.
         warnings: Things the user should know that are not skips (e.g. a file whose
             sha256 differs from the catalog's).
+        rows: A user's table's rows as read, in file order (``score -o scored.csv`` writes them back
+            with the scores); empty for records and catalog benchmarks.
     """
 
     name: str
@@ -98,6 +104,7 @@ class Benchmark:
     skipped: Counter[str] = field(default_factory=Counter)
     source: str = ""
     warnings: list[str] = field(default_factory=list)
+    rows: list[TableRow] = field(default_factory=list)
 
     def dimensions(self) -> dict[str, str]:
         """Return each rated dimension with its scale, in first-seen order."""
@@ -172,4 +179,5 @@ class Benchmark:
             skipped=Counter(self.skipped),
             source=self.source,
             warnings=list(self.warnings),
+            rows=[row for row in self.rows if set(row[2]) <= ids],
         )

@@ -723,7 +723,8 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
         is_json = p.name.lower().endswith(JSON_SUFFIXES)
         why = "no record: an empty array, or nothing" if is_json else "only a header, or nothing"
         raise InputError(f"no rows to read ({why})", path=p)
-    bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
+    bench, row_items = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))
+    bench.rows = [(where, rec, ids) for (where, rec), ids in zip(records, row_items, strict=True)]
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
     bench.warnings += reading_warnings(records, mapping, bench, "pass --turn-sep '\\\\n' (in a mapping file, "
                                        "turn_separator: '\\n')")  # fmt: skip

@@ -1,0 +1,121 @@
+"""``dialeval score -o scored.csv``: the table back, one row per row read and one column per metric output.
+
+A CSV cannot hold a signature per value, so the run that made the table (each output's signature, the
+request, the counts) is written beside it, as ``scored.csv.run.json``, in the same all-or-nothing step.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from dialeval.atomic import all_or_nothing, atomic_write
+from dialeval.data.benchmark import Benchmark
+from dialeval.errors import InputError
+from dialeval.schema import Score
+
+#: The output suffixes written as a table, each with its delimiter.
+TABLE_OUTPUTS = {".csv": ",", ".tsv": "\t"}
+
+#: The columns of a table written from records or a catalog benchmark (there is no table of the user's to write back).
+ITEM_COLUMNS = ["item_id", "dialogue_id", "system", "context", "response"]
+
+#: Per row, its cells and its item's id.
+Rows = list[tuple[list[Any], str]]
+
+#: The columns of a table to write back, and its rows (:func:`table_rows`).
+Table = tuple[list[str], Rows]
+
+
+def is_table_output(path: Path) -> bool:
+    """Return whether ``-o path`` asks for the scored table (a ``.csv`` or ``.tsv`` name) rather than Score records.
+
+    Example:
+        >>> is_table_output(Path("scored.CSV")), is_table_output(Path("s.jsonl"))
+        (True, False)
+    """
+    return path.suffix.lower() in TABLE_OUTPUTS
+
+
+def run_file(path: Path) -> Path:
+    """Return the file beside a scored table that holds its run (signatures, request, counts).
+
+    Example:
+        >>> run_file(Path("out/scored.csv")).as_posix()
+        'out/scored.csv.run.json'
+    """
+    return path.with_name(path.name + ".run.json")
+
+
+def table_rows(bench: Benchmark, outputs: Iterable[str]) -> Table:
+    """Return the columns and, per row, its cells and its item's id: the table's rows as read, else one per item.
+
+    A table's columns are its own, in first-seen order (a JSONL record may lack a key another has). Called
+    with the outputs the run will write, before any work.
+
+    Raises:
+        InputError: A row gave several responses (one column per system): a row then has several
+            values of each output, and a table written back has one. Or a column is named like an
+            output, which the table would hold twice.
+    """
+    if not bench.rows:
+        rows = [([c.id, c.dialogue_id, c.system, "\n".join(t.text for t in bench.dialogues[c.dialogue_id].context(
+            c.turn_index)), c.text], c.id) for c in bench.candidates]  # fmt: skip
+        return list(ITEM_COLUMNS), rows
+    for where, _, ids in bench.rows:
+        if len(ids) > 1:
+            raise where.error(f"gives {len(ids)} responses (one per system), and a table written back holds one "
+                              "value of each output per row: write Score records (-o scores.jsonl)",
+                              field="--output")  # fmt: skip
+    columns = list(dict.fromkeys(key for _, rec, _ in bench.rows for key in rec))
+    if clash := [name for name in dict.fromkeys(outputs) if name in columns]:
+        names = ", ".join(f'"{c}"' for c in clash)
+        raise InputError(f"has a column named like a metric output ({names}), which the table written back would "
+                         "hold twice: rename the column, or write Score records (-o scores.jsonl)",
+                         path=bench.source, field="--output")  # fmt: skip
+    return columns, [([rec.get(key) for key in columns], ids[0]) for _, rec, ids in bench.rows]
+
+
+def _text(value: Any) -> str:
+    """Return a cell as the table writes it: text as it is, nothing as empty, anything else as JSON.
+
+    Example:
+        >>> _text("Hi"), _text(None), _text(["a", "b"]), _text(4)
+        ('Hi', '', '["a", "b"]', '4')
+    """
+    if isinstance(value, str):
+        return value
+    return "" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def write_scored_table(path: Path, table: Table, scores: Iterable[Score], run: Mapping[str, Any]) -> int:
+    """Write the table (:func:`table_rows`) with one column per output after its own, and its run beside it.
+
+    The run is ``run`` (as ``score --json`` prints it) with ``signatures``: each output column's signature.
+    A value is written as Python's shortest round-trip form (read back, it is the same float); a score
+    without a value (``null`` in Score records, why in the run's counts) is an empty cell.
+
+    Returns:
+        The number of rows written.
+    """
+    columns, rows = table
+    scored = list(scores)
+    values: dict[str, dict[str, float | None]] = {}
+    for s in scored:
+        values.setdefault(s.metric, {})[s.item_id] = s.value
+    outputs = list(values)
+    with all_or_nothing(path.parent):
+        with atomic_write(path) as handle:
+            writer = csv.writer(handle, delimiter=TABLE_OUTPUTS[path.suffix.lower()], lineterminator="\n")
+            writer.writerow(columns + outputs)
+            for cells, item in rows:
+                numbers = (values[name].get(item) for name in outputs)
+                writer.writerow([_text(c) for c in cells] + ["" if v is None else repr(v) for v in numbers])
+        signatures = {s.metric: s.signature for s in scored}  # each column's, as the API's attrs["signatures"]
+        with atomic_write(run_file(path)) as handle:
+            json.dump({**run, "signatures": signatures}, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+    return len(rows)

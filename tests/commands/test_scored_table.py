@@ -1,0 +1,160 @@
+"""``dialeval score -o scored.csv``: the table back, a column per output, and its run beside it.
+
+Through the real CLI (typer's runner, in process). Expected values: ``length`` counted by hand (whitespace
+tokens), the embedding scores compared with the Score records of a JSONL run of the same command and with
+the Python API's frame, bit for bit.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pytest
+from tests.commands.cli_runner import COLS, invoke, refused
+from tests.conftest import FullDisk
+
+import dialeval
+from dialeval.data.catalog import load_benchmark
+from dialeval.jsonl import read_jsonl
+from dialeval.schema import Score
+
+#: A table with a column of its own (``note``, with a comma and a line break) and a reference missing in one row.
+TABLE = ('context,response,reference,note\nHi there,Hello!,Hello you,"first, and\nsecond"\n'
+         "How are you?,Fine thanks,,\nYo,Hey you,Hey,x\n")  # fmt: skip
+
+
+def read_table(path: Path, delimiter: str = ",") -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, delimiter=delimiter))
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    path = tmp_path / "my.csv"
+    path.write_text(TABLE, encoding="utf-8")
+    return path
+
+
+def test_the_table_comes_back_in_its_order_with_a_column_per_output(table: Path, tmp_path: Path) -> None:
+    out = tmp_path / "scored.csv"
+    res = invoke("score", "--path", table, *COLS, "--reference-col", "reference", "-m", "length,embedding", "-o", out,
+                 "--no-cache")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert f"wrote 3 rows for 3 items to {out} (signatures and request in {out}.run.json)" in res.output
+    rows = read_table(out)
+    assert list(rows[0]) == ["context", "response", "reference", "note", "length", "sbert_ref", "sbert_context",
+                             "sbert_knowledge"]  # fmt: skip
+    given = read_table(table)
+    assert [{k: r[k] for k in given[0]} for r in rows] == given  # every cell as read, in the file's order
+    assert [r["length"] for r in rows] == ["1.0", "2.0", "2.0"]  # by hand: "Hello!", "Fine thanks", "Hey you"
+    assert rows[1]["sbert_ref"] == "" and rows[0]["sbert_knowledge"] == ""  # no reference, no fact: an empty cell
+    records = tmp_path / "scored.jsonl"
+    assert invoke("score", "--path", table, *COLS, "--reference-col", "reference", "-m", "length,embedding", "-o",
+                  records, "--no-cache").exit_code == 0  # fmt: skip
+    scores = list(read_jsonl(records, Score))
+    items = list(dict.fromkeys(s.item_id for s in scores))  # one item per row here, in the file's order
+    for s in scores:
+        cell = rows[items.index(s.item_id)][s.metric]
+        assert (float(cell) if cell else None) == s.value  # the same float, bit for bit
+    run = json.loads(Path(f"{out}.run.json").read_text(encoding="utf-8"))
+    assert run["signatures"] == {s.metric: s.signature for s in scores}
+    assert run["request"]["metrics"] == ["length", "embedding"] and run["items"] == 3 and run["scores"] == 12
+    assert run["metrics"]["embedding"]["null"] == {"sbert_ref": 1, "sbert_knowledge": 3}
+
+
+def test_the_table_equals_the_python_apis_frame(table: Path, tmp_path: Path) -> None:
+    out = tmp_path / "scored.csv"
+    assert invoke("score", "--path", table, *COLS, "-m", "embedding", "-o", out, "--no-cache").exit_code == 0
+    frame = dialeval.score(table, metrics=["embedding"], cache=False, progress=False)
+    rows = read_table(out)
+    assert [float(r["sbert_context"]) for r in rows] == frame["sbert_context"].tolist()
+    assert json.loads(Path(f"{out}.run.json").read_text())["signatures"]["sbert_context"] == \
+        frame.attrs["signatures"]["sbert_context"]  # fmt: skip
+
+
+def test_the_long_form_gives_each_annotators_row_its_items_scores(tmp_path: Path) -> None:
+    path = tmp_path / "long.csv"
+    path.write_text("context,response,annotator,rating\nHi,Hello,w1,4\nHi,Hello,w2,5\nHi,Yo there you,w1,2\n")
+    out = tmp_path / "s.csv"
+    res = invoke("score", "--path", path, *COLS, "--annotator-col", "annotator", "--rating-col", "rating", "-m",
+                 "length", "-o", out, "--no-cache")  # fmt: skip
+    assert "wrote 3 rows for 2 items" in res.output, res.output
+    assert [(r["annotator"], r["length"]) for r in read_table(out)] == [("w1", "1.0"), ("w2", "1.0"), ("w1", "3.0")]
+
+
+def test_a_jsonl_tables_lists_are_written_as_json_in_a_tsv(tmp_path: Path) -> None:
+    path = tmp_path / "chats.jsonl"
+    lines = [{"context": ["Hi", "Hey, how are you?"], "response": "Good, thanks!", "meta": {"m": "x"}},
+             {"context": ["Yo"], "response": "Sup", "extra": 1}]  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "s.tsv"
+    assert invoke("score", "--path", path, *COLS, "-m", "length", "-o", out, "--no-cache").exit_code == 0
+    rows = read_table(out, "\t")
+    assert list(rows[0]) == ["context", "response", "meta", "extra", "length"]  # every key, in first-seen order
+    assert [json.loads(r["context"]) for r in rows] == [line["context"] for line in lines]
+    assert (rows[0]["meta"], rows[0]["extra"], rows[1]["meta"], rows[1]["extra"]) == ('{"m": "x"}', "", "", "1")
+
+
+def test_limit_keeps_the_rows_of_the_first_contexts(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("context,response\nHi,Hello\nHi,Yo\nBye,Ciao\n")
+    out = tmp_path / "s.csv"
+    res = invoke("score", "--path", path, *COLS, "--limit", "1", "-m", "length", "-o", out, "--no-cache")
+    assert res.exit_code == 0, res.output
+    assert [r["response"] for r in read_table(out)] == ["Hello", "Yo"]
+
+
+def test_a_catalog_benchmark_gives_a_row_per_item(tmp_path: Path) -> None:
+    out = tmp_path / "u.csv"
+    assert invoke("score", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o", out, "--no-cache").exit_code == 0
+    rows = read_table(out)
+    bench = load_benchmark("usr-tc").head(1)
+    first = bench.candidates[0]
+    assert list(rows[0]) == ["item_id", "dialogue_id", "system", "context", "response", "length"]
+    assert [r["item_id"] for r in rows] == [c.id for c in bench.candidates]
+    turns = bench.dialogues[first.dialogue_id].context(first.turn_index)
+    assert rows[0]["context"].split("\n") == [t.text for t in turns] and rows[0]["response"] == first.text
+
+
+def test_a_column_named_like_an_output_is_refused_before_any_work(tmp_path: Path) -> None:
+    """A rating column named "length" would be written twice, and which is which lost."""
+    path = tmp_path / "t.csv"
+    path.write_text("context,response,length\nHi,Hello,4\n")
+    out, cache = tmp_path / "s.csv", tmp_path / "c.sqlite"
+    res = invoke("score", "--path", path, *COLS, "-m", "length", "-o", out, "--cache", cache)
+    refused(res, f'{path}: field "--output": has a column named like a metric output ("length")')
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]  # no output, no run, not even the cache
+
+
+def test_a_row_of_several_responses_is_refused_before_any_work(tmp_path: Path) -> None:
+    path, mapping = tmp_path / "t.csv", tmp_path / "m.yaml"
+    path.write_text("context,bot_a,bot_b\nHi,Hello,Yo\n")
+    mapping.write_text('context: context\nsystems: [a, b]\nresponse: "bot_{system}"\n')
+    res = invoke("score", "--path", path, "--mapping", mapping, "-m", "length", "-o", tmp_path / "s.csv", "--cache",
+                 tmp_path / "c.sqlite")  # fmt: skip
+    line = refused(res, f'{path}:2: field "--output": gives 2 responses (one per system)')
+    assert line.endswith("write Score records (-o scores.jsonl)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.yaml", "t.csv"]
+
+
+def test_a_full_disk_at_the_run_file_leaves_neither(table: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The table is written first; a failure at its run must not leave a table without its signatures."""
+    import dialeval.atomic as atomic
+
+    real_fdopen = os.fdopen
+
+    def fdopen(fd: int, *args: object, **kwargs: object) -> object:
+        handle = real_fdopen(fd, *args, **kwargs)  # type: ignore[call-overload]
+        return FullDisk(handle) if ".run.json." in os.readlink(f"/proc/self/fd/{fd}") else handle
+
+    monkeypatch.setattr(atomic.os, "fdopen", fdopen)
+    out = tmp_path / "s.csv"
+    out.write_text("old\n")
+    refused(invoke("score", "--path", table, *COLS, "-m", "length", "-o", out, "--no-cache"),
+            f"{out}.run.json: cannot be written: No space left on device")  # fmt: skip
+    assert out.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["my.csv", "s.csv"]
