@@ -373,3 +373,20 @@ def test_a_ci_of_too_few_resamples_says_so(usr):
     assert one.note == "rough CI: 1 resample only, too few for 95% (40 at least)"
     assert row(39).note == "rough CI: 39 resamples only, too few for 95% (40 at least)"
     assert row(40).note == "" and row(0).note == ""
+
+
+@pytest.mark.parametrize(("contexts", "distinct"), [(2, 3), (3, 10), (4, 35), (5, None)])
+def test_a_ci_over_too_few_contexts_says_so_however_many_resamples(contexts, distinct):
+    """Three contexts gave 0.921 [0.911, 1.000] from 1,000 resamples, unwarned: k contexts drawn with replacement
+    have C(2k - 1, k) distinct resamples (3, 10, 35, 126 for k = 2..5; the count of multisets), below 40 up to 4."""
+    scores, ratings = [], []
+    for c in range(contexts):
+        for j, (x, y) in enumerate(((1.0 + c, 2.0), (3.0, 1.0 + c), (2.0 * c, 4.0))):
+            item = f"c{c}-{j}"
+            scores.append(Score(item_id=item, metric="m", value=x, context_id=f"c{c}", dialogue_id=f"c{c}"))
+            ratings.append(Rating(item_id=item, dimension="Overall", annotator="w", value=y))
+    (row,) = correlation_table(scores, ratings, dimension="Overall", levels=("turn",), methods=("pearson",),
+                               n_boot=1000)  # fmt: skip
+    rough = f"rough CI: {contexts} contexts have {distinct} distinct resamples only, too few for 95% (40 at least)"
+    assert row.note == (rough if distinct else "")
+    assert row.ci_low is not None  # the interval is kept, as computed: the note says what it is worth

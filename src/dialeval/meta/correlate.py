@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -103,6 +104,24 @@ def rough_reason(resamples: int) -> str:
     return f"{counted(resamples, 'resample')} only, too few for 95% ({FEWEST_FOR_CI} at least)"
 
 
+def few_clusters_reason(n_clusters: int, unit: str = "contexts") -> str:
+    """Return why a 95% CI is rough when ``n_clusters`` clusters have fewer than :data:`FEWEST_FOR_CI` resamples, or "".
+
+    ``k`` clusters drawn with replacement give ``C(2k - 1, k)`` distinct resamples, however many are drawn:
+    three contexts give 10, and 1,000 draws of them gave a "CI" of [0.911, 1.000] around 0.921, unwarned.
+
+    Example:
+        >>> few_clusters_reason(3)
+        '3 contexts have 10 distinct resamples only, too few for 95% (40 at least)'
+        >>> few_clusters_reason(5), few_clusters_reason(1)
+        ('', '')
+    """
+    distinct = math.comb(2 * n_clusters - 1, n_clusters) if n_clusters > 0 else 0
+    if n_clusters < 2 or distinct >= FEWEST_FOR_CI:  # one cluster: no CI at all, said elsewhere
+        return ""
+    return f"{n_clusters} {unit} have {distinct} distinct resamples only, too few for 95% ({FEWEST_FOR_CI} at least)"
+
+
 def figure(
     data: Level, metric: str, method: Method, counts: np.ndarray | None
 ) -> tuple[float | None, float | None, tuple[float | None, float | None], int, int, str]:
@@ -118,7 +137,8 @@ def figure(
         notes = [note] if note else []
         if undefined:
             notes.append(f"{undefined}/{len(boot)} resamples undefined (left out of the CI)")
-        if why := rough_reason(len(boot) - undefined):
+        unit = "dialogues" if getattr(data, "level", "") == "dialogue" else "contexts"
+        if why := rough_reason(len(boot) - undefined) or few_clusters_reason(data.n_clusters, unit):
             notes.append(f"{ROUGH_CI}{why}")
         note = "; ".join(notes)
     return point.value, point.p_value, ci, point.n_groups, point.n_skipped, note
