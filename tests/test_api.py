@@ -72,6 +72,20 @@ def test_score_gives_the_cli_numbers_from_a_frame_a_list_of_dicts_and_a_path(tmp
         assert got.attrs["request"]["metrics"] == list(CHEAP) and got.attrs["request"]["no_cache"] is True
 
 
+def test_a_csv_paths_numbers_read_as_numbers_as_pandas_reads_them(tmp_path: Path) -> None:
+    """``score("my.csv")`` gave its rating column as text, which correlate then refused ('5'); pd.read_csv's frame
+    worked. The text columns (context, response, system) stay as read: "1" is a system's name."""
+    path = tmp_path / "rated.csv"
+    path.write_text("context,response,system,rating,note\nHi,Hello there,1,4,a\nHi,Yo,2,,2\nBye,Ciao my friend,1,"
+                    "3.5,\nBye,ok,2,1,x\n")  # fmt: skip
+    got = dialeval.score(path, metrics=["length"], cache=False, progress=False)
+    read = dialeval.score(pd.read_csv(path, dtype={"system": str}), metrics=["length"], cache=False, progress=False)
+    assert got["rating"].tolist()[::2] == [4.0, 3.5] and pd.isna(got["rating"][1])  # numbers, the empty cell NaN
+    assert got["system"].tolist() == ["1", "2", "1", "2"] and got["note"].tolist() == ["a", "2", "", "x"]
+    pd.testing.assert_frame_equal(dialeval.correlate(got, "rating", n_boot=50),
+                                  dialeval.correlate(read, "rating", n_boot=50))  # fmt: skip
+
+
 def test_score_keeps_every_row_and_the_frames_index(tmp_path: Path) -> None:
     frame = pd.DataFrame([ROWS[2], ROWS[0], ROWS[2]], index=[7, 3, 5])  # a duplicated row stays two rows
     got = dialeval.score(frame, metrics=["length"], cache=tmp_path / "c.sqlite", progress=False)

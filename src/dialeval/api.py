@@ -130,7 +130,7 @@ def score(
     check_response_roles(response_col, {"context_col": context_col, "reference_col": reference_col,
                                         "knowledge_col": knowledge_col})  # fmt: skip
     wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
-    frame, rows, read = _read(data, wanted, context_col, response_col)
+    frame, rows, read = _read(data, wanted, context_col, response_col, dialogue_col)
     bench, items, used = _items(frame, rows, read, wanted, (context_col, response_col, dialogue_col))
     with arguments_named():
         request = request_of(metrics, engine, cache, params, device, progress)
@@ -295,7 +295,7 @@ def request_of(
 
 
 def _read(
-    data: Any, wanted: dict[str, str | None], context_col: str | None, response_col: str
+    data: Any, wanted: dict[str, str | None], context_col: str | None, response_col: str, dialogue_col: str | None
 ) -> tuple[pd.DataFrame, Rows, Benchmark | None]:
     """Return the input frame and its rows to read as a table, or the frame and benchmark of a records folder."""
     import pandas as pd
@@ -303,7 +303,7 @@ def _read(
     from dialeval.data._common import Where
 
     if isinstance(data, (str, Path)):
-        return _read_path(given_path(data, "data"), wanted, context_col, response_col)
+        return _read_path(given_path(data, "data"), wanted, context_col, response_col, dialogue_col)
     if isinstance(data, pd.DataFrame):
         frame = data
     elif isinstance(data, Sequence) and not isinstance(data, bytes):
@@ -350,12 +350,15 @@ def _check_unicode(rows: Iterable[tuple[int | None, Any]]) -> None:
 
 
 def _read_path(
-    path: Path, wanted: dict[str, str | None], context_col: str | None, response_col: str
+    path: Path, wanted: dict[str, str | None], context_col: str | None, response_col: str, dialogue_col: str | None
 ) -> tuple[pd.DataFrame, Rows, Benchmark | None]:
-    """Read a table file with the ``--path`` reader, or a folder of dialeval records."""
+    """Read a table file with the ``--path`` reader, or a folder of dialeval records.
+
+    A CSV's columns of numbers come back as numbers (:func:`_numbers_read`), but those read as text.
+    """
     import pandas as pd
 
-    from dialeval.data.generic import RECORD_FILES, ColumnMapping, is_table, load_records, table_records
+    from dialeval.data.generic import JSON_SUFFIXES, RECORD_FILES, ColumnMapping, is_table, load_records, table_records
     from dialeval.jsonl import check_file
 
     if path.is_dir() and (path / RECORD_FILES[1]).is_file():
@@ -369,7 +372,38 @@ def _read_path(
     given = ColumnMapping(response=response_col, context=context_col, references=present)
     read = table_records(check_file(path), given)  # checks that the columns given are there
     frame = pd.DataFrame([rec for _, rec in read])
-    return frame, [(where, {c: _cell(rec.get(c)) for c in frame.columns}) for where, rec in read], None
+    rows = [(where, {c: _cell(rec.get(c)) for c in frame.columns}) for where, rec in read]
+    if not path.name.lower().endswith(JSON_SUFFIXES):  # a CSV's cells are text: its numbers, as pd.read_csv reads them
+        text = {response_col, context_col, dialogue_col, *(name or key for key, name in wanted.items())}
+        frame = _numbers_read(frame, keep=text)
+    return frame, rows, None
+
+
+def _numbers_read(frame: pd.DataFrame, keep: set[str | None]) -> pd.DataFrame:
+    """Return a CSV's frame with each column of numbers (empty cells aside) as numbers, empty cells NaN, but ``keep``.
+
+    ``dialeval.score("my.csv")`` gave the rating column as text, which :func:`correlate` then refused (``'5'``)
+    where ``pd.read_csv`` gives numbers. The columns read as text (context, response, ...) stay as read.
+
+    Example:
+        >>> import pandas as pd
+        >>> f = _numbers_read(pd.DataFrame({"r": ["4", "", "3.5"], "m": ["a", "2", ""], "system": ["1", "2", "3"]}),
+        ...                   keep={"system"})
+        >>> f["r"].tolist(), f["m"].tolist(), f["system"].tolist()
+        ([4.0, nan, 3.5], ['a', '2', ''], ['1', '2', '3'])
+    """
+    import pandas as pd
+
+    out = frame.copy()
+    for name in frame.columns:
+        column = frame[name]
+        filled = column.map(lambda v: isinstance(v, str) and v.strip() != "")
+        if name in keep or not filled.any() or not column.map(lambda v: v is None or isinstance(v, str)).all():
+            continue
+        numbers = pd.to_numeric(column.where(filled), errors="coerce")
+        if numbers.notna().sum() == filled.sum():  # every filled cell a number (not "nan", not "inf" as text)
+            out[name] = numbers
+    return out
 
 
 #: The pandas reader of a table file that :func:`score` does not read itself.
