@@ -8,7 +8,7 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +73,21 @@ def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
 
     real_fdopen = os.fdopen
     monkeypatch.setattr(atomic.os, "fdopen", lambda fd, *a, **k: FullDisk(real_fdopen(fd, *a, **k)))
+
+
+@pytest.fixture
+def full_disk_at(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Return a switch: after ``full_disk_at(".summary.json")`` the files :func:`dialeval.atomic.atomic_write` opens
+    whose name holds those words are on a full disk, the others are written (a mock, as :func:`full_disk`)."""
+    import dialeval.atomic as atomic
+
+    real_fdopen = os.fdopen
+
+    def switch(words: str) -> None:
+        def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
+            handle = real_fdopen(fd, *args, **kwargs)
+            return FullDisk(handle) if words in os.readlink(f"/proc/self/fd/{fd}") else handle
+
+        monkeypatch.setattr(atomic.os, "fdopen", fdopen)
+
+    return switch

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from tests.commands.cli_runner import COLS, invoke, refused
-from tests.conftest import FullDisk
 
 import dialeval
 from dialeval.data.catalog import load_benchmark
@@ -43,7 +42,7 @@ def test_the_table_comes_back_in_its_order_with_a_column_per_output(table: Path,
     res = invoke("score", "--path", table, *COLS, "--reference-col", "reference", "-m", "length,embedding", "-o", out,
                  "--no-cache")  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert f"wrote 3 rows for 3 items to {out} (signatures and request in {out}.run.json)" in res.output
+    assert f"wrote 3 rows for 3 items to {out} (signatures and request in {out}.summary.json)" in res.output
     rows = read_table(out)
     assert list(rows[0]) == ["context", "response", "reference", "note", "length", "sbert_ref", "sbert_context",
                              "sbert_knowledge"]  # fmt: skip
@@ -59,7 +58,7 @@ def test_the_table_comes_back_in_its_order_with_a_column_per_output(table: Path,
     for s in scores:
         cell = rows[items.index(s.item_id)][s.metric]
         assert (float(cell) if cell else None) == s.value  # the same float, bit for bit
-    run = json.loads(Path(f"{out}.run.json").read_text(encoding="utf-8"))
+    run = json.loads(Path(f"{out}.summary.json").read_text(encoding="utf-8"))
     assert run["signatures"] == {s.metric: s.signature for s in scores}
     assert run["request"]["metrics"] == ["length", "embedding"] and run["items"] == 3 and run["scores"] == 12
     assert run["metrics"]["embedding"]["null"] == {"sbert_ref": 1, "sbert_knowledge": 3}
@@ -71,7 +70,7 @@ def test_the_table_equals_the_python_apis_frame(table: Path, tmp_path: Path) -> 
     frame = dialeval.score(table, metrics=["embedding"], cache=False, progress=False)
     rows = read_table(out)
     assert [float(r["sbert_context"]) for r in rows] == frame["sbert_context"].tolist()
-    assert json.loads(Path(f"{out}.run.json").read_text())["signatures"]["sbert_context"] == \
+    assert json.loads(Path(f"{out}.summary.json").read_text())["signatures"]["sbert_context"] == \
         frame.attrs["signatures"]["sbert_context"]  # fmt: skip
 
 
@@ -140,21 +139,13 @@ def test_a_row_of_several_responses_is_refused_before_any_work(tmp_path: Path) -
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.yaml", "t.csv"]
 
 
-def test_a_full_disk_at_the_run_file_leaves_neither(table: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    """The table is written first; a failure at its run must not leave a table without its signatures."""
-    import dialeval.atomic as atomic
-
-    real_fdopen = os.fdopen
-
-    def fdopen(fd: int, *args: object, **kwargs: object) -> object:
-        handle = real_fdopen(fd, *args, **kwargs)  # type: ignore[call-overload]
-        return FullDisk(handle) if ".run.json." in os.readlink(f"/proc/self/fd/{fd}") else handle
-
-    monkeypatch.setattr(atomic.os, "fdopen", fdopen)
+def test_a_full_disk_at_the_summary_leaves_neither_file(table: Path, tmp_path: Path,
+                                                        full_disk_at: Callable[[str], None]) -> None:  # fmt: skip
+    """The table is written first; a failure at its summary must not leave a table without its signatures."""
+    full_disk_at(".summary.json.")
     out = tmp_path / "s.csv"
     out.write_text("old\n")
     refused(invoke("score", "--path", table, *COLS, "-m", "length", "-o", out, "--no-cache"),
-            f"{out}.run.json: cannot be written: No space left on device")  # fmt: skip
+            f"{out}.summary.json: cannot be written: No space left on device")  # fmt: skip
     assert out.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["my.csv", "s.csv"]

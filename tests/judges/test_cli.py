@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -125,6 +126,19 @@ def test_judge_run_reads_your_own_data_as_score_does(tmp_path: Path, monkeypatch
     assert len(got["catalog"]) == 12 and got["folder"] == got["catalog"]  # 6 systems, score and expected value
     summary = json.loads((tmp_path / "folder.jsonl.summary.json").read_text())
     assert summary["cache_hits"] == 6 and summary["calls"] == 0
+
+
+def test_judge_run_on_a_full_disk_at_its_summary_leaves_no_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_disk_at: Callable[[str], None]
+) -> None:
+    """The scores were written, then the summary failed: scores without their request were left behind."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    full_disk_at(".summary.json.")
+    out = tmp_path / "j.jsonl"
+    res = invoke("judge", "run", "--protocol", "lmstyle-appropriateness", "-b", "usr-tc", "--limit", "1", "-p", "k=1",
+                 "-p", "max_tokens=8", "-p", "max_calls=1", "--no-cache", "--allow-failures", "-o", out)  # fmt: skip
+    refused(res, f"{out}.summary.json: cannot be written: No space left on device")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
 
 
 def test_judge_run_refuses_to_write_over_its_protocol_or_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,7 +25,7 @@ from dialeval.commands.common import (
     table_options,
 )
 from dialeval.commands.options import allow_failures_option, run_options
-from dialeval.commands.scored_table import is_table_output, run_file, table_rows, write_scored_table
+from dialeval.commands.scored_table import is_table_output, summary_file, table_rows, write_scored_table
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.scoring import ScoringRequest, score_request
@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 @table_options
 def score(
     output: Path = typer.Option(..., "--output", "-o", help="Score records (JSONL) to write; a .csv or .tsv name "
-                                "writes the table back, one column per output, and the run beside it (NAME.run.json)."),
+                                "writes the table back, one column per output, and the summary beside it "
+                                "(NAME.summary.json)."),
     benchmark: str | None = typer.Option(None, "--benchmark", "-b", help="Catalog benchmark (default usr-tc)."),
     path: Path | None = typer.Option(None, "--path", help=TABLE_RULE),
     dialogues: Path | None = typer.Option(None, "--dialogues", help="Dialogue records (JSONL)."),
@@ -61,8 +62,8 @@ def score(
     try:
         with interrupted_run(output, request.no_cache):
             replaced = check_output(output, inputs=inputs)
-            if as_table:  # the run beside the table: signatures, request, counts
-                replaced += check_output(run_file(output), inputs=inputs)
+            if as_table:  # the summary beside the table: signatures, request, counts
+                replaced += check_output(summary_file(output), inputs=inputs)
             else:
                 check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
             bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json)
@@ -91,7 +92,7 @@ def score(
         for name, why in skipped.items():
             console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
         items = counted(len(bench.candidates), "item")
-        beside = f" (signatures and request in {run_file(output)})" if as_table else ""
+        beside = f" (signatures and request in {summary_file(output)})" if as_table else ""
         wrote = f"wrote {written} for {items} to {output}{beside}{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures((s for r in runs for s in r.scores), allow_failures)
@@ -101,7 +102,7 @@ def _summary(
     bench: Benchmark, runs: Sequence[MetricRun], skipped: Mapping[str, str], run: ScoringContext,
     request: ScoringRequest, output: Path,
 ) -> dict[str, Any]:
-    """Return what the run did, as ``--json`` prints it and a scored table's ``.run.json`` holds it."""
+    """Return what the run did, as ``--json`` prints it and a scored table's ``.summary.json`` holds it."""
     return {
         "benchmark": bench.name,
         "items": len(bench.candidates),

@@ -1,7 +1,8 @@
 """``dialeval score -o scored.csv``: the table back, one row per row read and one column per metric output.
 
-A CSV cannot hold a signature per value, so the run that made the table (each output's signature, the
-request, the counts) is written beside it, as ``scored.csv.run.json``, in the same all-or-nothing step.
+A CSV cannot hold a signature per value, so the summary of the run that made the table (each output's
+signature, the request, the counts) is written beside it, as ``scored.csv.summary.json`` (as ``judge run``
+writes its summary), in the same all-or-nothing step.
 """
 
 from __future__ import annotations
@@ -40,14 +41,14 @@ def is_table_output(path: Path) -> bool:
     return path.suffix.lower() in TABLE_OUTPUTS
 
 
-def run_file(path: Path) -> Path:
-    """Return the file beside a scored table that holds its run (signatures, request, counts).
+def summary_file(path: Path) -> Path:
+    """Return the file beside a scored table that holds its run's summary (signatures, request, counts).
 
     Example:
-        >>> run_file(Path("out/scored.csv")).as_posix()
-        'out/scored.csv.run.json'
+        >>> summary_file(Path("out/scored.csv")).as_posix()
+        'out/scored.csv.summary.json'
     """
-    return path.with_name(path.name + ".run.json")
+    return path.with_name(path.name + ".summary.json")
 
 
 def table_rows(bench: Benchmark, outputs: Iterable[str]) -> Table:
@@ -91,12 +92,12 @@ def _text(value: Any) -> str:
     return "" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def write_scored_table(path: Path, table: Table, scores: Iterable[Score], run: Mapping[str, Any]) -> int:
-    """Write the table (:func:`table_rows`) with one column per output after its own, and its run beside it.
+def write_scored_table(path: Path, table: Table, scores: Iterable[Score], summary: Mapping[str, Any]) -> int:
+    """Write the table (:func:`table_rows`) with one column per output after its own, and its summary beside it.
 
-    The run is ``run`` (as ``score --json`` prints it) with ``signatures``: each output column's signature.
+    The summary is ``summary`` (as ``score --json`` prints it) with ``signatures``: each output column's.
     A value is written as Python's shortest round-trip form (read back, it is the same float); a score
-    without a value (``null`` in Score records, why in the run's counts) is an empty cell.
+    without a value (``null`` in Score records, why in the summary's counts) is an empty cell.
 
     Returns:
         The number of rows written.
@@ -115,7 +116,7 @@ def write_scored_table(path: Path, table: Table, scores: Iterable[Score], run: M
                 numbers = (values[name].get(item) for name in outputs)
                 writer.writerow([_text(c) for c in cells] + ["" if v is None else repr(v) for v in numbers])
         signatures = {s.metric: s.signature for s in scored}  # each column's, as the API's attrs["signatures"]
-        with atomic_write(run_file(path)) as handle:
-            json.dump({**run, "signatures": signatures}, handle, indent=2, ensure_ascii=False)
+        with atomic_write(summary_file(path)) as handle:
+            json.dump({**summary, "signatures": signatures}, handle, indent=2, ensure_ascii=False)
             handle.write("\n")
     return len(rows)

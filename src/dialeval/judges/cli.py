@@ -30,7 +30,10 @@ from dialeval.scoring import ScoringRequest
 from dialeval.words import counted
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from dialeval.judges.protocol import Protocol
+    from dialeval.schema import Score
 
 judge_app = typer.Typer(help="LLM-as-a-judge protocols.", no_args_is_help=True)
 
@@ -138,8 +141,6 @@ def run_command(
     """
     from rich.console import Console
 
-    from dialeval.atomic import atomic_write
-    from dialeval.jsonl import write_jsonl
     from dialeval.metrics.base import configured
     from dialeval.scoring import score_metrics
 
@@ -180,9 +181,7 @@ def run_command(
     else:
         Console().print(summary_table({k: v for k, v in summary.items() if k not in ("signature", "request")}, values))
     if out is not None:
-        write_jsonl(out, scored.scores)
-        with atomic_write(_summary_path(out)) as fh:
-            fh.write(json.dumps(summary, indent=1) + "\n")
+        _write(out, scored.scores, summary)
         if not as_json:  # where the scores went: every other command that writes says so
             wrote = (f"wrote {counted(len(scored.scores), 'score')} for {counted(len(bench.candidates), 'item')} to "
                      f"{out} and the summary to {_summary_path(out)}{replaced_note(replaced)}")  # fmt: skip
@@ -216,6 +215,20 @@ def _protocol(option: str | None, positional: str | None) -> str:
         raise InputError("give a protocol: --protocol NAME (dialeval judge list) or a protocol YAML path",
                          field="--protocol")  # fmt: skip
     return protocol
+
+
+def _write(out: Path, scores: Sequence[Score], summary: dict[str, Any]) -> None:
+    """Write the scores and their summary as one: scores without their summary (the request) are not left behind."""
+    from dialeval.atomic import all_or_nothing, atomic_write
+    from dialeval.jsonl import write_jsonl
+
+    try:
+        with all_or_nothing(out.parent):
+            write_jsonl(out, scores)
+            with atomic_write(_summary_path(out)) as fh:
+                fh.write(json.dumps(summary, indent=1) + "\n")
+    except DialevalError as exc:
+        fail(exc)
 
 
 def _summary_path(out: Path) -> Path:
