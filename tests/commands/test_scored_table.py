@@ -149,3 +149,11 @@ def test_a_full_disk_at_the_summary_leaves_neither_file(table: Path, tmp_path: P
             f"{out}.summary.json: cannot be written: No space left on device")  # fmt: skip
     assert out.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["my.csv", "s.csv"]
+
+
+def test_meta_given_the_table_says_to_write_score_records(table: Path, tmp_path: Path) -> None:
+    """``meta scored.csv`` said 'not valid JSON (Expecting value at column 1)', after reading the ratings."""
+    out = tmp_path / "scored.csv"
+    assert invoke("score", "--path", table, *COLS, "-m", "length", "-o", out, "--no-cache").exit_code == 0
+    line = refused(invoke("meta", out, "-r", table), f'{out}: field "SCORES": names a table (what score -o NAME.csv')
+    assert line.endswith("write them with score -o NAME.jsonl")

@@ -127,6 +127,7 @@ def meta(
         written = "nothing written" if output is None else f"nothing written to {output}"
         with interrupted_says(written), fields_as_options("metrics", "by", "dimension"):
             check_boot(n_boot, field="--n-boot", seed=seed)
+            _no_tables(scores)
             levels, methods = split_levels(DEFAULT_LEVELS if level is None else level, method)
             wanted = split_names(metrics, "--metrics")
             pair = _compare_pair(compare)
@@ -201,6 +202,26 @@ def _write_tables(
     with all_or_nothing(output):
         write_text(output / "table.md", to_markdown(wide) + "\n" + warned(warnings) + extra)
         write_jsonl(output / "table.jsonl", rows)
+
+
+def _no_tables(paths: Sequence[Path]) -> None:
+    """Refuse a scores file named as a table (``score -o scored.csv`` writes one), before the ratings are read.
+
+    It said 'not valid JSON (Expecting value at column 1)', after the ratings' reading, with no way on.
+
+    Example:
+        >>> _no_tables([Path("s.jsonl"), Path("scored.csv")])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: scored.csv: field "SCORES": names a table (what score -o NAME.csv writes for ...
+    """
+    from dialeval.commands.scored_table import is_table_output
+
+    for path in paths:
+        if is_table_output(path):
+            raise InputError("names a table (what score -o NAME.csv writes for people to read), and meta reads Score "
+                             "records, one per line: write them with score -o NAME.jsonl", path=path,
+                             field="SCORES")  # fmt: skip
 
 
 def read_all_scores(paths: Sequence[Path], ratings: Sequence[Rating], dimension: str, rated_from: str) -> list[Score]:
