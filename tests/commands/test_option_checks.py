@@ -287,3 +287,40 @@ def test_the_help_of_mapping_names_every_key_a_mapping_file_takes() -> None:
 
     help_text = next(p.default.help for p in _TABLE_PARAMS if p.name == "mapping")
     assert [k for k in MappingFile.model_fields if k not in re.findall(r"\w+", help_text)] == []
+
+
+def test_labels_give_words_their_numbers_as_a_mapping_files_labels_do(tmp_path: Path) -> None:
+    """Ratings written as words were readable only with a mapping file; --labels gives the same records."""
+    table, mapping = tmp_path / "v.csv", tmp_path / "m.yaml"
+    table.write_text("context,response,verdict\nHi,Hello,Good\nHi,Yo,Poor\nBye,Ciao,Fair\n")
+    mapping.write_text("context: context\nresponse: response\nratings: {verdict: Overall}\nlabels: {Poor: 1, Fair: 2, "
+                       "Good: 3}\n")  # fmt: skip
+    shown = invoke("data", "show", "--path", table, *COLS, "--rating-col", "verdict=Overall", "--labels",
+                   "Poor=1, Fair=2", "--labels", "Good=3", "--json")  # fmt: skip
+    from_file = invoke("data", "show", "--path", table, "--mapping", mapping, "--json")
+    assert shown.exit_code == 0 and from_file.exit_code == 0, (shown.output, from_file.output)
+    assert json.loads(shown.output) == json.loads(from_file.output)
+    for out in ("a", "b"):
+        args = ["data", "import", "--path", table, "-o", tmp_path / out]
+        extra = ["--mapping", mapping] if out == "b" else [*COLS, "--rating-col", "verdict=Overall", "--labels",
+                                                           "Poor=1,Fair=2,Good=3"]  # fmt: skip
+        assert invoke(*args, *extra).exit_code == 0
+    ratings = [[json.loads(x)["value"] for x in (tmp_path / out / "ratings.jsonl").read_text().splitlines()]
+               for out in ("a", "b")]  # fmt: skip
+    assert ratings[0] == ratings[1] == [3.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize(("labels", "words"), [
+    (["Good"], 'field "--labels": expected WORD=NUMBER, e.g. Good=3, got "Good"'),
+    (["Good=three"], 'field "--labels": expected WORD=NUMBER, e.g. Good=3, got "Good=three"'),
+    (["=3"], 'field "--labels": expected WORD=NUMBER, e.g. Good=3, got "=3"'),
+    (["Good=nan"], 'field "--labels": expected WORD=NUMBER, e.g. Good=3, got "Good=nan"'),
+    (["Good=3", "Good=2"], 'field "--labels": the word "Good" is given twice'),
+])  # fmt: skip
+def test_a_bad_label_is_refused(labels: list[str], words: str, tmp_path: Path) -> None:
+    table = tmp_path / "v.csv"
+    table.write_text("context,response,verdict\nHi,Hello,Good\n")
+    given = [x for label in labels for x in ("--labels", label)]
+    refused(invoke("data", "show", "--path", table, *COLS, "--rating-col", "verdict", *given), words)
+    alone = invoke("data", "show", "--path", table, *COLS, "--labels", "Good=3")
+    refused(alone, 'field "--labels": turns the words of the ratings into numbers, and no --rating-col is given')

@@ -301,7 +301,10 @@ def test_an_option_nothing_reads_is_refused_not_dropped(tmp_path: Path) -> None:
         (*own, "--turn-sep", "|"): 'field "--turn-sep": splits the context (and knowledge) into turns, and no '
                                    "--context-col is given",
         ("--path", tmp_path / "t.csv", "--mapping", tmp_path / "m.yaml", "--turn-sep", "|"):
-            'field "--mapping": give --mapping or the --*-col options (and --scale, --turn-sep), not both',
+            'field "--mapping": give --mapping or the --*-col options (and --scale, --turn-sep, --labels), not both',
+        ("--path", tmp_path / "t.csv", "--mapping", tmp_path / "m.yaml", "--labels", "Good=3"):
+            'field "--mapping": give --mapping or the --*-col options (and --scale, --turn-sep, --labels), not both',
+        ("-b", "usr-tc", "--labels", "Good=3"): "--mapping and the --*-col options read your own table",
         ("-b", "usr-tc", "--turn-sep", "|"): "--mapping and the --*-col options read your own table",
     }  # fmt: skip
     for args, message in cases.items():

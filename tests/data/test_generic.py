@@ -725,8 +725,8 @@ def test_ratings_given_as_words_are_read_through_the_labels_of_a_mapping_file(tm
     with pytest.raises(InputError) as caught:
         load_table(p, plain)
     assert str(caught.value) == (f"{p}:2: field \"q\": expected a number, found 'Very good': ratings as words need a "
-                                 "number each: labels: {Very good: 3, ...} in a mapping file (or leave the cell empty "
-                                 "where there is no rating)")
+                                 "number each: --labels Very good=3,... (in a mapping file, labels: {Very good: 3, "
+                                 "...}), or leave the cell empty where there is no rating")
     j = tmp_path / "r.jsonl"  # JSON's true for a yes/no question: "found True" and "leave the cell empty"
     j.write_text('{"context": "Hi", "response": "Yo", "q": true}\n')
     with pytest.raises(InputError) as caught:

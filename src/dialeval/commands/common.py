@@ -6,6 +6,7 @@ import contextlib
 import functools
 import inspect
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -163,6 +164,7 @@ class TableOptions:
     annotator_col: str | None = None
     scale: str = ""
     delimiter: str | None = None
+    labels: tuple[str, ...] = ()
 
     def given(self) -> bool:
         """Whether any mapping option was given."""
@@ -171,7 +173,8 @@ class TableOptions:
     def _columns_given(self) -> bool:
         cols = (self.response_col, self.context_col, self.system_col, self.annotator_col)
         sep = self.turn_sep != "\\n"  # beside -b or --mapping it did nothing, silently
-        return any(c is not None for c in cols) or bool(self.reference_col or self.rating_col or self.scale or sep)
+        listed = self.reference_col or self.rating_col or self.labels
+        return any(c is not None for c in cols) or bool(listed or self.scale or sep)
 
     def _check_read(self) -> None:
         """Refuse an option that nothing reads (each was accepted and did nothing).
@@ -181,9 +184,9 @@ class TableOptions:
         from dialeval.data.generic import unread_key
 
         options = {"turn_separator": "--turn-sep", "context": "--context-col", "scale": "--scale",
-                   "ratings": "--rating-col", "annotator": "--annotator-col"}  # fmt: skip
+                   "ratings": "--rating-col", "annotator": "--annotator-col", "labels": "--labels"}  # fmt: skip
         given = (("turn_separator", self.turn_sep != "\\n"), ("context", self.context_col), ("scale", self.scale),
-                 ("ratings", self.rating_col), ("annotator", self.annotator_col))  # fmt: skip
+                 ("ratings", self.rating_col), ("annotator", self.annotator_col), ("labels", self.labels))  # fmt: skip
         if idle := unread_key(key for key, value in given if value):
             key, needs, use = idle
             partners = " or ".join(options[n] for n in needs if n in options)
@@ -202,7 +205,7 @@ class TableOptions:
 
         if self.mapping is not None:
             if self._columns_given():
-                raise InputError("give --mapping or the --*-col options (and --scale, --turn-sep), not both",
+                raise InputError("give --mapping or the --*-col options (and --scale, --turn-sep, --labels), not both",
                                  field="--mapping")  # fmt: skip
             spec = load_mapping(self.mapping)
             if self.delimiter is not None:
@@ -227,9 +230,35 @@ class TableOptions:
         mapping = ColumnMapping(
             response=self.response_col, context=self.context_col, turn_separator=sep, system=self.system_col,
             references=tuple(self.reference_col), ratings=ratings, annotator=self.annotator_col, scale=self.scale,
-            delimiter=self._delimiter(),
+            delimiter=self._delimiter(), labels=self.label_numbers(),
         )  # fmt: skip
         return mapping, None
+
+    def label_numbers(self) -> dict[str, float]:
+        """Return ``--labels Poor=1,Good=3`` (repeatable) as each word's number.
+
+        Example:
+            >>> TableOptions(labels=("Poor=1, Fair=2", "Good=3")).label_numbers()
+            {'Poor': 1.0, 'Fair': 2.0, 'Good': 3.0}
+            >>> TableOptions(labels=("Poor=1,Poor=2",)).label_numbers()
+            Traceback (most recent call last):
+            ...
+            dialeval.errors.InputError: field "--labels": the word "Poor" is given twice
+        """
+        labels: dict[str, float] = {}
+        for pair in (part for given in self.labels for part in given.split(",")):
+            word, _, value = (x.strip() for x in pair.partition("="))
+            try:
+                got = float(value)
+            except ValueError:
+                got = math.nan
+            if not word or not math.isfinite(got):
+                raise InputError(f'expected WORD=NUMBER, e.g. Good=3, got "{pair.strip()}"', field="--labels")
+            if word in labels:
+                raise InputError(f'the word "{word}" is given twice', field="--labels")
+            labels[word] = got
+        return labels
+
 
     def json_delimiter(self, path: Path) -> InputError:
         """Return the error for a delimiter given for a JSON table, naming ``--delimiter`` or the mapping file's key."""
@@ -283,6 +312,10 @@ _TABLE_PARAMS = [
         ("delimiter", str | None, typer.Option(
             None, "--delimiter", help="Field separator of your CSV table, e.g. ';' (default: tab for .tsv, else comma)."
         )),
+        ("labels", list[str], typer.Option(
+            [], "--labels", help="WORD=NUMBER,...: ratings written as words, each word's number, e.g. Poor=1,Good=3 "
+            "(with --rating-col)."
+        )),
     ]
 ]  # fmt: skip
 
@@ -323,7 +356,7 @@ def option_bundle(
 
 def _table_from(given: dict[str, Any]) -> TableOptions:
     """Return the table options given (an empty ``--turn-sep`` or a long ``--delimiter`` is refused)."""
-    for key in ("reference_col", "rating_col"):
+    for key in ("reference_col", "rating_col", "labels"):
         given[key] = tuple(given.get(key) or ())
     options = TableOptions(**given)
     options.check()

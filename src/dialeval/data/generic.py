@@ -546,8 +546,8 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
         elif text.casefold() in _NO_RATING or not re.search(r"[^\W\d_]", text):  # "N/A", "-": no rating
             fix = "leave the cell empty where there is no rating (it is skipped and counted)"
         else:  # "Good", "Very poor": a scale of words
-            fix = (f"ratings as words need a number each: labels: {{{text}: 3, ...}} in a mapping file (or leave the "
-                   "cell empty where there is no rating)")
+            fix = (f"ratings as words need a number each: --labels {text}=3,... (in a mapping file, labels: "
+                   f"{{{text}: 3, ...}}), or leave the cell empty where there is no rating")
         raise where.error(f"{exc.message}: {fix}", field=col) from None
 
 
