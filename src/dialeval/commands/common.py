@@ -259,7 +259,6 @@ class TableOptions:
             labels[word] = got
         return labels
 
-
     def json_delimiter(self, path: Path) -> InputError:
         """Return the error for a delimiter given for a JSON table, naming ``--delimiter`` or the mapping file's key."""
         from dialeval.jsonl import read_text, yaml_line

@@ -116,8 +116,10 @@ def few_clusters_reason(n_clusters: int, unit: str = "contexts") -> str:
         >>> few_clusters_reason(5), few_clusters_reason(1)
         ('', '')
     """
-    distinct = math.comb(2 * n_clusters - 1, n_clusters) if n_clusters > 0 else 0
-    if n_clusters < 2 or distinct >= FEWEST_FOR_CI:  # one cluster: no CI at all, said elsewhere
+    if n_clusters < 2:  # one cluster: no CI at all, said elsewhere
+        return ""
+    distinct = math.comb(2 * n_clusters - 1, n_clusters)
+    if distinct >= FEWEST_FOR_CI:
         return ""
     return f"{n_clusters} {unit} have {distinct} distinct resamples only, too few for 95% ({FEWEST_FOR_CI} at least)"
 
