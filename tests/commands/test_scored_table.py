@@ -128,15 +128,34 @@ def test_a_column_named_like_an_output_is_refused_before_any_work(tmp_path: Path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]  # no output, no run, not even the cache
 
 
-def test_a_row_of_several_responses_is_refused_before_any_work(tmp_path: Path) -> None:
+def test_rows_of_one_response_per_system_get_a_column_per_output_and_system(tmp_path: Path) -> None:
+    """A row of several responses (a mapping's systems) was refused; each output now has a column per system."""
     path, mapping = tmp_path / "t.csv", tmp_path / "m.yaml"
-    path.write_text("context,bot_a,bot_b\nHi,Hello,Yo\n")
+    path.write_text("context,bot_a,bot_b\nHi,Hello,Yo there you\nBye,See you,Ciao\n")
     mapping.write_text('context: context\nsystems: [a, b]\nresponse: "bot_{system}"\n')
-    res = invoke("score", "--path", path, "--mapping", mapping, "-m", "length", "-o", tmp_path / "s.csv", "--cache",
-                 tmp_path / "c.sqlite")  # fmt: skip
-    line = refused(res, f'{path}:2: field "--output": gives 2 responses (one per system)')
-    assert line.endswith("write Score records (-o scores.jsonl)")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.yaml", "t.csv"]
+    out = tmp_path / "s.csv"
+    res = invoke("score", "--path", path, "--mapping", mapping, "-m", "length", "-o", out, "--no-cache")
+    assert "wrote 2 rows for 4 items" in res.output, res.output
+    rows = read_table(out)
+    assert list(rows[0]) == ["context", "bot_a", "bot_b", "length_a", "length_b"]
+    assert [(r["length_a"], r["length_b"]) for r in rows] == [("1.0", "3.0"), ("2.0", "1.0")]  # tokens, by hand
+    signatures = json.loads(Path(f"{out}.summary.json").read_text())["signatures"]
+    assert set(signatures) == {"length_a", "length_b"} and signatures["length_a"].startswith("length|")
+    path.write_text("context,bot_a,bot_b,length_b\nHi,Hello,Yo,4\n")  # a rating column named like a column written
+    refused(invoke("score", "--path", path, "--mapping", mapping, "-m", "length", "-o", out, "--no-cache"),
+            'has a column named like a metric output ("length_b")')  # fmt: skip
+
+
+def test_a_pseudonymised_annotator_is_written_as_its_pseudonym(tmp_path: Path) -> None:
+    """With pseudonymise the records never hold the crowd workers' ids; the table written back held them."""
+    path, mapping = tmp_path / "t.csv", tmp_path / "m.yaml"
+    path.write_text("context,response,WorkerId,q\nHi,Hello,A3ILMM7F,4\nHi,Hello,A37QOIT2,5\nBye,Ciao,A3ILMM7F,2\n")
+    mapping.write_text("context: context\nresponse: response\nannotator: WorkerId\npseudonymise: true\n"
+                       "ratings: {q: Overall}\n")  # fmt: skip
+    out = tmp_path / "s.csv"
+    assert invoke("score", "--path", path, "--mapping", mapping, "-m", "length", "-o", out, "--no-cache").exit_code == 0
+    assert [r["WorkerId"] for r in read_table(out)] == ["annotator-001", "annotator-002", "annotator-001"]
+    assert "A3ILMM7F" not in out.read_text() + Path(f"{out}.summary.json").read_text()
 
 
 def test_a_full_disk_at_the_summary_leaves_neither_file(table: Path, tmp_path: Path,

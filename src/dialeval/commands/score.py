@@ -67,7 +67,7 @@ def score(
             else:
                 check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
             bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json)
-            if as_table:  # before any work: a row with several responses, a column named like an output
+            if as_table:  # before any work: a column named like an output
                 families = request.plan(bench.candidates).families
                 to_write = table_rows(bench, (name for cls in families for name in cls.outputs))
             run = request.open(quiet=as_json)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,12 @@ TABLE_OUTPUTS = {".csv": ",", ".tsv": "\t"}
 #: The columns of a table written from records or a catalog benchmark (there is no table of the user's to write back).
 ITEM_COLUMNS = ["item_id", "dialogue_id", "system", "context", "response"]
 
-#: Per row, its cells and its item's id.
-Rows = list[tuple[list[Any], str]]
+#: Per row, its cells and its items' ids (one per response: several where a row holds one per system).
+Rows = list[tuple[list[Any], list[str]]]
 
-#: The columns of a table to write back, and its rows (:func:`table_rows`).
-Table = tuple[list[str], Rows]
+#: The columns of a table to write back, its rows, and the systems of a row's responses where it holds several
+#: (:func:`table_rows`).
+Table = tuple[list[str], Rows, list[str]]
 
 
 def is_table_output(path: Path) -> bool:
@@ -52,32 +53,42 @@ def summary_file(path: Path) -> Path:
 
 
 def table_rows(bench: Benchmark, outputs: Iterable[str]) -> Table:
-    """Return the columns and, per row, its cells and its item's id: the table's rows as read, else one per item.
+    """Return the columns, per row its cells and its items' ids, and the systems of a row's responses.
 
-    A table's columns are its own, in first-seen order (a JSONL record may lack a key another has). Called
-    with the outputs the run will write, before any work.
+    The rows are the table's as read, else one per item. A table's columns are its own, in first-seen order (a
+    JSONL record may lack a key another has). A table whose rows hold one response per system (a mapping's
+    ``systems``) gets a column per output and system (:func:`output_columns`). Called with the outputs the
+    run will write, before any work.
 
     Raises:
-        InputError: A row gave several responses (one column per system): a row then has several
-            values of each output, and a table written back has one. Or a column is named like an
-            output, which the table would hold twice.
+        InputError: A column is named like an output column, which the table would hold twice.
     """
     if not bench.rows:
         rows = [([c.id, c.dialogue_id, c.system, "\n".join(t.text for t in bench.dialogues[c.dialogue_id].context(
-            c.turn_index)), c.text], c.id) for c in bench.candidates]  # fmt: skip
-        return list(ITEM_COLUMNS), rows
-    for where, _, ids in bench.rows:
-        if len(ids) > 1:
-            raise where.error(f"gives {len(ids)} responses (one per system), and a table written back holds one "
-                              "value of each output per row: write Score records (-o scores.jsonl)",
-                              field="--output")  # fmt: skip
+            c.turn_index)), c.text], [c.id]) for c in bench.candidates]  # fmt: skip
+        return list(ITEM_COLUMNS), rows, []
+    system_of = {c.id: c.system for c in bench.candidates}
+    first = bench.rows[0][2]  # every row gives the systems of the mapping, in its order
+    systems = [system_of[i] for i in first] if len(first) > 1 else []
     columns = list(dict.fromkeys(key for _, rec, _ in bench.rows for key in rec))
-    if clash := [name for name in dict.fromkeys(outputs) if name in columns]:
+    if clash := [name for name in output_columns(dict.fromkeys(outputs), systems) if name in columns]:
         names = ", ".join(f'"{c}"' for c in clash)
         raise InputError(f"has a column named like a metric output ({names}), which the table written back would "
                          "hold twice: rename the column, or write Score records (-o scores.jsonl)",
                          path=bench.source, field="--output")  # fmt: skip
-    return columns, [([rec.get(key) for key in columns], ids[0]) for _, rec, ids in bench.rows]
+    return columns, [([rec.get(key) for key in columns], ids) for _, rec, ids in bench.rows], systems
+
+
+def output_columns(outputs: Iterable[str], systems: Sequence[str]) -> list[str]:
+    """Return the columns of the outputs: their names, or one per output and system (each output's together).
+
+    Example:
+        >>> output_columns(["quality", "length"], ["a", "b"])
+        ['quality_a', 'quality_b', 'length_a', 'length_b']
+        >>> output_columns(["quality"], [])
+        ['quality']
+    """
+    return [f"{name}_{system}" for name in outputs for system in systems] if systems else list(outputs)
 
 
 def _text(value: Any) -> str:
@@ -102,7 +113,7 @@ def write_scored_table(path: Path, table: Table, scores: Iterable[Score], summar
     Returns:
         The number of rows written.
     """
-    columns, rows = table
+    columns, rows, systems = table
     scored = list(scores)
     values: dict[str, dict[str, float | None]] = {}
     for s in scored:
@@ -111,11 +122,13 @@ def write_scored_table(path: Path, table: Table, scores: Iterable[Score], summar
     with all_or_nothing(path.parent):
         with atomic_write(path) as handle:
             writer = csv.writer(handle, delimiter=TABLE_OUTPUTS[path.suffix.lower()], lineterminator="\n")
-            writer.writerow(columns + outputs)
-            for cells, item in rows:
-                numbers = (values[name].get(item) for name in outputs)
+            writer.writerow(columns + output_columns(outputs, systems))
+            for cells, ids in rows:  # each output's values, one per response, in output_columns' order
+                numbers = (values[name].get(item) for name in outputs for item in ids)
                 writer.writerow([_text(c) for c in cells] + ["" if v is None else repr(v) for v in numbers])
-        signatures = {s.metric: s.signature for s in scored}  # each column's, as the API's attrs["signatures"]
+        signature = {s.metric: s.signature for s in scored}
+        signatures = {column: signature[name] for name in outputs  # each column's, as the API's attrs["signatures"]
+                      for column in output_columns([name], systems)}  # fmt: skip
         with atomic_write(summary_file(path)) as handle:
             json.dump({**summary, "signatures": signatures}, handle, indent=2, ensure_ascii=False)
             handle.write("\n")

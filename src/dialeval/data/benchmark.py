@@ -94,7 +94,8 @@ class Benchmark:
         warnings: Things the user should know that are not skips (e.g. a file whose
             sha256 differs from the catalog's).
         rows: A user's table's rows as read, in file order (``score -o scored.csv`` writes them back
-            with the scores); empty for records and catalog benchmarks.
+            with the scores), the annotator's cells pseudonymised where the mapping says so; empty for
+            records and catalog benchmarks.
     """
 
     name: str

@@ -723,12 +723,24 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
         is_json = p.name.lower().endswith(JSON_SUFFIXES)
         why = "no record: an empty array, or nothing" if is_json else "only a header, or nothing"
         raise InputError(f"no rows to read ({why})", path=p)
-    bench, row_items = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))
-    bench.rows = [(where, rec, ids) for (where, rec), ids in zip(records, row_items, strict=True)]
+    bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
     bench.warnings += reading_warnings(records, mapping, bench, "pass --turn-sep '\\\\n' (in a mapping file, "
                                        "turn_separator: '\\n')")  # fmt: skip
     return bench
+
+
+def _pseudonymised(
+    rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, pseudonyms: Mapping[str, str]
+) -> Sequence[tuple[Where, Mapping[str, Any]]]:
+    """Return the rows with each annotator cell as its pseudonym where the mapping pseudonymises, else as they are.
+
+    ``score -o scored.csv`` writes the rows back: with ``pseudonymise`` the crowd workers' ids must not be in it.
+    """
+    col = mapping.annotator
+    if not (mapping.pseudonymise and col):
+        return rows
+    return [(where, {**rec, col: pseudonyms.get(_name(rec[col], where, col), "")}) for where, rec in rows]
 
 
 def reading_warnings(
@@ -882,6 +894,8 @@ def build_table(
             build.skipped[REPEATED_ROW] += 1
     candidates = [c for _, c in build.item_lines.values()]
     bench = Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source)
+    bench.rows = [(where, rec, ids) for (where, rec), ids in zip(_pseudonymised(rows, mapping, build.pseudonyms),
+                                                                 row_items, strict=True)]  # fmt: skip
     bench.warnings += [f'{counted(n, "cell")} of the column "{col}" held a list written as text (as pandas writes a '
                        "list column to CSV): read as the list" for col, n in build.lists.items()]  # fmt: skip
     bench.warnings += [f'{counted(n, "cell")} of the column "{col}" held a list of ratings: each is one annotator\'s, '
