@@ -385,13 +385,15 @@ def load_inputs(
     *,
     table: TableOptions | None = None,
     show: bool = True,
+    rows: bool = False,
 ) -> Benchmark:
     """Load the inputs of a command, optionally cut to the first ``limit`` contexts.
 
     One of: record files (``--candidates`` with ``--dialogues``); your own table
     (``--path FILE`` with a mapping, see :data:`TABLE_RULE`), whose reading is shown
-    (``show``); a folder of dialeval records (``--path DIR`` without ``-b``); a
-    catalog benchmark (``-b``, default usr-tc, from ``--path`` if given).
+    (``show``) and whose rows are kept where ``rows`` (:attr:`Benchmark.rows`); a folder of dialeval
+    records (``--path DIR`` without ``-b``); a catalog benchmark (``-b``, default usr-tc, from ``--path``
+    if given).
 
     Example:
         >>> load_inputs("usr-tc", None, Path("d.jsonl"), Path("c.jsonl"), None)
@@ -418,7 +420,7 @@ def load_inputs(
         check_file(path)
         if mapping.delimiter is not None and path.name.lower().endswith(JSON_SUFFIXES):  # it did nothing, silently
             raise table.json_delimiter(path)
-        bench = load_table(path, mapping, name=name)
+        bench = load_table(path, mapping, name=name, keep_rows=rows)
         if show:
             show_understood(bench)
     elif candidates is not None:

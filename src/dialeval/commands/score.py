@@ -66,7 +66,8 @@ def score(
                 replaced += check_output(summary_file(output), inputs=inputs)
             else:
                 check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
-            bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json)
+            bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json,
+                                rows=as_table)  # fmt: skip
             if as_table:  # before any work: a column named like an output
                 families = request.plan(bench.candidates).families
                 to_write = table_rows(bench, (name for cls in families for name in cls.outputs))

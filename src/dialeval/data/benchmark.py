@@ -93,9 +93,9 @@ class Benchmark:
         source: Where it was read from.
         warnings: Things the user should know that are not skips (e.g. a file whose
             sha256 differs from the catalog's).
-        rows: A user's table's rows as read, in file order (``score -o scored.csv`` writes them back
-            with the scores), the annotator's cells pseudonymised where the mapping says so; empty for
-            records and catalog benchmarks.
+        rows: A user's table's rows as read, in file order, the annotator's cells pseudonymised where
+            the mapping says so, when its reader was asked to keep them (``score -o scored.csv`` writes them
+            back with the scores); else empty.
     """
 
     name: str

@@ -707,7 +707,9 @@ class _TableBuilder:
         self.ratings.append(Rating(item_id=item, dimension=dim, annotator=who, value=number_value, scale=scale))
 
 
-def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = None) -> Benchmark:
+def load_table(
+    path: str | Path, mapping: ColumnMapping, *, name: str | None = None, keep_rows: bool = False
+) -> Benchmark:
     """Load a CSV/TSV (header row), JSONL or JSON (objects) file of rated responses described by ``mapping``.
 
     Rows with the same context (or ``dialogue_id``) share a dialogue; rows with the
@@ -715,7 +717,8 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
     long form gives one row per annotator). Empty rating cells are skipped and
     counted; an annotator rating the same item and dimension twice is an error
     naming both lines. A column of :data:`NAMED_COLUMNS` (``context``, ``reference``, ``system``, ...) that
-    the mapping does not read (the Python API reads them by name) gets a warning.
+    the mapping does not read (the Python API reads them by name) gets a warning. ``keep_rows``: the
+    benchmark keeps the rows as read (:attr:`Benchmark.rows`), for ``score -o scored.csv``.
     """
     p = Path(path)
     records = table_records(p, mapping)
@@ -723,7 +726,7 @@ def load_table(path: str | Path, mapping: ColumnMapping, *, name: str | None = N
         is_json = p.name.lower().endswith(JSON_SUFFIXES)
         why = "no record: an empty array, or nothing" if is_json else "only a header, or nothing"
         raise InputError(f"no rows to read ({why})", path=p)
-    bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p))[0]
+    bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p), keep_rows=keep_rows)[0]
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
     bench.warnings += reading_warnings(records, mapping, bench, "pass --turn-sep '\\\\n' (in a mapping file, "
                                        "turn_separator: '\\n')")  # fmt: skip
@@ -869,9 +872,12 @@ REPEATED_ROW = "repeated row (the same context, system and response as an earlie
 
 
 def build_table(
-    rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, *, name: str, source: str
+    rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, *, name: str, source: str,
+    keep_rows: bool = False,
 ) -> tuple[Benchmark, list[list[str]]]:
     """Build the benchmark of :func:`load_table` from rows already read; also return each row's item ids.
+
+    ``keep_rows``: the benchmark keeps the rows with their item ids (:attr:`Benchmark.rows`).
 
     A context may be a string (split on ``mapping.turn_separator``) or a list of turns. A text
     value that is None (JSON null) is read as an empty cell; one that is not a string is an
@@ -894,8 +900,9 @@ def build_table(
             build.skipped[REPEATED_ROW] += 1
     candidates = [c for _, c in build.item_lines.values()]
     bench = Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source)
-    bench.rows = [(where, rec, ids) for (where, rec), ids in zip(_pseudonymised(rows, mapping, build.pseudonyms),
-                                                                 row_items, strict=True)]  # fmt: skip
+    if keep_rows:  # for score -o scored.csv; held through a run they cost more than the table's text
+        bench.rows = [(where, rec, ids) for (where, rec), ids in zip(_pseudonymised(rows, mapping, build.pseudonyms),
+                                                                     row_items, strict=True)]  # fmt: skip
     bench.warnings += [f'{counted(n, "cell")} of the column "{col}" held a list written as text (as pandas writes a '
                        "list column to CSV): read as the list" for col, n in build.lists.items()]  # fmt: skip
     bench.warnings += [f'{counted(n, "cell")} of the column "{col}" held a list of ratings: each is one annotator\'s, '
