@@ -452,6 +452,16 @@ def catalog_benchmark(name: str, path: Path | None = None) -> Benchmark:
         raise exc.given_by("--benchmark") from None
 
 
+def summary_path(output: Path) -> Path:
+    """Return the file beside an output that holds its run's summary (``judge run``, ``score -o scored.csv``).
+
+    Example:
+        >>> summary_path(Path("out/scored.csv")).as_posix()
+        'out/scored.csv.summary.json'
+    """
+    return output.with_name(output.name + ".summary.json")
+
+
 def write_json(path: Path, payload: Any) -> None:
     """Write JSON atomically."""
     with atomic_write(path) as handle:

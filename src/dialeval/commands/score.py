@@ -22,10 +22,11 @@ from dialeval.commands.common import (
     load_inputs,
     out,
     replaced_note,
+    summary_path,
     table_options,
 )
 from dialeval.commands.options import allow_failures_option, run_options
-from dialeval.commands.scored_table import is_table_output, summary_file, table_rows, write_scored_table
+from dialeval.commands.scored_table import is_table_output, table_rows, write_scored_table
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.scoring import ScoringRequest, score_request
@@ -63,7 +64,7 @@ def score(
         with interrupted_run(output, request.no_cache):
             replaced = check_output(output, inputs=inputs)
             if as_table:  # the summary beside the table: signatures, request, counts
-                replaced += check_output(summary_file(output), inputs=inputs)
+                replaced += check_output(summary_path(output), inputs=inputs)
             else:
                 check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
             bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json,
@@ -93,7 +94,7 @@ def score(
         for name, why in skipped.items():
             console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
         items = counted(len(bench.candidates), "item")
-        beside = f" (signatures and request in {summary_file(output)})" if as_table else ""
+        beside = f" (signatures and request in {summary_path(output)})" if as_table else ""
         wrote = f"wrote {written} for {items} to {output}{beside}{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures((s for r in runs for s in r.scores), allow_failures)

@@ -1,8 +1,9 @@
 """``dialeval score -o scored.csv``: the table back, one row per row read and one column per metric output.
 
 A CSV cannot hold a signature per value, so the summary of the run that made the table (each output's
-signature, the request, the counts) is written beside it, as ``scored.csv.summary.json`` (as ``judge run``
-writes its summary), in the same all-or-nothing step.
+signature, the request, the counts) is written beside it, as ``scored.csv.summary.json``
+(:func:`~dialeval.commands.common.summary_path`, as ``judge run`` names its summary), in the same
+all-or-nothing step.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.atomic import all_or_nothing, atomic_write
+from dialeval.commands.common import summary_path, write_json
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError
 from dialeval.schema import Score
@@ -40,16 +42,6 @@ def is_table_output(path: Path) -> bool:
         (True, False)
     """
     return path.suffix.lower() in TABLE_OUTPUTS
-
-
-def summary_file(path: Path) -> Path:
-    """Return the file beside a scored table that holds its run's summary (signatures, request, counts).
-
-    Example:
-        >>> summary_file(Path("out/scored.csv")).as_posix()
-        'out/scored.csv.summary.json'
-    """
-    return path.with_name(path.name + ".summary.json")
 
 
 def table_rows(bench: Benchmark, outputs: Iterable[str]) -> Table:
@@ -129,7 +121,5 @@ def write_scored_table(path: Path, table: Table, scores: Iterable[Score], summar
         signature = {s.metric: s.signature for s in scored}
         signatures = {column: signature[name] for name in outputs  # each column's, as the API's attrs["signatures"]
                       for column in output_columns([name], systems)}  # fmt: skip
-        with atomic_write(summary_file(path)) as handle:
-            json.dump({**summary, "signatures": signatures}, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
+        write_json(summary_path(path), {**summary, "signatures": signatures})
     return len(rows)

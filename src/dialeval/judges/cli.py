@@ -22,6 +22,7 @@ from dialeval.commands.common import (
     interrupted_run,
     load_inputs,
     replaced_note,
+    summary_path,
     table_options,
 )
 from dialeval.commands.options import allow_failures_option, judge_run_options
@@ -154,7 +155,7 @@ def run_command(
         if Path(step1).suffix:  # a protocol file may name its step-1 protocol by path: read too
             inputs.append(("the step1_protocol of --protocol", Path(step1)))
         replaced = check_output(out, option="--output", inputs=inputs)
-        replaced += check_output(None if out is None else _summary_path(out), option="--output", inputs=inputs)
+        replaced += check_output(None if out is None else summary_path(out), option="--output", inputs=inputs)
         check_jsonl_name(out, "Score records")  # after: writing over an input is the worse news
         request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})
         bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json)
@@ -184,7 +185,7 @@ def run_command(
         _write(out, scored.scores, summary)
         if not as_json:  # where the scores went: every other command that writes says so
             wrote = (f"wrote {counted(len(scored.scores), 'score')} for {counted(len(bench.candidates), 'item')} to "
-                     f"{out} and the summary to {_summary_path(out)}{replaced_note(replaced)}")  # fmt: skip
+                     f"{out} and the summary to {summary_path(out)}{replaced_note(replaced)}")  # fmt: skip
             console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures(scored.scores, allow_failures)
 
@@ -225,15 +226,10 @@ def _write(out: Path, scores: Sequence[Score], summary: dict[str, Any]) -> None:
     try:
         with all_or_nothing(out.parent):
             write_jsonl(out, scores)
-            with atomic_write(_summary_path(out)) as fh:
+            with atomic_write(summary_path(out)) as fh:
                 fh.write(json.dumps(summary, indent=1) + "\n")
     except DialevalError as exc:
         fail(exc)
-
-
-def _summary_path(out: Path) -> Path:
-    """Where ``judge run --output`` writes the run's summary."""
-    return out.with_suffix(out.suffix + ".summary.json")
 
 
 def serve_model(
