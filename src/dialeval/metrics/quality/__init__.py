@@ -16,15 +16,16 @@ Outputs:
 * ``quality``: a ridge regression over the features of :data:`ENSEMBLE_FEATURES` that
   agree in direction on every public rated set it is fitted on (per-benchmark
   percentile-rank targets), so about the expected human percentile of the response.
-  The shipped one keeps ``view_coherent`` (the coherence logit of a LoRA-tuned MiniLM
-  cross-encoder, :mod:`dialeval.metrics.quality.crossenc`) and the two heads and the cosine
+  The shipped one keeps the three views of a cross-encoder (the coherent, fluent and specific
+  logits of all-mpnet-base-v2 with a LoRA adapter reading context and response together,
+  :mod:`dialeval.metrics.quality.crossenc`; ``bundled/views``) and the two heads and the cosine
   over all-mpnet-base-v2 with its contrastively trained LoRA adapter merged
   (``large_sensible``, ``large_fluent``, ``large_cosine``; ``bundled/heads-large``). The
   candidate with the best leave-one-benchmark-out mean leaves out the MiniLM heads' features
-  (docs/quality-search.md, tenth session); the SmolLM2 likelihood features (NLL, unconditional NLL,
-  the context's gain in log-likelihood, which is the specificity of ``lm_context_gain`` in
-  the ``likelihood`` family), the length and the cross-encoder's fluent and specific views
-  flip direction between rated sets, so they are left out and the LM is not loaded.
+  (docs/quality-search.md, sixteenth session, shipped in the forty-eighth); the SmolLM2 likelihood
+  features (NLL, unconditional NLL, the context's gain in log-likelihood, which is the specificity
+  of ``lm_context_gain`` in the ``likelihood`` family) and the length flip direction between rated
+  sets, so they are left out and the LM is not loaded.
 * ``quality_dialogue``: ``quality``, but 0 for a response that repeats one of its
   speaker's earlier turns (:func:`repeats_own_turn`); for dialogue and system level
   (``--level dialogue,system`` averages it per dialogue), where a bot that says the same
@@ -36,8 +37,8 @@ no reply is the worst reply, as people rated the empty answers of the LMStyle MT
 The heads, the ensemble and the two LoRA adapters are files in ``dialeval/metrics/quality/bundled`` with
 their cards (data sha256, recipe, seed, validation figures, leave-one-benchmark-out
 results); the signature carries their sha256 (and the LM's hash when the ensemble uses
-it). Everything runs offline over the packaged MiniLM and mpnet (and SmolLM2 for an ensemble
-with likelihood features); nothing is trained at scoring time.
+it). Everything runs offline over the packaged mpnet (and MiniLM or SmolLM2 for an ensemble that
+names their features); nothing is trained at scoring time.
 
 Example:
     >>> QualityMetric.outputs
@@ -375,7 +376,7 @@ def repeats_own_turn(item: MetricInput) -> bool:
 
 @register_metric
 class QualityMetric(Metric):
-    """Reference-free quality: a shipped ridge over self-supervised views (a tuned MiniLM cross-encoder, tuned mpnet).
+    """Reference-free quality: a shipped ridge over self-supervised views (mpnet tuned as cross- and bi-encoder).
 
     See the module docstring and docs/quality.md.
     """
@@ -579,12 +580,14 @@ class QualityMetric(Metric):
         return resolve_runtime(self.config.runtime, resolve_device(self.config.device))
 
     def signature_extra(self) -> Mapping[str, Any]:
-        """Return the sha256 of the heads and the ensemble, and the base models' hashes (the LM's if it is used)."""
+        """Return the sha256 of the heads and the ensemble, and the hashes of the base models that run."""
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
         out: dict[str, Any] = {f"{k}_sha": _digest(p)[:16] for k, p in self._files().items()}
-        out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder, "encoder"))
-        if (views_base := self._views_base()) is not None:  # a cross-encoder over its own base (mpnet)
+        views_base = self._views_base()
+        if self.uses_frozen() or (self.uses_views() and views_base is None):  # MiniLM runs (not for the shipped one)
+            out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder, "encoder"))
+        if views_base is not None:  # a cross-encoder over its own base (mpnet)
             out["views_encoder_sha"] = fingerprint(views_base)
         if self.uses_large():
             out["large_encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.large_encoder, "large_encoder"))
