@@ -1,6 +1,8 @@
-"""A multi-view cross-encoder: MiniLM reads context and response together; three heads score three views.
+"""A multi-view cross-encoder: an encoder reads context and response together; three heads score three views.
 
-The packaged all-MiniLM-L6-v2 reads ``[CLS] turn-3 [SEP] turn-2 [SEP] turn-1 [SEP] response [SEP]``
+The encoder (the packaged all-MiniLM-L6-v2 by default; the shipped views name all-mpnet-base-v2, whose
+``<s>`` and ``</s>`` stand for ``[CLS]`` and ``[SEP]``) reads
+``[CLS] turn-3 [SEP] turn-2 [SEP] turn-1 [SEP] response [SEP]``
 (the last :data:`TURNS` context turns, cut from the oldest end to fit :data:`MAX_LEN`
 tokens; the response keeps at most :data:`MAX_RESPONSE`), mean-pools the last layer,
 and a linear layer gives one logit per view of :data:`VIEWS`:
@@ -11,9 +13,10 @@ and a linear layer gives one logit per view of :data:`VIEWS`:
 * ``specific``: the response is not a generic reply that would fit any context.
 
 The encoder is fine-tuned with a LoRA adapter (:mod:`dialeval.quality.crosstrain`), so what
-ships is the adapter and the heads (a few MB), applied to the packaged MiniLM at load time
+ships is the adapter and the heads (a few MB), applied to the packaged base at load time
 and merged into its weights for speed. A views folder whose ``heads.json`` names another base
-(``encoder``: all-mpnet-base-v2, which reads no token types) is rebuilt over that base.
+than MiniLM (``encoder``: all-mpnet-base-v2, which reads no token types, as the shipped one does)
+is rebuilt over that base.
 
 Example:
     >>> assemble([[7, 8], [9]], [5, 6, 4], cls=101, sep=102, max_len=8, max_response=2)
