@@ -144,6 +144,21 @@ def _parts_run(names: Collection[str]) -> dict[str, bool]:
             "frozen": bool(set(FROZEN_FEATURES) & given) or not large}  # fmt: skip
 
 
+def _minilm_runs(run: Mapping[str, bool], views_own_base: bool) -> bool:
+    """Whether MiniLM (``encoder``) runs: for its heads, or under a cross-encoder whose views name no base of their own.
+
+    ``run`` is :func:`_parts_run`'s answer; ``views_own_base`` says whether the views' ``heads.json`` names an
+    ``encoder`` (the shipped ones name mpnet).
+
+    Example:
+        >>> _minilm_runs(_parts_run(["view_coherent", "large_sensible"]), views_own_base=True)
+        False
+        >>> _minilm_runs(_parts_run(["view_coherent", "large_sensible"]), views_own_base=False)
+        True
+    """
+    return run["frozen"] or (run["views"] and not views_own_base)
+
+
 def _ensemble_features(given: str) -> list[str]:
     """Return the feature names of the ensemble file ``given`` ("" = the shipped one), checked.
 
@@ -426,6 +441,7 @@ class QualityMetric(Metric):
             views, large, frozen = run["views"], run["large"], run["frozen"]
             own_base = views and "encoder" in _read(_path(str(params.get("views") or ""), BUNDLED / "views")
                                                      / "heads.json")[0]  # fmt: skip
+            minilm = _minilm_runs(run, own_base)
         except DialevalError:
             return {}
         runs = {
@@ -434,7 +450,7 @@ class QualityMetric(Metric):
             "large_encoder": (large, "uses no feature of the larger encoder (large_*), so it does not run"),
             "large_heads": (large, "uses no feature of the larger encoder (large_*), so its heads are not read"),
             "heads": (frozen, "uses no feature of MiniLM's heads, and the larger encoder's heads give the sub-scores"),
-            "encoder": (frozen or (views and not own_base), "runs neither MiniLM's heads nor a cross-encoder over it"),
+            "encoder": (minilm, "runs neither MiniLM's heads nor a cross-encoder over it"),
         }
         ensemble = f'the ensemble "{params["ensemble"]}"' if params.get("ensemble") else "the shipped ensemble"
         return {key: f"{ensemble} {why}" for key, (used, why) in runs.items() if key in given and not used}
@@ -585,7 +601,7 @@ class QualityMetric(Metric):
 
         out: dict[str, Any] = {f"{k}_sha": _digest(p)[:16] for k, p in self._files().items()}
         views_base = self._views_base()
-        if self.uses_frozen() or (self.uses_views() and views_base is None):  # MiniLM runs (not for the shipped one)
+        if _minilm_runs(_parts_run(_ensemble_features(self.config.ensemble)), views_base is not None):
             out["encoder_sha"] = fingerprint(resolve_encoder_dir(self.config.encoder, "encoder"))
         if views_base is not None:  # a cross-encoder over its own base (mpnet)
             out["views_encoder_sha"] = fingerprint(views_base)
