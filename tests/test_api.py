@@ -97,6 +97,18 @@ def test_score_keeps_every_row_and_the_frames_index(tmp_path: Path) -> None:
     assert frame.columns.tolist() == list(ROWS[0])  # the caller's frame is not changed
 
 
+def test_rows_with_one_response_and_other_references_are_each_scored_against_their_own() -> None:
+    """The second row got the first's chrF++ (100.0): both were one item, scored against the first reference.
+    The expected value is sacrebleu's own chrF++ of the pair (word_order=2)."""
+    import sacrebleu
+
+    frame = pd.DataFrame({"response": ["I don't know.", "I don't know."],
+                          "reference": ["I don't know.", "The capital of France is Paris."]})  # fmt: skip
+    got = dialeval.score(frame, metrics=["chrf"], context_col=None, cache=False, progress=False)["chrfpp"].tolist()
+    own = sacrebleu.sentence_chrf("I don't know.", ["The capital of France is Paris."], word_order=2).score
+    assert got == [100.0, own] and round(own, 3) == 4.136
+
+
 def test_score_plus_correlate_reproduce_the_benchmark_command(tmp_path: Path, shared_data: Path) -> None:
     payload = json.loads(cli(
         "benchmark", "-b", "usr-tc", "-m", ",".join(CHEAP), "--level", "turn,system",

@@ -47,6 +47,29 @@ def test_csv_long_form(tmp_path: Path) -> None:
     assert got[("ratings-0000:bot", "w2", "quality")] == 3.0
 
 
+def test_rows_of_one_response_share_an_item_only_with_its_reference_tags_and_grounding(tmp_path: Path) -> None:
+    # One row per annotator repeats the response: one item. A row with the same response but another reference
+    # (or tag, or knowledge) is an item of its own; it was the first row's item, scored against its reference.
+    p = tmp_path / "t.csv"
+    p.write_text("context,response,ref,know,task,worker,q\n"
+                 "hi,I don't know.,I don't know.,a,x,w1,4\n"
+                 "hi,I don't know.,I don't know.,a,x,w2,3\n"
+                 "hi,I don't know.,It is Paris.,a,x,w1,2\n"
+                 "hi,I don't know.,I don't know.,a,y,w1,5\n"
+                 "hi,I don't know.,I don't know.,b,x,w1,1\n")  # fmt: skip
+    m = ColumnMapping(response="response", context="context", references=("ref",), knowledge="know", tags=("task",),
+                      annotator="worker", ratings={"q": "quality"})  # fmt: skip
+    b = load_table(p, m)
+    assert [(c.id, c.references, c.tags["task"]) for c in b.candidates] == [
+        ("t-0000:unknown", ["I don't know."], "x"), ("t-0000:unknown#2", ["It is Paris."], "x"),
+        ("t-0000:unknown#3", ["I don't know."], "y"), ("t-0001:unknown", ["I don't know."], "x"),
+    ]  # fmt: skip
+    assert [d.knowledge for d in b.dialogues.values()] == [["a"], ["b"]]
+    got = sorted((r.item_id, r.annotator, r.value) for r in b.ratings)
+    assert got == [("t-0000:unknown", "w1", 4.0), ("t-0000:unknown", "w2", 3.0), ("t-0000:unknown#2", "w1", 2.0),
+                   ("t-0000:unknown#3", "w1", 5.0), ("t-0001:unknown", "w1", 1.0)]  # fmt: skip
+
+
 def test_jsonl_wide_form_with_reference_lists(tmp_path: Path) -> None:
     p = tmp_path / "mine.jsonl"
     rows = [

@@ -560,7 +560,7 @@ class _TableBuilder:
     dialogues: dict[str, Dialogue] = field(default_factory=dict)
     dialogue_lines: dict[str, Where] = field(default_factory=dict)
     context_ids: dict[str, str] = field(default_factory=dict)
-    items: dict[tuple[str, str, str], Candidate] = field(default_factory=dict)
+    items: dict[tuple[str, str, str, str], Candidate] = field(default_factory=dict)
     item_lines: dict[str, tuple[Where, Candidate]] = field(default_factory=dict)
     ratings: list[Rating] = field(default_factory=list)
     rated: dict[tuple[str, str, str], Where] = field(default_factory=dict)
@@ -598,7 +598,11 @@ class _TableBuilder:
                               "a column of its own", field=m.context)  # fmt: skip
         else:
             lines = _text_list(raw, m.turn_separator, where, m.context or "", turns=True)
-        context = json.dumps(lines)  # the turns: a string split on the separator, or a list already split
+        knowledge = _text_list(self.listed(rec, m.knowledge), m.turn_separator, where, m.knowledge or "")
+        domain = _text(rec[m.domain], where, m.domain) or None if m.domain else None
+        # the turns (a string split on the separator, or a list already split) and their grounding: rows with the
+        # same context but other knowledge were one dialogue, grounded by the first row's (silently)
+        context = json.dumps([lines, knowledge, domain])
         if m.dialogue_id:
             did = _name(rec[m.dialogue_id], where, m.dialogue_id)
             if not did:
@@ -608,8 +612,6 @@ class _TableBuilder:
         else:
             did = self.context_ids[context] = f"{self.bench}-{len(self.context_ids):04d}"
         turns = [Turn(speaker=s, text=t) for s, t in zip(split_turns(lines, "B"), lines, strict=True)]
-        knowledge = _text_list(self.listed(rec, m.knowledge), m.turn_separator, where, m.knowledge or "")
-        domain = _text(rec[m.domain], where, m.domain) or None if m.domain else None
         dialogue = Dialogue(id=did, turns=turns, knowledge=knowledge, domain=domain)
         if did in self.dialogues:
             if self.dialogues[did] != dialogue:
@@ -639,7 +641,9 @@ class _TableBuilder:
             response = _text(rec[col(m.response)], where, col(m.response))
         refs = [r for c in m.references for r in _texts(self.listed(rec, col(c)), where, col(c))]
         tags = {"system": system, **{t: _name(rec[t], where, t) for t in m.tags}}
-        key = (did, system, response)
+        # rows of one response (one per annotator) share an item; a row with another reference or tag is an item
+        # of its own (it was scored against the first row's reference)
+        key = (did, system, response, json.dumps([refs, tags]))
         if m.item_id and not system_name:
             item = _name(rec[m.item_id], where, m.item_id)
             if not item:
