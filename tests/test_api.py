@@ -86,6 +86,22 @@ def test_a_csv_paths_numbers_read_as_numbers_as_pandas_reads_them(tmp_path: Path
                                   dialeval.correlate(read, "rating", n_boot=50))  # fmt: skip
 
 
+def test_a_csv_paths_missing_markers_empty_columns_and_unnamed_columns_read_as_pandas_reads_them(
+    tmp_path: Path,
+) -> None:
+    """``NA`` and ``null`` kept a rating column text (``'4'``, which correlate refused, and pd.to_numeric, which its
+    hint named, failed on ``'NA'``); a column with no value was ``''``; a column with an empty header was dropped."""
+    path = tmp_path / "rated.csv"
+    path.write_text("context,response,rating,none,\nHi,Hello there,4,,n1\nHow are you?,Fine thanks,NA,,n2\n"
+                    "Bye,See you later friend,2,,\nWhat?,Nothing,null,,n4\n")  # fmt: skip
+    got = dialeval.score(path, metrics=["length"], cache=False, progress=False)
+    pandas = pd.read_csv(path)  # the reference: what the docs promise (numbers, missing cells NaN)
+    assert got.columns.tolist() == [*pandas.columns, "length"]
+    pd.testing.assert_series_equal(got["rating"], pandas["rating"])
+    pd.testing.assert_series_equal(got["none"], pandas["none"])
+    assert got["Unnamed: 4"].tolist() == ["n1", "n2", "", "n4"]  # a text column stays as read ("" where empty)
+
+
 def test_score_keeps_every_row_and_the_frames_index(tmp_path: Path) -> None:
     frame = pd.DataFrame([ROWS[2], ROWS[0], ROWS[2]], index=[7, 3, 5])  # a duplicated row stays two rows
     got = dialeval.score(frame, metrics=["length"], cache=tmp_path / "c.sqlite", progress=False)

@@ -379,29 +379,36 @@ def _read_path(
     return frame, rows, None
 
 
+#: The cells that ``pd.read_csv`` reads as missing by default (its ``na_values``; "" aside).
+_NA_TEXT = frozenset({"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
+                      "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})  # fmt: skip
+
+
 def _numbers_read(frame: pd.DataFrame, keep: set[str | None]) -> pd.DataFrame:
-    """Return a CSV's frame with each column of numbers (empty cells aside) as numbers, empty cells NaN, but ``keep``.
+    """Return a CSV's frame with each column of numbers as numbers, empty and missing cells NaN, but ``keep``.
 
     ``dialeval.score("my.csv")`` gave the rating column as text, which :func:`correlate` then refused (``'5'``)
-    where ``pd.read_csv`` gives numbers. The columns read as text (context, response, ...) stay as read.
+    where ``pd.read_csv`` gives numbers. A cell that ``pd.read_csv`` reads as missing (``NA``, ``nan``, ``null``,
+    ...) is NaN in a column of numbers, and a column with no value at all is NaN (both were text: ``'NA'``, ``''``).
+    The columns read as text (context, response, ...) and those with a word in them stay as read.
 
     Example:
         >>> import pandas as pd
-        >>> f = _numbers_read(pd.DataFrame({"r": ["4", "", "3.5"], "m": ["a", "2", ""], "system": ["1", "2", "3"]}),
-        ...                   keep={"system"})
-        >>> f["r"].tolist(), f["m"].tolist(), f["system"].tolist()
-        ([4.0, nan, 3.5], ['a', '2', ''], ['1', '2', '3'])
+        >>> f = _numbers_read(pd.DataFrame({"r": ["4", "NA", "3.5"], "m": ["a", "2", ""], "e": ["", "", " "],
+        ...                                 "system": ["1", "2", "3"]}), keep={"system"})
+        >>> f["r"].tolist(), f["m"].tolist(), f["e"].tolist(), f["system"].tolist()
+        ([4.0, nan, 3.5], ['a', '2', ''], [nan, nan, nan], ['1', '2', '3'])
     """
     import pandas as pd
 
     out = frame.copy()
     for name in frame.columns:
         column = frame[name]
-        filled = column.map(lambda v: isinstance(v, str) and v.strip() != "")
-        if name in keep or not filled.any() or not column.map(lambda v: v is None or isinstance(v, str)).all():
+        if name in keep or not column.map(lambda v: v is None or isinstance(v, str)).all():
             continue
+        filled = column.map(lambda v: isinstance(v, str) and v.strip() != "" and v not in _NA_TEXT)
         numbers = pd.to_numeric(column.where(filled), errors="coerce")
-        if numbers.notna().sum() == filled.sum():  # every filled cell a number (not "nan", not "inf" as text)
+        if numbers.notna().sum() == filled.sum():  # every filled cell a number
             out[name] = numbers
     return out
 

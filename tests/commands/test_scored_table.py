@@ -97,6 +97,17 @@ def test_a_jsonl_tables_lists_are_written_as_json_in_a_tsv(tmp_path: Path) -> No
     assert (rows[0]["meta"], rows[0]["extra"], rows[1]["meta"], rows[1]["extra"]) == ('{"m": "x"}', "", "", "1")
 
 
+def test_a_column_with_an_empty_header_comes_back_named_as_pandas_names_it(tmp_path: Path) -> None:
+    # its cells were dropped from the table written back, and two empty headers were not even noticed
+    path = tmp_path / "notes.csv"
+    path.write_text("context,,response,\nHi,a,hello,note one\nBye,b,see ya,note two\n")
+    out = tmp_path / "s.csv"
+    assert invoke("score", "--path", path, *COLS, "-m", "length", "-o", out, "--no-cache").exit_code == 0
+    rows = read_table(out)
+    assert list(rows[0]) == ["context", "Unnamed: 1", "response", "Unnamed: 3", "length"]  # pd.read_csv's names
+    assert [(r["Unnamed: 1"], r["Unnamed: 3"]) for r in rows] == [("a", "note one"), ("b", "note two")]
+
+
 def test_limit_keeps_the_rows_of_the_first_contexts(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     path.write_text("context,response\nHi,Hello\nHi,Yo\nBye,Ciao\n")

@@ -16,9 +16,10 @@ def test_a_header_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         read_csv_rows(p)
     assert str(caught.value) == f'{p}:1: field "a": appears twice in the header (columns 1 and 5)'
-    p.write_text("a,b,,\n1,2,3,4\n")  # empty names are not columns, so not duplicates
+    p.write_text("a,b,,\n1,2,3,4\n")  # empty names are no duplicates: each is named by its place, as pandas does
     names, rows = read_csv_rows(p, required=["a", "b"])
-    assert names == {"a": 0, "b": 1} and [r for _, r in rows] == [["1", "2", "3", "4"]]
+    assert names == {"a": 0, "b": 1, "Unnamed: 2": 2, "Unnamed: 3": 3}
+    assert [r for _, r in rows] == [["1", "2", "3", "4"]]
 
 
 @pytest.mark.parametrize(

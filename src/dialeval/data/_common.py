@@ -220,11 +220,14 @@ def _csv_problem(exc: csv.Error) -> str:
 
 
 def header_index(row: Sequence[str], where: Where) -> dict[str, int]:
-    """Return column name -> index of a CSV header row (empty names left out); a name given twice is an error.
+    """Return column name -> index of a CSV header row; a name given twice is an error.
+
+    A column with an empty name is ``Unnamed: I`` (``I`` its place from 0), as ``pd.read_csv`` names it; it was left
+    out, and the table that ``dialeval score -o`` wrote back lost its cells.
 
     Example:
         >>> header_index(["context", "response", ""], Where("t.csv", line=1))
-        {'context': 0, 'response': 1}
+        {'context': 0, 'response': 1, 'Unnamed: 2': 2}
         >>> header_index(["context", "response", "response"], Where("t.csv", line=1))
         Traceback (most recent call last):
         ...
@@ -233,7 +236,7 @@ def header_index(row: Sequence[str], where: Where) -> dict[str, int]:
     names: dict[str, int] = {}
     for i, name in enumerate(row):
         if name in ("", None):
-            continue
+            name = f"Unnamed: {i}"
         if name in names:
             raise where.error(f"appears twice in the header (columns {names[name] + 1} and {i + 1})", field=name)
         names[name] = i
