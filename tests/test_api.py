@@ -421,6 +421,17 @@ def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
     assert str(caught.value) == f'{j}:2: field "response": expected a string, found bool'
 
 
+def test_a_csv_separated_by_another_delimiter_is_told_the_pandas_call_that_reads_it(tmp_path: Path) -> None:
+    # it said to pass --delimiter ";", an option score() has no argument for
+    p = tmp_path / "semi.csv"
+    p.write_text("context;response;rating\nHi;Hello there;4\n")
+    with pytest.raises(InputError) as caught:
+        dialeval.score(p, ["length"], cache=False, progress=False)
+    assert str(caught.value).endswith('(3 columns: context, response, rating), not ",": read it with '
+                                      'pd.read_csv(path, sep=";") and pass the DataFrame')  # fmt: skip
+    assert pd.read_csv(p, sep=";").columns.tolist() == ["context", "response", "rating"]  # the call it names works
+
+
 def test_a_column_argument_beside_a_folder_of_records_is_refused(tmp_path: Path) -> None:
     """A folder of records names its fields: system_col="bot" (any column argument) was ignored, silently."""
     from dialeval.jsonl import write_jsonl

@@ -370,7 +370,8 @@ def _read_path(
         raise InputError(f"expected a CSV, TSV, JSONL or JSON table or a folder of dialeval records{hint}", path=path)
     present = tuple(c for c in wanted.values() if c and c != response_col)  # read as references: checked present
     given = ColumnMapping(response=response_col, context=context_col, references=present)
-    read = table_records(check_file(path), given)  # checks that the columns given are there
+    # checks that the columns given are there; a header separated by ";" said to pass --delimiter, which score lacks
+    read = table_records(check_file(path), given, 'read it with pd.read_csv(path, sep="{}") and pass the DataFrame')
     frame = pd.DataFrame([rec for _, rec in read])
     rows = [(where, {c: _cell(rec.get(c)) for c in frame.columns}) for where, rec in read]
     if not path.name.lower().endswith(JSON_SUFFIXES):  # a CSV's cells are text: its numbers, as pd.read_csv reads them

@@ -146,8 +146,13 @@ def read_json_table(path: Path) -> list[tuple[Where, dict[str, Any]]]:
     return read_jsonl_records(path)
 
 
+#: What the error of a header read with another delimiter says to do, the delimiter it looks separated by in ``{}``.
+PASS_DELIMITER = 'pass --delimiter "{}"'
+
+
 def read_csv_rows(
-    path: Path, *, ncols: int | None = None, required: Sequence[str] = (), delimiter: str = ","
+    path: Path, *, ncols: int | None = None, required: Sequence[str] = (), delimiter: str = ",",
+    delimiter_fix: str = PASS_DELIMITER,
 ) -> tuple[dict[str, int], list[tuple[Where, list[str]]]]:
     r"""Read a CSV file; return (column -> index, rows), each row with the line it starts on.
 
@@ -159,6 +164,8 @@ def read_csv_rows(
             a row longer than the header is an error).
         delimiter: The field separator (``"\t"`` for a TSV file); a first line ``sep=;``, which Excel
             writes and reads, sets it.
+        delimiter_fix: What to do when the header looks separated by another delimiter (the caller's way to
+            give one: the CLI's option, the Python API's pandas call), that delimiter in ``{}``.
     """
     header = ncols is None
     rows: list[tuple[Where, list[str]]] = []
@@ -180,7 +187,8 @@ def read_csv_rows(
                 if header and not names:
                     names = header_index(row, where)
                     if (missing := next((n for n in required if n not in names), None)) is not None:
-                        hint = _case_hint(row, missing) or _delimiter_hint(row, delimiter) or names_hint(row, missing)
+                        hint = (_case_hint(row, missing) or _delimiter_hint(row, delimiter, delimiter_fix)
+                                or names_hint(row, missing))  # fmt: skip
                         raise where.error(f"missing column in the header{hint}", field=missing)
                     width = max((names[n] + 1 for n in required), default=0)
                     header_width = len(row)
@@ -274,7 +282,7 @@ def names_hint(have: Sequence[str], missing: str) -> str:
     return f"; there are: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''}" if names else ""
 
 
-def _delimiter_hint(header: list[str], delimiter: str) -> str:
+def _delimiter_hint(header: list[str], delimiter: str, fix: str = PASS_DELIMITER) -> str:
     """Say so when the header looks separated by another delimiter than the one it was read with.
 
     Example:
@@ -293,7 +301,7 @@ def _delimiter_hint(header: list[str], delimiter: str) -> str:
     shown, used = (d.replace("\t", "\\t") for d in (found, delimiter))
     return (
         f'; the header looks separated by "{shown}" ({len(names)} columns: {", ".join(names)}), '
-        f'not "{used}": pass --delimiter "{shown}"'
+        f'not "{used}": {fix.format(shown)}'
     )
 
 

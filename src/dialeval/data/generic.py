@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dialeval.data._common import (
     DECIMAL_COMMA,
+    PASS_DELIMITER,
     Where,
     iter_nonempty,
     names_hint,
@@ -277,8 +278,13 @@ def check_separators(turn_separator: str, delimiter: str | None, *, fields: tupl
 JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
 
 
-def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[str, Any]]]:
-    """Read the rows of a CSV, TSV, JSONL or JSON table, each with its place; a column of ``mapping`` missing errs."""
+def table_records(
+    path: Path, mapping: ColumnMapping, delimiter_fix: str = PASS_DELIMITER
+) -> list[tuple[Where, dict[str, Any]]]:
+    """Read the rows of a CSV, TSV, JSONL or JSON table, each with its place; a column of ``mapping`` missing errs.
+
+    ``delimiter_fix`` says what to do when a CSV's header looks separated by another delimiter (:func:`read_csv_rows`).
+    """
     lower = path.name.lower()  # MY.JSONL, as a Windows tool names it, is JSON lines too
     if lower.endswith(JSON_SUFFIXES):
         records = read_jsonl_records(path) if lower.endswith((".jsonl", ".jsonl.gz")) else read_json_table(path)
@@ -289,7 +295,7 @@ def table_records(path: Path, mapping: ColumnMapping) -> list[tuple[Where, dict[
                     rec[col] = _nested(rec, col, where)
         return records
     delimiter = mapping.delimiter or ("\t" if lower.endswith((".tsv", ".tsv.gz")) else ",")
-    index, rows = read_csv_rows(path, required=mapping.columns(), delimiter=delimiter)
+    index, rows = read_csv_rows(path, required=mapping.columns(), delimiter=delimiter, delimiter_fix=delimiter_fix)
     return [(where, {name: row[i] for name, i in index.items() if i < len(row)}) for where, row in rows]
 
 
