@@ -103,6 +103,21 @@ def test_rouge_equals_rouge_score(pairs: Pairs) -> None:
         np.testing.assert_allclose(ours[key], [t[key].fmeasure for t in theirs], rtol=0, atol=1e-12)
 
 
+def test_rouge_of_a_text_its_tokenizer_drops_is_null_with_why() -> None:
+    """rouge-score keeps [a-z0-9] only: two identical Russian (or Japanese) texts scored 0.0, silently."""
+    assert RougeScorer(["rouge1"]).score("привет как дела", "привет как дела")["rouge1"].fmeasure == 0  # the library
+    items = [MetricInput(response="привет как дела", references=("привет как дела",)),
+             MetricInput(response="hello there", references=("こんにちは",)),
+             MetricInput(response="hello there", references=("こんにちは", "hello you"))]  # fmt: skip
+    got = Rouge().compute(items)
+    assert got["rouge1"][:2] == [None, None] and got["rougeL"][:2] == [None, None]
+    # the reference with no token is left out beside another: rouge-score's F of "hello there" vs "hello you"
+    assert got["rouge1"][2] == RougeScorer(["rouge1"]).score("hello you", "hello there")["rouge1"].fmeasure == 0.5
+    assert [Rouge().lacks("rouge1", i) for i in items] == [
+        "no token in the response (rouge-score keeps ASCII letters and digits)",
+        "no token in any reference (rouge-score keeps ASCII letters and digits)", None]  # fmt: skip
+
+
 @pytest.mark.filterwarnings("ignore:\\nThe hypothesis contains 0 counts:UserWarning")
 @pytest.mark.parametrize("smoothing", ["method1", "none", "method3", "method5", "method7", "comperdial"])
 def test_nltk_bleu_equals_nltk(pairs: Pairs, smoothing: str) -> None:

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -29,6 +30,7 @@ from dialeval.metrics import functional as F
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, NoConfig, register_metric
 from dialeval.metrics.functional._batch import TOKENIZERS
 from dialeval.metrics.functional.bleu import SMOOTHING_METHODS
+from dialeval.metrics.functional.rouge import has_tokens, rouge_scorer
 from dialeval.metrics.functional.sacre import (
     bleu_scorer,
     sacrebleu_signature,
@@ -168,7 +170,11 @@ class RougeConfig:
 
 @register_metric
 class Rouge(Metric):
-    """ROUGE-1/2/L F-measure; with several references, the best per type (``score_multi``)."""
+    """ROUGE-1/2/L F-measure of ASCII words (rouge-score's tokenizer); with several references, the best per type.
+
+    rouge-score's tokenizer keeps ASCII letters and digits only: a response, or every reference, written in
+    another script gets no value (:meth:`lacks` says why), where it scored 0.0.
+    """
 
     name = "rouge"
     outputs = ("rouge1", "rouge2", "rougeL")
@@ -177,12 +183,28 @@ class Rouge(Metric):
     needs_references = True
 
     def signature_extra(self) -> Mapping[str, Any]:
-        """Multi-reference rule and the rouge-score version."""
-        return {"multiref": "max", "measure": "f", "lib": _lib("rouge-score")}
+        """Multi-reference rule, the rouge-score version and that a text with no token gets no value."""
+        # no_token: a response (or every reference) in a script that rouge-score's tokenizer drops scored 0.0
+        return {"multiref": "max", "measure": "f", "no_token": "null", "lib": _lib("rouge-score")}
+
+    def lacks(self, output: str, item: MetricInput) -> str | None:
+        """Say so when the response, or every reference, has no token (rouge-score keeps ASCII letters and digits).
+
+        Example:
+            >>> Rouge().lacks("rouge1", MetricInput(response="привет", references=("привет",)))
+            'no token in the response (rouge-score keeps ASCII letters and digits)'
+        """
+        tokenize = rouge_scorer(self.config.use_stemmer)._tokenizer.tokenize
+        if not has_tokens(item.response, tokenize(item.response)):
+            return "no token in the response (rouge-score keeps ASCII letters and digits)"
+        if not any(has_tokens(r, tokenize(r)) for r in item.references):
+            return "no token in any reference (rouge-score keeps ASCII letters and digits)"
+        return None
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
-        """Return ROUGE F-measures per item."""
-        return _columns(F.sentence_rouge(*_split(items), use_stemmer=self.config.use_stemmer))
+        """Return ROUGE F-measures per item (None where :meth:`lacks` says why)."""
+        values = F.sentence_rouge(*_split(items), use_stemmer=self.config.use_stemmer)
+        return {k: [None if math.isnan(v) else v for v in column.tolist()] for k, column in values.items()}
 
 
 @dataclass(frozen=True)
