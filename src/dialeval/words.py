@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -92,14 +93,24 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list
     return [line(header), "|" + "---|" * len(header), *map(line, rows)]
 
 
-def in_order(name: str) -> tuple[list[str | int], str]:
+#: A name that is a number as a whole: a sign, decimals, an exponent (``-1``, ``0.25``, ``1e-05``).
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+def in_order(name: str) -> tuple[list[str | int | Decimal], str]:
     """Return a sort key that orders names as people do: the numbers in them by value ("t2" before "t10").
 
+    A name that is a number as a whole (a value: ``-1``, ``0.25``, ``1e3``) is ordered by its value, before the
+    names that are not; in other names each run of digits is a number (``v-2`` is v and 2, not v and -2).
     Text and numbers alternate in the same places of every key, so two keys always compare; the name itself
     breaks a tie ("t01" and "t1").
 
     Example:
         >>> sorted(["batch 10", "batch 9", "Batch 1", "batch 09"], key=in_order)
         ['Batch 1', 'batch 09', 'batch 9', 'batch 10']
+        >>> sorted(["10", "0.5", "-1", "0.25", "2", "t2"], key=in_order)
+        ['-1', '0.25', '0.5', '2', '10', 't2']
     """
+    if _NUMBER.fullmatch(name):  # it read "0.25" as 0 and 25, after "0.5", and "-1" as text "-" and 1, last
+        return ["", Decimal(name), ""], name
     return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"([0-9]+)", name))], name

@@ -196,6 +196,15 @@ def test_groups_come_in_the_order_of_their_numbers(usr):
     assert [r.group for r in rows] == ["all", "topic=t1", "topic=t2", "topic=t10", "topic=t11"]
 
 
+def test_groups_whose_values_are_decimals_or_negative_come_in_the_order_of_the_values(usr):
+    """Values -1, 0.25, 0.5 and 10: read as names they came 0.5, 0.25, 10, -1 (runs of digits; "-" as text)."""
+    values = ("0.5", "-1", "10", "0.25")
+    scores = [s.model_copy(update={"tags": {"t": values[int(s.item_id[2:].split(":")[0]) % 4]}}) for s in usr.scores]
+    rows = correlation_table(scores, usr.ratings, dimension="Overall", metrics=["len"], levels=("turn",),
+                             methods=("pearson",), n_boot=0, by="t")  # fmt: skip
+    assert [r.group for r in rows] == ["all", "t=-1", "t=0.25", "t=0.5", "t=10"]
+
+
 def test_items_without_the_tag_make_a_last_group_of_their_own(usr):
     """A third of the items lack the tag: the breakdown showed even 120 and odd 120 of 360, and said nothing."""
     scores = [s if i % 3 else s.model_copy(update={"tags": {}}) for i, s in enumerate(usr.scores)]

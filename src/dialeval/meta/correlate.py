@@ -169,7 +169,9 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
             dialogues = dialogues[dialogues.index.isin(sub["dialogue_id"])]
         name = untagged if value != value else by + "=" + str(value)
         parts.append((name, replace(aligned, items=sub, dialogue_human=dialogues)))
-    return sorted(parts, key=lambda part: (part[0] == untagged, in_order(part[0])))  # "t2" before "t10"
+    # in the order of the values: "t2" before "t10", -1 before 0.25 (it ordered "by=-1" and "by=0.25" as names:
+    # 0.25 as 0 and 25, after 0.5, and -1 as "-" and 1, last)
+    return sorted(parts, key=lambda part: (part[0] == untagged, in_order(part[0].removeprefix(f"{by}="))))
 
 
 def _unmatched_note(aligned: Aligned, metric: str) -> str:
