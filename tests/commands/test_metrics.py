@@ -49,3 +49,14 @@ def test_names_pick_their_families_and_an_unknown_one_is_refused() -> None:
     proc = subprocess.run([sys.executable, "-m", "dialeval", "metrics", "lenght"], capture_output=True, text=True,
                           timeout=300)  # fmt: skip
     assert proc.returncode == 2 and proc.stderr.strip() == 'error: unknown metric "lenght"; did you mean "length"?'
+
+
+def test_names_split_on_commas_as_minus_m_takes_them() -> None:
+    """`dialeval metrics bleu4,rouge1` said: unknown metric "bleu4,rouge1"; did you mean "rouge"?"""
+    text = _run("bleu4,rouge1", "length")
+    heads = [line.split(":")[0] for line in text.splitlines() if line and not line.startswith(" ")]
+    assert heads == ["dialeval metrics (-m FAMILY or OUTPUT; -p FAMILY.KEY=VALUE)", "bleu", "rouge", "length"]
+    proc = subprocess.run([sys.executable, "-m", "dialeval", "metrics", "bleu4,,rouge1"], capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == 'error: field "NAMES": empty metric name in "bleu4,,rouge1" (name 2 of 3)'

@@ -20,19 +20,21 @@ def _parameters(params: dict[str, Any]) -> str:
 
 
 def metrics_command(
-    names: list[str] | None = typer.Argument(None, help="Only these families, or the families of these outputs."),
+    names: list[str] | None = typer.Argument(
+        None, help="Only these families, or the families of these outputs (a,b as -m takes them, or a b)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the families (every one, or those named) as JSON only."),
 ) -> None:
     """List every metric family: outputs, whether it needs references and runs here, parameters with defaults.
 
     Name a family or an output with -m (score, benchmark, stress, meta); set a parameter with -p FAMILY.KEY=VALUE.
     """
-    from dialeval.commands.common import fail, say
+    from dialeval.commands.common import fail, say, split_names
     from dialeval.errors import DialevalError
     from dialeval.metrics.describe import describe_metrics
 
-    try:
-        entries = describe_metrics(names or None)
+    try:  # "bleu4,rouge1", as -m takes it, was one unknown name (did you mean "rouge"?)
+        entries = describe_metrics([n for given in names or [] for n in split_names(given, "NAMES")] or None)
     except DialevalError as exc:
         fail(exc)
         return
