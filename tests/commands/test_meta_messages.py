@@ -34,6 +34,18 @@ def test_a_missing_metric_lists_what_the_scores_hold_and_the_closest(files: tupl
             'lenght (did you mean "length"?)', "the scores hold: bleu1, bleu2, length")  # fmt: skip
 
 
+def test_a_family_name_stands_for_its_outputs_in_the_scores(files: tuple[Path, Path]) -> None:
+    """As score -m reads it: -m bleu said "no scores for metric bleu (did you mean "bleu2"?)" on bleu1, bleu2."""
+    s, r = files
+    for names in ("bleu,length", "bleu,bleu2,length"):  # an output of a family also named is taken once
+        res = invoke("meta", s, "-r", r, "-m", names, "--boot", "0", "--level", "turn", "--method", "pearson",
+                     "--json")  # fmt: skip
+        assert res.exit_code == 0, res.output
+        assert [row["metric"] for row in json.loads(res.stdout)["rows"]] == ["bleu1", "bleu2", "length"]
+    refused(invoke("meta", s, "-r", r, "-m", "rouge", "--boot", "0"),
+            'field "--metrics": no scores for metric rouge; the scores hold: bleu1, bleu2, length')  # fmt: skip
+
+
 def test_the_same_scores_file_twice_is_named(files: tuple[Path, Path], tmp_path: Path) -> None:
     s, r = files
     refused(invoke("meta", s, s, "-r", r, "--boot", "0"), f'{s}: field "SCORES": is given twice')

@@ -36,7 +36,7 @@ from dialeval.commands.common import (
 )
 from dialeval.commands.tables import to_markdown, to_rich
 from dialeval.data.benchmark import choose_dimension
-from dialeval.errors import DialevalError, InputError
+from dialeval.errors import DialevalError, InputError, ensure_unique
 from dialeval.jsonl import iter_records, nan_as_none, read_jsonl, write_jsonl
 from dialeval.meta.caveats import table_warnings
 from dialeval.meta.wide import Wide, pivot
@@ -104,7 +104,7 @@ def meta(
     ),
     level: str | None = typer.Option(None, "--level", "-l", help=LEVEL_HELP),
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
-    metrics: str | None = typer.Option(None, "--metrics", "-m", help="Only these metric outputs."),
+    metrics: str | None = typer.Option(None, "--metrics", "-m", help="Only these metric outputs or families."),
     by: str | None = typer.Option(None, "--by", help="Break every figure down by this tag (e.g. task, system)."),
     n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples (0: no CIs)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -136,6 +136,7 @@ def meta(
             rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
             dimension = choose_dimension((r.dimension for r in rating_recs), dimension, rated_from)
             all_scores = read_all_scores(scores, rating_recs, dimension, rated_from)
+            wanted = _outputs_wanted(wanted, all_scores)
             _check_systems(by, all_scores)
             levels = levels_to_report(levels, level, rating_recs, dimension, (s.system for s in all_scores))
             _check_pair(pair, all_scores)
@@ -170,6 +171,20 @@ def meta(
     if output is not None:
         wrote = f"wrote {output / 'table.md'} and {output / 'table.jsonl'}{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+
+
+def _outputs_wanted(wanted: list[str] | None, scores: Sequence[Score]) -> list[str] | None:
+    """Return the outputs ``-m`` names: a family's name stands for its outputs in the scores, as ``score -m`` reads it.
+
+    ``-m distinct`` said "no scores for metric distinct (did you mean "distinct2"?)" on scores of distinct1 and
+    distinct2. A name given twice is refused before a family and one of its outputs are taken as one.
+    """
+    from dialeval.metrics.resolve import outputs_in
+
+    if wanted is None:
+        return None
+    ensure_unique(wanted, "--metrics", "metric")
+    return outputs_in(wanted, {s.metric for s in scores})
 
 
 def _check_systems(by: str | None, scores: Sequence[Score]) -> None:

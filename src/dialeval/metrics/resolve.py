@@ -22,7 +22,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dialeval.errors import InputError, UnknownNameError, ensure_unique
@@ -230,6 +230,26 @@ def family(name: str) -> type[Metric]:
             factory(name)
     by_output = metric_by_output()
     return by_output[name] if name in by_output and name not in METRICS else METRICS.get(name)
+
+
+def outputs_in(names: Sequence[str], present: Collection[str]) -> list[str]:
+    """Return the outputs ``names`` picks of those ``present`` (scored): a family's name stands for its outputs there.
+
+    As ``score -m`` reads a family's name, so does ``meta -m``: ``distinct`` is ``distinct1, distinct2``. A name
+    in ``present`` (``length``, a family's and its output's), or no family's, stays as it is, and so does a
+    family none of whose outputs is present (the caller says it has no scores). An output named twice (a family
+    and one of its outputs) is kept once, where it first comes.
+
+    Example:
+        >>> outputs_in(["distinct", "length", "distinct2", "bleu"], ["length", "distinct2", "distinct1"])
+        ['distinct1', 'distinct2', 'length', 'bleu']
+    """
+    load_builtin_metrics()
+    picked: list[str] = []
+    for name in names:
+        outputs = METRICS.get(name).outputs if name not in present and name in METRICS else ()
+        picked.extend([o for o in outputs if o in present] or [name])
+    return list(dict.fromkeys(picked))
 
 
 def resolve_metrics(
