@@ -23,6 +23,12 @@ def score(csv: Path, out: Path | str, *extra: str) -> Result:
     return invoke("score", "--path", csv, *COLS, "-m", "length", "-o", out, "--no-cache", *extra)
 
 
+def cached_items(cache: Path) -> int:
+    """Return how many items the score cache ``cache`` holds (the connection may checkpoint the WAL: compare this)."""
+    with sqlite3.connect(cache) as db:
+        return int(db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
+
+
 # --- -o naming an input ---
 
 
@@ -38,6 +44,39 @@ def test_an_output_that_is_the_input_through_a_link_is_refused(link: str, rows: 
     (os.symlink if link == "symlink" else os.link)(rows, out)
     refused(score(rows, out), str(out), 'field "--output"', f"is the file given to --path ({rows})")
     assert rows.read_text(encoding="utf-8") == ROWS
+
+
+@pytest.mark.parametrize("name", ["rows.csv", "rec/candidates.jsonl", "c.sqlite"])
+def test_an_output_that_is_an_input_through_a_missing_folder_and_dotdot_is_refused(
+    name: str, rows: Path, tmp_path: Path
+) -> None:
+    """`-o new/../rows.csv` replaced rows.csv, the input, and exited 0: the checks looked only at paths that exist,
+    and new/../rows.csv does not until new/ is made (by the write). Likewise a records file and the score cache."""
+    rec, cache = tmp_path / "rec", tmp_path / "c.sqlite"
+    assert invoke("data", "import", "--path", rows, *COLS, "-o", rec).exit_code == 0
+    assert invoke("score", "--path", rows, *COLS, "-m", "length", "-o", tmp_path / "s.jsonl", "--cache",
+                  cache).exit_code == 0  # fmt: skip
+    before = {p: p.read_bytes() for p in (rows, rec / "candidates.jsonl")}
+    out = tmp_path / "new" / ".." / name
+    source = ["--dialogues", rec / "dialogues.jsonl", "--candidates", rec / "candidates.jsonl"]
+    res = invoke("score", *(source if name.startswith("rec/") else ["--path", rows, *COLS]), "-m", "length",
+                 "-o", out, "--cache", cache)  # fmt: skip
+    what = {"rows.csv": "--path", "rec/candidates.jsonl": "--candidates", "c.sqlite": "--cache"}[name]
+    refused(res, f'{out}: field "--output": is the file given to {what}', "writing it would destroy the input")
+    assert {p: p.read_bytes() for p in before} == before
+    assert cached_items(cache) == 3
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_cache_given_through_a_missing_folder_and_dotdot_is_an_input(rows: Path, tmp_path: Path) -> None:
+    """`--cache new/../c.sqlite -o c.sqlite`: the cache opens c.sqlite (making new/), and the scores replaced it."""
+    cache = tmp_path / "c.sqlite"
+    assert invoke("score", "--path", rows, *COLS, "-m", "length", "-o", tmp_path / "s.jsonl", "--cache",
+                  cache).exit_code == 0  # fmt: skip
+    res = invoke("score", "--path", rows, *COLS, "-m", "length", "-o", cache, "--cache", tmp_path / "new" / ".." /
+                 "c.sqlite")  # fmt: skip
+    refused(res, f'{cache}: field "--output": is the file given to --cache', "writing it would destroy the input")
+    assert cached_items(cache) == 3
 
 
 def test_the_mapping_file_is_an_input_too(rows: Path, tmp_path: Path) -> None:

@@ -510,6 +510,7 @@ def check_output(
     that is an existing file, a path below a file, or one in a folder this user cannot write to.
     The files it would replace (the path itself, or ``files`` in the folder) are refused when one
     of them is one of the command's ``inputs`` (through a symbolic or hard link too) or is read-only.
+    Paths are checked where the write lands (:func:`reached`): ``new/../x.csv`` is ``x.csv``.
 
     Returns:
         The existing files the outputs will replace (for the success line, see :func:`replaced_note`).
@@ -525,11 +526,13 @@ def check_output(
         return []
     if str(path) == "-":
         raise InputError(f'"-" is not standard output here: give the {kind} to write', field=option)
-    if kind == "file" and path.is_dir():
+    # where the write lands: new/../x.csv "did not exist" (new/ did not), so x.csv, an input, was replaced unchecked
+    lands = reached(path)
+    if kind == "file" and lands.is_dir():
         raise InputError("is an existing folder; give the name of a file to write", path=path, field=option)
-    if kind == "folder" and path.exists() and not path.is_dir():
+    if kind == "folder" and lands.exists() and not lands.is_dir():
         raise InputError("is an existing file; give a folder to write the outputs in", path=path, field=option)
-    if kind == "folder" and not path.exists() and path.suffix.lower() in FILE_SUFFIXES:
+    if kind == "folder" and not lands.exists() and path.suffix.lower() in FILE_SUFFIXES:
         inside = f" ({', '.join(files)} go in it)" if files else ""
         raise InputError(f'names a file ("{path.name}"), and this option takes a folder{inside}; give a folder name',
                          path=path, field=option)  # fmt: skip
@@ -539,15 +542,31 @@ def check_output(
         raise InputError(f"cannot be created: {above} is a file, not a folder", path=path, field=option)
     targets = [path] if kind == "file" else [path / name for name in files]
     for target in targets:
-        if special := special_kind(target):  # /dev/null, /dev/stdout: the rename would replace them machine-wide
+        if special := special_kind(reached(target)):  # /dev/null, /dev/stdout: the rename would replace them
             raise InputError(f"is {special}, not a file; give the name of a file to write", path=target, field=option)
-    replaced = [t for t in targets if t.exists() or t.is_symlink()]
+    replaced = [t for t in targets if reached(t).exists() or reached(t).is_symlink()]
     sources = list(_read_files(inputs)) if replaced else []
     for target in replaced:
         _refuse_replacing(target, sources, option)
     if not os.access(above, os.W_OK):
         raise InputError(f"cannot be written: no permission to write in {above}", path=path, field=option)
     return replaced
+
+
+def reached(path: Path) -> Path:
+    """Return the absolute path a write to ``path`` reaches once its missing folders are made.
+
+    The folders above are resolved as the system will: links followed, and ``..`` after a folder that
+    is not there yet taken lexically (making ``new/`` makes ``new/..`` the folder above it). The last
+    part is kept, so that a link there stays a link.
+
+    Example:
+        >>> reached(Path("no-such-folder/../x.csv")) == reached(Path("x.csv"))
+        True
+    """
+    if path.name in ("", ".."):  # "new/..", "/": the path is a folder to resolve whole
+        return Path(os.path.realpath(path))
+    return Path(os.path.realpath(path.parent)) / path.name
 
 
 def _read_files(inputs: Inputs) -> Iterator[tuple[str, Path, Path]]:
@@ -559,11 +578,11 @@ def _read_files(inputs: Inputs) -> Iterator[tuple[str, Path, Path]]:
         if p is None:
             continue
         if len(entry) == 3:
-            if entry[2].exists():
+            if reached(entry[2]).exists():
                 yield name, p, entry[2]
-        elif p.is_dir():
-            yield from ((name, p, p / f) for f in RECORD_FILES if (p / f).exists())
-        elif p.exists():
+        elif reached(p).is_dir():
+            yield from ((name, p, p / f) for f in RECORD_FILES if reached(p / f).exists())
+        elif reached(p).exists():  # --cache new/../s.sqlite is s.sqlite: the cache opens it, making new/
             yield name, p, p
 
 
@@ -571,7 +590,7 @@ def _refuse_replacing(target: Path, sources: Sequence[tuple[str, Path, Path]], o
     """Refuse to replace ``target`` when it is one of the files a command reads (``sources``) or read-only."""
     for name, given, source in sources:
         with contextlib.suppress(OSError):
-            if not os.path.samefile(target, source):
+            if not os.path.samefile(reached(target), reached(source)):
                 continue
             if given != source:
                 what = f"read from the folder given to {name} ({given})"
@@ -580,9 +599,10 @@ def _refuse_replacing(target: Path, sources: Sequence[tuple[str, Path, Path]], o
                 what = given_to + ("" if str(source) == str(target) else f" ({source})")
             raise InputError(f"is {what}: writing it would destroy the input; give another name", path=target,
                              field=option)  # fmt: skip
-    if not target.is_file():
+    lands = reached(target)
+    if not lands.is_file():
         return
-    if not os.access(target, os.W_OK) or not target.stat().st_mode & 0o222:
+    if not os.access(lands, os.W_OK) or not lands.stat().st_mode & 0o222:
         raise InputError(
             "is read-only; it is not replaced (make it writable, or give another name)", path=target, field=option
         )
