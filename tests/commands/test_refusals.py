@@ -57,6 +57,29 @@ def test_an_output_path_of_the_wrong_kind_is_refused_before_any_work(
     assert (out / "keep.txt" if kind == "file" else out).read_text() == "mine"
 
 
+#: A file each folder command writes in OUTPUT, for the test below (in the order of COMMANDS' folder commands).
+FOLDER_FILES = ["run.json", "table.md", "stress.md", "ratings.jsonl", "candidates.jsonl", "results.md",
+                "generation.json", "table.md"]  # fmt: skip
+FOLDER_COMMANDS = [c for kind, c in COMMANDS if kind == "folder"]
+
+
+@pytest.mark.parametrize(("command", "name"), list(zip(FOLDER_COMMANDS, FOLDER_FILES, strict=True)),
+                         ids=[" ".join(c[:2]) for c in FOLDER_COMMANDS])  # fmt: skip
+def test_a_folder_where_an_output_file_goes_is_refused_before_any_work(
+    command: list[str], name: str, tmp_path: Path
+) -> None:
+    """A folder named like one of the files: stress, data import/export and meta wrote (and scored) first, then failed
+    on it, leaving the other files in OUTPUT (data's all-or-nothing renamed those before it); a figure gave a
+    traceback. Every command that writes files into -o now refuses it up front, and writes nothing."""
+    write_csv(tmp_path / "rows.csv", ROWS)
+    out = tmp_path / "out"
+    (out / name).mkdir(parents=True)
+    res = invoke(*(a.format(out=out, tmp=tmp_path) for a in command))
+    refused(res, f'{out / name}: field "--output": is an existing folder')
+    assert not (tmp_path / "cache.sqlite").exists()  # refused before the scoring started
+    assert [p.name for p in out.iterdir()] == [name] and not any((out / name).iterdir())
+
+
 def test_a_path_below_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "plain").write_text("x")
     out = tmp_path / "plain" / "scores.jsonl"

@@ -36,6 +36,22 @@ def test_stress_refuses_a_figure_that_is_its_path_through_a_link(tmp_path: Path)
     assert data.read_text() == "[]\n"
 
 
+def test_stress_refuses_a_folder_where_a_figure_goes_before_scoring(tmp_path: Path) -> None:
+    """A folder named like the figure --plot draws (stress_subsets_truncation.png) gave a traceback (IsADirectoryError)
+    after the scoring; a folder named stress.md failed after it too, leaving stress.jsonl and the figure written."""
+    data = tmp_path / "rows.csv"
+    data.write_text("context,response\nHi,hello there\nBye,see you\n")
+    for name in ("stress_subsets_truncation.png", "stress.md"):
+        folder = tmp_path / name.split(".")[0]
+        (folder / name).mkdir(parents=True)
+        res = invoke("stress", "--path", data, "--response-col", "response", "--perturb", "negation,truncation",
+                     "--plot", "truncation", "-m", "length", "--n-boot", "0", "-o", folder, "--cache",
+                     tmp_path / "c.sqlite")  # fmt: skip
+        refused(res, f'{folder / name}: field "--output": is an existing folder')
+        assert [p.name for p in folder.iterdir()] == [name]
+        assert not (tmp_path / "c.sqlite").exists()  # before the scoring
+
+
 def test_a_perturbation_named_twice_is_refused(tmp_path: Path) -> None:
     """--perturb negation,negation wrote each negation row twice to stress.jsonl; then it was deduplicated
     silently. A name given twice is now refused, as every command refuses one; so is one --plot gives twice."""

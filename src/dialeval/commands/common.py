@@ -509,7 +509,8 @@ def check_output(
     path that is an existing folder or a device, pipe or socket (``/dev/stdout``), a folder path
     that is an existing file, a path below a file, or one in a folder this user cannot write to.
     The files it would replace (the path itself, or ``files`` in the folder) are refused when one
-    of them is one of the command's ``inputs`` (through a symbolic or hard link too) or is read-only.
+    of them is one of the command's ``inputs`` (through a symbolic or hard link too), is read-only,
+    or is a folder.
     Paths are checked where the write lands (:func:`reached`): ``new/../x.csv`` is ``x.csv``.
 
     Returns:
@@ -587,7 +588,7 @@ def _read_files(inputs: Inputs) -> Iterator[tuple[str, Path, Path]]:
 
 
 def _refuse_replacing(target: Path, sources: Sequence[tuple[str, Path, Path]], option: str) -> None:
-    """Refuse to replace ``target`` when it is one of the files a command reads (``sources``) or read-only."""
+    """Refuse to replace ``target`` when it is a file a command reads (``sources``), read-only, or a folder."""
     for name, given, source in sources:
         with contextlib.suppress(OSError):
             if not os.path.samefile(reached(target), reached(source)):
@@ -600,6 +601,9 @@ def _refuse_replacing(target: Path, sources: Sequence[tuple[str, Path, Path]], o
             raise InputError(f"is {what}: writing it would destroy the input; give another name", path=target,
                              field=option)  # fmt: skip
     lands = reached(target)
+    if lands.is_dir():  # it returned here: the write failed after the work, leaving files, or with a traceback
+        raise InputError("is an existing folder, where a file of this name is written; move it, or give another "
+                         "folder", path=target, field=option)  # fmt: skip
     if not lands.is_file():
         return
     if not os.access(lands, os.W_OK) or not lands.stat().st_mode & 0o222:
