@@ -92,6 +92,21 @@ def test_all_or_nothing_keeps_every_old_file_when_a_later_write_fails(
     assert _leftovers(folder) == []
 
 
+def test_all_or_nothing_renames_none_when_a_target_is_a_folder(tmp_path: Path) -> None:
+    """A folder where the last file goes (made while the files were written): the renames before it were done, so
+    data import left dialogues.jsonl and candidates.jsonl and failed on ratings.jsonl. Now none is renamed."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "a.txt").write_text("old a")
+    with pytest.raises(WriteError, match=r"b\.txt: cannot be written: it is a folder"), all_or_nothing(folder):
+        for name in ("a.txt", "b.txt"):
+            with atomic_write(folder / name) as f:
+                f.write(f"new {name}")
+        (folder / "b.txt").mkdir()
+    assert (folder / "a.txt").read_text() == "old a"
+    assert sorted(p.name for p in folder.iterdir()) == ["a.txt", "b.txt"]
+
+
 def test_all_or_nothing_removes_a_folder_it_created_on_failure(tmp_path: Path, full_disk: None) -> None:
     folder = tmp_path / "runs" / "benchmark"
     with pytest.raises(WriteError), all_or_nothing(folder), atomic_write(folder / "scores.jsonl") as f:

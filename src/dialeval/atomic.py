@@ -221,6 +221,9 @@ def all_or_nothing(folder: str | Path) -> Iterator[None]:
     token = _STAGED.set((root, staged))
     try:
         yield
+        for _, target in staged:  # a folder made there meanwhile failed its rename after the others were done
+            if target.is_dir():
+                raise WriteError(target, "it is a folder, not a file")
         for tmp, target in staged:
             try:
                 os.replace(tmp, target)
