@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,18 @@ def test_stress_refuses_a_folder_where_a_figure_goes_before_scoring(tmp_path: Pa
         refused(res, f'{folder / name}: field "--output": is an existing folder')
         assert [p.name for p in folder.iterdir()] == [name]
         assert not (tmp_path / "c.sqlite").exists()  # before the scoring
+
+
+def test_a_failed_write_is_one_line_and_leaves_no_file(tmp_path: Path, full_disk_at: Callable[[str], None]) -> None:
+    """stress.md on a full disk was a traceback, and the figure, stress.jsonl and stress_subsets.jsonl were left
+    in OUTPUT (the figure not even written atomically): now its files are written all or none."""
+    data = tmp_path / "rows.csv"
+    data.write_text("context,response\nHi,hello there\nBye,see you\n")
+    full_disk_at("stress.md.")
+    res = invoke("stress", "--path", data, "--response-col", "response", "-m", "length", "--n-boot", "0",
+                 "-o", tmp_path / "out", "--no-cache")  # fmt: skip
+    refused(res, "stress.md: cannot be written: No space left on device")
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_perturbation_named_twice_is_refused(tmp_path: Path) -> None:

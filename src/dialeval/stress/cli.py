@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from dialeval.atomic import all_or_nothing, atomic_write
 from dialeval.commands.common import (
     N_BOOT_FLAGS,
     TABLE_RULE,
@@ -325,10 +326,22 @@ def _run_perturbations(opts: _StressOptions, run: ScoringContext) -> _StressDone
 def _write_stress(
     opts: _StressOptions, run: ScoringContext, done: _StressDone, output: Path, started: float
 ) -> tuple[StressRun, list[dict[str, Any]], list[dict[str, Any]], list[str]]:
-    """Write the figures, stress.jsonl, stress_subsets.jsonl, stress.md and run.json; return what they hold.
+    """Write the figures, stress.jsonl, stress_subsets.jsonl, stress.md and run.json (all or none); return their data.
 
-    ``started`` is the run's ``time.perf_counter()`` at its start (run.json's seconds).
+    ``started`` is the run's ``time.perf_counter()`` at its start (run.json's seconds). A failed write
+    is one line (:func:`~dialeval.commands.common.fail`).
     """
+    try:  # a write error (a full disk) was a traceback, leaving the files before it (the figures not even atomic)
+        with all_or_nothing(output):
+            return _write_stress_files(opts, run, done, output, started)
+    except DialevalError as exc:
+        fail(exc)
+
+
+def _write_stress_files(
+    opts: _StressOptions, run: ScoringContext, done: _StressDone, output: Path, started: float
+) -> tuple[StressRun, list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """Write :func:`_write_stress`'s files (inside its :func:`~dialeval.atomic.all_or_nothing` block)."""
     from dialeval.commands.common import write_text
     from dialeval.jsonl import write_jsonl
     from dialeval.stress.run import StressLine
@@ -339,8 +352,8 @@ def _write_stress(
     if result.subset_rows:
         for p in done.plots:
             figures.append(f"stress_subsets_{p}.png")
-            output.mkdir(parents=True, exist_ok=True)
-            (output / figures[-1]).write_bytes(subset_distribution_png(result.scores, p))
+            with atomic_write(output / figures[-1], "wb") as handle:
+                handle.write(subset_distribution_png(result.scores, p))
     subsets: dict[str, Any] = {"mode": opts.subsets, "items": _subset_items(done)}
     if done.judged:
         subsets["judged_contexts"] = done.judged
