@@ -65,6 +65,24 @@ def test_a_failed_write_is_one_line_and_leaves_no_file(tmp_path: Path, full_disk
     assert not (tmp_path / "out").exists()
 
 
+def test_a_rerun_removes_the_per_subset_files_it_does_not_write(tmp_path: Path) -> None:
+    """A rerun with --perturb truncation --subsets none left the first run's stress_subsets.jsonl and negation
+    figure in OUTPUT, and ``dialeval report`` showed "original vs negation" as this run's."""
+    data = tmp_path / "rows.csv"
+    data.write_text("context,response\nDo you like dogs?,I do not like dogs.\nAre you ok?,I am not ok today.\n")
+    out = tmp_path / "runs"
+    base = ("stress", "--path", data, "--response-col", "response", "--context-col", "context", "-m", "length",
+            "--n-boot", "0", "-o", out, "--no-cache")  # fmt: skip
+    assert invoke(*base).exit_code == 0
+    assert {"stress_subsets.jsonl", "stress_subsets_negation.png"} <= {p.name for p in out.iterdir()}
+    res = invoke(*base, "--perturb", "truncation", "--subsets", "none")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == ["run.json", "stress.jsonl", "stress.md"]
+    assert f"removed {out}/{{stress_subsets.jsonl, stress_subsets_negation.png}}: an earlier run's" in res.output
+    assert invoke("report", out, "-o", tmp_path / "r.md").exit_code == 0
+    assert "negation" not in (tmp_path / "r.md").read_text()
+
+
 def test_a_perturbation_named_twice_is_refused(tmp_path: Path) -> None:
     """--perturb negation,negation wrote each negation row twice to stress.jsonl; then it was deduplicated
     silently. A name given twice is now refused, as every command refuses one; so is one --plot gives twice."""

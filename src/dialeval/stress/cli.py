@@ -161,11 +161,10 @@ def stress(
 ) -> None:
     """Perturb every response (negation, number swap, ...) and report how often each metric prefers the original.
 
-    Writes stress.jsonl (one row per metric output and perturbation), stress_subsets.jsonl
-    (the same per open/closed-ended subset), stress.md and stress_subsets_<perturbation>.png
-    to OUTPUT. With --benchmark dailydialog++ it instead ranks each context's good responses
-    against its adversarial and random negatives and writes ranking.jsonl and ranking.md.
-    The metrics are the lexical ones unless -m names others.
+    Writes stress.jsonl (one row per metric output and perturbation), stress_subsets.jsonl (the same per
+    open/closed-ended subset), stress.md and stress_subsets_<perturbation>.png to OUTPUT. With --benchmark
+    dailydialog++ it instead ranks each context's good responses against its adversarial and random negatives
+    and writes ranking.jsonl and ranking.md. The metrics are the lexical ones unless -m names others.
     Finished items are kept in the score cache: a rerun computes nothing and a killed run resumes.
     """
     try:
@@ -201,10 +200,11 @@ def stress(
         fail(exc)
         return
     run_info, rows, sub_rows, figures = _write_stress(opts, run, done, output, started)
+    stale = remove_stale(output, figures, bool(sub_rows))
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows}))
     else:
-        _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot))
+        _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot), stale)
     check_request_failures(done.result.scores, allow_failures)
 
 
@@ -338,6 +338,27 @@ def _write_stress(
         fail(exc)
 
 
+def remove_stale(output: Path, figures: Sequence[str], subsets: bool) -> list[str]:
+    """Remove the per-subset files of an earlier run in ``output`` that this run did not write; return their names.
+
+    A rerun with other perturbations or ``--subsets none`` left them, and ``dialeval report`` showed them
+    as this run's.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> for name in ("stress_subsets_negation.png", "stress_subsets_truncation.png", "stress_subsets.jsonl"):
+        ...     _ = (out / name).write_text("")
+        >>> remove_stale(out, ["stress_subsets_truncation.png"], subsets=True)
+        ['stress_subsets_negation.png']
+    """
+    found = sorted(p.name for p in output.glob("stress_subsets*") if p.name.endswith((".png", ".jsonl")))
+    stale = [n for n in found if n not in figures and (n != "stress_subsets.jsonl" or not subsets)]
+    for name in stale:
+        (output / name).unlink(missing_ok=True)
+    return stale
+
+
 def _write_stress_files(
     opts: _StressOptions, run: ScoringContext, done: _StressDone, output: Path, started: float
 ) -> tuple[StressRun, list[dict[str, Any]], list[dict[str, Any]], list[str]]:
@@ -388,9 +409,9 @@ def _subset_items(done: _StressDone) -> dict[str, int]:
 
 def _print_stress(
     done: _StressDone, subsets: str, output: Path, figures: Sequence[str], seconds: float | None,
-    replaced: Sequence[Path] = (), warnings: Sequence[str] = (),
+    replaced: Sequence[Path] = (), warnings: Sequence[str] = (), removed: Sequence[str] = (),
 ) -> None:  # fmt: skip
-    """Print the fraction table, the perturbation counts, the ``warnings`` and the files written (and replaced)."""
+    """Print the fraction table, the perturbation counts, the ``warnings`` and the files written (replaced, removed)."""
     from dialeval.commands.tables import ScreenTable
 
     result, names = done.result, done.names
@@ -415,6 +436,9 @@ def _print_stress(
     note = replaced_note([p for p in replaced if p.name in written])
     wrote = f"wrote {output}/{{{', '.join(written)}}} in {seconds} s{note}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+    if removed:
+        console.print(f"removed {output}/{{{', '.join(removed)}}}: an earlier run's, which this run does not write",
+                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
 
 
 def _ranking(
