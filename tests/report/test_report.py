@@ -211,6 +211,22 @@ def test_a_meta_output_folder_says_what_it_lacks_and_names_its_dimension(tmp_pat
     assert "No scatter plots: no scores.jsonl." in text
 
 
+def test_a_meta_table_of_another_dimension_in_a_benchmark_folder_is_reported_as_its_own(tmp_path: Path) -> None:
+    """`meta -d Engaging -o` into a benchmark's folder: the report headed the Engaging figures "with human Overall"
+    (run.json's) and plotted the Overall ratings against metrics picked from the Engaging rows."""
+    folder = tmp_path / "bench"
+    invoke(["benchmark", "-b", "usr-tc", "--limit", "5", "-m", "length,f1", "--boot", "0", "-o", str(folder),
+            "--no-cache"])  # fmt: skip
+    invoke(["meta", str(folder / "scores.jsonl"), "-b", "usr-tc", "-d", "Engaging", "--boot", "0", "-o", str(folder)])
+    out = tmp_path / "report.md"
+    invoke(["report", str(folder), "-o", str(out)])
+    text = out.read_text()
+    assert "correlation of each metric with human Engaging**" in text
+    assert "against human Engaging, one point per item" in text
+    assert ("table.jsonl is of human Engaging, run.json's command of human Overall: the table comes from another run "
+            "(dialeval meta -o into this folder?), not from that command.") in text  # fmt: skip
+
+
 def test_a_meta_breakdown_is_reported_per_group(tmp_path: Path) -> None:
     """`meta --by system`: the report showed the overall table only, under warnings naming groups it did not show."""
     folder = tmp_path / "bench"

@@ -54,7 +54,13 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
 
     run = r.run if isinstance(r.run, BenchmarkRun) else None
     named = {str(x["dimension"]) for x in r.correlations if x.get("dimension")}
-    dim = (run and run.dimension) or (named.pop() if len(named) == 1 else "human score")  # meta -o: no run.json
+    # the table's own dimension first: meta -o into a benchmark's folder (-d Engaging) was headed and plotted
+    # with run.json's (Overall)
+    dim = named.pop() if len(named) == 1 else (run and run.dimension) or "human score"
+    if run and run.dimension and dim != run.dimension:
+        blocks.append(Text(f"table.jsonl is of {human_rating(dim)}, run.json's command of "
+                           f"{human_rating(run.dimension)}: the table comes from another run (dialeval meta -o "
+                           "into this folder?), not from that command."))  # fmt: skip
     name = run.benchmark if run else r.path.name
     blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with {human_rating(dim)}"))
     if any(x.get("group", "all") != "all" for x in r.correlations):  # meta --by: the groups its warnings name
