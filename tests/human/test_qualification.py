@@ -115,3 +115,31 @@ def test_the_paper_s_rule_the_references_own_kappa_is_the_bar(
         assert "pass if adding the worker does not lower the reference annotators' own Fleiss' kappa" in report
     else:
         assert "0.497 > the fixed threshold 0.210" in report and "> 0.21 (a fixed threshold)" in report
+
+
+def test_the_answer_completing_qualification_decides_it_without_another_page_load(tmp_path: Path) -> None:
+    """The decision was made only on the worker's next GET /api/me or /api/tasks: a worker who answered
+    the last qualification question and closed the tab stayed undecided, so ``study reassign`` found no
+    failed worker and the report no decision. Now the PUT that completes the referenced questions decides.
+    """
+    from fastapi.testclient import TestClient
+
+    from dialeval.human.app import create_app
+    from dialeval.human.store import db_url
+
+    access = make(tmp_path / "s", TWO_AGREEING, ("a01", "a02"), None)
+    client = TestClient(create_app(db_url(tmp_path / "s")))
+    for who, answers in (("a01", {"d2:m1": "1", "d2:m2": "1"}), ("a02", {"d2:m1": "5", "d2:m2": "1"})):
+        headers = {"Authorization": f"Bearer {access['annotators'][who]}"}
+        units = client.get("/api/tasks", headers=headers).json()["units"]  # the page loads once, then only PUTs
+        for it in (it for u in units for it in u["items"]):
+            system, context = re.fullmatch(r"(m\d): rest well after trail (\d)\.", it["text"]).groups()  # type: ignore[union-attr]
+            body = {"item_id": it["id"], "criterion": "Overall", "value": answers[f"d{context}:{system}"]}
+            assert client.put("/api/answers", headers=headers, json=body).status_code == 200
+    res = CliRunner().invoke(app, ["study", "reassign", str(tmp_path / "s"), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["failed_workers"] == 1  # it said 0: a01 was never decided
+    res = CliRunner().invoke(app, ["study", "report", str(tmp_path / "s"), "-o", str(tmp_path / "r"), "--n-boot", "10"])
+    assert res.exit_code == 0, res.output
+    report = (tmp_path / "r.md").read_text()
+    assert "| a01 | not qualified | 0.250 | 1.000 |" in report and "| a02 | qualified | 1.000 | 1.000 |" in report

@@ -373,6 +373,8 @@ async def save(answer: AnswerIn, who: AnnotatorDep, st: StudyDep) -> dict[str, A
     is two indexed statements (well under a millisecond), while writers in a pool of 40 threads
     queued on each other's GIL hand-offs and put p99 at 1.3-2 s at 50 annotators (see
     docs/performance.md). Only the admin's endpoints, which compute agreement, use the pool.
+    The qualification answer that completes the referenced questions also decides the worker's
+    qualification, in the same transaction.
     """
     try:
         criterion = st.protocol.criterion(answer.criterion)
@@ -390,6 +392,12 @@ async def save(answer: AnswerIn, who: AnnotatorDep, st: StudyDep) -> dict[str, A
         if row.kind != "qualification" and not row.qualified:
             raise HTTPException(403, "finish and pass the qualification batch first")
         store.upsert_answer(conn, {"annotator": who.id, **answer.model_dump(), "item_id": item_id, "value": value})
+        # the decision waited for the worker's next page load: one who answered the last question and closed
+        # the tab was never decided (study reassign found no failed worker, the report no decision)
+        undecided = row.kind == "qualification" and row.qualified is None
+        passed = decide_qualification(conn, who.id, st.threshold) if undecided else None
+    if passed is not None:
+        st.decided[who.id] = passed
     return {"saved": True, "item_id": answer.item_id, "criterion": answer.criterion, "value": value}
 
 
