@@ -202,3 +202,45 @@ def test_study_create_with_a_malformed_protocol_is_one_line_and_exit_2(tmp_path:
     # the bracket left open on line 2 of 2 (it said 3, past the end, as a mapping file did not)
     assert res.output.startswith(f"error: {bad}:2: not valid YAML (") and res.output.count("\n") == 1, res.output
     assert not (tmp_path / "study").exists()
+
+
+
+def _long(kind: str, n: int) -> str:
+    """MINE with a criterion name, or an option value, of ``n`` characters."""
+    if kind == "name":
+        return MINE.replace("name: Quality", "name: " + "Q" * n)
+    choice = "{type: choice, options: [{value: a, label: A}, {value: " + "b" * n + ", label: B}]}"
+    return MINE.replace("{type: scale, levels: [1, 2, 3]}", choice).replace('when: ["1"]', 'when: ["a"]')
+
+
+@pytest.mark.parametrize(
+    ("kind", "line", "field", "what"),
+    [("name", 6, "criteria.0.name", "a criterion's name"),
+     ("value", 9, "criteria.0.answer.options.1.value", "an answer's value")],
+)  # fmt: skip
+def test_a_name_or_value_longer_than_an_answer_takes_is_refused(
+    tmp_path: Path, kind: str, line: int, field: str, what: str
+) -> None:
+    """``study create`` took a criterion name (or an option value) over 64 characters, after which the app
+    refused every answer to it with 422 (its answers take 64 at most); now the loader names file, line and field.
+    """
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    assert load_protocol(_mine(tmp_path, _long(kind, 64))).criteria  # 64 is what an answer takes: fine
+    path = _mine(tmp_path, _long(kind, 65))
+    res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(path)])
+    assert res.exit_code == 2, res.output
+    assert res.output == (f'error: {path}:{line}: field "{field}": {what} has at most 64 characters (the app takes '
+                          "no longer in an answer), got 65\n")  # fmt: skip
+    assert not (tmp_path / "study").exists()
+
+
+def test_the_app_takes_answers_as_long_as_the_protocol_allows() -> None:
+    """One constant sets both limits: the protocol's (study create) and the app's (an answer's criterion, value)."""
+    from dialeval.human.app import AnswerIn
+    from dialeval.human.protocol import MAX_KEY_CHARS
+
+    fields = AnswerIn.model_fields
+    assert [fields[f].metadata[0].max_length for f in ("criterion", "value")] == [MAX_KEY_CHARS] * 2

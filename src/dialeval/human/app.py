@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - the human extra
 
 from dialeval.human import store
 from dialeval.human.analysis import live_agreement, progress
-from dialeval.human.protocol import Protocol
+from dialeval.human.protocol import MAX_KEY_CHARS, Protocol
 from dialeval.human.qualification import decide_qualification
 
 
@@ -39,8 +39,8 @@ class AnswerIn(BaseModel):
     """One answer as the browser sends it."""
 
     item_id: str = Field(max_length=200)
-    criterion: str = Field(max_length=64)
-    value: str = Field(max_length=64)
+    criterion: str = Field(max_length=MAX_KEY_CHARS)
+    value: str = Field(max_length=MAX_KEY_CHARS)
     reasons: list[str] = Field(default_factory=list, max_length=20)
     free_text: str = Field(default="", max_length=5000)
     seconds: float = Field(default=0.0, ge=0, le=86400, allow_inf_nan=False)

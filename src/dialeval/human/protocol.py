@@ -30,6 +30,9 @@ from dialeval.signature import text_sha256
 
 _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
 
+MAX_KEY_CHARS = 64
+"""The most characters of a criterion's name or an answer's value: what the app takes in an answer and stores."""
+
 
 def _plain(number: Decimal) -> str:
     """Return the one spelling of a number: no exponent, no trailing zeros, no sign on zero.
@@ -285,7 +288,7 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     Raises:
         InputError: An unknown name, or a file that is not a valid protocol (as :func:`dialeval.jsonl.read_yaml_model`).
     """
-    from dialeval.jsonl import read_yaml_model
+    from dialeval.jsonl import read_yaml_model, yaml_line
 
     path = Path(name_or_path)
     if path.suffix not in {".yaml", ".yml"}:
@@ -295,4 +298,29 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
             raise InputError(f'unknown protocol "{name_or_path}"; {hint}', field="--protocol")
         path = Path(str(resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml"))
     protocol, text = read_yaml_model(path, Protocol, extra="human")
+    if (long := too_long(protocol)) is not None:  # it was taken, and the app then refused every answer to it (422)
+        field, why = long
+        raise InputError(why, path=path, line=yaml_line(text, field.split(".")), field=field)
     return protocol.model_copy(update={"source_sha256": text_sha256(text)})
+
+
+def too_long(protocol: Protocol) -> tuple[str, str] | None:
+    """Return the field of the first criterion name or answer value over :data:`MAX_KEY_CHARS` characters, and why.
+
+    Checked where a protocol is loaded for a new study, not on the model: a stored study stays readable.
+
+    Example:
+        >>> p = load_protocol("mousavi-turn")
+        >>> long = p.criteria[1].model_copy(update={"name": "x" * 65})
+        >>> too_long(p.model_copy(update={"criteria": [p.criteria[0], long]}))[0]
+        'criteria.1.name'
+    """
+    for i, c in enumerate(protocol.criteria):
+        values = [("name", "a criterion's name", c.name)]
+        values += [(f"answer.options.{j}.value", "an answer's value", o.value) for j, o in enumerate(c.answer.options)]
+        values += [(f"answer.levels.{j}", "a level", str(v)) for j, v in enumerate(c.answer.levels)]
+        for field, what, text in values:
+            if len(text) > MAX_KEY_CHARS:
+                return f"criteria.{i}.{field}", (f"{what} has at most {MAX_KEY_CHARS} characters (the app takes no "
+                                                 f"longer in an answer), got {len(text)}")  # fmt: skip
+    return None

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.errors import InputError, MissingExtraError
+from dialeval.human.protocol import MAX_KEY_CHARS
 
 try:
     import sqlalchemy as sa
@@ -72,8 +73,8 @@ gold = sa.Table(
     metadata,
     sa.Column("annotator", sa.String(64), primary_key=True),
     sa.Column("item_id", sa.String(200), sa.ForeignKey("items.id"), primary_key=True),
-    sa.Column("criterion", sa.String(64), primary_key=True),
-    sa.Column("value", sa.String(64), nullable=False),
+    sa.Column("criterion", sa.String(MAX_KEY_CHARS), primary_key=True),
+    sa.Column("value", sa.String(MAX_KEY_CHARS), nullable=False),
 )
 
 verdicts = sa.Table(
@@ -89,8 +90,8 @@ answers = sa.Table(
     metadata,
     sa.Column("annotator", sa.String(64), sa.ForeignKey("annotators.id"), primary_key=True),
     sa.Column("item_id", sa.String(200), sa.ForeignKey("items.id"), primary_key=True),
-    sa.Column("criterion", sa.String(64), primary_key=True),
-    sa.Column("value", sa.String(64), nullable=False),
+    sa.Column("criterion", sa.String(MAX_KEY_CHARS), primary_key=True),
+    sa.Column("value", sa.String(MAX_KEY_CHARS), nullable=False),
     sa.Column("reasons", sa.JSON, nullable=False),
     sa.Column("free_text", sa.Text, nullable=False),
     sa.Column("seconds", sa.Float, nullable=False),
