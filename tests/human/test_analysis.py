@@ -82,6 +82,44 @@ def test_attention_checks_live_agreement_and_report_on_a_real_database(tmp_path)
     assert "- **Attention checks passed**: a01: 1/1; a02: 0/1" in md
 
 
+
+def test_each_attention_check_counts_once_whatever_the_number_of_gold_annotators(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Two experts gave expected answers: the check was counted once per expert (a01 2/2 read 3/4 here, and
+    4/4 where the experts agree). Each answered check counts once; it passes when it is any expert's answer.
+
+    By hand: experts e1, e2 say positive on d3:m1; on d3:m2 e1 says negative, e2 positive. a01 answers
+    positive twice: 2 of 2 passed. a02 answers negative twice: d3:m1 fails, d3:m2 is e1's answer: 1 of 2.
+    """
+    from tests.human.conftest import dialogues_and_candidates
+
+    from dialeval.human import store
+    from dialeval.human.analysis import attention_results
+    from dialeval.human.design import StudyConfig, create_study
+    from dialeval.human.protocol import load_protocol
+    from dialeval.human.report import build_report, to_markdown
+
+    proto = load_protocol("mousavi-turn")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=4)
+    expert = {("d3:m1", "e1"): "positive", ("d3:m1", "e2"): "positive",
+              ("d3:m2", "e1"): "negative", ("d3:m2", "e2"): "positive"}  # fmt: skip
+    gold = [Rating(item_id=i, dimension="Appropriateness", annotator=e, value=v) for (i, e), v in expert.items()]
+    cfg = StudyConfig(proto.name, proto.version, ("a01", "a02"), per_item=2, batch_size=3, seed=0,
+                      attention_per_batch=2)  # fmt: skip
+    main = [c for c in candidates if c.dialogue_id != "d3"]
+    checks = [c for c in candidates if c.dialogue_id == "d3"]
+    create_study(tmp_path / "s", proto, dialogues, main, cfg, attention=(checks, gold))
+    engine = store.connect(store.db_url(tmp_path / "s"))
+    with engine.begin() as conn:
+        for ann, value in (("a01", "positive"), ("a02", "negative")):
+            for item in ("attention:d3:m1", "attention:d3:m2"):
+                store.upsert_answer(conn, {"annotator": ann, "item_id": item, "criterion": "Appropriateness",
+                                           "value": value, "reasons": [], "free_text": "", "seconds": 1.0})  # fmt: skip
+    with engine.connect() as conn:
+        assert attention_results(conn) == {"a01": (2, 2), "a02": (1, 2)}
+    md = to_markdown(*build_report(store.db_url(tmp_path / "s"), n_boot=20))
+    assert "- **Attention checks passed**: a01: 2/2; a02: 1/2" in md
+
+
 def test_live_agreement_lists_criteria_in_the_protocols_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The admin dashboard listed Correctness before Listening (sorted as text); the protocol asks Listening first."""
     from tests.human.conftest import dialogues_and_candidates

@@ -117,20 +117,27 @@ def progress(conn: sa.Connection, protocol: Protocol) -> list[dict[str, Any]]:
 
 
 def attention_results(conn: sa.Connection) -> dict[str, tuple[int, int]]:
-    """Return annotator -> (answers matching the expected one, answers given) on attention checks."""
+    """Return annotator -> (attention checks passed, attention checks answered).
+
+    Each answered check (item and criterion) counts once, and passes when the answer is the expected
+    answer of any gold annotator: where several experts gave expected answers and disagree, each of
+    theirs is right. The check was counted once per gold annotator before (two experts: 4/4 for 2/2,
+    and 2/4 where they disagreed).
+    """
+    a = store.answers.c
     q = (
-        sa.select(store.answers.c.annotator, store.answers.c.value, store.gold.c.value.label("expected"))
-        .join(
-            store.gold,
-            (store.gold.c.item_id == store.answers.c.item_id) & (store.gold.c.criterion == store.answers.c.criterion),
-        )
-        .join(store.items, store.items.c.id == store.answers.c.item_id)
+        sa.select(a.annotator, a.item_id, a.criterion, a.value, store.gold.c.value.label("expected"))
+        .join(store.gold, (store.gold.c.item_id == a.item_id) & (store.gold.c.criterion == a.criterion))
+        .join(store.items, store.items.c.id == a.item_id)
         .where(store.items.c.kind == "attention")
     )
-    out: dict[str, tuple[int, int]] = {}
+    checks: dict[tuple[str, str, str], tuple[str, set[str]]] = {}
     for row in conn.execute(q):
-        ok, n = out.get(row.annotator, (0, 0))
-        out[row.annotator] = (ok + (row.value == row.expected), n + 1)
+        checks.setdefault((row.annotator, row.item_id, row.criterion), (row.value, set()))[1].add(row.expected)
+    out: dict[str, tuple[int, int]] = {}
+    for (annotator, *_), (value, expected) in checks.items():
+        ok, n = out.get(annotator, (0, 0))
+        out[annotator] = (ok + (value in expected), n + 1)
     return out
 
 
