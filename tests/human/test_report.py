@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import krippendorff
@@ -178,3 +179,54 @@ def test_criteria_come_in_the_protocols_order_and_answers_by_their_labels() -> N
     (table3,) = [table for caption, table in _results_section(data).tables if "Table 3" in caption]
     assert [row[0] for row in table3[1:]] == asked
     assert table3[1][2] == "Yes 33.3%, No 33.3%, I don't know 33.3%"
+
+
+def _listening(votes: list[str]) -> StudyData:
+    """Listening answers of x, y, z per item, one character each: p positive, n negative, d "I don't know"."""
+    code = {"p": "positive", "n": "negative", "d": None}
+    ratings = [Rating(item_id=f"i{i}", dimension="Listening", annotator=a, value=code[v], dont_know=v == "d")
+               for i, item in enumerate(votes) for a, v in zip("xyz", item, strict=True)]  # fmt: skip
+    items = {f"i{i}": "m1" for i in range(len(votes))}
+    return StudyData(protocol=load_protocol("mousavi-turn"), config={}, ratings=ratings, systems=items,
+                     batches=dict.fromkeys(items, 1), people=[], attention={}, verdicts={}, counts={})  # fmt: skip
+
+
+def test_fleiss_kappa_counts_an_item_with_one_vote_as_the_live_figure_does() -> None:
+    """The report's bootstrap kept the items with two votes or more for every statistic, so its Fleiss' kappa left
+    an item with one vote out of chance agreement: 0.067, where the admin page and irrCAC's formula say 0.040.
+
+    By hand (Gwet 2014, irrCAC's ``fleiss``): observed agreement over the 5 items rated twice or more,
+    (1/3 + 1/3 + 1 + 1 + 0) / 5 = 8/15; each category's share over all 6 items, positive
+    (2/3 + 1/3 + 1 + 0 + 1/2 + 1) / 6 = 7/12, so chance (7/12)^2 + (5/12)^2 = 37/72; kappa (8/15 - 37/72) / (35/72)
+    = 0.04 (without the sixth item, chance 1/2 and kappa 1/15). The CI resamples those 6 items.
+    """
+    from dialeval.meta.agreement import fleiss_kappa, reliability_matrix
+    from dialeval.meta.bootstrap import draw_counts
+
+    data = _listening(["ppn", "nnp", "ppp", "nnn", "pnd", "pdd"])
+    head, row = dict(_agreement_section(data, n_boot=200, seed=3).tables)["Per criterion"]
+    cell = dict(zip(head, row, strict=True))["Fleiss' kappa"]
+    assert cell.startswith("0.040 [")  # it said 0.067
+    m = reliability_matrix(data.ratings).matrix
+    kappas = []
+    for counts in draw_counts(6, 200, seed=3):  # each resample's items copied, as a plain bootstrap would
+        with contextlib.suppress(ValueError):  # undefined on this resample
+            kappas.append(fleiss_kappa(m[:, np.repeat(np.arange(6), counts)]))
+    assert cell.removesuffix(f" {OUTSIDE}") == "0.040 [{:.3f}, {:.3f}]".format(*np.percentile(kappas, [2.5, 97.5]))
+
+
+def test_a_defined_figure_without_a_ci_is_shown_with_its_items_and_why() -> None:
+    """Two items rated by all three (Yes, No) and four with "I don't know" only: alpha is 1.0 (the krippendorff
+    package), but half the resamples draw one item twice, where it is undefined. The report dropped the figure and
+    read ``| Listening | 0 | undefined | - | - |``: items 0, no alpha, no word why.
+    """
+    data = _listening(["ppp", "nnn", "ddd", "ddd", "ddd", "ddd"])
+    expected = krippendorff.alpha(reliability_data=[[1, 0], [1, 0], [1, 0]], level_of_measurement="nominal")
+    assert expected == 1.0
+    tables = dict(_agreement_section(data, n_boot=100, seed=0).tables)
+    assert tables["Per criterion"][1] == ["Listening", "2", "1.000 [no CI]", "1.000 [no CI]", "1.000 [no CI]"]
+    why = tables["Figures undefined, or without a CI"]
+    assert why[0] == ["table", "row", "statistic", "why"]
+    assert ["Per criterion", "Listening", "alpha", "no CI: statistic undefined on 55 of 100 resamples"] in why
+    # by hand: a resample draws 2 items; both copies of one item, 2 in 4 times: about half undefined
+    assert all(w[3].startswith("no CI: statistic undefined on ") for w in why[1:])

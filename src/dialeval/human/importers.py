@@ -18,7 +18,7 @@ from dialeval.errors import InputError, unknown_name
 from dialeval.meta.agreement import (
     NO_ITEM_RATED_TWICE,
     Level,
-    bootstrap,
+    figure,
     krippendorff_alpha,
     krippendorff_alpha_over_draws,
     pairable,
@@ -117,14 +117,8 @@ def agreement_rows(
 
 def _estimate(row: dict[str, Any], matrix: Any, level: Level, n_boot: int, seed: int) -> str:
     """Fill ``row``'s alpha and CI; return why either is undefined ("" when neither is)."""
-    try:
-        alpha = krippendorff_alpha(matrix, level=level)
-    except ValueError as exc:  # "alpha is undefined when ..."
-        return str(exc)
-    row["alpha"] = alpha  # unrounded: the table rounds once (0.0535117 was stored as 0.0535, then printed 0.053)
-    try:
-        est = bootstrap(partial(krippendorff_alpha_over_draws, level=level), matrix, n_boot=n_boot, seed=seed)
-    except ValueError as exc:
-        return f"no CI: {exc}"
-    row["ci95"] = [est.low, est.high]
-    return ""
+    got = figure(partial(krippendorff_alpha, level=level), partial(krippendorff_alpha_over_draws, level=level),
+                 matrix, n_boot=n_boot, seed=seed)  # fmt: skip
+    row["alpha"] = got.value  # unrounded: the table rounds once (0.0535117 was stored as 0.0535, then printed 0.053)
+    row["ci95"] = list(got.ci) if got.ci else None
+    return got.why

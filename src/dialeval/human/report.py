@@ -33,7 +33,7 @@ from dialeval.human.analysis import (
 )
 from dialeval.human.design import GROUND_TRUTH
 from dialeval.human.protocol import Criterion, Protocol
-from dialeval.meta.agreement import Estimate, agreement_report, check_resamples
+from dialeval.meta.agreement import Estimate, Figure, agreement_figures, check_resamples, reliability_matrix
 from dialeval.meta.caveats import rough_resamples
 from dialeval.schema import Rating
 from dialeval.words import counted, markdown_table, with_ci
@@ -72,24 +72,38 @@ def _fmt(e: Estimate) -> str:
     return with_ci(e.value, e.low, e.high) + mark
 
 
+def _cell(f: Figure, n_boot: int) -> str:
+    """Format a figure: with its CI, ``[no CI]`` where only the CI is undefined, else ``undefined``.
+
+    Example:
+        >>> from dialeval.meta.agreement import Figure
+        >>> _cell(Figure(1.0, None, "no CI: ..."), 100), _cell(Figure(None, None, "alpha is undefined ..."), 100)
+        ('1.000 [no CI]', 'undefined')
+    """
+    if f.value is None:
+        return "undefined"
+    if f.ci is None:
+        return with_ci(f.value, None, None, no_ci="no CI")  # it dropped the figure, defined as it was
+    return _fmt(Estimate(f.value, *f.ci, 0, n_boot))
+
+
+_STATS = {"fleiss_kappa": "Fleiss' kappa", "cohen_kappa_mean": "mean Cohen's kappa"}
+
+
 def _agreement_rows(
     groups: dict[tuple[Any, ...], list[Rating]], protocol: Protocol, n_boot: int, seed: int, strong: bool = False
-) -> list[list[str]]:
-    out = []
+) -> tuple[list[list[str]], list[list[str]]]:
+    """Return the table's rows, and ``[row, statistic, why]`` for each figure undefined or without a CI."""
+    out, why = [], []
     for key, rs in sorted(groups.items(), key=lambda kv: (*kv[0][:-1], protocol.asked(kv[0][-1]))):  # 2 before 10
         level = agreement_level(protocol, key[-1])
-        stats = agreement_report(rs, level=level, strong_only=strong, n_boot=n_boot, seed=seed)  # type: ignore[arg-type]
-        alpha = stats.get(f"krippendorff_alpha_{level}")
-        out.append(
-            [
-                *map(str, key),
-                str(alpha.n_items if alpha else 0),  # items with two or more usable votes
-                _fmt(alpha) if alpha else "undefined",
-                _fmt(stats["fleiss_kappa"]) if "fleiss_kappa" in stats else "-",
-                _fmt(stats["cohen_kappa_mean"]) if "cohen_kappa_mean" in stats else "-",
-            ]
-        )
-    return out
+        rel = reliability_matrix(rs, dont_know="drop_item" if strong else "missing")
+        n_items, stats = agreement_figures(rel.matrix, level, n_boot=n_boot, seed=seed)  # type: ignore[arg-type]
+        # it showed "items 0" and "undefined" wherever alpha's CI was undefined on half of the resamples
+        out.append([*map(str, key), str(n_items), *(_cell(stats[k], n_boot) if k in stats else "-"
+                                                    for k in (f"krippendorff_alpha_{level}", *_STATS))])  # fmt: skip
+        why += [[" ".join(map(str, key)), _STATS.get(k, "alpha"), f.why] for k, f in stats.items() if f.why]
+    return out, why
 
 
 @dataclass
@@ -300,22 +314,26 @@ def _agreement_section(d: StudyData, n_boot: int, seed: int) -> Section:
         return agree
     head = ["items", "alpha", "Fleiss' kappa", "mean Cohen's kappa"]
     by_crit: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
-    by_batch: dict[tuple[int, str], list[Rating]] = defaultdict(list)
+    by_batch: dict[tuple[Any, ...], list[Rating]] = defaultdict(list)
     by_system: dict[tuple[str, ...], list[Rating]] = defaultdict(list)
     for r in d.ratings:
         by_crit[(r.dimension,)].append(r)
         by_batch[(d.batches[r.item_id], r.dimension)].append(r)
         by_system[(d.systems[r.item_id], r.dimension)].append(r)
     p = d.protocol
-    agree.tables += [
-        ("Per criterion", [["criterion", *head], *_agreement_rows(by_crit, p, n_boot, seed)]),
-        (
-            'Per criterion, strong judgements only (no annotator said "I don\'t know")',
-            [["criterion", *head], *_agreement_rows(by_crit, p, n_boot, seed, strong=True)],
-        ),
-        ("Per batch", [["batch", "criterion", *head], *_agreement_rows(by_batch, p, n_boot, seed)]),
-        ("Per model", [["model", "criterion", *head], *_agreement_rows(by_system, p, n_boot, seed)]),
+    undefined = [["table", "row", "statistic", "why"]]
+    tables: list[tuple[str, list[str], dict[tuple[Any, ...], list[Rating]], bool]] = [
+        ("Per criterion", ["criterion"], by_crit, False),
+        ('Per criterion, strong judgements only (no annotator said "I don\'t know")', ["criterion"], by_crit, True),
+        ("Per batch", ["batch", "criterion"], by_batch, False),
+        ("Per model", ["model", "criterion"], by_system, False),
     ]
+    for caption, keys, groups, strong in tables:
+        rows, why = _agreement_rows(groups, p, n_boot, seed, strong=strong)
+        agree.tables.append((caption, [[*keys, *head], *rows]))
+        undefined += [[caption.split(" (")[0], *w] for w in why]
+    if len(undefined) > 1:
+        agree.tables.append(("Figures undefined, or without a CI", undefined))
     if any(c.endswith(OUTSIDE) for _, table in agree.tables for row in table for c in row):
         agree.rows.append((OUTSIDE, OUTSIDE_NOTE))
     return agree

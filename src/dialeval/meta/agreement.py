@@ -128,6 +128,17 @@ def pairable(matrix: Matrix) -> Matrix:
     return m[:, (~np.isnan(m)).sum(axis=0) >= 2]
 
 
+def rated(matrix: Matrix) -> Matrix:
+    """Return the items (columns) with a value: the ones Fleiss' kappa reads (chance agreement counts them all).
+
+    Example:
+        >>> rated([[1, 2, np.nan], [1, np.nan, np.nan]]).tolist()
+        [[1.0, 2.0], [1.0, nan]]
+    """
+    m = np.asarray(matrix, dtype=float)
+    return m[:, (~np.isnan(m)).any(axis=0)]
+
+
 def resample_once(n_items: int) -> Draws:
     """Return the draws of the sample itself: every item once.
 
@@ -397,8 +408,14 @@ def bootstrap(
     n_boot: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    items: Callable[[Matrix], Matrix] = pairable,
 ) -> Estimate:
     """Percentile bootstrap CI of ``statistic``, resampling items (columns).
+
+    ``items`` keeps the columns the statistic reads, and the resamples draw those: :func:`pairable` (two values
+    or more) for alpha and Cohen's kappa, :func:`rated` for Fleiss' kappa, whose chance agreement counts an item
+    with one value too. Every statistic was given the pairable items before, so the report's Fleiss' kappa left
+    such items out (0.067 where the live figure and irrCAC say 0.040).
 
     ``statistic`` takes the matrix and draws (one of the ``*_over_draws`` functions): a block of resamples is one
     call, where copying each resample's columns made a call each. The resamples are those of the metric CIs
@@ -414,7 +431,7 @@ def bootstrap(
         True
     """
     check_resamples(n_boot)
-    m = pairable(matrix)
+    m = items(matrix)
     value = _undefined(float(statistic(m, resample_once(m.shape[1]))[0]), "the statistic is undefined on these ratings")
     blocks = draw_count_blocks(m.shape[1], n_boot, seed, rows=max(1, DRAWS_PER_BLOCK // m.shape[1]))
     got = np.concatenate([statistic(m, block.astype(float)) for block in blocks])
@@ -423,6 +440,71 @@ def bootstrap(
         raise ValueError(f"statistic undefined on {n_boot - defined} of {n_boot} resamples")
     low, high = percentile_ci(got, confidence)
     return Estimate(value, low, high, m.shape[1], defined)
+
+
+#: The columns each statistic reads and resamples (see :func:`bootstrap`).
+_READS: dict[str, Callable[[Matrix], Matrix]] = {"fleiss_kappa": rated, "cohen_kappa_mean": pairable}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A statistic on the sample and its CI, or why either is undefined.
+
+    Attributes:
+        value: The statistic (None where undefined on these ratings).
+        ci: The percentile CI (None where undefined on more than half of the resamples, or where ``value`` is).
+        why: Why ``value`` or ``ci`` is undefined ("" when neither is); ``no CI: ...`` where only the CI is.
+    """
+
+    value: float | None
+    ci: tuple[float, float] | None
+    why: str = ""
+
+
+def figure(
+    point: Callable[[Matrix], float],
+    statistic: Callable[[Matrix, Draws], NDArray[np.float64]],
+    matrix: Matrix,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    items: Callable[[Matrix], Matrix] = pairable,
+) -> Figure:
+    """Return ``point(matrix)`` with the :func:`bootstrap` CI of ``statistic``; a figure without a CI is kept.
+
+    Example (two items, alpha 1, but half the resamples draw one item twice: no CI):
+        >>> f = figure(krippendorff_alpha, krippendorff_alpha_over_draws, np.array([[0, 1.0], [0, 1]]), n_boot=20)
+        >>> f.value, f.ci, f.why
+        (1.0, None, 'no CI: statistic undefined on 11 of 20 resamples')
+    """
+    try:
+        value = point(matrix)
+    except ValueError as exc:  # "alpha is undefined when ..."
+        return Figure(None, None, str(exc))
+    try:
+        est = bootstrap(statistic, matrix, n_boot=n_boot, seed=seed, items=items)
+    except ValueError as exc:
+        return Figure(value, None, f"no CI: {exc}")
+    return Figure(value, (est.low, est.high))
+
+
+def agreement_figures(
+    matrix: Matrix, level: Level = "nominal", *, n_boot: int = 1000, seed: int = 0
+) -> tuple[int, dict[str, Figure]]:
+    """Krippendorff's alpha, and for ``nominal`` Fleiss' and mean pairwise Cohen's kappa, each a :class:`Figure`.
+
+    Returns the number of items with two values or more, and the figures by name (as :func:`agreement_report`),
+    each kept where its CI is undefined (a report drops no defined figure) and where it is undefined itself.
+    """
+    out = {f"krippendorff_alpha_{level}": figure(partial(krippendorff_alpha, level=level),
+                                                 partial(krippendorff_alpha_over_draws, level=level),
+                                                 matrix, n_boot=n_boot, seed=seed)}  # fmt: skip
+    if level == "nominal":
+        out["fleiss_kappa"] = figure(fleiss_kappa, fleiss_kappa_over_draws, matrix, n_boot=n_boot, seed=seed,
+                                     items=rated)  # fmt: skip
+        out["cohen_kappa_mean"] = figure(mean_pairwise_cohen_kappa, mean_pairwise_cohen_kappa_over_draws, matrix,
+                                         n_boot=n_boot, seed=seed)  # fmt: skip
+    return pairable(matrix).shape[1], out
 
 
 def agreement_report(
@@ -435,7 +517,8 @@ def agreement_report(
 ) -> dict[str, Estimate]:
     """Fleiss' kappa, mean pairwise Cohen's kappa and Krippendorff's alpha for one dimension.
 
-    Statistics that are undefined on these ratings are left out of the result.
+    Statistics that are undefined on these ratings, or whose CI is, are left out of the result
+    (:func:`agreement_figures` keeps a figure without a CI).
     Kappas are computed only for ``level="nominal"`` (they ignore order).
     """
     rel = reliability_matrix(ratings, dont_know="drop_item" if strong_only else "missing")
@@ -448,7 +531,7 @@ def agreement_report(
         stats["cohen_kappa_mean"] = mean_pairwise_cohen_kappa_over_draws
     for name, fn in stats.items():
         try:
-            out[name] = bootstrap(fn, rel.matrix, n_boot=n_boot, seed=seed)
+            out[name] = bootstrap(fn, rel.matrix, n_boot=n_boot, seed=seed, items=_READS.get(name, pairable))
         except ValueError:
             continue
     return out
