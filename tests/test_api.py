@@ -161,6 +161,15 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
     assert table["n"].tolist() == [12, 6, 5, 1]
 
 
+@pytest.mark.parametrize("name", ["human", "n_annotators", "system", "context_id", "dialogue_id"])
+def test_a_metric_column_named_like_a_column_of_the_table_is_refused(name: str) -> None:
+    """As meta refuses such a metric: "human" and "n_annotators" were a pandas ValueError ("columns overlap"), and
+    "system", "context_id" and "dialogue_id" a figure (the column taken as the metric and as the group key too)."""
+    frame = pd.DataFrame({"context": list("aabbcc"), "q": [1.0, 2, 3, 4, 5, 3], name: [1.0, 3, 2, 5, 4, 1]})
+    with pytest.raises(InputError, match=f'field "metrics": metric name "{name}" is taken by'):
+        dialeval.correlate(frame, "q", [name], n_boot=0)
+
+
 def test_a_metric_column_with_no_value_gives_an_undefined_row() -> None:
     """It was pandas' KeyError 'context_id', a traceback: a metric that could score no row (NaN throughout)."""
     table = dialeval.correlate(RATED.assign(m=float("nan")), "h", ["m"], n_boot=0)

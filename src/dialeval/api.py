@@ -535,7 +535,9 @@ def correlate(
 
     Raises:
         InputError: No row; no human column, level or method; a column, level or method named twice; a
-            missing or non-numeric column, or an infinite value in one; an unknown level or method; the
+            missing or non-numeric column, or an infinite value in one; a metric column named like a column of
+            the table correlated (``human``, ``n_annotators``, ``context_id``, ``dialogue_id``, ``system``, or
+            ``tag:...``); an unknown level or method; the
             system level or ``by="system"`` with no system column; a negative ``n_boot`` or ``seed``, an
             ``n_boot`` over 100,000 or a ``seed`` over 2**32 - 1, or an argument of another type than the
             one documented.

@@ -237,3 +237,14 @@ def test_a_table_without_rating_columns_says_how_to_read_them(files: tuple[Path,
     empty = tmp_path / "r.jsonl"
     empty.write_text("")
     refused(invoke("meta", s, "-r", empty, "--boot", "0"), f"error: {empty} has no ratings to correlate with")
+
+
+@pytest.mark.parametrize("name", ["human", "n_annotators", "system", "context_id", "dialogue_id", "tag:task"])
+def test_a_metric_named_like_a_column_of_the_table_is_refused_on_its_line(files: tuple[Path, Path], name: str) -> None:
+    """It was a pandas traceback ("columns overlap", "Grouper ... not 1-dimensional"); "dialogue_id" changed every
+    other metric's dialogue-level figures, silently, and "tag:task" was taken as the tag task by --by."""
+    s, r = files
+    lines = s.read_text().splitlines()
+    lines[2] = lines[2].replace('"metric":"length"', json.dumps({"metric": name})[1:-1])
+    s.write_text("\n".join(lines) + "\n")
+    refused(invoke("meta", s, "-r", r, "--boot", "0"), f'{s}:3: field "metric": metric name "{name}" is taken by')

@@ -252,8 +252,16 @@ def read_all_scores(paths: Sequence[Path], ratings: Sequence[Rating], dimension:
 
 
 def _check_repeats(path: Path, numbered: Sequence[tuple[int, Score]], seen: Seen) -> None:
-    """Refuse a (metric, item) scored before, here or in an earlier file; remember the others in ``seen``."""
+    """Refuse a (metric, item) scored before, here or in an earlier file; remember the others in ``seen``.
+
+    And a metric named like a column of the aligned table (``human``, ``system``, ...): it was a pandas traceback, or
+    (``dialogue_id``) every other metric's dialogue-level figures changed, silently.
+    """
+    from dialeval.meta.align import reserved_name_why
+
     for line, s in numbered:
+        if why := reserved_name_why(s.metric):
+            raise InputError(why, path=path, line=line, field="metric")
         first = seen.setdefault((s.metric, s.item_id), (path, line))
         if first != (path, line):
             raise InputError(
@@ -275,12 +283,12 @@ def read_scores(
     Raises:
         InputError: Naming the file and the reason: no scores in it, no score with a
             value (all null), or no scored item rated on ``dimension`` (a scores
-            file from another benchmark?); a (metric, item) scored twice, with the line.
+            file from another benchmark?); a (metric, item) scored twice, or a metric named like a column
+            of the aligned table (``human``, ``system``, ...), with the line.
     """
     numbered = list(iter_records(path, Score))
     recs = [s for _, s in numbered]
-    if seen is not None:
-        _check_repeats(path, numbered, seen)
+    _check_repeats(path, numbered, {} if seen is None else seen)
     if not recs:
         raise InputError("no scores in this file", path=path)
     valued = [s for s in recs if s.value is not None]

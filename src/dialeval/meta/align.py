@@ -28,6 +28,34 @@ import pandas as pd
 from dialeval.errors import InputError, closest
 from dialeval.schema import Rating, Score
 
+#: The columns of :attr:`Aligned.items` beside the metrics' (the human mean, its annotators, the group keys): a
+#: metric of one of these names met its column there. "human" and "n_annotators" were a pandas ValueError
+#: ("columns overlap"), "system" and "context_id" one from groupby ("not 1-dimensional"), and "dialogue_id" replaced
+#: the dialogue of every item, silently changing every other metric's dialogue-level figures.
+KEY_COLUMNS = {"context_id": "the context of each item", "dialogue_id": "the dialogue of each item",
+               "system": "the system of each item", "human": "the human mean",
+               "n_annotators": "the annotators of each item"}
+#: How the column of a tag starts (``tag:task``); a metric named so was taken as a tag by ``--by``.
+TAG_PREFIX = "tag:"
+
+
+def reserved_name_why(metric: str) -> str:
+    """Return why ``metric`` cannot name a metric: it names another column of the aligned table; else "".
+
+    Example:
+        >>> reserved_name_why("system")
+        'metric name "system" is taken by the system of each item (a column of the table correlated): rename the metric'
+        >>> reserved_name_why("tag:task"), reserved_name_why("length")
+        ('metric name "tag:task" is taken by the tag task (a column of the table correlated): rename the metric', '')
+    """
+    if metric in KEY_COLUMNS:
+        what = KEY_COLUMNS[metric]
+    elif metric.startswith(TAG_PREFIX):
+        what = f"the tag {metric.removeprefix(TAG_PREFIX)}"
+    else:
+        return ""
+    return f'metric name "{metric}" is taken by {what} (a column of the table correlated): rename the metric'
+
 
 @dataclass(frozen=True)
 class Aligned:
@@ -50,7 +78,7 @@ class Aligned:
 
     def tag_columns(self) -> list[str]:
         """Return the ``tag:<key>`` columns."""
-        return [c for c in self.items.columns if str(c).startswith("tag:")]
+        return [c for c in self.items.columns if str(c).startswith(TAG_PREFIX)]
 
 
 def _numeric(r: Rating) -> float | None:
@@ -112,6 +140,13 @@ def missing_metrics(absent: Sequence[str], present: Sequence[str], field: str = 
     return InputError(f"no scores for {what} {', '.join(named)}; the scores hold: {held}", field=field)
 
 
+def _check_metric_names(scores: Sequence[Score]) -> None:
+    """Refuse a metric named like another column of the aligned table (see :func:`reserved_name_why`)."""
+    for metric in dict.fromkeys(s.metric for s in scores):
+        if why := reserved_name_why(metric):
+            raise InputError(why, field="metrics")
+
+
 def align(
     scores: Sequence[Score], ratings: Sequence[Rating], *, dimension: str, metrics: Sequence[str] | None = None
 ) -> Aligned:
@@ -131,8 +166,8 @@ def align(
         ``dialogue_ratings_without_score``.
 
     Raises:
-        InputError: A metric scores the same item twice, a requested metric is
-            absent, or no rating has this dimension.
+        InputError: A metric scores the same item twice or is named like another column (:data:`KEY_COLUMNS`,
+            ``tag:...``), a requested metric is absent, or no rating has this dimension.
     """
     counts: Counter[str] = Counter()
     wanted = set(metrics) if metrics is not None else None
@@ -140,6 +175,7 @@ def align(
     keys: dict[str, dict[str, str]] = {}
     present: dict[str, None] = {}
     valueless: set[str] = set()  # items with a score record but no value: "without value", not "without score"
+    _check_metric_names(scores)
     for s in scores:
         present.setdefault(s.metric)
         if wanted is not None and s.metric not in wanted:
@@ -157,7 +193,7 @@ def align(
                 "context_id": s.context_id or s.item_id,
                 "dialogue_id": s.dialogue_id or s.item_id,
                 "system": s.system,
-                **{f"tag:{k}": v for k, v in s.tags.items()},
+                **{f"{TAG_PREFIX}{k}": v for k, v in s.tags.items()},
             }
     if wanted is not None and (absent := sorted(wanted - set(values))):
         raise missing_metrics(absent, list(present))

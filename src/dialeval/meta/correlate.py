@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dialeval.errors import InputError, check_at_most, check_seed, check_whole, closest, ensure_unique
-from dialeval.meta.align import Aligned, align
+from dialeval.meta.align import TAG_PREFIX, Aligned, align
 from dialeval.meta.bootstrap import MAX_RESAMPLES, METHODS, Method, draw_counts, percentile_ci
 from dialeval.meta.levels import LEVELS, Level, prepare
 from dialeval.meta.rows import CorrelationRow
@@ -151,11 +151,11 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
 
     The items without the tag make a last group, ``no TAG``.
     """
-    column = by if by in ("system", "context_id", "dialogue_id") else f"tag:{by}"
+    column = by if by in ("system", "context_id", "dialogue_id") else f"{TAG_PREFIX}{by}"
     if column not in aligned.items.columns:
         if not aligned.items[list(aligned.metrics)].notna().any(axis=None):  # the tags come with the values
             raise InputError(f'no score has a value, so none has a tag "{by}" to break down by', field="by")
-        tags = ", ".join(dict.fromkeys([*(c[4:] for c in aligned.tag_columns()), "system"]))
+        tags = ", ".join(dict.fromkeys([*(c.removeprefix(TAG_PREFIX) for c in aligned.tag_columns()), "system"]))
         raise InputError(f'no tag "{by}" on the scores; break down by one of: {tags}', field="by")
     parts = []
     untagged = f"no {by}"  # the scored items without the tag: a group of their own, last, not left out unsaid
