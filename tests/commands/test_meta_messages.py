@@ -248,3 +248,31 @@ def test_a_metric_named_like_a_column_of_the_table_is_refused_on_its_line(files:
     lines[2] = lines[2].replace('"metric":"length"', json.dumps({"metric": name})[1:-1])
     s.write_text("\n".join(lines) + "\n")
     refused(invoke("meta", s, "-r", r, "--boot", "0"), f'{s}:3: field "metric": metric name "{name}" is taken by')
+
+
+def test_scores_without_context_or_system_take_them_from_the_candidates_rated(tmp_path: Path) -> None:
+    """Scores of only item_id, metric and value (another tool's) were correlated as if each item were its own
+    context (12 groups, not 4: other CIs) and of no system (no system row), though the candidates knew both."""
+    from scipy import stats
+
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    values = {(c, s): float((c * 7 + s * 3) % 5 + s) for c in range(4) for s in range(3)}
+    human = {(c, s): float((c + 2 * s) % 4 + (0, 3, 1)[s]) for c in range(4) for s in range(3)}
+    dialogues = [{"id": f"d{c}", "turns": [{"speaker": "A", "text": f"hi {c}"}]} for c in range(4)]
+    cands = [{"id": f"d{c}:s{s}", "dialogue_id": f"d{c}", "turn_index": 1, "system": f"s{s}", "text": "w " * (s + 1)}
+             for c in range(4) for s in range(3)]  # fmt: skip
+    ratings = [Rating(item_id=f"d{c}:s{s}", dimension="Overall", annotator="a", value=v) for (c, s), v in human.items()]
+    for name, rows in (("dialogues", dialogues), ("candidates", cands)):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "ratings.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in ratings))
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(json.dumps({"item_id": f"d{c}:s{s}", "metric": "m", "value": v}) + "\n"
+                            for (c, s), v in values.items()))  # fmt: skip
+    res = invoke("meta", bare, "--path", folder, "--method", "kendall", "--boot", "0", "--json")
+    assert res.exit_code == 0, res.output
+    rows = {r["level"]: r for r in json.loads(res.stdout)["rows"]}
+    assert rows["turn"]["n_groups"] == 4  # the four contexts, as the bootstrap resamples them (it was 12)
+    means = [(sum(values[(c, s)] for c in range(4)) / 4, sum(human[(c, s)] for c in range(4)) / 4) for s in range(3)]
+    expected = stats.kendalltau([m for m, _ in means], [h for _, h in means]).statistic
+    assert rows["system"]["n_groups"] == 3 and rows["system"]["value"] == pytest.approx(expected)  # 1/3, by scipy

@@ -41,7 +41,7 @@ from dialeval.jsonl import iter_records, nan_as_none, read_jsonl, write_jsonl
 from dialeval.meta.caveats import table_warnings
 from dialeval.meta.wide import Wide, pivot
 from dialeval.published import PublishedTable, load_table
-from dialeval.schema import UNKNOWN_SYSTEM, Rating, Score, named_systems
+from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Rating, Score, named_systems
 from dialeval.words import human_rating
 
 #: The files ``meta -o`` writes in its folder.
@@ -133,9 +133,9 @@ def meta(
             pair = _compare_pair(compare)
             table_of = None if compare_paper is None else load_table(compare_paper)  # refused before scoring
             replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
-            rating_recs, rated_from = _ratings_of(ratings, benchmark, path, table, as_json)
+            rating_recs, rated_from, cands = _ratings_of(ratings, benchmark, path, table, as_json)
             dimension = choose_dimension((r.dimension for r in rating_recs), dimension, rated_from)
-            all_scores = read_all_scores(scores, rating_recs, dimension, rated_from)
+            all_scores = read_all_scores(scores, rating_recs, dimension, rated_from, cands)
             wanted = _outputs_wanted(wanted, all_scores)
             _check_systems(by, all_scores)
             levels = levels_to_report(levels, level, rating_recs, dimension, (s.system for s in all_scores))
@@ -196,16 +196,19 @@ def _check_systems(by: str | None, scores: Sequence[Score]) -> None:
 
 def _ratings_of(
     ratings: Path | None, benchmark: str | None, path: Path | None, table: TableOptions, as_json: bool
-) -> tuple[list[Rating], str]:
-    """Return the ratings ``meta`` correlates with (``--ratings``, ``-b`` or ``--path``) and where they came from."""
+) -> tuple[list[Rating], str, list[Candidate]]:
+    """Return the ratings ``meta`` correlates with (``--ratings``, ``-b`` or ``--path``), their source and candidates.
+
+    The candidates (none from ``--ratings``) know each item's context, dialogue and system.
+    """
     if ratings is not None:
         if benchmark is not None or path is not None or table.given():  # they were left unread, silently
             other = "-b" if benchmark is not None else "--path" if path is not None else "your table's options"
             raise InputError(f"give --ratings or {other}, not both: each gives the ratings", field="--ratings")
-        return read_jsonl(ratings, Rating), str(ratings)
+        return read_jsonl(ratings, Rating), str(ratings), []
     if benchmark is not None or path is not None:
         bench = load_inputs(benchmark, path, None, None, None, table=table, show=not as_json)
-        return bench.ratings, bench.source
+        return bench.ratings, bench.source, bench.candidates
     raise InputError("give --ratings FILE, --benchmark NAME or --path FILE")
 
 
@@ -239,7 +242,10 @@ def _no_tables(paths: Sequence[Path]) -> None:
                              field="SCORES")  # fmt: skip
 
 
-def read_all_scores(paths: Sequence[Path], ratings: Sequence[Rating], dimension: str, rated_from: str) -> list[Score]:
+def read_all_scores(
+    paths: Sequence[Path], ratings: Sequence[Rating], dimension: str, rated_from: str,
+    candidates: Sequence[Candidate] = (),
+) -> list[Score]:  # fmt: skip
     """Read every scores file (see :func:`read_scores`); a file given twice, or an item scored twice, is refused.
 
     Raises:
@@ -248,7 +254,7 @@ def read_all_scores(paths: Sequence[Path], ratings: Sequence[Rating], dimension:
     """
     check_given_once(paths, "SCORES", "scores files")
     seen: Seen = {}
-    return [s for p in paths for s in read_scores(p, ratings, dimension, rated_from, seen)]
+    return [s for p in paths for s in read_scores(p, ratings, dimension, rated_from, seen, candidates)]
 
 
 def _check_repeats(path: Path, numbered: Sequence[tuple[int, Score]], seen: Seen) -> None:
@@ -273,12 +279,15 @@ def _check_repeats(path: Path, numbered: Sequence[tuple[int, Score]], seen: Seen
 
 
 def read_scores(
-    path: Path, ratings: Sequence[Rating], dimension: str, rated_from: str, seen: Seen | None = None
-) -> list[Score]:
+    path: Path, ratings: Sequence[Rating], dimension: str, rated_from: str, seen: Seen | None = None,
+    candidates: Sequence[Candidate] = (),
+) -> list[Score]:  # fmt: skip
     """Read one scores file, refusing one that cannot be correlated with ``ratings``.
 
     ``seen`` holds where each (metric, item) was scored in the files read before; a repeat
-    is refused naming both places.
+    is refused naming both places. A score that leaves its context, dialogue or system empty gets its
+    candidate's (:func:`~dialeval.meta.align.with_candidate_keys`): scores of only ``item_id``, ``metric`` and
+    ``value`` were correlated as if each item were its own context, and of no system.
 
     Raises:
         InputError: Naming the file and the reason: no scores in it, no score with a
@@ -286,8 +295,10 @@ def read_scores(
             file from another benchmark?); a (metric, item) scored twice, or a metric named like a column
             of the aligned table (``human``, ``system``, ...), with the line.
     """
+    from dialeval.meta.align import with_candidate_keys
+
     numbered = list(iter_records(path, Score))
-    recs = [s for _, s in numbered]
+    recs = with_candidate_keys([s for _, s in numbered], candidates)
     _check_repeats(path, numbered, {} if seen is None else seen)
     if not recs:
         raise InputError("no scores in this file", path=path)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from dialeval.errors import InputError, closest
-from dialeval.schema import Rating, Score
+from dialeval.schema import Candidate, Rating, Score
 
 #: The columns of :attr:`Aligned.items` beside the metrics' (the human mean, its annotators, the group keys): a
 #: metric of one of these names met its column there. "human" and "n_annotators" were a pandas ValueError
@@ -122,6 +122,30 @@ def _human_means(ratings: Iterable[Rating], counts: Counter[str]) -> pd.DataFram
     frame = pd.DataFrame(rows, columns=["item_id", "value"])
     grouped = frame.groupby("item_id")["value"]
     return pd.DataFrame({"human": grouped.mean(), "n_annotators": grouped.size()})
+
+
+def with_candidate_keys(scores: Sequence[Score], candidates: Sequence[Candidate]) -> list[Score]:
+    """Return ``scores`` with the context, dialogue and system a score leaves empty taken from its candidate.
+
+    A score of another tool often holds only ``item_id``, ``metric`` and ``value``: each item was then its own
+    context (the bootstrap resampled items, not contexts) and of no system (no system level), although the
+    benchmark's candidates knew both. A key the score names is kept, whatever its candidate says; a score whose
+    item is no candidate's is kept as it is.
+
+    Example:
+        >>> c = Candidate(id="a", dialogue_id="d", turn_index=2, system="s1", text="hi")
+        >>> [s] = with_candidate_keys([Score(item_id="a", metric="m", value=1.0, system="mine")], [c])
+        >>> s.context_id, s.dialogue_id, s.system
+        ('d#2', 'd', 'mine')
+    """
+    by_id = {c.id: c for c in candidates}
+    out = []
+    for s in scores:
+        c = by_id.get(s.item_id)
+        known = {} if c is None else {"context_id": c.context_id, "dialogue_id": c.dialogue_id, "system": c.system}
+        missing = {k: v for k, v in known.items() if not getattr(s, k)}
+        out.append(s.model_copy(update=missing) if missing else s)
+    return out
 
 
 def missing_metrics(absent: Sequence[str], present: Sequence[str], field: str = "metrics") -> InputError:
