@@ -276,3 +276,36 @@ def test_scores_without_context_or_system_take_them_from_the_candidates_rated(tm
     means = [(sum(values[(c, s)] for c in range(4)) / 4, sum(human[(c, s)] for c in range(4)) / 4) for s in range(3)]
     expected = stats.kendalltau([m for m, _ in means], [h for _, h in means]).statistic
     assert rows["system"]["n_groups"] == 3 and rows["system"]["value"] == pytest.approx(expected)  # 1/3, by scipy
+
+
+def test_meta_compare_saves_the_paired_test_and_the_left_out_note_for_report(files: tuple[Path, Path],
+                                                                            tmp_path: Path) -> None:
+    """The paired test and "left out N of M scores" were on the screen only: table.md had neither, and
+    dialeval report could not show the paired test."""
+    from scipy import stats
+
+    s, r = files
+    recs = [json.loads(line) for line in s.read_text().splitlines()]
+    for rec, value in zip((x for x in recs if x["metric"] == "length"), (0, 2, 3, 1, 1, 4), strict=True):
+        rec["value"] = float(value)  # not bleu1's values shifted by 2: a difference of 0
+    null = {"item_id": "c9:s0", "metric": "bleu1", "value": None, "extras": {"error": "HTTP 500"}}
+    s.write_text("".join(json.dumps(x) + "\n" for x in [*recs, null]))
+    out = tmp_path / "out"
+    res = invoke("meta", s, "-r", r, "--compare", "bleu1,length", "--level", "turn", "--method", "pearson",
+                 "--boot", "50", "-o", out)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    table_md = (out / "table.md").read_text()
+    assert "left out 1 of 19 scores: 1 null (1 x HTTP 500)" in table_md
+    assert "paired test (turn pearson, 6 items): bleu1 - length = " in table_md
+    human = {json.loads(line)["item_id"]: json.loads(line)["value"] for line in r.read_text().splitlines()}
+    by = {m: [(x["value"], human[x["item_id"]]) for x in recs if x["metric"] == m] for m in ("bleu1", "length")}
+    want = {m: stats.pearsonr(*zip(*pairs, strict=True)).statistic for m, pairs in by.items()}
+    paired = json.loads((out / "compare.json").read_text())
+    assert paired["difference"] == pytest.approx(want["bleu1"] - want["length"])
+    assert (paired["metric_a"], paired["metric_b"], paired["n_items"]) == ("bleu1", "length", 6)
+    report = tmp_path / "report.md"
+    assert invoke("report", out, "-o", report).exit_code == 0
+    assert "paired test (turn pearson, 6 items): bleu1 - length" in report.read_text()
+    again = invoke("meta", s, "-r", r, "--level", "turn", "--method", "pearson", "--boot", "0", "-o", out)
+    assert again.exit_code == 0 and "removed" in again.output, again.output
+    assert not (out / "compare.json").exists()  # report showed an earlier run's paired test as this run's

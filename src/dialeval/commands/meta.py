@@ -46,6 +46,8 @@ from dialeval.words import human_rating
 
 #: The files ``meta -o`` writes in its folder.
 OUTPUT_FILES = ("table.md", "table.jsonl")
+#: The file ``meta --compare A,B -o`` writes beside them: the paired test (it was on the screen only).
+COMPARE_FILE = "compare.json"
 #: Where each (metric, item) was first scored: the file and its line.
 Seen = dict[tuple[str, str], tuple[Path, int]]
 
@@ -132,7 +134,7 @@ def meta(
             wanted = split_names(metrics, "--metrics")
             pair = _compare_pair(compare)
             table_of = None if compare_paper is None else load_table(compare_paper)  # refused before scoring
-            replaced = check_output(output, "folder", inputs=inputs, files=OUTPUT_FILES)
+            replaced = check_output(output, "folder", inputs=inputs, files=_files(pair))
             rating_recs, rated_from, cands = _ratings_of(ratings, benchmark, path, table, as_json)
             dimension = choose_dimension((r.dimension for r in rating_recs), dimension, rated_from)
             all_scores = read_all_scores(scores, rating_recs, dimension, rated_from, cands)
@@ -146,17 +148,12 @@ def meta(
             )  # fmt: skip
             comparison = None if table_of is None else paper_comparison(rows, table_of)
             if ceiling:
-                from dialeval.meta.ceiling import human_ceiling
-
-                scored = {s.item_id for s in all_scores}  # the ceiling on the items the metrics were scored on
-                on_items = [r for r in rating_recs if r.item_id in scored]
-                rows = [*rows, *human_ceiling(on_items, dimension=dimension, methods=methods, levels=levels)]
+                rows = [*rows, *_ceiling(all_scores, rating_recs, dimension, methods, levels)]
             paired = _paired(pair, all_scores, rating_recs, dimension, levels[0], methods[0], n_boot, seed)
             wide = pivot(rows)
-            unscored = unscored_note(all_scores, rating_recs, dimension, wanted)
-            warnings = [*table_warnings(rows), *([unscored] if unscored else [])]
+            notes = _notes(rows, all_scores, rating_recs, dimension, wanted, paired)
             if output is not None:
-                _write_tables(output, wide, rows, comparison, warnings)
+                removed = _write_tables(output, wide, rows, comparison, notes, paired)
     except DialevalError as exc:
         fail(exc)
     if as_json:
@@ -164,13 +161,11 @@ def meta(
         out.print_json(json.dumps({"rows": dicts, "paper_comparison": comparison, "paired": paired}))
         return
     out.print(to_rich(wide, f"Correlation with {human_rating(dimension)}"))
-    note = dropped_note(all_scores, rating_recs, dimension, wanted)
-    for text in (note, *warnings, _paired_line(paired) if paired else "", comparison):
+    for text in (*notes, comparison):
         if text:
             out.print(text, highlight=False, markup=False, soft_wrap=True)
     if output is not None:
-        wrote = f"wrote {output / 'table.md'} and {output / 'table.jsonl'}{replaced_note(replaced)}"
-        console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+        _say_written(output, paired is not None, replaced, removed)
 
 
 def _outputs_wanted(wanted: list[str] | None, scores: Sequence[Score]) -> list[str] | None:
@@ -212,14 +207,68 @@ def _ratings_of(
     raise InputError("give --ratings FILE, --benchmark NAME or --path FILE")
 
 
+def _files(pair: tuple[str, str] | None) -> tuple[str, ...]:
+    """Return the files ``meta -o`` writes: :data:`OUTPUT_FILES`, and :data:`COMPARE_FILE` with ``--compare``."""
+    return (*OUTPUT_FILES, *([COMPARE_FILE] if pair is not None else []))
+
+
+def _ceiling(
+    scores: Sequence[Score], ratings: Sequence[Rating], dimension: str, methods: Sequence[str], levels: Sequence[str]
+) -> list[Any]:
+    """Return the rows of the human ceiling, on the items the metrics were scored on."""
+    from dialeval.meta.ceiling import human_ceiling
+
+    scored = {s.item_id for s in scores}
+    on_items = [r for r in ratings if r.item_id in scored]
+    return human_ceiling(on_items, dimension=dimension, methods=methods, levels=levels)
+
+
+def _notes(
+    rows: Sequence[Any], scores: Sequence[Score], ratings: Sequence[Rating], dimension: str,
+    metrics: list[str] | None, paired: dict[str, Any] | None,
+) -> list[str]:  # fmt: skip
+    """Return the lines under the table: the scores left out, the warnings, the unscored items, the paired test.
+
+    The screen and table.md show the same lines: table.md had the warnings alone (no "left out N of M scores",
+    no paired test), so ``dialeval report`` could not show them.
+    """
+    from dialeval.meta.significance import paired_line
+
+    lines = [dropped_note(scores, ratings, dimension, metrics), *table_warnings(rows),
+             unscored_note(scores, ratings, dimension, metrics), paired_line(paired) if paired else ""]  # fmt: skip
+    return [line for line in lines if line]
+
+
 def _write_tables(
-    output: Path, wide: Wide, rows: Sequence[Any], comparison: str | None, warnings: Sequence[str]
-) -> None:
-    """Write table.md (with the few-systems ``warnings`` and the paper comparison) and table.jsonl: both or neither."""
+    output: Path, wide: Wide, rows: Sequence[Any], comparison: str | None, notes: Sequence[str],
+    paired: dict[str, Any] | None,
+) -> bool:  # fmt: skip
+    """Write table.md (with the ``notes`` and the paper comparison), table.jsonl and, with a paired test, compare.json.
+
+    All or none. An earlier run's compare.json is removed when this run has no paired test (``dialeval report``
+    would show it as this run's); return whether one was.
+    """
     extra = f"\n{comparison}\n" if comparison else ""
     with all_or_nothing(output):
-        write_text(output / "table.md", to_markdown(wide) + "\n" + warned(warnings) + extra)
+        write_text(output / "table.md", to_markdown(wide) + "\n" + warned(notes) + extra)
         write_jsonl(output / "table.jsonl", rows)
+        if paired is not None:
+            write_text(output / COMPARE_FILE, json.dumps(paired, indent=1) + "\n")
+    stale = output / COMPARE_FILE
+    if paired is None and stale.is_file():
+        stale.unlink()
+        return True
+    return False
+
+
+def _say_written(output: Path, paired: bool, replaced: Sequence[Path], removed: bool) -> None:
+    """Say which files ``meta -o`` wrote (and replaced), and the earlier run's compare.json it removed."""
+    names = [*OUTPUT_FILES, *([COMPARE_FILE] if paired else [])]
+    wrote = f"wrote {', '.join(str(output / n) for n in names)}{replaced_note(replaced)}"
+    console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+    if removed:
+        console.print(f"removed {output / COMPARE_FILE}: an earlier run's paired test, which this run does not write",
+                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
 
 
 def _no_tables(paths: Sequence[Path]) -> None:
@@ -402,26 +451,6 @@ def _paired(
         level=level, method=method, n_boot=n_boot, seed=seed,
     )  # fmt: skip
     return row_dict(res)
-
-
-def _paired_line(p: dict[str, Any]) -> str:
-    """One line for the paired test.
-
-    Example:
-        >>> print(_paired_line({"level": "turn", "method": "pearson", "n_items": 5, "metric_a": "a", "metric_b": "b",
-        ...                     "difference": -1e-17, "ci_low": 0.0, "ci_high": 0.0, "p_value": 1.0}))
-        paired test (turn pearson, 5 items): a - b = 0.000 [0.000, 0.000], bootstrap p = 1.000
-    """
-
-    def f(v: Any) -> str:  # a difference of two equal correlations printed "-0.000"
-        return "n/a" if v is None else f"{v:.3f}".replace("-0.000", "0.000")
-
-    return (
-        f"paired test ({p['level']} {p['method']}, {p['n_items']} items): {p['metric_a']} - {p['metric_b']} = "
-        f"{f(p['difference'])} [{f(p['ci_low'])}, {f(p['ci_high'])}], bootstrap p = {f(p['p_value'])}"
-        + (f", Williams t = {f(p['williams_t'])} (p = {f(p['williams_p'])})" if p.get("williams_t") is not None else "")
-        + (f" ({p['note']})" if p.get("note") else "")
-    )
 
 
 def register(app: typer.Typer) -> None:

@@ -174,3 +174,23 @@ def compare_metrics(
         williams_p=wp,
         note="; ".join(filter(None, [_undefined_note({metric_a: a, metric_b: b}), no_ci])),
     )
+
+
+def paired_line(p: dict[str, Any]) -> str:
+    """One line for the paired test (``meta --compare``; ``report`` shows it from compare.json).
+
+    Example:
+        >>> print(paired_line({"level": "turn", "method": "pearson", "n_items": 5, "metric_a": "a", "metric_b": "b",
+        ...                     "difference": -1e-17, "ci_low": 0.0, "ci_high": 0.0, "p_value": 1.0}))
+        paired test (turn pearson, 5 items): a - b = 0.000 [0.000, 0.000], bootstrap p = 1.000
+    """
+
+    def f(v: Any) -> str:  # a difference of two equal correlations printed "-0.000"
+        return "n/a" if v is None else f"{v:.3f}".replace("-0.000", "0.000")
+
+    return (
+        f"paired test ({p['level']} {p['method']}, {p['n_items']} items): {p['metric_a']} - {p['metric_b']} = "
+        f"{f(p['difference'])} [{f(p['ci_low'])}, {f(p['ci_high'])}], bootstrap p = {f(p['p_value'])}"
+        + (f", Williams t = {f(p['williams_t'])} (p = {f(p['williams_p'])})" if p.get("williams_t") is not None else "")
+        + (f" ({p['note']})" if p.get("note") else "")
+    )

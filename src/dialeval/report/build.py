@@ -66,6 +66,10 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
     if any(x.get("group", "all") != "all" for x in r.correlations):  # meta --by: the groups its warnings name
         blocks.append(correlation_table(r.correlations, f"{name}: the same, per group", by_group=True))
     blocks += [Text(line) for line in table_warnings([SimpleNamespace(**x) for x in r.correlations])]  # as meta's
+    if r.paired is not None:  # meta --compare -o: the paired test was on the screen only
+        from dialeval.meta.significance import paired_line
+
+        blocks.append(Text(paired_line(r.paired)))
     if any(x.get("value") is not None and x.get("group", "all") == "all" for x in r.correlations):
         caption = f"{name}: metric-human correlation with 95% bootstrap CIs, per level and method"
         blocks.append(Figure(charts.correlation_chart(r.correlations, dim), caption))

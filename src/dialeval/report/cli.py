@@ -98,7 +98,7 @@ def check_not_results(output: Path) -> None:
     """
     from dialeval.report.load import KNOWN
 
-    written = {*KNOWN, "table.md", "dialogues.jsonl", "candidates.jsonl"}
+    written = {*KNOWN, "table.md", "compare.json", "dialogues.jsonl", "candidates.jsonl"}
     if output.name in written and output.is_file() and (output.parent / "run.json").is_file():
         raise InputError(f"is the {output.name} of the results folder {output.parent}: name another file",
                          path=output, field="--output")  # fmt: skip

@@ -6,7 +6,7 @@ Every file is optional except that a folder must hold at least one known file:
 ``stress.jsonl`` (rows with ``metric``, ``perturbation``, ``value``), ``ranking.jsonl`` (the
 DailyDialog++ ranking: ``metric``, ``negatives``, ``fraction``), ``results.jsonl`` (``dialeval
 train``'s rows: ``model``, ``split``, the measures) and ``ratings.jsonl`` (a human study's
-export, Rating records).
+export, Rating records); beside ``table.jsonl``, ``compare.json`` (``meta --compare``'s paired test).
 
 Example:
     >>> import tempfile, pathlib
@@ -29,6 +29,7 @@ from pydantic import TypeAdapter, ValidationError
 from dialeval.errors import InputError
 from dialeval.jsonl import field_of, iter_objects, json_problem, pydantic_message, read_jsonl, read_text
 from dialeval.meta.rows import CorrelationRow
+from dialeval.meta.significance import ComparisonResult
 from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo, TrainRun
 from dialeval.schema import Rating, Score
 
@@ -50,6 +51,7 @@ class Results:
     ranking: list[dict[str, Any]] = field(default_factory=list)
     train: list[dict[str, Any]] = field(default_factory=list)
     ratings: list[Rating] = field(default_factory=list)
+    paired: dict[str, Any] | None = None
 
     @property
     def kind(self) -> str:
@@ -105,6 +107,30 @@ def read_correlations(path: Path) -> list[dict[str, Any]]:
 
 
 _CORRELATION_ROW = TypeAdapter(CorrelationRow)
+_COMPARISON = TypeAdapter(ComparisonResult)
+
+
+def read_comparison(path: Path) -> dict[str, Any]:
+    """Read ``compare.json``: the paired test of ``meta --compare A,B -o``, typed (a :class:`ComparisonResult`).
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp(), "compare.json")
+        >>> _ = p.write_text(json.dumps({"metric_a": "a", "metric_b": "b", "level": "turn", "method": "pearson"}))
+        >>> read_comparison(p)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...compare.json: field "dimension": missing field
+    """
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({json_problem(exc)})", path=path, line=exc.lineno) from None
+    try:
+        return _COMPARISON.validate_python(data).to_dict()
+    except ValidationError as exc:
+        where, msg = field_of(exc)
+        raise InputError(msg, path=path, field=where) from None
 
 
 def read_run(path: Path) -> AnyRun:
@@ -181,6 +207,8 @@ def load_results(path: str | Path) -> Results:
         r.scores = read_jsonl(p / "scores.jsonl", Score)
     if (p / "table.jsonl").is_file():
         r.correlations = read_correlations(p / "table.jsonl")
+    if (p / "compare.json").is_file():  # meta --compare's paired test: it was on the screen only
+        r.paired = read_comparison(p / "compare.json")
     if (p / "lmstyle_tables.jsonl").is_file():
         r.lmstyle_tables = read_rows(p / "lmstyle_tables.jsonl", ("table", "model", "source", "column", "value"))
     if (p / "summary.jsonl").is_file():
