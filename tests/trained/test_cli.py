@@ -248,3 +248,11 @@ def test_json_prints_the_run_the_rows_and_the_saved_models(tmp_path: Path) -> No
     card = tmp_path / "model-tfidf-lr" / "card.json"
     assert printed["models"] == {"tfidf-lr": {"path": str(card.parent),
                                               "card_sha256": hashlib.sha256(card.read_bytes()).hexdigest()}}
+
+
+def test_train_takes_boot_as_meta_and_benchmark_do(tmp_path: Path) -> None:
+    """meta and benchmark take --boot for --n-boot; train said "No such option: --boot"."""
+    res = invoke("train", "--model", "tfidf-lr", "--train", "usr-pc", "--test", "usr-tc", "--limit", "4",
+                 "--boot", "0", "--no-save", "--json", "-o", tmp_path)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert all("spearman_ci" not in row for row in json.loads(res.stdout)["rows"])  # 0 resamples: no CI

@@ -20,6 +20,7 @@ from typing import Any
 import typer
 
 from dialeval.commands.common import (
+    N_BOOT_FLAGS,
     TableOptions,
     check_output,
     console,
@@ -290,7 +291,7 @@ def train(
         "repeatable. docs/trained_evaluators.md lists each model's.",
     ),
     baselines: bool = typer.Option(False, "--baselines", help="Also correlate every offline metric on the test set."),
-    n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples of contexts for the CIs."),
+    n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples of contexts for the CIs."),
     seed: int = typer.Option(0, "--seed", help="Seed for splits, models and bootstrap."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts of each benchmark."),
     save_models: bool = typer.Option(True, "--save/--no-save", help="Save each model fitted on all of --train."),
