@@ -256,3 +256,19 @@ def test_train_takes_boot_as_meta_and_benchmark_do(tmp_path: Path) -> None:
                  "--boot", "0", "--no-save", "--json", "-o", tmp_path)  # fmt: skip
     assert res.exit_code == 0, res.output
     assert all("spearman_ci" not in row for row in json.loads(res.stdout)["rows"])  # 0 resamples: no CI
+
+
+def test_cis_of_three_test_contexts_are_flagged_rough_as_meta_flags_them(tmp_path: Path) -> None:
+    """Three contexts drawn with replacement give C(5, 3) = 10 distinct resamples, however many are drawn: meta
+    warned "rough CI", train showed the CIs of its three test contexts with no word."""
+    import math
+
+    out = tmp_path / "out"
+    res = invoke("train", "--model", "tfidf-lr", "--train", "usr-pc", "--test", "usr-tc", "--limit", "3",
+                 "--n-boot", "200", "--no-save", "-o", out)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    why = f"3 contexts have {math.comb(5, 3)} distinct resamples only, too few for 95% (40 at least)"
+    (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert row["rough_ci"] == why and row["spearman_ci"][0] is not None
+    warning = f"warning: the CIs of tfidf-lr on test=usr-tc are rough: {why}"
+    assert warning in " ".join(res.output.split()) and warning in (out / "results.md").read_text()

@@ -1,7 +1,8 @@
 """What a table cannot show in its cells: figures resting on too few points or resamples, and why one is n/a.
 
 ``meta`` and ``benchmark`` print these lines under their tables and into ``table.md``; ``report`` under the
-same table. ``stress``, ``train`` and the ``study`` commands print :func:`rough_resamples`.
+same table. ``stress``, ``train`` and the ``study`` commands print :func:`rough_resamples`; ``train`` also each
+result's rough CIs (:func:`rough_ci_reason`).
 """
 
 from __future__ import annotations
@@ -70,14 +71,28 @@ def _rough_cis(rows: Sequence[Any]) -> list[str]:
         ...             R(note="", ci_low=0.2), R(note="undefined", ci_low=None)])
         ['warning: 1 of 2 CIs is rough: 1 resample only, too few for 95% (40 at least)']
     """
-    from dialeval.meta.correlate import ROUGH_CI
     from dialeval.words import some_of
 
-    reasons = [n.removeprefix(ROUGH_CI) for r in rows for n in str(getattr(r, "note", "") or "").split("; ")
-               if n.startswith(ROUGH_CI)]  # fmt: skip
+    reasons = [why for r in rows if (why := rough_ci_reason(str(getattr(r, "note", "") or "")))]
     with_ci = sum(getattr(r, "ci_low", None) is not None for r in rows)
     return [f"warning: {some_of(reasons.count(why), with_ci, 'CI', ('is', 'are'))} rough: {why}"
             for why in dict.fromkeys(reasons)]  # fmt: skip
+
+
+def rough_ci_reason(note: str) -> str:
+    """Return why a row's CI is rough, from its ``note`` (the part after "rough CI: "), or "" when it is not.
+
+    ``meta`` and ``benchmark`` say it under their tables (:func:`_rough_cis`), ``train`` under its results.
+
+    Example:
+        >>> rough_ci_reason("rough CI: 3 contexts have 10 distinct resamples only, too few for 95% (40 at least)")
+        '3 contexts have 10 distinct resamples only, too few for 95% (40 at least)'
+        >>> rough_ci_reason("2 scored items without rating")
+        ''
+    """
+    from dialeval.meta.correlate import ROUGH_CI
+
+    return next((n.removeprefix(ROUGH_CI) for n in note.split("; ") if n.startswith(ROUGH_CI)), "")
 
 
 def no_ci_reason(note: str) -> str:

@@ -241,7 +241,8 @@ def train_table(rows: Sequence[dict[str, Any]], caption: str, *, every_column: b
 def result_notes(rows: list[dict[str, Any]]) -> list[str]:
     """Return a note for each row whose predicted labels are all one (``one_label``, set by ``trained.evaluate``).
 
-    And one for each row whose correlations have no CI (``no_ci``: why).
+    And one for each row whose correlations have no CI (``no_ci``: why), and a warning for each reason the CIs of
+    some rows are rough (``rough_ci``: why, naming the rows), as ``meta`` warns under its table.
 
     Example:
         >>> result_notes([{"model": "m", "split": "test=b", "n": 300, "one_label": 1}, {"model": "m2"}])
@@ -249,9 +250,17 @@ def result_notes(rows: list[dict[str, Any]]) -> list[str]:
         ['note: m on test=b predicted label 1 (the middle third of the scale) for all 300 items: its accuracy, ...']
         >>> result_notes([{"model": "m", "split": "fold1/2", "no_ci": "the items come from one context"}])
         ['note: m on fold1/2: no CI: the items come from one context']
+        >>> result_notes([{"model": m, "split": "test=b", "rough_ci": "3 contexts have 10 ..."} for m in ("m", "n")])
+        ['warning: the CIs of m, n on test=b are rough: 3 contexts have 10 ...']
     """
     thirds = ("lowest", "middle", "highest")
-    return [
+    rough: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        if r.get("rough_ci"):
+            rough.setdefault((str(r["split"]), str(r["rough_ci"])), []).append(str(r["model"]))
+    warnings = [f"warning: the CIs of {', '.join(models) if len(models) <= 3 else f'{len(models)} rows'} on {split} "
+                f"are rough: {why}" for (split, why), models in rough.items()]  # fmt: skip
+    return warnings + [
         note
         for r in rows
         for note in (

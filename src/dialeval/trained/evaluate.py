@@ -53,9 +53,10 @@ def correlations(
 ) -> dict[str, dict[str, Any]]:
     """Return ``{column: {spearman, spearman_ci, pearson, pearson_ci}}`` at the turn level, CIs over contexts.
 
-    A figure with no CI although resamples were asked (the items of one context) adds ``no_ci``: why.
+    A figure with no CI although resamples were asked (the items of one context) adds ``no_ci``: why; one whose CI
+    is rough (too few contexts: three have 10 distinct resamples) adds ``rough_ci``: why, as ``meta`` warns of it.
     """
-    from dialeval.meta.caveats import no_ci_reason
+    from dialeval.meta.caveats import no_ci_reason, rough_ci_reason, rough_resamples
     from dialeval.meta.correlate import correlation_table
 
     scores: list[Score] = []
@@ -73,6 +74,9 @@ def correlations(
         d[f"{r.method}_ci"] = [r.ci_low, r.ci_high]
         if r.value is not None and (why := no_ci_reason(r.note or "")):  # results.md showed the figure alone
             d["no_ci"] = why
+        rough = rough_ci_reason(r.note or "") if r.ci_low is not None else ""
+        if rough and f"warning: the CIs are rough: {rough}" not in rough_resamples(n_boot):  # said once, for all
+            d.setdefault("rough_ci", rough)  # results.md showed the CIs of 2-3 test contexts with no word (meta warned)
     return out
 
 
@@ -97,7 +101,8 @@ def evaluate(
         ``pearson`` (+ ``pearson_ci``), ``precision``, ``recall``, ``f1`` (macro), ``n``; a correlation
         or kappa that is undefined (constant predictions or ratings, or one item) is None and named in
         ``undefined``; when every predicted label of two items or more is the same, ``one_label`` is that
-        label (the label metrics then describe a constant: kappa 0, UAR 1/3).
+        label (the label metrics then describe a constant: kappa 0, UAR 1/3); ``no_ci`` and ``rough_ci`` as
+        :func:`correlations` adds them.
     """
     from scipy.stats import pearsonr, spearmanr
 
@@ -135,6 +140,5 @@ def evaluate(
         ci = correlations(examples, {"pred": list(scores)}, n_boot, seed)["pred"]
         out["spearman_ci"] = ci["spearman_ci"]
         out["pearson_ci"] = ci["pearson_ci"]
-        if "no_ci" in ci:
-            out["no_ci"] = ci["no_ci"]
+        out.update({k: ci[k] for k in ("no_ci", "rough_ci") if k in ci})
     return out
