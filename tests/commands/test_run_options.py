@@ -56,6 +56,22 @@ def test_every_scoring_command_takes_the_same_run_options() -> None:
         assert "--engine" in invoke(*words, "--help").output
 
 
+def _commands(cmd: Any, words: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Every leaf command under ``cmd``, with the words that name it."""
+    subs = getattr(cmd, "commands", None)
+    if not subs:
+        return [(words, cmd)]
+    return [leaf for name, sub in subs.items() for leaf in _commands(sub, (*words, name))]
+
+
+def test_every_command_with_bootstrap_resamples_takes_both_their_names() -> None:
+    """train and quality train took --n-boot only ("No such option: --boot"), which meta and benchmark also take."""
+    names = {words: tuple(sorted(p.opts)) for words, cmd in _commands(typer.main.get_command(app))
+             for p in cmd.params if "--n-boot" in p.opts}  # fmt: skip
+    assert {("train",), ("quality", "train"), ("meta",), ("benchmark",)} <= set(names)
+    assert set(names.values()) == {("--boot", "--n-boot")}, names
+
+
 def test_the_api_and_score_build_the_same_request(tmp_path: Path) -> None:
     """``dialeval score``'s summary holds its request: the one ``dialeval.score``'s keywords give."""
     table = tmp_path / "t.csv"

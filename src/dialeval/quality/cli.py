@@ -25,7 +25,7 @@ from pathlib import Path
 
 import typer
 
-from dialeval.commands.common import check_output, console, fail, fields_as_options, warn
+from dialeval.commands.common import N_BOOT_FLAGS, check_output, console, fail, fields_as_options, warn
 from dialeval.errors import DialevalError, InputError
 from dialeval.words import with_ci
 
@@ -99,7 +99,7 @@ def train(
     output: Path = typer.Option(..., "--output", "-o", help="Folder for heads/ and quality/ with their cards."),
     recipe: str = typer.Option("default", "--recipe", help="default, all, all-hard or tiny."),
     seed: int = typer.Option(0, "--seed", help="Replaces the recipe's seed when not 0."),
-    n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples of contexts for the CIs."),
+    n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples of contexts for the CIs."),
     encoder: str = typer.Option("", "--encoder", help="The heads' frozen encoder: all-mpnet-base-v2 or a "
                                 "sentence-transformers folder (default: the packaged MiniLM); recipes without "
                                 "an ensemble (all, all-hard, tiny)."),
