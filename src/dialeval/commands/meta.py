@@ -32,6 +32,7 @@ from dialeval.commands.common import (
     split_names,
     table_options,
     warned,
+    write_json,
     write_text,
 )
 from dialeval.commands.tables import to_markdown, to_rich
@@ -253,7 +254,7 @@ def _write_tables(
         write_text(output / "table.md", to_markdown(wide) + "\n" + warned(notes) + extra)
         write_jsonl(output / "table.jsonl", rows)
         if paired is not None:
-            write_text(output / COMPARE_FILE, json.dumps(paired, indent=1) + "\n")
+            write_json(output / COMPARE_FILE, paired)
     stale = output / COMPARE_FILE
     if paired is None and stale.is_file():
         stale.unlink()

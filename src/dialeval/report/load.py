@@ -29,7 +29,6 @@ from pydantic import TypeAdapter, ValidationError
 from dialeval.errors import InputError
 from dialeval.jsonl import field_of, iter_objects, json_problem, pydantic_message, read_jsonl, read_text
 from dialeval.meta.rows import CorrelationRow
-from dialeval.meta.significance import ComparisonResult
 from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo, TrainRun
 from dialeval.schema import Rating, Score
 
@@ -107,7 +106,6 @@ def read_correlations(path: Path) -> list[dict[str, Any]]:
 
 
 _CORRELATION_ROW = TypeAdapter(CorrelationRow)
-_COMPARISON = TypeAdapter(ComparisonResult)
 
 
 def read_comparison(path: Path) -> dict[str, Any]:
@@ -126,8 +124,10 @@ def read_comparison(path: Path) -> dict[str, Any]:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON ({json_problem(exc)})", path=path, line=exc.lineno) from None
+    from dialeval.meta.significance import ComparisonResult  # numpy and pandas: not on the CLI's start
+
     try:
-        return _COMPARISON.validate_python(data).to_dict()
+        return TypeAdapter(ComparisonResult).validate_python(data).to_dict()
     except ValidationError as exc:
         where, msg = field_of(exc)
         raise InputError(msg, path=path, field=where) from None
