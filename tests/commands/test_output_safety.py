@@ -268,6 +268,20 @@ def test_a_jsonl_output_named_as_another_format_is_refused(command: list[str], n
     assert not out.exists()
 
 
+@pytest.mark.parametrize(("command", "name", "plain"), [
+    (["score", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "s.jsonl.gz", "s.jsonl"),
+    (["score", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "s.csv.gz", "s.csv"),
+    (["judge", "run", "--protocol", "cpdscore-simple", "--limit", "1", "-o"], "j.jsonl.gz", "j.jsonl"),
+])  # fmt: skip
+def test_a_gzipped_output_name_is_refused(command: list[str], name: str, plain: str, tmp_path: Path) -> None:
+    """score -o s.jsonl.gz wrote plain JSON lines under the .gz name, which meta then refused ("Not a gzipped file");
+    -o s.csv.gz wrote them too, where the table was asked for."""
+    out = tmp_path / name
+    line = refused(invoke(*command, out), f'{out}: field "--output": names a gzipped file')
+    assert line.endswith(f"name it {plain} (and gzip it afterwards)")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(("command", "name"), [
     (["benchmark", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "x.jsonl"),
     (["data", "export", "-b", "usr-tc", "-o"], "usr-tc.csv"),

@@ -489,7 +489,13 @@ def check_jsonl_name(path: Path | None, what: str, option: str = "--output") -> 
         >>> check_jsonl_name(Path("s.csv"), "Score records")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         dialeval.errors.InputError: s.csv: field "--output": names a CSV file, but Score records are written as ...
+        >>> check_jsonl_name(Path("s.csv.gz"), "Score records")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        dialeval.errors.InputError: s.csv.gz: field "--output": names a gzipped file, ...: name it s.csv (and gzip ...
     """
+    if path is not None and path.suffix.lower() == ".gz":  # plain JSON lines under a .gz name, which no reader read
+        raise InputError(f"names a gzipped file, but dialeval writes its outputs uncompressed: name it "
+                         f"{path.with_suffix('').name} (and gzip it afterwards)", path=path, field=option)  # fmt: skip
     if path is not None and (fmt := NOT_JSONL.get(path.suffix.lower())):
         raise InputError(f"names {fmt} file, but {what} are written as JSON lines: name it "
                          f"{path.with_suffix('.jsonl').name}", path=path, field=option)  # fmt: skip
