@@ -101,8 +101,8 @@ def evaluate(
         ``pearson`` (+ ``pearson_ci``), ``precision``, ``recall``, ``f1`` (macro), ``n``; a correlation
         or kappa that is undefined (constant predictions or ratings, or one item) is None and named in
         ``undefined``; when every predicted label of two items or more is the same, ``one_label`` is that
-        label (the label metrics then describe a constant: kappa 0, UAR 1/3); ``no_ci`` and ``rough_ci`` as
-        :func:`correlations` adds them.
+        label (the label metrics then describe a constant: kappa 0, UAR 1 over the thirds the human labels
+        hold); ``no_ci`` and ``rough_ci`` as :func:`correlations` adds them.
     """
     from scipy.stats import pearsonr, spearmanr
 
@@ -134,7 +134,7 @@ def evaluate(
     undefined = [k for k in ("kappa", "kappa_quadratic", "spearman", "pearson") if out[k] is None]
     if undefined:  # results.jsonl held NaN (not JSON) and results.md an empty cell
         out["undefined"] = undefined
-    if len(labels) > 1 and len(set(labels)) == 1:  # kappa 0 and UAR 1/3 with no word of why
+    if len(labels) > 1 and len(set(labels)) == 1:  # kappa 0 and UAR 1 over the thirds rated, with no word of why
         out["one_label"] = int(labels[0])
     if n_boot > 0:
         ci = correlations(examples, {"pred": list(scores)}, n_boot, seed)["pred"]
