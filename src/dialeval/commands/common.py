@@ -551,7 +551,7 @@ def check_output(
     for target in targets:
         if special := special_kind(reached(target)):  # /dev/null, /dev/stdout: the rename would replace them
             raise InputError(f"is {special}, not a file; give the name of a file to write", path=target, field=option)
-    replaced = [t for t in targets if reached(t).exists() or reached(t).is_symlink()]
+    replaced = [t for t in targets if os.path.lexists(reached(t))]  # a dangling link too
     sources = list(_read_files(inputs)) if replaced else []
     for target in replaced:
         _refuse_replacing(target, sources, option)
@@ -701,6 +701,31 @@ def replaced_note(replaced: Sequence[Path]) -> str:
         return ""
     names = [str(p) for p in replaced] if len(replaced) == 1 else [p.name for p in replaced]
     return f" (replaced the existing {', '.join(names)})"
+
+
+def remove_earlier(output: Path, names: Iterable[str]) -> list[str]:
+    """Remove the files ``names`` in ``output`` that an earlier run wrote and this run does not; return those removed.
+
+    ``dialeval report`` showed them as this run's (stress's per-subset figures, meta's compare.json).
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> _ = (out / "compare.json").write_text("{}")
+        >>> remove_earlier(out, ["compare.json", "absent.png"]), (out / "compare.json").exists()
+        (['compare.json'], False)
+    """
+    gone = [name for name in names if (output / name).is_file()]
+    for name in gone:
+        (output / name).unlink()
+    return gone
+
+
+def say_removed(output: Path, removed: Sequence[str]) -> None:
+    """Print the line that names the files :func:`remove_earlier` removed (nothing when it removed none)."""
+    if removed:
+        console.print(f"removed {output}/{{{', '.join(removed)}}}: an earlier run's, which this run does not write",
+                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
 
 
 @contextlib.contextmanager

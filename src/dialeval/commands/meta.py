@@ -27,7 +27,9 @@ from dialeval.commands.common import (
     levels_to_report,
     load_inputs,
     out,
+    remove_earlier,
     replaced_note,
+    say_removed,
     split_levels,
     split_names,
     table_options,
@@ -166,7 +168,7 @@ def meta(
         if text:
             out.print(text, highlight=False, markup=False, soft_wrap=True)
     if output is not None:
-        _say_written(output, paired is not None, replaced, removed)
+        _say_written(output, _files(pair), replaced, removed)
 
 
 def _outputs_wanted(wanted: list[str] | None, scores: Sequence[Score]) -> list[str] | None:
@@ -243,11 +245,11 @@ def _notes(
 def _write_tables(
     output: Path, wide: Wide, rows: Sequence[Any], comparison: str | None, notes: Sequence[str],
     paired: dict[str, Any] | None,
-) -> bool:  # fmt: skip
+) -> list[str]:  # fmt: skip
     """Write table.md (with the ``notes`` and the paper comparison), table.jsonl and, with a paired test, compare.json.
 
     All or none. An earlier run's compare.json is removed when this run has no paired test (``dialeval report``
-    would show it as this run's); return whether one was.
+    would show it as this run's); return what was removed.
     """
     extra = f"\n{comparison}\n" if comparison else ""
     with all_or_nothing(output):
@@ -255,21 +257,14 @@ def _write_tables(
         write_jsonl(output / "table.jsonl", rows)
         if paired is not None:
             write_json(output / COMPARE_FILE, paired)
-    stale = output / COMPARE_FILE
-    if paired is None and stale.is_file():
-        stale.unlink()
-        return True
-    return False
+    return remove_earlier(output, [] if paired is not None else [COMPARE_FILE])
 
 
-def _say_written(output: Path, paired: bool, replaced: Sequence[Path], removed: bool) -> None:
-    """Say which files ``meta -o`` wrote (and replaced), and the earlier run's compare.json it removed."""
-    names = [*OUTPUT_FILES, *([COMPARE_FILE] if paired else [])]
+def _say_written(output: Path, names: Sequence[str], replaced: Sequence[Path], removed: Sequence[str]) -> None:
+    """Say which files ``meta -o`` wrote (``names``; the existing ones ``replaced``), and those it ``removed``."""
     wrote = f"wrote {', '.join(str(output / n) for n in names)}{replaced_note(replaced)}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
-    if removed:
-        console.print(f"removed {output / COMPARE_FILE}: an earlier run's paired test, which this run does not write",
-                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    say_removed(output, removed)
 
 
 def _no_tables(paths: Sequence[Path]) -> None:

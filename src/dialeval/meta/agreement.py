@@ -442,8 +442,27 @@ def bootstrap(
     return Estimate(value, low, high, m.shape[1], defined)
 
 
-#: The columns each statistic reads and resamples (see :func:`bootstrap`).
-_READS: dict[str, Callable[[Matrix], Matrix]] = {"fleiss_kappa": rated, "cohen_kappa_mean": pairable}
+#: A statistic of agreement: its value on a matrix, its values over blocks of resamples, and the items (columns)
+#: both read (see :func:`bootstrap`).
+Statistic = tuple[Callable[[Matrix], float], Callable[[Matrix, Draws], NDArray[np.float64]], Callable[[Matrix], Matrix]]
+
+
+def _statistics(level: Level) -> dict[str, Statistic]:
+    """Return the statistics of one dimension by name: alpha at ``level``; for ``nominal`` the kappas too.
+
+    Fleiss' kappa reads every item with a value (its chance agreement counts an item with one), the others the
+    items with two values or more. :func:`agreement_figures` and :func:`agreement_report` each wrote this out.
+
+    Example:
+        >>> list(_statistics("nominal")), list(_statistics("interval"))
+        (['krippendorff_alpha_nominal', 'fleiss_kappa', 'cohen_kappa_mean'], ['krippendorff_alpha_interval'])
+    """
+    out: dict[str, Statistic] = {f"krippendorff_alpha_{level}": (
+        partial(krippendorff_alpha, level=level), partial(krippendorff_alpha_over_draws, level=level), pairable)}
+    if level == "nominal":  # kappas ignore order
+        out["fleiss_kappa"] = (fleiss_kappa, fleiss_kappa_over_draws, rated)
+        out["cohen_kappa_mean"] = (mean_pairwise_cohen_kappa, mean_pairwise_cohen_kappa_over_draws, pairable)
+    return out
 
 
 @dataclass(frozen=True)
@@ -496,14 +515,8 @@ def agreement_figures(
     Returns the number of items with two values or more, and the figures by name (as :func:`agreement_report`),
     each kept where its CI is undefined (a report drops no defined figure) and where it is undefined itself.
     """
-    out = {f"krippendorff_alpha_{level}": figure(partial(krippendorff_alpha, level=level),
-                                                 partial(krippendorff_alpha_over_draws, level=level),
-                                                 matrix, n_boot=n_boot, seed=seed)}  # fmt: skip
-    if level == "nominal":
-        out["fleiss_kappa"] = figure(fleiss_kappa, fleiss_kappa_over_draws, matrix, n_boot=n_boot, seed=seed,
-                                     items=rated)  # fmt: skip
-        out["cohen_kappa_mean"] = figure(mean_pairwise_cohen_kappa, mean_pairwise_cohen_kappa_over_draws, matrix,
-                                         n_boot=n_boot, seed=seed)  # fmt: skip
+    out = {name: figure(point, over_draws, matrix, n_boot=n_boot, seed=seed, items=items)
+           for name, (point, over_draws, items) in _statistics(level).items()}  # fmt: skip
     return pairable(matrix).shape[1], out
 
 
@@ -523,15 +536,9 @@ def agreement_report(
     """
     rel = reliability_matrix(ratings, dont_know="drop_item" if strong_only else "missing")
     out: dict[str, Estimate] = {}
-    stats: dict[str, Callable[[Matrix, Draws], NDArray[np.float64]]] = {
-        f"krippendorff_alpha_{level}": partial(krippendorff_alpha_over_draws, level=level)
-    }
-    if level == "nominal":
-        stats["fleiss_kappa"] = fleiss_kappa_over_draws
-        stats["cohen_kappa_mean"] = mean_pairwise_cohen_kappa_over_draws
-    for name, fn in stats.items():
+    for name, (_, over_draws, items) in _statistics(level).items():
         try:
-            out[name] = bootstrap(fn, rel.matrix, n_boot=n_boot, seed=seed, items=_READS.get(name, pairable))
+            out[name] = bootstrap(over_draws, rel.matrix, n_boot=n_boot, seed=seed, items=items)
         except ValueError:
             continue
     return out

@@ -27,7 +27,9 @@ from dialeval.commands.common import (
     fail,
     interrupted_run,
     out,
+    remove_earlier,
     replaced_note,
+    say_removed,
     split_names,
     table_options,
     warn,
@@ -353,10 +355,8 @@ def remove_stale(output: Path, figures: Sequence[str], subsets: bool) -> list[st
         ['stress_subsets_negation.png']
     """
     found = sorted(p.name for p in output.glob("stress_subsets*") if p.name.endswith((".png", ".jsonl")))
-    stale = [n for n in found if n not in figures and (n != "stress_subsets.jsonl" or not subsets)]
-    for name in stale:
-        (output / name).unlink(missing_ok=True)
-    return stale
+    return remove_earlier(output, [n for n in found if n not in figures and (n != "stress_subsets.jsonl"
+                                                                            or not subsets)])  # fmt: skip
 
 
 def _write_stress_files(
@@ -436,9 +436,7 @@ def _print_stress(
     note = replaced_note([p for p in replaced if p.name in written])
     wrote = f"wrote {output}/{{{', '.join(written)}}} in {seconds} s{note}"
     console.print(wrote, highlight=False, markup=False, soft_wrap=True)
-    if removed:
-        console.print(f"removed {output}/{{{', '.join(removed)}}}: an earlier run's, which this run does not write",
-                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    say_removed(output, removed)
 
 
 def _ranking(
