@@ -42,6 +42,7 @@ from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError, ensure_unique
 from dialeval.jsonl import iter_records, nan_as_none, read_jsonl, write_jsonl
 from dialeval.meta.caveats import table_warnings
+from dialeval.meta.rows import COMPARE_FILE
 from dialeval.meta.wide import Wide, pivot
 from dialeval.published import PublishedTable, load_table
 from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Rating, Score, named_systems
@@ -49,8 +50,6 @@ from dialeval.words import human_rating
 
 #: The files ``meta -o`` writes in its folder.
 OUTPUT_FILES = ("table.md", "table.jsonl")
-#: The file ``meta --compare A,B -o`` writes beside them: the paired test (it was on the screen only).
-COMPARE_FILE = "compare.json"
 #: Where each (metric, item) was first scored: the file and its line.
 Seen = dict[tuple[str, str], tuple[Path, int]]
 

@@ -13,6 +13,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+#: The file ``meta --compare A,B -o`` writes its paired test to (a
+#: :class:`~dialeval.meta.significance.ComparisonResult`), which ``report`` reads.
+COMPARE_FILE = "compare.json"
+
 
 @dataclass(frozen=True)
 class CorrelationRow:

@@ -96,9 +96,10 @@ def check_not_results(output: Path) -> None:
         dialeval.errors.InputError: ...table.md: field "--output": is the table.md of the results folder ...
         >>> check_not_results(runs / "report.md")  # a report beside the results is fine
     """
+    from dialeval.meta.rows import COMPARE_FILE
     from dialeval.report.load import KNOWN
 
-    written = {*KNOWN, "table.md", "compare.json", "dialogues.jsonl", "candidates.jsonl"}
+    written = {*KNOWN, "table.md", COMPARE_FILE, "dialogues.jsonl", "candidates.jsonl"}
     if output.name in written and output.is_file() and (output.parent / "run.json").is_file():
         raise InputError(f"is the {output.name} of the results folder {output.parent}: name another file",
                          path=output, field="--output")  # fmt: skip

@@ -28,7 +28,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from dialeval.errors import InputError
 from dialeval.jsonl import field_of, iter_objects, json_problem, pydantic_message, read_jsonl, read_text
-from dialeval.meta.rows import CorrelationRow
+from dialeval.meta.rows import COMPARE_FILE, CorrelationRow
 from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo, TrainRun
 from dialeval.schema import Rating, Score
 
@@ -207,8 +207,8 @@ def load_results(path: str | Path) -> Results:
         r.scores = read_jsonl(p / "scores.jsonl", Score)
     if (p / "table.jsonl").is_file():
         r.correlations = read_correlations(p / "table.jsonl")
-    if (p / "compare.json").is_file():  # meta --compare's paired test: it was on the screen only
-        r.paired = read_comparison(p / "compare.json")
+    if (p / COMPARE_FILE).is_file():  # meta --compare's paired test: it was on the screen only
+        r.paired = read_comparison(p / COMPARE_FILE)
     if (p / "lmstyle_tables.jsonl").is_file():
         r.lmstyle_tables = read_rows(p / "lmstyle_tables.jsonl", ("table", "model", "source", "column", "value"))
     if (p / "summary.jsonl").is_file():
