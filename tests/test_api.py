@@ -102,6 +102,15 @@ def test_a_csv_paths_missing_markers_empty_columns_and_unnamed_columns_read_as_p
     assert got["Unnamed: 4"].tolist() == ["n1", "n2", "", "n4"]  # a text column stays as read ("" where empty)
 
 
+def test_the_missing_markers_are_those_pd_read_csv_reads_as_missing() -> None:
+    """api._NA_TEXT is written out; pandas keeps its default na_values in a private module: the two must agree."""
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    from dialeval.api import _NA_TEXT
+
+    assert STR_NA_VALUES - {""} == _NA_TEXT
+
+
 def test_score_keeps_every_row_and_the_frames_index(tmp_path: Path) -> None:
     frame = pd.DataFrame([ROWS[2], ROWS[0], ROWS[2]], index=[7, 3, 5])  # a duplicated row stays two rows
     got = dialeval.score(frame, metrics=["length"], cache=tmp_path / "c.sqlite", progress=False)

@@ -56,8 +56,8 @@ def correlations(
     A figure with no CI although resamples were asked (the items of one context) adds ``no_ci``: why; one whose CI
     is rough (too few contexts: three have 10 distinct resamples) adds ``rough_ci``: why, as ``meta`` warns of it.
     """
-    from dialeval.meta.caveats import no_ci_reason, rough_ci_reason, rough_resamples
-    from dialeval.meta.correlate import correlation_table
+    from dialeval.meta.caveats import no_ci_reason, rough_ci_reason
+    from dialeval.meta.correlate import correlation_table, rough_reason
 
     scores: list[Score] = []
     ratings: list[Rating] = []
@@ -75,7 +75,7 @@ def correlations(
         if r.value is not None and (why := no_ci_reason(r.note or "")):  # results.md showed the figure alone
             d["no_ci"] = why
         rough = rough_ci_reason(r.note or "") if r.ci_low is not None else ""
-        if rough and f"warning: the CIs are rough: {rough}" not in rough_resamples(n_boot):  # said once, for all
+        if rough and rough != rough_reason(n_boot):  # too few resamples for every CI: rough_resamples says it once
             d.setdefault("rough_ci", rough)  # results.md showed the CIs of 2-3 test contexts with no word (meta warned)
     return out
 
