@@ -278,6 +278,35 @@ def test_scores_without_context_or_system_take_them_from_the_candidates_rated(tm
     assert rows["system"]["n_groups"] == 3 and rows["system"]["value"] == pytest.approx(expected)  # 1/3, by scipy
 
 
+def test_bare_scores_take_their_candidates_tags_for_by(tmp_path: Path) -> None:
+    """Scores of only item_id, metric and value had no tags: `--by topic` said 'no tag "topic" on the scores',
+    though the candidates (their dialogue's domain, their own tags) carried it, as dialeval's own scores do."""
+    from scipy import stats
+
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    dialogues = [{"id": f"d{c}", "domain": "odd" if c % 2 else "even", "turns": [{"speaker": "A", "text": "hi"}]}
+                 for c in range(6)]  # fmt: skip
+    cands = [{"id": f"d{c}", "dialogue_id": f"d{c}", "turn_index": 1, "system": "s", "text": "w",
+              "tags": {"topic": "a" if c < 3 else "b"}} for c in range(6)]  # fmt: skip
+    values, human = [1.0, 2.0, 4.0, 3.0, 5.0, 6.0], [1.0, 3.0, 2.0, 4.0, 6.0, 5.0]
+    ratings = [Rating(item_id=f"d{c}", dimension="Overall", annotator="a", value=v) for c, v in enumerate(human)]
+    for name, rows in (("dialogues", dialogues), ("candidates", cands)):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "ratings.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in ratings))
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(json.dumps({"item_id": f"d{c}", "metric": "m", "value": v}) + "\n"
+                            for c, v in enumerate(values)))  # fmt: skip
+    for by, groups in (("topic", {"a": [0, 1, 2], "b": [3, 4, 5]}), ("domain", {"even": [0, 2, 4], "odd": [1, 3, 5]})):
+        res = invoke("meta", bare, "--path", folder, "--method", "pearson", "--level", "turn", "--boot", "0",
+                     "--by", by, "--json")  # fmt: skip
+        assert res.exit_code == 0, res.output
+        rows = {r["group"]: r["value"] for r in json.loads(res.stdout)["rows"]}
+        for group, ids in groups.items():  # each subset's Pearson r, by scipy on its three items
+            expected = stats.pearsonr([values[i] for i in ids], [human[i] for i in ids]).statistic
+            assert rows[f"{by}={group}"] == pytest.approx(expected)
+
+
 def test_meta_compare_saves_the_paired_test_and_the_left_out_note_for_report(files: tuple[Path, Path],
                                                                             tmp_path: Path) -> None:
     """The paired test and "left out N of M scores" were on the screen only: table.md had neither, and

@@ -196,7 +196,8 @@ def _ratings_of(
 ) -> tuple[list[Rating], str, list[Candidate]]:
     """Return the ratings ``meta`` correlates with (``--ratings``, ``-b`` or ``--path``), their source and candidates.
 
-    The candidates (none from ``--ratings``) know each item's context, dialogue and system.
+    The candidates (none from ``--ratings``) know each item's context, dialogue and system, and carry the tags
+    its scores would (:func:`~dialeval.scoring.score_tags`: their dialogue's, then their own).
     """
     if ratings is not None:
         if benchmark is not None or path is not None or table.given():  # they were left unread, silently
@@ -205,7 +206,11 @@ def _ratings_of(
         return read_jsonl(ratings, Rating), str(ratings), []
     if benchmark is not None or path is not None:
         bench = load_inputs(benchmark, path, None, None, None, table=table, show=not as_json)
-        return bench.ratings, bench.source, bench.candidates
+        from dialeval.scoring import score_tags
+
+        tags = score_tags(bench.candidates, bench.dialogues)
+        tagged = [c.model_copy(update={"tags": t}) for c, t in zip(bench.candidates, tags, strict=True)]
+        return bench.ratings, bench.source, tagged
     raise InputError("give --ratings FILE, --benchmark NAME or --path FILE")
 
 

@@ -125,25 +125,27 @@ def _human_means(ratings: Iterable[Rating], counts: Counter[str]) -> pd.DataFram
 
 
 def with_candidate_keys(scores: Sequence[Score], candidates: Sequence[Candidate]) -> list[Score]:
-    """Return ``scores`` with the context, dialogue and system a score leaves empty taken from its candidate.
+    """Return ``scores`` with the context, dialogue, system and tags a score leaves empty taken from its candidate.
 
     A score of another tool often holds only ``item_id``, ``metric`` and ``value``: each item was then its own
-    context (the bootstrap resampled items, not contexts) and of no system (no system level), although the
-    benchmark's candidates knew both. A key the score names is kept, whatever its candidate says; a score whose
-    item is no candidate's is kept as it is.
+    context (the bootstrap resampled items, not contexts), of no system (no system level) and of no subset
+    (``--by`` a tag found none), although the benchmark's candidates knew all three. A key or tag the score names
+    is kept, whatever its candidate says; a score whose item is no candidate's is kept as it is.
 
     Example:
-        >>> c = Candidate(id="a", dialogue_id="d", turn_index=2, system="s1", text="hi")
-        >>> [s] = with_candidate_keys([Score(item_id="a", metric="m", value=1.0, system="mine")], [c])
-        >>> s.context_id, s.dialogue_id, s.system
-        ('d#2', 'd', 'mine')
+        >>> c = Candidate(id="a", dialogue_id="d", turn_index=2, system="s1", text="hi", tags={"k": "x", "t": "y"})
+        >>> [s] = with_candidate_keys([Score(item_id="a", metric="m", value=1.0, system="mine", tags={"t": "z"})], [c])
+        >>> s.context_id, s.dialogue_id, s.system, s.tags
+        ('d#2', 'd', 'mine', {'k': 'x', 't': 'z'})
     """
     by_id = {c.id: c for c in candidates}
     out = []
     for s in scores:
         c = by_id.get(s.item_id)
         known = {} if c is None else {"context_id": c.context_id, "dialogue_id": c.dialogue_id, "system": c.system}
-        missing = {k: v for k, v in known.items() if not getattr(s, k)}
+        missing: dict[str, object] = {k: v for k, v in known.items() if not getattr(s, k)}
+        if c is not None and not set(c.tags) <= set(s.tags):
+            missing["tags"] = {**c.tags, **s.tags}
         out.append(s.model_copy(update=missing) if missing else s)
     return out
 
