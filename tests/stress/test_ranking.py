@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.commands.cli_runner import invoke, refused
 from typer.testing import CliRunner
 
 from dialeval.cli import app
@@ -167,3 +169,18 @@ def test_the_ranking_ci_needs_two_contexts() -> None:
     assert one["fraction"] == 1.0 and math.isnan(one["ci_low"]) and math.isnan(one["ci_high"])
     two = rank_fractions(values, items, n_boot=100)["adversarial"]  # c1: good wins every pair, c2: none
     assert two["fraction"] == 0.5 and (two["ci_low"], two["ci_high"]) == (0.0, 1.0)
+
+
+def test_a_failed_ranking_write_is_one_line_and_keeps_the_earlier_run(
+    tmp_path: Path, shared_data: Path, full_disk_at: Callable[[str], None]
+) -> None:
+    """ranking.md on a full disk was a traceback, leaving this run's ranking.jsonl beside the earlier run's
+    ranking.md and run.json: the three files are now written all or none."""
+    out = tmp_path / "out"
+    args = ("stress", "-b", "dailydialog++", "-m", "length", "--limit", "3", "--n-boot", "0", "-o", out, "--no-cache")
+    assert invoke(*args).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(before) == ["ranking.jsonl", "ranking.md", "run.json"]
+    full_disk_at("ranking.md.")
+    refused(invoke(*args[:6], "4", *args[7:]), "ranking.md: cannot be written: No space left on device")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

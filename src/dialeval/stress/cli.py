@@ -482,10 +482,15 @@ def _ranking(
         seconds=round(time.perf_counter() - started, 2),
     )
     rows = [r.as_dict() for r in result.rows]
-    write_jsonl(output / "ranking.jsonl", result.rows)
     rough = rough_resamples(opts.n_boot)
-    write_text(output / "ranking.md", ranking_markdown(result, title) + warned(rough))
-    write_run_info(output, run_info)
+    try:  # a write error (a full disk) was a traceback, leaving ranking.jsonl beside the last run's ranking.md
+        with all_or_nothing(output):
+            write_jsonl(output / "ranking.jsonl", result.rows)
+            write_text(output / "ranking.md", ranking_markdown(result, title) + warned(rough))
+            write_run_info(output, run_info)
+    except DialevalError as exc:
+        fail(exc)
+        return []
     if as_json:
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows}))
     else:
