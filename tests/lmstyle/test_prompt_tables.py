@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dialeval.errors import InputError
-from dialeval.lmstyle.prompt import STYLES, build_prompt, read_pairs, split_shots
+from dialeval.lmstyle.prompt import STYLES, Pair, build_prompt, read_pairs, split_shots
 from dialeval.lmstyle.tables import SPECS, aggregate, build_table
 from dialeval.published import load_table
 from dialeval.schema import Score
@@ -46,6 +46,26 @@ def test_errors_name_the_field_or_file(tmp_path: Path, shared_data: Path) -> Non
         read_pairs(tmp_path, "dd")
     with pytest.raises(InputError, match='unknown style "polite"'):
         build_prompt([], "q", "polite")
+
+
+def _write_bst(root: Path, queries: bytes, refs: bytes) -> None:
+    (root / "lmstyle/BST/ref").mkdir(parents=True, exist_ok=True)
+    (root / "lmstyle/BST/query.txt").write_bytes(queries)
+    (root / "lmstyle/BST/ref/ref.txt").write_bytes(refs)
+
+
+def test_query_files_as_editors_save_them(tmp_path: Path) -> None:
+    # a query file ending with a line break beside a reference file without one was refused ("3 queries but 2
+    # references"), and a BOM (Notepad's UTF-8) stayed in the first query, which the prompt then held
+    _write_bst(tmp_path, b"\xef\xbb\xbfHi !\r\nBye\r\n", b"Hello\nCiao")
+    assert read_pairs(tmp_path, "bst") == [Pair("Hi !", "Hello"), Pair("Bye", "Ciao")]
+
+
+def test_query_file_not_utf8_names_file_and_line(tmp_path: Path) -> None:
+    # it was Python's "'utf-8' codec can't decode byte 0xe9 in position 4", naming no file
+    _write_bst(tmp_path, b"Hi\ncaf\xe9\n", b"a\nb\n")
+    with pytest.raises(InputError, match=r"BST/query\.txt:2: "):
+        read_pairs(tmp_path, "bst")
 
 
 def _appendix_rows(header: str) -> dict[tuple[str, str], list[float]]:

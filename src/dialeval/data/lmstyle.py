@@ -24,9 +24,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from dialeval.data._common import number, open_text, read_csv_rows
+from dialeval.data._common import number, read_csv_rows
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError
+from dialeval.jsonl import read_text
 from dialeval.schema import Candidate, Dialogue, Rating, Turn
 
 MODELS = ("llama7b", "llama13b", "vicuna7b", "vicuna13b")
@@ -37,19 +38,45 @@ QUERY_FILES = {
 }
 
 
+def read_lines_paired(queries: Path, references: Path) -> list[tuple[str, str]]:
+    r"""Read a query file and its reference file: line i of each is one (query, reference) pair, both stripped.
+
+    Each file is read as :func:`~dialeval.jsonl.read_text` reads it (a BOM dropped; a byte that is not UTF-8 is
+    an error naming the file and line). The line break that ends a file's last line starts no line, so one file
+    ending with one and the other not pair up; blank lines at the end of both files are dropped together.
+
+    Raises:
+        InputError: The files (then without blank lines at their ends) have different numbers of lines.
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> _ = (d / "q.txt").write_bytes(b"\xef\xbb\xbfHi !\r\nBye\n"), (d / "r.txt").write_text("Hello\nCiao")
+        >>> read_lines_paired(d / "q.txt", d / "r.txt")
+        [('Hi !', 'Hello'), ('Bye', 'Ciao')]
+    """
+    lines = []
+    for path in (queries, references):
+        text = read_text(path)
+        lines.append(text.removesuffix("\n").split("\n") if text else [])
+    qs, refs = lines
+    while qs and refs and not qs[-1].strip() and not refs[-1].strip():
+        qs.pop()
+        refs.pop()
+    if len(qs) != len(refs):  # a file ending with a line break and one without were one line apart: refused
+        raise InputError(f"{len(qs)} queries (in {queries.name}) but {len(refs)} references", path=references)
+    return [(q.strip(), r.strip()) for q, r in zip(qs, refs, strict=True)]
+
+
 def _reference_index(root: Path, dataset: str) -> dict[str, list[str]] | None:
     files = QUERY_FILES.get(dataset)
     if files is None or not all((root / f).is_file() for f in files):
         return None
-    with open_text(root / files[0]) as q, open_text(root / files[1]) as r:
-        queries, refs = q.read().split("\n"), r.read().split("\n")
-    if len(queries) != len(refs):
-        raise InputError(f"{len(queries)} queries but {len(refs)} references", path=root / files[1])
     index: dict[str, list[str]] = {}
-    for query, ref in zip(queries, refs, strict=True):
-        found = index.setdefault(query.strip(), [])
-        if ref.strip() not in found:
-            found.append(ref.strip())
+    for query, ref in read_lines_paired(root / files[0], root / files[1]):
+        found = index.setdefault(query, [])
+        if ref not in found:
+            found.append(ref)
     return index
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from dialeval.data.lmstyle import read_lines_paired
 from dialeval.errors import InputError
 
 #: The four style words of the paper, by target name (the style metric's ``target``).
@@ -67,7 +68,8 @@ def read_pairs(data_dir: Path, dataset: str) -> list[Pair]:
     """Read the query and reference files of ``dataset`` (``dd`` or ``bst``) line by line.
 
     Raises:
-        InputError: Unknown dataset, missing file, or files of different lengths.
+        InputError: Unknown dataset, missing file, or as :func:`~dialeval.data.lmstyle.read_lines_paired` reads
+            them (bytes that are not UTF-8, files of different lengths).
     """
     if dataset not in DATASETS:
         raise InputError(f'unknown dataset "{dataset}"; known: {", ".join(DATASETS)}', field="--datasets")
@@ -76,14 +78,7 @@ def read_pairs(data_dir: Path, dataset: str) -> list[Pair]:
     for p in paths:
         if not p.is_file():
             raise InputError("LMStyle query/reference file not found (set DIALEVAL_DATA or --data)", path=p)
-    queries = paths[0].read_text("utf-8").split("\n")
-    refs = paths[1].read_text("utf-8").split("\n")
-    while queries and refs and not queries[-1].strip() and not refs[-1].strip():
-        queries.pop()
-        refs.pop()
-    if len(queries) != len(refs):
-        raise InputError(f"{len(queries)} queries but {len(refs)} references", path=paths[1])
-    return [Pair(q.strip(), r.strip()) for q, r in zip(queries, refs, strict=True)]
+    return [Pair(q, r) for q, r in read_lines_paired(*paths)]
 
 
 def split_shots(pairs: list[Pair], n: int) -> tuple[list[Pair], list[Pair]]:
