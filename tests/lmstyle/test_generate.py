@@ -126,6 +126,10 @@ def test_generate_command_rejects_bad_settings(tmp_path: Path) -> None:
                           (["--temperature", "inf"], 'field "--temperature": must be 0 (greedy) or a larger finite '
                                                      "number, got inf"),
                           (["--limit", "-1"], 'field "--limit": must be at least 1, got -1'),
+                          # refused after the model loaded and "generating 996 responses", as 'field "n"'
+                          (["--datasets", "bst", "--limit", "996"],
+                           'BST/query.txt: field "--limit": must be between 1 and 995, got 996 (1000 query lines, '
+                           "the last 5 of them the shots)"),
                           (["--datasets", "dd,"], 'field "--datasets": empty dataset name in "dd," (name 2 of 2)'),
                           (["--styles", ""], 'field "--styles": empty style name'),
                           # it named "dataset", a field of no option

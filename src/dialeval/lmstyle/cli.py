@@ -202,13 +202,13 @@ def _generate_all(
     On Ctrl-C, one line says that nothing was written to ``output`` and what the request cache kept.
     """
     from dialeval.lmstyle.generate import DEFAULT_MODEL, generate_styled, make_generator
-    from dialeval.lmstyle.prompt import read_pairs, style_word
+    from dialeval.lmstyle.prompt import DATASETS, read_pairs, split_shots, style_word
     from dialeval.paths import shared_data_dir
 
     root = data or shared_data_dir()
     if root is None:
         raise InputError("no shared data folder found; pass --data or set DIALEVAL_DATA")
-    if n < 1:  # before any model loads (read_pairs also refuses more queries than a dataset has)
+    if n < 1:  # before the data folder is read
         raise InputError(f"must be at least 1, got {n}", field="--limit")
     style_list = [s.lower() for s in split_names(styles, "--styles", "style")]  # an empty name is refused
     ensure_unique(style_list, "--styles", "style")  # each once: one response each
@@ -217,6 +217,8 @@ def _generate_all(
     names = split_names(datasets, "--datasets", "dataset")
     ensure_unique(names, "--datasets", "dataset")
     pairs = {ds: read_pairs(root, ds) for ds in names}
+    for ds, lines in pairs.items():  # before any model loads: generate_styled refused it after, naming "n"
+        split_shots(lines, n, field="--limit", path=root / "lmstyle" / DATASETS[ds][1])
     _check_models(models or [DEFAULT_MODEL])
     dialogues: dict[str, Any] = {}
     candidates: list[Any] = []

@@ -81,8 +81,12 @@ def read_pairs(data_dir: Path, dataset: str) -> list[Pair]:
     return [Pair(q, r) for q, r in read_lines_paired(*paths)]
 
 
-def split_shots(pairs: list[Pair], n: int) -> tuple[list[Pair], list[Pair]]:
+def split_shots(
+    pairs: list[Pair], n: int, *, field: str = "n", path: Path | None = None
+) -> tuple[list[Pair], list[Pair]]:
     """Return ``(shots, evaluated)``: the last five pairs, and the first ``n`` pairs.
+
+    ``field`` and ``path`` name ``n`` and the query file in the error (the command line's ``--limit``).
 
     Example:
         >>> pairs = [Pair(str(i), str(i)) for i in range(8)]
@@ -91,5 +95,6 @@ def split_shots(pairs: list[Pair], n: int) -> tuple[list[Pair], list[Pair]]:
     """
     most = len(pairs) - N_SHOTS
     if n < 1 or n > most:
-        raise InputError(f"n must be between 1 and {most} (the last {N_SHOTS} lines are the shots)", field="n")
+        raise InputError(f"must be between 1 and {most}, got {n} ({len(pairs)} query lines, the last {N_SHOTS} of them "
+                         "the shots)", path=path, field=field)  # fmt: skip
     return pairs[-N_SHOTS:], pairs[:n]
