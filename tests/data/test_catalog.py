@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,18 @@ def test_given_path_and_hash_warning(tmp_path: Path, shared_data: Path) -> None:
     assert fed.counts()["items"] == 4
     with pytest.raises(InputError, match=r"file not found"):
         load_benchmark("grade", tmp_path / "nope.json")
+
+
+def test_hash_warning_for_a_file_in_a_folder_beside_the_given_one(tmp_path: Path, shared_data: Path) -> None:
+    """lmstyle-mturk reads BST/ref/ref.txt beside its CSV; an edited copy there was read without a warning
+    (the files were looked for only directly beside the CSV)."""
+    copy = tmp_path / "lmstyle"
+    shutil.copytree(shared_data / "lmstyle", copy)
+    ref = copy / "BST/ref/ref.txt"
+    ref.write_text("an edited reference\n" + ref.read_text().split("\n", 1)[1])
+    b = load_benchmark("lmstyle-mturk", copy / "Batch_results_develop.csv")
+    hashes = [w for w in b.warnings if "sha256" in w]
+    assert hashes == [f"{ref}: sha256 differs from the catalog's (a different release?)"]
 
 
 def test_a_given_file_with_no_items_is_one_error_not_an_empty_run(tmp_path: Path) -> None:

@@ -123,10 +123,18 @@ class CatalogEntry:
         )
 
     def _hash_warnings(self, given: Path) -> list[str]:
+        """Return a warning for each file read beside ``given`` whose sha256 is not the catalog's.
+
+        A file in a folder beside the target (lmstyle-mturk's ``BST/ref/ref.txt`` beside its CSV) is found where
+        the loader reads it; it was looked for only beside ``given``, so an edited reference file went unsaid.
+        """
         out = []
+        top = Path(self.target).parent
         for f in self.files:
             name = Path(f.path).name
             candidates = [given] if given.is_file() and given.name == name else []
+            if given.is_file() and Path(f.path).is_relative_to(top):
+                candidates.append(given.parent / Path(f.path).relative_to(top))
             candidates += [given / name, given.parent / name, given / f.path]
             found = next((c for c in candidates if c.is_file()), None)
             if found is not None and f.sha256 is not None and sha256_file(found) != f.sha256:
