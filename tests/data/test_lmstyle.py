@@ -95,6 +95,7 @@ def test_bad_inputs(tmp_path: Path, raw) -> None:
     row = next(csv.reader([lines[1]]))
     bad = list(row)
     bad[cols.index("Answer.Appropriateness_llama7b")] = "very"
+    bad[cols.index("WorkerId")] = "another worker"  # a second assignment of the HIT
     with p.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -113,3 +114,24 @@ def test_bad_inputs(tmp_path: Path, raw) -> None:
         w.writerow(row[:30])
     with pytest.raises(InputError, match=r"batch\.csv:2: .*expected 45 columns, found 30"):
         load_lmstyle_mturk(p)
+
+
+def test_a_row_read_as_another_rows_hit_is_refused(tmp_path: Path, raw) -> None:
+    """A second row of an Input.HIT with another query was rated as the first row's items (its query dropped),
+    and one assignment given twice (an export appended to itself) rated each item twice under one annotator;
+    both loaded without a word (3192 ratings instead of 3176 + 8)."""
+    path, _ = raw
+    header, *rows = list(csv.reader(path.open(newline="")))
+    first = rows[0]
+    other = list(first)
+    other[header.index("Input.Speaker")] = "a different query"
+    other[header.index("WorkerId")] = "another worker"
+    p = tmp_path / "batch.csv"
+    for extra, message in ((other, r'batch\.csv:3: field "Input\.Speaker": differs from line 2, an earlier row of '
+                                   r"Input\.HIT 200"),
+                           (first, r'batch\.csv:3: field "WorkerId": the worker of line 2 \(annotator-001\) rates '
+                                   r"Input\.HIT 200 again")):  # fmt: skip
+        with p.open("w", newline="") as f:
+            csv.writer(f).writerows([header, first, extra])
+        with pytest.raises(InputError, match=message):
+            load_lmstyle_mturk(p)

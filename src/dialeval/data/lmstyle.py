@@ -9,7 +9,9 @@ model on ``appropriateness`` and ``style`` (0-100 sliders).
 Worker ids are never stored: each ``WorkerId`` becomes ``annotator-001``,
 ``annotator-002``, ... in first-appearance order. Assignments with
 ``AssignmentStatus`` "Rejected" are skipped and counted unless
-``include_rejected=True`` (each rejected HIT was re-done by another worker).
+``include_rejected=True`` (each rejected HIT was re-done by another worker). Every row of one
+``Input.HIT`` must show the same query, dataset, task and responses, and a worker rates a HIT once:
+another row is an error naming its line, the field and the earlier line.
 
 References: ``Input.HIT`` is not a line number of the query files, so the query
 text is matched (whitespace-stripped) against ``BST/query.txt`` or
@@ -24,7 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from dialeval.data._common import number, read_csv_rows
+from dialeval.data._common import Where, number, read_csv_rows
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError
 from dialeval.jsonl import read_text
@@ -105,6 +107,7 @@ def load_lmstyle_mturk(path: str | Path, *, include_rejected: bool = False) -> B
     dialogues: dict[str, Dialogue] = {}
     candidates: list[Candidate] = []
     ratings: list[Rating] = []
+    seen = _SeenHits()
     for where, row in rows:
         if row[col["AssignmentStatus"]] == "Rejected" and not include_rejected:
             skipped["lmstyle: rejected MTurk assignment"] += 1
@@ -115,6 +118,7 @@ def load_lmstyle_mturk(path: str | Path, *, include_rejected: bool = False) -> B
         did = f"lmstyle-{hit}"
         worker = row[col["WorkerId"]]
         annotator = pseudonyms.setdefault(worker, f"annotator-{len(pseudonyms) + 1:03d}")
+        seen.check(where, hit, annotator, {c: row[col[c]].strip() for c in HIT_INPUTS})
         if did not in dialogues:
             dataset, query = row[col["Input.dataset"]].strip(), row[col["Input.Speaker"]].strip()
             if dataset not in ref_index:
@@ -144,6 +148,33 @@ def load_lmstyle_mturk(path: str | Path, *, include_rejected: bool = False) -> B
     if several:
         bench.warnings.append(f"lmstyle: {several} queries are on several lines with different references (all kept)")
     return bench
+
+
+#: The columns that give a HIT's query and responses: every assignment of one ``Input.HIT`` holds the same.
+HIT_INPUTS = ("Input.Speaker", "Input.dataset", "Input.task", *(f"Input.{m}" for m in MODELS))
+
+
+class _SeenHits:
+    """The first row of each ``Input.HIT``, and who rated it, to refuse a row that would be read as another's.
+
+    A second row of a HIT with another query or response was rated as the first row's (its own text dropped,
+    silently), and one worker's assignment given twice rated every item twice under one annotator.
+    """
+
+    def __init__(self) -> None:
+        self.inputs: dict[str, tuple[int | None, dict[str, str]]] = {}
+        self.rated: dict[tuple[str, str], int | None] = {}
+
+    def check(self, where: Where, hit: str, annotator: str, inputs: dict[str, str]) -> None:
+        """Refuse a row of ``hit`` whose inputs differ from its first row's, or a second row of its annotator."""
+        line, first = self.inputs.setdefault(hit, (where.line, inputs))
+        if (column := next((c for c in HIT_INPUTS if inputs[c] != first[c]), None)) is not None:
+            raise where.error(f"differs from line {line}, an earlier row of Input.HIT {hit}: the assignments of "
+                              "one HIT show the same query and responses", field=column)  # fmt: skip
+        if (hit, annotator) in self.rated:
+            raise where.error(f"the worker of line {self.rated[hit, annotator]} ({annotator}) rates Input.HIT {hit} "
+                              "again: one assignment given twice?", field="WorkerId")  # fmt: skip
+        self.rated[hit, annotator] = where.line
 
 
 def _references(
