@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.data._common import read_csv_rows, scale_range
+from dialeval.data._common import Where, number, read_csv_rows, scale_range
+from dialeval.data.generic import ColumnMapping, load_table
 from dialeval.errors import InputError
 
 
@@ -132,3 +133,13 @@ def test_a_latin1_file_names_the_character_and_the_fix(tmp_path: Path) -> None:
         read_csv_rows(p, required=["context", "response"])
     assert str(caught.value) == (f'{p}:2: not UTF-8 text: byte 0xe9 at column 7 ("é" in Windows-1252 or Latin-1?): '
                                  "save the file as UTF-8")
+
+
+def test_a_rating_with_an_underscore_is_refused_not_read_as_python_reads_it(tmp_path: Path) -> None:
+    """float("1_0") is 10.0 (Python's digit grouping): a rating cell "1_0" loaded as 10, silently."""
+    p = tmp_path / "r.csv"
+    p.write_text("ctx,resp,q\nhi,yo,1_0\n")
+    mapping = ColumnMapping(response="resp", context="ctx", ratings={"q": "Overall"})
+    with pytest.raises(InputError, match=r"r\.csv:2: field \"q\": expected a number, found '1_0'"):
+        load_table(p, mapping)
+    assert number("1.5", Where(p, line=2), "q") == 1.5

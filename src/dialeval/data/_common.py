@@ -321,8 +321,17 @@ def text_field(rec: dict[str, Any], key: str, where: Where) -> str:
 
 
 def number(value: Any, where: Where, field_name: str) -> float:
-    """Return ``value`` as a finite float, or raise naming the field."""
-    if isinstance(value, bool):
+    """Return ``value`` as a finite float, or raise naming the field.
+
+    Text with an underscore is refused: Python's ``float`` reads ``"1_0"`` (a slip, or a label) as 10.
+
+    Example:
+        >>> number("1_0", Where("r.csv", line=2), "q")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: r.csv:2: field "q": expected a number, found '1_0'
+    """
+    if isinstance(value, bool) or (isinstance(value, str) and "_" in value):
         raise where.error(f"expected a number, found {value!r}", field=field_name)
     try:
         out = float(value)
