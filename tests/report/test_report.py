@@ -85,6 +85,31 @@ def test_a_correlation_row_of_the_wrong_type_names_its_line_and_field(
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.parametrize(("name", "row", "said"), [
+    ("stress.jsonl", {"metric": "bleu", "perturbation": "negation", "value": "high"},
+     'field "value": Input should be a valid number'),  # a ValueError traceback from the heat map
+    ("stress.jsonl", {"metric": ["bleu"], "perturbation": "negation", "value": 0.5},
+     'field "metric": Input should be a valid string'),  # the table's row was named "['bleu']"
+    ("ranking.jsonl", {"metric": "bleu", "negatives": "random", "fraction": 0.5, "ci_low": "a", "ci_high": 0.9},
+     'field "ci_low": Input should be a valid number'),  # printed as "0.500 [a, 0.900]"
+    ("lmstyle_tables.jsonl", {"table": "table2", "model": "m", "source": "ours", "column": "ACC", "value": "x"},
+     'field "value": Input should be a valid number'),  # printed as the cell's figure
+    ("results.jsonl", {"model": "m", "split": "test=b", "spearman": "x"},
+     'field "spearman": Input should be a valid number'),  # a ValueError traceback from the table
+    ("results.jsonl", {"model": "m", "split": "test=b", "n": 3, "one_label": 7},
+     'field "one_label": Input should be less than or equal to 2'),  # an IndexError traceback from its note
+])  # fmt: skip
+def test_a_result_row_of_the_wrong_type_names_its_line_and_field(
+    tmp_path: Path, name: str, row: dict[str, object], said: str
+) -> None:
+    """A word where a figure goes, or a list where a name goes, in a results file other than table.jsonl."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / name).write_text(json.dumps(row) + "\n")
+    refused(run_cli("report", folder, "-o", tmp_path / "r.html"), f"{name}:1: {said}")
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_a_table_row_whose_metric_scores_jsonl_lacks_is_named_and_left_out_of_the_charts(
     results: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from dialeval import __version__
 from dialeval.report.doc import Block, Code, Doc, Figure, Section, Table, Text
-from dialeval.report.load import Results, human_ratings
+from dialeval.report.load import TRAIN_COLUMNS, Results, human_ratings
 from dialeval.runinfo import BenchmarkRun, LmstyleRun, TrainRun
 from dialeval.schema import Score
 from dialeval.signature import file_sha256
@@ -208,8 +208,7 @@ def _ranking(r: Results, blocks: list[Block]) -> None:
     blocks.append(Table(["metric", *(f"good > {n}" for n in negatives)], body, caption))
 
 
-#: The measures of ``dialeval train``'s result rows, in its order, and their headers where not their name.
-TRAIN_COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1", "spearman_diff")
+#: The headers of the measures of ``dialeval train``'s result rows (:data:`TRAIN_COLUMNS`) where not their name.
 TRAIN_HEADERS = {"spearman_diff": "vs best metric"}
 
 

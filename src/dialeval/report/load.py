@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from dialeval.errors import InputError
 from dialeval.jsonl import field_of, iter_objects, json_problem, pydantic_message, read_jsonl, read_text
@@ -68,14 +68,79 @@ class Results:
         return "study" if self.ratings and not self.scores else "scores"
 
 
-def read_rows(path: Path, required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """Read a JSONL file of objects, checking that each has the ``required`` fields."""
+class _Line(BaseModel):
+    """A line of a results file: the fields the report reads, typed as their writer writes them; others as they are.
+
+    A word where a figure goes (``"value": "high"``) was a ``ValueError`` traceback while a chart was drawn, or was
+    printed in a table as if it were the figure.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+
+class _StressLine(_Line):
+    metric: str
+    perturbation: str
+    value: float | None
+
+
+class _RankingLine(_Line):
+    metric: str
+    negatives: str
+    fraction: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class _TableCell(_Line):
+    table: str
+    model: str
+    source: str
+    column: str
+    value: float | None
+    dataset: str = ""
+
+
+class _SummaryLine(_Line):
+    model: str
+
+
+#: The measures of ``dialeval train``'s result rows, in its order.
+TRAIN_COLUMNS = ("accuracy", "uar", "kappa", "spearman", "pearson", "precision", "recall", "f1", "spearman_diff")
+
+_TRAIN_FIELDS: dict[str, Any] = {
+    "model": (str, ...),
+    "split": (str, ...),
+    "n": (int | None, None),
+    "one_label": (int | None, Field(None, ge=0, le=2)),  # the third of the scale every prediction fell in
+    "undefined": (list[str], []),
+    "no_ci": (str, ""),
+    "rough_ci": (str, ""),
+    **{key: (float | None, None) for key in TRAIN_COLUMNS},
+    **{f"{key}_ci": (tuple[float | None, float | None] | None, None) for key in TRAIN_COLUMNS},
+}
+_TrainLine = create_model("_TrainLine", __base__=_Line, **_TRAIN_FIELDS)
+
+
+def read_rows(path: Path, line: type[BaseModel] = _Line) -> list[dict[str, Any]]:
+    r"""Read a JSONL file of objects, each checked as a ``line`` (the fields the report reads, and their types).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "stress.jsonl"
+        >>> _ = p.write_text('{"metric": "bleu", "perturbation": "negation", "value": "high"}\n')
+        >>> read_rows(p, _StressLine)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...stress.jsonl:1: field "value": Input should be a valid number, ...
+    """
     rows: list[dict[str, Any]] = []
-    for n, row in iter_objects(path):
-        for key in required:
-            if key not in row:
-                raise InputError("missing", path=path, line=n, field=key)
-        rows.append(row)
+    for n, obj in iter_objects(path):
+        try:
+            rows.append(line.model_validate(obj).model_dump(exclude_unset=True))
+        except ValidationError as exc:
+            where, msg = field_of(exc)
+            raise InputError(msg, path=path, line=n, field=where) from None
     return rows
 
 
@@ -210,15 +275,15 @@ def load_results(path: str | Path) -> Results:
     if (p / COMPARE_FILE).is_file():  # meta --compare's paired test: it was on the screen only
         r.paired = read_comparison(p / COMPARE_FILE)
     if (p / "lmstyle_tables.jsonl").is_file():
-        r.lmstyle_tables = read_rows(p / "lmstyle_tables.jsonl", ("table", "model", "source", "column", "value"))
+        r.lmstyle_tables = read_rows(p / "lmstyle_tables.jsonl", _TableCell)
     if (p / "summary.jsonl").is_file():
-        r.summary = read_rows(p / "summary.jsonl", ("model",))
+        r.summary = read_rows(p / "summary.jsonl", _SummaryLine)
     if (p / "stress.jsonl").is_file():
-        r.stress = read_rows(p / "stress.jsonl", ("metric", "perturbation", "value"))
+        r.stress = read_rows(p / "stress.jsonl", _StressLine)
     if (p / "ranking.jsonl").is_file():
-        r.ranking = read_rows(p / "ranking.jsonl", ("metric", "negatives", "fraction"))
+        r.ranking = read_rows(p / "ranking.jsonl", _RankingLine)
     if (p / "results.jsonl").is_file():
-        r.train = read_rows(p / "results.jsonl", ("model", "split"))
+        r.train = read_rows(p / "results.jsonl", _TrainLine)
     if (p / "ratings.jsonl").is_file():
         r.ratings = read_jsonl(p / "ratings.jsonl", Rating)
     return r
