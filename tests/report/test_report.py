@@ -110,6 +110,24 @@ def test_a_result_row_of_the_wrong_type_names_its_line_and_field(
     assert not (tmp_path / "r.html").exists()
 
 
+def test_two_lines_of_one_figure_are_refused(results: dict[str, Path], tmp_path: Path) -> None:
+    """Two runs' stress.jsonl joined into one: the table showed the second line's 0.800, the heat map the mean of the
+    two (0.50); two tables in one table.jsonl: the table showed the last, the chart both."""
+    folder = tmp_path / "joined"
+    folder.mkdir()
+    lines = [{"metric": "bleu", "perturbation": "negation", "value": v} for v in (0.2, 0.8)]
+    (folder / "stress.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    refused(run_cli("report", folder, "-o", tmp_path / "r.html"),
+            'stress.jsonl:2: field "perturbation": a second line of metric "bleu", perturbation "negation" (the first '
+            "is line 1)")  # fmt: skip
+    (folder / "stress.jsonl").unlink()
+    table = (results["bench"] / "table.jsonl").read_text(encoding="utf-8")
+    (folder / "table.jsonl").write_text(table + table)
+    n = len(table.splitlines())
+    refused(run_cli("report", folder, "-o", tmp_path / "r.html"), f"table.jsonl:{n + 1}: ", "(the first is line 1)")
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_a_table_row_whose_metric_scores_jsonl_lacks_is_named_and_left_out_of_the_charts(
     results: dict[str, Path], tmp_path: Path
 ) -> None:

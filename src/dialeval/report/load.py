@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
@@ -77,14 +77,19 @@ class _Line(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    #: The fields that name what a line is the figure of: two lines of one file may not share them.
+    KEY: ClassVar[tuple[str, ...]] = ()
+
 
 class _StressLine(_Line):
+    KEY = ("metric", "perturbation")
     metric: str
     perturbation: str
     value: float | None
 
 
 class _RankingLine(_Line):
+    KEY = ("metric", "negatives")
     metric: str
     negatives: str
     fraction: float | None
@@ -93,6 +98,7 @@ class _RankingLine(_Line):
 
 
 class _TableCell(_Line):
+    KEY = ("table", "dataset", "model", "source", "column")
     table: str
     model: str
     source: str
@@ -122,8 +128,10 @@ _TRAIN_FIELDS: dict[str, Any] = {
 _TrainLine = create_model("_TrainLine", __base__=_Line, **_TRAIN_FIELDS)
 
 
-def read_rows(path: Path, line: type[BaseModel] = _Line) -> list[dict[str, Any]]:
+def read_rows(path: Path, line: type[_Line] = _Line) -> list[dict[str, Any]]:
     r"""Read a JSONL file of objects, each checked as a ``line`` (the fields the report reads, and their types).
+
+    Two lines of one ``line.KEY`` are refused (:func:`check_once`).
 
     Example:
         >>> import tempfile, pathlib
@@ -135,13 +143,39 @@ def read_rows(path: Path, line: type[BaseModel] = _Line) -> list[dict[str, Any]]
         dialeval.errors.InputError: ...stress.jsonl:1: field "value": Input should be a valid number, ...
     """
     rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, ...], int] = {}
     for n, obj in iter_objects(path):
         try:
             rows.append(line.model_validate(obj).model_dump(exclude_unset=True))
         except ValidationError as exc:
             where, msg = field_of(exc)
             raise InputError(msg, path=path, line=n, field=where) from None
+        check_once(rows[-1], line.KEY, seen, path, n)
     return rows
+
+
+def check_once(row: dict[str, Any], key: tuple[str, ...], seen: dict[tuple[str, ...], int], path: Path, n: int) -> None:
+    """Refuse a second line of a results file for what an earlier one (in ``seen``: key -> line) is the figure of.
+
+    The report showed one of the two in its table (the last) and their mean, or both, in its chart: two runs'
+    files joined into one (``cat``) gave figures that match neither run.
+
+    Example:
+        >>> check_once({"metric": "bleu", "negatives": "random"}, ("metric", "negatives"), {("bleu", "random"): 1},
+        ...            Path("ranking.jsonl"), 3)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ranking.jsonl:3: field "negatives": a second line of metric "bleu", negatives \
+"random" (the first is line 1): are two runs' files joined in this one?
+    """
+    if not key:
+        return
+    k = tuple(str(row.get(name, "")) for name in key)
+    if k in seen:
+        said = ", ".join(f'{name} "{value}"' for name, value in zip(key, k, strict=True))
+        raise InputError(f"a second line of {said} (the first is line {seen[k]}): are two runs' files joined in this "
+                         "one?", path=path, line=n, field=key[-1])  # fmt: skip
+    seen[k] = n
 
 
 def read_correlations(path: Path) -> list[dict[str, Any]]:
@@ -161,12 +195,14 @@ def read_correlations(path: Path) -> list[dict[str, Any]]:
         dialeval.errors.InputError: ...table.jsonl:1: field "value": Input should be a valid number
     """
     rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, ...], int] = {}
     for n, obj in iter_objects(path):
         try:
             rows.append(_CORRELATION_ROW.validate_python(obj).to_dict())
         except ValidationError as exc:
             where, msg = field_of(exc)
             raise InputError(msg, path=path, line=n, field=where) from None
+        check_once(rows[-1], ("metric", "level", "method", "group"), seen, path, n)  # a cell of the table
     return rows
 
 
