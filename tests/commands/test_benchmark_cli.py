@@ -258,3 +258,21 @@ def test_a_seed_resample_count_or_request_size_out_of_range_is_refused_before_an
     res = runner.invoke(app, [*(a.format(scores=scores) for a in args), *limit, *output])
     assert res.exit_code == 2 and message in res.output, res.output
     assert not out.exists()
+
+
+def test_a_rerun_into_a_folder_removes_an_earlier_meta_paired_test(tmp_path: Path) -> None:
+    """meta --compare length,sacrebleu -o OUT, then benchmark -m chrf -o OUT: compare.json stayed, and dialeval report
+    showed its paired test of length and sacrebleu under the new table of chrf, as that run's."""
+    out = tmp_path / "run"
+    args = ["--limit", "4", "--boot", "20", "-o", str(out)]
+    assert runner.invoke(app, ["benchmark", "--metrics", "length,sacrebleu", *args]).exit_code == 0
+    res = runner.invoke(app, ["meta", str(out / "scores.jsonl"), "-b", "usr-tc", "--compare", "length,sacrebleu",
+                              "--boot", "20", "-o", str(out)])  # fmt: skip
+    assert res.exit_code == 0 and (out / "compare.json").is_file(), res.output
+    res = runner.invoke(app, ["benchmark", "--metrics", "chrf", *args], terminal_width=300)
+    assert res.exit_code == 0, res.output
+    assert f"removed {out}/{{compare.json}}: an earlier run's, which this run does not write" in res.output
+    assert not (out / "compare.json").exists()
+    report = tmp_path / "report.md"
+    assert runner.invoke(app, ["report", str(out), "-o", str(report)]).exit_code == 0
+    assert "paired test" not in report.read_text()

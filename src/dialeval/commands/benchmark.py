@@ -24,7 +24,9 @@ from dialeval.commands.common import (
     levels_to_report,
     load_inputs,
     out,
+    remove_earlier,
     replaced_note,
+    say_removed,
     split_levels,
     table_options,
     warn,
@@ -37,6 +39,7 @@ from dialeval.commands.tables import to_markdown, to_rich
 from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.meta.caveats import table_warnings
+from dialeval.meta.rows import COMPARE_FILE
 from dialeval.meta.wide import Wide, pivot
 from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
 from dialeval.scoring import MetricRun, ScoringContext, ScoringRequest, score_request
@@ -101,7 +104,7 @@ def benchmark(
             )
             run_info = _run_info(bench, dimension, runs, skipped, run, n_boot, seed, started)
             warnings = table_warnings(rows)
-            _write_outputs(output, title, wide, rows, scores, run_info, warnings)
+            removed = _write_outputs(output, title, wide, rows, scores, run_info, warnings)
     except DialevalError as exc:
         fail(exc)
     if as_json:
@@ -109,19 +112,25 @@ def benchmark(
     else:
         out.print(to_rich(wide, title))
         _print_notes(skipped, fitted, bench.source, output, replaced, warnings)
+        say_removed(output, removed)
     check_request_failures(scores, allow_failures)
 
 
 def _write_outputs(
     output: Path, title: str, wide: Wide, rows: list[CorrelationRow], scores: list[Score], run_info: BenchmarkRun,
     warnings: list[str],
-) -> None:  # fmt: skip
-    """Write the :data:`OUTPUT_FILES` of ``output``: all of them, or none (and no new empty folder) on a failure."""
+) -> list[str]:  # fmt: skip
+    """Write the :data:`OUTPUT_FILES` of ``output``: all of them, or none (and no new empty folder) on a failure.
+
+    An earlier ``meta --compare -o``'s compare.json there is removed (``dialeval report`` showed its paired test
+    beside this run's table, of metrics this run may not have); return what was removed.
+    """
     with all_or_nothing(output):
         write_jsonl(output / "scores.jsonl", scores)
         write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n{warned(warnings)}")
         write_jsonl(output / "table.jsonl", rows)
         write_run_info(output, run_info)
+    return remove_earlier(output, [COMPARE_FILE])
 
 
 def _run_info(
