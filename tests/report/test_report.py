@@ -128,6 +128,17 @@ def test_two_lines_of_one_figure_are_refused(results: dict[str, Path], tmp_path:
     assert not (tmp_path / "r.html").exists()
 
 
+def test_a_results_file_of_another_run_in_the_folder_is_named(results: dict[str, Path], tmp_path: Path) -> None:
+    """The fixture's benchmark folder holds a stress.jsonl that the benchmark command (its run.json) did not write,
+    as `stress -o` into a benchmark's folder leaves it; the report gave that command as the one that produced it."""
+    out = tmp_path / "r.md"
+    invoke(["report", str(results["bench"]), "-o", str(out)])
+    text = out.read_text()
+    assert ("stress.jsonl is not from run.json's command (a benchmark run, which does not write it): it is from "
+            "another run that wrote into this folder.") in text
+    assert "table.jsonl is not from" not in text
+
+
 def test_a_table_row_whose_metric_scores_jsonl_lacks_is_named_and_left_out_of_the_charts(
     results: dict[str, Path], tmp_path: Path
 ) -> None:

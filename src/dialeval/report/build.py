@@ -319,6 +319,29 @@ def signatures(r: Results) -> Table | Text:
     return Table(["what", "signature"], rows, "Signatures")
 
 
+def other_runs(r: Results) -> list[str]:
+    """Return a note for each results file of ``r`` that run.json's command does not write: another run's.
+
+    Two commands with one ``-o`` (``stress -o runs/b`` after ``benchmark -o runs/b``) leave the first one's files
+    beside the second one's run.json, and the report gave the second's command as the one that produced them.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from dialeval.runinfo import StressRun
+        >>> other_runs(Results(Path("b"), run=StressRun(benchmark="usr-tc"), correlations=[{"metric": "m"}]))
+        ["table.jsonl is not from run.json's command (a stress run, which does not write it): it is from another run \
+that wrote into this folder."]
+    """
+    if r.run is None:  # meta -o writes no run.json
+        return []
+    held = {"table.jsonl": ("benchmark", r.correlations), "lmstyle_tables.jsonl": ("lmstyle", r.lmstyle_tables),
+            "stress.jsonl": ("stress", r.stress), "ranking.jsonl": ("ranking", r.ranking),
+            "results.jsonl": ("train", r.train)}  # fmt: skip
+    return [f"{name} is not from run.json's command (a {r.run.kind} run, which does not write it): it is from "
+            "another run that wrote into this folder." for name, (kind, rows) in held.items()
+            if rows and kind != r.run.kind]  # fmt: skip
+
+
 def build_report(results: Sequence[Results], command: str, log: Callable[[str], None] | None = None) -> Doc:
     """Build the report of one or more results folders."""
     sections = []
@@ -328,6 +351,7 @@ def build_report(results: Sequence[Results], command: str, log: Callable[[str], 
         if r.run and r.run.command:
             blocks.append(Text("Command that produced it:"))
             blocks.append(Code(r.run.command))
+        blocks += [Text(note) for note in other_runs(r)]
         if r.correlations:
             _benchmark(r, blocks)
         if r.lmstyle_tables:
