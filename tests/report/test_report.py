@@ -190,6 +190,14 @@ def test_a_study_folder_or_a_scores_file_given_as_study_says_what_to_give(
     assert not (tmp_path / "r.html").exists()
 
 
+def test_a_study_export_is_reported_without_a_results_folder(results: dict[str, Path], tmp_path: Path) -> None:
+    """`report --study ratings.jsonl` alone was typer's "Missing argument 'FOLDERS...'": a study needed a folder."""
+    out = tmp_path / "study.md"
+    invoke(["report", "--study", str(results["study"]), "-o", str(out)])
+    assert "| dimension | level | Krippendorff alpha | 95% CI | items |" in out.read_text()
+    refused(run_cli("report", "-o", out), 'field "FOLDERS": give a results folder, or a study export with --study')
+
+
 def test_a_folder_or_study_given_twice_is_refused(results: dict[str, Path], tmp_path: Path) -> None:
     """A folder given twice (by any name) had its sections written twice; a study export too."""
     bench, out, link = results["bench"], tmp_path / "r.html", tmp_path / "link"

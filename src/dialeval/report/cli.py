@@ -28,8 +28,8 @@ FORMATS = ("html", "md", "tex")
 
 
 def report(
-    folders: list[Path] = typer.Argument(
-        ..., help="Results folders (dialeval benchmark / lmstyle / stress / train output)."
+    folders: list[Path] | None = typer.Argument(
+        None, help="Results folders (dialeval benchmark / lmstyle / stress / train output); none with --study."
     ),
     output: Path | None = typer.Option(
         None, "--output", "-o", help="File to write (default: report.html, report.md or report.tex, by --format)."
@@ -45,7 +45,10 @@ def report(
     from dialeval.report.doc import to_html, to_latex, to_markdown
     from dialeval.report.load import Results, load_results
 
+    folders = folders or []
     try:
+        if not folders and not study:  # `report --study ratings.jsonl` was "Missing argument 'FOLDERS...'"
+            raise InputError("give a results folder, or a study export with --study", field="FOLDERS")
         fmt, output = format_and_output(fmt, output)
         replaced = check_output(output, inputs=_inputs(folders, study))
         check_report_name(output)
