@@ -110,6 +110,18 @@ def test_a_result_row_of_the_wrong_type_names_its_line_and_field(
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.parametrize("name", ["stress.jsonl", "table.jsonl", "ranking.jsonl", "scores.jsonl"])
+def test_an_empty_results_file_is_refused(results: dict[str, Path], tmp_path: Path, name: str) -> None:
+    """An empty table.jsonl beside a benchmark's run.json (or an empty stress.jsonl) was reported as a folder of kind
+    "scores" with no table, no figure and no word why."""
+    folder = tmp_path / "cut"
+    folder.mkdir()
+    shutil.copy(results["bench"] / "run.json", folder)
+    (folder / name).write_text("")
+    refused(run_cli("report", folder, "-o", tmp_path / "r.html"), f"{name}: holds no rows: nothing to report")
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_two_lines_of_one_figure_are_refused(results: dict[str, Path], tmp_path: Path) -> None:
     """Two runs' stress.jsonl joined into one: the table showed the second line's 0.800, the heat map the mean of the
     two (0.50); two tables in one table.jsonl: the table showed the last, the chart both."""

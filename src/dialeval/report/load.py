@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, get_args
@@ -291,7 +292,8 @@ def load_results(path: str | Path) -> Results:
     """Load a results folder.
 
     Raises:
-        InputError: Not a folder, no known file in it, or a malformed file (named with line and field).
+        InputError: Not a folder, no known file in it, a results file with no rows, or a malformed file (named with
+            line and field).
     """
     p = Path(path)
     if not p.is_dir():
@@ -304,25 +306,28 @@ def load_results(path: str | Path) -> Results:
     r = Results(path=p)
     if (p / "run.json").is_file():
         r.run = read_run(p / "run.json")
-    if (p / "scores.jsonl").is_file():
-        r.scores = read_jsonl(p / "scores.jsonl", Score)
-    if (p / "table.jsonl").is_file():
-        r.correlations = read_correlations(p / "table.jsonl")
+    for name, attr, read in _ROW_FILES:
+        if (p / name).is_file():
+            rows = read(p / name)
+            if not rows:  # it was reported as a folder of kind "scores" with nothing in it, and no word why
+                raise InputError("holds no rows: nothing to report (was it cut short?)", path=p / name)
+            setattr(r, attr, rows)
     if (p / COMPARE_FILE).is_file():  # meta --compare's paired test: it was on the screen only
         r.paired = read_comparison(p / COMPARE_FILE)
-    if (p / "lmstyle_tables.jsonl").is_file():
-        r.lmstyle_tables = read_rows(p / "lmstyle_tables.jsonl", _TableCell)
-    if (p / "summary.jsonl").is_file():
-        r.summary = read_rows(p / "summary.jsonl", _SummaryLine)
-    if (p / "stress.jsonl").is_file():
-        r.stress = read_rows(p / "stress.jsonl", _StressLine)
-    if (p / "ranking.jsonl").is_file():
-        r.ranking = read_rows(p / "ranking.jsonl", _RankingLine)
-    if (p / "results.jsonl").is_file():
-        r.train = read_rows(p / "results.jsonl", _TrainLine)
-    if (p / "ratings.jsonl").is_file():
-        r.ratings = read_jsonl(p / "ratings.jsonl", Rating)
     return r
+
+
+#: The results files of rows: each file's name, the :class:`Results` field it fills, and its reader.
+_ROW_FILES: tuple[tuple[str, str, Callable[[Path], list[Any]]], ...] = (
+    ("scores.jsonl", "scores", lambda f: read_jsonl(f, Score)),
+    ("table.jsonl", "correlations", read_correlations),
+    ("lmstyle_tables.jsonl", "lmstyle_tables", lambda f: read_rows(f, _TableCell)),
+    ("summary.jsonl", "summary", lambda f: read_rows(f, _SummaryLine)),
+    ("stress.jsonl", "stress", lambda f: read_rows(f, _StressLine)),
+    ("ranking.jsonl", "ranking", lambda f: read_rows(f, _RankingLine)),
+    ("results.jsonl", "train", lambda f: read_rows(f, _TrainLine)),
+    ("ratings.jsonl", "ratings", lambda f: read_jsonl(f, Rating)),
+)
 
 
 def human_ratings(results: Results) -> tuple[list[Rating], str]:
