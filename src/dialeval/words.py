@@ -60,9 +60,19 @@ def human_rating(dimension: str) -> str:
     return dimension if dimension.lower().startswith("human") else f"human {dimension}"
 
 
-def figure(value: float | None) -> str:
-    """Return a figure as the tables print it: three decimals, ``n/a`` where it is undefined (None or NaN)."""
-    return "n/a" if value is None or value != value else f"{value:.3f}"
+def figure(value: float | None, digits: int = 3) -> str:
+    """Return a figure as the tables print it: three decimals, ``n/a`` where it is undefined (None or NaN).
+
+    A value that rounds to zero is ``0.000``, whatever its sign: ``-0.000`` read as a negative correlation.
+
+    Example:
+        >>> figure(0.12345), figure(-0.0002), figure(float("nan")), figure(-0.04, 1)
+        ('0.123', '0.000', 'n/a', '0.0')
+    """
+    if value is None or value != value:
+        return "n/a"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 def with_ci(value: float | None, low: float | None, high: float | None, *, no_ci: str = "") -> str:

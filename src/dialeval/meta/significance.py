@@ -27,6 +27,7 @@ from dialeval.meta.bootstrap import draw_counts, percentile_ci
 from dialeval.meta.correlate import check_boot, check_names, one_cluster_note
 from dialeval.meta.levels import RowLevel, prepare
 from dialeval.schema import Rating, Score
+from dialeval.words import figure
 
 
 @dataclass(frozen=True)
@@ -184,13 +185,11 @@ def paired_line(p: dict[str, Any]) -> str:
         ...                     "difference": -1e-17, "ci_low": 0.0, "ci_high": 0.0, "p_value": 1.0}))
         paired test (turn pearson, 5 items): a - b = 0.000 [0.000, 0.000], bootstrap p = 1.000
     """
-
-    def f(v: Any) -> str:  # a difference of two equal correlations printed "-0.000"
-        return "n/a" if v is None else f"{v:.3f}".replace("-0.000", "0.000")
-
-    return (
+    return (  # figure: a difference of two equal correlations printed "-0.000"
         f"paired test ({p['level']} {p['method']}, {p['n_items']} items): {p['metric_a']} - {p['metric_b']} = "
-        f"{f(p['difference'])} [{f(p['ci_low'])}, {f(p['ci_high'])}], bootstrap p = {f(p['p_value'])}"
-        + (f", Williams t = {f(p['williams_t'])} (p = {f(p['williams_p'])})" if p.get("williams_t") is not None else "")
+        f"{figure(p['difference'])} [{figure(p['ci_low'])}, {figure(p['ci_high'])}], "
+        f"bootstrap p = {figure(p['p_value'])}"
+        + (f", Williams t = {figure(p['williams_t'])} (p = {figure(p['williams_p'])})"
+           if p.get("williams_t") is not None else "")
         + (f" ({p['note']})" if p.get("note") else "")
     )

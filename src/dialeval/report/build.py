@@ -17,7 +17,7 @@ from dialeval.report.load import TRAIN_COLUMNS, Results, human_ratings
 from dialeval.runinfo import BenchmarkRun, LmstyleRun, TrainRun
 from dialeval.schema import Score
 from dialeval.signature import file_sha256
-from dialeval.words import human_rating, with_ci
+from dialeval.words import figure, human_rating, with_ci
 
 if TYPE_CHECKING:
     from dialeval.meta.align import Aligned
@@ -27,7 +27,7 @@ def fmt(value: Any, digits: int = 3) -> str:
     """Format a number (``-`` for None or NaN)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    return f"{value:.{digits}f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+    return figure(value, digits) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
 def correlation_table(rows: Sequence[dict[str, Any]], caption: str, *, by_group: bool = False) -> Table:
