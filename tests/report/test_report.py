@@ -262,7 +262,7 @@ def test_a_benchmark_rated_per_dialogue_is_plotted_per_dialogue(
     out = tmp_path / "report.md"
     invoke(["report", str(folder), "-o", str(out)])
     text = out.read_text()
-    assert "correlation of each metric with human (overall)**" in text
+    assert "correlation of each metric with human (overall) (ranked by dialogue spearman)**" in text
     assert "against human (overall), one point per dialogue" in text
     rows = [json.loads(x) for x in (folder / "table.jsonl").read_text().splitlines()]
     dialogues = {r["n_groups"] for r in rows if r["level"] == "dialogue"}
@@ -301,6 +301,30 @@ def test_a_meta_table_of_another_dimension_in_a_benchmark_folder_is_reported_as_
             "(dialeval meta -o into this folder?), not from that command.") in text  # fmt: skip
 
 
+def test_a_benchmark_table_is_ranked_as_table_md_and_says_it_has_no_cis(tmp_path: Path) -> None:
+    """The report ranked a benchmark's table by its first column (turn Pearson: length first), table.md by turn
+    Spearman (word_f1 first), and picked the scatter's best metric by Pearson; with --boot 0 its headers and chart
+    caption still said "[95% CI]" and "with 95% bootstrap CIs"."""
+    folder = tmp_path / "bench"
+    invoke(["benchmark", "-b", "usr-tc", "--limit", "30", "-m", "bleu,length,f1", "--boot", "0", "-o", str(folder),
+            "--no-cache"])  # fmt: skip
+    out = tmp_path / "report.md"
+    invoke(["report", str(folder), "-o", str(out)])
+
+    def metrics(table: str) -> list[str]:
+        return [line.split(" | ")[0].removeprefix("| ") for line in table.split("\n\n")[1].splitlines()[2:]]
+
+    text = out.read_text()
+    expected = metrics((folder / "table.md").read_text())
+    assert "ranked by turn spearman)" in (folder / "table.md").read_text()
+    assert metrics(text.split("(ranked by turn spearman)**")[1]) == expected
+    rows = [json.loads(line) for line in (folder / "table.jsonl").read_text().splitlines()]
+    pearson = {r["metric"]: r["value"] for r in rows if (r["level"], r["method"]) == ("turn", "pearson")}
+    assert max(pearson, key=pearson.__getitem__) != expected[0]  # the two orders differ on this set
+    assert "| metric | turn pearson | turn spearman |" in text and "[95% CI]" not in text
+    assert "metric-human correlation (no CIs: the run drew no resamples)" in text
+
+
 def test_a_meta_breakdown_is_reported_per_group(tmp_path: Path) -> None:
     """`meta --by system`: the report showed the overall table only, under warnings naming groups it did not show."""
     folder = tmp_path / "bench"
@@ -314,7 +338,7 @@ def test_a_meta_breakdown_is_reported_per_group(tmp_path: Path) -> None:
     groups = list(dict.fromkeys(r["group"] for r in rows if r["group"] != "all"))
     assert len(groups) == 6  # USR-TC's six systems
     table = out.read_text().split("the same, per group**")[1].split("\n\n")[1].splitlines()
-    assert table[0].startswith("| group | metric | turn pearson [95% CI] |")
+    assert table[0].startswith("| group | metric | turn pearson | turn spearman |")  # --boot 0: no CIs
     assert [line.split(" | ")[0].removeprefix("| ") for line in table[2:]] == groups  # one metric: a row each
     first = next(r for r in rows if r["group"] == groups[0] and r["level"] == "turn" and r["method"] == "pearson")
     assert f"| {groups[0]} | length | {first['value']:.3f} |" in table[2]

@@ -30,8 +30,10 @@ def fmt(value: Any, digits: int = 3) -> str:
     return figure(value, digits) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
-def correlation_table(rows: Sequence[dict[str, Any]], caption: str, *, by_group: bool = False) -> Table:
-    """One row per metric, one column per (level, method), ranked by the first column (:func:`pivot`, as ``meta``).
+def correlation_table(
+    rows: Sequence[dict[str, Any]], caption: str, *, by_group: bool = False, rank_by: tuple[str, str] | None = None
+) -> Table:
+    """One row per metric, one column per (level, method), ranked by ``rank_by`` or the first column (:func:`pivot`).
 
     The overall group's rows; with ``by_group``, every other group's, under a group column in ``meta --by``'s order.
     """
@@ -39,11 +41,32 @@ def correlation_table(rows: Sequence[dict[str, Any]], caption: str, *, by_group:
 
     from dialeval.meta.wide import cell_text, pivot
 
-    wide = pivot([SimpleNamespace(**r) for r in rows])
+    wide = pivot([SimpleNamespace(**r) for r in rows], rank_by=rank_by)
     body = [[*([g] if by_group else []), m, *[cell_text(cells.get(c), missing="-") for c in wide.columns]]
             for g, m, cells in wide.rows if (g != "all") == by_group]  # fmt: skip
-    head = [*(["group"] if by_group else []), "metric", *[f"{lv} {me} [95% CI]" for lv, me in wide.columns]]
+    ci = " [95% CI]" if has_ci(rows) else ""  # --boot 0: no row has one, and the headers said "[95% CI]"
+    head = [*(["group"] if by_group else []), "metric", *[f"{lv} {me}{ci}" for lv, me in wide.columns]]
     return Table(head, body, caption)
+
+
+def has_ci(rows: Sequence[dict[str, Any]]) -> bool:
+    """Return whether any correlation row has a confidence interval (none has one with ``--boot 0``)."""
+    return any(r.get("ci_low") is not None for r in rows)
+
+
+def benchmark_rank(rows: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
+    """Return the column ``dialeval benchmark`` ranks its table by: Spearman at the first level, if the rows hold it.
+
+    The report ranked a benchmark's table by its first column (Pearson), table.md by Spearman: two orders of one run.
+
+    Example:
+        >>> benchmark_rank([{"level": "turn", "method": "pearson"}, {"level": "turn", "method": "spearman"}])
+        ('turn', 'spearman')
+        >>> benchmark_rank([{"level": "turn", "method": "kendall"}]) is None
+        True
+    """
+    first = str(rows[0]["level"]) if rows else ""
+    return (first, "spearman") if any((x["level"], x["method"]) == (first, "spearman") for x in rows) else None
 
 
 def _benchmark(r: Results, blocks: list[Block]) -> None:
@@ -62,24 +85,29 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
                            f"{human_rating(run.dimension)}: the table comes from another run (dialeval meta -o "
                            "into this folder?), not from that command."))  # fmt: skip
     name = run.benchmark if run else r.path.name
-    blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with {human_rating(dim)}"))
+    own = run is not None and dim == (run.dimension or dim)  # not a meta -o table in a benchmark's folder
+    rank_by = benchmark_rank(r.correlations) if own else None
+    ranked_by = f" (ranked by {' '.join(rank_by)})" if rank_by else ""
+    blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with {human_rating(dim)}"
+                                    f"{ranked_by}", rank_by=rank_by))  # fmt: skip
     if any(x.get("group", "all") != "all" for x in r.correlations):  # meta --by: the groups its warnings name
-        blocks.append(correlation_table(r.correlations, f"{name}: the same, per group", by_group=True))
+        blocks.append(correlation_table(r.correlations, f"{name}: the same, per group", by_group=True, rank_by=rank_by))
     blocks += [Text(line) for line in table_warnings([SimpleNamespace(**x) for x in r.correlations])]  # as meta's
     if r.paired is not None:  # meta --compare -o: the paired test was on the screen only
         from dialeval.meta.significance import paired_line
 
         blocks.append(Text(paired_line(r.paired)))
     if any(x.get("value") is not None and x.get("group", "all") == "all" for x in r.correlations):
-        caption = f"{name}: metric-human correlation with 95% bootstrap CIs, per level and method"
+        cis = "with 95% bootstrap CIs" if has_ci(r.correlations) else "(no CIs: the run drew no resamples)"
+        caption = f"{name}: metric-human correlation {cis}, per level and method"
         blocks.append(Figure(charts.correlation_chart(r.correlations, dim), caption))
     else:  # matplotlib's legend of no method: a ValueError traceback
         blocks.append(Text("No correlation chart: every figure is undefined (n/a)."))
     levels = [str(x["level"]) for x in r.correlations]
-    level = "turn" if "turn" in levels else (levels[0] if levels else "")
+    level = rank_by[0] if rank_by else "turn" if "turn" in levels else (levels[0] if levels else "")
     ranked = [x for x in r.correlations if x["level"] == level and x.get("group", "all") == "all"
               and x.get("value") is not None]  # fmt: skip
-    method = str(ranked[0]["method"]) if ranked else ""
+    method = rank_by[1] if rank_by else str(ranked[0]["method"]) if ranked else ""
     ranked = sorted((x for x in ranked if x["method"] == method), key=lambda x: float(x["value"]))
     if lost := sorted({str(x["metric"]) for x in ranked} - {s.metric for s in r.scores}) if r.scores else []:
         # a KeyError traceback from pandas when the scatter plot looked the metric up
