@@ -202,6 +202,20 @@ def test_bad_smoothing_and_missing_references_are_clear_errors() -> None:
         SacreBleu().compute([MetricInput("a", references=("a",)), MetricInput("b")])
 
 
+def test_nltk_smoothing_method6_is_refused_as_a_parameter_it_cannot_compute_bleu1_with() -> None:
+    """-p bleu.smoothing=method6 was an IndexError traceback on the first item, whatever the text."""
+    from dialeval.errors import InputError
+
+    # NLTK itself: method6 reads p_n[2], which BLEU-1's and BLEU-2's weights never give.
+    tok = NLTKWordTokenizer().tokenize
+    with pytest.raises(IndexError):
+        nltk_sentence_bleu([tok("i am fine thanks")], tok("fine thanks"), weights=(1.0,),
+                           smoothing_function=SmoothingFunction().method6)
+    with pytest.raises(InputError) as err:
+        Bleu(smoothing="method6")
+    assert err.value.field == "--param" and err.value.message.startswith("bleu.smoothing='method6': not one of")
+
+
 @pytest.mark.parametrize(
     ("family", "given", "message"),
     [

@@ -9,7 +9,8 @@ Smoothing: the default is NLTK's ``method1`` (add epsilon=0.1 to zero n-gram
 match counts), the usual choice for short dialogue responses. ``comperdial`` is
 the setting of ComperDial (Wakaki et al. 2024, App. C.2): ``method1`` with
 ``SmoothingFunction(epsilon=1e-12)``, i.e. nearly unsmoothed. ``none`` (NLTK's
-``method0``) and ``method1``..``method7`` are selectable too.
+``method0``) and ``method1``..``method5`` and ``method7`` are selectable too; NLTK's ``method6``
+is not: it reads the trigram precision, so BLEU-1 and BLEU-2 cannot be computed with it.
 
 Example:
     >>> s = sentence_bleu(["the cat sat on the mat"], [["the cat sat on the mat"]])
@@ -31,7 +32,8 @@ from dialeval.metrics.functional._batch import (
     tokenizer,
 )
 
-SMOOTHING_METHODS = ("none", "comperdial", *(f"method{i}" for i in range(8)))
+#: NLTK's method6 is left out: it reads p_3 (``p_n[2]``), an IndexError for BLEU-1 and BLEU-2.
+SMOOTHING_METHODS = ("none", "comperdial", *(f"method{i}" for i in (0, 1, 2, 3, 4, 5, 7)))
 #: Methods whose smoothed p_k depends only on p_1..p_k, so BLEU-1..4 can share one call.
 _PREFIX_SAFE = {"none", "comperdial", "method0", "method1", "method2", "method3", "method4"}
 #: ComperDial App. C.2: ``nltkbleu.SmoothingFunction(epsilon=1e-12).method1``.
@@ -62,7 +64,7 @@ def sentence_bleu(
     Args:
         hyps: Hypotheses (responses).
         refs: One or more references per hypothesis.
-        smoothing: ``none``, ``comperdial`` (method1 with epsilon 1e-12) or NLTK ``method1``..``method7``.
+        smoothing: ``none``, ``comperdial`` (method1 with epsilon 1e-12) or NLTK ``method1``..``method5``, ``method7``.
         tokenizer_name: See :data:`dialeval.metrics.functional._batch.TOKENIZERS`.
         lowercase: Lowercase before tokenizing.
     """
