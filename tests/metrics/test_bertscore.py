@@ -66,6 +66,29 @@ def test_baseline_is_the_mean_of_unrelated_pairs():
     assert out["bertscore_f1"][2] is None
 
 
+def test_an_empty_response_or_reference_is_scored_as_bert_score_defines_it() -> None:
+    """An empty or whitespace-only text was an AttributeError traceback (transformers 5 dropped the tokenizer
+    method bert-score calls for it); bert-score defines its raw P, R and F as 0 ("Empty candidate sentence
+    detected"), rescaled as every other value."""
+    with baseline_file("all-minilm-l6-v2").open() as handle:
+        row = list(csv.DictReader(handle))[6]  # the bundled baseline, layer 6
+    rescaled_zero = [(0 - float(row[k])) / (1 - float(row[k])) for k in ("P", "R", "F")]
+    items = [MetricInput(response="", references=("hello there",)),
+             MetricInput(response="  ", references=("hello there",)),
+             MetricInput(response="hello there", references=(" ",)),
+             MetricInput(response="hello there", references=("", "hello you"))]  # fmt: skip
+    out = BertScoreMetric().compute(items)
+    got = [[out[f"bertscore_{k}"][j] for k in ("p", "r", "f1")] for j in range(4)]
+    for j in range(3):
+        assert got[j] == pytest.approx(rescaled_zero, abs=1e-6)
+    assert BertScoreMetric(rescale=False).compute(items[:1])["bertscore_f1"] == [0.0]
+    # Beside another reference the empty one scores 0 and the other wins: bert_score.score on that one alone.
+    model = str(resolve_encoder_dir("all-minilm-l6-v2"))
+    p, r, f = bert_score.score(["hello there"], [["hello you"]], model_type=model, num_layers=6, lang="en",
+                               rescale_with_baseline=True, baseline_path=str(baseline_file("all-minilm-l6-v2")))
+    assert got[3] == pytest.approx([p.item(), r.item(), f.item()], abs=1e-5)
+
+
 def test_values_do_not_depend_on_the_process_string_hashing(tmp_path):
     """Two processes with different PYTHONHASHSEED give bit-identical BERTScores on the 360 USR-TC items.
 

@@ -93,7 +93,28 @@ def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers:
         )
         if rescale:
             _ = scorer.baseline_vals  # read lazily by bert-score: read it here, inside the filter
+    _encode_empty_texts(scorer._tokenizer)
     return scorer
+
+
+def _encode_empty_texts(tokenizer: Any) -> None:
+    """Give ``tokenizer`` the one method bert-score calls for an empty text, where transformers dropped it.
+
+    bert-score encodes an empty (or whitespace-only) sentence as
+    ``tokenizer.build_inputs_with_special_tokens([])`` and then scores it raw 0 ("Empty candidate
+    sentence detected"); transformers 5's tokenizers lack that method, so one empty response or
+    reference was an AttributeError traceback. Here it returns the special tokens of an empty text.
+    """
+    if hasattr(tokenizer, "build_inputs_with_special_tokens"):
+        return
+    special = list(tokenizer("", add_special_tokens=True)["input_ids"])
+
+    def build_inputs_with_special_tokens(ids: list[int], pair: list[int] | None = None) -> list[int]:
+        if ids or pair:  # bert-score asks only for an empty text; anything else is not this shim's to build
+            raise NotImplementedError("only the empty text's special tokens")
+        return special
+
+    tokenizer.build_inputs_with_special_tokens = build_inputs_with_special_tokens
 
 
 @register_metric
