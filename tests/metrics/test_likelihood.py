@@ -92,6 +92,9 @@ def test_batch_split_does_not_change_values(metric, usr_items):
 
 def test_empty_response_is_none_and_context_window_is_in_the_signature(metric):
     assert metric.compute([MetricInput(response="  ")])["lm_likelihood"] == [None]
+    # its score's error says why (it said 'metric could not score this item')
+    assert metric.lacks("lm_context_gain", MetricInput(response="  ")) == "empty response"
+    assert metric.lacks("lm_likelihood", MetricInput(response="ok")) is None
     sig = LikelihoodMetric(context_turns=3, max_context_tokens=64).signature
     assert "context_turns:3" in sig and "max_context_tokens:64" in sig and "model_sha:" in sig
     assert sig != metric.signature

@@ -67,6 +67,22 @@ def test_unknown_target_and_empty_response():
     assert StyleMetric().compute([MetricInput(response=" ")]) == {"style_match": [None], "style_strength": [None]}
 
 
+def test_a_null_style_score_says_why() -> None:
+    """An empty response, or one with no word for formality, was null with 'metric could not score this item'."""
+    from dialeval.schema import Candidate, Dialogue, Turn
+    from dialeval.scoring import score_metrics
+
+    assert pos_tags(["!!! ..."]) == [[]]  # spaCy tags it punctuation only: the F-score has no word to count
+    dialogue = Dialogue(id="d", turns=[Turn(speaker="A", text="Hi there")])
+    candidates = [Candidate(id=f"d:{n}", dialogue_id="d", turn_index=1, system=n, text=text)
+                  for n, text in (("a", " "), ("b", "!!! ..."), ("c", "Good evening, sir."))]  # fmt: skip
+    for target, second in (("formal", "no word in the response (formality counts words, not punctuation, "
+                                      "symbols or spaces)"), ("positive", None)):  # fmt: skip
+        (run,) = score_metrics([StyleMetric(target=target)], candidates, {"d": dialogue})
+        why = {s.item_id: s.extras.get("error") for s in run.scores if s.metric == "style_strength"}
+        assert why == {"d:a": "empty response", "d:b": second, "d:c": None}, target
+
+
 def test_local_classifier_by_path(tmp_path):
     pytest.importorskip("transformers")
     folder = tiny.build(tmp_path / "clf", ["NEGATIVE", "POSITIVE"])

@@ -383,8 +383,17 @@ class LikelihoodMetric(Metric):
             uncond.append((bos, cont))
         return cond, uncond
 
+    def lacks(self, output: str, item: MetricInput) -> str | None:
+        """Say so when the response is empty (no token to score).
+
+        Example:
+            >>> LikelihoodMetric().lacks("lm_likelihood", MetricInput(response=" "))
+            'empty response'
+        """
+        return None if item.response.strip() else "empty response"
+
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
-        """Score a batch; an empty response gets None."""
+        """Score a batch; an empty response gets None (:meth:`lacks` says why)."""
         model, _, _ = self._loaded()
         cond, uncond = self.requests(items)
         nll = continuation_nll(model, cond + uncond, self.max_batch_tokens)

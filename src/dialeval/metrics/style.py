@@ -209,8 +209,23 @@ class StyleMetric(Metric):
 
         return {"spacy": version("spacy"), "calibration_sha": file_sha256(CALIBRATION)[:12]}
 
+    def lacks(self, output: str, item: MetricInput) -> str | None:
+        """Say why an item has no value: an empty response, or for formality one with no word.
+
+        Example:
+            >>> StyleMetric().lacks("style_match", MetricInput(response="  "))
+            'empty response'
+        """
+        text = item.response.strip()
+        if not text:
+            return "empty response"
+        cfg = self.config
+        if not self._sentiment and cfg.formality_model == "heylighen-dewaele" and not pos_tags([text])[0]:
+            return "no word in the response (formality counts words, not punctuation, symbols or spaces)"
+        return None
+
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
-        """Score a batch; an empty response gets None."""
+        """Score a batch; an empty response gets None (:meth:`lacks` says why)."""
         cfg = self.config
         if self._tag:
             raise InputError(f"target={cfg.target}: split the items with partition() first", field="target")
