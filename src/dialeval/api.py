@@ -109,6 +109,7 @@ def score(
         where a metric could not score a row). ``attrs["signatures"]`` maps each output to its signature,
         ``attrs["skipped"]`` each metric not run to why, ``attrs["without_value"]`` each output with NaN rows to
         why, counted (``{"sbert_ref": {"no reference to compare with": 4}}``, as ``dialeval score`` prints it),
+        ``attrs["cut"]`` each output whose values read a text in part (longer than its model reads) to what, counted,
         ``attrs["request"]`` is the scoring request, as ``run.json`` stores a command's, and ``attrs["columns"]``
         the columns read as the context, dialogue and system, and ``log`` where one column of chat logs was read
         as both context and response (for :func:`correlate`); the input's own ``attrs`` are kept.
@@ -141,7 +142,7 @@ def score(
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
     out.attrs = {**frame.attrs, "signatures": signatures, "skipped": dict(skipped), "without_value": nulls,
-                 "request": request.record(), COLUMNS: used}  # fmt: skip
+                 "cut": _cuts(runs), "request": request.record(), COLUMNS: used}  # fmt: skip
     return out
 
 
@@ -217,6 +218,11 @@ def _by_output(
             values.setdefault(s.metric, {})[s.item_id] = s.value
             signatures[s.metric] = run.signature
     return values, signatures, {name: dict(why) for run in runs for name, why in run.nulls().items()}
+
+
+def _cuts(runs: Sequence[MetricRun]) -> dict[str, dict[str, int]]:
+    """Return, per output, what its values read in part and how often (:meth:`~dialeval.scoring.MetricRun.cuts`)."""
+    return {name: dict(said) for run in runs for name, said in run.cuts().items()}
 
 
 @contextlib.contextmanager

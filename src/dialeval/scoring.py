@@ -260,6 +260,20 @@ class MetricRun:
                 why.setdefault(s.metric, Counter())[str(s.extras.get("error", "no reason given"))] += 1
         return why
 
+    def cuts(self) -> dict[str, Counter[str]]:
+        """Return, per output, what its valued scores read in part (each score's ``extras.cut``), counted.
+
+        Example:
+            >>> MetricRun("m", "m|v", [Score(item_id="a", metric="m", value=0.5, extras={"cut": "response cut"}),
+            ...                        Score(item_id="b", metric="m", value=1.0)], 0.0).cuts()
+            {'m': Counter({'response cut': 1})}
+        """
+        said: dict[str, Counter[str]] = {}
+        for s in self.scores:
+            if s.value is not None and "cut" in s.extras:
+                said.setdefault(s.metric, Counter())[str(s.extras["cut"])] += 1
+        return said
+
 
 def score_metrics(
     metrics: Sequence[Metric],
@@ -306,11 +320,13 @@ def score_each(
         scores: list[Score] = []
         tags = score_tags(cands, dialogues)
         items = inputs[id(cands)]
-        for cand, item, got, why, sig, item_tags in zip(cands, items, s.values, s.reasons, s.signatures, tags,
-                                                        strict=True):  # fmt: skip
+        cuts = s.metric.cut(items) if items else []
+        for cand, item, got, why, sig, item_tags, cut in zip(cands, items, s.values, s.reasons, s.signatures, tags,
+                                                             cuts, strict=True):  # fmt: skip
             for out_name in s.metric.outputs:
                 v = got.get(out_name)
                 lacks = None if v is not None or why else s.metric.lacks(out_name, item)
+                said = {"cut": cut[out_name]} if v is not None and out_name in cut else {}
                 scores.append(
                     Score(
                         item_id=cand.id,
@@ -320,7 +336,7 @@ def score_each(
                         context_id=cand.context_id,
                         system=cand.system,
                         tags=dict(item_tags),
-                        extras={} if v is not None else {"error": why or lacks or "metric could not score this item"},
+                        extras=said if v is not None else {"error": why or lacks or "metric could not score this item"},
                         signature=sig,
                     )
                 )

@@ -58,3 +58,39 @@ def test_batch_split_does_not_change_values(items):
     parts = list(m.compute(items[:3])["sbert_ref"]) + list(m.compute(items[3:])["sbert_ref"])
     assert parts == pytest.approx(whole, abs=1e-5)
     assert "model_sha:" in m.signature
+
+
+def test_a_text_longer_than_the_encoder_reads_is_said_on_its_scores(reference_encoder, tmp_path):
+    """A response past the encoder's 256 word pieces was read to the limit with nothing said: two responses that
+    differ only after it got the same sbert_ref. Its scores now say so (extras["cut"]), and `score` counts them."""
+    import json
+
+    from tests.commands.cli_runner import invoke
+
+    from dialeval.schema import Candidate, Dialogue, Turn
+    from dialeval.scoring import score_metrics
+
+    long = " ".join(["I really like walking my dog in the park every morning."] * 40)
+    # the reference tokenizer's own count: more than the 256 word pieces all-minilm-l6-v2 reads
+    assert len(reference_encoder.tokenizer(long)["input_ids"]) > reference_encoder.max_seq_length == 256
+    texts = {"short": "I walk my dog.", "long": long, "longer": long + " But I never want to see a cat again!"}
+    dialogues = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text="What do you do?")])}
+    cands = [Candidate(id=k, dialogue_id="d", turn_index=1, system=k, text=t, references=["I walk my dog."])
+             for k, t in texts.items()]  # fmt: skip
+    (run,) = score_metrics([EmbeddingMetric()], cands, dialogues)
+    ref = {s.item_id: s for s in run.scores if s.metric == "sbert_ref"}
+    assert ref["long"].value == ref["longer"].value  # the end past the limit is not read
+    said = "response read to its first 256 word pieces (the encoder's limit)"
+    assert ref["long"].extras == {"cut": said} and ref["short"].extras == {}
+    assert run.cuts() == {"sbert_ref": {said: 2}, "sbert_context": {said: 2}}  # sbert_knowledge: no value
+    # a long reference is said too, on the short response's sbert_ref only
+    (run,) = score_metrics([EmbeddingMetric()], [cands[0].model_copy(update={"references": [long]})], dialogues)
+    assert run.cuts() == {"sbert_ref": {"a reference read to its first 256 word pieces (the encoder's limit)": 1}}
+    rows = tmp_path / "rows.csv"
+    rows.write_text("context,response\n" + "".join(f"What do you do?,{t}\n" for t in texts.values()))
+    cols = ("--response-col", "response", "--context-col", "context")
+    res = invoke("score", "--path", rows, *cols, "-m", "embedding", "-o", tmp_path / "s.jsonl", "--no-cache")
+    assert res.exit_code == 0, res.output
+    assert f"read in part (cut): sbert_context 2 ({said})" in " ".join(res.output.split())
+    res = invoke("score", "--path", rows, *cols, "-m", "embedding", "-o", tmp_path / "t.jsonl", "--no-cache", "--json")
+    assert json.loads(res.stdout)["metrics"]["embedding"]["cut"] == {"sbert_context": 2}

@@ -155,3 +155,28 @@ def test_context_turns_zero_puts_every_turn_in_the_prompt(metric):
     assert tok.decode(prefix).endswith("<first second> {x}")
     last, _ = metric.requests([item])[0][0]
     assert "second" in tok.decode(last) and "first" not in tok.decode(last) and len(cont) == 1
+
+
+def test_a_cut_context_or_response_is_said_on_its_scores(metric):
+    """max_context_tokens and max_response_tokens cut a text with nothing said on the score; each cut is named,
+    and the unconditional likelihood, which reads no context, names only the response's."""
+    from dialeval.schema import Candidate, Dialogue, Turn
+    from dialeval.scoring import score_metrics
+
+    small = LikelihoodMetric(max_context_tokens=4, max_response_tokens=3)
+    _, tok, _ = small._loaded()
+    context, response = "Do you like walking your dog in the park?", "Yes, every single morning."
+    # the model's own tokenizer: 11 context tokens > 4, 6 response tokens > 3
+    assert len(tok(context).input_ids) > 4 and len(tok(" " + response).input_ids) > 3
+    dialogues = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text=context)])}
+    cands = [Candidate(id="a", dialogue_id="d", turn_index=1, system="s", text=response),
+             Candidate(id="b", dialogue_id="d", turn_index=1, system="s", text="Yes.")]  # fmt: skip
+    (run,) = score_metrics([small], cands, dialogues)
+    cut = {(s.item_id, s.metric): s.extras.get("cut") for s in run.scores}
+    ctx, resp = "context read to its last 4 tokens (max_context_tokens)", "response read to its first 3 tokens " \
+        "(max_response_tokens)"  # fmt: skip
+    assert cut[("a", "lm_likelihood")] == cut[("a", "lm_context_gain")] == f"{ctx}; {resp}"
+    assert cut[("a", "lm_likelihood_uncond")] == resp and cut[("b", "lm_likelihood_uncond")] is None
+    assert cut[("b", "lm_likelihood")] == ctx
+    (run,) = score_metrics([metric], cands, dialogues)  # the default limits (512, 256): nothing cut
+    assert run.cuts() == {}

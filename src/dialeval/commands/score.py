@@ -91,6 +91,8 @@ def score(
             console.print(line, highlight=False)
             if nulls[r.family]:  # e.g. sbert_ref on items without a reference
                 console.print(f"  without a value (null): {_null_line(nulls[r.family])}", highlight=False)
+            if cuts := r.cuts():  # e.g. sbert_ref of a response longer than the encoder reads
+                console.print(f"  read in part (cut): {_null_line(cuts)}", highlight=False)
         for name, why in skipped.items():
             console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
         items = counted(len(bench.candidates), "item")
@@ -114,7 +116,8 @@ def _summary(
         "cache": run.cache_path(),
         "request": request.record(),
         "metrics": {r.family: {"signature": r.signature, "seconds": round(r.seconds, 3),
-                               "null": {k: c.total() for k, c in r.nulls().items()}, **r.summary}
+                               "null": {k: c.total() for k, c in r.nulls().items()},
+                               "cut": {k: c.total() for k, c in r.cuts().items()}, **r.summary}
                     for r in runs},
         "skipped_metrics": dict(skipped),
     }

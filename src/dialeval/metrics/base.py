@@ -254,6 +254,14 @@ class Metric(ABC):
         """
         return None
 
+    def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
+        """Say, per item, which outputs read one of its texts in part: ``{output: "response cut to ..."}``.
+
+        A model reads a text to its length limit and drops the rest, silently; the note goes into the valued
+        score's ``extras["cut"]``, and ``dialeval score`` counts the notes per output. None here by default.
+        """
+        return [{} for _ in items]
+
     def why_unscored(self, key: str) -> str | None:
         """Return why this run left the item with input key ``key`` without a value, or None (no reason known).
 

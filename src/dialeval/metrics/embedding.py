@@ -45,6 +45,22 @@ def encode_unique(encoder: Any, texts: Sequence[str], batch_size: int = 64) -> d
     return dict(zip(unique, vecs, strict=True))
 
 
+def _compared(item: MetricInput) -> dict[str, tuple[str, Sequence[str]]]:
+    """Return what each output compares the response with: its name, and its texts (none: no value).
+
+    In the order the texts were always encoded (the response, references, knowledge, last turn): a batch's
+    order is kept, so that its values are the bits they were.
+    """
+    return {"sbert_ref": ("reference", item.references),
+            "sbert_knowledge": ("fact or persona line", item.knowledge),
+            "sbert_context": ("context turn", [item.context[-1].text] if item.context else [])}  # fmt: skip
+
+
+def _texts(items: Sequence[MetricInput]) -> list[str]:
+    """Return every text the items' outputs read: each response and what it is compared with."""
+    return [t for i in items for t in (i.response, *(t for _, given in _compared(i).values() for t in given))]
+
+
 def _best(vec: Any, others: Sequence[str], table: Mapping[str, Any]) -> float | None:
     if not others:
         return None
@@ -79,27 +95,41 @@ class EmbeddingMetric(Metric):
             >>> EmbeddingMetric().lacks("sbert_ref", MetricInput(response="Hi."))
             'no reference to compare with'
         """
-        given, what = {"sbert_ref": (item.references, "reference"), "sbert_context": (item.context, "context turn"),
-                       "sbert_knowledge": (item.knowledge, "fact or persona line")}[output]  # fmt: skip
+        what, given = _compared(item)[output]
         return None if given else f"no {what} to compare with"
+
+    def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
+        """Say which outputs compared a text the encoder read in part: longer than its ``max_seq_length`` word pieces.
+
+        The encoder (its tokenizer and limit, 256 for all-minilm-l6-v2) reads a text to the limit and drops the rest,
+        so two responses that differ after it scored the same, with nothing said.
+        """
+        from dialeval.models.loading import load_sentence_encoder
+
+        encoder, _ = load_sentence_encoder(self.config.model, self.config.device)
+        limit = int(encoder.max_seq_length)
+        texts = list(dict.fromkeys(_texts(items)))
+        long = {t for t, ids in zip(texts, encoder.tokenizer(texts)["input_ids"], strict=True) if len(ids) > limit}
+        read = f"read to its first {limit} word pieces (the encoder's limit)"
+        out = []
+        for i in items:
+            notes = {}
+            for output, (what, given) in _compared(i).items():
+                if given and i.response in long:
+                    notes[output] = f"response {read}"
+                elif any(t in long for t in given):
+                    notes[output] = f"a {what} {read}"
+            out.append(notes)
+        return out
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Score a batch; every distinct text is encoded once."""
         from dialeval.models.loading import load_sentence_encoder
 
         encoder, _ = load_sentence_encoder(self.config.model, self.config.device)
-        texts: list[str] = []
-        for i in items:
-            texts.append(i.response)
-            texts.extend(i.references)
-            texts.extend(i.knowledge)
-            if i.context:
-                texts.append(i.context[-1].text)
-        table = encode_unique(encoder, texts)
+        table = encode_unique(encoder, _texts(items))
         out: dict[str, list[float | None]] = {o: [] for o in self.outputs}
         for i in items:
-            vec = table[i.response]
-            out["sbert_ref"].append(_best(vec, i.references, table))
-            out["sbert_context"].append(_best(vec, [i.context[-1].text] if i.context else [], table))
-            out["sbert_knowledge"].append(_best(vec, i.knowledge, table))
+            for output, (_, given) in _compared(i).items():
+                out[output].append(_best(table[i.response], given, table))
         return out

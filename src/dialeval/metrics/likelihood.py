@@ -371,17 +371,42 @@ class LikelihoodMetric(Metric):
         cond: list[Request] = []
         uncond: list[Request] = []
         for item in items:
-            turns = item.context[-cfg.context_turns :] if cfg.context_turns > 0 else item.context
-            ctx_ids = tok(cfg.turn_separator.join(t.text for t in turns), add_special_tokens=False).input_ids
-            context = tok.decode(ctx_ids[-cfg.max_context_tokens :]) if len(ctx_ids) > cfg.max_context_tokens else None
-            if context is None:
-                context = cfg.turn_separator.join(t.text for t in turns)
+            context, ctx_ids, resp_ids = self._token_ids(tok, item)
+            if len(ctx_ids) > cfg.max_context_tokens:
+                context = tok.decode(ctx_ids[-cfg.max_context_tokens :])
             prefix = bos + tuple(tok(cfg.template.format(context=context), add_special_tokens=False).input_ids)
-            text = item.response.strip()
-            cont = tuple(tok(" " + text, add_special_tokens=False).input_ids)[: cfg.max_response_tokens] if text else ()
+            cont = tuple(resp_ids[: cfg.max_response_tokens])
             cond.append((prefix, cont))
             uncond.append((bos, cont))
         return cond, uncond
+
+    def _token_ids(self, tok: Any, item: MetricInput) -> tuple[str, list[int], list[int]]:
+        """Return the item's context (its last ``context_turns`` joined), its token ids and the response's, uncut."""
+        cfg = self.config
+        turns = item.context[-cfg.context_turns :] if cfg.context_turns > 0 else item.context
+        context = cfg.turn_separator.join(t.text for t in turns)
+        text = item.response.strip()
+        resp_ids = list(tok(" " + text, add_special_tokens=False).input_ids) if text else []
+        return context, list(tok(context, add_special_tokens=False).input_ids), resp_ids
+
+    def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
+        """Say which outputs read a context cut to ``max_context_tokens`` or a response cut to ``max_response_tokens``.
+
+        The unconditional likelihood reads no context: only a cut response is said of it.
+        """
+        cfg = self.config
+        _, tok, _ = self._loaded()
+        out = []
+        for item in items:
+            _, ctx_ids, resp_ids = self._token_ids(tok, item)
+            context = f"context read to its last {cfg.max_context_tokens} tokens (max_context_tokens)"
+            response = f"response read to its first {cfg.max_response_tokens} tokens (max_response_tokens)"
+            cut = [context] * (len(ctx_ids) > cfg.max_context_tokens)
+            said = [response] * (len(resp_ids) > cfg.max_response_tokens)
+            both = "; ".join(cut + said)
+            out.append({k: v for k, v in (("lm_likelihood", both), ("lm_likelihood_uncond", "; ".join(said)),
+                                          ("lm_context_gain", both)) if v})  # fmt: skip
+        return out
 
     def lacks(self, output: str, item: MetricInput) -> str | None:
         """Say so when the response is empty (no token to score).
