@@ -342,3 +342,21 @@ def test_a_cluster_address_that_takes_no_connection_is_one_error_in_seconds(
     res = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "s.jsonl"), "--no-cache"])
     assert res.exit_code == 2 and f'error: cannot reach the Ray cluster at "{address}": {reason}' in res.output
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_workers_input_error_is_the_local_engines_one_line(cluster, tmp_path: Path) -> None:
+    """A model folder that holds no model fails in the worker, where the model loads: Ray Data wrapped the
+    InputError in a UserCodeException traceback of some 200 lines (exit 1); locally it is one line (exit 2)."""
+    (tmp_path / "empty").mkdir()
+    args = ["score", "-b", "usr-tc", "--limit", "1", "-m", "embedding", "-p", f"embedding.model={tmp_path / 'empty'}",
+            "--no-cache"]  # fmt: skip
+    ray = ["--engine", "ray", "--ray-address", cluster.address, "--ray-workers", "1"]
+    proc = subprocess.run([str(Path(sys.executable).parent / "dialeval"), *args, "-o", str(tmp_path / "r.jsonl"), *ray],
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=600)  # fmt: skip
+    local = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "l.jsonl")])
+    said = [x for x in local.output.splitlines() if x.startswith("error:")]
+    assert local.exit_code == 2 and len(said) == 1 and "cannot be loaded" in said[0], local.output
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert said[0] in proc.stderr.splitlines()  # the same line, word for word
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert not (tmp_path / "r.jsonl").exists()

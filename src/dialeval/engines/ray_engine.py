@@ -23,10 +23,12 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import logging
 import os
+import pickle
 import socket
 import sys
 from collections.abc import Iterator, Sequence
@@ -86,6 +88,37 @@ def decode_batch(payload: str) -> WorkBatch:
         )
         for key, response, context, refs, knowledge, tags in data["items"]
     ]
+
+
+def encode_error(exc: DialevalError) -> str:
+    """Serialise a worker's dialeval error for the driver: its message, and the error itself pickled.
+
+    Raised in the worker, Ray Data wrapped it in a ``UserCodeException`` traceback of some 200 lines
+    (exit status 1) where the local engine prints one line; the driver raises it again instead.
+
+    Example:
+        >>> raise decode_error(encode_error(InputError("no such model", field="--param")))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--param": no such model
+    """
+    try:
+        pickled = base64.b64encode(pickle.dumps(exc)).decode("ascii")
+    except Exception:  # an attribute that does not pickle: the message still travels
+        pickled = ""
+    return json.dumps({"message": str(exc), "pickled": pickled})
+
+
+def decode_error(text: str) -> DialevalError:
+    """Rebuild the error :func:`encode_error` wrote; one that does not unpickle comes back with its message."""
+    data = json.loads(text)
+    if not data["pickled"]:
+        return DialevalError(data["message"])
+    try:
+        exc = pickle.loads(base64.b64decode(data["pickled"]))
+    except Exception:  # a subclass whose constructor takes other arguments than its message
+        return DialevalError(data["message"])
+    return exc if isinstance(exc, DialevalError) else DialevalError(data["message"])
 
 
 def model_loads() -> int:
@@ -148,15 +181,25 @@ class BatchWorker:
         unscored: list[str] = []
         stats: list[str] = []
         signatures: list[str] = []
+        errors: list[str] = []
         for job, payload in zip(rows["job"], rows["payload"], strict=True):
-            metric = self._metric(int(job))
-            before = numeric_summary(metric)
-            done = compute_batch(metric, decode_batch(str(payload)))
+            try:
+                metric = self._metric(int(job))
+                before = numeric_summary(metric)
+                done = compute_batch(metric, decode_batch(str(payload)))
+            except DialevalError as exc:  # bad input: the driver raises it as the local engine would
+                values.append("{}")
+                unscored.append("{}")
+                stats.append("{}")
+                signatures.append("")
+                errors.append(encode_error(exc))
+                continue
             after = numeric_summary(metric)
             values.append(json.dumps(done.values))
             unscored.append(json.dumps(done.unscored))
             stats.append(json.dumps({k: v - before.get(k, 0.0) for k, v in after.items()}))
             signatures.append(metric.signature)
+            errors.append("")
         n = len(values)
         return {
             "job": np.asarray(rows["job"], dtype=np.int64),
@@ -164,6 +207,7 @@ class BatchWorker:
             "unscored": np.array(unscored, dtype=object),
             "stats": np.array(stats, dtype=object),
             "signature": np.array(signatures, dtype=object),
+            "error": np.array(errors, dtype=object),
             "worker": np.array([self.worker] * n, dtype=object),
             "loads": np.array([model_loads()] * n, dtype=np.int64),
         }
@@ -266,6 +310,8 @@ class RayEngine:
             num_cpus=self.cpus_per_worker,
         )
         for row in out.iter_rows():
+            if row["error"]:
+                raise decode_error(str(row["error"])) from None
             n = int(row["job"])
             metric = jobs[n][0]
             if row["signature"] != metric.signature:
