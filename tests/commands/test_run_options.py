@@ -130,3 +130,15 @@ def test_a_ray_option_without_the_ray_engine_is_refused(tmp_path: Path, ray_opti
     assert res.exit_code == 2, res.output
     assert 'field "--engine": --ray-address, --ray-workers and --ray-cpus-per-worker need --engine ray' in res.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("cpus", ["nan", "inf", "0", "-1"])
+def test_ray_cpus_per_worker_must_be_a_finite_positive_number(tmp_path: Path, cpus: str) -> None:
+    """nan and inf passed the check (nan <= 0 is false) and were a ValueError or OverflowError traceback
+    once Ray had started (int(cluster CPUs // cpus)); all four are refused before Ray is imported."""
+    out = tmp_path / "s.jsonl"
+    res = invoke("score", "-b", "usr-tc", "--limit", "1", "-m", "length", "--engine", "ray",
+                 "--ray-cpus-per-worker", cpus, "--no-cache", "-o", out)  # fmt: skip
+    assert res.exit_code == 2, res.output
+    assert 'error: field "--ray-cpus-per-worker": --ray-cpus-per-worker must be a finite number above 0' in res.output
+    assert not out.exists()

@@ -360,3 +360,4 @@ def test_a_workers_input_error_is_the_local_engines_one_line(cluster, tmp_path: 
     assert said[0] in proc.stderr.splitlines()  # the same line, word for word
     assert "Traceback" not in proc.stdout + proc.stderr
     assert not (tmp_path / "r.jsonl").exists()
+

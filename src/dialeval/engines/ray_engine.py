@@ -27,6 +27,7 @@ import base64
 import dataclasses
 import json
 import logging
+import math
 import os
 import pickle
 import socket
@@ -251,8 +252,9 @@ class RayEngine:
     def __init__(self, address: str | None = None, workers: int | None = None, cpus_per_worker: float = 1.0) -> None:
         if workers is not None and workers < 1:
             raise InputError("--ray-workers must be at least 1", field="--ray-workers")
-        if cpus_per_worker <= 0:
-            raise InputError("--ray-cpus-per-worker must be positive", field="--ray-cpus-per-worker")
+        if not (math.isfinite(cpus_per_worker) and cpus_per_worker > 0):  # nan and inf were tracebacks in pool_size
+            raise InputError(f"--ray-cpus-per-worker must be a finite number above 0, got {cpus_per_worker}",
+                             field="--ray-cpus-per-worker")  # fmt: skip
         self.address = address
         self.workers = workers
         self.cpus_per_worker = cpus_per_worker
