@@ -361,3 +361,19 @@ def test_a_workers_input_error_is_the_local_engines_one_line(cluster, tmp_path: 
     assert "Traceback" not in proc.stdout + proc.stderr
     assert not (tmp_path / "r.jsonl").exists()
 
+
+def test_more_cpus_per_worker_than_the_local_ray_instance_has_is_refused(tmp_path: Path) -> None:
+    """With no --ray-address Ray starts here; an actor asking more CPUs than this machine has never started,
+    and the run waited for ever, silently (the driver hides Ray's "cannot be scheduled" log)."""
+    cpus = str(10 * (os.cpu_count() or 1))
+    args = ["score", "-b", "usr-tc", "--limit", "1", "-m", "length", "--no-cache", "-o", str(tmp_path / "s.jsonl"),
+            "--engine", "ray", "--ray-cpus-per-worker", cpus]  # fmt: skip
+    try:
+        proc = subprocess.run([str(Path(sys.executable).parent / "dialeval"), *args], env=_env(tmp_path),
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run waited for an actor that cannot start")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert f'error: field "--ray-cpus-per-worker": {cpus} CPUs per worker, but the Ray instance started here has' \
+        in proc.stderr
+    assert not (tmp_path / "s.jsonl").exists()

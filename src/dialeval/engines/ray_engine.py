@@ -280,6 +280,8 @@ class RayEngine:
                 )
             except ConnectionError as exc:
                 raise DialevalError(f'cannot reach the Ray cluster at "{self.address}": {exc}') from exc
+            if self.address is None:
+                self._check_fits(ray)
         from ray.data import DataContext
 
         ctx = DataContext.get_current()
@@ -287,6 +289,16 @@ class RayEngine:
         ctx.print_on_execution_start = False
         logging.getLogger("ray.data").setLevel(logging.WARNING)
         return ray
+
+    def _check_fits(self, ray: Any) -> None:
+        """Refuse more CPUs per worker than the Ray instance started here has: its actors would wait for ever.
+
+        Only for that instance: a cluster's autoscaler may add larger nodes.
+        """
+        cpus = float(ray.cluster_resources().get("CPU", 0.0))
+        if self.cpus_per_worker > cpus:
+            raise InputError(f"{self.cpus_per_worker:g} CPUs per worker, but the Ray instance started here has "
+                             f"{cpus:g}", field="--ray-cpus-per-worker")  # fmt: skip
 
     def pool_size(self) -> int:
         """Actors per metric: ``workers`` if given, else what the cluster's CPUs allow."""
