@@ -151,3 +151,28 @@ def test_a_link_is_written_through_and_kept(tmp_path: Path) -> None:
     with atomic_write(plain) as handle:
         handle.write("again\n")
     assert plain.is_symlink() and real.read_text() == "again\n"
+
+
+def test_staged_folder_keeps_every_old_file_of_the_tree_on_an_interrupt(tmp_path: Path) -> None:
+    """quality train wrote heads/ then fitted quality/ over them: an interrupt in between left new heads beside an
+    earlier run's ensemble and card. Staged, nothing of the old tree changes until the block ends."""
+    (tmp_path / "heads").mkdir()
+    (tmp_path / "heads" / "sensible.json").write_text("old")
+    with pytest.raises(KeyboardInterrupt), atomic.staged_folder(tmp_path) as stage:
+        (stage / "heads").mkdir()
+        (stage / "heads" / "sensible.json").write_text("new")
+        raise KeyboardInterrupt
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["heads", "heads/sensible.json"]
+    assert (tmp_path / "heads" / "sensible.json").read_text() == "old"
+    with pytest.raises(KeyboardInterrupt), atomic.staged_folder(tmp_path / "new" / "run") as stage:
+        (stage / "a.json").write_text("a")
+        raise KeyboardInterrupt
+    assert not (tmp_path / "new").exists()  # the folders it made are gone again
+    with atomic.staged_folder(tmp_path) as stage:
+        (stage / "heads").mkdir()
+        (stage / "heads" / "sensible.json").write_text("new")
+        (stage / "quality").mkdir()
+        (stage / "quality" / "card.json").write_text("card")
+    found = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    assert found == ["heads", "heads/sensible.json", "quality", "quality/card.json"]
+    assert (tmp_path / "heads" / "sensible.json").read_text() == "new"

@@ -237,3 +237,55 @@ def all_or_nothing(folder: str | Path) -> Iterator[None]:
         raise
     finally:
         _STAGED.reset(token)
+
+
+@contextlib.contextmanager
+def staged_folder(folder: str | Path) -> Iterator[Path]:
+    """Yield a new hidden folder inside ``folder`` to write a tree of outputs into; move them all into place at the end.
+
+    For writers that read back what they wrote (a training run fits the ensemble over the heads it
+    just saved), which :func:`all_or_nothing` cannot hold back. When the block ends without an error,
+    each file of the staged tree is renamed over the same path in ``folder``; on an error (an
+    interrupt) the staged tree is removed, the old files are kept as they were, and ``folder`` is
+    removed again if the block created it.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> out = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (out / "a.txt").write_text("old")
+        >>> try:
+        ...     with staged_folder(out) as stage:
+        ...         _ = (stage / "a.txt").write_text("new")
+        ...         raise KeyboardInterrupt
+        ... except KeyboardInterrupt:
+        ...     pass
+        >>> (out / "a.txt").read_text(), sorted(p.name for p in out.iterdir())
+        ('old', ['a.txt'])
+        >>> with staged_folder(out) as stage:
+        ...     (stage / "sub").mkdir()
+        ...     _ = (stage / "sub" / "b.txt").write_text("b")
+        >>> sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+        ['a.txt', 'sub', 'sub/b.txt']
+    """
+    import shutil
+
+    root = Path(folder).absolute()
+    created = missing_dirs(root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=".staged-", dir=root))
+    except OSError as exc:
+        remove_dirs(created)
+        raise WriteError.of(root, exc) from None
+    try:
+        yield stage
+        for tmp in sorted(p for p in stage.rglob("*") if p.is_file()):
+            target = root / tmp.relative_to(stage)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise WriteError.of(target, exc) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        remove_dirs(created)

@@ -81,6 +81,24 @@ def test_cli_unknown_recipe_is_one_clear_error(tmp_path):
     assert res.exit_code != 0 and 'unknown recipe "huge"' in res.output and "Traceback" not in res.output
 
 
+def test_cli_a_folder_where_a_file_is_written_is_refused_before_training(tmp_path):
+    """heads/card.json a folder: the run trained for half a minute (tiny), replaced both heads, then died in an
+    IsADirectoryError traceback writing the card, leaving heads that no card described."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    (tmp_path / "heads" / "card.json").mkdir(parents=True)
+    (tmp_path / "heads" / "sensible.json").write_text("earlier run")
+    res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "-o", str(tmp_path)])
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    said = " ".join(res.output.split())
+    assert f'error: {tmp_path}/heads/card.json: field "--output": is an existing folder' in said
+    assert "embedded" not in res.output  # before any work
+    assert (tmp_path / "heads" / "sensible.json").read_text() == "earlier run"
+    assert sorted(p.name for p in (tmp_path / "heads").iterdir()) == ["card.json", "sensible.json"]
+
+
 def test_the_all_recipe_draws_from_every_allowed_corpus(shared_data):
     import dataclasses
 

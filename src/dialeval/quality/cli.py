@@ -25,6 +25,7 @@ from pathlib import Path
 
 import typer
 
+from dialeval.atomic import staged_folder
 from dialeval.commands.common import N_BOOT_FLAGS, check_output, console, fail, fields_as_options, warn
 from dialeval.errors import DialevalError, InputError
 from dialeval.words import with_ci
@@ -70,25 +71,31 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
     check_device(device)
     if encoder:
         resolve_encoder_dir(encoder)  # a bad name or a missing package fails before any work
-    card = train_recipe(recipe, output / "heads", data, encoder_name=encoder or DEFAULT_ENCODER, progress=say,
-                        device=device)  # fmt: skip
-    say("validation: " + json.dumps({k: {m: v[m] for m in ("accuracy", "auc")} for k, v in card["validation"].items()}))
-    if recipe.ensemble:
-        from dialeval.paths import cache_dir
+    with staged_folder(output) as stage:  # an interrupt or a failure keeps an earlier run's files as they were
+        card = train_recipe(recipe, stage / "heads", data, encoder_name=encoder or DEFAULT_ENCODER, progress=say,
+                            device=device)  # fmt: skip
+        say("validation: " + json.dumps({k: {m: v[m] for m in ("accuracy", "auc")}
+                                         for k, v in card["validation"].items()}))  # fmt: skip
+        if recipe.ensemble:
+            from dialeval.paths import cache_dir
 
-        ens = fit_ensemble(
-            output / "heads", output / "quality", cache=cache_dir() / "quality-features.json", n_boot=n_boot,
-            seed=recipe.seed, progress=say,
-        )
-        for row in ens["leave_one_benchmark_out"]:
-            q = row["quality"]
-            say(f"{row['benchmark']:<24} spearman {with_ci(q['spearman'], *q['spearman_ci'])}"
-                f" (trained on {', '.join(row['trained_on'])})")
-        from dialeval.meta.caveats import rough_resamples
+            ens = fit_ensemble(
+                stage / "heads", stage / "quality", cache=cache_dir() / "quality-features.json", n_boot=n_boot,
+                seed=recipe.seed, progress=say,
+            )
+            for row in ens["leave_one_benchmark_out"]:
+                q = row["quality"]
+                say(f"{row['benchmark']:<24} spearman {with_ci(q['spearman'], *q['spearman_ci'])}"
+                    f" (trained on {', '.join(row['trained_on'])})")
+            from dialeval.meta.caveats import rough_resamples
 
-        warn(rough_resamples(n_boot))
+            warn(rough_resamples(n_boot))
     say(f"wrote {output}")
 
+
+#: What ``quality train`` writes in its output folder (``quality/`` for a recipe with an ensemble).
+TRAIN_FILES = ("heads/sensible.json", "heads/fluent.json", "heads/card.json", "quality/ensemble.json",
+               "quality/card.json")  # fmt: skip
 
 #: Fields the training library names as arguments, which these commands take as options of the same name.
 LIBRARY_FIELDS = ("recipe", "encoder", "device")
@@ -112,7 +119,7 @@ def train(
     try:
         check_resamples(n_boot, field="--n-boot")  # the card's CIs (0 stopped in formatting None, after training)
         check_boot(n_boot, field="--n-boot", seed=seed)  # a negative seed stopped the ensemble, after training
-        check_output(output, "folder")
+        check_output(output, "folder", files=TRAIN_FILES)
         with fields_as_options(*LIBRARY_FIELDS):
             train_self_supervised(output, recipe, seed, n_boot, encoder, device)
     except DialevalError as exc:
