@@ -82,17 +82,19 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
     import numpy as np
     from scipy.stats import spearmanr
 
+    from dialeval.atomic import all_or_nothing, atomic_write
+    from dialeval.errors import InputError
     from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts
     from dialeval.metrics.quality.heads import save_head
     from dialeval.models.loading import encoder_card, load_sentence_encoder
     from dialeval.quality.ensemble import ALPHA, fit_ridge
     from dialeval.quality.recipes import data_files, is_validation
 
+    if output.exists() and not output.is_dir():  # it was a FileExistsError traceback after the training
+        raise InputError("is an existing file; give a folder to write the outputs in", path=output, field="output")
     start = time.perf_counter()
     ex = examples(seed, per_conversation, limit)
     if not ex:
-        from dialeval.errors import InputError
-
         raise InputError("no rated Chit-Chat conversation to learn from", field="limit")
     say(f"{len(ex)} turns of {len({e.group for e in ex})} rated conversations")
     encoder, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")
@@ -116,8 +118,6 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
         "conversation_spearman": round(float(spearmanr([np.mean(v) for v in by_conv.values()],
                                                        [conv_target[g] for g in by_conv])[0]), 4),
     }  # fmt: skip
-    output.mkdir(parents=True, exist_ok=True)
-    save_head(head, output / "engagement.json", "pair")
     card = {
         "recipe": {"per_conversation": per_conversation, "limit": limit, "target": f"mean of {', '.join(RATINGS)}",
                    "features": "pair", "model": "ridge", "alpha": ALPHA, "val_share": VAL_SHARE},
@@ -126,7 +126,10 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
         "encoder": encoder_card(),
         "seconds": round(time.perf_counter() - start, 1),
     }  # fmt: skip
-    (output / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    with all_or_nothing(output):  # both files or neither: an earlier run's head never beside this run's card
+        save_head(head, output / "engagement.json", "pair")
+        with atomic_write(output / "card.json") as f:
+            f.write(json.dumps(card, indent=1) + "\n")
     say("held-in: " + json.dumps(held_in))
     return card
 

@@ -118,5 +118,8 @@ def auc(scores: Sequence[float] | NDArray[Any], labels: Sequence[int] | NDArray[
 
 
 def save_head(head: LogisticHead, path: Path, features: str) -> None:
-    """Write a head as JSON with the name of its feature layout."""
-    path.write_text(json.dumps({"features": features, **head.to_json()}) + "\n", encoding="utf-8")
+    """Write a head as JSON with the name of its feature layout, atomically (in an all-or-nothing block, with it)."""
+    from dialeval.atomic import atomic_write
+
+    with atomic_write(path) as f:
+        f.write(json.dumps({"features": features, **head.to_json()}) + "\n")
