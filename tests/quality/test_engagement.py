@@ -67,6 +67,18 @@ def test_no_rated_conversation_is_one_clear_error(tmp_path):
     assert not (tmp_path / "engagement.json").exists()
 
 
+def test_too_few_held_in_turns_give_null_figures_not_nan_in_the_card(tmp_path):
+    """--limit 3 holds no turn out (the seeded split): the card said "turn_spearman": NaN, which is not JSON."""
+
+    def no_nan(name: str) -> None:
+        raise AssertionError(f"{name} in card.json")
+
+    card = eng.train(tmp_path, seed=0, limit=3, say=lambda _m: None)
+    saved = json.loads((tmp_path / "card.json").read_text(), parse_constant=no_nan)
+    assert saved == card and card["held_in"]["turns"] < 2
+    assert card["held_in"]["turn_spearman"] is None and card["held_in"]["conversation_spearman"] is None
+
+
 def test_cli_an_output_that_is_a_file_is_refused_before_training(tmp_path):
     """It trained, then died in a FileExistsError traceback at output.mkdir."""
     from typer.testing import CliRunner

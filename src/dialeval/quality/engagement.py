@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -114,9 +115,9 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
     conv_target = {e.group: e.target for e in ex}
     held_in = {
         "turns": int(val.sum()), "conversations": len(by_conv),
-        "turn_spearman": round(float(spearmanr(pred, y[val])[0]), 4),
-        "conversation_spearman": round(float(spearmanr([np.mean(v) for v in by_conv.values()],
-                                                       [conv_target[g] for g in by_conv])[0]), 4),
+        "turn_spearman": _rounded(spearmanr(pred, y[val])[0]),
+        "conversation_spearman": _rounded(spearmanr([np.mean(v) for v in by_conv.values()],
+                                                    [conv_target[g] for g in by_conv])[0]),
     }  # fmt: skip
     card = {
         "recipe": {"per_conversation": per_conversation, "limit": limit, "target": f"mean of {', '.join(RATINGS)}",
@@ -129,9 +130,19 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
     with all_or_nothing(output):  # both files or neither: an earlier run's head never beside this run's card
         save_head(head, output / "engagement.json", "pair")
         with atomic_write(output / "card.json") as f:
-            f.write(json.dumps(card, indent=1) + "\n")
+            f.write(json.dumps(card, indent=1, allow_nan=False) + "\n")
     say("held-in: " + json.dumps(held_in))
     return card
+
+
+def _rounded(value: float) -> float | None:
+    """Return ``value`` to four places, or None where it is undefined (a Spearman of fewer than two held-in turns).
+
+    Example:
+        >>> _rounded(0.123456), _rounded(float("nan"))
+        (0.1235, None)
+    """
+    return round(float(value), 4) if math.isfinite(value) else None
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.engagement") -> None:
