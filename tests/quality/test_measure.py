@@ -109,3 +109,19 @@ def test_the_cli_refuses_a_bad_card_in_one_line_before_measuring(tmp_path, monke
     assert res.exit_code == 2, res.output
     assert "not a JSON object but a list" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "cache" / "quality-dstc9.json").exists()  # refused before any turn was scored
+
+
+def test_views_beside_a_bundle_is_refused_not_dropped(tmp_path, monkeypatch):
+    """--bundle sets the views to BUNDLE/views: a --views given too was dropped without a word, and the table
+    measured other views than the ones asked for."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    args = ["quality", "measure", "stress", "--contexts", "1", "--views", str(tmp_path / "v"),
+            "--bundle", str(tmp_path / "b")]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "argument --bundle: not allowed with argument --views" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "cache").exists()  # refused before any work

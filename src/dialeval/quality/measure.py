@@ -297,9 +297,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     ap.add_argument("--per-system", type=count(1), default=20,
                     help="dialogue: the first K dialogues of each DSTC9 bot (default 20)")
     ap.add_argument("--seed", type=SEED, default=0, help="seed of the perturbations and the bootstrap (default 0)")
-    ap.add_argument("--views", default=None, help="also the views of this trained cross-encoder folder")
-    ap.add_argument("--bundle", type=Path, default=None,
-                    help="a candidate folder as `quality experiment --ship` writes it")  # fmt: skip
+    models = ap.add_mutually_exclusive_group()  # --bundle sets the views: a --views beside it was dropped, silently
+    models.add_argument("--views", default=None, help="also the views of this trained cross-encoder folder")
+    models.add_argument("--bundle", type=Path, default=None,
+                        help="a candidate folder as `quality experiment --ship` writes it (its views/ and quality/)")
     ap.add_argument("--card", type=Path, default=None, help="also write the rows into this card.json (measured.WHAT)")
     argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
