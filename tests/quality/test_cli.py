@@ -77,3 +77,21 @@ def test_quality_train_checks_its_bootstrap_before_any_training(tmp_path, args, 
     res = CliRunner().invoke(app, ["quality", "train", "-o", str(tmp_path / "out"), "--recipe", "tiny", *args])
     assert res.exit_code == 2 and f"error: {message}" in res.output, res.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "argument"),
+    [("train-views", ["{out}"], "out"), ("train-encoder", ["{out}"], "out"), ("train-engagement", ["{out}"], "output"),
+     ("train-humanlike", ["{out}"], "output"), ("experiment", ["views", "-o", "{out}"], "-o/--out"),
+     ("experiment", ["views", "--ship", "{out}"], "--ship")],
+)
+def test_an_output_folder_that_is_a_file_is_one_usage_line_before_any_work(tmp_path, command, args, argument) -> None:
+    """They made the folder on their first write, after the work: experiment -o FILE trained its candidates over
+    the rated sets (80 s at --limit 1) and ended in a FileExistsError traceback; FILE/run a NotADirectoryError."""
+    (tmp_path / "file").write_text("mine")
+    for out, said in ((tmp_path / "file", "is an existing file; give a folder to write the outputs in"),
+                      (tmp_path / "file" / "run", f"cannot be created: {tmp_path / 'file'} is a file, not a folder")):
+        res = CliRunner().invoke(app, ["quality", command, *(a.format(out=out) for a in args)])
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        assert f"dialeval quality {command}: error: argument {argument}: {said}" in " ".join(res.output.split())
+    assert (tmp_path / "file").read_text() == "mine"

@@ -79,19 +79,6 @@ def test_too_few_held_in_turns_give_null_figures_not_nan_in_the_card(tmp_path):
     assert card["held_in"]["turn_spearman"] is None and card["held_in"]["conversation_spearman"] is None
 
 
-def test_cli_an_output_that_is_a_file_is_refused_before_training(tmp_path):
-    """It trained, then died in a FileExistsError traceback at output.mkdir."""
-    from typer.testing import CliRunner
-
-    from dialeval.cli import app
-
-    (tmp_path / "out").write_text("mine")
-    res = CliRunner().invoke(app, ["quality", "train-engagement", str(tmp_path / "out"), "--limit", "3"])
-    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
-    assert f'error: {tmp_path / "out"}: field "output": is an existing file' in " ".join(res.output.split())
-    assert "embedded" not in res.output and (tmp_path / "out").read_text() == "mine"
-
-
 def test_the_engagement_candidates_run_only_when_asked_and_cannot_ship(tmp_path):
     rng = np.random.default_rng(0)
     examples, rows = synthetic()

@@ -10,6 +10,7 @@ import argparse
 import math
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from dialeval.errors import MAX_SEED
 from dialeval.meta.bootstrap import MAX_RESAMPLES
@@ -88,3 +89,30 @@ def share(text: str) -> float:
     if not 0 < value <= 1:  # NaN fails this too
         raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, got {text}")
     return value
+
+
+def folder(text: str) -> Path:
+    """Read an output folder: refused when it, or a folder above it, is an existing file (before any work).
+
+    The research commands made it with ``mkdir`` when they first wrote, after their work: a
+    ``FileExistsError`` or ``NotADirectoryError`` traceback after minutes of training or measuring.
+
+    Example:
+        >>> import tempfile
+        >>> file = tempfile.NamedTemporaryFile()
+        >>> folder(file.name + "/run")
+        Traceback (most recent call last):
+        argparse.ArgumentTypeError: cannot be created: ... is a file, not a folder
+        >>> folder(file.name)
+        Traceback (most recent call last):
+        argparse.ArgumentTypeError: is an existing file; give a folder to write the outputs in
+    """
+    if not text:
+        raise argparse.ArgumentTypeError("is empty; give a folder")
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError("is an existing file; give a folder to write the outputs in")
+    above = next((p for p in path.absolute().parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot be created: {above} is a file, not a folder")
+    return path

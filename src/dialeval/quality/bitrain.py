@@ -490,12 +490,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
     from dialeval.errors import InputError
     from dialeval.paths import shared_data_dir
-    from dialeval.quality.argtypes import SEED, THREADS, count, positive, share
+    from dialeval.quality.argtypes import SEED, THREADS, count, folder, positive, share
     from dialeval.quality.crosstrain import add_base_options, base_options, check_device, check_resumable
     from dialeval.quality.recipes import RECIPES
 
     ap = argparse.ArgumentParser(prog=prog)
-    ap.add_argument("out", type=Path, help="run folder: checkpoint.pt, card.json, adapter.safetensors, model/")
+    ap.add_argument("out", type=folder, help="run folder: checkpoint.pt, card.json, adapter.safetensors, model/")
     ap.add_argument("--steps", type=count(1), default=BiConfig.steps, help=f"planned steps (default {BiConfig.steps})")
     ap.add_argument("--minutes", type=positive, default=None, help="stop (and export the best checkpoint) after this")
     ap.add_argument("--stop-at", type=count(1), default=None, help="stop after this step (the schedule stays --steps)")

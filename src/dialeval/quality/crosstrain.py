@@ -692,10 +692,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
 
     from dialeval.errors import InputError
     from dialeval.paths import shared_data_dir
-    from dialeval.quality.argtypes import SEED, THREADS, count, positive
+    from dialeval.quality.argtypes import SEED, THREADS, count, folder, positive
 
     ap = argparse.ArgumentParser(prog=prog)
-    ap.add_argument("out", type=Path, help="run folder: checkpoint.pt, card.json, model/ (a rerun resumes)")
+    ap.add_argument("out", type=folder, help="run folder: checkpoint.pt, card.json, model/ (a rerun resumes)")
     ap.add_argument("--steps", type=count(1), default=TrainConfig.steps,
                     help=f"planned steps (default {TrainConfig.steps})")
     ap.add_argument("--minutes", type=positive, default=None, help="stop (and export the best checkpoint) after this")
@@ -745,8 +745,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
             cfg = TrainConfig(**saved | {"lora_targets": tuple(saved.get("lora_targets", TrainConfig.lora_targets))})
         _, val_ex = build_examples(draw(root, cfg), cfg)
         tokens = _model(cfg)[1]
-        for folder in [args.out / "model", *sorted((args.out / "steps").glob("[0-9]*"))]:
-            calibrate(folder, tokens, val_ex, cfg)
+        for model_dir in [args.out / "model", *sorted((args.out / "steps").glob("[0-9]*"))]:
+            calibrate(model_dir, tokens, val_ex, cfg)
         return
     check_resumable(args.out, cfg)
     card = train(args.out, root, cfg, args.minutes, args.stop_at, args.snapshots, args.device)

@@ -91,8 +91,6 @@ def train(output: Path, seed: int = 0, per_conversation: int = PER_CONVERSATION,
     from dialeval.quality.ensemble import ALPHA, fit_ridge
     from dialeval.quality.recipes import data_files, is_validation
 
-    if output.exists() and not output.is_dir():  # it was a FileExistsError traceback after the training
-        raise InputError("is an existing file; give a folder to write the outputs in", path=output, field="output")
     start = time.perf_counter()
     ex = examples(seed, per_conversation, limit)
     if not ex:
@@ -147,10 +145,10 @@ def _rounded(value: float) -> float | None:
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.engagement") -> None:
     """Command line: ``OUT [--seed S] [--per-conversation N] [--limit N]``."""
-    from dialeval.quality.argtypes import SEED, count
+    from dialeval.quality.argtypes import SEED, count, folder
 
     ap = argparse.ArgumentParser(prog=prog, description="Learn utterance engagement from Chit-Chat's ratings.")
-    ap.add_argument("output", type=Path, help="folder for engagement.json and card.json")
+    ap.add_argument("output", type=folder, help="folder for engagement.json and card.json")
     ap.add_argument("--seed", type=SEED, default=0,
                     help="seeds the draw of turns and the held-in split (default 0)")
     ap.add_argument("--per-conversation", type=count(1), default=PER_CONVERSATION,

@@ -579,16 +579,16 @@ def calibrated_rows(metric: Any, items: Sequence[Any], rows: Sequence[Mapping[st
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.experiment") -> None:
     """Command line: ``VIEWS_DIR [-o OUT] [--limit N] [--lm] [--ship BUNDLED]``."""
     from dialeval.metrics.quality import QualityMetric
-    from dialeval.quality.argtypes import RESAMPLES, count
+    from dialeval.quality.argtypes import RESAMPLES, count, folder
     from dialeval.quality.ensemble import BENCHMARKS, NEVER_FITTED
 
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("views", type=Path, help="a trained views folder (adapter.safetensors, heads.json with centre)")
-    ap.add_argument("-o", "--out", type=Path, default=Path("runs/quality-experiment"),
+    ap.add_argument("-o", "--out", type=folder, default=Path("runs/quality-experiment"),
                     help="folder for results.json (default runs/quality-experiment)")
     ap.add_argument("--limit", type=count(1), default=None, help="only the first N contexts of each set (a quick look)")
     ap.add_argument("--n-boot", type=RESAMPLES, default=1000, help="bootstrap resamples over contexts (default 1000)")
-    ap.add_argument("--ship", type=Path, default=None, help="write the winner into this bundled folder")
+    ap.add_argument("--ship", type=folder, default=None, help="write the winner into this bundled folder")
     ap.add_argument("--lm", action="store_true", help="also the SmolLM2 candidates (likelihoods vs generic replies)")
     ap.add_argument("--head", action="append", default=[], metavar="NAME=PATH",
                     help=f"an extra pair head and its candidates, NAME one of {', '.join(HEAD_CANDIDATES)}; repeatable")

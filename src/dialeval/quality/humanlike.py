@@ -141,10 +141,10 @@ def train(output: Path, seed: int = 0, per_source: int = PER_SOURCE, say: Any = 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.humanlike") -> None:
     """Command line: ``OUT [--seed S] [--per-source N]``."""
-    from dialeval.quality.argtypes import SEED, count
+    from dialeval.quality.argtypes import SEED, count, folder
 
     ap = argparse.ArgumentParser(prog=prog, description="Learn to tell a true next turn from a small LM's reply.")
-    ap.add_argument("output", type=Path, help="folder for generated.jsonl, humanlike.json and card.json")
+    ap.add_argument("output", type=folder, help="folder for generated.jsonl, humanlike.json and card.json")
     ap.add_argument("--seed", type=SEED, default=0,
                     help="seeds the draw of pairs and the held-in split (default 0)")
     ap.add_argument("--per-source", type=count(1), default=PER_SOURCE,
