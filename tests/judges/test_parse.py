@@ -86,3 +86,17 @@ def test_scale_echo_is_not_a_score() -> None:
     # real answer from the fixtures: the model echoed the scale "1-5" after the label
     assert _parse("cpdscore-detail", "- Humanness: 1-5\n\nThe response is human-like") is None
     assert _parse("cpdscore-simple", "overall - 4") == 4.0  # a dash before the number is a separator
+
+
+@pytest.mark.parametrize(
+    ("protocol", "text"),
+    [
+        ("lmstyle-appropriateness", "Appropriateness Score: 10-100"),  # read 1 ("1" then "0-100")
+        ("lmstyle-appropriateness", "Appropriateness Score: 12.5-15"),  # read 12 ("12" then ".5-15")
+        ("dialogadv", "score: 0.5-1"),  # read 0 ("0" then ".5-1")
+    ],
+)
+def test_a_range_of_several_digits_after_a_label_is_not_a_score(protocol: str, text: str) -> None:
+    """The range rule looked past the number's last digit only: the regex backed off to a shorter number, and an
+    echoed scale of two-digit bounds was read as its first digit (a score nobody stated)."""
+    assert _parse(protocol, text) is None

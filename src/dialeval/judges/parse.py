@@ -92,7 +92,8 @@ def parse_score(text: str, scale: Scale, labels: Sequence[str]) -> Parsed:
     """Return the score stated in ``text`` after one of ``labels`` (see the module rules)."""
     if labels:
         label_re = "|".join(re.escape(lbl) for lbl in labels)
-        pattern = re.compile(rf"(?:{label_re}){_SEP}({_NUM}){_NOT_RANGE}{_FRACTION}", re.IGNORECASE)
+        # the number is atomic: "Score: 10-100" backed off to "1", which no range follows, and read 1
+        pattern = re.compile(rf"(?:{label_re}){_SEP}((?>{_NUM})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE)
         hits = list(pattern.finditer(text))
         if hits:
             last = hits[-1]
