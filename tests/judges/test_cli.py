@@ -165,6 +165,26 @@ def test_judge_run_refuses_to_write_over_its_protocol_or_cache(tmp_path: Path, m
     assert cache.read_bytes() == kept and not out.exists()
 
 
+@pytest.mark.parametrize("name", ["mine.YAML", "mine.yml.txt"])
+def test_judge_run_reads_a_protocol_file_of_any_suffix(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A --protocol with a suffix is a file (load_protocol read it so), but the run took only .yaml and .yml for one:
+    mine.YAML loaded, then failed as 'field "--metrics": unknown metric "judge:mine.YAML"' (no --metrics was given).
+    Now it is judge:custom with that file, and the run gets as far as the (dead) backend."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    from importlib.resources import files
+
+    protocol = tmp_path / name
+    protocol.write_text((files("dialeval.judges") / "protocols" / "cpdscore-simple.yaml").read_text(encoding="utf-8"))
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    res = invoke("judge", "run", "--protocol", protocol, "-p", "backend=openai-compatible", "-p", f"base_url={url}",
+                 "-p", "model=m", "-p", "max_retries=0", "--limit", "1", "--no-cache")  # fmt: skip
+    errors = [line for line in res.output.splitlines() if line.startswith("error:")]
+    assert res.exit_code != 0 and len(errors) == 1, res.output
+    assert url in errors[0] and "connection refused" in errors[0], res.output
+
+
 def test_judge_run_refuses_to_write_over_a_step1_protocol_a_model_file_or_the_default_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

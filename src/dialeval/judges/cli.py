@@ -147,7 +147,8 @@ def run_command(
 
     try:
         protocol = _protocol(option, positional)
-        from_file = protocol.endswith((".yaml", ".yml"))
+        # a path as load_protocol reads one: any suffix (mine.YAML was run as the metric "judge:mine.YAML")
+        from_file = bool(Path(protocol).suffix)
         inputs = [("--protocol", Path(protocol) if from_file else None), ("--path", path), ("--dialogues", dialogues),
                   ("--candidates", candidates), ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
         loaded = _load(protocol)
