@@ -185,6 +185,17 @@ def test_judge_run_reads_a_protocol_file_of_any_suffix(
     assert url in errors[0] and "connection refused" in errors[0], res.output
 
 
+@pytest.mark.parametrize("given", [[], ["-p", "judge:custom.protocol="]])
+def test_judge_custom_without_a_protocol_says_which_parameter(given: list[str], tmp_path: Path) -> None:
+    """-m judge:custom without its protocol file said 'unknown protocol ""; known: cpdscore-detail, ...', naming
+    neither the metric nor the parameter that was missing."""
+    out = tmp_path / "scores.jsonl"
+    dead = ["-p", "backend=openai-compatible", "-p", f"base_url=http://127.0.0.1:{free_port()}/v1", "-p", "model=m"]
+    res = invoke("score", "-b", "usr-tc", "--limit", "1", "-m", "judge:custom", *given, *dead, "-o", out, "--no-cache")
+    refused(res, 'field "--param": judge:custom.protocol: give a protocol YAML file (-p judge:custom.protocol=')
+    assert not out.exists()
+
+
 def test_judge_run_refuses_to_write_over_a_step1_protocol_a_model_file_or_the_default_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

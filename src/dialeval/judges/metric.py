@@ -27,7 +27,7 @@ from dialeval.backends import BACKENDS, Backend, make_backend
 from dialeval.backends.base import C_INT, MAX_IN_FLIGHT, MAX_TOP_LOGPROBS
 from dialeval.backends.cache import RequestCache
 from dialeval.backends.runner import Runner
-from dialeval.errors import MAX_SEED
+from dialeval.errors import MAX_SEED, InputError
 from dialeval.judges.dialogue import DialogueJudge
 from dialeval.judges.judge import Judge, Judgement, JudgeStats
 from dialeval.judges.parse import to_level
@@ -139,8 +139,10 @@ class JudgeMetric(Metric):
             from dialeval.backends import default_in_flight
 
             self.config = dataclasses.replace(self.config, in_flight=default_in_flight(self.config.backend))
-        has_protocol = bool(self.protocol_name or self.config.protocol)
-        if self.config.mode == "distribution" and has_protocol and self.protocol.answer is None:
+        if not (self.protocol_name or self.config.protocol):  # it said 'unknown protocol ""' when first scoring
+            raise InputError("give a protocol YAML file (-p judge:custom.protocol=my.yaml)",
+                             field="protocol")  # fmt: skip
+        if self.config.mode == "distribution" and self.protocol.answer is None:
             # no answer shape, no score position to read: it samples
             self.config = dataclasses.replace(self.config, mode="sample")
         if self.config.mode == "distribution":
@@ -297,8 +299,6 @@ class CustomJudge(JudgeMetric):
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Judge with the first dimension of the user's protocol (the final score of a two-step one)."""
-        if not self.config.protocol:
-            raise ValueError("judge:custom needs protocol=<path to a protocol YAML file>")
         judge = self.judge  # the cached judge, so run_summary() counts its calls and parse failures
         if isinstance(judge, DialogueJudge):
             res = [r.final for r in judge.judge(items)]
