@@ -53,6 +53,12 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD + "max_turns: -1\n", "max_turns"),
         (GOOD.replace("Rate {{response}}", "Rate it"), "messages"),
         (GOOD.replace("name: mine", "name: ''"), "name"),
+        # each was found only when the first item was judged, with no line: a misspelt placeholder, one filled in
+        # only for a protocol with dimensions or a step-1 protocol, and a step-1 protocol that does not exist
+        (GOOD.replace("{{response}}", "{{response}} {{respones}}"), "messages.0.content"),
+        (GOOD.replace("{{response}}", "{{response}} {{aspect}}"), "messages.0.content"),
+        (GOOD.replace("{{response}}", "{{turn_scores}}"), "messages.0.content"),
+        (GOOD + "step1_protocol: cpdscore-detial\n", "step1_protocol"),
     ],
 )
 def test_errors_name_the_file_and_the_field(tmp_path: Path, text: str, field: str) -> None:
@@ -62,6 +68,15 @@ def test_errors_name_the_file_and_the_field(tmp_path: Path, text: str, field: st
     assert err.value.path == str(path) and err.value.field == field
     assert err.value.line is not None, err.value  # and the line of its key, or of its parent's where it is missing
     assert any(part in text.splitlines()[err.value.line - 1] for part in field.split(".")), err.value
+
+
+def test_placeholders_of_dimensions_and_of_a_second_step_load(tmp_path: Path) -> None:
+    """{{aspect}} and {{definition}} are filled in for a protocol with dimensions, {{turn_scores}} for one with a
+    step-1 protocol: both load (the check above refuses them elsewhere)."""
+    dims = GOOD.replace("{{response}}", "{{response}} {{aspect}}: {{definition}}") + "dimensions: {fluency: reads}\n"
+    assert load_protocol(_write(tmp_path, dims)).dimension_names == ("fluency",)
+    two_step = GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail\n"
+    assert load_protocol(_write(tmp_path, two_step)).step1_protocol == "cpdscore-detail"
 
 
 def test_the_largest_answer_scale_loads(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ A protocol file (YAML) holds ``name``, ``version``, ``citation``, ``scale``,
 ``labels`` (what precedes the score), ``messages`` (chat templates with
 ``{{placeholders}}``) and optional ``dimensions`` (one request per dimension,
 ``{{aspect}}`` and ``{{definition}}`` filled in). Placeholders: ``context``,
-``last_turn``, ``response``, ``reference``, ``facts``, ``dialogue_json``.
+``last_turn``, ``response``, ``reference``, ``facts``, ``dialogue_json``; with a
+``step1_protocol``, ``turn_scores``, ``responses`` and ``n_turns``. Any other is refused.
 
 ``answer`` declares the shape of the answer the prompt asks for: a ``template``
 with ``{slot}`` values (``{score}`` is the score; the two-step protocol's
@@ -40,7 +41,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dialeval.backends.structure import AnswerShape
-from dialeval.errors import InputError
+from dialeval.errors import InputError, UnknownNameError
 from dialeval.judges.parse import Scale
 from dialeval.metrics.base import MetricInput
 from dialeval.registry import Registry
@@ -197,6 +198,37 @@ def _shape(spec: _AnswerSpec, scale: Scale, path: Path, text: str) -> AnswerShap
 _SLOT_NAMES = re.compile(r"\{(\w+)\}")
 
 
+def _placeholders(spec: ProtocolFile) -> tuple[str, ...]:
+    """Return the placeholders a judge fills in for this file (:meth:`Protocol.render`'s values)."""
+    names = ("context", "last_turn", "response", "reference", "facts", "dialogue_json")  # item_variables
+    if spec.step1_protocol:  # the second step of a dialogue protocol (DialogueJudge)
+        return (*names, "turn_scores", "responses", "n_turns")
+    return (*names, "aspect", "definition") if spec.dimensions else names
+
+
+def _check_names(spec: ProtocolFile, path: Path, text: str) -> None:
+    """Refuse a placeholder no judge fills in, and a step-1 protocol name that is not one, naming line and field.
+
+    Both were found only when the first item was judged (the model loaded, the data read), without the line.
+    """
+    from dialeval.jsonl import yaml_line
+
+    known = _placeholders(spec)
+    for i, m in enumerate(spec.messages):
+        for key in _PLACEHOLDER.findall(m.content):
+            if key not in known:
+                raise InputError(f'unknown placeholder "{{{{{key}}}}}"; this protocol fills in {", ".join(known)}',
+                                 path=path, line=yaml_line(text, ["messages", str(i), "content"]),
+                                 field=f"messages.{i}.content")  # fmt: skip
+    step1 = spec.step1_protocol
+    if step1 and not Path(step1).suffix and step1 not in protocol_registry():
+        try:
+            protocol_registry().get(step1)  # raises, with the closest name
+        except UnknownNameError as exc:
+            raise InputError(exc.message, path=path, line=yaml_line(text, ["step1_protocol"]),
+                             field="step1_protocol") from None  # fmt: skip
+
+
 def _protocol_dir() -> Path:
     return Path(str(resources.files("dialeval.judges") / "protocols"))
 
@@ -230,6 +262,7 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     sc = Scale(spec.scale.min, spec.scale.max, spec.scale.integer)
     if sc.min >= sc.max:
         raise InputError("scale min must be below max", path=path, line=yaml_line(text, ["scale"]), field="scale")
+    _check_names(spec, path, text)
     return Protocol(
         name=spec.name,
         version=spec.version,
