@@ -59,6 +59,8 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD.replace("{{response}}", "{{response}} {{aspect}}"), "messages.0.content"),
         (GOOD.replace("{{response}}", "{{turn_scores}}"), "messages.0.content"),
         (GOOD + "step1_protocol: cpdscore-detial\n", "step1_protocol"),
+        # 0.2-0.8 has no whole value: the grammar allowed no answer (it was "0" and "1", both off the scale)
+        (GOOD.replace("{min: 1, max: 5}", "{min: 0.2, max: 0.8, integer: false}"), "answer.decimals"),
     ],
 )
 def test_errors_name_the_file_and_the_field(tmp_path: Path, text: str, field: str) -> None:
@@ -77,6 +79,28 @@ def test_placeholders_of_dimensions_and_of_a_second_step_load(tmp_path: Path) ->
     assert load_protocol(_write(tmp_path, dims)).dimension_names == ("fluency",)
     two_step = GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail\n"
     assert load_protocol(_write(tmp_path, two_step)).step1_protocol == "cpdscore-detail"
+
+
+@pytest.mark.parametrize("integer", ["true", "false"])
+def test_every_answer_and_score_token_is_on_the_scale(tmp_path: Path, integer: str) -> None:
+    """Rounded bounds made a 0.5-5.5 scale's answers 0-6 (and its integer score tokens 0-5): the grammar let the
+    model answer 6 or 0, read as a score outside the scale. The values on it are the whole numbers 1 to 5."""
+    from dialeval.backends.base import Backend, ChatRequest, Completion
+    from dialeval.backends.runner import Runner
+    from dialeval.judges.judge import Judge
+
+    class Unasked(Backend):
+        signature = "unasked"
+
+        def chat(self, request: ChatRequest) -> Completion:
+            raise AssertionError("parsing sends no request")
+
+    half = GOOD.replace("{min: 1, max: 5}", f"{{min: 0.5, max: 5.5, integer: {integer}}}")
+    p = load_protocol(_write(tmp_path, half))
+    assert p.answer is not None and p.answer.slot("score").values == ("1", "2", "3", "4", "5")
+    assert p.scale.tokens() == (["1", "2", "3", "4", "5"] if integer == "true" else [])
+    judge = Judge(p, Runner(Unasked()))
+    assert judge.parse("Score: 6").value is None and judge.parse("Score: 0").value is None
 
 
 def test_the_largest_answer_scale_loads(tmp_path: Path) -> None:

@@ -47,9 +47,10 @@ class Scale:
 
     def tokens(self) -> list[str]:
         """Return the score values as strings, for integer scales of at most 11 values."""
-        if not self.integer or self.max - self.min > 10:
+        lo, hi = math.ceil(self.min), math.floor(self.max)  # int(0.5) gave "0", a token outside a 0.5-5.5 scale
+        if not self.integer or hi - lo > 10:
             return []
-        return [str(v) for v in range(int(self.min), int(self.max) + 1)]
+        return [str(v) for v in range(lo, hi + 1)]
 
 
 @dataclass(frozen=True)

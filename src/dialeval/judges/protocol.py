@@ -31,6 +31,7 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -168,9 +169,23 @@ def scale_values(scale: Scale, decimals: int) -> tuple[str, ...]:
         >>> scale_values(Scale(0, 1, integer=False), 1)[:3], scale_values(Scale(1, 5), 0)
         (('0.0', '0.1', '0.2'), ('1', '2', '3', '4', '5'))
     """
+    lo, hi = _bounds(scale, decimals)
     step = 10**decimals
-    lo, hi = round(scale.min * step), round(scale.max * step)
     return tuple(f"{v / step:.{decimals}f}" for v in range(lo, hi + 1))
+
+
+def _bounds(scale: Scale, decimals: int) -> tuple[int, int]:
+    """Return the first and last value on ``scale`` with ``decimals`` decimals, times ``10**decimals``.
+
+    Inward, so every value is on the scale: rounding made 0.5-5.5 with no decimals the answers 0-6, read as scores
+    outside the scale. Rounded to 9 places first: 0.3 * 10 is 3.0000000000000004, whose ceiling is 4.
+
+    Example:
+        >>> _bounds(Scale(0.5, 5.5, integer=False), 0), _bounds(Scale(0.3, 0.7, integer=False), 1)
+        ((1, 5), (3, 7))
+    """
+    step = 10**decimals
+    return math.ceil(round(scale.min * step, 9)), math.floor(round(scale.max * step, 9))
 
 
 #: The most values an answer's ``{score}`` may take (0-100 with two decimals): the answer's grammar lists them all.
@@ -181,12 +196,16 @@ def _shape(spec: _AnswerSpec, scale: Scale, path: Path, text: str) -> AnswerShap
     """Return the answer's shape; an error names the file, the line of its key and the field (``text``: the file)."""
     from dialeval.jsonl import yaml_line
 
-    step = 10**spec.decimals
-    if round(scale.max * step) - round(scale.min * step) + 1 > MAX_ANSWER_VALUES:  # 1e300 ran for ever
+    lo, hi = _bounds(scale, spec.decimals)
+    if hi - lo + 1 > MAX_ANSWER_VALUES:  # 1e300 ran for ever
         raise InputError(f"a {scale.min:g}-{scale.max:g} scale with {spec.decimals} decimals has more than "
                          f"{MAX_ANSWER_VALUES:,} answers (the answer's grammar lists each)", path=path,
                          line=yaml_line(text, ["scale"]), field="scale")  # fmt: skip
     values = scale_values(scale, spec.decimals)
+    if not values:  # the grammar allowed no answer at all
+        raise InputError(f"no value of the {scale.min:g}-{scale.max:g} scale has {spec.decimals} decimals", path=path,
+                         line=yaml_line(text, ["answer", "decimals"]) or yaml_line(text, ["answer"]),
+                         field="answer.decimals")  # fmt: skip
     shape = AnswerShape.from_template(spec.template, dict.fromkeys(_SLOT_NAMES.findall(spec.template), values))
     names = [s.name for s in shape.slots]
     if "score" not in names or len(set(names)) != len(names):
