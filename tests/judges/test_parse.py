@@ -100,3 +100,17 @@ def test_a_range_of_several_digits_after_a_label_is_not_a_score(protocol: str, t
     """The range rule looked past the number's last digit only: the regex backed off to a shorter number, and an
     echoed scale of two-digit bounds was read as its first digit (a score nobody stated)."""
     assert _parse(protocol, text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("Score: -2", -2.0), ("score is -1.5", -1.5), ("Score - -3", -3.0), ("Score: 2", 2.0), ("Score - 1", 1.0)],
+)
+def test_a_negative_score_keeps_its_sign(text: str, expected: float) -> None:
+    """A dash after the label was taken for a separator: on a -3..3 scale "Score: -2" was read as 2 (the sign
+    flipped, in range, so never a failure)."""
+    assert parse_score(text, Scale(-3, 3), ["score"]).value == expected
+
+
+def test_a_dash_before_the_number_still_separates_on_a_positive_scale() -> None:
+    assert parse_score("overall -4", Scale(1, 5), ["overall"]).value == 4.0  # as before: 1-5 has no sign

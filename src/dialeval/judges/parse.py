@@ -11,6 +11,8 @@ Rules, in order:
 3. ``x/y`` and ``x out of y``: taken as ``x`` when ``y`` is the scale's top;
    on a 0-1 scale read as the fraction ``x/y`` (``8/10`` -> 0.8); otherwise a failure.
 4. A value outside the scale is a failure (never clipped).
+5. A dash after a label separates (``overall - 4``, ``overall -4``), except on a scale
+   below zero, where a dash right before the digits is the sign (``Score: -2``).
 
 Example:
     >>> s = Scale(0, 1, integer=False)
@@ -33,6 +35,8 @@ from dataclasses import dataclass
 
 _NUM = r"[-+]?\d+(?:\.\d+)?"
 _SEP = r"(?:\s*(?:is|of|was|would be|:|=|-|–|\*\*|\[)\s*)*"
+#: On a scale below zero a dash right before a digit is the sign: "Score: -2" was read as 2.
+_SIGNED_SEP = _SEP.replace("|-|", r"|-(?!\d)|")
 _FRACTION = rf"(?:\s*(?:/|out of)\s*({_NUM}))?"
 _NOT_RANGE = r"(?!\s*[-–]\s*\d)"  # "Humanness: 1-5" echoes the scale, it is not a score
 
@@ -94,7 +98,8 @@ def parse_score(text: str, scale: Scale, labels: Sequence[str]) -> Parsed:
     if labels:
         label_re = "|".join(re.escape(lbl) for lbl in labels)
         # the number is atomic: "Score: 10-100" backed off to "1", which no range follows, and read 1
-        pattern = re.compile(rf"(?:{label_re}){_SEP}((?>{_NUM})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE)
+        sep = _SIGNED_SEP if scale.min < 0 else _SEP
+        pattern = re.compile(rf"(?:{label_re}){sep}((?>{_NUM})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE)
         hits = list(pattern.finditer(text))
         if hits:
             last = hits[-1]
