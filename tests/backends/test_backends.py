@@ -90,10 +90,25 @@ def test_cache_rerun_makes_no_calls_and_resume_only_the_rest(tmp_path: Path, loc
     assert [a.text for a in answers[:2] if isinstance(a, Completion)] == [
         a.text for a in first if isinstance(a, Completion)
     ]
-    again = Runner(local, RequestCache(db))
+    again = Runner(local, RequestCache(db), in_flight=2)  # the same run again (in_flight is part of the key)
     again.run(_reqs(4))
     assert (again.stats.calls, again.stats.cache_hits) == (0, 4)
     assert len(RequestCache(db)) == 4
+
+
+def test_answers_decoded_in_a_batch_never_answer_requests_decoded_alone(tmp_path: Path, local: LlamaCppBackend) -> None:
+    """The cache was keyed by the backend and the request only: a run with 4 requests in flight (decoded in one
+    batch, whose composition changes the numbers: cpdscore-simple's expected scores on USR-TC's first context were
+    2.5952, 2.9682, ... alone and 2.5915, 2.9334, ... with in_flight=4, measured) filled it, and a later run
+    with in_flight=1, whose signature says it decodes alone, took those answers as its own."""
+    db = tmp_path / "req.sqlite"
+    Runner(local, RequestCache(db), in_flight=4).run(_reqs(4))
+    alone = Runner(local, RequestCache(db), in_flight=1)
+    alone.run(_reqs(4))
+    assert (alone.stats.calls, alone.stats.cache_hits) == (4, 0)
+    again = Runner(local, RequestCache(db), in_flight=1)
+    again.run(_reqs(4))
+    assert (again.stats.calls, again.stats.cache_hits) == (0, 4)
 
 
 def test_cache_key_includes_sampling_params(tmp_path: Path, local: LlamaCppBackend) -> None:

@@ -85,6 +85,17 @@ class Runner:
         self.stats = RunStats()
         self._lock = threading.Lock()
 
+    @property
+    def cache_signature(self) -> str:
+        """The backend's signature, and the requests in flight when more than one: the request cache's key.
+
+        Requests decoded together differ from those decoded alone (llama.cpp decodes concurrent requests in one
+        batch, and its composition changes the numbers), so a run with ``in_flight=4`` filled the cache with answers
+        that a later ``in_flight=1`` run, whose signature says it decodes alone, took as its own.
+        """
+        sig = self.backend.signature
+        return sig if self.in_flight == 1 else f"{sig}|in_flight:{self.in_flight}"
+
     def _reserve(self) -> bool:
         with self._lock:
             used = self.stats.prompt_tokens + self.stats.completion_tokens
@@ -102,7 +113,7 @@ class Runner:
         Raises:
             BackendUnreachable: The server could not be reached: the run ends (nothing to wait for).
         """
-        sig = self.backend.signature
+        sig = self.cache_signature
         if self.cache is not None and (hit := self.cache.get(sig, request)) is not None:
             with self._lock:
                 self.stats.cache_hits += 1
