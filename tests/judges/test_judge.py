@@ -181,6 +181,12 @@ def test_fresh_in_process_runs_are_identical(usr_two) -> None:  # type: ignore[n
         ({"temperature": -0.5}, "judge:cpdscore-simple.temperature=-0.5: must be at least 0"),
         ({"timeout": 0.0}, "judge:cpdscore-simple.timeout=0.0: must be at least 0.001"),
         ({"max_calls": -3}, "judge:cpdscore-simple.max_calls=-3: must be at least 0 (0 = none)"),
+        # 4294967295 was taken: llama.cpp reads it as "a random seed" (three runs of one request, three answers);
+        # the largest is 2**32 - 2 less the most samples' offsets (999) and the retry's (1000003): 4293966292
+        ({"seed": 4294967295}, "judge:cpdscore-simple.seed=4294967295: must be between 0 and 4293966292 (seed + k + "
+                               "the retry's offset stay 32-bit)"),
+        ({"seed": 4293966293}, "judge:cpdscore-simple.seed=4293966293: must be between 0 and 4293966292 (seed + k + "
+                               "the retry's offset stay 32-bit)"),
     ],
 )
 def test_a_judge_parameter_out_of_its_range_is_one_error_before_any_model_loads(params, message):

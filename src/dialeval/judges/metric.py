@@ -29,7 +29,7 @@ from dialeval.backends.cache import RequestCache
 from dialeval.backends.runner import Runner
 from dialeval.errors import MAX_SEED, InputError
 from dialeval.judges.dialogue import DialogueJudge
-from dialeval.judges.judge import Judge, Judgement, JudgeStats
+from dialeval.judges.judge import RETRY_SEED_OFFSET, Judge, Judgement, JudgeStats
 from dialeval.judges.parse import to_level
 from dialeval.judges.protocol import Protocol, load_protocol, protocol_names
 from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues, needs
@@ -39,6 +39,11 @@ from dialeval.signature import NOT_IN_SIGNATURE
 MAX_SAMPLES = 1000
 """The most samples a judge asks per item (``k``): the papers ask 20 at most; a huge ``k`` built its
 requests until memory ran out, with nothing printed."""
+
+MAX_JUDGE_SEED = MAX_SEED - 1 - (MAX_SAMPLES - 1) - RETRY_SEED_OFFSET
+"""The largest judge seed: every seed a run sends (``seed + j`` for sample j, plus :data:`RETRY_SEED_OFFSET` for a
+retry) stays below 2**32 - 1, which llama.cpp reads as "a random seed" (seed 4294967295 gave another answer on each
+run) and above which it wraps onto other seeds (4294967303 answered as 7)."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ class JudgeConfig:
             (transformers). Default on.
         k: Samples per item (``mode=sample``).
         temperature: Sampling temperature (``mode=sample``).
-        seed: Seed of the first sample.
+        seed: Seed of the first sample (at most :data:`MAX_JUDGE_SEED`: llama.cpp reads 2**32 - 1 as random).
         max_tokens: Most tokens per answer.
         top_logprobs: Alternatives per token asked for (0: no expected score).
         in_flight: Requests at once; 0 (default) is the backend's default, resolved before the
@@ -88,7 +93,8 @@ class JudgeConfig:
     structured: bool = True
     k: int = dataclasses.field(default=3, metadata=rule(minimum=1, maximum=MAX_SAMPLES, note="samples per item"))
     temperature: float = dataclasses.field(default=0.7, metadata=rule(minimum=0))
-    seed: int = dataclasses.field(default=0, metadata=rule(minimum=0, maximum=MAX_SEED))  # llama.cpp: <0 is random
+    seed: int = dataclasses.field(default=0, metadata=rule(minimum=0, maximum=MAX_JUDGE_SEED,
+                                                           note="seed + k + the retry's offset stay 32-bit"))
     max_tokens: int = dataclasses.field(default=64, metadata=rule(minimum=1, maximum=C_INT))
     top_logprobs: int = dataclasses.field(default=5, metadata=rule(minimum=0, maximum=MAX_TOP_LOGPROBS,
                                                                    note="0 = no expected score"))
