@@ -59,11 +59,19 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD.replace("{{response}}", "{{response}} {{aspect}}"), "messages.0.content"),
         (GOOD.replace("{{response}}", "{{turn_scores}}"), "messages.0.content"),
         (GOOD + "step1_protocol: cpdscore-detial\n", "step1_protocol"),
+        # step 1 asks one question per turn: these failed at the first item, naming the step-1 protocol's
+        # own file (a built-in) and its {{aspect}} / {{n_turns}}
+        (GOOD + "step1_protocol: dialogadv\n", "step1_protocol"),
+        (GOOD + "step1_protocol: cpdscore-dialogue\n", "step1_protocol"),
+        (GOOD + "step1_protocol: mine.yaml\n", "step1_protocol"),  # itself: it would be read for ever
         # 0.2-0.8 has no whole value: the grammar allowed no answer (it was "0" and "1", both off the scale)
         (GOOD.replace("{min: 1, max: 5}", "{min: 0.2, max: 0.8, integer: false}"), "answer.decimals"),
     ],
 )
-def test_errors_name_the_file_and_the_field(tmp_path: Path, text: str, field: str) -> None:
+def test_errors_name_the_file_and_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, field: str
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a step1_protocol path is read from the current folder
     path = _write(tmp_path, text)
     with pytest.raises(InputError) as err:
         load_protocol(path)

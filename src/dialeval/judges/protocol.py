@@ -226,7 +226,7 @@ def _placeholders(spec: ProtocolFile) -> tuple[str, ...]:
 
 
 def _check_names(spec: ProtocolFile, path: Path, text: str) -> None:
-    """Refuse a placeholder no judge fills in, and a step-1 protocol name that is not one, naming line and field.
+    """Refuse a placeholder no judge fills in, and a step-1 protocol that cannot be one, naming line and field.
 
     Both were found only when the first item was judged (the model loaded, the data read), without the line.
     """
@@ -239,13 +239,29 @@ def _check_names(spec: ProtocolFile, path: Path, text: str) -> None:
                 raise InputError(f'unknown placeholder "{{{{{key}}}}}"; this protocol fills in {", ".join(known)}',
                                  path=path, line=yaml_line(text, ["messages", str(i), "content"]),
                                  field=f"messages.{i}.content")  # fmt: skip
-    step1 = spec.step1_protocol
-    if step1 and not Path(step1).suffix and step1 not in protocol_registry():
-        try:
-            protocol_registry().get(step1)  # raises, with the closest name
-        except UnknownNameError as exc:
-            raise InputError(exc.message, path=path, line=yaml_line(text, ["step1_protocol"]),
-                             field="step1_protocol") from None  # fmt: skip
+    if spec.step1_protocol:
+        _check_step1(spec.step1_protocol, path, text)
+
+
+def _check_step1(step1: str, path: Path, text: str) -> None:
+    """Refuse a step-1 protocol that is none, asks per dimension or is two-step itself (step 1 asks one question).
+
+    Read, not loaded: a file naming itself as its step 1 would load for ever. A step 1 with dimensions or its own
+    step 1 failed at the first item, as 'unknown placeholder "{{aspect}}"' in the step-1 file.
+    """
+    from dialeval.jsonl import read_yaml_model, yaml_line
+
+    def refuse(message: str) -> InputError:
+        return InputError(message, path=path, line=yaml_line(text, ["step1_protocol"]), field="step1_protocol")
+
+    try:
+        target = Path(step1) if Path(step1).suffix else Path(protocol_registry().get(step1))
+    except UnknownNameError as exc:
+        raise refuse(exc.message) from None
+    first, _ = read_yaml_model(target, ProtocolFile, extra="judge")
+    if first.dimensions or first.step1_protocol:
+        what = "asks one question per dimension" if first.dimensions else "is two-step itself"
+        raise refuse(f'step 1 asks one question per turn, and "{step1}" {what}')
 
 
 def _protocol_dir() -> Path:
