@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.commands.cli_runner import invoke, refused
+from tests.commands.cli_runner import COLS, ROWS, invoke, refused
 from typer.testing import CliRunner
 
 from dialeval.backends.llamacpp import free_port
@@ -193,6 +193,24 @@ def test_judge_custom_without_a_protocol_says_which_parameter(given: list[str], 
     dead = ["-p", "backend=openai-compatible", "-p", f"base_url=http://127.0.0.1:{free_port()}/v1", "-p", "model=m"]
     res = invoke("score", "-b", "usr-tc", "--limit", "1", "-m", "judge:custom", *given, *dead, "-o", out, "--no-cache")
     refused(res, 'field "--param": judge:custom.protocol: give a protocol YAML file (-p judge:custom.protocol=')
+    assert not out.exists()
+
+
+def test_a_protocol_file_that_needs_references_is_refused_on_items_without_one(tmp_path: Path) -> None:
+    """needs_references: true in a user's file was not read (judge:custom's class says no): items without a
+    reference were judged with {{reference}} left empty. The built-in *-ref protocols were refused, as this is now."""
+    from importlib.resources import files
+
+    text = (files("dialeval.judges") / "protocols" / "cpdscore-simple-ref.yaml").read_text(encoding="utf-8")
+    assert "needs_references: true" in text and "{{reference}}" in text
+    protocol = tmp_path / "mine.yaml"
+    protocol.write_text(text)
+    table = tmp_path / "t.csv"
+    table.write_text(ROWS)
+    dead = ["-p", "backend=openai-compatible", "-p", f"base_url=http://127.0.0.1:{free_port()}/v1", "-p", "model=m"]
+    out = tmp_path / "scores.jsonl"
+    res = invoke("judge", "run", "--protocol", protocol, "--path", table, *COLS, *dead, "-o", out, "--no-cache")
+    refused(res, 'metric "judge:custom" needs references; 3 of 3 items have none')
     assert not out.exists()
 
 

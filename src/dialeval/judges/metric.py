@@ -148,6 +148,8 @@ class JudgeMetric(Metric):
         if not (self.protocol_name or self.config.protocol):  # it said 'unknown protocol ""' when first scoring
             raise InputError("give a protocol YAML file (-p judge:custom.protocol=my.yaml)",
                              field="protocol")  # fmt: skip
+        if self.protocol.needs_references:  # judge:custom's file: the class cannot know it, and "" was the reference
+            self.needs_references = True  # type: ignore[misc]  # the scoring plan reads it from the instance
         if self.config.mode == "distribution" and self.protocol.answer is None:
             # no answer shape, no score position to read: it samples
             self.config = dataclasses.replace(self.config, mode="sample")
