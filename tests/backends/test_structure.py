@@ -95,10 +95,11 @@ def test_expected_score_recomputed_by_hand_from_real_probabilities(local: LlamaC
 
     p = load_protocol("diqad-holistic")
     cache = RequestCache(tmp_path / "c.sqlite")
-    judge = Judge(p, Runner(local, cache), seed=4)
+    runner = Runner(local, cache)
+    judge = Judge(p, runner, seed=4)
     msgs = p.render(MetricInput(response="Sure, it opens at nine.", context=()))
     [res] = judge.judge_prompts([msgs])
-    answer = cache.get(local.signature, judge._request(msgs, 4))  # the answer the judge read
+    answer = cache.get(runner.cache_signature, judge._request(msgs, 4))  # the answer the judge read
     assert answer is not None and answer.text.startswith("Score: ")
     at = len("Score: ")
     pos = next(i for i in range(len(answer.tokens)) if sum(map(len, answer.tokens[:i])) == at)

@@ -222,13 +222,13 @@ def test_benchmark_says_when_quality_was_fitted_on_the_benchmark(tmp_path: Path)
         (["train", "--train", "usr-tc", "--test", "usr-pc", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
         (["generate", "--seed", "-1"], 'field "--seed": must be >= 0, got -1'),
         (["judge", "run", "--protocol", "dialogadv", "-p", "seed=-1"],
-         "judge:dialogadv.seed=-1: must be between 0 and 4294967295"),
+         "judge:dialogadv.seed=-1: must be between 0 and 4293966292 (seed + k + the retry's offset stay 32-bit)"),
         # seeds are 32-bit (llama.cpp's); torch's manual_seed overflowed at 2**64
         (["benchmark", "-m", "length", "--seed", str(2**32)],
          'field "--seed": must be at most 4,294,967,295 (seeds are 32-bit), got 4,294,967,296'),
         (["generate", "--seed", str(2**64)], 'field "--seed": must be at most 4,294,967,295'),
         (["judge", "run", "--protocol", "dialogadv", "-p", f"seed={2**32}"],
-         "judge:dialogadv.seed=4294967296: must be between 0 and 4294967295"),
+         "judge:dialogadv.seed=4294967296: must be between 0 and 4293966292"),
         # HTTP 400 for each request from llama.cpp; an OverflowError traceback; a request llama.cpp never answered
         (["judge", "run", "--protocol", "dialogadv", "-p", f"max_tokens={2**31}"],
          "judge:dialogadv.max_tokens=2147483648: must be between 1 and 2147483647"),
