@@ -40,16 +40,37 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 #: The option that names the cache, for errors (``$DIALEVAL_SCORE_CACHE`` gives its default).
 CACHE_FIELD = "--cache"
+#: The environment variable that names the default cache, for errors where it gave the path.
+CACHE_VARIABLE = "$DIALEVAL_SCORE_CACHE"
 #: Bytes in the smallest SQLite database file that is not empty (one page of the smallest size).
 _SMALLEST_DATABASE = 512
 _NOT_SQLITE = "is not a score cache (SQLite) file; give another file, or delete it if it is a damaged cache"
 
 
-def check_cache_path(path: Path) -> None:
+def cache_field(given: str | Path | None) -> str:
+    """Return what named the cache, for its errors: ``--cache`` when given, else ``$DIALEVAL_SCORE_CACHE`` when set.
+
+    A bad ``$DIALEVAL_SCORE_CACHE`` was an error of ``--cache``, an option the command line did not hold.
+
+    Example:
+        >>> saved = os.environ.pop("DIALEVAL_SCORE_CACHE", None)
+        >>> cache_field(None)
+        '--cache'
+        >>> os.environ["DIALEVAL_SCORE_CACHE"] = "s.sqlite"
+        >>> cache_field("mine.sqlite"), cache_field(None)
+        ('--cache', '$DIALEVAL_SCORE_CACHE')
+        >>> del os.environ["DIALEVAL_SCORE_CACHE"]
+        >>> os.environ.update({} if saved is None else {"DIALEVAL_SCORE_CACHE": saved})
+    """
+    return CACHE_VARIABLE if given is None and os.environ.get("DIALEVAL_SCORE_CACHE") else CACHE_FIELD
+
+
+def check_cache_path(path: Path, field: str = CACHE_FIELD) -> None:
     """Refuse, before any work, a cache path that is a folder, a device or pipe, not SQLite, or not writable.
 
     Raises:
-        InputError: Field ``--cache``, naming the path and the reason.
+        InputError: Of ``field`` (``--cache``, or what gave the path: :func:`cache_field`), naming the path and
+            the reason.
 
     Example:
         >>> import tempfile
@@ -59,41 +80,41 @@ def check_cache_path(path: Path) -> None:
         dialeval.errors.InputError: /...: field "--cache": is a folder; give the score cache's file (SQLite)
     """
     if path.is_dir():
-        raise InputError("is a folder; give the score cache's file (SQLite)", path=path, field=CACHE_FIELD)
+        raise InputError("is a folder; give the score cache's file (SQLite)", path=path, field=field)
     if kind := special_kind(path):  # SQLite would wait on a pipe forever, or fail on a device at the first write
-        raise InputError(f"is {kind}, not a file; give the score cache's file (SQLite)", path=path, field=CACHE_FIELD)
+        raise InputError(f"is {kind}, not a file; give the score cache's file (SQLite)", path=path, field=field)
     if path.exists():
         if not os.access(path, os.R_OK | os.W_OK):
-            raise InputError("cannot be written: no permission to read and write it", path=path, field=CACHE_FIELD)
+            raise InputError("cannot be written: no permission to read and write it", path=path, field=field)
         size = path.stat().st_size
         if 0 < size < _SMALLEST_DATABASE:  # SQLite would take a 1-byte file for an empty database and overwrite it
-            raise InputError(_NOT_SQLITE, path=path, field=CACHE_FIELD)
+            raise InputError(_NOT_SQLITE, path=path, field=field)
         if size:  # SQLite reads the header: a file of our own, once closed, would drop this process's locks on it
-            _check_existing(path)
+            _check_existing(path, field)
         return
     start = path.absolute().parent
     above = next(p for p in (start, *start.parents) if p.exists())
     if not above.is_dir():
-        raise InputError(f"cannot be created: {above} is a file, not a folder", path=path, field=CACHE_FIELD)
+        raise InputError(f"cannot be created: {above} is a file, not a folder", path=path, field=field)
     if not os.access(above, os.W_OK | os.X_OK):
-        raise InputError(f"cannot be created: no permission to write in {above}", path=path, field=CACHE_FIELD)
+        raise InputError(f"cannot be created: no permission to write in {above}", path=path, field=field)
 
 
-def _check_existing(path: Path) -> None:
+def _check_existing(path: Path, field: str) -> None:
     """Refuse an existing SQLite file that is damaged or holds another program's tables (opened read-only)."""
     try:
         db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
-        raise InputError(_why_not(exc), path=path, field=CACHE_FIELD) from None
+        raise InputError(_why_not(exc), path=path, field=field) from None
     try:
-        _check_tables(db, path)
+        _check_tables(db, path, field)
     except sqlite3.Error as exc:
-        raise InputError(_why_not(exc), path=path, field=CACHE_FIELD) from None
+        raise InputError(_why_not(exc), path=path, field=field) from None
     finally:
         db.close()
 
 
-def _check_tables(db: sqlite3.Connection, path: Path) -> None:
+def _check_tables(db: sqlite3.Connection, path: Path, field: str) -> None:
     """Refuse an SQLite database that holds tables but no score cache (another program's data)."""
     tables = [str(row[0]) for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     if tables and "scores" not in tables:
@@ -101,7 +122,7 @@ def _check_tables(db: sqlite3.Connection, path: Path) -> None:
             f"is an SQLite database but not a score cache (its tables: {', '.join(sorted(tables)[:5])}); "
             "give another file",
             path=path,
-            field=CACHE_FIELD,
+            field=field,
         )
 
 
@@ -136,22 +157,23 @@ def input_key(item: MetricInput) -> str:
 class ScoreCache:
     """Per-item metric outputs stored in SQLite (WAL mode, one transaction per batch)."""
 
-    def __init__(self, path: str | Path) -> None:
-        """Open (or create) the cache file ``path``.
+    def __init__(self, path: str | Path, field: str = CACHE_FIELD) -> None:
+        """Open (or create) the cache file ``path``; ``field`` is what named it, for errors (:func:`cache_field`).
 
         Raises:
-            InputError: Field ``--cache``, naming the path: it is a folder, a file that is not an
+            InputError: Of ``field``, naming the path: it is a folder, a file that is not an
                 SQLite database, a database of something else, or a place this user cannot write.
         """
         self.path = Path(path)
-        check_cache_path(self.path)
+        self.field = field
+        check_cache_path(self.path, field)
         created = missing_dirs(self.path.parent)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=60)
         except (OSError, sqlite3.Error) as exc:
             remove_dirs(created)
-            raise InputError(f"cannot be opened: {exc}", path=self.path, field=CACHE_FIELD) from None
+            raise InputError(f"cannot be opened: {exc}", path=self.path, field=self.field) from None
         try:  # check_cache_path has refused another program's database, read-only, before WAL changes the file
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -159,7 +181,7 @@ class ScoreCache:
             self._db.commit()
         except sqlite3.Error as exc:
             self._db.close()
-            raise InputError(_why_not(exc), path=self.path, field=CACHE_FIELD) from None
+            raise InputError(_why_not(exc), path=self.path, field=self.field) from None
 
     def get_many(self, signature: str, keys: Iterable[str]) -> dict[str, CachedValues]:
         """Return the cached outputs of the keys that are present."""
@@ -185,7 +207,7 @@ class ScoreCache:
                     [(signature, k, json.dumps(v)) for k, v in values.items()],
                 )
         except sqlite3.OperationalError as exc:  # a full disk, an I/O error, a file made read-only meanwhile
-            raise WriteError(self.path, str(exc), field=CACHE_FIELD) from None
+            raise WriteError(self.path, str(exc), field=self.field) from None
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])

@@ -155,7 +155,8 @@ def test_a_cache_that_cannot_be_one_is_refused_before_any_scoring(
     else:
         env = {"DIALEVAL_SCORE_CACHE": str(cache)}
         res = invoke("score", "--path", rows, *COLS, "-m", "length", "-o", out, env=env)
-    refused(res, f'{cache}: field "--cache"', words[what])
+    field = "--cache" if given == "option" else "$DIALEVAL_SCORE_CACHE"  # it said --cache, which was not given
+    refused(res, f'{cache}: field "{field}"', words[what])
     assert not out.exists()
     assert "items" not in res.output  # refused before the table was read
 

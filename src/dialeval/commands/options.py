@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from dialeval.cache import check_cache_path
+from dialeval.cache import cache_field, check_cache_path
 from dialeval.commands.common import option_bundle, split_names
 from dialeval.models.device import DEVICE_FORMS, check_device
 from dialeval.paths import score_cache_path
@@ -82,7 +82,7 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
     if given.get("device") is not None:
         given["device"] = check_device(given["device"].strip(), field="--device")
     if not given.get("no_cache") and (given.get("cache") is not None or os.environ.get("DIALEVAL_SCORE_CACHE")):
-        check_cache_path(given.get("cache") or score_cache_path())
+        check_cache_path(given.get("cache") or score_cache_path(), cache_field(given.get("cache")))
     return ScoringRequest(
         metrics=None if names is None else tuple(names), params=tuple(given.pop("param")),
         progress=not given.pop("quiet"), **given,

@@ -88,7 +88,7 @@ def run_context(
         >>> engine.name, cache
         ('local', None)
     """
-    from dialeval.cache import ScoreCache
+    from dialeval.cache import ScoreCache, cache_field
     from dialeval.paths import score_cache_path
 
     if no_cache and cache is not None:
@@ -97,7 +97,7 @@ def run_context(
         raise InputError("--ray-address, --ray-workers and --ray-cpus-per-worker need --engine ray", field="--engine")
     runner = make_engine(engine, address=address, workers=workers,
                          cpus_per_worker=1.0 if cpus_per_worker is None else cpus_per_worker)  # fmt: skip
-    return runner, None if no_cache else ScoreCache(cache or score_cache_path())
+    return runner, None if no_cache else ScoreCache(cache or score_cache_path(), cache_field(cache))
 
 
 __all__ = ["ENGINES", "BatchResult", "Engine", "Job", "LocalEngine", "WorkBatch", "make_engine", "run_context"]

@@ -148,7 +148,7 @@ def lm_rows(items: Sequence[Any]) -> list[dict[str, float | None]]:
     Scored through the score cache (the 1,960 items' own likelihoods are shared with
     ``dialeval score -m likelihood``).
     """
-    from dialeval.cache import ScoreCache
+    from dialeval.cache import ScoreCache, cache_field
     from dialeval.metrics.base import MetricInput
     from dialeval.metrics.likelihood import LikelihoodMetric
     from dialeval.paths import score_cache_path
@@ -160,7 +160,8 @@ def lm_rows(items: Sequence[Any]) -> list[dict[str, float | None]]:
     lm = LikelihoodMetric(device="cpu")
     contexts = {tuple(t.text for t in i.context): i.context for i in items}
     probe_items = [MetricInput(context=c, response=g) for c in contexts.values() for g in probes()]
-    own, probed = score_inputs([(lm, items), (lm, probe_items)], cache=ScoreCache(score_cache_path()))
+    cache = ScoreCache(score_cache_path(), cache_field(None))
+    own, probed = score_inputs([(lm, items), (lm, probe_items)], cache=cache)
     per_context: dict[tuple[str, ...], list[tuple[float, float]]] = {}
     for item, got in zip(probe_items, probed.values, strict=True):
         c, u = nll(got["lm_likelihood"]), nll(got["lm_likelihood_uncond"])

@@ -117,7 +117,7 @@ def compute_features(
     Returns:
         One ``{output: value}`` per item, and ``{family: signature}``.
     """
-    from dialeval.cache import ScoreCache
+    from dialeval.cache import ScoreCache, cache_field
     from dialeval.paths import score_cache_path
     from dialeval.scoring import score_inputs
 
@@ -125,7 +125,7 @@ def compute_features(
     engine, cache = (run.engine, run.cache) if run is not None else (None, None)
     own = run is None  # a cache of its own, opened (and closed) here
     if own:
-        cache = ScoreCache(score_cache_path())
+        cache = ScoreCache(score_cache_path(), cache_field(None))
     rows: list[dict[str, float | None]] = [{} for _ in items]
     work = []
     for cls in families:
