@@ -104,10 +104,14 @@ def test_run_json_stores_the_request_as_given(tmp_path: Path, shared_data: Path)
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["lmstyle", "-p", "k=1"], ["lmstyle", "-p"]),
+        (["lmstyle", "-p", "k=1"], ['field "--param"', "lmstyle", "-p"]),
+        (["lmstyle", "--device", "cpu"], ['field "--device"', "takes no -p or --device"]),  # it named --param
         (["lmstyle", "-m", "bleu"], ['"bleu"', "paper"]),
-        (["train", "--train", "usr-pc", "--folds", "2", "-m", "length"], ["train takes no -m", "--model-param"]),
-        (["train", "--train", "usr-pc", "--folds", "2", "--device", "cpu"], ["train takes no --device"]),
+        (["train", "--train", "usr-pc", "--folds", "2", "-m", "length"],
+         ['field "--metrics"', "train takes no -m", "--model-param"]),  # it named --param, not given
+        (["train", "--train", "usr-pc", "--folds", "2", "--device", "cpu"], ['field "--device"', "takes no --device"]),
+        (["train", "--train", "usr-pc", "--folds", "2", "-p", "bleu.smoothing=method1"],
+         ['field "--param"', "train takes no -p"]),
     ],
 )
 def test_options_a_command_cannot_honour_are_refused_in_one_line(

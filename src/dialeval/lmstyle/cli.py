@@ -395,7 +395,8 @@ def _metric_names(request: ScoringRequest) -> list[str]:
     """
     if request.params or request.device:
         raise InputError("lmstyle scores with the paper's settings: it takes no -p or --device "
-                         "(--judge-model and --judge-k set the judge)", field="--param")  # fmt: skip
+                         "(--judge-model and --judge-k set the judge)",
+                         field="--param" if request.params else "--device")  # fmt: skip
     names = list(request.metrics or PAPER_METRICS)
     for name in names:
         if name not in PAPER_METRICS:

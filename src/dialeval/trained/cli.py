@@ -256,10 +256,13 @@ def _check_request(request: ScoringRequest) -> None:
     Raises:
         InputError: ``-m``, ``-p`` or ``--device`` given.
     """
-    given = [opt for opt, v in (("-m", request.metrics), ("-p", request.params), ("--device", request.device)) if v]
-    if given:
+    options = {"-m": ("--metrics", request.metrics), "-p": ("--param", request.params),
+               "--device": ("--device", request.device)}  # fmt: skip
+    given = [opt for opt, (_, value) in options.items() if value]
+    if given:  # the error is of the first option given (it was of --param, given or not)
         raise InputError(f"train takes no {', '.join(given)}: its features are the metrics each model names, with "
-                         "their defaults (--model-param ensemble.families=...)", field="--param")  # fmt: skip
+                         "their defaults (--model-param ensemble.families=...)",
+                         field=options[given[0]][0])  # fmt: skip
 
 
 def _run_info(plan: _Plan, run: ScoringContext, task: str, seed: int, started: float) -> TrainRun:
