@@ -252,6 +252,22 @@ def test_score_refuses_to_write_its_scores_over_its_cache(rows: Path, tmp_path: 
         assert db.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 3
 
 
+@pytest.mark.parametrize(("command", "out", "cache"), [
+    (["score", "-m", "length"], "c.sqlite", "c.sqlite"),
+    (["benchmark", "-m", "length", "--boot", "0"], "b", "b/scores.jsonl"),
+    (["stress", "-m", "length", "--boot", "0", "--plot", "none"], "st", "st/stress.jsonl"),
+    (["judge", "run", "--protocol", "cpdscore-simple"], "j.jsonl", "j.jsonl.summary.json"),
+])  # fmt: skip
+def test_an_output_that_is_the_cache_not_made_yet_is_refused(
+    command: list[str], out: str, cache: str, tmp_path: Path
+) -> None:
+    """The cache did not exist, so it was no input to keep: the run made it, filled it, then wrote its outputs over
+    it (the cache's items lost, and the next run refused the file as no score cache)."""
+    res = invoke(*command, "-b", "usr-tc", "--limit", "1", "-o", tmp_path / out, "--cache", tmp_path / cache)
+    refused(res, f'{tmp_path / cache}: field "--output": is the path given to --cache too')
+    assert not (tmp_path / cache).exists() and not (tmp_path / out).exists()
+
+
 @pytest.mark.parametrize(("command", "name", "what", "option"), [
     (["score", "-b", "usr-tc", "--limit", "1", "-m", "length", "-o"], "s.json", "Score records", "--output"),
     (["judge", "run", "--protocol", "cpdscore-simple", "--limit", "1", "-o"], "j.json", "Score records", "--output"),

@@ -531,6 +531,7 @@ def check_output(
     """
     if path is None:
         return []
+    inputs = list(inputs)  # read twice: for the files not there yet, and for those replaced
     if str(path) == "-":
         raise InputError(f'"-" is not standard output here: give the {kind} to write', field=option)
     # where the write lands: new/../x.csv "did not exist" (new/ did not), so x.csv, an input, was replaced unchecked
@@ -551,6 +552,7 @@ def check_output(
     for target in targets:
         if special := special_kind(reached(target)):  # /dev/null, /dev/stdout: the rename would replace them
             raise InputError(f"is {special}, not a file; give the name of a file to write", path=target, field=option)
+    _refuse_sharing(targets, inputs, option)
     replaced = [t for t in targets if os.path.lexists(reached(t))]  # a dangling link too
     sources = list(_read_files(inputs)) if replaced else []
     for target in replaced:
@@ -591,6 +593,22 @@ def _read_files(inputs: Inputs) -> Iterator[tuple[str, Path, Path]]:
             yield from ((name, p, p / f) for f in RECORD_FILES if reached(p / f).exists())
         elif reached(p).exists():  # --cache new/../s.sqlite is s.sqlite: the cache opens it, making new/
             yield name, p, p
+
+
+def _refuse_sharing(targets: Sequence[Path], inputs: Inputs, option: str) -> None:
+    """Refuse an output that is also the path of an input not there yet: the score cache, which the run makes.
+
+    ``score -o c.sqlite --cache c.sqlite`` (or ``benchmark -o b --cache b/scores.jsonl``) made the cache,
+    filled it, then wrote the outputs over it: the cache was lost, and the next run refused the file.
+    """
+    for target in targets:
+        for entry in inputs:
+            name, given = entry[0], entry[-1]
+            if given is None or os.path.lexists(reached(given)) or reached(given) != reached(target):
+                continue
+            what = name if name.startswith("the ") else f"the path given to {name}"
+            raise InputError(f"is {what} too: the run would write its outputs over it; give another name",
+                             path=target, field=option)  # fmt: skip
 
 
 def _refuse_replacing(target: Path, sources: Sequence[tuple[str, Path, Path]], option: str) -> None:
