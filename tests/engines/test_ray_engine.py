@@ -209,9 +209,6 @@ def test_killed_worker_is_replaced_and_only_its_unfinished_batch_is_redone(
     assert _cached(cache, signature, keys) == expected
 
 
-# Known defect, open (issue 21's note): since aaa6890 (the dead-backend handling of hardening-cli; bisected: its
-# parent passes, it fails) a judge scored on Ray workers comes back null ("metric could not score this item")
-# while the same run locally scores; the workers' reason is not carried back, so the cause is still unknown.
 def test_judge_on_ray_matches_local_against_the_llama_cpp_server(cluster, tmp_path: Path, llama_url: str) -> None:
     params = [
         "-p",
