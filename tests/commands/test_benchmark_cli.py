@@ -276,3 +276,18 @@ def test_a_rerun_into_a_folder_removes_an_earlier_meta_paired_test(tmp_path: Pat
     report = tmp_path / "report.md"
     assert runner.invoke(app, ["report", str(out), "-o", str(report)]).exit_code == 0
     assert "paired test" not in report.read_text()
+
+
+def test_benchmark_says_which_values_read_a_text_in_part(tmp_path: Path) -> None:
+    """USR Topical-Chat's first context has a fact of more than 256 word pieces (all-minilm-l6-v2's tokenizer: 339),
+    which the encoder reads in part: the main job's sbert_knowledge read 30 such facts with nothing said, and the
+    tokenizer's own 'longer than the specified maximum' line was on stderr."""
+    res = runner.invoke(app, ["benchmark", "-b", "usr-tc", "--limit", "1", "-m", "embedding", "--boot", "0",
+                              "-o", str(tmp_path / "b"), "--no-cache"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert ("note sbert_knowledge: 6 of 6 values read a text in part (a fact or persona line read to its first 256 "
+            "word pieces (the encoder's limit))") in said  # fmt: skip
+    assert "sbert_ref:" not in said and "Token indices" not in said
+    scores = [json.loads(x) for x in (tmp_path / "b" / "scores.jsonl").read_text().splitlines()]
+    assert sum("cut" in s["extras"] for s in scores) == 6

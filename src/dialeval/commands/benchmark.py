@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -91,7 +93,8 @@ def benchmark(
             levels = levels_to_report(levels, level, bench.ratings, dimension, (c.system for c in bench.candidates))
             run = request.open(quiet=as_json)
             runs, skipped = score_request(run, bench.candidates, bench.dialogues)
-            fitted = list(dict.fromkeys(n for r in runs for m, _ in r.parts if (n := m.fitted_note(bench.name))))
+            notes = list(dict.fromkeys(n for r in runs for m, _ in r.parts if (n := m.fitted_note(bench.name))))
+            notes += cut_notes(runs)  # in-sample figures, then values that read a text in part
             scores = [s for r in runs for s in r.scores]
             rows = correlation_table(
                 scores, bench.ratings, dimension=dimension, levels=levels, methods=methods, n_boot=n_boot, seed=seed
@@ -111,7 +114,7 @@ def benchmark(
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": [row_dict(r) for r in rows]}))
     else:
         out.print(to_rich(wide, title))
-        _print_notes(skipped, fitted, bench.source, output, replaced, warnings)
+        _print_notes(skipped, notes, bench.source, output, replaced, warnings)
         say_removed(output, removed)
     check_request_failures(scores, allow_failures)
 
@@ -155,15 +158,34 @@ def _run_info(
     )
 
 
+def cut_notes(runs: Sequence[MetricRun]) -> list[str]:
+    """Say, per output, how many of its values read a text in part and why (:meth:`MetricRun.cuts`).
+
+    Example:
+        >>> from dialeval.schema import Score
+        >>> run = MetricRun("m", "m|v", [Score(item_id="a", metric="m", value=0.5, extras={"cut": "a fact cut"}),
+        ...                              Score(item_id="b", metric="m", value=0.7)], 0.0)
+        >>> cut_notes([run])
+        ['m: 1 of 2 values read a text in part (a fact cut)']
+    """
+    notes = []
+    for r in runs:
+        valued = Counter(s.metric for s in r.scores if s.value is not None)
+        for name, why in r.cuts().items():
+            said = "; ".join(f"{n}: {w}" if len(why) > 1 else w for w, n in why.items())
+            notes.append(f"{name}: {why.total()} of {valued[name]} values read a text in part ({said})")
+    return notes
+
+
 def _print_notes(
-    skipped: dict[str, str], fitted: list[str], source: str, output: Path, replaced: list[Path], warnings: list[str]
+    skipped: dict[str, str], notes: list[str], source: str, output: Path, replaced: list[Path], warnings: list[str]
 ) -> None:
-    """Print, under the table, the metrics not run, the in-sample notes, the warnings, the source and the files."""
+    """Print, under the table, the metrics not run, the notes (in-sample, cut), the warnings, the source, the files."""
     from rich.markup import escape
 
     for name, why in skipped.items():
         console.print(f"[yellow]not run[/] {name}: {escape(why)}", highlight=False)
-    for note in fitted:
+    for note in notes:
         console.print(f"[yellow]note[/] {escape(note)}", highlight=False)
     warn(warnings)
     console.print(f"source: {source}", highlight=False, markup=False, soft_wrap=True)

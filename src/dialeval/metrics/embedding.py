@@ -109,7 +109,8 @@ class EmbeddingMetric(Metric):
         encoder, _ = load_sentence_encoder(self.config.model, self.config.device)
         limit = int(encoder.max_seq_length)
         texts = list(dict.fromkeys(_texts(items)))
-        long = {t for t, ids in zip(texts, encoder.tokenizer(texts)["input_ids"], strict=True) if len(ids) > limit}
+        ids = encoder.tokenizer(texts, verbose=False)["input_ids"]  # verbose: "longer than the maximum" on stderr
+        long = {t for t, one in zip(texts, ids, strict=True) if len(one) > limit}
         read = f"read to its first {limit} word pieces (the encoder's limit)"
         out = []
         for i in items:
