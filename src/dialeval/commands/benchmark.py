@@ -42,7 +42,7 @@ from dialeval.errors import DialevalError
 from dialeval.jsonl import write_jsonl
 from dialeval.meta.caveats import table_warnings
 from dialeval.meta.rows import COMPARE_FILE
-from dialeval.meta.wide import Wide, pivot
+from dialeval.meta.wide import Wide, pivot, rank_column
 from dialeval.runinfo import BenchmarkRun, MetricInfo, write_run_info
 from dialeval.scoring import MetricRun, ScoringContext, ScoringRequest, score_request
 from dialeval.words import human_rating
@@ -99,7 +99,7 @@ def benchmark(
             rows = correlation_table(
                 scores, bench.ratings, dimension=dimension, levels=levels, methods=methods, n_boot=n_boot, seed=seed
             )
-            rank_by = (levels[0], "spearman" if "spearman" in methods else methods[0])
+            rank_by = rank_column([(lv, m) for lv in levels for m in methods]) or (levels[0], methods[0])
             wide = pivot(rows, rank_by=rank_by)
             title = (
                 f"{bench.name}: correlation with {human_rating(dimension)} ({len(bench.candidates)} items, "

@@ -29,6 +29,23 @@ class Wide:
     rows: list[tuple[str, str, dict[tuple[str, str], Any]]]
 
 
+def rank_column(columns: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+    """Return the (level, method) column a benchmark's table is ranked by: Spearman at the first level, if it has one.
+
+    Else its first column. ``dialeval benchmark`` (its screen and table.md) and the report rank by this one rule.
+
+    Example:
+        >>> rank_column([("turn", "pearson"), ("turn", "spearman"), ("system", "spearman")])
+        ('turn', 'spearman')
+        >>> rank_column([("turn", "kendall"), ("system", "kendall")]), rank_column([])
+        (('turn', 'kendall'), None)
+    """
+    if not columns:
+        return None
+    first = (columns[0][0], "spearman")
+    return first if first in columns else columns[0]
+
+
 def pivot(rows: Sequence[Any], rank_by: tuple[str, str] | None = None) -> Wide:
     """Pivot correlation rows; rank metrics within each group by ``rank_by`` (default: first column).
 

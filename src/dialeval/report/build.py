@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dialeval import __version__
+from dialeval.meta.wide import rank_column
 from dialeval.report.doc import Block, Code, Doc, Figure, Section, Table, Text
 from dialeval.report.load import TRAIN_COLUMNS, Results, human_ratings
 from dialeval.runinfo import BenchmarkRun, LmstyleRun, TrainRun
@@ -54,21 +55,6 @@ def has_ci(rows: Sequence[dict[str, Any]]) -> bool:
     return any(r.get("ci_low") is not None for r in rows)
 
 
-def benchmark_rank(rows: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
-    """Return the column ``dialeval benchmark`` ranks its table by: Spearman at the first level, if the rows hold it.
-
-    The report ranked a benchmark's table by its first column (Pearson), table.md by Spearman: two orders of one run.
-
-    Example:
-        >>> benchmark_rank([{"level": "turn", "method": "pearson"}, {"level": "turn", "method": "spearman"}])
-        ('turn', 'spearman')
-        >>> benchmark_rank([{"level": "turn", "method": "kendall"}]) is None
-        True
-    """
-    first = str(rows[0]["level"]) if rows else ""
-    return (first, "spearman") if any((x["level"], x["method"]) == (first, "spearman") for x in rows) else None
-
-
 def _benchmark(r: Results, blocks: list[Block]) -> None:
     from types import SimpleNamespace
 
@@ -86,7 +72,8 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
                            "into this folder?), not from that command."))  # fmt: skip
     name = run.benchmark if run else r.path.name
     own = run is not None and dim == (run.dimension or dim)  # not a meta -o table in a benchmark's folder
-    rank_by = benchmark_rank(r.correlations) if own else None
+    columns = list(dict.fromkeys((str(x["level"]), str(x["method"])) for x in r.correlations))
+    rank_by = rank_column(columns) if own else None  # the rule benchmark ranked its screen and table.md by
     ranked_by = f" (ranked by {' '.join(rank_by)})" if rank_by else ""
     blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with {human_rating(dim)}"
                                     f"{ranked_by}", rank_by=rank_by))  # fmt: skip
