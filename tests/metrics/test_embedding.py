@@ -94,3 +94,36 @@ def test_a_text_longer_than_the_encoder_reads_is_said_on_its_scores(reference_en
     assert f"read in part (cut): sbert_context 2 ({said})" in " ".join(res.output.split())
     res = invoke("score", "--path", rows, *cols, "-m", "embedding", "-o", tmp_path / "t.jsonl", "--no-cache", "--json")
     assert json.loads(res.stdout)["metrics"]["embedding"]["cut"] == {"sbert_context": 2}
+
+
+def test_the_cut_check_tokenizes_without_transformers_too_long_warning(reference_encoder):
+    """cut() counts each text's word pieces with the encoder's own tokenizer; called plainly, that tokenizer logs
+    'Token indices sequence length is longer than the specified maximum' (transformers, once per tokenizer), which
+    reached the user's stderr in the middle of a benchmark. A handler on transformers' logger records what is said."""
+    import logging
+
+    from dialeval.models.loading import load_sentence_encoder
+
+    class Said(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines.append(record.getMessage())
+
+    said, log = Said(), logging.getLogger("transformers.tokenization_utils_base")
+    encoder, _ = load_sentence_encoder("all-minilm-l6-v2", "cpu")
+    long = " ".join(["word"] * 600)
+    log.addHandler(said)
+    try:
+        encoder.tokenizer.deprecation_warnings.clear()  # the once-per-tokenizer flag an earlier test may have set
+        assert EmbeddingMetric().cut([MetricInput(response="Hi.", knowledge=(long,))])[0] == {
+            "sbert_knowledge": "a fact or persona line read to its first 256 word pieces (the encoder's limit)"
+        }
+        assert said.lines == []
+        encoder.tokenizer.deprecation_warnings.clear()
+        encoder.tokenizer([long])  # the plain call logs it: the handler would see the line
+        assert any("Token indices sequence length" in x for x in said.lines)
+    finally:
+        log.removeHandler(said)
