@@ -143,3 +143,12 @@ def test_a_rating_with_an_underscore_is_refused_not_read_as_python_reads_it(tmp_
     with pytest.raises(InputError, match=r"r\.csv:2: field \"q\": expected a number, found '1_0'"):
         load_table(p, mapping)
     assert number("1.5", Where(p, line=2), "q") == 1.5
+
+
+def test_a_json_integer_too_large_for_a_float_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    """float() of a 401-digit int raises OverflowError (not ValueError): ``data show`` printed a traceback."""
+    p = tmp_path / "r.jsonl"
+    p.write_text('{"ctx": "hi", "resp": "yo", "q": 1' + "0" * 400 + "}\n")
+    mapping = ColumnMapping(response="resp", context="ctx", ratings={"q": "Overall"})
+    with pytest.raises(InputError, match=r"r\.jsonl:1: field \"q\": expected a finite number, found 10{400}"):
+        load_table(p, mapping)

@@ -323,7 +323,8 @@ def text_field(rec: dict[str, Any], key: str, where: Where) -> str:
 def number(value: Any, where: Where, field_name: str) -> float:
     """Return ``value`` as a finite float, or raise naming the field.
 
-    Text with an underscore is refused: Python's ``float`` reads ``"1_0"`` (a slip, or a label) as 10.
+    Text with an underscore is refused: Python's ``float`` reads ``"1_0"`` (a slip, or a label) as 10. A JSON
+    integer too large for a float (``1`` and 400 zeros) is refused as not finite: ``float`` raised OverflowError.
 
     Example:
         >>> number("1_0", Where("r.csv", line=2), "q")
@@ -335,6 +336,8 @@ def number(value: Any, where: Where, field_name: str) -> float:
         raise where.error(f"expected a number, found {value!r}", field=field_name)
     try:
         out = float(value)
+    except OverflowError:  # a JSON integer past a float's range
+        out = math.inf
     except (TypeError, ValueError):
         raise where.error(f"expected a number, found {value!r}", field=field_name) from None
     if not math.isfinite(out):
