@@ -320,3 +320,16 @@ def test_a_json_array_or_pretty_printed_json_in_a_jsonl_file_says_what_it_is(tmp
     with pytest.raises(InputError) as caught:
         read_jsonl(p, Score)
     assert str(caught.value).endswith("at column 17)")
+
+
+@pytest.mark.parametrize("value", ['"inf"', '"NaN"', '"-Infinity"', '"1e999"'])
+def test_a_rating_written_as_text_that_reads_as_no_finite_number_is_refused(tmp_path: Path, value: str) -> None:
+    """meta reads a text rating as its number: "inf" made its item's mean inf (pearson n/a, the rest wrong)."""
+    p = tmp_path / "r.jsonl"
+    p.write_text('{"item_id": "i", "dimension": "Overall", "annotator": "a", "value": "4"}\n'
+                 f'{{"item_id": "j", "dimension": "Overall", "annotator": "a", "value": {value}}}\n')
+    with pytest.raises(InputError, match=r'r\.jsonl:2: field "value": .* is not a finite number; use null'):
+        read_jsonl(p, Rating)
+    with pytest.raises(ValueError, match="is not a finite number"):  # the Python API's record, a float infinity
+        Rating(item_id="i", dimension="Overall", annotator="a", value=float("inf"))
+    assert Rating(item_id="i", dimension="Overall", annotator="a", value="positive").value == "positive"

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -100,6 +101,21 @@ class Candidate(_Record):
 RatingValue = float | str | None
 
 
+def _nonfinite(value: RatingValue) -> bool:
+    """Whether a rating value is, or as text reads as (``float`` reads it), a NaN or an infinity.
+
+    Example:
+        >>> [_nonfinite(v) for v in (float("inf"), " -Infinity ", "nan", "1e999", "4", "positive", None)]
+        [True, True, True, True, False, False, False]
+    """
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return False
+    return isinstance(value, float) and not math.isfinite(value)
+
+
 class Rating(_Record):
     """One annotator's judgement of one item on one dimension.
 
@@ -128,8 +144,14 @@ class Rating(_Record):
     @field_validator("value")
     @classmethod
     def _finite(cls, v: RatingValue) -> RatingValue:
+        """Refuse NaN and infinities, as numbers or as text ("NaN", "inf"): meta reads a text rating as its number.
+
+        A ratings file's ``"value": "inf"`` made every correlation of its item n/a or wrong, silently.
+        """
         if isinstance(v, float) and v != v:
             raise ValueError("NaN is not a rating; use null with dont_know=true")
+        if _nonfinite(v):
+            raise ValueError(f"{v!r} is not a finite number; use null with dont_know=true")
         return v
 
 
