@@ -239,6 +239,28 @@ def test_table_refuses_duplicate_ratings_and_conflicting_ids(tmp_path: Path) -> 
         load_table(p, ColumnMapping(response="response", item_id="id", ratings={"q": "quality"}))
 
 
+@pytest.mark.parametrize(
+    ("second_row", "column"),
+    [
+        ("d1,a2,hi,grass is green,fine,s1,tone", "fact"),  # one dialogue id, other grounding: not "context"
+        ("d1,a1,hi,sky is blue,ok,s2,tone", "sys"),  # one item id, another system: not "response"
+        ("d2,a1,hey,sky is blue,ok,s1,tone", "did"),  # one item id, another dialogue
+        ("d1,a1,hi,sky is blue,ok,s1,mood", "task"),  # one item id, another tag
+        ("d1,a1,hi,sky is blue,yo,s1,tone", "response"),
+    ],
+)
+def test_a_row_differing_from_the_first_of_its_id_names_the_column_that_differs(
+    tmp_path: Path, second_row: str, column: str
+) -> None:
+    """The error named the response (an item) or the context (a dialogue), whichever column differed."""
+    p = tmp_path / "t.csv"
+    p.write_text(f"did,id,context,fact,response,sys,task\nd1,a1,hi,sky is blue,ok,s1,tone\n{second_row}\n")
+    m = ColumnMapping(response="response", context="context", dialogue_id="did", item_id="id", knowledge="fact",
+                      system="sys", tags=("task",))  # fmt: skip
+    with pytest.raises(InputError, match=rf't\.csv:3: field "{column}": .* differs from its first row \(line 2\)$'):
+        load_table(p, m)
+
+
 def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     p = tmp_path / "m.yaml"
     p.write_text("response: r\nratings:\n  q: [Overall]\n")

@@ -557,6 +557,20 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
         raise where.error(f"{exc.message}: {fix}", field=col) from None
 
 
+def _differing(first: BaseModel, again: BaseModel, columns: Sequence[tuple[str, str | None]]) -> str | None:
+    """Return the column of the first attribute in which ``again`` differs from ``first``, or None.
+
+    ``columns`` pairs each attribute compared with the column it was read from, in the order compared.
+
+    Example:
+        >>> from dialeval.schema import Dialogue
+        >>> a, b = Dialogue(id="d", turns=[], knowledge=["sky"]), Dialogue(id="d", turns=[], knowledge=["sea"])
+        >>> _differing(a, b, [("turns", "context"), ("knowledge", "fact")])
+        'fact'
+    """
+    return next((col for name, col in columns if getattr(first, name) != getattr(again, name)), None)
+
+
 @dataclass
 class _TableBuilder:
     """Accumulates dialogues, candidates and ratings from the rows of one table."""
@@ -622,7 +636,9 @@ class _TableBuilder:
         if did in self.dialogues:
             if self.dialogues[did] != dialogue:
                 first = self.dialogue_lines[did].line
-                raise where.error(f'dialogue "{did}" differs from its first row (line {first})', field=m.context)
+                column = _differing(self.dialogues[did], dialogue, [("turns", m.context), ("knowledge", m.knowledge),
+                                                                    ("domain", m.domain)])  # fmt: skip
+                raise where.error(f'dialogue "{did}" differs from its first row (line {first})', field=column)
         else:
             self.dialogues[did], self.dialogue_lines[did] = dialogue, where
             if system:
@@ -667,11 +683,27 @@ class _TableBuilder:
         if item in self.item_lines:
             first, seen = self.item_lines[item]
             if seen != cand:
-                raise where.error(f'item "{item}" differs from its first row (line {first.line})', field=m.response)
+                raise where.error(f'item "{item}" differs from its first row (line {first.line})',
+                                  field=self.differing_column(seen, cand, system_name))  # fmt: skip
             return item
         self.item_lines[item] = (where, cand)
         self.items[key] = cand
         return item
+
+    def differing_column(self, first: Candidate, again: Candidate, system_name: str) -> str | None:
+        """Return the column in which a row's item differs from the item of the same id read first.
+
+        It was always the response column: a row whose context or system differed sent the user to a column that
+        held the same text as the first row's.
+        """
+        m = self.mapping
+        tags = [(m.system if key == "system" else key) for key in {**first.tags, **again.tags}
+                if first.tags.get(key) != again.tags.get(key)]  # fmt: skip
+        columns = [("dialogue_id", m.dialogue_id or m.context), ("turn_index", m.context), ("system", m.system),
+                   ("text", _expand(m.response, system_name)),
+                   ("references", _expand(m.references[0], system_name) if m.references else None),
+                   ("tags", tags[0] if tags else None)]  # fmt: skip
+        return _differing(first, again, columns) or _expand(m.response, system_name)
 
     def rate(self, where: Where, rec: Mapping[str, Any], item: str, system_name: str) -> None:
         m = self.mapping
