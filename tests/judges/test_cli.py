@@ -290,8 +290,11 @@ def test_serve_model_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path, ta
         # an OverflowError traceback: llama.cpp's context, --n-ctx times --parallel, is a C int
         ("--n-ctx", str(10**20)): 'field "--n-ctx": must be at most 536,870,911 (times --parallel 4, llama.cpp',
         ("--parallel", str(10**20)): 'field "--parallel": must be at most 2,147,483,647 (llama.cpp',
-        ("--model", str(tmp_path / "none.gguf")): f"{tmp_path / 'none.gguf'}: model file not found",
-        ("--model", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: not a GGUF file: it does not begin",
+        # the model's errors named the file and no option
+        ("--model", str(tmp_path / "none.gguf")): f"{tmp_path / 'none.gguf'}: field \"--model\": model file not found",
+        ("--model", str(tmp_path / "notes.gguf")): f"{tmp_path / 'notes.gguf'}: field \"--model\": not a GGUF file: "
+                                                   "it does not begin",
+        ("--model", str(tmp_path)): f'{tmp_path}: field "--model": is a folder; the llamacpp backend loads a GGUF file',
     }
     for args, message in cases.items():
         res = subprocess.run(

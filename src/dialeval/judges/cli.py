@@ -240,7 +240,7 @@ def serve_model(
     parallel: int = typer.Option(4, help="Requests served at once."),
 ) -> None:
     """Serve a GGUF model as an OpenAI-compatible server on 127.0.0.1 until Ctrl-C."""
-    from dialeval.backends.base import C_INT
+    from dialeval.backends.base import C_INT, missing_model
     from dialeval.backends.llamacpp import local_server
 
     try:
@@ -249,6 +249,8 @@ def serve_model(
         check_at_most(parallel, C_INT, "--parallel", why="llama.cpp's slots are a C int")
         check_at_most(n_ctx, C_INT // parallel, "--n-ctx", why=f"times --parallel {parallel}, llama.cpp's context "
                       "is a C int")  # fmt: skip
+        if why := missing_model("llamacpp", model):  # the backend's check, which named the file and no option
+            raise InputError(why, path=model, field="--model")
         local_server(model or None, n_ctx=n_ctx, n_parallel=parallel, port=port, verbose=True)
     except DialevalError as exc:
         fail(exc)
