@@ -261,6 +261,20 @@ def test_a_row_differing_from_the_first_of_its_id_names_the_column_that_differs(
         load_table(p, m)
 
 
+def test_a_rating_with_an_empty_annotator_cell_is_refused_and_a_row_rating_nothing_is_not(tmp_path: Path) -> None:
+    """Line 3's rating was kept as annotator "" (with pseudonymise, a third annotator-003), silently: 3 ratings by
+    2 annotators where the file names one."""
+    p = tmp_path / "t.csv"
+    p.write_text("context,response,q,worker\nhi,ok,3,w1\nhi,ok,4, \nhey,yo,2,w1\n")
+    m = ColumnMapping(response="response", context="context", ratings={"q": "Overall"}, annotator="worker")
+    with pytest.raises(InputError, match=r't\.csv:3: field "worker": empty annotator'):
+        load_table(p, m)
+    p.write_text("context,response,q,worker\nhi,ok,3,w1\nhi,ok,,\nhey,yo,2,w1\n")  # an unrated row: nothing to name
+    b = load_table(p, m)
+    assert [(r.annotator, r.value) for r in b.ratings] == [("w1", 3.0), ("w1", 2.0)]
+    assert b.skipped == {"empty rating (q)": 1}
+
+
 def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     p = tmp_path / "m.yaml"
     p.write_text("response: r\nratings:\n  q: [Overall]\n")

@@ -349,6 +349,11 @@ def _text(value: Any, where: Where, col: str) -> str:
     return value.strip()
 
 
+def _empty(value: Any) -> bool:
+    """Whether a cell holds nothing: JSON null, or text that is empty or only whitespace."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
 def _name(value: Any, where: Where, col: str) -> str:
     """Return an id, annotator or tag cell as text: like :func:`_text`, but a number is taken as written."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -708,6 +713,10 @@ class _TableBuilder:
     def rate(self, where: Where, rec: Mapping[str, Any], item: str, system_name: str) -> None:
         m = self.mapping
         annotator = _name(rec[m.annotator], where, m.annotator) if m.annotator else "annotator"
+        if m.annotator and not annotator and not all(_empty(rec[_expand(c, system_name)]) for c in m.ratings):
+            # its ratings were an annotator "" (with pseudonymise, one more annotator-NNN), silently
+            raise where.error("empty annotator: each rating names who gave it (a row without one rates nothing: "
+                              "leave its rating cells empty)", field=m.annotator)  # fmt: skip
         if m.pseudonymise:
             annotator = self.pseudonyms.setdefault(annotator, f"annotator-{len(self.pseudonyms) + 1:03d}")
         cells = [(c, d, annotator, bool(m.annotator)) for c, d in m.ratings.items()]
@@ -731,7 +740,7 @@ class _TableBuilder:
 
     def rate_one(self, where: Where, col: str, value: Any, key: tuple[str, str, str]) -> None:
         """Keep one rating ``value`` of the cell ``col`` as ``key`` (item, dimension, annotator); skip an empty one."""
-        if value is None or (isinstance(value, str) and not value.strip()):
+        if _empty(value):
             self.skipped[f"empty rating ({col})"] += 1
             return
         item, dim, who = key
