@@ -190,3 +190,14 @@ def test_judge_run_with_a_bad_protocol_file_is_one_clear_error(
         (records / "bad.yaml").write_bytes(content)
     res = run("judge", "run", "--protocol", "bad.yaml", "-b", "usr-tc", "--limit", "1", "--out", "out", cwd=records)
     refused(res, needle)
+
+
+def test_meta_refuses_an_annotator_rating_an_item_twice_in_a_ratings_file(records: Path) -> None:
+    """c1 rated 4 by "a" twice: meta averaged both into c1's mean (annotator "a" counted twice), silently; a table's
+    reader refused the same. Both ways to give rating records are checked: -r FILE and --path FOLDER."""
+    jsonl(records / "scores.jsonl", SCORES)
+    jsonl(records / "ratings.jsonl", [*RATINGS, {**RATINGS[0], "value": 5}])
+    needle = 'ratings.jsonl:4: field "annotator": annotator "a" rates item "c1" on "Overall" twice (first on line 1)'
+    refused(run("meta", "scores.jsonl", "-r", "ratings.jsonl", "--n-boot", "0", cwd=records), needle)
+    jsonl(records / "candidates.jsonl", [*CANDIDATES, {**CANDIDATES[1], "id": "c3"}])
+    refused(run("meta", "scores.jsonl", "--path", ".", "--n-boot", "0", cwd=records), needle)

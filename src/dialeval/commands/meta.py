@@ -40,7 +40,7 @@ from dialeval.commands.common import (
 from dialeval.commands.tables import to_markdown, to_rich
 from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError, ensure_unique
-from dialeval.jsonl import iter_records, nan_as_none, read_jsonl, write_jsonl
+from dialeval.jsonl import iter_records, nan_as_none, write_jsonl
 from dialeval.meta.caveats import table_warnings
 from dialeval.meta.rows import COMPARE_FILE
 from dialeval.meta.wide import Wide, pivot
@@ -203,7 +203,9 @@ def _ratings_of(
         if benchmark is not None or path is not None or table.given():  # they were left unread, silently
             other = "-b" if benchmark is not None else "--path" if path is not None else "your table's options"
             raise InputError(f"give --ratings or {other}, not both: each gives the ratings", field="--ratings")
-        return read_jsonl(ratings, Rating), str(ratings), []
+        from dialeval.data.generic import read_ratings
+
+        return read_ratings(ratings), str(ratings), []
     if benchmark is not None or path is not None:
         bench = load_inputs(benchmark, path, None, None, None, table=table, show=not as_json)
         from dialeval.scoring import score_tags

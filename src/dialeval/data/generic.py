@@ -44,10 +44,10 @@ from dialeval.errors import InputError, closest, ensure_unique
 from dialeval.jsonl import (
     check_file,
     first_problem,
+    iter_records,
     load_yaml,
     lone_surrogate,
     pydantic_message,
-    read_jsonl,
     read_text,
     read_unique,
     yaml_line,
@@ -1137,9 +1137,35 @@ def read_records(
         name=name or Path(candidates).stem,
         dialogues=dials,
         candidates=read_candidates(candidates, dials, str(dialogues)),
-        ratings=read_jsonl(ratings, Rating) if ratings is not None else [],
+        ratings=read_ratings(ratings) if ratings is not None else [],
         source=str(candidates),
     )
+
+
+def read_ratings(path: str | Path) -> list[Rating]:
+    r"""Read rating records; an annotator's second rating of one item on one dimension is refused, naming both lines.
+
+    meta averaged both into the item's mean (that annotator counted twice), silently; the table reader refuses the
+    same (:meth:`_TableBuilder.rate_one`).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+        >>> _ = p.write_text('{"item_id": "i", "dimension": "q", "annotator": "a", "value": 4}\n' * 2)
+        >>> read_ratings(p)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...r.jsonl:2: field "annotator": annotator "a" rates item "i" on "q" twice ...
+    """
+    seen: dict[tuple[str, str, str, str], int] = {}
+    ratings = []
+    for line, rating in iter_records(path, Rating):
+        first = seen.setdefault((rating.level, rating.item_id, rating.dimension, rating.annotator), line)
+        if first != line:
+            raise InputError(f'annotator "{rating.annotator}" rates item "{rating.item_id}" on "{rating.dimension}" '
+                             f"twice (first on line {first})", path=path, line=line, field="annotator")  # fmt: skip
+        ratings.append(rating)
+    return ratings
 
 
 def read_candidates(path: str | Path, dialogues: Mapping[str, Dialogue], source: str) -> list[Candidate]:
