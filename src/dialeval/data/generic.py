@@ -518,8 +518,10 @@ _SEVERAL_CELL = re.compile(r"\s*-?\d+(?:\.\d+)?(?:\s*[;|]\s*-?\d+(?:\.\d+)?|\s+-
                            r"|\s*\d+(?:\s*,\s*\d+){2,}\s*")
 #: A rating written with its scale's top (``4/5``, ``7 / 10``).
 _OUT_OF = re.compile(r"\s*(\d+(?:\.\d+)?)\s*/\s*(\d+)\s*")
-#: What crowd exports write in a rating cell for no rating (the cell is to be left empty instead).
-_NO_RATING = {"n/a", "na", "none", "null", "nan", "-", "?", "--"}
+#: What crowd exports write in a rating cell for no rating (the cell is to be left empty instead), and what pandas
+#: writes for an infinity (a mean of nothing, a division by 0): "inf" was told to become a label, --labels inf=3.
+_NO_RATING = {"n/a", "na", "none", "null", "nan", "-", "?", "--", *(f"{s}{w}" for s in ("", "-", "+")
+                                                                    for w in ("inf", "infinity"))}  # fmt: skip
 
 
 def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> float:
