@@ -317,6 +317,11 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         # it said "no metric of this run has the parameter length"
         (lambda: dialeval.score(ROWS, ["length"], params={"length": {"x": 1}}, cache=False),
          'field "params": "length" is given a mapping: name one parameter per key, e.g. {"length.x": ...}'),
+        # each was passed on as its Python text: "None" where a parameter takes any text (a turn separator)
+        (lambda: dialeval.score(ROWS, ["length"], params={"turn_separator": None}, cache=False),
+         'field "params": "turn_separator" is given None: leave the key out for the parameter\'s default'),
+        (lambda: dialeval.score(ROWS, ["bleu"], params={"bleu.smoothing": ["method1"]}, cache=False),
+         'field "params": "bleu.smoothing" is given a list: give a string, a number or True/False'),
         (lambda: dialeval.score(ROWS, ["length"], cache=Path("/")), '/: field "cache": is a folder'),
         # it said field "model"
         (lambda: dialeval.score(ROWS, ["embedding"], params={"embedding.model": "nowhere"}, cache=False),

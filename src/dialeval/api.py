@@ -291,6 +291,7 @@ def request_of(
             inner = next(iter(value), "KEY")
             raise InputError(f'"{key}" is given a mapping: name one parameter per key, e.g. {{"{key}.{inner}": ...}}',
                              field="params")  # fmt: skip
+        _param_value(key, value)
     return ScoringRequest(
         metrics=None if names is None else tuple(names),
         params=tuple(f"{key}={value}" for key, value in (params or {}).items()),
@@ -298,6 +299,30 @@ def request_of(
         engine=engine, cache=None if isinstance(cache, bool) else given_path(cache, "cache"),
         no_cache=cache is False, progress=progress,
     )  # fmt: skip
+
+
+def _param_value(key: object, value: object) -> None:
+    """Refuse a parameter value that ``-p key=value`` cannot say: None, or a list, tuple or set.
+
+    Each was passed on as its Python text, silently where a parameter takes any text
+    (``{"likelihood.turn_separator": None}`` joined the turns with ``"None"``).
+
+    Example:
+        >>> _param_value("likelihood.turn_separator", None)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "params": "likelihood.turn_separator" is given None: leave the key out \
+for the parameter's default
+        >>> _param_value("heads", ["a", "b"])
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "params": "heads" is given a list: give a string, a number or True/False
+    """
+    if value is None:
+        raise InputError(f"\"{key}\" is given None: leave the key out for the parameter's default", field="params")
+    if isinstance(value, (list, tuple, set, frozenset)):
+        raise InputError(f'"{key}" is given a {type(value).__name__}: give a string, a number or True/False',
+                         field="params")  # fmt: skip
 
 
 def _read(
