@@ -415,6 +415,16 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         # the context column as the response column reads a chat log's messages only: text there is refused
         (lambda: dialeval.score(ROWS, ["length"], context_col="response", cache=False),
          'data:1: field "response": the context column is the response column, which reads a chat log\'s messages'),
+        # a missing id was the id "nan": the rows without a context_id made one context, silently, and two without
+        # an item_id were "item_id names the same item twice", naming no row
+        (lambda: dialeval.correlate(RATED.assign(context_id=["c1", None, float("nan"), "c2"]), "h", ["m"]),
+         'data:2: field "context_id": no value (2 such rows)'),
+        (lambda: dialeval.correlate(RATED.assign(dialogue_id=["d1", "d1", pd.NA, "d2"]), "h", ["m"]),
+         'data:3: field "dialogue_id": no value (1 such row)'),
+        (lambda: dialeval.correlate(RATED.assign(item_id=[None, "a", None, "b"]), "h", ["m"]),
+         'data:1: field "item_id": no value (2 such rows)'),
+        (lambda: dialeval.correlate(RATED.assign(item_id=["a", "b", "c", "b"]), "h", ["m"]),
+         'data:4: field "item_id": item "b" of row 2 again'),
         # a human column named as a metric too: it was correlated with itself, 1.0
         (lambda: dialeval.correlate(RATED, "h", ["m", "h"]),
          'field "metrics": "h" is a human column too: a column agrees with itself'),

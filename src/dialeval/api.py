@@ -568,7 +568,8 @@ def correlate(
         InputError: No row; no human column, level or method; a column, level or method named twice; a
             missing or non-numeric column, or an infinite value in one; a metric column named like a column of
             the table correlated (``human``, ``n_annotators``, ``context_id``, ``dialogue_id``, ``system``, or
-            ``tag:...``); an unknown level or method; the
+            ``tag:...``); a row with no ``item_id``, ``context_id`` or ``dialogue_id`` where the frame has that
+            column, or an ``item_id`` given twice; an unknown level or method; the
             system level or ``by="system"`` with no system column; a negative ``n_boot`` or ``seed``, an
             ``n_boot`` over 100,000 or a ``seed`` over 2**32 - 1, or an argument of another type than the
             one documented.
@@ -693,11 +694,13 @@ def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]
     from dialeval.schema import UNKNOWN_SYSTEM
 
     def column(name: str) -> list[str] | None:
-        return [str(v) for v in df[name].tolist()] if name in df.columns else None
+        return _ids(df, name) if name in df.columns else None
 
     items = column("item_id") or [str(n) for n in range(len(df))]
-    if len(set(items)) != len(items):
-        raise InputError("item_id names the same item twice", field="item_id")
+    first: dict[str, int] = {}
+    for row, item in enumerate(items, 1):
+        if (seen := first.setdefault(item, row)) != row:
+            raise InputError(f'item "{item}" of row {seen} again', path=DATA, line=row, field="item_id")
     contexts = column("context_id")
     if contexts is None and (context := _column_of(df, "context")) in df.columns:
         logs = df.attrs.get(COLUMNS, {}).get("log") == context  # whole chat logs, read as context and response
@@ -709,6 +712,27 @@ def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]
     system = _column_of(df, "system")
     systems = [UNKNOWN_SYSTEM if _cell(v) is None else str(v) for v in df[system].tolist()] if system in df else None
     return items, contexts, dialogues, systems or [""] * len(df)  # no value: "unknown", as score reads it (was "nan")
+
+
+def _ids(df: pd.DataFrame, name: str) -> list[str]:
+    """Return a column of ids (item, context or dialogue) as text; a row without one is refused.
+
+    Each missing cell was the id ``"nan"`` (or ``"None"``): the rows without one made one context, or one dialogue,
+    silently.
+
+    Example:
+        >>> import pandas as pd
+        >>> _ids(pd.DataFrame({"context_id": [1, 2]}), "context_id")
+        ['1', '2']
+        >>> _ids(pd.DataFrame({"context_id": ["c1", None, float("nan")]}), "context_id")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: data:2: field "context_id": no value (2 such rows)
+    """
+    values = df[name].tolist()
+    if missing := _missing(df[name]):
+        raise InputError(f"no value ({counted(len(missing), 'such row')})", path=DATA, line=missing[0], field=name)
+    return [str(v) for v in values]
 
 
 def _scores(df: pd.DataFrame, metrics: Sequence[str], by: str | None) -> list[Score]:
