@@ -454,6 +454,32 @@ def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
     assert str(caught.value) == f'{j}:2: field "response": expected a string, found bool'
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "line", "message"),
+    [
+        # each named "data" (the frame read from the file), not the file: "data: no rows to score", "data: field
+        # "d": no column "d"", "data:2" for the JSONL's third line, and a mend of a DataFrame the user never made
+        ("t.csv", "context,response\n", "", "no rows to score"),
+        ("t.jsonl", "", "", "no rows to score"),
+        ("t.csv", "context,response\nHi,Hello\n", ":1", 'field "d": missing column in the header; there are: '
+         "context, response"),
+        ("t.jsonl", '{"context": "Hi", "response": "Yo", "d": "a"}\n\n{"context": "Ho", "response": "Ya", "d": null}\n',
+         ":3", 'field "d": no value (1 such row)'),
+        ("t.csv", "context,response,length\nHi,Hello,3\n", "",
+         'a column is named like a metric output: "length"; scored already? drop it from the file first'),
+    ],
+)
+def test_an_error_in_a_file_names_the_file_and_its_line(
+    tmp_path: Path, name: str, text: str, line: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    dialogue = "d" if 'field "d"' in message else None
+    with pytest.raises(InputError) as caught:
+        dialeval.score(path, ["length"], dialogue_col=dialogue, cache=False, progress=False)
+    assert str(caught.value) == f"{path}{line}: {message}"
+
+
 def test_a_csv_separated_by_another_delimiter_is_told_the_pandas_call_that_reads_it(tmp_path: Path) -> None:
     # it said to pass --delimiter ";", an option score() has no argument for
     p = tmp_path / "semi.csv"

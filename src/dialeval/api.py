@@ -137,7 +137,7 @@ def score(
         request = request_of(metrics, engine, cache, params, device, progress)
         runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
     values, signatures, nulls = _by_output(runs)
-    _no_clash(values, frame.columns)
+    _no_clash(values, frame.columns, rows[0][0].path if rows else DATA)
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
@@ -165,8 +165,10 @@ records, whose fields are named: leave it out
                              "are named: leave it out", field=name)  # fmt: skip
 
 
-def _no_clash(outputs: Iterable[str], columns: Iterable[object]) -> None:
+def _no_clash(outputs: Iterable[str], columns: Iterable[object], source: str | Path = DATA) -> None:
     """Refuse data that already has a column named like a metric output (a notebook cell run twice, most often).
+
+    ``source``: the file the data was read from (it was named ``data``, with the DataFrame's mend), else ``data``.
 
     Example:
         >>> _no_clash(["length"], ["response", "length"])
@@ -177,8 +179,8 @@ def _no_clash(outputs: Iterable[str], columns: Iterable[object]) -> None:
     if clash := sorted(set(outputs) & set(columns)):
         names = ", ".join(f'"{c}"' for c in clash)
         it = "it" if len(clash) == 1 else "them"
-        raise InputError(f"a column is named like a metric output: {names}; scored already? drop {it} first "
-                         f"(df.drop(columns=[{names}]))", path=DATA)  # fmt: skip
+        mend = f"drop {it} first (df.drop(columns=[{names}]))" if source == DATA else f"drop {it} from the file first"
+        raise InputError(f"a column is named like a metric output: {names}; scored already? {mend}", path=source)
 
 
 def _items(
@@ -196,7 +198,7 @@ def _items(
         _no_columns_of_records(bench.source, context_col=context, response_col=response, dialogue_col=dialogue,
                                **{f"{key}_col": name for key, name in wanted.items()})  # fmt: skip
         return bench, [c.id for c in bench.candidates], {}
-    mapping = _mapping(frame, wanted, *cols)
+    mapping = _mapping(frame, rows, wanted, *cols)
     table, row_items = build_table(rows, mapping, name=DATA, source=DATA)
     col = mapping.context
     split = f'split there first: df["{col}"] = df["{col}"].str.split(r"\\n", regex=False)'
@@ -399,10 +401,13 @@ def _read_path(
         reader = _PANDAS_READERS.get(path.suffix.lower())
         hint = f": read it with pd.{reader}(path) and pass the DataFrame" if reader else ""
         raise InputError(f"expected a CSV, TSV, JSONL or JSON table or a folder of dialeval records{hint}", path=path)
-    present = tuple(c for c in wanted.values() if c and c != response_col)  # read as references: checked present
+    # read as references: checked present (the dialogue column too: it was "data: no column", naming no file)
+    present = tuple(c for c in (*wanted.values(), dialogue_col) if c and c != response_col)
     given = ColumnMapping(response=response_col, context=context_col, references=present)
     # checks that the columns given are there; a header separated by ";" said to pass --delimiter, which score lacks
     read = table_records(check_file(path), given, 'read it with pd.read_csv(path, sep="{}") and pass the DataFrame')
+    if not read:  # a header alone: it was "data: no rows to score", naming no file
+        raise InputError("no rows to score", path=path)
     frame = pd.DataFrame([rec for _, rec in read])
     rows = [(where, {c: _cell(rec.get(c)) for c in frame.columns}) for where, rec in read]
     if not path.name.lower().endswith(JSON_SUFFIXES):  # a CSV's cells are text: its numbers, as pd.read_csv reads them
@@ -469,12 +474,15 @@ def _cell(value: Any) -> Any:
 
 def _mapping(
     frame: pd.DataFrame,
+    rows: Rows,
     wanted: dict[str, str | None],
     context_col: str | None,
     response_col: str,
     dialogue_col: str | None,
 ) -> ColumnMapping:
     """Check the columns and the dialogue ids; return the table mapping that reads them.
+
+    ``rows``: the frame's rows, each with its place (a file's line, where the frame was read from one).
 
     The values are checked as the table reader of ``--path`` checks them (:func:`~dialeval.data.generic.build_table`):
     a response None, NaN, empty or only whitespace is an error (but in a :func:`load_benchmark` frame, whose empty
@@ -490,8 +498,8 @@ def _mapping(
         if name is not None and name not in frame.columns:
             raise _no_column(frame, name, path=DATA, none="context_col" if name == context_col else "")
     if dialogue_col is not None and (missing := _missing(frame[dialogue_col])):
-        raise InputError(f"no value ({counted(len(missing), 'such row')})", path=DATA, line=missing[0],
-                         field=dialogue_col)  # fmt: skip
+        # a file's line (it was the frame's row, with "data" for the file)
+        raise rows[missing[0] - 1][0].error(f"no value ({counted(len(missing), 'such row')})", field=dialogue_col)
     return ColumnMapping(
         response=response_col, context=context_col, system=cols["system"], dialogue_id=dialogue_col,
         references=(cols["reference"],) if cols["reference"] else (), knowledge=cols["knowledge"],
