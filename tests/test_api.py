@@ -480,6 +480,21 @@ def test_an_error_in_a_file_names_the_file_and_its_line(
     assert str(caught.value) == f"{path}{line}: {message}"
 
 
+def test_a_path_argument_reads_a_tilde_as_the_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # cache="~/c.sqlite" made a folder named "~" in the current folder, and data="~/t.csv" was "file not found";
+    # pandas' readers expand "~" (pd.read_csv("~/t.csv") reads), and so does a shell, for the CLI
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # Path.home() reads it
+    monkeypatch.chdir(work)
+    (home / "t.csv").write_text("context,response\nHi,Hello there\n")
+    scored = dialeval.score("~/t.csv", ["length"], cache="~/c.sqlite", progress=False)
+    assert scored["length"].tolist() == [2.0]  # "Hello there": two words
+    assert (home / "c.sqlite").is_file()
+    assert list(work.iterdir()) == []
+
+
 def test_a_csv_separated_by_another_delimiter_is_told_the_pandas_call_that_reads_it(tmp_path: Path) -> None:
     # it said to pass --delimiter ";", an option score() has no argument for
     p = tmp_path / "semi.csv"

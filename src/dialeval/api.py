@@ -298,9 +298,22 @@ def request_of(
         metrics=None if names is None else tuple(names),
         params=tuple(f"{key}={value}" for key, value in (params or {}).items()),
         device=None if device is None else check_device(device.strip(), field="--device"),
-        engine=engine, cache=None if isinstance(cache, bool) else given_path(cache, "cache"),
+        engine=engine, cache=None if isinstance(cache, bool) else _user_path(cache, "cache"),
         no_cache=cache is False, progress=progress,
     )  # fmt: skip
+
+
+def _user_path(value: str | Path, field: str) -> Path:
+    """Return a path argument as :func:`~dialeval.errors.given_path` checks it, ``~`` read as the home folder.
+
+    A shell expands ``~`` on the command line; Python does not, and ``cache="~/scores.sqlite"`` made a folder
+    named ``~`` in the notebook's folder, silently (pandas' readers expand it, so ``pd.read_csv("~/my.csv")`` reads).
+
+    Example:
+        >>> _user_path("~/scores.sqlite", "cache") == Path.home() / "scores.sqlite"
+        True
+    """
+    return given_path(value, field).expanduser()
 
 
 def _param_value(key: object, value: object) -> None:
@@ -336,7 +349,7 @@ def _read(
     from dialeval.data._common import Where
 
     if isinstance(data, (str, Path)):
-        return _read_path(given_path(data, "data"), wanted, context_col, response_col, dialogue_col)
+        return _read_path(_user_path(data, "data"), wanted, context_col, response_col, dialogue_col)
     if isinstance(data, pd.DataFrame):
         frame = data
     elif isinstance(data, Sequence) and not isinstance(data, bytes):
@@ -863,7 +876,7 @@ def load_benchmark(name: str, path: str | Path | None = None) -> pd.DataFrame:
     _expect(name, (str,), "a benchmark name", "name")
     _expect(path, (str, Path, type(None)), "a path or None", "path")
     try:
-        bench = load(name, None if path is None else given_path(path, "path"), path_option="path=")
+        bench = load(name, None if path is None else _user_path(path, "path"), path_option="path=")
     except UnknownNameError as exc:  # it named no argument, where score's metrics= is named
         raise exc.given_by("name") from None
     return benchmark_frame(bench)
