@@ -425,6 +425,14 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
          'data:1: field "item_id": no value (2 such rows)'),
         (lambda: dialeval.correlate(RATED.assign(item_id=["a", "b", "c", "b"]), "h", ["m"]),
          'data:4: field "item_id": item "b" of row 2 again'),
+        # a pandas Series shown in the error made it several lines; an Index or Series of names said no way to mend it
+        (lambda: dialeval.correlate(RATED["m"], "h", ["m"]),
+         'field "df": expected a DataFrame, got 0 1.0 1 ...dtype: float64 (Series)'),
+        (lambda: dialeval.correlate(RATED, "h", RATED.columns[:1]),
+         "field \"metrics\": expected a name or a list of names, got Index(['m'], dtype="),
+        (lambda: dialeval.score(ROWS, pd.Series(["length"]), cache=False),
+         'field "metrics": expected a name or a list of names, got 0 length dtype: '),
+        (lambda: dialeval.score(ROWS, pd.Series(["length"]), cache=False), "(Series); pass it as a list (list(...))"),
         # a human column named as a metric too: it was correlated with itself, 1.0
         (lambda: dialeval.correlate(RATED, "h", ["m", "h"]),
          'field "metrics": "h" is a human column too: a column agrees with itself'),

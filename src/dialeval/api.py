@@ -33,7 +33,7 @@ from dialeval.atomic import WriteError
 from dialeval.bulk import fewer_collections
 from dialeval.errors import InputError, UnknownNameError, closest, ensure_unique, given_path
 from dialeval.jsonl import lone_surrogate
-from dialeval.words import counted
+from dialeval.words import counted, one_line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -656,7 +656,9 @@ def _names(value: str | Sequence[str], field: str) -> list[str]:
     if isinstance(value, str):
         return [value]
     if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
-        raise InputError(f"expected a name or a list of names, got {_short(value)}", field=field)
+        # a pandas Index or Series, a numpy array
+        hint = "; pass it as a list (list(...))" if hasattr(value, "tolist") else ""
+        raise InputError(f"expected a name or a list of names, got {_short(value)}{hint}", field=field)
     return list(value)
 
 
@@ -673,13 +675,16 @@ def _expect_columns(**columns: object) -> None:
 
 
 def _short(value: object) -> str:
-    """Return a value as an error shows it: a short repr (a long list is cut) and its type.
+    """Return a value as an error shows it: a short repr on one line (a long list is cut) and its type.
+
+    A pandas Series' repr is several lines: the error it was in was too.
 
     Example:
-        >>> _short(list(range(100)))
-        '[0, 1, 2, 3, 4, 5, ...] (list)'
+        >>> import pandas as pd
+        >>> _short(list(range(100))), _short(pd.Series(["length"]))
+        ('[0, 1, 2, 3, 4, 5, ...] (list)', '0 length dtype: ... (Series)')
     """
-    return f"{reprlib.repr(value)} ({type(value).__name__})"
+    return f"{one_line(reprlib.repr(value), 80)} ({type(value).__name__})"
 
 
 def _metric_columns(df: pd.DataFrame, metrics: Sequence[str] | None, human: Sequence[str]) -> list[str]:
