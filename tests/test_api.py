@@ -368,6 +368,8 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
          'field "h": no value in any row: nothing to correlate with'),
         (lambda: dialeval.correlate(RATED, "h", ["mm"]), 'field "mm": no column "mm" (did you mean "m"?)'),
         (lambda: dialeval.load_benchmark("usr-tx"), 'field "name": unknown benchmark "usr-tx"; did you mean "usr-tc"'),
+        # it said '"" names a folder, not a catalog benchmark' (Path("") is the current folder)
+        (lambda: dialeval.load_benchmark(""), 'field "name": unknown benchmark ""; known: dstc9, '),
         # it said "not a numeric column", naming no row and no value
         (lambda: dialeval.correlate(RATED.assign(h=[1.0, 2.0, "n/a", 4.0]), "h", ["m"]),
          "data:3: field \"h\": expected a number (None or NaN for no value), found str 'n/a'"),

@@ -345,7 +345,8 @@ def load_benchmark(name: str, path: str | Path | None = None, *, path_option: st
                "stress, train, study create, data show and data import do" if path_option == "--path" else
                "give your own table to dialeval.score as its data")  # fmt: skip
         raise UnknownNameError(f'"{name}" names a file, not a catalog benchmark: {how}')
-    if name not in DATASETS.names() and Path(name).is_dir():  # data import's output, say: "unknown benchmark"
+    # data import's output, say: "unknown benchmark"; "" is no folder (Path("") is the current one: it said it was)
+    if name and name not in DATASETS.names() and Path(name).is_dir():
         how = ("read a folder of dialeval records (dialogues/candidates/ratings.jsonl) with --path DIR, as score, "
                "benchmark, meta, stress, train, study create and data show do" if path_option == "--path" else
                "give a folder of dialeval records to dialeval.score as its data")  # fmt: skip
