@@ -254,6 +254,8 @@ def test_meta_names_the_option_a_library_check_refused(
     (["score", "-m", "lenght"], 'field "--metrics": unknown metric "lenght"; did you mean "length"?'),
     (["score", "-m", "length", "-p", "lenght.x=1"], 'field "--param": unknown metric "lenght"; did you mean'),
     (["score", "-b", "usr", "-m", "length"], 'field "--benchmark": unknown benchmark "usr"; did you mean "usr-tc"?'),
+    # -b "" scored the default usr-tc, all of it, silently (an empty name was read as no -b)
+    (["score", "-b", "", "-m", "length"], 'field "--benchmark": unknown benchmark ""; known: dstc9,'),
     (["data", "show", "-b", "usr"], 'field "--benchmark": unknown benchmark "usr"; did you mean "usr-tc"?'),
     (["train", "--train", "usr-tc", "--test", "usr"], 'field "--test": unknown benchmark "usr"; did you mean'),
     (["judge", "run", "--protocol", "cpdscore-simpl"], 'field "--protocol": unknown protocol "cpdscore-simpl"'),

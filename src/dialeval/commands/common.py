@@ -436,7 +436,7 @@ def load_inputs(
     elif path is not None and benchmark is None and path.is_dir() and (path / RECORD_FILES[1]).is_file():
         bench = load_records(path)
     else:
-        bench = catalog_benchmark(benchmark or "usr-tc", path)
+        bench = catalog_benchmark("usr-tc" if benchmark is None else benchmark, path)  # -b "": an unknown name
     if limit is not None:
         bench = bench.head(limit)
     return bench
