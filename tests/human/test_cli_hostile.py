@@ -90,6 +90,22 @@ def test_a_gold_rating_the_protocol_cannot_hold_names_its_file_and_line(
     assert not (tmp_path / "study").exists()
 
 
+@pytest.mark.parametrize("what", ["qualification", "attention"])
+def test_a_gold_rating_given_twice_names_both_lines(tmp_path: Path, inputs: dict[str, Path], what: str) -> None:
+    """One reference rating an item on one dimension twice (a pasted line, a changed mind) was SQLAlchemy's
+    IntegrityError traceback from the gold table's primary key, after every file had been read."""
+    ok = Rating(item_id="d2:m1", dimension="Appropriateness", annotator="ref1", value="positive")
+    other = ok.model_copy(update={"item_id": "d2:m2"})
+    write_jsonl(tmp_path / "gold.jsonl", [ok, other, ok.model_copy(update={"value": "negative"})])
+    extra = ["--threshold", "0.21"] if what == "qualification" else ["--attention-per-batch", "1"]
+    res = create(tmp_path / "study", inputs, f"--{what}", str(inputs["qual"]), f"--{what}-ratings",
+                 str(tmp_path / "gold.jsonl"), *extra)  # fmt: skip
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.strip() == (f'error: {tmp_path / "gold.jsonl"}:3: field "dimension": annotator "ref1" rates '
+                                  'item "d2:m1" on "Appropriateness" twice (first on line 1)')  # fmt: skip
+    assert not (tmp_path / "study").exists()
+
+
 @pytest.mark.parametrize("which", ["dialogues", "candidates", "qualification-ratings", "protocol"])
 @pytest.mark.parametrize("content", ["latin-1", "binary", "directory"])
 def test_unreadable_files_get_one_clear_error_naming_the_file(

@@ -64,12 +64,19 @@ def _gold(
     batch = read_candidates(candidates, dialogues, "the study's dialogues")
     ids = {c.id for c in batch}
     read = []
+    first: dict[tuple[str, str, str], int] = {}  # (annotator, item, dimension) -> its line; a twin was a traceback
     for line, rating in iter_records(ratings, Rating):
         try:
             if rating.item_id not in ids:
                 raise InputError(f'no candidate of --{what} ({candidates}) has the id "{rating.item_id}"',
                                  field="item_id")  # fmt: skip
             gold_answer(protocol, rating, what)
+            key = (rating.annotator, rating.item_id, rating.dimension)
+            if key in first:
+                raise InputError(f'annotator "{rating.annotator}" rates item "{rating.item_id}" on '
+                                 f'"{rating.dimension}" twice (first on line {first[key]})',
+                                 field="dimension")  # fmt: skip
+            first[key] = line
         except InputError as exc:  # it named neither the file nor the line
             raise InputError(exc.message, path=ratings, line=line, field=exc.field) from None
         read.append(rating)
