@@ -16,10 +16,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+import sqlalchemy as sa
 from tests.human.conftest import dialogues_and_candidates, free_port, make_study, start_server
 from typer.testing import CliRunner
 
 from dialeval.cli import app
+from dialeval.human import store
 from dialeval.jsonl import read_jsonl, write_jsonl
 from dialeval.schema import Rating
 
@@ -338,3 +340,34 @@ def test_reassign_with_no_failed_worker_says_there_is_nothing_to_move(tmp_path: 
     assert res.exit_code == 0 and res.output == "no worker has failed qualification: nothing to move\n", res.output
     res = runner.invoke(app, ["study", "reassign", str(study), "--json"])
     assert json.loads(res.output) == {"moved": 0, "failed_workers": 0, "unplaced": 0}
+
+
+def test_a_numeric_export_of_an_answer_without_a_score_is_refused(tmp_path: Path) -> None:
+    """A protocol whose option "yes" has no score: --numeric wrote each "yes" vote as value null, dont_know false,
+    and said "wrote 2 ratings"; the votes were lost to `dialeval meta`, silently. The labels export as before."""
+    (tmp_path / "p.yaml").write_text(
+        "name: mine\nversion: 1\nlevel: turn\nshort_guidelines: judge\ncriteria:\n  - name: Good\n"
+        "    definition: d\n    question: q?\n    answer:\n      type: choice\n      options:\n"
+        '        - {value: "yes", label: "Yes"}\n        - {value: "no", label: "No", score: 0}\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "mine.csv").write_text("context,response\nHi!,Hello\n", encoding="utf-8")
+    study = tmp_path / "study"
+    made = runner.invoke(app, ["study", "create", str(study), "--path", str(tmp_path / "mine.csv"), "--response-col",
+                               "response", "--context-col", "context", "--annotators", "1", "--per-item", "1",
+                               "--protocol", str(tmp_path / "p.yaml")])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    engine = store.connect(store.db_url(study))
+    with engine.begin() as conn:
+        item = conn.execute(sa.select(store.items.c.id)).scalar_one()
+        store.upsert_answer(conn, {"annotator": "a01", "item_id": item, "criterion": "Good", "value": "yes",
+                                   "reasons": [], "free_text": "", "seconds": 1.0})  # fmt: skip
+    engine.dispose()
+    out = tmp_path / "ratings.jsonl"
+    res = runner.invoke(app, ["study", "export", str(study), "-o", str(out), "--numeric"])
+    assert res.exit_code == 2, res.output
+    assert 'field "--numeric": protocol mine gives the answer "yes" of Good no score, so --numeric has no number to ' \
+           "write for it: leave --numeric out to export the labels" in " ".join(res.output.split())  # fmt: skip
+    assert not out.exists()
+    res = runner.invoke(app, ["study", "export", str(study), "-o", str(out)])
+    assert res.exit_code == 0 and [r.value for r in read_jsonl(out, Rating)] == ["yes"]

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
+from dialeval.errors import InputError
 from dialeval.human import store
 from dialeval.human.protocol import Protocol
 from dialeval.meta.agreement import fleiss_kappa, krippendorff_alpha, reliability_matrix
@@ -69,6 +70,27 @@ def study_ratings(
             reasons=[] if r.reasons == "[]" else list(json.loads(r.reasons)),
             level=protocol.level,
         )
+
+
+def check_scored(protocol: Protocol) -> None:
+    """Refuse a numeric export of a protocol with a labelled answer that has no ``score`` to write.
+
+    Such an answer was written as ``value: null`` with ``dont_know: false``: every vote for it lost, silently.
+
+    Raises:
+        InputError: A choice criterion has an option, other than "I don't know", without a score.
+
+    Example:
+        >>> from dialeval.human.protocol import load_protocol
+        >>> check_scored(load_protocol("mousavi-turn"))  # positive 1, negative 0
+    """
+    for c in protocol.criteria:
+        if c.answer.type != "choice":
+            continue
+        if bare := [o.value for o in c.answer.options if o.score is None and not o.dont_know]:
+            raise InputError(f'protocol {protocol.name} gives the answer "{bare[0]}" of {c.name} no score, so '
+                             "--numeric has no number to write for it: leave --numeric out to export the labels",
+                             field="--numeric")  # fmt: skip
 
 
 def item_systems(conn: sa.Connection) -> dict[str, str]:

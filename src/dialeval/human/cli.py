@@ -326,7 +326,7 @@ def export(
     """Write the study's answers as Rating records (JSONL) for `dialeval meta`."""
     from dialeval.commands.common import check_jsonl_name, check_output, given_once
     from dialeval.human import store
-    from dialeval.human.analysis import study_ratings
+    from dialeval.human.analysis import check_scored, study_ratings
     from dialeval.human.protocol import Protocol
     from dialeval.jsonl import write_jsonl
 
@@ -340,6 +340,8 @@ def export(
         engine = store.connect(url)
         with engine.connect() as conn:
             proto = Protocol.model_validate(store.get_meta(conn, "protocol"))
+            if numeric:
+                check_scored(proto)
             kinds = ("main", "qualification") if include_qualification else ("main",)
             n = write_jsonl(output, study_ratings(conn, proto, kinds, numeric=numeric))
     except DialevalError as exc:
