@@ -106,6 +106,23 @@ def test_a_gold_rating_given_twice_names_both_lines(tmp_path: Path, inputs: dict
     assert not (tmp_path / "study").exists()
 
 
+def test_a_dialogue_without_turns_in_a_dialogue_level_study_names_its_line(tmp_path: Path) -> None:
+    """A dialogue-level study (every dialogue one unit) took a dialogue with no turns: a page with nothing to rate.
+    A turn-level protocol without candidates keeps its own error (nothing to annotate)."""
+    dialogues, _ = dialogues_and_candidates(n_contexts=2)
+    path = tmp_path / "dialogues.jsonl"
+    write_jsonl(path, [dialogues["d0"], dialogues["d1"].model_copy(update={"turns": []})])
+    args = ["study", "create", str(tmp_path / "s"), "--dialogues", str(path), "--annotators", "1", "--per-item", "1"]
+    res = dialeval(*args, "--protocol", "comperdial-dialogue")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.strip() == f'error: {path}:2: field "turns": has no turns: a dialogue-level study rates whole ' \
+                                 "dialogues"  # fmt: skip
+    assert not (tmp_path / "s").exists()
+    res = dialeval(*args, "--protocol", "comperdial")
+    assert res.returncode == 2 and "nothing to annotate" in res.stderr, res.stderr
+    assert dialeval(*args, "--protocol", "comperdial-dialogue", "--limit", "1").returncode == 0
+
+
 @pytest.mark.parametrize("which", ["dialogues", "candidates", "qualification-ratings", "protocol"])
 @pytest.mark.parametrize("content", ["latin-1", "binary", "directory"])
 def test_unreadable_files_get_one_clear_error_naming_the_file(

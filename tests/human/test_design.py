@@ -142,3 +142,18 @@ def test_a_shown_tag_must_be_there_and_agree_within_a_context() -> None:
     mixed = [c.model_copy(update={"tags": {"task": c.system}}) for c in candidates]
     with pytest.raises(InputError, match="ask for different tasks"):
         build_units(proto, dialogues, mixed)
+
+
+def test_a_dialogue_level_unit_without_turns_is_refused() -> None:
+    """comperdial-dialogue took a dialogue with no turns as a unit: its annotators were shown nothing to rate."""
+    from dialeval.errors import InputError
+    from dialeval.human.design import build_units
+
+    dialogues, candidates = dialogues_and_candidates(n_contexts=2)
+    dialogues["d1"] = dialogues["d1"].model_copy(update={"turns": []})
+    proto = load_protocol("comperdial-dialogue")
+    with pytest.raises(InputError, match='field "turns": dialogue "d1" has no turns'):
+        build_units(proto, dialogues, candidates)
+    with pytest.raises(InputError, match='dialogue "d1" has no turns'):
+        build_units(proto, dialogues, [])
+    assert [u.id for u in build_units(proto, {"d0": dialogues["d0"]}, [])] == ["d0"]

@@ -85,12 +85,12 @@ def _gold(
 
 def _study_inputs(
     benchmark: str | None, dialogues: Path | None, path: Path | None, candidates: Path | None, table: TableOptions,
-    limit: int | None = None,
+    limit: int | None = None, level: str = "turn",
 ) -> tuple[dict[str, Dialogue], list[Candidate]]:
     """Read the dialogues and candidates through the validation ``dialeval score`` uses (file:line errors).
 
     With ``limit``, only the first N contexts (as ``--limit`` everywhere), or the first N dialogues of a
-    dialogue-level study without candidates.
+    dialogue-level study without candidates; there (``level`` "dialogue"), a dialogue without turns is refused.
     """
     from dialeval.commands.common import load_inputs
     from dialeval.data.benchmark import check_limit
@@ -105,8 +105,12 @@ def _study_inputs(
         raise InputError("give --dialogues (and --candidates), -b NAME, or --path FILE with a mapping")
     if candidates is None:  # a dialogue-level protocol: every dialogue is a unit
         check_limit(limit)
-        units = [(k, d) for k, (_, d) in read_unique(dialogues, Dialogue).items()]
-        return dict(units[:limit]), []
+        units = list(read_unique(dialogues, Dialogue).items())[:limit]
+        empty = next((line for _, (line, d) in units if not d.turns), None)  # a unit that shows nothing to rate
+        if level == "dialogue" and empty is not None:
+            raise InputError("has no turns: a dialogue-level study rates whole dialogues", path=dialogues, line=empty,
+                             field="turns")  # fmt: skip
+        return {k: d for k, (_, d) in units}, []
     bench = load_inputs(None, None, dialogues, candidates, limit)  # an empty candidates file is refused there
     return bench.dialogues, bench.candidates
 
@@ -163,7 +167,7 @@ def create(
         # the options first: no file read for a bad layout
         check_config(config, attention=attention is not None, qualification=qualification is not None)
         db = None if db is None else resolve_db_url(db)
-        dials, cands = _study_inputs(benchmark, dialogues, path, candidates, table, limit)
+        dials, cands = _study_inputs(benchmark, dialogues, path, candidates, table, limit, proto.level)
         qual = _gold(qualification, qualification_ratings, dials, "qualification", proto)
         att = _gold(attention, attention_ratings, dials, "attention", proto)
         summary = create_study(study_dir, proto, dials, cands, config, qualification=qual, attention=att, db_url=db)

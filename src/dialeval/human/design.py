@@ -74,6 +74,9 @@ def build_units(
         wanted = list(dict.fromkeys(c.dialogue_id for c in candidates)) if candidates else list(dialogues)
         for did in wanted:
             d = _dialogue(dialogues, did)
+            if not d.turns:  # the annotator was shown nothing, and asked to rate it
+                raise InputError(f'dialogue "{did}" has no turns: a dialogue-level study rates whole dialogues',
+                                 field="turns")  # fmt: skip
             turns = [t.model_dump() for t in d.turns]
             u = Unit(prefix + did, kind, d, turns)
             u.items.append({"id": prefix + did, "system": "", "text": ""})
