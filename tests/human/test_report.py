@@ -230,3 +230,15 @@ def test_a_defined_figure_without_a_ci_is_shown_with_its_items_and_why() -> None
     assert ["Per criterion", "Listening", "alpha", "no CI: statistic undefined on 55 of 100 resamples"] in why
     # by hand: a resample draws 2 items; both copies of one item, 2 in 4 times: about half undefined
     assert all(w[3].startswith("no CI: statistic undefined on ") for w in why[1:])
+
+
+def test_alpha_of_a_study_where_no_item_has_two_votes_says_so() -> None:
+    """One annotator answering Yes and No: the report said alpha "is undefined when fewer than two distinct values
+    occur", which two values contradicted; no item has two votes (the krippendorff package refuses such data too)."""
+    data = _listening(["ppp", "nnn"])
+    data.ratings = [r for r in data.ratings if r.annotator == "x"]
+    why = dict(_agreement_section(data, n_boot=20, seed=0).tables)["Figures undefined, or without a CI"]
+    assert ["Per criterion", "Listening", "alpha", "alpha is undefined: no item is rated by 2 annotators or more"] \
+        in why  # fmt: skip
+    assert ["Per criterion", "Listening", "Fleiss' kappa", "Fleiss' kappa needs an item with at least two ratings"] \
+        in why  # fmt: skip

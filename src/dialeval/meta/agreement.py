@@ -177,6 +177,8 @@ def krippendorff_alpha(matrix: Matrix, level: Level = "nominal") -> float:
     between ranks c < k is ``(sum_{g=c..k} n_g - (n_c + n_k)/2) ** 2``.
     """
     m = pairable(matrix)
+    if not m.shape[1]:  # one annotator, or one each: it said "fewer than two distinct values" of Yes and No
+        raise ValueError(f"alpha is undefined: {NO_ITEM_RATED_TWICE}")
     if np.unique(m[~np.isnan(m)]).size < 2:
         raise ValueError("alpha is undefined when fewer than two distinct values occur")
     alpha = krippendorff_alpha_over_draws(m, resample_once(m.shape[1]), level)[0]
