@@ -371,3 +371,30 @@ def test_a_numeric_export_of_an_answer_without_a_score_is_refused(tmp_path: Path
     assert not out.exists()
     res = runner.invoke(app, ["study", "export", str(study), "-o", str(out)])
     assert res.exit_code == 0 and [r.value for r in read_jsonl(out, Rating)] == ["yes"]
+
+
+def test_batches_left_without_attention_checks_are_noted_at_create_and_in_the_report(tmp_path: Path) -> None:
+    """One attention unit, three batches, one check per batch: no annotator meets a check twice, so batches 2 and 3
+    held none. Nothing said so: the report read "1 per annotator and batch", and the docs "in every batch"."""
+    dialogues, candidates = dialogues_and_candidates(n_contexts=4)
+    write_jsonl(tmp_path / "dialogues.jsonl", dialogues.values())
+    write_jsonl(tmp_path / "candidates.jsonl", [c for c in candidates if c.dialogue_id != "d3"])
+    write_jsonl(tmp_path / "checks.jsonl", [c for c in candidates if c.dialogue_id == "d3"])
+    write_jsonl(tmp_path / "expected.jsonl", [Rating(item_id="d3:m1", dimension="Listening", annotator="e1",
+                                                     value="positive")])  # fmt: skip
+    study = tmp_path / "s"
+    res = runner.invoke(app, ["study", "create", str(study), "--dialogues", str(tmp_path / "dialogues.jsonl"),
+                              "--candidates", str(tmp_path / "candidates.jsonl"), "--attention",
+                              str(tmp_path / "checks.jsonl"), "--attention-ratings", str(tmp_path / "expected.jsonl"),
+                              "--attention-per-batch", "1", "--annotators", "2", "--per-item", "2", "--batch-size",
+                              "1", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    # 3 contexts in batches of 1, both annotators on each: 2 x 3 annotator-batches, a check in the first of each
+    assert json.loads(res.stdout.splitlines()[-1])["batches_short_of_attention_checks"] == 4
+    assert "note: 4 of the annotators' batches get fewer attention checks than asked (1 per batch): no annotator " \
+           "sees a check twice, and there is 1 attention unit; give more --attention candidates" \
+           in " ".join(res.output.split())  # fmt: skip
+    rep = runner.invoke(app, ["study", "report", str(study), "-o", str(tmp_path / "r"), "--n-boot", "50"])
+    assert rep.exit_code == 0, rep.output
+    assert "- **Attention checks**: 3 items, 1 per annotator and batch while unseen ones last; 2 attention units " \
+           "shown in all" in (tmp_path / "r.md").read_text()  # fmt: skip

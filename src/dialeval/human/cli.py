@@ -183,11 +183,26 @@ def create(
         typer.echo(f"note: {some_of(repeated, summary['units'], 'context')} two candidates with the same text (the "
                    f"first, {summary['first_repeated_text']}): each is rated on its own, and one annotator's answers "
                    "may differ; to have a text rated once, leave its twins out", err=True)  # fmt: skip
+    if short := summary["batches_short_of_attention_checks"]:
+        typer.echo(_short_note(short, attention_per_batch, summary["attention_units"]), err=True)
     if as_json:
         typer.echo(json.dumps({**summary, "access": str(study_dir / "access.json")}))
         return
     typer.echo(_created_line(study_dir, summary))
     typer.echo(f"access links: {study_dir / 'access.json'} (keep it private); print them with dialeval study links")
+
+
+def _short_note(short: int, per_batch: int, checks: int) -> str:
+    """Say that some annotators' batches hold fewer attention checks than asked: no check is shown twice to one.
+
+    Example:
+        >>> _short_note(4, 1, 1)
+        "note: 4 of the annotators' batches get fewer attention checks than asked (1 per batch): no annotator sees \
+a check twice, and there is 1 attention unit; give more --attention candidates"
+    """
+    return (f"note: {short} of the annotators' batches get fewer attention checks than asked ({per_batch} per "
+            f"batch): no annotator sees a check twice, and there {'is' if checks == 1 else 'are'} "
+            f"{counted(checks, 'attention unit')}; give more --attention candidates")
 
 
 def _idle_note(idle: int, summary: dict[str, int]) -> str:

@@ -283,6 +283,7 @@ class Plan:
     quals: list[Unit]
     checks: list[Unit]
     order: dict[str, list[tuple[Unit, int]]]
+    short_of_checks: int = 0  # (annotator, batch) pairs given fewer attention checks than asked: too few checks
 
     def units(self) -> dict[str, Unit]:
         """Return unit id -> unit, over main, qualification and attention units."""
@@ -320,18 +321,19 @@ def plan_study(
         for unit_id in ids:
             holders[unit_id].append(a)
     place = {a: i for i, a in enumerate(annotators)}
+    short = 0
     for b, batch in enumerate(batches, start=1):
         in_batch: dict[str, list[Unit]] = defaultdict(list)  # annotator -> their units of the batch, in its order
         for u in batch:
             for a in holders[u.id]:
                 in_batch[a].append(u)
         for a in sorted(in_batch, key=place.__getitem__):  # in the order of --annotators, as the seeded draws go
-            mine = in_batch[a]
-            for _ in range(min(config.attention_per_batch, len(unused_checks[a]))):
-                mine.append(unused_checks[a].pop())
+            mine, given = in_batch[a], min(config.attention_per_batch, len(unused_checks[a]))
+            mine += [unused_checks[a].pop() for _ in range(given)]
+            short += given < config.attention_per_batch
             rng.shuffle(mine)
             order[a].extend((u, b) for u in mine)
-    return Plan(main, batches, quals, checks, order)
+    return Plan(main, batches, quals, checks, order, short)
 
 
 def create_study(
@@ -399,6 +401,7 @@ def create_study(
         "annotators_without_main_units": sum(not any(b for _, b in plan.order.get(a, ())) for a in config.annotators),
         "units_with_repeated_text": len(repeated := repeated_texts(plan.main)),
         "first_repeated_text": repeated[0] if repeated else "",
+        "batches_short_of_attention_checks": plan.short_of_checks,
     }
 
 

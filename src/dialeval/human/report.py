@@ -131,6 +131,8 @@ def read_study(url: str) -> StudyData:
             protocol = Protocol.model_validate(store.get_meta(conn, "protocol"))
             per_kind = sa.select(store.items.c.kind, sa.func.count()).group_by(store.items.c.kind)
             kinds: dict[str, int] = {k: int(n) for k, n in conn.execute(per_kind).all()}
+            a = store.assignments.c  # the attention units shown: fewer than asked where checks ran out
+            shown = conn.execute(sa.select(sa.func.count()).where(a.kind == "attention")).scalar_one()
             verdicts = {}
             if sa.inspect(conn).has_table(store.verdicts.name):  # absent in studies made before it existed
                 verdicts = {v.annotator: (v.threshold, v.reason) for v in conn.execute(sa.select(store.verdicts))}
@@ -143,7 +145,8 @@ def read_study(url: str) -> StudyData:
                 people=progress(conn, protocol),
                 attention=attention_results(conn),
                 verdicts=verdicts,
-                counts={k: kinds.get(k, 0) for k in ("main", "qualification", "attention")},
+                counts={**{k: kinds.get(k, 0) for k in ("main", "qualification", "attention")},
+                        "attention_shown": int(shown)},
                 reference_as=dict(store.get_meta(conn, "reference_as", default={})),  # absent before it was kept
             )
     finally:
@@ -232,6 +235,8 @@ def _recruitment_section(d: StudyData) -> Section:
     qual = f"{n_qual} qualification items judged against reference annotators; {rule}" if n_qual else "none"
     n_qualified = sum(1 for p in d.people if p["qualified"])
     checks = f"{counted(d.counts['attention'], 'item')}, {d.config['attention_per_batch']} per annotator and batch"
+    if d.counts["attention"]:  # it read as if every batch had them; an annotator meets each check once
+        checks += f" while unseen ones last; {counted(d.counts['attention_shown'], 'attention unit')} shown in all"
     recruit.rows += [
         ("Sampling criteria", "set by the researcher outside dialeval (not recorded)"),
         ("Qualification task", qual),
