@@ -507,3 +507,26 @@ def test_the_previous_minilm_views_still_run_as_quality_from_a_checkout(items):
         x = np.asarray([feats[n][j] for n in ensemble["features"]])
         assert got[j] == pytest.approx(apply(ensemble, x), abs=1e-9)
     assert ensemble["features"] == ["view_coherent", "large_sensible", "large_fluent", "large_cosine"]
+
+
+def test_a_response_past_the_cross_encoders_48_word_pieces_is_said_on_its_scores(metric):
+    """The cross-encoder reads 48 word pieces of a response (the shipped views' max_response) and drops the rest,
+    silently: 14 of USR-TC's 360 responses are longer. The cut goes into extras["cut"] of quality and
+    quality_dialogue (the sub-scores read the larger encoder's heads, whose limit is far longer)."""
+    from transformers import AutoTokenizer
+
+    from dialeval.models.loading import resolve_encoder_dir
+    from dialeval.schema import Candidate, Dialogue, Turn
+    from dialeval.scoring import score_metrics
+
+    long = " ".join(["I really like walking my dog in the park every morning."] * 5)
+    tok = AutoTokenizer.from_pretrained(str(resolve_encoder_dir("all-mpnet-base-v2")))  # the views' own base
+    assert len(tok(long, add_special_tokens=False)["input_ids"]) > 48 >= len(tok("I walk my dog.")["input_ids"])
+    assert metric.views()[1].max_response == 48  # bundled/views/heads.json names no other
+    dialogues = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text="What do you do in the morning?")])}
+    cands = [Candidate(id=k, dialogue_id="d", turn_index=1, system=k, text=t)
+             for k, t in (("short", "I walk my dog."), ("long", long))]  # fmt: skip
+    (run,) = score_metrics([metric], cands, dialogues)
+    said = "response read to its first 48 word pieces (the cross-encoder's limit)"
+    assert run.cuts() == {"quality": {said: 1}, "quality_dialogue": {said: 1}}
+    assert {s.item_id for s in run.scores if "cut" in s.extras} == {"long"}

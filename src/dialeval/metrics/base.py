@@ -289,6 +289,19 @@ class Metric(ABC):
         return [(self, list(range(len(items))))]
 
 
+def read_in_part(tokenizer: Any, texts: Sequence[str], limit: int, *, special: bool = True) -> set[str]:
+    """Return the texts of more than ``limit`` word pieces by ``tokenizer``: a model reading to ``limit`` cut them.
+
+    ``special``: count the tokenizer's special tokens too (a sentence encoder's limit holds them). Tokenized with
+    ``verbose=False``: the plain call logs transformers' "longer than the specified maximum" line to stderr.
+    """
+    unique = list(dict.fromkeys(texts))
+    if not unique:
+        return set()
+    ids = tokenizer(unique, add_special_tokens=special, verbose=False)["input_ids"]
+    return {t for t, one in zip(unique, ids, strict=True) if len(one) > limit}
+
+
 def resolve_device(device: str) -> str:
     """Return ``device``, with ``"auto"`` meaning ``"cuda"`` when torch sees a GPU, else ``"cpu"``.
 

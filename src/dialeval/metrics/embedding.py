@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, read_in_part, register_metric
 from dialeval.models.loading import DEFAULT_ENCODER
 
 
@@ -108,9 +108,7 @@ class EmbeddingMetric(Metric):
 
         encoder, _ = load_sentence_encoder(self.config.model, self.config.device)
         limit = int(encoder.max_seq_length)
-        texts = list(dict.fromkeys(_texts(items)))
-        ids = encoder.tokenizer(texts, verbose=False)["input_ids"]  # verbose: "longer than the maximum" on stderr
-        long = {t for t, one in zip(texts, ids, strict=True) if len(one) > limit}
+        long = read_in_part(encoder.tokenizer, _texts(items), limit)
         read = f"read to its first {limit} word pieces (the encoder's limit)"
         out = []
         for i in items:

@@ -616,6 +616,57 @@ class QualityMetric(Metric):
         out["empty_response"] = 0  # what a kept empty response scores (a middling value before; caches keyed apart)
         return out
 
+    def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
+        """Say which outputs read a text of the item in part, per model that runs.
+
+        The cross-encoder reads at most ``max_response`` word pieces of the response (48 in the shipped views); a
+        sentence encoder (the larger one, or MiniLM) reads the response, the last turn and the context window to its
+        ``max_seq_length``; the LM as :meth:`LikelihoodMetric.cut <dialeval.metrics.likelihood.LikelihoodMetric.cut>`
+        says. ``quality`` and ``quality_dialogue`` read every model the ensemble runs; the sub-scores read the
+        encoder whose heads give them (:meth:`sub_scores`). The cross-encoder cuts the context from its oldest end to
+        fit, by design (docs/quality.md): that is not said.
+        """
+        from dialeval.metrics.base import read_in_part
+        from dialeval.metrics.quality.features import context_window
+
+        notes: list[dict[str, str]] = [{} for _ in items]
+        ensemble, subs = ("quality", "quality_dialogue"), ("quality_sensible", "quality_fluent")
+
+        def say(note: dict[str, str], outputs: Sequence[str], what: str) -> None:
+            for output in outputs:
+                note[output] = f"{note[output]}; {what}" if output in note else what
+
+        responses = [i.response.strip() for i in items]
+        if self.uses_views():
+            tokens = self.views()[1]
+            long = read_in_part(tokens.tokenizer, responses, tokens.max_response, special=False)
+            what = f"response read to its first {tokens.max_response} word pieces (the cross-encoder's limit)"
+            for note, response in zip(notes, responses, strict=True):
+                if response in long:
+                    say(note, ensemble, what)
+        frozen_in_ensemble = bool(set(FROZEN_FEATURES) & set(_ensemble_features(self.config.ensemble)))
+        encoders = [(self.large()[0], "larger encoder", (*ensemble, *subs))] if self.uses_large() else []
+        if self.uses_frozen():
+            outputs = (*(ensemble if frozen_in_ensemble else ()), *(() if self.uses_large() else subs))
+            encoders.append((self.sentence_encoder(), "sentence encoder", outputs))
+        texts = {"response": responses, "last turn": [i.context[-1].text.strip() if i.context else "" for i in items],
+                 "context window": [context_window([t.text for t in i.context]) for i in items]}  # fmt: skip
+        for encoder, whose, outputs in encoders:
+            limit = int(encoder.max_seq_length)
+            for name, read in texts.items():
+                long = read_in_part(encoder.tokenizer, read, limit)
+                for note, text in zip(notes, read, strict=True):
+                    if text in long:
+                        say(note, outputs, f"{name} read to its first {limit} word pieces (the {whose}'s limit)")
+        if self.uses_lm():
+            from dialeval.metrics.likelihood import LikelihoodMetric
+
+            lm = LikelihoodMetric(model=self.config.lm, device=self.config.device).cut(items)
+            for note, said in zip(notes, lm, strict=True):
+                if "lm_likelihood" in said:
+                    say(note, ensemble, f"the LM's {said['lm_likelihood']}")
+        return notes
+
     def uses_lm(self) -> bool:
         """Whether the ensemble names a likelihood feature (so the causal LM runs)."""
         return self._runs("lm")
