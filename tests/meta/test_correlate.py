@@ -399,3 +399,25 @@ def test_a_ci_over_too_few_contexts_says_so_however_many_resamples(contexts, dis
     rough = f"rough CI: {contexts} contexts have {distinct} distinct resamples only, too few for 95% (40 at least)"
     assert row.note == (rough if distinct else "")
     assert row.ci_low is not None  # the interval is kept, as computed: the note says what it is worth
+
+
+@pytest.mark.parametrize("level", ["dialogue", "system"])
+def test_a_metric_of_tiny_values_correlates_as_the_same_metric_scaled_up(level):
+    """Means were rounded to 12 decimals as such: a metric of values near 1e-13 averaged to 0 in every dialogue
+    ("undefined: the metric gives every dialogue the same score"), though scaling by 1e-13 changes no correlation."""
+    # dialogue (= system) d0..d3, two turns each; metric means 1.5, 3.5, 2, 4.5; human means 1.5, 3, 3.5, 4.5
+    turns = {"d0": ((1.0, 1), (2.0, 2)), "d1": ((3.0, 3), (4.0, 3)),
+             "d2": ((1.0, 4), (3.0, 3)), "d3": ((5.0, 5), (4.0, 4))}  # fmt: skip
+
+    def table(scale):
+        scores, ratings = [], []
+        for d, pairs in turns.items():
+            for i, (x, y) in enumerate(pairs):
+                keys = {"context_id": f"{d}#{i}", "dialogue_id": d, "system": d}
+                scores.append(Score(item_id=f"{d}:{i}", metric="m", value=x * scale, **keys))
+                ratings.append(Rating(item_id=f"{d}:{i}", dimension="q", annotator="w", value=y))
+        return correlation_table(scores, ratings, dimension="q", levels=(level,), n_boot=0)
+
+    means, humans = [1.5, 3.5, 2.0, 4.5], [1.5, 3.0, 3.5, 4.5]  # by hand from `turns`
+    for method, row in zip(("pearson", "spearman", "kendall"), table(1e-13), strict=True):
+        assert row.value == pytest.approx(SCIPY[method](means, humans).statistic, abs=1e-9), method

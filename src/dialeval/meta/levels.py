@@ -6,7 +6,7 @@
   counted; resample contexts.
 * dialogue: the metric averaged per dialogue against the dialogue's human score
   (native dialogue ratings, else the turn human means averaged); resample dialogues.
-  Means are rounded to 12 decimals, so that equal means tie for Spearman and Kendall.
+  Means are rounded to 12 decimals of their column's scale (:func:`tie_means`), so that equal means tie.
 * system: per-system means, correlated across systems; resample contexts and recompute the means.
   With dialogue ratings only (DSTC9 interactive), a system's means are over its dialogues
   (the metric averaged per dialogue first, as at dialogue level); resample dialogues.
@@ -40,7 +40,8 @@ from dialeval.meta.bootstrap import (
 
 LEVELS = ("turn", "sample", "dialogue", "system")
 MEAN_DECIMALS = 12
-"""Means are rounded to this many decimals so that equal means tie whatever the summation order."""
+"""Means are rounded to this many decimals of their column's leading digit (:func:`tie_means`), so that equal
+means tie whatever the summation order."""
 MIN_POINTS = 3
 """Fewer points than this (systems, dialogues, items) make a correlation say nothing (two always give +1 or -1)."""
 
@@ -88,6 +89,32 @@ def undefined_why(x: FloatArray, y: FloatArray, unit: str = "item") -> str:
     if np.ptp(x) == 0:
         return f"undefined: the metric gives every {unit} the same score"
     return f"undefined: people give every {unit} the same rating"
+
+
+def tie_means(values: FloatArray) -> FloatArray:
+    """Round ``values`` to :data:`MEAN_DECIMALS` decimals of their largest magnitude: equal means tie, not 1 ulp apart.
+
+    Relative to the values' scale: rounded to 12 decimals as such, every mean of a metric of values near 1e-13 was 0
+    (every dialogue-level figure "undefined: the metric gives every dialogue the same score"), although a
+    correlation does not change when a metric is multiplied by a positive number.
+
+    Example:
+        >>> tie_means(np.array([0.1 + 0.2, 0.3, 1.0])).tolist()
+        [0.3, 0.3, 1.0]
+        >>> tie_means(np.array([(0.1 + 0.2) * 1e-13, 3e-14, 1e-13])).tolist()
+        [3e-14, 3e-14, 1e-13]
+    """
+    finite = np.abs(values[np.isfinite(values)])
+    top = float(finite.max(initial=0.0))
+    if top == 0.0:
+        return values
+    scale = 10.0 ** np.floor(np.log10(top))  # values / scale is below 10: 12 decimals of it neither overflow nor vanish
+    return np.asarray(np.round(values / scale, MEAN_DECIMALS) * scale, dtype=np.float64)
+
+
+def _tie_columns(frame: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
+    """Return ``frame`` with each of ``cols`` (means) passed through :func:`tie_means`, column by column."""
+    return frame.assign(**{c: tie_means(frame[c].to_numpy(np.float64)) for c in cols})
 
 
 def _codes(keys: pd.Series) -> tuple[IntArray, int]:
@@ -222,7 +249,7 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
         codes, k = _codes(both["context_id"])
         return _row_level("turn", both, cols, codes, k, len(both))
     if level == "dialogue":
-        per_dialogue = both.groupby("dialogue_id")[[*cols, "human"]].mean().round(MEAN_DECIMALS)
+        per_dialogue = _tie_columns(both.groupby("dialogue_id")[[*cols, "human"]].mean(), [*cols, "human"])
         return _row_level("dialogue", per_dialogue, cols, np.arange(len(per_dialogue)), len(per_dialogue), len(both))
     if level == "sample":
         codes, k = _codes(both["context_id"])
@@ -247,7 +274,7 @@ def _native_dialogues(items: pd.DataFrame, dialogue_human: pd.DataFrame, cols: l
     """Per rated dialogue: the metrics' mean over its scored items, its system and its human mean; items used."""
     scored = items.dropna(subset=cols)
     per_dialogue = scored.groupby("dialogue_id").agg({**dict.fromkeys(cols, "mean"), "system": "first"})
-    per_dialogue = per_dialogue.round(MEAN_DECIMALS).join(dialogue_human["human"], how="inner")
+    per_dialogue = _tie_columns(per_dialogue, cols).join(dialogue_human["human"], how="inner")
     return per_dialogue, int(scored["dialogue_id"].isin(per_dialogue.index).sum())
 
 
