@@ -421,3 +421,17 @@ def test_a_metric_of_tiny_values_correlates_as_the_same_metric_scaled_up(level):
     means, humans = [1.5, 3.5, 2.0, 4.5], [1.5, 3.0, 3.5, 4.5]  # by hand from `turns`
     for method, row in zip(("pearson", "spearman", "kendall"), table(1e-13), strict=True):
         assert row.value == pytest.approx(SCIPY[method](means, humans).statistic, abs=1e-9), method
+
+
+def test_systems_whose_means_are_equal_but_summed_in_another_order_are_tied():
+    """Every system's mean is 0.2 (0.1, 0.2 and 0.3 in some order), but the sums differed by 1 ulp: the system-level
+    figures were -0.671 (pearson), -0.866 (spearman) and -0.816 (kendall), where scipy says undefined."""
+    values = {"s0": (0.1, 0.2, 0.3), "s1": (0.3, 0.2, 0.1), "s2": (0.2, 0.3, 0.1)}
+    humans = {"s0": (1, 2, 3), "s1": (2, 3, 4), "s2": (5, 4, 4)}
+    scores = [Score(item_id=f"c{c}{s}", metric="m", value=v, context_id=f"c{c}", system=s)
+              for s, vs in values.items() for c, v in enumerate(vs)]  # fmt: skip
+    ratings = [Rating(item_id=f"c{c}{s}", dimension="q", annotator="w", value=h)
+               for s, hs in humans.items() for c, h in enumerate(hs)]  # fmt: skip
+    rows = correlation_table(scores, ratings, dimension="q", levels=("system",), n_boot=200)
+    assert [r.value for r in rows] == [None, None, None]
+    assert {r.note for r in rows} == {"undefined: the metric gives every system the same score"}

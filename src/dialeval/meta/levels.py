@@ -7,7 +7,8 @@
 * dialogue: the metric averaged per dialogue against the dialogue's human score
   (native dialogue ratings, else the turn human means averaged); resample dialogues.
   Means are rounded to 12 decimals of their column's scale (:func:`tie_means`), so that equal means tie.
-* system: per-system means, correlated across systems; resample contexts and recompute the means.
+* system: per-system means (rounded as the dialogue level's), correlated across systems; resample contexts and
+  recompute the means.
   With dialogue ratings only (DSTC9 interactive), a system's means are over its dialogues
   (the metric averaged per dialogue first, as at dialogue level); resample dialogues.
 
@@ -210,8 +211,8 @@ class SystemLevel:
 
     def point(self, metric: str, method: Method) -> Point:
         """Correlate the system means with scipy."""
-        total = self.n.sum(axis=0)
-        x, y = self.x_sums[metric].sum(axis=0) / total, self.y_sums.sum(axis=0) / total
+        total = self.n.sum(axis=0)  # the means tied (they gave -0.671 where every system's mean was 0.2, 1 ulp apart)
+        x, y = tie_means(self.x_sums[metric].sum(axis=0) / total), tie_means(self.y_sums.sum(axis=0) / total)
         result = scipy_correlation(x, y, method)
         if result is None:
             return Point(None, None, len(total), note=undefined_why(x, y, "system"))
@@ -224,7 +225,7 @@ class SystemLevel:
         n = weighted_sums(counts, self.n)
         with np.errstate(invalid="ignore", divide="ignore"):
             x, y = weighted_sums(counts, self.x_sums[metric]) / n, weighted_sums(counts, self.y_sums) / n
-        out = rowwise_correlation(np.nan_to_num(x), np.nan_to_num(y), method)
+        out = rowwise_correlation(np.nan_to_num(tie_means(x)), np.nan_to_num(tie_means(y)), method)
         out[(n == 0).any(axis=1)] = np.nan
         return out
 
