@@ -78,6 +78,15 @@ def test_rowwise_equals_scipy(method):
             assert got[b] == pytest.approx(SCIPY[method](x[b], y[b]).statistic, abs=1e-12)
 
 
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_rowwise_of_a_constant_row_is_undefined_as_in_scipy(method):
+    """Pearson of three systems all at 0.1 was 1.2e-16, not undefined: their mean is not exactly 0.1, so the
+    centred values were rounding noise, correlated as such (a resample counted as defined, near 0, in the CI)."""
+    x = np.array([[0.1, 0.1, 0.1], [0.7, 0.7, 0.7], [1.0, 2.0, 4.0]])
+    y = np.array([[1.0, 2.0, 4.0], [1.0, 2.0, 4.0], [0.2, 0.2, 0.2]])
+    assert np.isnan(rowwise_correlation(x, y, method)).all()  # scipy: every row has a constant side
+
+
 def test_draw_counts_is_seeded_and_resamples_every_cluster_count():
     a, b = draw_counts(50, 20, seed=4), draw_counts(50, 20, seed=4)
     assert (a == b).all() and (a.sum(axis=1) == 50).all()

@@ -212,15 +212,28 @@ def weighted_correlation(
 def rowwise_correlation(x: FloatArray, y: FloatArray, method: Method) -> FloatArray:
     """Correlate row ``b`` of ``x`` with row ``b`` of ``y`` for every row (few columns, e.g. systems).
 
+    NaN where a row of either side is constant (exactly: Pearson's centred values of equal means were rounding
+    noise, and correlated as such).
+
     Example:
         >>> import numpy as np
         >>> x = np.array([[1.0, 2, 3], [1, 2, 3]]); y = np.array([[1.0, 3, 2], [3, 2, 1]])
         >>> rowwise_correlation(x, y, "spearman").round(3).tolist()
         [0.5, -1.0]
     """
+    x, y = np.atleast_2d(x).astype(np.float64), np.atleast_2d(y).astype(np.float64)
+    if x.shape[1] < 2:
+        return np.full(len(x), np.nan)
+    constant = (np.ptp(x, axis=1) == 0) | (np.ptp(y, axis=1) == 0)
+    out = _rowwise(x, y, method)
+    out[constant] = np.nan
+    return out
+
+
+def _rowwise(x: FloatArray, y: FloatArray, method: Method) -> FloatArray:
+    """:func:`rowwise_correlation` before its constant rows are set to NaN."""
     from scipy.stats import rankdata
 
-    x, y = np.atleast_2d(x).astype(np.float64), np.atleast_2d(y).astype(np.float64)
     if method == "kendall":
         sx = np.sign(x[:, :, None] - x[:, None, :])
         sy = np.sign(y[:, :, None] - y[:, None, :])
