@@ -260,3 +260,14 @@ def test_weighted_sums_block_by_block_are_the_float_product(monkeypatch: pytest.
     np.testing.assert_allclose(weighted_sums(counts, values), floats @ values, rtol=1e-13)
     np.testing.assert_allclose(weighted_sums(counts, values[:, 0]), floats @ values[:, 0], rtol=1e-13)
     assert weighted_sums(counts[:0], values).shape == (0, 3)
+
+
+def test_a_pearson_resample_of_one_value_is_undefined_as_in_scipy():
+    """Three dialogues (one row each: dialogue level), human means 7/3, 14/3, 5/3: a resample drawing one dialogue
+    three times has one value on each side, undefined for scipy, but its spread was rounding noise and the figure
+    -1.0 (0.707 and 0 elsewhere), counted in the CI as a defined resample."""
+    x, y = np.array([4.8, 4.5, 6.7]), np.array([7, 14, 5]) / 3
+    counts = np.array([[3, 0, 0], [0, 3, 0], [0, 0, 3], [1, 2, 0]])
+    got = weighted_correlation(x, y, np.arange(3), counts, "pearson")
+    assert np.isnan(got[:3]).all()
+    assert got[3] == pytest.approx(stats.pearsonr([4.8, 4.5, 4.5], y[[0, 1, 1]]).statistic, abs=1e-12)  # kept

@@ -127,7 +127,34 @@ def _pearson(x: FloatArray, y: FloatArray, codes: IntArray, counts: Counts) -> F
     )
     n, sx, sy, sxx, syy, sxy = weighted_sums(counts, sums).T
     cov = n * sxy - sx * sy
-    return _safe_ratio(cov, (n * sxx - sx * sx) * (n * syy - sy * sy))
+    vx, vy = n * sxx - sx * sx, n * syy - sy * sy
+    out = _safe_ratio(cov, vx * vy)
+    # a resample of one x (or y) value has a spread of rounding noise, not 0: it gave +-1 or anything between
+    doubt = np.flatnonzero((vx <= SPREAD_DOUBT * n * sxx) | (vy <= SPREAD_DOUBT * n * syy))
+    if len(doubt):
+        drawn = counts[doubt]
+        out[doubt[_one_value(x, codes, drawn) | _one_value(y, codes, drawn)]] = np.nan
+    return out
+
+
+#: A resample whose spread (n Σw x² - (Σw x)², centred) is at most this part of n Σw x² is checked for one value
+#: exactly (:func:`_one_value`); the others have a spread far above rounding noise (about 1e-16 of it).
+SPREAD_DOUBT = 1e-8
+
+
+def _one_value(values: FloatArray, codes: IntArray, counts: Counts) -> NDArray[np.bool_]:
+    """Per resample (row of ``counts``): whether every row it draws holds one and the same value.
+
+    Example:
+        >>> _one_value(np.array([1.0, 1.0, 2.0]), np.array([0, 1, 2]), np.array([[2, 1, 0], [1, 0, 2], [0, 0, 3]]))
+        array([ True, False,  True])
+    """
+    k = counts.shape[1]
+    low, high = np.full(k, np.inf), np.full(k, -np.inf)  # per cluster (a cluster without rows changes nothing)
+    np.minimum.at(low, codes, values)
+    np.maximum.at(high, codes, values)
+    drawn = counts > 0
+    return np.asarray(np.where(drawn, high, -np.inf).max(axis=1) <= np.where(drawn, low, np.inf).min(axis=1))
 
 
 def _workers(tasks: int) -> int:
