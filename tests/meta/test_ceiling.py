@@ -47,6 +47,18 @@ def test_annotator_without_overlap_is_skipped_and_counted():
     assert (row.n_groups, row.n_skipped, row.n_items) == (2, 1, 3)
 
 
+def test_ratings_given_as_numbers_in_text_count_as_the_metrics_correlations_count_them():
+    """Ratings "1", "2", "3" (text) are correlated with the metrics as numbers, but the ceiling said "no numeric
+    turn ratings" (all of them text) or left them out (some of them), silently."""
+    values = {"a": [1, 2, 3], "b": [1, 3, 2]}
+    for as_text in ({"a", "b"}, {"b"}):
+        ratings = [Rating(item_id=f"i{i}", dimension="q", annotator=w, value=str(v) if w in as_text else v)
+                   for w, vals in values.items() for i, v in enumerate(vals)]  # fmt: skip
+        (row,) = human_ceiling(ratings, dimension="q", methods=("pearson",))
+        assert row.value == pytest.approx(stats.pearsonr([1, 2, 3], [1, 3, 2]).statistic)  # a vs b and b vs a: 0.5
+        assert (row.n_groups, row.n_items) == (2, 3)
+
+
 def test_ceiling_errors():
     with pytest.raises(InputError, match="no numeric turn ratings"):
         human_ceiling([Rating(item_id="i", dimension="q", annotator="a", value=1)], dimension="z")

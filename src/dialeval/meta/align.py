@@ -81,7 +81,14 @@ class Aligned:
         return [c for c in self.items.columns if str(c).startswith(TAG_PREFIX)]
 
 
-def _numeric(r: Rating) -> float | None:
+def numeric_rating(r: Rating) -> float | None:
+    """Return a rating's number (a number as text, ``"4"``, is read as one), or None: "I don't know", or a label.
+
+    Example:
+        >>> numeric_rating(Rating(item_id="i", dimension="q", annotator="a", value="4")), numeric_rating(
+        ...     Rating(item_id="i", dimension="q", annotator="a", value="good"))
+        (4.0, None)
+    """
     if r.dont_know or r.value is None:
         return None
     if isinstance(r.value, str):
@@ -104,7 +111,7 @@ def _check_numbers(chosen: Sequence[Rating], dimension: str) -> None:
         dialeval.errors.InputError: field "dimension": the ratings of "Listening" are labels (negative, positive), ...
     """
     answered = [r for r in chosen if not r.dont_know and r.value is not None]
-    if answered and all(_numeric(r) is None for r in answered):
+    if answered and all(numeric_rating(r) is None for r in answered):
         labels = ", ".join(sorted({str(r.value) for r in answered})[:5])
         raise InputError(f'the ratings of "{dimension}" are labels ({labels}), not numbers: a correlation needs a '
                          "number per rating (a study's: dialeval study export STUDY_DIR --numeric)",
@@ -114,7 +121,7 @@ def _check_numbers(chosen: Sequence[Rating], dimension: str) -> None:
 def _human_means(ratings: Iterable[Rating], counts: Counter[str]) -> pd.DataFrame:
     rows = []
     for r in ratings:
-        value = _numeric(r)
+        value = numeric_rating(r)
         if value is None:
             counts["ratings_dont_know" if r.dont_know or r.value is None else "ratings_not_numeric"] += 1
             continue

@@ -24,6 +24,7 @@ import pandas as pd
 
 from dialeval.errors import InputError
 from dialeval.meta.agreement import NO_ITEM_RATED_TWICE
+from dialeval.meta.align import numeric_rating
 from dialeval.meta.bootstrap import METHODS
 from dialeval.meta.correlate import check_names
 from dialeval.meta.levels import scipy_correlation
@@ -33,10 +34,10 @@ from dialeval.signature import make_signature
 
 
 def _matrix(ratings: Sequence[Rating], dimension: str) -> pd.DataFrame:
-    rows = [
-        (r.item_id, r.annotator, float(r.value))
+    rows = [  # a number as text counts, as the metrics' correlations read it (it said "no numeric turn ratings")
+        (r.item_id, r.annotator, value)
         for r in ratings
-        if r.dimension == dimension and r.level == "turn" and not r.dont_know and isinstance(r.value, (int, float))
+        if r.dimension == dimension and r.level == "turn" and (value := numeric_rating(r)) is not None
     ]
     if not rows:
         raise InputError(f'no numeric turn ratings for dimension "{dimension}"', field="dimension")
