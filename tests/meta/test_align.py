@@ -67,3 +67,16 @@ def test_a_rated_item_whose_score_has_no_value_is_counted_once() -> None:
     ratings = [Rating(item_id=i, dimension="Overall", annotator="w", value=3) for i in "abcd"]  # "d": no score at all
     counts = align(scores, ratings, dimension="Overall").counts
     assert counts["scores_missing_value:m"] == 1 and counts["ratings_without_score"] == 1  # "d" only
+
+
+@pytest.mark.parametrize("bare_first", [True, False])
+def test_an_items_keys_and_tags_come_from_any_of_its_scores_whatever_their_order(bare_first: bool) -> None:
+    """The first score of an item gave its keys: scores of another tool (no context, system or tags) read first left
+    every item without them (``meta --by task``: 'no tag "task" on the scores'), read after they changed nothing."""
+    full = [Score(item_id=i, metric="m", value=1.0, context_id="c", dialogue_id="d", system=f"s{i}",
+                  tags={"task": i}) for i in "ab"]  # fmt: skip
+    bare = [Score(item_id=i, metric="other", value=2.0) for i in "ab"]
+    scores = [*bare, *full] if bare_first else [*full, *bare]
+    items = align(scores, [Rating(item_id="a", dimension="q", annotator="w", value=1)], dimension="q").items
+    assert items.loc[["a", "b"], ["context_id", "dialogue_id", "system", "tag:task"]].values.tolist() == [
+        ["c", "d", "sa", "a"], ["c", "d", "sb", "b"]]  # fmt: skip

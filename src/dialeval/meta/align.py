@@ -180,6 +180,28 @@ def _check_metric_names(scores: Sequence[Score]) -> None:
             raise InputError(why, field="metrics")
 
 
+def _add_keys(known: dict[str, str], s: Score) -> None:
+    """Add to ``known`` (its item's keys so far) the keys and tags ``s`` gives that no earlier score of it gave.
+
+    The keys: context, dialogue and system. A key or tag given earlier is kept.
+
+    The first score of an item gave them all: scores of another tool (no tags) read before ``score``'s left every
+    item without its tags, and ``--by task`` said 'no tag "task" on the scores' (read after, it broke down).
+
+    Example:
+        >>> known = {}
+        >>> _add_keys(known, Score(item_id="a", metric="m", value=1.0, system="s1"))
+        >>> _add_keys(known, Score(item_id="a", metric="n", value=1.0, context_id="c", system="s2", tags={"t": "x"}))
+        >>> known
+        {'system': 's1', 'context_id': 'c', 'tag:t': 'x'}
+    """
+    for key in ("context_id", "dialogue_id", "system"):
+        if value := getattr(s, key):
+            known.setdefault(key, value)
+    for tag, value in s.tags.items():
+        known.setdefault(f"{TAG_PREFIX}{tag}", value)
+
+
 def align(
     scores: Sequence[Score], ratings: Sequence[Rating], *, dimension: str, metrics: Sequence[str] | None = None
 ) -> Aligned:
@@ -221,13 +243,9 @@ def align(
             valueless.add(s.item_id)
             continue
         per_metric[s.item_id] = s.value
-        if s.item_id not in keys:
-            keys[s.item_id] = {
-                "context_id": s.context_id or s.item_id,
-                "dialogue_id": s.dialogue_id or s.item_id,
-                "system": s.system,
-                **{f"{TAG_PREFIX}{k}": v for k, v in s.tags.items()},
-            }
+        _add_keys(keys.setdefault(s.item_id, {}), s)
+    for item, known in keys.items():  # an item no score gives a context or dialogue is its own
+        known.update({k: known.get(k) or item for k in ("context_id", "dialogue_id")}, system=known.get("system", ""))
     if wanted is not None and (absent := sorted(wanted - set(values))):
         raise missing_metrics(absent, list(present))
     chosen = [r for r in ratings if r.dimension == dimension]
