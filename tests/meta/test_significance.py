@@ -102,3 +102,18 @@ def test_an_undefined_difference_says_which_metric_is_undefined_and_why() -> Non
     res = compare_metrics(one, ratings, metric_a="m", metric_b="m", dimension="Overall", n_boot=20)
     assert res.difference == 0.0 and res.ci_low is None and res.p_value is None
     assert res.note == "no CI or bootstrap p: the items come from one context, and the bootstrap resamples contexts"
+
+
+def test_three_items_get_the_paired_bootstrap_and_say_why_there_is_no_williams_test() -> None:
+    """Williams' t has n - 3 degrees of freedom: on 3 items compare_metrics raised its 'field "n": Williams' test
+    needs more than 3 items, got 3', and `meta --compare` printed that error alone, no table and no paired test."""
+    from dialeval.schema import Rating, Score
+
+    xa, xb, human = [1.0, 2.0, 4.0], [3.0, 1.0, 2.0], [1.0, 3.0, 4.0]
+    scores = [Score(item_id=f"i{i}", metric=m, value=v, context_id=f"c{i}")
+              for m, xs in (("a", xa), ("b", xb)) for i, v in enumerate(xs)]  # fmt: skip
+    ratings = [Rating(item_id=f"i{i}", dimension="q", annotator="w", value=h) for i, h in enumerate(human)]
+    res = compare_metrics(scores, ratings, metric_a="a", metric_b="b", dimension="q", n_boot=50)
+    expected = stats.pearsonr(xa, human).statistic - stats.pearsonr(xb, human).statistic
+    assert res.difference == pytest.approx(expected, abs=1e-12) and res.p_value is not None
+    assert res.williams_t is None and res.note == "no Williams test: 3 items, it needs more than 3"

@@ -39,6 +39,10 @@ class WilliamsResult:
     p_one_sided: float
 
 
+#: Williams' t has ``n - 3`` degrees of freedom: it needs more items than this.
+WILLIAMS_FEWEST = 3
+
+
 def williams_test(r12: float, r13: float, r23: float, n: int) -> WilliamsResult:
     """Williams' test (Williams 1959; Graham & Baldwin 2014, Eq. 1) of r12 > r13 given r23.
 
@@ -53,8 +57,8 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> WilliamsResult:
     """
     from scipy import stats
 
-    if n <= 3:
-        raise InputError(f"Williams' test needs more than 3 items, got {n}", field="n")
+    if n <= WILLIAMS_FEWEST:
+        raise InputError(f"Williams' test needs more than {WILLIAMS_FEWEST} items, got {n}", field="n")
     det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
     mean = (r12 + r13) / 2
     denom = 2 * (n - 1) / (n - 3) * det + mean**2 * (1 - r23) ** 3
@@ -151,12 +155,7 @@ def compare_metrics(
         ci = percentile_ci(diffs)
         lo, hi = ci if np.isfinite(ci[0]) else (None, None)
         p = paired_p_value(diffs)
-    wt = wp = None
-    if level == "turn" and method == "pearson" and isinstance(data, RowLevel) and a.value is not None:
-        r23 = float(np.corrcoef(data.x[metric_a], data.x[metric_b])[0, 1]) if b.value is not None else None
-        if r23 is not None and np.isfinite(r23):
-            w = williams_test(a.value, b.value or 0.0, r23, len(data.y))
-            wt, wp = w.t, w.p_one_sided
+    wt, wp, no_williams = _williams(data, metric_a, metric_b, a.value, b.value, level, method)
     return ComparisonResult(
         metric_a=metric_a,
         metric_b=metric_b,
@@ -173,8 +172,28 @@ def compare_metrics(
         n_boot=n_boot,
         williams_t=wt,
         williams_p=wp,
-        note="; ".join(filter(None, [_undefined_note({metric_a: a, metric_b: b}), no_ci])),
+        note="; ".join(filter(None, [_undefined_note({metric_a: a, metric_b: b}), no_ci, no_williams])),
     )
+
+
+def _williams(
+    data: Any, metric_a: str, metric_b: str, r12: float | None, r13: float | None, level: str, method: str
+) -> tuple[float | None, float | None, str]:
+    """Return Williams' t and p of the turn-level Pearson correlations ``r12`` and ``r13`` (else None), and a note.
+
+    The note says why there is none where both correlations are defined on 3 items or fewer: it was Williams'
+    error ('field "n": ... needs more than 3 items'), and ``meta --compare`` printed nothing else.
+    """
+    if level != "turn" or method != "pearson" or not isinstance(data, RowLevel) or r12 is None or r13 is None:
+        return None, None, ""
+    n = len(data.y)
+    if n <= WILLIAMS_FEWEST:
+        return None, None, f"no Williams test: {n} items, it needs more than {WILLIAMS_FEWEST}"
+    r23 = float(np.corrcoef(data.x[metric_a], data.x[metric_b])[0, 1])
+    if not np.isfinite(r23):
+        return None, None, ""
+    w = williams_test(r12, r13, r23, n)
+    return w.t, w.p_one_sided, ""
 
 
 def paired_line(p: dict[str, Any]) -> str:
