@@ -435,3 +435,14 @@ def test_systems_whose_means_are_equal_but_summed_in_another_order_are_tied():
     rows = correlation_table(scores, ratings, dimension="q", levels=("system",), n_boot=200)
     assert [r.value for r in rows] == [None, None, None]
     assert {r.note for r in rows} == {"undefined: the metric gives every system the same score"}
+
+
+def test_a_sample_level_of_one_item_per_context_says_so_not_constant():
+    """Scores naming no context make each item its own context; the sample level said "every context is constant
+    on one side", of a metric and ratings that vary."""
+    scores = [Score(item_id=f"i{i}", metric="m", value=float(i)) for i in range(4)]
+    ratings = [Rating(item_id=f"i{i}", dimension="q", annotator="w", value=h) for i, h in enumerate((1, 3, 2, 4))]
+    (row,) = correlation_table(scores, ratings, dimension="q", levels=("sample",), methods=("pearson",), n_boot=0)
+    assert row.value is None and row.n_skipped == 4
+    assert row.note == ("undefined: every context has one item with a score and a rating "
+                        "(do the scores name their context_id?)")  # fmt: skip

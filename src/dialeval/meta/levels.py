@@ -178,9 +178,16 @@ class SampleLevel:
         used = np.isfinite(r)
         skipped = int((~used).sum())
         if not used.any():
-            why = "every context is constant on one side" if skipped else "no context has both scores and ratings"
-            return Point(None, None, 0, skipped, f"undefined: {why}")
+            return Point(None, None, 0, skipped, f"undefined: {self._none_defined_why()}")
         return Point(float(r[used].mean()), None, int(used.sum()), skipped)
+
+    def _none_defined_why(self) -> str:
+        """Say why no context's correlation is defined (items each in a context of their own said "constant")."""
+        if not self.y:
+            return "no context has both scores and ratings"
+        if all(len(ys) < 2 for ys in self.y):
+            return "every context has one item with a score and a rating (do the scores name their context_id?)"
+        return "every context is constant on one side"
 
     def resample(self, metric: str, method: Method, counts: Counts) -> FloatArray:
         """Average over the resampled contexts (a context drawn twice counts twice)."""
