@@ -226,3 +226,23 @@ class _FailingDb:
 
     def executemany(self, *args):
         raise sqlite3.OperationalError("database or disk is full")
+
+
+def test_a_cache_damaged_past_its_first_page_is_one_input_error(tmp_path):
+    """Opening reads page 1 only (the schema); a page damaged further in surfaced at the first lookup as
+    SQLite's traceback ("DatabaseError: database disk image is malformed")."""
+    path = tmp_path / "c.sqlite"
+    cache = ScoreCache(path)
+    keys = [f"{n:064x}" for n in range(2000)]  # enough rows for many pages past the first two
+    cache.put_many("sig", {k: {"x": 1.0} for k in keys})
+    cache.close()
+    data = bytearray(path.read_bytes())
+    assert len(data) > 16384
+    for i in range(8192, len(data), 7):  # every page after the first two (4096 bytes each, SQLite's default)
+        data[i] = 0xAB
+    path.write_bytes(bytes(data))
+    damaged = ScoreCache(path)
+    with pytest.raises(InputError) as caught:
+        damaged.get_many("sig", keys)
+    assert str(caught.value).startswith(f'{path}: field "--cache": is damaged (database disk image is malformed)')
+    damaged.close()

@@ -131,6 +131,8 @@ def _why_not(exc: sqlite3.Error) -> str:
     text = str(exc)
     if "not a database" in text:
         return _NOT_SQLITE
+    if "malformed" in text:
+        return f"is damaged ({text}); give another file, or delete it (its scores are computed again)"
     if "readonly" in text or "unable to open" in text:
         return f"cannot be written ({text}); check the permissions of the file and its folder"
     return f"cannot be used as the score cache: {text}"
@@ -184,18 +186,26 @@ class ScoreCache:
             raise InputError(_why_not(exc), path=self.path, field=self.field) from None
 
     def get_many(self, signature: str, keys: Iterable[str]) -> dict[str, CachedValues]:
-        """Return the cached outputs of the keys that are present."""
+        """Return the cached outputs of the keys that are present.
+
+        Raises:
+            InputError: Of the cache's field, naming the path: SQLite cannot read it (a page damaged past the
+                header, which opening the file does not read).
+        """
         wanted = list(dict.fromkeys(keys))
         found: dict[str, CachedValues] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                f"SELECT input_hash, outputs FROM scores WHERE signature = ? AND input_hash IN ({marks})",
-                [signature, *chunk],
-            )
-            for key, outputs in rows:
-                found[key] = json.loads(outputs)
+        try:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT input_hash, outputs FROM scores WHERE signature = ? AND input_hash IN ({marks})",
+                    [signature, *chunk],
+                )
+                for key, outputs in rows:
+                    found[key] = json.loads(outputs)
+        except sqlite3.Error as exc:
+            raise InputError(_why_not(exc), path=self.path, field=self.field) from None
         return found
 
     def put_many(self, signature: str, values: Mapping[str, CachedValues]) -> None:
@@ -206,7 +216,7 @@ class ScoreCache:
                     "INSERT OR REPLACE INTO scores (signature, input_hash, outputs) VALUES (?, ?, ?)",
                     [(signature, k, json.dumps(v)) for k, v in values.items()],
                 )
-        except sqlite3.OperationalError as exc:  # a full disk, an I/O error, a file made read-only meanwhile
+        except sqlite3.DatabaseError as exc:  # a full disk, an I/O error, a file made read-only or damaged meanwhile
             raise WriteError(self.path, str(exc), field=self.field) from None
 
     def __len__(self) -> int:
