@@ -246,3 +246,14 @@ def test_a_cache_damaged_past_its_first_page_is_one_input_error(tmp_path):
         damaged.get_many("sig", keys)
     assert str(caught.value).startswith(f'{path}: field "--cache": is damaged (database disk image is malformed)')
     damaged.close()
+
+
+def test_another_programs_scores_table_is_refused_and_not_changed(tmp_path):
+    """A database whose own table is named "scores" passed the check and failed at the first lookup with
+    SQLite's traceback ("OperationalError: no such column: input_hash")."""
+    other = tmp_path / "app.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE scores (player TEXT, points INTEGER)")
+    before = other.read_bytes()
+    _refused(other, "not a score cache", "player, points")
+    assert other.read_bytes() == before

@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS scores (
     PRIMARY KEY (signature, input_hash)
 ) WITHOUT ROWID
 """
+#: The columns of the ``scores`` table the cache reads.
+_COLUMNS = ("signature", "input_hash", "outputs")
 #: The option that names the cache, for errors (``$DIALEVAL_SCORE_CACHE`` gives its default).
 CACHE_FIELD = "--cache"
 #: The environment variable that names the default cache, for errors where it gave the path.
@@ -115,7 +117,10 @@ def _check_existing(path: Path, field: str) -> None:
 
 
 def _check_tables(db: sqlite3.Connection, path: Path, field: str) -> None:
-    """Refuse an SQLite database that holds tables but no score cache (another program's data)."""
+    """Refuse an SQLite database that holds tables but no score cache (another program's data).
+
+    Its own table named ``scores`` is refused by its columns (the lookups failed with "no such column").
+    """
     tables = [str(row[0]) for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     if tables and "scores" not in tables:
         raise InputError(
@@ -124,6 +129,11 @@ def _check_tables(db: sqlite3.Connection, path: Path, field: str) -> None:
             path=path,
             field=field,
         )
+    columns = [str(row[1]) for row in db.execute("PRAGMA table_info(scores)")]
+    if tables and not set(_COLUMNS) <= set(columns):
+        raise InputError(f"is an SQLite database but not a score cache (its table scores has the columns "
+                         f"{', '.join(columns)}, not {', '.join(_COLUMNS)}); give another file",
+                         path=path, field=field)  # fmt: skip
 
 
 def _why_not(exc: sqlite3.Error) -> str:
