@@ -157,6 +157,22 @@ def test_rows_of_one_response_per_system_get_a_column_per_output_and_system(tmp_
             'has a column named like a metric output ("length_b")')  # fmt: skip
 
 
+def test_a_metric_split_by_a_tag_gives_its_columns_every_parts_signature(tmp_path: Path) -> None:
+    """style with target=tag:NAME runs one part per style; each column's signature in the summary was the last
+    scored item's part alone (here target:negative for every row, the positive one's too)."""
+    path, mapping = tmp_path / "t.csv", tmp_path / "m.yaml"
+    path.write_text("context,response,task\nHi,What a lovely day,positive\nBye,This is awful,negative\n")
+    mapping.write_text("context: context\nresponse: response\ntags: [task]\n")
+    out = tmp_path / "s.csv"
+    res = invoke("score", "--path", path, "--mapping", mapping, "-m", "style", "-p", "style.target=tag:task",
+                 "-o", out, "--no-cache")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    run = json.loads(Path(f"{out}.summary.json").read_text())
+    whole = run["metrics"]["style"]["signature"]  # the run's: both parts', "; "-joined
+    assert "target:positive" in whole and "target:negative" in whole
+    assert run["signatures"] == {"style_match": whole, "style_strength": whole}  # as the Python API's attrs
+
+
 def test_a_pseudonymised_annotator_is_written_as_its_pseudonym(tmp_path: Path) -> None:
     """With pseudonymise the records never hold the crowd workers' ids; the table written back held them."""
     path, mapping = tmp_path / "t.csv", tmp_path / "m.yaml"

@@ -76,8 +76,7 @@ def score(
             runs, skipped = score_request(run, bench.candidates, bench.dialogues)
             summary = _summary(bench, runs, skipped, run, request, output)
             if as_table:
-                written = counted(write_scored_table(output, to_write, (s for r in runs for s in r.scores), summary),
-                                  "row")  # fmt: skip
+                written = counted(write_scored_table(output, to_write, runs, summary), "row")
             else:
                 written = counted(write_jsonl(output, (s for r in runs for s in r.scores)), "score")
     except DialevalError as exc:

@@ -12,13 +12,15 @@ import csv
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dialeval.atomic import all_or_nothing, atomic_write
 from dialeval.commands.common import summary_path, write_json
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError
-from dialeval.schema import Score
+
+if TYPE_CHECKING:
+    from dialeval.scoring import MetricRun
 
 #: The output suffixes written as a table, each with its delimiter.
 TABLE_OUTPUTS = {".csv": ",", ".tsv": "\t"}
@@ -95,10 +97,11 @@ def _text(value: Any) -> str:
     return "" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def write_scored_table(path: Path, table: Table, scores: Iterable[Score], summary: Mapping[str, Any]) -> int:
+def write_scored_table(path: Path, table: Table, runs: Sequence[MetricRun], summary: Mapping[str, Any]) -> int:
     """Write the table (:func:`table_rows`) with one column per output after its own, and its summary beside it.
 
-    The summary is ``summary`` (as ``score --json`` prints it) with ``signatures``: each output column's.
+    The summary is ``summary`` (as ``score --json`` prints it) with ``signatures``: each output column's, its
+    run's (every part's where the metric split its items, as the Python API's ``attrs["signatures"]``).
     A value is written as Python's shortest round-trip form (read back, it is the same float); a score
     without a value (``null`` in Score records, why in the summary's counts) is an empty cell.
 
@@ -106,10 +109,12 @@ def write_scored_table(path: Path, table: Table, scores: Iterable[Score], summar
         The number of rows written.
     """
     columns, rows, systems = table
-    scored = list(scores)
     values: dict[str, dict[str, float | None]] = {}
-    for s in scored:
-        values.setdefault(s.metric, {})[s.item_id] = s.value
+    signature: dict[str, str] = {}
+    for run in runs:  # one score's signature is its part's: style with target=tag:NAME has one per style
+        for s in run.scores:
+            values.setdefault(s.metric, {})[s.item_id] = s.value
+            signature[s.metric] = run.signature
     outputs = list(values)
     with all_or_nothing(path.parent):
         with atomic_write(path) as handle:
@@ -118,7 +123,6 @@ def write_scored_table(path: Path, table: Table, scores: Iterable[Score], summar
             for cells, ids in rows:  # each output's values, one per response, in output_columns' order
                 numbers = (values[name].get(item) for name in outputs for item in ids)
                 writer.writerow([_text(c) for c in cells] + ["" if v is None else repr(v) for v in numbers])
-        signature = {s.metric: s.signature for s in scored}
         signatures = {column: signature[name] for name in outputs  # each column's, as the API's attrs["signatures"]
                       for column in output_columns([name], systems)}  # fmt: skip
         write_json(summary_path(path), {**summary, "signatures": signatures})
