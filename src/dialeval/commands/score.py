@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 
 from dialeval.commands.common import (
     TABLE_RULE,
@@ -86,14 +87,16 @@ def score(
         out.print_json(json.dumps(summary))
     else:
         for r in runs:
+            # as text, not rich markup: a parameter's "[/INST]" (a Llama prompt) was a MarkupError, "[red]" gone;
+            # on one line, to be copied whole (rich broke it at 80 columns)
             line = f"{r.family:<12} {len(r.scores):>7} scores  {r.seconds:7.2f}s  {r.signature}"
-            console.print(line, highlight=False)
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
             if nulls[r.family]:  # e.g. sbert_ref on items without a reference
-                console.print(f"  without a value (null): {_null_line(nulls[r.family])}", highlight=False)
+                console.print(f"  without a value (null): {_null_line(nulls[r.family])}", highlight=False, markup=False)
             if cuts := r.cuts():  # e.g. sbert_ref of a response longer than the encoder reads
-                console.print(f"  read in part (cut): {_null_line(cuts)}", highlight=False)
-        for name, why in skipped.items():
-            console.print(f"[yellow]skipped[/] {name}: {why}", highlight=False)
+                console.print(f"  read in part (cut): {_null_line(cuts)}", highlight=False, markup=False)
+        for name, why in skipped.items():  # why may quote a response of the data
+            console.print(f"[yellow]skipped[/] {name}: {escape(why)}", highlight=False)
         items = counted(len(bench.candidates), "item")
         beside = f" (signatures and request in {summary_path(output)})" if as_table else ""
         wrote = f"wrote {written} for {items} to {output}{beside}{replaced_note(replaced)}"

@@ -1,0 +1,57 @@
+"""``dialeval score``: what it prints beside the Score records it writes.
+
+Through the real CLI (typer's runner, in process), with a metric of the test's own registered as a plugin
+registers one (docs/extending.md): the only built-in metric with free text in its signature is ``likelihood``
+(its prompt template), which loads a language model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from tests.commands.cli_runner import invoke
+
+from dialeval.jsonl import read_jsonl
+from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues
+from dialeval.schema import Score
+
+
+@dataclass(frozen=True)
+class _PromptConfig:
+    template: str = "{context}"
+
+
+class _PromptLength(Metric):
+    """Words of the response (the template only signs the run, as a prompt template signs ``likelihood``)."""
+
+    name = "prompt_length_test"
+    outputs = ("prompt_length_test",)
+    Config = _PromptConfig
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        return {"prompt_length_test": [float(len(i.response.split())) for i in items]}
+
+
+@pytest.fixture
+def prompt_metric(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Register :class:`_PromptLength` for the test only (the registry has no unregister)."""
+    monkeypatch.setitem(METRICS._items, _PromptLength.name, _PromptLength)
+    return _PromptLength.name
+
+
+def test_a_signature_with_brackets_is_printed_as_written(prompt_metric: str, tmp_path: Path) -> None:
+    """A Llama-style template ("[INST] {context} [/INST]") in a signature was read as rich markup: "[/INST]"
+    ended the run in a MarkupError traceback after the scores were written, and "[red]" vanished from the line."""
+    table = tmp_path / "t.csv"
+    table.write_text("context,response\nHi,Hello there\n", encoding="utf-8")
+    out = tmp_path / "s.jsonl"
+    for template in ("[INST] {context} [/INST]", "[red]{context}"):
+        res = invoke("score", "--path", table, "--response-col", "response", "--context-col", "context", "-m",
+                     prompt_metric, "-p", f"{prompt_metric}.template={template}", "-o", out, "--no-cache")  # fmt: skip
+        assert res.exit_code == 0, res.output
+        signature = next(iter(read_jsonl(out, Score))).signature
+        assert f"template:{template}|" in signature  # the record's, as given
+        assert signature in res.output  # the printed line holds it, brackets and all
