@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -525,7 +526,7 @@ class ScoringRequest(BaseModel):
             files.append(("the default score cache ($DIALEVAL_SCORE_CACHE, else ~/.cache/dialeval)", default))
         for pair in self.params:
             key, _, value = (part.strip() for part in pair.partition("="))
-            if value and Path(value).is_file():
+            if value and _names_file(value):
                 files.append((f"-p {key}", Path(value)))
         return files
 
@@ -550,6 +551,25 @@ class ScoringRequest(BaseModel):
     def record(self) -> dict[str, Any]:
         """Return the request as run.json stores it (JSON-ready)."""
         return self.model_dump(mode="json")
+
+
+def _names_file(value: str) -> bool:
+    """Return whether a ``-p`` value names an existing file; a prompt template too long for a file's name names none.
+
+    A value over 255 bytes with a space or a brace (a template) raised ``OSError: File name too long`` here,
+    and the run was refused as one given a path too long, as a path without either still is (the command line
+    says so in one line).
+
+    Example:
+        >>> _names_file(__file__), _names_file("Be kind. " * 30 + "{context}")
+        (True, False)
+    """
+    try:
+        return Path(value).is_file()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG and ("{" in value or any(c.isspace() for c in value)):
+            return False
+        raise
 
 
 @dataclass

@@ -55,3 +55,17 @@ def test_a_signature_with_brackets_is_printed_as_written(prompt_metric: str, tmp
         signature = next(iter(read_jsonl(out, Score))).signature
         assert f"template:{template}|" in signature  # the record's, as given
         assert signature in res.output  # the printed line holds it, brackets and all
+
+
+def test_a_long_prompt_template_is_no_path_too_long(prompt_metric: str, tmp_path: Path) -> None:
+    """A -p value is looked up as a file the run reads (a model): one over 255 bytes (a prompt template of a few
+    sentences) was refused, "error: You are a...: too long a name for the file system", and nothing ran."""
+    table = tmp_path / "t.csv"
+    table.write_text("context,response\nHi,Hello there\n", encoding="utf-8")
+    template = "You are a careful and friendly assistant. " * 8 + "The conversation so far: {context}"
+    assert len(template.encode()) > 255  # NAME_MAX, the longest name of a file
+    out = tmp_path / "s.jsonl"
+    res = invoke("score", "--path", table, "--response-col", "response", "--context-col", "context", "-m",
+                 prompt_metric, "-p", f"{prompt_metric}.template={template}", "-o", out, "--no-cache")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert f"template:{template}|" in next(iter(read_jsonl(out, Score))).signature
