@@ -272,3 +272,14 @@ def test_cis_of_three_test_contexts_are_flagged_rough_as_meta_flags_them(tmp_pat
     assert row["rough_ci"] == why and row["spearman_ci"][0] is not None
     warning = f"warning: the CIs of tfidf-lr on test=usr-tc are rough: {why}"
     assert warning in " ".join(res.output.split()) and warning in (out / "results.md").read_text()
+
+
+def test_baselines_with_folds_or_logo_is_refused(tmp_path: Path) -> None:
+    """--baselines compares the models with every offline metric on the --test benchmarks; with --folds or --logo
+    the run went on, wrote no metric row, and said nothing of it."""
+    for split in (["--folds", "2"], ["--logo", "system"]):
+        res = invoke("train", "--model", "tfidf-lr", "--train", "usr-pc", *split, "--baselines", "--limit", "4",
+                     "--n-boot", "0", "--no-save", "-o", tmp_path / "out")  # fmt: skip
+        refused(res, 'field "--baselines"', "--test")
+        assert not (tmp_path / "out").exists()
+

@@ -102,7 +102,7 @@ class _Plan:
 
 def _plan(
     model: str, train_on: str | None, test: str | None, logo: str | None, folds: int | None, task: str, seed: int,
-    param: list[str], path: Path | None, table: TableOptions, common: dict[str, Any],
+    param: list[str], path: Path | None, table: TableOptions, common: dict[str, Any], baselines: bool = False,
 ) -> _Plan:  # fmt: skip
     """Check the names and parameters, load the benchmarks and split them (no model is fitted yet)."""
     from dialeval.trained import experiment as xp
@@ -130,6 +130,9 @@ def _plan(
         raise InputError(f"give exactly one of --test, --logo, --folds ({what}): how to split --train")
     if folds is not None and folds < 2:
         raise InputError(f"must be at least 2, got {folds}", field="--folds")
+    if baselines and not test_names:  # with --folds or --logo it wrote no metric row, and said nothing of it
+        raise InputError("correlates every offline metric on the --test benchmarks: it applies with --test only, "
+                         f"not with {given[0]}", field="--baselines")  # fmt: skip
     ensure_unique(kinds, "--model", "model")  # each model's rows were written twice
     xp.check_names(train_names, test_names, own=own)
     for name in common["overrides"]:  # a name in neither was ignored, silently
@@ -183,7 +186,7 @@ def _evaluate(
             plan.kinds, plan.splits, task=task, params=plan.per_kind, seed=seed, n_boot=n_boot, on_row=show
         )
     base: list[dict[str, Any]] = []
-    if baselines and plan.test_names:
+    if baselines:  # with --test only (_plan)
         preds = {k: models[(k, plan.splits[0].name)][1] for k in plan.kinds}
         with run.bars({}):
             base = xp.baseline_rows(plan.splits[0], preds, n_boot=n_boot, seed=seed)
@@ -293,7 +296,7 @@ def train(
         [], "--model-param", help="Model parameter, [model.]key=value, e.g. ensemble.families=length,bleu; "
         "repeatable. docs/trained_evaluators.md lists each model's.",
     ),
-    baselines: bool = typer.Option(False, "--baselines", help="Also correlate every offline metric on the test set."),
+    baselines: bool = typer.Option(False, "--baselines", help="Also correlate every offline metric (--test only)."),
     n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples of contexts for the CIs."),
     seed: int = typer.Option(0, "--seed", help="Seed for splits, models and bootstrap."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts of each benchmark."),
@@ -326,7 +329,7 @@ def train(
         from dialeval.meta.correlate import check_boot
 
         check_boot(n_boot, field="--n-boot", seed=seed)
-        plan = _plan(model, train_on, test, logo, folds, task, seed, model_param, path, table, common)
+        plan = _plan(model, train_on, test, logo, folds, task, seed, model_param, path, table, common, baselines)
         run = request.open(quiet=as_json)
         console.print("dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), highlight=False)
         with scoring_with(run):
