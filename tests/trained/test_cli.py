@@ -283,3 +283,18 @@ def test_baselines_with_folds_or_logo_is_refused(tmp_path: Path) -> None:
         refused(res, 'field "--baselines"', "--test")
         assert not (tmp_path / "out").exists()
 
+
+
+def test_a_failed_write_leaves_the_earlier_results_whole(tmp_path: Path, full_disk_at: Any) -> None:
+    """results.md on a full disk was one line, but results.jsonl was already replaced by this run's, beside the
+    earlier run's results.md and run.json: now the three are written all or none."""
+    out = tmp_path / "out"
+    base = ("train", "--model", "tfidf-lr", "--train", "usr-pc", "--test", "usr-tc", "--n-boot", "0", "--no-save",
+            "-o", out)  # fmt: skip
+    assert invoke(*base, "--limit", "3").exit_code == 0
+    before = {name: (out / name).read_bytes() for name in ("results.jsonl", "results.md", "run.json")}
+    full_disk_at("results.md.")
+    res = invoke(*base, "--limit", "4")
+    refused(res, "results.md: cannot be written: No space left on device")
+    assert {name: (out / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in out.iterdir()) == sorted(before)

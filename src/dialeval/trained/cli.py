@@ -19,6 +19,7 @@ from typing import Any
 
 import typer
 
+from dialeval.atomic import all_or_nothing
 from dialeval.commands.common import (
     N_BOOT_FLAGS,
     TableOptions,
@@ -338,9 +339,10 @@ def train(
             saved = _save_models(plan, rows, models, output, task, seed, target_norm) if save_models else {}
         summary = xp.summarise_folds(rows) if len(plan.splits) > 1 else []
         all_rows = [*rows, *summary, *base]
-        _write_results(plan, rows, all_rows, bool(base), output, task, target_norm, rough_resamples(n_boot))
         run_info = _run_info(plan, run, task, seed, started)
-        write_run_info(output, run_info)
+        with all_or_nothing(output):  # a failed write left this run's results.jsonl beside the last run's results.md
+            _write_results(plan, rows, all_rows, bool(base), output, task, target_norm, rough_resamples(n_boot))
+            write_run_info(output, run_info)
     except DialevalError as exc:
         fail(exc)
         return
