@@ -160,3 +160,18 @@ def test_the_drop_ci_needs_two_contexts() -> None:
     assert one["drop"] == pytest.approx(0.25) and np.isnan(one["ci_low"]) and np.isnan(one["ci_high"])
     two = compare([0.9, 0.7], [0.5, 0.6], ["c", "d"], n_boot=100)
     assert two["ci_low"] == pytest.approx(0.1) and two["ci_high"] == pytest.approx(0.4)  # each context's drop
+
+
+def test_a_subset_tag_named_all_keeps_one_row_per_metric_and_perturbation() -> None:
+    """Items tagged subset "all" (--subsets tags): the rows over every item were written twice to stress.jsonl and
+    the subset "all" had no row of its own."""
+    from dialeval.schema import Candidate, Dialogue, Turn
+
+    dialogues = {d: Dialogue(id=d, turns=[Turn(speaker="A", text="Do you like music?")]) for d in "abc"}
+    texts = {"a": "i like it a lot", "b": "we went to see a great band", "c": "it is so much fun to hear"}
+    cands = [Candidate(id=f"{d}:s", dialogue_id=d, turn_index=1, system="s", text=texts[d],
+                       tags={"subset": "x" if d == "b" else "all"}) for d in "abc"]  # fmt: skip
+    families, _ = resolve_metrics(["length"])
+    res = run_stress(cands, dialogues, families, ["truncation"], seed=0, n_boot=20)
+    assert [(r.subset, r.n_pairs) for r in res.rows] == [("all", 3)]  # every item is truncated (4 words or more)
+    assert sorted((r.subset, r.n_pairs) for r in res.subset_rows) == [("all", 2), ("x", 1)]

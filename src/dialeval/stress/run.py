@@ -360,8 +360,8 @@ def run_stress(
                     b = value.get((perturbed_id(c.id, name), out_name))
                     if a is not None and b is not None:
                         pairs.append((a, b, c.context_id, c.tags.get("subset")))
-                for subset in ["all", *subsets]:
-                    mine = [p for p in pairs if subset == "all" or p[3] == subset]
+                for subset in [None, *subsets]:  # None: every pair (a tag "all" wrote the rows of all twice)
+                    mine = [p for p in pairs if subset is None or p[3] == subset]
                     stats = compare(
                         [p[0] for p in mine],
                         [p[1] for p in mine],
@@ -370,7 +370,7 @@ def run_stress(
                         n_boot=n_boot,
                         seed=seed,
                     )
-                    (rows if subset == "all" else subset_rows).append(
+                    (rows if subset is None else subset_rows).append(
                         StressRow(
                             metric=out_name,
                             family=cls.name,
@@ -378,7 +378,7 @@ def run_stress(
                             n_pairs=len(mine),
                             higher_is_better=cls.higher_is_better,
                             n_contexts=len({p[2] for p in mine}),
-                            subset=subset,
+                            subset="all" if subset is None else subset,
                             **stats,
                         )
                     )
