@@ -215,3 +215,13 @@ def test_the_subsets_lines_are_words(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert res.exit_code == 0, res.output
     line = next(x for x in res.output.splitlines() if x.startswith("subsets (judge), per context: "))
     assert "{" not in line and line.removeprefix("subsets (judge), per context: ").split()[-1] == "1"  # one context
+
+
+def test_a_figure_asked_for_with_no_subsets_is_refused(tmp_path: Path) -> None:
+    """--plot negation --subsets none ran, drew no figure and said nothing of it (the figure is per subset)."""
+    data = tmp_path / "rows.csv"
+    data.write_text("context,response\nDo you like dogs?,I do like dogs.\nAre you ok?,I am ok today.\n")
+    res = invoke("stress", "--path", data, "--response-col", "response", "--context-col", "context", "-m", "length",
+                 "--subsets", "none", "--plot", "negation", "--n-boot", "0", "-o", tmp_path / "out", "--no-cache")
+    refused(res, 'field "--plot"', "--subsets none")
+    assert not (tmp_path / "out").exists()

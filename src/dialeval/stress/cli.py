@@ -174,11 +174,7 @@ def stress(
         inputs = [("--path", path), ("--dialogues", dialogues), ("--candidates", candidates),
                   ("--mapping", table.mapping), *request.inputs()]  # fmt: skip
         replaced = check_output(output, "folder", inputs=inputs, files=files)
-        if subset_param and subsets != "judge":
-            raise InputError("--subset-param needs --subsets judge", field="--subset-param")
-        for option, given in (("--split", split), ("--refs", refs)):
-            if given is not None and not _ranks(benchmark):  # they were ignored
-                raise InputError("applies to -b dailydialog++ only", field=option)
+        _check_together(benchmark, subsets, subset_param, plot, split, refs)
         from dialeval.meta.correlate import check_boot
 
         check_boot(n_boot, field="--n-boot", seed=seed)  # numpy's errors came after the scoring
@@ -208,6 +204,27 @@ def stress(
     else:
         _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot), stale)
     check_request_failures(done.result.scores, allow_failures)
+
+
+def _check_together(
+    benchmark: str | None, subsets: str, subset_param: Sequence[str], plot: str | None, split: str | None,
+    refs: int | None,
+) -> None:  # fmt: skip
+    """Refuse an option that the others make pointless (it was ignored, silently).
+
+    Example:
+        >>> _check_together(None, "none", [], "negation", None, None)
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--plot": draws each subset's scores, and --subsets none makes no subsets
+    """
+    if subset_param and subsets != "judge":
+        raise InputError("--subset-param needs --subsets judge", field="--subset-param")
+    if subsets == "none" and plot is not None and plot.strip() != "none":  # no figure was drawn
+        raise InputError("draws each subset's scores, and --subsets none makes no subsets", field="--plot")
+    for option, given in (("--split", split), ("--refs", refs)):
+        if given is not None and not _ranks(benchmark):
+            raise InputError("applies to -b dailydialog++ only", field=option)
 
 
 def _ranks(benchmark: str | None) -> bool:
