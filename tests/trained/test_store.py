@@ -78,3 +78,18 @@ def test_corrupt_or_missing_model_is_an_input_error(small_examples: list[Example
         register_trained(f"trained:{folder}")
     with pytest.raises(InputError, match=r"no card\.json"):
         store.load(tmp_path)
+
+
+def test_a_card_with_a_bad_parameter_or_task_names_the_card(small_examples: list[Example], tmp_path: Path) -> None:
+    """A parameter the model does not take (a card edited, or written by another version) was an error of field
+    "--model-param" (and a bad task one of "--task"): options of train, which dialeval score -m trained:PATH has
+    not; it named no file."""
+    folder = tmp_path / "m"
+    _save("tfidf-nb", small_examples, folder)
+    card = json.loads((folder / "card.json").read_text())
+    for key, value, message in (("params", {"bogus": 1}, 'field "params": unknown parameter(s) bogus for tfidf-nb'),
+                                ("task", "ranking", 'field "task": unknown task "ranking"')):  # fmt: skip
+        (folder / "card.json").write_text(json.dumps({**card, key: value}))
+        with pytest.raises(InputError) as got:
+            store.load(folder)
+        assert str(got.value).startswith(f"{folder / 'card.json'}: {message}")

@@ -31,6 +31,8 @@ from dialeval.trained.models import Ensemble, evaluator_kinds
 
 CARD = "card.json"
 CARD_FORMAT = 1
+#: The card's field that holds what a ``train`` option gave, for an error a saved model's card raises on load.
+_CARD_FIELDS = {"--task": "task", "--model-param": "params"}
 
 
 @dataclass(frozen=True)
@@ -129,5 +131,9 @@ def load(folder: str | Path) -> Loaded:
     kinds = evaluator_kinds()
     if card["kind"] not in kinds:
         raise InputError(f'unknown evaluator kind "{card["kind"]}" in the card', path=root / CARD)
-    ev = kinds[card["kind"]].load(root, card)
+    try:
+        ev = kinds[card["kind"]].load(root, card)
+    except InputError as exc:  # it named --task or --model-param, options of train, and no file
+        field = _CARD_FIELDS.get(exc.field or "", exc.field)
+        raise InputError(exc.message, path=root / CARD, field=field) from None
     return Loaded(ev, card, sha, root)
