@@ -93,3 +93,29 @@ def test_a_card_with_a_bad_parameter_or_task_names_the_card(small_examples: list
         with pytest.raises(InputError) as got:
             store.load(folder)
         assert str(got.value).startswith(f"{folder / 'card.json'}: {message}")
+
+
+def test_a_failed_save_is_a_write_error_and_keeps_the_earlier_model(
+    small_examples: list[Example], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk while the model was written was an OSError traceback out of dialeval train. A full disk cannot be
+    made here: joblib.dump is replaced by one that fails as it would (ENOSPC)."""
+    import errno
+    import os
+
+    import joblib  # type: ignore[import-untyped]
+
+    from dialeval.atomic import WriteError
+
+    folder = tmp_path / "m"
+    _save("tfidf-lr", small_examples, folder)
+    before = (folder / "card.json").read_bytes()
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(joblib, "dump", full)
+    with pytest.raises(WriteError, match=r"m: cannot be written: No space left on device$"):
+        _save("tfidf-lr", small_examples, folder)
+    assert (folder / "card.json").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no temporary folder is left

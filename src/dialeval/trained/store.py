@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval import __version__
+from dialeval.atomic import WriteError
 from dialeval.errors import InputError
 from dialeval.jsonl import json_problem, read_text
 from dialeval.signature import file_sha256
@@ -82,8 +83,10 @@ def save(ev: Evaluator, folder: str | Path, card: dict[str, Any]) -> str:
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):  # a full disk was a traceback of train
+            raise WriteError.of(target, exc) from None
         raise
     return file_sha256(target / CARD)
 
