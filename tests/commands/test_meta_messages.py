@@ -338,3 +338,23 @@ def test_meta_compare_saves_the_paired_test_and_the_left_out_note_for_report(fil
     again = invoke("meta", s, "-r", r, "--level", "turn", "--method", "pearson", "--boot", "0", "-o", out)
     assert again.exit_code == 0 and "removed" in again.output, again.output
     assert not (out / "compare.json").exists()  # report showed an earlier run's paired test as this run's
+
+
+def test_json_carries_the_lines_under_the_table(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """--json dropped every line the screen prints under the table: 10 resamples' "the CIs are rough" (the screen and
+    table.md say it) reached a script reading the JSON as CIs like any other."""
+    s, r = files
+    screen = invoke("meta", s, "-r", r, "--boot", "10", "-l", "turn", "--method", "pearson", "-o", tmp_path / "t")
+    assert screen.exit_code == 0, screen.output
+    res = invoke("meta", s, "-r", r, "--boot", "10", "-l", "turn", "--method", "pearson", "--json")
+    assert res.exit_code == 0, res.output
+    notes = json.loads(res.stdout)["notes"]
+    # 3 metrics, 1 level, 1 method: each CI on 10 resamples, fewer than the 40 a 95% CI needs (rough_reason)
+    assert "warning: 3 of 3 CIs are rough: 10 resamples only, too few for 95% (40 at least)" in notes
+    assert all(line in (tmp_path / "t" / "table.md").read_text() for line in notes)  # table.md's own lines
+    bench = invoke("benchmark", "-m", "length", "--limit", "3", "--boot", "10", "-l", "turn", "--method", "pearson",
+                   "--no-cache", "-o", tmp_path / "b", "--json")  # fmt: skip
+    assert bench.exit_code == 0, bench.output
+    said = json.loads(bench.stdout)["notes"]
+    assert "warning: 1 of 1 CI is rough: 10 resamples only, too few for 95% (40 at least)" in said
+    assert all(line in (tmp_path / "b" / "table.md").read_text() for line in said)

@@ -142,6 +142,7 @@ def test_cli_ranking_and_reference_metrics(tmp_path: Path, shared_data: Path) ->
     lines = [json.loads(x) for x in (tmp_path / "a" / "ranking.jsonl").read_text().splitlines()]
     assert lines == payload["rows"] and all(r["n_pairs"] == 5 * 5 * 5 for r in lines)
     assert "Skipped f1" in (tmp_path / "a" / "ranking.md").read_text()
+    assert any(n.startswith("skipped f1: ") for n in payload["notes"])  # the screen's line, --json dropped it
     res = runner.invoke(app, ["stress", "-b", "dailydialog++", "-m", "f1", "--limit", "5", "-o", str(tmp_path / "b"),
                               "--json"])  # fmt: skip
     assert res.exit_code == 0, res.output

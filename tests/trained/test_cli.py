@@ -245,6 +245,8 @@ def test_json_prints_the_run_the_rows_and_the_saved_models(tmp_path: Path) -> No
     printed = json.loads(res.stdout)
     assert printed["rows"] == [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert printed["run"] == json.loads((tmp_path / "run.json").read_text())
+    # the screen's warning under the table, which --json dropped: 20 resamples, fewer than 40 (rough_reason)
+    assert printed["notes"][-1] == "warning: the CIs are rough: 20 resamples only, too few for 95% (40 at least)"
     card = tmp_path / "model-tfidf-lr" / "card.json"
     assert printed["models"] == {"tfidf-lr": {"path": str(card.parent),
                                               "card_sha256": hashlib.sha256(card.read_bytes()).hexdigest()}}

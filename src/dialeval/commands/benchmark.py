@@ -111,7 +111,8 @@ def benchmark(
     except DialevalError as exc:
         fail(exc)
     if as_json:
-        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": [row_dict(r) for r in rows]}))
+        said = [*(f"not run {name}: {why}" for name, why in skipped.items()), *notes, *warnings]  # under the table
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": [row_dict(r) for r in rows], "notes": said}))
     else:
         out.print(to_rich(wide, title))
         _print_notes(skipped, notes, bench.source, output, replaced, warnings)

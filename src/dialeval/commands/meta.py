@@ -160,7 +160,8 @@ def meta(
         fail(exc)
     if as_json:
         dicts = [row_dict(r) for r in rows]
-        out.print_json(json.dumps({"rows": dicts, "paper_comparison": comparison, "paired": paired}))
+        # notes: the lines under the screen's table (rough CIs, scores left out), which --json dropped
+        out.print_json(json.dumps({"rows": dicts, "paper_comparison": comparison, "paired": paired, "notes": notes}))
         return
     out.print(to_rich(wide, f"Correlation with {human_rating(dimension)}"))
     for text in (*notes, comparison):

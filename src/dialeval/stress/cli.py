@@ -200,7 +200,8 @@ def stress(
     run_info, rows, sub_rows, figures = _write_stress(opts, run, done, output, started)
     stale = remove_stale(output, figures, bool(sub_rows))
     if as_json:
-        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows}))
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows,
+                                   "notes": rough_resamples(n_boot)}))  # fmt: skip
     else:
         _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot), stale)
     check_request_failures(done.result.scores, allow_failures)
@@ -509,7 +510,8 @@ def _ranking(
         fail(exc)
         return []
     if as_json:
-        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows}))
+        said = [*(f"skipped {fam}: {why}" for fam, why in result.skipped.items()), *bench.warnings, *rough]
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "notes": said}))
     else:
         _print_ranking(result, title, bench.warnings, output, run_info.seconds, note, rough)
     return result.scores

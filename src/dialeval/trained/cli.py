@@ -348,7 +348,8 @@ def train(
         return
     if as_json:
         kept = {k: {"path": str(output / f"model-{k}"), "card_sha256": sha} for k, sha in saved.items()}
-        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": all_rows, "models": kept}))
+        notes = [*result_notes(all_rows), *rough_resamples(n_boot)]  # the lines under the screen's table
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": all_rows, "models": kept, "notes": notes}))
         return
     out.print(_table(all_rows, f"dialeval train: {plan.mode}"))
     for note in result_notes(all_rows):
