@@ -203,3 +203,15 @@ def test_meta_given_the_table_says_to_write_score_records(table: Path, tmp_path:
     assert invoke("score", "--path", table, *COLS, "-m", "length", "-o", out, "--no-cache").exit_code == 0
     line = refused(invoke("meta", out, "-r", table), f'{out}: field "SCORES": names a table (what score -o NAME.csv')
     assert line.endswith("write them with score -o NAME.jsonl")
+
+
+def test_the_summary_and_json_carry_the_datas_warnings(tmp_path: Path) -> None:
+    """A context holding "\\n" as text is warned of in the data summary on stderr, which --json does not print:
+    neither --json nor the table's .summary.json said it."""
+    path = tmp_path / "t.csv"
+    path.write_text('context,response\n"Hi there\\nHow are you?",I am fine.\n')
+    res = invoke("score", "--path", path, *COLS, "-m", "length", "-o", tmp_path / "s.csv", "--no-cache", "--json")
+    assert res.exit_code == 0, res.output
+    (warning,) = json.loads(res.stdout)["warnings"]
+    assert warning.startswith('1 of 1 context holds "\\n" as text (a backslash and an n)')
+    assert json.loads(Path(f"{tmp_path / 's.csv'}.summary.json").read_text())["warnings"] == [warning]

@@ -122,6 +122,7 @@ def _summary(
                                "cut": {k: c.total() for k, c in r.cuts().items()}, **r.summary}
                     for r in runs},
         "skipped_metrics": dict(skipped),
+        "warnings": list(bench.warnings),  # what the data summary on stderr warns of (--json showed no summary)
     }
 
 
