@@ -291,3 +291,23 @@ def test_study_from_cli_through_the_browser_to_report_and_meta(browser: BrowserC
     human = [np.mean([typed[(a, c.id)] for a in ("a01", "a02")]) for c in cands]
     assert row["n_items"] == 12
     assert row["value"] == pytest.approx(stats.pearsonr(lengths, human).statistic, abs=1e-12)
+
+
+def test_enter_on_a_focused_button_does_what_the_button_says(browser: BrowserContext, tmp_path: Path) -> None:
+    """A keyboard user who tabs to "Previous" and presses Enter goes back; the page-wide Enter (next item)
+    swallowed the key and went forward (Item 2 -> Item 3)."""
+    access = make_study(tmp_path / "s", annotators=("a01",), per_item=1, batch_size=6)
+    server = start_server(tmp_path / "s")
+    try:
+        page = open_page(browser, server, access["annotators"]["a01"])
+        page.keyboard.press("Enter")
+        assert "Item 2 of" in (page.text_content("#step-label") or "")
+        page.focus("#prev")
+        page.keyboard.press("Enter")
+        assert "Item 1 of" in (page.text_content("#step-label") or "")
+        page.focus("#next")
+        page.keyboard.press("Enter")  # once: the button's click, not the button's and the page's
+        assert "Item 2 of" in (page.text_content("#step-label") or "")
+        page.close()
+    finally:
+        server.kill()

@@ -185,6 +185,8 @@
   $("next").addEventListener("click", () => go(1));
   document.addEventListener("keydown", (ev) => {
     if (ev.target instanceof HTMLTextAreaElement || !steps.length) return;
+    // Enter on a focused button or link does what it says (Enter on "Previous" went to the next item)
+    if (ev.key === "Enter" && ev.target instanceof Element && ev.target.closest("button, a")) return;
     // arrow keys move a focused slider; Enter still goes on
     if (ev.target instanceof HTMLInputElement && ev.target.type === "range" && ev.key !== "Enter") return;
     if (ev.key === "ArrowLeft") { go(-1); ev.preventDefault(); }
