@@ -311,3 +311,31 @@ def test_enter_on_a_focused_button_does_what_the_button_says(browser: BrowserCon
         page.close()
     finally:
         server.kill()
+
+
+def test_a_save_that_lands_after_moving_on_leaves_the_new_item_alone(browser: BrowserContext, tmp_path: Path) -> None:
+    """"No" then Enter at once: the answer's save is held back (as on a slow network) until item 2 is shown.
+    When it landed it drew item 1's "Why?" box (whose ticks saved to item 1) on item 2, which has no answer."""
+    access = make_study(tmp_path / "s", annotators=("a01",), per_item=1, batch_size=6)
+    server = start_server(tmp_path / "s")
+    held: list[Any] = []
+    try:
+        page = open_page(browser, server, access["annotators"]["a01"])
+        page.route("**/api/answers", lambda route: held.append(route))
+        page.keyboard.press("2")
+        for _ in range(100):
+            if held:
+                break
+            page.wait_for_timeout(50)
+        page.keyboard.press("Enter")
+        assert "Item 2 of" in (page.text_content("#step-label") or "")
+        held[0].continue_()
+        page.wait_for_selector("#progress-text:text-matches('^1 / ')")  # the save has landed
+        assert page.is_hidden("#reasons-box")
+        assert page.locator("#reasons input").count() == 0
+        assert page.text_content("#status") != "Saved."  # nothing was saved on item 2
+        page.keyboard.press("ArrowLeft")  # item 1 shows its own answer and its reasons
+        assert page.is_checked("#options input[value=negative]") and page.is_visible("#reasons-box")
+        page.close()
+    finally:
+        server.kill()

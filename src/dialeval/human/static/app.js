@@ -152,8 +152,11 @@
     try {
       await sent;
       s.item.answers[s.criterion.name] = { value, reasons, free_text: freeText };
-      $("status").textContent = "Saved.";
-      if (!sameValue) renderReasons(s);
+      // the annotator may have moved on while it was sent: this item's reasons and status are not that page's
+      if (steps[index] === s) {
+        $("status").textContent = "Saved.";
+        if (!sameValue) renderReasons(s);
+      }
       renderProgress();
     } catch (err) {
       $("status").textContent = "Not saved: " + err.message;
