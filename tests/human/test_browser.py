@@ -339,3 +339,50 @@ def test_a_save_that_lands_after_moving_on_leaves_the_new_item_alone(browser: Br
         page.close()
     finally:
         server.kill()
+
+
+def _saved_answers(server: Server, token: str, want: int) -> dict[str, Any]:
+    """Poll the server until it holds ``want`` answers (a save is asynchronous); return them by item."""
+    answers: dict[str, Any] = {}
+    for _ in range(100):
+        tasks = httpx.get(f"{server.base}/api/tasks", headers={"Authorization": f"Bearer {token}"}).json()
+        answers = {it["id"]: it["answers"]["Appropriateness"] for u in tasks["units"] for it in u["items"]
+                   if "Appropriateness" in it["answers"]}  # fmt: skip
+        if len(answers) >= want and all(a["free_text"] for a in answers.values()):
+            break
+        time.sleep(0.1)
+    return answers
+
+
+def test_an_explanation_typed_just_before_leaving_the_item_is_saved(browser: BrowserContext, tmp_path: Path) -> None:
+    """Typing is saved 400 ms after the last key. The page's clock is Playwright's fake one, so that timer never
+    fires by itself: what is saved is what leaving the item saves. Before, "Next" left the timer running, and when
+    it fired it read the next item's (empty) explanation off the page: the typed text was lost, an "I don't know"
+    was never saved; a reload lost it too."""
+    access = make_study(tmp_path / "s", annotators=("a01",), per_item=1, batch_size=6)
+    server = start_server(tmp_path / "s")
+    token = access["annotators"]["a01"]
+    try:
+        page = browser.new_page()
+        page.clock.install()
+        page.goto(f"{server.base}/#token={token}")
+        page.wait_for_selector("#main:not([hidden])")
+        page.keyboard.press("2")  # No, saved at once without an explanation
+        page.wait_for_selector("#status:has-text('Saved.')")
+        page.fill("#free-text", "off topic")
+        page.click("#next")
+        page.keyboard.press("3")  # I don't know: saved once explained
+        page.wait_for_selector("#status:has-text('Please explain')")
+        page.fill("#free-text", "cannot tell")
+        page.click("#next")
+        page.keyboard.press("2")
+        page.wait_for_selector("#status:has-text('Saved.')")
+        page.fill("#free-text", "rude")
+        page.reload()
+        page.wait_for_selector("#main:not([hidden])")
+        answers = _saved_answers(server, token, 3)
+        assert sorted((a["value"], a["free_text"]) for a in answers.values()) == [
+            ("dont_know", "cannot tell"), ("negative", "off topic"), ("negative", "rude")]  # fmt: skip
+        page.close()
+    finally:
+        server.kill()

@@ -18,6 +18,7 @@
     const res = await fetch(path, {
       method, headers: { "Authorization": "Bearer " + token, "Content-Type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store",
+      keepalive: method !== "GET",  // an answer sent as the page closes still arrives
     });
     const data = await res.json().catch(() => ({}));
     if (!res.ok) throw new Error(data.detail || res.statusText);
@@ -130,6 +131,7 @@
   let queue = Promise.resolve();
 
   async function save(s, value) {
+    flushTyping();  // an explanation typed just before this answer or move goes out first, with its own step
     leaveStep();
     const prev = answerOf(s);
     const sameValue = prev && prev.value === value;
@@ -168,17 +170,30 @@
     return a && a.unsaved && a.value === value;
   }
 
-  let typing = null;
+  // typing is saved 400 ms after the last key; a move or another answer before then saves it at once: the
+  // late save read the next step's explanation and reasons off the page and the typed text was lost
+  let typing = null, typed = null;
   $("free-text").addEventListener("input", () => {
     const s = steps[index], a = answerOf(s);
     if (!a) return;
     clearTimeout(typing);
-    typing = setTimeout(() => save(s, a.value), 400);
+    typed = () => save(s, a.value);
+    typing = setTimeout(flushTyping, 400);
   });
+
+  function flushTyping() {
+    if (typing === null) return;
+    clearTimeout(typing);
+    typing = null;
+    typed();
+  }
+
+  window.addEventListener("pagehide", flushTyping);  // closed or reloaded while typing
 
   function go(delta) {
     const next = index + delta;
     if (next < 0 || next >= steps.length) return;
+    flushTyping();
     leaveStep();
     index = next;
     render();
