@@ -386,3 +386,38 @@ def test_an_explanation_typed_just_before_leaving_the_item_is_saved(browser: Bro
         page.close()
     finally:
         server.kill()
+
+
+def test_a_long_unbroken_response_wraps_inside_its_pane(browser: BrowserContext, tmp_path: Path) -> None:
+    """A degenerate response ("haha" x 1500, no space) widened the grid's column to 30,000 px: the candidate
+    ran off the 1280 px window (read by scrolling sideways) and squeezed the dialogue to a sliver."""
+    import json
+
+    from tests.human.conftest import dialogues_and_candidates
+
+    from dialeval.human.design import StudyConfig, create_study
+    from dialeval.human.protocol import load_protocol
+
+    proto = load_protocol("mousavi-turn")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=1)
+    candidates[0] = candidates[0].model_copy(update={"text": "ha" * 1500})
+    cfg = StudyConfig(proto.name, proto.version, ("a01",), per_item=1, batch_size=1, seed=0)
+    create_study(tmp_path / "l", proto, dialogues, candidates, cfg)
+    token = json.loads((tmp_path / "l" / "access.json").read_text())["annotators"]["a01"]
+    server = start_server(tmp_path / "l")
+    try:
+        page = open_page(browser, server, token)
+        for _ in range(3):  # one unit of 3 candidates (m1, m2, the reference), first criterion
+            if (page.text_content("#candidate") or "").startswith("haha"):
+                break
+            page.keyboard.press("ArrowRight")
+        assert page.text_content("#candidate") == "ha" * 1500
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280  # the viewport's width
+        for pane in ("#candidate", "#context-pane", "#next"):
+            box = page.locator(pane).bounding_box()
+            assert box is not None and box["x"] + box["width"] <= 1280, (pane, box)
+        dialogue = page.locator("#context-pane").bounding_box()
+        assert dialogue is not None and dialogue["width"] > 400  # half the page, less the gap; it was 150
+        page.close()
+    finally:
+        server.kill()
