@@ -421,3 +421,31 @@ def test_a_long_unbroken_response_wraps_inside_its_pane(browser: BrowserContext,
         page.close()
     finally:
         server.kill()
+
+
+def test_a_worker_who_qualifies_goes_on_to_the_main_batches(browser: BrowserContext, tmp_path: Path) -> None:
+    """The answer that completes the qualification batch qualifies the worker on the server; the page went on
+    showing the finished batch (12 / 12 answered, "main batches open once you pass it") until it was reloaded."""
+    access = make_study(tmp_path / "q", qualification=True, annotators=("a01",), per_item=1)
+    server = start_server(tmp_path / "q")
+    try:
+        page = open_page(browser, server, access["annotators"]["a01"])
+        # the qualification unit: d5's m1, m2 and reference x 4 criteria; the references (conftest) say m1
+        # positive and m2 negative everywhere, and the worker agrees with them
+        for step in range(12):
+            assert f"Item {step + 1} of 12 (qualification)" == page.text_content("#step-label")
+            text = page.text_content("#candidate") or ""
+            page.evaluate("document.getElementById('status').textContent = ''")
+            page.keyboard.press("2" if text.startswith("m2:") else "1")
+            page.wait_for_selector("#status:has-text('Saved.')")
+            if step < 11:
+                page.keyboard.press("Enter")
+        page.wait_for_selector("#message:has-text('You qualified')")
+        # 5 main units (d0-d4) x 3 candidates x 4 criteria follow the 12 qualification steps
+        assert page.text_content("#step-label") == "Item 13 of 72"
+        assert page.text_content("#progress-text") == "12 / 72 answered"
+        page.keyboard.press("1")
+        page.wait_for_selector("#progress-text:has-text('13 / 72 answered')")  # a main answer is taken
+        page.close()
+    finally:
+        server.kill()

@@ -4,7 +4,7 @@
 (function () {
   const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
   const $ = (id) => document.getElementById(id);
-  let protocol = null, steps = [], index = 0, shownAt = 0;
+  let protocol = null, steps = [], index = 0, shownAt = 0, qualifying = false;
   const spent = new Map();
 
   function el(tag, text, cls) {
@@ -160,9 +160,28 @@
         if (!sameValue) renderReasons(s);
       }
       renderProgress();
+      if (qualifying && steps.every(answerOf)) reloadIfQualified().catch(() => undefined);  // else: as it was
     } catch (err) {
       $("status").textContent = "Not saved: " + err.message;
     }
+  }
+
+  // the answer that completes the qualification batch decides it on the server; a worker who passed saw
+  // the finished batch, and nothing else, until they thought of reloading the page
+  async function reloadIfQualified() {
+    const tasks = await api("GET", "/api/tasks");
+    if (!tasks.qualified || !qualifying) return;
+    qualifying = false;
+    leaveStep();
+    load(tasks);
+    $("message").textContent = "You qualified: the main batches follow.";
+    render();
+  }
+
+  function load(tasks) {
+    steps = buildSteps(tasks.units);
+    const first = steps.findIndex((s) => !answerOf(s));
+    index = first === -1 ? steps.length - 1 : first;
   }
 
   function pendingText(s, value) {
@@ -225,12 +244,11 @@
       $("guidelines").textContent = protocol.short_guidelines;
       if (protocol.full_guidelines_url) $("full-guidelines").href = protocol.full_guidelines_url;
       const tasks = await api("GET", "/api/tasks");
-      steps = buildSteps(tasks.units);
+      load(tasks);
       if (!steps.length) { $("message").textContent = "Nothing to annotate right now."; return; }
-      const first = steps.findIndex((s) => !answerOf(s));
-      index = first === -1 ? steps.length - 1 : first;
       $("main").hidden = false;
-      if (!tasks.qualified) $("message").textContent = "Qualification batch: main batches open once you pass it.";
+      qualifying = !tasks.qualified;
+      if (qualifying) $("message").textContent = "Qualification batch: main batches open once you pass it.";
       render();
     } catch (err) {
       $("message").textContent = "Could not load: " + err.message;
