@@ -3,7 +3,8 @@ files of docs/own_data.md load.
 
 Parsing is click's (``make_context``): the command exists, every option is one it takes, with a
 value where it needs one, and the required ones are given. Nothing runs. A placeholder in capitals
-(``HEAD_IP``, ``NAME``) stands for a value and is parsed as one; lines holding ``...`` or ``<...>`` are skipped.
+(``HEAD_IP``, ``NAME``) stands for a value and is parsed as one; lines holding ``...`` or ``<...>``, and lines
+indented more than 4 spaces (output), are skipped.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def command_lines() -> Iterator[tuple[str, str]]:
             first = text.count("\n", 0, block.start(1)) + 1
             joined = re.sub(r"\\\n\s*", " ", block.group(1))
             for offset, line in enumerate(joined.splitlines()):
-                if (m := START.match(line.strip())) and not re.search(r"\.\.\.|<[a-z]", m.group(1)):
+                indented = len(line) - len(line.lstrip()) > 4  # output, such as a table's centred title
+                if not indented and (m := START.match(line.strip())) and not re.search(r"\.\.\.|<[a-z]", m.group(1)):
                     args = PLACEHOLDER.sub("x", m.group(1).split(" #")[0])  # HEAD_IP, NAME: a value of its own
                     yield f"{doc.relative_to(REPO)}:{first + offset}", args
 
@@ -62,3 +64,17 @@ def test_a_documented_mapping_file_loads(block: str, tmp_path: Path) -> None:
 
     (tmp_path / "m.yaml").write_text(block)
     assert load_mapping(tmp_path / "m.yaml").response
+
+
+def test_the_tour_shows_what_data_list_prints(shared_data: Path) -> None:
+    """docs/tour.md's ``dialeval data list`` block is the command's output (at 140 columns), line for line.
+
+    The block had gone stale: it showed columns "rated items" and "available here" the table no longer has.
+    """
+    from typer.testing import CliRunner
+
+    text = (REPO / "docs" / "tour.md").read_text(encoding="utf-8")
+    block = text.split("$ dialeval data list\n", 1)[1].split("\n\n", 1)[0]
+    result = CliRunner().invoke(app, ["data", "list"], env={"COLUMNS": "140"})
+    assert result.exit_code == 0, result.output
+    assert [line.rstrip() for line in result.output.splitlines()] == block.splitlines()
