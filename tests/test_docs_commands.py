@@ -78,3 +78,13 @@ def test_the_tour_shows_what_data_list_prints(shared_data: Path) -> None:
     result = CliRunner().invoke(app, ["data", "list"], env={"COLUMNS": "140"})
     assert result.exit_code == 0, result.output
     assert [line.rstrip() for line in result.output.splitlines()] == block.splitlines()
+
+
+def test_meta_output_help_names_the_files_the_tour_says_it_writes() -> None:
+    """docs/tour.md: ``meta -o DIR`` writes table.md, table.jsonl and, with --compare, compare.json; --help said
+    only the first two."""
+    meta = typer.main.get_command(app).commands["meta"]  # type: ignore[attr-defined]
+    (option,) = [p for p in meta.params if "--output" in p.opts]
+    tour = (REPO / "docs" / "tour.md").read_text(encoding="utf-8")
+    for name in ("table.md", "table.jsonl", "compare.json"):
+        assert name in tour and name in option.help

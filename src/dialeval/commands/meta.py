@@ -119,7 +119,9 @@ def meta(
     compare: str | None = typer.Option(
         None, "--compare", help="Paired test of two metrics A,B: does A correlate better than B? (first level/method)"
     ),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Folder for table.md and table.jsonl."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Folder for table.md and table.jsonl (and compare.json with --compare)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print rows as JSON only."),
     table: TableOptions = TableOptions(),
 ) -> None:

@@ -29,7 +29,7 @@ FORMATS = ("html", "md", "tex")
 
 def report(
     folders: list[Path] | None = typer.Argument(
-        None, help="Results folders (dialeval benchmark / lmstyle / stress / train output); none with --study."
+        None, help="Results folders (dialeval benchmark, meta -o, lmstyle, stress or train output); none with --study."
     ),
     output: Path | None = typer.Option(
         None, "--output", "-o", help="File to write (default: report.html, report.md or report.tex, by --format)."
