@@ -220,14 +220,18 @@ class Completion:
             tokens = tuple(str(t["token"]) for t in content)
             tops = tuple(_alternatives(t) for t in content)
             usage = body.get("usage") or {}
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            # a count the server leaves null is unknown (0); read here, so that a usage that is no object is malformed
+            # (it was an AttributeError traceback out of the run)
+            prompt_tokens = int(usage.get("prompt_tokens") or 0)
+            completion_tokens = int(usage.get("completion_tokens") or 0)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise BackendError(f"malformed chat completion: {exc!r}", retryable=True) from exc
         return cls(
             text=str(text),
             tokens=tokens,
             top_logprobs=tops,
-            prompt_tokens=int(usage.get("prompt_tokens", 0)),
-            completion_tokens=int(usage.get("completion_tokens", 0)),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
         )
 
     def score_token_probs(self, values: list[str], position: int) -> dict[str, float]:

@@ -1,0 +1,113 @@
+"""The OpenAI-compatible client against a real, misbehaving HTTP server on 127.0.0.1.
+
+Each test scripts the server's answers (status, body, headers, how fast the body comes) and
+checks what the client makes of them: an answer, or one :class:`BackendError` that says why.
+No model is served: the answers are written here.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from dialeval.backends.base import BackendError, ChatRequest
+from dialeval.backends.openai_compat import OpenAICompatBackend
+
+REQ = ChatRequest(messages=(("user", "Rate this reply from 1 to 5."),), max_tokens=8)
+
+
+def completion(text: str | None, **extra: Any) -> bytes:
+    """An OpenAI chat-completion body with one choice (``extra`` goes at the top level, e.g. ``usage``)."""
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    return json.dumps({"object": "chat.completion", "choices": [choice], **extra}).encode()
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: ``trickle`` seconds between the body's bytes (0: all at once)."""
+
+    status: int = 200
+    body: bytes = b""
+    headers: tuple[tuple[str, str], ...] = ()
+    trickle: float = 0.0
+
+
+class Scripted:
+    """A real HTTP server that answers the n-th POST with ``script[n - 1]`` (the last reply after that).
+
+    ``seen`` holds each request's arrival time (monotonic) and JSON payload.
+    """
+
+    def __init__(self, script: list[Reply]) -> None:
+        self.script = script
+        self.seen: list[tuple[float, dict[str, Any]]] = []
+        lock, server = threading.Lock(), self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    server.seen.append((time.monotonic(), payload))
+                    reply = server.script[min(len(server.seen), len(server.script)) - 1]
+                try:
+                    self.send_response(reply.status)
+                    for name, value in (("Content-Type", "application/json"), *reply.headers):
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    self.end_headers()
+                    for i in range(len(reply.body)) if reply.trickle else ():
+                        self.wfile.write(reply.body[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(reply.trickle)
+                    self.wfile.write(b"" if reply.trickle else reply.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.http.shutdown()
+        self.http.server_close()
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    """Start scripted servers; each is closed after the test."""
+    started: list[Scripted] = []
+
+    def start(*script: Reply) -> Scripted:
+        started.append(Scripted(list(script)))
+        return started[-1]
+
+    yield start
+    for s in started:
+        s.close()
+
+
+def _client(server: Scripted, **options: Any) -> OpenAICompatBackend:
+    return OpenAICompatBackend(server.url, "m", **{"max_retries": 1, "backoff": 0.01, **options})
+
+
+def test_a_usage_that_is_no_object_is_a_malformed_answer_and_a_null_count_is_unknown(serve: Any) -> None:
+    """``"usage": [1, 2]`` was an AttributeError traceback out of ``judge run``, ``"prompt_tokens": null`` a
+    TypeError one: both outside the parse that turns a malformed body into a retried BackendError."""
+    bad = _client(serve(Reply(body=completion("Score: 4", usage=[1, 2]))))
+    with pytest.raises(BackendError, match="malformed chat completion"):
+        bad.chat(REQ)
+    assert bad.attempts == 2  # retried once, as every malformed body is
+
+    nulls = _client(serve(Reply(body=completion("Score: 4", usage={"prompt_tokens": None, "completion_tokens": 3}))))
+    answer = nulls.chat(REQ)
+    assert (answer.text, answer.prompt_tokens, answer.completion_tokens) == ("Score: 4", 0, 3)
