@@ -111,3 +111,21 @@ def test_a_usage_that_is_no_object_is_a_malformed_answer_and_a_null_count_is_unk
     nulls = _client(serve(Reply(body=completion("Score: 4", usage={"prompt_tokens": None, "completion_tokens": 3}))))
     answer = nulls.chat(REQ)
     assert (answer.text, answer.prompt_tokens, answer.completion_tokens) == ("Score: 4", 0, 3)
+
+
+def test_a_refusal_of_the_request_itself_is_not_a_refusal_of_its_structure(serve: Any) -> None:
+    """A wrong key's HTTP 401 on a structured request was taken as "the server refused response_format": the
+    run's note said so, ``structured_fallbacks`` counted every request, and every later request went out
+    without the structure. The request without ``response_format`` is refused too, so the structure is not
+    the cause."""
+    from dialeval.backends.structure import AnswerShape
+
+    shaped = ChatRequest(messages=REQ.messages, answer=AnswerShape.from_template("{score}", {"score": ("1", "2")}))
+    server = serve(Reply(401, b'{"error": {"message": "Incorrect API key provided"}}'))
+    backend = _client(server)
+    for _ in range(2):
+        with pytest.raises(BackendError, match=r"HTTP 401: .*Incorrect API key"):
+            backend.chat(shaped)
+    assert (backend.structured_fallbacks, backend.structure_refused) == (0, "")
+    # each request was tried with its structure, then without; the second request kept its structure
+    assert ["response_format" in payload for _, payload in server.seen] == [True, False, True, False]

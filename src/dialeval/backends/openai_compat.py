@@ -9,9 +9,11 @@ mistyped server ends the run on its first request), else after the retries. A UR
 never appears in a signature, a log line or a result.
 
 A request with an answer shape is sent with ``response_format`` (a JSON schema).
-A server that refuses it (HTTP 4xx) gets the same request once more without it, and
-every later one too: the answer is then free text, parsed as usual, and each such
-request is counted in ``structured_fallbacks``.
+A server that refuses it (HTTP 4xx) gets the same request once more without it; when that one
+is answered, every later one goes without it too: the answer is then free text, parsed as usual,
+and each such request is counted in ``structured_fallbacks``. When it is refused as well (a wrong
+key's 401, an unknown model's 404), the server refused the request, not its structure: that error
+is the request's.
 """
 
 from __future__ import annotations
@@ -211,19 +213,24 @@ class OpenAICompatBackend(Backend):
     def chat(self, request: ChatRequest) -> Completion:
         """Send one request, retrying transient failures; without ``response_format`` if the server refuses it."""
         payload = request.openai_payload(self.model)
-        if "response_format" in payload:
-            if not self.structure_refused:
-                try:
-                    return self._send(payload)
-                except BackendError as exc:
-                    if exc.retryable or not str(exc).startswith("HTTP 4"):
-                        raise
-                    with self._lock:
-                        self.structure_refused = str(exc)[:300]
-            del payload["response_format"]
-            with self._lock:
-                self.structured_fallbacks += 1
-        return self._send(payload)
+        if "response_format" not in payload:
+            return self._send(payload)
+        refused = self.structure_refused
+        if not refused:
+            try:
+                return self._send(payload)
+            except BackendError as exc:
+                if exc.retryable or not str(exc).startswith("HTTP 4"):
+                    raise
+                refused = str(exc)[:300]
+        del payload["response_format"]
+        # a server that refuses this too refused the request, not its structure (a wrong key's 401, a wrong model's
+        # 404): it was noted as "the server refused response_format" and every later request went out without it
+        answer = self._send(payload)
+        with self._lock:
+            self.structure_refused = self.structure_refused or refused
+            self.structured_fallbacks += 1
+        return answer
 
     def _send(self, payload: dict[str, Any]) -> Completion:
         for attempt in range(self.max_retries + 1):
