@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from dialeval.backends.base import BackendError, ChatRequest
+from dialeval.backends.base import BackendError, BackendUnreachable, ChatRequest
 from dialeval.backends.openai_compat import OpenAICompatBackend
 
 REQ = ChatRequest(messages=(("user", "Rate this reply from 1 to 5."),), max_tokens=8)
@@ -74,6 +74,7 @@ class Scripted:
                     pass  # the client gave up
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.http.daemon_threads = True  # closing does not wait for a reply still trickling to a client gone
         self.url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
 
@@ -129,3 +130,16 @@ def test_a_refusal_of_the_request_itself_is_not_a_refusal_of_its_structure(serve
     assert (backend.structured_fallbacks, backend.structure_refused) == (0, "")
     # each request was tried with its structure, then without; the second request kept its structure
     assert ["response_format" in payload for _, payload in server.seen] == [True, False, True, False]
+
+
+def test_an_answer_that_trickles_in_is_timed_out_after_timeout_seconds(serve: Any) -> None:
+    """httpx's timeout is per read: a body sent a byte every 0.05 s (about 7 s for this one) was waited for whole
+    with ``timeout=0.5``, and a judge run against a server that slow never ended. The cause says what happened;
+    a timeout is retried like any other."""
+    server = serve(Reply(body=completion("Score: 4"), trickle=0.05))
+    backend = _client(server, timeout=0.5)
+    with pytest.raises(BackendUnreachable) as caught:
+        backend.chat(REQ)
+    cause = "timeout after 0.5 s (the answer came too slowly)"
+    assert str(caught.value) == f"cannot reach {server.url}/chat/completions: {cause}"
+    assert caught.value.timed_out and len(server.seen) == 2  # the first attempt and its one retry

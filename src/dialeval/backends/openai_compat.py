@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dialeval.backends.base import (
     Backend,
@@ -32,6 +32,9 @@ from dialeval.backends.base import (
     Completion,
 )
 from dialeval.errors import InputError, MissingExtraError
+
+if TYPE_CHECKING:
+    import httpx
 
 #: Words of a transport error and the cause they name.
 _CAUSES = (
@@ -195,7 +198,7 @@ class OpenAICompatBackend(Backend):
 
         url = f"{self.base_url}/{'completions' if 'prompt' in payload else 'chat/completions'}"
         try:
-            resp = self._client.post(url, json=payload)
+            resp = self._post(url, payload)
         except httpx.TransportError as exc:
             timed_out = isinstance(exc, httpx.TimeoutException)
             raise BackendUnreachable(url, transport_cause(exc, self.timeout), timed_out=timed_out) from exc
@@ -209,6 +212,24 @@ class OpenAICompatBackend(Backend):
         except ValueError as exc:
             raise BackendError("response is not valid JSON (truncated?)", retryable=True) from exc
         return Completion.from_openai(body)
+
+    def _post(self, url: str, payload: dict[str, Any]) -> httpx.Response:
+        """POST and read the whole answer, which must come within ``timeout`` seconds (give or take one read).
+
+        httpx's timeout bounds each read: an answer that came a few bytes at a time was waited for as long as
+        it took (a byte every half second kept a ``timeout=2`` request waiting 90 s, and the run for hours).
+        """
+        import httpx
+
+        deadline = time.monotonic() + self.timeout
+        with self._client.stream("POST", url, json=payload) as resp:
+            raw = bytearray()
+            for chunk in resp.iter_raw():  # raw: the response built below decodes a gzip body once
+                raw += chunk
+                if time.monotonic() > deadline:
+                    raise BackendUnreachable(url, f"timeout after {self.timeout:g} s (the answer came too slowly)",
+                                             timed_out=True)  # fmt: skip
+        return httpx.Response(resp.status_code, headers=resp.headers, content=bytes(raw), request=resp.request)
 
     def chat(self, request: ChatRequest) -> Completion:
         """Send one request, retrying transient failures; without ``response_format`` if the server refuses it."""
