@@ -143,3 +143,16 @@ def test_an_answer_that_trickles_in_is_timed_out_after_timeout_seconds(serve: An
     cause = "timeout after 0.5 s (the answer came too slowly)"
     assert str(caught.value) == f"cannot reach {server.url}/chat/completions: {cause}"
     assert caught.value.timed_out and len(server.seen) == 2  # the first attempt and its one retry
+
+
+def test_a_redirect_is_one_error_naming_where_to_not_a_malformed_body_retried(serve: Any) -> None:
+    """An http:// base_url that the server redirects to https:// was "response is not valid JSON (truncated?)",
+    retried max_retries times with backoff: the redirect's empty body was read as a chat completion."""
+    to = "https://api.example.org/v1/chat/completions"
+    server = serve(Reply(307, headers=(("Location", to),)))
+    backend = _client(server, max_retries=3)
+    with pytest.raises(BackendError) as caught:
+        backend.chat(REQ)
+    assert str(caught.value) == (f"HTTP 307: {server.url}/chat/completions redirects to {to}; give the URL it should "
+                                 "reach as base_url")
+    assert not caught.value.retryable and len(server.seen) == 1

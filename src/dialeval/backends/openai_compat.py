@@ -207,6 +207,10 @@ class OpenAICompatBackend(Backend):
             raise BackendError(f"HTTP {resp.status_code}", retryable=True)
         if resp.status_code >= 400:
             raise BackendError(f"HTTP {resp.status_code}: {resp.text[:300]}", retryable=False)
+        if 300 <= resp.status_code < 400:  # it was "response is not valid JSON (truncated?)", retried
+            to = resp.headers.get("location", "")  # not followed: a POST sent on may arrive as a GET
+            raise BackendError(f"HTTP {resp.status_code}: {url} redirects to {to or 'no location'}; give the URL "
+                               "it should reach as base_url", retryable=False)  # fmt: skip
         try:
             body = resp.json()
         except ValueError as exc:
