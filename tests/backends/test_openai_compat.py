@@ -156,3 +156,33 @@ def test_a_redirect_is_one_error_naming_where_to_not_a_malformed_body_retried(se
     assert str(caught.value) == (f"HTTP 307: {server.url}/chat/completions redirects to {to}; give the URL it should "
                                  "reach as base_url")
     assert not caught.value.retryable and len(server.seen) == 1
+
+
+def test_a_retry_waits_what_retry_after_asks(serve: Any) -> None:
+    """An HTTP 429 with ``Retry-After: 1`` was retried after the backoff alone (0.5 s, 1 s, 2 s ... by default:
+    here 0.01 s), so a rate-limited server refused the retries too and the item was lost. The lower bound on
+    the gap between the two requests is what the server asked (sleep waits at least that; no upper bound)."""
+    server = serve(Reply(429, b'{"error": "slow down"}', (("Retry-After", "1"),)), Reply(body=completion("Score: 4")))
+    backend = _client(server)
+    assert backend.chat(REQ).text == "Score: 4"
+    assert backend.retries == 1 and server.seen[1][0] - server.seen[0][0] >= 1.0
+
+
+def test_an_error_without_retry_after_is_retried_after_the_backoff(serve: Any) -> None:
+    """An HTTP 500 with no Retry-After header ended in a TypeError out of formatting the wait it did not give."""
+    server = serve(Reply(500, b'{"error": "boom"}'))
+    backend = _client(server, max_retries=2)
+    with pytest.raises(BackendError, match=r"^HTTP 500$"):
+        backend.chat(REQ)
+    assert len(server.seen) == 3 and backend.retries == 2
+
+
+def test_a_retry_after_longer_than_a_retry_waits_fails_the_request_at_once_saying_so(serve: Any) -> None:
+    """A server asking to wait an hour (a spent quota) is not retried early, to be refused again: the request
+    fails with the wait in its reason."""
+    server = serve(Reply(429, b'{"error": "quota"}', (("Retry-After", "3600"),)))
+    backend = _client(server, max_retries=3)
+    with pytest.raises(BackendError) as caught:
+        backend.chat(REQ)
+    assert str(caught.value) == "HTTP 429 (the server asks to wait 3600 s; a retry waits at most 60 s)"
+    assert len(server.seen) == 1

@@ -71,11 +71,15 @@ MAX_IN_FLIGHT = 1024
 
 
 class BackendError(DialevalError):
-    """A request failed; ``retryable`` says whether trying again may help."""
+    """A request failed; ``retryable`` says whether trying again may help.
 
-    def __init__(self, message: str, *, retryable: bool) -> None:
+    ``retry_after`` is the seconds the server asked to wait first (its ``Retry-After``; None when it said nothing).
+    """
+
+    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.retry_after = retry_after
 
 
 class BackendUnreachable(BackendError):

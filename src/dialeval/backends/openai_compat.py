@@ -1,7 +1,8 @@
 """Any OpenAI-compatible chat server over HTTP (vLLM, llama.cpp server, Ollama, OpenAI).
 
-429, 5xx and malformed bodies are retried with exponential backoff; every
-retry is counted. A request that gets no HTTP answer at all (connection refused,
+429, 5xx and malformed bodies are retried with exponential backoff, waiting at least what the
+server's ``Retry-After`` asks (a server asking for more than :data:`MAX_RETRY_AFTER` seconds fails
+the request at once, saying so); every retry is counted. A request that gets no HTTP answer at all (connection refused,
 timeout, unknown host) raises :class:`BackendUnreachable`, naming the URL and the
 cause: at once while the server has never answered, unless it timed out (a dead or
 mistyped server ends the run on its first request), else after the retries. A URL that is not
@@ -18,6 +19,8 @@ is the request's.
 
 from __future__ import annotations
 
+import email.utils
+import math
 import os
 import threading
 import time
@@ -35,6 +38,9 @@ from dialeval.errors import InputError, MissingExtraError
 
 if TYPE_CHECKING:
     import httpx
+
+#: The longest ``Retry-After`` a retry waits for; a server asking for longer fails the request at once, saying so.
+MAX_RETRY_AFTER = 60.0
 
 #: Words of a transport error and the cause they name.
 _CAUSES = (
@@ -64,6 +70,27 @@ def transport_cause(exc: Exception, timeout: float) -> str:
     text = str(exc)
     cause = next((c for needle, c in _CAUSES if needle in text.lower()), None)
     return cause or f"{type(exc).__name__}: {text}"
+
+
+def retry_after(value: str | None) -> float | None:
+    """Return the seconds a ``Retry-After`` header asks to wait (seconds or an HTTP date), or None.
+
+    Example:
+        >>> retry_after("2"), retry_after(" 0.5 "), retry_after("Wed, 21 Oct 2015 07:28:00 GMT")
+        (2.0, 0.5, 0.0)
+        >>> retry_after(None), retry_after("soon"), retry_after("nan")
+        (None, None, None)
+    """
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError):
+            return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def check_base_url(base_url: str, field: str = "base_url") -> None:
@@ -204,7 +231,11 @@ class OpenAICompatBackend(Backend):
             raise BackendUnreachable(url, transport_cause(exc, self.timeout), timed_out=timed_out) from exc
         self.answered = True
         if resp.status_code == 429 or resp.status_code >= 500:
-            raise BackendError(f"HTTP {resp.status_code}", retryable=True)
+            wait = retry_after(resp.headers.get("retry-after"))
+            said = ""
+            if wait is not None and wait > MAX_RETRY_AFTER:
+                said = f" (the server asks to wait {wait:g} s; a retry waits at most {MAX_RETRY_AFTER:g} s)"
+            raise BackendError(f"HTTP {resp.status_code}{said}", retryable=True, retry_after=wait)
         if resp.status_code >= 400:
             raise BackendError(f"HTTP {resp.status_code}: {resp.text[:300]}", retryable=False)
         if 300 <= resp.status_code < 400:  # it was "response is not valid JSON (truncated?)", retried
@@ -264,9 +295,10 @@ class OpenAICompatBackend(Backend):
                 return self._attempt(payload)
             except BackendError as exc:
                 dead = isinstance(exc, BackendUnreachable) and not (self.answered or exc.timed_out)
-                if not exc.retryable or dead or attempt == self.max_retries:
+                asked = exc.retry_after or 0.0  # the server's Retry-After: retrying sooner was refused again
+                if not exc.retryable or dead or attempt == self.max_retries or asked > MAX_RETRY_AFTER:
                     raise
-                time.sleep(self.backoff * 2**attempt)
+                time.sleep(max(self.backoff * 2**attempt, asked))
         raise AssertionError("unreachable")
 
     def close(self) -> None:
