@@ -24,7 +24,19 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from dialeval.atomic import WriteError
 from dialeval.backends.base import ChatRequest, Completion
+from dialeval.errors import InputError
+
+
+def _unusable(exc: sqlite3.Error) -> str:
+    """Say in words why SQLite cannot use a request cache file, and what to do.
+
+    Example:
+        >>> _unusable(sqlite3.DatabaseError("file is not a database"))
+        'is not a request cache (SQLite: file is not a database); delete it (its answers are asked again)'
+    """
+    return f"is not a request cache (SQLite: {exc}); delete it (its answers are asked again)"
 
 
 def request_key(backend_signature: str, request: ChatRequest) -> str:
@@ -37,38 +49,64 @@ class RequestCache:
     """Requests and answers in one SQLite file (safe across threads of one process)."""
 
     def __init__(self, path: str | Path) -> None:
+        """Open (or create) the cache file ``path``.
+
+        Raises:
+            InputError: Naming the path: it cannot be created or opened, or it is no SQLite database (a damaged
+                cache, another program's file). It was a ``sqlite3.DatabaseError`` traceback out of the run.
+        """
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, backend TEXT NOT NULL,"
-            " request TEXT NOT NULL, answer TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))"
-        )
-        self._db.commit()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        except (OSError, sqlite3.Error) as exc:
+            raise InputError(f"the request cache cannot be opened: {exc}", path=self.path) from None
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, backend TEXT NOT NULL,"
+                " request TEXT NOT NULL, answer TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))"
+            )
+            self._db.commit()
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise InputError(_unusable(exc), path=self.path) from None
 
     def get(self, backend_signature: str, request: ChatRequest) -> Completion | None:
-        """Return the cached answer or None."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT answer FROM completions WHERE key = ?", (request_key(backend_signature, request),)
-            ).fetchone()
+        """Return the cached answer or None.
+
+        Raises:
+            InputError: Naming the path: SQLite cannot read it (a page damaged past the header).
+        """
+        try:
+            with self._lock:
+                row = self._db.execute(
+                    "SELECT answer FROM completions WHERE key = ?", (request_key(backend_signature, request),)
+                ).fetchone()
+        except sqlite3.Error as exc:
+            raise InputError(_unusable(exc), path=self.path) from None
         return Completion.from_json(json.loads(row[0])) if row else None
 
     def put(self, backend_signature: str, request: ChatRequest, answer: Completion) -> None:
-        """Store an answer (committed at once)."""
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO completions (key, backend, request, answer) VALUES (?, ?, ?, ?)",
-                (
-                    request_key(backend_signature, request),
-                    backend_signature,
-                    json.dumps(request.key_fields(), ensure_ascii=False),
-                    json.dumps(answer.to_json(), ensure_ascii=False),
-                ),
-            )
-            self._db.commit()
+        """Store an answer (committed at once).
+
+        Raises:
+            WriteError: Naming the path: the answer cannot be written (a full disk, a file made read-only).
+        """
+        try:
+            with self._lock, self._db:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO completions (key, backend, request, answer) VALUES (?, ?, ?, ?)",
+                    (
+                        request_key(backend_signature, request),
+                        backend_signature,
+                        json.dumps(request.key_fields(), ensure_ascii=False),
+                        json.dumps(answer.to_json(), ensure_ascii=False),
+                    ),
+                )
+        except sqlite3.Error as exc:
+            raise WriteError(self.path, str(exc)) from None
 
     def __len__(self) -> int:
         with self._lock:
