@@ -61,14 +61,19 @@ def loop(point, m: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return out
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, nargs="+", default=[300, 3000, 30000])
     parser.add_argument("--annotators", type=int, default=20)
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--loop", type=int, default=50, help="resamples the loop runs (scaled to --n-boot)")
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = parser().parse_args()
     print(f"{args.annotators} annotators, 3 per item; {args.n_boot} resamples; the loop on {args.loop}, scaled;",
           f"medians of {args.repeats}")
     print(f"{'items':>6} {'statistic':<29} {'blocks s':>9} {'loop s':>8} {'ratio':>7} {'max |diff|':>11}")

@@ -104,15 +104,20 @@ def run(n_annotators: int, per_annotator: int, lean: bool = True) -> dict[str, A
     }
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run the benchmark for each number of annotators; print one JSON object per run."""
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--annotators", type=int, nargs="+", default=[50])
     parser.add_argument("--per-annotator", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--client", choices=["lean", "httpx"], default="lean",
                         help="load generator: lean (asyncio streams, cheap) or httpx (4.4 ms CPU per answer)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark for each number of annotators; print one JSON object per run."""
+    args = parser().parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     for n in args.annotators:
         for _ in range(args.repeats):

@@ -54,14 +54,19 @@ def scipy_loop(x, y, counts, size, baseline):
     return out
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--loop", type=int, default=100, help="resamples the scipy loop runs (scaled to --n-boot)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--human", choices=("ratings", "continuous"), default="ratings",
                         help="the mean of three 1-5 ratings (13 values), or a continuous score")  # fmt: skip
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = parser().parse_args()
     x, y, codes, size = make_data(human_kind=args.human)
     counts = draw_counts(int(codes.max()) + 1, args.n_boot, seed=0)
     print(f"{len(x)} items, {codes.max() + 1} contexts, {len(np.unique(y))} human values, {args.n_boot} resamples; "

@@ -22,11 +22,16 @@ from dialeval.paths import shared_data_dir
 from dialeval.scoring import score_candidates
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--metric", default="embedding")
     ap.add_argument("--contexts", type=int, default=60)
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     data = shared_data_dir()
     assert data is not None, "needs ../shared/data"
     bench = load_usr_topical_chat(data / "usr" / "usr_topical_chat.json").head(args.contexts)

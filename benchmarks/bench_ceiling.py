@@ -49,12 +49,17 @@ def baseline(ratings: list[Rating]) -> list[float | None]:
     return figures
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotators", type=int, default=200)
     parser.add_argument("--items", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = parser().parse_args()
     ratings = crowd(args.annotators, args.items)
     times: dict[str, list[float]] = {"loop": [], "now": []}
     for _ in range(args.repeats):

@@ -39,11 +39,16 @@ def write_table(path: Path, n_contexts: int, seed: int = 0) -> None:
                 writer.writerow([context, response, f"s{s}", rng.randint(1, 5)])
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--contexts", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = parser().parse_args()
     assert gc.get_threshold()[0] == 700, "run it in a plain interpreter: the baseline is CPython's default"
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "rated.csv"

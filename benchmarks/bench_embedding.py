@@ -37,11 +37,16 @@ def naive_bertscore(scorer, items):
     return [float(scorer.score([i.response], [list(i.references)])[2][0]) for i in items]
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--contexts", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     data = shared_data_dir()
     assert data is not None, "needs ../shared/data"
     bench = load_usr_topical_chat(data / "usr" / "usr_topical_chat.json").head(args.contexts)

@@ -203,7 +203,8 @@ def summary(path: Path) -> None:
             print(f"{mode}: parse failures {rate:.1%} of samples (median per protocol {med:.1%})")
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--contexts", type=int, default=5)
     ap.add_argument("--dialogues", type=int, default=5)
@@ -216,7 +217,11 @@ def main() -> None:
     ap.add_argument("--summary", type=Path)
     ap.add_argument("--repeats", type=int, default=1, help="fresh-process runs of each protocol and mode")
     ap.add_argument("--one", nargs=2, metavar=("PROTOCOL", "MODE"), help=argparse.SUPPRESS)
-    a = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    a = parser().parse_args()
     if a.summary:
         summary(a.summary)
         return

@@ -13,6 +13,7 @@ four tasks, as in the paper. Scores are cached in ``cache_dir()/lmstyle-scores.s
 
 from __future__ import annotations
 
+import argparse
 import time
 
 from dialeval.cache import ScoreCache
@@ -28,7 +29,13 @@ from dialeval.scoring import score_candidates
 TASKS = ("Formal", "Informal", "Positive", "Negative")
 
 
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark (none: a stray argument, or --help, runs nothing)."""
+    return argparse.ArgumentParser(description=__doc__.splitlines()[0])
+
+
 def main() -> None:
+    parser().parse_args()
     data = shared_data_dir()
     assert data is not None, "needs ../shared/data"
     bench = load_lmstyle_mturk(data / "lmstyle" / "Batch_results_develop.csv")

@@ -67,12 +67,17 @@ def ort_matmul_peak(n: int = 2048, repeats: int = 5) -> float:
     return 2 * n**3 / statistics.median(times)
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--contexts", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     data = shared_data_dir()

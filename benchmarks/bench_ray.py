@@ -55,7 +55,8 @@ def run_all(families: list[type[Metric]], bench: Benchmark, engine: Engine) -> l
     return [[s.value for s in run.scores] for run in runs]
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--lexical", type=int, default=10000)
     ap.add_argument("--embedding", type=int, default=1000)
@@ -63,7 +64,11 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ray-address", default=None)
     ap.add_argument("--export", type=Path, default=None)
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 

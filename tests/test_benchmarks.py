@@ -1,0 +1,52 @@
+"""The benchmarks' command lines: each one the docs and the scripts' docstrings give parses with that script's options.
+
+Parsing is the script's own ``parser()`` (argparse): every option is one it takes, with a value of its type. Nothing
+is timed and nothing runs; the scripts are imported from ``benchmarks/`` as ``python benchmarks/bench_*.py`` runs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BENCHMARKS = REPO / "benchmarks"
+#: ``benchmarks/bench_x.py ARGS`` up to a comment, the end of inline code or of a table cell; ``[--opt v]`` is optional.
+COMMAND = re.compile(r"benchmarks/(bench_\w+)\.py([^`#|\n]*)")
+
+
+def command_lines() -> Iterator[tuple[str, str, str]]:
+    """Yield ``(file:line, script, arguments)`` for each benchmark command line of the docs and the scripts."""
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted(BENCHMARKS.glob("bench_*.py"))]:
+        for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            for match in COMMAND.finditer(line):
+                args = match.group(2).replace("[", " ").replace("]", " ").split(". ")[0]
+                yield f"{doc.relative_to(REPO)}:{number}", match.group(1), args
+
+
+def script(name: str) -> ModuleType:
+    """Import ``benchmarks/<name>.py`` with ``benchmarks/`` on the path, as running it puts it there."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    return importlib.import_module(name)
+
+
+def test_the_docs_and_scripts_hold_benchmark_command_lines() -> None:
+    found = {name for _, name, _ in command_lines()}
+    assert found == {p.stem for p in BENCHMARKS.glob("bench_*.py")}  # every script gives its usage
+
+
+@pytest.mark.parametrize(("where", "name", "line"), list(command_lines()))
+def test_a_documented_benchmark_command_line_parses(where: str, name: str, line: str) -> None:
+    """bench_lexical.py's docstring gave ``--repeats 5``, an option it does not take (it has ``--slices``)."""
+    try:
+        script(name).parser().parse_args(shlex.split(line))
+    except SystemExit as exc:
+        raise AssertionError(f"{where}: {name}.py {line.strip()} does not parse") from exc
