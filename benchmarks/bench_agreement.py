@@ -18,6 +18,7 @@ import argparse
 from functools import partial
 
 import numpy as np
+from common import POSITIVE  # benchmarks/ is on sys.path
 from timing import median_time  # benchmarks/ is on sys.path
 
 from dialeval.meta.agreement import (
@@ -30,6 +31,7 @@ from dialeval.meta.agreement import (
     mean_pairwise_cohen_kappa_over_draws,
 )
 from dialeval.meta.bootstrap import draw_counts
+from dialeval.quality.argtypes import count
 
 STATISTICS = {
     **{
@@ -64,11 +66,11 @@ def loop(point, m: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, nargs="+", default=[300, 3000, 30000])
-    parser.add_argument("--annotators", type=int, default=20)
-    parser.add_argument("--n-boot", type=int, default=1000)
-    parser.add_argument("--loop", type=int, default=50, help="resamples the loop runs (scaled to --n-boot)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--items", type=POSITIVE, nargs="+", default=[300, 3000, 30000])
+    parser.add_argument("--annotators", type=count(3), default=20, help="at least 3: each item is rated by 3")
+    parser.add_argument("--n-boot", type=POSITIVE, default=1000)
+    parser.add_argument("--loop", type=POSITIVE, default=50, help="resamples the loop runs (scaled to --n-boot)")
+    parser.add_argument("--repeats", type=POSITIVE, default=3)
     return parser
 
 

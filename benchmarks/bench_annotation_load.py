@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from common import POSITIVE  # benchmarks/ is on sys.path
 
 
 async def _baseline(base: str, n: int, concurrency: int, lean: bool) -> list[float]:
@@ -107,9 +108,9 @@ def run(n_annotators: int, per_annotator: int, lean: bool = True) -> dict[str, A
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--annotators", type=int, nargs="+", default=[50])
-    parser.add_argument("--per-annotator", type=int, default=40)
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--annotators", type=POSITIVE, nargs="+", default=[50])
+    parser.add_argument("--per-annotator", type=POSITIVE, default=40)
+    parser.add_argument("--repeats", type=POSITIVE, default=1)
     parser.add_argument("--client", choices=["lean", "httpx"], default="lean",
                         help="load generator: lean (asyncio streams, cheap) or httpx (4.4 ms CPU per answer)")
     return parser

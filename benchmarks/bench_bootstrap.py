@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from common import POSITIVE  # benchmarks/ is on sys.path
 from scipy import stats
 from timing import median_time  # benchmarks/ is on sys.path
 
@@ -57,16 +58,19 @@ def scipy_loop(x, y, counts, size, baseline):
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-boot", type=int, default=1000)
-    parser.add_argument("--loop", type=int, default=100, help="resamples the scipy loop runs (scaled to --n-boot)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--n-boot", type=POSITIVE, default=1000)
+    parser.add_argument("--loop", type=POSITIVE, default=100, help="resamples the scipy loop runs (scaled to --n-boot)")
+    parser.add_argument("--repeats", type=POSITIVE, default=3)
     parser.add_argument("--human", choices=("ratings", "continuous"), default="ratings",
                         help="the mean of three 1-5 ratings (13 values), or a continuous score")  # fmt: skip
     return parser
 
 
 def main() -> None:
-    args = parser().parse_args()
+    options = parser()
+    args = options.parse_args()
+    if args.loop > args.n_boot:  # the loop would run --n-boot resamples and be scaled as if it ran --loop
+        options.error(f"argument --loop: at most --n-boot ({args.n_boot}), got {args.loop}")
     x, y, codes, size = make_data(human_kind=args.human)
     counts = draw_counts(int(codes.max()) + 1, args.n_boot, seed=0)
     print(f"{len(x)} items, {codes.max() + 1} contexts, {len(np.unique(y))} human values, {args.n_boot} resamples; "

@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import POSITIVE  # benchmarks/ is on sys.path
+
 from dialeval.cache import ScoreCache
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics import METRICS, load_builtin_metrics
@@ -26,7 +28,7 @@ def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--metric", default="embedding")
-    ap.add_argument("--contexts", type=int, default=60)
+    ap.add_argument("--contexts", type=POSITIVE, default=60)
     return ap
 
 

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from common import POSITIVE  # benchmarks/ is on sys.path
 
 from dialeval.meta.ceiling import _matrix, human_ceiling
 from dialeval.meta.levels import scipy_correlation
@@ -52,9 +53,9 @@ def baseline(ratings: list[Rating]) -> list[float | None]:
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--annotators", type=int, default=200)
-    parser.add_argument("--items", type=int, default=5000)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--annotators", type=POSITIVE, default=200)
+    parser.add_argument("--items", type=POSITIVE, default=5000)
+    parser.add_argument("--repeats", type=POSITIVE, default=3)
     return parser
 
 

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import POSITIVE  # benchmarks/ is on sys.path
+
 from dialeval.bulk import fewer_collections
 from dialeval.data.generic import ColumnMapping, load_table
 
@@ -42,8 +44,8 @@ def write_table(path: Path, n_contexts: int, seed: int = 0) -> None:
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--contexts", type=int, default=20000)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--contexts", type=POSITIVE, default=20000)
+    parser.add_argument("--repeats", type=POSITIVE, default=3)
     return parser
 
 

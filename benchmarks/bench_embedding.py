@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 
+from common import POSITIVE  # benchmarks/ is on sys.path
 from sentence_transformers import util
 from timing import median_time  # benchmarks/ is on sys.path
 
@@ -40,8 +41,8 @@ def naive_bertscore(scorer, items):
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--contexts", type=int, default=20)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--contexts", type=POSITIVE, default=20)
+    ap.add_argument("--repeats", type=POSITIVE, default=3)
     return ap
 
 

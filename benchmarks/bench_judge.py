@@ -42,6 +42,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common import POSITIVE  # benchmarks/ is on sys.path
+
 TURN_LEVEL = [
     "lmstyle-appropriateness", "cpdscore-simple", "cpdscore-simple-ref", "cpdscore-detail",
     "cpdscore-detail-ref", "diqad-holistic", "dialogadv",
@@ -206,16 +208,16 @@ def summary(path: Path) -> None:
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--contexts", type=int, default=5)
-    ap.add_argument("--dialogues", type=int, default=5)
+    ap.add_argument("--contexts", type=POSITIVE, default=5)
+    ap.add_argument("--dialogues", type=POSITIVE, default=5)
     ap.add_argument("--protocols", default=",".join([*TURN_LEVEL, "cpdscore-dialogue"]))
     ap.add_argument("--modes", default="distribution,sample,sample-free")
     ap.add_argument("--http", action="store_true", help="through the llama.cpp HTTP server of dialeval serve-model")
     ap.add_argument("--port", type=int, default=18391)
-    ap.add_argument("--in-flight", type=int, default=8, help="requests at once (the same for every mode)")
+    ap.add_argument("--in-flight", type=POSITIVE, default=8, help="requests at once (the same for every mode)")
     ap.add_argument("--out", type=Path, default=Path("runs/bench_judge.jsonl"))
     ap.add_argument("--summary", type=Path)
-    ap.add_argument("--repeats", type=int, default=1, help="fresh-process runs of each protocol and mode")
+    ap.add_argument("--repeats", type=POSITIVE, default=1, help="fresh-process runs of each protocol and mode")
     ap.add_argument("--one", nargs=2, metavar=("PROTOCOL", "MODE"), help=argparse.SUPPRESS)
     return ap
 

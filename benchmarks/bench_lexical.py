@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from common import POSITIVE  # benchmarks/ is on sys.path
 
 from dialeval.metrics.base import Metric, MetricInput
 from dialeval.metrics.functional.meteor import _memo_tools
@@ -130,8 +131,8 @@ def run_dialeval(metric: Metric, items: list[MetricInput]) -> dict[str, list[flo
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=10_000, help="number of items")
-    parser.add_argument("--slices", type=int, default=5, help="timed runs, each on a disjoint slice")
+    parser.add_argument("--n", type=POSITIVE, default=10_000, help="number of items")
+    parser.add_argument("--slices", type=POSITIVE, default=5, help="timed runs, each on a disjoint slice")
     return parser
 
 

@@ -17,6 +17,7 @@ import statistics
 import time
 
 import torch
+from common import COUNT, POSITIVE  # benchmarks/ is on sys.path
 
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics.base import build_inputs
@@ -49,9 +50,9 @@ def naive(model, requests):
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--contexts", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    ap.add_argument("--contexts", type=POSITIVE, default=5)
+    ap.add_argument("--repeats", type=POSITIVE, default=3)
+    ap.add_argument("--threads", type=COUNT, default=0, help="torch threads (0 = torch's default)")
     return ap
 
 

@@ -32,6 +32,7 @@ import time
 
 import torch
 from bench_likelihood import matmul_peak  # the same peak measurement (benchmarks/ is on sys.path)
+from common import COUNT, POSITIVE  # benchmarks/ is on sys.path
 
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics.base import build_inputs
@@ -70,9 +71,9 @@ def ort_matmul_peak(n: int = 2048, repeats: int = 5) -> float:
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--contexts", type=int, default=20)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    ap.add_argument("--contexts", type=POSITIVE, default=20)
+    ap.add_argument("--repeats", type=POSITIVE, default=3)
+    ap.add_argument("--threads", type=COUNT, default=0, help="torch threads (0 = torch's default)")
     return ap
 
 

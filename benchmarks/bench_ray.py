@@ -28,6 +28,8 @@ import statistics
 import time
 from pathlib import Path
 
+from common import COUNT, POSITIVE  # benchmarks/ is on sys.path
+
 from dialeval.data.benchmark import Benchmark
 from dialeval.data.chitchat import load_chitchat, with_previous_turn_as_reference
 from dialeval.engines import Engine, LocalEngine, make_engine
@@ -58,10 +60,10 @@ def run_all(families: list[type[Metric]], bench: Benchmark, engine: Engine) -> l
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lexical", type=int, default=10000)
-    ap.add_argument("--embedding", type=int, default=1000)
-    ap.add_argument("--likelihood", type=int, default=200)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--lexical", type=COUNT, default=10000)
+    ap.add_argument("--embedding", type=COUNT, default=1000)
+    ap.add_argument("--likelihood", type=COUNT, default=200)
+    ap.add_argument("--repeats", type=POSITIVE, default=3)
     ap.add_argument("--ray-address", default=None)
     ap.add_argument("--export", type=Path, default=None)
     return ap

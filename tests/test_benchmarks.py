@@ -7,8 +7,10 @@ is timed and nothing runs; the scripts are imported from ``benchmarks/`` as ``py
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import shlex
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,3 +52,35 @@ def test_a_documented_benchmark_command_line_parses(where: str, name: str, line:
         script(name).parser().parse_args(shlex.split(line))
     except SystemExit as exc:
         raise AssertionError(f"{where}: {name}.py {line.strip()} does not parse") from exc
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "message"),
+    [
+        ("bench_lexical", ["--slices", "0"], "argument --slices: must be at least 1, got 0"),  # ZeroDivisionError
+        ("bench_bootstrap", ["--loop", "0"], "argument --loop: must be at least 1, got 0"),  # ZeroDivisionError
+        ("bench_ceiling", ["--repeats", "0"], "argument --repeats: must be at least 1, got 0"),  # StatisticsError
+        ("bench_agreement", ["--annotators", "2"], "argument --annotators: must be at least 3, got 2"),  # 3 per item
+        ("bench_quality", ["--threads", "-1"], "argument --threads: must be at least 0, got -1"),
+    ],
+)
+def test_a_count_out_of_range_is_one_usage_line(name: str, args: list[str], message: str, capsys) -> None:
+    """A count of 0 ran the setup, then ended in a traceback (a division by zero, the median of no times)."""
+    with pytest.raises(SystemExit) as exc:
+        script(name).parser().parse_args(args)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def run_script(name: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python benchmarks/<name>.py ARGS`` as the docs do, on this checkout's source."""
+    environ = {**os.environ, "PYTHONPATH": str(REPO / "src"), **env}
+    return subprocess.run([sys.executable, str(BENCHMARKS / f"{name}.py"), *args], capture_output=True, text=True,
+                          env=environ, timeout=300, check=False)  # fmt: skip
+
+
+def test_bench_bootstrap_refuses_a_loop_longer_than_the_resamples() -> None:
+    """``--n-boot 100 --loop 200`` looped over the 100 resamples there are and scaled that time by 100/200: the loop's
+    time, and the ratio, came out halved, with nothing said."""
+    done = run_script("bench_bootstrap", "--n-boot", "100", "--loop", "200")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines()[-1].endswith("error: argument --loop: at most --n-boot (100), got 200")
