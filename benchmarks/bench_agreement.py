@@ -4,10 +4,10 @@ Data: a study from a seeded generator, ``--items`` items each rated by 3 of ``--
 true value plus noise), as ``study report`` and ``study import-agreement`` see it. 1,000 resamples of items
 (``draw_counts``, as the bootstrap draws them). The loop baseline copies each resample's columns and calls the
 point statistic, as ``bootstrap`` did before the thirty-eighth session; it is timed on the first ``--loop``
-resamples and scaled to 1,000 (printed as such). Each timing is repeated ``--repeats`` times and the median is
-reported. The script also checks that both sides give the same statistic on the looped resamples; for Cohen's
-kappa they differ where the loop counted a pair that shares one item drawn twice (kappa 0 or none), which the
-resamples no longer do, so its last column shows that change.
+resamples and scaled to 1,000 (printed as such). Each timing is repeated ``--repeats`` times after an untimed
+warm-up run and the median is reported. The script also checks that both sides give the same statistic on the
+looped resamples; for Cohen's kappa they differ where the loop counted a pair that shares one item drawn twice
+(kappa 0 or none), which the resamples no longer do, so its last column shows that change.
 
 Run: .venv/bin/python benchmarks/bench_agreement.py [--items 300 3000 30000] [--annotators 20] [--loop 50] [--repeats 3]
 """

@@ -4,7 +4,7 @@ Data: 1,700 contexts x 6 systems = 10,200 items from a seeded generator; the met
 continuous, the human score is the mean of three 1-5 ratings (many ties, as in real data).
 1,000 resamples of contexts. Both sides use the same resample counts; the scipy loop is
 timed on the first ``--loop`` resamples and scaled to 1,000 (printed as such). Each
-timing is repeated ``--repeats`` times and the median is reported. The script also checks
+timing is repeated ``--repeats`` times after an untimed warm-up run and the median is reported. The script also checks
 that both sides give the same correlations on the looped resamples.
 
 ``--human continuous`` makes the human score continuous too (every value distinct, as a reward model's or a
