@@ -14,13 +14,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import POSITIVE  # benchmarks/ is on sys.path
+from common import POSITIVE, data_file  # benchmarks/ is on sys.path
 
 from dialeval.cache import ScoreCache
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics import METRICS, load_builtin_metrics
 from dialeval.metrics.base import build_inputs
-from dialeval.paths import shared_data_dir
 from dialeval.scoring import score_candidates
 
 
@@ -34,9 +33,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main() -> None:
     args = parser().parse_args()
-    data = shared_data_dir()
-    assert data is not None, "needs ../shared/data"
-    bench = load_usr_topical_chat(data / "usr" / "usr_topical_chat.json").head(args.contexts)
+    bench = load_usr_topical_chat(data_file("usr/usr_topical_chat.json")).head(args.contexts)
     load_builtin_metrics()
     metric = METRICS.get(args.metric)()
     metric.compute(build_inputs(bench.candidates[:2], bench.dialogues))  # load the model outside the timing

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from common import POSITIVE  # benchmarks/ is on sys.path
+from common import POSITIVE, data_file  # benchmarks/ is on sys.path
 from sentence_transformers import util
 from timing import median_time  # benchmarks/ is on sys.path
 
@@ -21,7 +21,6 @@ from dialeval.metrics.base import build_inputs
 from dialeval.metrics.bertscore import BertScoreMetric, _scorer
 from dialeval.metrics.embedding import EmbeddingMetric
 from dialeval.models.loading import load_sentence_encoder
-from dialeval.paths import shared_data_dir
 
 
 def naive_embedding(encoder, items):
@@ -48,9 +47,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main() -> None:
     args = parser().parse_args()
-    data = shared_data_dir()
-    assert data is not None, "needs ../shared/data"
-    bench = load_usr_topical_chat(data / "usr" / "usr_topical_chat.json").head(args.contexts)
+    bench = load_usr_topical_chat(data_file("usr/usr_topical_chat.json")).head(args.contexts)
     items = build_inputs(bench.candidates, bench.dialogues)
     texts = [t for i in items for t in (i.response, *i.references, i.context[-1].text, *i.knowledge)]
     print(f"{len(items)} USR-TC items; texts to encode {len(texts)}, distinct {len(set(texts))}")

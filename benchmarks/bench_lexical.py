@@ -20,28 +20,28 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
-from common import POSITIVE  # benchmarks/ is on sys.path
+from common import POSITIVE, data_file  # benchmarks/ is on sys.path
 
 from dialeval.metrics.base import Metric, MetricInput
 from dialeval.metrics.functional.meteor import _memo_tools
 from dialeval.metrics.lexical import Bleu, Chrf, Distinct, Length, Meteor, Rouge, SacreBleu, WordF1
 from dialeval.metrics.wordnet import load_wordnet
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpora" / "dailydialog_plusplus" / "test.json"
+DATA = "corpora/dailydialog_plusplus/test.json"  # in the shared data folder
 
 
 def load_items(n: int) -> list[MetricInput]:
+    path = data_file(DATA)
     items: list[MetricInput] = []
-    for line in DATA.read_text().splitlines():
+    for line in path.read_text().splitlines():
         rec = json.loads(line)
         refs = tuple(rec["positive_responses"])
         for hyp in rec["adversarial_negative_responses"] + rec["random_negative_responses"]:
             items.append(MetricInput(response=hyp, references=refs))
     if n > len(items):
-        raise SystemExit(f"only {len(items)} items in {DATA}")
+        raise SystemExit(f"error: only {len(items)} items in {path}: give --n {len(items)} or fewer")
     return items[:n]
 
 

@@ -17,12 +17,11 @@ import statistics
 import time
 
 import torch
-from common import COUNT, POSITIVE  # benchmarks/ is on sys.path
+from common import COUNT, POSITIVE, data_file  # benchmarks/ is on sys.path
 
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics.base import build_inputs
 from dialeval.metrics.likelihood import LikelihoodMetric, continuation_nll
-from dialeval.paths import shared_data_dir
 
 
 def matmul_peak(n: int = 2048, repeats: int = 5, dtype: torch.dtype = torch.float32) -> float:
@@ -60,9 +59,7 @@ def main() -> None:
     args = parser().parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    data = shared_data_dir()
-    assert data is not None, "needs ../shared/data"
-    bench = load_usr_topical_chat(data / "usr" / "usr_topical_chat.json").head(args.contexts)
+    bench = load_usr_topical_chat(data_file("usr/usr_topical_chat.json")).head(args.contexts)
     items = build_inputs(bench.candidates, bench.dialogues)
     metric = LikelihoodMetric()
     model, _, _ = metric._loaded()

@@ -16,13 +16,15 @@ from __future__ import annotations
 import argparse
 import time
 
+from common import data_file  # benchmarks/ is on sys.path
+
 from dialeval.cache import ScoreCache
 from dialeval.data.lmstyle import load_lmstyle_mturk
 from dialeval.meta.correlate import correlation_table
 from dialeval.metrics.embedding import EmbeddingMetric
 from dialeval.metrics.likelihood import LikelihoodMetric
 from dialeval.metrics.style import StyleMetric
-from dialeval.paths import cache_dir, shared_data_dir
+from dialeval.paths import cache_dir
 from dialeval.published import load_table
 from dialeval.scoring import score_candidates
 
@@ -36,9 +38,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main() -> None:
     parser().parse_args()
-    data = shared_data_dir()
-    assert data is not None, "needs ../shared/data"
-    bench = load_lmstyle_mturk(data / "lmstyle" / "Batch_results_develop.csv")
+    bench = load_lmstyle_mturk(data_file("lmstyle/Batch_results_develop.csv"))
     cache = ScoreCache(cache_dir() / "lmstyle-scores.sqlite")
     scores = []
     for metric in (EmbeddingMetric(), LikelihoodMetric()):

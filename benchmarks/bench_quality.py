@@ -32,7 +32,7 @@ import time
 
 import torch
 from bench_likelihood import matmul_peak  # the same peak measurement (benchmarks/ is on sys.path)
-from common import COUNT, POSITIVE  # benchmarks/ is on sys.path
+from common import COUNT, POSITIVE, data_file  # benchmarks/ is on sys.path
 
 from dialeval.data.usr import load_usr_topical_chat
 from dialeval.metrics.base import build_inputs
@@ -41,7 +41,6 @@ from dialeval.metrics.quality import QualityMetric
 from dialeval.metrics.quality.crossenc import TURNS, score_batches
 from dialeval.metrics.quality.features import embed, pair_texts
 from dialeval.models.loading import load_sentence_encoder
-from dialeval.paths import shared_data_dir
 
 
 def ort_matmul_peak(n: int = 2048, repeats: int = 5) -> float:
@@ -81,9 +80,7 @@ def main() -> None:
     args = parser().parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    data = shared_data_dir()
-    assert data is not None, "needs ../shared/data"
-    bench = load_usr_topical_chat(data / "usr" / "usr_topical_chat.json").head(args.contexts)
+    bench = load_usr_topical_chat(data_file("usr/usr_topical_chat.json")).head(args.contexts)
     items = build_inputs(bench.candidates, bench.dialogues)
     metric = QualityMetric(device="cpu")
     ort = QualityMetric(device="cpu", runtime="onnx")

@@ -92,3 +92,19 @@ def test_median_time_leaves_the_first_run_out() -> None:
     calls: list[int] = []
     seconds, last = script("timing").median_time(lambda: calls.append(len(calls)) or len(calls), 3)
     assert calls == [0, 1, 2, 3] and last == 4 and seconds >= 0
+
+
+def test_the_shared_data_comes_from_dialeval_data_and_a_missing_file_is_one_line(tmp_path: Path) -> None:
+    """bench_lexical.py read ``../shared/data`` beside the checkout whatever ``$DIALEVAL_DATA`` said (here it ran on
+    that folder's corpus); the other scripts asserted "needs ../shared/data", and a missing file was a traceback."""
+    done = run_script("bench_lexical", "--n", "20", "--slices", "1", DIALEVAL_DATA=str(tmp_path))
+    want = f"error: {tmp_path}/corpora/dailydialog_plusplus/test.json is not there: the benchmark reads"
+    assert done.returncode == 1 and done.stderr.startswith(want) and len(done.stderr.splitlines()) == 1
+
+
+def test_a_dialeval_data_that_is_no_folder_is_one_line(tmp_path: Path) -> None:
+    """bench_cache.py ended in dialeval's InputError as a traceback."""
+    done = run_script("bench_cache", DIALEVAL_DATA=str(tmp_path / "nowhere"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == f'error: {tmp_path}/nowhere: field "$DIALEVAL_DATA": is not a folder: set ' \
+        "$DIALEVAL_DATA to the shared data folder, or unset it to read ../shared/data"
