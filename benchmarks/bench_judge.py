@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,21 @@ def run_one(name: str, mode: str, backend: dict[str, Any], contexts: int, dialog
     return row
 
 
+def run_fresh(name: str, mode: str, contexts: int, dialogues: int, env: dict[str, str]) -> str:
+    """Run one protocol and mode in a fresh process; return its JSON line.
+
+    Raises:
+        SystemExit: The run failed: its last line of error output (it was a ``CalledProcessError`` traceback, and
+            the run's own error, captured, was never shown).
+    """
+    cmd = [sys.executable, __file__, "--one", name, mode, "--contexts", str(contexts), "--dialogues", str(dialogues)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not done.stdout.strip():
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}, no error output"])[-1]
+        raise SystemExit(f"error: the run of {name} in mode {mode} failed: {why}")
+    return done.stdout.strip().splitlines()[-1]
+
+
 def serve(port: int) -> subprocess.Popen[bytes]:
     """Start ``dialeval serve-model`` on 127.0.0.1 and wait until it answers."""
     import httpx
@@ -205,13 +221,31 @@ def summary(path: Path) -> None:
             print(f"{mode}: parse failures {rate:.1%} of samples (median per protocol {med:.1%})")
 
 
+def listed(allowed: list[str]) -> Callable[[str], list[str]]:
+    """Return an argparse type reading a comma-separated list of names from ``allowed``.
+
+    An unknown name (``--protocols cpdscore-detial``, ``--modes samples``) was found by the first run's process,
+    whose error was captured and dropped: the script ended in a ``CalledProcessError`` traceback naming nothing.
+    """
+
+    def read(text: str) -> list[str]:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        if not names or (unknown := [n for n in names if n not in allowed]):
+            got = ", ".join(unknown) if names else "no name"
+            raise argparse.ArgumentTypeError(f"{got}: expected a comma-separated list of {', '.join(allowed)}")
+        return names
+
+    return read
+
+
 def parser() -> argparse.ArgumentParser:
     """Return the options of this benchmark."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--contexts", type=POSITIVE, default=5)
     ap.add_argument("--dialogues", type=POSITIVE, default=5)
-    ap.add_argument("--protocols", default=",".join([*TURN_LEVEL, "cpdscore-dialogue"]))
-    ap.add_argument("--modes", default="distribution,sample,sample-free")
+    ap.add_argument("--protocols", type=listed([*TURN_LEVEL, "cpdscore-dialogue"]),
+                    default=",".join([*TURN_LEVEL, "cpdscore-dialogue"]))  # fmt: skip
+    ap.add_argument("--modes", type=listed(list(MODES)), default="distribution,sample,sample-free")
     ap.add_argument("--http", action="store_true", help="through the llama.cpp HTTP server of dialeval serve-model")
     ap.add_argument("--port", type=int, default=18391)
     ap.add_argument("--in-flight", type=POSITIVE, default=8, help="requests at once (the same for every mode)")
@@ -241,12 +275,9 @@ def main() -> None:
     env = dict(os.environ, BENCH_JUDGE_BACKEND=json.dumps(backend))
     try:
         for _ in range(a.repeats):
-            for mode in a.modes.split(","):
-                for name in a.protocols.split(","):
-                    cmd = [sys.executable, __file__, "--one", name, mode,
-                           "--contexts", str(a.contexts), "--dialogues", str(a.dialogues)]  # fmt: skip
-                    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
-                    row = done.stdout.strip().splitlines()[-1]
+            for mode in a.modes:
+                for name in a.protocols:
+                    row = run_fresh(name, mode, a.contexts, a.dialogues, env)
                     with a.out.open("a") as fh:
                         fh.write(row + "\n")
                     print(row, flush=True)

@@ -108,3 +108,25 @@ def test_a_dialeval_data_that_is_no_folder_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip() == f'error: {tmp_path}/nowhere: field "$DIALEVAL_DATA": is not a folder: set ' \
         "$DIALEVAL_DATA to the shared data folder, or unset it to read ../shared/data"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--protocols", "cpdscore-detial"], "argument --protocols: cpdscore-detial: expected a comma-separated list of"),
+    (["--modes", "distribution,samples"], "argument --modes: samples: expected a comma-separated list of distribution"),
+])  # fmt: skip
+def test_bench_judge_refuses_an_unknown_protocol_or_mode(args: list[str], message: str, capsys) -> None:
+    """The first run's process found it, and its error was captured and dropped: a CalledProcessError traceback."""
+    with pytest.raises(SystemExit):
+        script("bench_judge").parser().parse_args(args)
+    assert message in capsys.readouterr().err
+
+
+def test_a_failed_judge_run_is_one_line_with_its_reason(tmp_path: Path) -> None:
+    """A run's process that failed (here: its data) ended the script in a CalledProcessError traceback that named
+    the command only; its own error, captured, was never shown. Nothing is written to --out."""
+    out = tmp_path / "runs" / "judge.jsonl"
+    done = run_script("bench_judge", "--protocols", "cpdscore-detail", "--modes", "distribution", "--out", str(out),
+                      DIALEVAL_DATA=str(tmp_path / "nowhere"))  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr and not out.exists()
+    assert done.stderr.startswith("error: the run of cpdscore-detail in mode distribution failed: ")
+    assert f'{tmp_path}/nowhere: field "$DIALEVAL_DATA": is not a folder' in done.stderr
