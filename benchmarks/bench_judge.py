@@ -23,7 +23,7 @@ the summary quotes medians). One
 JSON line per protocol, mode and repeat: items, seconds, items/s, calls, parse failures,
 and the Pearson/Spearman (scipy) of the score (and, in distribution mode, of the
 expected score) with the mean human Overall rating (USR-TC ``Overall``, DSTC9
-``human (overall)``). ``--http`` sends the same requests to the real llama.cpp
+``human (overall)``), and the machine it ran on. ``--http`` sends the same requests to the real llama.cpp
 HTTP server started by ``dialeval serve-model`` (OpenAI-compatible backend: JSON
 schema ``response_format``, top-20 log-probabilities). ``--summary`` prints the
 markdown table of docs/judges.md and the median items/s ratio from such a file.
@@ -97,6 +97,7 @@ def run_one(name: str, mode: str, backend: dict[str, Any], contexts: int, dialog
     import dialeval.judges  # noqa: F401  (registers judge:<protocol>)
     from dialeval.backends.base import ChatRequest
     from dialeval.metrics.base import METRICS
+    from dialeval.quality.recipes import machine
 
     inputs, human = items_for(name, contexts, dialogues)
     ys = [human[str(i)] for i in range(len(inputs))]
@@ -110,7 +111,8 @@ def run_one(name: str, mode: str, backend: dict[str, Any], contexts: int, dialog
         s = m.run_summary()
     main = [o for o in m.outputs if not o.endswith((":expected", ":level", ":turn", ":interaction"))]
     row: dict[str, Any] = {
-        "protocol": name, "mode": mode, "backend": backend.get("backend", "llamacpp"), "items": len(inputs),
+        "protocol": name, "mode": mode, "backend": backend.get("backend", "llamacpp"), "machine": machine(),
+        "items": len(inputs),
         "seconds": round(seconds, 1), "items_per_s": round(len(inputs) / seconds, 3),
         "scored": {o: sum(v is not None for v in values[o]) for o in main},
         **{k: s[k] for k in ("calls", "samples", "parse_retries", "parse_failures", "distribution_missing",
@@ -163,8 +165,41 @@ def fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:+.3f}"
 
 
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Return the rows of an ``--out`` file.
+
+    Raises:
+        SystemExit: One line naming the file and line: it is not there, or a line is not a JSON object (it was a
+            ``FileNotFoundError`` or ``JSONDecodeError`` traceback).
+    """
+    from dialeval.errors import InputError
+    from dialeval.jsonl import iter_objects
+
+    try:
+        return [row for _, row in iter_objects(path)]
+    except InputError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def append_row(path: Path, row: str) -> None:
+    """Add the JSON line ``row`` to ``path``, atomically: the file has every earlier line and this one, or is as it was.
+
+    An append cut short (a full disk) left half a line, which ``--summary`` could not read.
+    """
+    from dialeval.atomic import WriteError, atomic_write
+
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        with atomic_write(path) as handle:
+            handle.write(before + ("\n" if before and not before.endswith("\n") else "") + row + "\n")
+    except WriteError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
 def summary(path: Path) -> None:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = read_rows(path)
+    machines = sorted({str(r.get("machine", "not recorded")) for r in rows})
+    print(f"{len(rows)} runs from {path}; machine{'s' if len(machines) > 1 else ''}: {'; '.join(machines)}\n")
     by: dict[tuple[str, str], dict[str, Any]] = {}
     for r in rows:  # repeats of one (protocol, mode): the first's figures, the median items/s
         key = (r["protocol"], r["mode"])
@@ -271,15 +306,13 @@ def main() -> None:
         if a.http else {}
     )
     backend["in_flight"] = a.in_flight
-    a.out.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, BENCH_JUDGE_BACKEND=json.dumps(backend))
     try:
         for _ in range(a.repeats):
             for mode in a.modes:
                 for name in a.protocols:
                     row = run_fresh(name, mode, a.contexts, a.dialogues, env)
-                    with a.out.open("a") as fh:
-                        fh.write(row + "\n")
+                    append_row(a.out, row)
                     print(row, flush=True)
     finally:
         if proc is not None:

@@ -7,6 +7,7 @@ is timed and nothing runs; the scripts are imported from ``benchmarks/`` as ``py
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import shlex
@@ -130,3 +131,36 @@ def test_a_failed_judge_run_is_one_line_with_its_reason(tmp_path: Path) -> None:
     assert done.returncode == 1 and "Traceback" not in done.stderr and not out.exists()
     assert done.stderr.startswith("error: the run of cpdscore-detail in mode distribution failed: ")
     assert f'{tmp_path}/nowhere: field "$DIALEVAL_DATA": is not a folder' in done.stderr
+
+
+def judge_row(mode: str, machine: str | None) -> dict[str, object]:
+    """A row of bench_judge's --out file, as a run writes it (cut to what --summary reads)."""
+    corr = {"judge:cpdscore-detail": {"n": 6, "pearson": 0.1, "spearman": 0.2}}
+    row = {"protocol": "cpdscore-detail", "mode": mode, "items": 6, "items_per_s": 0.5, "corr": corr,
+           "scored": {"judge:cpdscore-detail": 6}, "samples": 6, "parse_failures": 0, "prompt_tokens": None}
+    return row if machine is None else {**row, "machine": machine}
+
+
+def test_bench_judge_summary_names_the_machines_of_its_rows(tmp_path: Path, capsys) -> None:
+    """The rows did not say where they ran, and --out appends: runs of two machines were summed up as one."""
+    judge = script("bench_judge")
+    out = tmp_path / "judge.jsonl"
+    out.write_text(json.dumps(judge_row("distribution", None)))  # an earlier row, its line not ended
+    judge.append_row(out, json.dumps(judge_row("sample", "x86_64, AuthenticAMD, 2 CPUs, torch threads 2")))
+    assert [r["mode"] for r in judge.read_rows(out)] == ["distribution", "sample"]
+    judge.summary(out)
+    assert capsys.readouterr().out.startswith(
+        f"2 runs from {out}; machines: not recorded; x86_64, AuthenticAMD, 2 CPUs, torch threads 2\n")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (None, "file not found"),  # FileNotFoundError traceback
+    ('{"protocol": "cpdscore-detail", "mo\n', "judge.jsonl:1: not valid JSON"),  # cut short: JSONDecodeError
+])  # fmt: skip
+def test_bench_judge_summary_of_an_unreadable_file_is_one_line(tmp_path: Path, text: str | None, message: str) -> None:
+    out = tmp_path / "judge.jsonl"
+    if text is not None:
+        out.write_text(text)
+    done = run_script("bench_judge", "--summary", str(out))
+    assert done.returncode == 1 and "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith(f"error: {out}") and message in done.stderr
