@@ -18,6 +18,7 @@ from common import POSITIVE, data_file  # benchmarks/ is on sys.path
 
 from dialeval.cache import ScoreCache
 from dialeval.data.usr import load_usr_topical_chat
+from dialeval.errors import UnknownNameError
 from dialeval.metrics import METRICS, load_builtin_metrics
 from dialeval.metrics.base import build_inputs
 from dialeval.scoring import score_candidates
@@ -32,10 +33,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main() -> None:
-    args = parser().parse_args()
-    bench = load_usr_topical_chat(data_file("usr/usr_topical_chat.json")).head(args.contexts)
+    options = parser()
+    args = options.parse_args()
     load_builtin_metrics()
-    metric = METRICS.get(args.metric)()
+    try:
+        family = METRICS.get(args.metric)
+    except UnknownNameError as exc:  # it was a traceback, after the data was read
+        options.error(f"argument --metric: {exc}")
+    bench = load_usr_topical_chat(data_file("usr/usr_topical_chat.json")).head(args.contexts)
+    metric = family()
     metric.compute(build_inputs(bench.candidates[:2], bench.dialogues))  # load the model outside the timing
     with tempfile.TemporaryDirectory() as tmp:
         cache = ScoreCache(Path(tmp) / "scores.sqlite")

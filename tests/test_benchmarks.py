@@ -164,3 +164,11 @@ def test_bench_judge_summary_of_an_unreadable_file_is_one_line(tmp_path: Path, t
     done = run_script("bench_judge", "--summary", str(out))
     assert done.returncode == 1 and "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith(f"error: {out}") and message in done.stderr
+
+
+def test_bench_cache_refuses_an_unknown_metric_in_one_usage_line() -> None:
+    """``--metric embeding`` was an UnknownNameError traceback, after the data was read."""
+    done = run_script("bench_cache", "--metric", "embeding")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == 'bench_cache.py: error: argument --metric: unknown metric "embeding"; did ' \
+        'you mean "embedding"?'
