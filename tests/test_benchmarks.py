@@ -166,6 +166,17 @@ def test_bench_judge_summary_of_an_unreadable_file_is_one_line(tmp_path: Path, t
     assert done.stderr.startswith(f"error: {out}") and message in done.stderr
 
 
+def test_bench_quality_breaks_down_only_the_encoders_quality_runs() -> None:
+    """The shipped ensemble runs the mpnet encoders, not MiniLM, yet "of which MiniLM encoding about 1.24 s" was
+    printed as a part of ``quality``'s time (and a missing cross-encoder as "about 0.00 s")."""
+    breakdown = script("bench_quality").breakdown
+    # 2e10 FLOPs in the median 2.0 s on a 1e11 FLOP/s peak: 10.0%; eager 3.0 s against 2.0 s: 1.50x
+    parts = {"MiniLM encoding": ([], [], 10**9), "the larger encoder": ([1.0, 2.0, 9.0], [3.0], 2 * 10**10)}
+    assert breakdown(1e11, parts) == "; of which the larger encoder about 2.00 s (10.0% of peak; in torch eager " \
+        "3.00 s, 1.50x)"
+    assert breakdown(1e11, {"the cross-encoder": ([], [], 0)}) == ""
+
+
 def test_bench_cache_refuses_an_unknown_metric_in_one_usage_line() -> None:
     """``--metric embeding`` was an UnknownNameError traceback, after the data was read."""
     done = run_script("bench_cache", "--metric", "embeding")
