@@ -30,6 +30,7 @@ from pathlib import Path
 
 from common import COUNT, POSITIVE  # benchmarks/ is on sys.path
 
+from dialeval.atomic import WriteError, all_or_nothing
 from dialeval.data.benchmark import Benchmark
 from dialeval.data.chitchat import load_chitchat, with_previous_turn_as_reference
 from dialeval.engines import Engine, LocalEngine, make_engine
@@ -81,8 +82,12 @@ def main() -> None:
         f"{len(corpus.candidates)} scored items (loaded in {time.perf_counter() - t:.1f} s)"
     )
     if args.export is not None:
-        write_jsonl(args.export / "dialogues.jsonl", corpus.dialogues.values())
-        write_jsonl(args.export / "candidates.jsonl", corpus.candidates)
+        try:  # both files or neither: a failed second write left the new dialogues beside the old candidates
+            with all_or_nothing(args.export):
+                write_jsonl(args.export / "dialogues.jsonl", corpus.dialogues.values())
+                write_jsonl(args.export / "candidates.jsonl", corpus.candidates)
+        except WriteError as exc:
+            raise SystemExit(f"error: {exc}") from None
         print(f"wrote {args.export}/dialogues.jsonl, candidates.jsonl")
         return
     corpus = with_previous_turn_as_reference(corpus)

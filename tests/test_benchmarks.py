@@ -183,3 +183,16 @@ def test_bench_cache_refuses_an_unknown_metric_in_one_usage_line() -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1] == 'bench_cache.py: error: argument --metric: unknown metric "embeding"; did ' \
         'you mean "embedding"?'
+
+
+def test_bench_ray_exports_both_files_or_neither(tmp_path: Path) -> None:
+    """A failed second write (here candidates.jsonl is a folder; a full disk alike) left the new dialogues.jsonl
+    beside the earlier export's candidates, and ended in a WriteError traceback."""
+    pytest.importorskip("chitchat_dataset")
+    (tmp_path / "dialogues.jsonl").write_text("earlier\n")
+    (tmp_path / "candidates.jsonl").mkdir()
+    done = run_script("bench_ray", "--export", str(tmp_path))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"error: {tmp_path}/candidates.jsonl: ")
+    assert (tmp_path / "dialogues.jsonl").read_text() == "earlier\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["candidates.jsonl", "dialogues.jsonl"]  # no temporary left
