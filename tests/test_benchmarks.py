@@ -196,3 +196,11 @@ def test_bench_ray_exports_both_files_or_neither(tmp_path: Path) -> None:
     assert done.stderr.startswith(f"error: {tmp_path}/candidates.jsonl: ")
     assert (tmp_path / "dialogues.jsonl").read_text() == "earlier\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["candidates.jsonl", "dialogues.jsonl"]  # no temporary left
+
+
+def test_bench_ray_gives_no_steady_rate_where_the_larger_job_was_not_slower() -> None:
+    """``--lexical 40`` on a noisy machine: the 40-item job on Ray (2.24 s) beat its 10-item start-up job (2.37 s), and
+    the steady rate was (40 - 10) / 1e-9: "30000000000.0" items/s, "17589008.00" times the local engine's."""
+    steady_rate = script("bench_ray").steady_rate
+    assert steady_rate(40, 2.24, 2.37) is None and steady_rate(40, 2.37, 2.37) is None
+    assert steady_rate(1010, 12.0, 2.0) == 100.0  # (1010 - 10) / (12 - 2)
