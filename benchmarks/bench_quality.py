@@ -6,7 +6,8 @@ Usage: .venv/bin/python benchmarks/bench_quality.py [--contexts 20] [--repeats 3
 installed, except on Intel CPUs, where torch is faster) and, side by side in the same
 process, in ONNX Runtime (``runtime=onnx``), in torch eager (``runtime=torch``, the baseline)
 and with ``precision=bf16`` (torch's bfloat16 autocast, against a bf16 matmul peak); the four
-calls alternate in each repeat. The encoders alone are timed in ONNX Runtime against torch eager.
+calls alternate in each repeat. The encoders alone are timed in ONNX Runtime against torch eager, after
+the four calls of each repeat (a part and its whole in the same minutes).
 
 Times ``QualityMetric.compute`` (MiniLM embeddings of every distinct text and the two heads, where
 the ensemble names their features or runs no larger encoder; the same over the larger encoder
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable
 
 import torch
 from bench_likelihood import matmul_peak  # the same peak measurement (benchmarks/ is on sys.path)
@@ -145,6 +147,18 @@ def main() -> None:
     flops = 2 * (frozen_flops + x_params * x_tokens + lm_params * lm_tokens + large_params * large_tokens)
     calls = {"bf16": bf16, "onnx": ort, "auto": metric, "eager": eager}  # alternated in this order each repeat
     took: dict[str, list[float]] = {name: [] for name in calls}
+    # the encoders alone, where quality runs them: name -> (in quality's runtime, in torch eager)
+    parts: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {}
+    if metric.uses_frozen():
+        runner = ort.sentence_encoder()
+        parts["MiniLM encoding"] = (lambda: embed(runner, texts), lambda: embed(encoder, texts))
+    if pairs_x:
+        parts["the cross-encoder"] = (lambda: score_batches(views, pairs_x),
+                                      lambda: score_batches(views_eager, pairs_x))  # fmt: skip
+    if metric.uses_large():
+        large_ort = ort.large()[0]
+        parts["the larger encoder"] = (lambda: embed(large_ort, texts), lambda: embed(large, texts))
+    part_times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in parts}
     peaks, peaks_bf16 = [], []
     for _ in range(args.repeats):
         peaks.append(max(matmul_peak(), ort_matmul_peak()))
@@ -153,33 +167,15 @@ def main() -> None:
             t = time.perf_counter()
             m.compute(items)
             took[name].append(time.perf_counter() - t)
+        for name, pair in parts.items():  # in the same minutes as the whole they are a part of
+            for fn, times in zip(pair, part_times[name], strict=True):
+                t = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t)
     t_all, t_ort, t_eager, t_bf16 = (statistics.median(took[n]) for n in ("auto", "onnx", "eager", "bf16"))
-    t_enc, t_base = [], []
-    runner = ort.sentence_encoder()
-    for _ in range(args.repeats if metric.uses_frozen() else 0):  # MiniLM alone, where quality runs it
-        t = time.perf_counter()
-        embed(runner, texts)
-        t_enc.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        embed(encoder, texts)
-        t_base.append(time.perf_counter() - t)
-    t_large, t_large_eager = [], []
-    for _ in range(args.repeats if metric.uses_large() else 0):  # mpnet alone, in ONNX Runtime and in torch eager
-        t = time.perf_counter()
-        embed(ort.large()[0], texts)
-        t_large.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        embed(large, texts)
-        t_large_eager.append(time.perf_counter() - t)
-    t_x, t_x_eager = [], []
-    for _ in range(args.repeats if pairs_x else 0):
-        t = time.perf_counter()
-        score_batches(views, pairs_x)
-        t_x.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        score_batches(views_eager, pairs_x)
-        t_x_eager.append(time.perf_counter() - t)
     peak = max(peaks)
+    part_flops = {"MiniLM encoding": 2 * enc_params * enc_tokens, "the cross-encoder": 2 * x_params * x_tokens,
+                  "the larger encoder": 2 * large_params * large_tokens}  # fmt: skip
     runtime = metric.runtime()
     print(f"torch threads {torch.get_num_threads()}; {len(items)} USR-TC items, {args.contexts} contexts; "
           f"encoders' runtime {runtime}")
@@ -200,10 +196,8 @@ def main() -> None:
         f"in ONNX Runtime: {t_ort:.2f} s, {len(items) / t_ort:.1f} items/s "
         f"({100 * flops / t_ort / peak:.1f}% of peak), "
         f"{t_eager / t_ort:.2f}x the eager baseline"
-        + breakdown(peak, {"MiniLM encoding": (t_enc, t_base, 2 * enc_params * enc_tokens),
-                           "the cross-encoder": (t_x, t_x_eager, 2 * x_params * x_tokens),
-                           "the larger encoder": (t_large, t_large_eager, 2 * large_params * large_tokens)})
-    )  # fmt: skip
+        + breakdown(peak, {name: (*times, part_flops[name]) for name, times in part_times.items()})
+    )
     print(
         f"baseline, both encoders in torch eager: {t_eager:.2f} s, {len(items) / t_eager:.1f} items/s "
         f"({100 * flops / t_eager / peak:.1f}% of peak)"
