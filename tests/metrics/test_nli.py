@@ -11,6 +11,7 @@ from dialeval.errors import InputError
 from dialeval.metrics.base import MetricInput
 from dialeval.metrics.nli import NliMetric
 from dialeval.metrics.resolve import parse_params, resolve_metrics
+from dialeval.metrics.style import StyleMetric
 from dialeval.schema import Turn
 
 _spec = importlib.util.spec_from_file_location(
@@ -72,3 +73,22 @@ def test_a_negative_context_turns_is_refused_and_zero_keeps_only_the_knowledge(t
     item = MetricInput(response="r", context=(Turn(speaker="A", text="turn"),), knowledge=("fact",))
     assert NliMetric(model=str(tmp_path), context_turns=0)._premises(item) == ["fact"]
     assert NliMetric(model=str(tmp_path), context_turns=1)._premises(item) == ["turn", "fact"]
+
+
+def test_a_model_given_with_a_tilde_is_hashed_into_the_signature(monkeypatch, tmp_path):
+    """``model=~/NAME`` (as ``-p`` and an env file keep it) signed the hash of no file: a model changed in place
+    between two runs kept its signature, and the score cache served the old model's scores."""
+    import hashlib
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    folder = tmp_path / tmp_path.name  # a name no other test hashes (fingerprints are kept per process and path)
+    folder.mkdir()
+    config = b'{"id2label": {"0": "contradiction"}}'
+    (folder / "config.json").write_bytes(config)
+    # computed here as fingerprint's rule says: sha256 over each file's relative name and its sha256, first 12 digits
+    expected = hashlib.sha256(b"config.json" + hashlib.sha256(config).hexdigest().encode()).hexdigest()[:12]
+    empty = hashlib.sha256(b"").hexdigest()[:12]  # what it signed: the hash of no file
+    assert expected != empty
+    model = f"~/{folder.name}"
+    assert f"|model_sha:{expected}|" in NliMetric(model=model, device="cpu").signature
+    assert f"|model_sha:{expected}|" in StyleMetric(sentiment_model=model, device="cpu").signature

@@ -209,10 +209,14 @@ def _mpnet_dir() -> Path:
 def fingerprint(path: Path) -> str:
     """Return a short content hash of a model file or folder (weights and config files).
 
+    A ``~`` is expanded, as the loaders do: ``model=~/nli`` hashed no folder (the hash of nothing), so a
+    model changed in place kept its signature, and the score cache served the old model's scores.
+
     Example:
         >>> len(fingerprint(resolve_lm_source("smollm2-135m")))
         12
     """
+    path = Path(path).expanduser()
     if path.is_file():
         return file_sha256(path)[:12]
     import hashlib
