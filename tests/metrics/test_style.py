@@ -144,3 +144,9 @@ def test_per_item_style_from_a_tag_on_the_lmstyle_mturk_data(shared_data, tmp_pa
     res = CliRunner().invoke(app, [*args, "-p", "style.target=tag:task"])
     assert res.exit_code == 2 and f'candidate "{picked[0].id}"' in res.output
     assert 'has no "task" tag' in " ".join(res.output.split())
+    # a tag that names no style names the candidate and its tag (it said 'field "target": unknown style "sarcastic"')
+    write_jsonl(tmp_path / "c.jsonl", [picked[0].model_copy(update={"tags": {"task": "Sarcastic"}})])
+    res = CliRunner().invoke(app, [*args, "-p", "style.target=tag:task"])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and f'candidate "{picked[0].id}"' in said and 'field "tags.task"' in said, said
+    assert 'has the "task" tag "Sarcastic", which is no style' in said

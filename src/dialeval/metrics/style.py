@@ -168,7 +168,7 @@ class StyleMetric(Metric):
         """With ``target=tag:NAME``, one metric per (lower-cased) style in the items' tag ``NAME``.
 
         Raises:
-            ItemInputError: An item without the tag (never a silent default).
+            ItemInputError: An item without the tag (never a silent default), or whose tag names no style.
 
         Example:
             >>> items = [MetricInput(response=r, tags={"task": t}) for r, t in [("a", "Formal"), ("b", "positive")]]
@@ -184,7 +184,11 @@ class StyleMetric(Metric):
             if not value:
                 why = f'has no "{tag}" tag ({self.name}.target={self.config.target})'
                 raise ItemInputError(j, why, field=f"tags.{tag}")
-            groups.setdefault(str(value).strip().lower(), []).append(j)
+            style = str(value).strip().lower()
+            if style not in TARGETS:  # it was 'field "target": unknown style', naming neither the item nor its tag
+                why = f'has the "{tag}" tag "{value}", which is no style: give one of {", ".join(TARGETS)}'
+                raise ItemInputError(j, why, field=f"tags.{tag}")
+            groups.setdefault(style, []).append(j)
         params = self.params()
         return [(StyleMetric(**{**params, "target": style}), pos) for style, pos in sorted(groups.items())]
 
