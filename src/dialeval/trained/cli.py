@@ -346,13 +346,25 @@ def train(
     except DialevalError as exc:
         fail(exc)
         return
-    if as_json:
+    _say(all_rows, plan.mode, saved, output, replaced, n_boot, run_info.as_dict() if as_json else None)
+
+
+def _say(
+    rows: list[dict[str, Any]], mode: str, saved: dict[str, str], output: Path, replaced: list[Path], n_boot: int,
+    json_run: dict[str, Any] | None,
+) -> None:  # fmt: skip
+    """Print the results: the table, its notes and the files written; or one JSON object (``--json``).
+
+    With ``json_run`` (the run's record), the object holds the run, the rows, the saved models and the notes: the
+    lines under the screen's table, which --json dropped.
+    """
+    if json_run is not None:
         kept = {k: {"path": str(output / f"model-{k}"), "card_sha256": sha} for k, sha in saved.items()}
-        notes = [*result_notes(all_rows), *rough_resamples(n_boot)]  # the lines under the screen's table
-        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": all_rows, "models": kept, "notes": notes}))
+        notes = [*result_notes(rows), *rough_resamples(n_boot)]
+        out.print_json(json.dumps({"run": json_run, "rows": rows, "models": kept, "notes": notes}))
         return
-    out.print(_table(all_rows, f"dialeval train: {plan.mode}"))
-    for note in result_notes(all_rows):
+    out.print(_table(rows, f"dialeval train: {mode}"))
+    for note in result_notes(rows):
         console.print(note, highlight=False, markup=False)
     warn(rough_resamples(n_boot))
     for k, sha in saved.items():
