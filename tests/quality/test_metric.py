@@ -530,3 +530,15 @@ def test_a_response_past_the_cross_encoders_48_word_pieces_is_said_on_its_scores
     said = "response read to its first 48 word pieces (the cross-encoder's limit)"
     assert run.cuts() == {"quality": {said: 1}, "quality_dialogue": {said: 1}}
     assert {s.item_id for s in run.scores if "cut" in s.extras} == {"long"}
+
+
+def test_heads_fitted_over_another_encoder_are_one_error_naming_the_parameter(tmp_path, items):
+    """MiniLM's heads take 4 x 384 + 2 = 1538 pair features; over all-mpnet-base-v2 (768 dimensions) the pair has
+    4 x 768 + 2 = 3074, and numpy's "operands could not be broadcast" was the traceback of the run."""
+    ensemble = tmp_path / "ens.json"  # an ensemble over MiniLM's heads, so they run
+    ensemble.write_text(json.dumps({"features": ["sensible", "fluent"], "mean": [0, 0], "scale": [1, 1],
+                                    "coef": [0.5, 0.5], "bias": 0.0}))  # fmt: skip
+    assert len(weights("sensible")["coef"]) == 4 * 384 + 2  # the shipped MiniLM heads' width
+    with pytest.raises(InputError, match="the heads take 1538 features and this encoder gives 3074") as info:
+        QualityMetric(ensemble=str(ensemble), encoder="all-mpnet-base-v2", device="cpu").compute(items)
+    assert info.value.field == "encoder"

@@ -266,10 +266,14 @@ def _onnx_encoder(encoder: Any, fingerprint: str, adapter: Path | None = None) -
 
 
 def frozen_features(contexts: Sequence[Sequence[str]], responses: Sequence[str], encoder: Any, heads: Any,
-                    bf16: str = "") -> tuple[Any, Any, list[float | None]]:  # fmt: skip
+                    bf16: str = "", field: str = "encoder") -> tuple[Any, Any, list[float | None]]:  # fmt: skip
     """Return the ``(sensible, fluent)`` heads' logits over ``encoder``, and its cosine to the last turn.
 
     The cosine is None for an item without a context.
+
+    Raises:
+        InputError: Of ``field`` (the parameter that chose ``encoder``): heads fitted over an encoder of another
+            width (``encoder=all-mpnet-base-v2`` under MiniLM's heads was numpy's broadcast traceback).
     """
     import torch
 
@@ -277,9 +281,16 @@ def frozen_features(contexts: Sequence[Sequence[str]], responses: Sequence[str],
 
     with torch.autocast(bf16 or "cpu", dtype=torch.bfloat16, enabled=bool(bf16)):
         table = embed(encoder, pair_texts(contexts, responses))
-    pair = pair_matrix(contexts, responses, table)
+    pair, utterance = pair_matrix(contexts, responses, table), utterance_matrix(responses, table)
+    for head, x in zip(heads, (pair, utterance), strict=True):
+        if len(head.coef) != x.shape[1]:
+            from dialeval.errors import InputError
+
+            raise InputError(f"the heads take {len(head.coef)} features and this encoder gives {x.shape[1]}: they "
+                             "were fitted over another encoder; give the encoder they name in their card",
+                             field=field)  # fmt: skip
     cosine = [float(v) if c else None for v, c in zip(pair[:, -2], contexts, strict=True)]
-    return heads[0].logit(pair), heads[1].logit(utterance_matrix(responses, table)), cosine
+    return heads[0].logit(pair), heads[1].logit(utterance), cosine
 
 
 def raw_features(
@@ -323,7 +334,8 @@ def raw_features(
         for v, name in enumerate(VIEW_FEATURES):
             out[name] = [row[v] for row in logits]
     if large is not None:
-        l_sens, l_flu, out["large_cosine"] = frozen_features(contexts, responses, large[0], large[1], bf16)
+        l_sens, l_flu, out["large_cosine"] = frozen_features(contexts, responses, large[0], large[1], bf16,
+                                                             "large_encoder")  # fmt: skip
         out["large_sensible"], out["large_fluent"] = [float(v) for v in l_sens], [float(v) for v in l_flu]
     return out
 
