@@ -400,6 +400,8 @@ def unscored_note(scores: Sequence[Score], ratings: Sequence[Rating], dimension:
         >>> r = [Rating(item_id=i, dimension="q", annotator="x", value=1) for i in "abc"]
         >>> unscored_note([Score(item_id="a", metric="m", value=0.5)], r, "q", None)
         'note: the table is over 1 of the 3 items rated on "q": 2 have no score'
+        >>> unscored_note([Score(item_id=i, metric="m", value=0.5) for i in "ab"], r, "q", None)
+        'note: the table is over 2 of the 3 items rated on "q": 1 has no score'
         >>> unscored_note([Score(item_id=i, metric="m", value=0.5) for i in "abc"], r, "q", None)
         ''
     """
@@ -410,7 +412,7 @@ def unscored_note(scores: Sequence[Score], ratings: Sequence[Rating], dimension:
     if not missing:
         return ""
     return (f'note: the table is over {len(rated) - missing} of the {len(rated)} items rated on "{dimension}": '
-            f"{missing} have no score")  # fmt: skip
+            f"{missing} {'has' if missing == 1 else 'have'} no score")  # fmt: skip
 
 
 def _compare_pair(compare: str | None) -> tuple[str, str] | None:
