@@ -176,7 +176,7 @@ def test_qualification_gates_main_batches(tmp_path: Path) -> None:
         good, bad = access["annotators"]["a01"], access["annotators"]["a02"]
         for token, agree in ((good, True), (bad, False)):
             body = httpx.get(f"{s.base}/api/tasks", headers=auth(token)).json()
-            assert body["qualified"] is False
+            assert body["qualified"] is False and body["failed"] is False  # undecided until the batch is done
             assert all(u["qualification"] for u in body["units"]) and len(body["units"]) == 1
             main_item = public_id(blind_key(tmp_path / "q"), main_item_of(tmp_path / "q", token, access))
             r = httpx.put(f"{s.base}/api/answers", headers=auth(token), json=answer(main_item))
@@ -192,6 +192,7 @@ def test_qualification_gates_main_batches(tmp_path: Path) -> None:
         bad_tasks = httpx.get(f"{s.base}/api/tasks", headers=auth(bad)).json()
         assert good_tasks["qualified"] is True and any(not u["qualification"] for u in good_tasks["units"])
         assert bad_tasks["qualified"] is False and all(u["qualification"] for u in bad_tasks["units"])
+        assert (good_tasks["failed"], bad_tasks["failed"]) == (False, True)  # the page tells the failed worker
         prog = httpx.get(f"{s.base}/api/admin/progress", headers=auth(access["admin"])).json()["annotators"]
         kappas = {r["annotator"]: r["qualification_kappa"] for r in prog}
         # Hand computation: 8 (item, criterion) columns, raters ref1, ref2, worker, labels split 4/4.

@@ -423,6 +423,29 @@ def test_a_long_unbroken_response_wraps_inside_its_pane(browser: BrowserContext,
         server.kill()
 
 
+def test_a_worker_who_fails_qualification_is_told_so(browser: BrowserContext, tmp_path: Path) -> None:
+    """A worker who failed read "main batches open once you pass it", on the finished batch and after a reload,
+    though the decision is final: the page now says that no main batch will open."""
+    access = make_study(tmp_path / "q", qualification=True, annotators=("a01",), per_item=1)
+    server = start_server(tmp_path / "q")
+    try:
+        page = open_page(browser, server, access["annotators"]["a01"])
+        for step in range(12):  # the references (conftest) say m1 positive and m2 negative; the worker: the opposite
+            text = page.text_content("#candidate") or ""
+            page.evaluate("document.getElementById('status').textContent = ''")
+            page.keyboard.press("1" if text.startswith("m2:") else "2")
+            page.wait_for_selector("#status:has-text('Saved.')")
+            if step < 11:
+                page.keyboard.press("Enter")
+        page.wait_for_selector("#message:has-text('You did not pass the qualification batch')")
+        page.reload()
+        page.wait_for_selector("#message:has-text('You did not pass the qualification batch')")
+        assert page.text_content("#step-label") == "Item 12 of 12 (qualification)"  # no main item was opened
+        page.close()
+    finally:
+        server.kill()
+
+
 def test_a_worker_who_qualifies_goes_on_to_the_main_batches(browser: BrowserContext, tmp_path: Path) -> None:
     """The answer that completes the qualification batch qualifies the worker on the server; the page went on
     showing the finished batch (12 / 12 answered, "main batches open once you pass it") until it was reloaded."""

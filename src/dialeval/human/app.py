@@ -235,6 +235,10 @@ class Study:
 
     def qualified(self, annotator: str) -> bool:
         """Return whether ``annotator`` may work on main batches, deciding it once they finish qualifying."""
+        return self.verdict(annotator) is True
+
+    def verdict(self, annotator: str) -> bool | None:
+        """Return whether ``annotator`` passed qualification: None while undecided, deciding it once they finish."""
         if annotator not in self.decided:
             with self.engine.connect() as conn:  # most calls: decided already, no need to queue for the writer
                 known = conn.execute(sa.select(store.annotators.c.qualified)
@@ -247,7 +251,7 @@ class Study:
             passed = decide_qualification(conn, annotator, self.threshold)
         if passed is not None:
             self.decided[annotator] = passed
-        return bool(passed)
+        return passed
 
 
 async def _study(request: Request) -> Study:
@@ -315,8 +319,12 @@ async def me(who: AnnotatorDep, st: StudyDep) -> dict[str, Any]:
 
 @annotator_api.get("/tasks")
 async def tasks(who: AnnotatorDep, st: StudyDep) -> dict[str, Any]:
-    """Return the caller's units in order (only the qualification batch until they qualify), with answers."""
-    qualified = st.qualified(who.id)
+    """Return the caller's units in order (only the qualification batch until they qualify), with answers.
+
+    ``failed`` says the caller did not pass qualification: no main batch will open for them.
+    """
+    verdict = st.verdict(who.id)
+    qualified = verdict is True
     a = store.assignments
     query = sa.select(a.c.unit_id, a.c.batch, a.c.kind).where(a.c.annotator == who.id).order_by(a.c.position)
     if not qualified:
@@ -331,7 +339,8 @@ async def tasks(who: AnnotatorDep, st: StudyDep) -> dict[str, Any]:
         by_unit.setdefault(r.unit_id, []).append(r)
     answered = {(r.item_id, r.criterion): {"value": r.value, "reasons": r.reasons, "free_text": r.free_text}
                 for r in mine}  # fmt: skip
-    return {"qualified": qualified, "units": [_unit_page(st, who.id, u, by_unit[u.unit_id], answered) for u in units]}
+    pages = [_unit_page(st, who.id, u, by_unit[u.unit_id], answered) for u in units]
+    return {"qualified": qualified, "failed": verdict is False, "units": pages}
 
 
 def _unit_page(st: Study, annotator: str, unit: Any, its: list[Any], answered: dict[Any, Any]) -> dict[str, Any]:

@@ -166,11 +166,15 @@
     }
   }
 
+  const FAILED = "You did not pass the qualification batch, so no main batch will open for you. Thank you for your time.";
+
   // the answer that completes the qualification batch decides it on the server; a worker who passed saw
   // the finished batch, and nothing else, until they thought of reloading the page
   async function reloadIfQualified() {
     const tasks = await api("GET", "/api/tasks");
-    if (!tasks.qualified || !qualifying) return;
+    if (!qualifying) return;
+    if (tasks.failed) { qualifying = false; $("message").textContent = FAILED; return; }
+    if (!tasks.qualified) return;
     qualifying = false;
     leaveStep();
     load(tasks);
@@ -247,8 +251,10 @@
       load(tasks);
       if (!steps.length) { $("message").textContent = "Nothing to annotate right now."; return; }
       $("main").hidden = false;
-      qualifying = !tasks.qualified;
+      qualifying = !tasks.qualified && !tasks.failed;
       if (qualifying) $("message").textContent = "Qualification batch: main batches open once you pass it.";
+      // a worker who failed read "main batches open once you pass it", which they no longer can
+      if (tasks.failed) $("message").textContent = FAILED;
       render();
     } catch (err) {
       $("message").textContent = "Could not load: " + err.message;
