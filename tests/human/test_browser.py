@@ -423,6 +423,22 @@ def test_a_long_unbroken_response_wraps_inside_its_pane(browser: BrowserContext,
         server.kill()
 
 
+def answer_qualification(page: Page, *, agree: bool) -> None:
+    """Answer the 12 steps of the qualification unit by keys: d5's m1, m2 and reference x 4 criteria.
+
+    The references (conftest) say m1 positive and m2 negative everywhere; the worker agrees with them or says
+    the opposite.
+    """
+    for step in range(12):
+        assert f"Item {step + 1} of 12 (qualification)" == page.text_content("#step-label")
+        text = page.text_content("#candidate") or ""
+        page.evaluate("document.getElementById('status').textContent = ''")
+        page.keyboard.press("2" if text.startswith("m2:") == agree else "1")
+        page.wait_for_selector("#status:has-text('Saved.')")
+        if step < 11:
+            page.keyboard.press("Enter")
+
+
 def test_a_worker_who_fails_qualification_is_told_so(browser: BrowserContext, tmp_path: Path) -> None:
     """A worker who failed read "main batches open once you pass it", on the finished batch and after a reload,
     though the decision is final: the page now says that no main batch will open."""
@@ -430,13 +446,7 @@ def test_a_worker_who_fails_qualification_is_told_so(browser: BrowserContext, tm
     server = start_server(tmp_path / "q")
     try:
         page = open_page(browser, server, access["annotators"]["a01"])
-        for step in range(12):  # the references (conftest) say m1 positive and m2 negative; the worker: the opposite
-            text = page.text_content("#candidate") or ""
-            page.evaluate("document.getElementById('status').textContent = ''")
-            page.keyboard.press("1" if text.startswith("m2:") else "2")
-            page.wait_for_selector("#status:has-text('Saved.')")
-            if step < 11:
-                page.keyboard.press("Enter")
+        answer_qualification(page, agree=False)
         page.wait_for_selector("#message:has-text('You did not pass the qualification batch')")
         page.reload()
         page.wait_for_selector("#message:has-text('You did not pass the qualification batch')")
@@ -453,16 +463,7 @@ def test_a_worker_who_qualifies_goes_on_to_the_main_batches(browser: BrowserCont
     server = start_server(tmp_path / "q")
     try:
         page = open_page(browser, server, access["annotators"]["a01"])
-        # the qualification unit: d5's m1, m2 and reference x 4 criteria; the references (conftest) say m1
-        # positive and m2 negative everywhere, and the worker agrees with them
-        for step in range(12):
-            assert f"Item {step + 1} of 12 (qualification)" == page.text_content("#step-label")
-            text = page.text_content("#candidate") or ""
-            page.evaluate("document.getElementById('status').textContent = ''")
-            page.keyboard.press("2" if text.startswith("m2:") else "1")
-            page.wait_for_selector("#status:has-text('Saved.')")
-            if step < 11:
-                page.keyboard.press("Enter")
+        answer_qualification(page, agree=True)
         page.wait_for_selector("#message:has-text('You qualified')")
         # 5 main units (d0-d4) x 3 candidates x 4 criteria follow the 12 qualification steps
         assert page.text_content("#step-label") == "Item 13 of 72"
