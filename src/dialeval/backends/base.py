@@ -181,6 +181,8 @@ class Completion:
         top_logprobs: Per generated token, ``{token: logprob}`` of the alternatives.
         prompt_tokens: Tokens in the prompt (0 when unknown).
         completion_tokens: Tokens generated (0 when unknown).
+        finish_reason: Why the backend ended the answer, as it said (``stop``; ``length``: ``max_tokens`` cut it;
+            empty when it did not say).
     """
 
     text: str
@@ -188,6 +190,12 @@ class Completion:
     top_logprobs: tuple[dict[str, float], ...] = field(default=())
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    finish_reason: str = ""
+
+    @property
+    def cut(self) -> bool:
+        """Whether the backend said ``max_tokens`` ended the answer (OpenAI's ``finish_reason: length``)."""
+        return self.finish_reason == "length"
 
     def to_json(self) -> dict[str, Any]:
         """Return a JSON-able dict (what the cache stores)."""
@@ -197,6 +205,7 @@ class Completion:
             "top_logprobs": list(self.top_logprobs),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "finish_reason": self.finish_reason,
         }
 
     @classmethod
@@ -208,6 +217,7 @@ class Completion:
             top_logprobs=tuple(dict(d) for d in data.get("top_logprobs", ())),
             prompt_tokens=int(data.get("prompt_tokens", 0)),
             completion_tokens=int(data.get("completion_tokens", 0)),
+            finish_reason=str(data.get("finish_reason") or ""),  # answers cached before it was kept: unknown
         )
 
     @classmethod
@@ -228,6 +238,7 @@ class Completion:
             # (it was an AttributeError traceback out of the run)
             prompt_tokens = int(usage.get("prompt_tokens") or 0)
             completion_tokens = int(usage.get("completion_tokens") or 0)
+            finish_reason = str(choice.get("finish_reason") or "")
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise BackendError(f"malformed chat completion: {exc!r}", retryable=True) from exc
         return cls(
@@ -236,6 +247,7 @@ class Completion:
             top_logprobs=tops,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
+            finish_reason=finish_reason,
         )
 
     def score_token_probs(self, values: list[str], position: int) -> dict[str, float]:

@@ -61,6 +61,8 @@ class JudgeStats:
         items_missing: Items left without a score.
         distribution_missing: Distribution-mode answers whose probabilities did not cover an
             allowed value at the score position (the decoded value is used, no expected score).
+        cut_by_max_tokens: Answers (first tries and parse retries) that did not parse and that the backend said
+            ``max_tokens`` ended (``finish_reason: length``).
     """
 
     items: int = 0
@@ -71,6 +73,7 @@ class JudgeStats:
     budget_skipped: int = 0
     items_missing: int = 0
     distribution_missing: int = 0
+    cut_by_max_tokens: int = 0
 
     def as_dict(self) -> dict[str, int]:
         """Return the counts as a dict."""
@@ -237,11 +240,18 @@ class Judge:
         retry_at = [i for i, a in enumerate(answers) if isinstance(a, Completion) and self.parse(a.text).value is None]
         retries = [self._request(reqs[i].messages, reqs[i].seed + RETRY_SEED_OFFSET) for i in retry_at]
         self.stats.parse_retries += len(retries)
+        self._count_cut([answers[i] for i in retry_at])
         for i, again in zip(retry_at, self.runner.run(retries), strict=True):
             if isinstance(again, BudgetExceeded):
                 continue  # keep the first, unparsable answer: it counts as a parse failure
             answers[i] = again
+            if isinstance(again, Completion) and self.parse(again.text).value is None:
+                self._count_cut([again])
         return [answers[p * k : (p + 1) * k] for p in range(len(prompts))]
+
+    def _count_cut(self, unparsed: Sequence[Completion | BackendError | BudgetExceeded]) -> None:
+        """Count the unparsable answers that ``max_tokens`` cut (an empty answer the server ended is not one)."""
+        self.stats.cut_by_max_tokens += sum(isinstance(a, Completion) and a.cut for a in unparsed)
 
     def judge_prompts(self, prompts: Sequence[Messages]) -> list[Judgement]:
         """Judge rendered prompts (one per item)."""

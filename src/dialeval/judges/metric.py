@@ -276,8 +276,12 @@ def _notes(s: Mapping[str, Any], refused: str, protocol: Protocol) -> list[str]:
             notes.append("structured=off: answers are free text and some did not state a score")
         elif protocol.answer is None:
             notes.append("the protocol declares no answer shape, so answers are free text")
+        elif s["cut_by_max_tokens"]:  # the server's finish_reason: an empty answer it ended was noted as cut
+            notes.append(f"{s['cut_by_max_tokens']} answer(s) were cut by max_tokens before the shape was complete "
+                         "(raise max_tokens)")  # fmt: skip
         elif not s["structured_fallbacks"]:
-            notes.append("an answer was cut by max_tokens before the shape was complete (raise max_tokens)")
+            notes.append("an answer ended without the shape's score, and the backend did not say max_tokens cut it: "
+                         "does the backend hold answers to the shape?")  # fmt: skip
     if s["distribution_missing"]:
         notes.append("the backend returned no probability for an allowed score at the score position")
     if s["request_failures"] or s["budget_skipped"]:
