@@ -172,9 +172,26 @@ def test_an_error_without_retry_after_is_retried_after_the_backoff(serve: Any) -
     """An HTTP 500 with no Retry-After header ended in a TypeError out of formatting the wait it did not give."""
     server = serve(Reply(500, b'{"error": "boom"}'))
     backend = _client(server, max_retries=2)
-    with pytest.raises(BackendError, match=r"^HTTP 500$"):
+    with pytest.raises(BackendError, match=r'^HTTP 500: {"error": "boom"}$'):
         backend.chat(REQ)
     assert len(server.seen) == 3 and backend.retries == 2
+
+
+def test_a_rate_limit_or_server_error_keeps_what_the_server_said(serve: Any) -> None:
+    """An HTTP 429 or 5xx was "HTTP 429" alone after the retries: the server's message (a spent quota, not a rate
+    limit to wait out; an overloaded model) was dropped, though a 4xx kept it. An HTML page stays one line."""
+    quota = b'{"error": {"message": "You exceeded your current quota"}}'
+    backend = _client(serve(Reply(429, quota)))
+    with pytest.raises(BackendError) as caught:
+        backend.chat(REQ)
+    assert str(caught.value) == 'HTTP 429: {"error": {"message": "You exceeded your current quota"}}'
+    page = b"<html>\n<body>\n<h1>502 Bad Gateway</h1>\n</body>\n</html>\n"
+    with pytest.raises(BackendError) as caught:
+        _client(serve(Reply(502, page))).chat(REQ)
+    assert str(caught.value) == "HTTP 502: <html> <body> <h1>502 Bad Gateway</h1> </body> </html>"
+    with pytest.raises(BackendError) as caught:
+        _client(serve(Reply(503))).chat(REQ)
+    assert str(caught.value) == "HTTP 503"  # nothing said, nothing added
 
 
 def test_a_retry_after_longer_than_a_retry_waits_fails_the_request_at_once_saying_so(serve: Any) -> None:
@@ -184,5 +201,6 @@ def test_a_retry_after_longer_than_a_retry_waits_fails_the_request_at_once_sayin
     backend = _client(server, max_retries=3)
     with pytest.raises(BackendError) as caught:
         backend.chat(REQ)
-    assert str(caught.value) == "HTTP 429 (the server asks to wait 3600 s; a retry waits at most 60 s)"
+    assert str(caught.value) == ('HTTP 429 (the server asks to wait 3600 s; a retry waits at most 60 s): '
+                                 '{"error": "quota"}')
     assert len(server.seen) == 1

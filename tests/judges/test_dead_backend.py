@@ -130,7 +130,8 @@ def test_failures_after_scored_items_are_counted_and_tried_again(tmp_path: Path,
     # in_flight=1: requests 1-6 are the six items in order; items 5 and 6 get HTTP 500
     res, _ = _behind_proxy(llama_url, {5: "500", 6: "500"}, out, cache)
     assert res.exit_code == 1, res.output
-    assert "2 item(s) got no score because judge requests failed (2 x request failed: HTTP 500)" in res.output
+    assert ('2 item(s) got no score because judge requests failed (2 x request failed: HTTP 500: {"error": '
+            '"injected"})') in res.output
     scores = _main_scores(out)
     failed = [i for i, s in scores.items() if "HTTP 500" in s["extras"].get("error", "")]
     assert len(scores) == 6 and len(failed) == 2 and all(scores[i]["value"] is None for i in failed)

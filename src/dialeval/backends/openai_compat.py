@@ -93,6 +93,20 @@ def retry_after(value: str | None) -> float | None:
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
+def server_says(resp: httpx.Response) -> str:
+    r"""Return what an error answer's body says, as ``": TEXT"`` ("" for an empty body).
+
+    The first 300 characters, with spaces and line breaks folded (an HTML error page stays one line).
+
+    Example:
+        >>> import httpx
+        >>> server_says(httpx.Response(429, text='{"error":\n  "quota spent"}')), server_says(httpx.Response(502))
+        (': {"error": "quota spent"}', '')
+    """
+    text = " ".join(resp.text.split())[:300]
+    return f": {text}" if text else ""
+
+
 def check_base_url(base_url: str, field: str = "base_url") -> None:
     """Refuse a base URL a request cannot be sent to (not ``http(s)://HOST...``), or one holding a password.
 
@@ -235,9 +249,10 @@ class OpenAICompatBackend(Backend):
             said = ""
             if wait is not None and wait > MAX_RETRY_AFTER:
                 said = f" (the server asks to wait {wait:g} s; a retry waits at most {MAX_RETRY_AFTER:g} s)"
-            raise BackendError(f"HTTP {resp.status_code}{said}", retryable=True, retry_after=wait)
+            # the server's own words were dropped: "HTTP 429" said nothing of a spent quota against a rate limit
+            raise BackendError(f"HTTP {resp.status_code}{said}{server_says(resp)}", retryable=True, retry_after=wait)
         if resp.status_code >= 400:
-            raise BackendError(f"HTTP {resp.status_code}: {resp.text[:300]}", retryable=False)
+            raise BackendError(f"HTTP {resp.status_code}{server_says(resp)}", retryable=False)
         if 300 <= resp.status_code < 400:  # it was "response is not valid JSON (truncated?)", retried
             to = resp.headers.get("location", "")  # not followed: a POST sent on may arrive as a GET
             raise BackendError(f"HTTP {resp.status_code}: {url} redirects to {to or 'no location'}; give the URL "
