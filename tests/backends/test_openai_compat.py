@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from dialeval.backends.base import BackendError, BackendUnreachable, ChatRequest
+from dialeval.backends.base import BackendError, BackendRefused, BackendUnreachable, ChatRequest
 from dialeval.backends.openai_compat import OpenAICompatBackend
+from dialeval.backends.structure import AnswerShape
 
 REQ = ChatRequest(messages=(("user", "Rate this reply from 1 to 5."),), max_tokens=8)
 
@@ -115,21 +116,40 @@ def test_a_usage_that_is_no_object_is_a_malformed_answer_and_a_null_count_is_unk
 
 
 def test_a_refusal_of_the_request_itself_is_not_a_refusal_of_its_structure(serve: Any) -> None:
-    """A wrong key's HTTP 401 on a structured request was taken as "the server refused response_format": the
+    """An unknown model's HTTP 404 on a structured request was taken as "the server refused response_format": the
     run's note said so, ``structured_fallbacks`` counted every request, and every later request went out
     without the structure. The request without ``response_format`` is refused too, so the structure is not
     the cause."""
-    from dialeval.backends.structure import AnswerShape
-
     shaped = ChatRequest(messages=REQ.messages, answer=AnswerShape.from_template("{score}", {"score": ("1", "2")}))
-    server = serve(Reply(401, b'{"error": {"message": "Incorrect API key provided"}}'))
+    server = serve(Reply(404, b'{"error": {"message": "The model m does not exist"}}'))
     backend = _client(server)
     for _ in range(2):
-        with pytest.raises(BackendError, match=r"HTTP 401: .*Incorrect API key"):
+        with pytest.raises(BackendError, match=r"HTTP 404: .*does not exist"):
             backend.chat(shaped)
     assert (backend.structured_fallbacks, backend.structure_refused) == (0, "")
     # each request was tried with its structure, then without; the second request kept its structure
     assert ["response_format" in payload for _, payload in server.seen] == [True, False, True, False]
+
+
+@pytest.mark.parametrize(("status", "key"), [(401, "sk-wrong"), (403, "sk-wrong"), (401, None)])
+def test_a_refused_key_ends_the_run_naming_the_url_and_the_variable(
+    serve: Any, monkeypatch: pytest.MonkeyPatch, status: int, key: str | None
+) -> None:
+    """A wrong key's 401 (or 403) was an HTTP 4xx like any other: each item failed on its own, as a null score,
+    after a second request without ``response_format``. It is one error that ends the run (``ends_run``), naming
+    the URL and the key's variable (never the key), sent once; a key that was never set says so."""
+    if key is None:
+        monkeypatch.delenv("MY_KEY", raising=False)
+    else:
+        monkeypatch.setenv("MY_KEY", key)
+    said = b'{"error": {"message": "Incorrect API key provided"}}'
+    server = serve(Reply(status, said))
+    shaped = ChatRequest(messages=REQ.messages, answer=AnswerShape.from_template("{score}", {"score": ("1", "2")}))
+    with pytest.raises(BackendRefused) as caught:
+        _client(server, api_key_env="MY_KEY").chat(shaped)
+    whose = "the API key in $MY_KEY" if key else "the request: it carried no API key ($MY_KEY is not set)"
+    assert str(caught.value) == f"{server.url}/chat/completions refused {whose}: HTTP {status}: {said.decode()}"
+    assert caught.value.ends_run and len(server.seen) == 1 and "sk-wrong" not in str(caught.value)
 
 
 def test_an_answer_that_trickles_in_is_timed_out_after_timeout_seconds(serve: Any) -> None:

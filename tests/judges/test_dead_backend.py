@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.backends.test_openai_compat import Reply, Scripted
 from tests.judges.test_fault_injection import FaultProxy
 from typer.testing import CliRunner, Result
 
@@ -108,6 +109,24 @@ def test_http_500_gives_null_scores_that_say_why_and_exit_1(tmp_path: Path, http
     res = CliRunner().invoke(app, [*args, "--allow-failures"])
     assert res.exit_code == 0, res.output
     assert http500.seen == seen + 6
+
+
+def test_a_refused_api_key_ends_the_run_at_the_first_request_with_one_line(tmp_path: Path) -> None:
+    """A wrong key's HTTP 401 was a null score per item, each asked twice (with and without response_format),
+    then exit 1 "6 item(s) got no score": a run of thousands of items sent thousands of refused requests and
+    wrote a file of nulls. It ends at the first request (in_flight=1), like an unreachable server: one line
+    naming the URL and the key's variable, exit 2, nothing written."""
+    server = Scripted([Reply(401, b'{"error": {"message": "Incorrect API key provided"}}')])
+    try:
+        out = tmp_path / "scores.jsonl"
+        args = [*_judge(server.url, out, "-p", "in_flight=1"), "-p", "api_key_env=MY_KEY"]
+        res = CliRunner().invoke(app, args, env={"MY_KEY": "sk-wrong"}, terminal_width=300)
+    finally:
+        server.close()
+    assert res.exit_code == 2, res.output
+    assert _errors(res.output) == [f"error: {server.url}/chat/completions refused the API key in $MY_KEY: HTTP 401: "
+                                   '{"error": {"message": "Incorrect API key provided"}}'], res.output
+    assert len(server.seen) == 1 and not list(tmp_path.glob("scores.jsonl*"))
 
 
 def _behind_proxy(llama_url: str, script: dict[int, str], out: Path, cache: Path) -> tuple[Result, int]:

@@ -74,7 +74,10 @@ class BackendError(DialevalError):
     """A request failed; ``retryable`` says whether trying again may help.
 
     ``retry_after`` is the seconds the server asked to wait first (its ``Retry-After``; None when it said nothing).
+    ``ends_run`` says that every other request would fail the same way: the runner raises it, and the run ends.
     """
+
+    ends_run: bool = False
 
     def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None) -> None:
         super().__init__(message)
@@ -90,11 +93,27 @@ class BackendUnreachable(BackendError):
     ``timed_out`` says the server took the connection and did not answer in time.
     """
 
+    ends_run = True
+
     def __init__(self, url: str, cause: str, *, timed_out: bool = False) -> None:
         super().__init__(f"cannot reach {url}: {cause}", retryable=True)
         self.url = url
         self.cause = cause
         self.timed_out = timed_out
+
+
+class BackendRefused(BackendError):
+    """The server refused the request's credentials (HTTP 401 or 403): every request would be, so the run ends.
+
+    Its message names the URL, what the server said and the key's variable, e.g.
+    ``http://127.0.0.1:8080/v1/chat/completions refused the API key in $OPENAI_API_KEY: HTTP 401: ...``.
+    """
+
+    ends_run = True
+
+    def __init__(self, url: str, said: str) -> None:
+        super().__init__(f"{url} refused {said}", retryable=False)
+        self.url = url
 
 
 class BudgetExceeded(DialevalError):

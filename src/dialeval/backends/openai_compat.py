@@ -12,9 +12,9 @@ never appears in a signature, a log line or a result.
 A request with an answer shape is sent with ``response_format`` (a JSON schema).
 A server that refuses it (HTTP 4xx) gets the same request once more without it; when that one
 is answered, every later one goes without it too: the answer is then free text, parsed as usual,
-and each such request is counted in ``structured_fallbacks``. When it is refused as well (a wrong
-key's 401, an unknown model's 404), the server refused the request, not its structure: that error
-is the request's.
+and each such request is counted in ``structured_fallbacks``. When it is refused as well (an unknown
+model's 404), the server refused the request, not its structure: that error is the request's.
+A refused key (HTTP 401 or 403) is :class:`BackendRefused`, naming the URL and the key's variable: the run ends.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from dialeval.backends.base import (
     Backend,
     BackendError,
     BackendOptions,
+    BackendRefused,
     BackendUnreachable,
     ChatRequest,
     Completion,
@@ -199,6 +200,7 @@ class OpenAICompatBackend(Backend):
         headers = {"Content-Type": "application/json"}
         if key := os.environ.get(api_key_env):
             headers["Authorization"] = f"Bearer {_header_safe(key, api_key_env)}"
+        self.api_key_env, self.key_sent = api_key_env, bool(key)
         self._client = httpx.Client(timeout=timeout, headers=headers)
         self._lock = threading.Lock()
         self.retries = 0
@@ -229,6 +231,12 @@ class OpenAICompatBackend(Backend):
         """``openai-compatible:<model>@<base_url>`` (no key)."""
         return f"openai-compatible:{self.model}@{self.base_url}"
 
+    def _key_said(self) -> str:
+        """Say which key a refused request carried: the one in ``$api_key_env``, or none (the variable is unset)."""
+        if self.key_sent:
+            return f"the API key in ${self.api_key_env}"
+        return f"the request: it carried no API key (${self.api_key_env} is not set)"
+
     def _count(self, retry: bool) -> None:
         with self._lock:
             self.attempts += 1
@@ -251,6 +259,8 @@ class OpenAICompatBackend(Backend):
                 said = f" (the server asks to wait {wait:g} s; a retry waits at most {MAX_RETRY_AFTER:g} s)"
             # the server's own words were dropped: "HTTP 429" said nothing of a spent quota against a rate limit
             raise BackendError(f"HTTP {resp.status_code}{said}{server_says(resp)}", retryable=True, retry_after=wait)
+        if resp.status_code in (401, 403):  # every request would be refused: it failed them one by one, as nulls
+            raise BackendRefused(url, f"{self._key_said()}: HTTP {resp.status_code}{server_says(resp)}")
         if resp.status_code >= 400:
             raise BackendError(f"HTTP {resp.status_code}{server_says(resp)}", retryable=False)
         if 300 <= resp.status_code < 400:  # it was "response is not valid JSON (truncated?)", retried
@@ -291,7 +301,7 @@ class OpenAICompatBackend(Backend):
             try:
                 return self._send(payload)
             except BackendError as exc:
-                if exc.retryable or not str(exc).startswith("HTTP 4"):
+                if exc.retryable or exc.ends_run or not str(exc).startswith("HTTP 4"):
                     raise
                 refused = str(exc)[:300]
         del payload["response_format"]

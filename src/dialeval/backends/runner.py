@@ -24,7 +24,6 @@ from dataclasses import asdict, dataclass
 from dialeval.backends.base import (
     Backend,
     BackendError,
-    BackendUnreachable,
     BudgetExceeded,
     ChatRequest,
     Completion,
@@ -111,7 +110,8 @@ class Runner:
         """Answer one request, or return (not raise) why it could not be answered.
 
         Raises:
-            BackendUnreachable: The server could not be reached: the run ends (nothing to wait for).
+            BackendError: One that ends the run (``ends_run``): the server could not be reached, or it refused the
+                API key; every other request would fail the same way.
         """
         sig = self.cache_signature
         if self.cache is not None and (hit := self.cache.get(sig, request)) is not None:
@@ -122,13 +122,11 @@ class Runner:
             return BudgetExceeded("budget spent")
         try:
             answer = self.backend.chat(request)
-        except BackendUnreachable:
-            with self._lock:
-                self.stats.failed += 1
-            raise
         except BackendError as exc:
             with self._lock:
                 self.stats.failed += 1
+            if exc.ends_run:
+                raise
             return exc
         with self._lock:
             self.stats.prompt_tokens += answer.prompt_tokens
