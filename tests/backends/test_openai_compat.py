@@ -7,18 +7,22 @@ No model is served: the answers are written here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dialeval.backends.base import BackendError, BackendRefused, BackendUnreachable, ChatRequest
+from dialeval.backends.base import BackendError, BackendRefused, BackendUnreachable, ChatRequest, Completion
+from dialeval.backends.cache import RequestCache
 from dialeval.backends.openai_compat import OpenAICompatBackend
+from dialeval.backends.runner import Runner
 from dialeval.backends.structure import AnswerShape
 
 REQ = ChatRequest(messages=(("user", "Rate this reply from 1 to 5."),), max_tokens=8)
@@ -224,3 +228,23 @@ def test_a_retry_after_longer_than_a_retry_waits_fails_the_request_at_once_sayin
     assert str(caught.value) == ('HTTP 429 (the server asks to wait 3600 s; a retry waits at most 60 s): '
                                  '{"error": "quota"}')
     assert len(server.seen) == 1
+
+
+def test_a_free_text_fallback_is_cached_as_the_answer_to_the_request_without_its_shape(
+    serve: Any, tmp_path: Path
+) -> None:
+    """The free text a server gave after refusing ``response_format`` was cached under the shaped request's key:
+    a later shaped run (the server now honours it, same URL and model) was served that free text from the cache,
+    with no fallback counted or noted. It is the answer to the request without its shape, and kept as that."""
+    shape = AnswerShape.from_template("Score: {score}", {"score": ("1", "2")})
+    shaped = ChatRequest(messages=REQ.messages, answer=shape)
+    server = serve(Reply(400, b'{"error": "response_format is not supported"}'), Reply(body=completion("2, I think")),
+                   Reply(body=completion("Score: 1")))  # fmt: skip
+    cache = RequestCache(tmp_path / "requests.sqlite")
+    first = Runner(_client(server), cache, in_flight=1)
+    assert first.one(shaped) == Completion(text="2, I think", finish_reason="stop", unshaped=True)
+    later = Runner(_client(server), cache, in_flight=1)  # a new run: the server honours response_format now
+    assert later.one(shaped) == Completion(text="Score: 1", finish_reason="stop")
+    assert later.stats.cache_hits == 0 and ["response_format" in p for _, p in server.seen] == [True, False, True]
+    unshaped = dataclasses.replace(shaped, answer=None)  # the request the free text answered
+    assert later.one(unshaped).text == "2, I think" and later.stats.cache_hits == 1

@@ -202,6 +202,8 @@ class Completion:
         completion_tokens: Tokens generated (0 when unknown).
         finish_reason: Why the backend ended the answer, as it said (``stop``; ``length``: ``max_tokens`` cut it;
             empty when it did not say).
+        unshaped: The backend answered without the request's answer shape (the server refused it): free text,
+            kept in the request cache as the answer to the request without its shape (not stored).
     """
 
     text: str
@@ -210,6 +212,7 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str = ""
+    unshaped: bool = False
 
     @property
     def cut(self) -> bool:

@@ -19,6 +19,7 @@ A refused key (HTTP 401 or 403) is :class:`BackendRefused`, naming the URL and t
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import math
 import os
@@ -311,7 +312,7 @@ class OpenAICompatBackend(Backend):
         with self._lock:
             self.structure_refused = self.structure_refused or refused
             self.structured_fallbacks += 1
-        return answer
+        return dataclasses.replace(answer, unshaped=True)
 
     def _send(self, payload: dict[str, Any]) -> Completion:
         for attempt in range(self.max_retries + 1):

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -132,7 +133,9 @@ class Runner:
             self.stats.prompt_tokens += answer.prompt_tokens
             self.stats.completion_tokens += answer.completion_tokens
         if self.cache is not None:
-            self.cache.put(sig, request, answer)
+            # free text the server gave in place of the shape answers the request without it: kept under the
+            # shaped request's key, it was served to later shaped runs, with no fallback counted or noted
+            self.cache.put(sig, dataclasses.replace(request, answer=None) if answer.unshaped else request, answer)
         return answer
 
     def run(self, requests: Sequence[ChatRequest]) -> list[Completion | BackendError | BudgetExceeded]:
