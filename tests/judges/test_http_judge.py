@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 from tests.backends.test_openai_compat import Reply, Scripted
+from typer.testing import CliRunner
 
+from dialeval.cli import app
 from dialeval.judges import JudgeMetric
 from dialeval.metrics.base import METRICS, MetricInput
 from dialeval.schema import Turn
@@ -67,3 +69,19 @@ def test_an_empty_answer_the_server_ended_is_not_noted_as_cut_by_max_tokens(serv
         s = m.run_summary()
         assert (s["cache_hits"], s["parse_retries"], s["parse_failures"], s["cut_by_max_tokens"]) == (hits, 1, 1, cut)
         assert s["notes"] == [cut_note if cut else other]
+
+
+@pytest.mark.parametrize("backend", ["llamacpp", "transformers"])
+def test_a_base_url_for_a_backend_in_this_process_is_one_error(tmp_path: Path, backend: str) -> None:
+    """``-p base_url=...`` without ``-p backend=openai-compatible`` was ignored: the packaged model answered in
+    this process in place of the server, under a signature that named the URL. No request, no model: one line."""
+    out = tmp_path / "scores.jsonl"
+    args = ["judge", "run", "--protocol", "lmstyle-appropriateness", "--limit", "1", "--out", str(out),
+            "-p", f"backend={backend}", "-p", "base_url=http://127.0.0.1:8080/v1"]  # fmt: skip
+    res = CliRunner().invoke(app, args, terminal_width=300)
+    assert res.exit_code == 2, res.output
+    assert [line for line in res.output.splitlines() if line.startswith("error:")] == [
+        f'error: field "--param": judge:lmstyle-appropriateness.base_url: is for backend=openai-compatible; '
+        f"backend={backend} runs the model in this process (give -p backend=openai-compatible to use the server)"
+    ], res.output
+    assert not out.exists()

@@ -40,6 +40,9 @@ MAX_SAMPLES = 1000
 """The most samples a judge asks per item (``k``): the papers ask 20 at most; a huge ``k`` built its
 requests until memory ran out, with nothing printed."""
 
+IN_PROCESS = ("llamacpp", "transformers")
+"""The backend kinds that run the model in this process: they send no request, so take no ``base_url``."""
+
 MAX_JUDGE_SEED = MAX_SEED - 1 - (MAX_SAMPLES - 1) - RETRY_SEED_OFFSET
 """The largest judge seed: every seed a run sends (``seed + j`` for sample j, plus :data:`RETRY_SEED_OFFSET` for a
 retry) stays below 2**32 - 1, which llama.cpp reads as "a random seed" (seed 4294967295 gave another answer on each
@@ -141,6 +144,11 @@ class JudgeMetric(Metric):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._unscored: dict[str, str] = {}
+        if self.config.base_url and self.config.backend in IN_PROCESS:
+            # it was ignored: the packaged model answered in place of the server, under a signature naming the URL
+            raise InputError(f"is for backend=openai-compatible; backend={self.config.backend} runs the model in "
+                             "this process (give -p backend=openai-compatible to use the server)",
+                             field="base_url")  # fmt: skip
         if self.config.in_flight == 0:
             from dialeval.backends import default_in_flight
 
