@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -85,3 +86,29 @@ def test_a_base_url_for_a_backend_in_this_process_is_one_error(tmp_path: Path, b
         f"backend={backend} runs the model in this process (give -p backend=openai-compatible to use the server)"
     ], res.output
     assert not out.exists()
+
+
+def _token(token: str, alternatives: dict[str, float]) -> dict[str, Any]:
+    """One position of OpenAI's ``logprobs.content``: the token and its alternatives' probabilities."""
+    tops = [{"token": t, "logprob": math.log(p)} for t, p in alternatives.items()]
+    return {"token": token, "logprob": math.log(alternatives[token]), "top_logprobs": tops}
+
+
+def test_a_json_answer_s_distribution_keeps_the_value_that_ends_at_the_closing_brace(serve: Any) -> None:
+    """An OpenAI-compatible server answers the shape as JSON, ``{"score": 85}``. After the "8", the token "}"
+    ends the value at 8; the distribution took only the end of a *text* answer (no token, or an end-of-turn
+    token) as an end, so the "}" was dropped and P(85) renormalised from 0.5 to 0.71: the expected score read
+    83.57 where the model's probabilities give 60.9. By hand: after "8" (probability 1 here), "5" (0.5) gives
+    85, "}" (0.3) gives 8, "0" (0.2) gives 80: expected 0.5 * 85 + 0.3 * 8 + 0.2 * 80 = 60.9; the most
+    probable value is 85."""
+    content = [_token('{"', {'{"': 1.0}), _token("score", {"score": 1.0}), _token('":', {'":': 1.0}),
+               _token(" ", {" ": 1.0}), _token("8", {"8": 1.0}), _token("5", {"5": 0.5, "}": 0.3, "0": 0.2}),
+               _token("}", {"}": 1.0})]  # fmt: skip
+    choice = {"index": 0, "message": {"role": "assistant", "content": '{"score": 85}'}, "finish_reason": "stop",
+              "logprobs": {"content": content}}  # fmt: skip
+    body = json.dumps({"object": "chat.completion", "choices": [choice]}).encode()
+    m = _metric(serve(Reply(body=body)).url)
+    assert m.config.mode == "distribution"
+    out = m.compute(ITEMS)
+    assert out["judge:lmstyle-appropriateness"] == [85.0]
+    assert out["judge:lmstyle-appropriateness:expected"] == [pytest.approx(60.9, abs=1e-9)]

@@ -155,6 +155,23 @@ class AnswerShape:
         j = re.search(rf'"{re.escape(self.score)}"\s*:\s*', text)
         return j.end() if j else -1
 
+    def after_score(self, text: str) -> str:
+        """Return the literal that ends the score value in ``text``, for :func:`value_distribution`.
+
+        A text answer's is the template's; a JSON answer's is the first character after the number (``}``, or
+        ``,`` when another property follows). A token that begins with it ends the value there.
+
+        Example:
+            >>> shape = AnswerShape.from_template("Score: {score}", {"score": ("8", "80", "85")})
+            >>> shape.after_score("Score: 85"), shape.after_score('{"score": 85}'), shape.after_score('{"score":8 ,')
+            ('', '}', ',')
+        """
+        if self._regex().fullmatch(text.strip()):
+            return self.after(self.score)
+        offset = self.score_offset(text)
+        number = re.match(r"[-+0-9.eE]*", text[offset:]) if offset >= 0 else None
+        return text[offset + number.end() :].lstrip()[:1] if number else self.after(self.score)
+
     def token_trie(self, encode: Callable[[str], list[int]]) -> TokenTrie:
         """Return the prefix tree of the token sequences of every allowed answer.
 

@@ -230,7 +230,8 @@ class Judge:
             return None
         probs = [{t: math.exp(lp) for t, lp in d.items()} for d in answer.top_logprobs]
         values = shape.slot(shape.score).values
-        return value_distribution(answer.tokens, probs, offset, values, shape.after(shape.score))
+        # the end of the value as this answer spells it: a JSON answer's "}" ends it, not the template's text
+        return value_distribution(answer.tokens, probs, offset, values, shape.after_score(joined))
 
     def ask(self, prompts: Sequence[Messages]) -> list[list[Completion | BackendError | BudgetExceeded]]:
         """Send k samples per prompt (one in distribution mode), retry unparsable ones once; return the answers."""
