@@ -114,3 +114,23 @@ def test_a_negative_score_keeps_its_sign(text: str, expected: float) -> None:
 
 def test_a_dash_before_the_number_still_separates_on_a_positive_scale() -> None:
     assert parse_score("overall -4", Scale(1, 5), ["overall"]).value == 4.0  # as before: 1-5 has no sign
+
+
+@pytest.mark.parametrize(
+    ("text", "scale"),
+    [
+        ("Score: 3,5", Scale(1, 5, integer=False)),  # read 3: the digits before the decimal comma
+        ("score: 0,8", Scale(0, 1, integer=False)),  # read 0.0, the scale's worst score, for 0.8
+        ("3,5", Scale(1, 5, integer=False)),  # a bare answer: the same reason, not "no score found"
+        ("Score: 1,000", Scale(0, 100)),  # digit grouping: read 1
+    ],
+)
+def test_a_comma_between_digits_is_not_read_as_the_digits_before_it(text: str, scale: Scale) -> None:
+    """A decimal comma or digit grouping was cut at the comma: "3,5" gave 3, a score no one stated, in range."""
+    parsed = parse_score(text, scale, ["score"])
+    assert parsed.value is None
+    assert parsed.reason.startswith("a comma between digits: ")
+
+
+def test_a_comma_after_the_score_still_ends_it() -> None:
+    assert parse_score("Score: 4, because it is fluent", Scale(1, 5), ["score"]).value == 4.0

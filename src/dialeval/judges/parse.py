@@ -13,6 +13,8 @@ Rules, in order:
 4. A value outside the scale is a failure (never clipped).
 5. A dash after a label separates (``overall - 4``, ``overall -4``), except on a scale
    below zero, where a dash right before the digits is the sign (``Score: -2``).
+6. A comma between digits (``3,5``: a decimal comma, or ``1,000``: digit grouping) is a failure:
+   which it is cannot be told, and reading the digits before the comma gave 3 and 1.
 
 Example:
     >>> s = Scale(0, 1, integer=False)
@@ -22,6 +24,8 @@ Example:
     0.8
     >>> parse_score("score: 7", s, ["score"]).reason
     'out of range: 7 not in [0, 1]'
+    >>> parse_score("score: 0,8", s, ["score"]).reason
+    'a comma between digits: 0,8 (a decimal comma or digit grouping?)'
     >>> to_level(0.85, 10)
     9
 """
@@ -34,6 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 _NUM = r"[-+]?\d+(?:\.\d+)?"
+#: A number, and any comma-joined digits after it ("3,5", "1,000"): taken whole, so "3,5" is not read as 3.
+_NUM_COMMA = rf"{_NUM}(?:,\d+)*"
 _SEP = r"(?:\s*(?:is|of|was|would be|:|=|-|–|\*\*|\[)\s*)*"
 #: On a scale below zero a dash right before a digit is the sign: "Score: -2" was read as 2.
 _SIGNED_SEP = _SEP.replace("|-|", r"|-(?!\d)|")
@@ -79,6 +85,8 @@ def _fmt(x: float) -> str:
 
 
 def _resolve(num: str, den: str | None, scale: Scale, start: int) -> Parsed:
+    if "," in num:
+        return Parsed(None, f"a comma between digits: {num} (a decimal comma or digit grouping?)", start, num)
     value = float(num)
     if den is not None:
         d = float(den)
@@ -99,12 +107,12 @@ def parse_score(text: str, scale: Scale, labels: Sequence[str]) -> Parsed:
         label_re = "|".join(re.escape(lbl) for lbl in labels)
         # the number is atomic: "Score: 10-100" backed off to "1", which no range follows, and read 1
         sep = _SIGNED_SEP if scale.min < 0 else _SEP
-        pattern = re.compile(rf"(?:{label_re}){sep}((?>{_NUM})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE)
+        pattern = re.compile(rf"(?:{label_re}){sep}((?>{_NUM_COMMA})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE)
         hits = list(pattern.finditer(text))
         if hits:
             last = hits[-1]
             return _resolve(last.group(1), last.group(2), scale, last.start(1))
-    bare = re.fullmatch(rf"[\s*\[(]*({_NUM}){_FRACTION}[\s*\]).]*", text)
+    bare = re.fullmatch(rf"[\s*\[(]*({_NUM_COMMA}){_FRACTION}[\s*\]).]*", text)
     if bare:
         return _resolve(bare.group(1), bare.group(2), scale, bare.start(1))
     return Parsed(None, "no score found")
