@@ -134,3 +134,14 @@ def test_a_comma_between_digits_is_not_read_as_the_digits_before_it(text: str, s
 
 def test_a_comma_after_the_score_still_ends_it() -> None:
     assert parse_score("Score: 4, because it is fluent", Scale(1, 5), ["score"]).value == 4.0
+
+
+@pytest.mark.parametrize("text", ["Score: 3 to 4", "score: 3 or 4", "Score: -2 to -1"])
+def test_a_range_in_words_after_a_label_is_not_a_score(text: str) -> None:
+    """"Score: 3 to 4" was read as 3 ("3-4" was refused as a range); a range states no one score."""
+    assert parse_score(text, Scale(-3, 5), ["score"]).value is None
+
+
+def test_a_scale_in_words_after_the_score_does_not_replace_it() -> None:
+    # the last labelled statement wins: "score of 1" (then "to 5") was the last, and read 1
+    assert parse_score("Score: 4. On a score of 1 to 5 that is good.", Scale(1, 5), ["score"]).value == 4.0

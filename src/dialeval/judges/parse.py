@@ -7,7 +7,8 @@ Rules, in order:
    once, the **last** labelled statement wins (models restate a final answer).
    Numbers that are not after a label (e.g. in the reasoning) are ignored.
 2. Otherwise, an answer that is nothing but a number (``"2"``, ``"0.7."``).
-   A range such as ``1-5`` after a label is the scale echoed back, not a score.
+   A range such as ``1-5``, ``3 to 4`` or ``3 or 4`` after a label is the scale echoed back or
+   no one score, not a score.
 3. ``x/y`` and ``x out of y``: taken as ``x`` when ``y`` is the scale's top;
    on a 0-1 scale read as the fraction ``x/y`` (``8/10`` -> 0.8); otherwise a failure.
 4. A value outside the scale is a failure (never clipped).
@@ -44,7 +45,8 @@ _SEP = r"(?:\s*(?:is|of|was|would be|:|=|-|–|\*\*|\[)\s*)*"
 #: On a scale below zero a dash right before a digit is the sign: "Score: -2" was read as 2.
 _SIGNED_SEP = _SEP.replace("|-|", r"|-(?!\d)|")
 _FRACTION = rf"(?:\s*(?:/|out of)\s*({_NUM}))?"
-_NOT_RANGE = r"(?!\s*[-–]\s*\d)"  # "Humanness: 1-5" echoes the scale, it is not a score
+#: "Humanness: 1-5" echoes the scale, it is not a score; nor is "Score: 3 to 4" or "3 or 4" (read as 3)
+_NOT_RANGE = r"(?!\s*[-–]\s*\d|\s+(?:to|or)\s+[-+]?\d)"
 
 
 @dataclass(frozen=True)
