@@ -229,6 +229,7 @@ def _check_names(spec: ProtocolFile, path: Path, text: str) -> None:
     """Refuse a placeholder no judge fills in, and a step-1 protocol that cannot be one, naming line and field.
 
     Both were found only when the first item was judged (the model loaded, the data read), without the line.
+    Dimensions that no message names are refused too: each was judged with the same prompt.
     """
     from dialeval.jsonl import yaml_line
 
@@ -239,6 +240,11 @@ def _check_names(spec: ProtocolFile, path: Path, text: str) -> None:
                 raise InputError(f'unknown placeholder "{{{{{key}}}}}"; this protocol fills in {", ".join(known)}',
                                  path=path, line=yaml_line(text, ["messages", str(i), "content"]),
                                  field=f"messages.{i}.content")  # fmt: skip
+    shown = {key for m in spec.messages for key in _PLACEHOLDER.findall(m.content)}
+    if spec.dimensions and not shown & {"aspect", "definition"}:  # each dimension was asked the same, scored the same
+        raise InputError("no message names {{aspect}} or {{definition}}: every dimension would get the same prompt, "
+                         "and the same score", path=path, line=yaml_line(text, ["dimensions"]),
+                         field="dimensions")  # fmt: skip
     if spec.step1_protocol:
         _check_step1(spec.step1_protocol, path, text)
 
