@@ -66,6 +66,9 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD + "step1_protocol: mine.yaml\n", "step1_protocol"),  # itself: it would be read for ever
         # 0.2-0.8 has no whole value: the grammar allowed no answer (it was "0" and "1", both off the scale)
         (GOOD.replace("{min: 1, max: 5}", "{min: 0.2, max: 0.8, integer: false}"), "answer.decimals"),
+        # a placeholder written with spaces, as Jinja allows, was sent as it is: the model saw "{{ context }}"
+        (GOOD.replace("{{response}}", "{{response}} after {{ context }}"), "messages.0.content"),
+        (GOOD.replace("{{response}}", "{{response }}"), "messages.0.content"),  # it was "no message shows the item"
         # dimensions no message names: every dimension got the same prompt, so the same score under each name
         (GOOD + "dimensions: {fluency: reads well, coherence: follows on}\n", "dimensions"),
     ],

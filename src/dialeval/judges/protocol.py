@@ -49,6 +49,8 @@ from dialeval.registry import Registry
 from dialeval.signature import text_sha256
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+#: A placeholder written with spaces (``{{ context }}``, as Jinja allows): it was sent as it is, never filled in.
+_SPACED = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 #: The placeholders that show something of the item judged (:func:`item_variables`, and a two-step protocol's
 #: second step: its turns' scores and responses); ``{{aspect}}`` and ``{{definition}}`` are the same for each item.
 ITEM_PLACEHOLDERS = ("context", "last_turn", "response", "reference", "facts", "dialogue_json", "turn_scores",
@@ -126,6 +128,15 @@ class _ScaleSpec(_Strict):
 class _MessageSpec(_Strict):
     role: Literal["system", "user", "assistant"]  # another went to the backend as it was
     content: str
+
+    @field_validator("content")
+    @classmethod
+    def _no_spaces_in_placeholders(cls, content: str) -> str:
+        """Refuse ``{{ context }}``: only ``{{context}}`` is filled in, so the model was shown the braces."""
+        for m in _SPACED.finditer(content):
+            if m.group(0) != f"{{{{{m.group(1)}}}}}":
+                raise ValueError(f'"{m.group(0)}" would be sent as it is: write {{{{{m.group(1)}}}}}, without spaces')
+        return content
 
 
 class _AnswerSpec(_Strict):
