@@ -64,6 +64,7 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD + "step1_protocol: dialogadv\n", "step1_protocol"),
         (GOOD + "step1_protocol: cpdscore-dialogue\n", "step1_protocol"),
         (GOOD + "step1_protocol: mine.yaml\n", "step1_protocol"),  # itself: it would be read for ever
+        (GOOD + "step1_protocol: turns.yaml\n", "step1_protocol"),  # no such file: the error named turns.yaml only
         # 0.2-0.8 has no whole value: the grammar allowed no answer (it was "0" and "1", both off the scale)
         (GOOD.replace("{min: 1, max: 5}", "{min: 0.2, max: 0.8, integer: false}"), "answer.decimals"),
         # a placeholder written with spaces, as Jinja allows, was sent as it is: the model saw "{{ context }}"

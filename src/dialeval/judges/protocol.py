@@ -275,6 +275,8 @@ def _check_step1(step1: str, path: Path, text: str) -> None:
         target = Path(step1) if Path(step1).suffix else Path(protocol_registry().get(step1))
     except UnknownNameError as exc:
         raise refuse(exc.message) from None
+    if not target.is_file():  # it said "nothere.yaml: file not found", naming neither this file nor its field
+        raise refuse(f"no protocol file {target.resolve()} (a path is read from the current folder)")
     first, _ = read_yaml_model(target, ProtocolFile, extra="judge")
     if first.dimensions or first.step1_protocol:
         what = "asks one question per dimension" if first.dimensions else "is two-step itself"
