@@ -42,3 +42,11 @@ def test_protocol_runs_end_to_end(name: str, tmp_path: Path, monkeypatch: pytest
     assert s["calls"] == first_step + (1 if p.step1_protocol else 0) + s["parse_retries"]
     scored = [o for o in metric.outputs if not o.endswith((":level", ":expected", ":turn", ":interaction"))]
     assert s["items_missing"] == sum(values[o][0] is None for o in scored)
+
+
+@pytest.mark.parametrize("name", protocol_names())
+def test_citations_name_the_paper_not_a_file_the_user_lacks(name: str) -> None:
+    """`judge list` showed "../shared/papers/004." after each citation: a folder of the developers' machine."""
+    citation = load_protocol(name).citation
+    assert "shared/papers" not in citation and "../" not in citation
+    assert "Appendix" in citation or "Section" in citation  # where in the paper, still
