@@ -316,6 +316,9 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     sc = Scale(spec.scale.min, spec.scale.max, spec.scale.integer)
     if sc.min >= sc.max:
         raise InputError("scale min must be below max", path=path, line=yaml_line(text, ["scale"]), field="scale")
+    if spec.levels and (sc.min, sc.max) != (0, 1):  # to_level reads a 0-1 score: on 1-5 every score was the top level
+        raise InputError(f"levels split a 0-1 scale (DialogADV's L1-L10), not {sc.min:g}-{sc.max:g}", path=path,
+                         line=yaml_line(text, ["levels"]), field="levels")  # fmt: skip
     _check_names(spec, path, text)
     return Protocol(
         name=spec.name,
