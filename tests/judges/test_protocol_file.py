@@ -183,3 +183,17 @@ def test_a_step1_protocol_file_edited_in_place_changes_the_signature(
     assert "|step1_protocol_sha256:" in before
     (tmp_path / "detail.yaml").write_text(detail.replace("Score", "Rating", 1))
     assert custom(protocol="mine.yaml", cache=False).signature != before
+
+
+def test_judge_custom_refuses_a_file_of_several_dimensions(tmp_path: Path) -> None:
+    """judge:custom scored the first dimension only, as "judge:custom": the others were never asked, and nothing
+    said so. One dimension is still judged (its {{aspect}} filled in)."""
+    asks = GOOD.replace("Rate {{response}}", "Rate the {{aspect}} of {{response}}")
+    custom = METRICS.get("judge:custom")
+    two = _write(tmp_path, asks + "dimensions:\n  fluency: reads well\n  coherence: follows on\n")
+    with pytest.raises(InputError) as err:
+        custom(protocol=str(two), cache=False)
+    assert (err.value.path, err.value.line, err.value.field) == (str(two), 8, "dimensions")  # line 8: GOOD has 7 lines
+    assert "2 dimensions (fluency, coherence)" in err.value.message
+    one = custom(protocol=str(_write(tmp_path, asks + "dimensions: {fluency: reads well}\n")), cache=False)
+    assert one.protocol.dimension_names == ("fluency",)

@@ -317,8 +317,19 @@ class CustomJudge(JudgeMetric):
     outputs = ("judge:custom", "judge:custom:expected")
     units: ClassVar[Mapping[str, str]] = dict.fromkeys(outputs, "the protocol's scale")
 
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        p = self.protocol
+        if len(p.dimensions) > 1:  # only the first was asked, and its score was "judge:custom", the others dropped
+            from dialeval.jsonl import read_text, yaml_line
+
+            names = ", ".join(p.dimension_names)
+            raise InputError(f"judge:custom gives one score per item, and this file asks {len(p.dimensions)} "
+                             f"dimensions ({names}): give each its own file", path=p.path,
+                             line=yaml_line(read_text(p.path), ["dimensions"]), field="dimensions")  # fmt: skip
+
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
-        """Judge with the first dimension of the user's protocol (the final score of a two-step one)."""
+        """Judge with the user's protocol (its one dimension, if it names one; the final score of a two-step one)."""
         judge = self.judge  # the cached judge, so run_summary() counts its calls and parse failures
         if isinstance(judge, DialogueJudge):
             res = [r.final for r in judge.judge(items)]
