@@ -401,3 +401,27 @@ def test_the_run_notes_are_lines_under_the_tables_not_a_list_in_a_cell() -> None
     assert "note: the protocol declares no answer shape\nnote: requests failed\n" in shown
     assert "[" not in shown and "notes" not in shown
     assert "items" in shown  # the other counts stay in the table
+
+
+def test_judge_run_says_which_contexts_of_your_table_its_limit_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str
+) -> None:
+    """The default --limit judged the first 5 contexts of a user's table, and the rest went unsaid: "wrote 10
+    scores for 5 items", nothing of the rows never judged. A budget of one call keeps the model's time bounded."""
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    table = tmp_path / "t.csv"
+    table.write_text(ROWS)  # 3 rows, 3 contexts
+    out = tmp_path / "scores.jsonl"
+    args = ["judge", "run", "cpdscore-simple", "--path", str(table), *COLS, "--limit", "2", "-p", "max_calls=1",
+            "-p", "backend=openai-compatible", "-p", f"base_url={llama_url}",
+            "-p", "model=smollm2", "-o", str(out), "--no-cache"]  # fmt: skip
+    res = CliRunner().invoke(app, args, terminal_width=200)
+    assert res.exit_code == 0, res.output
+    note = "judged the first 2 of 3 contexts (--limit, 5 by default), 1 left out: --limit 3 judges all"
+    assert f"note: {note}" in " ".join(res.output.split())  # under the tables, wrapped at the terminal's width
+    assert note in json.loads(out.with_suffix(".jsonl.summary.json").read_text())["notes"]
+    assert len(out.read_text().splitlines()) == 2 * 2  # two items, a score and an expected score each
+    args[args.index("--limit") + 1] = "3"  # all of them: no note
+    res = CliRunner().invoke(app, args, terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "note: judged the first" not in res.output

@@ -33,6 +33,7 @@ from dialeval.words import counted
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from dialeval.data.benchmark import Benchmark
     from dialeval.judges.protocol import Protocol
     from dialeval.schema import Score
 
@@ -159,7 +160,7 @@ def run_command(
         replaced += check_output(None if out is None else summary_path(out), option="--output", inputs=inputs)
         check_jsonl_name(out, "Score records")  # after: writing over an input is the worse news
         request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})
-        bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json)
+        bench, cut = _inputs(limit, benchmark, path, dialogues, candidates, table=table, show=not as_json)
         plan = request.plan(bench.candidates)
         cls = plan.families[0]
         metric = configured(cls, {**plan.params[cls.name], **({"protocol": protocol} if from_file else {})})
@@ -175,6 +176,7 @@ def run_command(
     seconds = time.perf_counter() - start
     summary = {**scored.summary, "items_from_score_cache": scored.cached, "seconds": round(seconds, 2),
                "signature": scored.signature, "engine": run.engine.name, "request": request.record()}  # fmt: skip
+    summary["notes"] = [*summary.get("notes", []), *cut]
     values: dict[str, list[float | None]] = {}
     for s in scored.scores:
         values.setdefault(s.metric, []).append(s.value)
@@ -189,6 +191,29 @@ def run_command(
                      f"{out} and the summary to {summary_path(out)}{replaced_note(replaced)}")  # fmt: skip
             console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_request_failures(scored.scores, allow_failures)
+
+
+def _inputs(
+    limit: int, benchmark: str | None, path: Path | None, dialogues: Path | None, candidates: Path | None,
+    table: TableOptions | None = None, show: bool = True,
+) -> tuple[Benchmark, list[str]]:
+    """Load the inputs (:func:`load_inputs`), cut to the first ``limit`` contexts, and say what was left out.
+
+    The default ``--limit`` judged 5 contexts of your own table and said nothing of the rest.
+
+    Example:
+        >>> _inputs(58, "usr-tc", None, None, None)[1]
+        ['judged the first 58 of 60 contexts (--limit, 5 by default), 2 left out: --limit 60 judges all']
+    """
+    from dialeval.data.benchmark import check_limit
+
+    check_limit(limit)  # before any file is read, as load_inputs does
+    bench = load_inputs(benchmark, path, dialogues, candidates, None, table=table, show=show)
+    whole = len({c.context_id for c in bench.candidates})
+    if whole <= limit:
+        return bench, []
+    return bench.head(limit), [f"judged the first {limit} of {whole} contexts (--limit, 5 by default), "
+                               f"{whole - limit} left out: --limit {whole} judges all"]  # fmt: skip
 
 
 def _load(protocol: str) -> Protocol:
