@@ -73,6 +73,9 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD.replace("{{response}}", "{{response }}"), "messages.0.content"),  # it was "no message shows the item"
         # dimensions no message names: every dimension got the same prompt, so the same score under each name
         (GOOD + "dimensions: {fluency: reads well, coherence: follows on}\n", "dimensions"),
+        # and in a two-step file they were dropped silently (its outputs: final, turn, interaction)
+        (GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail\ndimensions: {a: b}\n",
+         "dimensions"),
     ],
 )
 def test_errors_name_the_file_and_the_field(

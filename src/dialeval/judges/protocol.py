@@ -252,10 +252,12 @@ def _check_names(spec: ProtocolFile, path: Path, text: str) -> None:
                                  path=path, line=yaml_line(text, ["messages", str(i), "content"]),
                                  field=f"messages.{i}.content")  # fmt: skip
     shown = {key for m in spec.messages for key in _PLACEHOLDER.findall(m.content)}
-    if spec.dimensions and not shown & {"aspect", "definition"}:  # each dimension was asked the same, scored the same
-        raise InputError("no message names {{aspect}} or {{definition}}: every dimension would get the same prompt, "
-                         "and the same score", path=path, line=yaml_line(text, ["dimensions"]),
-                         field="dimensions")  # fmt: skip
+    if spec.dimensions and (spec.step1_protocol or not shown & {"aspect", "definition"}):
+        # each dimension was asked the same, scored the same; a two-step judge asks none (its outputs have none)
+        why = ("a two-step protocol (step1_protocol) asks one question, not one per dimension" if spec.step1_protocol
+               else "no message names {{aspect}} or {{definition}}: every dimension would get the same prompt, and "
+               "the same score")  # fmt: skip
+        raise InputError(why, path=path, line=yaml_line(text, ["dimensions"]), field="dimensions")
     if spec.step1_protocol:
         _check_step1(spec.step1_protocol, path, text)
 
