@@ -425,3 +425,35 @@ def test_judge_run_says_which_contexts_of_your_table_its_limit_left_out(
     res = CliRunner().invoke(app, args, terminal_width=200)
     assert res.exit_code == 0, res.output
     assert "note: judged the first" not in res.output
+
+
+def test_an_interrupted_judge_run_says_where_its_answers_are_kept_and_a_rerun_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llama_url: str
+) -> None:
+    """A real SIGINT after the first request. It said "the items scored so far are kept in the score cache", which
+    keeps only finished batches of 64 items (none here); the answer is in the request cache, and a rerun takes it
+    from there. With -p cache=no nothing of this run was kept, though the line said so."""
+    from tests.test_cli import _run_patched
+
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    patch = ("import dialeval.backends.runner as r; one = r.Runner.one; seen = []\n"
+             "def first_then_sigint(self, request):\n"
+             "    if seen: sigint()\n"
+             "    seen.append(1)\n"
+             "    return one(self, request)\n"
+             "r.Runner.one = first_then_sigint").replace("\n", "\n        ")  # fmt: skip
+    args = ["judge", "run", "cpdscore-simple", "--limit", "1", "-p", "backend=openai-compatible", "-p",
+            f"base_url={llama_url}", "-p", "model=smollm2", "-p", "in_flight=1", "-o", "s.jsonl"]  # fmt: skip
+    res = _run_patched(tmp_path, patch, args)
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.splitlines()[-1] == (
+        "interrupted; nothing written to s.jsonl; the judge's answers so far are kept in the request cache (each "
+        "finished batch of 64 items in the score cache), so a rerun resumes")
+    res = _run_patched(tmp_path, "", [*args, "-p", "max_calls=1", "--json"])  # the 5 others: one call, 4 skipped
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert (summary["cache_hits"], summary["calls"], summary["budget_skipped"]) == (1, 1, 4)
+    res = _run_patched(tmp_path, patch, [*args, "-p", "cache=no"])
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.splitlines()[-1] == ("interrupted; nothing written to s.jsonl; each finished batch of 64 items "
+                                           "is kept in the score cache, so a rerun resumes")  # fmt: skip

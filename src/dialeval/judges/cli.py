@@ -166,7 +166,8 @@ def run_command(
         metric = configured(cls, {**plan.params[cls.name], **({"protocol": protocol} if from_file else {})})
         run = request.open(quiet=as_json)
         start = time.perf_counter()
-        with interrupted_run(out, request.no_cache), run.bars({metric.name: len(bench.candidates)}) as tick:
+        kept = _kept(metric.config.cache, not request.no_cache, metric.batch_size)
+        with interrupted_run(out, not kept, kept=kept), run.bars({metric.name: len(bench.candidates)}) as tick:
             scored = score_metrics(
                 [metric], bench.candidates, bench.dialogues, cache=run.cache, engine=run.engine, progress=tick
             )[0]
@@ -214,6 +215,25 @@ def _inputs(
         return bench, []
     return bench.head(limit), [f"judged the first {limit} of {whole} contexts (--limit, 5 by default), "
                                f"{whole - limit} left out: --limit {whole} judges all"]  # fmt: skip
+
+
+def _kept(request_cache: bool, score_cache: bool, batch: int) -> str:
+    """Say what an interrupted run kept: the answers in the request cache, whole batches in the score cache.
+
+    It said "the items scored so far are kept in the score cache", which keeps only finished batches: a run of
+    fewer items kept none there, and with ``-p cache=no`` a rerun asked every request again.
+
+    Example:
+        >>> _kept(True, True, 64)
+        "the judge's answers so far are kept in the request cache (each finished batch of 64 items in the score cache)"
+        >>> _kept(False, True, 64), _kept(False, False, 64)
+        ('each finished batch of 64 items is kept in the score cache', '')
+    """
+    batches = f"each finished batch of {batch} items"
+    if request_cache:
+        return "the judge's answers so far are kept in the request cache" + (
+            f" ({batches} in the score cache)" if score_cache else "")  # fmt: skip
+    return f"{batches} is kept in the score cache" if score_cache else ""
 
 
 def _load(protocol: str) -> Protocol:
