@@ -50,7 +50,10 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         # system turn left out (max_turns -1), and a prompt that never shows the response (one score for all)
         (GOOD.replace("role: user", "role: wizard"), "messages.0.role"),
         (GOOD + "levels: -3\n", "levels"),
-        (GOOD + "levels: 10\n", "levels"),  # levels of a 0-1 score: a 1-5 scale's scores were all level 10
+        (GOOD + "levels: 10\n", "levels"),
+        # a blank label precedes any number: "Score: 4. It has 2 typos." was read as 2
+        (GOOD + "labels: ['']\n", "labels"),
+        (GOOD + "labels: [score, ' ']\n", "labels"),  # levels of a 0-1 score: a 1-5 scale's scores were all level 10
         (GOOD + "max_turns: -1\n", "max_turns"),
         (GOOD.replace("Rate {{response}}", "Rate it"), "messages"),
         (GOOD.replace("name: mine", "name: ''"), "name"),

@@ -162,6 +162,15 @@ class ProtocolFile(_Strict):
     max_turns: int = Field(default=0, ge=0)  # -1 left out the dialogue's last system turn
     answer: _AnswerSpec | None = None
 
+    @field_validator("labels")
+    @classmethod
+    def _labels_say_something(cls, labels: list[str]) -> list[str]:
+        """Refuse a blank label: it precedes every number, so the last number of the answer was read as the score."""
+        if any(not label.strip() for label in labels):
+            raise ValueError("a blank label precedes every number (the last one in the answer was read as the "
+                             "score): give the words before the score, or no labels for a bare number")  # fmt: skip
+        return labels
+
     @field_validator("messages")
     @classmethod
     def _shows_the_item(cls, messages: list[_MessageSpec]) -> list[_MessageSpec]:
