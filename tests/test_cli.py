@@ -233,5 +233,8 @@ def test_judge_run_stress_and_train_interrupted_say_what_was_kept(
     res = CliRunner().invoke(app, [*args, "--cache", str(tmp_path / "c.sqlite")])
     assert res.exit_code == 130, res.output
     kept = "the items scored so far are kept in the score cache, so a rerun resumes"
+    if command == "judge":  # the judge's answers are in the request cache; the score cache keeps whole batches
+        kept = ("the judge's answers so far are kept in the request cache (each finished batch of 64 items in the "
+                "score cache), so a rerun resumes")  # fmt: skip
     assert res.output.splitlines()[-1] == f"interrupted; nothing written to {out}; {kept}"
     assert not out.exists()
