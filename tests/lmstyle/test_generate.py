@@ -418,3 +418,49 @@ def test_lmstyle_interrupted_while_scoring_says_the_records_are_there(
     assert res.output.splitlines()[-1] == (f"interrupted; {out} holds the generated records only; the items scored so "
                                            "far are kept in the score cache, so a rerun resumes")  # fmt: skip
     assert sorted(p.name for p in out.iterdir()) == ["candidates.jsonl", "dialogues.jsonl"]
+
+
+def test_lmstyle_interrupted_over_an_earlier_run_leaves_no_scores_of_other_records(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun into an earlier run's folder wrote its records, then was interrupted (or failed) while scoring: the
+    earlier run's scores.jsonl, tables and run.json stayed beside the new candidates, and the line said the folder
+    held the generated records only."""
+    from tests.test_cli import _interrupt
+
+    out = tmp_path / "l"
+    out.mkdir()
+    for name in ("scores.jsonl", "table.md", "lmstyle_tables.jsonl", "summary.jsonl", "run.json"):
+        (out / name).write_text("an earlier run's\n")
+    monkeypatch.setattr("dialeval.lmstyle.score.score_generated", _interrupt)
+    args = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2", "-m", "style",
+            "-o", str(out)]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 130, res.output
+    assert res.output.splitlines()[-1].startswith(f"interrupted; {out} holds the generated records only;")
+    assert sorted(p.name for p in out.iterdir()) == ["candidates.jsonl", "dialogues.jsonl"]
+
+
+def test_generate_writes_its_three_files_or_none(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """dialogues.jsonl and candidates.jsonl were renamed into place before generation.json was written: a failed
+    last write left the new records beside an earlier run's generation.json. (A full disk cannot be made here:
+    the write of generation.json is made to fail as a full disk fails it.)"""
+    import errno
+
+    from dialeval.atomic import WriteError
+
+    out = tmp_path / "g"
+    out.mkdir()
+    for name in ("dialogues.jsonl", "candidates.jsonl", "generation.json"):
+        (out / name).write_text("an earlier run's\n")
+
+    def disk_full(path: Path, payload: object) -> None:
+        raise WriteError.of(path, OSError(errno.ENOSPC, "No space left on device"))
+
+    monkeypatch.setattr("dialeval.lmstyle.cli.write_json", disk_full)
+    args = ["generate", "--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2", "-o", str(out)]
+    res = CliRunner().invoke(app, args)  # the command line prints it as one line (DialevalApp); here it is raised
+    assert isinstance(res.exception, WriteError) and res.exception.path == str(out / "generation.json")
+    assert {p.name: p.read_text() for p in out.iterdir()} == dict.fromkeys(
+        ("dialogues.jsonl", "candidates.jsonl", "generation.json"), "an earlier run's\n"
+    )

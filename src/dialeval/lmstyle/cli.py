@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from dialeval import __version__
+from dialeval.atomic import all_or_nothing
 from dialeval.commands.common import (
     check_output,
     check_request_failures,
@@ -18,6 +19,7 @@ from dialeval.commands.common import (
     fail,
     interrupted_run,
     out,
+    remove_earlier,
     replaced_note,
     split_names,
     write_json,
@@ -259,11 +261,15 @@ def _check_models(specs: list[str]) -> None:
         check_model_spec(spec, "--model")
 
 
-def _write_records(output: Path, dialogues: dict[str, Any], candidates: list[Any]) -> None:
+def _write_records(output: Path, dialogues: dict[str, Any], candidates: list[Any], info: Any = None) -> None:
+    """Write dialogues.jsonl and candidates.jsonl, and generate's generation.json (``info``), all or none."""
     from dialeval.jsonl import write_jsonl
 
-    write_jsonl(output / "dialogues.jsonl", dialogues.values())
-    write_jsonl(output / "candidates.jsonl", candidates)
+    with all_or_nothing(output):  # a failed write left this run's dialogues beside an earlier run's candidates
+        write_jsonl(output / "dialogues.jsonl", dialogues.values())
+        write_jsonl(output / "candidates.jsonl", candidates)
+        if info is not None:
+            write_json(output / "generation.json", info)
 
 
 def generate(
@@ -289,9 +295,8 @@ def generate(
     except (DialevalError, FileNotFoundError, ValueError) as exc:
         fail(exc if isinstance(exc, DialevalError) else InputError(str(exc)))
         return
-    _write_records(output, dialogues, candidates)
     info = {"command": command_line(), "version": __version__, "n": n, "models": summaries}
-    write_json(output / "generation.json", info)
+    _write_records(output, dialogues, candidates, info)
     if as_json:
         out.print_json(json.dumps(info))
     else:
@@ -331,7 +336,6 @@ def lmstyle(
     """
     from dialeval.jsonl import write_jsonl
     from dialeval.lmstyle.score import score_generated
-    from dialeval.lmstyle.tables import build_table, summary_markdown, system_summary
 
     started = time.perf_counter()
     inputs = _inputs(data, datasets, model, judge_model, request)
@@ -345,6 +349,9 @@ def lmstyle(
             model, n, datasets, styles, settings, data, output, not request.no_cache
         )
         _write_records(output, dialogues, candidates)
+        # the scores and tables an earlier run wrote here are of other records: an interrupt or an error while
+        # scoring left them beside these, and the line below said the folder held the generated records only
+        remove_earlier(output, LMSTYLE_FILES[2:])
         kept = interrupted_run(output, request.no_cache, written=f"{output} holds the generated records only")
         with kept, run.bars({m: len(candidates) for m in names}) as tick:
             scored = score_generated(
@@ -354,13 +361,7 @@ def lmstyle(
     except (DialevalError, FileNotFoundError, ValueError) as exc:
         fail(exc if isinstance(exc, DialevalError) else InputError(str(exc)))
         return
-    tables = [build_table(t, scored.scores, compare_paper=compare_paper) for t in ("table2", "table4", "table5")]
-    counts = {m: sum(1 for c in candidates if c.system == m) for m in summaries}
-    empty = {m: sum(1 for c in candidates if c.system == m and not c.text) for m in summaries}
-    summary = system_summary(scored.scores, counts, empty)
-    judge_line = _judge_line(scored.judge_summary)
-    markdown = "\n".join(t.to_markdown() for t in tables)
-    markdown += f"\n### System-level summary\n\n{summary_markdown(summary)}\n\n{judge_line}\n"
+    tables, summary, markdown = _report(scored, candidates, list(summaries), compare_paper)
     run_info = LmstyleRun(
         n=n,
         generation=summaries,
@@ -371,11 +372,12 @@ def lmstyle(
         cache=run.cache_path(),
         seconds=round(time.perf_counter() - started, 2),
     )
-    write_jsonl(output / "scores.jsonl", scored.scores)
-    write_text(output / "table.md", f"# LMStyle benchmark, n={n} per dataset and style\n\n{markdown}")
-    write_jsonl(output / "lmstyle_tables.jsonl", [c for t in tables for c in t.cells()])
-    write_text(output / "summary.jsonl", "".join(json.dumps(r) + "\n" for r in summary))
-    write_run_info(output, run_info)
+    with all_or_nothing(output):  # a failed write left this run's scores beside an earlier run's tables
+        write_jsonl(output / "scores.jsonl", scored.scores)
+        write_text(output / "table.md", f"# LMStyle benchmark, n={n} per dataset and style\n\n{markdown}")
+        write_jsonl(output / "lmstyle_tables.jsonl", [c for t in tables for c in t.cells()])
+        write_text(output / "summary.jsonl", "".join(json.dumps(r) + "\n" for r in summary))
+        write_run_info(output, run_info)
     if as_json:  # the rows as written: NaN as null
         cells = [json.loads(line) for line in (output / "lmstyle_tables.jsonl").read_text().splitlines()]
         out.print_json(json.dumps({"run": run_info.as_dict(), "tables": cells, "summary": summary}))
@@ -385,6 +387,21 @@ def lmstyle(
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
     check_generation_failures(summaries, allow_failures)
     check_request_failures(scored.scores, allow_failures)
+
+
+def _report(
+    scored: Any, candidates: list[Any], models: list[str], compare_paper: bool
+) -> tuple[list[Any], list[dict[str, Any]], str]:
+    """Return the paper's tables, the per-model summary rows, and both as Markdown (the body of table.md)."""
+    from dialeval.lmstyle.tables import build_table, summary_markdown, system_summary
+
+    tables = [build_table(t, scored.scores, compare_paper=compare_paper) for t in ("table2", "table4", "table5")]
+    counts = {m: sum(1 for c in candidates if c.system == m) for m in models}
+    empty = {m: sum(1 for c in candidates if c.system == m and not c.text) for m in models}
+    summary = system_summary(scored.scores, counts, empty)
+    markdown = "\n".join(t.to_markdown() for t in tables)
+    markdown += f"\n### System-level summary\n\n{summary_markdown(summary)}\n\n{_judge_line(scored.judge_summary)}\n"
+    return tables, summary, markdown
 
 
 def _metric_names(request: ScoringRequest) -> list[str]:
