@@ -10,8 +10,9 @@ separates the true turn from the generated one; 10% of the dialogues are held in
 
 Written into the output folder: ``generated.jsonl`` (every context's reply, so that the
 head can be refitted from the same replies: llama.cpp's batched decoding may change a greedy
-reply between runs), ``humanlike.json`` (layout ``pair``) and ``card.json``. Replies are
-kept in a request cache (``OUT/requests.sqlite``): a killed run resumes.
+reply between runs), ``humanlike.json`` (layout ``pair``) and ``card.json``, the three at the
+end and together, or none. Replies are kept in a request cache (``OUT/requests.sqlite``): a
+killed run resumes.
 
 Example:
     >>> print(prompt(("hi", "hello, how are you?", "fine, and you?")))
@@ -85,6 +86,7 @@ def train(output: Path, seed: int = 0, per_source: int = PER_SOURCE, say: Any = 
     """Generate the replies, fit the head and write it with its card into ``output``; return the card."""
     import numpy as np
 
+    from dialeval.atomic import all_or_nothing, atomic_write
     from dialeval.errors import InputError
     from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts
     from dialeval.metrics.quality.heads import auc, fit_logistic, save_head
@@ -101,9 +103,6 @@ def train(output: Path, seed: int = 0, per_source: int = PER_SOURCE, say: Any = 
     output.mkdir(parents=True, exist_ok=True)
     replies = generate([p.context for p in pairs], output / "requests.sqlite", say)
     gen_seconds = time.perf_counter() - start
-    with (output / "generated.jsonl").open("w", encoding="utf-8") as fh:
-        for p, r in zip(pairs, replies, strict=True):
-            fh.write(json.dumps({"source": p.source, "dialogue": p.dialogue, "reply": r}, ensure_ascii=False) + "\n")
     contexts: list[list[str]] = []
     responses: list[str] = []
     labels: list[int] = []
@@ -121,7 +120,6 @@ def train(output: Path, seed: int = 0, per_source: int = PER_SOURCE, say: Any = 
     val = np.asarray([is_validation(g, seed, VAL_SHARE) for g in groups])
     head = fit_logistic(x[~val], y[~val], l2=recipe.l2)
     held_in = {"examples": int(val.sum()), "auc": round(auc(head.logit(x[val]), y[val]), 4)}
-    save_head(head, output / "humanlike.json", "pair")
     card = {
         "recipe": {"per_source": per_source, "sources": list(recipe.sources), "generator": "SmolLM2-135M-Instruct "
                    "Q4_1 (llama.cpp, 8 slots), greedy", "prompt": prompt(["<turn>"] * TURNS),
@@ -134,7 +132,15 @@ def train(output: Path, seed: int = 0, per_source: int = PER_SOURCE, say: Any = 
         "encoder": encoder_card(),
         "seconds": {"generation": round(gen_seconds, 1), "total": round(time.perf_counter() - start, 1)},
     }  # fmt: skip
-    (output / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    # all three or none: written as the run went, an interrupt while embedding left this run's replies beside an
+    # earlier run's head and card (and one while writing, half a generated.jsonl)
+    with all_or_nothing(output):
+        with atomic_write(output / "generated.jsonl") as fh:
+            fh.writelines(json.dumps({"source": p.source, "dialogue": p.dialogue, "reply": r}, ensure_ascii=False)
+                          + "\n" for p, r in zip(pairs, replies, strict=True))
+        save_head(head, output / "humanlike.json", "pair")
+        with atomic_write(output / "card.json") as fh:
+            fh.write(json.dumps(card, indent=1) + "\n")
     say("held-in: " + json.dumps(held_in))
     return card
 
