@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import random
@@ -408,3 +409,31 @@ def test_a_fold_without_a_figure_leaves_the_mean_empty_and_the_table_says_so(tmp
     with pytest.raises(InputError, match="no candidate has a figure on every fold"):
         ex.ship(tmp_path / "bundled", tmp_path / "views", None, [], [{**r, "mean": None} for r in results])
     assert not (tmp_path / "bundled").exists()
+
+
+def test_ship_interrupted_while_measuring_leaves_the_shipped_files_as_they_were(tmp_path, monkeypatch):
+    """ship copied the views and wrote ensemble.json, then ran the leave-one-benchmark-out bootstraps: an interrupt
+    there left the new ensemble beside the card of the one shipped before. It is raised where those rows start."""
+    examples, rows = synthetic()
+    views, bundled = tmp_path / "views", tmp_path / "bundled"
+    parts = ((views, ("adapter.safetensors", "heads.json", "card.json")), (bundled / "heads", ("card.json",)))
+    for folder, names in parts:
+        folder.mkdir(parents=True)
+        for name in names:
+            (folder / name).write_text("{}")
+    ds = type("DS", (), {"examples": examples, "dimensions": {}})()
+    won = [{"candidate": "views + frozen ridge", "mean": 0.6}]
+    ex.ship(bundled, views, ds, rows, won, n_boot=20)
+    shipped = {p: p.read_bytes() for p in sorted(bundled.rglob("*")) if p.is_file()}
+    card = json.loads((bundled / "quality" / "card.json").read_bytes())
+    ensemble = (bundled / "quality" / "ensemble.json").read_bytes()
+    assert card["files"]["ensemble.json"] == hashlib.sha256(ensemble).hexdigest()  # the card names its ensemble
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    (views / "heads.json").write_text('{"new": 1}')
+    monkeypatch.setattr("dialeval.quality.ensemble.leave_one_out", interrupt)
+    with pytest.raises(KeyboardInterrupt):  # another fit: log_words joins once set "e" is never fitted on
+        ex.ship(bundled, views, ds, rows, won, n_boot=20, never_fitted=("e",))
+    assert {p: p.read_bytes() for p in sorted(bundled.rglob("*")) if p.is_file()} == shipped

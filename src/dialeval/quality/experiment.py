@@ -684,9 +684,9 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     """
     import hashlib
 
+    from dialeval.atomic import all_or_nothing, atomic_write
     from dialeval.errors import InputError
     from dialeval.metrics.quality import ENSEMBLE_FEATURES
-    from dialeval.metrics.quality.heads import save_head
     from dialeval.quality.ensemble import ALPHA, fit_all, leave_one_out
     from dialeval.trained.data import data_sha256
 
@@ -714,12 +714,13 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     if set(chosen) - set(ENSEMBLE_FEATURES):
         raise InputError(f'the winner "{winner}" uses {", ".join(sorted(set(chosen) - set(ENSEMBLE_FEATURES)))}, '
                          "which quality does not compute; nothing shipped")
+    # the leave-one-benchmark-out rows (bootstraps: the long part) before anything is written: computed after the
+    # views and ensemble.json were, an interrupt or an error there left them beside the last shipped card.json
+    loo = leave_one_out(ds.examples, rows, list(feats), n_boot=n_boot, seed=seed, signed=signed,
+                        never_fitted=never_fitted)  # fmt: skip
     copy_parts(bundled, views, heads, large_heads if winner in ENCODER_CANDIDATES else None)
     out = bundled / "quality"
-    out.mkdir(parents=True, exist_ok=True)
-    save_head(head, out / "ensemble.json", "quality")
-    data = json.loads((out / "ensemble.json").read_text(encoding="utf-8"))
-    (out / "ensemble.json").write_text(json.dumps({**data, "features": chosen}) + "\n", encoding="utf-8")
+    ensemble = json.dumps({"features": chosen, **head.to_json()}) + "\n"  # save_head's file, features named
     sha = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((bundled / "views").glob("*"))}
     card = {
         "model": "ridge, each weight held to its feature's direction" if signed else "ridge", "alpha": ALPHA,
@@ -732,12 +733,13 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
         **({"large_heads_card_sha256": hashlib.sha256((bundled / "heads-large" / "card.json").read_bytes()).hexdigest()}
            if winner in ENCODER_CANDIDATES else {}),
         "views_sha256": sha,
-        "leave_one_benchmark_out": leave_one_out(ds.examples, rows, list(feats), n_boot=n_boot, seed=seed,
-                                                 signed=signed, never_fitted=never_fitted),
-        "comparison": list(results), "n_boot": n_boot, "seed": seed,
-        "files": {"ensemble.json": hashlib.sha256((out / "ensemble.json").read_bytes()).hexdigest()},
+        "leave_one_benchmark_out": loo, "comparison": list(results), "n_boot": n_boot, "seed": seed,
+        "files": {"ensemble.json": hashlib.sha256(ensemble.encode()).hexdigest()},
     }
-    (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    with all_or_nothing(out):  # the ensemble and its card, both or neither
+        for name, text in (("ensemble.json", ensemble), ("card.json", json.dumps(card, indent=1) + "\n")):
+            with atomic_write(out / name) as handle:
+                handle.write(text)
     return str(best["candidate"])
 
 
