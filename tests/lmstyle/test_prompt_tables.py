@@ -131,3 +131,19 @@ def test_layout_of_tables_2_4_5() -> None:
     assert "| Model | source | Formality ACC% |" in t2.to_markdown()
     t5 = build_table("table5", scores, compare_paper=True)
     assert sum(1 for r in t5.rows if r[1] == "paper") == 8 and t5.records()[0]["column"] == "Positive ACC%"
+
+
+def test_a_blank_query_line_is_refused_naming_its_file_and_line(tmp_path: Path) -> None:
+    """A blank line among the queries was read as an empty query: a response was generated to nothing, and scored.
+    A blank reference is still kept (that response has none)."""
+    from tests.commands.cli_runner import invoke, refused
+
+    folder = tmp_path / "lmstyle" / "daily_dialog"
+    (folder / "ref").mkdir(parents=True)
+    (folder / "formality_query.txt").write_text("Hi there\n  \nHow are you ?\na\nb\nc\nd\ne\n")
+    (folder / "ref" / "formality_ref.txt").write_text("Hello\n\nFine\n1\n2\n3\n4\n5\n")
+    line = refused(invoke("generate", "--data", tmp_path, "--limit", "1", "--datasets", "dd", "-o", tmp_path / "g"),
+                   "formality_query.txt:2: a blank query")  # fmt: skip
+    assert not (tmp_path / "g").exists(), line
+    (folder / "formality_query.txt").write_text("Hi there\nYo\nHow are you ?\na\nb\nc\nd\ne\n")
+    assert read_pairs(tmp_path, "dd")[1] == Pair("Yo", "")

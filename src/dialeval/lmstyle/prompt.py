@@ -68,8 +68,9 @@ def read_pairs(data_dir: Path, dataset: str) -> list[Pair]:
     """Read the query and reference files of ``dataset`` (``dd`` or ``bst``) line by line.
 
     Raises:
-        InputError: Unknown dataset, missing file, or as :func:`~dialeval.data.lmstyle.read_lines_paired` reads
-            them (bytes that are not UTF-8, files of different lengths).
+        InputError: Unknown dataset, missing file, a blank query line (naming it: a response was generated to
+            nothing, and scored), or as :func:`~dialeval.data.lmstyle.read_lines_paired` reads them (bytes that
+            are not UTF-8, files of different lengths). A blank reference is kept: that response has none.
     """
     if dataset not in DATASETS:
         raise InputError(f'unknown dataset "{dataset}"; known: {", ".join(DATASETS)}', field="--datasets")
@@ -78,7 +79,11 @@ def read_pairs(data_dir: Path, dataset: str) -> list[Pair]:
     for p in paths:
         if not p.is_file():
             raise InputError("LMStyle query/reference file not found (set DIALEVAL_DATA or --data)", path=p)
-    return [Pair(q, r) for q, r in read_lines_paired(*paths)]
+    pairs = [Pair(q, r) for q, r in read_lines_paired(*paths)]
+    if (blank := next((i for i, pair in enumerate(pairs, 1) if not pair.query), None)) is not None:
+        raise InputError("a blank query: each line is one query (its reference on the same line of "
+                         f"{paths[1].name})", path=paths[0], line=blank)  # fmt: skip
+    return pairs
 
 
 def split_shots(
