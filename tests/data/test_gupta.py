@@ -71,3 +71,17 @@ def test_bad_inputs(tmp_path: Path, files) -> None:
     (tmp_path / "multireftest.json").unlink()
     with pytest.raises(InputError, match=r"needs multireftest\.json"):
         load_gupta_dailydialog(p)
+
+
+def test_repeated_rows_are_refused(tmp_path: Path, files) -> None:
+    """A model's second row for one context was a second item of the same id (meta: 'scores item ... twice', naming
+    no file); a context_id given another context kept the first row's, silently."""
+    p = _copy(tmp_path, files, HEADER + "human,73_4,4.8,great,x,y,a||||b\nhred,73_4,3,ok,x,y,a||||b\n"
+              "human,73_4,1.0,great,x,y,a||||b\n")  # fmt: skip
+    with pytest.raises(InputError, match=r"csv:4: field \"model\": model 'human' answers context '73_4' again "
+                       r"\(first on line 2\)"):  # fmt: skip
+        load_gupta_dailydialog(p)
+    _copy(tmp_path, files, HEADER + "human,73_4,4.8,great,x,y,a||||b\nhred,73_4,3,ok,x,y,a||||c\n")
+    with pytest.raises(InputError, match=r"csv:3: field \"context\": context_id '73_4' was given another context "
+                       r"on line 2"):  # fmt: skip
+        load_gupta_dailydialog(p)

@@ -71,6 +71,7 @@ def load_gupta_dailydialog(path: str | Path) -> Benchmark:
     dialogues: dict[str, Dialogue] = {}
     candidates: list[Candidate] = []
     ratings: list[Rating] = []
+    first: dict[str, int] = {}  # the line of each dialogue's and item's first row
     for where, row in rows:
         cid, system = row[cols["context_id"]].strip(), row[cols["model"]].strip()
         try:
@@ -81,13 +82,18 @@ def load_gupta_dailydialog(path: str | Path) -> Benchmark:
                 f"{cid!r} does not name a dialogue_turn in {MULTIREF_FILE}", field="context_id"
             ) from None
         did = f"gupta-{cid}"
+        lines = list(iter_nonempty(row[cols["context"]], "||||"))
+        turns = [Turn(speaker=s, text=t) for s, t in zip(split_turns(lines, "B"), lines, strict=True)]
         if did not in dialogues:
-            lines = list(iter_nonempty(row[cols["context"]], "||||"))
-            speakers = split_turns(lines, "B")
-            dialogues[did] = Dialogue(
-                id=did, turns=[Turn(speaker=s, text=t) for s, t in zip(speakers, lines, strict=True)]
-            )
+            dialogues[did] = Dialogue(id=did, turns=turns)
+        elif dialogues[did].turns != turns:  # the first row's context was kept for both, silently
+            raise where.error(f"context_id {cid!r} was given another context on line {first[did]}", field="context")
         item = f"{did}:{system}"
+        if item in first:  # a second item of one id: score and meta refused it naming neither file nor line
+            raise where.error(f"model {system!r} answers context {cid!r} again (first on line {first[item]})",
+                              field="model")  # fmt: skip
+        first.setdefault(did, where.line or 0)
+        first[item] = where.line or 0
         candidates.append(
             Candidate(id=item, dialogue_id=did, turn_index=len(dialogues[did].turns),
                       system=system, text=row[cols["response"]].strip(),
