@@ -62,6 +62,20 @@ def test_an_item_scored_in_two_files_names_both_lines(files: tuple[Path, Path], 
             f'{copy}:1: field "item_id": metric "bleu2" scores item "c0:s1" twice: first at {s}:5')  # fmt: skip
 
 
+def test_two_scores_files_giving_an_item_two_contexts_name_both_lines(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """Scores of one item by two files (two tools, or two benchmarks whose item ids meet) that differ on its context,
+    dialogue, system or a tag: the first file read gave it, so the figures changed with the order of the files."""
+    s, r = files
+    other = tmp_path / "other.jsonl"
+    other.write_text(Score(item_id="c0:s1", metric="f1", value=1.0, context_id="c9", system="s1").model_dump_json())
+    refused(invoke("meta", s, other, "-r", r, "--boot", "0"),
+            f'{other}:1: field "context_id": metric "f1" gives item "c0:s1" the context_id "c9", where {s}:4 gave '
+            'it "c0"')  # fmt: skip
+    refused(invoke("meta", other, s, "-r", r, "--boot", "0"),
+            f'{s}:4: field "context_id": metric "bleu1" gives item "c0:s1" the context_id "c0", where {other}:1 gave '
+            'it "c9"')  # fmt: skip
+
+
 def test_an_item_scored_twice_in_one_file_names_the_lines(files: tuple[Path, Path]) -> None:
     s, r = files
     lines = s.read_text().splitlines()

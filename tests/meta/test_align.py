@@ -80,3 +80,17 @@ def test_an_items_keys_and_tags_come_from_any_of_its_scores_whatever_their_order
     items = align(scores, [Rating(item_id="a", dimension="q", annotator="w", value=1)], dimension="q").items
     assert items.loc[["a", "b"], ["context_id", "dialogue_id", "system", "tag:task"]].values.tolist() == [
         ["c", "d", "sa", "a"], ["c", "d", "sb", "b"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", ["context_id", "system", "tags"])
+def test_two_scores_giving_an_item_two_contexts_systems_or_tag_values_are_refused(key: str) -> None:
+    """The first read was kept: the figures changed with the order of the scores (two contexts of "a": sample-level
+    r 1.0 one way, undefined the other), silently."""
+    first = Score(item_id="a", metric="m", value=1.0, context_id="c1", system="s", tags={"t": "x"})
+    other = {"context_id": "c9", "system": "z", "tags": {"t": "y"}}[key]
+    second = Score(item_id="a", metric="n", value=1.0, **{key: other})  # type: ignore[arg-type]
+    ratings = [Rating(item_id="a", dimension="q", annotator="w", value=1)]
+    field = {"context_id": "context_id", "system": "system", "tags": "tags.t"}[key]
+    for scores in ([first, second], [second, first]):
+        with pytest.raises(InputError, match=f'field "{field}": metric "[mn]" gives item "a" the '):
+            align(scores, ratings, dimension="q")

@@ -50,8 +50,19 @@ from dialeval.words import human_rating
 
 #: The files ``meta -o`` writes in its folder.
 OUTPUT_FILES = ("table.md", "table.jsonl")
-#: Where each (metric, item) was first scored: the file and its line.
-Seen = dict[tuple[str, str], tuple[Path, int]]
+
+
+@dataclasses.dataclass
+class Seen:
+    """What the scores files read so far said, and where (the file and its line).
+
+    Attributes:
+        scored: Where each (metric, item) was first scored.
+        keys: Each (item, key) given (:func:`~dialeval.meta.align.item_keys`): its value, and where it was first.
+    """
+
+    scored: dict[tuple[str, str], tuple[Path, int]] = dataclasses.field(default_factory=dict)
+    keys: dict[tuple[str, str], tuple[str, Path, int]] = dataclasses.field(default_factory=dict)
 
 
 def row_dict(row: Any) -> dict[str, Any]:
@@ -307,22 +318,24 @@ def read_all_scores(
             twice (naming the file and line of both); or what :func:`read_scores` refuses.
     """
     check_given_once(paths, "SCORES", "scores files")
-    seen: Seen = {}
+    seen = Seen()
     return [s for p in paths for s in read_scores(p, ratings, dimension, rated_from, seen, candidates)]
 
 
-def _check_repeats(path: Path, numbered: Sequence[tuple[int, Score]], seen: Seen) -> None:
+def _check_repeats(path: Path, numbered: Sequence[tuple[int, Score]], filled: Sequence[Score], seen: Seen) -> None:
     """Refuse a (metric, item) scored before, here or in an earlier file; remember the others in ``seen``.
 
     And a metric named like a column of the aligned table (``human``, ``system``, ...): it was a pandas traceback, or
-    (``dialogue_id``) every other metric's dialogue-level figures changed, silently.
+    (``dialogue_id``) every other metric's dialogue-level figures changed, silently. And a score (``filled`` with its
+    candidate's keys) giving its item another context, dialogue, system or tag value than an earlier one: the first
+    read was kept, so the figures changed with the order of the files, silently.
     """
     from dialeval.meta.align import reserved_name_why
 
-    for line, s in numbered:
+    for (line, s), full in zip(numbered, filled, strict=True):
         if why := reserved_name_why(s.metric):
             raise InputError(why, path=path, line=line, field="metric")
-        first = seen.setdefault((s.metric, s.item_id), (path, line))
+        first = seen.scored.setdefault((s.metric, s.item_id), (path, line))
         if first != (path, line):
             raise InputError(
                 f'metric "{s.metric}" scores item "{s.item_id}" twice: first at {first[0]}:{first[1]}',
@@ -330,6 +343,20 @@ def _check_repeats(path: Path, numbered: Sequence[tuple[int, Score]], seen: Seen
                 line=line,
                 field="item_id",
             )
+        _check_keys(path, line, s, full, seen)
+
+
+def _check_keys(path: Path, line: int, s: Score, full: Score, seen: Seen) -> None:
+    """Refuse ``full`` (``s`` with its candidate's keys) giving its item a key another score gave another value."""
+    from dialeval.meta.align import item_keys, key_conflict
+
+    own = item_keys(s)
+    for key, value in item_keys(full).items():
+        earlier, where, at = seen.keys.setdefault((s.item_id, key), (value, path, line))
+        if earlier != value:
+            note = "" if key in own else " (its candidate's: the score gives none)"
+            error = key_conflict(key, s.item_id, value, earlier, s.metric, f"{where}:{at}", note)
+            raise InputError(error.message, path=path, line=line, field=error.field)
 
 
 def read_scores(
@@ -353,7 +380,7 @@ def read_scores(
 
     numbered = list(iter_records(path, Score))
     recs = with_candidate_keys([s for _, s in numbered], candidates)
-    _check_repeats(path, numbered, {} if seen is None else seen)
+    _check_repeats(path, numbered, recs, Seen() if seen is None else seen)
     if not recs:
         raise InputError("no scores in this file", path=path)
     valued = [s for s in recs if s.value is not None]

@@ -180,10 +180,39 @@ def _check_metric_names(scores: Sequence[Score]) -> None:
             raise InputError(why, field="metrics")
 
 
+def item_keys(s: Score) -> dict[str, str]:
+    """Return what ``s`` says of its item beside its value: context, dialogue, system and tags (``tag:NAME``), if given.
+
+    Example:
+        >>> item_keys(Score(item_id="a", metric="m", value=1.0, context_id="c", tags={"t": "x"}))
+        {'context_id': 'c', 'tag:t': 'x'}
+    """
+    keys = {key: value for key in ("context_id", "dialogue_id", "system") if (value := getattr(s, key))}
+    return keys | {f"{TAG_PREFIX}{tag}": value for tag, value in s.tags.items()}
+
+
+def key_conflict(key: str, item: str, value: str, earlier: str, metric: str, where: str, note: str = "") -> InputError:
+    """Return the error for a score giving its item another context, dialogue, system or tag than ``where`` gave it.
+
+    ``note`` follows the value (where it came from, if not from the score).
+
+    Example:
+        >>> print(key_conflict("tag:task", "a", "qa", "chat", "m", "an earlier score"))
+        field "tags.task": metric "m" gives item "a" the tag task "qa", where an earlier score gave it "chat": an item \
+has one of each (scores of two benchmarks whose item ids meet?)
+    """
+    tag = key.removeprefix(TAG_PREFIX)
+    what, name = (f"the tag {tag}", f"tags.{tag}") if key.startswith(TAG_PREFIX) else (f"the {key}", key)
+    return InputError(f'metric "{metric}" gives item "{item}" {what} "{value}"{note}, where {where} gave it '
+                      f'"{earlier}": an item has one of each (scores of two benchmarks whose item ids meet?)',
+                      field=name)  # fmt: skip
+
+
 def _add_keys(known: dict[str, str], s: Score) -> None:
     """Add to ``known`` (its item's keys so far) the keys and tags ``s`` gives that no earlier score of it gave.
 
-    The keys: context, dialogue and system. A key or tag given earlier is kept.
+    The keys: context, dialogue and system. A key or tag given earlier with another value is refused: the first
+    read was kept, so the figures changed with the order of the scores, silently.
 
     The first score of an item gave them all: scores of another tool (no tags) read before ``score``'s left every
     item without its tags, and ``--by task`` said 'no tag "task" on the scores' (read after, it broke down).
@@ -191,15 +220,17 @@ def _add_keys(known: dict[str, str], s: Score) -> None:
     Example:
         >>> known = {}
         >>> _add_keys(known, Score(item_id="a", metric="m", value=1.0, system="s1"))
-        >>> _add_keys(known, Score(item_id="a", metric="n", value=1.0, context_id="c", system="s2", tags={"t": "x"}))
+        >>> _add_keys(known, Score(item_id="a", metric="n", value=1.0, context_id="c", tags={"t": "x"}))
         >>> known
         {'system': 's1', 'context_id': 'c', 'tag:t': 'x'}
+        >>> _add_keys(known, Score(item_id="a", metric="o", value=1.0, system="s2"))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "system": metric "o" gives item "a" the system "s2", where an earlier ...
     """
-    for key in ("context_id", "dialogue_id", "system"):
-        if value := getattr(s, key):
-            known.setdefault(key, value)
-    for tag, value in s.tags.items():
-        known.setdefault(f"{TAG_PREFIX}{tag}", value)
+    for key, value in item_keys(s).items():
+        if known.setdefault(key, value) != value:
+            raise key_conflict(key, s.item_id, value, known[key], s.metric, "an earlier score")
 
 
 def align(
@@ -222,7 +253,8 @@ def align(
 
     Raises:
         InputError: A metric scores the same item twice or is named like another column (:data:`KEY_COLUMNS`,
-            ``tag:...``), a requested metric is absent, or no rating has this dimension.
+            ``tag:...``), two scores give an item two contexts, dialogues, systems or values of a tag, a requested
+            metric is absent, or no rating has this dimension.
     """
     counts: Counter[str] = Counter()
     wanted = set(metrics) if metrics is not None else None
