@@ -240,12 +240,18 @@ def test_the_system_level_without_a_system_column_is_refused_and_undefined_figur
     assert table[["value", "ci_low", "ci_high", "p_value"]].dtypes.eq("float64").all()
 
 
-def test_a_row_with_no_system_is_of_the_unknown_system_as_score_reads_it() -> None:
-    """A NaN system was a system named "nan" (a group "system=nan"); score() reads it as "unknown"."""
-    frame = RATED.assign(system=["a", None, "a", float("nan")], context=["c1", "c1", "c2", "c2"])
-    table = dialeval.correlate(frame, "h", ["m"], by="system", n_boot=0)
-    assert table["group"].tolist() == ["all", "system=a", "system=unknown"]
-    assert table["n"].tolist() == [4, 2, 2]
+def test_a_row_with_no_system_beside_named_ones_is_refused_as_score_refuses_it() -> None:
+    """A NaN system was a system named "nan" (a group "system=nan"), then one more system, "unknown", beside the
+    named ones (its rows averaged as one system's); score() refuses such a row, and so does correlate."""
+    frame = RATED.assign(system=["a", None, "a", float("nan")], context=["c1", "c1", "c2", "c2"],
+                         response=["yes", "no", "maybe so", "ok"])  # fmt: skip
+    for call in (lambda: dialeval.correlate(frame, "h", ["m"], by="system", n_boot=0),
+                 lambda: dialeval.score(frame, ["length"])):  # fmt: skip
+        with pytest.raises(InputError, match=r'data:2: field "system": no system \(2 such rows\), where other rows '
+                           r"name theirs \(a\)"):  # fmt: skip
+            call()
+    table = dialeval.correlate(frame.assign(system=None), "h", ["m"], n_boot=0)  # no system named: all "unknown"
+    assert table["n"].tolist() == [4]
 
 
 def test_systems_numbered_in_an_int_column_are_scored_and_correlated_per_system() -> None:
@@ -576,10 +582,13 @@ def test_none_is_a_missing_value_as_an_empty_csv_cell_is() -> None:
         dialeval.score([ROWS[2], {**ROWS[0], "reference": None}], ["bleu"], cache=False, progress=False)
     # it named none: which one? Its id, and its response, which a table's user can search for
     assert str(caught.value).endswith(f'(the first: item "data-0001:a", response "{ROWS[0]["response"]}")')
-    # a None system is the default system, as an empty CSV cell is (not an error)
-    rows = [{**ROWS[0], "system": None}, ROWS[2]]
+    # a None system is the default system where no row names one, as an empty CSV cell is (not an error); beside
+    # a named system it is refused, as an empty CSV cell is
+    rows = [{**ROWS[0], "system": None}, {**ROWS[2], "system": None}]
     got = dialeval.score(rows, ["length"], cache=False, progress=False)
     assert got["length"].tolist() == [4.0, 3.0]
+    with pytest.raises(InputError, match=r'data:1: field "system": no system \(1 such row\)'):
+        dialeval.score([rows[0], ROWS[2]], ["length"], cache=False, progress=False)
 
 
 def test_a_metric_output_named_like_an_input_column_is_refused() -> None:

@@ -499,7 +499,7 @@ def _mapping(
 
     The values are checked as the table reader of ``--path`` checks them (:func:`~dialeval.data.generic.build_table`):
     a response None, NaN, empty or only whitespace is an error (but in a :func:`load_benchmark` frame, whose empty
-    responses are data); a system None or NaN is ``unknown``.
+    responses are data); a system None or NaN is ``unknown`` where no row names one, else an error.
     """
     from dialeval.data.generic import ColumnMapping
 
@@ -716,7 +716,8 @@ def _metric_columns(df: pd.DataFrame, metrics: Sequence[str] | None, human: Sequ
 
 def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]:
     """Return each row's item, context, dialogue and system (see :func:`correlate`)."""
-    from dialeval.data.generic import before_reply
+    from dialeval.data._common import Where
+    from dialeval.data.generic import before_reply, check_systems_named
     from dialeval.schema import UNKNOWN_SYSTEM
 
     def column(name: str) -> list[str] | None:
@@ -736,8 +737,11 @@ def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]
     read = df.attrs.get(COLUMNS, {}).get("dialogue")  # score's dialogue_col=; no column guessed by its name
     dialogues = column("dialogue_id") or (column(str(read)) if read else None) or contexts
     system = _column_of(df, "system")
-    systems = [UNKNOWN_SYSTEM if _cell(v) is None else str(v) for v in df[system].tolist()] if system in df else None
-    return items, contexts, dialogues, systems or [""] * len(df)  # no value: "unknown", as score reads it (was "nan")
+    if system not in df:
+        return items, contexts, dialogues, [""] * len(df)
+    named = [(Where(DATA, line=n), "" if _cell(v) is None else str(v)) for n, v in enumerate(df[system].tolist(), 1)]
+    check_systems_named(named, system)  # beside named systems, a row without one was of one more: "unknown"
+    return items, contexts, dialogues, [name or UNKNOWN_SYSTEM for _, name in named]  # none: "unknown" (was "nan")
 
 
 def _ids(df: pd.DataFrame, name: str) -> list[str]:

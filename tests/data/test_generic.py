@@ -47,6 +47,20 @@ def test_csv_long_form(tmp_path: Path) -> None:
     assert got[("ratings-0000:bot", "w2", "quality")] == 3.0
 
 
+
+def test_an_empty_system_cell_beside_named_systems_is_refused(tmp_path: Path) -> None:
+    """Rows 4 and 8 name no system: they were the system "unknown", a fourth beside a, b and c (data show: systems 4),
+    its two items averaged as one system's at the system level, silently."""
+    p = tmp_path / "sys.csv"
+    p.write_text("context,response,system,rating\nHi,Hello there friend,a,5\nHi,ok,b,2\nHi,meh,,3\n"
+                 "Yo,Hey how are you,a,4\nYo,no,b,1\nYo,sure,c,2\nSup,Not much really,a,4\nSup,fine, ,1\n")  # fmt: skip
+    m = ColumnMapping(response="response", context="context", system="system", ratings={"rating": "Overall"})
+    with pytest.raises(InputError, match=r'sys\.csv:4: field "system": no system \(2 such rows\), where other rows '
+                       r'name theirs \(a, b, c\): an empty cell would be one more system, "unknown"'):  # fmt: skip
+        load_table(p, m)
+    p.write_text("context,response,system,rating\nHi,Hello there friend,,5\nHi,ok,,2\n")  # no row names one
+    assert {c.system for c in load_table(p, m).candidates} == {"unknown"}
+
 def test_rows_of_one_response_share_an_item_only_with_its_reference_tags_and_grounding(tmp_path: Path) -> None:
     # One row per annotator repeats the response: one item. A row with the same response but another reference
     # (or tag, or knowledge) is an item of its own; it was the first row's item, scored against its reference.
@@ -321,11 +335,12 @@ PLAIN = ColumnMapping(response="response", context="context", system="system", r
 
 def test_jsonl_null_reads_as_an_empty_csv_cell(tmp_path: Path) -> None:
     csv_file = tmp_path / "t.csv"
-    csv_file.write_text("context,response,system,reference\n,Hello,,\nHi,Hey,b,Hey there\n")
+    # no row names its system (beside a named one, an empty system is refused: see the test of it)
+    csv_file.write_text("context,response,system,reference\n,Hello,,\nHi,Hey,,Hey there\n")
     j = tmp_path / "t.jsonl"
     rows = [
         {"context": None, "response": "Hello", "system": None, "reference": None},
-        {"context": "Hi", "response": "Hey", "system": "b", "reference": ["Hey there", None]},
+        {"context": "Hi", "response": "Hey", "system": None, "reference": ["Hey there", None]},
     ]
     j.write_text("".join(json.dumps(r) + "\n" for r in rows))
     from_csv, from_jsonl = load_table(csv_file, PLAIN), load_table(j, PLAIN)

@@ -920,6 +920,35 @@ def _check_responses(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: C
             raise where.error(f"no value ({counted(len(empty), 'such row')}){hint}", field=col)
 
 
+def check_systems_named(systems: Sequence[tuple[Where, str]], col: str) -> None:
+    """Refuse rows without a system (``""``) beside rows that name theirs (one error at the first, counting them).
+
+    Such a row was of the system "unknown", one more beside the named ones: the items of every such row were one
+    system's at the system level, and a group of ``--by system``, silently. A column empty in every row names no
+    system (each item's is "unknown", as without the column).
+
+    Example:
+        >>> check_systems_named([(Where("t.csv", line=2), "a"), (Where("t.csv", line=3), "")], "model")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: t.csv:3: field "model": no system (1 such row), where other rows name theirs ...
+    """
+    empty = [where for where, name in systems if not name]
+    if empty and len(empty) < len(systems):
+        names = sorted({name for _, name in systems} - {""})
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        raise empty[0].error(f"no system ({counted(len(empty), 'such row')}), where other rows name theirs ({shown}): "
+                             f'an empty cell would be one more system, "{UNKNOWN_SYSTEM}": give each row its system',
+                             field=col)  # fmt: skip
+
+
+def _check_systems(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping) -> None:
+    """Refuse an empty system cell where other rows name their system (:func:`check_systems_named`)."""
+    col = mapping.system
+    if col and not mapping.systems:  # one response per system in each row: the systems are the mapping's names
+        check_systems_named([(where, _name(rec[col], where, col)) for where, rec in rows], col)
+
+
 #: The skip counted for a row that repeats an earlier row's item (context, system and response) and adds no rating.
 REPEATED_ROW = "repeated row (the same context, system and response as an earlier row, and no rating of its own)"
 
@@ -935,10 +964,11 @@ def build_table(
     A context may be a string (split on ``mapping.turn_separator``) or a list of turns. A text
     value that is None (JSON null) is read as an empty cell; one that is not a string is an
     error, and so is a response that is missing, empty or only whitespace (naming the first
-    such row and counting them). A row that adds neither an item nor a rating is counted as a
-    :data:`REPEATED_ROW` skip.
+    such row and counting them), and so is an empty system cell where other rows name theirs. A row that adds
+    neither an item nor a rating is counted as a :data:`REPEATED_ROW` skip.
     """
     _check_responses(rows, mapping)
+    _check_systems(rows, mapping)
     build = _TableBuilder(name, mapping)
     row_items: list[list[str]] = []
     for where, rec in rows:
