@@ -142,3 +142,28 @@ def test_unieval_missing_score_is_an_error(tmp_path: Path, shared_data: Path) ->
     with pytest.raises(InputError) as err:
         load_usr_topical_chat_unieval(p)
     assert err.value.field == "scores.groundedness" and "record 3" in str(err.value)
+
+
+def test_a_model_or_annotator_given_twice_in_a_record_is_refused(tmp_path: Path, one_record) -> None:
+    """A model answering one context twice was a second item of the same id (benchmark: 'metric "length" scores item
+    "usr-tc-00:Argmax Decoding" twice', naming no file); an annotator listed twice kept each rating twice."""
+    one_record[1]["responses"].append(dict(one_record[1]["responses"][1]))
+    with pytest.raises(InputError) as err:
+        load_usr_topical_chat(_write(tmp_path, json.dumps(one_record)))
+    assert err.value.field == "responses.model" and "record 1" in str(err.value)
+    assert "responses[6]: model 'Argmax Decoding' answers this context again (first in responses[1])" in str(err.value)
+    one_record[1]["responses"].pop()
+    one_record[0]["annotators"][2] = one_record[0]["annotators"][0]
+    with pytest.raises(InputError, match=r'field "annotators": annotator .* is listed twice \(annotators\[2\]\)'):
+        load_usr_topical_chat(_write(tmp_path, json.dumps(one_record)))
+
+
+def test_unieval_a_system_given_twice_for_one_source_is_refused(tmp_path: Path, shared_data: Path) -> None:
+    """Two mean ratings of one item by the one pseudo-annotator, and a second candidate of the same id."""
+    raw = json.loads((shared_data / "usr/topical_chat.json").read_text())[:6]
+    p = tmp_path / "tc.json"
+    p.write_text(json.dumps([*raw, raw[1]]))
+    with pytest.raises(InputError) as err:
+        load_usr_topical_chat_unieval(p)
+    assert err.value.field == "system_id" and "record 6" in str(err.value) and "(first on line 1, record 1)" in str(
+        err.value)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.data._common import (
+    Where,
     iter_nonempty,
     number,
     read_json_records,
@@ -92,6 +93,16 @@ def _candidates(
     return out
 
 
+def _repeated(names: list[str]) -> tuple[int, str] | None:
+    """Return the place and name of the first name given again in ``names``, or None.
+
+    Example:
+        >>> _repeated(["sm", "me", "sm"]), _repeated(["a", "b"])
+        ((2, 'sm'), None)
+    """
+    return next(((k, n) for k, n in enumerate(names) if n in names[:k]), None)
+
+
 def _load_raw(path: Path, name: str, prefix: str, domain: str) -> Benchmark:
     dialogues: dict[str, Dialogue] = {}
     candidates: list[Candidate] = []
@@ -103,6 +114,8 @@ def _load_raw(path: Path, name: str, prefix: str, domain: str) -> Benchmark:
             did, text_field(rec, "context", where), text_field(rec, "fact", where), domain
         )
         annotators = score_list(rec, "annotators", where)
+        if again := _repeated([str(a) for a in annotators]):  # each of their ratings was kept twice under one name
+            raise where.error(f"annotator {again[1]!r} is listed twice (annotators[{again[0]}])", field="annotators")
         raw_responses = score_list(rec, "responses", where)
         responses: list[tuple[str, str]] = []
         for j, resp in enumerate(raw_responses):
@@ -127,6 +140,11 @@ def _load_raw(path: Path, name: str, prefix: str, domain: str) -> Benchmark:
                     )
                     for annotator, value in zip(annotators, values, strict=True)
                 )
+        models = [system for system, _ in responses]
+        if again := _repeated(models):  # a second item of one id: score and meta refused it naming no file
+            j, system = again
+            raise where.error(f"responses[{j}]: model {system!r} answers this context again (first in "
+                              f"responses[{models.index(system)}])", field="responses.model")  # fmt: skip
         dialogues[did] = dialogue
         candidates.extend(_candidates(dialogue, responses, skipped))
     return Benchmark(name, dialogues, candidates, ratings, skipped, source=str(path))
@@ -157,12 +175,16 @@ def load_usr_topical_chat_unieval(path: str | Path) -> Benchmark:
     """
     p = Path(path)
     contexts: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+    seen: dict[tuple[str, str], Where] = {}  # where each (source, system_id) was first
     ratings: list[Rating] = []
     for where, rec in read_json_records(p):
         source = text_field(rec, "source", where)
         knowledge = text_field(rec, "context", where)
         system = text_field(rec, "system_id", where)
         _, responses = contexts.setdefault(source, (knowledge, []))
+        if (first := seen.setdefault((source, system), where)) is not where:  # one item twice, a mean rating each
+            raise where.error(f"system_id {system!r} answers this source again (first on line {first.line}, "
+                              f"record {first.record})", field="system_id")  # fmt: skip
         responses.append((system, text_field(rec, "system_output", where).strip()))
         did = f"usr-tc-{list(contexts).index(source):02d}"
         scores: Any = rec.get("scores")
