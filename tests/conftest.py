@@ -25,6 +25,23 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
 @pytest.fixture
+def serve() -> Iterator[Callable[..., Any]]:
+    """Start scripted OpenAI-compatible servers (tests/backends/test_openai_compat.py's ``Scripted``); each is
+    closed after the test."""
+    from tests.backends.test_openai_compat import Scripted
+
+    started: list[Scripted] = []
+
+    def start(*script: Any) -> Scripted:
+        started.append(Scripted(list(script)))
+        return started[-1]
+
+    yield start
+    for s in started:
+        s.close()
+
+
+@pytest.fixture
 def taken_port() -> Iterator[int]:
     """A port on 127.0.0.1 that a listening socket holds for the test (a server there must refuse it)."""
     with socket.socket() as taken:

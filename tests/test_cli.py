@@ -63,6 +63,15 @@ def test_benchmark_interrupted_without_a_cache_says_only_that_nothing_was_writte
     assert not out.exists()
 
 
+SIGINT_AT_SECOND_REQUEST = ("import dialeval.backends.runner as r; one = r.Runner.one; seen = []\n"
+                            "def first_then_sigint(self, request):\n"
+                            "    if seen: sigint()\n"
+                            "    seen.append(1)\n"
+                            "    return one(self, request)\n"
+                            "r.Runner.one = first_then_sigint").replace("\n", "\n        ")  # fmt: skip
+"""A patch for :func:`_run_patched`: the runner's first request is answered, its second gets SIGINT first."""
+
+
 def _run_patched(tmp_path: Path, patch: str, args: list[str]) -> subprocess.CompletedProcess[str]:
     """Run ``dialeval ARGS`` in a child process after ``patch`` (statements; ``sigint`` makes a call SIGINT it)."""
     script = textwrap.dedent(f"""

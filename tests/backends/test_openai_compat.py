@@ -11,7 +11,6 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -86,20 +85,6 @@ class Scripted:
     def close(self) -> None:
         self.http.shutdown()
         self.http.server_close()
-
-
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    """Start scripted servers; each is closed after the test."""
-    started: list[Scripted] = []
-
-    def start(*script: Reply) -> Scripted:
-        started.append(Scripted(list(script)))
-        return started[-1]
-
-    yield start
-    for s in started:
-        s.close()
 
 
 def _client(server: Scripted, **options: Any) -> OpenAICompatBackend:

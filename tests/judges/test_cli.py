@@ -433,15 +433,10 @@ def test_an_interrupted_judge_run_says_where_its_answers_are_kept_and_a_rerun_re
     """A real SIGINT after the first request. It said "the items scored so far are kept in the score cache", which
     keeps only finished batches of 64 items (none here); the answer is in the request cache, and a rerun takes it
     from there. With -p cache=no nothing of this run was kept, though the line said so."""
-    from tests.test_cli import _run_patched
+    from tests.test_cli import SIGINT_AT_SECOND_REQUEST, _run_patched
 
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
-    patch = ("import dialeval.backends.runner as r; one = r.Runner.one; seen = []\n"
-             "def first_then_sigint(self, request):\n"
-             "    if seen: sigint()\n"
-             "    seen.append(1)\n"
-             "    return one(self, request)\n"
-             "r.Runner.one = first_then_sigint").replace("\n", "\n        ")  # fmt: skip
+    patch = SIGINT_AT_SECOND_REQUEST
     args = ["judge", "run", "cpdscore-simple", "--limit", "1", "-p", "backend=openai-compatible", "-p",
             f"base_url={llama_url}", "-p", "model=smollm2", "-p", "in_flight=1", "-o", "s.jsonl"]  # fmt: skip
     res = _run_patched(tmp_path, patch, args)

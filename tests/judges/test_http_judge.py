@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.backends.test_openai_compat import Reply, Scripted
+from tests.backends.test_openai_compat import Reply
 from typer.testing import CliRunner
 
 from dialeval.cli import app
@@ -24,20 +23,6 @@ ITEMS = [MetricInput(response="Yes, I love Miles Davis.", context=(Turn(speaker=
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[..., Scripted]]:
-    """Start scripted servers; each is closed after the test."""
-    started: list[Scripted] = []
-
-    def start(*script: Reply) -> Scripted:
-        started.append(Scripted(list(script)))
-        return started[-1]
-
-    yield start
-    for s in started:
-        s.close()
 
 
 def answer(text: str, finish_reason: str) -> bytes:

@@ -383,14 +383,9 @@ def test_a_stop_string_beyond_ascii_is_kept_as_given(tmp_path: Path, cache: Path
 def test_an_interrupted_generation_says_what_was_kept_and_a_rerun_resumes(tmp_path: Path, cache: Path) -> None:
     """A real SIGINT after the first response: generate said only "interrupted". It now says that nothing was
     written and that the request cache keeps the responses so far; the rerun takes the first from it."""
-    from tests.test_cli import _run_patched
+    from tests.test_cli import SIGINT_AT_SECOND_REQUEST, _run_patched
 
-    patch = ("import dialeval.backends.runner as r; one = r.Runner.one; seen = []\n"
-             "def first_then_sigint(self, request):\n"
-             "    if seen: sigint()\n"
-             "    seen.append(1)\n"
-             "    return one(self, request)\n"
-             "r.Runner.one = first_then_sigint").replace("\n", "\n        ")  # fmt: skip
+    patch = SIGINT_AT_SECOND_REQUEST
     args = ["generate", "--limit", "1", "--datasets", "dd", "--styles", "formal,informal", "--max-tokens", "2",
             "--temperature", "0", "-o", "g"]  # fmt: skip
     res = _run_patched(tmp_path, patch, args)
