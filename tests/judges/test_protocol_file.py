@@ -84,7 +84,7 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
 def test_errors_name_the_file_and_the_field(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, field: str
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # a step1_protocol path is read from the current folder
+    monkeypatch.chdir(tmp_path)
     path = _write(tmp_path, text)
     with pytest.raises(InputError) as err:
         load_protocol(path)
@@ -189,6 +189,30 @@ def test_a_step1_protocol_file_edited_in_place_changes_the_signature(
     assert "|step1_protocol_sha256:" in before
     (tmp_path / "detail.yaml").write_text(detail.replace("Score", "Rating", 1))
     assert custom(protocol="mine.yaml", cache=False).signature != before
+
+
+def test_a_step1_protocol_path_is_read_from_the_folder_of_the_file_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``protocols/mine.yaml`` naming ``detail.yaml`` beside it: the path was read from the current folder, so a
+    run from anywhere but ``protocols/`` found no file ("no protocol file .../detail.yaml")."""
+    from importlib.resources import files
+
+    builtin = files("dialeval.judges") / "protocols"
+    folder = tmp_path / "protocols"
+    folder.mkdir()
+    (folder / "detail.yaml").write_text((builtin / "cpdscore-detail.yaml").read_text(encoding="utf-8"))
+    dialogue = (builtin / "cpdscore-dialogue.yaml").read_text(encoding="utf-8")
+    by_path = dialogue.replace("step1_protocol: cpdscore-detail", "step1_protocol: detail.yaml")
+    (folder / "mine.yaml").write_text(by_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    step2 = load_protocol(Path("../protocols/mine.yaml"))
+    assert Path(step2.step1_protocol).resolve() == (folder / "detail.yaml").resolve()
+    assert load_protocol(step2.step1_protocol).name == "cpdscore-detail"
+    (elsewhere / "detail.yaml").write_text("not: a protocol\n")  # one in the current folder is not read
+    assert "|step1_protocol_sha256:" in METRICS.get("judge:custom")(protocol="../protocols/mine.yaml").signature
 
 
 def test_judge_custom_refuses_a_file_of_several_dimensions(tmp_path: Path) -> None:

@@ -271,6 +271,19 @@ def _check_names(spec: ProtocolFile, path: Path, text: str) -> None:
         _check_step1(spec.step1_protocol, path, text)
 
 
+def _step1_path(step1: str, path: Path) -> str:
+    """Return ``step1`` as it is read: a name as it is, a relative path from the folder of the file naming it.
+
+    A relative path was read from the current folder: ``--protocol protocols/step2.yaml`` naming ``step1.yaml``
+    beside it found no file, unless run from inside ``protocols/``.
+
+    Example:
+        >>> _step1_path("step1.yaml", Path("protocols/step2.yaml")), _step1_path("cpdscore-detail", Path("a/b.yaml"))
+        ('protocols/step1.yaml', 'cpdscore-detail')
+    """
+    return str(path.parent / step1) if Path(step1).suffix else step1
+
+
 def _check_step1(step1: str, path: Path, text: str) -> None:
     """Refuse a step-1 protocol that is none, asks per dimension or is two-step itself (step 1 asks one question).
 
@@ -283,11 +296,11 @@ def _check_step1(step1: str, path: Path, text: str) -> None:
         return InputError(message, path=path, line=yaml_line(text, ["step1_protocol"]), field="step1_protocol")
 
     try:
-        target = Path(step1) if Path(step1).suffix else Path(protocol_registry().get(step1))
+        target = Path(_step1_path(step1, path)) if Path(step1).suffix else Path(protocol_registry().get(step1))
     except UnknownNameError as exc:
         raise refuse(exc.message) from None
     if not target.is_file():  # it said "nothere.yaml: file not found", naming neither this file nor its field
-        raise refuse(f"no protocol file {target.resolve()} (a path is read from the current folder)")
+        raise refuse(f"no protocol file {target.resolve()} (a path is read from the folder of {path.name})")
     first, _ = read_yaml_model(target, ProtocolFile, extra="judge")
     if first.dimensions or first.step1_protocol:
         what = "asks one question per dimension" if first.dimensions else "is two-step itself"
@@ -344,7 +357,7 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
         needs_references=spec.needs_references,
         levels=spec.levels,
         fields=tuple((k, tuple(v)) for k, v in spec.fields.items()),
-        step1_protocol=spec.step1_protocol,
+        step1_protocol=_step1_path(spec.step1_protocol, path),
         max_turns=spec.max_turns,
         answer=_shape(spec.answer, sc, path, text) if spec.answer else None,
         path=str(path),
