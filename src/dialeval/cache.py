@@ -40,31 +40,32 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 #: The columns of the ``scores`` table the cache reads.
 _COLUMNS = ("signature", "input_hash", "outputs")
-#: The option that names the cache, for errors (``$DIALEVAL_SCORE_CACHE`` gives its default).
+#: The option that names the cache, for errors.
 CACHE_FIELD = "--cache"
-#: The environment variable that names the default cache, for errors where it gave the path.
-CACHE_VARIABLE = "$DIALEVAL_SCORE_CACHE"
 #: Bytes in the smallest SQLite database file that is not empty (one page of the smallest size).
 _SMALLEST_DATABASE = 512
 _NOT_SQLITE = "is not a score cache (SQLite) file; give another file, or delete it if it is a damaged cache"
 
 
 def cache_field(given: str | Path | None) -> str:
-    """Return what named the cache, for its errors: ``--cache`` when given, else ``$DIALEVAL_SCORE_CACHE`` when set.
+    """Return what named the cache, for its errors: ``--cache`` when given, else the variable that gave the default.
 
-    A bad ``$DIALEVAL_SCORE_CACHE`` was an error of ``--cache``, an option the command line did not hold.
+    That is ``$DIALEVAL_SCORE_CACHE`` when set, else ``$DIALEVAL_CACHE`` (whose folder, ``~/.cache/dialeval`` when
+    unset, holds the default ``scores.sqlite``): a bad default was an error of ``--cache``, an option not given.
 
     Example:
         >>> saved = os.environ.pop("DIALEVAL_SCORE_CACHE", None)
         >>> cache_field(None)
-        '--cache'
+        '$DIALEVAL_CACHE'
         >>> os.environ["DIALEVAL_SCORE_CACHE"] = "s.sqlite"
         >>> cache_field("mine.sqlite"), cache_field(None)
         ('--cache', '$DIALEVAL_SCORE_CACHE')
         >>> del os.environ["DIALEVAL_SCORE_CACHE"]
         >>> os.environ.update({} if saved is None else {"DIALEVAL_SCORE_CACHE": saved})
     """
-    return CACHE_VARIABLE if given is None and os.environ.get("DIALEVAL_SCORE_CACHE") else CACHE_FIELD
+    if given is not None:
+        return CACHE_FIELD
+    return "$DIALEVAL_SCORE_CACHE" if os.environ.get("DIALEVAL_SCORE_CACHE") else "$DIALEVAL_CACHE"
 
 
 def check_cache_path(path: Path, field: str = CACHE_FIELD) -> None:

@@ -523,7 +523,8 @@ class ScoringRequest(BaseModel):
                 default: Path | None = score_cache_path()
             except InputError:  # no cache folder can be made: no cache file to keep (the run says why, in one line)
                 default = None
-            files.append(("the default score cache ($DIALEVAL_SCORE_CACHE, else ~/.cache/dialeval)", default))
+            files.append(("the default score cache ($DIALEVAL_SCORE_CACHE, else $DIALEVAL_CACHE/scores.sqlite)",
+                          default))
         for pair in self.params:
             key, _, value = (part.strip() for part in pair.partition("="))
             if value and _names_file(value):

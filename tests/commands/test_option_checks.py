@@ -1,8 +1,9 @@
 """Bad option values are one error line naming the option, exit 2, before any work (no cache, no output).
 
 Through the real CLI (typer's runner, in process): ``--device``, ``-p FAMILY.device``, ``--turn-sep ""``,
-``--cache`` (and ``$DIALEVAL_SCORE_CACHE``) naming a text file, a folder, another program's database or an
-unwritable place, ``-m ""`` and ``-m bleu,,length``, ``--n-boot -5``, and empty or unknown levels and methods.
+``--cache`` (and ``$DIALEVAL_SCORE_CACHE``, and the default cache in ``$DIALEVAL_CACHE``) naming a text file, a
+folder, another program's database or an unwritable place, ``-m ""`` and ``-m bleu,,length``, ``--n-boot -5``, and
+empty or unknown levels and methods.
 """
 
 from __future__ import annotations
@@ -170,6 +171,47 @@ def test_an_unwritable_cache_folder_is_refused(rows: Path, tmp_path: Path, monke
     monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == ro else real(p, mode))
     refused(score(rows, tmp_path / "x.jsonl", "-m", "length", "--cache", ro / "c.sqlite"),
             f'{ro / "c.sqlite"}: field "--cache": cannot be created: no permission to write in {ro}')  # fmt: skip
+
+
+@pytest.mark.parametrize(("what", "words"), [
+    ("a file", "the cache folder cannot be created (File exists): set $DIALEVAL_CACHE to a folder you can write"),
+    ("below a file", "the cache folder cannot be created (Not a directory)"),
+    ("read-only", "cannot be created: no permission to write in {cache}"),
+    ("scores a folder", "is a folder; give the score cache's file (SQLite)"),
+    ("scores not sqlite", "is not a score cache (SQLite) file"),
+])  # fmt: skip
+def test_a_default_cache_that_cannot_be_one_is_refused_before_any_scoring(
+    what: str, words: str, rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default score cache ($DIALEVAL_CACHE/scores.sqlite) was checked only when the run opened it: the table
+    was read and shown first, and a bad one was named "--cache", an option not given. The words are the checks'
+    own (paths.cache_dir, cache.check_cache_path); the path named is the cache folder or the file in it."""
+    import os
+
+    monkeypatch.delenv("DIALEVAL_SCORE_CACHE")  # tests/conftest.py sets it; the default is what is checked here
+    cache = tmp_path / "cache"
+    named = cache / "scores.sqlite"
+    if what == "a file":
+        cache.write_text("x")
+        named = cache
+    elif what == "below a file":
+        (tmp_path / "notes.txt").write_text("x")
+        cache = named = tmp_path / "notes.txt" / "cache"
+    elif what == "read-only":
+        cache.mkdir()
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == cache else real(p, mode))
+    else:
+        (cache / "scores.sqlite").mkdir(parents=True)
+        if what == "scores not sqlite":
+            (cache / "scores.sqlite").rmdir()
+            (cache / "scores.sqlite").write_text("junk\n")
+    monkeypatch.setenv("DIALEVAL_CACHE", str(cache))
+    out = tmp_path / "x.jsonl"
+    res = score(rows, out, "-m", "length")
+    refused(res, f'{named}: field "$DIALEVAL_CACHE": {words.format(cache=cache)}')
+    assert not out.exists()
+    assert "items" not in res.output  # refused before the table was read
 
 
 @pytest.mark.parametrize(("value", "words"), [("", "empty metric name"), (" ", "empty metric name"),

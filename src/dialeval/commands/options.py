@@ -8,7 +8,6 @@ same names and defaults (:func:`run_options`): ``-m``, ``-p``, ``--device``, ``-
 from __future__ import annotations
 
 import inspect
-import os
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +53,8 @@ _RUN_PARAMS = [
         )),
         ("cache", Path | None, typer.Option(
             None, "--cache",
-            help="Score cache (SQLite); default $DIALEVAL_SCORE_CACHE or ~/.cache/dialeval/scores.sqlite.",
+            help="Score cache (SQLite); default $DIALEVAL_SCORE_CACHE, else scores.sqlite in $DIALEVAL_CACHE "
+            "(~/.cache/dialeval).",
         )),
         ("no_cache", bool, typer.Option(
             False, "--no-cache", help="Compute every item; read and write no score cache."
@@ -71,17 +71,18 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
 
     ``--metrics`` is split on commas (an empty name is an error), ``--device`` must be a
     device torch can use here (a ``-p family.device=...`` is checked where the metric is
-    built, :class:`~dialeval.metrics.base.Metric`), the score cache (``--cache`` or
-    ``$DIALEVAL_SCORE_CACHE``) a writable SQLite file, ``-q``: no progress.
+    built, :class:`~dialeval.metrics.base.Metric`), the score cache (``--cache``, else the default one,
+    :func:`~dialeval.paths.score_cache_path`) a writable SQLite file, ``-q``: no progress.
 
     Raises:
         InputError: An empty metric name, a device that is not one or that torch cannot see,
-            or a cache path that is a folder, not SQLite, or not writable.
+            or a cache path that is a folder, not SQLite, or not writable (the default one: a
+            ``$DIALEVAL_CACHE`` where no folder can be made).
     """
     names = split_names(given.pop("metrics", None), "--metrics")
     if given.get("device") is not None:
         given["device"] = check_device(given["device"].strip(), field="--device")
-    if not given.get("no_cache") and (given.get("cache") is not None or os.environ.get("DIALEVAL_SCORE_CACHE")):
+    if not given.get("no_cache"):  # the default one too: a bad $DIALEVAL_CACHE was found once the table was read
         check_cache_path(given.get("cache") or score_cache_path(), cache_field(given.get("cache")))
     return ScoringRequest(
         metrics=None if names is None else tuple(names), params=tuple(given.pop("param")),
