@@ -414,3 +414,46 @@ def test_annotators_given_no_unit_are_noted_and_too_many_are_refused(tmp_path: P
         create(tmp_path / "many", inputs, "--annotators", str(10**20))
     )
     assert not (tmp_path / "many").exists()
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    ("folder below a file", '{t}/notes.txt/study: field "STUDY_DIR": cannot be created: {t}/notes.txt is a file, not '
+                            "a folder"),
+    ("folder is a file", '{t}/notes.txt: field "STUDY_DIR": is an existing file; give a folder to write the '
+                         "outputs in"),
+    ("--db below a file", '{t}/notes.txt/x.db: field "--db": cannot be created: {t}/notes.txt is a file, not a folder'),
+])  # fmt: skip
+def test_a_study_folder_or_database_that_cannot_be_made_is_refused_before_anything_is_written(
+    tmp_path: Path, inputs: dict[str, Path], case: str, expected: str
+) -> None:
+    """Each was a NotADirectoryError or FileExistsError traceback after the inputs were read; with --db, the study
+    folder was left behind, empty. The words are check_output's, which every command's outputs go through."""
+    (tmp_path / "notes.txt").write_text("x")
+    study = {"folder below a file": tmp_path / "notes.txt" / "study", "folder is a file": tmp_path / "notes.txt"}
+    db = ["--db", f"sqlite:///{tmp_path / 'notes.txt' / 'x.db'}"] if case == "--db below a file" else []
+    result = create(study.get(case, tmp_path / "study"), inputs, *db)
+    assert _one_error(result) == "error: " + expected.format(t=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["candidates.jsonl", "dialogues.jsonl", "notes.txt",
+                                                          "qual.jsonl"]  # fmt: skip
+    assert (tmp_path / "notes.txt").read_text() == "x"
+
+
+@pytest.mark.parametrize("where", ["STUDY_DIR", "--db"])
+def test_a_study_in_a_folder_that_cannot_be_written_is_refused_before_anything_is_written(
+    tmp_path: Path, inputs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """A read-only folder (here one os.access says is, as root writes anywhere): making the study folder, or the
+    database's temporary file, raised PermissionError, a traceback; with --db there, the study folder was made
+    first and left empty. Unpatched, the study was created here: nothing looked before writing."""
+    from tests.commands.cli_runner import invoke, refused
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == ro else real(p, mode))
+    study, db = (ro / "study", []) if where == "STUDY_DIR" else (tmp_path / "study", ["--db", f"sqlite:///{ro}/x.db"])
+    named = ro / "study" if where == "STUDY_DIR" else ro / "x.db"
+    res = invoke("study", "create", study, "--dialogues", inputs["dialogues"], "--candidates", inputs["candidates"],
+                 "--annotators", "2", "--per-item", "1", *db)  # fmt: skip
+    refused(res, f'{named}: field "{where}": cannot be written: no permission to write in {ro}')
+    assert not any(ro.iterdir()) and not (tmp_path / "study").exists()

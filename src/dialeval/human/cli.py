@@ -13,6 +13,7 @@ from dialeval.commands.common import (
     N_BOOT_FLAGS,
     TABLE_RULE,
     TableOptions,
+    check_output,
     check_serving,
     fail,
     table_options,
@@ -148,7 +149,7 @@ def create(
     """Create a study: batches, balanced seeded assignment, attention checks, qualification."""
     from dialeval.human.design import StudyConfig, check_annotator_count, check_config, create_study
     from dialeval.human.protocol import load_protocol
-    from dialeval.human.store import resolve_db_url
+    from dialeval.human.store import resolve_db_url, sqlite_file
 
     try:
         check_annotator_count(annotators)  # before their ids are made
@@ -167,6 +168,9 @@ def create(
         # the options first: no file read for a bad layout
         check_config(config, attention=attention is not None, qualification=qualification is not None)
         db = None if db is None else resolve_db_url(db)
+        check_output(study_dir, "folder", option="STUDY_DIR")  # below a file, or read-only: it was a traceback
+        if db is not None and (db_file := sqlite_file(db)) is not None:
+            check_output(db_file, option="--db")
         dials, cands = _study_inputs(benchmark, dialogues, path, candidates, table, limit, proto.level)
         qual = _gold(qualification, qualification_ratings, dials, "qualification", proto)
         att = _gold(attention, attention_ratings, dials, "attention", proto)
@@ -343,7 +347,7 @@ def export(
     numeric: bool = typer.Option(False, help="Write labelled answers as their option score (positive 1, negative 0)."),
 ) -> None:
     """Write the study's answers as Rating records (JSONL) for `dialeval meta`."""
-    from dialeval.commands.common import check_jsonl_name, check_output, given_once
+    from dialeval.commands.common import check_jsonl_name, given_once
     from dialeval.human import store
     from dialeval.human.analysis import check_scored, study_ratings
     from dialeval.human.protocol import Protocol
@@ -387,7 +391,6 @@ def report(
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
 ) -> None:
     """Write the reporting checklist (Mousavi et al. 2022, Sec. 3.4) as Markdown and HTML."""
-    from dialeval.commands.common import check_output
     from dialeval.human.report import report_paths, write_report
     from dialeval.meta.agreement import check_resamples
     from dialeval.meta.correlate import check_boot
