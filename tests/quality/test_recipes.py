@@ -70,6 +70,49 @@ def test_cli_rebuilds_the_tiny_recipe(tmp_path):
     card = json.loads((tmp_path / "heads" / "card.json").read_text())
     assert card["recipe"]["name"] == "tiny" and card["validation"]["sensible"]["n"] > 0
     assert not (tmp_path / "quality").exists()  # tiny fits no ensemble
+    # an earlier run's ensemble and its card (fitted over other heads, naming their card's sha256) stayed beside
+    # the new heads, and the metric read them together as one run; they go when the new heads go into place
+    (tmp_path / "quality").mkdir()
+    for name in ("ensemble.json", "card.json"):
+        (tmp_path / "quality" / name).write_text('{"earlier": "run"}')
+    res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "-o", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert not (tmp_path / "quality").exists()
+    said = " ".join(res.output.split())
+    assert f"removed {tmp_path}/{{quality/ensemble.json, quality/card.json}}: an earlier run's" in said
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
+        "heads", "heads/card.json", "heads/fluent.json", "heads/sensible.json"]
+
+
+def test_cli_a_recipe_without_an_ensemble_removes_an_earlier_runs_ensemble(tmp_path, monkeypatch):
+    """The fast twin of the rebuild above: the training replaced by one that writes three files at once."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    def fake_train(recipe, output, data, **_kwargs):
+        output.mkdir(parents=True)
+        for name in ("sensible.json", "fluent.json", "card.json"):
+            (output / name).write_text(recipe.name)
+        return {"validation": {"sensible": {"accuracy": 1.0, "auc": 1.0}}}
+
+    monkeypatch.setattr("dialeval.quality.recipes.train_recipe", fake_train)
+    (tmp_path / "quality").mkdir()
+    for name in ("ensemble.json", "card.json"):
+        (tmp_path / "quality" / name).write_text("earlier run")
+    res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "-o", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert f"removed {tmp_path}/{{quality/ensemble.json, quality/card.json}}" in " ".join(res.output.split())
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
+        "heads", "heads/card.json", "heads/fluent.json", "heads/sensible.json"]
+    assert (tmp_path / "heads" / "card.json").read_text() == "tiny"
+    # a file of the user's in quality/ keeps the folder (only the ensemble and its card are this command's)
+    (tmp_path / "quality").mkdir()
+    (tmp_path / "quality" / "notes.txt").write_text("mine")
+    (tmp_path / "quality" / "card.json").write_text("earlier run")
+    res = CliRunner().invoke(app, ["quality", "train", "--recipe", "tiny", "-o", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (tmp_path / "quality").iterdir()) == ["notes.txt"]
 
 
 def test_cli_unknown_recipe_is_one_clear_error(tmp_path):

@@ -20,13 +20,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import typer
 
 from dialeval.atomic import staged_folder
-from dialeval.commands.common import N_BOOT_FLAGS, check_output, console, fail, fields_as_options, warn
+from dialeval.commands.common import (
+    N_BOOT_FLAGS,
+    check_output,
+    console,
+    fail,
+    fields_as_options,
+    remove_earlier,
+    say_removed,
+    warn,
+)
 from dialeval.errors import DialevalError, InputError
 from dialeval.words import with_ci
 
@@ -90,12 +100,19 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
             from dialeval.meta.caveats import rough_resamples
 
             warn(rough_resamples(n_boot))
+        # an earlier run's ensemble, fitted over other heads, stayed beside these, read with them as one run
+        removed = [] if recipe.ensemble else remove_earlier(output, ENSEMBLE_FILES)
+    if removed:
+        with contextlib.suppress(OSError):  # the folder, when that emptied it
+            (output / "quality").rmdir()
+    say_removed(output, removed)
     say(f"wrote {output}")
 
 
-#: What ``quality train`` writes in its output folder (``quality/`` for a recipe with an ensemble).
-TRAIN_FILES = ("heads/sensible.json", "heads/fluent.json", "heads/card.json", "quality/ensemble.json",
-               "quality/card.json")  # fmt: skip
+#: The ensemble and its card, which ``quality train`` writes (in ``quality/``) for a recipe with an ensemble.
+ENSEMBLE_FILES = ("quality/ensemble.json", "quality/card.json")
+#: What ``quality train`` writes in its output folder.
+TRAIN_FILES = ("heads/sensible.json", "heads/fluent.json", "heads/card.json", *ENSEMBLE_FILES)
 
 #: Fields the training library names as arguments, which these commands take as options of the same name.
 LIBRARY_FIELDS = ("recipe", "encoder", "device")
