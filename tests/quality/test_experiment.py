@@ -158,8 +158,7 @@ def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp
         seen.append(benchmarks)
         return SimpleNamespace(examples=examples, dimensions={}), rows
 
-    (tmp_path / "views").mkdir()
-    (tmp_path / "views" / "heads.json").write_text(json.dumps({"centre": [[0.0, 1.0]] * len(VIEWS)}))
+    views_folder(tmp_path / "views")
     monkeypatch.setattr(ex, "rated_rows", rated)
     monkeypatch.setattr(ex, "held_in_centre", lambda *a, **k: {n: (0.0, 1.0) for n in ex.FROZEN})
     # the synthetic items have no context, so no length figure: keep the rows' own
@@ -437,3 +436,61 @@ def test_ship_interrupted_while_measuring_leaves_the_shipped_files_as_they_were(
     with pytest.raises(KeyboardInterrupt):  # another fit: log_words joins once set "e" is never fitted on
         ex.ship(bundled, views, ds, rows, won, n_boot=20, never_fitted=("e",))
     assert {p: p.read_bytes() for p in sorted(bundled.rglob("*")) if p.is_file()} == shipped
+
+
+def views_folder(path, card='{"config": {}}', heads='{"centre": [[0.0, 1.0], [0.5, 2.0], [-1, 3]]}'):
+    """A views folder as far as the experiment reads it before any work: its card and its heads' centre."""
+    path.mkdir(parents=True)
+    for name, text in (("card.json", card), ("heads.json", heads)):
+        if text is not None:
+            (path / name).write_text(text)
+    return path
+
+
+def test_the_views_card_and_centre_are_read_as_the_training_run_wrote_them(tmp_path):
+    from dialeval.metrics.quality import BUNDLED
+    from dialeval.quality.crosstrain import TrainConfig
+
+    folder = views_folder(tmp_path / "views", card='{"config": {"seed": 3, "lora_targets": ["q", "k"]}}')
+    cfg, centre = ex.views_training(folder)
+    assert cfg == TrainConfig(seed=3, lora_targets=("q", "k"))  # the rest as the dataclass's defaults
+    assert centre == {"view_coherent": (0.0, 1.0), "view_fluent": (0.5, 2.0), "view_specific": (-1.0, 3.0)}
+    # the shipped views: their card's config and heads.json's centre, read here with json alone
+    cfg, centre = ex.views_training(BUNDLED / "views")
+    card = json.loads((BUNDLED / "views" / "card.json").read_text())["config"]
+    assert cfg.encoder == card["encoder"] == "all-mpnet-base-v2" and cfg.steps == card["steps"]
+    want = json.loads((BUNDLED / "views" / "heads.json").read_text())["centre"]
+    assert [list(centre[v]) for v in VIEWS] == want
+    # a run's model/ folder finds the card one up, as the run writes it
+    run = views_folder(tmp_path / "run", heads=None)
+    views_folder(run / "model", card=None)
+    assert ex.views_training(run / "model")[0] == TrainConfig()
+
+
+@pytest.mark.parametrize(("name", "text", "field", "message"), [
+    ("card.json", None, None, "no card.json in the views folder or the run folder above it"),
+    ("card.json", '{"config": ', None, "not valid JSON"),
+    ("card.json", '{"what": "views"}', "config", "no training config (an object)"),
+    ("card.json", '{"config": {"stpes": 10}}', "config.stpes", 'unknown field; did you mean "steps"?'),
+    ("card.json", '{"config": {"steps": "many"}}', "config.steps", "Input should be a valid integer"),
+    ("heads.json", None, None, "cannot read the trained file"),
+    ("heads.json", '{"views": ["coherent"]}', "centre", "must hold one [mean, sd] pair per view (3: view_coherent"),
+    ("heads.json", '{"centre": [[0.0, 1.0], [0.0, 1.0]]}', "centre", "got [[0.0, 1.0], [0.0, 1.0]]"),
+    ("heads.json", '{"centre": [[0, 1], [0, 1], [0, 0]]}', "centre", "each sd above 0"),
+])  # fmt: skip
+def test_a_bad_views_card_or_centre_is_one_error_before_any_feature_is_computed(tmp_path, monkeypatch, name, text,
+                                                                                field, message):
+    """A missing or corrupt card, or a centre of two views, failed after the rated features (minutes), in a
+    traceback (KeyError, TypeError, or zip's ValueError: 'zip() argument 2 is shorter than argument 1')."""
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("rated_rows ran before the views' card and centre were read")
+
+    monkeypatch.setattr(ex, "rated_rows", no_work)
+    views = views_folder(tmp_path / "run" / "steps" / "00100", **{name.removesuffix(".json"): text})
+    with pytest.raises(InputError) as err:
+        ex.main([str(views), "-o", str(tmp_path / "out")])
+    assert message in err.value.message
+    assert err.value.path == str(views if message.startswith("no card.json") else views / name)
+    assert err.value.field == field and not (tmp_path / "out").exists()
+

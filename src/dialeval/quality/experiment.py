@@ -34,10 +34,13 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dialeval.metrics.quality import LARGE_FEATURES, VIEW_FEATURES
 from dialeval.words import with_ci
+
+if TYPE_CHECKING:
+    from dialeval.quality.crosstrain import TrainConfig
 
 #: Frozen features of the current heads (the ``quality`` ridge's candidates, LM left out).
 FROZEN = ("sensible", "fluent", "sbert_context", "log_words")
@@ -202,13 +205,69 @@ def rated_rows(views: Path, limit: int | None = None, heads: Path | None = None,
     return ds, rows
 
 
-def held_in_centre(views: Path, metric: Any, large: bool = False) -> dict[str, tuple[float, float]]:
+def views_training(views: Path) -> tuple[TrainConfig, dict[str, tuple[float, float]]]:
+    """Return the views' training config (their ``card.json``) and each view's centre (``heads.json``), checked.
+
+    Read before any work: a missing or corrupt card, or a centre of another length, failed after
+    minutes of features, in a traceback.
+
+    Raises:
+        InputError: No card, or one without a valid ``config``; a ``heads.json`` without one ``[mean, sd]`` pair
+            (sd above 0) per view in ``centre``: naming the file and the field.
+    """
+    from pydantic import TypeAdapter, ValidationError
+
+    from dialeval.errors import InputError
+    from dialeval.jsonl import field_of, pydantic_message
+    from dialeval.metrics.quality import _read
+    from dialeval.quality.crosstrain import TrainConfig
+
+    # the card sits in the views folder (shipped), beside it (a run's model/) or two up (a run's steps/NNNNN)
+    cards = [d / "card.json" for d in (views, views.parent, views.parent.parent) if (d / "card.json").exists()]
+    if not cards:
+        raise InputError("no card.json in the views folder or the run folder above it", path=views)
+    card = _read(cards[0])[0]
+    config = card.get("config") if isinstance(card, dict) else None
+    if not isinstance(config, dict):
+        raise InputError("no training config (an object): the held-in examples are rebuilt from it", path=cards[0],
+                         field="config")  # fmt: skip
+    if unknown := sorted(set(config) - set(TrainConfig.__dataclass_fields__)):  # pydantic would drop it unsaid
+        said = pydantic_message("extra_forbidden", "", unknown[0], list(TrainConfig.__dataclass_fields__))
+        raise InputError(said, path=cards[0], field=f"config.{unknown[0]}")
+    try:
+        cfg = TypeAdapter(TrainConfig).validate_python(config)
+    except ValidationError as exc:
+        where, msg = field_of(exc)
+        raise InputError(msg, path=cards[0], field=f"config.{where}") from None
+    heads = views / "heads.json"
+    head = _read(heads)[0]
+    centre = head.get("centre") if isinstance(head, dict) else None
+    if not (isinstance(centre, list) and len(centre) == len(VIEW_FEATURES) and all(map(_mean_sd, centre))):
+        raise InputError(f"must hold one [mean, sd] pair per view ({len(VIEW_FEATURES)}: {', '.join(VIEW_FEATURES)}),"
+                         f" each sd above 0; got {json.dumps(centre)[:80]}", path=heads, field="centre")  # fmt: skip
+    return cfg, {name: (float(m), float(sd)) for name, (m, sd) in zip(VIEW_FEATURES, centre, strict=True)}
+
+
+def _mean_sd(pair: Any) -> bool:
+    """Whether ``pair`` is a ``[mean, sd]`` of finite numbers with the sd above 0.
+
+    Example:
+        >>> _mean_sd([0.5, 2]), _mean_sd([0.5, 0.0]), _mean_sd([0.5]), _mean_sd([True, 1.0])
+        (True, False, False, False)
+    """
+    import math
+
+    return (isinstance(pair, list) and len(pair) == 2 and all(type(v) in (int, float) and math.isfinite(v)
+                                                              for v in pair) and pair[1] > 0)  # fmt: skip
+
+
+def held_in_centre(cfg: TrainConfig, metric: Any, large: bool = False) -> dict[str, tuple[float, float]]:
     """Return each frozen feature's mean and sd over the cross-encoder's own held-in examples.
 
     ``large``: also those of ``metric``'s larger encoder (:data:`ENCODER_FEATURES`).
 
-    The examples are rebuilt from the views' training card (its config and the shared
-    corpora): self-supervised pairs and their negatives, never a rating. The views'
+    The examples are rebuilt from the views' training config (:func:`views_training`) and the shared
+    corpora: self-supervised pairs and their negatives, never a rating. The views'
     centres come from the same examples (``heads.json``), so :func:`zmean` puts every
     feature on one scale without looking at a rated set.
     """
@@ -217,14 +276,9 @@ def held_in_centre(views: Path, metric: Any, large: bool = False) -> dict[str, t
     from dialeval.errors import InputError
     from dialeval.metrics.base import MetricInput
     from dialeval.paths import shared_data_dir
-    from dialeval.quality.crosstrain import TrainConfig, build_examples, draw
+    from dialeval.quality.crosstrain import build_examples, draw
     from dialeval.schema import Turn
 
-    # the card sits in the views folder (shipped), beside it (a run's model/) or two up (a run's steps/NNNNN)
-    cards = [d / "card.json" for d in (views, views.parent, views.parent.parent) if (d / "card.json").exists()]
-    if not cards:
-        raise InputError("no card.json in the views folder or the run folder above it", path=views)
-    cfg = TrainConfig(**json.loads(cards[0].read_text(encoding="utf-8"))["config"])
     root = shared_data_dir()
     if root is None:
         raise InputError("no shared data folder ($DIALEVAL_DATA, ../shared/data) to rebuild the held-in examples")
@@ -620,6 +674,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         from dialeval.errors import InputError
 
         raise InputError("--calibrated reads the --encoder-heads features (give both)", field="calibrated")
+    cfg, view_centre = views_training(args.views)  # a bad card or centre failed after the features, in a traceback
     t0 = time.perf_counter()
     ds, rows = rated_rows(args.views, args.limit, args.heads, benchmarks + never)
     if args.lm:
@@ -634,11 +689,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
     if tuned is not None:
         rows = [r | {"tuned_" + k.removeprefix("large_"): v for k, v in e.items()}
                 for r, e in zip(rows, encoder_rows(tuned, [e.item for e in ds.examples]), strict=True)]  # fmt: skip
-    head = json.loads((args.views / "heads.json").read_text(encoding="utf-8"))
     centre_metric = QualityMetric(heads=str(args.heads or ""), device="cpu", **(
         {"large_heads": other.config.large_heads, "large_encoder": other.config.large_encoder} if other else {}))
-    centre = dict(zip(VIEW_FEATURES, head["centre"], strict=True)) | held_in_centre(
-        args.views, centre_metric, large=other is not None)
+    centre = view_centre | held_in_centre(cfg, centre_metric, large=other is not None)
     rows = [r | extra for r, extra in zip(with_gated(rows, centre), length_features([e.item for e in ds.examples]),
                                            strict=True)]  # fmt: skip
     results = run(ds.examples, rows, centre, n_boot=args.n_boot, lm=args.lm, heads=list(extra_heads),
