@@ -494,3 +494,40 @@ def test_a_bad_views_card_or_centre_is_one_error_before_any_feature_is_computed(
     assert err.value.path == str(views if message.startswith("no card.json") else views / name)
     assert err.value.field == field and not (tmp_path / "out").exists()
 
+
+@pytest.mark.parametrize(("option", "inside"), [("-o", "results.json"), ("--ship", "quality/card.json")])
+def test_an_output_file_that_is_a_folder_is_refused_before_any_work(tmp_path, monkeypatch, capsys, option, inside):
+    """-o OUT with OUT/results.json a folder ran the whole comparison, then stopped in an IsADirectoryError."""
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("rated_rows ran before the options were checked")
+
+    monkeypatch.setattr(ex, "rated_rows", no_work)
+    (tmp_path / "out" / inside).mkdir(parents=True)
+    with pytest.raises(SystemExit) as exit_:  # the views folder is not there either: the options come first
+        ex.main([str(tmp_path / "views"), option, str(tmp_path / "out")])
+    assert exit_.value.code == 2  # argparse's one usage line
+    assert f"{tmp_path}/out/{inside} is a folder; {inside} is written there" in capsys.readouterr().err
+
+
+def test_results_json_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """It was written with a plain write_text: a full disk or an interrupt while writing left half a file."""
+    import errno
+
+    from dialeval.atomic import WriteError
+
+    results = [{"candidate": "x", "how": "single", "folds": {"a": {"spearman": 0.5, "ci": [0.1, 0.9]}},
+                "mean": 0.5, "min": 0.5, "never_fitted": []}]  # fmt: skip
+    (tmp_path / "results.json").write_text("earlier run")
+
+    def full(_fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("dialeval.atomic.os.fsync", full)
+    with pytest.raises(WriteError, match=r"results\.json: cannot be written: No space left on device"):
+        ex.write_report(tmp_path, results, 1000, {})
+    assert (tmp_path / "results.json").read_text() == "earlier run"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]  # no temporary file left
+    monkeypatch.undo()
+    ex.write_report(tmp_path, results, 1000, {"views": "v"})
+    assert json.loads((tmp_path / "results.json").read_text()) == {"views": "v", "results": results, "rule_check": {}}

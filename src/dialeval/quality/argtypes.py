@@ -116,3 +116,28 @@ def folder(text: str) -> Path:
     if above is not None and not above.is_dir():
         raise argparse.ArgumentTypeError(f"cannot be created: {above} is a file, not a folder")
     return path
+
+
+def folder_for(*files: str) -> Callable[[str], Path]:
+    """Return an argparse type that reads an output folder (:func:`folder`) where ``files`` will be written.
+
+    Each file's path is refused when it is an existing folder: the write failed there, after the work.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> out = pathlib.Path(tempfile.mkdtemp())
+        >>> (out / "results.json").mkdir()
+        >>> folder_for("results.json")(str(out))
+        Traceback (most recent call last):
+        argparse.ArgumentTypeError: .../results.json is a folder; results.json is written there: give another folder
+    """
+
+    def read(text: str) -> Path:
+        path = folder(text)
+        for name in files:
+            if (path / name).is_dir():
+                raise argparse.ArgumentTypeError(f"{path / name} is a folder; {name} is written there: "
+                                                 "give another folder")  # fmt: skip
+        return path
+
+    return read

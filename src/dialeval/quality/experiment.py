@@ -122,6 +122,8 @@ CALIBRATED_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "views + heads + vs generic ridge": ("ridge", (*VIEW_FEATURES, *ENCODER_FEATURES, *CALIBRATED_FEATURES,
                                                    "log_words")),
 }
+#: What ``--ship`` writes into the bundled folder besides the parts it copies (:func:`ship`).
+SHIP_FILES = ("quality/ensemble.json", "quality/card.json")
 #: How many generic replies the LM scores in each context: the first of ``crosstrain.GENERIC``, one per meaning.
 PROBES = 8
 
@@ -634,16 +636,17 @@ def calibrated_rows(metric: Any, items: Sequence[Any], rows: Sequence[Mapping[st
 def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.quality.experiment") -> None:
     """Command line: ``VIEWS_DIR [-o OUT] [--limit N] [--lm] [--ship BUNDLED]``."""
     from dialeval.metrics.quality import QualityMetric
-    from dialeval.quality.argtypes import RESAMPLES, count, folder
+    from dialeval.quality.argtypes import RESAMPLES, count, folder_for
     from dialeval.quality.ensemble import BENCHMARKS, NEVER_FITTED
 
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("views", type=Path, help="a trained views folder (adapter.safetensors, heads.json with centre)")
-    ap.add_argument("-o", "--out", type=folder, default=Path("runs/quality-experiment"),
+    ap.add_argument("-o", "--out", type=folder_for("results.json"), default=Path("runs/quality-experiment"),
                     help="folder for results.json (default runs/quality-experiment)")
     ap.add_argument("--limit", type=count(1), default=None, help="only the first N contexts of each set (a quick look)")
     ap.add_argument("--n-boot", type=RESAMPLES, default=1000, help="bootstrap resamples over contexts (default 1000)")
-    ap.add_argument("--ship", type=folder, default=None, help="write the winner into this bundled folder")
+    ap.add_argument("--ship", type=folder_for(*SHIP_FILES), default=None,
+                    help="write the winner into this bundled folder")
     ap.add_argument("--lm", action="store_true", help="also the SmolLM2 candidates (likelihoods vs generic replies)")
     ap.add_argument("--head", action="append", default=[], metavar="NAME=PATH",
                     help=f"an extra pair head and its candidates, NAME one of {', '.join(HEAD_CANDIDATES)}; repeatable")
@@ -712,11 +715,12 @@ def write_report(out: Path, results: Sequence[Mapping[str, Any]], n_boot: int, m
 
     Under it, a warning where ``n_boot`` resamples are too few for the CIs (as every command with CIs says).
     """
+    from dialeval.atomic import atomic_write
     from dialeval.meta.caveats import rough_resamples
 
     check = rule_check(results)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps({**meta, "results": results, "rule_check": check}, indent=1))
+    with atomic_write(out / "results.json") as handle:  # an interrupt or a full disk kept half a file
+        handle.write(json.dumps({**meta, "results": results, "rule_check": check}, indent=1))
     print(markdown(results))
     for name, rho in check.items():
         print(f"fold mean against {name}, Spearman over the candidates with every figure: {_cell(rho)}")
