@@ -115,6 +115,28 @@ def test_cli_a_recipe_without_an_ensemble_removes_an_earlier_runs_ensemble(tmp_p
     assert sorted(p.name for p in (tmp_path / "quality").iterdir()) == ["notes.txt"]
 
 
+def test_cli_refuses_to_train_into_the_folder_the_package_ships(monkeypatch):
+    """docs/quality.md said -o src/dialeval/metrics/quality/bundled "replaces what ships"; it put an ensemble that
+    no comparison chose beside the views of another run (default), or, with a recipe without one, removed the
+    shipped ensemble. What ships is written by quality experiment --ship (--heads DIR brings trained heads)."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+    from dialeval.metrics.quality import BUNDLED
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("trained before the output was checked")
+
+    monkeypatch.setattr("dialeval.quality.recipes.train_recipe", no_work)
+    before = {p: p.read_bytes() for p in BUNDLED.rglob("*") if p.is_file()}
+    for recipe in ("default", "tiny"):
+        res = CliRunner().invoke(app, ["quality", "train", "--recipe", recipe, "-o", str(BUNDLED / "heads" / "..")])
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        said = " ".join(res.output.split())
+        assert 'field "--output": is the folder the package ships, which dialeval quality experiment' in said
+    assert {p: p.read_bytes() for p in BUNDLED.rglob("*") if p.is_file()} == before
+
+
 def test_cli_unknown_recipe_is_one_clear_error(tmp_path):
     from typer.testing import CliRunner
 

@@ -3,9 +3,9 @@
 * ``dialeval quality train --recipe NAME -o OUT`` rebuilds the frozen heads (MiniLM's; ``--encoder`` another's)
   (``OUT/heads``: ``sensible.json``, ``fluent.json``, ``card.json``) and, for recipes with
   ``ensemble``, ``OUT/quality`` (``ensemble.json``, ``card.json`` with the
-  leave-one-benchmark-out results). ``-o src/dialeval/metrics/quality/bundled`` rebuilds
-  what the package ships; the metric takes other folders with ``-p quality.heads=DIR
-  -p quality.ensemble=FILE``.
+  leave-one-benchmark-out results). What the package ships (``src/dialeval/metrics/quality/bundled``,
+  refused as ``-o``) is written by ``quality experiment --ship``, which takes such heads with ``--heads DIR``;
+  the metric takes other folders with ``-p quality.heads=DIR -p quality.ensemble=FILE``.
 * ``dialeval quality train-views OUT`` fine-tunes the multi-view cross-encoder
   (:mod:`dialeval.quality.crosstrain`; checkpointed, resumable).
 * ``dialeval quality train-encoder OUT`` fine-tunes the sentence encoder contrastively
@@ -137,10 +137,28 @@ def train(
         check_resamples(n_boot, field="--n-boot")  # the card's CIs (0 stopped in formatting None, after training)
         check_boot(n_boot, field="--n-boot", seed=seed)  # a negative seed stopped the ensemble, after training
         check_output(output, "folder", files=TRAIN_FILES)
+        refuse_bundled(output)
         with fields_as_options(*LIBRARY_FIELDS):
             train_self_supervised(output, recipe, seed, n_boot, encoder, device)
     except DialevalError as exc:
         fail(exc)
+
+
+def refuse_bundled(output: Path) -> None:
+    """Refuse the package's ``bundled`` folder as ``quality train``'s output: ``quality experiment --ship`` writes it.
+
+    The ensemble of a recipe with one is one that no comparison chose, beside the views of another run; a recipe
+    without one removes the earlier ensemble (here the shipped one). Trained heads ship with ``--heads DIR``.
+
+    Raises:
+        InputError: ``output`` is (or reaches) the bundled folder.
+    """
+    from dialeval.metrics.quality import BUNDLED
+
+    if output.resolve() == BUNDLED:
+        raise InputError("is the folder the package ships, which dialeval quality experiment VIEWS --ship writes "
+                         "(it takes heads trained elsewhere with --heads DIR); train into another folder",
+                         path=output, field="--output")  # fmt: skip
 
 
 #: The argparse commands below take every argument, ``--help`` included (their own help lists their options).
