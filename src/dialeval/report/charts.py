@@ -155,16 +155,31 @@ def _mean(values: list[float] | None) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
-def heatmap(rows: Sequence[dict[str, Any]]) -> bytes:
-    """Metric x perturbation grid of the stress values (mean where a cell has several rows), numbers printed."""
-    plt = _plt()
+def stress_grid(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[str], list[list[float]]]:
+    """Return the metrics, the perturbations (both in file order) and the metric x perturbation grid of the values.
+
+    A cell is the mean of its rows' values, NaN where it has none: a perturbation that applied to no item (its
+    value null) keeps its column, of NaN cells, which the heat map prints as n/a.
+
+    Example:
+        >>> stress_grid([{"metric": "m", "perturbation": "truncation", "value": None},
+        ...              {"metric": "m", "perturbation": "shuffle", "value": 0.5}])
+        (['m'], ['truncation', 'shuffle'], [[nan, 0.5]])
+    """
     cells: dict[tuple[str, str], list[float]] = defaultdict(list)
     for r in rows:
+        values = cells[(str(r["metric"]), str(r["perturbation"]))]
         if r.get("value") is not None:
-            cells[(str(r["metric"]), str(r["perturbation"]))].append(float(r["value"]))
+            values.append(float(r["value"]))
     metrics = list(dict.fromkeys(m for m, _ in cells))  # as in the file: families stay together
     perts = list(dict.fromkeys(p for _, p in cells))
-    grid = [[_mean(cells.get((m, p))) for p in perts] for m in metrics]
+    return metrics, perts, [[_mean(cells.get((m, p))) for p in perts] for m in metrics]
+
+
+def heatmap(rows: Sequence[dict[str, Any]]) -> bytes:
+    """Metric x perturbation grid of the stress values (:func:`stress_grid`), numbers printed (n/a where none)."""
+    plt = _plt()
+    metrics, perts, grid = stress_grid(rows)
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(perts), 1.0 + 0.4 * len(metrics)))
     ax.grid(False)
     image = ax.imshow(grid, cmap="Greys", aspect="auto")
