@@ -22,7 +22,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -66,6 +66,10 @@ class RunBase(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    #: The files the command writes in its folder on every run, run.json among them (``dialeval report`` refuses
+    #: a folder that lacks one: it was read in part).
+    FILES: ClassVar[tuple[str, ...]] = ("run.json",)
+
     schema_version: int = SCHEMA
     kind: str
     command: str = Field(default_factory=command_line)
@@ -95,6 +99,7 @@ class OnBenchmark(RunBase):
 class BenchmarkRun(OnBenchmark):
     """``dialeval benchmark``: metric-human correlations (``counts``: the benchmark's sizes)."""
 
+    FILES = ("scores.jsonl", "table.md", "table.jsonl", "run.json")
     kind: Literal["benchmark"] = "benchmark"
     counts: dict[str, Any] | None = None
     dimension: str | None = None
@@ -103,6 +108,7 @@ class BenchmarkRun(OnBenchmark):
 class StressRun(OnBenchmark):
     """``dialeval stress``: perturbations applied and skipped per name, and the subsets."""
 
+    FILES = ("stress.jsonl", "stress.md", "run.json")  # stress_subsets.jsonl: with subsets only
     kind: Literal["stress"] = "stress"
     subsets: dict[str, Any] | None = None
     applied: dict[str, int] | None = None
@@ -112,6 +118,7 @@ class StressRun(OnBenchmark):
 class RankingRun(OnBenchmark):
     """``dialeval stress --ranking``: the split, its contexts and the responses ranked per label."""
 
+    FILES = ("ranking.jsonl", "ranking.md", "run.json")
     kind: Literal["ranking"] = "ranking"
     split: str | None = None
     contexts: int | None = None
@@ -123,6 +130,8 @@ class RankingRun(OnBenchmark):
 class LmstyleRun(RunBase):
     """``dialeval lmstyle``: responses per dataset and style, the generation and the judge."""
 
+    FILES = ("dialogues.jsonl", "candidates.jsonl", "scores.jsonl", "table.md", "lmstyle_tables.jsonl",
+             "summary.jsonl", "run.json")  # fmt: skip
     kind: Literal["lmstyle"] = "lmstyle"
     n: int | None = None
     generation: dict[str, Any] | None = None
@@ -132,6 +141,7 @@ class LmstyleRun(RunBase):
 class TrainRun(RunBase):
     """``dialeval train``: the mode, the benchmarks trained and tested on, their dimensions and the task."""
 
+    FILES = ("results.jsonl", "results.md", "run.json")
     kind: Literal["train"] = "train"
     mode: str | None = None
     train: list[str] | None = None

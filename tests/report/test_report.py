@@ -115,10 +115,33 @@ def test_an_empty_results_file_is_refused(results: dict[str, Path], tmp_path: Pa
     """An empty table.jsonl beside a benchmark's run.json (or an empty stress.jsonl) was reported as a folder of kind
     "scores" with no table, no figure and no word why."""
     folder = tmp_path / "cut"
-    folder.mkdir()
-    shutil.copy(results["bench"] / "run.json", folder)
+    shutil.copytree(results["bench"], folder)
     (folder / name).write_text("")
     refused(run_cli("report", folder, "-o", tmp_path / "r.html"), f"{name}: holds no rows: nothing to report")
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize(("kind", "lacks"), [("bench", ["table.jsonl"]), ("bench", ["scores.jsonl", "table.md"]),
+                                            ("lmstyle", ["summary.jsonl"]), ("stress", ["stress.md"])])
+def test_a_run_folder_lacking_a_file_its_command_writes_is_refused(
+    results: dict[str, Path], tmp_path: Path, kind: str, lacks: list[str]
+) -> None:
+    """A benchmark folder without its table.jsonl was reported as a folder of kind "scores" (distributions, no table),
+    one without its scores.jsonl or table.md as a benchmark missing its scatter plots, with no word of the lost file;
+    each folder whose run.json is of a command is now refused, naming the folder and each file that command writes
+    (runinfo's FILES) that is not there."""
+    folder = tmp_path / kind
+    if kind == "stress":  # a stress run writes stress.jsonl, stress.md and run.json
+        folder.mkdir()
+        (folder / "run.json").write_text(json.dumps(StressRun(benchmark="usr-tc").as_dict()))
+        (folder / "stress.jsonl").write_text('{"metric": "bleu", "perturbation": "shuffle", "value": 0.5}\n')
+    else:
+        shutil.copytree(results[kind], folder)
+        for name in lacks:
+            (folder / name).unlink()
+    refused(run_cli("report", folder, "-o", tmp_path / "r.html"),
+            f"{folder}: lacks {', '.join(lacks)}, which dialeval {kind.replace('bench', 'benchmark')} writes beside "
+            "its run.json")  # fmt: skip
     assert not (tmp_path / "r.html").exists()
 
 

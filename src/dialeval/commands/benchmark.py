@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from dialeval.schema import Score
 
 #: The files ``benchmark`` writes in its output folder, all of them or none.
-OUTPUT_FILES = ("scores.jsonl", "table.md", "table.jsonl", "run.json")
+OUTPUT_FILES = BenchmarkRun.FILES
 
 
 @run_options

@@ -61,8 +61,7 @@ _NOCACHE = typer.Option(
 #: What ``generate`` writes in OUTPUT.
 GENERATE_FILES = ("dialogues.jsonl", "candidates.jsonl", "generation.json")
 #: What ``lmstyle`` writes in OUTPUT.
-LMSTYLE_FILES = ("dialogues.jsonl", "candidates.jsonl", "scores.jsonl", "table.md", "lmstyle_tables.jsonl",
-                 "summary.jsonl", "run.json")  # fmt: skip
+LMSTYLE_FILES = LmstyleRun.FILES
 
 
 def _settings(temperature: float, max_tokens: int, stop: list[str], seed: int) -> Any:

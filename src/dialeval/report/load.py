@@ -1,6 +1,7 @@
 r"""Read a results folder: what ``dialeval benchmark``, ``lmstyle``, ``stress`` or ``train`` wrote.
 
-Every file is optional except that a folder must hold at least one known file:
+A folder must hold at least one known file, and beside a ``run.json`` every file its command writes
+(:attr:`~dialeval.runinfo.RunBase.FILES`); the known files:
 ``run.json`` (command, signatures), ``scores.jsonl`` (Score records), ``table.jsonl``
 (correlation rows), ``lmstyle_tables.jsonl`` and ``summary.jsonl`` (LMStyle tables),
 ``stress.jsonl`` (rows with ``metric``, ``perturbation``, ``value``), ``ranking.jsonl`` (the
@@ -288,12 +289,36 @@ def _result_folders(path: Path) -> list[str]:
         return []
 
 
+def check_whole(path: Path, run: AnyRun) -> None:
+    """Refuse a run's folder that lacks a file its command (``run``) writes on every run (``run.FILES``).
+
+    A benchmark's folder without its table.jsonl was reported as a folder of scores (their distributions, no
+    table), one without its scores.jsonl as a benchmark with no scatter plot, with no word of the missing file.
+
+    Example:
+        >>> import tempfile
+        >>> from dialeval.runinfo import StressRun
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> for name in ("stress.jsonl", "run.json"):
+        ...     _ = (folder / name).write_text("")
+        >>> check_whole(folder, StressRun(benchmark="usr-tc"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...: lacks stress.md, which dialeval stress writes beside its run.json: was the \
+folder copied in part? Give the whole folder, or run the command again
+    """
+    if lacks := [name for name in run.FILES if not (path / name).is_file()]:
+        command = "dialeval stress -b dailydialog++" if run.kind == "ranking" else f"dialeval {run.kind}"
+        raise InputError(f"lacks {', '.join(lacks)}, which {command} writes beside its run.json: was the folder "
+                         "copied in part? Give the whole folder, or run the command again", path=path)  # fmt: skip
+
+
 def load_results(path: str | Path) -> Results:
     """Load a results folder.
 
     Raises:
-        InputError: Not a folder, no known file in it, a results file with no rows, or a malformed file (named with
-            line and field).
+        InputError: Not a folder, no known file in it, a file that its run.json's command writes missing
+            (:func:`check_whole`), a results file with no rows, or a malformed file (named with line and field).
     """
     p = Path(path)
     if not p.is_dir():
@@ -306,6 +331,7 @@ def load_results(path: str | Path) -> Results:
     r = Results(path=p)
     if (p / "run.json").is_file():
         r.run = read_run(p / "run.json")
+        check_whole(p, r.run)
     for name, attr, read in _ROW_FILES:
         if (p / name).is_file():
             rows = read(p / name)

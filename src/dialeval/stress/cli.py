@@ -52,9 +52,10 @@ LEXICAL = "bleu,sacrebleu,chrf,rouge,meteor,f1,length"
 #: ``--benchmark`` names that select the DailyDialog++ ranking test.
 DDPP_NAMES = ("dailydialog++", "dailydialog-pp", "ddpp")
 #: What the DailyDialog++ ranking test writes in OUTPUT.
-RANKING_FILES = ("ranking.jsonl", "ranking.md", "run.json")
-#: What a perturbation run writes in OUTPUT, besides one figure per perturbation --plot names.
-STRESS_FILES = ("stress.jsonl", "stress_subsets.jsonl", "stress.md", "run.json")
+RANKING_FILES = RankingRun.FILES
+#: What a perturbation run writes in OUTPUT (stress_subsets.jsonl where items have subsets), besides one figure per
+#: perturbation --plot names.
+STRESS_FILES = (*StressRun.FILES, "stress_subsets.jsonl")
 
 
 def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -> str:
@@ -238,7 +239,7 @@ def _output_files(benchmark: str | None, perturb: str | None, plot: str | None) 
 
     Example:
         >>> _output_files("usr-tc", None, None)
-        ['stress.jsonl', 'stress_subsets.jsonl', 'stress.md', 'run.json', 'stress_subsets_negation.png']
+        ['stress.jsonl', 'stress.md', 'run.json', 'stress_subsets.jsonl', 'stress_subsets_negation.png']
         >>> _output_files("DailyDialog++", None, None)
         ['ranking.jsonl', 'ranking.md', 'run.json']
     """

@@ -46,7 +46,7 @@ from dialeval.runinfo import TrainRun, write_run_info
 from dialeval.scoring import ScoringContext, ScoringRequest
 
 #: What ``train`` writes in OUTPUT, beside the ``model-<kind>`` folders.
-RESULT_FILES = ("results.jsonl", "results.md", "run.json")
+RESULT_FILES = TrainRun.FILES
 
 
 def to_markdown(rows: list[dict[str, Any]]) -> str:
