@@ -308,20 +308,31 @@ def test_a_meta_output_folder_says_what_it_lacks_and_names_its_dimension(tmp_pat
     assert "No scatter plots: no scores.jsonl." in text
 
 
-def test_a_meta_table_of_another_dimension_in_a_benchmark_folder_is_reported_as_its_own(tmp_path: Path) -> None:
-    """`meta -d Engaging -o` into a benchmark's folder: the report headed the Engaging figures "with human Overall"
-    (run.json's) and plotted the Overall ratings against metrics picked from the Engaging rows."""
+@pytest.mark.parametrize(("meta", "of", "theirs"), [
+    # the report headed the Engaging figures "with human Overall" (run.json's) and plotted the Overall ratings
+    # against metrics picked from the Engaging rows
+    (["-d", "Engaging", "--boot", "0"], "human Engaging", "human Overall"),
+    # the report showed the meta table's CIs under the benchmark's command, headed and ranked as that run's table
+    (["--boot", "20", "--seed", "3"], "20 bootstrap resamples (seed 3)", "0 bootstrap resamples (seed 0)"),
+])  # fmt: skip
+def test_a_meta_table_of_another_dimension_or_resamples_in_a_benchmark_folder_is_named_as_another_runs(
+    tmp_path: Path, meta: list[str], of: str, theirs: str
+) -> None:
+    """`meta -o` into the folder of a `benchmark --boot 0`: its table is reported as its own, of its dimension, and
+    named as another run's (its signatures' resamples and seed, or its dimension, differ from run.json's)."""
     folder = tmp_path / "bench"
     invoke(["benchmark", "-b", "usr-tc", "--limit", "5", "-m", "length,f1", "--boot", "0", "-o", str(folder),
             "--no-cache"])  # fmt: skip
-    invoke(["meta", str(folder / "scores.jsonl"), "-b", "usr-tc", "-d", "Engaging", "--boot", "0", "-o", str(folder)])
+    invoke(["meta", str(folder / "scores.jsonl"), "-b", "usr-tc", *meta, "-o", str(folder)])
     out = tmp_path / "report.md"
     invoke(["report", str(folder), "-o", str(out)])
     text = out.read_text()
-    assert "correlation of each metric with human Engaging**" in text
-    assert "against human Engaging, one point per item" in text
-    assert ("table.jsonl is of human Engaging, run.json's command of human Overall: the table comes from another run "
-            "(dialeval meta -o into this folder?), not from that command.") in text  # fmt: skip
+    dim = "human Engaging" if "Engaging" in meta else "human Overall"
+    assert f"**usr-tc, another run's table: correlation of each metric with {dim}**" in text  # meta's order
+    assert f"against {dim}, one point per item" in text
+    assert f"usr-tc, another run's table: metric-human correlation {'with 95%' if '20' in meta else '(no CIs'}" in text
+    assert (f"table.jsonl is of {of}, run.json's command of {theirs}: the table comes from another run (dialeval "
+            "meta -o into this folder?), not from that command.") in text  # fmt: skip
 
 
 def test_a_benchmark_table_is_ranked_as_table_md_and_says_it_has_no_cis(tmp_path: Path) -> None:

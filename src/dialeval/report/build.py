@@ -66,19 +66,19 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
     # the table's own dimension first: meta -o into a benchmark's folder (-d Engaging) was headed and plotted
     # with run.json's (Overall)
     dim = named.pop() if len(named) == 1 else (run and run.dimension) or "human score"
-    if run and run.dimension and dim != run.dimension:
-        blocks.append(Text(f"table.jsonl is of {human_rating(dim)}, run.json's command of "
-                           f"{human_rating(run.dimension)}: the table comes from another run (dialeval meta -o "
-                           "into this folder?), not from that command."))  # fmt: skip
     name = run.benchmark if run else r.path.name
-    own = run is not None and dim == (run.dimension or dim)  # not a meta -o table in a benchmark's folder
+    if other := run and other_table(r.correlations, run, dim):
+        blocks.append(Text(other))
+    own = run is not None and not other  # not a meta -o table in a benchmark's folder
+    label = name if own or run is None else f"{name}, another run's table"
     columns = list(dict.fromkeys((str(x["level"]), str(x["method"])) for x in r.correlations))
     rank_by = rank_column(columns) if own else None  # the rule benchmark ranked its screen and table.md by
     ranked_by = f" (ranked by {' '.join(rank_by)})" if rank_by else ""
-    blocks.append(correlation_table(r.correlations, f"{name}: correlation of each metric with {human_rating(dim)}"
+    blocks.append(correlation_table(r.correlations, f"{label}: correlation of each metric with {human_rating(dim)}"
                                     f"{ranked_by}", rank_by=rank_by))  # fmt: skip
     if any(x.get("group", "all") != "all" for x in r.correlations):  # meta --by: the groups its warnings name
-        blocks.append(correlation_table(r.correlations, f"{name}: the same, per group", by_group=True, rank_by=rank_by))
+        per_group = correlation_table(r.correlations, f"{label}: the same, per group", by_group=True, rank_by=rank_by)
+        blocks.append(per_group)
     blocks += [Text(line) for line in table_warnings([SimpleNamespace(**x) for x in r.correlations])]  # as meta's
     if r.paired is not None:  # meta --compare -o: the paired test was on the screen only
         from dialeval.meta.significance import paired_line
@@ -86,7 +86,7 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
         blocks.append(Text(paired_line(r.paired)))
     if any(x.get("value") is not None and x.get("group", "all") == "all" for x in r.correlations):
         cis = "with 95% bootstrap CIs" if has_ci(r.correlations) else "(no CIs: the run drew no resamples)"
-        caption = f"{name}: metric-human correlation {cis}, per level and method"
+        caption = f"{label}: metric-human correlation {cis}, per level and method"
         blocks.append(Figure(charts.correlation_chart(r.correlations, dim), caption))
     else:  # matplotlib's legend of no method: a ValueError traceback
         blocks.append(Text("No correlation chart: every figure is undefined (n/a)."))
@@ -121,6 +121,40 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
     if r.scores and metrics:
         blocks.append(Figure(charts.distribution_chart(r.scores, metrics, lambda s: s.system or "?"),
                              f"{name}: score distributions per system (best-ranked metrics)"))  # fmt: skip
+
+
+def other_table(rows: Sequence[dict[str, Any]], run: BenchmarkRun, dim: str) -> str:
+    """Return a note when ``rows`` (table.jsonl) are not of run.json's command: another dimension, other resamples.
+
+    ``meta -o`` into a benchmark's folder leaves its table beside the benchmark's run.json; the report headed,
+    ranked and captioned it as that command's. The resamples and seed are read from the rows' signatures.
+
+    Example:
+        >>> run = BenchmarkRun(benchmark="usr-tc", dimension="Overall", bootstrap={"resamples": 0, "seed": 0})
+        >>> other_table([{"signature": "corr|level:turn|n_boot:20|seed:3|version:0.1.0"}], run, "Overall")
+        "table.jsonl is of 20 bootstrap resamples (seed 3), run.json's command of 0 bootstrap resamples (seed 0): \
+the table comes from another run (dialeval meta -o into this folder?), not from that command."
+        >>> other_table([{"signature": "corr|level:turn|n_boot:0|seed:0|version:0.1.0"}], run, "Overall")
+        ''
+    """
+    mine, theirs = [], []
+    if run.dimension and dim != run.dimension:
+        mine.append(human_rating(dim))
+        theirs.append(human_rating(run.dimension))
+    boot = {(k["n_boot"], k["seed"]) for x in rows if "n_boot" in (k := _signature_keys(str(x.get("signature", ""))))}
+    ran = tuple(str((run.bootstrap or {}).get(key, "?")) for key in ("resamples", "seed"))
+    if boot and boot != {ran}:
+        mine.append(" and ".join(f"{n} bootstrap resamples (seed {seed})" for n, seed in sorted(boot)))
+        theirs.append(f"{ran[0]} bootstrap resamples (seed {ran[1]})")
+    if not mine:
+        return ""
+    return (f"table.jsonl is of {' and '.join(mine)}, run.json's command of {' and '.join(theirs)}: the table comes "
+            "from another run (dialeval meta -o into this folder?), not from that command.")
+
+
+def _signature_keys(signature: str) -> dict[str, str]:
+    """Return a signature's ``key:value`` parts (:func:`~dialeval.signature.make_signature`) as a dict."""
+    return dict(part.split(":", 1) for part in signature.split("|")[1:] if ":" in part)
 
 
 def _points(aligned: Aligned, metric: str, per: str) -> tuple[list[float], list[float]]:
