@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
 from tests.commands.cli_runner import invoke as run_cli
 
 from dialeval.report import charts
@@ -38,3 +39,22 @@ def test_a_stress_run_whose_perturbation_applied_to_no_item_is_reported(tmp_path
     assert res.exit_code == 0, res.output
     res = run_cli("report", run, "-o", tmp_path / "r.md")
     assert res.exit_code == 0 and "| length | - |" in (tmp_path / "r.md").read_text(), res.output
+
+
+def _row(level: str, value: float, ci: tuple[float, float] | None) -> dict[str, object]:
+    low, high = ci or (None, None)
+    return {"metric": "bleu", "level": level, "method": "pearson", "value": value, "ci_low": low, "ci_high": high}
+
+
+def test_a_correlation_panel_without_cis_says_so_in_its_title(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`benchmark --boot 0`: every panel of the chart was titled "turn level (95% bootstrap CI)" above points with
+    no bar. The titles are spied on as the chart sets them; a level with a CI keeps its title."""
+    import matplotlib.axes
+
+    titles: list[str] = []
+    real = matplotlib.axes.Axes.set_title
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_title",
+                        lambda ax, label, *a, **k: titles.append(label) or real(ax, label, *a, **k))  # fmt: skip
+    rows = [_row("turn", 0.4, (0.3, 0.5)), _row("system", 0.9, None)]
+    assert charts.correlation_chart(rows, "Overall")[:4] == b"\x89PNG"
+    assert titles == ["turn level (95% bootstrap CI)", "system level (no CI)"]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from dialeval import __version__
 from dialeval.meta.wide import rank_column
+from dialeval.report.charts import has_ci
 from dialeval.report.doc import Block, Code, Doc, Figure, Section, Table, Text
 from dialeval.report.load import TRAIN_COLUMNS, Results, human_ratings
 from dialeval.runinfo import BenchmarkRun, LmstyleRun, TrainRun
@@ -48,11 +49,6 @@ def correlation_table(
     ci = " [95% CI]" if has_ci(rows) else ""  # --boot 0: no row has one, and the headers said "[95% CI]"
     head = [*(["group"] if by_group else []), "metric", *[f"{lv} {me}{ci}" for lv, me in wide.columns]]
     return Table(head, body, caption)
-
-
-def has_ci(rows: Sequence[dict[str, Any]]) -> bool:
-    """Return whether any correlation row has a confidence interval (none has one with ``--boot 0``)."""
-    return any(r.get("ci_low") is not None for r in rows)
 
 
 def _benchmark(r: Results, blocks: list[Block]) -> None:

@@ -60,8 +60,16 @@ def _gap(high: Any, low: Any) -> float:
     return 0.0 if high is None or low is None else max(0.0, float(high) - float(low))
 
 
+def has_ci(rows: Sequence[dict[str, Any]]) -> bool:
+    """Return whether any correlation row has a confidence interval (none has one with ``--boot 0``)."""
+    return any(r.get("ci_low") is not None for r in rows)
+
+
 def correlation_chart(rows: Sequence[dict[str, Any]], dimension: str) -> bytes:
-    """Points with 95% CI bars per metric, one panel per level, one marker per method."""
+    """Points with 95% CI bars per metric, one panel per level, one marker per method.
+
+    A panel none of whose points has a CI (``--boot 0``) says "no CI" in its title.
+    """
     plt = _plt()
     rows = [r for r in rows if r.get("group", "all") == "all" and r.get("value") is not None]
     levels = list(dict.fromkeys(str(r["level"]) for r in rows))
@@ -86,7 +94,7 @@ def correlation_chart(rows: Sequence[dict[str, Any]], dimension: str) -> bytes:
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_yticks(range(len(order)), order)
         ax.set_xlabel(f"correlation with {human_rating(dimension)} (coefficient, -1 to 1)")
-        ax.set_title(f"{level} level (95% bootstrap CI)")
+        ax.set_title(f"{level} level ({'95% bootstrap CI' if has_ci(mine) else 'no CI'})")  # --boot 0: no bar
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=len(methods))
     return _png(fig)
