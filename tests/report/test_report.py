@@ -19,7 +19,7 @@ from dialeval.cli import app
 from dialeval.errors import InputError
 from dialeval.jsonl import write_jsonl
 from dialeval.report.load import load_results
-from dialeval.runinfo import BenchmarkRun, LmstyleRun, RankingRun, StressRun
+from dialeval.runinfo import BenchmarkRun, LmstyleRun, RankingRun, StressRun, TrainRun
 from dialeval.schema import Rating
 
 
@@ -143,6 +143,28 @@ def test_a_run_folder_lacking_a_file_its_command_writes_is_refused(
             f"{folder}: lacks {', '.join(lacks)}, which dialeval {kind.replace('bench', 'benchmark')} writes beside "
             "its run.json")  # fmt: skip
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize(("run", "name", "row", "caption"), [
+    (RankingRun(benchmark="dailydialog++"), "ranking.jsonl", {"metric": "bleu", "negatives": "random", "fraction": 0.6},
+     "DailyDialog++: share of pairs where a good response outranks a negative of its context (ties 0.5; no CI; "
+     "ranking.jsonl)"),
+    (TrainRun(), "results.jsonl", {"model": "tfidf-lr", "split": "test=usr-tc", "n": 30, "spearman": 0.5,
+                                       "spearman_ci": [None, None]},
+     "dialeval train: each model on each split (no CI; results.jsonl)"),
+])  # fmt: skip
+def test_a_table_without_cis_says_so_in_its_caption(
+    tmp_path: Path, run: RankingRun | TrainRun, name: str, row: dict[str, object], caption: str
+) -> None:
+    """`stress -b dailydialog++ --boot 0` and `train --n-boot 0`: the table's caption said "95% CI over contexts"
+    above figures with none."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for file in run.FILES:
+        (folder / file).write_text(json.dumps(run.as_dict()) if file == "run.json" else "")
+    (folder / name).write_text(json.dumps(row) + "\n")
+    invoke(["report", str(folder), "-o", str(tmp_path / "r.md")])
+    assert f"**{caption}**" in (tmp_path / "r.md").read_text()
 
 
 def test_two_lines_of_one_figure_are_refused(results: dict[str, Path], tmp_path: Path) -> None:

@@ -248,8 +248,9 @@ def _ranking(r: Results, blocks: list[Block]) -> None:
         return f"{fmt(x['fraction'])}{ci}"
 
     negatives, body = _by_metric(r.ranking, "negatives", show)
+    ci = "95% CI over contexts" if has_ci(r.ranking) else "no CI"  # --boot 0
     caption = ("DailyDialog++: share of pairs where a good response outranks a negative of its context "
-               "(ties 0.5; 95% CI over contexts; ranking.jsonl)")  # fmt: skip
+               f"(ties 0.5; {ci}; ranking.jsonl)")  # fmt: skip
     blocks.append(Table(["metric", *(f"good > {n}" for n in negatives)], body, caption))
 
 
@@ -326,7 +327,9 @@ def _train(r: Results, blocks: list[Block]) -> None:
                  "dimensions " + ", ".join(f"{b}={d}" for b, d in (run.dimensions or {}).items())
                  if run.dimensions else ""]  # fmt: skip
         blocks.append(Text("Trained: " + "; ".join(p for p in parts if p) + "."))
-    caption = "dialeval train: each model on each split (95% CI over contexts; results.jsonl)"
+    cis = [end for row in r.train for k in TRAIN_COLUMNS for end in row.get(f"{k}_ci") or ()]  # --n-boot 0: nulls
+    ci = "95% CI over contexts" if any(end is not None for end in cis) else "no CI"
+    caption = f"dialeval train: each model on each split ({ci}; results.jsonl)"  # no CI: --n-boot 0
     blocks.append(train_table(r.train, caption) if r.train else Text("No result rows (results.jsonl)."))
     blocks += [Text(note) for note in result_notes(r.train)]
 

@@ -61,7 +61,7 @@ def _gap(high: Any, low: Any) -> float:
 
 
 def has_ci(rows: Sequence[dict[str, Any]]) -> bool:
-    """Return whether any correlation row has a confidence interval (none has one with ``--boot 0``)."""
+    """Return whether any correlation (or ranking) row has a confidence interval (none has one with ``--boot 0``)."""
     return any(r.get("ci_low") is not None for r in rows)
 
 
