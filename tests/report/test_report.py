@@ -423,6 +423,23 @@ def test_a_real_train_folder_renders_its_results(tmp_path: Path, monkeypatch: py
     assert f"| model-tfidf-lr card sha256 | {card} |" in text
 
 
+def test_a_train_report_lists_the_cards_of_the_models_it_reports_only(tmp_path: Path) -> None:
+    """`train --model tfidf-lr -o run` after `train --model ridge -o run`: the report listed model-ridge's card sha256
+    under the signatures of a folder whose results.jsonl has no ridge row (the earlier run's saved model)."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for file in TrainRun.FILES:
+        (folder / file).write_text(json.dumps(TrainRun().as_dict()) if file == "run.json" else "")
+    (folder / "results.jsonl").write_text(json.dumps({"model": "tfidf-lr", "split": "test=usr-tc", "n": 3}) + "\n")
+    for model in ("tfidf-lr", "ridge"):
+        (folder / f"model-{model}").mkdir()
+        (folder / f"model-{model}" / "card.json").write_text(json.dumps({"model": model}))
+    invoke(["report", str(folder), "-o", str(tmp_path / "r.md")])
+    text = (tmp_path / "r.md").read_text()
+    card = hashlib.sha256((folder / "model-tfidf-lr" / "card.json").read_bytes()).hexdigest()
+    assert f"| model-tfidf-lr card sha256 | {card} |" in text and "model-ridge" not in text
+
+
 def test_run_json_reads_back_as_the_model_of_its_kind(results: dict[str, Path], tmp_path: Path) -> None:
     bench = load_results(results["bench"]).run
     assert isinstance(bench, BenchmarkRun) and bench.dimension == "Overall"

@@ -346,8 +346,8 @@ def _study(r: Results, blocks: list[Block]) -> None:
 def signatures(r: Results) -> Table | Text:
     """Every signature behind the numbers: generation, metrics (run.json), those stamped on the scores.
 
-    For a ``train`` folder, also the card sha256 of each model saved in it (its ``trained:`` metric's signature
-    carries it).
+    For a ``train`` folder, also the card sha256 of each model of its results saved in it (its ``trained:`` metric's
+    signature carries it).
     """
     rows: list[list[str]] = []
     for model, g in ((r.run.generation if isinstance(r.run, LmstyleRun) else None) or {}).items():
@@ -359,9 +359,9 @@ def signatures(r: Results) -> Table | Text:
         if sig not in known:
             rows.append([f"score {metric}", sig])
             known.add(sig)
-    if r.kind == "train":
-        cards = sorted(r.path.glob("model-*/card.json"))
-        rows += [[f"{card.parent.name} card sha256", file_sha256(card)] for card in cards]
+    if r.kind == "train":  # the models of results.jsonl: another run's saved model-* was listed too
+        cards = [r.path / f"model-{m}" / "card.json" for m in sorted({str(row["model"]) for row in r.train})]
+        rows += [[f"{card.parent.name} card sha256", file_sha256(card)] for card in cards if card.is_file()]
     if not rows:
         return Text("Signatures: none in this folder (run.json names no metric, and there are no scores).")
     return Table(["what", "signature"], rows, "Signatures")
