@@ -97,12 +97,17 @@ class OnBenchmark(RunBase):
 
 
 class BenchmarkRun(OnBenchmark):
-    """``dialeval benchmark``: metric-human correlations (``counts``: the benchmark's sizes)."""
+    """``dialeval benchmark``: metric-human correlations (``counts``: the benchmark's sizes).
+
+    ``notes``: the lines under its table, on the screen and in table.md: the metrics not run, the notes (fitted on
+    the benchmark, texts read in part) and the warnings.
+    """
 
     FILES = ("scores.jsonl", "table.md", "table.jsonl", "run.json")
     kind: Literal["benchmark"] = "benchmark"
     counts: dict[str, Any] | None = None
     dimension: str | None = None
+    notes: list[str] | None = None
 
 
 class StressRun(OnBenchmark):

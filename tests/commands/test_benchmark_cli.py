@@ -291,3 +291,26 @@ def test_benchmark_says_which_values_read_a_text_in_part(tmp_path: Path) -> None
     assert "sbert_ref:" not in said  # the stderr line the cut check no longer causes: tests/metrics/test_embedding.py
     scores = [json.loads(x) for x in (tmp_path / "b" / "scores.jsonl").read_text().splitlines()]
     assert sum("cut" in s["extras"] for s in scores) == 6
+
+
+def test_the_lines_under_the_table_go_into_table_md_and_run_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A metric not run (here one the scoring is made to skip), in-sample and cut notes were printed under the table
+    only: table.md had the warnings alone and run.json none of them, so `dialeval report` could not show them. Both
+    now hold every line --json gives as its notes, and the report shows run.json's."""
+    import dialeval.commands.benchmark as command
+
+    real = command.score_request
+    monkeypatch.setattr(command, "score_request", lambda *a: (real(*a)[0], {"bleurt": "needs bleurt-pytorch"}))
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["benchmark", "-m", "length", "--limit", "3", "--boot", "20", "-o", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    said = json.loads(res.stdout)["notes"]
+    assert said[0] == "not run bleurt: needs bleurt-pytorch" and any("20 resamples" in line for line in said[1:])
+    assert json.loads((out / "run.json").read_text())["notes"] == said
+    table = (out / "table.md").read_text()
+    assert all(f"\n{line}\n" in table for line in said)
+    assert runner.invoke(app, ["report", str(out), "-o", str(tmp_path / "r.md")]).exit_code == 0
+    report = (tmp_path / "r.md").read_text()
+    assert all(report.count(f"\n{line}\n") == 1 for line in said)  # the warnings once: not recomputed beside them

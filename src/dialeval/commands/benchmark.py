@@ -105,13 +105,14 @@ def benchmark(
                 f"{bench.name}: correlation with {human_rating(dimension)} ({len(bench.candidates)} items, "
                 f"ranked by {' '.join(rank_by)})"
             )
-            run_info = _run_info(bench, dimension, runs, skipped, run, n_boot, seed, started)
             warnings = table_warnings(rows)
-            removed = _write_outputs(output, title, wide, rows, scores, run_info, warnings)
+            # the lines under the table, in table.md and run.json too (they were on the screen only, but warnings)
+            said = [*(f"not run {name}: {why}" for name, why in skipped.items()), *notes, *warnings]
+            run_info = _run_info(bench, dimension, runs, skipped, run, n_boot, seed, started, said)
+            removed = _write_outputs(output, title, wide, rows, scores, run_info)
     except DialevalError as exc:
         fail(exc)
     if as_json:
-        said = [*(f"not run {name}: {why}" for name, why in skipped.items()), *notes, *warnings]  # under the table
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": [row_dict(r) for r in rows], "notes": said}))
     else:
         out.print(to_rich(wide, title))
@@ -121,17 +122,18 @@ def benchmark(
 
 
 def _write_outputs(
-    output: Path, title: str, wide: Wide, rows: list[CorrelationRow], scores: list[Score], run_info: BenchmarkRun,
-    warnings: list[str],
+    output: Path, title: str, wide: Wide, rows: list[CorrelationRow], scores: list[Score], run_info: BenchmarkRun
 ) -> list[str]:  # fmt: skip
     """Write the :data:`OUTPUT_FILES` of ``output``: all of them, or none (and no new empty folder) on a failure.
+
+    table.md has the table and, under it, the lines of ``run_info.notes`` (metrics not run, notes, warnings).
 
     An earlier ``meta --compare -o``'s compare.json there is removed (``dialeval report`` showed its paired test
     beside this run's table, of metrics this run may not have); return what was removed.
     """
     with all_or_nothing(output):
         write_jsonl(output / "scores.jsonl", scores)
-        write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n{warned(warnings)}")
+        write_text(output / "table.md", f"# {title}\n\n{to_markdown(wide)}\n{warned(run_info.notes or [])}")
         write_jsonl(output / "table.jsonl", rows)
         write_run_info(output, run_info)
     return remove_earlier(output, [COMPARE_FILE])
@@ -139,9 +141,12 @@ def _write_outputs(
 
 def _run_info(
     bench: Benchmark, dimension: str, runs: list[MetricRun], skipped: dict[str, str], run: ScoringContext,
-    n_boot: int, seed: int, started: float,
+    n_boot: int, seed: int, started: float, notes: list[str],
 ) -> BenchmarkRun:
-    """Return what ``run.json`` records: inputs, counts, metric signatures and timings, the request, engine, cache."""
+    """Return what ``run.json`` records: inputs, counts, metric signatures and timings, the request, engine, cache.
+
+    And the ``notes``: the lines under the table.
+    """
     return BenchmarkRun(
         benchmark=bench.name,
         source=bench.source,
@@ -155,6 +160,7 @@ def _run_info(
         engine=run.engine.describe(),
         cache=run.cache_path(),
         bootstrap={"resamples": n_boot, "seed": seed, "unit": "context"},
+        notes=notes,
         seconds=round(time.perf_counter() - started, 2),
     )
 

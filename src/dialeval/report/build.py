@@ -75,7 +75,11 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
     if any(x.get("group", "all") != "all" for x in r.correlations):  # meta --by: the groups its warnings name
         per_group = correlation_table(r.correlations, f"{label}: the same, per group", by_group=True, rank_by=rank_by)
         blocks.append(per_group)
-    blocks += [Text(line) for line in table_warnings([SimpleNamespace(**x) for x in r.correlations])]  # as meta's
+    # the lines under the run's own table as it wrote them (metrics not run, notes, warnings), else meta's warnings
+    said = run.notes if run is not None and own else None
+    if said is None:
+        said = table_warnings([SimpleNamespace(**x) for x in r.correlations])
+    blocks += [Text(line) for line in said]
     if r.paired is not None:  # meta --compare -o: the paired test was on the screen only
         from dialeval.meta.significance import paired_line
 
