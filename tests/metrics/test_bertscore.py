@@ -139,3 +139,32 @@ def test_every_layer_of_the_model_is_accepted_and_the_top_is_read_from_the_model
     assert model_layers(BertScoreConfig(model=str(folder))) == 2
     with pytest.raises(ValueError, match="between 0 and 2"):
         BertScoreMetric(model=str(folder), num_layers=3, rescale=False)
+
+
+def test_a_text_longer_than_bert_score_reads_is_said_on_its_scores() -> None:
+    """bert-score encodes each text to the tokenizer's 512 word pieces (special tokens included) and drops the rest:
+    two responses that differ only past it scored the same, with nothing said. Their scores now say so in
+    extras["cut"], naming the response or a reference."""
+    from transformers import AutoTokenizer
+
+    from dialeval.schema import Candidate, Dialogue, Turn
+    from dialeval.scoring import score_metrics
+
+    long = " ".join(["I really like walking my dog in the park every morning."] * 50)
+    # the packaged encoder's own tokenizer, read from its folder: over 512 word pieces
+    tok = AutoTokenizer.from_pretrained(str(resolve_encoder_dir("all-minilm-l6-v2")))
+    assert tok.model_max_length == 512 and len(tok(long, verbose=False)["input_ids"]) > 512
+    texts = {"short": ("I walk my dog.", "I walk my dog."), "long": (long, "I walk my dog."),
+             "longer": (long + " But I never want to see a cat again!", "I walk my dog."),
+             "long-ref": ("I walk my dog.", long)}  # fmt: skip
+    dialogues = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text="What do you do?")])}
+    cands = [Candidate(id=k, dialogue_id="d", turn_index=1, system=k, text=t, references=[r])
+             for k, (t, r) in texts.items()]  # fmt: skip
+    (run,) = score_metrics([BertScoreMetric()], cands, dialogues)
+    f1 = {s.item_id: s for s in run.scores if s.metric == "bertscore_f1"}
+    assert f1["long"].value == f1["longer"].value  # the end past the limit is not read
+    response = "response read to its first 512 word pieces (the encoder's limit)"
+    reference = "a reference read to its first 512 word pieces (the encoder's limit)"
+    assert f1["long"].extras == {"cut": response} and f1["short"].extras == {}
+    assert f1["long-ref"].extras == {"cut": reference}
+    assert run.cuts() == {m: {response: 2, reference: 1} for m in BertScoreMetric.outputs}

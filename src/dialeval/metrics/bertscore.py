@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dialeval.errors import InputError
-from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
+from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, read_in_part, register_metric
 from dialeval.metrics.rules import rule
 from dialeval.models.loading import DEFAULT_ENCODER
 
@@ -143,6 +143,27 @@ class BertScoreMetric(Metric):
             extra["baseline_sha"] = file_sha256(baseline_file(self.config.model))[:12]
         extra["bert_score"] = bert_score.__version__
         return extra
+
+    def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
+        """Say which items' scores read their response or a reference in part: past the tokenizer's limit.
+
+        bert-score encodes each (stripped) text to ``model_max_length`` word pieces, special tokens included (512
+        for the packaged encoders), and drops the rest: two responses that differ after it score the same.
+        """
+        cfg = self.config
+        rows = [i for i in items if i.references]
+        if not rows:
+            return [{} for _ in items]
+        tokenizer = _scorer(cfg.model, cfg.num_layers, cfg.rescale, cfg.device)._tokenizer
+        limit = int(tokenizer.model_max_length)
+        long = read_in_part(tokenizer, [t.strip() for i in rows for t in (i.response, *i.references)], limit)
+        read = f"read to its first {limit} word pieces (the encoder's limit)"
+        out = []
+        for i in items:
+            said = [f"response {read}"] * (bool(i.references) and i.response.strip() in long)
+            said += [f"a reference {read}"] * any(r.strip() in long for r in i.references)
+            out.append(dict.fromkeys(self.outputs, "; ".join(said)) if said else {})
+        return out
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Score the items that have references; the others get None."""
