@@ -150,3 +150,28 @@ def test_per_item_style_from_a_tag_on_the_lmstyle_mturk_data(shared_data, tmp_pa
     said = " ".join(res.output.split())
     assert res.exit_code == 2 and f'candidate "{picked[0].id}"' in said and 'field "tags.task"' in said, said
     assert 'has the "task" tag "Sarcastic", which is no style' in said
+
+
+def test_formality_of_a_response_over_spacys_million_characters_fast_twin() -> None:
+    """spaCy refuses a text over nlp.max_length (1,000,000 characters: E088, a guard for the parser and NER, which
+    this pipeline does not run): such a response was a ValueError traceback. A million spaces between two sentences
+    keep it fast: spaCy makes them one whitespace token, which the F-score drops."""
+    text = "The cat sat on the mat. " + " " * 1_000_000 + "The dog ran."
+    assert len(text) > 1_000_000
+    # The(art) cat(N) sat(V) on(ADP) the(art) mat(N) The(art) dog(N) ran(V): (100 * (7 - 2) / 9 + 100) / 2
+    expected = (100 * 5 / 9 + 100) / 2
+    assert f_score(pos_tags([text])[0]) == pytest.approx(expected)
+    out = StyleMetric(target="formal").compute([MetricInput(response=text)])
+    assert out == {"style_match": [1.0], "style_strength": [pytest.approx(percentile(expected))]}
+
+
+@pytest.mark.slow
+def test_formality_of_a_response_over_spacys_million_characters() -> None:
+    """The fast twin's case with a million characters of words: 41,667 sentences, each tagged as one alone."""
+    sentence = "The cat sat on the mat. "
+    text = sentence * (1_000_000 // len(sentence) + 1)
+    assert len(text) > 1_000_000
+    # The(art) cat(N) sat(V) on(ADP) the(art) mat(N), each sentence: (100 * (5 - 1) / 6 + 100) / 2
+    expected = (100 * 4 / 6 + 100) / 2
+    assert f_score(pos_tags([sentence])[0]) == pytest.approx(expected)
+    assert f_score(pos_tags([text])[0]) == pytest.approx(expected)  # what compute() reads (the fast twin's path)

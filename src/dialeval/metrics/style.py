@@ -90,9 +90,15 @@ def _spacy() -> Any:
 
 
 def pos_tags(texts: Sequence[str]) -> list[list[str]]:
-    """Return the coarse POS tags of the words of each text (punctuation and spaces dropped)."""
+    """Return the coarse POS tags of the words of each text (punctuation and spaces dropped).
+
+    Each text is tagged whole, however long: spaCy's ``max_length`` (1,000,000 characters) guards the memory of
+    its parser and NER, which this pipeline does not load, and a longer response was its ValueError (E088).
+    """
+    nlp = _spacy()
+    nlp.max_length = max([nlp.max_length, *map(len, texts)])
     out = []
-    for doc in _spacy().pipe(texts, batch_size=256):
+    for doc in nlp.pipe(texts, batch_size=256):
         tags = []
         for tok in doc:
             if tok.pos_ in ("PUNCT", "SPACE", "SYM", "X"):
