@@ -180,3 +180,60 @@ def test_a_cut_context_or_response_is_said_on_its_scores(metric):
     assert cut[("b", "lm_likelihood")] == ctx
     (run,) = score_metrics([metric], cands, dialogues)  # the default limits (512, 256): nothing cut
     assert run.cuts() == {}
+
+
+#: Over 8,192 tokens by SmolLM2's tokenizer (9,600: 800 x 12 tokens).
+LONG = " ".join(["I really like walking my dog in the park every morning."] * 800)
+#: What the score of a context cut to fit the model says (SmolLM2-135M's config: max_position_embeddings 8192).
+FIT = "context cut from its start to fit the model's 8192 positions with the prompt and the response"
+
+
+def test_a_context_past_the_models_positions_is_cut_to_fit_and_said(metric, usr_items):
+    """-p max_context_tokens=100000 laid a 9,600-token context before the response, past the 8,192 positions
+    SmolLM2-135M has, with nothing said. The context is now cut from its start to fit the prompt and the whole
+    response in them, and its scores say so; a response too long for them is cut from its end. Inputs that fit are
+    read as before."""
+    from dialeval.schema import Turn
+
+    big = LikelihoodMetric(max_context_tokens=100_000, max_response_tokens=100_000)
+    model, tok, _ = big._loaded()
+    assert model.config.max_position_embeddings == 8192  # the packaged model's own config
+    assert len(tok(LONG).input_ids) > 8192
+    response = "Yes, every single morning."
+    item = MetricInput(response=response, context=(Turn(speaker="A", text=LONG),))
+    ((prefix, cont),), _ = big.requests([item])
+    assert cont == tuple(tok(" " + response, add_special_tokens=False).input_ids)  # the response whole
+    assert 8192 - 8 <= len(prefix) + len(cont) <= 8192  # filled but for a re-tokenized word's pieces
+    prompt = tok.decode(prefix)
+    assert prompt.startswith(tok.bos_token + "###Speaker: ") and prompt.endswith("every morning. ###Response:")
+    assert big.cut([item]) == [{"lm_likelihood": FIT, "lm_context_gain": FIT}]
+    # a response past the positions: the prompt of an empty context, and the response cut from its end to fit
+    long_reply = MetricInput(response=LONG, context=(Turn(speaker="A", text="Hi."),))
+    ((prefix, cont),), ((bos, cont_u),) = big.requests([long_reply])
+    assert len(prefix) + len(cont) == 8192 and (bos, cont_u) == (prefix[:1], cont)
+    assert cont == tuple(tok(" " + LONG, add_special_tokens=False).input_ids)[: len(cont)]
+    assert tok.decode(prefix) == tok.bos_token + "###Speaker:  ###Response:"
+    said = "response cut from its end to fit the model's 8192 positions with the prompt"
+    assert big.cut([long_reply]) == [{"lm_likelihood": f"{FIT}; {said}", "lm_likelihood_uncond": said,
+                                      "lm_context_gain": f"{FIT}; {said}"}]  # fmt: skip
+    # inputs that fit: the default's requests, token for token
+    assert big.requests(usr_items) == metric.requests(usr_items) and big.cut(usr_items) == [{}] * len(usr_items)
+
+
+@pytest.mark.slow
+def test_a_context_cut_to_fit_scores_the_plain_loss_of_the_prompt_that_fits():
+    """The fast twin's item scored end to end (one 8,192-position pass, minutes on 2 cores): the plain transformers
+    loss of the cut prompt and the response, and the cut said on the score."""
+    from dialeval.schema import Candidate, Dialogue, Turn
+    from dialeval.scoring import score_metrics
+
+    big = LikelihoodMetric(max_context_tokens=100_000)
+    model, _, _ = big._loaded()
+    dialogues = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text=LONG)])}
+    cands = [Candidate(id="a", dialogue_id="d", turn_index=1, system="s", text="Yes, every single morning.")]
+    (run,) = score_metrics([big], cands, dialogues)
+    got = {s.metric: s for s in run.scores}
+    ((prefix, cont),), _ = big.requests([MetricInput(response=cands[0].text, context=tuple(dialogues["d"].turns))])
+    assert len(prefix) + len(cont) <= 8192
+    assert got["lm_likelihood"].value == pytest.approx(100 / plain_loss(model, prefix, cont), rel=1e-4)
+    assert got["lm_likelihood"].extras == {"cut": FIT} and got["lm_likelihood_uncond"].extras == {}

@@ -44,8 +44,10 @@ class LikelihoodConfig:
         model: ``"smollm2-135m"`` (packaged), a GGUF file, or a transformers folder.
         device: Torch device (``"cpu"``, ``"cuda"``); ``auto`` (default) is cuda when torch sees a GPU.
         context_turns: How many of the last context turns go in the prompt (0 = all; at least 0).
-        max_context_tokens: The context is cut from the left to this many tokens (at least 1).
-        max_response_tokens: The response is cut from the right to this many tokens (at least 1).
+        max_context_tokens: The context is cut from the left to this many tokens (at least 1), and further where
+            the prompt and the response would pass the model's positions (8,192 for SmolLM2-135M); the score says so.
+        max_response_tokens: The response is cut from the right to this many tokens (at least 1), and further where
+            it alone would pass the model's positions.
         template: Prompt template with a ``{context}`` slot and no other (a literal brace is ``{{`` or ``}}``).
         turn_separator: Joins the context turns.
     """
@@ -327,6 +329,18 @@ def _forward_nll(
     return keys, _head_nll(head, picked, torch.tensor(targets, device=device))
 
 
+def _bos(tok: Any) -> tuple[int, ...]:
+    """Return the token that starts every prompt (the tokenizer's BOS, else its EOS), or none."""
+    start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+    return (start,) if start is not None else ()
+
+
+def _positions(model: Any) -> int | None:
+    """Return how many positions ``model`` reads (its config's ``max_position_embeddings``), None if it says none."""
+    found = getattr(model.config, "max_position_embeddings", None)
+    return found if isinstance(found, int) else None
+
+
 def _inverse(nll: float | None) -> float | None:
     return None if nll is None else 100.0 / max(nll, 1e-9)
 
@@ -364,21 +378,39 @@ class LikelihoodMetric(Metric):
 
     def requests(self, items: Sequence[MetricInput]) -> tuple[list[Request], list[Request]]:
         """Return the token-id (prefix, continuation) pairs, conditional and unconditional."""
+        model, tok, _ = self._loaded()
+        bos = _bos(tok)
+        cond = [self._read(tok, bos, _positions(model), item)[0] for item in items]
+        return cond, [(bos, cont) for _, cont in cond]
+
+    def _read(self, tok: Any, bos: tuple[int, ...], limit: int | None, item: MetricInput) -> tuple[Request, str, str]:
+        """Return the item's (prompt, response) token ids, and what was cut of its context and of its response.
+
+        The context is cut from its start to ``max_context_tokens`` and the response from its end to
+        ``max_response_tokens``. Where the prompt and the response still hold more than the model's ``limit``
+        positions, the context is cut further to fit, then the response.
+        """
         cfg = self.config
-        _, tok, _ = self._loaded()
-        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        bos = (start,) if start is not None else ()
-        cond: list[Request] = []
-        uncond: list[Request] = []
-        for item in items:
-            context, ctx_ids, resp_ids = self._token_ids(tok, item)
-            if len(ctx_ids) > cfg.max_context_tokens:
-                context = tok.decode(ctx_ids[-cfg.max_context_tokens :])
-            prefix = bos + tuple(tok(cfg.template.format(context=context), add_special_tokens=False).input_ids)
-            cont = tuple(resp_ids[: cfg.max_response_tokens])
-            cond.append((prefix, cont))
-            uncond.append((bos, cont))
-        return cond, uncond
+        context, ctx_ids, resp_ids = self._token_ids(tok, item)
+        keep = min(len(ctx_ids), cfg.max_context_tokens)
+        prefix = self._prompt(tok, bos, context if keep == len(ctx_ids) else tok.decode(ctx_ids[-keep:]))
+        cont = tuple(resp_ids[: cfg.max_response_tokens])
+        said_ctx = f"context read to its last {keep} tokens (max_context_tokens)" if keep < len(ctx_ids) else ""
+        said_resp = f"response read to its first {len(cont)} tokens (max_response_tokens)"
+        said_resp = said_resp if len(cont) < len(resp_ids) else ""
+        fit = f"to fit the model's {limit} positions with the prompt"
+        while limit is not None and len(prefix) + len(cont) > limit and keep > 0:
+            keep = max(0, keep - (len(prefix) + len(cont) - limit))  # a re-tokenized cut may take another round
+            prefix = self._prompt(tok, bos, tok.decode(ctx_ids[-keep:]) if keep else "")
+            said_ctx = f"context cut from its start {fit} and the response"
+        if limit is not None and len(prefix) + len(cont) > limit:
+            cont = cont[: max(0, limit - len(prefix))]
+            said_resp = f"response cut from its end {fit}"
+        return (prefix, cont), said_ctx, said_resp
+
+    def _prompt(self, tok: Any, bos: tuple[int, ...], context: str) -> tuple[int, ...]:
+        """Return the token ids of the prompt: the start token and the template holding ``context``."""
+        return bos + tuple(tok(self.config.template.format(context=context), add_special_tokens=False).input_ids)
 
     def _token_ids(self, tok: Any, item: MetricInput) -> tuple[str, list[int], list[int]]:
         """Return the item's context (its last ``context_turns`` joined), its token ids and the response's, uncut."""
@@ -390,21 +422,17 @@ class LikelihoodMetric(Metric):
         return context, list(tok(context, add_special_tokens=False).input_ids), resp_ids
 
     def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
-        """Say which outputs read a context cut to ``max_context_tokens`` or a response cut to ``max_response_tokens``.
+        """Say which outputs read a context or a response cut (to the parameters' limits or the model's positions).
 
         The unconditional likelihood reads no context: only a cut response is said of it.
         """
-        cfg = self.config
-        _, tok, _ = self._loaded()
+        model, tok, _ = self._loaded()
+        bos, limit = _bos(tok), _positions(model)
         out = []
         for item in items:
-            _, ctx_ids, resp_ids = self._token_ids(tok, item)
-            context = f"context read to its last {cfg.max_context_tokens} tokens (max_context_tokens)"
-            response = f"response read to its first {cfg.max_response_tokens} tokens (max_response_tokens)"
-            cut = [context] * (len(ctx_ids) > cfg.max_context_tokens)
-            said = [response] * (len(resp_ids) > cfg.max_response_tokens)
-            both = "; ".join(cut + said)
-            out.append({k: v for k, v in (("lm_likelihood", both), ("lm_likelihood_uncond", "; ".join(said)),
+            _, context, response = self._read(tok, bos, limit, item)
+            both = "; ".join(s for s in (context, response) if s)
+            out.append({k: v for k, v in (("lm_likelihood", both), ("lm_likelihood_uncond", response),
                                           ("lm_context_gain", both)) if v})  # fmt: skip
         return out
 
