@@ -218,22 +218,3 @@ def test_a_context_past_the_models_positions_is_cut_to_fit_and_said(metric, usr_
                                       "lm_context_gain": f"{FIT}; {said}"}]  # fmt: skip
     # inputs that fit: the default's requests, token for token
     assert big.requests(usr_items) == metric.requests(usr_items) and big.cut(usr_items) == [{}] * len(usr_items)
-
-
-@pytest.mark.slow
-def test_a_context_cut_to_fit_scores_the_plain_loss_of_the_prompt_that_fits():
-    """The fast twin's item scored end to end (one 8,192-position pass, minutes on 2 cores): the plain transformers
-    loss of the cut prompt and the response, and the cut said on the score."""
-    from dialeval.schema import Candidate, Dialogue, Turn
-    from dialeval.scoring import score_metrics
-
-    big = LikelihoodMetric(max_context_tokens=100_000)
-    model, _, _ = big._loaded()
-    dialogues = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text=LONG)])}
-    cands = [Candidate(id="a", dialogue_id="d", turn_index=1, system="s", text="Yes, every single morning.")]
-    (run,) = score_metrics([big], cands, dialogues)
-    got = {s.metric: s for s in run.scores}
-    ((prefix, cont),), _ = big.requests([MetricInput(response=cands[0].text, context=tuple(dialogues["d"].turns))])
-    assert len(prefix) + len(cont) <= 8192
-    assert got["lm_likelihood"].value == pytest.approx(100 / plain_loss(model, prefix, cont), rel=1e-4)
-    assert got["lm_likelihood"].extras == {"cut": FIT} and got["lm_likelihood_uncond"].extras == {}
