@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import random
 
-from dialeval.quality.build import CORRUPTIONS, fluent_examples, sensible_examples, word_drop, word_repeat
+from dialeval.quality.build import (
+    CORRUPTIONS,
+    SensibleExample,
+    fluent_examples,
+    sensible_examples,
+    word_drop,
+    word_repeat,
+)
 from dialeval.quality.corpora import Pair
 
 PAIRS = [
@@ -79,3 +86,19 @@ def test_truncation_is_a_fluent_corruption_only_when_named():
     assert len(cut) == len(PAIRS) and all(e.kind == "truncation" for e in cut)
     originals = {p.response for p in PAIRS}
     assert all(any(o.startswith(e.text) and len(e.text.split()) < len(o.split()) for o in originals) for e in cut)
+
+
+def test_a_context_whose_last_turns_are_one_text_gets_no_shuffled_context_negative():
+    """The shuffle redrew until another turn came last: with the last turns all one text (an "ok" four times) it
+    never could, and training hung. Such a context now gets no shuffled-context negative, and its other ones.
+    Run in a daemon thread so that a hang fails the test instead of stopping the suite."""
+    import threading
+
+    same = Pair("s", "ok", ("hi there, how are you?", "ok", "ok", "ok", "ok"), "it is the best song I have heard")
+    got: list[list[SensibleExample]] = []
+    thread = threading.Thread(target=lambda: got.append(sensible_examples([*PAIRS, same], 0, True)), daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    assert got, "sensible_examples hung on a context whose last four turns are one text"
+    kinds = {e.kind for e in got[0] if e.group == "s/ok"}
+    assert "shuffled-context" not in kinds and {"true", "negation", "truncation"} <= kinds

@@ -121,7 +121,7 @@ def _hard_negatives(pair: Pair, rng: random.Random, every: bool) -> list[tuple[t
 def _hard_negative(pair: Pair, rng: random.Random, kind: str) -> tuple[tuple[str, ...], str, str] | None:
     if kind == "adversarial" and pair.adversarial:
         return pair.context, rng.choice(pair.adversarial), kind
-    if kind == "shuffled-context" and len(pair.context) >= 3:
+    if kind == "shuffled-context" and len(pair.context) >= 3 and len(set(pair.context[-4:])) > 1:
         ctx = list(pair.context[-4:])
         while ctx[-1] == pair.context[-1]:
             rng.shuffle(ctx)
