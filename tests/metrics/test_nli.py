@@ -92,3 +92,63 @@ def test_a_model_given_with_a_tilde_is_hashed_into_the_signature(monkeypatch, tm
     model = f"~/{folder.name}"
     assert f"|model_sha:{expected}|" in NliMetric(model=model, device="cpu").signature
     assert f"|model_sha:{expected}|" in StyleMetric(sentiment_model=model, device="cpu").signature
+
+
+LONG = " ".join(["I really like walking my dog in the park every morning."] * 60)
+
+
+def test_a_pair_longer_than_the_classifier_reads_is_said_on_its_score(tmp_path):
+    """classify() cuts a (premise, response) pair to the tokenizer's 512 word pieces (truncation=True) with nothing
+    said: two responses that differ only past it got the same score. The items now say which text was cut."""
+    pytest.importorskip("transformers")
+    from dataclasses import replace
+
+    from transformers import AutoTokenizer
+
+    folder = tiny.build(tmp_path / "nli", ["entailment", "neutral", "contradiction"])
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    # the tokenizer's own counts: the pair passes its 512 word pieces; "longest_first" cuts the longer text alone
+    assert tok.model_max_length == 512 and len(tok("Do you have pets?", LONG, verbose=False)["input_ids"]) > 512
+    short = MetricInput(response="I have two dogs.", context=(Turn(speaker="A", text="Do you have pets?"),))
+    items = [
+        short,
+        replace(short, response=LONG),
+        replace(short, response=LONG + " But I never want to see a cat again!"),
+        replace(short, knowledge=(LONG,)),  # a long fact, a short response: the fact is cut
+        replace(short, context=(Turn(speaker="A", text=LONG),), response=LONG),  # both cut
+        MetricInput(response=LONG),  # no premise: no pair, no value, nothing to say
+    ]
+    metric = NliMetric(model=str(folder), device="cpu")
+    scores = metric.compute(items)["nli_contradiction"]
+    assert scores[1] == scores[2]  # the end past the limit is not read
+    read = "read in part (the classifier reads a premise and the response together to their first 512 word pieces)"
+    assert metric.cut(items) == [{}, *[{"nli_contradiction": f"{who} {read}"} for who in (
+        "response", "response", "a fact or persona line", "response and a context turn")], {}]  # fmt: skip
+    assert NliMetric(model=str(folder), device="cpu", use_knowledge=False).cut(items[3:4]) == [{}]
+
+
+def test_the_cut_notes_reach_the_scores_and_the_score_command(tmp_path):
+    import json
+
+    from tests.commands.cli_runner import invoke
+
+    from dialeval.schema import Candidate, Dialogue
+    from dialeval.scoring import score_metrics
+
+    pytest.importorskip("transformers")
+    folder = tiny.build(tmp_path / "nli", ["entailment", "neutral", "contradiction"])
+    dialogues = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text="What do you do?")])}
+    cands = [Candidate(id=k, dialogue_id="d", turn_index=1, system=k, text=t)
+             for k, t in {"short": "I walk my dog.", "long": LONG}.items()]  # fmt: skip
+    (run,) = score_metrics([NliMetric(model=str(folder), device="cpu")], cands, dialogues)
+    said = "response read in part (the classifier reads a premise and the response together to their first 512 word " \
+           "pieces)"  # fmt: skip
+    assert {s.item_id: s.extras for s in run.scores} == {"short": {}, "long": {"cut": said}}
+    rows = tmp_path / "rows.csv"
+    rows.write_text(f"context,response\nWhat do you do?,I walk my dog.\nWhat do you do?,{LONG}\n")
+    cols = ("--response-col", "response", "--context-col", "context", "-p", f"nli.model={folder}", "--no-cache")
+    res = invoke("score", "--path", rows, *cols, "-m", "nli", "-o", tmp_path / "s.jsonl")
+    assert res.exit_code == 0, res.output
+    assert f"read in part (cut): nli_contradiction 1 ({said})" in " ".join(res.output.split())
+    res = invoke("score", "--path", rows, *cols, "-m", "nli", "-o", tmp_path / "t.jsonl", "--json")
+    assert json.loads(res.stdout)["metrics"]["nli"]["cut"] == {"nli_contradiction": 1}

@@ -126,3 +126,37 @@ def test_the_conversion_writes_the_same_bytes_as_transformers_alone(tmp_path, mo
     assert names == sorted(f.name for f in (tmp_path / "plain").iterdir()) and "model.safetensors" in names
     for name in names:
         assert (ours / name).read_bytes() == (tmp_path / "plain" / name).read_bytes(), name
+
+
+def test_classify_cuts_says_what_the_truncation_dropped(tmp_path, monkeypatch):
+    """Which texts classify() reads in part; a non-fast tokenizer's cut pair is None, one without a limit cuts none."""
+    pytest.importorskip("transformers")
+    from tests.models import tiny_classifier as tiny
+    from transformers import AutoTokenizer, BatchEncoding
+
+    long = " ".join(["word"] * 600)  # 600 word pieces: past the MiniLM tokenizer's 512 (its model_max_length)
+    folder = str(tiny.build(tmp_path / "clf", ["NEGATIVE", "POSITIVE"]))
+    assert loading.classify_cuts(folder, "cpu", [long, "hi"]) == (512, [(True, False), (False, False)])
+    # "longest_first": the longer text loses word pieces first, then both (300 + 300 + 3 special tokens > 512)
+    half = " ".join(["word"] * 300)
+    assert loading.classify_cuts(folder, "cpu", ["hi", long, half], [long, "hi", half])[1] == [
+        (False, True), (True, False), (True, True)]  # fmt: skip
+    model, tok = loading.load_classifier(folder, "cpu")
+
+    class NotFast:
+        """The tokenizer's answers without its fast encodings (as a non-fast tokenizer gives them)."""
+
+        model_max_length = tok.model_max_length
+
+        def __call__(self, *args: object, **kwargs: object) -> BatchEncoding:
+            return BatchEncoding(dict(tok(*args, **kwargs)))
+
+    monkeypatch.setattr(loading, "load_classifier", lambda *_: (model, NotFast()))
+    assert loading.classify_cuts(folder, "cpu", ["hi", "hi"], [long, "ho"]) == (512, [None, (False, False)])
+    assert loading.classify_cuts(folder, "cpu", [long]) == (512, [(True, False)])
+    monkeypatch.undo()
+    unlimited = AutoTokenizer.from_pretrained(folder)
+    unlimited.model_max_length = int(1e30)  # transformers' "no limit": truncation=True then cuts nothing
+    unlimited.save_pretrained(tmp_path / "unlimited")
+    model.save_pretrained(tmp_path / "unlimited")
+    assert loading.classify_cuts(str(tmp_path / "unlimited"), "cpu", [long], ["hi"]) == (int(1e30), [(False, False)])

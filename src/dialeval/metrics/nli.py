@@ -7,7 +7,9 @@ RoBERTa-MNLI you have on disk) with ``model=PATH`` or ``$DIALEVAL_NLI_MODEL``.
 ``nli_contradiction`` is the largest P(contradiction) over the premises (the
 last ``context_turns`` turns and, with ``use_knowledge``, each fact or persona
 line), with the response as the hypothesis; lower is better. An item with no
-premise gets None. Every distinct (premise, response) pair is classified once.
+premise gets None. Every distinct (premise, response) pair is classified once, to the
+classifier's limit (``model_max_length`` word pieces, the two together): an item
+with a pair past it says which text was cut in ``extras["cut"]`` (:meth:`NliMetric.cut`).
 
 Example:
     >>> try:
@@ -86,17 +88,57 @@ class NliMetric(Metric):
 
         return {"model_sha": fingerprint(Path(self.config.model))}
 
+    def _turns(self, item: MetricInput) -> list[str]:
+        """Return the context turns that are premises (the last ``context_turns``)."""
+        turns = item.context[-self.config.context_turns :] if self.config.context_turns > 0 else ()
+        return [t.text for t in turns]
+
     def _premises(self, item: MetricInput) -> list[str]:
-        cfg = self.config
-        turns = item.context[-cfg.context_turns :] if cfg.context_turns > 0 else ()
-        found = [t.text for t in turns] + (list(item.knowledge) if cfg.use_knowledge else [])
+        found = self._turns(item) + (list(item.knowledge) if self.config.use_knowledge else [])
         return [p for p in dict.fromkeys(found) if p.strip()]
+
+    def _pairs(self, items: Sequence[MetricInput]) -> list[tuple[str, str]]:
+        """Return every distinct (premise, response) pair of ``items``."""
+        return list(dict.fromkeys((p, i.response) for i in items for p in self._premises(i)))
+
+    def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
+        """Say which items had a (premise, response) pair read in part: past the classifier's limit, together.
+
+        The classifier reads a pair to its tokenizer's ``model_max_length`` word pieces (512 for a RoBERTa-MNLI),
+        the longer text losing word pieces first; the note names which text did (the response, a context turn, a
+        fact or persona line), "a premise or the response" where a non-fast tokenizer does not say.
+        """
+        from dialeval.models.loading import classify_cuts
+
+        pairs = self._pairs(items)
+        if not pairs:
+            return [{} for _ in items]
+        cfg = self.config
+        limit, found = classify_cuts(cfg.model, cfg.device, [p for p, _ in pairs], [h for _, h in pairs])
+        cut = dict(zip(pairs, found, strict=True))
+        out: list[dict[str, str]] = []
+        for i in items:
+            turns, names = self._turns(i), set()
+            for p in self._premises(i):
+                was = cut[(p, i.response)]
+                if was is None:
+                    names.add("a premise or the response")
+                    continue
+                if was[1]:
+                    names.add("response")
+                if was[0]:
+                    names.add("a context turn" if p in turns else "a fact or persona line")
+            said = " and ".join(n for n in ("response", "a context turn", "a fact or persona line",
+                                            "a premise or the response") if n in names)  # fmt: skip
+            note = f"{said} read in part (the classifier reads a premise and the response together to their first "
+            out.append({"nli_contradiction": f"{note}{limit} word pieces)"} if said else {})
+        return out
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Classify each distinct (premise, response) pair once; take the max per item."""
         from dialeval.models.loading import classify
 
-        pairs = list(dict.fromkeys((p, i.response) for i in items for p in self._premises(i)))
+        pairs = self._pairs(items)
         probs: dict[tuple[str, str], float] = {}
         if pairs:
             rows, labels = classify(self.config.model, self.config.device, [p for p, _ in pairs], [h for _, h in pairs])

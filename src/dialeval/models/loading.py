@@ -413,3 +413,31 @@ def classify(
             logits = model(**enc.to(model.device)).logits
             probs.extend(torch.softmax(logits.float(), dim=-1).tolist())
     return probs, {int(k): str(v) for k, v in model.config.id2label.items()}
+
+
+def classify_cuts(
+    folder: str, device: str, texts: list[str], text_pairs: list[str] | None = None
+) -> tuple[int, list[tuple[bool, bool] | None]]:
+    """Return the classifier's limit and, per text (or pair), whether :func:`classify` read each of the two in part.
+
+    :func:`classify` tokenizes with ``truncation=True``: to the tokenizer's ``model_max_length`` word pieces, special
+    tokens included, a pair cut ``longest_first`` (the longer text loses word pieces first, then both). Each text
+    is tokenized as it does, once whole and once so cut, and its word pieces counted per text of the pair (a pair's
+    second flag; False without pairs). A pair cut by a tokenizer that does not say which word piece is whose (a
+    non-fast one) is None. A tokenizer without a limit (``model_max_length`` transformers' 1e30) cuts nothing.
+    """
+    _, tok = load_classifier(folder, device)
+    if not texts:
+        return int(tok.model_max_length), []
+    whole = tok(texts, text_pairs, verbose=False)
+    read = tok(texts, text_pairs, truncation=True, verbose=False)
+    out: list[tuple[bool, bool] | None] = []
+    for j, (all_ids, read_ids) in enumerate(zip(whole["input_ids"], read["input_ids"], strict=True)):
+        if len(all_ids) == len(read_ids) or text_pairs is None:
+            out.append((len(all_ids) > len(read_ids), False))
+        elif read.encodings is None:
+            out.append(None)
+        else:
+            before, after = whole.sequence_ids(j), read.sequence_ids(j)
+            out.append((before.count(0) > after.count(0), before.count(1) > after.count(1)))
+    return int(tok.model_max_length), out
