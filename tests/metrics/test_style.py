@@ -106,6 +106,41 @@ def test_local_classifier_by_path(tmp_path):
         StyleMetric(target="formal", formality_model=str(folder)).compute([MetricInput(response="hi")])
 
 
+def test_a_response_longer_than_the_classifier_reads_is_said_on_its_scores(tmp_path):
+    """A local classifier reads a response to its tokenizer's 512 word pieces (truncation=True) with nothing said:
+    two responses that differ only past it got the same strength. Their scores now say so (extras["cut"]); VADER
+    and the F-score read it whole, and say nothing."""
+    pytest.importorskip("transformers")
+    from transformers import AutoTokenizer
+
+    from dialeval.schema import Candidate, Dialogue, Turn
+    from dialeval.scoring import score_metrics
+
+    folder = str(tiny.build(tmp_path / "clf", ["NEGATIVE", "POSITIVE"]))
+    long = " ".join(["I really like walking my dog in the park every morning."] * 60)
+    tok = AutoTokenizer.from_pretrained(folder)
+    # the tokenizer's own count: past the 512 word pieces it reads (its model_max_length)
+    assert len(tok(long, verbose=False)["input_ids"]) > tok.model_max_length == 512
+    texts = {"short": "I walk my dog.", "long": long, "longer": long + " But I never want to see a cat again!"}
+    dialogues = {"d": Dialogue(id="d", turns=[Turn(speaker="A", text="What do you do?")])}
+    cands = [Candidate(id=k, dialogue_id="d", turn_index=1, system=k, text=t, tags={"task": "Positive"})
+             for k, t in texts.items()]  # fmt: skip
+    (run,) = score_metrics([StyleMetric(target="positive", sentiment_model=folder, device="cpu")], cands, dialogues)
+    strength = {s.item_id: s for s in run.scores if s.metric == "style_strength"}
+    assert strength["long"].value == strength["longer"].value  # the end past the limit is not read
+    said = "response read to its first 512 word pieces (the classifier's limit)"
+    assert strength["long"].extras == {"cut": said} and strength["short"].extras == {}
+    assert run.cuts() == {"style_match": {said: 2}, "style_strength": {said: 2}}
+    (run,) = score_metrics([StyleMetric(target="positive")], cands, dialogues)  # VADER reads it whole
+    assert run.cuts() == {}
+    # target=tag:NAME: each item as its own style's detector reads it (the formal one by the F-score: whole)
+    mixed = [cands[1], cands[2].model_copy(update={"tags": {"task": "Formal"}})]
+    tagged = StyleMetric(target="tag:task", sentiment_model=folder, device="cpu")
+    (run,) = score_metrics([tagged], mixed, dialogues)
+    assert {s.item_id: s.extras for s in run.scores if s.metric == "style_match"} == {"long": {"cut": said},
+                                                                                      "longer": {}}  # fmt: skip
+
+
 def test_per_item_style_from_a_tag_on_the_lmstyle_mturk_data(shared_data, tmp_path):
     """`-p style.target=tag:task` scores each response for its own task's style (the MTurk file mixes four)."""
 

@@ -20,7 +20,8 @@ classifier trained on GYAFC and SiEBERT for sentiment, neither installable offli
 
 A local transformers classifier can replace either default (``sentiment_model`` or
 ``formality_model`` = a folder); its labels must contain "pos"/"neg" or
-"formal"/"informal".
+"formal"/"informal". It reads a response to its ``model_max_length`` word pieces; a
+longer one says so in ``extras["cut"]`` (:meth:`StyleMetric.cut`).
 
 Example:
     >>> f_score(["NOUN", "VERB", "DET:art", "ADJ"])  # (100 * (3 - 1) / 4 + 100) / 2
@@ -202,15 +203,20 @@ class StyleMetric(Metric):
     def _sentiment(self) -> bool:
         return self.config.target in ("positive", "negative")
 
+    @property
+    def _classifier(self) -> str:
+        """The local classifier folder that detects the requested style, or ``""`` (VADER, the F-score)."""
+        model = self.config.sentiment_model if self._sentiment else self.config.formality_model
+        return "" if model in ("vader", "heylighen-dewaele") else model
+
     def signature_extra(self) -> Mapping[str, Any]:
         """Return the detector's version or hash (and its POS model's for formality), and the calibration hash."""
         from dialeval.signature import file_sha256
 
-        model = self.config.sentiment_model if self._sentiment else self.config.formality_model
-        if model not in ("vader", "heylighen-dewaele"):
+        if self._classifier:
             from dialeval.models.loading import fingerprint
 
-            return {"model_sha": fingerprint(Path(model))}
+            return {"model_sha": fingerprint(Path(self._classifier))}
         if self._sentiment:
             from importlib.metadata import version
 
@@ -235,6 +241,31 @@ class StyleMetric(Metric):
         if not self._sentiment and cfg.formality_model == "heylighen-dewaele" and not pos_tags([text])[0]:
             return "no word in the response (formality counts words, not punctuation, symbols or spaces)"
         return None
+
+    def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
+        """Say which responses a local classifier read in part: past its tokenizer's ``model_max_length`` word pieces.
+
+        VADER and the spaCy tagger read a response whole: nothing is said of them. With ``target=tag:NAME``, each
+        item is said of by its own style's detector (see :meth:`partition`).
+        """
+        out: list[dict[str, str]] = [{} for _ in items]
+        if self._tag:
+            for part, positions in self.partition(items):
+                for j, said in zip(positions, part.cut([items[j] for j in positions]), strict=True):
+                    out[j] = said
+            return out
+        texts = [i.response.strip() for i in items]
+        keep = [j for j, t in enumerate(texts) if t] if self._classifier else []
+        if not keep:
+            return out
+        from dialeval.models.loading import classify_cuts
+
+        limit, found = classify_cuts(self._classifier, self.config.device, [texts[j] for j in keep])
+        note = f"response read to its first {limit} word pieces (the classifier's limit)"
+        for j, was in zip(keep, found, strict=True):
+            if was and was[0]:
+                out[j] = dict.fromkeys(self.outputs, note)
+        return out
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Score a batch; an empty response gets None (:meth:`lacks` says why)."""
