@@ -160,3 +160,23 @@ def test_classify_cuts_says_what_the_truncation_dropped(tmp_path, monkeypatch):
     unlimited.save_pretrained(tmp_path / "unlimited")
     model.save_pretrained(tmp_path / "unlimited")
     assert loading.classify_cuts(str(tmp_path / "unlimited"), "cpu", [long], ["hi"]) == (int(1e30), [(False, False)])
+
+
+def test_a_text_past_the_positions_of_a_classifier_whose_tokenizer_sets_no_limit_is_one_error(tmp_path):
+    """A tokenizer without model_max_length (transformers' 1e30) cuts nothing: a 600-word-piece text reached the
+    tiny BERT's 512 positions and was torch's traceback ("The size of tensor a (602) must match the size of tensor
+    b (512)"). It is now one error naming the folder, both lengths and the fix; texts that fit score as before."""
+    pytest.importorskip("transformers")
+    from tests.models import tiny_classifier as tiny
+    from transformers import AutoTokenizer
+
+    folder = tiny.build(tmp_path / "clf", ["NEGATIVE", "POSITIVE"])
+    unlimited = AutoTokenizer.from_pretrained(str(folder))
+    unlimited.model_max_length = int(1e30)
+    unlimited.save_pretrained(tmp_path / "unlimited")
+    loading.load_classifier(str(folder), "cpu")[0].save_pretrained(tmp_path / "unlimited")
+    long = " ".join(["word"] * 600)  # 600 word pieces and [CLS], [SEP]: 602
+    with pytest.raises(InputError, match=r'unlimited" reads at most 512 word pieces and a text has 602: .*model_max_'):
+        loading.classify(str(tmp_path / "unlimited"), "cpu", ["hi", long])
+    probs, _ = loading.classify(str(tmp_path / "unlimited"), "cpu", ["hi there"])
+    assert probs[0] == pytest.approx(tiny.direct_probs(folder, ["hi there"])[0], abs=1e-6)

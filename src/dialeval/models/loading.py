@@ -401,15 +401,27 @@ def classify(
     text_pairs: list[str] | None = None,
     batch_size: int = 32,
 ) -> tuple[list[list[float]], dict[int, str]]:
-    """Return class probabilities per text (or text pair) and the model's ``id2label``."""
+    """Return class probabilities per text (or text pair) and the model's ``id2label``.
+
+    Raises:
+        InputError: A text (or pair) longer than the model's positions, that its tokenizer sets no limit to cut
+            (``model_max_length`` unset): the model's own error was a tensor-size traceback.
+    """
     import torch
 
     model, tok = load_classifier(folder, device)
+    positions = getattr(model.config, "max_position_embeddings", None)
     probs: list[list[float]] = []
     with torch.inference_mode():
         for start in range(0, len(texts), batch_size):
             pair = text_pairs[start : start + batch_size] if text_pairs is not None else None
             enc = tok(texts[start : start + batch_size], pair, padding=True, truncation=True, return_tensors="pt")
+            if isinstance(positions, int) and enc["input_ids"].shape[1] > positions:
+                raise InputError(
+                    f'"{folder}" reads at most {positions} word pieces and a text has {enc["input_ids"].shape[1]}: '
+                    "its tokenizer sets no limit to cut it to (add model_max_length to its tokenizer_config.json)",
+                    field="model",
+                )
             logits = model(**enc.to(model.device)).logits
             probs.extend(torch.softmax(logits.float(), dim=-1).tolist())
     return probs, {int(k): str(v) for k, v in model.config.id2label.items()}
