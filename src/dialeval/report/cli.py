@@ -98,11 +98,18 @@ def check_not_results(output: Path) -> None:
         Traceback (most recent call last):
         dialeval.errors.InputError: ...table.md: field "--output": is the table.md of the results folder ...
         >>> check_not_results(runs / "report.md")  # a report beside the results is fine
+        >>> _ = (runs / "stress.md").write_text("| metric |")  # every file a command writes, stress's too
+        >>> check_not_results(runs / "stress.md")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        dialeval.errors.InputError: ...stress.md: field "--output": is the stress.md of the results folder ...
     """
+    from typing import get_args
+
     from dialeval.meta.rows import COMPARE_FILE
     from dialeval.report.load import KNOWN
+    from dialeval.runinfo import AnyRun
 
-    written = {*KNOWN, "table.md", COMPARE_FILE, "dialogues.jsonl", "candidates.jsonl"}
+    written = {*KNOWN, COMPARE_FILE, "stress_subsets.jsonl", *(name for run in get_args(AnyRun) for name in run.FILES)}
     if output.name in written and output.is_file() and (output.parent / "run.json").is_file():
         raise InputError(f"is the {output.name} of the results folder {output.parent}: name another file",
                          path=output, field="--output")  # fmt: skip
