@@ -26,6 +26,19 @@ def test_the_stress_grid_keeps_a_perturbation_that_applied_to_no_item_as_n_a() -
     assert charts.heatmap(rows[:1] + rows[2:])[:4] == b"\x89PNG"  # no value at all: every cell n/a
 
 
+def test_the_heat_map_shades_every_report_on_one_scale_from_0_to_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grid was shaded from its own lowest to its highest value: shares of 0.48 and 0.52 (both "not noticed")
+    were drawn white and black, and a grid of one value took matplotlib's default limits around it."""
+    drawn: list[object] = []
+    monkeypatch.setattr(charts, "_png", drawn.append)
+    charts.heatmap([{"metric": "m", "perturbation": p, "value": v} for p, v in (("a", 0.48), ("b", 0.52))])
+    image = drawn[0].axes[0].images[0]  # type: ignore[attr-defined]
+    texts = {t.get_text(): t.get_color() for t in drawn[0].axes[0].texts}  # type: ignore[attr-defined]
+    assert image.get_clim() == (0.0, 1.0)
+    charts._plt().close(drawn[0])
+    assert texts == {"0.48": "black", "0.52": "white"}  # white on the darker half of the scale, past 0.5
+
+
 def test_a_stress_run_whose_perturbation_applied_to_no_item_is_reported(tmp_path: Path) -> None:
     """`stress --perturb truncation` on short responses: the report ended in matplotlib's TypeError traceback
     ("Invalid shape (0,) for image data"); its table now says "-" (the value is undefined) and the heat map n/a."""

@@ -190,13 +190,12 @@ def heatmap(rows: Sequence[dict[str, Any]]) -> bytes:
     metrics, perts, grid = stress_grid(rows)
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(perts), 1.0 + 0.4 * len(metrics)))
     ax.grid(False)
-    image = ax.imshow(grid, cmap="Greys", aspect="auto")
-    finite = [v for row in grid for v in row if not math.isnan(v)]
-    mid = (min(finite) + max(finite)) / 2 if finite else 0.0
+    # one scale for every report, 0 to 1: scaled to its own values, 0.48 and 0.52 were white and black
+    image = ax.imshow(grid, cmap="Greys", vmin=0.0, vmax=1.0, aspect="auto")
     for i, row in enumerate(grid):
         for j, v in enumerate(row):
             text = "n/a" if math.isnan(v) else f"{v:.2f}"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if v > mid else "black")
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if v > 0.5 else "black")
     ax.set_xticks(range(len(perts)), perts, rotation=35, ha="right")
     ax.set_yticks(range(len(metrics)), metrics)
     ax.set_xlabel("perturbation")
