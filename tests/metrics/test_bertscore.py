@@ -168,3 +168,42 @@ def test_a_text_longer_than_bert_score_reads_is_said_on_its_scores() -> None:
     assert f1["long"].extras == {"cut": response} and f1["short"].extras == {}
     assert f1["long-ref"].extras == {"cut": reference}
     assert run.cuts() == {m: {response: 2, reference: 1} for m in BertScoreMetric.outputs}
+
+
+@pytest.mark.parametrize(
+    ("limit", "says"),
+    [
+        (None, "reads at most 512 word pieces and its tokenizer sets no limit to cut a text to"),
+        (1024, "reads at most 512 word pieces and its tokenizer cuts a text to 1024 word pieces, past them"),
+    ],
+)
+def test_an_encoder_whose_tokenizer_cuts_past_its_positions_is_one_error(tmp_path, limit, says) -> None:
+    """bert-score encodes each text to the tokenizer's model_max_length. A copy of the packaged encoder (512
+    positions, its config.json) whose tokenizer_config.json sets none (transformers then reads 1e30) was an
+    OverflowError traceback ('int too big to convert') on any text, a short one too; one that sets 1024 was torch's
+    ('The expanded size of the tensor (702) must match the existing size (512)') on a 700-word response, and
+    cut() said nothing of either. Both are now one error naming the folder, both lengths and the fix."""
+    import json
+
+    from dialeval.errors import InputError
+
+    source = resolve_encoder_dir("all-minilm-l6-v2")
+    folder = tmp_path / "enc"
+    folder.mkdir()
+    for f in source.iterdir():  # links to the packaged files; only the tokenizer config differs
+        if f.name != "tokenizer_config.json":
+            (folder / f.name).symlink_to(f)
+    settings = json.loads((source / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert settings.pop("model_max_length") == 512
+    if limit is not None:
+        settings["model_max_length"] = limit
+    (folder / "tokenizer_config.json").write_text(json.dumps(settings), encoding="utf-8")
+    metric = BertScoreMetric(model=str(folder), rescale=False)
+    long = MetricInput(response=" ".join(["walking"] * 700), references=("I walk.",))
+    short = MetricInput(response="I walk my dog.", references=("I walk.",))
+    for call, item in ((metric.compute, long), (metric.cut, long), (metric.compute, short)):
+        with pytest.raises(InputError) as err:
+            call([item])
+        assert err.value.field == "model"
+        assert err.value.message.startswith(f'"{folder}" {says}'), err.value.message
+        assert err.value.message.endswith(": set model_max_length to 512 in its tokenizer_config.json")

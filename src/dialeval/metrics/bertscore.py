@@ -93,8 +93,37 @@ def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers:
         )
         if rescale:
             _ = scorer.baseline_vals  # read lazily by bert-score: read it here, inside the filter
+    _check_limit(model, scorer)
     _encode_empty_texts(scorer._tokenizer)
     return scorer
+
+
+def _check_limit(model: str, scorer: Any) -> None:
+    """Refuse an encoder whose tokenizer cuts a text past the model's positions, or sets no limit to cut it to.
+
+    bert-score encodes each text to the tokenizer's ``model_max_length``. Unset (transformers reads 1e30), every
+    text was an OverflowError traceback ("int too big to convert"); above the positions, a longer text was torch's
+    ("The expanded size of the tensor (702) must match the existing size (512)").
+
+    Raises:
+        InputError: Such an encoder, naming the folder, both lengths and the fix.
+    """
+    from transformers.tokenization_utils_base import VERY_LARGE_INTEGER
+
+    limit = int(scorer._tokenizer.model_max_length)
+    positions = getattr(scorer._model.config, "max_position_embeddings", None)
+    unset = limit >= VERY_LARGE_INTEGER
+    if not unset and (not isinstance(positions, int) or limit <= positions):
+        return
+    known = isinstance(positions, int)
+    reads = f"reads at most {positions} word pieces" if known else "says no positions (max_position_embeddings)"
+    cuts = (
+        "sets no limit to cut a text to (transformers reads 1e30, which bert-score cannot encode with)"
+        if unset
+        else f"cuts a text to {limit} word pieces, past them"
+    )
+    fix = f"set model_max_length to {positions}" if known else "add model_max_length"
+    raise InputError(f'"{model}" {reads} and its tokenizer {cuts}: {fix} in its tokenizer_config.json', field="model")
 
 
 def _encode_empty_texts(tokenizer: Any) -> None:
