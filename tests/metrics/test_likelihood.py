@@ -218,3 +218,32 @@ def test_a_context_past_the_models_positions_is_cut_to_fit_and_said(metric, usr_
                                       "lm_context_gain": f"{FIT}; {said}"}]  # fmt: skip
     # inputs that fit: the default's requests, token for token
     assert big.requests(usr_items) == metric.requests(usr_items) and big.cut(usr_items) == [{}] * len(usr_items)
+
+
+@pytest.mark.parametrize("extra", [0, 3])
+def test_a_template_that_fills_the_models_positions_is_one_error(metric, extra):
+    """A template whose prompt, with an empty context, already fills the model's 8,192 positions left every response
+    cut to no token: each item was None with 'metric could not score this item'. It is now one error up front,
+    naming both lengths; a template that leaves room for part of a response is read as before (cut() says so)."""
+    from dialeval.errors import InputError
+    from dialeval.schema import Turn
+
+    _, tok, _ = metric._loaded()
+    # SmolLM2's tokenizer reads " x" as one token: with the start token, the prompt holds 1 + the number of " x"
+    (x,) = tok(" x", add_special_tokens=False).input_ids
+    assert tok(" x" * 8191, add_special_tokens=False).input_ids == [x] * 8191
+    item = MetricInput(response="Yes, every single morning.", context=(Turn(speaker="A", text="Hi."),))
+    full = LikelihoodMetric(template="{context}" + " x" * (8191 + extra))
+    for call in (full.compute, full.cut, full.requests):
+        with pytest.raises(InputError) as err:
+            call([item])
+        assert err.value.field == "template"
+        assert err.value.message == (f'likelihood.template holds {8192 + extra} tokens with an empty context (the '
+                                     'start token included) and "smollm2-135m" reads 8192 positions: no room for a '
+                                     "response (shorten the template)")  # fmt: skip
+    # one position left: the context goes and the response is read to its first token, as cut() says
+    room = LikelihoodMetric(template="{context}" + " x" * 8190)
+    ((prefix, cont),), _ = room.requests([item])
+    assert len(prefix) == 8191 and cont == tuple(tok(" Yes", add_special_tokens=False).input_ids)
+    said = "response cut from its end to fit the model's 8192 positions with the prompt"
+    assert room.cut([item])[0]["lm_likelihood_uncond"] == said

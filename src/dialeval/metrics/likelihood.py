@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from dialeval.errors import InputError
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, needs, register_metric
 from dialeval.metrics.rules import rule
 from dialeval.models.loading import DEFAULT_CAUSAL_LM
@@ -48,7 +49,8 @@ class LikelihoodConfig:
             the prompt and the response would pass the model's positions (8,192 for SmolLM2-135M); the score says so.
         max_response_tokens: The response is cut from the right to this many tokens (at least 1), and further where
             it alone would pass the model's positions.
-        template: Prompt template with a ``{context}`` slot and no other (a literal brace is ``{{`` or ``}}``).
+        template: Prompt template with a ``{context}`` slot and no other (a literal brace is ``{{`` or ``}}``); with
+            an empty context it must leave the model a position for the response.
         turn_separator: Joins the context turns.
     """
 
@@ -363,9 +365,24 @@ class LikelihoodMetric(Metric):
     config: LikelihoodConfig
 
     def _loaded(self) -> tuple[Any, Any, str]:
+        """Return the model, its tokenizer and its fingerprint.
+
+        Raises:
+            InputError: The template's prompt with an empty context already fills the model's positions (every
+                response would be cut to no token).
+        """
         from dialeval.models.loading import load_causal_lm
 
-        return load_causal_lm(self.config.model, self.config.device)
+        loaded = load_causal_lm(self.config.model, self.config.device)
+        model, tok, _ = loaded
+        size, limit = len(self._prompt(tok, _bos(tok), "")), _positions(model)
+        if limit is not None and size >= limit:
+            raise InputError(
+                f"likelihood.template holds {size} tokens with an empty context (the start token included) and "
+                f'"{self.config.model}" reads {limit} positions: no room for a response (shorten the template)',
+                field="template",
+            )
+        return loaded
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Model file hash and transformers version."""
