@@ -55,6 +55,7 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
     """
     import dataclasses
 
+    from dialeval.metrics.quality import ENSEMBLE_FILES
     from dialeval.paths import shared_data_dir
     from dialeval.quality.ensemble import fit_ensemble
     from dialeval.quality.recipes import RECIPES, train_recipe
@@ -109,10 +110,9 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
     say(f"wrote {output}")
 
 
-#: The ensemble and its card, which ``quality train`` writes (in ``quality/``) for a recipe with an ensemble.
-ENSEMBLE_FILES = ("quality/ensemble.json", "quality/card.json")
-#: What ``quality train`` writes in its output folder.
-TRAIN_FILES = ("heads/sensible.json", "heads/fluent.json", "heads/card.json", *ENSEMBLE_FILES)
+#: The heads and their card, which ``quality train`` writes in its output folder beside the ensemble's
+#: (:data:`dialeval.metrics.quality.ENSEMBLE_FILES`, imported where used: it would load the metric at CLI start).
+HEAD_FILES = ("heads/sensible.json", "heads/fluent.json", "heads/card.json")
 
 #: Fields the training library names as arguments, which these commands take as options of the same name.
 LIBRARY_FIELDS = ("recipe", "encoder", "device")
@@ -132,11 +132,12 @@ def train(
     """Rebuild the frozen heads (over MiniLM, or --encoder) and the ensemble from public unrated dialogues."""
     from dialeval.meta.agreement import check_resamples
     from dialeval.meta.correlate import check_boot
+    from dialeval.metrics.quality import ENSEMBLE_FILES
 
     try:
         check_resamples(n_boot, field="--n-boot")  # the card's CIs (0 stopped in formatting None, after training)
         check_boot(n_boot, field="--n-boot", seed=seed)  # a negative seed stopped the ensemble, after training
-        check_output(output, "folder", files=TRAIN_FILES)
+        check_output(output, "folder", files=(*HEAD_FILES, *ENSEMBLE_FILES))
         refuse_bundled(output)
         with fields_as_options(*LIBRARY_FIELDS):
             train_self_supervised(output, recipe, seed, n_boot, encoder, device)

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dialeval.metrics.quality import LARGE_FEATURES, VIEW_FEATURES
+from dialeval.metrics.quality import ENSEMBLE_FILES, LARGE_FEATURES, VIEW_FEATURES
 from dialeval.words import with_ci
 
 if TYPE_CHECKING:
@@ -122,8 +122,6 @@ CALIBRATED_CANDIDATES: dict[str, tuple[str, tuple[str, ...]]] = {
     "views + heads + vs generic ridge": ("ridge", (*VIEW_FEATURES, *ENCODER_FEATURES, *CALIBRATED_FEATURES,
                                                    "log_words")),
 }
-#: What ``--ship`` writes into the bundled folder besides the parts it copies (:func:`ship`).
-SHIP_FILES = ("quality/ensemble.json", "quality/card.json")
 #: How many generic replies the LM scores in each context: the first of ``crosstrain.GENERIC``, one per meaning.
 PROBES = 8
 
@@ -645,7 +643,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     help="folder for results.json (default runs/quality-experiment)")
     ap.add_argument("--limit", type=count(1), default=None, help="only the first N contexts of each set (a quick look)")
     ap.add_argument("--n-boot", type=RESAMPLES, default=1000, help="bootstrap resamples over contexts (default 1000)")
-    ap.add_argument("--ship", type=folder_for(*SHIP_FILES), default=None,
+    ap.add_argument("--ship", type=folder_for(*ENSEMBLE_FILES), default=None,
                     help="write the winner into this bundled folder")
     ap.add_argument("--lm", action="store_true", help="also the SmolLM2 candidates (likelihoods vs generic replies)")
     ap.add_argument("--head", action="append", default=[], metavar="NAME=PATH",

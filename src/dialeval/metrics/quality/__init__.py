@@ -65,6 +65,9 @@ from dialeval.models.loading import DEFAULT_CAUSAL_LM, DEFAULT_ENCODER
 from dialeval.words import with_ci
 
 BUNDLED = Path(__file__).resolve().parent / "bundled"
+#: The ensemble and its card, in a folder of the metric's parts (:data:`BUNDLED`, a ``quality train`` output):
+#: what ``quality train`` writes for a recipe with an ensemble and ``quality experiment --ship`` besides the parts.
+ENSEMBLE_FILES = ("quality/ensemble.json", "quality/card.json")
 
 #: The features an ensemble may use (a fitted one names its own, in its weight order).
 ENSEMBLE_FEATURES = (
