@@ -438,6 +438,62 @@ def test_ship_interrupted_while_measuring_leaves_the_shipped_files_as_they_were(
     assert {p: p.read_bytes() for p in sorted(bundled.rglob("*")) if p.is_file()} == shipped
 
 
+def test_ship_failing_at_the_card_leaves_every_bundled_file_as_it_was(tmp_path):
+    """ship copied the views and heads into ``bundled`` file by file, then wrote the ensemble and its card: an error
+    there left the new parts beside the old card. Here the card cannot be written (a comparison row holds a value
+    JSON cannot write, so json.dumps of the card raises TypeError) after every part was copied."""
+    examples, rows = synthetic()
+    rows = [r | {"large_sensible": r["sensible"], "large_fluent": r["fluent"], "large_cosine": r["sbert_context"]}
+            for r in rows]  # fmt: skip
+    views, large, heads, bundled = tmp_path / "views", tmp_path / "large", tmp_path / "heads", tmp_path / "bundled"
+    parts = ((views, ("adapter.safetensors", "heads.json", "card.json")),
+             (large, ("sensible.json", "fluent.json", "card.json")), (heads, ("sensible.json", "fluent.json",
+                                                                               "card.json")))  # fmt: skip
+    for folder, names in parts:
+        folder.mkdir(parents=True)
+        for name in names:
+            (folder / name).write_text(f'{{"{folder.name}/{name}": 1}}')
+    ds = type("DS", (), {"examples": examples, "dimensions": {}})()
+    won = [{"candidate": "views + frozen + other-encoder heads, signed ridge", "mean": 0.6}]
+    (large / "adapter.safetensors").write_text("old weights")
+    ex.ship(bundled, views, ds, rows, won, n_boot=20, heads=heads, large_heads=large)
+    # the normal ship: the parts copied byte for byte, the card's sha256 of the files as shipped
+    for source, folder in ((views, "views"), (large, "heads-large"), (heads, "heads")):
+        assert {p.name: p.read_bytes() for p in (bundled / folder).iterdir()} == {
+            p.name: p.read_bytes() for p in source.iterdir()}
+    card = json.loads((bundled / "quality" / "card.json").read_bytes())
+    sha = {name: hashlib.sha256(p.read_bytes()).hexdigest() for name, p in
+           (("ensemble.json", bundled / "quality" / "ensemble.json"), ("heads", bundled / "heads" / "card.json"),
+            ("large", bundled / "heads-large" / "card.json"))}  # fmt: skip
+    assert card["files"] == {"ensemble.json": sha["ensemble.json"]}
+    assert (card["heads_card_sha256"], card["large_heads_card_sha256"]) == (sha["heads"], sha["large"])
+    assert card["views_sha256"] == {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                                    for p in sorted((bundled / "views").iterdir())}  # fmt: skip
+    shipped = {p: p.read_bytes() if p.is_file() else None for p in sorted(bundled.rglob("*"))}
+    for source in (views, large, heads):  # every part new, the adapter gone from the larger heads
+        for name in ("heads.json", "card.json", "sensible.json"):
+            if (source / name).exists():
+                (source / name).write_text('{"new": 1}')
+    (large / "adapter.safetensors").unlink()
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        ex.ship(bundled, views, ds, rows, [{**won[0], "note": {"a set, not JSON"}}], n_boot=20, heads=heads,
+                large_heads=large)  # fmt: skip
+    assert {p: p.read_bytes() if p.is_file() else None for p in sorted(bundled.rglob("*"))} == shipped
+    # the shipped views compared again: the source is the target, nothing to copy, the card names them as they are
+    ex.ship(bundled, bundled / "views", ds, rows, won, n_boot=20, large_heads=bundled / "heads-large")
+    for folder in ("views", "heads-large"):
+        assert {p: p.read_bytes() for p in (bundled / folder).iterdir()} == {
+            p: shipped[p] for p in (bundled / folder).iterdir()}
+    card = json.loads((bundled / "quality" / "card.json").read_bytes())
+    assert card["views_sha256"] == {p.name: hashlib.sha256(shipped[p]).hexdigest()
+                                    for p in sorted((bundled / "views").iterdir())}  # fmt: skip
+    assert (bundled / "heads-large" / "adapter.safetensors").read_text() == "old weights"  # kept: it is the source
+    ex.ship(bundled, views, ds, rows, won, n_boot=20, large_heads=large)  # frozen heads: the stale adapter goes
+    assert not (bundled / "heads-large" / "adapter.safetensors").exists()
+    assert (bundled / "heads-large" / "card.json").read_text() == '{"new": 1}'
+    assert not [p for p in bundled.iterdir() if p.name.startswith(".")]  # no staged folder left behind
+
+
 def views_folder(path, card='{"config": {}}', heads='{"centre": [[0.0, 1.0], [0.5, 2.0], [-1, 3]]}'):
     """A views folder as far as the experiment reads it before any work: its card and its heads' centre."""
     path.mkdir(parents=True)

@@ -736,10 +736,12 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     ``large_heads``, the larger encoder's heads go to ``bundled/heads-large``.
     The ensemble is chosen (sign rule) and fitted on all the sets but ``never_fitted``; its card holds
     the leave-one-benchmark-out rows of that candidate, the whole comparison, and the views' card.
+    All or nothing: the copied parts, the ensemble and its card move in together at the end
+    (:func:`dialeval.atomic.staged_folder`); a stale adapter of the larger heads is removed after them.
     """
     import hashlib
 
-    from dialeval.atomic import all_or_nothing, atomic_write
+    from dialeval.atomic import staged_folder
     from dialeval.errors import InputError
     from dialeval.metrics.quality import ENSEMBLE_FEATURES
     from dialeval.quality.ensemble import ALPHA, fit_all, leave_one_out
@@ -773,59 +775,72 @@ def ship(bundled: Path, views: Path, ds: Any, rows: Sequence[dict[str, float | N
     # views and ensemble.json were, an interrupt or an error there left them beside the last shipped card.json
     loo = leave_one_out(ds.examples, rows, list(feats), n_boot=n_boot, seed=seed, signed=signed,
                         never_fitted=never_fitted)  # fmt: skip
-    copy_parts(bundled, views, heads, large_heads if winner in ENCODER_CANDIDATES else None)
-    out = bundled / "quality"
-    ensemble = json.dumps({"features": chosen, **head.to_json()}) + "\n"  # save_head's file, features named
-    sha = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((bundled / "views").glob("*"))}
-    card = {
-        "model": "ridge, each weight held to its feature's direction" if signed else "ridge", "alpha": ALPHA,
-        "target": "per-benchmark percentile rank of the human mean", "candidate": best["candidate"],
-        "chosen_by": "the best mean turn Spearman over the leave-one-benchmark-out folds",
-        "candidate_features": list(feats), "feature_rule": "same sign of Spearman with the target on every benchmark",
-        "features": chosen, "benchmarks": sorted({e.benchmark for e in examples}), "dimensions": ds.dimensions,
-        "never_fitted": list(never_fitted), "data_sha256": data_sha256(examples), "n": len(examples),
-        "heads_card_sha256": hashlib.sha256((bundled / "heads" / "card.json").read_bytes()).hexdigest(),
-        **({"large_heads_card_sha256": hashlib.sha256((bundled / "heads-large" / "card.json").read_bytes()).hexdigest()}
-           if winner in ENCODER_CANDIDATES else {}),
-        "views_sha256": sha,
-        "leave_one_benchmark_out": loo, "comparison": list(results), "n_boot": n_boot, "seed": seed,
-        "files": {"ensemble.json": hashlib.sha256(ensemble.encode()).hexdigest()},
-    }
-    with all_or_nothing(out):  # the ensemble and its card, both or neither
+    # every copied part, the ensemble and its card are staged and moved in together at the end: an error or an
+    # interrupt between the copies and the card left new views beside the old card (and a truncated adapter)
+    with staged_folder(bundled) as stage:
+        stale = copy_parts(bundled, stage, views, heads, large_heads if winner in ENCODER_CANDIDATES else None)
+
+        def sha256(rel: str) -> str:  # of the file as it will be shipped (a missing one named as in bundled)
+            return hashlib.sha256((stage / rel if (stage / rel).is_file() else bundled / rel).read_bytes()).hexdigest()
+
+        ensemble = json.dumps({"features": chosen, **head.to_json()}) + "\n"  # save_head's file, features named
+        card = {
+            "model": "ridge, each weight held to its feature's direction" if signed else "ridge", "alpha": ALPHA,
+            "target": "per-benchmark percentile rank of the human mean", "candidate": best["candidate"],
+            "chosen_by": "the best mean turn Spearman over the leave-one-benchmark-out folds",
+            "candidate_features": list(feats), "feature_rule": "same sign of Spearman with the target on every "
+            "benchmark", "features": chosen, "benchmarks": sorted({e.benchmark for e in examples}),
+            "dimensions": ds.dimensions, "never_fitted": list(never_fitted), "data_sha256": data_sha256(examples),
+            "n": len(examples), "heads_card_sha256": sha256("heads/card.json"),
+            **({"large_heads_card_sha256": sha256("heads-large/card.json")} if winner in ENCODER_CANDIDATES else {}),
+            "views_sha256": {name: sha256(f"views/{name}") for name in shipped(bundled, stage, "views")},
+            "leave_one_benchmark_out": loo, "comparison": list(results), "n_boot": n_boot, "seed": seed,
+            "files": {"ensemble.json": hashlib.sha256(ensemble.encode()).hexdigest()},
+        }  # fmt: skip
+        (stage / "quality").mkdir()
         for name, text in (("ensemble.json", ensemble), ("card.json", json.dumps(card, indent=1) + "\n")):
-            with atomic_write(out / name) as handle:
-                handle.write(text)
+            (stage / "quality" / name).write_text(text, encoding="utf-8")
+    for path in stale:  # only once the new parts are in place
+        path.unlink(missing_ok=True)
     return str(best["candidate"])
 
 
-def copy_parts(bundled: Path, views: Path, heads: Path | None, large_heads: Path | None) -> None:
-    """Copy the views folder, and the frozen heads and larger heads when given, into ``bundled``.
+def shipped(bundled: Path, stage: Path, folder: str) -> list[str]:
+    """Return the names of the files of ``bundled/folder`` once a staged ship has moved its ``stage`` in, sorted."""
+    return sorted({p.name for base in (bundled, stage) for p in (base / folder).glob("*") if p.is_file()})
 
+
+def copy_parts(bundled: Path, stage: Path, views: Path, heads: Path | None, large_heads: Path | None) -> list[Path]:
+    """Copy the views folder, and the frozen heads and larger heads when given, into ``stage`` as into ``bundled``.
+
+    ``stage`` is the :func:`dialeval.atomic.staged_folder` of ``bundled`` that moves the copies into place.
     Larger heads over a fine-tuned encoder bring its ``adapter.safetensors`` and ``encoder.json``;
-    larger heads without them remove a stale pair. A source that is already the target is left alone.
+    larger heads without them make a bundled pair stale: returned, to be removed once the copies are in place.
+    A source that is already the target is left alone (nothing staged).
     """
     import shutil
 
-    def copy(src: Path, dst: Path) -> None:  # the shipped views may be the ones compared: nothing to copy then
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if not (dst.exists() and dst.resolve() == src.resolve()):
-            shutil.copyfile(src, dst)
+    def copy(src: Path, rel: str) -> None:  # the shipped views may be the ones compared: nothing to copy then
+        if not ((bundled / rel).exists() and (bundled / rel).resolve() == src.resolve()):
+            (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, stage / rel)
 
+    stale = []
     for source, folder in ((heads, "heads"), (large_heads, "heads-large")):
         if source is not None:
             for name in ("sensible.json", "fluent.json", "card.json"):
-                copy(source / name, bundled / folder / name)
+                copy(source / name, f"{folder}/{name}")
     if large_heads is not None:  # a fine-tuned encoder's adapter goes with its heads; frozen heads drop a stale one
         for name in ("adapter.safetensors", "encoder.json"):
             if (large_heads / name).is_file():
-                copy(large_heads / name, bundled / "heads-large" / name)
-            else:
-                (bundled / "heads-large" / name).unlink(missing_ok=True)
+                copy(large_heads / name, f"heads-large/{name}")
+            elif (bundled / "heads-large" / name).exists():
+                stale.append(bundled / "heads-large" / name)
     for name in ("adapter.safetensors", "heads.json"):
-        copy(views / name, bundled / "views" / name)
+        copy(views / name, f"views/{name}")
     # a run's card sits above its model/ folder; a shipped views folder holds its own
-    copy(views / "card.json" if (views / "card.json").exists() else views.parent / "card.json",
-         bundled / "views" / "card.json")
+    copy(views / "card.json" if (views / "card.json").exists() else views.parent / "card.json", "views/card.json")
+    return stale
 
 
 if __name__ == "__main__":
