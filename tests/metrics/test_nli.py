@@ -152,3 +152,25 @@ def test_the_cut_notes_reach_the_scores_and_the_score_command(tmp_path):
     assert f"read in part (cut): nli_contradiction 1 ({said})" in " ".join(res.output.split())
     res = invoke("score", "--path", rows, *cols, "-m", "nli", "-o", tmp_path / "t.jsonl", "--json")
     assert json.loads(res.stdout)["metrics"]["nli"]["cut"] == {"nli_contradiction": 1}
+
+
+def test_the_cut_on_a_cold_cache_loads_no_weights(tmp_path, monkeypatch):
+    """NliMetric.cut ran for every run, its scores all from the cache too, and loaded the whole classifier (a
+    RoBERTa-large MNLI is ~1.4 GB) to tokenize the pairs; it now reads the tokenizer alone, and says the same."""
+    pytest.importorskip("transformers")
+    from transformers import AutoModelForSequenceClassification
+
+    from dialeval.models import loading
+
+    folder = tiny.build(tmp_path / "nli", ["entailment", "neutral", "contradiction"])
+
+    def weights(*args: object, **kwargs: object) -> None:
+        raise AssertionError("cut loaded the classifier's weights")
+
+    monkeypatch.setattr(AutoModelForSequenceClassification, "from_pretrained", weights)
+    loading.load_classifier.cache_clear()
+    items = [MetricInput(response=r, context=(Turn(speaker="A", text="Do you have pets?"),)) for r in ("Yes.", LONG)]
+    # as test_a_pair_longer_than_the_classifier_reads_is_said_on_its_score: LONG and a short premise pass the 512
+    read = "read in part (the classifier reads a premise and the response together to their first 512 word pieces)"
+    assert NliMetric(model=str(folder), device="cpu").cut(items) == [{}, {"nli_contradiction": f"response {read}"}]
+    assert loading.load_classifier.cache_info().misses == 0

@@ -210,3 +210,31 @@ def test_formality_of_a_response_over_spacys_million_characters() -> None:
     expected = (100 * 4 / 6 + 100) / 2
     assert f_score(pos_tags([sentence])[0]) == pytest.approx(expected)
     assert f_score(pos_tags([text])[0]) == pytest.approx(expected)  # what compute() reads (the fast twin's path)
+
+
+def test_the_cut_reads_the_classifiers_tokenizer_alone_and_says_what_classify_truncates(tmp_path, monkeypatch):
+    """StyleMetric.cut ran for every run, its scores all from the cache too, and loaded the whole classifier (a
+    RoBERTa-large is ~1.4 GB) to tokenize: on a cold cache it now reads the tokenizer alone. It says cut exactly the
+    responses classify's truncation=True shortens: past model_max_length word pieces, special tokens counted."""
+    pytest.importorskip("transformers")
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from dialeval.models import loading
+
+    folder = str(tiny.build(tmp_path / "clf", ["NEGATIVE", "POSITIVE"]))
+    tok = AutoTokenizer.from_pretrained(folder)
+    # "word" is one word piece and [CLS] ... [SEP] two more: 510 words fill the 512 exactly, 511 pass them by one
+    under, over = " ".join(["word"] * 510), " ".join(["word"] * 511)
+    assert [len(tok(t, verbose=False)["input_ids"]) for t in (under, over)] == [512, 513]
+    assert [len(tok(t, truncation=True)["input_ids"]) for t in (under, over)] == [512, 512]  # what classify reads
+
+    def weights(*args: object, **kwargs: object) -> None:
+        raise AssertionError("cut loaded the classifier's weights")
+
+    monkeypatch.setattr(AutoModelForSequenceClassification, "from_pretrained", weights)
+    loading.load_classifier.cache_clear()
+    items = [MetricInput(response=t) for t in (under, over, "  ", "I walk my dog.")]
+    note = "response read to its first 512 word pieces (the classifier's limit)"
+    cut = StyleMetric(target="positive", sentiment_model=folder, device="cpu").cut(items)
+    assert cut == [{}, {"style_match": note, "style_strength": note}, {}, {}]
+    assert loading.load_classifier.cache_info().misses == 0

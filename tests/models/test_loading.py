@@ -136,12 +136,12 @@ def test_classify_cuts_says_what_the_truncation_dropped(tmp_path, monkeypatch):
 
     long = " ".join(["word"] * 600)  # 600 word pieces: past the MiniLM tokenizer's 512 (its model_max_length)
     folder = str(tiny.build(tmp_path / "clf", ["NEGATIVE", "POSITIVE"]))
-    assert loading.classify_cuts(folder, "cpu", [long, "hi"]) == (512, [(True, False), (False, False)])
+    assert loading.classify_cuts(folder, [long, "hi"]) == (512, [(True, False), (False, False)])
     # "longest_first": the longer text loses word pieces first, then both (300 + 300 + 3 special tokens > 512)
     half = " ".join(["word"] * 300)
-    assert loading.classify_cuts(folder, "cpu", ["hi", long, half], [long, "hi", half])[1] == [
+    assert loading.classify_cuts(folder, ["hi", long, half], [long, "hi", half])[1] == [
         (False, True), (True, False), (True, True)]  # fmt: skip
-    model, tok = loading.load_classifier(folder, "cpu")
+    tok = loading.load_classifier_tokenizer(folder)
 
     class NotFast:
         """The tokenizer's answers without its fast encodings (as a non-fast tokenizer gives them)."""
@@ -151,15 +151,22 @@ def test_classify_cuts_says_what_the_truncation_dropped(tmp_path, monkeypatch):
         def __call__(self, *args: object, **kwargs: object) -> BatchEncoding:
             return BatchEncoding(dict(tok(*args, **kwargs)))
 
-    monkeypatch.setattr(loading, "load_classifier", lambda *_: (model, NotFast()))
-    assert loading.classify_cuts(folder, "cpu", ["hi", "hi"], [long, "ho"]) == (512, [None, (False, False)])
-    assert loading.classify_cuts(folder, "cpu", [long]) == (512, [(True, False)])
+    monkeypatch.setattr(loading, "load_classifier_tokenizer", lambda *_: NotFast())
+    assert loading.classify_cuts(folder, ["hi", "hi"], [long, "ho"]) == (512, [None, (False, False)])
+    assert loading.classify_cuts(folder, [long]) == (512, [(True, False)])
     monkeypatch.undo()
     unlimited = AutoTokenizer.from_pretrained(folder)
     unlimited.model_max_length = int(1e30)  # transformers' "no limit": truncation=True then cuts nothing
     unlimited.save_pretrained(tmp_path / "unlimited")
-    model.save_pretrained(tmp_path / "unlimited")
-    assert loading.classify_cuts(str(tmp_path / "unlimited"), "cpu", [long], ["hi"]) == (int(1e30), [(False, False)])
+    (tmp_path / "unlimited" / "config.json").write_text((Path(folder) / "config.json").read_text())  # no weights
+    assert loading.classify_cuts(str(tmp_path / "unlimited"), [long], ["hi"]) == (int(1e30), [(False, False)])
+    # the folder checks and errors of load_classifier: not a model folder; a broken config.json and no tokenizer
+    with pytest.raises(InputError, match=f'field "model": "{tmp_path}" is not a transformers model folder'):
+        loading.classify_cuts(str(tmp_path), ["hi"], ["ho"])
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "config.json").write_text("{")
+    with pytest.raises(InputError, match=f'field "model": "{tmp_path / "bare"}" cannot be loaded as a sequence class'):
+        loading.classify_cuts(str(tmp_path / "bare"), ["hi"], ["ho"])
 
 
 def test_a_text_past_the_positions_of_a_classifier_whose_tokenizer_sets_no_limit_is_one_error(tmp_path):

@@ -114,7 +114,7 @@ class NliMetric(Metric):
         if not pairs:
             return [{} for _ in items]
         cfg = self.config
-        limit, found = classify_cuts(cfg.model, cfg.device, [p for p, _ in pairs], [h for _, h in pairs])
+        limit, found = classify_cuts(cfg.model, [p for p, _ in pairs], [h for _, h in pairs])
         cut = dict(zip(pairs, found, strict=True))
         out: list[dict[str, str]] = []
         for i in items:

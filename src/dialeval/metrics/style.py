@@ -260,7 +260,7 @@ class StyleMetric(Metric):
             return out
         from dialeval.models.loading import classify_cuts
 
-        limit, found = classify_cuts(self._classifier, self.config.device, [texts[j] for j in keep])
+        limit, found = classify_cuts(self._classifier, [texts[j] for j in keep])
         note = f"response read to its first {limit} word pieces (the classifier's limit)"
         for j, was in zip(keep, found, strict=True):
             if was and was[0]:

@@ -373,6 +373,16 @@ def load_sentence_encoder(name_or_path: str = DEFAULT_ENCODER, device: str = "cp
     return encoder, fingerprint(folder)
 
 
+def _classifier_dir(folder: str) -> Path:
+    """Return ``folder`` as a path, with hub requests forbidden; raise unless it holds a transformers model."""
+    require("transformers")
+    set_offline()
+    path = Path(folder).expanduser()
+    if not (path / "config.json").exists():
+        raise InputError(f'"{folder}" is not a transformers model folder (no config.json)', field="model")
+    return path
+
+
 @functools.lru_cache(maxsize=4)
 def load_classifier(folder: str, device: str = "cpu") -> tuple[Any, Any]:
     """Return ``(model, tokenizer)`` of a local sequence classifier folder, loaded once.
@@ -381,17 +391,27 @@ def load_classifier(folder: str, device: str = "cpu") -> tuple[Any, Any]:
         InputError: ``device`` is not one torch can use here (see :func:`check_device`).
     """
     require("torch")
-    require("transformers")
     check_device(device)
-    set_offline()
-    path = Path(folder).expanduser()
-    if not (path / "config.json").exists():
-        raise InputError(f'"{folder}" is not a transformers model folder (no config.json)', field="model")
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    path = _classifier_dir(folder)
+    from transformers import AutoModelForSequenceClassification
 
     with loading(folder, "a sequence classifier"):
         model: Any = AutoModelForSequenceClassification.from_pretrained(str(path))
-        return model.to(device).eval(), AutoTokenizer.from_pretrained(str(path))
+        return model.to(device).eval(), load_classifier_tokenizer(folder)
+
+
+@functools.lru_cache(maxsize=4)
+def load_classifier_tokenizer(folder: str) -> Any:
+    """Return the tokenizer of a local sequence classifier folder, loaded once, without the model's weights.
+
+    What the classifier reads is the tokenizer's alone: :func:`classify_cuts` and a metric's ``cut`` ask it (on every
+    run, its scores all from the score cache too) without loading the model (a RoBERTa-large MNLI is ~1.4 GB).
+    """
+    path = _classifier_dir(folder)
+    from transformers import AutoTokenizer
+
+    with loading(folder, "a sequence classifier"):
+        return AutoTokenizer.from_pretrained(str(path))
 
 
 def classify(
@@ -428,7 +448,7 @@ def classify(
 
 
 def classify_cuts(
-    folder: str, device: str, texts: list[str], text_pairs: list[str] | None = None
+    folder: str, texts: list[str], text_pairs: list[str] | None = None
 ) -> tuple[int, list[tuple[bool, bool] | None]]:
     """Return the classifier's limit and, per text (or pair), whether :func:`classify` read each of the two in part.
 
@@ -437,8 +457,9 @@ def classify_cuts(
     is tokenized as it does, once whole and once so cut, and its word pieces counted per text of the pair (a pair's
     second flag; False without pairs). A pair cut by a tokenizer that does not say which word piece is whose (a
     non-fast one) is None. A tokenizer without a limit (``model_max_length`` transformers' 1e30) cuts nothing.
+    Only the tokenizer is loaded, never the model.
     """
-    _, tok = load_classifier(folder, device)
+    tok = load_classifier_tokenizer(folder)
     if not texts:
         return int(tok.model_max_length), []
     whole = tok(texts, text_pairs, verbose=False)
