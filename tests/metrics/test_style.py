@@ -238,3 +238,8 @@ def test_the_cut_reads_the_classifiers_tokenizer_alone_and_says_what_classify_tr
     cut = StyleMetric(target="positive", sentiment_model=folder, device="cpu").cut(items)
     assert cut == [{}, {"style_match": note, "style_strength": note}, {}, {}]
     assert loading.load_classifier.cache_info().misses == 0
+    tok.model_max_length = int(1e30)  # transformers' "no limit": classify's truncation=True cuts nothing
+    tok.save_pretrained(tmp_path / "unlimited")
+    (tmp_path / "unlimited" / "config.json").write_text((Path(folder) / "config.json").read_text())
+    unlimited = StyleMetric(target="positive", sentiment_model=str(tmp_path / "unlimited"), device="cpu")
+    assert unlimited.cut(items) == [{}, {}, {}, {}]

@@ -129,14 +129,14 @@ def test_the_conversion_writes_the_same_bytes_as_transformers_alone(tmp_path, mo
 
 
 def test_classify_cuts_says_what_the_truncation_dropped(tmp_path, monkeypatch):
-    """Which texts classify() reads in part; a non-fast tokenizer's cut pair is None, one without a limit cuts none."""
+    """Which texts of a pair classify() reads in part; a non-fast tokenizer's cut pair is None, one without a limit
+    cuts none. (A text without a pair: read_in_part, tests/metrics/test_style.py.)"""
     pytest.importorskip("transformers")
     from tests.models import tiny_classifier as tiny
     from transformers import AutoTokenizer, BatchEncoding
 
     long = " ".join(["word"] * 600)  # 600 word pieces: past the MiniLM tokenizer's 512 (its model_max_length)
     folder = str(tiny.build(tmp_path / "clf", ["NEGATIVE", "POSITIVE"]))
-    assert loading.classify_cuts(folder, [long, "hi"]) == (512, [(True, False), (False, False)])
     # "longest_first": the longer text loses word pieces first, then both (300 + 300 + 3 special tokens > 512)
     half = " ".join(["word"] * 300)
     assert loading.classify_cuts(folder, ["hi", long, half], [long, "hi", half])[1] == [
@@ -153,7 +153,6 @@ def test_classify_cuts_says_what_the_truncation_dropped(tmp_path, monkeypatch):
 
     monkeypatch.setattr(loading, "load_classifier_tokenizer", lambda *_: NotFast())
     assert loading.classify_cuts(folder, ["hi", "hi"], [long, "ho"]) == (512, [None, (False, False)])
-    assert loading.classify_cuts(folder, [long]) == (512, [(True, False)])
     monkeypatch.undo()
     unlimited = AutoTokenizer.from_pretrained(folder)
     unlimited.model_max_length = int(1e30)  # transformers' "no limit": truncation=True then cuts nothing

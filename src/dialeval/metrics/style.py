@@ -40,7 +40,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dialeval.errors import InputError
-from dialeval.metrics.base import ItemInputError, Metric, MetricInput, MetricValues, needs, register_metric
+from dialeval.metrics.base import (
+    ItemInputError,
+    Metric,
+    MetricInput,
+    MetricValues,
+    needs,
+    read_in_part,
+    register_metric,
+)
 
 BUNDLED = Path(__file__).parent / "bundled"
 CALIBRATION = BUNDLED / "formality_calibration.json"
@@ -255,15 +263,16 @@ class StyleMetric(Metric):
                     out[j] = said
             return out
         texts = [i.response.strip() for i in items]
-        keep = [j for j, t in enumerate(texts) if t] if self._classifier else []
-        if not keep:
+        if not self._classifier or not any(texts):
             return out
-        from dialeval.models.loading import classify_cuts
+        from dialeval.models.loading import load_classifier_tokenizer
 
-        limit, found = classify_cuts(self._classifier, [texts[j] for j in keep])
+        tok = load_classifier_tokenizer(self._classifier)
+        limit = int(tok.model_max_length)  # classify's truncation=True: to it, special tokens counted
+        cut = read_in_part(tok, [t for t in texts if t], limit)
         note = f"response read to its first {limit} word pieces (the classifier's limit)"
-        for j, was in zip(keep, found, strict=True):
-            if was and was[0]:
+        for j, text in enumerate(texts):
+            if text in cut:
                 out[j] = dict.fromkeys(self.outputs, note)
         return out
 

@@ -447,17 +447,15 @@ def classify(
     return probs, {int(k): str(v) for k, v in model.config.id2label.items()}
 
 
-def classify_cuts(
-    folder: str, texts: list[str], text_pairs: list[str] | None = None
-) -> tuple[int, list[tuple[bool, bool] | None]]:
-    """Return the classifier's limit and, per text (or pair), whether :func:`classify` read each of the two in part.
+def classify_cuts(folder: str, texts: list[str], text_pairs: list[str]) -> tuple[int, list[tuple[bool, bool] | None]]:
+    """Return the classifier's limit and, per pair, whether :func:`classify` read each of its two texts in part.
 
     :func:`classify` tokenizes with ``truncation=True``: to the tokenizer's ``model_max_length`` word pieces, special
-    tokens included, a pair cut ``longest_first`` (the longer text loses word pieces first, then both). Each text
-    is tokenized as it does, once whole and once so cut, and its word pieces counted per text of the pair (a pair's
-    second flag; False without pairs). A pair cut by a tokenizer that does not say which word piece is whose (a
-    non-fast one) is None. A tokenizer without a limit (``model_max_length`` transformers' 1e30) cuts nothing.
-    Only the tokenizer is loaded, never the model.
+    tokens included, a pair cut ``longest_first`` (the longer text loses word pieces first, then both). Each pair
+    is tokenized as it does, once whole and once so cut, and its word pieces counted per text. A pair cut by a
+    tokenizer that does not say which word piece is whose (a non-fast one) is None. A tokenizer without a limit
+    (``model_max_length`` transformers' 1e30) cuts nothing. Only the tokenizer is loaded, never the model.
+    (A text without a pair: :func:`dialeval.metrics.base.read_in_part` with the tokenizer's ``model_max_length``.)
     """
     tok = load_classifier_tokenizer(folder)
     if not texts:
@@ -466,8 +464,8 @@ def classify_cuts(
     read = tok(texts, text_pairs, truncation=True, verbose=False)
     out: list[tuple[bool, bool] | None] = []
     for j, (all_ids, read_ids) in enumerate(zip(whole["input_ids"], read["input_ids"], strict=True)):
-        if len(all_ids) == len(read_ids) or text_pairs is None:
-            out.append((len(all_ids) > len(read_ids), False))
+        if len(all_ids) == len(read_ids):
+            out.append((False, False))
         elif read.encodings is None:
             out.append(None)
         else:
