@@ -164,8 +164,26 @@ def test_classify_cuts_says_what_the_truncation_dropped(tmp_path, monkeypatch):
         loading.classify_cuts(str(tmp_path), ["hi"], ["ho"])
     (tmp_path / "bare").mkdir()
     (tmp_path / "bare" / "config.json").write_text("{")
+    for name in ("tokenizer.json", "tokenizer_config.json"):  # a tokenizer: the broken config.json is what fails
+        (tmp_path / "bare" / name).write_bytes((Path(folder) / name).read_bytes())
     with pytest.raises(InputError, match=f'field "model": "{tmp_path / "bare"}" cannot be loaded as a sequence class'):
         loading.classify_cuts(str(tmp_path / "bare"), ["hi"], ["ho"])
+
+
+def test_a_classifier_folder_without_a_tokenizer_vocabulary_is_one_error(tmp_path):
+    """transformers builds a BertTokenizer of 5 special tokens for a folder without tokenizer files: every word was
+    [UNK] (input ids [2, 1, 1, 3] for "hello world") and a classifier scored that, nothing said."""
+    pytest.importorskip("transformers")
+    from tests.models import tiny_classifier as tiny
+
+    folder = tiny.build(tmp_path / "clf", ["NEGATIVE", "POSITIVE"])
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        (folder / name).unlink(missing_ok=True)
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors"]
+    with pytest.raises(InputError, match=r'field "model": ".*clf" holds no tokenizer vocabulary \(none of tokenizer'):
+        loading.classify(str(folder), "cpu", ["hello world"])
+    with pytest.raises(InputError, match="holds no tokenizer vocabulary"):
+        loading.classify_cuts(str(folder), ["hello world"], ["hi"])
 
 
 def test_a_text_past_the_positions_of_a_classifier_whose_tokenizer_sets_no_limit_is_one_error(tmp_path):

@@ -30,6 +30,8 @@ from dialeval.signature import file_sha256
 
 DEFAULT_CAUSAL_LM = "smollm2-135m"
 DEFAULT_ENCODER = "all-minilm-l6-v2"
+#: The file names one of which holds a tokenizer's vocabulary (fast, WordPiece, BPE, SentencePiece).
+VOCABULARY_FILES = ("tokenizer.json", "vocab.*", "*.model", "*.spm")
 _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _MPNET_PARTS = 5
 
@@ -408,10 +410,15 @@ def load_classifier_tokenizer(folder: str) -> Any:
     run, its scores all from the score cache too) without loading the model (a RoBERTa-large MNLI is ~1.4 GB).
     """
     path = _classifier_dir(folder)
+    if not any(next(path.glob(pattern), None) for pattern in VOCABULARY_FILES):
+        # transformers builds a vocabulary-less BertTokenizer here: every word [UNK], and no length limit
+        raise InputError(f'"{folder}" holds no tokenizer vocabulary (none of {", ".join(VOCABULARY_FILES)}): '
+                         "save the model's tokenizer into it (tokenizer.save_pretrained)", field="model")
     from transformers import AutoTokenizer
 
     with loading(folder, "a sequence classifier"):
         return AutoTokenizer.from_pretrained(str(path))
+
 
 
 def classify(
