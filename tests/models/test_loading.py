@@ -204,3 +204,25 @@ def test_a_text_past_the_positions_of_a_classifier_whose_tokenizer_sets_no_limit
         loading.classify(str(tmp_path / "unlimited"), "cpu", ["hi", long])
     probs, _ = loading.classify(str(tmp_path / "unlimited"), "cpu", ["hi there"])
     assert probs[0] == pytest.approx(tiny.direct_probs(folder, ["hi there"])[0], abs=1e-6)
+
+
+def test_a_roberta_style_classifier_reads_two_positions_fewer_than_its_config_names(tmp_path):
+    """RoBERTa's position ids start past its padding index (1): of 66 positions it reads 64 word pieces. A 65-piece
+    text passed the check (65 <= 66) and was a traceback from inside the model; it is now the one
+    error naming the 64 it reads. (A random tiny RoBERTa over the MiniLM tokenizer, its limit unset.)"""
+    pytest.importorskip("transformers")
+    import torch
+    from transformers import AutoTokenizer, RobertaConfig, RobertaForSequenceClassification
+
+    tok = AutoTokenizer.from_pretrained(str(loading.resolve_encoder_dir("all-minilm-l6-v2")))
+    tok.model_max_length = int(1e30)
+    torch.manual_seed(0)
+    cfg = RobertaConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=66, pad_token_id=1, num_labels=2)  # fmt: skip
+    RobertaForSequenceClassification(cfg).save_pretrained(tmp_path / "rob")
+    tok.save_pretrained(tmp_path / "rob")
+    assert loading.readable_positions(cfg) == 64
+    text = " ".join(["word"] * 63)  # 63 word pieces and [CLS], [SEP]: 65
+    with pytest.raises(InputError, match=r'rob" reads at most 64 word pieces and a text has 65'):
+        loading.classify(str(tmp_path / "rob"), "cpu", [text])
+    assert len(loading.classify(str(tmp_path / "rob"), "cpu", [" ".join(["word"] * 62)])[0][0]) == 2  # 64: it reads

@@ -110,8 +110,10 @@ def _check_limit(model: str, scorer: Any) -> None:
     """
     from transformers.tokenization_utils_base import VERY_LARGE_INTEGER
 
+    from dialeval.models.loading import readable_positions
+
     limit = int(scorer._tokenizer.model_max_length)
-    positions = getattr(scorer._model.config, "max_position_embeddings", None)
+    positions = readable_positions(scorer._model.config)
     unset = limit >= VERY_LARGE_INTEGER
     if not unset and (not isinstance(positions, int) or limit <= positions):
         return

@@ -119,6 +119,29 @@ def encoder_shape(name_or_path: str) -> tuple[int | None, int | None]:
     return layers, min(512, positions) if isinstance(positions, int) else None
 
 
+#: Model types whose position ids start past the padding index (RoBERTa's scheme): ``pad_token_id + 1`` of their
+#: ``max_position_embeddings`` are never read (RoBERTa's 514 read 512 word pieces).
+PADDING_OFFSET_TYPES = frozenset({"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "mpnet", "longformer",
+                                  "data2vec-text", "roberta-prelayernorm", "xmod", "ibert"})  # fmt: skip
+
+
+def readable_positions(config: Any) -> int | None:
+    """Return the most word pieces a model reads, special tokens included, from its config; None if it says none.
+
+    Example (the positions and padding index of roberta-base's and bert-base's configs):
+        >>> from types import SimpleNamespace as Config
+        >>> readable_positions(Config(model_type="roberta", max_position_embeddings=514, pad_token_id=1))
+        512
+        >>> readable_positions(Config(model_type="bert", max_position_embeddings=512, pad_token_id=0))
+        512
+    """
+    positions, pad = getattr(config, "max_position_embeddings", None), getattr(config, "pad_token_id", None)
+    if not isinstance(positions, int):
+        return None
+    offset = pad + 1 if getattr(config, "model_type", None) in PADDING_OFFSET_TYPES and isinstance(pad, int) else 0
+    return positions - offset
+
+
 @contextlib.contextmanager
 def cache_lock(name: str) -> Iterator[None]:
     """Hold an exclusive lock named ``name`` in the cache folder: one process at a time builds a cached file.
@@ -437,7 +460,7 @@ def classify(
     import torch
 
     model, tok = load_classifier(folder, device)
-    positions = getattr(model.config, "max_position_embeddings", None)
+    positions = readable_positions(model.config)
     probs: list[list[float]] = []
     with torch.inference_mode():
         for start in range(0, len(texts), batch_size):
