@@ -106,6 +106,26 @@ def test_a_gold_rating_given_twice_names_both_lines(tmp_path: Path, inputs: dict
     assert not (tmp_path / "study").exists()
 
 
+@pytest.mark.parametrize(("what", "why"), [
+    ("qualification", "a worker is decided once they have answered the questions the reference annotators rated, "
+                      "so with none no worker would ever reach the main batches"),
+    ("attention", "an attention check is passed by giving its expected answer, and none would be given"),
+])  # fmt: skip
+def test_gold_ratings_without_a_rating_are_refused(
+    tmp_path: Path, inputs: dict[str, Path], what: str, why: str
+) -> None:
+    """An empty ratings file (or one of blank lines) made a study: with a fixed threshold, a qualification batch
+    whose workers were never decided (decide_qualification waits for the rated questions: there were none), so
+    every worker saw only that batch, for ever; attention units that checked nothing."""
+    (tmp_path / "gold.jsonl").write_text("\n\n", encoding="utf-8")
+    extra = ["--threshold", "0.21"] if what == "qualification" else ["--attention-per-batch", "1"]
+    res = create(tmp_path / "study", inputs, f"--{what}", str(inputs["qual"]), f"--{what}-ratings",
+                 str(tmp_path / "gold.jsonl"), *extra)  # fmt: skip
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.strip() == f"error: {tmp_path / 'gold.jsonl'}: no ratings in this file: {why}"
+    assert not (tmp_path / "study").exists()
+
+
 def test_a_dialogue_without_turns_in_a_dialogue_level_study_names_its_line(tmp_path: Path) -> None:
     """A dialogue-level study (every dialogue one unit) took a dialogue with no turns: a page with nothing to rate.
     A turn-level protocol without candidates keeps its own error (nothing to annotate)."""

@@ -46,6 +46,14 @@ def _study(study_dir: Path) -> tuple[dict[str, Any], str]:
         fail(exc)
 
 
+#: Why ``_gold`` refuses a qualification or attention batch without a rating.
+_NO_GOLD = {
+    "qualification": "a worker is decided once they have answered the questions the reference annotators rated, so "
+    "with none no worker would ever reach the main batches",
+    "attention": "an attention check is passed by giving its expected answer, and none would be given",
+}
+
+
 def _gold(
     candidates: Path | None, ratings: Path | None, dialogues: dict[str, Dialogue], what: str, protocol: Protocol
 ) -> tuple[list[Candidate], list[Rating]] | None:
@@ -81,6 +89,8 @@ def _gold(
         except InputError as exc:  # it named neither the file nor the line
             raise InputError(exc.message, path=ratings, line=line, field=exc.field) from None
         read.append(rating)
+    if not read:  # a qualification batch no worker could finish (its questions are the rated ones), blind checks
+        raise InputError(f"no ratings in this file: {_NO_GOLD[what]}", path=ratings)
     return batch, read
 
 
