@@ -244,3 +244,27 @@ def test_the_app_takes_answers_as_long_as_the_protocol_allows() -> None:
 
     fields = AnswerIn.model_fields
     assert [fields[f].metadata[0].max_length for f in ("criterion", "value")] == [MAX_KEY_CHARS] * 2
+
+
+#: MINE as a choice whose third answer is valued "tie" (a rating against the reference: better, worse, the same).
+TIED = MINE.replace("{type: scale, levels: [1, 2, 3]}", "{type: choice, options: [{value: better, label: Better}, "
+                    "{value: worse, label: Worse}, {value: tie, label: About the same}]}").replace('"1"', '"worse"')
+
+
+def test_an_answer_valued_tie_is_refused(tmp_path: Path) -> None:
+    """The report's majority table (the paper's Table 3) counts an item whose votes tie under "tie": an answer of
+    that value was counted with them, so an item one annotator called better and the other worse read "About the
+    same" (one of two: "Better 50.0%, About the same 50.0%"), which nobody had answered."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    assert load_protocol(_mine(tmp_path, TIED.replace("value: tie", "value: same"))).criteria[0].answer.options
+    path = _mine(tmp_path, TIED)
+    res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(path)])
+    assert res.exit_code == 2, res.output
+    # line 9: the answer's flow mapping, where the option is
+    assert res.output == (f'error: {path}:9: field "criteria.0.answer.options.2.value": "tie" is what the report '
+                          "calls an item whose votes tie (no majority), so the votes for this answer would be counted "
+                          "with the ties: give it another value (its label can stay)\n")  # fmt: skip
+    assert not (tmp_path / "study").exists()

@@ -25,11 +25,9 @@ import sqlalchemy as sa
 
 from dialeval.errors import InputError
 from dialeval.human import store
-from dialeval.human.protocol import Protocol
+from dialeval.human.protocol import TIE, Protocol
 from dialeval.meta.agreement import fleiss_kappa, krippendorff_alpha, reliability_matrix
 from dialeval.schema import Rating
-
-TIE = "tie"
 
 
 def study_ratings(

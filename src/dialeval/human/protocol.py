@@ -33,6 +33,9 @@ _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
 MAX_KEY_CHARS = 64
 """The most characters of a criterion's name or an answer's value: what the app takes in an answer and stores."""
 
+TIE = "tie"
+"""What the report's majority table calls an item whose votes tie: no answer may have this value."""
+
 
 def _plain(number: Decimal) -> str:
     """Return the one spelling of a number: no exponent, no trailing zeros, no sign on zero.
@@ -298,8 +301,9 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
             raise InputError(f'unknown protocol "{name_or_path}"; {hint}', field="--protocol")
         path = Path(str(resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml"))
     protocol, text = read_yaml_model(path, Protocol, extra="human")
-    if (long := too_long(protocol)) is not None:  # it was taken, and the app then refused every answer to it (422)
-        field, why = long
+    # a name too long was taken, and the app then refused every answer to it (422); an answer "tie", mixed with ties
+    if (problem := too_long(protocol) or named_tie(protocol)) is not None:
+        field, why = problem
         raise InputError(why, path=path, line=yaml_line(text, field.split(".")), field=field)
     return protocol.model_copy(update={"source_sha256": text_sha256(text)})
 
@@ -323,4 +327,26 @@ def too_long(protocol: Protocol) -> tuple[str, str] | None:
             if len(text) > MAX_KEY_CHARS:
                 return f"criteria.{i}.{field}", (f"{what} has at most {MAX_KEY_CHARS} characters (the app takes no "
                                                  f"longer in an answer), got {len(text)}")  # fmt: skip
+    return None
+
+
+def named_tie(protocol: Protocol) -> tuple[str, str] | None:
+    """Return the field of the first answer valued :data:`TIE`, and why it is refused.
+
+    The report's majority table counted its votes with the items whose votes tie: an item one annotator
+    called better and another worse read as that answer. Checked where a protocol is loaded for a new study.
+
+    Example:
+        >>> p = load_protocol("mousavi-turn")
+        >>> tie = p.criteria[0].answer.options[1].model_copy(update={"value": "tie"})
+        >>> answer = p.criteria[0].answer.model_copy(update={"options": [p.criteria[0].answer.options[0], tie]})
+        >>> named_tie(p.model_copy(update={"criteria": [p.criteria[0].model_copy(update={"answer": answer})]}))[0]
+        'criteria.0.answer.options.1.value'
+    """
+    for i, c in enumerate(protocol.criteria):
+        for j, o in enumerate(c.answer.options):
+            if o.value == TIE and not o.dont_know:  # "I don't know" is counted apart, as "dont_know"
+                return f"criteria.{i}.answer.options.{j}.value", (
+                    f'"{TIE}" is what the report calls an item whose votes tie (no majority), so the votes for this '
+                    "answer would be counted with the ties: give it another value (its label can stay)")
     return None

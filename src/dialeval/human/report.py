@@ -20,7 +20,6 @@ from dialeval.atomic import atomic_write
 from dialeval.errors import InputError
 from dialeval.human import store
 from dialeval.human.analysis import (
-    TIE,
     agreement_level,
     attention_results,
     item_batches,
@@ -32,7 +31,7 @@ from dialeval.human.analysis import (
     system_means,
 )
 from dialeval.human.design import GROUND_TRUTH
-from dialeval.human.protocol import Criterion, Protocol
+from dialeval.human.protocol import TIE, Criterion, Protocol
 from dialeval.meta.agreement import Estimate, Figure, agreement_figures, check_resamples, reliability_matrix
 from dialeval.meta.caveats import rough_resamples
 from dialeval.schema import Rating
