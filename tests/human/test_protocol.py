@@ -268,3 +268,22 @@ def test_an_answer_valued_tie_is_refused(tmp_path: Path) -> None:
                           "calls an item whose votes tie (no majority), so the votes for this answer would be counted "
                           "with the ties: give it another value (its label can stay)\n")  # fmt: skip
     assert not (tmp_path / "study").exists()
+
+
+@pytest.mark.parametrize("score", [".nan", "nan", ".inf", "-inf"])
+def test_an_answer_scored_with_no_number_is_refused(tmp_path: Path, score: str) -> None:
+    """A score of NaN or an infinity (YAML's .nan, or "nan" read as one) was taken, and `study export --numeric`
+    then stopped with a pydantic traceback ("NaN is not a rating") at the first vote for that answer."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    scored = TIED.replace("value: tie", "value: same").replace("label: Worse}", f"label: Worse, score: {score}}}")
+    assert load_protocol(_mine(tmp_path, scored.replace(score, "0.5"))).criteria[0].answer.options[1].score == 0.5
+    path = _mine(tmp_path, scored)
+    res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(path)])
+    assert res.exit_code == 2, res.output
+    number = {".nan": "nan", ".inf": "inf"}.get(score, score)  # as Python prints the float read
+    assert res.output == (f'error: {path}:9: field "criteria.0.answer.options.1.score": a score is a finite number '
+                          f"(`study export --numeric` writes it as the rating), got {number}\n")  # fmt: skip
+    assert not (tmp_path / "study").exists()

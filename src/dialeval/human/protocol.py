@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections import Counter
@@ -301,8 +302,8 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
             raise InputError(f'unknown protocol "{name_or_path}"; {hint}', field="--protocol")
         path = Path(str(resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml"))
     protocol, text = read_yaml_model(path, Protocol, extra="human")
-    # a name too long was taken, and the app then refused every answer to it (422); an answer "tie", mixed with ties
-    if (problem := too_long(protocol) or named_tie(protocol)) is not None:
+    # a name too long was taken, and the app then refused every answer to it (422); see unfit_answer for the others
+    if (problem := too_long(protocol) or unfit_answer(protocol)) is not None:
         field, why = problem
         raise InputError(why, path=path, line=yaml_line(text, field.split(".")), field=field)
     return protocol.model_copy(update={"source_sha256": text_sha256(text)})
@@ -330,23 +331,29 @@ def too_long(protocol: Protocol) -> tuple[str, str] | None:
     return None
 
 
-def named_tie(protocol: Protocol) -> tuple[str, str] | None:
-    """Return the field of the first answer valued :data:`TIE`, and why it is refused.
+def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
+    """Return the field of the first answer option a study would mishandle, and why.
 
-    The report's majority table counted its votes with the items whose votes tie: an item one annotator
-    called better and another worse read as that answer. Checked where a protocol is loaded for a new study.
+    An option valued :data:`TIE`: the report's majority table counted its votes with the items whose votes
+    tie (an item one annotator called better and another worse read as that answer). A score that is no
+    finite number: `study export --numeric` stopped at the first vote for it with a traceback. Checked where
+    a protocol is loaded for a new study.
 
     Example:
         >>> p = load_protocol("mousavi-turn")
         >>> tie = p.criteria[0].answer.options[1].model_copy(update={"value": "tie"})
         >>> answer = p.criteria[0].answer.model_copy(update={"options": [p.criteria[0].answer.options[0], tie]})
-        >>> named_tie(p.model_copy(update={"criteria": [p.criteria[0].model_copy(update={"answer": answer})]}))[0]
+        >>> unfit_answer(p.model_copy(update={"criteria": [p.criteria[0].model_copy(update={"answer": answer})]}))[0]
         'criteria.0.answer.options.1.value'
     """
     for i, c in enumerate(protocol.criteria):
         for j, o in enumerate(c.answer.options):
+            at = f"criteria.{i}.answer.options.{j}"
             if o.value == TIE and not o.dont_know:  # "I don't know" is counted apart, as "dont_know"
-                return f"criteria.{i}.answer.options.{j}.value", (
+                return f"{at}.value", (
                     f'"{TIE}" is what the report calls an item whose votes tie (no majority), so the votes for this '
                     "answer would be counted with the ties: give it another value (its label can stay)")
+            if o.score is not None and not math.isfinite(o.score):
+                return f"{at}.score", ("a score is a finite number (`study export --numeric` writes it as the "
+                                       f"rating), got {o.score}")  # fmt: skip
     return None
