@@ -287,3 +287,23 @@ def test_an_answer_scored_with_no_number_is_refused(tmp_path: Path, score: str) 
     assert res.output == (f'error: {path}:9: field "criteria.0.answer.options.1.score": a score is a finite number '
                           f"(`study export --numeric` writes it as the rating), got {number}\n")  # fmt: skip
     assert not (tmp_path / "study").exists()
+
+
+@pytest.mark.parametrize(("label", "field", "message"), [
+    ('""', "criteria.0.answer.options.0.label", "an answer needs a label: the page shows it on its button"),
+    ("' '", "criteria.0.answer.options.0.label", "an answer needs a label: the page shows it on its button"),
+    ("Worse", "criteria.0.answer.options.1.label",
+     'the label "Worse" is also the label of the answer "better": annotators could not tell the two apart'),
+])  # fmt: skip
+def test_an_answer_without_a_label_of_its_own_is_refused(tmp_path: Path, label: str, field: str, message: str) -> None:
+    """A blank label was taken: the page showed a button reading "[1] " and nothing else, and the report's tables
+    a blank answer (" 50.0%"); two answers of one label were two buttons no annotator could tell apart."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    path = _mine(tmp_path, TIED.replace("value: tie", "value: same").replace("label: Better", f"label: {label}"))
+    res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(path)])
+    assert res.exit_code == 2, res.output
+    assert res.output == f'error: {path}:9: field "{field}": {message}\n'
+    assert not (tmp_path / "study").exists()

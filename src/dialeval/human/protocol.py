@@ -332,12 +332,13 @@ def too_long(protocol: Protocol) -> tuple[str, str] | None:
 
 
 def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
-    """Return the field of the first answer option a study would mishandle, and why.
+    """Return the field of the first answer option a study would mishandle, and why; each was taken.
 
-    An option valued :data:`TIE`: the report's majority table counted its votes with the items whose votes
-    tie (an item one annotator called better and another worse read as that answer). A score that is no
-    finite number: `study export --numeric` stopped at the first vote for it with a traceback. Checked where
-    a protocol is loaded for a new study.
+    A blank label: the page showed a button with no words on it (and the report a blank answer). A label
+    two answers share: two buttons no annotator could tell apart. An option valued :data:`TIE`: the report's
+    majority table counted its votes with the items whose votes tie (an item one annotator called better and
+    another worse read as that answer). A score that is no finite number: `study export --numeric` stopped at
+    the first vote for it with a traceback. Checked where a protocol is loaded for a new study.
 
     Example:
         >>> p = load_protocol("mousavi-turn")
@@ -347,8 +348,14 @@ def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
         'criteria.0.answer.options.1.value'
     """
     for i, c in enumerate(protocol.criteria):
+        labelled: dict[str, str] = {}  # label -> the first answer's value
         for j, o in enumerate(c.answer.options):
             at = f"criteria.{i}.answer.options.{j}"
+            if not o.label.strip():
+                return f"{at}.label", "an answer needs a label: the page shows it on its button"
+            if (twin := labelled.setdefault(o.label, o.value)) != o.value:
+                return f"{at}.label", (f'the label "{o.label}" is also the label of the answer "{twin}": annotators '
+                                       "could not tell the two apart")  # fmt: skip
             if o.value == TIE and not o.dont_know:  # "I don't know" is counted apart, as "dont_know"
                 return f"{at}.value", (
                     f'"{TIE}" is what the report calls an item whose votes tie (no majority), so the votes for this '
