@@ -307,3 +307,19 @@ def test_an_answer_without_a_label_of_its_own_is_refused(tmp_path: Path, label: 
     assert res.exit_code == 2, res.output
     assert res.output == f'error: {path}:9: field "{field}": {message}\n'
     assert not (tmp_path / "study").exists()
+
+
+def test_a_protocol_file_in_json_loads_as_its_yaml_does(tmp_path: Path) -> None:
+    """`--protocol mine.json` was "unknown protocol" (only .yaml or .yml were files); JSON is YAML, as a judge
+    protocol's file by any suffix is read. The bundled mousavi-turn as JSON: the same protocol."""
+    import json
+    from importlib.resources import files
+
+    import yaml
+
+    text = (files("dialeval.human") / "protocols" / "mousavi-turn.yaml").read_text(encoding="utf-8")
+    (tmp_path / "mine.json").write_text(json.dumps(yaml.safe_load(text), indent=1))
+    mine, bundled = load_protocol(tmp_path / "mine.json"), load_protocol("mousavi-turn")
+    assert mine.model_copy(update={"source_sha256": ""}) == bundled.model_copy(update={"source_sha256": ""})
+    with pytest.raises(InputError, match='unknown protocol "mousavi"; did you mean "mousavi-turn"'):
+        load_protocol("mousavi")

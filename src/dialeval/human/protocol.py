@@ -295,10 +295,10 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     from dialeval.jsonl import read_yaml_model, yaml_line
 
     path = Path(name_or_path)
-    if path.suffix not in {".yaml", ".yml"}:
+    if not path.suffix:  # a file by any suffix, as judge protocols: JSON is YAML too
         if str(name_or_path) not in (known := bundled_protocols()):
             close = closest(str(name_or_path), known)
-            hint = f'did you mean "{close}"?' if close else f"bundled: {', '.join(known)}; or a protocol YAML file"
+            hint = f'did you mean "{close}"?' if close else f"bundled: {', '.join(known)}; or a protocol file (YAML)"
             raise InputError(f'unknown protocol "{name_or_path}"; {hint}', field="--protocol")
         path = Path(str(resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml"))
     protocol, text = read_yaml_model(path, Protocol, extra="human")
