@@ -143,3 +143,22 @@ def test_live_agreement_lists_criteria_in_the_protocols_order(tmp_path) -> None:
                     store.upsert_answer(conn, row)
     with engine.connect() as conn:
         assert [row["criterion"] for row in live_agreement(conn, proto)] == ["Listening", "Correctness"]
+
+
+@pytest.mark.parametrize("score", [float("nan"), float("inf")])
+def test_a_numeric_export_of_a_stored_protocol_scoring_an_answer_with_no_number_is_refused(score: float) -> None:
+    """A study made before protocols with a NaN or infinite score were refused (study create) keeps that protocol:
+    `study export --numeric` stopped with pydantic's traceback ("NaN is not a rating") at its first vote."""
+    from dialeval.errors import InputError
+    from dialeval.human.analysis import check_scored
+    from dialeval.human.protocol import load_protocol
+
+    p = load_protocol("mousavi-turn")
+    c = p.criteria[0]
+    odd = c.answer.options[0].model_copy(update={"score": score})
+    answer = c.answer.model_copy(update={"options": [odd, *c.answer.options[1:]]})
+    stored = p.model_copy(update={"criteria": [c.model_copy(update={"answer": answer}), *p.criteria[1:]]})
+    check_scored(p)  # the bundled one: every answer scored
+    with pytest.raises(InputError, match=f'"--numeric": protocol mousavi-turn scores the answer "{odd.value}" of '
+                                         f"{c.name} with no number"):
+        check_scored(stored)

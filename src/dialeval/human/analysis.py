@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -89,6 +90,10 @@ def check_scored(protocol: Protocol) -> None:
             raise InputError(f'protocol {protocol.name} gives the answer "{bare[0]}" of {c.name} no score, so '
                              "--numeric has no number to write for it: leave --numeric out to export the labels",
                              field="--numeric")  # fmt: skip
+        # a study made before protocols were checked for it (unfit_answer): a pydantic traceback at its first vote
+        if odd := [o.value for o in c.answer.options if o.score is not None and not math.isfinite(o.score)]:
+            raise InputError(f'protocol {protocol.name} scores the answer "{odd[0]}" of {c.name} with no number '
+                             "(NaN or an infinity): leave --numeric out to export the labels", field="--numeric")
 
 
 def item_systems(conn: sa.Connection) -> dict[str, str]:
