@@ -226,3 +226,25 @@ def test_a_roberta_style_classifier_reads_two_positions_fewer_than_its_config_na
     with pytest.raises(InputError, match=r'rob" reads at most 64 word pieces and a text has 65'):
         loading.classify(str(tmp_path / "rob"), "cpu", [text])
     assert len(loading.classify(str(tmp_path / "rob"), "cpu", [" ".join(["word"] * 62)])[0][0]) == 2  # 64: it reads
+
+
+@pytest.mark.parametrize("metric", ["embedding", "bertscore"])
+def test_an_encoder_folder_without_a_tokenizer_vocabulary_is_one_error(tmp_path, metric):
+    """The packaged MiniLM folder without vocab.txt and tokenizer.json loaded (sentence-transformers, bert-score) with
+    transformers' vocabulary-less BertTokenizer: every word [UNK], and embedding scored two unrelated texts 0.99 alike
+    (the whole folder: 0.17), nothing said. It is the classifier folders' error now, naming the parameter."""
+    import shutil
+
+    import dialeval
+
+    pytest.importorskip("sentence_transformers")
+    folder = tmp_path / "enc"
+    shutil.copytree(loading.resolve_encoder_dir(loading.DEFAULT_ENCODER), folder,
+                    ignore=shutil.ignore_patterns("vocab.txt", "tokenizer.json"))  # fmt: skip
+    rows = [{"context": "Hi! How are you?", "response": "Fine, thanks.", "reference": "I am great"}]
+    params = {f"{metric}.model": str(folder), **({"bertscore.rescale": False} if metric == "bertscore" else {})}
+    with pytest.raises(InputError) as caught:
+        dialeval.score(rows, [metric], params=params, cache=False, progress=False)
+    assert str(caught.value).startswith(f'field "params": {metric}.model: "{folder}" holds no tokenizer vocabulary '
+                                        "(none of tokenizer.json, vocab.*, *.model, *.spm): save the model's "
+                                        "tokenizer into it (tokenizer.save_pretrained)")  # fmt: skip

@@ -72,7 +72,7 @@ def baseline_file(model: str) -> Path:
 
 @functools.lru_cache(maxsize=4)
 def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers: bool = False) -> Any:
-    from dialeval.models.loading import require, resolve_encoder_dir, set_offline
+    from dialeval.models.loading import check_vocabulary, require, resolve_encoder_dir, set_offline
 
     require("bert_score", "bert-score")
     set_offline()
@@ -93,6 +93,7 @@ def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers:
         )
         if rescale:
             _ = scorer.baseline_vals  # read lazily by bert-score: read it here, inside the filter
+    check_vocabulary(Path(scorer._tokenizer.name_or_path), model)
     _check_limit(model, scorer)
     _encode_empty_texts(scorer._tokenizer)
     return scorer

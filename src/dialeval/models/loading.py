@@ -395,7 +395,25 @@ def load_sentence_encoder(name_or_path: str = DEFAULT_ENCODER, device: str = "cp
 
     with loading(name_or_path, "a sentence-transformers model"):
         encoder = SentenceTransformer(str(folder), device=device)
+    check_vocabulary(Path(encoder.tokenizer.name_or_path), name_or_path)  # its Transformer module's folder
     return encoder, fingerprint(folder)
+
+
+def check_vocabulary(path: Path, name: str, field: str = "model") -> None:
+    """Refuse a model folder whose tokenizer has no vocabulary: none of :data:`VOCABULARY_FILES` in ``path``.
+
+    transformers builds a vocabulary-less BertTokenizer for such a folder: every word [UNK], and no length limit; a
+    classifier or an encoder (embedding, BERTScore) scored that, with nothing said. ``name``: the folder as given.
+
+    Example:
+        >>> check_vocabulary(Path("/no/such/folder"), "mine")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "model": "mine" holds no tokenizer vocabulary (none of tokenizer.json, ...
+    """
+    if not any(next(path.glob(pattern), None) for pattern in VOCABULARY_FILES):
+        raise InputError(f'"{name}" holds no tokenizer vocabulary (none of {", ".join(VOCABULARY_FILES)}): '
+                         "save the model's tokenizer into it (tokenizer.save_pretrained)", field=field)
 
 
 def _classifier_dir(folder: str) -> Path:
@@ -433,10 +451,7 @@ def load_classifier_tokenizer(folder: str) -> Any:
     run, its scores all from the score cache too) without loading the model (a RoBERTa-large MNLI is ~1.4 GB).
     """
     path = _classifier_dir(folder)
-    if not any(next(path.glob(pattern), None) for pattern in VOCABULARY_FILES):
-        # transformers builds a vocabulary-less BertTokenizer here: every word [UNK], and no length limit
-        raise InputError(f'"{folder}" holds no tokenizer vocabulary (none of {", ".join(VOCABULARY_FILES)}): '
-                         "save the model's tokenizer into it (tokenizer.save_pretrained)", field="model")
+    check_vocabulary(path, folder)
     from transformers import AutoTokenizer
 
     with loading(folder, "a sequence classifier"):
