@@ -198,6 +198,22 @@ def test_why_a_value_is_nan_is_in_attrs_as_score_prints_it() -> None:
                                              "sbert_knowledge": {"no fact or persona line to compare with": 2}}
 
 
+def test_scoring_a_scored_frame_with_other_metrics_keeps_the_first_outputs_attrs() -> None:
+    """score(score(df, ["embedding"]), ["length"]) kept length's signatures alone: correlate's default metrics left
+    the embedding outputs out, and why sbert_knowledge is NaN was lost, nothing said. An output's column dropped
+    before the second call takes its attrs with it."""
+    rated = [{**r, "h": h} for r, h in zip(ROWS, [1.0, 3.0, 2.0], strict=True)]
+    first = dialeval.score(rated, ["embedding"], cache=False, progress=False)
+    again = dialeval.score(first, ["length"], cache=False, progress=False)
+    both = ["sbert_ref", "sbert_context", "sbert_knowledge", "length"]
+    assert list(again.attrs["signatures"]) == both
+    assert again.attrs["signatures"]["sbert_ref"] == first.attrs["signatures"]["sbert_ref"]
+    assert again.attrs["without_value"] == {"sbert_knowledge": {"no fact or persona line to compare with": 3}}
+    assert dialeval.correlate(again, "h", n_boot=0)["metric"].tolist() == both
+    dropped = dialeval.score(first.drop(columns="sbert_ref"), ["length"], cache=False, progress=False)
+    assert list(dropped.attrs["signatures"]) == ["sbert_context", "sbert_knowledge", "length"]
+
+
 def test_an_undefined_correlation_says_which_side_is_constant() -> None:
     """Each said "constant input or fewer than 2 values" (the system level: "fewer than 2 systems or constant
     system means"), whichever side it was."""

@@ -25,7 +25,7 @@ import numbers
 import reprlib
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,7 +112,7 @@ def score(
         ``attrs["cut"]`` each output whose values read a text in part (longer than its model reads) to what, counted,
         ``attrs["request"]`` is the scoring request, as ``run.json`` stores a command's, and ``attrs["columns"]``
         the columns read as the context, dialogue and system, and ``log`` where one column of chat logs was read
-        as both context and response (for :func:`correlate`); the input's own ``attrs`` are kept.
+        as both context and response (for :func:`correlate`); the input's ``attrs`` are kept (a scored one's: added to).
 
     Raises:
         InputError: A missing column (or a column named for a folder of records), a response that is missing,
@@ -141,8 +141,31 @@ def score(
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
-    out.attrs = {**frame.attrs, "signatures": signatures, "skipped": dict(skipped), "without_value": nulls,
-                 "cut": _cuts(runs), "request": request.record(), COLUMNS: used}  # fmt: skip
+    out.attrs = {**frame.attrs, **_with_earlier(frame, signatures=signatures, without_value=nulls, cut=_cuts(runs)),
+                 "skipped": dict(skipped), "request": request.record(), COLUMNS: used}  # fmt: skip
+    return out
+
+
+def _with_earlier(frame: pd.DataFrame, **per_output: dict[str, Any]) -> dict[Hashable, Any]:
+    """Return each per-output ``attrs`` key of :func:`score`, after what an earlier score put there, for its outputs.
+
+    An earlier score's outputs are kept while their columns are still in the frame.
+
+    Scoring a scored frame again with other metrics replaced them: :func:`correlate`'s default metrics (the
+    signatures') left the first outputs out, and why their values were NaN was lost, nothing said.
+
+    Example:
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"length": [2.0]})
+        >>> frame.attrs["signatures"] = {"length": "length|version:1", "bleu1": "bleu|version:1"}  # bleu1 dropped
+        >>> _with_earlier(frame, signatures={"distinct1": "distinct|version:1"}, cut={})
+        {'signatures': {'length': 'length|version:1', 'distinct1': 'distinct|version:1'}, 'cut': {}}
+    """
+    out: dict[Hashable, Any] = {}
+    for key, new in per_output.items():
+        given = frame.attrs.get(key)
+        earlier = {k: v for k, v in given.items() if k in frame.columns} if isinstance(given, Mapping) else {}
+        out[key] = {**earlier, **new}
     return out
 
 
