@@ -228,11 +228,12 @@ def test_a_roberta_style_classifier_reads_two_positions_fewer_than_its_config_na
     assert len(loading.classify(str(tmp_path / "rob"), "cpu", [" ".join(["word"] * 62)])[0][0]) == 2  # 64: it reads
 
 
-@pytest.mark.parametrize("metric", ["embedding", "bertscore"])
-def test_an_encoder_folder_without_a_tokenizer_vocabulary_is_one_error(tmp_path, metric):
-    """The packaged MiniLM folder without vocab.txt and tokenizer.json loaded (sentence-transformers, bert-score) with
-    transformers' vocabulary-less BertTokenizer: every word [UNK], and embedding scored two unrelated texts 0.99 alike
-    (the whole folder: 0.17), nothing said. It is the classifier folders' error now, naming the parameter."""
+@pytest.mark.parametrize(("metric", "key"), [("embedding", "model"), ("bertscore", "model"), ("quality", "encoder")])
+def test_an_encoder_folder_without_a_tokenizer_vocabulary_is_one_error(tmp_path, metric, key):
+    """The packaged MiniLM folder without vocab.txt and tokenizer.json loaded (sentence-transformers, bert-score, the
+    quality views' encoder) with transformers' vocabulary-less BertTokenizer: every word [UNK], and embedding scored
+    two unrelated texts 0.99 alike (the whole folder: 0.17), nothing said. It is the classifier folders' error now,
+    naming the parameter."""
     import shutil
 
     import dialeval
@@ -242,9 +243,11 @@ def test_an_encoder_folder_without_a_tokenizer_vocabulary_is_one_error(tmp_path,
     shutil.copytree(loading.resolve_encoder_dir(loading.DEFAULT_ENCODER), folder,
                     ignore=shutil.ignore_patterns("vocab.txt", "tokenizer.json"))  # fmt: skip
     rows = [{"context": "Hi! How are you?", "response": "Fine, thanks.", "reference": "I am great"}]
-    params = {f"{metric}.model": str(folder), **({"bertscore.rescale": False} if metric == "bertscore" else {})}
+    minilm = Path(__file__).resolve().parents[2] / "candidates" / "quality-minilm-views" / "views"  # views over MiniLM
+    params = {f"{metric}.{key}": str(folder), **{"bertscore": {"bertscore.rescale": False},
+                                                "quality": {"quality.views": str(minilm)}}.get(metric, {})}  # fmt: skip
     with pytest.raises(InputError) as caught:
         dialeval.score(rows, [metric], params=params, cache=False, progress=False)
-    assert str(caught.value).startswith(f'field "params": {metric}.model: "{folder}" holds no tokenizer vocabulary '
+    assert str(caught.value).startswith(f'field "params": {metric}.{key}: "{folder}" holds no tokenizer vocabulary '
                                         "(none of tokenizer.json, vocab.*, *.model, *.spm): save the model's "
                                         "tokenizer into it (tokenizer.save_pretrained)")  # fmt: skip

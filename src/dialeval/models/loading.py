@@ -403,7 +403,8 @@ def check_vocabulary(path: Path, name: str, field: str = "model") -> None:
     """Refuse a model folder whose tokenizer has no vocabulary: none of :data:`VOCABULARY_FILES` in ``path``.
 
     transformers builds a vocabulary-less BertTokenizer for such a folder: every word [UNK], and no length limit; a
-    classifier or an encoder (embedding, BERTScore) scored that, with nothing said. ``name``: the folder as given.
+    classifier or an encoder (embedding, BERTScore, quality's views) scored that, with nothing said. ``name``: the
+    folder as given; ``field``: the parameter that named it.
 
     Example:
         >>> check_vocabulary(Path("/no/such/folder"), "mine")

@@ -229,7 +229,7 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
     from transformers import AutoTokenizer
 
     from dialeval.errors import InputError
-    from dialeval.models.loading import loading, set_offline
+    from dialeval.models.loading import check_vocabulary, loading, set_offline
 
     set_offline()  # no hub request, and no "Loading weights" bar under dialeval's own progress
     root = Path(folder)
@@ -249,6 +249,7 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
     with loading(base, "the views' transformers encoder", named_by):  # an empty folder was transformers' traceback
         model = build_model(base, len(head["views"]), head.get("layers"))
         tok = AutoTokenizer.from_pretrained(base)
+    check_vocabulary(Path(base), base, named_by)
     if head.get("base_fp16"):
         round_to_fp16(model.encoder)
     try:
