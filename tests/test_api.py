@@ -469,6 +469,28 @@ def test_bad_input_is_one_line_dialeval_error(call: object, message: str) -> Non
     assert "\n" not in str(caught.value)
 
 
+def test_a_column_name_that_is_no_string_is_named_with_the_fix() -> None:
+    """A frame with a year as a header (pd.read_excel's 2021) or an unnamed Series concatenated (0) was refused with
+    "the data's column names must be strings", naming neither the column nor a way to mend it."""
+    years = pd.DataFrame({"context": ["Hi"], "response": ["Hello there"], 2021: [4.0]})
+    with pytest.raises(InputError) as caught:
+        dialeval.score(years, ["length"], cache=False, progress=False)
+    assert str(caught.value) == ('data: field "2021": the column name 2021 (int) is not a string: name the columns '
+                                 "with strings (df.columns = df.columns.astype(str))")  # fmt: skip
+    years.columns = years.columns.astype(str)  # the fix it names
+    assert dialeval.score(years, ["length"], cache=False, progress=False)["length"].tolist() == [2.0]
+    grouped = pd.concat({"a": years}, axis=1)  # a MultiIndex of columns, as groupby().agg([...]) makes
+    with pytest.raises(InputError) as caught:
+        dialeval.score(grouped, ["length"], cache=False, progress=False)
+    assert str(caught.value) == ("data: field \"('a', 'context')\": the column name ('a', 'context') (tuple) is "
+                                 "not a string: name the columns with strings (df.columns = "
+                                 'df.columns.to_flat_index().map("_".join))')  # fmt: skip
+    grouped.columns = grouped.columns.to_flat_index().map("_".join)  # the fix it names
+    scored = dialeval.score(grouped, ["length"], context_col="a_context", response_col="a_response", cache=False,
+                            progress=False)  # fmt: skip
+    assert scored["length"].tolist() == [2.0]
+
+
 def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
     p = tmp_path / "t.csv"
     p.write_text("context,response\nHi,Hello\nYo,\n")

@@ -387,8 +387,11 @@ def _read(
         if isinstance(data, pd.Series):
             hint = ' (responses alone: pass data.to_frame("response") with context_col=None)'
         raise InputError(f"expected a DataFrame, a list of dicts or a path, got {type(data).__name__}{hint}")
-    if isinstance(frame.columns, pd.MultiIndex) or not all(isinstance(c, str) for c in frame.columns):
-        raise InputError("the data's column names must be strings")
+    if others := [c for c in frame.columns if not isinstance(c, str)]:  # it named no column, and no way to mend it
+        name, flat = others[0], isinstance(frame.columns, pd.MultiIndex)
+        fix = 'df.columns.to_flat_index().map("_".join)' if flat else "df.columns.astype(str)"
+        raise InputError(f"the column name {name!r} ({type(name).__name__}) is not a string: name the columns with "
+                         f"strings (df.columns = {fix})", path=DATA, field=str(name))  # fmt: skip
     _unique_columns(frame)  # to_dict kept one of two, with pandas' warning only
     records = frame.to_dict("records")
     rows = [(Where(DATA, line=n), {str(k): _cell(v) for k, v in rec.items()}) for n, rec in enumerate(records, 1)]
