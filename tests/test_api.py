@@ -636,6 +636,14 @@ def test_a_metric_output_named_like_an_input_column_is_refused() -> None:
     assert str(caught.value) == ('data: a column is named like a metric output: "distinct1", "distinct2", '
                                  '"length"; scored already? drop them first '
                                  '(df.drop(columns=["distinct1", "distinct2", "length"]))')
+    # a column read as input that is named like an output: "drop it" told the user to drop their responses
+    rows = [{"context": r["context"], "length": r["response"]} for r in ROWS[:2]]
+    with pytest.raises(InputError) as caught:
+        dialeval.score(rows, ["length"], response_col="length", cache=False, progress=False)
+    assert str(caught.value) == ('data: the column "length" is read as input and named like a metric output, which '
+                                 'would replace it: rename it first (df.rename(columns={"length": "length_text"}))')
+    renamed = [{"context": r["context"], "length_text": r["length"]} for r in rows]  # the mend works
+    assert len(dialeval.score(renamed, ["length"], response_col="length_text", cache=False, progress=False)) == 2
 
 
 def test_import_dialeval_loads_neither_pandas_nor_torch() -> None:

@@ -137,7 +137,8 @@ def score(
         request = request_of(metrics, engine, cache, params, device, progress)
         runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
     values, signatures, nulls = _by_output(runs)
-    _no_clash(values, frame.columns, rows[0][0].path if rows else DATA)
+    _no_clash(values, frame.columns, rows[0][0].path if rows else DATA, [context_col, response_col, dialogue_col,
+                                                                         *wanted.values()])
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
@@ -188,10 +189,12 @@ records, whose fields are named: leave it out
                              "are named: leave it out", field=name)  # fmt: skip
 
 
-def _no_clash(outputs: Iterable[str], columns: Iterable[object], source: str | Path = DATA) -> None:
+def _no_clash(outputs: Iterable[str], columns: Iterable[object], source: str | Path = DATA,
+              inputs: Iterable[str | None] = ()) -> None:  # fmt: skip
     """Refuse data that already has a column named like a metric output (a notebook cell run twice, most often).
 
     ``source``: the file the data was read from (it was named ``data``, with the DataFrame's mend), else ``data``.
+    ``inputs``: the columns read as the context, response and the rest: one of those is renamed, not dropped.
 
     Example:
         >>> _no_clash(["length"], ["response", "length"])
@@ -200,6 +203,10 @@ def _no_clash(outputs: Iterable[str], columns: Iterable[object], source: str | P
         dialeval.errors.InputError: data: a column is named like a metric output: "length"; scored already? drop it ...
     """
     if clash := sorted(set(outputs) & set(columns)):
+        if read := [c for c in clash if c in set(inputs)]:  # "drop it" would drop the responses themselves
+            mend = f'(df.rename(columns={{"{read[0]}": "{read[0]}_text"}}))' if source == DATA else "in the file"
+            raise InputError(f'the column "{read[0]}" is read as input and named like a metric output, which would '
+                             f"replace it: rename it first {mend}", path=source)
         names = ", ".join(f'"{c}"' for c in clash)
         it = "it" if len(clash) == 1 else "them"
         mend = f"drop {it} first (df.drop(columns=[{names}]))" if source == DATA else f"drop {it} from the file first"
