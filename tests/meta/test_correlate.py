@@ -446,3 +446,29 @@ def test_a_sample_level_of_one_item_per_context_says_so_not_constant():
     assert row.value is None and row.n_skipped == 4
     assert row.note == ("undefined: every context has one item with a score and a rating "
                         "(do the scores name their context_id?)")  # fmt: skip
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200, 1e307])
+def test_a_metric_of_extreme_magnitude_has_the_figures_and_cis_of_the_same_metric_scaled_to_one(scale):
+    """A metric of values near 1e-200 (a product of token probabilities) lost every Pearson CI at the turn, dialogue
+    and system levels: its squares underflowed to 0, each resample was "undefined", and the table printed the bare
+    figure, counted among its "rough" CIs ("4 of 2 CIs are rough"). Values near 1e200 overflowed the same way, and
+    near 1e307 scipy's turn-level Pearson itself overflowed to 0.000. A correlation does not change when a metric
+    is multiplied by a positive number: the expected rows are those of the same metric at scale 1."""
+    scores, ratings = [], []
+    for c in range(6):  # 6 contexts (= dialogues) of 3 systems; metric and human vary with both
+        for s in range(3):
+            keys = {"context_id": f"c{c}", "dialogue_id": f"c{c}", "system": f"s{s}"}
+            x, y = float((c * 7 + s * 5) % 9 + 1), (c + 2 * s) % 5 + 1
+            scores.append(Score(item_id=f"c{c}s{s}", metric="m", value=x, **keys))
+            scores.append(Score(item_id=f"c{c}s{s}", metric="scaled", value=x * scale, **keys))
+            ratings.append(Rating(item_id=f"c{c}s{s}", dimension="q", annotator="w", value=y))
+    rows = correlation_table(scores, ratings, dimension="q", levels=("turn", "dialogue", "system", "sample"),
+                             methods=("pearson",), n_boot=100)  # fmt: skip
+    by_metric = {(r.level, r.metric): r for r in rows}
+    for level in ("turn", "dialogue", "system", "sample"):
+        one, scaled = by_metric[(level, "m")], by_metric[(level, "scaled")]
+        assert one.value is not None and one.ci_low is not None, level
+        assert scaled.value == pytest.approx(one.value, abs=1e-9), level
+        assert (scaled.ci_low, scaled.ci_high) == pytest.approx((one.ci_low, one.ci_high), abs=1e-9), level
+        assert scaled.note == one.note, level

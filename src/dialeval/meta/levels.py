@@ -113,6 +113,22 @@ def tie_means(values: FloatArray) -> FloatArray:
     return np.asarray(np.round(values / scale, MEAN_DECIMALS) * scale, dtype=np.float64)
 
 
+def unit_scale(values: FloatArray) -> FloatArray:
+    """Return ``values`` times the power of two that brings their largest finite magnitude into [0.5, 1).
+
+    Exact (a power of two changes the exponent alone), and no correlation changes when a metric is multiplied by a
+    positive number; but the squares the bootstrap's Pearson sums underflowed to 0 for values near 1e-200 (a product
+    of token probabilities: every CI was lost) and overflowed near 1e200, and scipy's Pearson gave NaN near 1e307.
+
+    Example:
+        >>> unit_scale(np.array([3.0, -6.0, np.nan])).tolist(), unit_scale(np.array([1e-200, -3e-200])).round(3)
+        ([0.375, -0.75, nan], array([ 0.191, -0.574]))
+    """
+    finite = np.abs(values[np.isfinite(values)])
+    top = float(finite.max(initial=0.0))
+    return values if top == 0.0 else np.ldexp(values, -int(np.frexp(top)[1]))
+
+
 def _tie_columns(frame: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
     """Return ``frame`` with each of ``cols`` (means) passed through :func:`tie_means`, column by column."""
     return frame.assign(**{c: tie_means(frame[c].to_numpy(np.float64)) for c in cols})
@@ -246,6 +262,7 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
     ``dialogue_human`` (native dialogue ratings) is used at dialogue level when given.
     """
     cols = list(dict.fromkeys(metrics))
+    items = items.assign(**{c: unit_scale(items[c].to_numpy(np.float64)) for c in cols})
     if level == "dialogue" and dialogue_human is not None:
         per_dialogue, n_items = _native_dialogues(items, dialogue_human, cols)
         return _row_level("dialogue", per_dialogue, cols, np.arange(len(per_dialogue)), len(per_dialogue), n_items)
