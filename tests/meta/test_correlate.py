@@ -472,3 +472,25 @@ def test_a_metric_of_extreme_magnitude_has_the_figures_and_cis_of_the_same_metri
         assert scaled.value == pytest.approx(one.value, abs=1e-9), level
         assert (scaled.ci_low, scaled.ci_high) == pytest.approx((one.ci_low, one.ci_high), abs=1e-9), level
         assert scaled.note == one.note, level
+
+
+def test_a_figure_whose_every_resample_is_undefined_says_it_has_no_ci_and_is_not_counted_rough():
+    """A metric constant within each context (of the context alone) is undefined in a resample that draws one
+    context only. ``--boot 1 --seed 4`` draws context c2 three times (the counts [[0, 0, 3]], asserted below): the
+    figure had no CI, its note said "1/1 resamples undefined (left out of the CI); rough CI: ...", and the table
+    printed the bare figure, unexplained, under "warning: 1 of 0 CIs are rough"."""
+    from dialeval.meta.bootstrap import draw_counts
+    from dialeval.meta.caveats import table_warnings
+
+    assert draw_counts(3, 1, seed=4).tolist() == [[0, 0, 3]]
+    scores, ratings = [], []
+    for c in range(3):
+        for s, y in enumerate((1, 3, 2)):
+            scores.append(Score(item_id=f"c{c}s{s}", metric="m", value=float(c), context_id=f"c{c}"))
+            ratings.append(Rating(item_id=f"c{c}s{s}", dimension="q", annotator="w", value=y + c))
+    (row,) = correlation_table(scores, ratings, dimension="q", levels=("turn",), methods=("pearson",), n_boot=1,
+                               seed=4)  # fmt: skip
+    # by hand: x = 0,0,0,1,1,1,2,2,2 and y = 1,3,2,2,4,3,3,5,4: Σdx·dy = 6, Σdx² = 6, Σdy² = 12, r = 6 / √72 = 1/√2
+    assert row.value == pytest.approx(2**-0.5) and (row.ci_low, row.ci_high) == (None, None)
+    assert row.note == "no CI: the correlation is undefined in its one resample"
+    assert table_warnings([row]) == ["no CI: m (turn): the correlation is undefined in its one resample"]

@@ -137,11 +137,15 @@ def figure(
         lo, hi = percentile_ci(boot)
         ci = (lo, hi) if np.isfinite(lo) else (None, None)
         notes = [note] if note else []
-        if undefined:
-            notes.append(f"{undefined}/{len(boot)} resamples undefined (left out of the CI)")
         unit = "dialogues" if getattr(data, "level", "") == "dialogue" else "contexts"
-        if why := rough_reason(len(boot) - undefined) or few_clusters_reason(data.n_clusters, unit):
-            notes.append(f"{ROUGH_CI}{why}")
+        if undefined == len(boot):  # it said "rough CI" of a bare figure: "1 of 0 CIs are rough"
+            notes.append("no CI: the correlation is undefined in "
+                         + ("its one resample" if undefined == 1 else f"each of its {undefined:,} resamples"))
+        else:
+            if undefined:
+                notes.append(f"{undefined}/{len(boot)} resamples undefined (left out of the CI)")
+            if why := rough_reason(len(boot) - undefined) or few_clusters_reason(data.n_clusters, unit):
+                notes.append(f"{ROUGH_CI}{why}")
         note = "; ".join(notes)
     return point.value, point.p_value, ci, point.n_groups, point.n_skipped, note
 
