@@ -117,3 +117,20 @@ def test_three_items_get_the_paired_bootstrap_and_say_why_there_is_no_williams_t
     expected = stats.pearsonr(xa, human).statistic - stats.pearsonr(xb, human).statistic
     assert res.difference == pytest.approx(expected, abs=1e-12) and res.p_value is not None
     assert res.williams_t is None and res.note == "no Williams test: 3 items, it needs more than 3"
+
+
+def test_a_difference_undefined_in_every_resample_says_so_and_has_no_nan_p_value() -> None:
+    """Metric "m" is constant within each of 3 contexts, and ``n_boot=1, seed=4`` draws context c2 three times (the
+    counts [[0, 0, 3]], tests/meta/test_correlate.py): the difference was undefined in its one resample, the p-value
+    was NaN (not None) and `meta --compare` printed "[n/a, n/a], bootstrap p = n/a" with no reason."""
+    from dialeval.schema import Rating, Score
+
+    scores, ratings = [], []
+    for c in range(3):
+        for s, y in enumerate((1, 3, 2)):
+            keys = {"item_id": f"c{c}s{s}", "context_id": f"c{c}"}
+            scores += [Score(metric="m", value=float(c), **keys), Score(metric="n", value=float(c + s), **keys)]
+            ratings.append(Rating(item_id=f"c{c}s{s}", dimension="q", annotator="w", value=y + c))
+    res = compare_metrics(scores, ratings, metric_a="m", metric_b="n", dimension="q", n_boot=1, seed=4)
+    assert res.difference is not None and (res.ci_low, res.ci_high, res.p_value) == (None, None, None)
+    assert res.note == "no CI or bootstrap p: the difference is undefined in its one resample"

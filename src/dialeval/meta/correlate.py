@@ -42,6 +42,19 @@ def one_cluster_note(level: str, missing: str = "CI") -> str:
     return f"no {missing}: the items come from one {unit}, and the bootstrap resamples {unit}s"
 
 
+def undefined_resamples_note(n: int, what: str = "the correlation", missing: str = "CI") -> str:
+    """Say why a figure has no interval: ``what`` is undefined in each of its ``n`` resamples.
+
+    Example:
+        >>> undefined_resamples_note(1)
+        'no CI: the correlation is undefined in its one resample'
+        >>> undefined_resamples_note(2000, "the difference", "CI or bootstrap p")
+        'no CI or bootstrap p: the difference is undefined in each of its 2,000 resamples'
+    """
+    each = "its one resample" if n == 1 else f"each of its {n:,} resamples"
+    return f"no {missing}: {what} is undefined in {each}"
+
+
 #: The levels that correlate items, which a dimension rated only per dialogue does not rate.
 _PER_ITEM = ("turn", "sample")
 
@@ -139,8 +152,7 @@ def figure(
         notes = [note] if note else []
         unit = "dialogues" if getattr(data, "level", "") == "dialogue" else "contexts"
         if undefined == len(boot):  # it said "rough CI" of a bare figure: "1 of 0 CIs are rough"
-            notes.append("no CI: the correlation is undefined in "
-                         + ("its one resample" if undefined == 1 else f"each of its {undefined:,} resamples"))
+            notes.append(undefined_resamples_note(undefined))
         else:
             if undefined:
                 notes.append(f"{undefined}/{len(boot)} resamples undefined (left out of the CI)")

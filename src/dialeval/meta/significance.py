@@ -24,7 +24,7 @@ import numpy as np
 from dialeval.errors import InputError
 from dialeval.meta.align import align
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
-from dialeval.meta.correlate import check_boot, check_names, one_cluster_note
+from dialeval.meta.correlate import check_boot, check_names, one_cluster_note, undefined_resamples_note
 from dialeval.meta.levels import RowLevel, prepare
 from dialeval.schema import Rating, Score
 from dialeval.words import figure
@@ -152,9 +152,11 @@ def compare_metrics(
     if diff is not None and n_boot > 0 and data.n_clusters > 1:
         counts = draw_counts(data.n_clusters, n_boot, seed)
         diffs = data.resample(metric_a, typed_method, counts) - data.resample(metric_b, typed_method, counts)
-        ci = percentile_ci(diffs)
-        lo, hi = ci if np.isfinite(ci[0]) else (None, None)
-        p = paired_p_value(diffs)
+        if np.isfinite(diffs).any():
+            lo, hi = percentile_ci(diffs)
+            p = paired_p_value(diffs)
+        else:  # p was NaN, and "[n/a, n/a], bootstrap p = n/a" said nothing more
+            no_ci = undefined_resamples_note(n_boot, "the difference", "CI or bootstrap p")
     wt, wp, no_williams = _williams(data, metric_a, metric_b, a.value, b.value, level, method)
     return ComparisonResult(
         metric_a=metric_a,
