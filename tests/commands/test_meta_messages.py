@@ -372,3 +372,27 @@ def test_json_carries_the_lines_under_the_table(files: tuple[Path, Path], tmp_pa
     said = json.loads(bench.stdout)["notes"]
     assert "warning: 1 of 1 CI is rough: 10 resamples only, too few for 95% (40 at least)" in said
     assert all(line in (tmp_path / "b" / "table.md").read_text() for line in said)
+
+
+def test_the_dialogue_level_on_scores_that_name_no_dialogue_is_refused(files: tuple[Path, Path],
+                                                                       tmp_path: Path) -> None:
+    """Scores naming no dialogue (another tool's) make each item its own dialogue: ``--level dialogue`` printed the
+    turn-level figures, with the turn level's p-values, as dialogue-level ones. Scores of whole dialogues rated per
+    dialogue (their item ids the dialogues') name none either, and still correlate."""
+    s, r = files
+    refused(invoke("meta", s, "-r", r, "--boot", "0", "-l", "turn,dialogue"),
+            'field "--level": the dialogue level needs the dialogue of each item, and the scores name none')
+    named = tmp_path / "named.jsonl"  # dialogue = context (c0, c1): the level runs
+    named.write_text("".join(json.dumps({**json.loads(x), "dialogue_id": json.loads(x)["context_id"]}) + "\n"
+                             for x in s.read_text().splitlines()))  # fmt: skip
+    assert invoke("meta", named, "-r", r, "--boot", "0", "-l", "dialogue").exit_code == 0
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(Score(item_id=f"d{i}", metric="m", value=float(i)).model_dump_json() + "\n"
+                             for i in range(4)))  # fmt: skip
+    rated = tmp_path / "rated.jsonl"
+    rated.write_text("".join(Rating(item_id=f"d{i}", dimension="Overall", annotator="a", value=v, level="dialogue")
+                             .model_dump_json() + "\n" for i, v in enumerate((1, 3, 2, 4))))  # fmt: skip
+    res = invoke("meta", whole, "-r", rated, "--boot", "0", "-l", "dialogue", "--method", "spearman", "--json")
+    assert res.exit_code == 0, res.output
+    (row,) = json.loads(res.output)["rows"]
+    assert row["value"] == pytest.approx(0.8)  # Spearman of 0,1,2,3 and 1,3,2,4: 1 - 6 * 2 / (4 * 15) = 0.8

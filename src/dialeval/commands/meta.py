@@ -156,6 +156,7 @@ def meta(
             wanted = _outputs_wanted(wanted, all_scores)
             _check_systems(by, all_scores)
             levels = levels_to_report(levels, level, rating_recs, dimension, (s.system for s in all_scores))
+            _check_dialogues(levels, all_scores, rating_recs, dimension)
             _check_pair(pair, all_scores)
             rows = correlation_table(
                 all_scores, rating_recs, dimension=dimension, metrics=wanted, levels=levels,
@@ -203,6 +204,20 @@ def _check_systems(by: str | None, scores: Sequence[Score]) -> None:
     if by == "system" and not named_systems(s.system for s in scores):
         raise InputError(f'the scores name no system (each is "{UNKNOWN_SYSTEM}"): score a table read with '
                          "--system-col, or records that name their systems", field="--by")  # fmt: skip
+
+
+def _check_dialogues(levels: Sequence[str], scores: Sequence[Score], ratings: Sequence[Rating], dimension: str) -> None:
+    """Refuse the dialogue level on scores that name no dialogue, of a dimension rated per item.
+
+    Each item was its own dialogue: the dialogue-level figures were the turn level's. Scores of whole dialogues
+    rated per dialogue name none either (their item ids are the dialogues'), and are kept.
+    """
+    per_dialogue = any(r.level == "dialogue" for r in ratings if r.dimension == dimension)
+    if "dialogue" in levels and not per_dialogue and not any(s.dialogue_id for s in scores):
+        raise InputError("the dialogue level needs the dialogue of each item, and the scores name none (each item "
+                         "would be a dialogue of its own, and the figures the turn level's): give each score its "
+                         "dialogue_id, or read the ratings with -b or --path, whose responses name theirs",
+                         field="--level")  # fmt: skip
 
 
 def _ratings_of(
