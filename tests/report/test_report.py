@@ -313,6 +313,11 @@ def test_a_benchmark_rated_per_dialogue_is_plotted_per_dialogue(
     dialogues = {r["n_groups"] for r in rows if r["level"] == "dialogue"}
     ((points, per),) = drawn
     assert per == "dialogue" and dialogues == {len(x) for x, _, _ in points.values()} and dialogues != {0}
+    # each point is a dialogue's mean length in words; the meta step's scaling to [0.5, 1) is for correlating only
+    scores = [json.loads(x) for x in (folder / "scores.jsonl").read_text().splitlines()]
+    words = [s["value"] for s in scores if s["metric"] == "length"]
+    means = points["length"][0]
+    assert min(words) <= min(means) and max(means) <= max(words) and max(means) > 1
 
 
 def test_a_meta_output_folder_says_what_it_lacks_and_names_its_dimension(tmp_path: Path) -> None:

@@ -256,13 +256,16 @@ class SystemLevel:
 Level = RowLevel | SampleLevel | SystemLevel
 
 
-def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str, metrics: Sequence[str]) -> Level:
+def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str, metrics: Sequence[str],
+            *, scaled: bool = True) -> Level:  # fmt: skip
     """Restrict to items with every metric in ``metrics`` and a human value, and build ``level``'s data.
 
-    ``dialogue_human`` (native dialogue ratings) is used at dialogue level when given.
+    ``dialogue_human`` (native dialogue ratings) is used at dialogue level when given. ``scaled``: each metric is
+    brought to [0.5, 1) by :func:`unit_scale` (for correlating); False keeps its units (for a chart's axis).
     """
     cols = list(dict.fromkeys(metrics))
-    items = items.assign(**{c: unit_scale(items[c].to_numpy(np.float64)) for c in cols})
+    if scaled:
+        items = items.assign(**{c: unit_scale(items[c].to_numpy(np.float64)) for c in cols})
     if level == "dialogue" and dialogue_human is not None:
         per_dialogue, n_items = _native_dialogues(items, dialogue_human, cols)
         return _row_level("dialogue", per_dialogue, cols, np.arange(len(per_dialogue)), len(per_dialogue), n_items)

@@ -165,7 +165,7 @@ def _points(aligned: Aligned, metric: str, per: str) -> tuple[list[float], list[
     from dialeval.meta.levels import RowLevel, prepare
 
     if per == "dialogue":
-        data = prepare(aligned.items, aligned.dialogue_human, "dialogue", [metric])
+        data = prepare(aligned.items, aligned.dialogue_human, "dialogue", [metric], scaled=False)  # the metric's units
         assert isinstance(data, RowLevel)
         return data.x[metric].tolist(), data.y.tolist()
     both = aligned.items[[metric, "human"]].dropna()
