@@ -10,6 +10,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
+from tests.commands.cli_runner import invoke
 from typer.testing import CliRunner
 
 from dialeval.cli import app
@@ -181,3 +182,26 @@ def test_a_subset_tag_named_all_keeps_one_row_per_metric_and_perturbation() -> N
     res = run_stress(cands, dialogues, families, ["truncation"], seed=0, n_boot=20)
     assert [(r.subset, r.n_pairs) for r in res.rows] == [("all", 3)]  # every item is truncated (4 words or more)
     assert sorted((r.subset, r.n_pairs) for r in res.subset_rows) == [("all", 2), ("x", 1)]
+
+
+def test_pairs_a_metric_gives_no_value_are_said_to_be_left_out(tmp_path: Path) -> None:
+    """ROUGE gives no value to a response in Cyrillic (rouge-score keeps ASCII letters and digits): its pairs were
+    dropped from the rouge rows with no word (speaker-swap "3 perturbed" over 2 pairs; a cell of 0 pairs read n/a),
+    and stress.md said nothing of the perturbations that applied to no response (negation: every cell n/a)."""
+    data = tmp_path / "rows.csv"
+    data.write_text("context,response,reference\nDo you like live music?,we saw a great band,a great band\n"
+                    "What did you hear?,это хорошая группа,a great band\n"
+                    "How was the concert?,and so we went home,a great band\n")  # fmt: skip
+    out = tmp_path / "out"
+    res = invoke("stress", "--path", data, "--response-col", "response", "--context-col", "context",
+                 "--reference-col", "reference", "-m", "rouge", "--perturb", "negation,speaker-swap,too-long",
+                 "--subsets", "none", "--n-boot", "0", "-o", out, "--no-cache")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = {(r["metric"], r["perturbation"]): r for r in map(json.loads, (out / "stress.jsonl").open())}
+    # the Cyrillic response and its speaker-swapped copy have no value; its too-long copy gains English filler
+    assert rows[("rouge1", "speaker-swap")]["n_pairs"] == rows[("rouge1", "too-long")]["n_pairs"] == 2
+    note = ("note: rouge1, rouge2, rougeL: no value for some responses (no token in the response (rouge-score keeps "
+            "ASCII letters and digits)), so their pairs are left out: speaker-swap 1 of 3, too-long 1 of 3")
+    md = (out / "stress.md").read_text()
+    assert note in " ".join(res.output.split()) and note in md
+    assert "negation: 0 perturbed, 3 not applicable (left out)" in md  # no response has a verb to negate

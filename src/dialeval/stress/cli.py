@@ -70,7 +70,7 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
         >>> print(to_markdown(StressResult(rows=[row]), "t").splitlines()[4])
         | f1 | 1.000 |
     """
-    from dialeval.stress.run import ci_text
+    from dialeval.stress.run import ci_text, left_out_notes, perturbed_lines
 
     lines = [f"# {title}", "", *_fraction_table(result.rows)]
     head = ["metric", "perturbation", "pairs", "fraction", "mean drop [95% CI]", "AUROC"]
@@ -82,6 +82,7 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
         "",
         *markdown_table(head, body),
     ]
+    lines += [line for said in (perturbed_lines(result), left_out_notes(result)) for line in ("", *said) if said]
     for subset in dict.fromkeys(r.subset for r in result.subset_rows):
         mine = [r for r in result.subset_rows if r.subset == subset]
         pairs = max((r.n_pairs for r in mine), default=0)
@@ -201,8 +202,10 @@ def stress(
     run_info, rows, sub_rows, figures = _write_stress(opts, run, done, output, started)
     stale = remove_stale(output, figures, bool(sub_rows))
     if as_json:
+        from dialeval.stress.run import left_out_notes
+
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows,
-                                   "notes": rough_resamples(n_boot)}))  # fmt: skip
+                                   "notes": [*left_out_notes(done.result), *rough_resamples(n_boot)]}))  # fmt: skip
     else:
         _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot), stale)
     check_request_failures(done.result.scores, allow_failures)
@@ -432,15 +435,15 @@ def _print_stress(
 ) -> None:  # fmt: skip
     """Print the fraction table, the perturbation counts, the ``warnings`` and the files written (replaced, removed)."""
     from dialeval.commands.tables import ScreenTable
+    from dialeval.stress.run import left_out_notes, perturbed_lines
 
     result, names = done.result, done.names
     cell = {(r.metric, r.perturbation): r for r in result.rows}
     row_names = dict.fromkeys(r.metric for r in result.rows)
     grid = [([m], [figure(cell[(m, p)].fraction) for p in names]) for m in row_names]
     out.print(ScreenTable(done.title, ["metric"], list(names), grid))  # blocks of perturbations that fit the width
-    for p in names:
-        skipped = f", {result.skipped[p]} not applicable (left out)" if result.skipped[p] else ""
-        console.print(f"{p}: {result.applied[p]} perturbed{skipped}", highlight=False)
+    for line in (*perturbed_lines(result), *left_out_notes(result)):
+        console.print(line, highlight=False, markup=False)
     if result.subset_rows:
         items = ", ".join(f"{name} {n}" for name, n in _subset_items(done).items())
         console.print(f"subsets ({subsets}): {items}", highlight=False)

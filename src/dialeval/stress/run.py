@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -306,6 +307,45 @@ def compare(
     ns = np.bincount(codes, minlength=names.size).astype(np.float64)
     lo, hi = context_ci(sums, ns, n_boot, seed)
     return {"fraction": fraction, "drop": float(d.mean()), "ci_low": lo, "ci_high": hi, "auroc": auroc}
+
+
+def perturbed_lines(result: StressResult) -> list[str]:
+    """Say, per perturbation, how many responses it perturbed and how many it left out (a cell of none reads n/a).
+
+    Example:
+        >>> perturbed_lines(StressResult(rows=[], applied={"negation": 0, "truncation": 2},
+        ...                              skipped={"negation": 2, "truncation": 0}))
+        ['negation: 0 perturbed, 2 not applicable (left out)', 'truncation: 2 perturbed']
+    """
+    return [f"{p}: {n} perturbed" + (f", {result.skipped[p]} not applicable (left out)" if result.skipped[p] else "")
+            for p, n in result.applied.items()]  # fmt: skip
+
+
+def left_out_notes(result: StressResult) -> list[str]:
+    """Say which outputs gave no value to some responses, why, and how many pairs each perturbation lost by it.
+
+    A pair needs a value on both sides: the rows of such an output stand on fewer pairs than were perturbed
+    (none: n/a). Outputs with the same reason and losses share a note.
+
+    Example:
+        >>> rows = [StressRow(m, "rouge", "negation", 1, 1.0, 0.1, 0.0, 0.2, 1.0, True, 1) for m in ("r1", "r2")]
+        >>> gone = [Score(item_id="x", metric=m, value=None, extras={"error": "no token"}) for m in ("r1", "r2")]
+        >>> left_out_notes(StressResult(rows=rows, applied={"negation": 2}, scores=gone))
+        ['note: r1, r2: no value for some responses (no token), so their pairs are left out: negation 1 of 2']
+    """
+    reasons: dict[str, Counter[str]] = {}
+    for s in result.scores:
+        if s.value is None:
+            reasons.setdefault(s.metric, Counter())[str(s.extras.get("error") or "no reason given")] += 1
+    notes: dict[str, list[str]] = {}
+    for output in dict.fromkeys(r.metric for r in result.rows):
+        lost = [f"{r.perturbation} {n - r.n_pairs} of {n}" for r in result.rows
+                if r.metric == output and r.n_pairs < (n := result.applied.get(r.perturbation, r.n_pairs))]  # fmt: skip
+        if lost:
+            why = "; ".join(w for w, _ in reasons.get(output, Counter()).most_common(2)) or "no reason given"
+            notes.setdefault(f"no value for some responses ({why}), so their pairs are left out: {', '.join(lost)}",
+                             []).append(output)  # fmt: skip
+    return [f"note: {', '.join(outputs)}: {text}" for text, outputs in notes.items()]
 
 
 def run_stress(
