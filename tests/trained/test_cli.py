@@ -300,3 +300,22 @@ def test_a_failed_write_leaves_the_earlier_results_whole(tmp_path: Path, full_di
     refused(res, "results.md: cannot be written: No space left on device")
     assert {name: (out / name).read_bytes() for name in before} == before
     assert sorted(p.name for p in out.iterdir()) == sorted(before)
+
+
+def test_a_training_target_of_one_value_is_refused(tmp_path: Path) -> None:
+    """Every response of the table rated 3: a regression model was fitted on a constant target, saved and scored
+    ("spearman undefined", with no word of why), as classification refuses a single class."""
+    table = tmp_path / "flat.csv"
+    table.write_text("context,response,rating\n" + "".join(f"Hi {i},Hello there friend {i},3\n" for i in range(12)))
+    own = ["--path", table, "--response-col", "response", "--context-col", "context", "--rating-col", "rating",
+           "--scale", "1-5"]  # fmt: skip
+    out = tmp_path / "run"
+    res = invoke("train", "--model", "tfidf-lr", *own, "--train", "flat", "--test", "usr-tc", "--limit", "12",
+                 "--n-boot", "0", "-o", out)  # fmt: skip
+    # rank targets: 12 tied ratings all take the mean rank, (6.5 - 1) / 11 = 0.5
+    refused(res, 'field "--train": split "test=usr-tc": all 12 training examples have the target 0.5', "constant")
+    assert not out.exists()
+    res = invoke("train", "--model", "tfidf-lr", *own, "--train", "flat", "--folds", "2", "--n-boot", "0",
+                 "--target-norm", "scale", "-o", out)  # fmt: skip
+    refused(res, 'split "fold1/2": all 6 training examples have the target 0.5')  # (3 - 1) / (5 - 1)
+    assert not out.exists()

@@ -22,6 +22,7 @@ from dialeval.errors import DialevalError, InputError
 from dialeval.metrics.base import MetricInput
 from dialeval.registry import Registry
 from dialeval.trained.data import Example, to_label
+from dialeval.words import counted
 
 TASKS = ("regression", "classification")
 
@@ -108,7 +109,12 @@ class Evaluator(ABC):
         if not examples:
             raise InputError("no training examples")
         if self.task == "classification" and len({e.label for e in examples}) < 2:
-            raise InputError("classification needs at least two classes among the training labels")
+            raise InputError("classification needs at least two classes among the training labels", field="--train")
+        # a constant was fitted, saved and scored ("spearman undefined"); one example is the model's to refuse
+        if self.task == "regression" and len(examples) > 1 and len(targets := {e.target for e in examples}) == 1:
+            raise InputError(f"all {counted(len(examples), 'training example')} have the target {targets.pop():g}: a "
+                             "regression model learns that constant and predicts it for every response; train on "
+                             "responses rated differently", field="--train")  # fmt: skip
         start = time.perf_counter()
         self._fit(examples)
         self.info["fit_seconds"] = round(time.perf_counter() - start, 2)
