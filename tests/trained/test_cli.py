@@ -319,3 +319,27 @@ def test_a_training_target_of_one_value_is_refused(tmp_path: Path) -> None:
                  "--target-norm", "scale", "-o", out)  # fmt: skip
     refused(res, 'split "fold1/2": all 6 training examples have the target 0.5')  # (3 - 1) / (5 - 1)
     assert not out.exists()
+
+
+def test_a_saved_ensemble_whose_feature_metric_changed_names_its_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A saved ensemble scored after its feature metric's signature changed (other parameters, another version)
+    stopped with "feature metrics differ from training: length (other version or model)": no model, no file, no
+    field, and not what differs."""
+    from dialeval.metrics.lexical import Length
+
+    out = tmp_path / "run"
+    res = invoke("train", "--model", "ensemble", "--model-param", "ensemble.families=length", "--train", "usr-pc",
+                 "--test", "usr-tc", "--limit", "3", "--n-boot", "0", "-o", out, "--no-cache")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    card = out / "model-ensemble" / "card.json"
+    trained = json.loads(card.read_text())["features"]["signatures"]["length"]
+    monkeypatch.setattr(Length, "signature_extra", lambda self: {"unit": "characters"})
+    now = Length().signature
+    assert now != trained
+    res = invoke("score", "-m", f"trained:{out / 'model-ensemble'}", "-b", "usr-tc", "--limit", "1",
+                 "-o", tmp_path / "s.jsonl", "--no-cache")  # fmt: skip
+    refused(res, f'{card}: field "features.signatures": the feature metrics differ from training: length (trained '
+                 f'"{trained}", now "{now}")', "train the model again")  # fmt: skip
+    assert not (tmp_path / "s.jsonl").exists()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dialeval.metrics.base import METRICS, Metric, MetricInput, MetricValues, needs
-from dialeval.trained.store import Loaded, load, read_card
+from dialeval.trained.store import CARD, Loaded, load, read_card
 
 PREFIX = "trained:"
 #: What a saved model of each kind imports (the other kinds need only dialeval's own dependencies).
@@ -60,7 +60,14 @@ class TrainedMetric(Metric):
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Predict one score per item with the saved evaluator."""
-        return {self.name: list(self.loaded.evaluator.predict(items))}
+        from dialeval.errors import InputError
+
+        try:
+            return {self.name: list(self.loaded.evaluator.predict(items))}
+        except InputError as exc:  # the ensemble's features no longer match: the error named no model
+            if exc.path is not None:
+                raise
+            raise InputError(exc.message, path=Path(self.folder) / CARD, field=exc.field) from None
 
 
 def register_trained(name: str) -> type[Metric]:

@@ -242,7 +242,10 @@ class Ensemble(SklearnEvaluator):
             self.signatures = sigs
         elif sigs != self.signatures:
             changed = sorted(k for k in set(sigs) | set(self.signatures) if sigs.get(k) != self.signatures.get(k))
-            raise InputError(f"feature metrics differ from training: {', '.join(changed)} (other version or model)")
+            said = "; ".join(f'{k} (trained "{self.signatures.get(k)}", now "{sigs.get(k)}")' for k in changed)
+            raise InputError(f"the feature metrics differ from training: {said}: another version or other parameters "
+                             "of the metric; train the model again (dialeval train) to score with these",
+                             field="features.signatures")  # fmt: skip
         return np.asarray(feature_matrix(rows, self.columns), dtype=float)
 
     def build(self) -> Any:
