@@ -128,3 +128,25 @@ def test_correlations_of_one_context_say_why_they_have_no_ci() -> None:
     assert result_notes([{"model": "m", "split": "fold1/2", **got}])[-1] == f"note: m on fold1/2: no CI: {got['no_ci']}"
     assert "no_ci" not in evaluate(ex, scores, labels, n_boot=0)  # none asked for: nothing to explain
     assert "no_ci" not in evaluate(*_examples(30, seed=4), n_boot=50)  # ten contexts: a CI
+
+
+def test_an_undefined_measure_says_why() -> None:
+    """A test side whose people gave every response one rating (a table rated 3 throughout): results.md read
+    "undefined" for Spearman, Pearson and kappa with no word of why, beside a note that "its Spearman and Pearson
+    read the scores"."""
+    from dialeval.report.build import result_notes
+
+    ex = [dataclasses.replace(e, human=3.0, label=1) for e in _examples(6, seed=0)[0]]
+    got = evaluate(ex, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], [1] * 6, n_boot=0)  # the scores vary, the ratings do not
+    notes = result_notes([{"model": "m", "split": "test=b", **got}])
+    assert "note: m on test=b: spearman, pearson undefined: people give every item the same rating" in notes
+    assert ("note: m on test=b: kappa, kappa_quadratic undefined: the human and the predicted labels are all one "
+            "and the same label") in notes  # fmt: skip
+    got = evaluate(ex, [0.5] * 6, [0] * 6, n_boot=0)  # scikit-learn's kappa of two constants that differ: 0
+    assert got["kappa"] == pytest.approx(cohen_kappa_score([1] * 6, [0] * 6)) == 0.0
+    assert got["undefined_why"] == {
+        "spearman, pearson": "the model gives every item the same score and people give every item the same rating"}
+    got = evaluate(_examples(6, seed=0)[0], [0.5] * 6, [1] * 6, n_boot=0)  # the ratings vary
+    assert got["undefined_why"]["spearman, pearson"] == "the model gives every item the same score"
+    (one,) = _examples(1, seed=0)[0]
+    assert evaluate([one], [0.5], [1], n_boot=0)["undefined_why"] == {"spearman, pearson": "one item only"}

@@ -290,7 +290,8 @@ def train_table(rows: Sequence[dict[str, Any]], caption: str, *, every_column: b
 def result_notes(rows: list[dict[str, Any]]) -> list[str]:
     """Return a note for each row whose predicted labels are all one (``one_label``, set by ``trained.evaluate``).
 
-    And one for each row whose correlations have no CI (``no_ci``: why), and a warning for each reason the CIs of
+    And one for each row whose correlations have no CI (``no_ci``: why), one per reason a measure of a row is
+    undefined (``undefined_why``), and a warning for each reason the CIs of
     some rows are rough (``rough_ci``: why, naming the rows), as ``meta`` warns under its table.
 
     Example:
@@ -317,6 +318,8 @@ def result_notes(rows: list[dict[str, Any]]) -> list[str]:
             f"third of the scale) for all {r['n']} items: its accuracy, UAR, kappa and P/R/F1 describe that "
             "constant; its Spearman and Pearson read the scores" if "one_label" in r else "",
             f"note: {r['model']} on {r['split']}: no CI: {r['no_ci']}" if r.get("no_ci") else "",
+            *(f"note: {r['model']} on {r['split']}: {measures} undefined: {why}"
+              for measures, why in (r.get("undefined_why") or {}).items()),
         )
         if note
     ]

@@ -80,6 +80,25 @@ def correlations(
     return out
 
 
+def undefined_why(undefined: Sequence[str], scores: Sequence[float], human: Sequence[float]) -> dict[str, str]:
+    """Say why the measures in ``undefined`` are: ``{"spearman, pearson": why, "kappa, ...": why}``.
+
+    Example:
+        >>> undefined_why(["spearman", "pearson"], [0.5, 0.5], [2.0, 3.0])
+        {'spearman, pearson': 'the model gives every item the same score'}
+        >>> undefined_why(["kappa"], [0.1, 0.2], [3.0, 3.0])
+        {'kappa': 'the human and the predicted labels are all one and the same label'}
+    """
+    correlations = [k for k in undefined if k in ("spearman", "pearson")]
+    kappas = [k for k in undefined if k.startswith("kappa")]  # scikit-learn's 0/0: one label on both sides
+    flat = [what for what, values in (("the model gives every item the same score", scores),
+                                      ("people give every item the same rating", human)) if len(set(values)) == 1]
+    why = "one item only" if len(scores) < 2 else " and ".join(flat)
+    said = {", ".join(correlations): why,
+            ", ".join(kappas): "the human and the predicted labels are all one and the same label"}  # fmt: skip
+    return {k: v for k, v in said.items() if k}
+
+
 def evaluate(
     examples: Sequence[Example],
     scores: Sequence[float],
@@ -100,9 +119,10 @@ def evaluate(
         ``accuracy``, ``uar``, ``kappa``, ``kappa_quadratic``, ``spearman`` (+ ``spearman_ci``),
         ``pearson`` (+ ``pearson_ci``), ``precision``, ``recall``, ``f1`` (macro), ``n``; a correlation
         or kappa that is undefined (constant predictions or ratings, or one item) is None and named in
-        ``undefined``; when every predicted label of two items or more is the same, ``one_label`` is that
-        label (the label metrics then describe a constant: kappa 0, UAR 1 over the thirds the human labels
-        hold); ``no_ci`` and ``rough_ci`` as :func:`correlations` adds them.
+        ``undefined``, and why in ``undefined_why`` (:func:`undefined_why`); when every predicted label of two
+        items or more is the same, ``one_label`` is that label (the label metrics then describe a constant:
+        kappa 0, UAR 1 over the thirds the human labels hold); ``no_ci`` and ``rough_ci`` as
+        :func:`correlations` adds them.
     """
     from scipy.stats import pearsonr, spearmanr
 
@@ -134,6 +154,7 @@ def evaluate(
     undefined = [k for k in ("kappa", "kappa_quadratic", "spearman", "pearson") if out[k] is None]
     if undefined:  # results.jsonl held NaN (not JSON) and results.md an empty cell
         out["undefined"] = undefined
+        out["undefined_why"] = undefined_why(undefined, scores, human)  # results.md said "undefined", not why
     if len(labels) > 1 and len(set(labels)) == 1:  # kappa 0 and UAR 1 over the thirds rated, with no word of why
         out["one_label"] = int(labels[0])
     if n_boot > 0:
