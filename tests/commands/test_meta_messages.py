@@ -235,6 +235,7 @@ def test_a_figure_without_ci_says_why(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     line = "no CI: length (turn): the items come from one context, and the bootstrap resamples contexts"
     assert line in res.output and line in (out / "table.md").read_text()
+    assert "[95% CI]" not in res.output  # the column's header said it over bare figures, as if their CIs were lost
     rows = [json.loads(x) for x in (out / "table.jsonl").read_text().splitlines()]
     assert all(r["ci_low"] is None and r["value"] is not None and r["note"].startswith("no CI: ") for r in rows)
 

@@ -114,6 +114,7 @@ def test_benchmark(bench: tuple[Path, subprocess.CompletedProcess[str]]) -> None
     root, proc = bench
     rows = lines(root / "bench" / "table.jsonl")
     whole(proc.stdout, {r["metric"] for r in rows}, correlation_numbers(rows))
+    assert "[95% CI]" in proc.stdout  # over columns of figures with CIs (none: tests/commands/test_meta_messages.py)
 
 
 def test_meta(bench: tuple[Path, subprocess.CompletedProcess[str]]) -> None:

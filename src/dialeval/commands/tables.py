@@ -38,10 +38,12 @@ def to_markdown(wide: Wide) -> str:
 def to_rich(wide: Wide, title: str) -> ScreenTable:
     """Render a pivoted table for the console (split into blocks that fit; see :class:`ScreenTable`)."""
     show_group = {g for g, _, _ in wide.rows} != {"all"}
+    # "[95% CI]" over a column of bare figures (--boot 0) read as if their CIs were lost
+    cis = {c for _, _, cells in wide.rows for c, cell in cells.items() if getattr(cell, "ci_low", None) is not None}
     return ScreenTable(
         title,
         keys=(["group"] if show_group else []) + ["metric"],
-        columns=[f"{lv} {m}\n[95% CI]" for lv, m in wide.columns],
+        columns=[f"{lv} {m}" + ("\n[95% CI]" if (lv, m) in cis else "") for lv, m in wide.columns],
         rows=[
             (([g] if show_group else []) + [metric], [cell_text(cells.get(c)) for c in wide.columns])
             for g, metric, cells in wide.rows
