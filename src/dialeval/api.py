@@ -137,8 +137,7 @@ def score(
         request = request_of(metrics, engine, cache, params, device, progress)
         runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
     values, signatures, nulls = _by_output(runs)
-    _no_clash(values, frame.columns, rows[0][0].path if rows else DATA, [context_col, response_col, dialogue_col,
-                                                                         *wanted.values()])
+    _no_clash(values, frame.columns, rows[0][0].path if rows else DATA, [context_col, response_col, *wanted.values()])
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
