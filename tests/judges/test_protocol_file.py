@@ -79,6 +79,12 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         # and in a two-step file they were dropped silently (its outputs: final, turn, interaction)
         (GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail\ndimensions: {a: b}\n",
          "dimensions"),
+        # {{reference}} without needs_references: true was filled in with "" for every item without a reference
+        # (the run never said so); and a step-1 protocol's turns have no reference, so each was judged without one
+        (GOOD.replace("{{response}}", "{{response}} against {{reference}}"), "messages.0.content"),
+        (GOOD.replace("{{response}}", "{{response}} against {{reference}}") + "needs_references: false\n",
+         "messages.0.content"),
+        (GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail-ref\n", "step1_protocol"),
     ],
 )
 def test_errors_name_the_file_and_the_field(

@@ -260,6 +260,12 @@ def _check_names(spec: ProtocolFile, path: Path, text: str) -> None:
                 raise InputError(f'unknown placeholder "{{{{{key}}}}}"; this protocol fills in {", ".join(known)}',
                                  path=path, line=yaml_line(text, ["messages", str(i), "content"]),
                                  field=f"messages.{i}.content")  # fmt: skip
+        if "reference" in _PLACEHOLDER.findall(m.content) and not spec.needs_references:
+            # it was filled in with "" for every item without a reference, and the run never said so
+            raise InputError("{{reference}} shows the item's reference: add needs_references: true, so that items "
+                             "without one are refused, not judged with it left empty", path=path,
+                             line=yaml_line(text, ["messages", str(i), "content"]),
+                             field=f"messages.{i}.content")  # fmt: skip
     shown = {key for m in spec.messages for key in _PLACEHOLDER.findall(m.content)}
     if spec.dimensions and (spec.step1_protocol or not shown & {"aspect", "definition"}):
         # each dimension was asked the same, scored the same; a two-step judge asks none (its outputs have none)
@@ -302,8 +308,10 @@ def _check_step1(step1: str, path: Path, text: str) -> None:
     if not target.is_file():  # it said "nothere.yaml: file not found", naming neither this file nor its field
         raise refuse(f"no protocol file {target.resolve()} (a path is read from the folder of {path.name})")
     first, _ = read_yaml_model(target, ProtocolFile, extra="judge")
-    if first.dimensions or first.step1_protocol:
-        what = "asks one question per dimension" if first.dimensions else "is two-step itself"
+    if first.dimensions or first.step1_protocol or first.needs_references:
+        # a turn of the dialogue has no reference (system_turns): each was judged with {{reference}} left empty
+        what = ("asks one question per dimension" if first.dimensions else "is two-step itself"
+                if first.step1_protocol else "needs references, which the turns of a dialogue have none of")
         raise refuse(f'step 1 asks one question per turn, and "{step1}" {what}')
 
 
