@@ -104,6 +104,28 @@ def test_a_usage_that_is_no_object_is_a_malformed_answer_and_a_null_count_is_unk
     assert (answer.text, answer.prompt_tokens, answer.completion_tokens) == ("Score: 4", 0, 3)
 
 
+@pytest.mark.parametrize("logprob", [float("nan"), float("inf")])
+def test_a_log_probability_that_is_no_number_is_a_malformed_answer_not_a_nan_score(serve: Any, logprob: float) -> None:
+    """A server sending NaN (or +Infinity, which Python's json writes and reads) among the top log-probabilities
+    made every probability at the score position NaN: the expected score was NaN and the score the argmax of NaNs
+    (3 where the answer said 4), with no count or note. It is now a malformed body, retried as any other."""
+    from dialeval.judges.judge import Judge
+    from dialeval.judges.protocol import load_protocol
+    from dialeval.metrics.base import MetricInput
+
+    tops = [{"token": "4", "logprob": logprob}, {"token": "3", "logprob": -1.0}]
+    body = json.loads(completion("4"))
+    body["choices"][0]["logprobs"] = {"content": [{"token": "4", "logprob": logprob, "top_logprobs": tops}]}
+    backend = _client(serve(Reply(body=json.dumps(body).encode())))
+    with pytest.raises(BackendError, match="malformed chat completion"):
+        backend.chat(REQ)
+    assert backend.attempts == 2  # retried once, as every malformed body is
+    judge = Judge(load_protocol("cpdscore-detail"), Runner(backend), mode="distribution")
+    [got] = judge.judge([MetricInput(response="Yes.")])
+    assert (got.value, got.expected, judge.stats.request_failures) == (None, None, 1)
+    assert got.reason.startswith("request failed: malformed chat completion")
+
+
 def test_a_refusal_of_the_request_itself_is_not_a_refusal_of_its_structure(serve: Any) -> None:
     """An unknown model's HTTP 404 on a structured request was taken as "the server refused response_format": the
     run's note said so, ``structured_fallbacks`` counted every request, and every later request went out

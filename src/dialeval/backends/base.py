@@ -295,6 +295,9 @@ def _alternatives(token: dict[str, Any]) -> dict[str, float]:
 
     OpenAI's ``top_logprobs``, or llama.cpp's post-sampling ``top_probs`` (probabilities;
     a token with probability 0 is left out).
+
+    Raises:
+        ValueError: A log-probability is NaN or +inf (:meth:`Completion.from_openai` calls the body malformed).
     """
     if "top_probs" in token:
         out: dict[str, float] = {}
@@ -302,7 +305,10 @@ def _alternatives(token: dict[str, Any]) -> dict[str, float]:
             if float(a["prob"]) > 0:
                 out[str(a["token"])] = max(out.get(str(a["token"]), -math.inf), math.log(float(a["prob"])))
         return out
-    return {str(a["token"]): float(a["logprob"]) for a in token.get("top_logprobs") or []}
+    out = {str(a["token"]): float(a["logprob"]) for a in token.get("top_logprobs") or []}
+    if any(not lp < math.inf for lp in out.values()):  # NaN or +inf made every probability there NaN: no error
+        raise ValueError(f"a log-probability that is no number: {out}")
+    return out
 
 
 @dataclass(frozen=True)
