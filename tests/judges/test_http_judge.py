@@ -97,3 +97,21 @@ def test_a_json_answer_s_distribution_keeps_the_value_that_ends_at_the_closing_b
     out = m.compute(ITEMS)
     assert out["judge:lmstyle-appropriateness"] == [85.0]
     assert out["judge:lmstyle-appropriateness:expected"] == [pytest.approx(60.9, abs=1e-9)]
+
+
+def test_a_protocol_with_dimensions_counts_each_item_once(serve: Any) -> None:
+    """dialogadv asks one question per dimension (4), and ``items`` counted each question: 2 items judged read
+    ``items: 8`` (and ``items_missing`` up to 8), while a rerun said ``items_from_score_cache: 2``. Each item now
+    counts once; it is missing when a dimension of it got no score. Requests go one at a time, dimension by
+    dimension, so the server's first 2 answers are both items' coherence and every later one fails to parse."""
+    items = [*ITEMS, MetricInput(response="Banana keyboard.", context=(Turn(speaker="A", text="Where to?"),))]
+    url = serve(Reply(body=answer("0.5", "stop")), Reply(body=answer("0.5", "stop")),
+                Reply(body=answer("no idea", "stop"))).url  # fmt: skip
+    m = METRICS.get("judge:dialogadv")(backend="openai-compatible", base_url=url, model="m", max_retries=0,
+                                       cache=False, mode="sample", k=1, in_flight=1)  # fmt: skip
+    assert isinstance(m, JudgeMetric) and len(m.protocol.dimensions) == 4
+    out = m.compute(items)
+    assert out["judge:dialogadv:coherence"] == [0.5, 0.5] and out["judge:dialogadv:fluency"] == [None, None]
+    s = m.run_summary()
+    # by hand: 2 items x 4 dimensions = 8 samples; the 6 of the last three dimensions fail, each retried once
+    assert (s["items"], s["items_missing"], s["samples"], s["parse_failures"], s["calls"]) == (2, 2, 8, 6, 14)

@@ -52,13 +52,13 @@ class JudgeStats:
     """Parse counts of one judge (the runner counts calls and tokens).
 
     Attributes:
-        items: Items judged.
+        items: Items judged (by a judge metric: each item once, whatever its protocol's dimensions).
         samples: Samples asked for (items x k).
         parse_retries: Retries sent because a sample did not parse.
         parse_failures: Samples that did not parse even after the retry.
         request_failures: Samples whose request failed after all transport retries.
         budget_skipped: Samples not asked because the budget was spent.
-        items_missing: Items left without a score.
+        items_missing: Items left without a score (by a judge metric: in one of its dimensions, at least).
         distribution_missing: Distribution-mode answers whose probabilities did not cover an
             allowed value at the score position (the decoded value is used, no expected score).
         cut_by_max_tokens: Answers (first tries and parse retries) that did not parse and that the backend said

@@ -241,16 +241,21 @@ class JudgeMetric(Metric):
             out[f"{fam}:interaction"] = [r.interaction for r in res]
             return out
         p = self.protocol
+        stats, counted = judge.stats, (judge.stats.items, judge.stats.items_missing)
+        missing = [False] * len(items)
         for dim in p.dimension_names:
             base = f"{fam}:{dim}" if dim else fam
             res_dim = judge.judge(items, dim)
             self._note_unscored(items, res_dim)
+            missing = [m or r.value is None for m, r in zip(missing, res_dim, strict=True)]
             out[base] = [r.value for r in res_dim]
             if p.levels:
                 out[f"{base}:level"] = [
                     None if r.value is None else float(to_level(r.value, p.levels)) for r in res_dim
                 ]
             out[f"{base}:expected"] = [r.expected for r in res_dim]
+        # the judge counted each dimension's question as an item: 2 items of dialogadv read "items: 8"
+        stats.items, stats.items_missing = counted[0] + len(items), counted[1] + sum(missing)
         return {o: out.get(o, [None] * len(items)) for o in self.outputs}
 
     def run_summary(self) -> dict[str, Any]:
