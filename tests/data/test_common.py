@@ -152,3 +152,22 @@ def test_a_json_integer_too_large_for_a_float_is_an_error_not_a_traceback(tmp_pa
     mapping = ColumnMapping(response="resp", context="ctx", ratings={"q": "Overall"})
     with pytest.raises(InputError, match=r"r\.jsonl:1: field \"q\": expected a finite number, found 10{400}"):
         load_table(p, mapping)
+
+
+def test_a_carriage_return_inside_an_unquoted_field_is_refused_not_read_as_a_row_break(tmp_path: Path) -> None:
+    """A lone "\\r" (pasted text) in an unquoted cell of a file whose lines end in "\\n" split its row in two: one
+    row became two, silently ("Hi"/"Hello" and "there"/"4"), and every later row's line was one too many."""
+    p = tmp_path / "t.csv"
+    p.write_bytes(b"context,response,q\nHi,Hello\rthere,4\nYo,x,5\n")
+    with pytest.raises(InputError) as caught:
+        read_csv_rows(p, required=["context", "response"])
+    assert str(caught.value).startswith(f'{p}:2: not valid CSV: a carriage return ("\\r") inside a field that is not '
+                                        "quoted")
+    # inside quotes it is the field's own character; lines are the file's lines (the quoted "\r" starts none)
+    p.write_bytes(b'context,response,q\nHi,"Hello\rthere",4\r\nYo,x,5,6\n')
+    with pytest.raises(InputError) as caught:
+        read_csv_rows(p, required=["context", "response"])
+    assert str(caught.value) == f"{p}:3: expected 3 columns, found 4"
+    p.write_bytes(b"context,response\rHi,Hello\rYo,x\r")  # an old Mac file: every line ends in "\r"
+    _, rows = read_csv_rows(p, required=["context", "response"])
+    assert [(w.line, r) for w, r in rows] == [(2, ["Hi", "Hello"]), (3, ["Yo", "x"])]

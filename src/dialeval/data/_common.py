@@ -52,8 +52,13 @@ class Where:
 
 
 def open_text(path: Path) -> io.TextIOBase:
-    """Return a UTF-8 text file as a text handle (``*.gz`` gunzipped; see :func:`dialeval.jsonl.read_text`)."""
-    return io.StringIO(read_text(path), newline="")
+    r"""Return a UTF-8 text file as a text handle (``*.gz`` gunzipped; see :func:`dialeval.jsonl.read_text`).
+
+    Its lines end at ``"\n"`` where the file has one: a lone ``"\r"`` in a field (pasted text) ended a line too, and
+    its row was read as two, silently. A file whose lines all end in ``"\r"`` (an old Mac's) is split there.
+    """
+    text = read_text(path)
+    return io.StringIO(text, newline="\n" if "\n" in text else "")
 
 
 def _read_text(path: Path) -> str:
@@ -221,6 +226,9 @@ def _csv_problem(exc: csv.Error) -> str:
         return "not valid CSV: a quote opened in this row is never closed (the rest of the file would be one field)"
     if str(exc).endswith("expected after '\"'"):
         return 'not valid CSV: a quoted field goes on after its closing quote (inside quotes, write a quote as "")'
+    if str(exc).startswith("new-line character seen in unquoted field"):  # it said "open the file with newline=''"
+        return 'not valid CSV: a carriage return ("\\r") inside a field that is not quoted: quote the field, or take ' \
+               "the carriage return out"  # fmt: skip
     if str(exc).startswith("field larger than field limit"):  # it said "not valid CSV (field larger than ...)"
         return (f"a field of this row runs past {csv.field_size_limit():,} characters, the most the csv module "
                 "reads: is a quote left open? (the Python API takes a pandas DataFrame of any size)")
