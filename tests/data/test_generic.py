@@ -519,6 +519,12 @@ def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) 
          "is given: add one, or leave dimension out"),
         ("pseudonymise: true\n", ':3: field "pseudonymise": pseudonymise renames the annotators, and no annotator '
                                  "or annotator_columns is given: add one, or leave pseudonymise out"),
+        # beside systems both were read by nothing: the column "model" need not even exist, the ids were made
+        ("system: model\nsystems: [a, b]\n", ':3: field "system": with systems, the system of each response is its '
+                                             'name in systems (a, b), and no column is read: leave system out'),
+        ("item_id: id\nsystems: [a]\n", ':3: field "item_id": with systems, each row holds one response per system '
+                                        "and its id is <dialogue>:<system>; no column is read: leave item_id out (give "
+                                        "dialogue_id to name the rows' dialogues)"),
     ],
 )  # fmt: skip
 def test_a_mapping_file_names_each_column_and_dimension_once(tmp_path: Path, extra: str, message: str) -> None:

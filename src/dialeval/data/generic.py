@@ -1132,7 +1132,16 @@ def _check_per_system(spec: MappingFile, path: Path, text: str) -> None:
     """Refuse, with several ``systems``, a response or rating column without ``{system}``.
 
     Each row's one column was read once per system: the same response (or rating) under every system's name.
+    A ``system`` or ``item_id`` beside ``systems`` is refused: nothing read it (its column need not exist).
     """
+    if spec.systems and spec.system:
+        raise InputError(f"with systems, the system of each response is its name in systems "
+                         f"({', '.join(spec.systems)}), and no column is read: leave system out", path=path,
+                         line=yaml_line(text, ["system"]), field="system")  # fmt: skip
+    if spec.systems and spec.item_id:
+        raise InputError("with systems, each row holds one response per system and its id is <dialogue>:<system>; no "
+                         "column is read: leave item_id out (give dialogue_id to name the rows' dialogues)",
+                         path=path, line=yaml_line(text, ["item_id"]), field="item_id")  # fmt: skip
     if len(spec.systems) < 2:
         return
     for key, columns in (("response", [spec.response]), ("ratings", list(spec.ratings)),
