@@ -842,6 +842,25 @@ def test_a_list_column_written_to_csv_by_pandas_is_read_as_the_list(tmp_path: Pa
     assert b.warnings == []
 
 
+def test_a_context_list_written_as_text_with_a_missing_turn_keeps_the_turns_as_a_jsonl_list_does(
+    tmp_path: Path,
+) -> None:
+    """pandas writes a missing turn as None ("['Hi', None, 'Yo']"), json.dumps as null: the whole cell was one turn,
+    "['Hi', None, 'Yo']", silently, where the JSONL list ["Hi", null, "Yo"] is three turns, the empty one kept."""
+    pd = pytest.importorskip("pandas")
+    p = tmp_path / "t.csv"
+    pd.DataFrame({"context": [["Hi", None, "Yo"]], "response": ["Fine"]}).to_csv(p, index=False)
+    with p.open("a") as handle:
+        handle.write('"[""Hey"", null]",Sup\n')  # as json.dumps writes it
+    b = load_table(p, ColumnMapping(response="response", context="context"))
+    assert [[t.text for t in d.turns] for d in b.dialogues.values()] == [["Hi", "", "Yo"], ["Hey", ""]]
+    j = tmp_path / "t.jsonl"
+    j.write_text('{"context": ["Hi", null, "Yo"], "response": "Fine"}\n')
+    assert [t.text for t in load_table(j, ColumnMapping(response="response", context="context")).dialogues[
+        "t-0000"].turns] == ["Hi", "", "Yo"]  # fmt: skip
+    assert b.warnings == ['2 cells of the column "context" held a list written as text (as pandas writes a list '
+                          "column to CSV): read as the list"]
+
 def test_a_dotted_column_reads_inside_a_json_record_and_a_missing_one_says_what_is_there(tmp_path: Path) -> None:
     """Chat logs nest what a table flattens ({"meta": {"model": ...}}); --system-col meta.model was "missing field".
     A missing column or field named no close one: "respons" beside "response" had no hint."""

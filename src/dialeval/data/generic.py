@@ -387,8 +387,9 @@ def _as_list(value: Any, kinds: tuple[type, ...] = (str,)) -> Any:
 
 
 #: What a context's list may hold: turns, or a chat log's messages (a list of them written out as text, as pandas
-#: writes a column of message lists to CSV, is read as the messages).
-_TURN_KINDS = (str, dict)
+#: writes a column of message lists to CSV, is read as the messages); a missing turn (pandas' None, JSON's null) is
+#: an empty one, as in a JSONL list (such a list was one turn, its text the list's, silently).
+_TURN_KINDS = (str, dict, type(None))
 
 #: What a list of ratings in a cell may hold (a word of ``labels``, a number, or nothing), for :func:`_as_list`.
 RATING_KINDS = (str, int, float, type(None))
