@@ -119,6 +119,23 @@ def test_the_one_reader_refuses_folders_binary_and_non_finite_numbers(tmp_path: 
     assert list(read_unique(p, Dialogue)) == ["d"]
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+def test_utf16_or_utf32_text_without_a_byte_order_mark_is_named_as_such(tmp_path: Path, encoding: str) -> None:
+    """pandas' to_csv(encoding="utf-16-le") (and PowerShell's Unicode output) write no byte-order mark: the error was
+    "not text: a NUL byte at column 2 (a binary file, or another encoding?)", naming no encoding."""
+    from dialeval.data._common import read_csv_rows
+    from dialeval.jsonl import iter_objects, read_text
+
+    p = tmp_path / "x.csv"
+    p.write_bytes('context,response\nHi,Yo\n'.encode(encoding))
+    j = tmp_path / "x.jsonl"
+    j.write_bytes('{"a": 1}\n'.encode(encoding))
+    for path, read in ((p, lambda: read_csv_rows(p)), (p, lambda: read_text(p)), (j, lambda: list(iter_objects(j)))):
+        with pytest.raises(InputError) as caught:
+            read()
+        assert str(caught.value) == (f"{path}:1: UTF-16 or UTF-32 text, and this reads UTF-8: save it as UTF-8 "
+                                     '(in Excel: "CSV UTF-8", not "Unicode Text")')  # fmt: skip
+
 def test_gzipped_jsonl_is_read_and_a_damaged_one_is_an_error(tmp_path: Path) -> None:
     import gzip
 

@@ -86,6 +86,9 @@ def _open_binary(p: Path) -> BinaryIO:
 #: The byte-order marks of UTF-16 (and UTF-32), which Excel's "Unicode Text" and Windows' Notepad write.
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 WIDE_TEXT = 'UTF-16 or UTF-32 text, and this reads UTF-8: save it as UTF-8 (in Excel: "CSV UTF-8", not "Unicode Text")'
+#: The start of UTF-16 or UTF-32 text without a byte-order mark (pandas' ``encoding="utf-16-le"``): an ASCII character
+#: and NUL bytes, little- or big-endian. UTF-8 text has no NUL byte.
+_WIDE_NO_BOM = re.compile(rb"[^\0]\0[^\0]\0|\0[^\0]\0[^\0]|[^\0]\0\0\0|\0\0\0[^\0]")
 
 
 #: How to make a file UTF-8 text, where nothing more fitting is known.
@@ -117,6 +120,8 @@ def _not_text(head: bytes, p: Path) -> None:
     for magic, kind, fix in _BINARY:
         if head.startswith(magic):
             raise InputError(f"not text but {kind}: {fix}", path=p, line=1)
+    if _WIDE_NO_BOM.match(head):  # it said "not text: a NUL byte at column 2", naming no encoding
+        raise InputError(WIDE_TEXT, path=p, line=1)
 
 
 def _not_utf8(byte: int, column: int) -> str:
