@@ -114,12 +114,15 @@ def score_generated(
             work.append((family("style")(target="tag:style"), candidates))
         elif name == "judge":
             work.append((family(JUDGE)(**judge.metric_params()), candidates))
-        else:
-            with_refs = [c for c in candidates if c.references] if name in ("sacrebleu", "embedding") else candidates
+        else:  # sacrebleu refuses a response with no reference (a blank reference line): it gets a null row below
+            with_refs = [c for c in candidates if c.references] if name == "sacrebleu" else candidates
             work.append((family(name)(), with_refs))
     done = score_each(work, dialogues, cache=cache, engine=engine, progress=progress)
     for (metric, subset), got in zip(work, done, strict=True):
         run.scores.extend(s for s in got.scores if s.metric in KEEP)
+        if len(subset) < len(candidates):  # it had no row, and its cells averaged the others without a "(k/n)"
+            left = [c for c in candidates if not c.references]
+            run.scores.extend(_no_reference(left, dialogues, metric.outputs, metric.signature))
         if metric.name == "style":
             for part, seconds in got.parts:
                 key = f"style:{part.config.target}"  # type: ignore[attr-defined]
@@ -141,3 +144,16 @@ def score_generated(
                 **summary,
             }
     return run
+
+
+def _no_reference(
+    candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue], outputs: Sequence[str], signature: str
+) -> list[Score]:
+    """Return a null score that says why for each output of each candidate, which has no reference to compare with."""
+    from dialeval.scoring import score_tags
+
+    tagged = zip(candidates, score_tags(candidates, dialogues), strict=True)
+    return [Score(item_id=c.id, metric=name, value=None, dialogue_id=c.dialogue_id, context_id=c.context_id,
+                  system=c.system, tags=dict(tags), extras={"error": "no reference to compare with"},
+                  signature=signature)
+            for c, tags in tagged for name in outputs]  # fmt: skip
