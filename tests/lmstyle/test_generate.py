@@ -459,3 +459,27 @@ def test_generate_writes_its_three_files_or_none(tmp_path: Path, cache: Path, mo
     assert {p.name: p.read_text() for p in out.iterdir()} == dict.fromkeys(
         ("dialogues.jsonl", "candidates.jsonl", "generation.json"), "an earlier run's\n"
     )
+
+
+def test_generate_and_lmstyle_over_each_others_folder_leave_no_file_of_other_records(
+    tmp_path: Path, cache: Path
+) -> None:
+    """generate into an lmstyle run's folder replaced its dialogues and candidates and kept its scores.jsonl,
+    tables and run.json, which were of the records it replaced (dialeval report showed them as these); lmstyle into
+    a generate folder kept generation.json, the settings and counts of another generation. Each is now removed,
+    and a line says so."""
+    out = tmp_path / "run"
+    out.mkdir()
+    earlier = ("scores.jsonl", "table.md", "lmstyle_tables.jsonl", "summary.jsonl", "run.json")
+    for name in ("dialogues.jsonl", "candidates.jsonl", *earlier):
+        (out / name).write_text("an earlier run's\n")
+    base = ["--limit", "1", "--datasets", "dd", "--styles", "positive", "--max-tokens", "2", "--temperature", "0",
+            "-o", str(out)]  # fmt: skip
+    res = CliRunner().invoke(app, ["generate", *base], terminal_width=400)
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == ["candidates.jsonl", "dialogues.jsonl", "generation.json"]
+    assert f"removed {out}/{{{', '.join(earlier)}}}: an earlier run's, which this run does not write" in res.output
+    res = CliRunner().invoke(app, ["lmstyle", *base, "-m", "style"], terminal_width=400)
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == sorted(("dialogues.jsonl", "candidates.jsonl", *earlier))
+    assert f"removed {out}/{{generation.json}}: an earlier run's, which this run does not write" in res.output

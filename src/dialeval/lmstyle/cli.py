@@ -21,6 +21,7 @@ from dialeval.commands.common import (
     out,
     remove_earlier,
     replaced_note,
+    say_removed,
     split_names,
     write_json,
     write_text,
@@ -296,11 +297,14 @@ def generate(
         return
     info = {"command": command_line(), "version": __version__, "n": n, "models": summaries}
     _write_records(output, dialogues, candidates, info)
+    # an lmstyle run's scores, tables and run.json are of the records just replaced: report showed them as these
+    removed = remove_earlier(output, LMSTYLE_FILES[2:]) if (output / "lmstyle_tables.jsonl").is_file() else []
     if as_json:
         out.print_json(json.dumps(info))
     else:
         wrote = f"wrote {counted(len(candidates), 'candidate')} to {output}/candidates.jsonl{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+        say_removed(output, removed)
     check_generation_failures(summaries, allow_failures)
 
 
@@ -350,7 +354,9 @@ def lmstyle(
         _write_records(output, dialogues, candidates)
         # the scores and tables an earlier run wrote here are of other records: an interrupt or an error while
         # scoring left them beside these, and the line below said the folder held the generated records only
-        remove_earlier(output, LMSTYLE_FILES[2:])
+        # and a generate run's generation.json, the settings and counts of another generation
+        removed = remove_earlier(output, (*LMSTYLE_FILES[2:], GENERATE_FILES[2]))
+        removed = [name for name in removed if name not in LMSTYLE_FILES]  # those are written again below
         kept = interrupted_run(output, request.no_cache, written=f"{output} holds the generated records only")
         with kept, run.bars({m: len(candidates) for m in names}) as tick:
             scored = score_generated(
@@ -384,6 +390,7 @@ def lmstyle(
         typer.echo(markdown)  # plain text: a console that wraps lines would break the Markdown tables
         wrote = f"wrote {output}/ ({', '.join(LMSTYLE_FILES)}) in {run_info.seconds} s{replaced_note(replaced)}"
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
+        say_removed(output, removed)
     check_generation_failures(summaries, allow_failures)
     check_request_failures(scored.scores, allow_failures)
 
