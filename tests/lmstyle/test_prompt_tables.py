@@ -147,3 +147,13 @@ def test_a_blank_query_line_is_refused_naming_its_file_and_line(tmp_path: Path) 
     assert not (tmp_path / "g").exists(), line
     (folder / "formality_query.txt").write_text("Hi there\nYo\nHow are you ?\na\nb\nc\nd\ne\n")
     assert read_pairs(tmp_path, "dd")[1] == Pair("Yo", "")
+
+
+def test_table_2_over_one_dataset_says_so() -> None:
+    """lmstyle --datasets dd titled Table 2 "both datasets", and --compare-paper put the paper's rows, means over
+    both datasets, beside ours, means over Daily Dialog only. The title now names the dataset it averages."""
+    dd_only = [s for s in _scores() if s.tags["dataset"] == "dd"]
+    t2 = build_table("table2", dd_only, compare_paper=True)
+    assert t2.title == "Table 2: formality and sentiment tasks, Daily Dialog only (the paper's rows: both datasets)"
+    assert t2.to_markdown().startswith(f"### {t2.title}\n")
+    assert build_table("table2", _scores()).title == "Table 2: formality and sentiment tasks, both datasets"

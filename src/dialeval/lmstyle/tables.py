@@ -167,7 +167,11 @@ def build_table(name: str, scores: Sequence[Score], *, compare_paper: bool = Fal
             for pmodel, pvals in paper.rows.get(label or "all", {}).items():
                 rows.append(((label, pmodel), "paper", list(pvals)))
                 scored.append([None] * len(pvals))
-    return LayoutTable(name, TITLES[name], [c for c, _, _ in columns], rows, scored)
+    title = TITLES[name]
+    if not per_dataset and 0 < len(datasets) < len(DATASETS):  # it said "both datasets" over one of them
+        paper_rows = " (the paper's rows: both datasets)" if compare_paper else ""
+        title = title.replace("both datasets", f"{', '.join(DATASETS[d][0] for d in datasets)} only{paper_rows}")
+    return LayoutTable(name, title, [c for c, _, _ in columns], rows, scored)
 
 
 def system_summary(scores: Sequence[Score], n_responses: dict[str, int], empty: dict[str, int]) -> list[dict[str, Any]]:
