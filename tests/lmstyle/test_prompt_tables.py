@@ -157,3 +157,11 @@ def test_table_2_over_one_dataset_says_so() -> None:
     assert t2.title == "Table 2: formality and sentiment tasks, Daily Dialog only (the paper's rows: both datasets)"
     assert t2.to_markdown().startswith(f"### {t2.title}\n")
     assert build_table("table2", _scores()).title == "Table 2: formality and sentiment tasks, both datasets"
+    # lmstyle_tables.jsonl carries it, and the report rebuilt from those lines shows it (it said "both datasets")
+    from dialeval.report.build import lmstyle_tables
+
+    assert {c.title for c in t2.cells()} == {t2.title}
+    assert [t.caption for t in lmstyle_tables(t2.records())] == [f"LMStyle {t2.title}"]
+    untitled = [{k: v for k, v in r.items() if k != "title"} for r in t2.records()]  # a file written before
+    assert [t.caption for t in lmstyle_tables(untitled)] == ["LMStyle Table 2: formality and sentiment tasks, both "
+                                                             "datasets"]

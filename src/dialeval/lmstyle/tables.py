@@ -75,6 +75,7 @@ class TableCell:
         column: The column header.
         value: The cell, or None when empty.
         scored: ``"k/n"`` where only k of the cell's n responses were scored, else None.
+        title: The table's title (it names the datasets of a run over one; ``dialeval report`` shows it).
     """
 
     table: str
@@ -84,6 +85,7 @@ class TableCell:
     column: str
     value: float | None
     scored: str | None
+    title: str = ""
 
 
 @dataclass
@@ -121,7 +123,7 @@ class LayoutTable:
     def cells(self) -> list[TableCell]:
         """Return one cell per (row, column): the lines of ``lmstyle_tables.jsonl``."""
         return [
-            TableCell(table=self.name, dataset=g, model=m, source=src, column=col, value=v, scored=k)
+            TableCell(table=self.name, dataset=g, model=m, source=src, column=col, value=v, scored=k, title=self.title)
             for ((g, m), src, vals), notes in zip(self.rows, self.scored, strict=True)
             for col, v, k in zip(self.columns, vals, notes, strict=True)
         ]

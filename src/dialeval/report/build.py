@@ -194,7 +194,9 @@ def lmstyle_tables(rows: Sequence[dict[str, Any]]) -> list[Table]:
         head = _LAYOUT_HEAD.get(name, ["Dataset", "Model", "source"])
         body = [([d] if "Dataset" in head else []) + [m, s] + [v.get(c, "-") for c in cols]
                 for (d, m, s), v in keyed.items()]  # fmt: skip
-        out.append(Table([*head, *cols], body, _TITLES.get(name, name)))
+        # a run's own title (a run over one dataset names it); files written before it was kept: the paper's
+        title = next((f"LMStyle {r['title']}" for r in mine if r.get("title")), _TITLES.get(name, name))
+        out.append(Table([*head, *cols], body, title))
     return out
 
 
