@@ -122,6 +122,14 @@ def test_score_keeps_every_row_and_the_frames_index(tmp_path: Path) -> None:
     assert frame.columns.tolist() == list(ROWS[0])  # the caller's frame is not changed
 
 
+def test_a_bad_parameter_leaves_no_new_cache(tmp_path: Path) -> None:
+    """The cache (and its folder) was made before the metric was built, and stayed after the error."""
+    with pytest.raises(InputError, match=r"chrf\.char_order=0: must be between 1"):
+        dialeval.score(pd.DataFrame(ROWS), metrics=["chrf"], params={"chrf.char_order": 0},
+                       cache=tmp_path / "new" / "c.sqlite", progress=False)  # fmt: skip
+    assert not (tmp_path / "new").exists()
+
+
 def test_rows_with_one_response_and_other_references_are_each_scored_against_their_own() -> None:
     """The second row got the first's chrF++ (100.0): both were one item, scored against the first reference.
     The expected value is sacrebleu's own chrF++ of the pair (word_order=2)."""

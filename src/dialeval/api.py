@@ -134,8 +134,8 @@ def score(
     frame, rows, read = _read(data, wanted, context_col, response_col, dialogue_col)
     bench, items, used = _items(frame, rows, read, wanted, (context_col, response_col, dialogue_col))
     with arguments_named():
-        request = request_of(metrics, engine, cache, params, device, progress)
-        runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues)
+        built = (request := request_of(metrics, engine, cache, params, device, progress)).build(bench.candidates)
+        runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues, built)  # no cache made first
     values, signatures, nulls = _by_output(runs)
     _no_clash(values, frame.columns, rows[0][0].path if rows else DATA, [context_col, response_col, *wanted.values()])
     out = frame.copy()

@@ -501,6 +501,18 @@ class ScoringRequest(BaseModel):
                              field="--metrics") from None  # fmt: skip
         return MetricPlan(families, skipped, metric_params(families, parsed, self.defaults()))
 
+    def build(self, candidates: Sequence[Candidate]) -> tuple[list[Metric], dict[str, str]]:
+        """Return the metrics :meth:`plan` gives, built, and the families skipped with why: before :meth:`open`.
+
+        A command builds them before it opens the run, so that a bad ``-p`` (or a metric that cannot run) is
+        refused before the score cache, and the folder it is in, are made.
+
+        Raises:
+            InputError: As :meth:`plan`, or a parameter value the metric refuses as it is built.
+        """
+        plan = self.plan(candidates)
+        return plan.build(), plan.skipped
+
     def inputs(self) -> list[tuple[str, Path | None]]:
         """Return the files a run with this request reads, for the output check: the score cache, -p files.
 
@@ -605,15 +617,18 @@ class ScoringContext:
 
 
 def score_request(
-    run: ScoringContext, candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]
+    run: ScoringContext, candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue],
+    built: tuple[Sequence[Metric], Mapping[str, str]] | None = None,
 ) -> tuple[list[MetricRun], dict[str, str]]:
     """Score the candidates as an opened request asks, with progress bars: what ``score`` and ``benchmark`` call.
+
+    ``built``: the metrics and the families skipped, as :meth:`ScoringRequest.build` gave them before the run was
+    opened (a bad ``-p`` is refused before the score cache is made); None: built here.
 
     Returns:
         One run per family, and the families skipped with why.
     """
-    plan = run.request.plan(candidates)
-    metrics = plan.build()
+    metrics, skipped = built or run.request.build(candidates)
     with run.bars({m.name: len(candidates) for m in metrics}) as tick:
         runs = score_metrics(metrics, candidates, dialogues, cache=run.cache, engine=run.engine, progress=tick)
-    return runs, plan.skipped
+    return runs, dict(skipped)

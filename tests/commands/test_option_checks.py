@@ -375,3 +375,27 @@ def test_a_bad_label_is_refused(labels: list[str], words: str, tmp_path: Path) -
     refused(invoke("data", "show", "--path", table, *COLS, "--rating-col", "verdict", *given), words)
     alone = invoke("data", "show", "--path", table, *COLS, "--labels", "Good=3")
     refused(alone, 'field "--labels": turns the words of the ratings into numbers, and no --rating-col is given')
+
+
+REFS = "context,response,ref\nHi there,Hello!,Hello there\nHow are you?,Fine thanks,Good\nYo,Hey you,Hey there\n"
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    # refused as the parameters are read (no such key), as the metric is built (its rule), and as the metrics are
+    # resolved (bleu needs a reference: a table without --reference-col has none)
+    (["-m", "length", "-p", "length.foo=1"], 'metric "length" has no parameter "foo"'),
+    (["-m", "chrf", "-p", "chrf.char_order=0", "--reference-col", "ref"], "chrf.char_order=0: must be between 1"),
+    (["-m", "bleu"], 'metric "bleu" cannot run here: 3 of 3 items have no reference'),
+])  # fmt: skip
+@pytest.mark.parametrize("command", ["score", "benchmark"])
+def test_a_bad_parameter_or_metric_leaves_no_new_cache(command: str, args: list[str], words: str,
+                                                       tmp_path: Path) -> None:
+    """The score cache was made (with its folder) before the metrics were built: each refusal left an empty
+    new/c.sqlite behind."""
+    rows = tmp_path / "refs.csv"
+    rows.write_text(REFS, encoding="utf-8")
+    cache, out = tmp_path / "new" / "c.sqlite", tmp_path / ("x.jsonl" if command == "score" else "b")
+    rated = ["--rating-col", "ref=Overall", "--labels", "Hello there=1,Good=2,Hey there=3"] if command == "benchmark" \
+        else []  # fmt: skip
+    refused(invoke(command, "--path", rows, *COLS, *rated, *args, "--cache", cache, "-o", out), words)
+    assert not (tmp_path / "new").exists() and not out.exists()

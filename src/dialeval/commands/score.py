@@ -70,11 +70,11 @@ def score(
                 check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
             bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json,
                                 rows=as_table)  # fmt: skip
+            built = request.build(bench.candidates)  # before the cache is made: a bad -p left a new one
             if as_table:  # before any work: a column named like an output
-                families = request.plan(bench.candidates).families
-                to_write = table_rows(bench, (name for cls in families for name in cls.outputs))
+                to_write = table_rows(bench, (name for metric in built[0] for name in type(metric).outputs))
             run = request.open(quiet=as_json)
-            runs, skipped = score_request(run, bench.candidates, bench.dialogues)
+            runs, skipped = score_request(run, bench.candidates, bench.dialogues, built)
             summary = _summary(bench, runs, skipped, run, request, output)
             if as_table:
                 written = counted(write_scored_table(output, to_write, runs, summary), "row")
