@@ -313,3 +313,14 @@ def test_a_new_output_folder_named_as_a_file_is_refused(command: list[str], name
     res = invoke(*command, out)
     assert res.exit_code == 0, res.output
     assert any(out.iterdir())
+
+
+@pytest.mark.parametrize("name", ["runs/", "runs.jsonl/", "new/runs//"])
+def test_a_file_output_given_as_a_folder_is_refused_and_no_file_appears(name: str, rows: Path, tmp_path: Path) -> None:
+    """``score -o runs/`` wrote the scores to a file named ``runs`` (``Path`` drops the ``/``): a later ``-o runs/x``
+    then found a file where the folder was to be."""
+    out = f"{tmp_path}/{name}"
+    refused(score(rows, out), f'{out.rstrip("/")}: field "--output": ends in "/", naming a folder, and this option '
+            "writes a file")  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv"]
+    assert score(rows, f"{tmp_path}/runs.jsonl").exit_code == 0  # the same name without the "/" is written

@@ -12,10 +12,25 @@ import inspect
 import os
 import types
 import typing
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from dialeval.errors import InputError, given_path, not_utf8
+
+#: The path values of the command line that end in "/" (a folder, as the shell completes one), as ``Path`` reads
+#: them: it drops the "/", so ``score -o runs/`` wrote a file named ``runs`` (:func:`given_as_folder`).
+_SLASHED: ContextVar[frozenset[Path]] = ContextVar("dialeval_slashed", default=frozenset())
+
+
+def given_as_folder(path: Path) -> bool:
+    """Whether ``path`` was given on this command line ending in "/", which its ``Path`` no longer shows.
+
+    Example:
+        >>> given_as_folder(Path("runs"))  # no command line was read here
+        False
+    """
+    return path in _SLASHED.get()
 
 
 def is_path(annotation: Any) -> bool:
@@ -39,9 +54,12 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
     ``command`` is the click command (or group) the words ``args`` follow; sub-command names are
     followed down to the command that runs.
 
+    The path values that end in "/" are kept for :func:`given_as_folder`.
+
     Raises:
         InputError: Naming the option (``--output``) or argument (``STUDY_DIR``) given an empty value.
     """
+    _SLASHED.set(frozenset())
     while (subs := getattr(command, "commands", None)) and args and args[0] in subs:
         command, args = subs[args[0]], args[1:]
     if getattr(command, "callback", None) is None:
@@ -51,6 +69,7 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
     options = {opt: p for p in command.params if p.param_type_name == "option" for opt in (*p.opts, *p.secondary_opts)}
     arguments = [p for p in command.params if p.param_type_name == "argument"]
     positional: list[str] = []
+    slashed: list[str] = []  # the path values: those that end in "/" are kept for given_as_folder
     i = 0
     while i < len(args):
         token = args[i]
@@ -70,10 +89,13 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
         i += 1 if eq else 2
         if given is not None and param.name in paths:
             given_path(given, max(param.opts, key=len))
+            slashed.append(given)
     for k, token in enumerate(positional):
         param = arguments[min(k, len(arguments) - 1)] if arguments else None  # a variadic argument takes the rest
         if param is not None and param.name in paths:
             given_path(token, param.name.upper())  # as the usage line names it
+            slashed.append(token)
+    _SLASHED.set(frozenset(Path(p) for p in slashed if p.endswith("/") and p.strip("/")))
 
 
 def check_arguments(argv: list[str]) -> None:

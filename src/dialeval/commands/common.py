@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 
 from dialeval.atomic import atomic_write, special_kind
+from dialeval.commands.argv import given_as_folder
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError, UnknownNameError, ensure_unique
 from dialeval.jsonl import NOT_JSONL, check_file
@@ -538,6 +539,9 @@ def check_output(
     lands = reached(path)
     if kind == "file" and lands.is_dir():
         raise InputError("is an existing folder; give the name of a file to write", path=path, field=option)
+    if kind == "file" and given_as_folder(path):  # Path dropped the "/": "-o runs/" wrote a file named runs
+        raise InputError('ends in "/", naming a folder, and this option writes a file; give the name of a file '
+                         f"(e.g. {path.name}/scores.jsonl)", path=path, field=option)  # fmt: skip
     if kind == "folder" and lands.exists() and not lands.is_dir():
         raise InputError("is an existing file; give a folder to write the outputs in", path=path, field=option)
     if kind == "folder" and not lands.exists() and path.suffix.lower() in FILE_SUFFIXES:
