@@ -399,3 +399,11 @@ def test_a_bad_parameter_or_metric_leaves_no_new_cache(command: str, args: list[
         else []  # fmt: skip
     refused(invoke(command, "--path", rows, *COLS, *rated, *args, "--cache", cache, "-o", out), words)
     assert not (tmp_path / "new").exists() and not out.exists()
+
+
+def test_a_cache_given_as_a_folder_is_refused_and_no_file_appears(rows: Path, tmp_path: Path) -> None:
+    """``--cache new/`` made the SQLite file ``new`` (``Path`` drops the ``/``), where a folder was meant."""
+    out = tmp_path / "x.jsonl"
+    refused(score(rows, out, "-m", "length", "--cache", f"{tmp_path}/new/"),
+            f'{tmp_path}/new: field "--cache": ends in "/", naming a folder; give the score cache\'s file')  # fmt: skip
+    assert not (tmp_path / "new").exists() and not out.exists()

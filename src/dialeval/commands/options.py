@@ -14,7 +14,9 @@ from typing import Any
 import typer
 
 from dialeval.cache import cache_field, check_cache_path
+from dialeval.commands.argv import given_as_folder
 from dialeval.commands.common import option_bundle, split_names
+from dialeval.errors import InputError
 from dialeval.models.device import DEVICE_FORMS, check_device
 from dialeval.paths import score_cache_path
 from dialeval.scoring import ScoringRequest
@@ -76,13 +78,16 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
 
     Raises:
         InputError: An empty metric name, a device that is not one or that torch cannot see,
-            or a cache path that is a folder, not SQLite, or not writable (the default one: a
+            or a cache path that is a folder (or ends in "/"), not SQLite, or not writable (the default one: a
             ``$DIALEVAL_CACHE`` where no folder can be made).
     """
     names = split_names(given.pop("metrics", None), "--metrics")
     if given.get("device") is not None:
         given["device"] = check_device(given["device"].strip(), field="--device")
     if not given.get("no_cache"):  # the default one too: a bad $DIALEVAL_CACHE was found once the table was read
+        if (cache := given.get("cache")) is not None and given_as_folder(cache):  # "--cache new/" made a file new
+            raise InputError(f'ends in "/", naming a folder; give the score cache\'s file (SQLite), e.g. '
+                             f"{cache.name}/scores.sqlite", path=cache, field="--cache")  # fmt: skip
         check_cache_path(given.get("cache") or score_cache_path(), cache_field(given.get("cache")))
     return ScoringRequest(
         metrics=None if names is None else tuple(names), params=tuple(given.pop("param")),
