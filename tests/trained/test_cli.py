@@ -343,3 +343,28 @@ def test_a_saved_ensemble_whose_feature_metric_changed_names_its_card(
     refused(res, f'{card}: field "features.signatures": the feature metrics differ from training: length (trained '
                  f'"{trained}", now "{now}")', "train the model again")  # fmt: skip
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_only_the_feature_mismatch_is_named_as_the_cards() -> None:
+    """compute() names the card for the ensemble's feature-signature error alone: another error of the evaluator
+    (a bad item, say) keeps what it named, rather than being blamed on card.json."""
+    from types import SimpleNamespace
+
+    from dialeval.errors import InputError
+    from dialeval.metrics.base import MetricInput
+    from dialeval.trained.metric import TrainedMetric
+
+    def failing(field: str) -> TrainedMetric:
+        def predict(_items: object) -> list[float]:
+            raise InputError("went wrong", field=field)
+
+        metric = type("Mine", (TrainedMetric,), {"name": "trained:mine", "folder": "/models/mine"})()
+        metric.__dict__["loaded"] = SimpleNamespace(evaluator=SimpleNamespace(predict=predict))  # cached_property
+        return metric
+
+    with pytest.raises(InputError) as caught:
+        failing("features.signatures").compute([MetricInput(response="hi")])
+    assert str(caught.value.path) == "/models/mine/card.json"
+    with pytest.raises(InputError) as caught:
+        failing("response").compute([MetricInput(response="hi")])
+    assert caught.value.path is None and caught.value.field == "response"
