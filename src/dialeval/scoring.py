@@ -618,17 +618,17 @@ class ScoringContext:
 
 def score_request(
     run: ScoringContext, candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue],
-    built: tuple[Sequence[Metric], Mapping[str, str]] | None = None,
+    built: tuple[Sequence[Metric], Mapping[str, str]],
 ) -> tuple[list[MetricRun], dict[str, str]]:
     """Score the candidates as an opened request asks, with progress bars: what ``score`` and ``benchmark`` call.
 
     ``built``: the metrics and the families skipped, as :meth:`ScoringRequest.build` gave them before the run was
-    opened (a bad ``-p`` is refused before the score cache is made); None: built here.
+    opened (a bad ``-p`` is refused before the score cache is made).
 
     Returns:
         One run per family, and the families skipped with why.
     """
-    metrics, skipped = built or run.request.build(candidates)
+    metrics, skipped = built
     with run.bars({m.name: len(candidates) for m in metrics}) as tick:
         runs = score_metrics(metrics, candidates, dialogues, cache=run.cache, engine=run.engine, progress=tick)
     return runs, dict(skipped)

@@ -459,7 +459,6 @@ def load_classifier_tokenizer(folder: str) -> Any:
         return AutoTokenizer.from_pretrained(str(path))
 
 
-
 def classify(
     folder: str,
     device: str,
