@@ -145,3 +145,44 @@ def test_a_range_in_words_after_a_label_is_not_a_score(text: str) -> None:
 def test_a_scale_in_words_after_the_score_does_not_replace_it() -> None:
     # the last labelled statement wins: "score of 1" (then "to 5") was the last, and read 1
     assert parse_score("Score: 4. On a score of 1 to 5 that is good.", Scale(1, 5), ["score"]).value == 4.0
+
+
+@pytest.mark.parametrize(
+    ("text", "scale", "reason"),
+    [
+        # read 1 ("1", then "e3" ignored): a score no one stated, in range
+        ("Score: 1e3", Scale(1, 5), "a number in exponent notation: 1e3"),
+        ("Score: 5E-1", Scale(0, 1, integer=False), "a number in exponent notation: 5E-1"),
+        ("1e3", Scale(1, 5), "a number in exponent notation: 1e3"),  # bare: was "no score found"
+        # read 3.5 ("3.5", then ".2" ignored)
+        ("Score: 3.5.2", Scale(1, 5, integer=False), "not a number: 3.5.2"),
+        ("3.5.2", Scale(1, 5, integer=False), "not a number: 3.5.2"),
+        # read 3: the dash after ":" was taken for a second separator; -3 is out of a 1-5 scale
+        ("Score: -3", Scale(1, 5), "out of range: -3 not in [1, 5]"),
+        ("Rating:-3", Scale(1, 5), "out of range: -3 not in [1, 5]"),
+        ("Score - -3", Scale(1, 5), "out of range: -3 not in [1, 5]"),
+        ("score is -1", Scale(0, 1, integer=False), "out of range: -1 not in [0, 1]"),
+        ("Score: \u20133", Scale(1, 5), "no score found"),  # an en dash as the sign: read 3 too
+    ],
+)
+def test_an_exponent_a_second_point_or_a_sign_off_the_scale_is_no_score(text: str, scale: Scale, reason: str) -> None:
+    """Each was read as the digits before it (1e3 as 1, 3.5.2 as 3.5, -3 as 3): a score in range that the judge did
+    not state. Each is now a failure that says why."""
+    parsed = parse_score(text, scale, ["score", "rating"])
+    assert (parsed.value, parsed.reason) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Score - 3", 3.0),  # a dash right after the label separates
+        ("Score -3", 3.0),  # even right before the digits ("overall -4")
+        ("Score: - 3", 3.0),  # a dash with a space after it is no sign
+        ("Score: 3 - good", 3.0),  # a dash after the number is not a range without a digit after it
+        ("Score: 4.", 4.0),  # a full stop ends the sentence
+        ("Score: 3.5.", 3.5),
+        ("Score: 4excellent", 4.0),  # an "e" with no digits after it is no exponent
+    ],
+)
+def test_a_dash_separator_or_a_full_stop_after_the_number_still_reads(text: str, expected: float) -> None:
+    assert parse_score(text, Scale(1, 5, integer=False), ["score"]).value == expected

@@ -12,10 +12,16 @@ Rules, in order:
 3. ``x/y`` and ``x out of y``: taken as ``x`` when ``y`` is the scale's top;
    on a 0-1 scale read as the fraction ``x/y`` (``8/10`` -> 0.8); otherwise a failure.
 4. A value outside the scale is a failure (never clipped).
-5. A dash after a label separates (``overall - 4``, ``overall -4``), except on a scale
-   below zero, where a dash right before the digits is the sign (``Score: -2``).
+5. A dash right after a label separates (``overall - 4``, ``overall -4``, ``Score - 3``), and so does
+   one with no digit right after it (``Score: - 3``; ``Score: 3 - good`` reads 3). Any other dash right
+   before the digits is the sign (``Score: -3``, ``Rating:-3``, ``Score - -3``), and so is every one on a
+   scale below zero (``Score: -2``). A sign the scale has no room for is a failure by rule 4 (``Score: -3``
+   on 1-5), never read as 3; an en dash as a sign (``Score: –3``) is no number: no score.
 6. A comma between digits (``3,5``: a decimal comma, or ``1,000``: digit grouping) is a failure:
    which it is cannot be told, and reading the digits before the comma gave 3 and 1.
+7. So is a number in exponent notation (``1e3``: no judge's score on a scale, and reading the digits
+   before the ``e`` gave 1) and one with a second point (``3.5.2`` is no number; it gave 3.5).
+   A full stop after the number ends the sentence (``Score: 4.``).
 
 Example:
     >>> s = Scale(0, 1, integer=False)
@@ -39,11 +45,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 _NUM = r"[-+]?\d+(?:\.\d+)?"
-#: A number, and any comma-joined digits after it ("3,5", "1,000"): taken whole, so "3,5" is not read as 3.
-_NUM_COMMA = rf"{_NUM}(?:,\d+)*"
-_SEP = r"(?:\s*(?:is|of|was|would be|:|=|-|–|\*\*|\[)\s*)*"
-#: On a scale below zero a dash right before a digit is the sign: "Score: -2" was read as 2.
-_SIGNED_SEP = _SEP.replace("|-|", r"|-(?!\d)|")
+#: A number as written, taken whole so that no part of it is read as the score: comma-joined digits ("3,5",
+#: "1,000": 3 and 1 were read), more points ("3.5.2": 3.5) and an exponent ("1e3": 1); _resolve refuses those.
+_NUM_WRITTEN = r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?"
+#: A dash right before a digit is the sign ("Score: -3" was read as 3), except right after the label (_LEAD_DASH).
+_SEP = r"(?:\s*(?:is|of|was|would be|:|=|[-–](?!\d)|\*\*|\[)\s*)*"
+#: On a scale with no sign a dash right after the label separates: "overall -4" is 4.
+_LEAD_DASH = r"(?:\s*[-–](?=\d))?"
 _FRACTION = rf"(?:\s*(?:/|out of)\s*({_NUM}))?"
 #: "Humanness: 1-5" echoes the scale, it is not a score; nor is "Score: 3 to 4" or "3 or 4" (read as 3)
 _NOT_RANGE = r"(?!\s*[-–]\s*\d|\s+(?:to|or)\s+[-+]?\d)"
@@ -89,6 +97,10 @@ def _fmt(x: float) -> str:
 def _resolve(num: str, den: str | None, scale: Scale, start: int) -> Parsed:
     if "," in num:
         return Parsed(None, f"a comma between digits: {num} (a decimal comma or digit grouping?)", start, num)
+    if num.count(".") > 1:
+        return Parsed(None, f"not a number: {num}", start, num)
+    if "e" in num.lower():
+        return Parsed(None, f"a number in exponent notation: {num}", start, num)
     value = float(num)
     if den is not None:
         d = float(den)
@@ -108,13 +120,13 @@ def parse_score(text: str, scale: Scale, labels: Sequence[str]) -> Parsed:
     if labels:
         label_re = "|".join(re.escape(lbl) for lbl in labels)
         # the number is atomic: "Score: 10-100" backed off to "1", which no range follows, and read 1
-        sep = _SIGNED_SEP if scale.min < 0 else _SEP
-        pattern = re.compile(rf"(?:{label_re}){sep}((?>{_NUM_COMMA})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE)
+        sep = _SEP if scale.min < 0 else _LEAD_DASH + _SEP
+        pattern = re.compile(rf"(?:{label_re}){sep}((?>{_NUM_WRITTEN})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE)
         hits = list(pattern.finditer(text))
         if hits:
             last = hits[-1]
             return _resolve(last.group(1), last.group(2), scale, last.start(1))
-    bare = re.fullmatch(rf"[\s*\[(]*({_NUM_COMMA}){_FRACTION}[\s*\]).]*", text)
+    bare = re.fullmatch(rf"[\s*\[(]*({_NUM_WRITTEN}){_FRACTION}[\s*\]).]*", text)
     if bare:
         return _resolve(bare.group(1), bare.group(2), scale, bare.start(1))
     return Parsed(None, "no score found")
