@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -124,6 +125,33 @@ def test_a_log_probability_that_is_no_number_is_a_malformed_answer_not_a_nan_sco
     [got] = judge.judge([MetricInput(response="Yes.")])
     assert (got.value, got.expected, judge.stats.request_failures) == (None, None, 1)
     assert got.reason.startswith("request failed: malformed chat completion")
+
+
+@pytest.mark.parametrize("prob", [float("inf"), float("nan"), None, -0.5])
+def test_a_post_sampling_probability_that_is_none_is_a_malformed_answer(serve: Any, prob: float | None) -> None:
+    """llama.cpp's post-sampling ``top_probs`` (probabilities, not log-probabilities) were not checked: +Infinity
+    became a log-probability of inf and every probability at the position NaN (inf / inf), and NaN or a negative
+    value was dropped unseen, as a probability 0. Each is now a malformed body, retried as any other (null: as a
+    JSON writer such as llama.cpp's spells a non-finite number; it was malformed already)."""
+    tops = [{"token": "4", "prob": prob}, {"token": "3", "prob": 0.25}]
+    body = json.loads(completion("4"))
+    body["choices"][0]["logprobs"] = {"content": [{"token": "4", "prob": 0.75, "top_probs": tops}]}
+    backend = _client(serve(Reply(body=json.dumps(body).encode())))
+    with pytest.raises(BackendError, match="malformed chat completion"):
+        backend.chat(REQ)
+    assert (backend.attempts, backend.retries) == (2, 1)  # retried once, as every malformed body is
+
+
+def test_a_log_probability_of_minus_infinity_is_a_probability_of_zero(serve: Any) -> None:
+    """-inf is a log-probability (of 0), not a malformed one: the others share the position."""
+    tops = [{"token": "4", "logprob": math.log(0.6)}, {"token": "3", "logprob": -math.inf},
+            {"token": "5", "logprob": math.log(0.2)}]  # fmt: skip
+    body = json.loads(completion("4"))
+    body["choices"][0]["logprobs"] = {"content": [{"token": "4", "logprob": math.log(0.6), "top_logprobs": tops}]}
+    answer = _client(serve(Reply(body=json.dumps(body).encode()))).chat(REQ)
+    probs = answer.score_token_probs(["1", "2", "3", "4", "5"], 0)
+    # by hand: exp(-inf) = 0; 0.6 and 0.2 renormalised over their sum 0.8
+    assert probs == pytest.approx({"3": 0.0, "4": 0.75, "5": 0.25})
 
 
 def test_a_refusal_of_the_request_itself_is_not_a_refusal_of_its_structure(serve: Any) -> None:

@@ -294,16 +294,20 @@ def _alternatives(token: dict[str, Any]) -> dict[str, float]:
     """Return ``{token: logprob}`` of one position.
 
     OpenAI's ``top_logprobs``, or llama.cpp's post-sampling ``top_probs`` (probabilities;
-    a token with probability 0 is left out).
+    a token with probability 0 is left out). A log-probability of -inf is a probability of 0.
 
     Raises:
-        ValueError: A log-probability is NaN or +inf (:meth:`Completion.from_openai` calls the body malformed).
+        ValueError: A log-probability is NaN or +inf, or a probability NaN, infinite or negative
+            (:meth:`Completion.from_openai` calls the body malformed).
     """
     if "top_probs" in token:
         out: dict[str, float] = {}
         for a in token["top_probs"] or []:
-            if float(a["prob"]) > 0:
-                out[str(a["token"])] = max(out.get(str(a["token"]), -math.inf), math.log(float(a["prob"])))
+            prob = float(a["prob"])
+            if not 0 <= prob < math.inf:  # inf made every probability there NaN (inf / inf); NaN was dropped unseen
+                raise ValueError(f"a probability that is no probability: {a}")
+            if prob > 0:
+                out[str(a["token"])] = max(out.get(str(a["token"]), -math.inf), math.log(prob))
         return out
     out = {str(a["token"]): float(a["logprob"]) for a in token.get("top_logprobs") or []}
     if any(not lp < math.inf for lp in out.values()):  # NaN or +inf made every probability there NaN: no error

@@ -106,18 +106,25 @@ class LlamaCppBackend(Backend):
         model: Path to a GGUF file; empty for the packaged SmolLM2-135M-Instruct.
         n_ctx: Context tokens per request slot.
         n_parallel: Request slots (requests served at once).
+        max_retries: Retries of a request whose answer is malformed (a probability that is no number), counted in
+            ``attempts`` and ``retries`` as the openai-compatible backend counts them; with no backoff: nothing
+            in this process waits to recover.
     """
 
-    def __init__(self, model: str = "", *, n_ctx: int = 2048, n_parallel: int = 8) -> None:
+    def __init__(self, model: str = "", *, n_ctx: int = 2048, n_parallel: int = 8, max_retries: int = 5) -> None:
         self.path = str(Path(model) if model else default_gguf())
         self.server, self.port = local_server(self.path, n_ctx=n_ctx, n_parallel=n_parallel)
         self.max_in_flight = n_parallel
         self.model_id = Path(self.path).stem if model else DEFAULT_MODEL_ID
+        self.max_retries = max_retries
+        self.attempts = 0
+        self.retries = 0
+        self._lock = threading.Lock()
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> LlamaCppBackend:
         """Build from the model file (empty: the packaged SmolLM2), one slot per request in flight."""
-        return cls(options.model, n_parallel=options.in_flight)
+        return cls(options.model, n_parallel=options.in_flight, max_retries=options.max_retries)
 
     @property
     def signature(self) -> str:
@@ -137,7 +144,17 @@ class LlamaCppBackend(Backend):
             # gives the constrained distribution in both cases
             payload.update(post_sampling_probs=True, top_k=0, top_p=1.0, min_p=0.0)
         handle = self.server.handle_completions if request.raw else self.server.handle_chat_completions
-        body = handle(payload)
-        if not isinstance(body, dict) or "error" in body:
-            raise BackendError(f"llama.cpp error: {body!r}"[:500], retryable=False)
-        return Completion.from_openai(body)
+        # a malformed body (a probability of inf or NaN) failed the request at once, where an HTTP one is retried
+        for attempt in range(self.max_retries + 1):
+            with self._lock:
+                self.attempts += 1
+                self.retries += int(attempt > 0)
+            body = handle(payload)
+            if not isinstance(body, dict) or "error" in body:
+                raise BackendError(f"llama.cpp error: {body!r}"[:500], retryable=False)
+            try:
+                return Completion.from_openai(body)
+            except BackendError:
+                if attempt == self.max_retries:
+                    raise
+        raise AssertionError("unreachable")
