@@ -71,3 +71,28 @@ def test_a_correlation_panel_without_cis_says_so_in_its_title(monkeypatch: pytes
     rows = [_row("turn", 0.4, (0.3, 0.5)), _row("system", 0.9, None)]
     assert charts.correlation_chart(rows, "Overall")[:4] == b"\x89PNG"
     assert titles == ["turn level (95% bootstrap CI)", "system level (no CI)"]
+
+
+def test_a_heat_map_cell_that_rounds_to_zero_reads_0_00_whatever_its_sign(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cell of -0.001 was printed "-0.00" (f"{v:.2f}"), read as a negative share; it reads "0.00" now, as every
+    table's figures do (:func:`dialeval.words.figure`), and a real negative keeps its sign."""
+    drawn: list[object] = []
+    monkeypatch.setattr(charts, "_png", drawn.append)
+    charts.heatmap([{"metric": "m", "perturbation": p, "value": v} for p, v in (("a", -0.001), ("b", -0.4))])
+    texts = [t.get_text() for t in drawn[0].axes[0].texts]  # type: ignore[attr-defined]
+    charts._plt().close(drawn[0])
+    assert texts == ["0.00", "-0.40"]  # -0.001 to two decimals is zero; -0.4 is -0.40
+
+
+def test_an_agreement_row_that_rounds_to_zero_reads_0_000_whatever_its_sign(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Krippendorff's alpha of -0.0004 was printed "-0.000" in the report's agreement table (f"{v:.3f}"), its CI's
+    upper bound too; they read "0.000" now, as the other tables' figures do; a real negative keeps its sign."""
+    from dialeval.meta import agreement
+    from dialeval.schema import Rating
+
+    got = agreement.Estimate(value=-0.0004, low=-0.0021, high=-0.0001, n_items=2, n_boot=10)
+    monkeypatch.setattr(agreement, "agreement_report", lambda *a, **k: {"krippendorff_alpha_interval": got})
+    ratings = [Rating(item_id=f"i{i}", dimension="Overall", annotator=f"a{a}", value=float(i + a))
+               for i in range(2) for a in range(2)]  # fmt: skip
+    _, table = charts.agreement_chart(ratings, n_boot=10)
+    assert table == [["Overall", "interval", "0.000", "[-0.002, 0.000]", "2"]]  # -0.0021 to three decimals: -0.002

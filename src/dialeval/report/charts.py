@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from dialeval.schema import Rating, Score
-from dialeval.words import human_rating
+from dialeval.words import figure, human_rating
 
 MARKERS = ("o", "s", "^", "D", "v")
 HATCHES = ("", "///", "...", "xxx", "\\\\\\", "---")
@@ -194,8 +194,8 @@ def heatmap(rows: Sequence[dict[str, Any]]) -> bytes:
     image = ax.imshow(grid, cmap="Greys", vmin=0.0, vmax=1.0, aspect="auto")
     for i, row in enumerate(grid):
         for j, v in enumerate(row):
-            text = "n/a" if math.isnan(v) else f"{v:.2f}"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if v > 0.5 else "black")
+            # figure: n/a for NaN, and a cell of -0.001 "0.00", not "-0.00" (read as a negative share)
+            ax.text(j, i, figure(v, 2), ha="center", va="center", fontsize=7, color="white" if v > 0.5 else "black")
     ax.set_xticks(range(len(perts)), perts, rotation=35, ha="right")
     ax.set_yticks(range(len(metrics)), metrics)
     ax.set_xlabel("perturbation")
@@ -224,7 +224,7 @@ def agreement_chart(ratings: Sequence[Rating], n_boot: int = 200) -> tuple[bytes
             table.append([d, level, "n/a", "", str(len({r.item_id for r in mine}))])
             continue
         est.append((d, got.value, got.low, got.high))
-        table.append([d, level, f"{got.value:.3f}", f"[{got.low:.3f}, {got.high:.3f}]", str(got.n_items)])
+        table.append([d, level, figure(got.value), f"[{figure(got.low)}, {figure(got.high)}]", str(got.n_items)])
     reasons: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for r in ratings:
         for code in r.reasons:
