@@ -251,3 +251,26 @@ def test_an_encoder_folder_without_a_tokenizer_vocabulary_is_one_error(tmp_path,
     assert str(caught.value).startswith(f'field "params": {metric}.{key}: "{folder}" holds no tokenizer vocabulary '
                                         "(none of tokenizer.json, vocab.*, *.model, *.spm): save the model's "
                                         "tokenizer into it (tokenizer.save_pretrained)")  # fmt: skip
+
+
+def test_the_packaged_encoders_read_512_word_pieces():
+    """encoder_shape capped the positions at 512 (min(512, positions)) for MPNet's 514; it reads the config as
+    readable_positions does now, and the packaged encoders keep their shape. Pinned from their config.json files:
+    MiniLM is a 6-layer BERT with 512 positions; mpnet a 12-layer MPNet with 514 and pad_token_id 1 (514 - 2)."""
+    assert loading.encoder_shape(loading.DEFAULT_ENCODER) == (6, 512)
+    if loading.mpnet_missing():
+        pytest.skip("all-mpnet-base-v2 is not installed (setup.sh does not install its 404 MB)")
+    assert loading.encoder_shape("all-mpnet-base-v2") == (12, 512)
+
+
+@pytest.mark.parametrize(("model_type", "positions", "pad", "reads"),
+                         [("bert", 1024, 0, 1024), ("roberta", 1026, 1, 1024), ("mpnet", 514, 1, 512)])  # fmt: skip
+def test_an_encoder_with_more_positions_reads_them_all(tmp_path, model_type, positions, pad, reads):
+    """A 1024-position encoder was said to read 512 tokens (the cap), so train refused --max-len 1024 for it; its
+    positions are read now, less RoBERTa's pad_token_id + 1 (a RoBERTa of 1026 positions reads 1024)."""
+    import json
+
+    config = {"model_type": model_type, "max_position_embeddings": positions, "pad_token_id": pad,
+              "num_hidden_layers": 2}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    assert loading.encoder_shape(str(tmp_path)) == (2, reads)

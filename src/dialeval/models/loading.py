@@ -21,6 +21,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from dialeval.errors import DialevalError, InputError, MissingExtraError
@@ -101,7 +102,7 @@ def encoder_shape(name_or_path: str) -> tuple[int | None, int | None]:
     """Return an encoder's layer count and its longest input in tokens, as its ``config.json`` says them.
 
     Each is None where the config does not say it or cannot be read here (a missing model is reported
-    where it is loaded). The longest input is at most 512 (MPNet's 514 positions count two it reserves).
+    where it is loaded). The longest input is :func:`readable_positions` (MPNet's 514 positions read 512).
 
     Example:
         >>> encoder_shape(DEFAULT_ENCODER), encoder_shape("/no/such/folder")
@@ -115,8 +116,7 @@ def encoder_shape(name_or_path: str) -> tuple[int | None, int | None]:
         return None, None
     layers = next((int(found[k]) for k in ("num_hidden_layers", "n_layers", "num_layers")
                    if isinstance(found.get(k), int)), None)  # fmt: skip
-    positions = found.get("max_position_embeddings")
-    return layers, min(512, positions) if isinstance(positions, int) else None
+    return layers, readable_positions(SimpleNamespace(**found))
 
 
 #: Model types whose position ids start past the padding index (RoBERTa's scheme): ``pad_token_id + 1`` of their
