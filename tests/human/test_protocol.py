@@ -323,3 +323,70 @@ def test_a_protocol_file_in_json_loads_as_its_yaml_does(tmp_path: Path) -> None:
     assert mine.model_copy(update={"source_sha256": ""}) == bundled.model_copy(update={"source_sha256": ""})
     with pytest.raises(InputError, match='unknown protocol "mousavi"; did you mean "mousavi-turn"'):
         load_protocol("mousavi")
+
+
+def test_an_ordinary_answer_valued_dont_know_is_refused(tmp_path: Path) -> None:
+    """The report's majority vote counts every "I don't know" (dont_know: true) under "dont_know": an ordinary answer
+    of that value was counted with them, so two annotators' "I can't say" and "Unsure" read as one answer (a majority
+    where there was a tie), and `study export` wrote that answer's votes as the other's. The "I don't know" option
+    itself may keep that value (mousavi-turn's is "dont_know")."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+    from dialeval.human.analysis import majority_votes
+    from dialeval.schema import Rating
+
+    # the merge itself: a vote for an ordinary "dont_know" and an "I don't know" vote (read back as dont_know=True)
+    # made one answer of two votes against "better"'s one, where each answer has one vote and the item is a tie
+    votes = [Rating(item_id="x", dimension="Q", annotator="a1", value="dont_know"),
+             Rating(item_id="x", dimension="Q", annotator="a2", value=None, dont_know=True),
+             Rating(item_id="x", dimension="Q", annotator="a3", value="better")]  # fmt: skip
+    assert majority_votes(votes)[("x", "Q")] == ("dont_know", False)  # why such a protocol may not be loaded
+    unsure = TIED.replace("value: tie", "value: dont_know").replace("}]}", "}, {value: unsure, label: Unsure, "
+                                                                           "dont_know: true}]}")  # fmt: skip
+    assert load_protocol(_mine(tmp_path, unsure.replace("value: dont_know", "value: same"))).criteria[0].answer
+    own = unsure.replace("value: dont_know", "value: same").replace("value: unsure", "value: dont_know")
+    assert load_protocol(_mine(tmp_path, own)).criteria[0].answer.is_dont_know("dont_know")
+    path = _mine(tmp_path, unsure)
+    res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(path)])
+    assert res.exit_code == 2, res.output
+    assert res.output == (f'error: {path}:9: field "criteria.0.answer.options.2.value": "dont_know" is what the '
+                          "report calls an \"I don't know\" vote, so the votes for this answer would be counted with "
+                          "them: give it another value (its label can stay), or dont_know: true if it is that "
+                          "option\n")  # fmt: skip
+    assert not (tmp_path / "study").exists()
+
+
+#: What blank_words says of an explanation's label and of its code.
+NO_LABEL = "an explanation needs a label: the page shows it beside its box"
+NO_CODE = "an explanation needs a code: the report counts the votes that chose it under its code"
+
+
+@pytest.mark.parametrize(("old", "new", "line", "field", "message"), [
+    ("label: Dull", 'label: ""', 11, "criteria.0.explanations.0.label", NO_LABEL),
+    ("label: Dull", "label: '  '", 11, "criteria.0.explanations.0.label", NO_LABEL),
+    ("code: dull", 'code: " "', 11, "criteria.0.explanations.0.code", NO_CODE),
+    ("definition: How good it is.", 'definition: ""', 7, "criteria.0.definition",
+     "a criterion needs a definition: the page shows it with the question"),
+    ("question: How good is it?", "question: ' '", 8, "criteria.0.question",
+     "a criterion needs a question: the page asks it"),
+    ("short_guidelines: Rate it.", "short_guidelines: ''", 4, "short_guidelines",
+     "give the guidelines annotators see on every page"),
+])  # fmt: skip
+def test_blank_words_for_annotators_are_refused(
+    tmp_path: Path, old: str, new: str, line: int, field: str, message: str
+) -> None:
+    """An explanation's label, a criterion's definition or question, or the guidelines, empty or only spaces, was
+    taken: the page showed a tick box with no words beside it (annotators chose it blind, and the report counted
+    it), or a criterion with nothing to go by. The line is the field's own in MINE (line 11 is the explanation's
+    flow mapping)."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    assert load_protocol(_mine(tmp_path, MINE)).criteria[0].explanations[0].label == "Dull"
+    path = _mine(tmp_path, MINE.replace(old, new))
+    res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(path)])
+    assert res.exit_code == 2, res.output
+    assert res.output == f'error: {path}:{line}: field "{field}": {message}\n'
+    assert not (tmp_path / "study").exists()

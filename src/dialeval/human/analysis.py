@@ -26,7 +26,7 @@ import sqlalchemy as sa
 
 from dialeval.errors import InputError
 from dialeval.human import store
-from dialeval.human.protocol import TIE, Protocol
+from dialeval.human.protocol import DONT_KNOW, TIE, Protocol
 from dialeval.meta.agreement import fleiss_kappa, krippendorff_alpha, reliability_matrix
 from dialeval.schema import Rating
 
@@ -209,7 +209,7 @@ def majority_votes(ratings: Iterable[Rating]) -> dict[tuple[str, str], tuple[str
     """
     votes: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for r in ratings:
-        votes[(r.item_id, r.dimension)]["dont_know" if r.dont_know else str(r.value)] += 1
+        votes[(r.item_id, r.dimension)][DONT_KNOW if r.dont_know else str(r.value)] += 1
     out = {}
     for key, counts in votes.items():
         (top, n), *rest = counts.most_common()

@@ -37,6 +37,9 @@ MAX_KEY_CHARS = 64
 TIE = "tie"
 """What the report's majority table calls an item whose votes tie: no answer may have this value."""
 
+DONT_KNOW = "dont_know"
+"""What the majority vote and the report call an "I don't know" vote: only the "I don't know" option may have it."""
+
 
 def _plain(number: Decimal) -> str:
     """Return the one spelling of a number: no exponent, no trailing zeros, no sign on zero.
@@ -303,7 +306,7 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
         path = Path(str(resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml"))
     protocol, text = read_yaml_model(path, Protocol, extra="human")
     # a name too long was taken, and the app then refused every answer to it (422); see unfit_answer for the others
-    if (problem := too_long(protocol) or unfit_answer(protocol)) is not None:
+    if (problem := too_long(protocol) or unfit_answer(protocol) or blank_words(protocol)) is not None:
         field, why = problem
         raise InputError(why, path=path, line=yaml_line(text, field.split(".")), field=field)
     return protocol.model_copy(update={"source_sha256": text_sha256(text)})
@@ -337,8 +340,9 @@ def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
     A blank label: the page showed a button with no words on it (and the report a blank answer). A label
     two answers share: two buttons no annotator could tell apart. An option valued :data:`TIE`: the report's
     majority table counted its votes with the items whose votes tie (an item one annotator called better and
-    another worse read as that answer). A score that is no finite number: `study export --numeric` stopped at
-    the first vote for it with a traceback. Checked where a protocol is loaded for a new study.
+    another worse read as that answer). An ordinary option valued :data:`DONT_KNOW`: the majority vote counted
+    its votes with the "I don't know" votes, as one answer. A score that is no finite number: `study export
+    --numeric` stopped at the first vote for it with a traceback. Checked where a protocol is loaded for a new study.
 
     Example:
         >>> p = load_protocol("mousavi-turn")
@@ -356,11 +360,44 @@ def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
             if (twin := labelled.setdefault(o.label, o.value)) != o.value:
                 return f"{at}.label", (f'the label "{o.label}" is also the label of the answer "{twin}": annotators '
                                        "could not tell the two apart")  # fmt: skip
-            if o.value == TIE and not o.dont_know:  # "I don't know" is counted apart, as "dont_know"
+            if o.value == TIE and not o.dont_know:  # "I don't know" is counted apart, as DONT_KNOW
                 return f"{at}.value", (
                     f'"{TIE}" is what the report calls an item whose votes tie (no majority), so the votes for this '
                     "answer would be counted with the ties: give it another value (its label can stay)")
+            if o.value == DONT_KNOW and not o.dont_know:
+                return f"{at}.value", (
+                    f'"{DONT_KNOW}" is what the report calls an "I don\'t know" vote, so the votes for this answer '
+                    "would be counted with them: give it another value (its label can stay), or dont_know: true if it "
+                    "is that option")
             if o.score is not None and not math.isfinite(o.score):
                 return f"{at}.score", ("a score is a finite number (`study export --numeric` writes it as the "
                                        f"rating), got {o.score}")  # fmt: skip
     return None
+
+
+def blank_words(protocol: Protocol) -> tuple[str, str] | None:
+    """Return the field of the first text annotators read that is empty or only spaces, and why; each was taken.
+
+    The guidelines, a criterion's definition or question, an explanation's label (the page showed a tick box with
+    no words beside it, chosen blind and counted in the report) or code (the report's name for its votes). A blank
+    answer label is :func:`unfit_answer`'s. Checked where a protocol is loaded for a new study.
+
+    Example:
+        >>> p = load_protocol("mousavi-turn")
+        >>> bare = p.criteria[0].explanations[1].model_copy(update={"label": " "})
+        >>> c = p.criteria[0].model_copy(update={"explanations": [p.criteria[0].explanations[0], bare]})
+        >>> blank_words(p.model_copy(update={"criteria": [c]}))
+        ('criteria.0.explanations.1.label', 'an explanation needs a label: the page shows it beside its box')
+    """
+    texts = [("short_guidelines", protocol.short_guidelines, "give the guidelines annotators see on every page")]
+    for i, c in enumerate(protocol.criteria):
+        texts += [(f"criteria.{i}.definition", c.definition,
+                   "a criterion needs a definition: the page shows it with the question"),
+                  (f"criteria.{i}.question", c.question, "a criterion needs a question: the page asks it")]  # fmt: skip
+        for k, e in enumerate(c.explanations):
+            at = f"criteria.{i}.explanations.{k}"
+            texts += [(f"{at}.code", e.code,
+                       "an explanation needs a code: the report counts the votes that chose it under its code"),
+                      (f"{at}.label", e.label,
+                       "an explanation needs a label: the page shows it beside its box")]  # fmt: skip
+    return next(((field, why) for field, text, why in texts if not text.strip()), None)
