@@ -173,3 +173,54 @@ def test_the_alpha_is_kept_whole_and_the_table_rounds_it_once(tmp_path: Path) ->
     assert res.exit_code == 0, res.output
     assert f"{expected:.3f} [" in res.output
     assert "warning: the CIs are rough: 20 resamples only, too few for 95% (40 at least)" in res.output
+
+
+@pytest.mark.parametrize("numeric", [False, True])
+def test_a_study_export_is_imported_as_it_is(tmp_path: Path, numeric: bool) -> None:
+    """`study import-agreement --path ratings.jsonl` on the file `study export` writes said "a table needs a
+    mapping": the study's own ratings needed --response-col, --annotator-col and --rating-col for each criterion,
+    and no column names the export's fields. The export is read as the Rating records it is: the same ratings, and
+    the alpha is the krippendorff package's on the votes given below (None: "I don't know", missing)."""
+    from tests.human.conftest import make_study
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+    from dialeval.human import store
+    from dialeval.human.importers import exported_ratings
+    from dialeval.jsonl import read_jsonl
+    from dialeval.schema import Rating
+
+    make_study(tmp_path / "s")
+    votes = {"a01": ["positive", "positive", "negative", "positive"],
+             "a02": ["positive", "negative", "negative", "dont_know"],
+             "a03": ["negative", "positive", "negative", "positive"]}  # fmt: skip
+    items = ["d0:m1", "d1:m1", "d2:m1", "d0:m2"]
+    with store.connect(store.db_url(tmp_path / "s")).begin() as conn:
+        for ann, values in votes.items():
+            for item, value in zip(items, values, strict=True):
+                store.upsert_answer(conn, {"annotator": ann, "item_id": item, "criterion": "Appropriateness",
+                                           "value": value, "reasons": [], "seconds": 1.0,
+                                           "free_text": "unsure" if value == "dont_know" else ""})  # fmt: skip
+    out = tmp_path / "ratings.jsonl"
+    res = CliRunner().invoke(app, ["study", "export", str(tmp_path / "s"), "-o", str(out), *["--numeric"] * numeric])
+    assert res.exit_code == 0 and res.output.startswith("wrote 12 ratings"), res.output
+    exported = read_jsonl(out, Rating)
+    bench = exported_ratings(out)
+    assert bench is not None and bench.ratings == exported
+    assert {(r.annotator, r.item_id): r.dont_know for r in bench.ratings}[("a02", "d0:m2")]
+
+    res = CliRunner().invoke(app, ["study", "import-agreement", "--path", str(out), "--json", "--n-boot", "20"])
+    assert res.exit_code == 0, res.output
+    rows = {r["level"]: r for r in map(json.loads, res.output.splitlines())}
+    code = {"positive": 1.0, "negative": 0.0, "dont_know": np.nan}  # labels: sorted, negative 0 and positive 1
+    matrix = [[code[v] for v in values] for values in votes.values()]
+    for level in ("ordinal", "interval"):
+        assert rows[level]["dimension"] == "Appropriateness"
+        assert rows[level]["items"] == 4 and rows[level]["annotators"] == 3
+        expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
+        assert rows[level]["alpha"] == pytest.approx(expected)
+    # a JSONL table of your own is still read by its columns: no mapping is said as before
+    (mine := tmp_path / "mine.jsonl").write_text('{"response": "hi", "q": 3}\n')
+    assert exported_ratings(mine) is None
+    res = CliRunner().invoke(app, ["study", "import-agreement", "--path", str(mine)], terminal_width=200)
+    assert res.exit_code == 2 and "a table needs a mapping" in res.output, res.output

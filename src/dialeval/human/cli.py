@@ -430,8 +430,8 @@ def import_agreement(
     ),
     path: Path | None = typer.Option(
         None, "--path", help="With -b, its published file (default: under the shared data folder); without, your "
-        "own table (.csv, .tsv, .jsonl, .json) read with --mapping or the --*-col options, or a folder of dialeval "
-        "records.",
+        "own table (.csv, .tsv, .jsonl, .json) read with --mapping or the --*-col options, a folder of dialeval "
+        "records, or the rating records `study export` writes (read as they are).",
     ),
     dimension: str | None = typer.Option(None, help="Only this dimension."),
     n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples of the CIs; at least 1."),
@@ -469,7 +469,7 @@ def _agreement(source: str | None, path: Path | None, table: TableOptions, dimen
                seed: int, as_json: bool) -> tuple[list[dict[str, Any]], str]:  # fmt: skip
     """Return the alpha rows of a published SOURCE, or of ``--path``'s own ratings, and the name of what was read."""
     from dialeval.commands.common import load_inputs
-    from dialeval.human.importers import agreement_rows, import_agreement
+    from dialeval.human.importers import agreement_rows, exported_ratings, import_agreement
 
     if source is not None:
         if table.given():
@@ -481,7 +481,9 @@ def _agreement(source: str | None, path: Path | None, table: TableOptions, dimen
             raise exc.given_by("--benchmark") from None
     if path is None:
         raise InputError("give -b usr-tc, usr-pc, dstc9 or lmstyle-mturk, or --path with your own ratings")
-    bench = load_inputs(None, path, None, None, None, table=table, show=not as_json)
+    bench = None if table.given() else exported_ratings(path)  # `study export`'s file, as it is
+    if bench is None:
+        bench = load_inputs(None, path, None, None, None, table=table, show=not as_json)
     return agreement_rows(bench, bench.name, dimension=dimension, n_boot=n_boot, seed=seed), bench.name
 
 

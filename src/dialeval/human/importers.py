@@ -9,6 +9,7 @@ reported with that caveat.
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,35 @@ def load_source(source: str, path: str | Path | None = None) -> Benchmark:
     from dialeval.data.catalog import load_benchmark
 
     return load_benchmark(source, path)
+
+
+def exported_ratings(path: Path) -> Benchmark | None:
+    r"""Return the ratings of a file of Rating records (what `study export` writes), or None where it is no such file.
+
+    A JSONL file whose first record has an item, a dimension and an annotator and no key a Rating lacks is read
+    as Rating records (checked as :func:`~dialeval.data.generic.read_ratings` checks them); anything else is a
+    table, read by its columns.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "ratings.jsonl"
+        >>> _ = p.write_text('{"item_id": "i", "dimension": "q", "annotator": "a", "value": 4}\n')
+        >>> [(r.item_id, r.value) for r in exported_ratings(p).ratings]
+        [('i', 4.0)]
+    """
+    from dialeval.data.generic import read_ratings
+
+    if not path.name.lower().endswith(".jsonl") or not path.is_file():
+        return None
+    try:
+        with path.open(encoding="utf-8") as f:
+            record = json.loads(next((line for line in f if line.strip()), "null"))
+    except ValueError:  # not UTF-8 or not JSON: the table reader says what is wrong with it
+        return None
+    keys = set(record) if isinstance(record, dict) else set()
+    if not {"item_id", "dimension", "annotator"} <= keys <= set(Rating.model_fields):
+        return None
+    return Benchmark(path.stem, {}, [], read_ratings(path), source=str(path))
 
 
 def multiply_rated(ratings: list[Rating]) -> list[Rating]:
