@@ -225,3 +225,27 @@ def test_a_figure_asked_for_with_no_subsets_is_refused(tmp_path: Path) -> None:
                  "--subsets", "none", "--plot", "negation", "--n-boot", "0", "-o", tmp_path / "out", "--no-cache")
     refused(res, 'field "--plot"', "--subsets none")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    # refused as the parameters are read (no such key), and as the metric is built (its rule)
+    (["-m", "length", "-p", "length.foo=1"], 'metric "length" has no parameter "foo"'),
+    (["-m", "chrf", "-p", "chrf.char_order=0"], "chrf.char_order=0: must be between 1"),
+])  # fmt: skip
+@pytest.mark.parametrize("benchmark", ["usr-tc", "dailydialog++"])
+def test_a_bad_parameter_leaves_no_new_cache(benchmark: str, args: list[str], words: str, tmp_path: Path) -> None:
+    """The score cache was made before the metrics were built (as score and benchmark made it, until they built
+    them first): each refusal left an empty new/c.sqlite, and its folder, behind."""
+    cache = tmp_path / "new" / "c.sqlite"
+    res = invoke("stress", "-b", benchmark, "--limit", "2", *args, "--cache", cache, "-o", tmp_path / "o")
+    refused(res, words)
+    assert not (tmp_path / "new").exists() and not (tmp_path / "o").exists()
+
+
+def test_a_dailydialogpp_refusal_leaves_no_new_cache(tmp_path: Path) -> None:
+    """-b dailydialog++ --perturb negation was refused after the score cache was made."""
+    cache = tmp_path / "new" / "c.sqlite"
+    res = invoke("stress", "-b", "dailydialog++", "--perturb", "negation", "-m", "length", "--cache", cache,
+                 "-o", tmp_path / "o")  # fmt: skip
+    refused(res, 'field "--perturb": --perturb does not apply to dailydialog++')
+    assert not (tmp_path / "new").exists()

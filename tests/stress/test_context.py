@@ -122,7 +122,7 @@ def test_tails_match_diqad_templates_directly(bench: Benchmark) -> None:
 def test_run_stress_scores_the_perturbed_context(bench: Benchmark) -> None:
     sub = bench.head(10)
     families, _ = resolve_metrics(["f1"])
-    metrics = [*families, TurnsByA, NoisyLength]
+    metrics = [cls() for cls in (*families, TurnsByA, NoisyLength)]
     res = run_stress(sub.candidates, sub.dialogues, metrics, list(CONTEXT_PERTURBATIONS), n_boot=50)
     rows = {(r.metric, r.perturbation): r for r in res.rows}
     value = {(s.item_id, s.metric): s.value for s in res.scores}

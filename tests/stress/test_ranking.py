@@ -97,7 +97,7 @@ def test_fractions_match_a_hand_computation_on_real_contexts(shared_data: Path) 
     bench = load_dailydialog_pp(shared_data / "corpora" / "dailydialog_plusplus" / "test.json").head(4)
     cands = hold_out_references(bench.candidates, 1)
     families, _ = resolve_metrics(["length", "f1"])
-    res = run_ranking(cands, bench.dialogues, families, n_boot=200)
+    res = run_ranking(cands, bench.dialogues, [cls() for cls in families], n_boot=200)
     rows = {(r.metric, r.negatives): r for r in res.rows}
     assert set(rows) == {(m, n) for m in ("length", "word_f1") for n in ("adversarial", "random")}
     length = {c.id: float(len(c.text.split())) for c in cands}  # the hand computation of the `length` metric

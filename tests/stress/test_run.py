@@ -37,7 +37,8 @@ def test_fraction_and_auroc_match_sklearn_from_raw_scores(shared_data: Path) -> 
     bench = load_benchmark("usr-tc").head(10)
     families, _ = resolve_metrics(["f1", "length"], candidates=bench.candidates)
     perts = ["negation", "truncation", "too-long"]
-    res = run_stress(bench.candidates, bench.dialogues, [*families, ShortIsWorse], perts, seed=0, n_boot=200)
+    metrics = [cls() for cls in (*families, ShortIsWorse)]
+    res = run_stress(bench.candidates, bench.dialogues, metrics, perts, seed=0, n_boot=200)
     value = {(s.item_id, s.metric): s.value for s in res.scores}
     rows = {(r.metric, r.perturbation): r for r in res.rows}
     assert set(rows) == {(m, p) for m in ("word_f1", "length", "neglen_test") for p in perts}
@@ -179,7 +180,7 @@ def test_a_subset_tag_named_all_keeps_one_row_per_metric_and_perturbation() -> N
     cands = [Candidate(id=f"{d}:s", dialogue_id=d, turn_index=1, system="s", text=texts[d],
                        tags={"subset": "x" if d == "b" else "all"}) for d in "abc"]  # fmt: skip
     families, _ = resolve_metrics(["length"])
-    res = run_stress(cands, dialogues, families, ["truncation"], seed=0, n_boot=20)
+    res = run_stress(cands, dialogues, [cls() for cls in families], ["truncation"], seed=0, n_boot=20)
     assert [(r.subset, r.n_pairs) for r in res.rows] == [("all", 3)]  # every item is truncated (4 words or more)
     assert sorted((r.subset, r.n_pairs) for r in res.subset_rows) == [("all", 2), ("x", 1)]
 

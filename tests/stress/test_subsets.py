@@ -70,7 +70,7 @@ def test_subset_rows_match_raw_scores(bench: Benchmark) -> None:
     tagged = tag_subsets(sub.candidates, sub.dialogues, "rule")
     families, _ = resolve_metrics(["f1"])
     perts = ["negation", "truncation", "speaker-swap"]
-    res = run_stress(tagged, sub.dialogues, families, perts, n_boot=100)
+    res = run_stress(tagged, sub.dialogues, [cls() for cls in families], perts, n_boot=100)
     value = {(s.item_id, s.metric): s.value for s in res.scores}
     subset_of = {c.id: c.tags["subset"] for c in tagged}
     assert {r.subset for r in res.rows} == {"all"}

@@ -45,6 +45,7 @@ from dialeval.words import figure, markdown_table
 
 if TYPE_CHECKING:
     from dialeval.data.benchmark import Benchmark
+    from dialeval.metrics.base import Metric
     from dialeval.stress.ranking import RankingResult
     from dialeval.stress.run import StressResult, StressRow
 
@@ -180,22 +181,23 @@ def stress(
         from dialeval.meta.correlate import check_boot
 
         check_boot(n_boot, field="--n-boot", seed=seed)  # numpy's errors came after the scoring
-        run = request.open(quiet=as_json)
+        opts = _StressOptions(benchmark, path, perturb, limit, seed, n_boot, subsets, subset_param, plot,
+                              dialogues, candidates, table, show=not as_json)  # fmt: skip
+        started = time.perf_counter()
+        loaded = _load_ranking(opts, split or "test", 1 if refs is None else refs, request) if _ranks(benchmark) \
+            else _load_perturbations(opts, request)  # fmt: skip
+        run = request.open(quiet=as_json)  # after the metrics are built: a bad -p left a new score cache
     except DialevalError as exc:
         fail(exc)
         return
-    opts = _StressOptions(benchmark, path, perturb, limit, seed, n_boot, subsets, subset_param, plot,
-                          dialogues, candidates, table, show=not as_json)  # fmt: skip
-    if _ranks(benchmark):
+    if isinstance(loaded, _RankingInputs):
         with interrupted_run(output, request.no_cache):
-            ranked = _ranking(opts, split or "test", 1 if refs is None else refs, output, as_json, run,
-                              replaced_note(replaced))  # fmt: skip
+            ranked = _ranking(opts, loaded, output, as_json, run, started, replaced_note(replaced))
         check_request_failures(ranked, allow_failures)
         return
-    started = time.perf_counter()
     try:
         with interrupted_run(output, request.no_cache):
-            done = _run_perturbations(opts, run)
+            done = _run_perturbations(opts, loaded, run)
     except DialevalError as exc:
         fail(exc)
         return
@@ -320,16 +322,32 @@ class _StressDone:
         )
 
 
-def _run_perturbations(opts: _StressOptions, run: ScoringContext) -> _StressDone:
-    """Load the benchmark, tag its subsets, perturb every response and score it all."""
+@dataclass
+class _StressInputs:
+    """A perturbation run's inputs, read, and its metrics, built, before the run is opened."""
+
+    bench: Benchmark
+    names: list[str]
+    plots: list[str]
+    metrics: list[Metric]
+
+
+def _load_perturbations(opts: _StressOptions, request: ScoringRequest) -> _StressInputs:
+    """Read the benchmark and build the metrics (a bad ``-p`` is refused here, before the score cache is made)."""
     from dialeval.commands.common import load_inputs
-    from dialeval.stress.run import run_stress
-    from dialeval.stress.subsets import judge_subsets, tag_subsets
 
     names, plots = _names(opts.perturb, opts.plot)
     bench = load_inputs(opts.benchmark, opts.path, opts.dialogues, opts.candidates, opts.limit, table=opts.table,
                         show=opts.show)  # fmt: skip
-    plan = run.request.plan(bench.candidates, default=LEXICAL.split(","))
+    return _StressInputs(bench, names, plots, request.plan(bench.candidates, default=LEXICAL.split(",")).build())
+
+
+def _run_perturbations(opts: _StressOptions, loaded: _StressInputs, run: ScoringContext) -> _StressDone:
+    """Tag the benchmark's subsets, perturb every response and score it all."""
+    from dialeval.stress.run import run_stress
+    from dialeval.stress.subsets import judge_subsets, tag_subsets
+
+    bench, names = loaded.bench, loaded.names
     judged: dict[str, int] = {}
     if opts.subsets == "judge":
         try:
@@ -339,12 +357,12 @@ def _run_perturbations(opts: _StressOptions, run: ScoringContext) -> _StressDone
         judged = dict(counts)
     else:
         candidates = tag_subsets(bench.candidates, bench.dialogues, opts.subsets)
-    with run.bars({f.name: len(candidates) * (1 + len(names)) for f in plan.families}) as tick:
+    with run.bars({m.name: len(candidates) * (1 + len(names)) for m in loaded.metrics}) as tick:
         result = run_stress(
-            candidates, bench.dialogues, plan.families, names, seed=opts.seed, n_boot=opts.n_boot,
-            params=plan.params, cache=run.cache, engine=run.engine, progress=tick,
+            candidates, bench.dialogues, loaded.metrics, names, seed=opts.seed, n_boot=opts.n_boot,
+            cache=run.cache, engine=run.engine, progress=tick,
         )
-    return _StressDone(bench, candidates, names, plots, judged, result)
+    return _StressDone(bench, candidates, names, loaded.plots, judged, result)
 
 
 def _write_stress(
@@ -462,10 +480,12 @@ def _print_stress(
 
 
 def _ranking(
-    opts: _StressOptions, split: str, refs: int, output: Path, as_json: bool, run: ScoringContext, note: str = ""
-) -> list[Score]:
+    opts: _StressOptions, loaded: _RankingInputs, output: Path, as_json: bool, run: ScoringContext, started: float,
+    note: str = "",
+) -> list[Score]:  # fmt: skip
     """``dialeval stress --benchmark dailydialog++``: rank good responses against the negatives of their context.
 
+    ``started``: the run's ``time.perf_counter()`` at its start, before the inputs were read (run.json's seconds);
     ``note`` ends the line that says what was written (:func:`replaced_note`).
     Returns the scores (none when it failed; it has then exited).
     """
@@ -473,9 +493,9 @@ def _ranking(
     from dialeval.jsonl import write_jsonl
     from dialeval.stress.ranking import ranking_markdown
 
-    started = time.perf_counter()
+    bench, candidates, split, refs = loaded.bench, loaded.candidates, loaded.split, loaded.refs
     try:
-        bench, candidates, result = _run_ranking(opts, split, refs, run)
+        result = _run_ranking(opts, loaded, run)
     except DialevalError as exc:
         fail(exc)
         return []
@@ -521,12 +541,21 @@ def _ranking(
     return result.scores
 
 
-def _run_ranking(
-    opts: _StressOptions, split: str, refs: int, run: ScoringContext
-) -> tuple[Benchmark, list[Candidate], RankingResult]:
-    """Load DailyDialog++, hold out ``refs`` good responses per context as references and rank the rest."""
+@dataclass
+class _RankingInputs:
+    """The DailyDialog++ ranking's inputs, read, and its metrics, built, before the run is opened."""
+
+    bench: Benchmark
+    candidates: list[Candidate]
+    split: str
+    refs: int
+    metrics: list[Metric]
+
+
+def _load_ranking(opts: _StressOptions, split: str, refs: int, request: ScoringRequest) -> _RankingInputs:
+    """Load DailyDialog++, hold out ``refs`` good responses per context as references, and build the metrics."""
     from dialeval.data.dailydialog_pp import default_path, load_dailydialog_pp
-    from dialeval.stress.ranking import hold_out_references, run_ranking
+    from dialeval.stress.ranking import hold_out_references
 
     given = "its negatives are given"
     subsets = opts.subsets if opts.subsets != "rule" else None  # another was accepted and split nothing
@@ -541,13 +570,18 @@ def _run_ranking(
     if opts.limit is not None:
         bench = bench.head(opts.limit)
     candidates = hold_out_references(bench.candidates, refs)
-    plan = run.request.plan(default=LEXICAL.split(","))
-    with run.bars({f.name: len(candidates) for f in plan.families}) as tick:
-        result = run_ranking(
-            candidates, bench.dialogues, plan.families, n_boot=opts.n_boot, seed=opts.seed,
-            params=plan.params, cache=run.cache, engine=run.engine, progress=tick,
+    return _RankingInputs(bench, candidates, split, refs, request.plan(default=LEXICAL.split(",")).build())
+
+
+def _run_ranking(opts: _StressOptions, loaded: _RankingInputs, run: ScoringContext) -> RankingResult:
+    """Rank the held-out candidates' good responses against the negatives of their context."""
+    from dialeval.stress.ranking import run_ranking
+
+    with run.bars({m.name: len(loaded.candidates) for m in loaded.metrics}) as tick:
+        return run_ranking(
+            loaded.candidates, loaded.bench.dialogues, loaded.metrics, n_boot=opts.n_boot, seed=opts.seed,
+            cache=run.cache, engine=run.engine, progress=tick,
         )
-    return bench, candidates, result
 
 
 def _print_ranking(

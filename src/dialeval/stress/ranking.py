@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dialeval.jsonl import nan_as_none
-from dialeval.metrics.base import Metric, configured
+from dialeval.metrics.base import Metric
 from dialeval.schema import Candidate, Dialogue, Score
 from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.run import ci_text, context_ci, pair_outcomes
@@ -184,52 +184,51 @@ def rank_fractions(
 def run_ranking(
     candidates: Sequence[Candidate],
     dialogues: Mapping[str, Dialogue],
-    families: Sequence[type[Metric]],
+    metrics: Sequence[Metric],
     *,
     n_boot: int = 1000,
     seed: int = 0,
-    params: Mapping[str, Mapping[str, Any]] | None = None,
     cache: ScoreCache | None = None,
     engine: Engine | None = None,
     progress: ProgressFn | None = None,
 ) -> RankingResult:
-    """Score every response with every family and compute the ranking fractions.
+    """Score every response with every metric (built) and compute the ranking fractions.
 
-    A family that needs references is skipped (with the reason) when some item has none.
+    A metric that needs references is skipped (with the reason) when some item has none.
     Scoring goes through the scoring service (``cache``, ``engine``, ``progress`` as there).
     """
     result = RankingResult(rows=[])
     lacking = sum(1 for c in candidates if not c.references)
     ready = []
-    for cls in families:
-        if cls.needs_references and lacking:
-            result.skipped[cls.name] = (
+    for metric in metrics:
+        if metric.needs_references and lacking:
+            result.skipped[metric.name] = (
                 f"needs references; {some_of(lacking, len(candidates), 'item')} none "
                 "(DailyDialog++ has no separate reference: hold some good responses out with --refs)"
             )
             continue
-        ready.append(cls)
-    metrics = [configured(cls, (params or {}).get(cls.name, {})) for cls in ready]
-    runs = score_metrics(metrics, candidates, dialogues, cache=cache, engine=engine, progress=progress)
-    for cls, run in zip(ready, runs, strict=True):
+        ready.append(metric)
+    runs = score_metrics(ready, candidates, dialogues, cache=cache, engine=engine, progress=progress)
+    for metric, run in zip(ready, runs, strict=True):
         scores = run.scores
         result.scores.extend(scores)
-        for out_name in cls.outputs:
+        for out_name in metric.outputs:
             values = {s.item_id: s.value for s in scores if s.metric == out_name}
-            stats = rank_fractions(values, candidates, higher_is_better=cls.higher_is_better, n_boot=n_boot, seed=seed)
+            stats = rank_fractions(values, candidates, higher_is_better=metric.higher_is_better, n_boot=n_boot,
+                                   seed=seed)
             for neg in NEGATIVES:
                 st = stats[neg]
                 result.rows.append(
                     RankingRow(
                         metric=out_name,
-                        family=cls.name,
+                        family=metric.name,
                         negatives=neg,
                         n_contexts=int(st["n_contexts"]),
                         n_pairs=int(st["n_pairs"]),
                         fraction=st["fraction"],
                         ci_low=st["ci_low"],
                         ci_high=st["ci_high"],
-                        higher_is_better=cls.higher_is_better,
+                        higher_is_better=metric.higher_is_better,
                     )
                 )
     return result

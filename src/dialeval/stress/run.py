@@ -23,7 +23,7 @@ Example:
     ...                    text="yes it is a great band and i love it", references=["it is a great band"])
     ...          for d in "xy"]
     >>> families, _ = resolve_metrics(["f1"])
-    >>> res = run_stress(cands, dialogues, families, ["truncation", "negation"], seed=0, n_boot=50)
+    >>> res = run_stress(cands, dialogues, [cls() for cls in families], ["truncation", "negation"], seed=0, n_boot=50)
     >>> [(r.metric, r.perturbation, r.n_pairs) for r in res.rows]
     [('word_f1', 'truncation', 2), ('word_f1', 'negation', 2)]
 """
@@ -42,7 +42,7 @@ import numpy as np
 from dialeval.errors import InputError, ensure_unique, unknown_name
 from dialeval.jsonl import nan_as_none
 from dialeval.meta.bootstrap import draw_counts, percentile_ci, weighted_sums
-from dialeval.metrics.base import Metric, configured
+from dialeval.metrics.base import Metric
 from dialeval.schema import Candidate, Dialogue, Score, Turn
 from dialeval.scoring import ProgressFn, score_metrics
 from dialeval.stress.context import responder
@@ -351,17 +351,16 @@ def left_out_notes(result: StressResult) -> list[str]:
 def run_stress(
     candidates: Sequence[Candidate],
     dialogues: Mapping[str, Dialogue],
-    families: Sequence[type[Metric]],
+    metrics: Sequence[Metric],
     perturbations: Sequence[str],
     *,
     seed: int = 0,
     n_boot: int = 1000,
-    params: Mapping[str, Mapping[str, Any]] | None = None,
     cache: ScoreCache | None = None,
     engine: Engine | None = None,
     progress: ProgressFn | None = None,
 ) -> StressResult:
-    """Score originals and their perturbed copies with every family and compare them.
+    """Score originals and their perturbed copies with every metric and compare them.
 
     Scoring goes through the scoring service (:func:`dialeval.scoring.score_metrics`):
     all families in one engine run, through the score cache when one is given (a
@@ -370,11 +369,11 @@ def run_stress(
     Args:
         candidates: The original responses (a ``subset`` tag adds per-subset rows).
         dialogues: Their dialogues (never modified; context perturbations get new ones).
-        families: Metric families (from :func:`dialeval.metrics.resolve.resolve_metrics`).
+        metrics: The metrics, built (:meth:`dialeval.scoring.ScoringRequest.build`; a bad parameter is refused
+            before the run, and its score cache, are opened).
         perturbations: Names in :data:`~dialeval.stress.perturb.ALL_PERTURBATIONS`.
         seed: Seed of the perturbations and of the bootstrap.
         n_boot: Bootstrap resamples for the CI of the mean drop.
-        params: Family name -> constructor parameters.
         cache: The score cache (None: compute everything).
         engine: Where batches run (default: this process).
         progress: Called with (family, items finished).
@@ -386,13 +385,12 @@ def run_stress(
     rows: list[StressRow] = []
     subset_rows: list[StressRow] = []
     all_scores: list[Score] = []
-    metrics = [configured(cls, (params or {}).get(cls.name, {})) for cls in families]
     runs = score_metrics(metrics, everything, scored_dialogues, cache=cache, engine=engine, progress=progress)
-    for cls, run in zip(families, runs, strict=True):
+    for metric, run in zip(metrics, runs, strict=True):
         scores = run.scores
         all_scores.extend(scores)
         value = {(s.item_id, s.metric): s.value for s in scores}
-        for out_name in cls.outputs:
+        for out_name in metric.outputs:
             for name in perturbations:
                 pairs: list[tuple[float, float, str, str | None]] = []
                 for c in candidates:
@@ -406,17 +404,17 @@ def run_stress(
                         [p[0] for p in mine],
                         [p[1] for p in mine],
                         [p[2] for p in mine],
-                        higher_is_better=cls.higher_is_better,
+                        higher_is_better=metric.higher_is_better,
                         n_boot=n_boot,
                         seed=seed,
                     )
                     (rows if subset is None else subset_rows).append(
                         StressRow(
                             metric=out_name,
-                            family=cls.name,
+                            family=metric.name,
                             perturbation=name,
                             n_pairs=len(mine),
-                            higher_is_better=cls.higher_is_better,
+                            higher_is_better=metric.higher_is_better,
                             n_contexts=len({p[2] for p in mine}),
                             subset="all" if subset is None else subset,
                             **stats,
