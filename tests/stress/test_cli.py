@@ -249,3 +249,17 @@ def test_a_dailydialogpp_refusal_leaves_no_new_cache(tmp_path: Path) -> None:
                  "-o", tmp_path / "o")  # fmt: skip
     refused(res, 'field "--perturb": --perturb does not apply to dailydialog++')
     assert not (tmp_path / "new").exists()
+
+
+def test_a_candidate_id_like_a_perturbed_copys_is_refused(tmp_path: Path) -> None:
+    """A candidate "<id>~negation" beside "<id>" met the negated copy of "<id>" under one id: the copy's scores
+    were taken for the original's. Such an id is now refused, naming the file and the id, before any scoring."""
+    assert invoke("data", "export", "-b", "usr-tc", "--limit", "1", "-o", tmp_path / "rec").exit_code == 0
+    cands = tmp_path / "rec" / "candidates.jsonl"
+    lines = [json.loads(line) for line in cands.read_text().splitlines()]
+    lines[1]["id"] = f"{lines[0]['id']}~negation"
+    cands.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    res = invoke("stress", "--dialogues", tmp_path / "rec" / "dialogues.jsonl", "--candidates", cands, "-m", "length",
+                 "--cache", tmp_path / "new" / "c.sqlite", "-o", tmp_path / "o")  # fmt: skip
+    refused(res, f'{cands}: field "id": candidate id "{lines[1]["id"]}" ends in "~negation"')
+    assert not (tmp_path / "new").exists() and not (tmp_path / "o").exists()

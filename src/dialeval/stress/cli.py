@@ -335,10 +335,12 @@ class _StressInputs:
 def _load_perturbations(opts: _StressOptions, request: ScoringRequest) -> _StressInputs:
     """Read the benchmark and build the metrics (a bad ``-p`` is refused here, before the score cache is made)."""
     from dialeval.commands.common import load_inputs
+    from dialeval.stress.run import check_ids
 
     names, plots = _names(opts.perturb, opts.plot)
     bench = load_inputs(opts.benchmark, opts.path, opts.dialogues, opts.candidates, opts.limit, table=opts.table,
                         show=opts.show)  # fmt: skip
+    check_ids(bench.candidates, bench.dialogues, bench.source)
     return _StressInputs(bench, names, plots, request.plan(bench.candidates, default=LEXICAL.split(",")).build())
 
 

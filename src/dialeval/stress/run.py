@@ -155,6 +155,28 @@ def perturbed_id(candidate_id: str, perturbation: str) -> str:
     return f"{candidate_id}~{perturbation}"
 
 
+def check_ids(candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue], source: str = "") -> None:
+    """Refuse a candidate or dialogue id that ends in ``~<perturbation>``: the ids of the perturbed copies do.
+
+    Such an id (``x~negation``) met the perturbed copy of ``x`` under one id, and the copy's scores were taken
+    for the original's, or the original's for the copy's; ``source`` names the file the ids come from.
+
+    Example:
+        >>> d = {"x": Dialogue(id="x", turns=[Turn(speaker="A", text="hi")])}
+        >>> check_ids([Candidate(id="x~negation", dialogue_id="x", turn_index=1, system="s", text="no")], d, "c.jsonl")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: c.jsonl: field "id": candidate id "x~negation" ends in "~negation", as ...
+    """
+    ends = tuple(f"~{name}" for name in ALL_PERTURBATIONS)
+    for what, ids in (("candidate", [c.id for c in candidates]), ("dialogue", list(dialogues))):
+        for item_id in ids:
+            if item_id.endswith(ends):
+                end = next(e for e in ends if item_id.endswith(e))
+                raise InputError(f'{what} id "{item_id}" ends in "{end}", as the id of a perturbed copy does '
+                                 "(<id>~<perturbation>): rename it", path=source or None, field="id")  # fmt: skip
+
+
 def check_perturbations(names: Sequence[str], field: str = "--perturb") -> list[str]:
     """Return ``names``; an unknown one, or one given twice, is an :class:`InputError` naming ``field``.
 
@@ -200,6 +222,7 @@ def perturb_items(
         ('x:s~sentiment-tail-negative', 'hello', ['hi', 'hello', "I don't think so."])
     """
     check_perturbations(perturbations)
+    check_ids(candidates, dialogues)
     by_context: dict[str, list[str]] = {}
     for c in candidates:
         by_context.setdefault(c.context_id, []).append(c.text)
