@@ -397,3 +397,13 @@ def test_the_dialogue_level_on_scores_that_name_no_dialogue_is_refused(files: tu
     assert res.exit_code == 0, res.output
     (row,) = json.loads(res.output)["rows"]
     assert row["value"] == pytest.approx(0.8)  # Spearman of 0,1,2,3 and 1,3,2,4: 1 - 6 * 2 / (4 * 15) = 0.8
+
+
+def test_compare_without_resamples_says_the_bootstrap_is_off(files: tuple[Path, Path]) -> None:
+    """`meta --boot 0 --compare A,B` printed "[n/a, n/a], bootstrap p = n/a" with no word of why."""
+    s, r = files
+    res = invoke("meta", s, "-r", r, "--compare", "bleu1,length", "--level", "turn", "--method", "pearson",
+                 "--boot", "0")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "bootstrap p = n/a" in res.output
+    assert "(no CI or bootstrap p: the bootstrap is off (--n-boot 0))" in " ".join(res.output.split())

@@ -134,3 +134,19 @@ def test_a_difference_undefined_in_every_resample_says_so_and_has_no_nan_p_value
     res = compare_metrics(scores, ratings, metric_a="m", metric_b="n", dimension="q", n_boot=1, seed=4)
     assert res.difference is not None and (res.ci_low, res.ci_high, res.p_value) == (None, None, None)
     assert res.note == "no CI or bootstrap p: the difference is undefined in its one resample"
+
+
+def test_no_bootstrap_says_so_where_the_interval_and_p_would_be(usr) -> None:
+    """``meta --boot 0 --compare A,B`` printed "[n/a, n/a], bootstrap p = n/a" as if the bootstrap had failed; with no
+    resamples asked the comparison's note says the bootstrap was off, and the figures are those of a bootstrap run."""
+    from dialeval.meta.significance import paired_line
+
+    off = compare_metrics(usr.scores, usr.ratings, metric_a="len", metric_b="noise", dimension="Overall", n_boot=0)
+    on = compare_metrics(usr.scores, usr.ratings, metric_a="len", metric_b="noise", dimension="Overall", n_boot=50)
+    assert (off.ci_low, off.ci_high, off.p_value) == (None, None, None)
+    assert off.difference == on.difference and off.williams_t == on.williams_t
+    assert off.note == "no CI or bootstrap p: the bootstrap is off (--n-boot 0)" and on.note == ""
+    assert paired_line(off.to_dict()).endswith(
+        "[n/a, n/a], bootstrap p = n/a, Williams t = " f"{off.williams_t:.3f} (p = {off.williams_p:.3f}) "
+        "(no CI or bootstrap p: the bootstrap is off (--n-boot 0))"
+    )

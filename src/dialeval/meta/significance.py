@@ -101,6 +101,10 @@ class ComparisonResult:
         return dict(self.__dict__)
 
 
+#: The note of a paired comparison asked for no resamples (``n_boot=0``, ``meta --n-boot 0``).
+NO_BOOTSTRAP = "no CI or bootstrap p: the bootstrap is off (--n-boot 0)"
+
+
 def paired_p_value(diffs: np.ndarray) -> float:
     """Two-sided bootstrap p-value of a zero difference from the resampled differences.
 
@@ -146,7 +150,7 @@ def compare_metrics(
     a, b = data.point(metric_a, typed_method), data.point(metric_b, typed_method)
     diff = a.value - b.value if a.value is not None and b.value is not None else None
     lo = hi = p = None
-    no_ci = ""
+    no_ci = NO_BOOTSTRAP if diff is not None and n_boot == 0 else ""  # it read "[n/a, n/a]" as if the bootstrap failed
     if diff is not None and n_boot > 0 and data.n_clusters < 2:  # "[n/a, n/a], bootstrap p = n/a", unexplained
         no_ci = one_cluster_note(level, "CI or bootstrap p")
     if diff is not None and n_boot > 0 and data.n_clusters > 1:
