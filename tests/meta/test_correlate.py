@@ -494,3 +494,46 @@ def test_a_figure_whose_every_resample_is_undefined_says_it_has_no_ci_and_is_not
     assert row.value == pytest.approx(2**-0.5) and (row.ci_low, row.ci_high) == (None, None)
     assert row.note == "no CI: the correlation is undefined in its one resample"
     assert table_warnings([row]) == ["no CI: m (turn): the correlation is undefined in its one resample"]
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+@pytest.mark.parametrize("method", ["pearson", "spearman"])
+def test_ratings_of_extreme_magnitude_have_the_figures_and_cis_of_the_ratings_unscaled(scale, method):
+    """The metrics were brought to [0.5, 1) before correlating, the human means were not: ratings near 1e200 (or
+    1e-200) overflowed (underflowed) the squares the bootstrap's Pearson sums, and every CI was lost. A correlation
+    does not change when the ratings are multiplied by a positive number: the turn-level figure is scipy's of the
+    unscaled means (computed here), and every level's row equals that of the unscaled ratings."""
+    scores, ratings, scaled = [], [], []
+    xs, ys = [], []
+    for c in range(6):  # 6 contexts (= dialogues) of 3 systems, two annotators per item
+        for s in range(3):
+            keys = {"context_id": f"c{c}", "dialogue_id": f"c{c}", "system": f"s{s}"}
+            x, y = float((c * 7 + s * 5) % 9 + 1), [(c + 2 * s) % 5 + 1, (c * s) % 4 + 1]
+            scores.append(Score(item_id=f"c{c}s{s}", metric="m", value=x, **keys))
+            for w, v in enumerate(y):
+                ratings.append(Rating(item_id=f"c{c}s{s}", dimension="q", annotator=f"w{w}", value=v))
+                scaled.append(Rating(item_id=f"c{c}s{s}", dimension="q", annotator=f"w{w}", value=v * scale))
+            xs.append(x)
+            ys.append(np.mean(y))
+    levels = ("turn", "dialogue", "system", "sample")
+    one = by_key(correlation_table(scores, ratings, dimension="q", levels=levels, methods=(method,), n_boot=100))
+    big = by_key(correlation_table(scores, scaled, dimension="q", levels=levels, methods=(method,), n_boot=100))
+    assert big[("all", "turn", "m", method)].value == pytest.approx(SCIPY[method](xs, ys).statistic, abs=1e-12)
+    for level in levels:
+        a, b = one[("all", level, "m", method)], big[("all", level, "m", method)]
+        assert a.value is not None and a.ci_low is not None, level
+        assert b.value == pytest.approx(a.value, abs=1e-9), level
+        assert (b.ci_low, b.ci_high) == pytest.approx((a.ci_low, a.ci_high), abs=1e-9), level
+        assert b.note == a.note, level
+
+
+def test_equal_mean_ratings_tie_at_the_turn_level():
+    """Ratings 0.7 and 0.2 had the mean 0.44999999999999996, and 0.4 and 0.5 the mean 0.45: Spearman ranked the two
+    items apart. The expected figure is scipy's on the means written out (0.45 twice: a tie)."""
+    pairs = [(0.7, 0.2), (0.4, 0.5), (0.1, 0.1), (0.9, 0.9), (0.3, 0.3)]
+    xs = [2.0, 1.0, 3.0, 5.0, 4.0]
+    scores = [Score(item_id=f"i{i}", metric="m", value=x) for i, x in enumerate(xs)]
+    ratings = [Rating(item_id=f"i{i}", dimension="q", annotator=f"w{w}", value=v)
+               for i, pair in enumerate(pairs) for w, v in enumerate(pair)]  # fmt: skip
+    [row] = correlation_table(scores, ratings, dimension="q", levels=("turn",), methods=("spearman",), n_boot=0)
+    assert row.value == pytest.approx(stats.spearmanr(xs, [0.45, 0.45, 0.1, 0.9, 0.3]).statistic, abs=1e-12)

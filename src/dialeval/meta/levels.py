@@ -6,7 +6,8 @@
   counted; resample contexts.
 * dialogue: the metric averaged per dialogue against the dialogue's human score
   (native dialogue ratings, else the turn human means averaged); resample dialogues.
-  Means are rounded to 12 decimals of their column's scale (:func:`tie_means`), so that equal means tie.
+  Means are rounded to 12 decimals of their column's scale (:func:`tie_means`), so that equal means tie; so are
+  the human means of the items at the turn and sample levels.
 * system: per-system means (rounded as the dialogue level's), correlated across systems; resample contexts and
   recompute the means.
   With dialogue ratings only (DSTC9 interactive), a system's means are over its dialogues
@@ -260,16 +261,21 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
             *, scaled: bool = True) -> Level:  # fmt: skip
     """Restrict to items with every metric in ``metrics`` and a human value, and build ``level``'s data.
 
-    ``dialogue_human`` (native dialogue ratings) is used at dialogue level when given. ``scaled``: each metric is
-    brought to [0.5, 1) by :func:`unit_scale` (for correlating); False keeps its units (for a chart's axis).
+    ``dialogue_human`` (native dialogue ratings) is used at dialogue level when given. ``scaled``: each metric, and
+    the human means, are brought to [0.5, 1) by :func:`unit_scale` (for correlating); False keeps their units (for
+    a chart's axis). The human means were left as they were: ratings near 1e200 lost every Pearson CI.
     """
     cols = list(dict.fromkeys(metrics))
     if scaled:
-        items = items.assign(**{c: unit_scale(items[c].to_numpy(np.float64)) for c in cols})
+        items = items.assign(**{c: unit_scale(items[c].to_numpy(np.float64)) for c in [*cols, "human"]})
+        if dialogue_human is not None:
+            dialogue_human = dialogue_human.assign(human=unit_scale(dialogue_human["human"].to_numpy(np.float64)))
     if level == "dialogue" and dialogue_human is not None:
         per_dialogue, n_items = _native_dialogues(items, dialogue_human, cols)
         return _row_level("dialogue", per_dialogue, cols, np.arange(len(per_dialogue)), len(per_dialogue), n_items)
     both = items.dropna(subset=[*cols, "human"])
+    if level in ("turn", "sample"):  # the human means tie, as the dialogue and system levels' do (Spearman ranked
+        both = _tie_columns(both, ["human"])  # the means 0.44999999999999996 of 0.7 and 0.2 and 0.45 apart)
     if level == "system" and both.empty and dialogue_human is not None:
         per_dialogue, n_items = _native_dialogues(items, dialogue_human, cols)
         return _system_level(per_dialogue.reset_index().assign(context_id=lambda f: f["dialogue_id"]), cols, n_items)
