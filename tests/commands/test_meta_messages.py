@@ -407,3 +407,25 @@ def test_compare_without_resamples_says_the_bootstrap_is_off(files: tuple[Path, 
     assert res.exit_code == 0, res.output
     assert "bootstrap p = n/a" in res.output
     assert "(no CI or bootstrap p: the bootstrap is off (--n-boot 0))" in " ".join(res.output.split())
+
+
+def test_a_metric_whose_name_has_a_comma_is_refused_by_name_where_an_option_would_split_it(
+    files: tuple[Path, Path],
+) -> None:
+    """-m and --compare split at commas: -m "rouge,l" said "no scores for metrics l, rouge" of scores that hold
+    "rouge,l", with no way to pick it. One error names the metric and the way on; -m of the other metrics, or none,
+    still reads the scores (the comma name is correlated with the others when -m is left out)."""
+    s, r = files
+    recs = [json.loads(line) for line in s.read_text().splitlines()]
+    s.write_text(s.read_text() + "".join(json.dumps({**x, "metric": "rouge,l"}) + "\n"
+                                         for x in recs if x["metric"] == "length"))  # fmt: skip
+    fix = ('field "--metrics": metric "rouge,l" has a comma in its name, and --metrics splits names at commas: '
+           'rename it in the scores (e.g. "rouge_l") to pick it, or leave out --metrics to correlate every metric')
+    refused(invoke("meta", s, "-r", r, "-m", "rouge,l", "--boot", "0"), fix)
+    refused(invoke("meta", s, "-r", r, "-m", "bleu1, rouge ,l", "--boot", "0"), fix)
+    refused(invoke("meta", s, "-r", r, "--compare", "rouge,l", "--boot", "0"),
+            fix.replace("--metrics", "--compare"))  # fmt: skip
+    for asked, want in ((("-m", "bleu1,length"), ["bleu1", "length"]), ((), ["bleu1", "bleu2", "length", "rouge,l"])):
+        res = invoke("meta", s, "-r", r, *asked, "--boot", "0", "--level", "turn", "--method", "pearson", "--json")
+        assert res.exit_code == 0, res.output
+        assert sorted(row["metric"] for row in json.loads(res.stdout)["rows"]) == want

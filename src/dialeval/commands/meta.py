@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +119,9 @@ def meta(
     ),
     level: str | None = typer.Option(None, "--level", "-l", help=LEVEL_HELP),
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
-    metrics: str | None = typer.Option(None, "--metrics", "-m", help="Only these metric outputs or families."),
+    metrics: str | None = typer.Option(
+        None, "--metrics", "-m", help="Only these metric outputs or families (a name with a comma: rename it)."
+    ),
     by: str | None = typer.Option(None, "--by", help="Break every figure down by this tag (e.g. task, system)."),
     n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples (0: no CIs)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -153,6 +155,7 @@ def meta(
             rating_recs, rated_from, cands = _ratings_of(ratings, benchmark, path, table, as_json)
             dimension = choose_dimension((r.dimension for r in rating_recs), dimension, rated_from)
             all_scores = read_all_scores(scores, rating_recs, dimension, rated_from, cands)
+            _check_commas({"--metrics": wanted, "--compare": pair}, {s.metric for s in all_scores})
             wanted = _outputs_wanted(wanted, all_scores)
             _check_systems(by, all_scores)
             levels = levels_to_report(levels, level, rating_recs, dimension, (s.system for s in all_scores))
@@ -197,6 +200,27 @@ def _outputs_wanted(wanted: list[str] | None, scores: Sequence[Score]) -> list[s
         return None
     ensure_unique(wanted, "--metrics", "metric")
     return outputs_in(wanted, {s.metric for s in scores})
+
+
+def _check_commas(asked: dict[str, Sequence[str] | None], held: Collection[str]) -> None:
+    """Refuse an option of ``asked`` (``-m``, ``--compare``) whose names, split at commas, spell a held metric's name.
+
+    The options split at commas, so a metric named "rouge,l" could not be picked: "no scores for metrics l, rouge".
+    It is refused by name, with the way on (no quoting to learn); a comma name no option reaches is correlated.
+
+    Example:
+        >>> _check_commas({"--metrics": ["bleu", "rouge", "l"]}, {"rouge,l", "bleu"})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--metrics": metric "rouge,l" has a comma in its name, and --metrics ...
+    """
+    for option, names in asked.items():
+        for name in sorted(m for m in held if "," in m):
+            parts = [part.strip() for part in name.split(",")]
+            if names and any(list(names[i : i + len(parts)]) == parts for i in range(len(names))):
+                raise InputError(f'metric "{name}" has a comma in its name, and {option} splits names at commas: '
+                                 f'rename it in the scores (e.g. "{"_".join(parts)}") to pick it, or leave out '
+                                 f"{option} to correlate every metric", field=option)  # fmt: skip
 
 
 def _check_systems(by: str | None, scores: Sequence[Score]) -> None:
