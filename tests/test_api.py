@@ -178,6 +178,21 @@ def test_correlate_defaults_to_the_scored_outputs_and_breaks_down_by_a_column() 
     assert table["n"].tolist() == [12, 6, 5, 1]
 
 
+@pytest.mark.parametrize("by", ["split", "system"])
+def test_a_by_column_whose_values_of_two_types_print_alike_is_refused(by: str) -> None:
+    """by= made its groups of the values as text: 1 and "1" were one group "split=1", silently. They are refused,
+    naming the column, the row and both values; 1 and "2" (two groups either way) are not."""
+    frame = pd.DataFrame({"context": [f"c{n // 3}" for n in range(12)], "system": ["a", "b", "c"] * 4,
+                          "m": [1.0, 2, 3, 1, 3, 2, 1, 2, 3, 3, 2, 1], "h": [1.0, 2, 3, 2, 3, 1, 1, 2, 3, 3, 1, 2]})
+    frame[by] = pd.Series([1, 2, 3] * 2 + ["1", "2", "3"] * 2, dtype=object)
+    with pytest.raises(InputError) as err:
+        dialeval.correlate(frame, "h", ["m"], by=by, n_boot=0)
+    assert str(err.value) == (f'data:7: field "{by}": the value \'1\' (text) prints as the value 1 (a number) '
+                              "of row 1, and the two would make one group: give the column one type")
+    frame[by] = pd.Series([1, 2, 3] * 2 + ["4", "5", "6"] * 2, dtype=object)
+    assert len(dialeval.correlate(frame, "h", ["m"], by=by, n_boot=0, level="turn")) == 7
+
+
 @pytest.mark.parametrize("name", ["human", "n_annotators", "system", "context_id", "dialogue_id"])
 def test_a_metric_column_named_like_a_column_of_the_table_is_refused(name: str) -> None:
     """As meta refuses such a metric: "human" and "n_annotators" were a pandas ValueError ("columns overlap"), and

@@ -643,6 +643,8 @@ def correlate(
     for name in [*dims, *names, *([by] if by is not None and by != "system" else [])]:
         if name not in df.columns:
             raise _no_column(df, name)
+    if by is not None:
+        _one_group_per_text(df, _column_of(df, "system") if by == "system" else by)
     scores = _scores(df, names, by)
     ratings = _ratings(df, dims, scores)
     levels = default_levels(ratings, dims) if level is None else _names(level, "level")
@@ -655,6 +657,29 @@ def correlate(
     table = table.astype(dict.fromkeys(("value", "ci_low", "ci_high", "p_value"), "float64"))
     first = ["metric", "dimension", "group", "level", "method", "value", "ci_low", "ci_high", "n"]
     return table[first + [c for c in table.columns if c not in first]]
+
+
+def _one_group_per_text(df: pd.DataFrame, column: str) -> None:
+    """Refuse a ``by=`` column two of whose values of two types print alike: 1 and "1" were one group, silently.
+
+    Example:
+        >>> import pandas as pd
+        >>> _one_group_per_text(pd.DataFrame({"t": [1, "1"]}), "t")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: data:2: field "t": the value '1' (text) prints as the value 1 (a number) of ...
+    """
+    first: dict[str, tuple[int, Any]] = {}
+    for row, raw in enumerate(df[column].tolist(), 1):
+        if (value := _cell(raw)) is None:
+            continue
+        seen, earlier = first.setdefault(str(value), (row, value))
+        if type(earlier) is not type(value):
+            kinds = [("text" if isinstance(v, str) else "a number" if isinstance(v, (int, float)) else type(v).__name__)
+                     for v in (value, earlier)]  # fmt: skip
+            raise InputError(f"the value {value!r} ({kinds[0]}) prints as the value {earlier!r} ({kinds[1]}) of row "
+                             f"{seen}, and the two would make one group: give the column one type", path=DATA,
+                             line=row, field=column)  # fmt: skip
 
 
 def _check_systems(scores: Sequence[Score], levels: Sequence[str], by: str | None) -> None:
