@@ -643,8 +643,8 @@ def correlate(
     for name in [*dims, *names, *([by] if by is not None and by != "system" else [])]:
         if name not in df.columns:
             raise _no_column(df, name)
-    if by is not None:
-        _one_group_per_text(df, _column_of(df, "system") if by == "system" else by)
+    if by is not None and (grouped := _column_of(df, "system") if by == "system" else by) in df.columns:
+        _one_group_per_text(df, grouped)  # no system column: refused below, by _check_systems
     scores = _scores(df, names, by)
     ratings = _ratings(df, dims, scores)
     levels = default_levels(ratings, dims) if level is None else _names(level, "level")
