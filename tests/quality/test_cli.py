@@ -95,3 +95,26 @@ def test_an_output_folder_that_is_a_file_is_one_usage_line_before_any_work(tmp_p
         assert res.exit_code == 2 and "Traceback" not in res.output, res.output
         assert f"dialeval quality {command}: error: argument {argument}: {said}" in " ".join(res.output.split())
     assert (tmp_path / "file").read_text() == "mine"
+
+
+@pytest.mark.parametrize(("given", "trained"), [(["--seed", "0"], 0), (["--seed", "5"], 5), ([], 7)])
+def test_quality_train_seed_0_is_a_seed_like_any_other(tmp_path, monkeypatch, given, trained) -> None:
+    """``if seed:`` read --seed 0 as "not given": a recipe seeded otherwise (7 here) trained with its own seed, so 0
+    could not be chosen. The recipe's seed is now replaced by any --seed given, 0 included, and kept without one."""
+    import dataclasses
+
+    from dialeval.errors import InputError
+    from dialeval.quality import recipes
+
+    monkeypatch.setitem(recipes.RECIPES, "seven", dataclasses.replace(recipes.RECIPES["tiny"], name="seven", seed=7))
+    seeds: list[int] = []
+
+    def stop(recipe: recipes.Recipe, *args: object, **kwargs: object) -> dict[str, object]:
+        seeds.append(recipe.seed)
+        raise InputError("stopped before training")
+
+    monkeypatch.setattr(recipes, "train_recipe", stop)
+    monkeypatch.setenv("DIALEVAL_DATA", str(tmp_path))  # any folder: the stub reads nothing
+    res = CliRunner().invoke(app, ["quality", "train", "-o", str(tmp_path / "out"), "--recipe", "seven", *given])
+    assert res.exit_code == 2 and "stopped before training" in res.output, res.output
+    assert seeds == [trained]

@@ -44,9 +44,9 @@ quality_app = typer.Typer(help="Train and compare the parts of the reference-fre
                           no_args_is_help=True)  # fmt: skip
 
 
-def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int, encoder: str = "",
+def train_self_supervised(output: Path, recipe_name: str, seed: int | None, n_boot: int, encoder: str = "",
                           device: str = "cpu") -> None:  # fmt: skip
-    """Run a recipe (its seed replaced by ``seed`` when that is not 0) and print the validation figures.
+    """Run a recipe (its seed replaced by ``seed`` unless that is None) and print the validation figures.
 
     ``encoder``: the frozen sentence encoder of the heads ("": the packaged MiniLM); ``device``: where it embeds.
 
@@ -63,7 +63,7 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int, n_boot: int
     if recipe_name not in RECIPES:
         raise InputError(f'unknown recipe "{recipe_name}"; use {", ".join(RECIPES)}', field="recipe")
     recipe = RECIPES[recipe_name]
-    if seed:
+    if seed is not None:  # 0 too ("if seed:" kept a recipe's own seed for --seed 0)
         recipe = dataclasses.replace(recipe, seed=seed)
     if encoder and recipe.ensemble:
         free = ", ".join(name for name, r in RECIPES.items() if not r.ensemble)
@@ -122,7 +122,7 @@ LIBRARY_FIELDS = ("recipe", "encoder", "device")
 def train(
     output: Path = typer.Option(..., "--output", "-o", help="Folder for heads/ and quality/ with their cards."),
     recipe: str = typer.Option("default", "--recipe", help="default, all, all-hard or tiny."),
-    seed: int = typer.Option(0, "--seed", help="Replaces the recipe's seed when not 0."),
+    seed: int | None = typer.Option(None, "--seed", help="Replaces the recipe's seed (each named recipe's is 0)."),
     n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples of contexts for the CIs."),
     encoder: str = typer.Option("", "--encoder", help="The heads' frozen encoder: all-mpnet-base-v2 or a "
                                 "sentence-transformers folder (default: the packaged MiniLM); recipes without "
@@ -136,7 +136,8 @@ def train(
 
     try:
         check_resamples(n_boot, field="--n-boot")  # the card's CIs (0 stopped in formatting None, after training)
-        check_boot(n_boot, field="--n-boot", seed=seed)  # a negative seed stopped the ensemble, after training
+        # a negative seed stopped the ensemble, after training
+        check_boot(n_boot, field="--n-boot", seed=0 if seed is None else seed)
         check_output(output, "folder", files=(*HEAD_FILES, *ENSEMBLE_FILES))
         refuse_bundled(output)
         with fields_as_options(*LIBRARY_FIELDS):
