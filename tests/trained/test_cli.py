@@ -368,3 +368,24 @@ def test_only_the_feature_mismatch_is_named_as_the_cards() -> None:
     with pytest.raises(InputError) as caught:
         failing("response").compute([MetricInput(response="hi")])
     assert caught.value.path is None and caught.value.field == "response"
+
+
+def test_a_feature_without_any_training_value_is_said_once_in_dialevals_words(tmp_path: Path, recwarn) -> None:
+    """Predictive Engagement has no references, so f1 has no value in any training example: scikit-learn's imputer
+    warned "Skipping features without any observed values: [1]" on every transform (each
+    cross-validation fold, the refit, the test predictions). It is now one note naming word_f1, on screen and in
+    results.md, and the row's fit records it."""
+    out = tmp_path / "run"
+    res = runner.invoke(app, [
+        "train", "--model", "ensemble", "--model-param", "ensemble.families=length,f1", "--train",
+        "predictive-engagement", "--test", "usr-tc", "--limit", "8", "--n-boot", "20", "--no-save", "--no-cache",
+        "--output", str(out),
+    ])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert not [w for w in recwarn if "without any observed values" in str(w.message)]
+    note = ("note: ensemble on test=usr-tc: no training example has a value of word_f1 (a metric that needs references "
+            "has none on items without them), so the model leaves it out")
+    assert " ".join(res.output.split()).count(note) == 1, res.output
+    assert (out / "results.md").read_text().count(note) == 1
+    row = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    assert row["fit"]["unobserved"] == ["word_f1"]  # the f1 family's output

@@ -230,13 +230,37 @@ def _write_results(
     md = [f"# dialeval train: {plan.mode}", "", f"train: {', '.join(plan.train_names)}; task {task}; target "
           f"{target_norm}; dimensions: " + ", ".join(f"{b}={d}" for b, d in plan.dims.items()), "",
           to_markdown(all_rows), ""]  # fmt: skip
-    md += [f"{note}\n" for note in result_notes(all_rows)]
+    md += [f"{note}\n" for note in _notes(all_rows)]
     if has_base:
         vs = next((r for r in rows if "vs_metric" in r), None)
         md.append(f"Paired: each model's Spearman minus that of the best single metric on the same items "
                   f"({vs['vs_metric'] if vs else '-'}), 95% CI from the same context resamples.\n")  # fmt: skip
     md += [f"{w}\n" for w in warnings]
     write_text(output / "results.md", "\n".join(md))
+
+
+def _notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Return the result notes (:func:`~dialeval.report.build.result_notes`), then those of unobserved features.
+
+    One per model for the features that no training example had a value of (``fit.unobserved``, recorded by
+    :class:`~dialeval.trained.models.Ensemble`): scikit-learn's imputer warned of them on every transform, by column
+    index; they are said once here, with the splits they were left out in.
+
+    Example:
+        >>> _notes([{"model": "ensemble", "split": f"fold{i}/2", "fit": {"unobserved": ["f1"]}} for i in (1, 2)])
+        ... # doctest: +ELLIPSIS
+        ['note: ensemble on fold1/2, fold2/2: no training example has a value of f1 (a metric that needs ...']
+    """
+    splits: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for r in rows:
+        if unobserved := (r.get("fit") or {}).get("unobserved"):
+            splits.setdefault((str(r["model"]), tuple(unobserved)), []).append(str(r["split"]))
+    return [*result_notes(list(rows)), *(
+        f"note: {model} on {', '.join(names) if len(names) <= 3 else f'{len(names)} splits'}: no training example "
+        f"has a value of {', '.join(feats)} (a metric that needs references has none on items without them), so "
+        f"the model leaves {'it' if len(feats) == 1 else 'them'} out"
+        for (model, feats), names in splits.items()
+    )]
 
 
 def _output_files(output: Path, model: str, save: bool) -> list[str]:
@@ -360,11 +384,11 @@ def _say(
     """
     if json_run is not None:
         kept = {k: {"path": str(output / f"model-{k}"), "card_sha256": sha} for k, sha in saved.items()}
-        notes = [*result_notes(rows), *rough_resamples(n_boot)]
+        notes = [*_notes(rows), *rough_resamples(n_boot)]
         out.print_json(json.dumps({"run": json_run, "rows": rows, "models": kept, "notes": notes}))
         return
     out.print(_table(rows, f"dialeval train: {mode}"))
-    for note in result_notes(rows):
+    for note in _notes(rows):
         console.print(note, highlight=False, markup=False)
     warn(rough_resamples(n_boot))
     for k, sha in saved.items():

@@ -29,9 +29,11 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import warnings
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -203,6 +205,18 @@ class TfidfXGB(TfidfEvaluator):
         super()._fit(examples)
 
 
+@contextlib.contextmanager
+def _unobserved_quiet() -> Iterator[None]:
+    """Silence scikit-learn's "Skipping features without any observed values" within the block.
+
+    Its imputer said it on every transform (each cross-validation fold, the refit, each prediction), naming the
+    column's index; :meth:`Ensemble._fit` records the features by name in ``info["unobserved"]`` instead.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Skipping features without any observed values", UserWarning)
+        yield
+
+
 class Ensemble(SklearnEvaluator):
     """A regularised linear model over every offline metric's scores.
 
@@ -273,13 +287,22 @@ class Ensemble(SklearnEvaluator):
         if n_splits < 2:  # scikit-learn's GroupKFold: a ValueError traceback
             raise InputError(f"{self.kind} chooses its penalty by cross-validation over contexts, which needs 2 "
                              f"training contexts or more; got {n_splits}: train on more", field="--train")
+        unobserved = [c for c, empty in zip(self.columns, np.isnan(x).all(axis=0), strict=True) if empty]
+        if unobserved:  # the imputer leaves them out; the train command says so once (trained.cli._notes)
+            self.info["unobserved"] = unobserved
         search = GridSearchCV(self.build(), grid, cv=GroupKFold(n_splits=n_splits), scoring=self._scoring())
-        search.fit(x, self.y(examples), groups=groups)
+        with _unobserved_quiet():
+            search.fit(x, self.y(examples), groups=groups)
         self.model = search.best_estimator_
         self.info["penalty"] = {k.split("__")[1]: float(v) for k, v in search.best_params_.items()}
 
     def _scoring(self) -> str:
         return "neg_log_loss" if self.task == "classification" else "neg_mean_squared_error"
+
+    def predict(self, items: Sequence[MetricInput]) -> list[float]:
+        """Return one score per item (a feature without training values, left out, is said once, at the fit)."""
+        with _unobserved_quiet():
+            return super().predict(items)
 
     def feature_signatures(self) -> dict[str, str]:
         """Return ``{family: signature}`` of the metrics the model reads."""
