@@ -475,6 +475,28 @@ def test_an_adapter_trained_on_another_base_is_one_clear_error(adapted_heads):
     assert exc.value.path == str(adapted_heads / "encoder.json")
 
 
+def test_an_adapted_larger_encoder_without_a_tokenizer_vocabulary_is_one_error(adapted_heads, tmp_path):
+    """The larger heads' encoder with a LoRA adapter loaded its folder without the vocabulary check of every other
+    encoder loader: MiniLM's folder without vocab.txt and tokenizer.json loaded with transformers'
+    vocabulary-less BertTokenizer (every word [UNK]), nothing said. It is one error naming the folder now."""
+    import shutil
+
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+
+    folder = tmp_path / "enc"
+    shutil.copytree(resolve_encoder_dir(DEFAULT_ENCODER), folder,
+                    ignore=shutil.ignore_patterns("vocab.txt", "tokenizer.json"))  # fmt: skip
+    card = json.loads((adapted_heads / "encoder.json").read_text())
+    card["config"]["encoder"] = str(folder)  # the adapter's base is the folder given as large_encoder
+    (adapted_heads / "encoder.json").write_text(json.dumps(card))
+    m = QualityMetric(device="cpu", large_encoder=str(folder), large_heads=str(adapted_heads), runtime="torch")
+    with pytest.raises(InputError) as caught:
+        m.large()
+    assert str(caught.value) == (f'field "large_encoder": "{folder}" holds no tokenizer vocabulary (none of '
+                                 "tokenizer.json, vocab.*, *.model, *.spm): save the model's tokenizer into it "
+                                 "(tokenizer.save_pretrained)")  # fmt: skip
+
+
 def test_loading_the_views_in_a_fresh_process_draws_no_transformers_progress_bar():
     """A fresh process (nothing else has switched transformers' bars off yet) loads the cross-encoder quietly."""
     import subprocess
