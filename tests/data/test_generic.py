@@ -861,6 +861,21 @@ def test_a_context_list_written_as_text_with_a_missing_turn_keeps_the_turns_as_a
     assert b.warnings == ['2 cells of the column "context" held a list written as text (as pandas writes a list '
                           "column to CSV): read as the list"]
 
+
+def test_a_list_written_as_text_with_pandas_nan_reads_the_nan_as_a_missing_value_as_none_is(tmp_path: Path) -> None:
+    """pandas writes a list holding a missing float as "['Hi', nan, 'Yo']": not a literal (nan is a name), the cell
+    was one turn whose text was the whole list, silently (and a rating "[4, nan, 5]" was refused as no number).
+    nan is read as None is: an empty turn that keeps its place, a rating not given."""
+    pd = pytest.importorskip("pandas")
+    p = tmp_path / "t.csv"
+    frame = {"context": [["Hi", float("nan"), "Yo"]], "response": ["Fine"], "q": [[4, float("nan"), 5]]}
+    pd.DataFrame(frame).to_csv(p, index=False)
+    assert "['Hi', nan, 'Yo']" in p.read_text()  # what pandas writes, the case itself
+    b = load_table(p, ColumnMapping(response="response", context="context", ratings={"q": "Quality"}))
+    # the same turns as "['Hi', None, 'Yo']" gives (the test above): the missing one empty, in its place
+    assert [[t.text for t in d.turns] for d in b.dialogues.values()] == [["Hi", "", "Yo"]]
+    assert [(r.annotator, r.value) for r in b.ratings] == [("r1", 4.0), ("r3", 5.0)]  # r2 gave none
+
 def test_a_dotted_column_reads_inside_a_json_record_and_a_missing_one_says_what_is_there(tmp_path: Path) -> None:
     """Chat logs nest what a table flattens ({"meta": {"model": ...}}); --system-col meta.model was "missing field".
     A missing column or field named no close one: "respons" beside "response" had no hint."""

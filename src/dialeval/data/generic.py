@@ -370,8 +370,8 @@ def _as_list(value: Any, kinds: tuple[type, ...] = (str,)) -> Any:
     Example:
         >>> _as_list("['Hi!', \"How's it going?\"]"), _as_list('["a", "b"]'), _as_list("[laughs]"), _as_list([1])
         (['Hi!', "How's it going?"], ['a', 'b'], '[laughs]', [1])
-        >>> _as_list("[4, 5, None]", RATING_KINDS), _as_list("[4, 5]")
-        ([4, 5, None], '[4, 5]')
+        >>> _as_list("[4, 5, None]", RATING_KINDS), _as_list("[4, 5]"), _as_list("['Hi', nan]", _TURN_KINDS)
+        ([4, 5, None], '[4, 5]', ['Hi', None])
     """
     text = value.strip() if isinstance(value, str) else ""
     if not (text.startswith("[") and text.endswith("]")):
@@ -380,15 +380,22 @@ def _as_list(value: Any, kinds: tuple[type, ...] = (str,)) -> Any:
         parsed = json.loads(text)
     except ValueError:
         try:
-            parsed = ast.literal_eval(text)
+            parsed = ast.literal_eval(_NanAsNone().visit(ast.parse(text, mode="eval")))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return value
     return parsed if isinstance(parsed, list) and all(isinstance(x, kinds) for x in parsed) else value
 
 
+class _NanAsNone(ast.NodeTransformer):
+    """Read pandas' ``nan`` (its repr of a missing float in a list, ``"['Hi', nan]"``) as None, the missing value."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Constant(None) if node.id == "nan" else node
+
+
 #: What a context's list may hold: turns, or a chat log's messages (a list of them written out as text, as pandas
-#: writes a column of message lists to CSV, is read as the messages); a missing turn (pandas' None, JSON's null) is
-#: an empty one, as in a JSONL list (such a list was one turn, its text the list's, silently).
+#: writes a column of message lists to CSV, is read as the messages); a missing turn (pandas' None or nan, JSON's
+#: null) is an empty one, as in a JSONL list (such a list was one turn, its text the list's, silently).
 _TURN_KINDS = (str, dict, type(None))
 
 #: What a list of ratings in a cell may hold (a word of ``labels``, a number, or nothing), for :func:`_as_list`.
