@@ -146,3 +146,33 @@ def test_ray_cpus_per_worker_must_be_a_finite_positive_number(tmp_path: Path, cp
     assert res.exit_code == 2, res.output
     assert 'error: field "--ray-cpus-per-worker": --ray-cpus-per-worker must be a finite number above 0' in res.output
     assert not out.exists()
+
+
+def test_a_limit_above_the_contexts_of_the_data_says_all_are_used_once(tmp_path: Path) -> None:
+    """--limit 500 on a table of three contexts took all three silently (lmstyle refuses a --limit above its
+    queries): a user who meant a quick run learned nothing. One line says it, on the screen once; under --json in the
+    command's list of notes (score's warnings); a --limit within the data says nothing."""
+    from tests.commands.cli_runner import COLS, RATED, ROWS
+
+    table = tmp_path / "t.csv"
+    table.write_text(ROWS, encoding="utf-8")  # three contexts (Hi there, How are you?, Yo), one response each
+    note = "--limit 500 is above the 3 contexts of t; all 3 are used"  # t: the table's name, its file's stem
+    res = invoke("score", "--path", table, *COLS, "-m", "length", "--limit", "500", "-o", tmp_path / "s.jsonl",
+                 "--no-cache")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert res.output.count(note) == 1
+    res = invoke("score", "--path", table, *COLS, "-m", "length", "--limit", "500", "-o", tmp_path / "s.jsonl",
+                 "--no-cache", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["warnings"].count(note) == 1  # beside the table's: "system" is not read
+    bench = ["benchmark", "--path", table, *RATED, "-m", "length", "--boot", "10", "--no-cache"]
+    res = invoke(*bench, "--limit", "500", "-o", tmp_path / "b", "--json")
+    assert res.exit_code == 0, res.output
+    assert note in json.loads(res.stdout)["notes"]
+    assert note in (tmp_path / "b" / "table.md").read_text()  # the lines under the table, as run.json's notes
+    res = invoke(*bench, "--limit", "500", "-o", tmp_path / "b2")
+    assert res.exit_code == 0, res.output
+    assert res.output.count(note) == 1
+    res = invoke(*bench, "--limit", "3", "-o", tmp_path / "b3", "--json")  # all three, as asked: nothing to say
+    assert res.exit_code == 0, res.output
+    assert not [n for n in json.loads(res.stdout)["notes"] if "--limit" in n]

@@ -90,6 +90,26 @@ def test_export_round_trips_through_the_generic_records(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "no-such" in bad.output
 
 
+def test_data_export_and_import_say_a_limit_above_the_contexts_once(tmp_path: Path) -> None:
+    """--limit above the contexts of the data took them all silently; one line says so (not a refusal)."""
+    from tests.commands.cli_runner import COLS, ROWS, invoke
+
+    from dialeval.jsonl import read_jsonl
+    from dialeval.schema import Candidate
+
+    res = invoke("data", "export", "-b", "usr-tc", "--limit", "100000", "-o", tmp_path / "e")
+    assert res.exit_code == 0, res.output
+    # usr-tc's contexts counted from the candidates written (4 contexts x 6 systems above: one per context and turn)
+    n = len({(c.dialogue_id, c.turn_index) for c in read_jsonl(tmp_path / "e" / "candidates.jsonl", Candidate)})
+    assert res.output.count(f"--limit 100000 is above the {n} contexts of usr-tc; all {n} are used") == 1
+    (tmp_path / "t.csv").write_text(ROWS, encoding="utf-8")  # three contexts
+    res = invoke("data", "import", "--path", tmp_path / "t.csv", *COLS, "--limit", "7", "-o", tmp_path / "i")
+    assert res.exit_code == 0, res.output
+    assert res.output.count("--limit 7 is above the 3 contexts of t; all 3 are used") == 1
+    res = invoke("data", "import", "--path", tmp_path / "t.csv", *COLS, "--limit", "2", "-o", tmp_path / "j")
+    assert res.exit_code == 0 and "--limit" not in res.output, res.output
+
+
 def test_score_refuses_record_files_with_a_key_given_twice(tmp_path: Path) -> None:
     """One error line naming the file, the line and the field, exit 2, before anything is scored or written."""
     from tests.commands.cli_runner import invoke, refused

@@ -402,7 +402,7 @@ def load_inputs(
         ...
         dialeval.errors.InputError: field "--dialogues": give --dialogues/--candidates or -b, not both
     """
-    from dialeval.data.benchmark import check_limit
+    from dialeval.data.benchmark import check_limit, limit_note
     from dialeval.data.generic import JSON_SUFFIXES, RECORD_FILES, is_table, load_records, load_table, read_records
 
     check_limit(limit)  # before any file is read (a table's reading was shown first)
@@ -440,6 +440,8 @@ def load_inputs(
         bench = catalog_benchmark("usr-tc" if benchmark is None else benchmark, path)  # -b "": an unknown name
     if limit is not None:
         bench = bench.head(limit)
+        if show and (note := limit_note(bench, limit)):  # the reading shown above was of all the contexts
+            console.print(note, highlight=False, markup=False, soft_wrap=True)
     return bench
 
 

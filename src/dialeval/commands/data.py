@@ -120,6 +120,7 @@ def export_command(
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
 ) -> None:
     """Write a benchmark as dialeval records: dialogues.jsonl, candidates.jsonl, ratings.jsonl."""
+    from dialeval.data.benchmark import limit_note
     from dialeval.data.generic import RECORD_FILES
 
     try:
@@ -133,6 +134,8 @@ def export_command(
             if limit is not None:
                 bench = bench.head(limit)
             counts = _write_records(bench, output)
+        if note := limit_note(bench, limit):
+            typer.echo(note, err=True)
     except (DialevalError, OSError) as exc:
         fail(exc)
     typer.echo(f"wrote {counts} to {output}{replaced_note(replaced)}")

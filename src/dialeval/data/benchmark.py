@@ -22,6 +22,7 @@ from typing import Any
 from dialeval.data._common import Where
 from dialeval.errors import InputError, closest
 from dialeval.schema import Candidate, Dialogue, Rating
+from dialeval.words import counted
 
 #: A row of a user's table as read: where it is, its cells, and the ids of the items it gave.
 TableRow = tuple[Where, Mapping[str, Any], list[str]]
@@ -78,6 +79,22 @@ def check_limit(n_contexts: int | None) -> None:
     """
     if n_contexts is not None and n_contexts < 1:
         raise InputError(f"must be at least 1 (the first N contexts), got {n_contexts}", field="--limit")
+
+
+def limit_note(bench: Benchmark, n_contexts: int | None) -> str | None:
+    """Say that ``--limit`` asked for more contexts than ``bench`` (cut to them) has, or None.
+
+    Example:
+        >>> one = Benchmark(name="x", dialogues={}, ratings=[],
+        ...                 candidates=[Candidate(id="a", dialogue_id="d", turn_index=1, system="s", text="Hi")])
+        >>> limit_note(one, 500), limit_note(one, 1), limit_note(one, None)
+        ('--limit 500 is above the 1 context of x; it is used', None, None)
+    """
+    have = len({c.context_id for c in bench.candidates})
+    if n_contexts is None or n_contexts <= have:
+        return None
+    used = "it is used" if have == 1 else f"all {have} are used"
+    return f"--limit {n_contexts} is above the {counted(have, 'context')} of {bench.name}; {used}"
 
 
 @dataclass
@@ -154,6 +171,8 @@ class Benchmark:
     def head(self, n_contexts: int) -> Benchmark:
         """Return the benchmark restricted to its first ``n_contexts`` contexts (for quick runs).
 
+        Where it has fewer, all of them, warning so (:func:`limit_note`).
+
         Raises:
             InputError: ``n_contexts`` below 1 (every command's ``--limit`` comes here; none may
                 run on nothing and write empty outputs).
@@ -172,7 +191,7 @@ class Benchmark:
         ratings = [
             r for r in self.ratings if (r.item_id in ids if r.level == "turn" else r.item_id in dids)
         ]
-        return Benchmark(
+        cut = Benchmark(
             name=self.name,
             dialogues={k: v for k, v in self.dialogues.items() if k in dids},
             candidates=cands,
@@ -182,3 +201,6 @@ class Benchmark:
             warnings=list(self.warnings),
             rows=[row for row in self.rows if set(row[2]) <= ids],
         )
+        if note := limit_note(cut, n_contexts):  # all were kept, silently (lmstyle refuses such a --limit)
+            cut.warnings.append(note)
+        return cut
