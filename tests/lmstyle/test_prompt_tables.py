@@ -165,3 +165,21 @@ def test_table_2_over_one_dataset_says_so() -> None:
     untitled = [{k: v for k, v in r.items() if k != "title"} for r in t2.records()]  # a file written before
     assert [t.caption for t in lmstyle_tables(untitled)] == ["LMStyle Table 2: formality and sentiment tasks, both "
                                                              "datasets"]
+
+
+def test_table_2_over_some_styles_says_which() -> None:
+    """lmstyle --styles formal,positive titled Table 2 as if it averaged both styles of each task: its Formality
+    column was the Formal responses' mean and its Sentiment column the Positive ones', beside the paper's rows over
+    all four. The title (table.md and each cell of lmstyle_tables.jsonl) now names the styles it averages."""
+    some = [s for s in _scores() if s.tags["style"] in ("formal", "positive")]
+    t2 = build_table("table2", some, compare_paper=True)
+    assert t2.title == ("Table 2: formality and sentiment tasks, both datasets, the Formal and Positive styles only "
+                        "(the paper's rows: all four styles)")
+    assert t2.to_markdown().startswith(f"### {t2.title}\n") and {c.title for c in t2.cells()} == {t2.title}
+    dd_formal = [s for s in some if s.tags["dataset"] == "dd" and s.tags["style"] == "formal"]
+    assert build_table("table2", dd_formal, compare_paper=True).title == (
+        "Table 2: formality and sentiment tasks, Daily Dialog only, the Formal style only (the paper's rows: both "
+        "datasets, all four styles)")
+    assert build_table("table2", some).title.endswith("both datasets, the Formal and Positive styles only")
+    # Tables 4 and 5 give each style its own column: an absent style's columns are empty ("-"), their titles as is
+    assert build_table("table4", some).title == "Table 4: formality tasks per dataset"

@@ -169,11 +169,31 @@ def build_table(name: str, scores: Sequence[Score], *, compare_paper: bool = Fal
             for pmodel, pvals in paper.rows.get(label or "all", {}).items():
                 rows.append(((label, pmodel), "paper", list(pvals)))
                 scored.append([None] * len(pvals))
-    title = TITLES[name]
-    if not per_dataset and 0 < len(datasets) < len(DATASETS):  # it said "both datasets" over one of them
-        paper_rows = " (the paper's rows: both datasets)" if compare_paper else ""
-        title = title.replace("both datasets", f"{', '.join(DATASETS[d][0] for d in datasets)} only{paper_rows}")
+    present = [st for st in STYLES if any(s.tags.get("style") == st for s in scores)]
+    title = TITLES[name] if per_dataset else _table2_title(datasets, present, compare_paper)
     return LayoutTable(name, title, [c for c, _, _ in columns], rows, scored)
+
+
+def _table2_title(datasets: Sequence[str], styles: Sequence[str], compare_paper: bool) -> str:
+    """Return Table 2's title, naming the datasets and the styles it averages where they are not all of them.
+
+    It said "both datasets" over one of them, and over some styles it averaged those without a word.
+
+    Example:
+        >>> _table2_title(["dd"], ["formal", "informal", "positive"], True)  # doctest: +NORMALIZE_WHITESPACE
+        "Table 2: formality and sentiment tasks, Daily Dialog only, the Formal, Informal and Positive styles only
+        (the paper's rows: both datasets, all four styles)"
+    """
+    title, paper = TITLES["table2"], []
+    if 0 < len(datasets) < len(DATASETS):
+        title = title.replace("both datasets", f"{', '.join(DATASETS[d][0] for d in datasets)} only")
+        paper.append("both datasets")
+    if 0 < len(styles) < len(STYLES):
+        words = [STYLES[s] for s in styles]
+        named = " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+        title += f", the {named} style{'s' if len(words) > 1 else ''} only"
+        paper.append("all four styles")
+    return title + (f" (the paper's rows: {', '.join(paper)})" if compare_paper and paper else "")
 
 
 def system_summary(scores: Sequence[Score], n_responses: dict[str, int], empty: dict[str, int]) -> list[dict[str, Any]]:
