@@ -343,8 +343,35 @@ def test_lmstyle_exits_1_when_generation_fails_and_writes_what_came_back(tmp_pat
         assert (out / "table.md").exists() and read_jsonl(out / "candidates.jsonl", Candidate) == []
         res = CliRunner().invoke(app, [*args, "--allow-failures"])
         assert res.exit_code == 0, res.output
+        heading = (out / "table.md").read_text().splitlines()[0]  # it said "n=1 per dataset and style"
+        assert heading == "# LMStyle benchmark, 0 of 1 response scored (n=1 per dataset and style; 1 generation failed)"
     finally:
         proxy.close()
+
+
+def test_table_md_counts_the_responses_scored_after_a_failed_generation(
+    tmp_path: Path, cache: Path, llama_url: str
+) -> None:
+    """A real proxy on 127.0.0.1 answers the first of two generation requests HTTP 400 and forwards the other to the
+    llama.cpp server; --allow-failures accepts it. table.md's heading said "n=1 per dataset and style" over the one
+    response that came back; it now says 1 of the 2 responses asked for was scored, and why the other was not."""
+    from tests.judges.test_fault_injection import FaultProxy
+
+    proxy = FaultProxy(llama_url, {1: "400"})
+    out = tmp_path / "l"
+    args = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal,informal", "--max-tokens", "4",
+            "--temperature", "0", "-m", "style", "--model", f"served@{proxy.url}", "-o", str(out), "--allow-failures"]
+    try:
+        res = CliRunner().invoke(app, args, terminal_width=400)
+        assert res.exit_code == 0, res.output
+    finally:
+        proxy.close()
+    # 1 dataset x 2 styles x --limit 1 = 2 asked for, 1 refused by the proxy: one response, scored once
+    assert len(read_jsonl(out / "candidates.jsonl", Candidate)) == 1
+    assert sorted(json.loads(x)["metric"] for x in (out / "scores.jsonl").read_text().splitlines()) == [
+        "style_match", "style_strength"]
+    heading = (out / "table.md").read_text().splitlines()[0]
+    assert heading == "# LMStyle benchmark, 1 of 2 responses scored (n=1 per dataset and style; 1 generation failed)"
 
 
 def test_lmstyle_exits_1_when_judge_requests_fail(tmp_path: Path, cache: Path) -> None:

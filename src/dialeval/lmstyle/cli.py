@@ -379,7 +379,7 @@ def lmstyle(
     )
     with all_or_nothing(output):  # a failed write left this run's scores beside an earlier run's tables
         write_jsonl(output / "scores.jsonl", scored.scores)
-        write_text(output / "table.md", f"# LMStyle benchmark, n={n} per dataset and style\n\n{markdown}")
+        write_text(output / "table.md", f"{_heading(n, summaries, len(candidates))}\n\n{markdown}")
         write_jsonl(output / "lmstyle_tables.jsonl", [c for t in tables for c in t.cells()])
         write_text(output / "summary.jsonl", "".join(json.dumps(r) + "\n" for r in summary))
         write_run_info(output, run_info)
@@ -408,6 +408,25 @@ def _report(
     markdown = "\n".join(t.to_markdown() for t in tables)
     markdown += f"\n### System-level summary\n\n{summary_markdown(summary)}\n\n{_judge_line(scored.judge_summary)}\n"
     return tables, summary, markdown
+
+
+def _heading(n: int, summaries: dict[str, Any], scored: int) -> str:
+    """Return table.md's first line: ``n`` per dataset and style, and where generations failed, how many were scored.
+
+    After failed generations (``--allow-failures``) it said "n=N" over fewer responses.
+
+    Example:
+        >>> _heading(2, {"m": {"requests": 8}}, 8)
+        '# LMStyle benchmark, n=2 per dataset and style'
+        >>> _heading(1, {"a": {"requests": 2, "failed": 1}, "b": {"requests": 2}}, 3)
+        '# LMStyle benchmark, 3 of 4 responses scored (n=1 per dataset and style; 1 generation failed)'
+    """
+    failed = sum(int(s.get("failed", 0)) for s in summaries.values())
+    heading = f"n={n} per dataset and style"
+    if failed:
+        asked = counted(sum(int(s["requests"]) for s in summaries.values()), "response")
+        heading = f"{scored} of {asked} scored ({heading}; {counted(failed, 'generation')} failed)"
+    return f"# LMStyle benchmark, {heading}"
 
 
 def _metric_names(request: ScoringRequest) -> list[str]:
