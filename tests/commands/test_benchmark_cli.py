@@ -314,3 +314,25 @@ def test_the_lines_under_the_table_go_into_table_md_and_run_json(
     assert runner.invoke(app, ["report", str(out), "-o", str(tmp_path / "r.md")]).exit_code == 0
     report = (tmp_path / "r.md").read_text()
     assert all(report.count(f"\n{line}\n") == 1 for line in said)  # the warnings once: not recomputed beside them
+
+
+def test_the_data_warnings_are_said_on_the_screen_and_under_the_table(tmp_path: Path, shared_data: Path) -> None:
+    """A catalog benchmark read from a file whose sha256 is not the catalog's was warned of nowhere on the screen
+    (only `score --json` listed it), and benchmark's --json notes, table.md and run.json never held a warning of
+    the data (an unread column of a user's table neither). Each is now said once on the screen and kept with the
+    lines under the table."""
+    raw = json.loads((shared_data / "usr/pc_usr_data.json").read_text())
+    raw[0]["responses"][0]["Overall"] = [1, 1, 1]  # as tests/data/test_catalog.py edits a release
+    given = tmp_path / "pc_usr_data.json"
+    given.write_text(json.dumps(raw))
+    warning = f"{given}: sha256 differs from the catalog's (a different release?)"
+    argv = ["benchmark", "-b", "usr-pc", "--path", str(given), "-m", "length", "--limit", "3", "--boot", "0"]
+    shown = runner.invoke(app, [*argv, "-o", str(tmp_path / "a")])
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.replace("\n", "").count(warning) == 1  # wrapped or not, once
+    res = runner.invoke(app, [*argv, "-o", str(tmp_path / "b"), "--json"])
+    assert res.exit_code == 0, res.output
+    said = json.loads(res.stdout)["notes"]
+    assert said.count(warning) == 1
+    assert json.loads((tmp_path / "b/run.json").read_text())["notes"] == said
+    assert f"\n{warning}\n" in (tmp_path / "b/table.md").read_text()

@@ -79,7 +79,6 @@ def benchmark(
 
     Writes scores.jsonl, table.md, table.jsonl and run.json (command, signatures, timings) to OUTPUT.
     """
-    from dialeval.data.benchmark import limit_note
     from dialeval.meta.correlate import check_boot, correlation_table
 
     started = time.perf_counter()
@@ -110,7 +109,7 @@ def benchmark(
             warnings = table_warnings(rows)
             # the lines under the table, in table.md and run.json too (they were on the screen only, but warnings)
             said = [*(f"not run {name}: {why}" for name, why in skipped.items()), *notes, *warnings]
-            said += [note] if (note := limit_note(bench, limit)) else []  # on the screen before the run
+            said += bench.warnings  # the data's (a changed catalog file, --limit above it): on the screen before
             run_info = _run_info(bench, dimension, runs, skipped, run, n_boot, seed, started, said)
             removed = _write_outputs(output, title, wide, rows, scores, run_info)
     except DialevalError as exc:

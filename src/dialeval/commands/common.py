@@ -438,6 +438,8 @@ def load_inputs(
         bench = load_records(path)
     else:
         bench = catalog_benchmark("usr-tc" if benchmark is None else benchmark, path)  # -b "": an unknown name
+    if show and not (table is not None and table.given()):  # a table's were shown with its reading; these nowhere
+        warn(bench.warnings)  # (a catalog file whose sha256 is not the catalog's: said by score --json only)
     if limit is not None:
         bench = bench.head(limit)
         if show and (note := limit_note(bench, limit)):  # the reading shown above was of all the contexts
