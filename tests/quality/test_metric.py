@@ -564,3 +564,22 @@ def test_heads_fitted_over_another_encoder_are_one_error_naming_the_parameter(tm
     with pytest.raises(InputError, match="the heads take 1538 features and this encoder gives 3074") as info:
         QualityMetric(ensemble=str(ensemble), encoder="all-mpnet-base-v2", device="cpu").compute(items)
     assert info.value.field == "encoder"
+
+
+def test_an_adapted_larger_encoder_folder_that_cannot_load_is_one_error(adapted_heads, tmp_path):
+    """A large_encoder folder with a broken config.json, under an adapter, was sentence-transformers' traceback
+    (the plain loader wraps its load in ``loading``; this one did not). One error naming the folder now."""
+    import shutil
+
+    from dialeval.models.loading import DEFAULT_ENCODER, resolve_encoder_dir
+
+    folder = tmp_path / "enc"
+    shutil.copytree(resolve_encoder_dir(DEFAULT_ENCODER), folder)
+    (folder / "config.json").write_text("{not json")
+    card = json.loads((adapted_heads / "encoder.json").read_text())
+    card["config"]["encoder"] = str(folder)
+    (adapted_heads / "encoder.json").write_text(json.dumps(card))
+    m = QualityMetric(device="cpu", large_encoder=str(folder), large_heads=str(adapted_heads), runtime="torch")
+    with pytest.raises(InputError) as caught:
+        m.large()
+    assert str(caught.value).startswith(f'field "large_encoder": "{folder}" cannot be loaded as a sentence-')

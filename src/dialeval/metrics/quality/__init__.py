@@ -238,7 +238,7 @@ def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
 
     from dialeval.errors import InputError
     from dialeval.metrics.quality.crossenc import merge_adapter, round_to_fp16
-    from dialeval.models.loading import check_vocabulary, resolve_encoder_dir, set_offline
+    from dialeval.models.loading import check_vocabulary, loading, resolve_encoder_dir, set_offline
 
     card = folder / "encoder.json"
     cfg = _read(card)[0].get("config") or {}
@@ -246,7 +246,8 @@ def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
         raise InputError(f'the adapter was trained on "{cfg.get("encoder")}", not on large_encoder "{name}"',
                          path=card, field="config.encoder")  # fmt: skip
     set_offline()
-    model = SentenceTransformer(str(resolve_encoder_dir(name, "large_encoder")), device="cpu")
+    with loading(name, "a sentence-transformers model", "large_encoder"):  # as load_sentence_encoder: no traceback
+        model = SentenceTransformer(str(resolve_encoder_dir(name, "large_encoder")), device="cpu")
     check_vocabulary(Path(model.tokenizer.name_or_path), name, "large_encoder")  # as every other encoder loader
     auto: Any = model[0].auto_model
     if cfg.get("base_fp16"):
