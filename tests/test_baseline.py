@@ -36,7 +36,9 @@ value; these inputs have none). The train row of ``metric:rouge2`` names its rou
 value is as written. Each ``lmstyle`` table cell carries its table's ``title`` (fifty-fifth session: a run over one
 dataset names it, and the report shows it; Table 2 over Daily Dialog said "both datasets"). Table 2's title names the
 styles it averages where they are not all four (the six cells of this run over formal and positive: "..., the Formal
-and Positive styles only"; it averaged those two without a word).
+and Positive styles only"; it averaged those two without a word). Each stress row carries a ``note``: empty, and on
+the number-swap rows (no pair: n/a) "number-swap applied to none of the 12 responses" (stress.md's n/a cells gave
+no reason).
 """
 
 from __future__ import annotations

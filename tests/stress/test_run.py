@@ -206,3 +206,43 @@ def test_pairs_a_metric_gives_no_value_are_said_to_be_left_out(tmp_path: Path) -
     md = (out / "stress.md").read_text()
     assert note in " ".join(res.output.split()) and note in md
     assert "negation: 0 perturbed, 3 not applicable (left out)" in md  # no response has a verb to negate
+
+
+class NothingToRead(Metric):
+    """Gives no value to any item, and says why (``lacks``): every pair of its rows is left out."""
+
+    name = "nothing_test"
+    outputs: ClassVar[tuple[str, ...]] = ("nothing_test",)
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        return {"nothing_test": [None for _ in items]}
+
+    def lacks(self, output: str, item: MetricInput) -> str | None:
+        return "nothing to read"
+
+
+def test_a_cell_without_pairs_says_why() -> None:
+    """A subset whose responses a perturbation applied to none of had n/a cells in stress.md with no reason, and so
+    had the rows of a metric that gave no value; each such row now has a ``note`` and stress.md says it."""
+    from dialeval.schema import Candidate, Dialogue, Turn
+    from dialeval.stress.cli import to_markdown
+
+    texts = {"a": "yes indeed", "b": "no way", "c": "we went to see a great band", "d": "it is so much fun to hear"}
+    dialogues = {d: Dialogue(id=d, turns=[Turn(speaker="A", text="Do you like music?")]) for d in texts}
+    cands = [Candidate(id=f"{d}:s", dialogue_id=d, turn_index=1, system="s", text=text,
+                       tags={"subset": "short" if d in "ab" else "long"}) for d, text in texts.items()]  # fmt: skip
+    families, _ = resolve_metrics(["length"])
+    res = run_stress(cands, dialogues, [families[0](), NothingToRead()], ["truncation"], seed=0, n_boot=20)
+    # truncation needs 4 words: it cuts c and d (2 pairs), not a and b (the subset "short")
+    no_value = "nothing_test gave no value to the original or the perturbed response of each of the 2 pairs"
+    assert [(r.metric, r.n_pairs, r.note) for r in res.rows] == [
+        ("length", 2, ""), ("nothing_test", 0, f"{no_value} (nothing to read)")]  # fmt: skip
+    none_applied = "truncation applied to none of the 2 responses"
+    assert sorted((r.subset, r.metric, r.n_pairs, r.note) for r in res.subset_rows) == [
+        ("long", "length", 2, ""), ("long", "nothing_test", 0, f"{no_value} (nothing to read)"),
+        ("short", "length", 0, none_applied), ("short", "nothing_test", 0, none_applied)]  # fmt: skip
+    md = to_markdown(res, "t")
+    short = md.split("## Subset short")[1]
+    assert f"n/a: length, nothing_test (truncation): {none_applied}" in short
+    assert f"n/a: nothing_test (truncation): {no_value} (nothing to read)" in md.split("## Subset")[0]
+    assert res.subset_rows[0].as_dict()["note"] == res.subset_rows[0].note  # stress_subsets.jsonl has it

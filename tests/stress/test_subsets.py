@@ -157,3 +157,24 @@ def test_cli_subsets_judge_reads_its_parameters(bench: Benchmark) -> None:
     res = runner.invoke(app, ["stress", "-b", "usr-tc", "--limit", "1", "-m", "f1", "--subsets", "judge",
                               "--subset-param", "k=1", "--subset-param", "k=2", "-o", "/tmp/unused"])  # fmt: skip
     assert res.exit_code == 2 and 'error: field "--subset-param": parameter "k" is given twice' in res.output
+
+
+def test_the_figure_keeps_originals_whose_id_has_a_tilde(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figure kept a score only if its id had no "~" or ended in ``~<perturbation>``: the original "a~b" was
+    dropped from it, silently. Only the copies of another perturbation are left out now."""
+    import dialeval.report.charts
+    from dialeval.schema import Score
+    from dialeval.stress.subsets import distribution_label, subset_distribution_png
+
+    drawn: list[tuple[str, str]] = []
+
+    def chart(scores, names, label):  # type: ignore[no-untyped-def]
+        drawn.extend((s.item_id, label(s)) for s in scores)
+        return b""
+
+    monkeypatch.setattr(dialeval.report.charts, "distribution_chart", chart)
+    ids = ["a~b", "a~b~negation", "a~b~truncation", "c", "c~negation"]
+    subset_distribution_png([Score(item_id=i, metric="f1", value=0.5, tags={"subset": OPEN}) for i in ids], "negation")
+    assert drawn == [("a~b", f"{OPEN}\noriginal"), ("a~b~negation", f"{OPEN}\nperturbed"),
+                     ("c", f"{OPEN}\noriginal"), ("c~negation", f"{OPEN}\nperturbed")]  # fmt: skip
+    assert distribution_label(Score(item_id="x~negation", metric="f1", value=0.1), "negation") == "untagged\nperturbed"

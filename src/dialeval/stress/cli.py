@@ -63,7 +63,7 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
     """Render the fraction table (outputs as rows, perturbations as columns) and the long rows as Markdown.
 
     With per-subset rows it adds one fraction table per subset, and ``figures``
-    (PNG file names beside the Markdown) as images.
+    (PNG file names beside the Markdown) as images. Under each table, why its n/a cells have no pair.
 
     Example:
         >>> from dialeval.stress.run import StressResult, StressRow
@@ -71,7 +71,7 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
         >>> print(to_markdown(StressResult(rows=[row]), "t").splitlines()[4])
         | f1 | 1.000 |
     """
-    from dialeval.stress.run import ci_text, left_out_notes, perturbed_lines
+    from dialeval.stress.run import ci_text, left_out_notes, na_lines, perturbed_lines
 
     lines = [f"# {title}", "", *_fraction_table(result.rows)]
     head = ["metric", "perturbation", "pairs", "fraction", "mean drop [95% CI]", "AUROC"]
@@ -83,11 +83,13 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
         "",
         *markdown_table(head, body),
     ]
-    lines += [line for said in (perturbed_lines(result), left_out_notes(result)) for line in ("", *said) if said]
+    said = (perturbed_lines(result), na_lines(result.rows), left_out_notes(result))
+    lines += [line for some in said for line in ("", *some) if some]
     for subset in dict.fromkeys(r.subset for r in result.subset_rows):
         mine = [r for r in result.subset_rows if r.subset == subset]
         pairs = max((r.n_pairs for r in mine), default=0)
         lines += ["", f"## Subset {subset} (up to {pairs} pairs per cell)", "", *_fraction_table(mine)]
+        lines += ["", *na] if (na := na_lines(mine)) else []
     for name in figures:
         lines += ["", f"![score distributions per subset: {name}]({name})"]
     return "\n".join(lines) + "\n"
@@ -455,14 +457,14 @@ def _print_stress(
 ) -> None:  # fmt: skip
     """Print the fraction table, the perturbation counts, the ``warnings`` and the files written (replaced, removed)."""
     from dialeval.commands.tables import ScreenTable
-    from dialeval.stress.run import left_out_notes, perturbed_lines
+    from dialeval.stress.run import left_out_notes, na_lines, perturbed_lines
 
     result, names = done.result, done.names
     cell = {(r.metric, r.perturbation): r for r in result.rows}
     row_names = dict.fromkeys(r.metric for r in result.rows)
     grid = [([m], [figure(cell[(m, p)].fraction) for p in names]) for m in row_names]
     out.print(ScreenTable(done.title, ["metric"], list(names), grid))  # blocks of perturbations that fit the width
-    for line in (*perturbed_lines(result), *left_out_notes(result)):
+    for line in (*perturbed_lines(result), *na_lines(result.rows), *left_out_notes(result)):
         console.print(line, highlight=False, markup=False)
     if result.subset_rows:
         items = ", ".join(f"{name} {n}" for name, n in _subset_items(done).items())

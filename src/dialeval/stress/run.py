@@ -72,6 +72,7 @@ class StressRow:
         higher_is_better: Whether larger scores are better for this metric.
         n_contexts: Contexts contributing pairs.
         subset: ``"all"``, or the ``subset`` tag the row is restricted to.
+        note: Why the row has no pair (its figures are n/a); empty when it has some (:func:`no_pairs_note`).
     """
 
     metric: str
@@ -86,6 +87,7 @@ class StressRow:
     higher_is_better: bool
     n_contexts: int
     subset: str = "all"
+    note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """Return the row as a JSON-ready dict (NaN as None)."""
@@ -155,6 +157,18 @@ def perturbed_id(candidate_id: str, perturbation: str) -> str:
     return f"{candidate_id}~{perturbation}"
 
 
+def perturbation_of(item_id: str) -> str | None:
+    """Return the perturbation whose copy ``item_id`` is (it ends in ``~<perturbation>``), or None for an original.
+
+    An original's id may hold a "~" elsewhere (:func:`check_ids` refuses only the endings of copies).
+
+    Example:
+        >>> perturbation_of("a~b~negation"), perturbation_of("a~b")
+        ('negation', None)
+    """
+    return next((name for name in ALL_PERTURBATIONS if item_id.endswith(f"~{name}")), None)
+
+
 def check_ids(candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue], source: str = "") -> None:
     """Refuse a candidate or dialogue id that ends in ``~<perturbation>``: the ids of the perturbed copies do.
 
@@ -168,12 +182,10 @@ def check_ids(candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]
         ...
         dialeval.errors.InputError: c.jsonl: field "id": candidate id "x~negation" ends in "~negation", as ...
     """
-    ends = tuple(f"~{name}" for name in ALL_PERTURBATIONS)
     for what, ids in (("candidate", [c.id for c in candidates]), ("dialogue", list(dialogues))):
         for item_id in ids:
-            if item_id.endswith(ends):
-                end = next(e for e in ends if item_id.endswith(e))
-                raise InputError(f'{what} id "{item_id}" ends in "{end}", as the id of a perturbed copy does '
+            if (end := perturbation_of(item_id)) is not None:
+                raise InputError(f'{what} id "{item_id}" ends in "~{end}", as the id of a perturbed copy does '
                                  "(<id>~<perturbation>): rename it", path=source or None, field="id")  # fmt: skip
 
 
@@ -371,6 +383,46 @@ def left_out_notes(result: StressResult) -> list[str]:
     return [f"note: {', '.join(outputs)}: {text}" for text, outputs in notes.items()]
 
 
+def no_pairs_note(
+    output: str, perturbation: str, originals: Sequence[Candidate], copied: set[str], errors: Mapping[str, str]
+) -> str:
+    """Say why a row of ``output`` and ``perturbation`` over ``originals`` has no pair (its figures read n/a).
+
+    Either the perturbation made a copy (an id in ``copied``) of none of them, or the output gave no value to
+    one side of every pair: ``errors`` holds the reason of each item id it gave none.
+
+    Example:
+        >>> c = [Candidate(id=i, dialogue_id=i, turn_index=1, system="s", text="hi") for i in "xy"]
+        >>> no_pairs_note("f1", "negation", c, set(), {})
+        'negation applied to none of the 2 responses'
+        >>> no_pairs_note("f1", "negation", c, {"x~negation"}, {"x": "no reference"})
+        'f1 gave no value to the original or the perturbed response of each of the 1 pair (no reference)'
+    """
+    pairs = [(c.id, pid) for c in originals if (pid := perturbed_id(c.id, perturbation)) in copied]
+    if not pairs:
+        return f"{perturbation} applied to none of the {counted(len(originals), 'response')}"
+    why = Counter(errors[i] for pair in pairs for i in pair if i in errors)
+    reason = "; ".join(w for w, _ in why.most_common(2)) or "no reason given"
+    return (f"{output} gave no value to the original or the perturbed response of each of the "
+            f"{counted(len(pairs), 'pair')} ({reason})")  # fmt: skip
+
+
+def na_lines(rows: Sequence[StressRow]) -> list[str]:
+    """Return one line per perturbation and reason a cell of a fraction table is n/a, naming the outputs.
+
+    Example:
+        >>> rows = [StressRow(m, "rouge", "negation", 0, *[math.nan] * 5, True, 0, note="none applied")
+        ...         for m in ("r1", "r2")]
+        >>> na_lines(rows)
+        ['n/a: r1, r2 (negation): none applied']
+    """
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        if not r.n_pairs:
+            by_reason.setdefault((r.perturbation, r.note or "no pair"), []).append(r.metric)
+    return [f"n/a: {', '.join(outputs)} ({pert}): {why}" for (pert, why), outputs in by_reason.items()]
+
+
 def run_stress(
     candidates: Sequence[Candidate],
     dialogues: Mapping[str, Dialogue],
@@ -408,12 +460,15 @@ def run_stress(
     rows: list[StressRow] = []
     subset_rows: list[StressRow] = []
     all_scores: list[Score] = []
+    copied = {name: {c.id for c in items.copies[name]} for name in perturbations}
     runs = score_metrics(metrics, everything, scored_dialogues, cache=cache, engine=engine, progress=progress)
     for metric, run in zip(metrics, runs, strict=True):
         scores = run.scores
         all_scores.extend(scores)
         value = {(s.item_id, s.metric): s.value for s in scores}
         for out_name in metric.outputs:
+            errors = {s.item_id: str(s.extras.get("error") or "no reason given")
+                      for s in scores if s.metric == out_name and s.value is None}  # fmt: skip
             for name in perturbations:
                 pairs: list[tuple[float, float, str, str | None]] = []
                 for c in candidates:
@@ -423,6 +478,7 @@ def run_stress(
                         pairs.append((a, b, c.context_id, c.tags.get("subset")))
                 for subset in [None, *subsets]:  # None: every pair (a tag "all" wrote the rows of all twice)
                     mine = [p for p in pairs if subset is None or p[3] == subset]
+                    originals = [c for c in candidates if subset is None or c.tags.get("subset") == subset]
                     stats = compare(
                         [p[0] for p in mine],
                         [p[1] for p in mine],
@@ -440,6 +496,7 @@ def run_stress(
                             higher_is_better=metric.higher_is_better,
                             n_contexts=len({p[2] for p in mine}),
                             subset="all" if subset is None else subset,
+                            note="" if mine else no_pairs_note(out_name, name, originals, copied[name], errors),
                             **stats,
                         )
                     )

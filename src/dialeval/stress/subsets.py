@@ -163,7 +163,9 @@ def distribution_label(score: Score, perturbation: str) -> str:
         >>> distribution_label(s, "negation")
         'open-ended\nperturbed'
     """
-    kind = "perturbed" if score.item_id.endswith(f"~{perturbation}") else "original"
+    from dialeval.stress.run import perturbation_of
+
+    kind = "perturbed" if perturbation_of(score.item_id) == perturbation else "original"
     return f"{score.tags.get('subset', 'untagged')}\n{kind}"
 
 
@@ -172,7 +174,7 @@ def subset_distribution_png(scores: Sequence[Score], perturbation: str, metrics:
 
     Reuses :func:`dialeval.report.charts.distribution_chart` (grey-scale box
     plots, one panel per metric output, n per box, boxes ordered subset then
-    original / perturbed). Only originals and the copies made by
+    original / perturbed). Only originals (an id that ends in no ``~<perturbation>``) and the copies made by
     ``perturbation`` are drawn; the caption or file name must say which.
 
     Example:
@@ -182,7 +184,8 @@ def subset_distribution_png(scores: Sequence[Score], perturbation: str, metrics:
         True
     """
     from dialeval.report.charts import distribution_chart
+    from dialeval.stress.run import perturbation_of
 
-    keep = [s for s in scores if "~" not in s.item_id or s.item_id.endswith(f"~{perturbation}")]
+    keep = [s for s in scores if perturbation_of(s.item_id) in (None, perturbation)]
     names = list(metrics) if metrics else list(dict.fromkeys(s.metric for s in keep if s.value is not None))
     return distribution_chart(keep, names, lambda s: distribution_label(s, perturbation))
