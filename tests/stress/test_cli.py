@@ -263,3 +263,24 @@ def test_a_candidate_id_like_a_perturbed_copys_is_refused(tmp_path: Path) -> Non
                  "--cache", tmp_path / "new" / "c.sqlite", "-o", tmp_path / "o")  # fmt: skip
     refused(res, f'{cands}: field "id": candidate id "{lines[1]["id"]}" ends in "~negation"')
     assert not (tmp_path / "new").exists() and not (tmp_path / "o").exists()
+
+
+def test_json_notes_hold_every_line_said_under_the_table(tmp_path: Path) -> None:
+    """--json's notes held the left-out pairs and rough resamples only: the perturbed counts, the n/a cells' reasons
+    and the data's warnings (here --limit above the contexts) were on the screen and nowhere in the JSON."""
+    assert invoke("data", "export", "-b", "usr-tc", "--limit", "1", "-o", tmp_path / "rec").exit_code == 0
+    argv = ["stress", "--dialogues", tmp_path / "rec" / "dialogues.jsonl", "--candidates",
+            tmp_path / "rec" / "candidates.jsonl", "-m", "length", "--perturb", "number-swap,negation", "--limit", "5",
+            "--subsets", "none", "--n-boot", "10", "--no-cache"]  # fmt: skip
+    screen = invoke(*argv, "-o", tmp_path / "a")
+    assert screen.exit_code == 0, screen.output
+    res = invoke(*argv, "-o", tmp_path / "b", "--json")
+    assert res.exit_code == 0, res.output
+    notes = json.loads(res.stdout)["notes"]
+    # the first usr-tc context's 6 responses hold no digit: number swap applies to none (its n/a cell's reason)
+    assert "n/a: length (number-swap): number-swap applied to none of the 6 responses" in notes
+    assert "--limit 5 is above the 1 context of candidates; it is used" in notes  # records are named by their file
+    assert "number-swap: 0 perturbed, 6 not applicable (left out)" in notes
+    assert "negation: 4 perturbed, 2 not applicable (left out)" in notes  # 4 of the 6 responses have a verb to negate
+    flat = screen.output.replace("\n", "")
+    assert all(n in flat for n in notes)  # every note was said on the screen too

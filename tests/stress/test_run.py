@@ -75,12 +75,14 @@ def test_cli_writes_jsonl_and_markdown(tmp_path: Path, shared_data: Path) -> Non
     assert lines == payload["rows"]
     assert {(r["metric"], r["perturbation"]) for r in lines} == {("length", "truncation"), ("length", "repetition")}
     assert "| length |" in (out / "stress.md").read_text()
-    assert payload["notes"] == []  # 1,000 resamples: no rough-CI warning (the screen prints none either)
+    # the screen's lines: each perturbation's count (usr-tc's first 3 contexts, 6 responses each, every one cut and
+    # repeated); 1,000 resamples: no rough-CI warning (the screen prints none either)
+    assert payload["notes"] == ["truncation: 18 perturbed", "repetition: 18 perturbed"]
     res = runner.invoke(app, ["stress", "-m", "length", "--perturb", "truncation", "--limit", "3", "--boot", "10",
                               "-o", str(tmp_path / "r"), "--json"])  # fmt: skip
     assert res.exit_code == 0, res.output  # the screen's warning line, which --json dropped
-    assert json.loads(res.output)["notes"] == ["warning: the CIs are rough: 10 resamples only, too few for 95% (40 at "
-                                               "least)"]  # fmt: skip
+    assert json.loads(res.output)["notes"] == ["truncation: 18 perturbed", "warning: the CIs are rough: 10 resamples "
+                                               "only, too few for 95% (40 at least)"]  # fmt: skip
 
 
 def test_cli_unknown_perturbation_names_the_option(tmp_path: Path) -> None:

@@ -206,10 +206,11 @@ def stress(
     run_info, rows, sub_rows, figures = _write_stress(opts, run, done, output, started)
     stale = remove_stale(output, figures, bool(sub_rows))
     if as_json:
-        from dialeval.stress.run import left_out_notes
+        from dialeval.stress.run import left_out_notes, na_lines, perturbed_lines
 
-        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows,
-                                   "notes": [*left_out_notes(done.result), *rough_resamples(n_boot)]}))  # fmt: skip
+        said = [*done.bench.warnings, *perturbed_lines(done.result), *na_lines(done.result.rows),
+                *left_out_notes(done.result), *rough_resamples(n_boot)]  # fmt: skip  # the lines of the screen
+        out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows, "notes": said}))
     else:
         _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot), stale)
     check_request_failures(done.result.scores, allow_failures)
