@@ -214,7 +214,9 @@ def test_a_study_export_is_imported_as_it_is(tmp_path: Path, numeric: bool) -> N
     rows = {r["level"]: r for r in map(json.loads, res.output.splitlines())}
     code = {"positive": 1.0, "negative": 0.0, "dont_know": np.nan}  # labels: sorted, negative 0 and positive 1
     matrix = [[code[v] for v in values] for values in votes.values()]
-    for level in ("ordinal", "interval"):
+    levels = ("ordinal", "interval") if numeric else ("nominal",)  # labels: nominal only
+    assert tuple(rows) == levels
+    for level in levels:
         assert rows[level]["dimension"] == "Appropriateness"
         assert rows[level]["items"] == 4 and rows[level]["annotators"] == 3
         expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
@@ -224,3 +226,43 @@ def test_a_study_export_is_imported_as_it_is(tmp_path: Path, numeric: bool) -> N
     assert exported_ratings(mine) is None
     res = CliRunner().invoke(app, ["study", "import-agreement", "--path", str(mine)], terminal_width=200)
     assert res.exit_code == 2 and "a table needs a mapping" in res.output, res.output
+
+
+def test_label_ratings_get_nominal_alpha_only(tmp_path: Path) -> None:
+    """Label ratings were scored at ordinal and interval level on their alphabetical codes (bad 0, good 1, ok 2),
+    which is no scale's order once there are three labels. They now get nominal alpha only, and the output says why
+    the other levels are absent. Expected: the krippendorff package's nominal alpha on the same matrix, coded by
+    hand (any coding gives the same nominal alpha)."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+    from dialeval.data.benchmark import Benchmark
+    from dialeval.human.importers import agreement_rows
+    from dialeval.schema import Rating
+
+    votes = [["bad", "ok", "good", "good", "ok"], ["ok", "ok", "good", "bad", "ok"],
+             ["bad", "good", "good", None, "bad"]]  # fmt: skip
+    ratings = [Rating(item_id=f"i{j}", dimension="q", annotator=f"a{i}", value=v)
+               for i, row in enumerate(votes) for j, v in enumerate(row) if v is not None]  # fmt: skip
+    code = {"bad": 0.0, "ok": 1.0, "good": 2.0, None: np.nan}
+    matrix = np.array([[code[v] for v in row] for row in votes])
+    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
+    ordinal = krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal")
+    assert abs(expected - ordinal) > 0.01  # the levels do differ here, so a wrong level would show
+    rows = agreement_rows(Benchmark("mine", {}, [], ratings), "mine", n_boot=20)
+    assert [r["level"] for r in rows] == ["nominal"]
+    assert rows[0]["alpha"] == pytest.approx(expected, abs=1e-12)
+    assert "q: labels, not numbers: nominal alpha only" in rows[0]["note"]
+    # numbers keep the levels asked for
+    numbers = [r.model_copy(update={"value": code[str(r.value)]}) for r in ratings]
+    assert [r["level"] for r in agreement_rows(Benchmark("m", {}, [], numbers), "m", n_boot=20)] == [
+        "ordinal", "interval"]  # fmt: skip
+
+    records = tmp_path / "ratings.jsonl"  # what `study export` writes: a table's words need numbers (--labels)
+    records.write_text("".join(r.model_dump_json() + "\n" for r in ratings), encoding="utf-8")
+    res = CliRunner().invoke(app, ["study", "import-agreement", "--path", str(records), "--n-boot", "20"],
+                             terminal_width=300)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "nominal" in res.output and "ordinal" not in res.output.split("note:")[0], res.output
+    assert f"{expected:.3f} [" in res.output
+    assert "ordinal and interval would read the labels' alphabetical order as their scale" in res.output

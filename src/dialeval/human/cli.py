@@ -439,7 +439,10 @@ def import_agreement(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per row only."),
     table: TableOptions = TableOptions(),
 ) -> None:
-    """Krippendorff's alpha (with bootstrap CIs) on per-annotator ratings: published ones, or your own table's."""
+    """Krippendorff's alpha (with bootstrap CIs) on per-annotator ratings: published ones, or your own table's.
+
+    Numbers get ordinal and interval alpha; labels (text ratings) nominal only, their order being unknown.
+    """
     from dialeval.commands.common import given_once, out
     from dialeval.commands.tables import ScreenTable
     from dialeval.meta.agreement import check_resamples

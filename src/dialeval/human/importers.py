@@ -31,6 +31,9 @@ SOURCES = ("usr-tc", "usr-pc", "dstc9", "lmstyle-mturk")
 NOTES = {
     "lmstyle-mturk": "only HITs with two assignments (29 of 397; one assignment of each was rejected by the requester)",
 }
+#: Why label ratings get no ordinal or interval alpha: their codes are alphabetical, not the scale's order.
+LABELS_NOMINAL = ("labels, not numbers: nominal alpha only (ordinal and interval would read the labels' alphabetical "
+                  "order as their scale)")  # fmt: skip
 
 
 def load_source(source: str, path: str | Path | None = None) -> Benchmark:
@@ -118,7 +121,8 @@ def agreement_rows(
 
     Only items rated by two annotators or more count. An alpha that is undefined (no such item, or
     one value throughout) is None, and so is an interval undefined on most resamples, each with the
-    reason in ``note``.
+    reason in ``note``. Label ratings (text, not numbers) get nominal alpha only, whatever ``levels`` says: their
+    order is not known, and their alphabetical one is no scale's; the note says so.
 
     Example:
         >>> from dialeval.schema import Rating
@@ -135,12 +139,14 @@ def agreement_rows(
     for dim in dims:
         rated = multiply_rated([r for r in bench.ratings if r.dimension == dim])
         rel = reliability_matrix(rated) if rated else None
-        for level in levels:
+        labelled = bool(rel and rel.labels) and set(levels) != {"nominal"}
+        for level in ("nominal",) if labelled else levels:
             row: dict[str, Any] = {"source": source, "dimension": dim, "level": level, "alpha": None, "ci95": None,
                                    "items": pairable(rel.matrix).shape[1] if rel else 0,
                                    "annotators": len(rel.annotators) if rel else 0}  # fmt: skip
             why = _estimate(row, rel.matrix, level, n_boot, seed) if rel else NO_ITEM_RATED_TWICE
-            row["note"] = "; ".join(n for n in (note, why and f"{dim}: {why}") if n)
+            whys = [LABELS_NOMINAL] * labelled + [why] * bool(why)
+            row["note"] = "; ".join(n for n in (note, whys and f"{dim}: {'; '.join(whys)}") if n)
             rows.append(row)
     return rows
 
