@@ -157,3 +157,24 @@ def test_a_dialogue_level_unit_without_turns_is_refused() -> None:
     with pytest.raises(InputError, match='dialogue "d1" has no turns'):
         build_units(proto, dialogues, [])
     assert [u.id for u in build_units(proto, {"d0": dialogues["d0"]}, [])] == ["d0"]
+
+
+def test_a_gold_i_dont_know_is_the_protocols_own_option(tmp_path: Path) -> None:
+    """gold_answer turned a gold "I don't know" into the literal "dont_know": a protocol whose "I don't know"
+    option is valued "unsure" refused every such qualification or attention rating. It is now that option's value;
+    a protocol without one still refuses it."""
+    from importlib import resources
+
+    from dialeval.errors import InputError
+    from dialeval.human.design import gold_answer
+
+    text = (resources.files("dialeval.human") / "protocols" / "mousavi-turn.yaml").read_text(encoding="utf-8")
+    (mine := tmp_path / "mine.yaml").write_text(text.replace("{value: dont_know,", "{value: unsure,"), "utf-8")
+    protocol = load_protocol(mine)
+    unsure = Rating(item_id="i", dimension="Listening", annotator="r", value=None, dont_know=True)
+    assert gold_answer(protocol, unsure, "attention") == "unsure"
+    assert gold_answer(load_protocol("mousavi-turn"), unsure, "attention") == "dont_know"
+    sliders = load_protocol("lmstyle-sliders")  # no "I don't know" option
+    dim = sliders.criteria[0].name
+    with pytest.raises(InputError, match="no \"I don't know\" answer"):
+        gold_answer(sliders, unsure.model_copy(update={"dimension": dim}), "attention")

@@ -515,7 +515,9 @@ def gold_answer(protocol: Protocol, rating: Rating, kind: str) -> str:
 
     Raises:
         InputError: The protocol has no such dimension, or the value is not one of its answers (each named,
-            with what the protocol has).
+            with what the protocol has), or the rating is "I don't know" and the criterion has no such option.
+
+    An "I don't know" rating (``dont_know``) is the criterion's own "I don't know" option, whatever its value.
 
     Example:
         >>> from dialeval.human.protocol import load_protocol
@@ -534,7 +536,12 @@ def gold_answer(protocol: Protocol, rating: Rating, kind: str) -> str:
         raise InputError(f'protocol {protocol.name} has no dimension "{rating.dimension}"{hint}; its dimensions: '
                          f"{', '.join(names)}", field="dimension")  # fmt: skip
     answer = protocol.criterion(rating.dimension).answer
-    value = answer.canonical("dont_know" if rating.dont_know else _as_answer(rating.value))
+    if rating.dont_know:  # the protocol's own "I don't know" option: it was the literal "dont_know", whatever its value
+        if (unsure := next((o.value for o in answer.options if o.dont_know), None)) is None:
+            raise InputError(f"{kind} rating is \"I don't know\" (dont_know: true), but {rating.dimension} has no "
+                             "\"I don't know\" answer", field="dont_know")  # fmt: skip
+        return unsure
+    value = answer.canonical(_as_answer(rating.value))
     if value is None:
         allowed = ", ".join(o.value for o in answer.options) if answer.type == "choice" else answer.scale
         raise InputError(f"{kind} rating value {rating.value!r} is not an answer of {rating.dimension} ({allowed})",
