@@ -143,3 +143,21 @@ def test_the_answer_completing_qualification_decides_it_without_another_page_loa
     assert res.exit_code == 0, res.output
     report = (tmp_path / "r.md").read_text()
     assert "| a01 | not qualified | 0.250 | 1.000 |" in report and "| a02 | qualified | 1.000 | 1.000 |" in report
+
+
+@pytest.mark.parametrize(("threshold", "said"), [
+    (0.0, "Fleiss' kappa with the references 0.000 <= the fixed threshold 0.000"),
+    (None, "Fleiss' kappa with the references 0.000 < the references' own 0.000"),
+])  # fmt: skip
+def test_a_kappa_that_rounds_to_zero_is_said_without_a_sign(
+    monkeypatch: pytest.MonkeyPatch, threshold: float | None, said: str
+) -> None:
+    """The verdict's reason printed kappas with :.3f: -0.0004 read "-0.000". It prints them as every table does
+    (dialeval.words.figure), 0.000; the decision itself still reads the unrounded kappa (-0.0004 fails both bars)."""
+    from dialeval.human import qualification
+
+    monkeypatch.setattr(qualification, "qualification_kappa", lambda *_: -0.0004)
+    monkeypatch.setattr(qualification, "reference_kappa", lambda *_: 0.0004)
+    ref = [(r, i, "A", v) for r in ("r1", "r2") for i, v in (("i1", "1"), ("i2", "5"))]
+    verdict = qualification.judge(ref, {("i1", "A"): "1", ("i2", "A"): "5"}, threshold)
+    assert not verdict.passed and verdict.reason == said

@@ -19,6 +19,7 @@ from dialeval.human.report import (
     OUTSIDE_NOTE,
     StudyData,
     _agreement_section,
+    _recruitment_section,
     _results_section,
     build_report,
 )
@@ -242,3 +243,16 @@ def test_alpha_of_a_study_where_no_item_has_two_votes_says_so() -> None:
         in why  # fmt: skip
     assert ["Per criterion", "Listening", "Fleiss' kappa", "Fleiss' kappa needs an item with at least two ratings"] \
         in why  # fmt: skip
+
+
+def test_a_qualification_kappa_that_rounds_to_zero_is_no_negative_zero() -> None:
+    """The qualification decisions printed kappa and threshold with :.3f, so a kappa of -0.0004 read "-0.000", a
+    negative agreement that is none at three decimals. They print as every other figure does (dialeval.words.figure):
+    0.000."""
+    d = StudyData(protocol=load_protocol("mousavi-turn"), config={"qualification_threshold": -0.0001,
+                                                                  "attention_per_batch": 0},
+                  ratings=[], systems={}, batches={}, attention={},
+                  people=[{"annotator": "w1", "qualified": False, "qualification_kappa": -0.0004}],
+                  verdicts={"w1": (-0.0001, "below")}, counts={"qualification": 2, "attention": 0})  # fmt: skip
+    (table,) = [rows for name, rows in _recruitment_section(d).tables if name == "Qualification decisions"]
+    assert table[1] == ["w1", "not qualified", "0.000", "0.000", "below"]

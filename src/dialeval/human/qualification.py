@@ -22,6 +22,7 @@ from dialeval.human import store
 from dialeval.human.protocol import Protocol
 from dialeval.meta.agreement import fleiss_kappa, reliability_matrix
 from dialeval.schema import Rating
+from dialeval.words import figure
 
 Reference = list[tuple[str, str, str, str]]
 """``(annotator, item_id, criterion, value)`` reference answers."""
@@ -117,12 +118,12 @@ def judge(reference: Reference, worker: dict[tuple[str, str], str], threshold: f
     if threshold is None:
         passed = kappa >= bar - _TOLERANCE
         sign = ">=" if passed else "<"
-        return Verdict(passed, kappa, bar, f"Fleiss' kappa with the references {kappa:.3f} {sign} "
-                                           f"the references' own {bar:.3f}")  # fmt: skip
+        return Verdict(passed, kappa, bar, f"Fleiss' kappa with the references {figure(kappa)} {sign} "
+                                           f"the references' own {figure(bar)}")  # fmt: skip
     passed = kappa > threshold
     sign = ">" if passed else "<="
-    return Verdict(passed, kappa, bar, f"Fleiss' kappa with the references {kappa:.3f} {sign} "
-                                       f"the fixed threshold {threshold:.3f}")  # fmt: skip
+    return Verdict(passed, kappa, bar, f"Fleiss' kappa with the references {figure(kappa)} {sign} "
+                                       f"the fixed threshold {figure(threshold)}")  # fmt: skip
 
 
 def _same_spelling(conn: sa.Connection) -> Callable[[str, str], str]:

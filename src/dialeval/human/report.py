@@ -35,7 +35,7 @@ from dialeval.human.protocol import DONT_KNOW, TIE, Criterion, Protocol
 from dialeval.meta.agreement import Estimate, Figure, agreement_figures, check_resamples, reliability_matrix
 from dialeval.meta.caveats import rough_resamples
 from dialeval.schema import Rating
-from dialeval.words import counted, markdown_table, with_ci
+from dialeval.words import counted, figure, markdown_table, with_ci
 
 
 @dataclass
@@ -252,7 +252,7 @@ def _recruitment_section(d: StudyData) -> Section:
         if p["annotator"] in d.verdicts:
             threshold, why = d.verdicts[p["annotator"]]
             verdict = "qualified" if p["qualified"] else "not qualified"
-            rows.append([p["annotator"], verdict, f"{p['qualification_kappa']:.3f}", f"{threshold:.3f}", why])
+            rows.append([p["annotator"], verdict, figure(p["qualification_kappa"]), figure(threshold), why])
     if len(rows) > 1:
         recruit.tables.append(("Qualification decisions", rows))
     return recruit
