@@ -186,3 +186,72 @@ def test_an_exponent_a_second_point_or_a_sign_off_the_scale_is_no_score(text: st
 )
 def test_a_dash_separator_or_a_full_stop_after_the_number_still_reads(text: str, expected: float) -> None:
     assert parse_score(text, Scale(1, 5, integer=False), ["score"]).value == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "scale", "expected"),
+    [
+        ("Score 4", Scale(1, 5), 4.0),  # no score found: a label needed ":", "is", a dash, ...
+        ("Final Score 3\nThe reply is fine.", Scale(1, 5), 3.0),
+        ("Score 4.", Scale(1, 5), 4.0),  # punctuation after the number ends the statement
+        ("Score 4/5", Scale(1, 5), 4.0),
+        ("Score 4 out of 5", Scale(1, 5), 4.0),
+        ("Score 3 - good", Scale(1, 5), 3.0),
+        ("Score 2", Scale(-3, 3), 2.0),
+        ("Score -2", Scale(-3, 3), -2.0),  # below zero the dash is the sign: no score found
+        ("Score -2", Scale(1, 5), 2.0),  # on 1-5 a dash right after the label separates (rule 5), as "overall -4"
+        # the last labelled statement: "score 3 times" (a word after the number) is prose, not a second score
+        ("Score: 4. The word score 3 times in a row.", Scale(1, 5), 4.0),
+    ],
+)
+def test_a_label_then_a_space_then_the_number_reads_it(text: str, scale: Scale, expected: float) -> None:
+    """Judges answer "Score 4": it was "no score found" on every scale ("Score -2" below zero too)."""
+    assert parse_score(text, scale, ["score"]).value == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the score 3 times",  # a word after the number: prose, not a score
+        "Score 4 because it is fluent",
+        "Score 3-4",  # a range, as "Score: 3-4"
+        "Score 3 to 4",
+    ],
+)
+def test_a_label_then_a_space_then_a_number_in_prose_or_a_range_is_no_score(text: str) -> None:
+    assert parse_score(text, Scale(1, 5), ["score"]).value is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Score: \u22122", -2.0),  # U+2212 MINUS SIGN: read as no number, no score found
+        ("Score \u22122", -2.0),
+        ("\u22121.5", -1.5),  # a bare answer
+    ],
+)
+def test_a_unicode_minus_is_the_sign(text: str, expected: float) -> None:
+    parsed = parse_score(text, Scale(-3, 3, integer=False), ["score"])
+    assert (parsed.value, parsed.raw) == (expected, text.split()[-1])  # raw: the number as written
+
+
+@pytest.mark.parametrize(
+    ("text", "scale", "reason"),
+    [
+        # a sign, so out of range by rule 4: never 2 (or 4), as a hyphen-minus right after ":" is
+        ("Score: \u22122", Scale(1, 5), "out of range: \u22122 not in [1, 5]"),
+        ("overall \u22124", Scale(1, 5), "out of range: \u22124 not in [1, 5]"),
+        # read 3: the digits before the first point
+        ("Score: 3..5", Scale(1, 5), "not a number: 3..5"),
+        ("3..5", Scale(1, 5), "not a number: 3..5"),  # bare: was "no score found"
+        # ranges with a minus sign are ranges: "1\u22125" read 1
+        ("Score: 1\u22125", Scale(1, 5), "no score found"),
+        ("Score: \u22122 to \u22121", Scale(-3, 3), "no score found"),
+        ("Score: -2 - -1", Scale(-3, 3), "no score found"),  # a range of negatives: read -2
+    ],
+)
+def test_a_unicode_minus_off_the_scale_a_double_point_or_a_minus_range_is_no_score(
+    text: str, scale: Scale, reason: str
+) -> None:
+    parsed = parse_score(text, scale, ["score", "overall"])
+    assert (parsed.value, parsed.reason) == (None, reason)

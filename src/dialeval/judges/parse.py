@@ -5,7 +5,11 @@ Rules, in order:
 1. A number after one of the protocol's labels (``Appropriateness Score: 85``,
    ``overall - 4``, ``the score is 1``). When the score is stated more than
    once, the **last** labelled statement wins (models restate a final answer).
-   Numbers that are not after a label (e.g. in the reasoning) are ignored.
+   Numbers that are not after a label (e.g. in the reasoning) are ignored. A label and then only
+   whitespace (``Score 4``) reads the number only where the statement ends with it: the line's end or
+   punctuation (``Score 4.``, ``Score 4/5``, ``Score 3 - good``). With no separator but a space, a word after
+   the number is prose (``the score 3 times``, ``Score 4 because ...``): no score from it, so an earlier
+   labelled statement wins or there is none.
 2. Otherwise, an answer that is nothing but a number (``"2"``, ``"0.7."``).
    A range such as ``1-5``, ``3 to 4`` or ``3 or 4`` after a label is the scale echoed back or
    no one score, not a score.
@@ -16,11 +20,15 @@ Rules, in order:
    one with no digit right after it (``Score: - 3``; ``Score: 3 - good`` reads 3). Any other dash right
    before the digits is the sign (``Score: -3``, ``Rating:-3``, ``Score - -3``), and so is every one on a
    scale below zero (``Score: -2``). A sign the scale has no room for is a failure by rule 4 (``Score: -3``
-   on 1-5), never read as 3; an en dash as a sign (``Score: –3``) is no number: no score.
+   on 1-5), never read as 3; an en dash as a sign (``Score: –3``) is no number: no score. A minus sign
+   (U+2212) right before the digits is always the sign (``Score: −2`` is -2; on 1-5 it is out of range,
+   never 2, and so is ``overall −4``), and never a separator nor a range's dash elsewhere (``Score: 1−5`` is a
+   range; ``Score: − 3`` is no score).
 6. A comma between digits (``3,5``: a decimal comma, or ``1,000``: digit grouping) is a failure:
    which it is cannot be told, and reading the digits before the comma gave 3 and 1.
 7. So is a number in exponent notation (``1e3``: no judge's score on a scale, and reading the digits
-   before the ``e`` gave 1) and one with a second point (``3.5.2`` is no number; it gave 3.5).
+   before the ``e`` gave 1) and one with a second point (``3.5.2`` and ``3..5`` are no number; they gave 3.5
+   and 3).
    A full stop after the number ends the sentence (``Score: 4.``).
 
 Example:
@@ -44,17 +52,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-_NUM = r"[-+]?\d+(?:\.\d+)?"
+_NUM = r"[-+\u2212]?\d+(?:\.\d+)?"
 #: A number as written, taken whole so that no part of it is read as the score: comma-joined digits ("3,5",
-#: "1,000": 3 and 1 were read), more points ("3.5.2": 3.5) and an exponent ("1e3": 1); _resolve refuses those.
-_NUM_WRITTEN = r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?"
+#: "1,000": 3 and 1 were read), more points ("3.5.2": 3.5, "3..5": 3) and an exponent ("1e3": 1); _resolve refuses
+#: those. U+2212 (a minus sign) is a sign ("Score: −2" was no score).
+_NUM_WRITTEN = r"[-+\u2212]?\d+(?:[.,]+\d+)*(?:[eE][-+]?\d+)?"
 #: A dash right before a digit is the sign ("Score: -3" was read as 3), except right after the label (_LEAD_DASH).
 _SEP = r"(?:\s*(?:is|of|was|would be|:|=|[-–](?!\d)|\*\*|\[)\s*)*"
 #: On a scale with no sign a dash right after the label separates: "overall -4" is 4.
 _LEAD_DASH = r"(?:\s*[-–](?=\d))?"
-_FRACTION = rf"(?:\s*(?:/|out of)\s*({_NUM}))?"
+_FRACTION = rf"(?:\s*(?:/|out of)\s*(?P<den>{_NUM}))?"
 #: "Humanness: 1-5" echoes the scale, it is not a score; nor is "Score: 3 to 4" or "3 or 4" (read as 3)
-_NOT_RANGE = r"(?!\s*[-–]\s*\d|\s+(?:to|or)\s+[-+]?\d)"
+_NOT_RANGE = r"(?!\s*[-–\u2212]\s*[-+\u2212]?\d|\s+(?:to|or)\s+[-+\u2212]?\d)"
+#: After a label and only whitespace ("Score 4") the number ends the statement: the line's end or punctuation.
+_ENDS = re.compile(r"[ \t]*(?:\n|\Z|[^\w\s])")
 
 
 @dataclass(frozen=True)
@@ -101,7 +112,7 @@ def _resolve(num: str, den: str | None, scale: Scale, start: int) -> Parsed:
         return Parsed(None, f"not a number: {num}", start, num)
     if "e" in num.lower():
         return Parsed(None, f"a number in exponent notation: {num}", start, num)
-    value = float(num)
+    value = float(num.replace("\u2212", "-"))
     if den is not None:
         d = float(den)
         if d == scale.max:
@@ -121,14 +132,17 @@ def parse_score(text: str, scale: Scale, labels: Sequence[str]) -> Parsed:
         label_re = "|".join(re.escape(lbl) for lbl in labels)
         # the number is atomic: "Score: 10-100" backed off to "1", which no range follows, and read 1
         sep = _SEP if scale.min < 0 else _LEAD_DASH + _SEP
-        pattern = re.compile(rf"(?:{label_re}){sep}((?>{_NUM_WRITTEN})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE)
-        hits = list(pattern.finditer(text))
+        pattern = re.compile(
+            rf"(?:{label_re})(?P<sep>{sep}|\s+)(?P<num>(?>{_NUM_WRITTEN})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE
+        )
+        # "the score 3 times": a bare space, then a word after the number, is prose (rule 1)
+        hits = [m for m in pattern.finditer(text) if not m["sep"].isspace() or _ENDS.match(text, m.end())]
         if hits:
             last = hits[-1]
-            return _resolve(last.group(1), last.group(2), scale, last.start(1))
-    bare = re.fullmatch(rf"[\s*\[(]*({_NUM_WRITTEN}){_FRACTION}[\s*\]).]*", text)
+            return _resolve(last["num"], last["den"], scale, last.start("num"))
+    bare = re.fullmatch(rf"[\s*\[(]*(?P<num>{_NUM_WRITTEN}){_FRACTION}[\s*\]).]*", text)
     if bare:
-        return _resolve(bare.group(1), bare.group(2), scale, bare.start(1))
+        return _resolve(bare["num"], bare["den"], scale, bare.start("num"))
     return Parsed(None, "no score found")
 
 
