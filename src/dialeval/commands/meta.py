@@ -46,7 +46,7 @@ from dialeval.meta.rows import COMPARE_FILE
 from dialeval.meta.wide import Wide, pivot
 from dialeval.published import PublishedTable, load_table
 from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Rating, Score, named_systems
-from dialeval.words import human_rating
+from dialeval.words import figure, human_rating
 
 #: The files ``meta -o`` writes in its folder.
 OUTPUT_FILES = ("table.md", "table.jsonl")
@@ -93,10 +93,10 @@ def paper_comparison(rows: Sequence[Any], table: PublishedTable) -> str:
             overall = sum(present) / len(present) if len(present) == len(tasks) else None
             mine = [*vals, overall]
             paper = paper_rows[paper_name]
-            fmt = [("n/a" if v is None else f"{v:.1f}") for v in mine]
+            fmt = [figure(v, 1) for v in mine]
             lines.append(f"| {method} | {paper_name} ({ours_name}) | dialeval | " + " | ".join(fmt) + " |")
             lines.append("| | | paper | " + " | ".join(f"{v:g}" for v in paper) + " |")
-            diff = [("n/a" if m is None else f"{m - p:+.1f}") for m, p in zip(mine, paper, strict=True)]
+            diff = [_difference(None if m is None else m - p) for m, p in zip(mine, paper, strict=True)]
             lines.append("| | | difference | " + " | ".join(diff) + " |")
     if not found:
         raise InputError(
@@ -104,6 +104,12 @@ def paper_comparison(rows: Sequence[Any], table: PublishedTable) -> str:
             f"({', '.join(table.metric_map)}); run with --level sample --by task"
         )
     return "\n".join(lines)
+
+
+def _difference(value: float | None) -> str:
+    """Return a difference as :func:`paper_comparison` prints it: ``+0.5``, ``-1.0``; ``+0.0`` for -0.04 (not -0.0)."""
+    text = figure(value, 1)
+    return text if text == "n/a" or text.startswith("-") else f"+{text}"
 
 
 @table_options
