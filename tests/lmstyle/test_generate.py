@@ -354,7 +354,9 @@ def test_table_md_counts_the_responses_scored_after_a_failed_generation(
 ) -> None:
     """A real proxy on 127.0.0.1 answers the first of two generation requests HTTP 400 and forwards the other to the
     llama.cpp server; --allow-failures accepts it. table.md's heading said "n=1 per dataset and style" over the one
-    response that came back; it now says 1 of the 2 responses asked for was scored, and why the other was not."""
+    response that came back; it now says 1 of the 2 responses asked for was scored, and why the other was not.
+    Its cells averaged the response that came back without a word, and the failed style's cell was a bare "-": each
+    cell now reads how many of the responses asked for it averages ("(1/2)")."""
     from tests.judges.test_fault_injection import FaultProxy
 
     proxy = FaultProxy(llama_url, {1: "400"})
@@ -372,6 +374,29 @@ def test_table_md_counts_the_responses_scored_after_a_failed_generation(
         "style_match", "style_strength"]
     heading = (out / "table.md").read_text().splitlines()[0]
     assert heading == "# LMStyle benchmark, 1 of 2 responses scored (n=1 per dataset and style; 1 generation failed)"
+    # the cells said nothing of it: Table 2's Formality ACC% averaged the one response of the two asked for, and the
+    # failed style's Table 4 cell was a bare "-". Each now reads how many of the responses asked for it averages.
+    (back,) = read_jsonl(out / "candidates.jsonl", Candidate)
+    kept = back.tags["style"]
+    lost = next(s for s in ("formal", "informal") if s != kept)  # the proxy refuses the first request to arrive
+    scores = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    acc = 100.0 * next(s["value"] for s in scores if s["metric"] == "style_match")  # ACC% of the one response
+    lines = (out / "lmstyle_tables.jsonl").read_text().splitlines()
+    cells = {(c["table"], c["column"]): (c["value"], c["scored"]) for c in map(json.loads, lines)}
+    assert cells[("table2", "Formality ACC%")] == (acc, "1/2")
+    assert cells[("table4", f"{lost.title()} ACC%")] == (None, "0/1")
+    assert cells[("table4", f"{kept.title()} ACC%")] == (acc, None)  # all the responses asked for: as before
+    # -m style: the metrics not run, and the styles not asked for, are empty cells with no count, as before
+    assert cells[("table4", f"{lost.title()} BLEU")] == cells[("table5", "Positive ACC%")] == (None, None)
+    columns = {"formal": ["- (0/1)", "-", "-", "-", "-"], "informal": [f"{acc:.1f}", "-", "-", "-", "-"]}
+    if lost == "informal":
+        columns = {"formal": columns["informal"], "informal": columns["formal"]}
+    md = (out / "table.md").read_text()
+    assert f"| Daily Dialog | served | ours | {' | '.join(columns['formal'] + columns['informal'])} |" in md
+    assert f"| served | ours | {acc:.1f} (1/2) | - | - | - | - | - |" in md
+    # Table 2 averages the Formal and Informal styles asked for (it said "the Informal style only" where formal failed)
+    title = next(json.loads(line)["title"] for line in lines if json.loads(line)["table"] == "table2")
+    assert title == "Table 2: formality and sentiment tasks, Daily Dialog only, the Formal and Informal styles only"
 
 
 def test_lmstyle_exits_1_when_judge_requests_fail(tmp_path: Path, cache: Path) -> None:

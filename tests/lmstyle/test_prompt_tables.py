@@ -183,3 +183,26 @@ def test_table_2_over_some_styles_says_which() -> None:
     assert build_table("table2", some).title.endswith("both datasets, the Formal and Positive styles only")
     # Tables 4 and 5 give each style its own column: an absent style's columns are empty ("-"), their titles as is
     assert build_table("table4", some).title == "Table 4: formality tasks per dataset"
+
+
+def test_a_cell_counts_the_responses_asked_for_that_were_never_generated() -> None:
+    """After failed generations (--allow-failures) a cell averaged the responses that came back and said nothing of
+    the others: its "(k/n)" counted only responses a metric could not score. Given the responses asked for, a cell
+    now reads how many of them it averages; a model or style with none back gets a row or a "(0/n)" all the same."""
+    scores = [s for s in _scores() if s.tags["dataset"] == "dd" and s.tags["style"] in ("formal", "informal")]
+    back = [s for s in scores if not (s.tags["style"] == "formal" and s.item_id.endswith("1"))]  # formal's 2nd failed
+    asked = {(model, "dd", style): 2 for model in ("m", "gone") for style in ("formal", "informal")}
+    t4 = build_table("table4", back, asked=asked)
+    # model m: Formal ACC% is the one formal response's 1.0 (1 of 2 asked for); its judge scored it (80): 1 of 2 too
+    assert t4.rows[1] == (("Daily Dialog", "m"), "ours", [100.0, 4.0, 25.0, 50.0, 80.0, 50.0, 4.0, 25.0,
+                                                          aggregate("NLL", [50.0, 25.0]), 80.0])
+    assert t4.scored[1] == ["1/2", "1/2", "1/2", "1/2", "1/2", None, None, None, None, "1/2"]  # the judge's as before
+    # model "gone" generated nothing: its row was missing; every column a metric scored now reads "(0/2)"
+    assert t4.rows[0] == (("Daily Dialog", "gone"), "ours", [None] * 10) and t4.scored[0] == ["0/2"] * 10
+    assert t4.to_markdown().splitlines()[5].startswith("| Daily Dialog | m | ours | 100.0 (1/2) | 4.0 (1/2) |")
+    t2 = build_table("table2", back, asked=asked)
+    assert t2.scored[1][:3] == ["3/4", "2/4", "3/4"] and t2.scored[1][3:] == [None] * 3  # ACC%, ChatGPT (1 unparsed)
+    assert t2.title == "Table 2: formality and sentiment tasks, Daily Dialog only, the Formal and Informal styles only"
+    # with every response asked for back, the cells are as without ``asked``
+    full = build_table("table4", scores, asked={k: v for k, v in asked.items() if k[0] == "m"})
+    assert (full.rows, full.scored) == (build_table("table4", scores).rows, build_table("table4", scores).scored)

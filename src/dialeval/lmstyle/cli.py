@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -204,7 +205,7 @@ def _generate_all(
     On Ctrl-C, one line says that nothing was written to ``output`` and what the request cache kept.
     """
     from dialeval.lmstyle.generate import DEFAULT_MODEL, generate_styled, make_generator
-    from dialeval.lmstyle.prompt import DATASETS, read_pairs, split_shots, style_word
+    from dialeval.lmstyle.prompt import DATASETS, read_pairs, split_shots
     from dialeval.paths import shared_data_dir
 
     root = data or shared_data_dir()
@@ -212,10 +213,7 @@ def _generate_all(
         raise InputError("no shared data folder found; pass --data or set DIALEVAL_DATA")
     if n < 1:  # before the data folder is read
         raise InputError(f"must be at least 1, got {n}", field="--limit")
-    style_list = [s.lower() for s in split_names(styles, "--styles", "style")]  # an empty name is refused
-    ensure_unique(style_list, "--styles", "style")  # each once: one response each
-    for s in style_list:
-        style_word(s)
+    style_list = _style_list(styles)
     names = split_names(datasets, "--datasets", "dataset")
     ensure_unique(names, "--datasets", "dataset")
     pairs = {ds: read_pairs(root, ds) for ds in names}
@@ -237,6 +235,29 @@ def _generate_all(
         summaries[label] = {"spec": spec, **got.summary()}
         console.print(f"  {label}: {_counts(got.summary())}", highlight=False, markup=False, soft_wrap=True)
     return dialogues, candidates, summaries
+
+
+def _style_list(styles: str) -> list[str]:
+    """Return ``--styles`` as names, each once; refuse an empty or unknown one."""
+    from dialeval.lmstyle.prompt import style_word
+
+    style_list = [s.lower() for s in split_names(styles, "--styles", "style")]  # an empty name is refused
+    ensure_unique(style_list, "--styles", "style")  # each once: one response each
+    for s in style_list:
+        style_word(s)
+    return style_list
+
+
+def _asked(models: list[str], dialogues: dict[str, Any], styles: str) -> dict[tuple[str, str, str], int]:
+    """Return the responses asked of each model per (dataset, style): one per query of the dataset.
+
+    Example:
+        >>> from dialeval.schema import Dialogue
+        >>> _asked(["m"], {"q": Dialogue(id="q", turns=[], tags={"dataset": "dd"})}, "formal,positive")
+        {('m', 'dd', 'formal'): 1, ('m', 'dd', 'positive'): 1}
+    """
+    queries = Counter(d.tags["dataset"] for d in dialogues.values())
+    return {(m, ds, st): k for m in models for ds, k in queries.items() for st in _style_list(styles)}
 
 
 def _check_models(specs: list[str]) -> None:
@@ -366,7 +387,7 @@ def lmstyle(
     except (DialevalError, FileNotFoundError, ValueError) as exc:
         fail(exc if isinstance(exc, DialevalError) else InputError(str(exc)))
         return
-    tables, summary, markdown = _report(scored, candidates, list(summaries), compare_paper)
+    tables, summary, markdown = _report(scored, candidates, _asked(list(summaries), dialogues, styles), compare_paper)
     run_info = LmstyleRun(
         n=n,
         generation=summaries,
@@ -396,12 +417,18 @@ def lmstyle(
 
 
 def _report(
-    scored: Any, candidates: list[Any], models: list[str], compare_paper: bool
+    scored: Any, candidates: list[Any], asked: dict[tuple[str, str, str], int], compare_paper: bool
 ) -> tuple[list[Any], list[dict[str, Any]], str]:
-    """Return the paper's tables, the per-model summary rows, and both as Markdown (the body of table.md)."""
+    """Return the paper's tables, the per-model summary rows, and both as Markdown (the body of table.md).
+
+    ``asked``: the responses asked of each model per (dataset, style), as :func:`_asked` counts them; the cells
+    count those never generated.
+    """
     from dialeval.lmstyle.tables import build_table, summary_markdown, system_summary
 
-    tables = [build_table(t, scored.scores, compare_paper=compare_paper) for t in ("table2", "table4", "table5")]
+    tables = [build_table(t, scored.scores, compare_paper=compare_paper, asked=asked)
+              for t in ("table2", "table4", "table5")]  # fmt: skip
+    models = list(dict.fromkeys(m for m, _, _ in asked))
     counts = {m: sum(1 for c in candidates if c.system == m) for m in models}
     empty = {m: sum(1 for c in candidates if c.system == m and not c.text) for m in models}
     summary = system_summary(scored.scores, counts, empty)

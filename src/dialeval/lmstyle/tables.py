@@ -5,7 +5,8 @@ ACC% = 100 x mean ``style_match``; BLEU = mean sentence ``sacrebleu``; SBERT = 1
 ``sbert_ref``; ChatGPT = mean judge score over the responses it could score; NLL = 100 /
 (mean response NLL), the per-item NLL being ``100 / lm_likelihood``. Responses a metric
 could not score are left out of that cell, which then shows ``(k/n)``: k of its n responses
-were scored.
+were scored; where generations failed (``lmstyle --allow-failures``), n counts the responses
+asked for, so the cell says how many of those it averages.
 
 Example:
     >>> from dialeval.schema import Score
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -74,7 +75,8 @@ class TableCell:
         source: ``ours`` or ``paper``.
         column: The column header.
         value: The cell, or None when empty.
-        scored: ``"k/n"`` where only k of the cell's n responses were scored, else None.
+        scored: ``"k/n"`` where only k of the n responses asked for were scored (a metric could not score some,
+            or generations failed), else None.
         title: The table's title (it names the datasets of a run over one; ``dialeval report`` shows it).
     """
 
@@ -97,8 +99,8 @@ class LayoutTable:
         title: Caption.
         columns: Column headers after the row labels.
         rows: ``((dataset or "", model), source, values)``; source is ``ours`` or ``paper``.
-        scored: Per row, per cell, ``"k/n"`` where a metric scored only k of the cell's n responses
-            (the judge's parse failures), else None.
+        scored: Per row, per cell, ``"k/n"`` where only k of the cell's n responses asked for were scored
+            (the judge's parse failures, failed generations), else None.
     """
 
     name: str
@@ -140,12 +142,26 @@ def _index(scores: Iterable[Score]) -> dict[tuple[str, str, str, str], list[floa
     return idx
 
 
-def build_table(name: str, scores: Sequence[Score], *, compare_paper: bool = False) -> LayoutTable:
-    """Build ``table2``, ``table4`` or ``table5`` for the models in ``scores``."""
+def build_table(
+    name: str, scores: Sequence[Score], *, compare_paper: bool = False,
+    asked: Mapping[tuple[str, str, str], int] | None = None,
+) -> LayoutTable:  # fmt: skip
+    """Build ``table2``, ``table4`` or ``table5`` for the models in ``scores`` (and in ``asked``).
+
+    Args:
+        name: ``table2``, ``table4`` or ``table5``.
+        scores: The scores of the responses that came back.
+        compare_paper: Add the paper's rows.
+        asked: The responses asked for per (model, dataset, style). Where generations failed, fewer came back,
+            and a cell of a metric that was run reads ``(k/n)``, k of the n asked for; it averaged the others
+            without a word. None: the responses scored are all that were asked for.
+    """
     published, per_dataset, columns = SPECS[name]
     idx = _index(scores)
-    models = sorted({s.system for s in scores})
-    datasets = [d for d in DATASETS if any(s.tags.get("dataset") == d for s in scores)]
+    asked = asked or {}
+    ran = {metric for *_, metric in idx}  # a metric not run (-m) has empty cells, not "(0/n)"
+    models = sorted({s.system for s in scores} | {model for model, _, _ in asked})
+    datasets = [d for d in DATASETS if any(s.tags.get("dataset") == d for s in scores) or any(k[1] == d for k in asked)]
     groups = [(DATASETS[d][0], (d,)) for d in datasets] if per_dataset else [("", tuple(datasets))]
     rows: list[tuple[tuple[str, str], str, list[float | None]]] = []
     scored: list[list[str | None]] = []
@@ -161,15 +177,17 @@ def build_table(name: str, scores: Sequence[Score], *, compare_paper: bool = Fal
             for _, styles, metric in columns:
                 cell = [v for d in ds for st in styles for v in idx.get((model, d, st, METRIC_OF[metric]), [])]
                 got = [v for v in cell if v is not None]
+                wanted = sum(asked.get((model, d, st), 0) for d in ds for st in styles)
+                n = max(len(cell), wanted if METRIC_OF[metric] in ran else 0)
                 vals.append(aggregate(metric, got))
-                notes.append(f"{len(got)}/{len(cell)}" if len(got) < len(cell) else None)
+                notes.append(f"{len(got)}/{n}" if len(got) < n else None)
             rows.append(((label, model), "ours", vals))
             scored.append(notes)
         if paper is not None:
             for pmodel, pvals in paper.rows.get(label or "all", {}).items():
                 rows.append(((label, pmodel), "paper", list(pvals)))
                 scored.append([None] * len(pvals))
-    present = [st for st in STYLES if any(s.tags.get("style") == st for s in scores)]
+    present = [st for st in STYLES if any(s.tags.get("style") == st for s in scores) or any(k[2] == st for k in asked)]
     title = TITLES[name] if per_dataset else _table2_title(datasets, present, compare_paper)
     return LayoutTable(name, title, [c for c, _, _ in columns], rows, scored)
 
