@@ -256,3 +256,24 @@ def test_a_qualification_kappa_that_rounds_to_zero_is_no_negative_zero() -> None
                   verdicts={"w1": (-0.0001, "below")}, counts={"qualification": 2, "attention": 0})  # fmt: skip
     (table,) = [rows for name, rows in _recruitment_section(d).tables if name == "Qualification decisions"]
     assert table[1] == ["w1", "not qualified", "0.000", "0.000", "below"]
+
+
+def test_a_model_mean_that_rounds_to_zero_is_no_negative_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-model means table printed f"{mean:.2f}": a mean of -0.001 (a slider around zero) read "-0.00"."""
+    import dialeval.human.report as report
+
+    proto = load_protocol("comperdial")
+    dialogues, candidates = dialogues_and_candidates(n_contexts=1)
+    config = StudyConfig(protocol=proto.name, protocol_version=proto.version, annotators=("a01", "a02"),
+                         per_item=2, batch_size=4, seed=0)  # fmt: skip
+    create_study(tmp_path / "s", proto, dialogues, candidates, config)
+    url = f"sqlite:///{tmp_path / 's' / 'study.db'}"
+    with store.connect(url).begin() as conn:  # answers, so that the report has results to show
+        for ann, system in (("a01", "m1"), ("a02", "m1")):
+            store.upsert_answer(conn, {"annotator": ann, "item_id": f"d0:{system}", "criterion": "Overall",
+                                       "value": "3", "reasons": [], "free_text": "", "seconds": 1.0})  # fmt: skip
+    monkeypatch.setattr(report, "system_means", lambda *a: {("Overall", "m1"): (4, -0.001, 0.25)})
+    _, sections = build_report(url, n_boot=10)
+    tables = {caption: rows for s in sections for caption, rows in s.tables}
+    assert tables["Mean score per model (each sample's votes averaged first)"][1] == ["Overall", "m1", "4", "0.00",
+                                                                                     "0.25"]  # fmt: skip

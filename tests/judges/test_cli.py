@@ -452,3 +452,15 @@ def test_an_interrupted_judge_run_says_where_its_answers_are_kept_and_a_rerun_re
     assert res.returncode == 130, res.stderr
     assert res.stderr.splitlines()[-1] == ("interrupted; nothing written to s.jsonl; each finished batch of 64 items "
                                            "is kept in the score cache, so a rerun resumes")  # fmt: skip
+
+
+def test_a_mean_score_that_rounds_to_zero_is_no_negative_zero() -> None:
+    """The mean column printed f"{mean:.3f}": a -3..3 judge's mean of -0.0004 read "-0.000"."""
+    from rich.console import Console
+
+    from dialeval.judges.cli import summary_table
+
+    console = Console(width=200, record=True)
+    console.print(summary_table({"protocol": "p", "items": 2}, {"judge:p": [-0.0008, 0.0]}))
+    shown = console.export_text()
+    assert "0.000" in shown and "-0.000" not in shown

@@ -206,3 +206,12 @@ def test_a_cell_counts_the_responses_asked_for_that_were_never_generated() -> No
     # with every response asked for back, the cells are as without ``asked``
     full = build_table("table4", scores, asked={k: v for k, v in asked.items() if k[0] == "m"})
     assert (full.rows, full.scored) == (build_table("table4", scores).rows, build_table("table4", scores).scored)
+
+
+def test_a_cell_that_rounds_to_zero_is_no_negative_zero() -> None:
+    """Table cells and the system summary printed f"{v:.1f}": a value of -0.04 read "-0.0"."""
+    from dialeval.lmstyle.tables import LayoutTable, summary_markdown
+
+    table = LayoutTable("table4", "t", ["c"], [(("Daily Dialog", "m"), "ours", [-0.04])], [[None]])
+    assert "| 0.0 |" in table.to_markdown() and "-0.0" not in table.to_markdown()
+    assert "| m | 0.0 |" in summary_markdown([{"model": "m", "x": -0.04}])

@@ -359,7 +359,7 @@ def _results_section(d: StudyData) -> Section:
     means = system_means([r for r in d.ratings if kind[r.dimension] != "choice"], d.systems)
     rows = [["criterion", "model", "samples", "mean of the per-sample means", "sd"]]
     for (crit, sys), (n, mean, sd) in sorted(means.items(), key=lambda kv: (d.protocol.asked(kv[0][0]), kv[0][1])):
-        rows.append([crit, sys, str(n), f"{mean:.2f}", f"{sd:.2f}"])
+        rows.append([crit, sys, str(n), figure(mean, 2), figure(sd, 2)])  # a mean of -0.001 read "-0.00"
     if len(rows) > 1:
         results.tables.append(("Mean score per model (each sample's votes averaged first)", rows))
     if not any(c.explanations for c in d.protocol.criteria):

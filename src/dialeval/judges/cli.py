@@ -28,7 +28,7 @@ from dialeval.commands.common import (
 from dialeval.commands.options import allow_failures_option, judge_run_options
 from dialeval.errors import DialevalError, InputError, UnknownNameError, check_at_most
 from dialeval.scoring import ScoringRequest
-from dialeval.words import counted
+from dialeval.words import counted, figure
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -96,7 +96,7 @@ def summary_table(summary: dict[str, Any], values: dict[str, list[float | None]]
     from dialeval.commands.tables import ScreenTable
 
     means = [
-        ([out], [str(c["scored"]), str(c["missing"]), "-" if c["mean"] is None else f"{c['mean']:.3f}"])
+        ([out], [str(c["scored"]), str(c["missing"]), "-" if c["mean"] is None else figure(c["mean"])])
         for out, c in output_counts(values).items()
     ]
     counts = [([key], [str(val)]) for key, val in summary.items() if key not in ("protocol", "notes")]

@@ -28,7 +28,7 @@ from typing import Any
 from dialeval.lmstyle.prompt import DATASETS, STYLES
 from dialeval.lmstyle.score import JUDGE
 from dialeval.schema import Score
-from dialeval.words import markdown_table
+from dialeval.words import figure, markdown_table
 
 METRIC_OF = {"ACC%": "style_match", "BLEU": "sacrebleu", "SBERT": "sbert_ref", "NLL": "lm_likelihood",
              "ChatGPT": JUDGE}  # fmt: skip
@@ -116,7 +116,7 @@ class LayoutTable:
         body = []
         for ((group, model), source, vals), notes in zip(self.rows, self.scored, strict=True):
             cells = [
-                ("-" if v is None or math.isnan(v) else f"{v:.1f}") + (f" ({k})" if k else "")
+                ("-" if v is None or math.isnan(v) else figure(v, 1)) + (f" ({k})" if k else "")
                 for v, k in zip(vals, notes, strict=True)
             ]
             body.append(([group] if per_dataset else []) + [model, source, *cells])
@@ -244,6 +244,6 @@ def summary_markdown(rows: Sequence[dict[str, Any]]) -> str:
         return ""
     head = list(rows[0])
     def cell(value: Any) -> str:
-        return "-" if value is None else f"{value:.1f}" if isinstance(value, float) else str(value)
+        return "-" if value is None else figure(value, 1) if isinstance(value, float) else str(value)
 
     return "\n".join(markdown_table(head, [[cell(r.get(h)) for h in head] for r in rows]))
