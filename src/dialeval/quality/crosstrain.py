@@ -528,8 +528,9 @@ def check_shape(cfg: TrainConfig) -> None:
     """Fail before any data is read when ``--layers``, ``--max-len`` or ``--max-response`` do not fit the encoder.
 
     Raises:
-        InputError: More layers than the encoder has, inputs longer than its positions (at most 512),
-            or a response budget that leaves the context no token.
+        InputError: More layers than the encoder has, inputs longer than the positions it reads
+            (:func:`~dialeval.models.loading.readable_positions`), or a response budget that leaves the context no
+            token.
     """
     from dialeval.errors import InputError
     from dialeval.models.loading import encoder_shape
