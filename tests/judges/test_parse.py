@@ -255,3 +255,18 @@ def test_a_unicode_minus_off_the_scale_a_double_point_or_a_minus_range_is_no_sco
 ) -> None:
     parsed = parse_score(text, scale, ["score", "overall"])
     assert (parsed.value, parsed.reason) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Score: 4. Subscore: 2", 4.0),  # "Subscore" is no label "score": the overall 4 was lost to the 2 after it
+        ("Overall score: 5\nunderscore: 1", 5.0),
+        ("score: 3", 3.0),  # the label itself, at the start
+        ("(score: 3)", 3.0),  # after punctuation
+        ("**Score**: 2", 2.0),
+    ],
+)
+def test_a_label_is_a_whole_word(text: str, expected: float) -> None:
+    """A label matched inside a longer word ("Subscore: 2" as "score: 2"), and a later such hit won (rule 1)."""
+    assert parse_score(text, Scale(1, 5), ["score"]).value == expected

@@ -9,7 +9,7 @@ Rules, in order:
    whitespace (``Score 4``) reads the number only where the statement ends with it: the line's end or
    punctuation (``Score 4.``, ``Score 4/5``, ``Score 3 - good``). With no separator but a space, a word after
    the number is prose (``the score 3 times``, ``Score 4 because ...``): no score from it, so an earlier
-   labelled statement wins or there is none.
+   labelled statement wins or there is none. A label is a whole word: ``Subscore: 2`` is not ``score: 2``.
 2. Otherwise, an answer that is nothing but a number (``"2"``, ``"0.7."``).
    A range such as ``1-5``, ``3 to 4`` or ``3 or 4`` after a label is the scale echoed back or
    no one score, not a score.
@@ -133,7 +133,7 @@ def parse_score(text: str, scale: Scale, labels: Sequence[str]) -> Parsed:
         # the number is atomic: "Score: 10-100" backed off to "1", which no range follows, and read 1
         sep = _SEP if scale.min < 0 else _LEAD_DASH + _SEP
         pattern = re.compile(
-            rf"(?:{label_re})(?P<sep>{sep}|\s+)(?P<num>(?>{_NUM_WRITTEN})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE
+            rf"(?<!\w)(?:{label_re})(?P<sep>{sep}|\s+)(?P<num>(?>{_NUM_WRITTEN})){_NOT_RANGE}{_FRACTION}", re.IGNORECASE
         )
         # "the score 3 times": a bare space, then a word after the number, is prose (rule 1)
         hits = [m for m in pattern.finditer(text) if not m["sep"].isspace() or _ENDS.match(text, m.end())]
