@@ -192,3 +192,20 @@ def test_numeric_answers_are_stored_canonical_and_qualify(tmp_path: Path) -> Non
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("seconds", [True, False, "5", "1e3", " 7 "])
+def test_time_spent_that_is_not_a_number_is_refused(hostile: tuple[Server, dict[str, Any]], seconds: Any) -> None:
+    """`"seconds": true` was stored as 1 s, `"1e3"` (a string) as 1,000 s: the time spent in the admin's progress and
+    the report's "Time spent" added figures no client measured. A boolean or a string is now 422, and nothing is stored.
+    """
+    server, access = hostile
+    token = access["annotators"]["a02"]
+    item = first_item(server, token)
+    body = {"item_id": item, "criterion": "Listening", "value": "positive", "seconds": seconds}
+    r = httpx.put(f"{server.base}/api/answers", headers=auth(token), json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body", "seconds"]
+    tasks = httpx.get(f"{server.base}/api/tasks", headers=auth(token)).json()
+    assert all("Listening" not in it["answers"] for u in tasks["units"] for it in u["items"])
+

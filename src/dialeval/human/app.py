@@ -43,7 +43,8 @@ class AnswerIn(BaseModel):
     value: str = Field(max_length=MAX_KEY_CHARS)
     reasons: list[str] = Field(default_factory=list, max_length=20)
     free_text: str = Field(default="", max_length=5000)
-    seconds: float = Field(default=0.0, ge=0, le=86400, allow_inf_nan=False)
+    # strict: true, "5" and "1e3" were read as 1, 5 and 1,000 seconds, figures no client measured
+    seconds: float = Field(default=0.0, ge=0, le=86400, allow_inf_nan=False, strict=True)
     request_id: str | None = Field(default=None, max_length=64)
 
     @field_validator("item_id", "criterion", "value", "free_text", "request_id", "reasons")
