@@ -209,3 +209,12 @@ def test_time_spent_that_is_not_a_number_is_refused(hostile: tuple[Server, dict[
     tasks = httpx.get(f"{server.base}/api/tasks", headers=auth(token)).json()
     assert all("Listening" not in it["answers"] for u in tasks["units"] for it in u["items"])
 
+
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "Bearer  "])
+def test_the_bearer_scheme_is_read_in_any_case(hostile: tuple[Server, dict[str, Any]], scheme: str) -> None:
+    """An auth scheme is case-insensitive (RFC 9110 11.1): `bearer TOKEN` was 401 "missing token", the token there."""
+    server, access = hostile
+    r = httpx.get(f"{server.base}/api/me", headers={"Authorization": f"{scheme} {access['annotators']['a01']}"})
+    assert r.status_code == 200 and r.json()["annotator"] == "a01", r.text
+    r = httpx.get(f"{server.base}/api/me", headers={"Authorization": "bearer"})
+    assert (r.status_code, r.json()["detail"]) == (401, "missing token")

@@ -262,9 +262,10 @@ async def _study(request: Request) -> Study:
 
 
 async def _caller(request: Request, authorization: Annotated[str | None, Header()] = None) -> Caller:
-    if not authorization or not authorization.startswith("Bearer "):
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():  # a scheme is case-insensitive: "bearer T" was "missing token"
         raise HTTPException(401, "missing token")
-    token = authorization.removeprefix("Bearer ").strip()
+    token = token.strip()
     who: Caller | None = request.app.state.study.people.get(store.token_hash(token))
     if who is None:
         raise HTTPException(401, "unknown token")
