@@ -477,3 +477,14 @@ def test_a_study_in_a_folder_that_cannot_be_written_is_refused_before_anything_i
                  "--annotators", "2", "--per-item", "1", *db)  # fmt: skip
     refused(res, f'{named}: field "{where}": cannot be written: no permission to write in {ro}')
     assert not any(ro.iterdir()) and not (tmp_path / "study").exists()
+
+
+def test_import_agreement_on_an_export_with_no_answer_yet_says_so(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """`study export` of a study with no answer writes an empty file ("wrote 0 ratings"); `import-agreement --path` on
+    it answered "a table needs a mapping: --mapping m.yaml, or the --*-col options", as if it were no export at all."""
+    assert create(tmp_path / "s", inputs).returncode == 0
+    export = dialeval("study", "export", str(tmp_path / "s"), "-o", str(tmp_path / "r.jsonl"))
+    assert export.returncode == 0 and "wrote 0 ratings" in export.stdout, export.stderr
+    got = dialeval("study", "import-agreement", "--path", str(tmp_path / "r.jsonl"), "--n-boot", "10")
+    assert got.returncode == 2 and "Traceback" not in got.stderr, got.stderr
+    assert f"{tmp_path / 'r.jsonl'}: holds no ratings" in got.stderr and "mapping" not in got.stderr, got.stderr

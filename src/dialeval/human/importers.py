@@ -75,9 +75,13 @@ def exported_ratings(path: Path) -> Benchmark | None:
         return None
     try:
         with path.open(encoding="utf-8") as f:
-            record = json.loads(next((line for line in f if line.strip()), "null"))
+            first = next((line for line in f if line.strip()), None)
+            record = json.loads(first or "null")
     except ValueError:  # not UTF-8 or not JSON: the table reader says what is wrong with it
         return None
+    if first is None:  # what `study export` writes before any answer: it was "a table needs a mapping"
+        raise InputError("holds no ratings (an empty file; `study export` writes one until annotators answer)",
+                         path=path)  # fmt: skip
     keys = set(record) if isinstance(record, dict) else set()
     if not {"item_id", "dimension", "annotator"} <= keys <= set(Rating.model_fields):
         return None
