@@ -816,3 +816,12 @@ def test_a_catalog_frame_with_empty_responses_scores_as_the_cli_scores_it(name: 
     assert empty.sum() in (2, 3) and scored.loc[empty, "length"].tolist() == [0.0] * int(empty.sum())
     with pytest.raises(InputError, match='field "response": no value'):
         dialeval.score(frame.to_dict("records"), ["length"], cache=False, progress=False)
+
+
+def test_an_integer_beyond_a_float_is_refused_as_not_finite() -> None:
+    """A JSON file's integer past a float's range (10**400, as Python's json reads it) was an OverflowError traceback
+    ("int too large to convert to float"); it is refused as an infinite value is, naming the row and the column."""
+    with pytest.raises(InputError) as err:
+        dialeval.correlate(RATED.assign(h=pd.Series([1, 10**400, 2, 3], dtype=object)), "h", ["m"])
+    assert str(err.value).startswith('data:2: field "h": ')
+    assert "is beyond a float's range" in str(err.value)

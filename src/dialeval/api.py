@@ -862,10 +862,29 @@ def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
             hint = _text_number_hint(value, name)
             raise InputError(f"expected a number (None or NaN for no value), found {type(value).__name__} "
                              f"{reprlib.repr(value)}{hint}", path=DATA, line=row, field=name)  # fmt: skip
-        if value is not None and math.isinf(value):
-            raise InputError(f"{float(value)} is not a finite number", path=DATA, line=row, field=name)
-        values.append(None if value is None else float(value))
+        values.append(None if value is None else _finite(value, row, name))
     return values
+
+
+def _finite(value: numbers.Real, row: int, name: str) -> float:
+    """Return a cell's number as a float; an infinite one, or an integer past a float's range, is refused.
+
+    An integer such as 10**400 (a JSON file's, as Python's json reads it) was an OverflowError traceback.
+
+    Example:
+        >>> _finite(10**400, 2, "h")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: data:2: field "h": 1000...0000 is beyond a float's range: not a finite number
+    """
+    try:
+        number = float(value)
+    except OverflowError:
+        raise InputError(f"{reprlib.repr(value)} is beyond a float's range: not a finite number", path=DATA, line=row,
+                         field=name) from None  # fmt: skip
+    if math.isinf(number):
+        raise InputError(f"{number} is not a finite number", path=DATA, line=row, field=name)
+    return number
 
 
 def _text_number_hint(value: object, name: str) -> str:
