@@ -818,6 +818,21 @@ def test_a_catalog_frame_with_empty_responses_scores_as_the_cli_scores_it(name: 
         dialeval.score(frame.to_dict("records"), ["length"], cache=False, progress=False)
 
 
+def test_a_by_column_holding_one_number_written_two_ways_is_refused() -> None:
+    """by= made its groups of the values as text: 1 and 1.0 (a JSONL file's "g": 1 and "g": 1.0, in a column of
+    object dtype beside text) were two groups, "g=1" and "g=1.0", of one number, silently. They are refused, naming
+    the column, the row and both values; 1 and 2.0 (two numbers) are not."""
+    frame = pd.DataFrame({"m": [1.0, 2, 3, 4, 5, 6], "h": [1.0, 3, 2, 5, 4, 6]})
+    frame["g"] = pd.Series([1, 1, 1.0, 2, "x", 2], dtype=object)
+    with pytest.raises(InputError) as err:
+        dialeval.correlate(frame, "h", ["m"], by="g", n_boot=0)
+    assert str(err.value) == ('data:3: field "g": the value 1.0 is the number 1 of row 1 written another way, and '
+                              "the two would make two groups: give the column one type")
+    frame["g"] = pd.Series([1, 1, 2.0, 2.0, "x", "x"], dtype=object)
+    # all, g=1, g=2.0, g=x
+    assert dialeval.correlate(frame, "h", ["m"], by="g", n_boot=0)["group"].tolist() == ["all", "g=1", "g=2.0", "g=x"]
+
+
 def test_an_integer_beyond_a_float_is_refused_as_not_finite() -> None:
     """A JSON file's integer past a float's range (10**400, as Python's json reads it) was an OverflowError traceback
     ("int too large to convert to float"); it is refused as an infinite value is, naming the row and the column."""

@@ -660,7 +660,9 @@ def correlate(
 
 
 def _one_group_per_text(df: pd.DataFrame, column: str) -> None:
-    """Refuse a ``by=`` column two of whose values of two types print alike: 1 and "1" were one group, silently.
+    """Refuse a ``by=`` column two of whose values of two types print alike, or one number printed two ways.
+
+    1 and "1" were one group, silently; 1 and 1.0 (a JSON file's) two groups of one number.
 
     Example:
         >>> import pandas as pd
@@ -670,6 +672,7 @@ def _one_group_per_text(df: pd.DataFrame, column: str) -> None:
         dialeval.errors.InputError: data:2: field "t": the value '1' (text) prints as the value 1 (a number) of ...
     """
     first: dict[str, tuple[int, Any]] = {}
+    number: dict[Any, tuple[int, Any]] = {}  # 1 and 1.0: one number, two texts, so two groups
     for row, raw in enumerate(df[column].tolist(), 1):
         if (value := _cell(raw)) is None:
             continue
@@ -680,6 +683,12 @@ def _one_group_per_text(df: pd.DataFrame, column: str) -> None:
             raise InputError(f"the value {value!r} ({kinds[0]}) prints as the value {earlier!r} ({kinds[1]}) of row "
                              f"{seen}, and the two would make one group: give the column one type", path=DATA,
                              line=row, field=column)  # fmt: skip
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):  # True == 1, but prints apart from it
+            seen, earlier = number.setdefault(value, (row, value))
+            if str(earlier) != str(value):
+                raise InputError(f"the value {value!r} is the number {earlier!r} of row {seen} written another way, "
+                                 "and the two would make two groups: give the column one type", path=DATA,
+                                 line=row, field=column)  # fmt: skip
 
 
 def _check_systems(scores: Sequence[Score], levels: Sequence[str], by: str | None) -> None:
