@@ -205,11 +205,8 @@ def stress(
         return
     run_info, rows, sub_rows, figures = _write_stress(opts, run, done, output, started)
     stale = remove_stale(output, figures, bool(sub_rows))
-    if as_json:
-        from dialeval.stress.run import left_out_notes, na_lines, perturbed_lines
-
-        said = [*done.bench.warnings, *perturbed_lines(done.result), *na_lines(done.result.rows),
-                *left_out_notes(done.result), *rough_resamples(n_boot)]  # fmt: skip  # the lines of the screen
+    if as_json:  # the notes: the screen's lines (the data's warnings were printed as it was read)
+        said = [*done.bench.warnings, *_result_lines(done.result), *rough_resamples(n_boot)]
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows, "notes": said}))
     else:
         _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot), stale)
@@ -452,20 +449,26 @@ def _subset_items(done: _StressDone) -> dict[str, int]:
     return dict(Counter(c.tags.get("subset", "untagged") for c in done.candidates))
 
 
+def _result_lines(result: StressResult) -> list[str]:
+    """Return the lines said under the fraction table: perturbed counts, n/a cells' reasons, pairs left out."""
+    from dialeval.stress.run import left_out_notes, na_lines, perturbed_lines
+
+    return [*perturbed_lines(result), *na_lines(result.rows), *left_out_notes(result)]
+
+
 def _print_stress(
     done: _StressDone, subsets: str, output: Path, figures: Sequence[str], seconds: float | None,
     replaced: Sequence[Path] = (), warnings: Sequence[str] = (), removed: Sequence[str] = (),
 ) -> None:  # fmt: skip
     """Print the fraction table, the perturbation counts, the ``warnings`` and the files written (replaced, removed)."""
     from dialeval.commands.tables import ScreenTable
-    from dialeval.stress.run import left_out_notes, na_lines, perturbed_lines
 
     result, names = done.result, done.names
     cell = {(r.metric, r.perturbation): r for r in result.rows}
     row_names = dict.fromkeys(r.metric for r in result.rows)
     grid = [([m], [figure(cell[(m, p)].fraction) for p in names]) for m in row_names]
     out.print(ScreenTable(done.title, ["metric"], list(names), grid))  # blocks of perturbations that fit the width
-    for line in (*perturbed_lines(result), *na_lines(result.rows), *left_out_notes(result)):
+    for line in _result_lines(result):
         console.print(line, highlight=False, markup=False)
     if result.subset_rows:
         items = ", ".join(f"{name} {n}" for name, n in _subset_items(done).items())
