@@ -429,3 +429,23 @@ def test_a_metric_whose_name_has_a_comma_is_refused_by_name_where_an_option_woul
         res = invoke("meta", s, "-r", r, *asked, "--boot", "0", "--level", "turn", "--method", "pearson", "--json")
         assert res.exit_code == 0, res.output
         assert sorted(row["metric"] for row in json.loads(res.stdout)["rows"]) == want
+
+
+def test_scores_of_items_rated_only_i_dont_know_are_counted_as_left_out(files: tuple[Path, Path],
+                                                                       tmp_path: Path) -> None:
+    """Two of the six items rated "I don't know" by their only annotator: their 6 scores (2 items x 3 metrics) were
+    left out of the table (4 items in each row) while the lines under it said nothing was; the row notes alone, in
+    --json, said so."""
+    s, r = files
+    lines = [json.loads(x) for x in r.read_text().splitlines()]
+    for rating in lines:
+        if rating["item_id"] in ("c0:s0", "c1:s1"):
+            rating.update(value=None, dont_know=True)
+    r.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    res = invoke("meta", s, "-r", r, "--boot", "0", "-l", "turn", "--method", "pearson", "-o", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    note = 'left out 6 of 18 scores: 6 of items rated on "Overall" with no number ("I don\'t know" or a label)'
+    assert note in " ".join(res.output.split())
+    assert note in (tmp_path / "out" / "table.md").read_text()
+    rows = [json.loads(x) for x in (tmp_path / "out" / "table.jsonl").read_text().splitlines()]
+    assert {row["n_items"] for row in rows} == {4}  # the 6 - 2 items with a number: the note counts what they lack

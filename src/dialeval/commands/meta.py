@@ -443,23 +443,38 @@ def read_scores(
 
 
 def dropped_note(scores: Sequence[Score], ratings: Sequence[Rating], dimension: str, metrics: list[str] | None) -> str:
-    """Say how many scores the table left out and why: null values (with their reasons), items nobody rated.
+    """Say how many scores the table left out and why: null values, items nobody rated, items with no number.
+
+    Null values are counted with their reasons. An item with no number is rated only "I don't know" or with labels:
+    its scores were left out of the table silently.
 
     Example:
-        >>> r = [Rating(item_id="a", dimension="q", annotator="x", value=1)]
+        >>> r = [Rating(item_id="a", dimension="q", annotator="x", value=1),
+        ...      Rating(item_id="c", dimension="q", annotator="x", value=None, dont_know=True)]
         >>> s = [Score(item_id="a", metric="m", value=None, extras={"error": "HTTP 500"}),
-        ...      Score(item_id="b", metric="m", value=0.5)]
-        >>> dropped_note(s, r, "q", None)
-        'left out 2 of 2 scores: 1 null (1 x HTTP 500); 1 of items not rated on "q" (unknown item ids)'
+        ...      Score(item_id="b", metric="m", value=0.5), Score(item_id="c", metric="m", value=0.5)]
+        >>> for part in dropped_note(s, r, "q", None).split("; "):
+        ...     print(part)
+        left out 3 of 3 scores: 1 null (1 x HTTP 500)
+        1 of items not rated on "q" (unknown item ids)
+        1 of items rated on "q" with no number ("I don't know" or a label)
     """
-    rated = {r.item_id for r in ratings if r.dimension == dimension}
+    from dialeval.meta.align import numeric_rating
+
+    chosen = [r for r in ratings if r.dimension == dimension]
+    rated = {r.item_id for r in chosen}
+    numbered = {r.item_id for r in chosen if numeric_rating(r) is not None}
     used = [s for s in scores if metrics is None or s.metric in metrics]
     null = Counter(str(s.extras.get("error") or "no reason given") for s in used if s.value is None)
-    unknown = sum(1 for s in used if s.value is not None and s.item_id not in rated and s.dialogue_id not in rated)
+    valued = [s for s in used if s.value is not None]
+    unknown = sum(1 for s in valued if s.item_id not in rated and s.dialogue_id not in rated)
+    no_number = sum(1 for s in valued if s.item_id not in numbered and s.dialogue_id not in numbered) - unknown
     parts = [f"{n} null ({'; '.join(f'{k} x {why}' for why, k in null.most_common(3))})" for n in [null.total()] if n]
     if unknown:
         parts.append(f'{unknown} of items not rated on "{dimension}" (unknown item ids)')
-    dropped = null.total() + unknown
+    if no_number:
+        parts.append(f'{no_number} of items rated on "{dimension}" with no number ("I don\'t know" or a label)')
+    dropped = null.total() + unknown + no_number
     return f"left out {dropped} of {len(used)} scores: " + "; ".join(parts) if dropped else ""
 
 
