@@ -449,3 +449,22 @@ def test_scores_of_items_rated_only_i_dont_know_are_counted_as_left_out(files: t
     assert note in (tmp_path / "out" / "table.md").read_text()
     rows = [json.loads(x) for x in (tmp_path / "out" / "table.jsonl").read_text().splitlines()]
     assert {row["n_items"] for row in rows} == {4}  # the 6 - 2 items with a number: the note counts what they lack
+
+
+def test_a_metric_of_two_signatures_is_refused_naming_both_lines(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """bleu1 of two runs concatenated (lowercase:yes for some items, lowercase:no for the rest) was correlated as one
+    metric, silently. The parts of one split metric (style with target=tag:NAME signs each style) are kept."""
+    s, r = files
+    records = [json.loads(x) for x in s.read_text().splitlines()]
+    for n, rec in enumerate(records):
+        rec["signature"] = f"{rec['metric']}|lowercase:{'yes' if n < 9 else 'no'}|version:0.1.0"
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(x) + "\n" for x in records))
+    # line 10 is the first of lowercase:no, bleu1 of item c1:s0; bleu1's first line is line 1
+    refused(invoke("meta", mixed, "-r", r, "--boot", "0"),
+            f'{mixed}:10: field "signature": metric "bleu1" was computed here by "bleu1|lowercase:no|version:0.1.0", '
+            f'at {mixed}:1 by "bleu1|lowercase:yes|version:0.1.0"')  # fmt: skip
+    for n, rec in enumerate(records):  # style's parts: one signature per target, each on its own items
+        rec["signature"] = f"{rec['metric']}|target:{'positive|vader:3' if n < 9 else 'formal|spacy:3.8'}"
+    mixed.write_text("".join(json.dumps(x) + "\n" for x in records))
+    assert invoke("meta", mixed, "-r", r, "--boot", "0").exit_code == 0

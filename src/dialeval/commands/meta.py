@@ -59,10 +59,12 @@ class Seen:
     Attributes:
         scored: Where each (metric, item) was first scored.
         keys: Each (item, key) given (:func:`~dialeval.meta.align.item_keys`): its value, and where it was first.
+        signatures: Each (metric, part)'s signature (:func:`_part`), and where it was first.
     """
 
     scored: dict[tuple[str, str], tuple[Path, int]] = dataclasses.field(default_factory=dict)
     keys: dict[tuple[str, str], tuple[str, Path, int]] = dataclasses.field(default_factory=dict)
+    signatures: dict[tuple[str, str], tuple[str, Path, int]] = dataclasses.field(default_factory=dict)
 
 
 def row_dict(row: Any) -> dict[str, Any]:
@@ -389,6 +391,34 @@ def _check_repeats(path: Path, numbered: Sequence[tuple[int, Score]], filled: Se
                 field="item_id",
             )
         _check_keys(path, line, s, full, seen)
+        _check_signature(path, line, s, seen)
+
+
+def _part(signature: str) -> str:
+    """Return the part of a split metric a signature signs (its ``target``), or "".
+
+    ``style`` with ``target=tag:NAME`` signs each style's items on their own (one detector each), in one run.
+
+    Example:
+        >>> _part("style|target:formal|spacy:3.8"), _part("bleu|lowercase:yes")
+        ('formal', '')
+    """
+    return next((p.removeprefix("target:") for p in signature.split("|")[1:] if p.startswith("target:")), "")
+
+
+def _check_signature(path: Path, line: int, s: Score, seen: Seen) -> None:
+    """Refuse a score whose metric an earlier score (of the same part) signed otherwise: two runs, two metrics.
+
+    Scores of two runs concatenated (other parameters, another version) were correlated as one metric, silently.
+    A score without a signature (another tool's) is not compared.
+    """
+    if not s.signature:
+        return
+    earlier, where, at = seen.signatures.setdefault((s.metric, _part(s.signature)), (s.signature, path, line))
+    if earlier != s.signature:
+        raise InputError(f'metric "{s.metric}" was computed here by "{s.signature}", at {where}:{at} by "{earlier}": '
+                         "scores of two runs (other parameters or versions) are two metrics; score the items again "
+                         "in one run", path=path, line=line, field="signature")  # fmt: skip
 
 
 def _check_keys(path: Path, line: int, s: Score, full: Score, seen: Seen) -> None:
