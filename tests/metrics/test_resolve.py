@@ -270,3 +270,15 @@ def test_a_parameter_of_a_metric_without_any_says_it_has_none() -> None:
     with pytest.raises(InputError) as err:
         _built(["length"], ["length.device=gpu"])
     assert err.value.message == 'metric "length" has no parameter "device"; its parameters: none'
+
+
+def test_a_whole_number_past_64_bits_is_refused_when_the_metric_is_built() -> None:
+    """-p chrf.beta=1 followed by 200 zeros was accepted (beta has no maximum) and scoring died in sacrebleu with
+    OverflowError "int too large to convert to float" (a traceback, after the inputs were read)."""
+    huge = str(10**200)
+    fams, _ = resolve_metrics(["chrf"])
+    params = metric_params(fams, parse_params([f"chrf.beta={huge}"]))
+    with pytest.raises(InputError, match=r"chrf\.beta=10+: too large a whole number \(at most 9223372036854775807\)"):
+        build_metric("chrf", params["chrf"])
+    # the largest signed 64-bit number (2**63 - 1) is still a number it takes
+    assert build_metric("chrf", {"beta": 2**63 - 1}).config.beta == 9223372036854775807

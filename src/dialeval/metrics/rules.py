@@ -3,8 +3,9 @@
 A config field states what it may be in its metadata, ``field(default=..., metadata=rule(...))``:
 the allowed ``choices`` (a tuple, or a function that reads them from the library at run time),
 a ``minimum`` and a ``maximum`` (a number, or a function of the config, such as the layers of
-its model), or the ``placeholders`` a format template must use. A float that is NaN or infinite
-is refused in every field, with or without a rule. :func:`check_config` (which
+its model), or the ``placeholders`` a format template must use. A float that is NaN or infinite,
+and a whole number past 64 bits (where libraries convert it to a float or a C integer), is refused in every
+field, with or without a rule. :func:`check_config` (which
 :class:`~dialeval.metrics.base.Metric` calls on construction) raises one
 :class:`~dialeval.errors.InputError` that names the parameter and what it may be.
 
@@ -100,16 +101,23 @@ def check_config(family: str, config: Any) -> None:
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
         found = f.metadata.get(RULE)
-        problem = _non_finite(value, f.default) or (_problem(value, found, config) if found else None)
+        problem = _out_of_range(value, f.default) or (_problem(value, found, config) if found else None)
         if problem:
             raise InputError(f"{family}.{f.name}={value!r}: {problem}", field="--param")
 
 
-def _non_finite(value: Any, default: Any) -> str | None:
-    """Say so when ``value`` is a NaN or infinite float (unless the field's default is one too)."""
+#: The largest whole number a parameter may be: a signed 64-bit integer's (beyond, sacrebleu's chrF died with
+#: OverflowError "int too large to convert to float").
+INT_MAX = 2**63 - 1
+
+
+def _out_of_range(value: Any, default: Any) -> str | None:
+    """Say so when ``value`` is a NaN or infinite float (unless the default is one too) or an int past 64 bits."""
     default_finite = not isinstance(default, float) or math.isfinite(default)
     if isinstance(value, float) and not math.isfinite(value) and default_finite:
         return "not a finite number"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_MAX:
+        return f"too large a whole number (at most {INT_MAX})"
     return None
 
 
