@@ -3,7 +3,8 @@
 Names are canonical; a typo gets a did-you-mean; plugins register through the
 ``dialeval.<kind>`` entry-point group. An entry may be a ``"module:object"`` string,
 imported on first use; a registry made with a
-``base`` holds only subclasses of it or factories (other callables), checked then.
+``base`` holds only subclasses of it or factories (other callables), checked then. A plugin that cannot be
+imported (or raises on import) is an error only where its name is asked for.
 
 Example:
     >>> reg: Registry[int] = Registry("widget")
@@ -78,8 +79,11 @@ class Registry(Generic[T]):
             return
         self._plugins_loaded = True
         for ep in entry_points(group=self.group):
-            if ep.name not in self._items:
-                self._items[ep.name] = ep.load()  # loaded now: a prefix plugin registers families on import
+            if ep.name not in self._items:  # loaded now: a prefix plugin registers families on import
+                try:
+                    self._items[ep.name] = ep.load()
+                except Exception:  # a plugin's own error: kept as "module:object", said when asked for
+                    self._items[ep.name] = ep.value
 
     def _resolve(self, name: str) -> T:
         """Import a lazy entry and check it against ``base``."""
@@ -91,7 +95,7 @@ class Registry(Generic[T]):
                 found: Any = importlib.import_module(module.strip())
                 for part in attr.strip().split(".") if attr.strip() else ():
                     found = getattr(found, part)
-            except (ImportError, AttributeError) as exc:
+            except Exception as exc:  # a plugin's module may raise anything on import
                 raise RegistryEntryError(f'{self.kind} "{name}" ({spec}) cannot be loaded: {exc}') from exc
             obj = found
         if self.base is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ import pytest
 from dialeval.errors import InputError, UnknownNameError
 from dialeval.metrics import METRICS
 from dialeval.metrics.resolve import build_metric, family, family_params, metric_params, parse_params, resolve_metrics
+from dialeval.registry import RegistryEntryError
 
 
 def test_prefixed_families_come_from_the_entry_point_group_not_from_the_resolver():
@@ -282,3 +283,22 @@ def test_a_whole_number_past_64_bits_is_refused_when_the_metric_is_built() -> No
         build_metric("chrf", params["chrf"])
     # the largest signed 64-bit number (2**63 - 1) is still a number it takes
     assert build_metric("chrf", {"beta": 2**63 - 1}).config.beta == 9223372036854775807
+
+
+def test_a_metric_plugin_that_cannot_be_imported_stops_only_a_run_that_names_it(monkeypatch) -> None:
+    """An installed plugin whose module is gone made every run a ModuleNotFoundError traceback (-m length too):
+    the registry imported it at its first look, and the output map read every family."""
+    import dialeval.registry as registry
+
+    broken = EntryPoint("broken_w", "no_such_module_w:Thing", "dialeval.metrics")
+    monkeypatch.setattr(registry, "entry_points", lambda group: (broken,) if group == "dialeval.metrics" else ())
+    monkeypatch.setattr(METRICS, "_items", dict(METRICS._items))
+    monkeypatch.setattr(METRICS, "_plugins_loaded", False)
+    assert [f.name for f in resolve_metrics(["length", "rougeL"])[0]] == ["length", "rouge"]
+    ready, skipped = resolve_metrics(None)
+    assert "length" in [f.name for f in ready]
+    assert skipped["broken_w"] == (
+        "metric \"broken_w\" (no_such_module_w:Thing) cannot be loaded: No module named 'no_such_module_w'"
+    )
+    with pytest.raises(RegistryEntryError, match=r'^metric "broken_w" \(no_such_module_w:Thing\) cannot be loaded'):
+        resolve_metrics(["broken_w"])

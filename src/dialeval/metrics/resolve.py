@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from dialeval.errors import InputError, UnknownNameError, ensure_unique
 from dialeval.metrics import METRICS, load_builtin_metrics
 from dialeval.metrics.base import PREFIXES, Metric, configured, metric_by_output
+from dialeval.registry import RegistryEntryError
 from dialeval.words import one_line, some_of
 
 if TYPE_CHECKING:
@@ -263,8 +264,8 @@ def resolve_metrics(
     ``names=None`` means every registered metric without a prefix that can run
     here (judges and trained evaluators are asked for by name), a family that is
     ``listed_first`` (``quality``) first, the others by name; the ones that
-    cannot run (a missing extra, or references that ``candidates`` lack) are
-    returned in the second value with the reason. A family asked for by name
+    cannot run (a missing extra, references that ``candidates`` lack, or a plugin
+    that cannot be imported) are returned in the second value with the reason. A family asked for by name
     that cannot run is an error. ``params`` are the :func:`parse_params` result
     (a ``model=PATH`` can make a metric runnable). An empty name (``-m ""``, ``-m bleu,,length``)
     or an empty list is an error, never the default set.
@@ -283,8 +284,14 @@ def resolve_metrics(
     load_builtin_metrics()
     by_family = family_params(params or {})
     chosen: list[type[Metric]] = []
-    default = sorted((n for n in METRICS.names() if ":" not in n), key=lambda n: not METRICS.get(n).listed_first)
-    for name in names or default:
+    missing: dict[str, str] = {}
+    loaded: list[type[Metric]] = []
+    for name in [] if names else [n for n in METRICS.names() if ":" not in n]:  # a plugin that cannot load is skipped
+        try:
+            loaded.append(METRICS.get(name))
+        except RegistryEntryError as exc:
+            missing[name] = str(exc)
+    for name in names or [cls.name for cls in sorted(loaded, key=lambda cls: not cls.listed_first)]:
         try:
             cls = family(name)
         except UnknownNameError as exc:
@@ -292,7 +299,6 @@ def resolve_metrics(
         if cls not in chosen:
             chosen.append(cls)
     ready: list[type[Metric]] = []
-    missing: dict[str, str] = {}
     for cls in chosen:
         given = {**by_family.get("*", {}), **by_family.get(cls.name, {})}
         reason = cls.unavailable_reason(given)
