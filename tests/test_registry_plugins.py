@@ -46,3 +46,35 @@ def test_a_plugin_failing_on_import_is_one_error_not_a_traceback(
     with pytest.raises(RegistryEntryError) as err:
         reg.get("bad")
     assert str(err.value) == 'widget "bad" (dialeval_bad_plugin_w:Thing) cannot be loaded: division by zero'
+
+
+def _builtin() -> str:
+    return "built in"
+
+
+def test_a_plugin_named_as_a_registered_entry_is_an_error_whichever_comes_first(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A plugin entry point named "bleu" was silently ignored when the built-in registered first, made the built-in's
+    registration a ValueError traceback when the plugin loaded first (dialeval metrics bleu, score -m bleu), and
+    silently replaced the built-in when the plugin's module imported the built-in's: which "bleu" ran depended on
+    import order. Now either order gives the same one-line error where the name is asked for."""
+    (tmp_path / "dialeval_clash_plugin_w.py").write_text("def thing():\n    return 'plugin'\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _installed(monkeypatch, EntryPoint("bleu", "dialeval_clash_plugin_w:thing", "dialeval.widgets"))
+    expected = (
+        f'two widgets are named "bleu": {__name__}:_builtin and the plugin dialeval_clash_plugin_w:thing; '
+        "rename the plugin's entry point (or uninstall it)"
+    )
+    builtin_first: Registry[Any] = Registry("widget")
+    builtin_first.register("bleu", _builtin)
+    builtin_first.register("seven", 7)
+    plugin_first: Registry[Any] = Registry("widget")
+    assert plugin_first.names() == ["bleu"]  # the plugins load at the first look
+    plugin_first.register("bleu", _builtin)
+    plugin_first.register("seven", 7)
+    for reg in (builtin_first, plugin_first):
+        assert reg.get("seven") == 7 and reg.names() == ["bleu", "seven"]
+        with pytest.raises(RegistryEntryError) as err:
+            reg.get("bleu")
+        assert str(err.value) == expected

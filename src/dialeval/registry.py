@@ -58,12 +58,29 @@ class Registry(Generic[T]):
         self.base = base
         self._items: dict[str, T | str] = {}
         self._plugins_loaded = False
+        self._plugins: dict[str, str] = {}  # name -> "module:object" of the entry point that gave it
+        self._clashes: dict[str, str] = {}  # name -> why it cannot be used: a plugin and another entry share it
 
     def register(self, name: str, obj: T | str) -> None:
-        """Add ``obj`` (or a lazy ``"module:object"``) under ``name``; another one under that name is an error."""
-        if name in self._items and self._items[name] is not obj:
+        """Add ``obj`` (or a lazy ``"module:object"``) under ``name``; another one under that name is an error.
+
+        A name a plugin has is an error where it is asked for (:meth:`get`), as a plugin loaded after it is.
+        """
+        if name in self._plugins and self._items[name] is not obj:
+            self._clash(name, obj, self._plugins[name])
+        elif name in self._items and self._items[name] is not obj:
             raise ValueError(f'{self.kind} "{name}" is already registered')
-        self._items[name] = obj
+        else:
+            self._items[name] = obj
+
+    def _clash(self, name: str, other: object, plugin: str) -> None:
+        where = other if isinstance(other, str) else f"{getattr(other, '__module__', '?')}:" + getattr(
+            other, "__qualname__", type(other).__qualname__
+        )
+        self._clashes[name] = (
+            f'two {self.kind}s are named "{name}": {where} and the plugin {plugin}; '
+            "rename the plugin's entry point (or uninstall it)"
+        )
 
     def decorator(self, name: str) -> Callable[[T], T]:
         """Return a decorator that registers what it decorates under ``name``."""
@@ -79,11 +96,15 @@ class Registry(Generic[T]):
             return
         self._plugins_loaded = True
         for ep in entry_points(group=self.group):
-            if ep.name not in self._items:  # loaded now: a prefix plugin registers families on import
-                try:
-                    self._items[ep.name] = ep.load()
-                except Exception:  # a plugin's own error: kept as "module:object", said when asked for
-                    self._items[ep.name] = ep.value
+            try:  # loaded now: a prefix plugin registers families on import
+                obj: Any = ep.load()
+            except Exception:  # a plugin's own error: kept as "module:object", said when asked for
+                obj = ep.value
+            if ep.name not in self._items:
+                self._items[ep.name] = obj
+                self._plugins[ep.name] = ep.value
+            elif self._items[ep.name] is not obj:  # one registered before, or while its module was imported
+                self._clash(ep.name, self._items[ep.name], ep.value)
 
     def _resolve(self, name: str) -> T:
         """Import a lazy entry and check it against ``base``."""
@@ -111,6 +132,8 @@ class Registry(Generic[T]):
     def get(self, name: str) -> T:
         """Return the object named ``name`` (importing a lazy entry) or raise with the closest names."""
         self._load_plugins()
+        if name in self._clashes:
+            raise RegistryEntryError(self._clashes[name])
         if name in self._items:
             return self._resolve(name)
         raise unknown_name(self.kind, name, self._items)
