@@ -558,3 +558,26 @@ def test_report_refuses_to_replace_a_file_of_another_results_folder(results: dic
     assert table.read_bytes() == kept
     for _ in range(2):
         assert run_cli("report", results["lmstyle"], "-o", other / "report.md").exit_code == 0
+
+
+@pytest.mark.parametrize(("name", "rows", "said"), [
+    # two train runs' results.jsonl joined (cat): both rows of tfidf-lr on test=b were printed, as two results
+    ("results.jsonl", [{"model": "tfidf-lr", "split": "test=b", "n": 3, "spearman": s} for s in (0.2, 0.9)],
+     'results.jsonl:2: field "split": a second line of model "tfidf-lr", split "test=b" (the first is line 1)'),
+    # two lmstyle runs' summary.jsonl joined: system_summary writes one row per model, the report printed both
+    ("summary.jsonl", [{"model": "smollm2", "responses": r} for r in (2, 4)],
+     'summary.jsonl:2: field "model": a second line of model "smollm2" (the first is line 1)'),
+])  # fmt: skip
+def test_two_result_rows_of_one_model_and_split_are_refused(
+    tmp_path: Path, name: str, rows: list[dict[str, object]], said: str
+) -> None:
+    """results.jsonl and summary.jsonl took a second row of what an earlier row is the figure of, which every other
+    results file refuses: the report printed both rows (0.200 and 0.900 for one model on one split), no word why."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if name == "summary.jsonl":  # a summary goes with the tables
+        cell = {"table": "table2", "model": "smollm2", "source": "ours", "column": "ACC%", "value": 1.0}
+        (folder / "lmstyle_tables.jsonl").write_text(json.dumps(cell) + "\n")
+    refused(run_cli("report", folder, "-o", tmp_path / "r.md"), said)
+    assert not (tmp_path / "r.md").exists()

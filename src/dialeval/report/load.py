@@ -110,6 +110,7 @@ class _TableCell(_Line):
 
 
 class _SummaryLine(_Line):
+    KEY = ("model",)  # lmstyle's system_summary: a row per model
     model: str
 
 
@@ -127,7 +128,13 @@ _TRAIN_FIELDS: dict[str, Any] = {
     **{key: (float | None, None) for key in TRAIN_COLUMNS},
     **{f"{key}_ci": (tuple[float | None, float | None] | None, None) for key in TRAIN_COLUMNS},
 }
-_TrainLine = create_model("_TrainLine", __base__=_Line, **_TRAIN_FIELDS)
+
+
+class _TrainKey(_Line):
+    KEY = ("model", "split")  # a row per model and split (a mean row's split: "mean of 5")
+
+
+_TrainLine = create_model("_TrainLine", __base__=_TrainKey, **_TRAIN_FIELDS)
 
 
 def read_rows(path: Path, line: type[_Line] = _Line) -> list[dict[str, Any]]:
