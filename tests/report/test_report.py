@@ -581,3 +581,20 @@ def test_two_result_rows_of_one_model_and_split_are_refused(
         (folder / "lmstyle_tables.jsonl").write_text(json.dumps(cell) + "\n")
     refused(run_cli("report", folder, "-o", tmp_path / "r.md"), said)
     assert not (tmp_path / "r.md").exists()
+
+
+def test_a_result_row_whose_note_reads_a_field_of_the_wrong_type_or_none_is_reported(tmp_path: Path) -> None:
+    """results.jsonl's notes read fields the row check let through: "undefined_why" of any type (a string was an
+    AttributeError traceback, ``str.items``) and "one_label" without "n" (a KeyError traceback: the note says of how
+    many items). A wrong type is now refused, naming line and field; a row without n says "all its items"."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    row = {"model": "m", "split": "fold1/2", "undefined_why": "oops"}
+    (folder / "results.jsonl").write_text(json.dumps(row) + "\n")
+    refused(run_cli("report", folder, "-o", tmp_path / "r.md"),
+            'results.jsonl:1: field "undefined_why": Input should be a valid dictionary')  # fmt: skip
+    assert not (tmp_path / "r.md").exists()
+    (folder / "results.jsonl").write_text(json.dumps({"model": "m", "split": "fold1/2", "one_label": 2}) + "\n")
+    invoke(["report", str(folder), "-o", str(tmp_path / "r.md")])
+    assert ("note: m on fold1/2 predicted label 2 (the highest third of the scale) for all its items: its accuracy"
+            in (tmp_path / "r.md").read_text())  # fmt: skip

@@ -317,7 +317,7 @@ def result_notes(rows: list[dict[str, Any]]) -> list[str]:
         for r in rows
         for note in (
             f"note: {r['model']} on {r['split']} predicted label {r['one_label']} (the {thirds[r['one_label']]} "
-            f"third of the scale) for all {r['n']} items: its accuracy, UAR, kappa and P/R/F1 describe that "
+            f"third of the scale) for all {_items(r)}: its accuracy, UAR, kappa and P/R/F1 describe that "
             "constant; its Spearman and Pearson read the scores" if "one_label" in r else "",
             f"note: {r['model']} on {r['split']}: no CI: {r['no_ci']}" if r.get("no_ci") else "",
             *(f"note: {r['model']} on {r['split']}: {measures} undefined: {why}"
@@ -325,6 +325,11 @@ def result_notes(rows: list[dict[str, Any]]) -> list[str]:
         )
         if note
     ]
+
+
+def _items(row: dict[str, Any]) -> str:
+    """Return "24 items" of a result row's ``n``, "its items" of a row without one (a hand-made or older row)."""
+    return f"{row['n']} items" if row.get("n") is not None else "its items"
 
 
 def _train(r: Results, blocks: list[Block]) -> None:

@@ -123,6 +123,7 @@ _TRAIN_FIELDS: dict[str, Any] = {
     "n": (int | None, None),
     "one_label": (int | None, Field(None, ge=0, le=2)),  # the third of the scale every prediction fell in
     "undefined": (list[str], []),
+    "undefined_why": (dict[str, str], {}),  # measures -> why they are undefined
     "no_ci": (str, ""),
     "rough_ci": (str, ""),
     **{key: (float | None, None) for key in TRAIN_COLUMNS},
