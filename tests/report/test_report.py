@@ -598,3 +598,21 @@ def test_a_result_row_whose_note_reads_a_field_of_the_wrong_type_or_none_is_repo
     invoke(["report", str(folder), "-o", str(tmp_path / "r.md")])
     assert ("note: m on fold1/2 predicted label 2 (the highest third of the scale) for all its items: its accuracy"
             in (tmp_path / "r.md").read_text())  # fmt: skip
+
+
+def test_an_lmstyle_run_without_the_judge_says_it_was_not_run(results: dict[str, Path], tmp_path: Path) -> None:
+    """run.json's judge holds the judge's settings on every run, its counters only when -m ran it: a run of
+    -m style,sacrebleu (the fixture's) was reported as "Appropriateness judge: model smollm2, k 1", as if judged,
+    where its table.md says "judge: not run"."""
+    out = tmp_path / "r.md"
+    invoke(["report", str(results["lmstyle"]), "-o", str(out)])
+    text = out.read_text()
+    assert "judge: not run" in (results["lmstyle"] / "table.md").read_text()
+    assert "Appropriateness judge: not run (-m left it out)." in text and "Appropriateness judge: model" not in text
+    folder = tmp_path / "judged"  # one the judge ran in: its settings and counters, as lmstyle writes them
+    shutil.copytree(results["lmstyle"], folder)
+    run = json.loads((folder / "run.json").read_text())
+    run["judge"] = {**run["judge"], "responses": 2, "scored": 1, "parse_failures": 1}
+    (folder / "run.json").write_text(json.dumps(run))
+    invoke(["report", str(folder), "-o", str(out)])
+    assert "Appropriateness judge: model smollm2, k 1, responses 2, scored 1, parse_failures 1" in out.read_text()

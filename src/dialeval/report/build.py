@@ -209,10 +209,13 @@ def _lmstyle(r: Results, blocks: list[Block]) -> None:
         caption = "System-level summary (all responses of each model; 'scored' = responses a metric scored)"
         blocks.append(Table(head, [[fmt(row.get(h), 1) for h in head] for row in r.summary], caption))
     judge = (r.run.judge if isinstance(r.run, LmstyleRun) else None) or {}
-    if judge:
-        keys = ("model", "k", "responses", "scored", "from_score_cache", "items", "samples", "parse_retries",
-                "parse_failures", "items_missing", "cache_hits")  # fmt: skip
-        blocks.append(Text("Appropriateness judge: " + ", ".join(f"{k} {judge[k]}" for k in keys if k in judge)))
+    counters = ("responses", "scored", "from_score_cache", "items", "samples", "parse_retries", "parse_failures",
+                "items_missing", "cache_hits")  # fmt: skip
+    if any(k in judge for k in counters):  # its settings are there on every run, its counters where it ran
+        blocks.append(Text("Appropriateness judge: " + ", ".join(f"{k} {judge[k]}" for k in ("model", "k", *counters)
+                                                                 if k in judge)))  # fmt: skip
+    elif judge:  # "model smollm2, k 1" read as judged
+        blocks.append(Text("Appropriateness judge: not run (-m left it out)."))
     metrics = [m for m in ("style_match", "style_strength", "sacrebleu", "sbert_ref", "lm_likelihood",
                            "judge:lmstyle-appropriateness") if any(s.metric == m for s in r.scores)]  # fmt: skip
     if metrics:
