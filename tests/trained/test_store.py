@@ -119,3 +119,32 @@ def test_a_failed_save_is_a_write_error_and_keeps_the_earlier_model(
         _save("tfidf-lr", small_examples, folder)
     assert (folder / "card.json").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no temporary folder is left
+
+
+@pytest.mark.parametrize(("kind", "params", "edit", "message"), [
+    ("tfidf-nb", {}, {"files": ["model.joblib"]}, 'field "files": is a list, not a JSON object of file: sha256'),
+    ("tfidf-nb", {}, {"files": {"model.joblib": 5}}, 'field "files": the sha256 of "model.joblib" is 5, not a string'),
+    ("tfidf-nb", {}, {"kind": ["x"]}, 'field "kind": is a list, not a string'),
+    ("tfidf-nb", {}, {"params": "x"}, 'field "params": is a string, not a JSON object'),
+    ("tfidf-nb", {}, {"training": [1]}, 'field "training": is a list, not a JSON object'),
+    ("tfidf-nb", {}, {"format": "1"}, "model card format '1' is not 1"),
+    ("ensemble", {"families": "length"}, {"features": []}, 'field "features": is a list, not a JSON object'),
+    ("ensemble", {"families": "length"}, {"features": {"signatures": {}}},
+     'field "features.columns": is missing, not a list of strings'),
+])  # fmt: skip
+def test_a_card_of_the_wrong_shape_is_an_error_naming_its_field(
+    kind: str, params: dict[str, object], edit: dict[str, object], message: str, small_examples: list[Example],
+    tmp_path: Path,
+) -> None:
+    """A card edited by hand or written by other software, its fields of the wrong JSON type, was a traceback of
+    dialeval score -m trained:PATH (AttributeError: 'list' object has no attribute 'items' for "files", TypeError:
+    unhashable type: 'list' for "kind", KeyError: 'features' for an ensemble), and a format of "1" read "model card
+    format 1 is not 1". Each is now one error naming the card and the field."""
+    folder = tmp_path / "m"
+    _save(kind, small_examples, folder, **params)
+    card = json.loads((folder / "card.json").read_text())
+    (folder / "card.json").write_text(json.dumps({**card, **edit}))
+    with pytest.raises(InputError) as got:
+        register_trained(f"trained:{folder}")
+        store.load(folder)
+    assert str(got.value) == f"{folder / 'card.json'}: {message}"

@@ -112,9 +112,49 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
     missing = [k for k in ("format", "kind", "task", "params", "files", "training") if k not in card]
     if missing:
         raise InputError(f"model card lacks {', '.join(missing)}", path=path)
-    if card["format"] != CARD_FORMAT:
-        raise InputError(f"model card format {card['format']} is not {CARD_FORMAT}", path=path)
+    if card["format"] != CARD_FORMAT:  # repr: a format of "1" read "format 1 is not 1"
+        raise InputError(f"model card format {card['format']!r} is not {CARD_FORMAT}", path=path)
+    _check_shape(card, path)
     return card, file_sha256(path)
+
+
+def _json_type(value: Any) -> str:
+    """Return the JSON type of ``value`` in words.
+
+    Example:
+        >>> _json_type([1]), _json_type({}), _json_type("x"), _json_type(None), _json_type(True), _json_type(2.5)
+        ('a list', 'a JSON object', 'a string', 'null', 'true or false', 'a number')
+    """
+    if isinstance(value, bool):
+        return "true or false"
+    words: dict[type, str] = {list: "a list", dict: "a JSON object", str: "a string", type(None): "null"}
+    return next((w for t, w in words.items() if isinstance(value, t)), "a number")
+
+
+def _check_shape(card: dict[str, Any], path: Path) -> None:
+    """Refuse a card whose fields are of the wrong JSON type (a card edited by hand was a traceback on load).
+
+    Raises:
+        InputError: Naming the card and the field.
+    """
+    wanted = {"kind": str, "task": str, "params": dict, "files": dict, "training": dict, "features": dict}
+    for key, kind in wanted.items():
+        if key in card and not isinstance(card[key], kind):
+            what = {str: "a string", dict: "a JSON object"}[kind] + (" of file: sha256" if key == "files" else "")
+            raise InputError(f"is {_json_type(card[key])}, not {what}", path=path, field=key)
+    for name, sha in card["files"].items():
+        if not isinstance(sha, str):
+            raise InputError(f'the sha256 of "{name}" is {json.dumps(sha)}, not a string', path=path, field="files")
+    if issubclass(evaluator_kinds().get(card["kind"], Evaluator), Ensemble):  # its load reads the feature columns
+        features = card.get("features") or {}
+        columns, signatures = features.get("columns"), features.get("signatures")
+        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+            got = "missing" if columns is None else _json_type(columns)
+            raise InputError(f"is {got}, not a list of strings", path=path, field="features.columns")
+        if not isinstance(signatures, dict) or not all(isinstance(v, str) for v in signatures.values()):
+            got = "missing" if signatures is None else _json_type(signatures)
+            raise InputError(f"is {got}, not a JSON object of metric: signature", path=path,
+                             field="features.signatures")  # fmt: skip
 
 
 def load(folder: str | Path) -> Loaded:
