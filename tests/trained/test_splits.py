@@ -49,3 +49,27 @@ def test_a_leaking_split_is_refused(small_examples: list[Example]) -> None:
         Split("bad", small_examples[:10], small_examples[5:15]).check()
     with pytest.raises(InputError, match="cannot group by"):
         leave_one_group_out(small_examples, "annotator")
+
+
+def test_a_held_out_group_with_no_item_in_its_half_says_why() -> None:
+    """--logo system on contexts every system answers halves the contexts; where one half had none of the items a side
+    needs (one context: the training half is empty; a rare system answering one context that fell in the training
+    half), the error was 'split "system=s0" has 0 train and 1 test items', naming no option and not saying why."""
+    from dialeval.metrics.base import MetricInput
+
+    def ex(c: int, s: str) -> Example:
+        return Example(f"{c}{s}", "b", f"c{c}", f"d{c}", s, "b", "t", MetricInput("t"), 1.0, 0.5, 1)
+
+    with pytest.raises(InputError) as got:
+        leave_one_group_out([ex(0, "s0"), ex(0, "s1")], "system", seed=0)
+    assert str(got.value) == (
+        'field "--logo": system "s0" answers contexts that other systems answer too, so the contexts are halved '
+        "(by --seed 0): the model trains on the other systems' responses to one half and is tested on those of "
+        '"s0" to the other; of the 1 context, the training half holds no response of another system (0 train, 1 test '
+        'items): give more contexts (a larger --limit, if given) or another --seed'
+    )
+    # a rare system answers context 0 only; the seeded shuffle of 4 contexts puts it in the training half with seed 1
+    rare = [ex(c, s) for c in range(4) for s in ("s0", "s1")] + [ex(0, "rare")]
+    with pytest.raises(InputError, match=r'system "rare" .* of the 4 contexts, the test half holds no response of '
+                                          r'"rare" \(4 train, 0 test items\)'):  # fmt: skip
+        leave_one_group_out(rare, "system", seed=1)

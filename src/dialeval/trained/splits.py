@@ -105,5 +105,23 @@ def leave_one_group_out(examples: Sequence[Example], by: str, seed: int = 0) -> 
         if {e.group_context for e in held} & {e.group_context for e in rest}:
             held = [e for e in held if e.group_context in half_b]
             rest = [e for e in rest if e.group_context not in half_b]
+            if not held or not rest:  # the error was "split ... has 0 train and 1 test items", with no option or why
+                raise _empty_half(by, g, len(ctx), rest, held, seed)
         splits.append(Split(f"{by}={g}", rest, held).check())
     return splits
+
+
+def _empty_half(by: str, group: str, n_contexts: int, rest: list[Example], held: list[Example],
+                seed: int) -> InputError:
+    """Return the error of a held-out group whose halved contexts leave one side of its split empty."""
+    from dialeval.words import counted
+
+    side = f'the test half holds no response of "{group}"' if not held else \
+        f"the training half holds no response of another {by}"  # fmt: skip
+    return InputError(
+        f'{by} "{group}" answers contexts that other {by}s answer too, so the contexts are halved (by --seed {seed}): '
+        f"the model trains on the other {by}s' responses to one half and is tested on those of \"{group}\" to the "
+        f"other; of the {counted(n_contexts, 'context')}, {side} ({len(rest)} train, {len(held)} test items): give "
+        "more contexts (a larger --limit, if given) or another --seed",
+        field="--logo",
+    )
