@@ -389,3 +389,29 @@ def test_a_feature_without_any_training_value_is_said_once_in_dialevals_words(tm
     assert (out / "results.md").read_text().count(note) == 1
     row = json.loads((out / "results.jsonl").read_text().splitlines()[0])
     assert row["fit"]["unobserved"] == ["word_f1"]  # the f1 family's output
+
+
+def test_train_refuses_to_replace_a_model_folder_that_holds_no_saved_model(tmp_path: Path) -> None:
+    """train replaces OUTPUT/model-<kind> whole with the model it saves; a file of that name, or a folder of the
+    user's own files with no card.json, was deleted with no word (the run said only "saved tfidf-lr to ..."). Both are
+    now refused before any work, naming the path, and left as they were; a saved model there is replaced as before."""
+    out = tmp_path / "run"
+    out.mkdir()
+    args = ["train", "--model", "tfidf-lr", "--train", "usr-pc", "--folds", "2", "--limit", "3", "--n-boot", "0",
+            "-o", out]  # fmt: skip
+    (out / "model-tfidf-lr").write_text("precious\n")
+    refused(invoke(*args), f'{out / "model-tfidf-lr"}: field "--output": is a file, not a saved model')
+    assert (out / "model-tfidf-lr").read_text() == "precious\n"
+    (out / "model-tfidf-lr").unlink()
+    (out / "model-tfidf-lr" / "notes").mkdir(parents=True)
+    (out / "model-tfidf-lr" / "notes" / "todo.txt").write_text("keep me\n")
+    refused(invoke(*args), f'{out / "model-tfidf-lr"}: field "--output": holds no saved model (no card.json)')
+    assert (out / "model-tfidf-lr" / "notes" / "todo.txt").read_text() == "keep me\n"
+    assert sorted(p.name for p in out.iterdir()) == ["model-tfidf-lr"]  # no result written
+    (out / "model-tfidf-lr" / "notes" / "todo.txt").unlink()
+    (out / "model-tfidf-lr" / "notes").rmdir()  # an empty folder holds nothing to lose: the model is saved in it
+    res = invoke(*args)
+    assert res.exit_code == 0, res.output
+    assert (out / "model-tfidf-lr" / "card.json").is_file()
+    again = invoke(*args)  # a saved model is replaced by the new one
+    assert again.exit_code == 0, again.output

@@ -278,6 +278,26 @@ def _output_files(output: Path, model: str, save: bool) -> list[str]:
     return files
 
 
+def _check_model_folders(output: Path, model: str) -> None:
+    """Refuse a ``model-<kind>`` in OUTPUT that is a file or a folder holding files but no saved model.
+
+    :func:`dialeval.trained.store.save` replaces the folder whole: such a file or folder was deleted with no word.
+
+    Raises:
+        InputError: Naming the path and ``--output``.
+    """
+    for kind in split_names(model, "--model", "model") or []:
+        folder = output / f"model-{kind}"
+        if folder.exists() and not folder.is_dir():
+            what = "is a file, not a saved model"
+        elif folder.is_dir() and not (folder / "card.json").is_file() and any(folder.iterdir()):
+            what = "holds no saved model (no card.json), but other files"
+        else:
+            continue
+        raise InputError(f"{what}: train replaces {folder.name} whole with the model it saves; move it away, give "
+                         "another --output, or --no-save", path=folder, field="--output")  # fmt: skip
+
+
 def _check_request(request: ScoringRequest) -> None:
     """Refuse the run options that would change the features (a saved model computes them with the defaults).
 
@@ -348,6 +368,8 @@ def train(
     try:
         files = _output_files(output, model, save_models)
         replaced = check_output(output, "folder", inputs=inputs, files=files)
+        if save_models:
+            _check_model_folders(output, model)
         common = {"dimension": dimension, "overrides": xp.parse_dimensions(dim), "target_norm": target_norm,
                   "limit": limit}  # fmt: skip
         _check_request(request)
