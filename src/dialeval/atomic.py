@@ -58,6 +58,23 @@ def _umask() -> int:
     return mask
 
 
+def temp_folder(parent: Path, prefix: str) -> Path:
+    """Return a new hidden folder in ``parent`` to be renamed into place, with a new folder's mode.
+
+    :func:`tempfile.mkdtemp` makes it 0700: renamed into place (a saved model, a converted model), it was readable
+    by its owner only. It gets ``0777`` less the umask, as :meth:`Path.mkdir` gives.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = temp_folder(pathlib.Path(tempfile.mkdtemp()), ".x.")
+        >>> oct(d.stat().st_mode & 0o777) == oct(0o777 & ~_umask())
+        True
+    """
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    folder.chmod(0o777 & ~_umask())
+    return folder
+
+
 def special_kind(path: Path) -> str | None:
     """Say what ``path`` is when it is neither a file nor a folder (links followed): a device, a pipe or a socket.
 

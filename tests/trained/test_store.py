@@ -148,3 +148,19 @@ def test_a_card_of_the_wrong_shape_is_an_error_naming_its_field(
         register_trained(f"trained:{folder}")
         store.load(folder)
     assert str(got.value) == f"{folder / 'card.json'}: {message}"
+
+
+def test_a_saved_model_folder_has_the_permissions_of_any_new_folder(
+    small_examples: list[Example], tmp_path: Path
+) -> None:
+    """save() renamed a tempfile.mkdtemp folder into place, and mkdtemp makes it 0700: a model saved for a team was
+    readable by its owner only. It has a new folder's mode now (0777 less the umask, as mkdir gives)."""
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        _save("tfidf-lr", small_examples, tmp_path / "model")
+        (tmp_path / "plain").mkdir()  # what the umask gives a new folder: the expected mode
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "model").stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777 == 0o755

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from dialeval.atomic import temp_folder
 from dialeval.errors import DialevalError, InputError, MissingExtraError
 from dialeval.models.device import check_device
 from dialeval.paths import cache_dir
@@ -324,7 +325,7 @@ def _converted_dir(gguf: Path) -> Path:
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+        tmp = temp_folder(target.parent, f".{target.name}.")  # not mkdtemp's 0700
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         os.replace(tmp, target)

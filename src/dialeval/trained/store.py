@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval import __version__
-from dialeval.atomic import WriteError
+from dialeval.atomic import WriteError, temp_folder
 from dialeval.errors import InputError
 from dialeval.jsonl import json_problem, read_text
 from dialeval.signature import file_sha256
@@ -70,7 +70,7 @@ def save(ev: Evaluator, folder: str | Path, card: dict[str, Any]) -> str:
     """Write the model and its card into ``folder`` (replacing it atomically); return the card's sha256."""
     target = Path(folder)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    tmp = temp_folder(target.parent, f".{target.name}.")  # mkdtemp's 0700 was the saved model's mode
     try:
         names = ev.save(tmp)
         card = {**card, "files": {n: file_sha256(tmp / n) for n in names}}
