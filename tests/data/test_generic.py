@@ -955,3 +955,25 @@ def test_the_rows_are_kept_only_when_asked(tmp_path: Path) -> None:
     kept = load_table(p, m, keep_rows=True).rows
     assert [(where.line, rec["who"], ids) for where, rec, ids in kept] == [(2, "w1", ["t-0000:unknown"]),
                                                                           (3, "w2", ["t-0000:unknown"])]  # fmt: skip
+
+
+def test_a_record_rating_of_no_item_is_refused(tmp_path: Path) -> None:
+    """A ratings.jsonl line whose item_id names no candidate (a typo, a row of another folder) was read and counted:
+    `data show` said 2 ratings and 2 annotators for one rated item, and every command that joins ratings to scores
+    dropped it unsaid. It is now an error naming the file, the line and item_id (a dialogue-level rating names a
+    dialogue)."""
+    _write_records(tmp_path, "Yes")  # candidate c1 of dialogue d1
+    rating = '{{"item_id": "{}", "dimension": "q", "annotator": "{}", "value": 4, "level": "{}"}}\n'
+    (tmp_path / "ratings.jsonl").write_text(rating.format("c1", "a", "turn") + rating.format("c9", "b", "turn"))
+    with pytest.raises(InputError) as caught:
+        load_records(tmp_path)
+    assert str(caught.value) == (
+        f'{tmp_path / "ratings.jsonl"}:2: field "item_id": no candidate has the id "c9" '
+        f'(not in {tmp_path / "candidates.jsonl"})'
+    )
+    (tmp_path / "ratings.jsonl").write_text(rating.format("c1", "a", "dialogue"))  # c1 is a candidate, no dialogue
+    with pytest.raises(InputError, match=r'ratings\.jsonl:1: field "item_id": no dialogue has the id "c1" \(not in '):
+        load_records(tmp_path)
+    (tmp_path / "ratings.jsonl").write_text(rating.format("c1", "a", "turn") + rating.format("d1", "b", "dialogue"))
+    assert [(r.item_id, r.level) for r in load_records(tmp_path).ratings] == [("c1", "turn"), ("d1", "dialogue")]
+

@@ -1179,14 +1179,23 @@ def read_records(
     Raises:
         InputError: Naming the file, line and field: a duplicate dialogue or candidate id (with the
             line of the first), a candidate whose dialogue is unknown or whose ``turn_index`` is past
-            the dialogue's end, an empty candidates file, or any malformed record.
+            the dialogue's end, a rating of no candidate (of no dialogue, ``level="dialogue"``), an empty
+            candidates file, or any malformed record.
     """
     dials = {k: d for k, (_, d) in read_unique(dialogues, Dialogue).items()}
+    cands = read_candidates(candidates, dials, str(dialogues))
+    rated = _rating_lines(ratings) if ratings is not None else []
+    known = {"turn": ({c.id for c in cands}, "candidate", candidates), "dialogue": (set(dials), "dialogue", dialogues)}
+    for line, rating in rated:  # `data show` counted it, every join of ratings to scores dropped it, unsaid
+        ids, kind, where = known[rating.level]
+        if rating.item_id not in ids:
+            raise InputError(f'no {kind} has the id "{rating.item_id}" (not in {where})', path=ratings, line=line,
+                             field="item_id")  # fmt: skip
     return Benchmark(
         name=name or Path(candidates).stem,
         dialogues=dials,
-        candidates=read_candidates(candidates, dials, str(dialogues)),
-        ratings=read_ratings(ratings) if ratings is not None else [],
+        candidates=cands,
+        ratings=[r for _, r in rated],
         source=str(candidates),
     )
 
@@ -1206,6 +1215,11 @@ def read_ratings(path: str | Path) -> list[Rating]:
         ...
         dialeval.errors.InputError: ...r.jsonl:2: field "annotator": annotator "a" rates item "i" on "q" twice ...
     """
+    return [rating for _, rating in _rating_lines(path)]
+
+
+def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
+    """Read rating records with their lines, as :func:`read_ratings` reads them."""
     seen: dict[tuple[str, str, str, str], int] = {}
     ratings = []
     for line, rating in iter_records(path, Rating):
@@ -1213,7 +1227,7 @@ def read_ratings(path: str | Path) -> list[Rating]:
         if first != line:
             raise InputError(f'annotator "{rating.annotator}" rates item "{rating.item_id}" on "{rating.dimension}" '
                              f"twice (first on line {first})", path=path, line=line, field="annotator")  # fmt: skip
-        ratings.append(rating)
+        ratings.append((line, rating))
     return ratings
 
 
