@@ -977,3 +977,22 @@ def test_a_record_rating_of_no_item_is_refused(tmp_path: Path) -> None:
     (tmp_path / "ratings.jsonl").write_text(rating.format("c1", "a", "turn") + rating.format("d1", "b", "dialogue"))
     assert [(r.item_id, r.level) for r in load_records(tmp_path).ratings] == [("c1", "turn"), ("d1", "dialogue")]
 
+
+def test_a_record_rating_outside_its_own_scale_is_refused(tmp_path: Path) -> None:
+    """A ratings.jsonl line {"value": 7, "scale": "1-5"} (or -1 on "1-3") was read as it was: `data show` said
+    "q (1-5)" and meta correlated the 7 with the rest, where the table reader refuses the same rating ("7 is outside
+    the scale 1-5"). It is now refused, naming the file, the line and value; a label on a scale of labels, or a
+    number on no scale, is read as before."""
+    _write_records(tmp_path, "Yes", "No")  # candidates c1, c2
+    rating = '{{"item_id": "{}", "dimension": "q", "annotator": "a", "value": {}, "scale": "{}"}}\n'
+    (tmp_path / "ratings.jsonl").write_text(rating.format("c1", 5, "1-5") + rating.format("c2", 7, "1-5"))
+    with pytest.raises(InputError) as caught:
+        load_records(tmp_path)
+    assert str(caught.value) == f'{tmp_path / "ratings.jsonl"}:2: field "value": 7 is outside the scale 1-5'
+    (tmp_path / "ratings.jsonl").write_text(rating.format("c1", -1.5, "1-3"))
+    with pytest.raises(InputError, match=r'ratings\.jsonl:1: field "value": -1\.5 is outside the scale 1-3'):
+        load_records(tmp_path)
+    fine = rating.format("c1", 1, "1-5") + rating.format("c2", '"good"', "good|bad").replace('"q"', '"p"')
+    (tmp_path / "ratings.jsonl").write_text(fine + rating.format("c1", 7, "").replace('"q"', '"r"'))
+    assert [r.value for r in load_records(tmp_path).ratings] == [1.0, "good", 7.0]
+

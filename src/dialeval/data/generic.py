@@ -1203,6 +1203,8 @@ def read_records(
 def read_ratings(path: str | Path) -> list[Rating]:
     r"""Read rating records; an annotator's second rating of one item on one dimension is refused, naming both lines.
 
+    A number outside its record's ``LOW-HIGH`` scale is refused too (meta averaged it with the rest, silently).
+
     meta averaged both into the item's mean (that annotator counted twice), silently; the table reader refuses the
     same (:meth:`_TableBuilder.rate_one`).
 
@@ -1227,6 +1229,10 @@ def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
         if first != line:
             raise InputError(f'annotator "{rating.annotator}" rates item "{rating.item_id}" on "{rating.dimension}" '
                              f"twice (first on line {first})", path=path, line=line, field="annotator")  # fmt: skip
+        bounds = scale_range(rating.scale)  # the table reader refuses the same (:meth:`_TableBuilder.rate_one`)
+        if bounds and isinstance(rating.value, float) and not bounds[0] <= rating.value <= bounds[1]:
+            raise InputError(f"{rating.value:g} is outside the scale {rating.scale}", path=path, line=line,
+                             field="value")  # fmt: skip
         ratings.append((line, rating))
     return ratings
 
