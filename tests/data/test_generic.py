@@ -996,3 +996,19 @@ def test_a_record_rating_outside_its_own_scale_is_refused(tmp_path: Path) -> Non
     (tmp_path / "ratings.jsonl").write_text(fine + rating.format("c1", 7, "").replace('"q"', '"r"'))
     assert [r.value for r in load_records(tmp_path).ratings] == [1.0, "good", 7.0]
 
+
+def test_record_ratings_of_one_dimension_on_two_scales_are_refused(tmp_path: Path) -> None:
+    """Ratings of one dimension on "1-3" and on "1-5" (two files' lines joined) were read together: `data show` said
+    "q (1-3)", the first scale seen, and meta averaged a 3 of 3 with a 3 of 5 as one figure. They are now refused,
+    naming the file, the line and scale, and the line of the first scale."""
+    _write_records(tmp_path, "Yes", "No")  # candidates c1, c2
+    rating = '{{"item_id": "{}", "dimension": "{}", "annotator": "a", "value": 3, "scale": "{}"}}\n'
+    (tmp_path / "ratings.jsonl").write_text(rating.format("c1", "q", "1-3") + rating.format("c2", "q", "1-5"))
+    with pytest.raises(InputError) as caught:
+        load_records(tmp_path)
+    assert str(caught.value) == (
+        f'{tmp_path / "ratings.jsonl"}:2: field "scale": the dimension "q" is rated on "1-5" here and on "1-3" on '
+        "line 1: one scale per dimension"
+    )
+    (tmp_path / "ratings.jsonl").write_text(rating.format("c1", "q", "1-3") + rating.format("c2", "p", "1-5"))
+    assert load_records(tmp_path).dimensions() == {"q": "1-3", "p": "1-5"}

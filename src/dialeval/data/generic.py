@@ -1203,7 +1203,8 @@ def read_records(
 def read_ratings(path: str | Path) -> list[Rating]:
     r"""Read rating records; an annotator's second rating of one item on one dimension is refused, naming both lines.
 
-    A number outside its record's ``LOW-HIGH`` scale is refused too (meta averaged it with the rest, silently).
+    A number outside its record's ``LOW-HIGH`` scale is refused too (meta averaged it with the rest, silently), and
+    a dimension rated on two scales.
 
     meta averaged both into the item's mean (that annotator counted twice), silently; the table reader refuses the
     same (:meth:`_TableBuilder.rate_one`).
@@ -1223,12 +1224,18 @@ def read_ratings(path: str | Path) -> list[Rating]:
 def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
     """Read rating records with their lines, as :func:`read_ratings` reads them."""
     seen: dict[tuple[str, str, str, str], int] = {}
+    scales: dict[tuple[str, str], tuple[str, int]] = {}
     ratings = []
     for line, rating in iter_records(path, Rating):
         first = seen.setdefault((rating.level, rating.item_id, rating.dimension, rating.annotator), line)
         if first != line:
             raise InputError(f'annotator "{rating.annotator}" rates item "{rating.item_id}" on "{rating.dimension}" '
                              f"twice (first on line {first})", path=path, line=line, field="annotator")  # fmt: skip
+        scale_line = scales.setdefault((rating.level, rating.dimension), (rating.scale, line))
+        if scale_line[0] != rating.scale:  # `data show` named the first, meta averaged a 3 of 3 with a 3 of 5
+            raise InputError(f'the dimension "{rating.dimension}" is rated on "{rating.scale}" here and on '
+                             f'"{scale_line[0]}" on line {scale_line[1]}: one scale per dimension', path=path,
+                             line=line, field="scale")  # fmt: skip
         bounds = scale_range(rating.scale)  # the table reader refuses the same (:meth:`_TableBuilder.rate_one`)
         if bounds and isinstance(rating.value, float) and not bounds[0] <= rating.value <= bounds[1]:
             raise InputError(f"{rating.value:g} is outside the scale {rating.scale}", path=path, line=line,
