@@ -115,3 +115,25 @@ def test_a_protocol_with_dimensions_counts_each_item_once(serve: Any) -> None:
     s = m.run_summary()
     # by hand: 2 items x 4 dimensions = 8 samples; the 6 of the last three dimensions fail, each retried once
     assert (s["items"], s["items_missing"], s["samples"], s["parse_failures"], s["calls"]) == (2, 2, 8, 6, 14)
+
+
+def test_a_protocol_file_given_to_a_built_in_family_is_one_error(serve: Any, tmp_path: Path) -> None:
+    """``judge run cpdscore-simple -p protocol=mine.yaml`` sent mine.yaml's prompt to the judge and wrote its scores
+    as ``judge:cpdscore-simple``, the summary titled with mine.yaml's name: a built-in protocol's scores that were
+    another prompt's. ``protocol`` is judge:custom's; a built-in family now refuses it, before any request."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text('name: mine\nversion: 1\nscale: {min: 1, max: 5}\nmessages:\n'
+                    '  - role: user\n    content: "Rate {{response}}"\n')  # fmt: skip
+    server = serve(Reply(body=answer("Score: 4", "stop")))
+    out = tmp_path / "scores.jsonl"
+    args = ["judge", "run", "cpdscore-simple", "--limit", "1", "--out", str(out), "-p", "backend=openai-compatible",
+            "-p", f"base_url={server.url}", "-p", "model=m", "-p", "cache=no", "-p", f"protocol={mine}"]  # fmt: skip
+    res = CliRunner().invoke(app, args, terminal_width=300)
+    assert res.exit_code == 2, res.output
+    assert [line for line in res.output.splitlines() if line.startswith("error:")] == [
+        'error: field "--param": judge:cpdscore-simple.protocol: is for judge:custom (a protocol file of your own); '
+        "judge:cpdscore-simple runs the built-in protocol cpdscore-simple: give the file as --protocol, or leave "
+        "protocol out"
+    ], res.output
+    assert not server.seen and not out.exists()
+

@@ -149,6 +149,10 @@ class JudgeMetric(Metric):
             raise InputError(f"is for backend=openai-compatible; backend={self.config.backend} runs the model in "
                              "this process (give -p backend=openai-compatible to use the server)",
                              field="base_url")  # fmt: skip
+        if self.protocol_name and self.config.protocol:  # the file was judged, its scores named after the built-in
+            raise InputError(f"is for judge:custom (a protocol file of your own); {self.name} runs the built-in "
+                             f"protocol {self.protocol_name}: give the file as --protocol, or leave protocol out",
+                             field="protocol")  # fmt: skip
         if self.config.in_flight == 0:
             from dialeval.backends import default_in_flight
 
