@@ -137,3 +137,16 @@ def test_a_protocol_file_given_to_a_built_in_family_is_one_error(serve: Any, tmp
     ], res.output
     assert not server.seen and not out.exists()
 
+
+def test_a_bare_number_is_the_final_score_of_a_dialogue_not_its_two_other_scores(serve: Any) -> None:
+    """cpdscore-dialogue's step 2 asks three scores; an answer that is only a number ("4", free text) is the final
+    score (parse rule 2), and it was read as the Overall Dialogue Turn Score and the Dialogue Interaction Score
+    too: ``:turn`` and ``:interaction`` were 4 though the answer stated neither. They are now None; the final is
+    still 4. The server answers "4" to every request (step 1's turns, then step 2)."""
+    url = serve(Reply(body=answer("4", "stop"))).url
+    m = METRICS.get("judge:cpdscore-dialogue")(backend="openai-compatible", base_url=url, model="m", max_retries=0,
+                                               cache=False, mode="sample", k=1, structured=False)  # fmt: skip
+    assert isinstance(m, JudgeMetric)
+    out = m.compute(ITEMS)
+    assert out["judge:cpdscore-dialogue"] == [4.0]
+    assert out["judge:cpdscore-dialogue:turn"] == [None] and out["judge:cpdscore-dialogue:interaction"] == [None]

@@ -212,12 +212,15 @@ class Judge:
         return parse_score(text, scale, self.protocol.labels if labels is None else labels)
 
     def read_field(self, text: str, name: str, labels: Sequence[str]) -> float | None:
-        """Return the value of slot ``name`` of a shaped answer, else the number after ``labels``."""
+        """Return the value of slot ``name`` of a shaped answer, else the number after ``labels``.
+
+        Never a number alone: that is the answer's score (a bare "4" was also the turn and interaction score).
+        """
         shape = self.protocol.answer
         got = shape.read(text) if shape is not None else None
         if got is not None and name in got:
             return float(got[name])
-        return parse_score(text, self.protocol.scale, labels).value
+        return parse_score(text, self.protocol.scale, labels, bare=False).value
 
     def score_distribution(self, answer: Completion) -> ValueDistribution | None:
         """Return the distribution of the score from an answer's per-token probabilities, or None."""

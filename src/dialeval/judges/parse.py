@@ -126,8 +126,12 @@ def _resolve(num: str, den: str | None, scale: Scale, start: int) -> Parsed:
     return Parsed(value, "ok", start, num)
 
 
-def parse_score(text: str, scale: Scale, labels: Sequence[str]) -> Parsed:
-    """Return the score stated in ``text`` after one of ``labels`` (see the module rules)."""
+def parse_score(text: str, scale: Scale, labels: Sequence[str], *, bare: bool = True) -> Parsed:
+    """Return the score stated in ``text`` after one of ``labels`` (see the module rules).
+
+    ``bare=False`` skips rule 2: a number alone is not this score (an answer's other fields, such as a two-step
+    judge's turn score, whose bare answer is the final score).
+    """
     if labels:
         label_re = "|".join(re.escape(lbl) for lbl in labels)
         # the number is atomic: "Score: 10-100" backed off to "1", which no range follows, and read 1
@@ -140,9 +144,9 @@ def parse_score(text: str, scale: Scale, labels: Sequence[str]) -> Parsed:
         if hits:
             last = hits[-1]
             return _resolve(last["num"], last["den"], scale, last.start("num"))
-    bare = re.fullmatch(rf"[\s*\[(]*(?P<num>{_NUM_WRITTEN}){_FRACTION}[\s*\]).]*", text)
-    if bare:
-        return _resolve(bare["num"], bare["den"], scale, bare.start("num"))
+    alone = re.fullmatch(rf"[\s*\[(]*(?P<num>{_NUM_WRITTEN}){_FRACTION}[\s*\]).]*", text) if bare else None
+    if alone:
+        return _resolve(alone["num"], alone["den"], scale, alone.start("num"))
     return Parsed(None, "no score found")
 
 
