@@ -233,3 +233,15 @@ def test_judge_custom_refuses_a_file_of_several_dimensions(tmp_path: Path) -> No
     assert "2 dimensions (fluency, coherence)" in err.value.message
     one = custom(protocol=str(_write(tmp_path, asks + "dimensions: {fluency: reads well}\n")), cache=False)
     assert one.protocol.dimension_names == ("fluency",)
+
+
+def test_judge_custom_refuses_a_file_with_levels(tmp_path: Path) -> None:
+    """A user's file with ``levels: 10`` (DialogADV's L1-L10 of a 0-1 score) ran as judge:custom, whose outputs are
+    the score and the expected score: the levels the file asked for were never written, and nothing said so. Now
+    one error names the file, the line of ``levels`` and the field."""
+    unit = GOOD.replace("{min: 1, max: 5}", "{min: 0, max: 1, integer: false}")
+    leveled = _write(tmp_path, unit + "levels: 10\n")
+    with pytest.raises(InputError) as err:
+        METRICS.get("judge:custom")(protocol=str(leveled), cache=False)
+    assert (err.value.path, err.value.line, err.value.field) == (str(leveled), 8, "levels")  # line 8: GOOD has 7 lines
+    assert "levels" in err.value.message

@@ -328,14 +328,18 @@ class CustomJudge(JudgeMetric):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        p = self.protocol
-        if len(p.dimensions) > 1:  # only the first was asked, and its score was "judge:custom", the others dropped
-            from dialeval.jsonl import read_text, yaml_line
+        from dialeval.jsonl import read_text, yaml_line
 
-            names = ", ".join(p.dimension_names)
-            raise InputError(f"judge:custom gives one score per item, and this file asks {len(p.dimensions)} "
-                             f"dimensions ({names}): give each its own file", path=p.path,
-                             line=yaml_line(read_text(p.path), ["dimensions"]), field="dimensions")  # fmt: skip
+        p = self.protocol
+        why, key = "", ""
+        if len(p.dimensions) > 1:  # only the first was asked, and its score was "judge:custom", the others dropped
+            why, key = (f"judge:custom gives one score per item, and this file asks {len(p.dimensions)} dimensions "
+                        f"({', '.join(p.dimension_names)}): give each its own file", "dimensions")  # fmt: skip
+        elif p.levels:  # its outputs have no ":level": the levels asked for were dropped
+            why, key = (f"judge:custom gives the score and the expected score, not the {p.levels} levels this file "
+                        "asks for: leave levels out (a level is read from the 0-1 score)", "levels")  # fmt: skip
+        if why:
+            raise InputError(why, path=p.path, line=yaml_line(read_text(p.path), [key]), field=key)
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
         """Judge with the user's protocol (its one dimension, if it names one; the final score of a two-step one)."""
