@@ -245,3 +245,15 @@ def test_judge_custom_refuses_a_file_with_levels(tmp_path: Path) -> None:
         METRICS.get("judge:custom")(protocol=str(leveled), cache=False)
     assert (err.value.path, err.value.line, err.value.field) == (str(leveled), 8, "levels")  # line 8: GOOD has 7 lines
     assert "levels" in err.value.message
+
+
+def test_the_signature_names_the_score_parser_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parser changed what it reads from an answer ("Score: -3" was 3, "Score 4" nothing), and the signature
+    did not: the score cache served values parsed the old way under the signature of the new. The parser's version
+    is in the signature now, so a change to it leaves the old values behind."""
+    import dialeval.judges.parse as parse
+
+    sig = METRICS.get("judge:cpdscore-simple")().signature
+    assert f"|judge_parser:{parse.PARSER_VERSION}" in sig
+    monkeypatch.setattr(parse, "PARSER_VERSION", parse.PARSER_VERSION + 1)
+    assert METRICS.get("judge:cpdscore-simple")().signature != sig

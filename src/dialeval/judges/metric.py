@@ -211,13 +211,15 @@ class JudgeMetric(Metric):
         return self._judge(p)
 
     def signature_extra(self) -> Mapping[str, Any]:
-        """Protocol name, version and hash (and its step-1 protocol's); the backend's signature (model and hash)."""
+        """Protocol name, version and hash (and its step-1 protocol's); the parser's version; the backend's."""
+        from dialeval.judges.parse import PARSER_VERSION
+
         p = self.protocol
         # a step-1 file edited in place changed no signature: the score cache kept the old prompt's scores
         step1 = {"step1_protocol_sha256": load_protocol(p.step1_protocol).sha256[:16]} if p.step1_protocol else {}
         return {
             "protocol": p.name, "protocol_version": p.version, "protocol_sha256": p.sha256[:16], **step1,
-            "judge_backend": self.backend.signature,
+            "judge_parser": PARSER_VERSION, "judge_backend": self.backend.signature,
         }
 
     def why_unscored(self, key: str) -> str | None:

@@ -52,6 +52,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+#: What the parser reads from an answer, in judge signatures (``judge_parser``): a change to the rules above changes
+#: the values, so it must change the signature, or the score cache serves values read the old way. 2: numbers taken
+#: whole (exponent, second point, sign), "Score 4", whole-word labels, the bare-number rule for the final score only.
+PARSER_VERSION = 2
 _NUM = r"[-+\u2212]?\d+(?:\.\d+)?"
 #: A number as written, taken whole so that no part of it is read as the score: comma-joined digits ("3,5",
 #: "1,000": 3 and 1 were read), more points ("3.5.2": 3.5, "3..5": 3) and an exponent ("1e3": 1); _resolve refuses
