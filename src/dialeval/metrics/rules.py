@@ -101,7 +101,9 @@ def check_config(family: str, config: Any) -> None:
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
         found = f.metadata.get(RULE)
-        problem = _out_of_range(value, f.default) or (_problem(value, found, config) if found else None)
+        # a NaN first (a rule's comparisons pass it); a 64-bit overflow last: a field's own range says more
+        problem = _not_finite(value, f.default) or (_problem(value, found, config) if found else None) \
+            or _too_large(value)  # fmt: skip
         if problem:
             raise InputError(f"{family}.{f.name}={value!r}: {problem}", field="--param")
 
@@ -111,11 +113,16 @@ def check_config(family: str, config: Any) -> None:
 INT_MAX = 2**63 - 1
 
 
-def _out_of_range(value: Any, default: Any) -> str | None:
-    """Say so when ``value`` is a NaN or infinite float (unless the default is one too) or an int past 64 bits."""
+def _not_finite(value: Any, default: Any) -> str | None:
+    """Say so when ``value`` is a NaN or infinite float (unless the default is one too)."""
     default_finite = not isinstance(default, float) or math.isfinite(default)
     if isinstance(value, float) and not math.isfinite(value) and default_finite:
         return "not a finite number"
+    return None
+
+
+def _too_large(value: Any) -> str | None:
+    """Say so when ``value`` is a whole number past 64 bits (a field with no maximum of its own)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_MAX:
         return f"too large a whole number (at most {INT_MAX})"
     return None
