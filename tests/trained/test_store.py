@@ -164,3 +164,15 @@ def test_a_saved_model_folder_has_the_permissions_of_any_new_folder(
     finally:
         os.umask(mask)
     assert (tmp_path / "model").stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777 == 0o755
+
+
+def test_a_file_given_as_the_model_folder_is_named_a_file(tmp_path: Path) -> None:
+    """``-m trained:out/results.md`` said "no such model folder" of a path that exists: it is a file, and the
+    folder of the saved model is the one to give."""
+    given = tmp_path / "results.md"
+    given.write_text("# results\n")
+    with pytest.raises(InputError) as caught:
+        store.read_card(given)
+    assert str(caught.value) == f"{given}: a file, not a model folder: give the folder that holds card.json"
+    with pytest.raises(InputError, match="no such model folder"):
+        store.read_card(tmp_path / "nope")

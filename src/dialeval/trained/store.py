@@ -98,6 +98,8 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
         InputError: No folder, no card, a card that is not JSON or lacks fields.
     """
     path = Path(folder).expanduser() / CARD
+    if path.parent.is_file():  # "no such model folder" of a path that exists
+        raise InputError("a file, not a model folder: give the folder that holds card.json", path=path.parent)
     if not path.parent.is_dir():
         raise InputError("no such model folder", path=path.parent)
     if not path.is_file():
