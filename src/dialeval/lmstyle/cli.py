@@ -256,8 +256,8 @@ def _asked(models: list[str], dialogues: dict[str, Any], styles: str) -> dict[tu
         >>> _asked(["m"], {"q": Dialogue(id="q", turns=[], tags={"dataset": "dd"})}, "formal,positive")
         {('m', 'dd', 'formal'): 1, ('m', 'dd', 'positive'): 1}
     """
-    queries = Counter(d.tags["dataset"] for d in dialogues.values())
-    return {(m, ds, st): k for m in models for ds, k in queries.items() for st in _style_list(styles)}
+    queries, style_list = Counter(d.tags["dataset"] for d in dialogues.values()), _style_list(styles)
+    return {(m, ds, st): k for m in models for ds, k in queries.items() for st in style_list}
 
 
 def _check_models(specs: list[str]) -> None:

@@ -457,6 +457,8 @@ def run_stress(
     everything = list(candidates) + [c for name in perturbations for c in items.copies[name]]
     scored_dialogues = {**dialogues, **items.dialogues}
     subsets = sorted({c.tags["subset"] for c in candidates if "subset" in c.tags})
+    # None: every original (a tag "all" wrote the rows of all twice); a subset's originals name why a row has no pair
+    members = {t: [c for c in candidates if t is None or c.tags.get("subset") == t] for t in [None, *subsets]}
     rows: list[StressRow] = []
     subset_rows: list[StressRow] = []
     all_scores: list[Score] = []
@@ -476,9 +478,8 @@ def run_stress(
                     b = value.get((perturbed_id(c.id, name), out_name))
                     if a is not None and b is not None:
                         pairs.append((a, b, c.context_id, c.tags.get("subset")))
-                for subset in [None, *subsets]:  # None: every pair (a tag "all" wrote the rows of all twice)
+                for subset, originals in members.items():
                     mine = [p for p in pairs if subset is None or p[3] == subset]
-                    originals = [c for c in candidates if subset is None or c.tags.get("subset") == subset]
                     stats = compare(
                         [p[0] for p in mine],
                         [p[1] for p in mine],
