@@ -402,7 +402,7 @@ def load_inputs(
         ...
         dialeval.errors.InputError: field "--dialogues": give --dialogues/--candidates or -b, not both
     """
-    from dialeval.data.benchmark import check_limit, limit_note
+    from dialeval.data.benchmark import check_limit
     from dialeval.data.generic import JSON_SUFFIXES, RECORD_FILES, is_table, load_records, load_table, read_records
 
     check_limit(limit)  # before any file is read (a table's reading was shown first)
@@ -438,12 +438,11 @@ def load_inputs(
         bench = load_records(path)
     else:
         bench = catalog_benchmark("usr-tc" if benchmark is None else benchmark, path)  # -b "": an unknown name
-    if show and not (table is not None and table.given()):  # a table's were shown with its reading; these nowhere
-        warn(bench.warnings)  # (a catalog file whose sha256 is not the catalog's: said by score --json only)
+    shown = len(bench.warnings) if table is not None and table.given() else 0  # a table's, with its reading
     if limit is not None:
-        bench = bench.head(limit)
-        if show and (note := limit_note(bench, limit)):  # the reading shown above was of all the contexts
-            console.print(note, highlight=False, markup=False, soft_wrap=True)
+        bench = bench.head(limit)  # adds the note of a --limit above the data (limit_note)
+    if show:  # the others were said nowhere (a catalog file whose sha256 is not the catalog's: by score --json only)
+        warn(bench.warnings[shown:])
     return bench
 
 
