@@ -468,3 +468,14 @@ def test_a_metric_of_two_signatures_is_refused_naming_both_lines(files: tuple[Pa
         rec["signature"] = f"{rec['metric']}|target:{'positive|vader:3' if n < 9 else 'formal|spacy:3.8'}"
     mixed.write_text("".join(json.dumps(x) + "\n" for x in records))
     assert invoke("meta", mixed, "-r", r, "--boot", "0").exit_code == 0
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_a_boolean_score_is_refused_on_its_line(files: tuple[Path, Path], value: bool) -> None:
+    """A JSON true or false was read as 1.0 or 0.0 (pydantic's float takes a bool) and correlated, silently."""
+    s, r = files
+    lines = s.read_text().splitlines()
+    lines[3] = json.dumps({**json.loads(lines[3]), "value": value})
+    s.write_text("\n".join(lines) + "\n")
+    refused(invoke("meta", s, "-r", r, "--boot", "0"),
+            f'{s}:4: field "value": {json.dumps(value)} is not a number')  # fmt: skip
