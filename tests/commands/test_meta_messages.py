@@ -479,3 +479,38 @@ def test_a_boolean_score_is_refused_on_its_line(files: tuple[Path, Path], value:
     s.write_text("\n".join(lines) + "\n")
     refused(invoke("meta", s, "-r", r, "--boot", "0"),
             f'{s}:4: field "value": {json.dumps(value)} is not a number')  # fmt: skip
+
+
+def test_compare_with_a_metric_never_scored_says_why_no_comparison_is_made(files: tuple[Path, Path]) -> None:
+    """length all null (HTTP 500): it printed "a - b = n/a ... (bleu1: undefined: no item with both a score and a
+    rating; ...)" over 0 items, though bleu1 has six such items: the test ran on the items both metrics score."""
+    s, r = files
+    recs = [json.loads(line) for line in s.read_text().splitlines()]
+    for rec in recs:
+        if rec["metric"] == "length":
+            rec.update(value=None, extras={"error": "HTTP 500"})
+    s.write_text("".join(json.dumps(x) + "\n" for x in recs))
+    res = invoke("meta", s, "-r", r, "--compare", "bleu1,length", "--level", "turn", "--method", "pearson",
+                 "--boot", "20", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    paired = json.loads(res.stdout)["paired"]
+    assert paired["note"] == "bleu1 and length are not compared: length has no score with a value (its 6 are null)"
+    assert paired["n_items"] == 0 and paired["difference"] is None
+    screen = invoke("meta", s, "-r", r, "--compare", "bleu1,length", "--level", "turn", "--method", "pearson",
+                    "--boot", "20")  # fmt: skip
+    assert ("paired test (turn pearson): bleu1 and length are not compared: length has no score with a value (its 6 "
+            "are null)") in " ".join(screen.output.split())
+    assert "bleu1: undefined" not in screen.output  # bleu1 has six items with both
+
+
+def test_compare_of_metrics_scoring_no_item_in_common_says_so(files: tuple[Path, Path]) -> None:
+    """bleu1 on items c0:*, length on c1:* only: each correlates on its three items, the paired test on none."""
+    s, r = files
+    recs = [json.loads(line) for line in s.read_text().splitlines()]
+    kept = [x for x in recs if (x["metric"], x["item_id"][:2]) in {("bleu1", "c0"), ("length", "c1")}]
+    s.write_text("".join(json.dumps(x) + "\n" for x in kept))
+    res = invoke("meta", s, "-r", r, "--compare", "bleu1,length", "--level", "turn", "--method", "pearson",
+                 "--boot", "0", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["paired"]["note"] == (
+        'bleu1 and length are not compared: no item rated on "Overall" has a score of both')

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from dialeval.errors import InputError
-from dialeval.meta.align import align
+from dialeval.meta.align import Aligned, align
 from dialeval.meta.bootstrap import draw_counts, percentile_ci
 from dialeval.meta.correlate import check_boot, check_names, one_cluster_note, undefined_resamples_note
 from dialeval.meta.levels import RowLevel, prepare
@@ -130,6 +130,21 @@ def _undefined_note(points: dict[str, Any]) -> str:
     return "; ".join(f"{m}: {pt.note.split('; ')[0]}" for m, pt in points.items() if pt.value is None)
 
 
+def _nothing_paired(aligned: Aligned, metric_a: str, metric_b: str) -> str:
+    """Say why no item has a score of both metrics and a rating: a metric with no value at all, or no item in common.
+
+    Each metric's note said "undefined: no item with both a score and a rating", also of a metric with such items:
+    the test is over the items both score.
+    """
+    why = f'no item rated on "{aligned.dimension}" has a score of both'
+    for metric in (metric_a, metric_b):
+        if not aligned.items[metric].notna().any():
+            null = aligned.counts[f"scores_missing_value:{metric}"]
+            why = f"{metric} has no score with a value (its {null} are null)"
+            break
+    return f"{metric_a} and {metric_b} are not compared: {why}"
+
+
 def compare_metrics(
     scores: Sequence[Score],
     ratings: Sequence[Rating],
@@ -178,7 +193,8 @@ def compare_metrics(
         n_boot=n_boot,
         williams_t=wt,
         williams_p=wp,
-        note="; ".join(filter(None, [_undefined_note({metric_a: a, metric_b: b}), no_ci, no_williams])),
+        note=_nothing_paired(aligned, metric_a, metric_b) if data.n_items == 0 else
+        "; ".join(filter(None, [_undefined_note({metric_a: a, metric_b: b}), no_ci, no_williams])),
     )
 
 
@@ -210,6 +226,8 @@ def paired_line(p: dict[str, Any]) -> str:
         ...                     "difference": -1e-17, "ci_low": 0.0, "ci_high": 0.0, "p_value": 1.0}))
         paired test (turn pearson, 5 items): a - b = 0.000 [0.000, 0.000], bootstrap p = 1.000
     """
+    if p["n_items"] == 0 and p.get("note"):  # "a - b = n/a [n/a, n/a], bootstrap p = n/a" over no item
+        return f"paired test ({p['level']} {p['method']}): {p['note']}"
     return (  # figure: a difference of two equal correlations printed "-0.000"
         f"paired test ({p['level']} {p['method']}, {p['n_items']} items): {p['metric_a']} - {p['metric_b']} = "
         f"{figure(p['difference'])} [{figure(p['ci_low'])}, {figure(p['ci_high'])}], "
