@@ -514,3 +514,16 @@ def test_compare_of_metrics_scoring_no_item_in_common_says_so(files: tuple[Path,
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["paired"]["note"] == (
         'bleu1 and length are not compared: no item rated on "Overall" has a score of both')
+
+
+@pytest.mark.parametrize(("name", "why"), [("", 'metric name "" is empty'),
+                                           (" length", 'metric name " length" has spaces at its ends')])  # fmt: skip
+def test_a_metric_name_empty_or_with_spaces_at_its_ends_is_refused_on_its_line(files: tuple[Path, Path], name: str,
+                                                                               why: str) -> None:
+    """It was correlated as a row with a blank name, or a second "length" row: -m (which strips names) reached
+    neither ("-m ' length'" picked length)."""
+    s, r = files
+    lines = s.read_text().splitlines()
+    lines[2] = lines[2].replace('"metric":"length"', json.dumps({"metric": name})[1:-1])
+    s.write_text("\n".join(lines) + "\n")
+    refused(invoke("meta", s, "-r", r, "--boot", "0"), f'{s}:3: field "metric": {why}')

@@ -40,14 +40,21 @@ TAG_PREFIX = "tag:"
 
 
 def reserved_name_why(metric: str) -> str:
-    """Return why ``metric`` cannot name a metric: it names another column of the aligned table; else "".
+    """Return why ``metric`` cannot name a metric: it names another column of the aligned table, or is blank; else "".
+
+    Blank: empty, or with spaces at its ends (``-m`` strips the names it is given: it picked neither).
 
     Example:
         >>> reserved_name_why("system")
         'metric name "system" is taken by the system of each item (a column of the table correlated): rename the metric'
         >>> reserved_name_why("tag:task"), reserved_name_why("length")
         ('metric name "tag:task" is taken by the tag task (a column of the table correlated): rename the metric', '')
+        >>> reserved_name_why(" bleu")
+        'metric name " bleu" has spaces at its ends: -m could not pick it; rename the metric'
     """
+    if metric != metric.strip() or not metric:
+        said = "is empty" if not metric else "has spaces at its ends"
+        return f'metric name "{metric}" {said}: -m could not pick it; rename the metric'
     if metric in KEY_COLUMNS:
         what = KEY_COLUMNS[metric]
     elif metric.startswith(TAG_PREFIX):
