@@ -116,6 +116,18 @@ def _nonfinite(value: RatingValue) -> bool:
     return isinstance(value, float) and not math.isfinite(value)
 
 
+def _refuse_bool(value: object, what: str) -> object:
+    """Pass a value on unless it is a bool, which JSON's true and false become and pydantic would read as a number.
+
+    Example:
+        >>> _refuse_bool(1, "a number")
+        1
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is not a number: {what}")
+    return value
+
+
 class Rating(_Record):
     """One annotator's judgement of one item on one dimension.
 
@@ -140,6 +152,12 @@ class Rating(_Record):
     explanation: str | None = None
     reasons: list[str] = Field(default_factory=list)
     level: Literal["turn", "dialogue"] = "turn"
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _not_bool(cls, v: object) -> object:
+        """Refuse true and false, which pydantic reads as 1.0 and 0.0: a yes/no answer is a number or a label."""
+        return _refuse_bool(v, "a rating is a number, a label (as text) or null")
 
     @field_validator("value")
     @classmethod
@@ -180,6 +198,12 @@ class Score(_Record):
     tags: dict[str, str] = Field(default_factory=dict)
     extras: dict[str, Any] = Field(default_factory=dict)
     signature: str = ""
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _not_bool(cls, v: object) -> object:
+        """Refuse true and false: pydantic reads them as numbers; a scores file's ``"value": true`` was 1.0."""
+        return _refuse_bool(v, "a score's value is a number, or null with the reason in extras.error")
 
     @field_validator("value")
     @classmethod

@@ -471,14 +471,17 @@ def test_a_metric_of_two_signatures_is_refused_naming_both_lines(files: tuple[Pa
 
 
 @pytest.mark.parametrize("value", [True, False])
-def test_a_boolean_score_is_refused_on_its_line(files: tuple[Path, Path], value: bool) -> None:
-    """A JSON true or false was read as 1.0 or 0.0 (pydantic's float takes a bool) and correlated, silently."""
-    s, r = files
-    lines = s.read_text().splitlines()
-    lines[3] = json.dumps({**json.loads(lines[3]), "value": value})
-    s.write_text("\n".join(lines) + "\n")
-    refused(invoke("meta", s, "-r", r, "--boot", "0"),
-            f'{s}:4: field "value": {json.dumps(value)} is not a number')  # fmt: skip
+@pytest.mark.parametrize(("which", "line", "why"), [(0, 4, "a score's value is"), (1, 2, "a rating is a number")])
+def test_a_boolean_value_is_refused_on_its_line(files: tuple[Path, Path], value: bool, which: int, line: int,
+                                                 why: str) -> None:  # fmt: skip
+    """A JSON true or false, in a scores or a ratings file, was read as 1.0 or 0.0 (pydantic's float takes a bool) and
+    correlated, silently."""
+    path = files[which]
+    lines = path.read_text().splitlines()
+    lines[line - 1] = json.dumps({**json.loads(lines[line - 1]), "value": value})
+    path.write_text("\n".join(lines) + "\n")
+    refused(invoke("meta", files[0], "-r", files[1], "--boot", "0"),
+            f'{path}:{line}: field "value": {json.dumps(value)} is not a number: {why}')  # fmt: skip
 
 
 def test_compare_with_a_metric_never_scored_says_why_no_comparison_is_made(files: tuple[Path, Path]) -> None:

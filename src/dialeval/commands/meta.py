@@ -40,7 +40,7 @@ from dialeval.commands.common import (
 from dialeval.commands.tables import to_markdown, to_rich
 from dialeval.data.benchmark import choose_dimension
 from dialeval.errors import DialevalError, InputError, ensure_unique
-from dialeval.jsonl import iter_objects, nan_as_none, validate, write_jsonl
+from dialeval.jsonl import iter_records, nan_as_none, write_jsonl
 from dialeval.meta.caveats import table_warnings
 from dialeval.meta.rows import COMPARE_FILE
 from dialeval.meta.wide import Wide, pivot
@@ -453,7 +453,7 @@ def read_scores(
     """
     from dialeval.meta.align import with_candidate_keys
 
-    numbered = [(line, _score(path, line, obj)) for line, obj in iter_objects(path)]
+    numbered = list(iter_records(path, Score))
     recs = with_candidate_keys([s for _, s in numbered], candidates)
     _check_repeats(path, numbered, recs, Seen() if seen is None else seen)
     if not recs:
@@ -470,17 +470,6 @@ def read_scores(
             path=path,
         )
     return recs
-
-
-def _score(path: Path, line: int, obj: dict[str, Any]) -> Score:
-    """Validate one line of a scores file as a :class:`Score`, refusing a value of true or false.
-
-    Pydantic's float takes a bool: ``"value": true`` was correlated as 1.0, silently.
-    """
-    if isinstance(value := obj.get("value"), bool):
-        raise InputError(f"{json.dumps(value)} is not a number: a score's value is a number, or null with the reason "
-                         'in extras.error', path=path, line=line, field="value")  # fmt: skip
-    return validate(Score, obj, path, line)
 
 
 def dropped_note(scores: Sequence[Score], ratings: Sequence[Rating], dimension: str, metrics: list[str] | None) -> str:
