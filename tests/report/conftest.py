@@ -38,7 +38,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path
             "--metrics", "style,sacrebleu", "--compare-paper", "-o", str(lm)])  # fmt: skip
     stress = [{"metric": m, "perturbation": p, "value": v}
               for m, base in (("sacrebleu", 0.9), ("length", 0.2), (HOSTILE, 0.5))
-              for p, v in (("shuffle", base - 0.5), ("drop-words", base - 0.1), ("copy-context", -base))]  # fmt: skip
+              for p, v in (("shuffle", base), ("drop-words", base / 2), ("copy-context", 1 - base))]  # fmt: skip
     (bench / "stress.jsonl").write_text("".join(json.dumps(r) + "\n" for r in stress))
     ratings = [Rating(item_id=f"i{i}", dimension=dim, annotator=f"a{a}", value=float((i + a * (dim == "Correct")) % 3),
                       reasons=["repetition"] if (i + a) % 4 == 0 else ["off-topic"] if i % 5 == 0 else [])

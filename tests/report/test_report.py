@@ -98,6 +98,13 @@ def test_a_correlation_row_of_the_wrong_type_names_its_line_and_field(
      'field "spearman": Input should be a valid number'),  # a ValueError traceback from the table
     ("results.jsonl", {"model": "m", "split": "test=b", "n": 3, "one_label": 7},
      'field "one_label": Input should be less than or equal to 2'),  # an IndexError traceback from its note
+    # a share of pairs (0 to 1) out of its range was printed and shaded as one
+    ("stress.jsonl", {"metric": "bleu", "perturbation": "negation", "value": 1.5},
+     'field "value": Input should be less than or equal to 1'),
+    ("stress.jsonl", {"metric": "bleu", "perturbation": "negation", "value": -0.5},
+     'field "value": Input should be greater than or equal to 0'),
+    ("ranking.jsonl", {"metric": "bleu", "negatives": "random", "fraction": 0.5, "ci_low": 0.2, "ci_high": 1.2},
+     'field "ci_high": Input should be less than or equal to 1'),
 ])  # fmt: skip
 def test_a_result_row_of_the_wrong_type_names_its_line_and_field(
     tmp_path: Path, name: str, row: dict[str, object], said: str
@@ -471,7 +478,7 @@ def test_report_refuses_to_write_over_a_file_it_reads(tmp_path: Path) -> None:
     folder = tmp_path / "results"
     folder.mkdir()
     stress = folder / "stress.jsonl"
-    stress.write_text('{"metric": "bleu", "perturbation": "shuffle", "value": -0.5}\n')
+    stress.write_text('{"metric": "bleu", "perturbation": "shuffle", "value": 0.5}\n')
     before = stress.read_bytes()
     res = run_cli("report", folder, "-o", stress, "--format", "md")
     line = refused(res, f"{stress}: field \"--output\"", f"is read from the folder given to FOLDERS ({folder})")

@@ -12,10 +12,10 @@ export, Rating records); beside ``table.jsonl``, ``compare.json`` (``meta --comp
 Example:
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "stress.jsonl").write_text('{"metric": "bleu", "perturbation": "shuffle", "value": -0.5}\n')
+    >>> _ = (d / "stress.jsonl").write_text('{"metric": "bleu", "perturbation": "shuffle", "value": 0.25}\n')
     >>> r = load_results(d)
     >>> r.kind, r.stress[0]["value"]
-    ('stress', -0.5)
+    ('stress', 0.25)
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, get_args
+from typing import Annotated, Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
@@ -83,20 +83,25 @@ class _Line(BaseModel):
     KEY: ClassVar[tuple[str, ...]] = ()
 
 
+#: A share of pairs (stress's ``value``, the ranking's ``fraction`` and its CI): one out of its range was printed,
+#: and shaded in the heat map, as a share.
+_Share = Annotated[float | None, Field(ge=0, le=1)]
+
+
 class _StressLine(_Line):
     KEY = ("metric", "perturbation")
     metric: str
     perturbation: str
-    value: float | None
+    value: _Share
 
 
 class _RankingLine(_Line):
     KEY = ("metric", "negatives")
     metric: str
     negatives: str
-    fraction: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
+    fraction: _Share
+    ci_low: _Share = None
+    ci_high: _Share = None
 
 
 class _TableCell(_Line):
