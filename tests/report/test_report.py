@@ -623,3 +623,16 @@ def test_an_lmstyle_run_without_the_judge_says_it_was_not_run(results: dict[str,
     (folder / "run.json").write_text(json.dumps(run))
     invoke(["report", str(folder), "-o", str(out)])
     assert "Appropriateness judge: model smollm2, k 1, responses 2, scored 1, parse_failures 1" in out.read_text()
+
+
+def test_the_lmstyle_summary_prints_its_counts_as_whole_numbers(tmp_path: Path) -> None:
+    """The summary's counts (responses, empty) were printed "2.0" and "0.0", where lmstyle's table.md prints 2 and 0."""
+    folder = tmp_path / "lm"
+    folder.mkdir()
+    summary = {"model": "m", "responses": 2, "empty": 0, "ACC%": 50.0, "ACC% scored": "2/2", "style strength": None}
+    (folder / "summary.jsonl").write_text(json.dumps(summary) + "\n")
+    cell = {"table": "table2", "model": "m", "source": "ours", "column": "ACC", "value": 50.0}
+    (folder / "lmstyle_tables.jsonl").write_text(json.dumps(cell) + "\n")
+    invoke(["report", str(folder), "-o", str(tmp_path / "r.md")])
+    # lmstyle.tables.summary_markdown's row of the same summary (what table.md holds)
+    assert "| m | 2 | 0 | 50.0 | 2/2 | - |" in (tmp_path / "r.md").read_text()

@@ -1,8 +1,8 @@
 """Compose the report from results folders: tables, figures, signatures and the exact commands.
 
 Example:
-    >>> fmt(0.12345), fmt(None)
-    ('0.123', '-')
+    >>> fmt(0.12345), fmt(None), fmt(2, 1)
+    ('0.123', '-', '2')
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 
 
 def fmt(value: Any, digits: int = 3) -> str:
-    """Format a number (``-`` for None or NaN)."""
+    """Format a number (``-`` for None or NaN); a whole number (a count: lmstyle's summary's responses) as it is."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    return figure(value, digits) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+    return figure(value, digits) if isinstance(value, float) else str(value)
 
 
 def correlation_table(
