@@ -636,3 +636,17 @@ def test_the_lmstyle_summary_prints_its_counts_as_whole_numbers(tmp_path: Path) 
     invoke(["report", str(folder), "-o", str(tmp_path / "r.md")])
     # lmstyle.tables.summary_markdown's row of the same summary (what table.md holds)
     assert "| m | 2 | 0 | 50.0 | 2/2 | - |" in (tmp_path / "r.md").read_text()
+
+
+def test_a_run_json_without_its_command_or_version_says_they_are_not_recorded(tmp_path: Path) -> None:
+    """run.json read back filled a missing command with the report's own command line and a missing version with
+    this dialeval's: the report said "dialeval report ..." was the command that produced the folder."""
+    folder = tmp_path / "stress"
+    folder.mkdir()
+    (folder / "stress.jsonl").write_text('{"metric": "bleu", "perturbation": "shuffle", "value": 0.5}\n')
+    (folder / "stress.md").write_text("| metric | shuffle |\n")
+    (folder / "run.json").write_text('{"kind": "stress", "benchmark": "usr-tc"}')
+    invoke(["report", str(folder), "-o", str(tmp_path / "r.md")])
+    text = (tmp_path / "r.md").read_text()
+    assert "Command that produced it" not in text
+    assert f"Folder: {folder} (stress); run.json records no version and no command." in text

@@ -407,13 +407,29 @@ that wrote into this folder."]
             if rows and kind != r.run.kind]  # fmt: skip
 
 
+def made_by(r: Results) -> str:
+    """Return what run.json records of the dialeval that made ``r`` (read back, it fills what it lacks with ours).
+
+    Example:
+        >>> from pathlib import Path
+        >>> from dialeval.runinfo import StressRun
+        >>> made_by(Results(Path("b"), run=StressRun(benchmark="b", version="0.0.9"))), made_by(Results(Path("b")))
+        ('dialeval 0.0.9; run.json records no command', 'no run.json: version and command not recorded')
+    """
+    if r.run is None:
+        return "no run.json: version and command not recorded"
+    lacks = [name for name in ("version", "command") if name not in r.run.model_fields_set]
+    made = "" if "version" in lacks else f"dialeval {r.run.version}"
+    said = f"run.json records no {' and no '.join(lacks)}" if lacks else ""
+    return "; ".join(part for part in (made, said) if part)
+
+
 def build_report(results: Sequence[Results], command: str, log: Callable[[str], None] | None = None) -> Doc:
     """Build the report of one or more results folders."""
     sections = []
     for r in results:
-        made = f"dialeval {r.run.version}" if r.run else "no run.json: version and command not recorded"
-        blocks: list[Block] = [Text(f"Folder: {r.path} ({r.kind}); {made}.")]
-        if r.run and r.run.command:
+        blocks: list[Block] = [Text(f"Folder: {r.path} ({r.kind}); {made_by(r)}.")]
+        if r.run and "command" in r.run.model_fields_set and r.run.command:
             blocks.append(Text("Command that produced it:"))
             blocks.append(Code(r.run.command))
         blocks += [Text(note) for note in other_runs(r)]
