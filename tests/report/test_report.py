@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -650,3 +651,19 @@ def test_a_run_json_without_its_command_or_version_says_they_are_not_recorded(tm
     text = (tmp_path / "r.md").read_text()
     assert "Command that produced it" not in text
     assert f"Folder: {folder} (stress); run.json records no version and no command." in text
+
+
+@pytest.mark.parametrize(("make", "said"), [
+    (lambda p: p.mkdir(), "is a folder, expected a file"),  # an IsADirectoryError traceback
+    (lambda p: p.write_text("not a figure\n"), "not a PNG figure"),  # inlined as an image/png that shows nothing
+])  # fmt: skip
+def test_a_per_subset_figure_that_is_not_a_png_is_refused(
+    tmp_path: Path, make: Callable[[Path], object], said: str
+) -> None:
+    folder = tmp_path / "stress"
+    folder.mkdir()
+    (folder / "stress.jsonl").write_text('{"metric": "bleu", "perturbation": "negation", "value": 0.5}\n')
+    figure = folder / "stress_subsets_negation.png"
+    make(figure)
+    refused(run_cli("report", folder, "-o", tmp_path / "r.html"), f"{figure}: {said}")
+    assert not (tmp_path / "r.html").exists()

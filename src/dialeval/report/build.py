@@ -15,7 +15,7 @@ from dialeval import __version__
 from dialeval.meta.wide import rank_column
 from dialeval.report.charts import has_ci
 from dialeval.report.doc import Block, Code, Doc, Figure, Section, Table, Text
-from dialeval.report.load import TRAIN_COLUMNS, Results, human_ratings
+from dialeval.report.load import TRAIN_COLUMNS, Results, human_ratings, read_figure
 from dialeval.runinfo import BenchmarkRun, LmstyleRun, TrainRun
 from dialeval.schema import Score
 from dialeval.signature import file_sha256
@@ -238,7 +238,7 @@ def _stress(r: Results, blocks: list[Block]) -> None:
     blocks.append(Table(["metric", *perts], body, caption))
     for png in sorted(r.path.glob("stress_subsets_*.png")):
         pert = png.stem.removeprefix("stress_subsets_")
-        blocks.append(Figure(png.read_bytes(), f"Score distributions per subset, original vs {pert} ({png.name})"))
+        blocks.append(Figure(read_figure(png), f"Score distributions per subset, original vs {pert} ({png.name})"))
 
 
 def _by_metric(

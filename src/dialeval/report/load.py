@@ -29,7 +29,7 @@ from typing import Annotated, Any, ClassVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from dialeval.errors import InputError
-from dialeval.jsonl import field_of, iter_objects, json_problem, pydantic_message, read_jsonl, read_text
+from dialeval.jsonl import check_file, field_of, iter_objects, json_problem, pydantic_message, read_jsonl, read_text
 from dialeval.meta.rows import COMPARE_FILE, CorrelationRow
 from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo, TrainRun
 from dialeval.schema import Rating, Score
@@ -367,6 +367,30 @@ _ROW_FILES: tuple[tuple[str, str, Callable[[Path], list[Any]]], ...] = (
     ("results.jsonl", "train", lambda f: read_rows(f, _TrainLine)),
     ("ratings.jsonl", "ratings", lambda f: read_jsonl(f, Rating)),
 )
+
+
+def read_figure(path: Path) -> bytes:
+    """Read a figure a command drew beside its results (``stress_subsets_<perturbation>.png``), checked as a PNG.
+
+    A folder of that name was an ``IsADirectoryError`` traceback; a file of other bytes was inlined as a PNG that
+    shows nothing.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "stress_subsets_negation.png"
+        >>> _ = p.write_text("not a figure")
+        >>> read_figure(p)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: ...stress_subsets_negation.png: not a PNG figure: ...
+    """
+    try:
+        data = check_file(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror or exc})", path=path) from None
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        raise InputError("not a PNG figure: run the command again, or remove the file", path=path)
+    return data
 
 
 def human_ratings(results: Results) -> tuple[list[Rating], str]:
