@@ -667,3 +667,14 @@ def test_a_per_subset_figure_that_is_not_a_png_is_refused(
     make(figure)
     refused(run_cli("report", folder, "-o", tmp_path / "r.html"), f"{figure}: {said}")
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_folder_of_an_lmstyle_summary_alone_reports_it(tmp_path: Path) -> None:
+    """A folder holding summary.jsonl and no lmstyle_tables.jsonl was reported as an empty folder of scores: the
+    summary's rows were left out without a word."""
+    folder = tmp_path / "lm"
+    folder.mkdir()
+    (folder / "summary.jsonl").write_text(json.dumps({"model": "m", "responses": 2, "ACC%": 50.0}) + "\n")
+    assert load_results(folder).kind == "lmstyle"
+    invoke(["report", str(folder), "-o", str(tmp_path / "r.md")])
+    assert "| m | 2 | 50.0 |" in (tmp_path / "r.md").read_text()

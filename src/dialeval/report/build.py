@@ -435,7 +435,7 @@ def build_report(results: Sequence[Results], command: str, log: Callable[[str], 
         blocks += [Text(note) for note in other_runs(r)]
         if r.correlations:
             _benchmark(r, blocks)
-        if r.lmstyle_tables:
+        if r.lmstyle_tables or r.summary:  # a summary alone was a folder of no scores, reported empty
             _lmstyle(r, blocks)
         if r.stress:
             _stress(r, blocks)

@@ -57,7 +57,7 @@ class Results:
     @property
     def kind(self) -> str:
         """``lmstyle``, ``benchmark``, ``stress``, ``ranking``, ``train``, ``study`` or ``scores``."""
-        if isinstance(self.run, LmstyleRun) or self.lmstyle_tables:
+        if isinstance(self.run, LmstyleRun) or self.lmstyle_tables or self.summary:
             return "lmstyle"
         if self.correlations:
             return "benchmark"
