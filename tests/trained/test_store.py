@@ -176,3 +176,23 @@ def test_a_file_given_as_the_model_folder_is_named_a_file(tmp_path: Path) -> Non
     assert str(caught.value) == f"{given}: a file, not a model folder: give the folder that holds card.json"
     with pytest.raises(InputError, match="no such model folder"):
         store.read_card(tmp_path / "nope")
+
+
+def test_a_card_that_leaves_a_model_file_unchecked_is_refused(small_examples: list[Example], tmp_path: Path) -> None:
+    """A card's "files" of {} (or naming another file than the model's) skipped the sha256 check: a model.joblib
+    not the one trained was loaded as is (joblib runs code: a traceback for junk, or another model scoring under the
+    card's sha256). A card that lists no file, and a file in the folder the card does not name, are refused now."""
+    folder = tmp_path / "m"
+    _save("tfidf-nb", small_examples, folder)
+    card = json.loads((folder / "card.json").read_text())
+    (folder / "model.joblib").write_bytes(b"not a model")
+    (folder / "card.json").write_text(json.dumps({**card, "files": {}}))
+    with pytest.raises(InputError) as got:
+        store.load(folder)
+    assert str(got.value) == f'{folder / "card.json"}: field "files": lists no file, so no model file is checked'
+    (folder / "notes.txt").write_text("mine\n")
+    (folder / "card.json").write_text(json.dumps({**card, "files": {"notes.txt": file_sha256(folder / "notes.txt")}}))
+    with pytest.raises(InputError) as got:
+        store.load(folder)
+    assert str(got.value) == (f'{folder}: model file "model.joblib" is not named in the card\'s files, so its sha256 '
+                              "is not checked: train the model again, or remove the file")

@@ -147,6 +147,8 @@ def _check_shape(card: dict[str, Any], path: Path) -> None:
     for name, sha in card["files"].items():
         if not isinstance(sha, str):
             raise InputError(f'the sha256 of "{name}" is {json.dumps(sha)}, not a string', path=path, field="files")
+    if not card["files"]:  # the model's files were loaded unchecked
+        raise InputError("lists no file, so no model file is checked", path=path, field="files")
     if issubclass(evaluator_kinds().get(card["kind"], Evaluator), Ensemble):  # its load reads the feature columns
         features = card.get("features") or {}
         columns, signatures = features.get("columns"), features.get("signatures")
@@ -167,6 +169,10 @@ def load(folder: str | Path) -> Loaded:
     """
     root = Path(folder).expanduser()
     card, sha = read_card(root)
+    present = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    if unnamed := [n for n in present if n != CARD and n not in card["files"]]:  # a model file loaded unchecked
+        raise InputError(f'model file "{unnamed[0]}" is not named in the card\'s files, so its sha256 is not checked: '
+                         "train the model again, or remove the file", path=root)
     for name, want in card["files"].items():
         f = root / name
         if not f.is_file():
