@@ -196,3 +196,24 @@ def test_a_card_that_leaves_a_model_file_unchecked_is_refused(small_examples: li
         store.load(folder)
     assert str(got.value) == (f'{folder}: model file "model.joblib" is not named in the card\'s files, so its sha256 '
                               "is not checked: train the model again, or remove the file")
+
+
+@pytest.mark.parametrize("columns", [["distinct2", "distinct1", "length"], ["length", "distinct1", "bleu"]])
+def test_feature_columns_edited_in_the_card_are_refused(columns: list[str], small_examples: list[Example],
+                                                        tmp_path: Path) -> None:
+    """The ensemble read its feature matrix in the order of the card's features.columns, never checked against the
+    feature metrics: columns reordered, or one of another metric, scored silently (a length of 14 words fed to the
+    weight of distinct2, or a column of NaN), as valid scores under the card's sha256."""
+    folder = tmp_path / "m"
+    _save("ensemble", small_examples, folder, families="length,distinct")
+    card = json.loads((folder / "card.json").read_text())
+    assert card["features"]["columns"] == ["length", "distinct1", "distinct2"]  # Length's one output, Distinct's two
+    card["features"]["columns"] = columns
+    (folder / "card.json").write_text(json.dumps(card))
+    metric = register_trained(f"trained:{folder}")()
+    bench = load_benchmark("usr-tc").head(1)
+    with pytest.raises(InputError) as got:
+        score_metrics([metric], bench.candidates, bench.dialogues)
+    assert str(got.value) == (f'{folder / "card.json"}: field "features.columns": {", ".join(columns)} are not the '
+                              "outputs of the feature metrics in order (length, distinct1, distinct2): train the "
+                              "model again (dialeval train)")

@@ -65,7 +65,7 @@ class TrainedMetric(Metric):
         try:
             return {self.name: list(self.loaded.evaluator.predict(items))}
         except InputError as exc:  # the ensemble's features no longer match: the error named no model
-            if exc.path is not None or exc.field != "features.signatures":  # another error is not the card's
+            if exc.path is not None or exc.field not in ("features.signatures", "features.columns"):  # not the card's
                 raise
             raise InputError(exc.message, path=Path(self.folder) / CARD, field=exc.field) from None
 

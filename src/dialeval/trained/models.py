@@ -251,8 +251,9 @@ class Ensemble(SklearnEvaluator):
 
         fams = self._families()
         rows, sigs = compute_features(items, fams)  # through the run's score cache (train --cache)
+        outputs = [o for f in fams for o in f.outputs]
         if not self.columns:
-            self.columns = [o for f in fams for o in f.outputs]
+            self.columns = outputs
             self.signatures = sigs
         elif sigs != self.signatures:
             changed = sorted(k for k in set(sigs) | set(self.signatures) if sigs.get(k) != self.signatures.get(k))
@@ -260,6 +261,10 @@ class Ensemble(SklearnEvaluator):
             raise InputError(f"the feature metrics differ from training: {said}: another version or other parameters "
                              "of the metric; train the model again (dialeval train) to score with these",
                              field="features.signatures")  # fmt: skip
+        elif self.columns != outputs:  # a card edited by hand: the matrix was read in its order
+            raise InputError(f"{', '.join(self.columns)} are not the outputs of the feature metrics in order "
+                             f"({', '.join(outputs)}): train the model again (dialeval train)",
+                             field="features.columns")
         return np.asarray(feature_matrix(rows, self.columns), dtype=float)
 
     def build(self) -> Any:
