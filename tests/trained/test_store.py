@@ -217,3 +217,20 @@ def test_feature_columns_edited_in_the_card_are_refused(columns: list[str], smal
     assert str(got.value) == (f'{folder / "card.json"}: field "features.columns": {", ".join(columns)} are not the '
                               "outputs of the feature metrics in order (length, distinct1, distinct2): train the "
                               "model again (dialeval train)")
+
+
+@pytest.mark.parametrize(("task", "now"), [("classification", "regression"), ("regression", "classification")])
+def test_a_card_whose_task_is_not_the_saved_models_is_refused(task: str, now: str, small_examples: list[Example],
+                                                               tmp_path: Path) -> None:
+    """The card's task chose how the saved model's output was read, never checked against the model: a classifier's
+    card edited to "regression" scored its 0/1/2 labels as scores (up to 2, outside [0, 1], with no word), and a
+    regressor's edited to "classification" was an AttributeError traceback (no predict_proba)."""
+    folder = tmp_path / "m"
+    _save("tfidf-lr", small_examples, folder, task=task)
+    card = json.loads((folder / "card.json").read_text())
+    (folder / "card.json").write_text(json.dumps({**card, "task": now}))
+    with pytest.raises(InputError) as got:
+        store.load(folder)
+    model = {"classification": "a classifier", "regression": "a regression model"}[task]
+    assert str(got.value) == (f'{folder / "card.json"}: field "task": is "{now}", but the saved model is {model}: '
+                              "train the model again (dialeval train)")

@@ -100,11 +100,20 @@ class SklearnEvaluator(Evaluator):
 
     @classmethod
     def load(cls, folder: Path, card: dict[str, Any]) -> Evaluator:
-        """Read ``model.joblib`` back."""
+        """Read ``model.joblib`` back.
+
+        Raises:
+            InputError: The card's task is not the saved model's (its output was read the other way).
+        """
         import joblib  # type: ignore[import-untyped]
+        from sklearn.base import is_classifier
 
         ev = cls(card["task"], card.get("seed", 0), **card["params"])
         ev.model = joblib.load(folder / "model.joblib")
+        if is_classifier(ev.model) != (ev.task == "classification"):
+            model = "a classifier" if is_classifier(ev.model) else "a regression model"
+            raise InputError(f'is "{ev.task}", but the saved model is {model}: train the model again (dialeval train)',
+                             field="task")
         return ev
 
 
