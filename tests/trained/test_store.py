@@ -234,3 +234,18 @@ def test_a_card_whose_task_is_not_the_saved_models_is_refused(task: str, now: st
     model = {"classification": "a classifier", "regression": "a regression model"}[task]
     assert str(got.value) == (f'{folder / "card.json"}: field "task": is "{now}", but the saved model is {model}: '
                               "train the model again (dialeval train)")
+
+
+def test_a_model_file_missing_and_unnamed_in_the_card_is_an_input_error(small_examples: list[Example],
+                                                                        tmp_path: Path) -> None:
+    """A card whose files name another file than the model's, the model file gone: the sha256 check passed and
+    joblib's FileNotFoundError was a traceback of dialeval score -m trained:PATH."""
+    folder = tmp_path / "m"
+    _save("tfidf-nb", small_examples, folder)
+    card = json.loads((folder / "card.json").read_text())
+    (folder / "notes.txt").write_text("mine\n")
+    (folder / "card.json").write_text(json.dumps({**card, "files": {"notes.txt": file_sha256(folder / "notes.txt")}}))
+    (folder / "model.joblib").unlink()
+    with pytest.raises(InputError) as got:
+        store.load(folder)
+    assert str(got.value) == f"{folder / 'model.joblib'}: cannot read the saved model: No such file or directory"

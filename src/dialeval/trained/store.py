@@ -187,4 +187,7 @@ def load(folder: str | Path) -> Loaded:
     except InputError as exc:  # it named --task or --model-param, options of train, and no file
         field = _CARD_FIELDS.get(exc.field or "", exc.field)
         raise InputError(exc.message, path=root / CARD, field=field) from None
+    except OSError as exc:  # a model file the card does not name, gone: the loader's traceback
+        raise InputError(f"cannot read the saved model: {exc.strerror or exc}",
+                         path=exc.filename or root) from None  # fmt: skip
     return Loaded(ev, card, sha, root)
