@@ -162,3 +162,29 @@ def test_a_numeric_export_of_a_stored_protocol_scoring_an_answer_with_no_number_
     with pytest.raises(InputError, match=f'"--numeric": protocol mousavi-turn scores the answer "{odd.value}" of '
                                          f"{c.name} with no number"):
         check_scored(stored)
+
+
+def test_an_ordinary_answer_valued_dont_know_of_a_stored_study_is_not_counted_with_i_dont_know() -> None:
+    """A study made before an ordinary answer valued "dont_know" was refused (study create) keeps that protocol:
+    its votes and the "I don't know" votes (here valued "unsure") were counted as one answer, so an item with one
+    vote for each read as a majority for it, and the report labelled both with one of the two labels.
+
+    By hand: item x has one vote "dont_know" (the ordinary answer) and one "I don't know": a tie.
+    """
+    from dialeval.human.protocol import Option, load_protocol
+    from dialeval.human.report import majority_cell
+
+    p = load_protocol("mousavi-turn")
+    c = p.criteria[0]
+    options = [c.answer.options[0], Option(value="dont_know", label="Not sure yet"),
+               Option(value="unsure", label="I don't know", dont_know=True)]  # fmt: skip
+    crit = c.model_copy(update={"answer": c.answer.model_copy(update={"options": options})})
+    stored = p.model_copy(update={"criteria": [crit]})
+    keys = {crit.name: crit.answer.dont_know_key}
+    rs = [Rating(item_id="x", dimension=crit.name, annotator="a", value="dont_know"),
+          Rating(item_id="x", dimension=crit.name, annotator="b", value=None, dont_know=True),
+          Rating(item_id="y", dimension=crit.name, annotator="a", value="dont_know"),
+          Rating(item_id="z", dimension=crit.name, annotator="a", value=None, dont_know=True)]  # fmt: skip
+    assert majority_votes(rs, keys)[("x", crit.name)] == ("tie", True)
+    pct = majority_table(rs, {"x": "m", "y": "m", "z": "m"}, keys)[crit.name]["m"]
+    assert majority_cell(stored.criteria[0], pct) == "Not sure yet 33.3%, I don't know 33.3%, tie 33.3%"

@@ -202,14 +202,19 @@ def _safe(fn: Any, *args: Any) -> float | None:
         return None
 
 
-def majority_votes(ratings: Iterable[Rating]) -> dict[tuple[str, str], tuple[str, bool]]:
+def majority_votes(
+    ratings: Iterable[Rating], dont_know_keys: Mapping[str, str] | None = None
+) -> dict[tuple[str, str], tuple[str, bool]]:
     """Return (item, dimension) -> (majority label, was_tie); "I don't know" counts as a label.
 
-    On a tie the label is ``"tie"`` and the flag is True.
+    On a tie the label is ``"tie"`` and the flag is True. An "I don't know" vote is counted under
+    ``dont_know_keys[dimension]`` (its criterion's :attr:`~dialeval.human.protocol.Answer.dont_know_key`),
+    else under :data:`~dialeval.human.protocol.DONT_KNOW`.
     """
+    keys = dont_know_keys or {}
     votes: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for r in ratings:
-        votes[(r.item_id, r.dimension)][DONT_KNOW if r.dont_know else str(r.value)] += 1
+        votes[(r.item_id, r.dimension)][keys.get(r.dimension, DONT_KNOW) if r.dont_know else str(r.value)] += 1
     out = {}
     for key, counts in votes.items():
         (top, n), *rest = counts.most_common()
@@ -244,13 +249,16 @@ def system_means(
     return {k: (len(v), float(np.mean(v)), float(np.std(v))) for k, v in per_system.items()}
 
 
-def majority_table(ratings: list[Rating], systems: Mapping[str, str]) -> dict[str, dict[str, dict[str, float]]]:
+def majority_table(
+    ratings: list[Rating], systems: Mapping[str, str], dont_know_keys: Mapping[str, str] | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
     """Percentage of items per system whose majority is each answer (the paper's Table 3).
 
-    Returns ``{criterion: {system: {answer: percent}}}``; ties appear as ``"tie"``.
+    Returns ``{criterion: {system: {answer: percent}}}``; ties appear as ``"tie"``; ``dont_know_keys`` as
+    :func:`majority_votes` reads it.
     """
     counts: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
-    for (item, crit), (label, _) in majority_votes(ratings).items():
+    for (item, crit), (label, _) in majority_votes(ratings, dont_know_keys).items():
         counts[crit][systems[item]][label] += 1
     return {
         crit: {sys: {lab: 100.0 * n / sum(c.values()) for lab, n in sorted(c.items())} for sys, c in by_sys.items()}

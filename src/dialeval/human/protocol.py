@@ -144,6 +144,16 @@ class Answer(_Strict):
             return next((str(level) for level in self.levels if number == level), None)
         return _plain(number) if self.min <= number <= self.max else None
 
+    @property
+    def dont_know_key(self) -> str:
+        """Return what the majority vote counts this answer's "I don't know" votes under.
+
+        :data:`DONT_KNOW`, or the "I don't know" option's own value where an ordinary option has the value
+        :data:`DONT_KNOW` (a study made before :func:`unfit_answer` refused it): their votes are apart.
+        """
+        clash = any(o.value == DONT_KNOW and not o.dont_know for o in self.options)
+        return next((o.value for o in self.options if o.dont_know), DONT_KNOW) if clash else DONT_KNOW
+
     def is_dont_know(self, value: str) -> bool:
         """Return whether ``value`` is the "I don't know" option."""
         return any(o.dont_know and o.value == value for o in self.options)

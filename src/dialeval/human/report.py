@@ -31,7 +31,7 @@ from dialeval.human.analysis import (
     system_means,
 )
 from dialeval.human.design import GROUND_TRUTH
-from dialeval.human.protocol import DONT_KNOW, TIE, Criterion, Protocol
+from dialeval.human.protocol import TIE, Criterion, Protocol
 from dialeval.meta.agreement import Estimate, Figure, agreement_figures, check_resamples, reliability_matrix
 from dialeval.meta.caveats import rough_resamples
 from dialeval.schema import Rating
@@ -349,7 +349,8 @@ def _results_section(d: StudyData) -> Section:
         results.rows.append(("Votes", "none yet"))
         return results
     kind = {c.name: c.answer.type for c in d.protocol.criteria}
-    table3 = majority_table([r for r in d.ratings if kind[r.dimension] != "slider"], d.systems)
+    unsure = {c.name: c.answer.dont_know_key for c in d.protocol.criteria}
+    table3 = majority_table([r for r in d.ratings if kind[r.dimension] != "slider"], d.systems, unsure)
     rows = [["criterion", "model", "majority answer: % of samples"]]
     for criterion in (c for c in d.protocol.criteria if c.name in table3):
         for sys, pct in sorted(table3[criterion.name].items()):
@@ -391,7 +392,7 @@ def majority_cell(criterion: Criterion, percents: dict[str, float]) -> str:
         '4 50.0%, 5 25.0%, tie 25.0%'
     """
     answer = criterion.answer
-    options = [(DONT_KNOW if o.dont_know else o.value, o.label) for o in answer.options] or [
+    options = [(answer.dont_know_key if o.dont_know else o.value, o.label) for o in answer.options] or [
         (str(float(level)), str(level)) for level in sorted(answer.levels)]  # a scale's votes are numbers: "4.0"
     place = {value: i for i, (value, _) in enumerate(options)}
     labels = dict(options)
