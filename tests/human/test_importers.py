@@ -266,3 +266,19 @@ def test_label_ratings_get_nominal_alpha_only(tmp_path: Path) -> None:
     assert "nominal" in res.output and "ordinal" not in res.output.split("note:")[0], res.output
     assert f"{expected:.3f} [" in res.output
     assert "ordinal and interval would read the labels' alphabetical order as their scale" in res.output
+
+
+def test_annotators_count_only_those_whose_ratings_agreement_reads() -> None:
+    """An "I don't know" (value null) counted its annotator: a3 said it on z and a4 gave no rating, and the table
+    read 4 annotators where alpha reads a1's and a2's ratings only. Alpha: krippendorff.alpha on [[3, 2, 5],
+    [4, 2, 4]] (items x, y, z; w has no rating), 0.7727 at both levels."""
+    from dialeval.data.benchmark import Benchmark
+    from dialeval.human.importers import agreement_rows
+    from dialeval.schema import Rating
+
+    given = [("x", "a1", 3), ("x", "a2", 4), ("y", "a1", 2), ("y", "a2", 2), ("z", "a1", 5), ("z", "a2", 4),
+             ("z", "a3", None), ("w", "a3", None), ("w", "a4", None)]  # fmt: skip
+    ratings = [Rating(item_id=i, dimension="q", annotator=a, value=v, dont_know=v is None) for i, a, v in given]
+    rows = agreement_rows(Benchmark("mine", {}, [], ratings), "mine", n_boot=20)
+    expected = krippendorff.alpha(reliability_data=[[3, 2, 5], [4, 2, 4]], level_of_measurement="ordinal")
+    assert [(r["alpha"], r["items"], r["annotators"]) for r in rows] == [(pytest.approx(expected), 3, 2)] * 2

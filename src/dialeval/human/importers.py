@@ -14,6 +14,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from dialeval.data.benchmark import Benchmark, choose_dimension
 from dialeval.errors import InputError, unknown_name
 from dialeval.meta.agreement import (
@@ -123,10 +125,11 @@ def agreement_rows(
 ) -> list[dict[str, Any]]:
     """Krippendorff's alpha with a bootstrap CI per dimension and level on the ratings of ``bench``.
 
-    Only items rated by two annotators or more count. An alpha that is undefined (no such item, or
-    one value throughout) is None, and so is an interval undefined on most resamples, each with the
-    reason in ``note``. Label ratings (text, not numbers) get nominal alpha only, whatever ``levels`` says: their
-    order is not known, and their alphabetical one is no scale's; the note says so.
+    Only items rated by two annotators or more count, and only annotators with a rating on one ("I don't know"
+    is none). An alpha that is undefined (no such item, or one value throughout) is None, and so is an interval
+    undefined on most resamples, each with the reason in ``note``. Label ratings (text, not numbers) get nominal
+    alpha only, whatever ``levels`` says: their order is not known, and their alphabetical one is no scale's; the
+    note says so.
 
     Example:
         >>> from dialeval.schema import Rating
@@ -144,10 +147,11 @@ def agreement_rows(
         rated = multiply_rated([r for r in bench.ratings if r.dimension == dim])
         rel = reliability_matrix(rated) if rated else None
         labelled = bool(rel and rel.labels) and set(levels) != {"nominal"}
+        read = pairable(rel.matrix) if rel else np.empty((0, 0))
+        raters = int((~np.isnan(read)).any(axis=1).sum())  # who gave only "I don't know" (null) rated nothing
         for level in ("nominal",) if labelled else levels:
             row: dict[str, Any] = {"source": source, "dimension": dim, "level": level, "alpha": None, "ci95": None,
-                                   "items": pairable(rel.matrix).shape[1] if rel else 0,
-                                   "annotators": len(rel.annotators) if rel else 0}  # fmt: skip
+                                   "items": read.shape[1], "annotators": raters}  # fmt: skip
             why = _estimate(row, rel.matrix, level, n_boot, seed) if rel else NO_ITEM_RATED_TWICE
             whys = [LABELS_NOMINAL] * labelled + [why] * bool(why)
             row["note"] = "; ".join(n for n in (note, whys and f"{dim}: {'; '.join(whys)}") if n)
