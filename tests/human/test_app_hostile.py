@@ -218,3 +218,19 @@ def test_the_bearer_scheme_is_read_in_any_case(hostile: tuple[Server, dict[str, 
     assert r.status_code == 200 and r.json()["annotator"] == "a01", r.text
     r = httpx.get(f"{server.base}/api/me", headers={"Authorization": "bearer"})
     assert (r.status_code, r.json()["detail"]) == (401, "missing token")
+
+
+@pytest.mark.parametrize("key", ["reason", "explanation", "freetext"])
+def test_an_answer_with_a_key_the_app_does_not_read_is_refused(
+    hostile: tuple[Server, dict[str, Any]], key: str
+) -> None:
+    """A misspelt key was dropped: {"value": "negative", "reason": ["Incoherence"]} was 200 "saved", without the
+    explanation the client sent. It is 422 naming body.KEY, and nothing is stored."""
+    server, access = hostile
+    token = access["annotators"]["a03"]
+    item = first_item(server, token)
+    body = {"item_id": item, "criterion": "Listening", "value": "negative", key: ["Incoherence"]}
+    r = httpx.put(f"{server.base}/api/answers", headers=auth(token), json=body)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", key]
+    tasks = httpx.get(f"{server.base}/api/tasks", headers=auth(token)).json()
+    assert not [it for u in tasks["units"] for it in u["items"] if "Listening" in it["answers"]]

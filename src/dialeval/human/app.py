@@ -25,7 +25,7 @@ try:
     from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import HTMLResponse, JSONResponse, Response
-    from pydantic import BaseModel, Field, field_validator
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
 except ImportError as exc:  # pragma: no cover - the human extra
     raise MissingExtraError("fastapi", extra="human") from exc
 
@@ -36,7 +36,9 @@ from dialeval.human.qualification import decide_qualification
 
 
 class AnswerIn(BaseModel):
-    """One answer as the browser sends it."""
+    """One answer as the browser sends it; a key it does not name is refused (a misspelt "reason" was dropped)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     item_id: str = Field(max_length=200)
     criterion: str = Field(max_length=MAX_KEY_CHARS)
