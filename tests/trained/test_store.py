@@ -198,6 +198,17 @@ def test_a_card_that_leaves_a_model_file_unchecked_is_refused(small_examples: li
                               "is not checked: train the model again, or remove the file")
 
 
+def test_hidden_files_beside_a_model_are_not_model_files(small_examples: list[Example], tmp_path: Path) -> None:
+    """A folder copied on a Mac (.DS_Store) or opened in Jupyter (.ipynb_checkpoints/) still loads: no loader reads
+    a hidden file, so the check of files the card does not name passes them by."""
+    folder = tmp_path / "m"
+    _save("tfidf-nb", small_examples, folder)
+    (folder / ".DS_Store").write_bytes(b"\0")
+    (folder / ".ipynb_checkpoints").mkdir()
+    (folder / ".ipynb_checkpoints" / "card-checkpoint.json").write_text("{}")
+    assert store.load(folder).card["kind"] == "tfidf-nb"
+
+
 @pytest.mark.parametrize("columns", [["distinct2", "distinct1", "length"], ["length", "distinct1", "bleu"]])
 def test_feature_columns_edited_in_the_card_are_refused(columns: list[str], small_examples: list[Example],
                                                         tmp_path: Path) -> None:

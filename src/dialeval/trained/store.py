@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -170,7 +171,8 @@ def load(folder: str | Path) -> Loaded:
     root = Path(folder).expanduser()
     card, sha = read_card(root)
     present = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
-    if unnamed := [n for n in present if n != CARD and n not in card["files"]]:  # a model file loaded unchecked
+    hidden = re.compile(r"(^|/)\.")  # .DS_Store, .ipynb_checkpoints/: no loader reads them
+    if unnamed := [n for n in present if n != CARD and n not in card["files"] and not hidden.search(n)]:
         raise InputError(f'model file "{unnamed[0]}" is not named in the card\'s files, so its sha256 is not checked: '
                          "train the model again, or remove the file", path=root)
     for name, want in card["files"].items():
