@@ -37,6 +37,10 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
     [
         (GOOD + "temprature: 0.3\n", "temprature"),  # an unknown (misspelt) key is refused, not ignored
         (GOOD.replace("version: 1", "version: one"), "version"),
+        # pydantic's lax mode took a boolean as a number: "version: true" was version 1, "min: true" a 1-5 scale
+        (GOOD.replace("version: 1", "version: true"), "version"),
+        (GOOD.replace("min: 1", "min: true"), "scale.min"),
+        (GOOD.replace("version: 1", "version: '2'"), "version"),
         (GOOD.replace("scale: {min: 1, max: 5}", "scale: {min: 1}"), "scale.max"),
         (GOOD.replace('answer: {template: "Score: {score}"}', 'answer: {template: "S", decimal: 1}'), "answer.decimal"),
         (GOOD.replace("Score: {score}", "Score: {value}"), "answer.template"),

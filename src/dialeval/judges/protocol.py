@@ -116,13 +116,22 @@ def item_variables(item: MetricInput) -> dict[str, str]:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: "version: true" was version 1 and "min: true" a scale from 1, as YAML's "yes" or "on" would be
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class _ScaleSpec(_Strict):
-    min: float = Field(allow_inf_nan=False)  # .inf and .nan were OverflowError/ValueError tracebacks
-    max: float = Field(allow_inf_nan=False)
+    # not strict: YAML reads 1e3 as text. .inf and .nan were OverflowError/ValueError tracebacks
+    min: float = Field(allow_inf_nan=False, strict=False)
+    max: float = Field(allow_inf_nan=False, strict=False)
     integer: bool = True
+
+    @field_validator("min", "max", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: object) -> object:
+        if isinstance(value, bool):
+            raise ValueError("a number, not true or false")
+        return value
 
 
 class _MessageSpec(_Strict):
