@@ -357,6 +357,10 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     sc = Scale(spec.scale.min, spec.scale.max, spec.scale.integer)
     if sc.min >= sc.max:
         raise InputError("scale min must be below max", path=path, line=yaml_line(text, ["scale"]), field="scale")
+    if sc.integer and math.ceil(sc.min) > math.floor(sc.max):  # "Score: 0.5" was read, and never an expected score
+        raise InputError(f"integer: true (the default), and no whole number is in {sc.min:g}-{sc.max:g}: write "
+                         "integer: false", path=path, line=yaml_line(text, ["scale", "integer"]),
+                         field="scale.integer")  # fmt: skip
     if spec.levels and (sc.min, sc.max) != (0, 1):  # to_level reads a 0-1 score: on 1-5 every score was the top level
         raise InputError(f"levels split a 0-1 scale (DialogADV's L1-L10), not {sc.min:g}-{sc.max:g}", path=path,
                          line=yaml_line(text, ["levels"]), field="levels")  # fmt: skip
