@@ -59,6 +59,11 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD + "labels: ['']\n", "labels"),
         (GOOD + "labels: [score, ' ']\n", "labels"),  # levels of a 0-1 score: a 1-5 scale's scores were all level 10
         (GOOD + "max_turns: -1\n", "max_turns"),
+        # max_turns 0 judged the last 7 system turns (the unset default), not none nor all; and a file with no
+        # step1_protocol judges no turns, so its max_turns was ignored
+        (GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail\nmax_turns: 0\n",
+         "max_turns"),
+        (GOOD + "max_turns: 3\n", "max_turns"),
         # an integer scale with no whole number on it: "Score: 0.5" was read, and no expected score was given
         (GOOD.replace("{min: 1, max: 5}", "{min: 0.2, max: 0.8}").replace('answer: {template: "Score: {score}"}\n',
                                                                            ""), "scale.integer"),

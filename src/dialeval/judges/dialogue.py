@@ -68,7 +68,7 @@ class DialogueJudge:
     def judge(self, items: Sequence[MetricInput]) -> list[DialogueJudgement]:
         """Judge each item's dialogue."""
         proto: Protocol = self.step2.protocol
-        per_item = [system_turns(it, proto.max_turns or 7) for it in items]
+        per_item = [system_turns(it, proto.max_turns) for it in items]
         flat = self.step1.judge([t for turns in per_item for t in turns])
         scores: list[list[float | None]] = []
         pos = 0

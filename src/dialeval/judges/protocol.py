@@ -3,7 +3,8 @@
 A protocol file (YAML) holds ``name``, ``version``, ``citation``, ``scale``,
 ``labels`` (what precedes the score), ``messages`` (chat templates with
 ``{{placeholders}}``) and optional ``dimensions`` (one request per dimension,
-``{{aspect}}`` and ``{{definition}}`` filled in). Placeholders: ``context``,
+``{{aspect}}`` and ``{{definition}}`` filled in). A two-step protocol (``step1_protocol``)
+judges the last ``max_turns`` system turns of a dialogue (7 by default, at least 1). Placeholders: ``context``,
 ``last_turn``, ``response``, ``reference``, ``facts``, ``dialogue_json``; with a
 ``step1_protocol``, ``turn_scores``, ``responses`` and ``n_turns``. Any other is refused.
 
@@ -74,7 +75,7 @@ class Protocol:
     levels: int = 0
     fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
     step1_protocol: str = ""
-    max_turns: int = 0
+    max_turns: int = 7
     answer: AnswerShape | None = None
     path: str = field(default="", compare=False)
 
@@ -168,7 +169,8 @@ class ProtocolFile(_Strict):
     levels: int = Field(default=0, ge=0)  # -3 made the outputs "level 1--3"
     fields: dict[str, list[str]] = Field(default_factory=dict)
     step1_protocol: str = ""
-    max_turns: int = Field(default=0, ge=0)  # -1 left out the dialogue's last system turn
+    # -1 left out the dialogue's last system turn; 0 was read as unset, 7
+    max_turns: int = Field(default=7, ge=1)
     answer: _AnswerSpec | None = None
 
     @field_validator("labels")
@@ -364,6 +366,9 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     if spec.levels and (sc.min, sc.max) != (0, 1):  # to_level reads a 0-1 score: on 1-5 every score was the top level
         raise InputError(f"levels split a 0-1 scale (DialogADV's L1-L10), not {sc.min:g}-{sc.max:g}", path=path,
                          line=yaml_line(text, ["levels"]), field="levels")  # fmt: skip
+    if "max_turns" in spec.model_fields_set and not spec.step1_protocol:  # it was ignored: no turn is judged
+        raise InputError("max_turns is for a two-step protocol (step1_protocol), which judges a dialogue's turns",
+                         path=path, line=yaml_line(text, ["max_turns"]), field="max_turns")  # fmt: skip
     _check_names(spec, path, text)
     return Protocol(
         name=spec.name,
