@@ -1012,3 +1012,17 @@ def test_record_ratings_of_one_dimension_on_two_scales_are_refused(tmp_path: Pat
     )
     (tmp_path / "ratings.jsonl").write_text(rating.format("c1", "q", "1-3") + rating.format("c2", "p", "1-5"))
     assert load_records(tmp_path).dimensions() == {"q": "1-3", "p": "1-5"}
+
+
+@pytest.mark.parametrize("cell", ["1e400", "-1E999", "1" + "0" * 400])
+def test_a_rating_too_large_for_a_float_is_said_not_finite_with_no_hint_about_labels(tmp_path: Path, cell: str) -> None:
+    """float("1e400") is inf: the cell was told to become a label (--labels 1e400=3) or be left empty."""
+    mapping = ColumnMapping(response="r", ratings={"q": "quality"})
+    for name, text in (("t.jsonl", f'{{"r": "hi", "q": "{cell}"}}\n'), ("t.csv", f"r,q\nhi,{cell}\n")):
+        p = tmp_path / name
+        p.write_text(text)
+        with pytest.raises(InputError) as caught:
+            load_table(p, mapping)
+        line = 1 if name.endswith(".jsonl") else 2
+        assert str(caught.value) == (f"{p}:{line}: field \"q\": expected a finite number, found '{cell}': past the "
+                                     "largest a float holds (about 1.8e308)")

@@ -555,6 +555,8 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
         text = value.strip() if isinstance(value, str) else ""
         if isinstance(value, bool):  # JSON's true/false for a yes/no question
             fix = "a yes/no rating: write it as 1 or 0"
+        elif re.search(r"\d", text) and _float_or_none(text) in (math.inf, -math.inf):  # "1e400": float reads inf
+            fix = "past the largest a float holds (about 1.8e308)"
         elif labels:
             fix = f"give a number or one of the labels ({', '.join(labels)})"
         elif DECIMAL_COMMA.fullmatch(text):
@@ -570,6 +572,14 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
             fix = (f"ratings as words need a number each: --labels {text}=3,... (in a mapping file, labels: "
                    f"{{{text}: 3, ...}}), or leave the cell empty where there is no rating")
         raise where.error(f"{exc.message}: {fix}", field=col) from None
+
+
+def _float_or_none(text: str) -> float | None:
+    """Return ``float(text)``, or None where it is no number."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _differing(first: BaseModel, again: BaseModel, columns: Sequence[tuple[str, str | None]]) -> str | None:
