@@ -110,6 +110,19 @@ def test_data_export_and_import_say_a_limit_above_the_contexts_once(tmp_path: Pa
     assert res.exit_code == 0 and "--limit" not in res.output, res.output
 
 
+def test_data_export_prints_the_datas_warnings_as_the_other_commands_do(tmp_path: Path, shared_data: Path) -> None:
+    """export said only its own --limit note: a file whose sha256 is not the catalog's went unsaid (data show, score
+    and the rest say it), and the --limit note came from a second computation of its own."""
+    from tests.commands.cli_runner import invoke
+
+    given = tmp_path / "usr_topical_chat.json"  # the catalog's file name, its bytes changed: a space at the end
+    given.write_bytes((shared_data / "usr/usr_topical_chat.json").read_bytes() + b" ")
+    res = invoke("data", "export", "-b", "usr-tc", "--path", given, "--limit", "100000", "-o", tmp_path / "e")
+    assert res.exit_code == 0, res.output
+    assert res.output.count(f"{given}: sha256 differs from the catalog's (a different release?)") == 1, res.output
+    assert res.output.count("--limit 100000 is above the 60 contexts of usr-tc; all 60 are used") == 1  # 60: its entry
+
+
 def test_score_refuses_record_files_with_a_key_given_twice(tmp_path: Path) -> None:
     """One error line naming the file, the line and the field, exit 2, before anything is scored or written."""
     from tests.commands.cli_runner import invoke, refused

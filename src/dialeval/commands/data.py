@@ -120,7 +120,7 @@ def export_command(
     limit: int | None = typer.Option(None, "--limit", help="Only the first N contexts."),
 ) -> None:
     """Write a benchmark as dialeval records: dialogues.jsonl, candidates.jsonl, ratings.jsonl."""
-    from dialeval.data.benchmark import limit_note
+    from dialeval.commands.common import load_inputs
     from dialeval.data.generic import RECORD_FILES
 
     try:
@@ -130,12 +130,8 @@ def export_command(
                 raise InputError("give the catalog benchmark to write: -b NAME (dialeval data list)",
                                  field="--benchmark")  # fmt: skip
             replaced = check_output(output, "folder", inputs=[("--path", path)], files=RECORD_FILES)
-            bench = catalog_benchmark(name, path)
-            if limit is not None:
-                bench = bench.head(limit)
+            bench = load_inputs(name, path, None, None, limit)
             counts = _write_records(bench, output)
-        if note := limit_note(bench, limit):
-            typer.echo(note, err=True)
     except (DialevalError, OSError) as exc:
         fail(exc)
     typer.echo(f"wrote {counts} to {output}{replaced_note(replaced)}")
