@@ -1017,12 +1017,33 @@ def test_record_ratings_of_one_dimension_on_two_scales_are_refused(tmp_path: Pat
 @pytest.mark.parametrize("cell", ["1e400", "-1E999", "1" + "0" * 400])
 def test_a_rating_too_large_for_a_float_is_said_not_finite_with_no_hint_about_labels(tmp_path: Path, cell: str) -> None:
     """float("1e400") is inf: the cell was told to become a label (--labels 1e400=3) or be left empty."""
-    mapping = ColumnMapping(response="r", ratings={"q": "quality"})
     for name, text in (("t.jsonl", f'{{"r": "hi", "q": "{cell}"}}\n'), ("t.csv", f"r,q\nhi,{cell}\n")):
         p = tmp_path / name
         p.write_text(text)
-        with pytest.raises(InputError) as caught:
-            load_table(p, mapping)
         line = 1 if name.endswith(".jsonl") else 2
-        assert str(caught.value) == (f"{p}:{line}: field \"q\": expected a finite number, found '{cell}': past the "
-                                     "largest a float holds (about 1.8e308)")
+        assert _refusal(p) == (f"{p}:{line}: field \"q\": expected a finite number, found '{cell}': past the largest "
+                               "a float holds (about 1.8e308)")
+
+
+def _refusal(path: Path) -> str:
+    """Return the error of reading ``path``'s column "r" as the response and "q" as ratings."""
+    with pytest.raises(InputError) as caught:
+        load_table(path, ColumnMapping(response="r", ratings={"q": "quality"}))
+    return str(caught.value)
+
+
+def test_a_rating_cell_holding_an_object_or_a_nested_list_is_not_told_to_be_left_empty(tmp_path: Path) -> None:
+    """{"q": {"score": 4}} and [[4]] were told "leave the cell empty where there is no rating": they hold ratings.
+
+    A dotted column reading inside the object is read (its rating counted independently: one cell, one rating).
+    """
+    p = tmp_path / "t.jsonl"
+    said = {'{"score": 4}': "found {'score': 4}: an object: give the number itself (of a JSON table, a dotted column "
+                            'reads inside an object, e.g. "q.score")',
+            "[[4]]": "found [4]: a list inside a list of ratings: give one number per annotator"}  # fmt: skip
+    for cell, message in said.items():
+        p.write_text(f'{{"r": "hi", "q": {cell}}}\n')
+        assert _refusal(p) == f'{p}:1: field "q": expected a number, {message}'
+    p.write_text('{"r": "hi", "q": {"score": 4}}\n')
+    ratings = load_table(p, ColumnMapping(response="r", ratings={"q.score": "quality"})).ratings
+    assert [r.value for r in ratings] == [4.0]

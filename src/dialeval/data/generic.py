@@ -555,6 +555,11 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
         text = value.strip() if isinstance(value, str) else ""
         if isinstance(value, bool):  # JSON's true/false for a yes/no question
             fix = "a yes/no rating: write it as 1 or 0"
+        elif isinstance(value, dict):  # it was told to be left empty, as "N/A" is
+            fix = (f"an object: give the number itself (of a JSON table, a dotted column reads inside an object, "
+                   f'e.g. "{col}.{next(iter(value), "KEY")}")')
+        elif isinstance(value, list):
+            fix = "a list inside a list of ratings: give one number per annotator"
         elif re.search(r"\d", text) and _float_or_none(text) in (math.inf, -math.inf):  # "1e400": float reads inf
             fix = "past the largest a float holds (about 1.8e308)"
         elif labels:
