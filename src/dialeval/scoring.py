@@ -393,7 +393,7 @@ def progress_bars(total: Mapping[str, int], *, quiet: bool = False) -> Iterator[
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, emoji=False)
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

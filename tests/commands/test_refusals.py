@@ -158,3 +158,13 @@ def test_meta_says_under_the_table_how_many_scores_it_left_out_and_why(tmp_path:
     note = 'left out 5 of 9 scores: 2 null (2 x request failed: HTTP 500); 3 of items not rated on "Overall"'
     assert note in res.output
     assert res.output.index(note) > res.output.index("Correlation with human Overall")
+
+
+def test_names_with_colons_print_as_written_not_as_emoji(tmp_path: Path) -> None:
+    """rich read ":b:" in a name as an emoji code: a column "a:b:c" was named "a🅱c" in the error, and a system
+    "llama3:b:8" printed as "llama3🅱8" in data show's table (every console now has emoji off)."""
+    rows = write_csv(tmp_path / "s.csv", "context,response,system,rating\nHi there,Hello!,llama3:b:8,4\n")
+    refused(invoke("score", "--path", rows, "--response-col", "a:b:c", "-o", tmp_path / "o.jsonl"),
+            'field "a:b:c": missing column in the header')  # fmt: skip
+    shown = invoke("data", "show", "--path", rows, "--response-col", "response", "--system-col", "system")
+    assert shown.exit_code == 0 and "item s-0000:llama3:b:8" in shown.output, shown.output

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 T = TypeVar("T")
 
-console = Console(stderr=True)
-out = Console()
+#: emoji=False: rich read ":b:" in a name ("a:b:c", a system "llama3:smile:") as an emoji code and printed "a🅱c".
+console = Console(stderr=True, emoji=False)
+out = Console(emoji=False)
 
 
 @overload

@@ -141,8 +141,7 @@ def run_command(
     A backend that cannot be reached ends the run at its first request (one line, no output);
     requests that fail later leave null scores that say why, and exit 1 unless --allow-failures.
     """
-    from rich.console import Console
-
+    from dialeval.commands.common import out as screen
     from dialeval.metrics.base import configured
     from dialeval.scoring import score_metrics
 
@@ -186,7 +185,7 @@ def run_command(
     if as_json:
         typer.echo(json.dumps({**summary, "outputs": output_counts(values)}))
     else:
-        Console().print(summary_table({k: v for k, v in summary.items() if k not in ("signature", "request")}, values))
+        screen.print(summary_table({k: v for k, v in summary.items() if k not in ("signature", "request")}, values))
     if out is not None:
         _write(out, scored.scores, summary)
         if not as_json:  # where the scores went: every other command that writes says so
