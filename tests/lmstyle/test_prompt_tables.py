@@ -215,3 +215,19 @@ def test_a_cell_that_rounds_to_zero_is_no_negative_zero() -> None:
     table = LayoutTable("table4", "t", ["c"], [(("Daily Dialog", "m"), "ours", [-0.04])], [[None]])
     assert "| 0.0 |" in table.to_markdown() and "-0.0" not in table.to_markdown()
     assert "| m | 0.0 |" in summary_markdown([{"model": "m", "x": -0.04}])
+
+
+def test_a_run_whose_every_generation_failed_counts_them_in_its_cells() -> None:
+    """A cell read "(0/n)" for a metric that was run only where some model's responses had scores of it: with every
+    generation failed (one model, --allow-failures) there were none, and every cell read a bare "-", as a metric
+    that -m left out. The metrics that were run (``ran``, from the scoring) now say which columns count them."""
+    from dialeval.lmstyle.score import score_generated
+
+    run = score_generated([], {}, metrics=["sacrebleu"])
+    assert run.outputs == ["sacrebleu"]
+    asked = {("m", "dd", "formal"): 2, ("m", "dd", "informal"): 2}
+    t4 = build_table("table4", run.scores, asked=asked, ran=run.outputs)
+    # two asked for per style, none back; the columns of BLEU (2nd of each style's five) count them, the rest not run
+    assert t4.rows == [(("Daily Dialog", "m"), "ours", [None] * 10)]
+    assert t4.scored == [[None, "0/2", None, None, None, None, "0/2", None, None, None]]
+    assert "| Daily Dialog | m | ours | - | - (0/2) | - |" in t4.to_markdown()

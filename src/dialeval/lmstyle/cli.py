@@ -426,7 +426,7 @@ def _report(
     """
     from dialeval.lmstyle.tables import build_table, summary_markdown, system_summary
 
-    tables = [build_table(t, scored.scores, compare_paper=compare_paper, asked=asked)
+    tables = [build_table(t, scored.scores, compare_paper=compare_paper, asked=asked, ran=scored.outputs)
               for t in ("table2", "table4", "table5")]  # fmt: skip
     models = list(dict.fromkeys(m for m, _, _ in asked))
     counts = {m: sum(1 for c in candidates if c.system == m) for m in models}

@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dialeval.schema import Candidate, Dialogue, Score
@@ -67,12 +67,13 @@ class JudgeSettings:
 
 @dataclass
 class ScoredRun:
-    """Scores of every metric, with signatures, timings and the judge's counts."""
+    """Scores of every metric, with signatures, timings, the judge's counts and the paper's outputs that were run."""
 
     scores: list[Score]
     signatures: dict[str, str]
     seconds: dict[str, float]
     judge_summary: dict[str, Any]
+    outputs: list[str] = field(default_factory=list)
 
 
 def score_generated(
@@ -119,6 +120,7 @@ def score_generated(
             work.append((family(name)(), with_refs))
     done = score_each(work, dialogues, cache=cache, engine=engine, progress=progress)
     for (metric, subset), got in zip(work, done, strict=True):
+        run.outputs.extend(name for name in metric.outputs if name in PAPER_NAMES)
         run.scores.extend(s for s in got.scores if s.metric in KEEP)
         if len(subset) < len(candidates):  # it had no row, and its cells averaged the others without a "(k/n)"
             left = [c for c in candidates if not c.references]

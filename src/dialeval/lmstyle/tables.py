@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -144,7 +144,7 @@ def _index(scores: Iterable[Score]) -> dict[tuple[str, str, str, str], list[floa
 
 def build_table(
     name: str, scores: Sequence[Score], *, compare_paper: bool = False,
-    asked: Mapping[tuple[str, str, str], int] | None = None,
+    asked: Mapping[tuple[str, str, str], int] | None = None, ran: Collection[str] | None = None,
 ) -> LayoutTable:  # fmt: skip
     """Build ``table2``, ``table4`` or ``table5`` for the models in ``scores`` (and in ``asked``).
 
@@ -155,11 +155,14 @@ def build_table(
         asked: The responses asked for per (model, dataset, style). Where generations failed, fewer came back,
             and a cell of a metric that was run reads ``(k/n)``, k of the n asked for; it averaged the others
             without a word. None: the responses scored are all that were asked for.
+        ran: The outputs of the metrics that were run (:attr:`~dialeval.lmstyle.score.ScoredRun.outputs`): their
+            cells count the responses asked for. None: those in ``scores``, which has none of a run whose every
+            generation failed.
     """
     published, per_dataset, columns = SPECS[name]
     idx = _index(scores)
     asked = asked or {}
-    ran = {metric for *_, metric in idx}  # a metric not run (-m) has empty cells, not "(0/n)"
+    ran = set(ran) if ran is not None else {metric for *_, metric in idx}  # one not run (-m): no "(0/n)"
     models = sorted({s.system for s in scores} | {model for model, _, _ in asked})
     datasets = [d for d in DATASETS if any(s.tags.get("dataset") == d for s in scores) or any(k[1] == d for k in asked)]
     groups = [(DATASETS[d][0], (d,)) for d in datasets] if per_dataset else [("", tuple(datasets))]
