@@ -218,7 +218,12 @@ def _table2_title(datasets: Sequence[str], styles: Sequence[str], compare_paper:
 
 
 def system_summary(scores: Sequence[Score], n_responses: dict[str, int], empty: dict[str, int]) -> list[dict[str, Any]]:
-    """Return one row per model: every metric over all its responses, and what could not be scored."""
+    """Return one row per model: every metric over all its responses, and what could not be scored.
+
+    A metric's value averages the responses it scored, as a table cell does; its ``scored`` reads ``k/n`` over the
+    ``n`` responses that came back (``responses``), where a cell's ``n`` counts those asked for (table.md's first
+    line says how many generations failed).
+    """
     out = []
     for model in sorted(n_responses):
         mine = [s for s in scores if s.system == model]
