@@ -78,3 +78,22 @@ def test_a_plugin_named_as_a_registered_entry_is_an_error_whichever_comes_first(
         with pytest.raises(RegistryEntryError) as err:
             reg.get("bleu")
         assert str(err.value) == expected
+
+
+def test_a_plugin_failing_on_import_is_imported_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A plugin module that raised on import was imported again at every look at its name (the first look at the
+    registry, then each get): its import-time output and side effects repeated, a half-done registration among
+    them. Now it is imported once and the same error said each time it is asked for."""
+    imports = tmp_path / "imports.txt"
+    (tmp_path / "dialeval_bad_plugin_once.py").write_text(
+        f"with open({str(imports)!r}, 'a') as f:\n    f.write('x')\nThing = 1 / 0\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _installed(monkeypatch, EntryPoint("bad", "dialeval_bad_plugin_once:Thing", "dialeval.widgets"))
+    reg: Registry[Any] = Registry("widget")
+    expected = 'widget "bad" (dialeval_bad_plugin_once:Thing) cannot be loaded: division by zero'
+    for _ in range(2):
+        with pytest.raises(RegistryEntryError) as err:
+            reg.get("bad")
+        assert str(err.value) == expected
+    assert imports.read_text(encoding="utf-8") == "x"

@@ -4,7 +4,8 @@ Names are canonical; a typo gets a did-you-mean; plugins register through the
 ``dialeval.<kind>`` entry-point group. An entry may be a ``"module:object"`` string,
 imported on first use; a registry made with a
 ``base`` holds only subclasses of it or factories (other callables), checked then. A plugin that cannot be
-imported (or raises on import) is an error only where its name is asked for.
+imported (or raises on import) is an error only where its name is asked for; it is imported once, and its error
+kept for each later ask.
 
 Example:
     >>> reg: Registry[int] = Registry("widget")
@@ -60,6 +61,7 @@ class Registry(Generic[T]):
         self._plugins_loaded = False
         self._plugins: dict[str, str] = {}  # name -> "module:object" of the entry point that gave it
         self._clashes: dict[str, str] = {}  # name -> why it cannot be used: a plugin and another entry share it
+        self._broken: dict[str, str] = {}  # name -> why its "module:object" cannot be loaded, from its one import
 
     def register(self, name: str, obj: T | str) -> None:
         """Add ``obj`` (or a lazy ``"module:object"``) under ``name``; another one under that name is an error.
@@ -98,16 +100,23 @@ class Registry(Generic[T]):
         for ep in entry_points(group=self.group):
             try:  # loaded now: a prefix plugin registers families on import
                 obj: Any = ep.load()
-            except Exception:  # a plugin's own error: kept as "module:object", said when asked for
+            except Exception as exc:  # a plugin's own error: kept, said when asked for
                 obj = ep.value
+                if ep.name not in self._items:
+                    self._broken[ep.name] = self._cannot_load(ep.name, ep.value, exc)
             if ep.name not in self._items:
                 self._items[ep.name] = obj
                 self._plugins[ep.name] = ep.value
             elif self._items[ep.name] is not obj:  # one registered before, or while its module was imported
                 self._clash(ep.name, self._items[ep.name], ep.value)
 
+    def _cannot_load(self, name: str, spec: str, exc: Exception) -> str:
+        return f'{self.kind} "{name}" ({spec}) cannot be loaded: {exc}'
+
     def _resolve(self, name: str) -> T:
-        """Import a lazy entry and check it against ``base``."""
+        """Import a lazy entry (once: a failed import's error is kept) and check it against ``base``."""
+        if name in self._broken:
+            raise RegistryEntryError(self._broken[name])
         obj = self._items[name]
         spec = obj if isinstance(obj, str) else ""
         if spec:
@@ -117,7 +126,8 @@ class Registry(Generic[T]):
                 for part in attr.strip().split(".") if attr.strip() else ():
                     found = getattr(found, part)
             except Exception as exc:  # a plugin's module may raise anything on import
-                raise RegistryEntryError(f'{self.kind} "{name}" ({spec}) cannot be loaded: {exc}') from exc
+                self._broken[name] = self._cannot_load(name, spec, exc)
+                raise RegistryEntryError(self._broken[name]) from exc
             obj = found
         if self.base is not None:
             is_class = isinstance(obj, type)
