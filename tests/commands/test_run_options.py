@@ -89,6 +89,44 @@ def test_the_api_and_score_build_the_same_request(tmp_path: Path) -> None:
     assert got["cache"] == str(cache) and got["no_cache"] is False
 
 
+def _score_table(tmp_path: Path, *param: str) -> Any:
+    """``dialeval score`` of a one-row table with length and bleu, ``-p`` each of ``param``, ``--json``."""
+    table = tmp_path / "t.csv"
+    table.write_text("context,response,reference\nHi there,Hello you!,Hello there!\n", encoding="utf-8")
+    params = [word for p in param for word in ("-p", p)]
+    return invoke("score", "--path", table, "--response-col", "response", "--context-col", "context",
+                  "--reference-col", "reference", "-m", "length,bleu", *params, "--no-cache", "--json",
+                  "-o", tmp_path / "s.jsonl")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "given", ["bleu.smoothing =method2", " bleu.smoothing=method2", "bleu .smoothing=method2",
+              "bleu. smoothing=method2", "\tbleu . smoothing \t=method2"],
+)  # fmt: skip
+def test_spaces_around_the_metric_and_key_of_a_param_are_dropped(tmp_path: Path, given: str) -> None:
+    """Spaces in the key of -p were kept: "bleu.smoothing =x" was 'metric "bleu" has no parameter "smoothing "; its
+    parameters: ..., smoothing, ...', " bleu.smoothing=x" 'unknown metric " bleu"; did you mean "bleu"?'. The key is
+    now read without them (the help says so), as the run records it."""
+    res = _score_table(tmp_path, given)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output[res.output.index("{") :])["request"]["params"] == ["bleu.smoothing=method2"]
+
+
+def test_spaces_of_a_param_value_are_kept(tmp_path: Path) -> None:
+    """The value after "=" is taken as given (likelihood.turn_separator=" | " means its spaces): a choice with a
+    space before it is refused, quoted so the space shows."""
+    res = _score_table(tmp_path, "bleu.smoothing = method2")
+    assert res.exit_code == 2, res.output
+    assert "error: field \"--param\": bleu.smoothing=' method2': not one of " in res.output
+
+
+def test_spaces_around_a_param_for_every_metric_are_dropped(tmp_path: Path) -> None:
+    """`-p " lowercase=no"` (key=value for every metric) said "no metric of this run has the parameter  lowercase"."""
+    res = _score_table(tmp_path, " lowercase=no")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output[res.output.index("{") :])["request"]["params"] == ["lowercase=no"]
+
+
 def test_run_json_stores_the_request_as_given(tmp_path: Path, shared_data: Path) -> None:
     out = tmp_path / "s"
     res = invoke("stress", "-m", "length", "--perturb", "truncation", "--limit", "2", "--boot", "10",

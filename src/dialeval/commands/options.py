@@ -35,7 +35,8 @@ _RUN_PARAMS = [
         )),
         ("param", list[str], typer.Option(
             [], "--param", "-p", help="Metric parameter, \\[metric.]key=value; repeatable (dialeval metrics lists each "
-            "metric's)."
+            "metric's). Spaces around the metric and the key are dropped; the value after = is taken as given, "
+            "spaces included (likelihood.turn_separator=' | ')."
         )),
         ("device", str | None, typer.Option(
             None, "--device", help=f"Torch device: {DEVICE_FORMS} (default: cuda if torch sees a GPU)."
@@ -68,11 +69,25 @@ _RUN_PARAMS = [
 ]  # fmt: skip
 
 
+def _key_stripped(pair: str) -> str:
+    """Return a ``-p`` pair without the spaces around its metric and key; its value, after "=", as given.
+
+    Example:
+        >>> _key_stripped(" bleu . smoothing = method2 "), _key_stripped(" k=1"), _key_stripped(" no pair ")
+        ('bleu.smoothing= method2 ', 'k=1', ' no pair ')
+    """
+    key, eq, value = pair.partition("=")
+    if not eq:
+        return pair
+    metric, dot, name = key.rpartition(".")
+    return f"{metric.strip()}{dot}{name.strip()}={value}"
+
+
 def _request_from(given: dict[str, Any]) -> ScoringRequest:
     """Return the request the run options give, checked here, before any work.
 
-    ``--metrics`` is split on commas (an empty name is an error), ``--device`` must be a
-    device torch can use here (a ``-p family.device=...`` is checked where the metric is
+    ``--metrics`` is split on commas (an empty name is an error), ``-p`` read by :func:`_key_stripped`,
+    ``--device`` must be a device torch can use here (a ``-p family.device=...`` is checked where the metric is
     built, :class:`~dialeval.metrics.base.Metric`), the score cache (``--cache``, else the default one,
     :func:`~dialeval.paths.score_cache_path`) a writable SQLite file, ``-q``: no progress.
 
@@ -82,6 +97,7 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
             ``$DIALEVAL_CACHE`` where no folder can be made).
     """
     names = split_names(given.pop("metrics", None), "--metrics")
+    given["param"] = [_key_stripped(pair) for pair in given["param"]]
     if given.get("device") is not None:
         given["device"] = check_device(given["device"].strip(), field="--device")
     if not given.get("no_cache"):  # the default one too: a bad $DIALEVAL_CACHE was found once the table was read
