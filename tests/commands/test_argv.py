@@ -134,3 +134,14 @@ def test_a_name_too_long_in_a_value_no_path_check_reads_is_one_line(rows: Path, 
                                                "for the file system (at most 255 bytes a name, 4,095 a path)")
         assert "Traceback" not in res.stderr
     assert not (tmp_path / "s.jsonl").exists()
+
+
+@pytest.mark.parametrize("given", [["-o{out}/"], ["-qo", "{out}/"], ["-qo{out}/"]])
+def test_a_short_option_s_value_in_the_same_word_is_checked_too(rows: Path, tmp_path: Path, given: list[str]) -> None:
+    """click reads "-oruns/" and "-qo runs/" as -o runs/, and check_empty_paths read neither as -o: "runs/" was not
+    seen to end in "/", and score wrote a file named runs (as "-o runs/" no longer does)."""
+    out = tmp_path / "runs"
+    words = [g.format(out=out) for g in given]
+    refused(invoke("score", "--path", rows, *RATED, "-m", "length", "--no-cache", *words),
+            f'{out}: field "--output": ends in "/", naming a folder, and this option writes a file')  # fmt: skip
+    assert not out.exists()

@@ -76,8 +76,7 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
         if token == "--":
             positional += args[i + 1 :]
             break
-        name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
-        param = options.get(name)
+        param, attached = _option_in(token, options)
         if param is None:
             positional.append(token)
             i += 1
@@ -85,8 +84,8 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
         if param.is_flag:
             i += 1
             continue
-        given = value if eq else (args[i + 1] if i + 1 < len(args) else None)
-        i += 1 if eq else 2
+        given = attached if attached is not None else (args[i + 1] if i + 1 < len(args) else None)
+        i += 1 if attached is not None else 2
         if given is not None and param.name in paths:
             given_path(given, max(param.opts, key=len))
             slashed.append(given)
@@ -96,6 +95,27 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
             given_path(token, param.name.upper())  # as the usage line names it
             slashed.append(token)
     _SLASHED.set(frozenset(Path(p) for p in slashed if p.endswith("/") and p.strip("/")))
+
+
+def _option_in(word: str, options: dict[str, Any]) -> tuple[Any, str | None]:
+    """Return the option a word gives, as click reads it, and the value the word holds (None: the next word's).
+
+    ``--output=x`` and ``-ox`` hold x; ``-qo`` is the flag ``-q`` and ``-o``, whose value is the next word.
+    A word that gives no option (or an unknown one, which click refuses) gives ``(None, None)``.
+    """
+    if word.startswith("--"):
+        name, eq, value = word.partition("=")
+        return options.get(name), (value if eq else None)
+    if not word.startswith("-") or len(word) < 2:
+        return None, None
+    param = None
+    for k in range(1, len(word)):  # short options in one word: flags, then at most one that takes the rest
+        param = options.get(f"-{word[k]}")
+        if param is None:
+            return None, None
+        if not param.is_flag:
+            return param, word[k + 1 :] or None
+    return param, None
 
 
 def check_arguments(argv: list[str]) -> None:
