@@ -214,3 +214,14 @@ def test_a_limit_above_the_contexts_of_the_data_says_all_are_used_once(tmp_path:
     res = invoke(*bench, "--limit", "3", "-o", tmp_path / "b3", "--json")  # all three, as asked: nothing to say
     assert res.exit_code == 0, res.output
     assert not [n for n in json.loads(res.stdout)["notes"] if "--limit" in n]
+
+
+def test_cache_with_no_cache_is_refused_before_any_input_is_read(tmp_path: Path) -> None:
+    """--cache with --no-cache was refused only where the engine was built: after the table was read and its
+    reading shown. The run options refuse it now, before the command starts."""
+    table = tmp_path / "t.csv"
+    table.write_text("context,response\nHi there,Hello you!\n", encoding="utf-8")
+    res = invoke("score", "--path", table, "--response-col", "response", "--context-col", "context", "-m", "length",
+                 "--cache", tmp_path / "c.sqlite", "--no-cache", "-o", tmp_path / "s.jsonl")  # fmt: skip
+    assert res.exit_code == 2, res.output
+    assert res.output.strip() == 'error: field "--no-cache": --cache and --no-cache contradict each other'

@@ -92,7 +92,7 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
     :func:`~dialeval.paths.score_cache_path`) a writable SQLite file, ``-q``: no progress.
 
     Raises:
-        InputError: An empty metric name, a device that is not one or that torch cannot see,
+        InputError: An empty metric name, a device that is not one or that torch cannot see, --cache with --no-cache,
             or a cache path that is a folder (or ends in "/"), not SQLite, or not writable (the default one: a
             ``$DIALEVAL_CACHE`` where no folder can be made).
     """
@@ -100,6 +100,8 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
     given["param"] = [_key_stripped(pair) for pair in given["param"]]
     if given.get("device") is not None:
         given["device"] = check_device(given["device"].strip(), field="--device")
+    if given.get("no_cache") and given.get("cache") is not None:  # refused where the engine was built, once read
+        raise InputError("--cache and --no-cache contradict each other", field="--no-cache")
     if not given.get("no_cache"):  # the default one too: a bad $DIALEVAL_CACHE was found once the table was read
         if (cache := given.get("cache")) is not None and given_as_folder(cache):  # "--cache new/" made a file new
             raise InputError(f'ends in "/", naming a folder; give the score cache\'s file (SQLite), e.g. '
