@@ -169,6 +169,18 @@ def test_answers_are_validated_saved_once_and_resumed(server: Server, study: dic
     assert row["due"] == 4 * 3 * 4  # 4 units x (2 candidates + ground truth) x 4 criteria
 
 
+@pytest.mark.parametrize("text", ["\u200b", "\u200b\u200d\ufeff", " \u2060\u00a0\u3000", "\u3164", "\u2800\u034f"])
+def test_i_dont_know_with_no_visible_free_text_is_refused(server: Server, study: dict[str, Any], text: str) -> None:
+    """Zero-width, joiner, BOM, word-joiner and filler characters show nothing: they are no explanation."""
+    token = study["access"]["annotators"]["a01"]
+    item = first_item(server.base, token)["id"]
+    put = httpx.put(f"{server.base}/api/answers", headers=auth(token), json=answer(item, "dont_know", free_text=text))
+    assert (put.status_code, put.json()) == (422, {"detail": 'free text is required for "I don\'t know"'})
+    assert first_item(server.base, token)["answers"] == {}
+    ok = answer(item, "dont_know", free_text="\u200bé")
+    assert httpx.put(f"{server.base}/api/answers", headers=auth(token), json=ok).status_code == 200
+
+
 def test_qualification_gates_main_batches(tmp_path: Path) -> None:
     access = make_study(tmp_path / "q", qualification=True, annotators=("a01", "a02"), per_item=1)
     s = start_server(tmp_path / "q")

@@ -41,6 +41,26 @@ DONT_KNOW = "dont_know"
 """What the majority vote and the report call an "I don't know" vote: only the "I don't know" option may have it."""
 
 
+_UNSEEN = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+)
+"""The letters and marks that show nothing: Unicode's default-ignorable ones (fillers, variation selectors) and the
+blank Braille pattern."""
+
+
+def visible(text: str) -> bool:
+    """Return whether ``text`` holds a character a reader sees.
+
+    Not a space, control or format character, nor one of :data:`_UNSEEN` (``str.strip`` keeps a zero-width space).
+
+    Example:
+        >>> visible("\u200b\u2060\ufeff \u3164"), visible("\u200bok")
+        (False, True)
+    """
+    return any(unicodedata.category(ch)[0] != "Z" and unicodedata.category(ch) not in {"Cc", "Cf"}
+               and not _UNSEEN.match(ch) for ch in text)  # fmt: skip
+
+
 def _plain(number: Decimal) -> str:
     """Return the one spelling of a number: no exponent, no trailing zeros, no sign on zero.
 
@@ -202,7 +222,7 @@ class Criterion(_Strict):
         allowed = {e.code for e in self.explanations if value in e.when}
         if unknown := [r for r in reasons if r not in allowed]:
             return f"reasons {unknown} are not offered for answer {value!r}"
-        if self.answer.is_dont_know(value) and self.free_text and not free_text.strip():
+        if self.answer.is_dont_know(value) and self.free_text and not visible(free_text):
             return 'free text is required for "I don\'t know"'
         return None
 
