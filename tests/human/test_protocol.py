@@ -390,3 +390,29 @@ def test_blank_words_for_annotators_are_refused(
     assert res.exit_code == 2, res.output
     assert res.output == f'error: {path}:{line}: field "{field}": {message}\n'
     assert not (tmp_path / "study").exists()
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ('""', "an answer needs a value: the study stores it as the rating"),
+    ('"\\u200b"', "an answer needs a value: the study stores it as the rating"),
+    ('"about|same"', 'an answer\'s value may not hold "|": the study stores the answers joined by "|" as the '
+                     "rating's scale"),
+])  # fmt: skip
+def test_an_answer_valued_empty_or_with_a_bar_is_refused(tmp_path: Path, value: str, message: str) -> None:
+    """A value "" was taken (stored as the rating, read back as no answer), and one holding "|" made the scale
+    string each rating stores ambiguous: options "a|b" and "c" read as "a", "b" and "c" ("a|b|c")."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+    from dialeval.human.protocol import Answer, Option
+
+    ambiguous = [Answer(type="choice", options=[Option(value=v, label=v) for v in vs]).scale for vs in
+                 (["a|b", "c"], ["a", "b|c"])]  # fmt: skip
+    assert ambiguous == ["a|b|c", "a|b|c"]  # why such a protocol may not make a study
+    same = TIED.replace("value: tie", "value: same")
+    assert load_protocol(_mine(tmp_path, same)).criteria[0].answer.scale == "better|worse|same"
+    path = _mine(tmp_path, same.replace("value: same", f"value: {value}"))
+    res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(path)])
+    assert res.exit_code == 2, res.output
+    assert res.output == f'error: {path}:9: field "criteria.0.answer.options.2.value": {message}\n'
+    assert not (tmp_path / "study").exists()

@@ -372,7 +372,9 @@ def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
     majority table counted its votes with the items whose votes tie (an item one annotator called better and
     another worse read as that answer). An ordinary option valued :data:`DONT_KNOW`: the majority vote counted
     its votes with the "I don't know" votes, as one answer. A score that is no finite number: `study export
-    --numeric` stopped at the first vote for it with a traceback. Checked where a protocol is loaded for a new study.
+    --numeric` stopped at the first vote for it with a traceback. A value with no visible character: stored as the
+    rating, an answer nobody can read. An ordinary value holding "|": the scale each rating stores joins the values
+    with "|", so options "a|b" and "c" read as "a", "b" and "c". Checked where a protocol is loaded for a new study.
 
     Example:
         >>> p = load_protocol("mousavi-turn")
@@ -385,6 +387,11 @@ def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
         labelled: dict[str, str] = {}  # label -> the first answer's value
         for j, o in enumerate(c.answer.options):
             at = f"criteria.{i}.answer.options.{j}"
+            if not visible(o.value):
+                return f"{at}.value", "an answer needs a value: the study stores it as the rating"
+            if "|" in o.value and not o.dont_know:
+                return f"{at}.value", ('an answer\'s value may not hold "|": the study stores the answers joined by '
+                                       '"|" as the rating\'s scale')  # fmt: skip
             if not o.label.strip():
                 return f"{at}.label", "an answer needs a label: the page shows it on its button"
             if (twin := labelled.setdefault(o.label, o.value)) != o.value:
