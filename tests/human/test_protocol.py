@@ -416,3 +416,19 @@ def test_an_answer_valued_empty_or_with_a_bar_is_refused(tmp_path: Path, value: 
     assert res.exit_code == 2, res.output
     assert res.output == f'error: {path}:9: field "criteria.0.answer.options.2.value": {message}\n'
     assert not (tmp_path / "study").exists()
+
+
+def test_an_explanation_offered_for_no_answer_is_refused(tmp_path: Path) -> None:
+    """An explanation with ``when: []`` was taken, and the page offers an explanation only for the answers its
+    ``when`` names: a sub-dimension no annotator could ever choose, reported as chosen by none."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    assert load_protocol(_mine(tmp_path, MINE)).criteria[0].explanations[0].when == ["1"]
+    path = _mine(tmp_path, MINE.replace('when: ["1"]', "when: []"))
+    res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(path)])
+    assert res.exit_code == 2, res.output
+    assert res.output == (f'error: {path}:11: field "criteria.0.explanations.0.when": an explanation is offered '
+                          "only for the answers its when names: name one or more\n")  # fmt: skip
+    assert not (tmp_path / "study").exists()

@@ -336,7 +336,8 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
         path = Path(str(resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml"))
     protocol, text = read_yaml_model(path, Protocol, extra="human")
     # a name too long was taken, and the app then refused every answer to it (422); see unfit_answer for the others
-    if (problem := too_long(protocol) or unfit_answer(protocol) or blank_words(protocol)) is not None:
+    checks = (too_long, unfit_answer, blank_words, unoffered)
+    if (problem := next(filter(None, (check(protocol) for check in checks)), None)) is not None:
         field, why = problem
         raise InputError(why, path=path, line=yaml_line(text, field.split(".")), field=field)
     return protocol.model_copy(update={"source_sha256": text_sha256(text)})
@@ -438,3 +439,14 @@ def blank_words(protocol: Protocol) -> tuple[str, str] | None:
                       (f"{at}.label", e.label,
                        "an explanation needs a label: the page shows it beside its box")]  # fmt: skip
     return next(((field, why) for field, text, why in texts if not text.strip()), None)
+
+
+def unoffered(protocol: Protocol) -> tuple[str, str] | None:
+    """Return the field of the first explanation offered for no answer (``when: []``), and why; it was taken.
+
+    The page offers an explanation only for the answers its ``when`` names: no annotator could choose it.
+    Checked where a protocol is loaded for a new study.
+    """
+    return next(((f"criteria.{i}.explanations.{k}.when", "an explanation is offered only for the answers its when "
+                  "names: name one or more") for i, c in enumerate(protocol.criteria)
+                 for k, e in enumerate(c.explanations) if not e.when), None)  # fmt: skip
