@@ -188,3 +188,27 @@ def test_an_ordinary_answer_valued_dont_know_of_a_stored_study_is_not_counted_wi
     assert majority_votes(rs, keys)[("x", crit.name)] == ("tie", True)
     pct = majority_table(rs, {"x": "m", "y": "m", "z": "m"}, keys)[crit.name]["m"]
     assert majority_cell(stored.criteria[0], pct) == "Not sure yet 33.3%, I don't know 33.3%, tie 33.3%"
+
+
+def test_an_ordinary_answer_valued_tie_of_a_stored_study_is_not_counted_with_the_ties() -> None:
+    """A study made before an ordinary answer valued "tie" was refused (study create) keeps that protocol: the
+    items whose votes tie were counted under "tie" too, so the report labelled them with that answer's label.
+
+    By hand: item x has one vote "better" and one "worse" (a tie); item y two votes "tie" (the answer "About the
+    same"): one item of two each, 50% each.
+    """
+    from dialeval.human.protocol import Option, load_protocol
+    from dialeval.human.report import majority_cell
+
+    c = load_protocol("mousavi-turn").criteria[0]
+    options = [Option(value="better", label="Better"), Option(value="worse", label="Worse"),
+               Option(value="tie", label="About the same")]  # fmt: skip
+    crit = c.model_copy(update={"answer": c.answer.model_copy(update={"options": options}), "explanations": []})
+    dont_know, ties = {crit.name: crit.answer.dont_know_key}, {crit.name: crit.answer.tie_key}
+    rs = [Rating(item_id=i, dimension=crit.name, annotator=a, value=v)
+          for i, a, v in [("x", "a", "better"), ("x", "b", "worse"), ("y", "a", "tie"), ("y", "b", "tie")]]  # fmt: skip
+    votes = majority_votes(rs, dont_know, ties)
+    assert votes[("y", crit.name)] == ("tie", False)
+    assert votes[("x", crit.name)] == (crit.answer.tie_key, True) != votes[("y", crit.name)]
+    pct = majority_table(rs, {"x": "m", "y": "m"}, dont_know, ties)[crit.name]["m"]
+    assert majority_cell(crit, pct) == "About the same 50.0%, tie 50.0%"

@@ -203,15 +203,18 @@ def _safe(fn: Any, *args: Any) -> float | None:
 
 
 def majority_votes(
-    ratings: Iterable[Rating], dont_know_keys: Mapping[str, str] | None = None
+    ratings: Iterable[Rating],
+    dont_know_keys: Mapping[str, str] | None = None,
+    tie_keys: Mapping[str, str] | None = None,
 ) -> dict[tuple[str, str], tuple[str, bool]]:
     """Return (item, dimension) -> (majority label, was_tie); "I don't know" counts as a label.
 
-    On a tie the label is ``"tie"`` and the flag is True. An "I don't know" vote is counted under
-    ``dont_know_keys[dimension]`` (its criterion's :attr:`~dialeval.human.protocol.Answer.dont_know_key`),
-    else under :data:`~dialeval.human.protocol.DONT_KNOW`.
+    On a tie the label is ``tie_keys[dimension]`` (its criterion's :attr:`~dialeval.human.protocol.Answer.tie_key`),
+    else ``"tie"``, and the flag is True. An "I don't know" vote is counted under ``dont_know_keys[dimension]``
+    (its criterion's :attr:`~dialeval.human.protocol.Answer.dont_know_key`), else under
+    :data:`~dialeval.human.protocol.DONT_KNOW`.
     """
-    keys = dont_know_keys or {}
+    keys, ties = dont_know_keys or {}, tie_keys or {}
     votes: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for r in ratings:
         votes[(r.item_id, r.dimension)][keys.get(r.dimension, DONT_KNOW) if r.dont_know else str(r.value)] += 1
@@ -219,7 +222,7 @@ def majority_votes(
     for key, counts in votes.items():
         (top, n), *rest = counts.most_common()
         tie = bool(rest) and rest[0][1] == n
-        out[key] = (TIE if tie else top, tie)
+        out[key] = (ties.get(key[1], TIE) if tie else top, tie)
     return out
 
 
@@ -250,15 +253,18 @@ def system_means(
 
 
 def majority_table(
-    ratings: list[Rating], systems: Mapping[str, str], dont_know_keys: Mapping[str, str] | None = None
+    ratings: list[Rating],
+    systems: Mapping[str, str],
+    dont_know_keys: Mapping[str, str] | None = None,
+    tie_keys: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Percentage of items per system whose majority is each answer (the paper's Table 3).
 
-    Returns ``{criterion: {system: {answer: percent}}}``; ties appear as ``"tie"``; ``dont_know_keys`` as
-    :func:`majority_votes` reads it.
+    Returns ``{criterion: {system: {answer: percent}}}``; ties appear as ``"tie"``; ``dont_know_keys`` and
+    ``tie_keys`` as :func:`majority_votes` reads them.
     """
     counts: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
-    for (item, crit), (label, _) in majority_votes(ratings, dont_know_keys).items():
+    for (item, crit), (label, _) in majority_votes(ratings, dont_know_keys, tie_keys).items():
         counts[crit][systems[item]][label] += 1
     return {
         crit: {sys: {lab: 100.0 * n / sum(c.values()) for lab, n in sorted(c.items())} for sys, c in by_sys.items()}

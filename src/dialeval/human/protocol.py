@@ -174,6 +174,16 @@ class Answer(_Strict):
         clash = any(o.value == DONT_KNOW and not o.dont_know for o in self.options)
         return next((o.value for o in self.options if o.dont_know), DONT_KNOW) if clash else DONT_KNOW
 
+    @property
+    def tie_key(self) -> str:
+        """Return what the majority vote calls an item whose votes tie.
+
+        :data:`TIE`, or where an ordinary option has that value (a study made before :func:`unfit_answer` refused
+        it) the first of "tie_", "tie__", ... that no vote is counted under: the ties are apart from its votes.
+        """
+        taken = {o.value for o in self.options if not o.dont_know} | {self.dont_know_key}
+        return next(key for n in range(len(taken) + 1) if (key := TIE + "_" * n) not in taken)
+
     def is_dont_know(self, value: str) -> bool:
         """Return whether ``value`` is the "I don't know" option."""
         return any(o.dont_know and o.value == value for o in self.options)

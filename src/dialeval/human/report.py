@@ -350,7 +350,8 @@ def _results_section(d: StudyData) -> Section:
         return results
     kind = {c.name: c.answer.type for c in d.protocol.criteria}
     unsure = {c.name: c.answer.dont_know_key for c in d.protocol.criteria}
-    table3 = majority_table([r for r in d.ratings if kind[r.dimension] != "slider"], d.systems, unsure)
+    ties = {c.name: c.answer.tie_key for c in d.protocol.criteria}
+    table3 = majority_table([r for r in d.ratings if kind[r.dimension] != "slider"], d.systems, unsure, ties)
     rows = [["criterion", "model", "majority answer: % of samples"]]
     for criterion in (c for c in d.protocol.criteria if c.name in table3):
         for sys, pct in sorted(table3[criterion.name].items()):
@@ -395,9 +396,9 @@ def majority_cell(criterion: Criterion, percents: dict[str, float]) -> str:
     options = [(answer.dont_know_key if o.dont_know else o.value, o.label) for o in answer.options] or [
         (str(float(level)), str(level)) for level in sorted(answer.levels)]  # a scale's votes are numbers: "4.0"
     place = {value: i for i, (value, _) in enumerate(options)}
-    labels = dict(options)
+    labels = {**dict(options), answer.tie_key: TIE}
     return ", ".join(f"{labels.get(a, a)} {percents[a]:.1f}%"
-                     for a in sorted(percents, key=lambda a: (a == TIE, place.get(a, len(place)), a)))
+                     for a in sorted(percents, key=lambda a: (a == answer.tie_key, place.get(a, len(place)), a)))
 
 
 def to_markdown(title: str, sections: list[Section]) -> str:
