@@ -292,6 +292,8 @@ def test_an_answer_scored_with_no_number_is_refused(tmp_path: Path, score: str) 
 @pytest.mark.parametrize(("label", "field", "message"), [
     ('""', "criteria.0.answer.options.0.label", "an answer needs a label: the page shows it on its button"),
     ("' '", "criteria.0.answer.options.0.label", "an answer needs a label: the page shows it on its button"),
+    ('"\\u200b\\u2060"', "criteria.0.answer.options.0.label",
+     "an answer needs a label: the page shows it on its button"),  # zero-width: str.strip() kept them
     ("Worse", "criteria.0.answer.options.1.label",
      'the label "Worse" is also the label of the answer "better": annotators could not tell the two apart'),
 ])  # fmt: skip
@@ -366,6 +368,9 @@ NO_CODE = "an explanation needs a code: the report counts the votes that chose i
     ("label: Dull", 'label: ""', 11, "criteria.0.explanations.0.label", NO_LABEL),
     ("label: Dull", "label: '  '", 11, "criteria.0.explanations.0.label", NO_LABEL),
     ("code: dull", 'code: " "', 11, "criteria.0.explanations.0.code", NO_CODE),
+    ("label: Dull", 'label: "\\u200b"', 11, "criteria.0.explanations.0.label", NO_LABEL),  # a zero-width space
+    ("question: How good is it?", 'question: "\\ufeff\\u3164"', 8, "criteria.0.question",
+     "a criterion needs a question: the page asks it"),
     ("definition: How good it is.", 'definition: ""', 7, "criteria.0.definition",
      "a criterion needs a definition: the page shows it with the question"),
     ("question: How good is it?", "question: ' '", 8, "criteria.0.question",

@@ -403,7 +403,7 @@ def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
             if "|" in o.value and not o.dont_know:
                 return f"{at}.value", ('an answer\'s value may not hold "|": the study stores the answers joined by '
                                        '"|" as the rating\'s scale')  # fmt: skip
-            if not o.label.strip():
+            if not visible(o.label):
                 return f"{at}.label", "an answer needs a label: the page shows it on its button"
             if (twin := labelled.setdefault(o.label, o.value)) != o.value:
                 return f"{at}.label", (f'the label "{o.label}" is also the label of the answer "{twin}": annotators '
@@ -424,7 +424,7 @@ def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
 
 
 def blank_words(protocol: Protocol) -> tuple[str, str] | None:
-    """Return the field of the first text annotators read that is empty or only spaces, and why; each was taken.
+    """Return the field of the first text annotators read with no visible character, and why; each was taken.
 
     The guidelines, a criterion's definition or question, an explanation's label (the page showed a tick box with
     no words beside it, chosen blind and counted in the report) or code (the report's name for its votes). A blank
@@ -448,7 +448,7 @@ def blank_words(protocol: Protocol) -> tuple[str, str] | None:
                        "an explanation needs a code: the report counts the votes that chose it under its code"),
                       (f"{at}.label", e.label,
                        "an explanation needs a label: the page shows it beside its box")]  # fmt: skip
-    return next(((field, why) for field, text, why in texts if not text.strip()), None)
+    return next(((field, why) for field, text, why in texts if not visible(text)), None)
 
 
 def unoffered(protocol: Protocol) -> tuple[str, str] | None:
