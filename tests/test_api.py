@@ -667,6 +667,12 @@ def test_a_metric_output_named_like_an_input_column_is_refused() -> None:
                                  'would replace it: rename it first (df.rename(columns={"length": "length_text"}))')
     renamed = [{"context": r["context"], "length_text": r["length"]} for r in rows]  # the mend works
     assert len(dialeval.score(renamed, ["length"], response_col="length_text", cache=False, progress=False)) == 2
+    # the dialogue_col column too: it was told "drop it first", which drops the dialogue ids it is read for
+    rows = [{**r, "length": f"d{n}"} for n, r in enumerate(ROWS[:2])]
+    with pytest.raises(InputError) as caught:
+        dialeval.score(rows, ["length"], dialogue_col="length", cache=False, progress=False)
+    assert str(caught.value) == ('data: the column "length" is read as input and named like a metric output, which '
+                                 'would replace it: rename it first (df.rename(columns={"length": "length_text"}))')
 
 
 def test_import_dialeval_loads_neither_pandas_nor_torch() -> None:

@@ -132,12 +132,12 @@ def score(
                                         "knowledge_col": knowledge_col})  # fmt: skip
     wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
     frame, rows, read = _read(data, wanted, context_col, response_col, dialogue_col)
-    bench, items, used = _items(frame, rows, read, wanted, (context_col, response_col, dialogue_col))
+    bench, items, used = _items(frame, rows, read, wanted, (cols := (context_col, response_col, dialogue_col)))
     with arguments_named():
         built = (request := request_of(metrics, engine, cache, params, device, progress)).build(bench.candidates)
         runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues, built)  # no cache made first
     values, signatures, nulls = _by_output(runs)
-    _no_clash(values, frame.columns, rows[0][0].path if rows else DATA, [context_col, response_col, *wanted.values()])
+    _no_clash(values, frame.columns, rows[0][0].path if rows else DATA, [*cols, *wanted.values()])
     out = frame.copy()
     for name, per_item in values.items():
         out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
