@@ -480,6 +480,10 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         (lambda: dialeval.score(ROWS, pd.Series(["length"]), cache=False),
          'field "metrics": expected a name or a list of names, got 0 length dtype: '),
         (lambda: dialeval.score(ROWS, pd.Series(["length"]), cache=False), "(Series); pass it as a list (list(...))"),
+        # a column's values, not its name: "pass it as a list (list(...))" was refused again, as a list of numbers
+        (lambda: dialeval.correlate(RATED, RATED["h"], ["m"]),
+         '(Series); give the column\'s name, "h", not its values'),
+        (lambda: dialeval.correlate(RATED, "h", RATED["m"].to_numpy()), "(ndarray); give column names, not values"),
         # a human column named as a metric too: it was correlated with itself, 1.0
         (lambda: dialeval.correlate(RATED, "h", ["m", "h"]),
          'field "metrics": "h" is a human column too: a column agrees with itself'),

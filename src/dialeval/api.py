@@ -718,14 +718,31 @@ def _names(value: str | Sequence[str], field: str) -> list[str]:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: field "human": expected a name or a list of names, got 1 (int)
+        >>> import pandas as pd
+        >>> _names(pd.Series([4.0, 5.0], name="h"), "human")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "human": ... (Series); give the column's name, "h", not its values
     """
     if isinstance(value, str):
         return [value]
     if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
-        # a pandas Index or Series, a numpy array
-        hint = "; pass it as a list (list(...))" if hasattr(value, "tolist") else ""
-        raise InputError(f"expected a name or a list of names, got {_short(value)}{hint}", field=field)
+        raise InputError(f"expected a name or a list of names, got {_short(value)}{_names_hint(value)}", field=field)
     return list(value)
+
+
+def _names_hint(value: object) -> str:
+    """Say how to pass a pandas Index or Series, or a numpy array, as names: a list of them, or a column's name.
+
+    A column's values (``df["h"]`` for ``"h"``) were told to pass them as a list, which was refused again.
+    """
+    if not hasattr(value, "tolist"):
+        return ""
+    if all(isinstance(v, str) for v in value.tolist()):
+        return "; pass it as a list (list(...))"
+    if isinstance(name := getattr(value, "name", None), str):
+        return f'; give the column\'s name, "{name}", not its values'
+    return "; give column names, not values"
 
 
 def _expect(value: object, kinds: tuple[type, ...], what: str, field: str) -> None:
