@@ -260,3 +260,17 @@ def test_a_model_file_missing_and_unnamed_in_the_card_is_an_input_error(small_ex
     with pytest.raises(InputError) as got:
         store.load(folder)
     assert str(got.value) == f"{folder / 'model.joblib'}: cannot read the saved model: No such file or directory"
+
+
+def test_an_unknown_feature_family_in_the_card_names_the_cards_params(small_examples: list[Example],
+                                                                      tmp_path: Path) -> None:
+    """An ensemble card whose params.families names no metric scored to 'field "--metrics": unknown metric
+    "nosuch"', an option of score (and of train's --model-param) and no file: it is the card's params."""
+    folder = tmp_path / "m"
+    _save("ensemble", small_examples, folder, families="length")
+    card = json.loads((folder / "card.json").read_text())
+    (folder / "card.json").write_text(json.dumps({**card, "params": {"families": "nosuch"}}))
+    with pytest.raises(InputError) as got:
+        store.load(folder)
+    assert str(got.value).startswith(f'{folder / "card.json"}: field "params": ensemble.families: unknown metric '
+                                     '"nosuch"; known: ')

@@ -328,9 +328,14 @@ class Ensemble(SklearnEvaluator):
 
     @classmethod
     def load(cls, folder: Path, card: dict[str, Any]) -> Evaluator:
-        """Read the model and restore the feature columns from the card."""
+        """Read the model and restore the feature columns from the card.
+
+        Raises:
+            InputError: A feature family in the card's params that is unknown or cannot run here.
+        """
         ev = super().load(folder, card)
         assert isinstance(ev, Ensemble)
+        ev.check()
         ev.columns = list(card["features"]["columns"])
         ev.signatures = dict(card["features"]["signatures"])
         return ev
