@@ -95,6 +95,19 @@ def test_a_card_with_a_bad_parameter_or_task_names_the_card(small_examples: list
         assert str(got.value).startswith(f"{folder / 'card.json'}: {message}")
 
 
+def test_a_classifier_only_card_edited_to_regression_is_refused(small_examples: list[Example], tmp_path: Path) -> None:
+    """tfidf-nb is always a classifier: its card edited to task "regression" loaded (the evaluator made itself a
+    classifier again) and scored under a signature that said task:regression."""
+    folder = tmp_path / "m"
+    _save("tfidf-nb", small_examples, folder)
+    card = json.loads((folder / "card.json").read_text())
+    (folder / "card.json").write_text(json.dumps({**card, "task": "regression"}))
+    with pytest.raises(InputError) as got:
+        store.load(folder)
+    assert str(got.value) == (f'{folder / "card.json"}: field "task": is "regression", but the saved model is a '
+                              "classifier: train the model again (dialeval train)")
+
+
 def test_a_failed_save_is_a_write_error_and_keeps_the_earlier_model(
     small_examples: list[Example], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -110,10 +110,10 @@ class SklearnEvaluator(Evaluator):
 
         ev = cls(card["task"], card.get("seed", 0), **card["params"])
         ev.model = joblib.load(folder / "model.joblib")
-        if is_classifier(ev.model) != (ev.task == "classification"):
+        if is_classifier(ev.model) != (card["task"] == "classification"):  # not ev.task: tfidf-nb sets its own
             model = "a classifier" if is_classifier(ev.model) else "a regression model"
-            raise InputError(f'is "{ev.task}", but the saved model is {model}: train the model again (dialeval train)',
-                             field="task")
+            raise InputError(f'is "{card["task"]}", but the saved model is {model}: train the model again '
+                             "(dialeval train)", field="task")
         return ev
 
 
