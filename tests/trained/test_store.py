@@ -141,6 +141,9 @@ def test_a_failed_save_is_a_write_error_and_keeps_the_earlier_model(
     ("tfidf-nb", {}, {"params": "x"}, 'field "params": is a string, not a JSON object'),
     ("tfidf-nb", {}, {"training": [1]}, 'field "training": is a list, not a JSON object'),
     ("tfidf-nb", {}, {"format": "1"}, "model card format '1' is not 1"),
+    ("tfidf-nb", {}, {"seed": float("nan")}, 'field "seed": NaN is not a finite number'),
+    ("tfidf-nb", {}, {"training": {"split": {"ratio": float("-inf")}}},
+     'field "training.split.ratio": -Infinity is not a finite number'),
     ("ensemble", {"families": "length"}, {"features": []}, 'field "features": is a list, not a JSON object'),
     ("ensemble", {"families": "length"}, {"features": {"signatures": {}}},
      'field "features.columns": is missing, not a list of strings'),
@@ -161,6 +164,19 @@ def test_a_card_of_the_wrong_shape_is_an_error_naming_its_field(
         register_trained(f"trained:{folder}")
         store.load(folder)
     assert str(got.value) == f"{folder / 'card.json'}: {message}"
+
+
+def test_a_key_given_twice_in_the_card_is_refused(small_examples: list[Example], tmp_path: Path) -> None:
+    """The card was read with plain json.loads, unlike every other JSON file: a key given twice kept its last value
+    silently (a second "task" or "kind" appended to a card chose the model read)."""
+    folder = tmp_path / "m"
+    _save("tfidf-lr", small_examples, folder)
+    text = (folder / "card.json").read_text().rstrip().removesuffix("}")
+    (folder / "card.json").write_text(text + ', "task": "regression"}\n')  # the same task: it loaded
+    with pytest.raises(InputError) as got:
+        store.load(folder)
+    assert str(got.value) == (f'{folder / "card.json"}: field "task": appears twice in one JSON object (only '
+                              "the last value would be kept)")
 
 
 def test_a_saved_model_folder_has_the_permissions_of_any_new_folder(

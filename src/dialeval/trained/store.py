@@ -26,7 +26,7 @@ from typing import Any
 from dialeval import __version__
 from dialeval.atomic import WriteError, temp_folder
 from dialeval.errors import InputError
-from dialeval.jsonl import json_problem, read_text
+from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, _nonfinite, json_problem, loads, read_text
 from dialeval.signature import file_sha256
 from dialeval.trained.evaluator import Evaluator
 from dialeval.trained.models import Ensemble, evaluator_kinds
@@ -96,7 +96,7 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
     """Return the card of a saved model and its sha256, checking it is readable and complete.
 
     Raises:
-        InputError: No folder, no card, a card that is not JSON or lacks fields.
+        InputError: No folder, no card, a card that is not strict JSON (a key given twice, NaN) or lacks fields.
     """
     path = Path(folder).expanduser() / CARD
     if path.parent.is_file():  # "no such model folder" of a path that exists
@@ -106,12 +106,16 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
     if not path.is_file():
         raise InputError("not a trained-evaluator folder (no card.json)", path=path.parent)
     try:
-        card = json.loads(read_text(path))  # bytes that are not UTF-8: an error naming the line, as for every file
+        card = loads(read_text(path))  # bytes that are not UTF-8: an error naming the line, as for every file
     except json.JSONDecodeError as exc:  # the file, line and column, as every JSON file's error names them
         raise InputError(f"model card is not valid JSON ({json_problem(exc)})", path=path,
                          line=exc.lineno) from None
+    except DuplicateKeyError as exc:
+        raise InputError(DUPLICATE_KEY, path=path, field=exc.field) from None
     if not isinstance(card, dict):
         raise InputError("model card is not a JSON object", path=path)
+    if (bad := _nonfinite(card)) is not None:  # NaN, Infinity: not JSON, and no seed or parameter
+        raise InputError(f"{json.dumps(bad[1])} is not a finite number", path=path, field=bad[0])
     missing = [k for k in ("format", "kind", "task", "params", "files", "training") if k not in card]
     if missing:
         raise InputError(f"model card lacks {', '.join(missing)}", path=path)
