@@ -138,6 +138,10 @@ def test_a_failed_save_is_a_write_error_and_keeps_the_earlier_model(
     ("tfidf-nb", {}, {"files": ["model.joblib"]}, 'field "files": is a list, not a JSON object of file: sha256'),
     ("tfidf-nb", {}, {"files": {"model.joblib": 5}}, 'field "files": the sha256 of "model.joblib" is 5, not a string'),
     ("tfidf-nb", {}, {"kind": ["x"]}, 'field "kind": is a list, not a string'),
+    ("tfidf-nb", {}, {"files": {"../x.joblib": "0"}}, 'field "files": "../x.joblib" is not a path inside the model '
+     "folder (its files are named as paths inside it)"),
+    ("tfidf-nb", {}, {"files": {"/etc/hostname": "0"}}, 'field "files": "/etc/hostname" is not a path inside the '
+     "model folder (its files are named as paths inside it)"),
     ("tfidf-nb", {}, {"params": "x"}, 'field "params": is a string, not a JSON object'),
     ("tfidf-nb", {}, {"training": [1]}, 'field "training": is a list, not a JSON object'),
     ("tfidf-nb", {}, {"format": "1"}, "model card format '1' is not 1"),

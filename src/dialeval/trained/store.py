@@ -152,6 +152,9 @@ def _check_shape(card: dict[str, Any], path: Path) -> None:
     for name, sha in card["files"].items():
         if not isinstance(sha, str):
             raise InputError(f'the sha256 of "{name}" is {json.dumps(sha)}, not a string', path=path, field="files")
+        if Path(name).is_absolute() or ".." in Path(name).parts:  # it was hashed, and could be loaded
+            raise InputError(f'"{name}" is not a path inside the model folder (its files are named as paths inside '
+                             "it)", path=path, field="files")
     if not card["files"]:  # the model's files were loaded unchecked
         raise InputError("lists no file, so no model file is checked", path=path, field="files")
     if issubclass(evaluator_kinds().get(card["kind"], Evaluator), Ensemble):  # its load reads the feature columns
