@@ -1047,3 +1047,21 @@ def test_a_rating_cell_holding_an_object_or_a_nested_list_is_not_told_to_be_left
     p.write_text('{"r": "hi", "q": {"score": 4}}\n')
     ratings = load_table(p, ColumnMapping(response="r", ratings={"q.score": "quality"})).ratings
     assert [r.value for r in ratings] == [4.0]
+
+
+def test_generated_item_ids_that_would_collide_stay_apart(tmp_path: Path) -> None:
+    """``<dialogue>:<system>`` joined dialogue "a" with system "b:c" and dialogue "a:b" with system "c" into one id
+    "a:b:c"; a system "x#2" took the id of system "x"'s second response. The later row was refused as "item differs
+    from its first row". It now takes the next free ``#n`` suffix; ids that do not collide are as before."""
+    p = tmp_path / "t.csv"
+    p.write_text("did,ctx,resp,sys,q\na,hi,one,b:c,3\na:b,hello,two,c,4\na,hi,three,x,2\na,hi,four,x,5\n"
+                 "a,hi,five,x#2,1\na:b,hello,six,c,4\n")  # fmt: skip
+    m = ColumnMapping(response="resp", context="ctx", dialogue_id="did", system="sys", ratings={"q": "quality"})
+    b = load_table(p, m)
+    # by hand: a:b:c is row 1's, so row 2 (a:b, c) takes #2 and row 7 (a:b, c, a second response) #3; a:x#2 is
+    # row 4's (x's second response), so row 5 (system x#2) takes a:x#2#2
+    got = [(c.id, c.dialogue_id, c.system, c.text) for c in b.candidates]
+    assert got == [("a:b:c", "a", "b:c", "one"), ("a:b:c#2", "a:b", "c", "two"), ("a:x", "a", "x", "three"),
+                   ("a:x#2", "a", "x", "four"), ("a:x#2#2", "a", "x#2", "five"), ("a:b:c#3", "a:b", "c", "six")]
+    assert [(r.item_id, r.value) for r in b.ratings] == [
+        ("a:b:c", 3.0), ("a:b:c#2", 4.0), ("a:x", 2.0), ("a:x#2", 5.0), ("a:x#2#2", 1.0), ("a:b:c#3", 4.0)]

@@ -77,7 +77,9 @@ class ColumnMapping:
         scale: The answer scale of every rating, ``LOW-HIGH`` with LOW below HIGH, e.g. ``"1-5"``
             (a rating outside it is an error; empty: no scale).
         scales: Per-dimension scales that override ``scale``.
-        item_id: The column holding each response's id (default ``<dialogue>:<system>``).
+        item_id: The column holding each response's id (default ``<dialogue>:<system>``, a system's second
+            response in a dialogue ``#2`` after it, and so on; an id another row's took, as dialogue ``a`` system
+            ``b:c`` and dialogue ``a:b`` system ``c`` would share, takes the next free ``#n``).
         dialogue_id: The column holding each dialogue's id (default: one per distinct context).
         knowledge: The column holding grounding facts (split on ``turn_separator``; a JSONL list).
         domain: The column holding the dialogue's domain.
@@ -704,8 +706,11 @@ class _TableBuilder:
             return self.items[key].id
         else:
             n = self.per_system[key[:2]]
-            self.per_system[key[:2]] += 1
             item = f"{did}:{system}" + (f"#{n + 1}" if n else "")
+            while item in self.item_lines:  # another's id: dialogue "a" system "b:c" and "a:b" "c"; "x#2" and "x"
+                n += 1
+                item = f"{did}:{system}#{n + 1}"
+            self.per_system[key[:2]] = n + 1
         cand = Candidate(
             id=item, dialogue_id=did, turn_index=len(self.dialogues[did].turns), system=system, text=response,
             references=refs, tags=tags,
