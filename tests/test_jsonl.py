@@ -149,6 +149,22 @@ def test_gzipped_jsonl_is_read_and_a_damaged_one_is_an_error(tmp_path: Path) -> 
         list(iter_objects(p))
 
 
+@pytest.mark.parametrize("name", ["x.jsonl.gz", "x.csv.gz"])
+def test_a_gz_name_on_plain_text_says_so(tmp_path: Path, name: str) -> None:
+    """A file named .gz holding plain text said "cannot read (Not a gzipped file (b'co'))"."""
+    from dialeval.jsonl import iter_objects, read_text
+
+    p = tmp_path / name
+    p.write_text('{"context": "hi"}\n')
+    want = f"{p}: not gzip-compressed, though its name ends in .gz: gzip it, or take .gz off its name"
+    with pytest.raises(InputError) as caught:
+        read_text(p)
+    assert str(caught.value) == want
+    with pytest.raises(InputError) as caught:
+        list(iter_objects(p))
+    assert str(caught.value) == want.replace(": not", ":1: not", 1)
+
+
 def test_result_rows_that_are_dataclasses_are_written_as_their_json_dicts(tmp_path: Path) -> None:
     """table.jsonl, stress.jsonl, ranking.jsonl and lmstyle_tables.jsonl go through write_jsonl: NaN as null,
     fields in order, and every line reads back through the one reader (which refuses NaN)."""

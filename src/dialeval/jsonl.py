@@ -155,6 +155,16 @@ def _decode(raw: bytes, p: Path, line: int) -> str:
         raise InputError(_not_utf8(raw[exc.start], exc.start + 1), path=p, line=line) from None
 
 
+def _unreadable(exc: Exception) -> str:
+    """Say why the bytes of an open file could not be read: a .gz that is not gzip-compressed, or a damaged one.
+
+    Plain text named .gz said "cannot read (Not a gzipped file (b'co'))".
+    """
+    if isinstance(exc, gzip.BadGzipFile):
+        return "not gzip-compressed, though its name ends in .gz: gzip it, or take .gz off its name"
+    return f"cannot read ({exc})"
+
+
 def read_text(path: str | Path) -> str:
     """Return a whole UTF-8 text file (``*.gz`` gunzipped, a leading BOM dropped).
 
@@ -166,7 +176,7 @@ def read_text(path: str | Path) -> str:
         try:
             data = handle.read()
         except (OSError, EOFError) as exc:
-            raise InputError(f"cannot read ({exc})", path=p) from None
+            raise InputError(_unreadable(exc), path=p) from None
     data = data.removeprefix(_BOM)
     _not_text(data, p)
     if b"\0" in data:
@@ -369,7 +379,7 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     raise half
                 yield lineno, obj
         except (OSError, EOFError) as exc:  # a damaged .gz
-            raise InputError(f"cannot read ({exc})", path=p, line=lineno + 1) from None
+            raise InputError(_unreadable(exc), path=p, line=lineno + 1) from None
 
 
 def field_of(err: ValidationError, model: type[BaseModel] | None = None) -> tuple[str, str]:
