@@ -149,6 +149,19 @@ def test_gzipped_jsonl_is_read_and_a_damaged_one_is_an_error(tmp_path: Path) -> 
         list(iter_objects(p))
 
 
+@pytest.mark.parametrize(("line", "kind"), [("null", "null"), ("true", "true"), ("3.5", "a number"),
+                                            ('"hi"', "a string")])  # fmt: skip
+def test_a_line_that_is_no_object_is_named_in_json_words(tmp_path: Path, line: str, kind: str) -> None:
+    """A line "null" said "expected a JSON object, found NoneType" (Python's name for it; "3.5" found float)."""
+    from dialeval.jsonl import iter_objects
+
+    p = tmp_path / "x.jsonl"
+    p.write_text(f'{{"a": 1}}\n{line}\n')
+    with pytest.raises(InputError) as caught:
+        list(iter_objects(p))
+    assert str(caught.value) == f"{p}:2: a line holds {kind}, expected a JSON object"
+
+
 @pytest.mark.parametrize("name", ["x.jsonl.gz", "x.csv.gz"])
 def test_a_gz_name_on_plain_text_says_so(tmp_path: Path, name: str) -> None:
     """A file named .gz holding plain text said "cannot read (Not a gzipped file (b'co'))"."""

@@ -368,10 +368,13 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 if not line.strip():
                     continue
                 obj = _parse(line.rstrip("\r\n"), p, lineno)  # with its line ending, an error was "at column 1"
-                if not isinstance(obj, dict):
-                    array = " (a JSON array: JSON lines hold one object per line)" if isinstance(obj, list) else ""
-                    raise InputError(f"expected a JSON object, found {type(obj).__name__}{array}", path=p,
-                                     line=lineno)  # fmt: skip
+                if isinstance(obj, list):
+                    raise InputError("expected a JSON object, found list (a JSON array: JSON lines hold one object "
+                                     "per line)", path=p, line=lineno)  # fmt: skip
+                if not isinstance(obj, dict):  # it said "found NoneType" for a line "null"
+                    kind = json.dumps(obj) if obj is None or isinstance(obj, bool) else (
+                        "a string" if isinstance(obj, str) else "a number")  # fmt: skip
+                    raise InputError(f"a line holds {kind}, expected a JSON object", path=p, line=lineno)
                 if _MAYBE_NONFINITE.search(line) and (bad := _nonfinite(obj)) is not None:
                     literal = "NaN" if math.isnan(bad[1]) else ("-" if bad[1] < 0 else "") + "Infinity"
                     raise InputError(f"{literal} is not a finite number", path=p, line=lineno, field=bad[0])
