@@ -149,6 +149,23 @@ def test_gzipped_jsonl_is_read_and_a_damaged_one_is_an_error(tmp_path: Path) -> 
         list(iter_objects(p))
 
 
+def test_gz_with_damaged_compressed_bytes_is_an_input_error(tmp_path: Path) -> None:
+    """A .gz whose deflate stream is corrupt raised zlib.error ("Error -3 while decompressing data: ..."), which is
+    no OSError: data show printed a traceback."""
+    import gzip
+
+    from dialeval.jsonl import iter_objects, read_text
+
+    data = bytearray(gzip.compress(b'{"a": 1}\n' * 1000))
+    data[20] ^= 0xFF  # a byte inside the deflate stream (the header is 10 bytes)
+    for name in ("x.jsonl.gz", "x.csv.gz"):
+        p = tmp_path / name
+        p.write_bytes(bytes(data))
+        for read in (read_text, lambda q: list(iter_objects(q))):
+            with pytest.raises(InputError, match=rf"{name.replace('.', '[.]')}(:1)?: damaged gzip data \(Error -3 "):
+                read(p)
+
+
 @pytest.mark.parametrize(("line", "kind"), [("null", "null"), ("true", "true"), ("3.5", "a number"),
                                             ('"hi"', "a string")])  # fmt: skip
 def test_a_line_that_is_no_object_is_named_in_json_words(tmp_path: Path, line: str, kind: str) -> None:

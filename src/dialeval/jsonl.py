@@ -31,6 +31,7 @@ import gzip
 import json
 import math
 import re
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -162,6 +163,8 @@ def _unreadable(exc: Exception) -> str:
     """
     if isinstance(exc, gzip.BadGzipFile):
         return "not gzip-compressed, though its name ends in .gz: gzip it, or take .gz off its name"
+    if isinstance(exc, zlib.error):  # no OSError: it was a traceback
+        return f"damaged gzip data ({exc})"
     return f"cannot read ({exc})"
 
 
@@ -175,7 +178,7 @@ def read_text(path: str | Path) -> str:
     with _open_binary(p) as handle:
         try:
             data = handle.read()
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise InputError(_unreadable(exc), path=p) from None
     data = data.removeprefix(_BOM)
     _not_text(data, p)
@@ -381,7 +384,7 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 if _MAYBE_SURROGATE.search(line) and (half := lone_surrogate(obj, p, lineno)) is not None:
                     raise half
                 yield lineno, obj
-        except (OSError, EOFError) as exc:  # a damaged .gz
+        except (OSError, EOFError, zlib.error) as exc:  # a damaged .gz
             raise InputError(_unreadable(exc), path=p, line=lineno + 1) from None
 
 
