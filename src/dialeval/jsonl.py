@@ -234,8 +234,13 @@ def _surrogate_in(value: Any) -> tuple[str, str] | None:
     return None
 
 
-def _nonfinite(value: Any) -> tuple[str, float] | None:
-    """Return (field path, value) of the first non-finite float in a parsed JSON value."""
+def nonfinite_field(value: Any) -> tuple[str, float] | None:
+    """Return (field path, value) of the first non-finite float in a parsed JSON value.
+
+    Example:
+        >>> nonfinite_field({"a": [1.0, float("nan")]}), nonfinite_field({"a": 1.0})
+        (('a.1', nan), None)
+    """
     for where, node in _walk(value):
         if isinstance(node, float) and not math.isfinite(node):
             return where or "<record>", node
@@ -378,7 +383,7 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     kind = json.dumps(obj) if obj is None or isinstance(obj, bool) else (
                         "a string" if isinstance(obj, str) else "a number")  # fmt: skip
                     raise InputError(f"a line holds {kind}, expected a JSON object", path=p, line=lineno)
-                if _MAYBE_NONFINITE.search(line) and (bad := _nonfinite(obj)) is not None:
+                if _MAYBE_NONFINITE.search(line) and (bad := nonfinite_field(obj)) is not None:
                     literal = "NaN" if math.isnan(bad[1]) else ("-" if bad[1] < 0 else "") + "Infinity"
                     raise InputError(f"{literal} is not a finite number", path=p, line=lineno, field=bad[0])
                 if _MAYBE_SURROGATE.search(line) and (half := lone_surrogate(obj, p, lineno)) is not None:

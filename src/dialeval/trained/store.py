@@ -26,7 +26,7 @@ from typing import Any
 from dialeval import __version__
 from dialeval.atomic import WriteError, temp_folder
 from dialeval.errors import InputError
-from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, _nonfinite, json_problem, loads, read_text
+from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, json_problem, loads, nonfinite_field, read_text
 from dialeval.signature import file_sha256
 from dialeval.trained.evaluator import Evaluator
 from dialeval.trained.models import Ensemble, evaluator_kinds
@@ -114,7 +114,7 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
         raise InputError(DUPLICATE_KEY, path=path, field=exc.field) from None
     if not isinstance(card, dict):
         raise InputError("model card is not a JSON object", path=path)
-    if (bad := _nonfinite(card)) is not None:  # NaN, Infinity: not JSON, and no seed or parameter
+    if (bad := nonfinite_field(card)) is not None:  # NaN, Infinity: not JSON, and no seed or parameter
         raise InputError(f"{json.dumps(bad[1])} is not a finite number", path=path, field=bad[0])
     missing = [k for k in ("format", "kind", "task", "params", "files", "training") if k not in card]
     if missing:
