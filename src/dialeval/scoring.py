@@ -567,20 +567,19 @@ class ScoringRequest(BaseModel):
 
 
 def _names_file(value: str) -> bool:
-    """Return whether a ``-p`` value names an existing file; a prompt template too long for a file's name names none.
+    """Return whether a ``-p`` value names an existing file; one too long for a file's name names none.
 
-    A value over 255 bytes with a space or a brace (a template) raised ``OSError: File name too long`` here,
-    and the run was refused as one given a path too long, as a path without either still is (the command line
-    says so in one line).
+    A value over 255 bytes raised ``OSError: File name too long`` here, and the run was refused as one given a
+    path too long, naming neither ``-p`` nor the field: the field's own check now says what is wrong with it.
 
     Example:
-        >>> _names_file(__file__), _names_file("Be kind. " * 30 + "{context}")
-        (True, False)
+        >>> _names_file(__file__), _names_file("Be kind. " * 30 + "{context}"), _names_file("a" * 300)
+        (True, False, False)
     """
     try:
         return Path(value).is_file()
     except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG and ("{" in value or any(c.isspace() for c in value)):
+        if exc.errno == errno.ENAMETOOLONG:
             return False
         raise
 

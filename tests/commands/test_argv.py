@@ -122,15 +122,17 @@ def test_a_name_too_long_for_the_file_system_is_refused_naming_the_option(
 
 def test_a_name_too_long_in_a_value_no_path_check_reads_is_one_line(rows: Path, tmp_path: Path) -> None:
     """A trained model's path and a -p path are not path options: they ended in the same OSError traceback. The
-    CLI's entry prints it as one line (a real process: typer's in-process runner does not pass that entry)."""
+    CLI's entry prints it as one line (a real process: typer's in-process runner does not pass that entry). The
+    protocol's name ends in .yaml, so the judge reads it as a file (without a suffix it is a protocol's name)."""
     import subprocess
     import sys
 
-    for words in (["-m", f"trained:{tmp_path}/{LONG}"], ["-m", "judge:custom", "-p", f"protocol={tmp_path}/{LONG}"]):
+    for words, name in ((["-m", f"trained:{tmp_path}/{LONG}"], LONG),
+                        (["-m", "judge:custom", "-p", f"protocol={tmp_path}/{LONG}.yaml"], f"{LONG}.yaml")):
         args = ["score", "--path", str(rows), *RATED, *words, "-o", str(tmp_path / "s.jsonl")]
         res = subprocess.run([sys.executable, "-m", "dialeval", *args], capture_output=True, text=True, timeout=120)
         assert res.returncode == 2, res.stderr
-        assert res.stderr.splitlines()[-1] == (f"error: {str(tmp_path / LONG)[:30]}...{LONG[-20:]}: too long a name "
+        assert res.stderr.splitlines()[-1] == (f"error: {str(tmp_path / name)[:30]}...{name[-20:]}: too long a name "
                                                "for the file system (at most 255 bytes a name, 4,095 a path)")
         assert "Traceback" not in res.stderr
     assert not (tmp_path / "s.jsonl").exists()

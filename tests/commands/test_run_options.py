@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import typer
-from tests.commands.cli_runner import invoke
+from tests.commands.cli_runner import invoke, refused
 
 from dialeval.api import request_of
 from dialeval.cli import app
@@ -225,3 +225,16 @@ def test_cache_with_no_cache_is_refused_before_any_input_is_read(tmp_path: Path)
                  "--cache", tmp_path / "c.sqlite", "--no-cache", "-o", tmp_path / "s.jsonl")  # fmt: skip
     assert res.exit_code == 2, res.output
     assert res.output.strip() == 'error: field "--no-cache": --cache and --no-cache contradict each other'
+
+
+@pytest.mark.parametrize(("metric", "key"), [("bleu", "smoothing"), ("bleu", "tokenizer")])
+def test_a_param_value_too_long_for_a_file_name_gets_the_fields_own_check(
+    tmp_path: Path, metric: str, key: str
+) -> None:
+    """A value of 300 characters without a space or a brace was looked up as a file (is it an input of the run?),
+    and the OSError "File name too long" ended the run as 'error: aaaa...: too long a name for the file system',
+    naming neither -p nor the field. It names no file, so the field's own check refuses it."""
+    long = "a" * 300  # a name of 300 bytes: Linux file systems take 255
+    res = _score_table(tmp_path, f"{metric}.{key}={long}")
+    refused(res, f"error: field \"--param\": {metric}.{key}='{long}': not one of ")
+    assert not (tmp_path / "s.jsonl").exists()
