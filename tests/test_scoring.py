@@ -178,3 +178,16 @@ def test_scored_counts_the_inputs_the_cache_answered(tmp_path) -> None:
     assert second.cached == 3  # "a b" twice and "c"; "d e f" is computed
     (uncached,) = score_inputs([(Length(), inputs)])
     assert uncached.cached == 0
+
+
+def test_a_param_value_is_an_input_file_only_as_given(tmp_path) -> None:
+    """inputs() stripped a -p value before looking for its file, while the metric reads the value as given:
+    "protocol= p.yaml" recorded p.yaml as an input of the run (its sha in run.json), and the metric read " p.yaml"."""
+    from dialeval.scoring import ScoringRequest
+
+    protocol = tmp_path / "p.yaml"
+    protocol.write_text("name: p\n", encoding="utf-8")
+    spaced = ScoringRequest(no_cache=True, params=(f"judge:custom.protocol= {protocol}",))
+    assert spaced.inputs() == [("--cache", None)]  # " /tmp/.../p.yaml" is a relative path naming no file
+    exact = ScoringRequest(no_cache=True, params=(f"judge:custom.protocol={protocol}",))
+    assert exact.inputs() == [("--cache", None), ("-p judge:custom.protocol", protocol)]

@@ -517,7 +517,7 @@ class ScoringRequest(BaseModel):
         """Return the files a run with this request reads, for the output check: the score cache, -p files.
 
         The score cache is ``cache``, else the default one (None with ``no_cache``); a ``-p`` value
-        that names an existing file (a saved model, a heads file) is read too.
+        that names an existing file (a saved model, a protocol file) as given, spaces included, is read too.
 
         Example:
             >>> ScoringRequest(cache=Path("s.sqlite"), params=("bleu.smoothing=method1",)).inputs()
@@ -538,9 +538,9 @@ class ScoringRequest(BaseModel):
             files.append(("the default score cache ($DIALEVAL_SCORE_CACHE, else $DIALEVAL_CACHE/scores.sqlite)",
                           default))
         for pair in self.params:
-            key, _, value = (part.strip() for part in pair.partition("="))
-            if value and _names_file(value):
-                files.append((f"-p {key}", Path(value)))
+            key, _, value = pair.partition("=")
+            if value and _names_file(value):  # as given, as the metric reads it: " h.pt" names no file h.pt
+                files.append((f"-p {key.strip()}", Path(value)))
         return files
 
     def defaults(self) -> dict[str, str] | None:
