@@ -123,6 +123,15 @@ def test_one_parameter_given_twice_is_refused_not_the_last_one_taken() -> None:
     assert parse_params(["k=1", "bleu.k=2"]) == {"*": {"k": "1"}, "bleu": {"k": "2"}}  # the family's own wins later
 
 
+@pytest.mark.parametrize("pair", [".smoothing=method1", " .smoothing=method1", ".=1"])
+def test_a_parameter_with_an_empty_metric_name_is_refused(pair: str) -> None:
+    """".smoothing=x" (a dot before the key, no metric) was taken as "smoothing=x", for every metric of the run."""
+    with pytest.raises(InputError) as err:
+        parse_params([pair])
+    assert (err.value.field, err.value.message) == ("--param", f'parameter "{pair}" is not of the form '
+                                                               "[metric.]key=value")
+
+
 def test_an_output_names_parameters_count_when_asking_whether_its_family_can_run(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")

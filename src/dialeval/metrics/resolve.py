@@ -41,8 +41,8 @@ def parse_params(pairs: Sequence[str], option: str = "--param") -> dict[str, dic
     """Parse ``family.key=value`` (or ``key=value`` for every family) into nested dicts.
 
     Raises:
-        InputError: A pair without ``=``, or a parameter given twice (naming ``option``, the option that gave the
-            pairs): the last one won, silently.
+        InputError: A pair without ``=``, with no key or an empty metric name (``.key=value``), or a parameter
+            given twice (naming ``option``, the option that gave the pairs): the last one won, silently.
 
     Example:
         >>> parse_params(["bleu.smoothing=method1", "bleu.smoothing=method2"])
@@ -53,8 +53,9 @@ def parse_params(pairs: Sequence[str], option: str = "--param") -> dict[str, dic
     out: dict[str, dict[str, str]] = {}
     for pair in pairs:
         key, _, value = pair.partition("=")
-        fam, _, name = key.rpartition(".")
-        if "=" not in pair or not name.strip():  # "=x" was "no metric of this run has the parameter " (no name)
+        fam, dot, name = key.rpartition(".")
+        # "=x" was "no metric of this run has the parameter " (no name); ".x=1" was x=1 for every metric
+        if "=" not in pair or not name.strip() or (dot and not fam.strip()):
             what = "model" if option == "--model-param" else "metric"
             raise InputError(f'parameter "{pair}" is not of the form [{what}.]key=value', field=option)
         given = out.setdefault(fam or "*", {})
