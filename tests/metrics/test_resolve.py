@@ -178,6 +178,10 @@ def test_an_empty_metric_name_is_an_error_not_the_default_set(names: list[str], 
         # Python's words: "invalid literal for int() with base 10: '1.5'", "could not convert string to float: 'x'"
         (["chrf"], "chrf.char_order=1.5", "chrf.char_order='1.5': expected a whole number"),
         (["meteor"], "meteor.alpha=x", "meteor.alpha='x': expected a number"),
+        # int(" 5") and float("0.5 ") took the spaces, where "no " and " method2" were refused: one rule, exact
+        (["chrf"], "chrf.char_order= 5", "chrf.char_order=' 5': expected a whole number"),
+        (["meteor"], "meteor.alpha=0.5 ", "meteor.alpha='0.5 ': expected a number"),
+        (["meteor"], "alpha=\t0.5", "meteor.alpha='\\t0.5': expected a number"),
         (["likelihood"], "likelihood.max_response_tokens=0", "likelihood.max_response_tokens=0: must be at least 1"),
         (["likelihood"], "likelihood.max_context_tokens=0", "likelihood.max_context_tokens=0: must be at least 1"),
         (["likelihood"], "likelihood.context_turns=-5", "likelihood.context_turns=-5: must be at least 0 (0 = all"),

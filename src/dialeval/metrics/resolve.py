@@ -109,14 +109,21 @@ def coerce_params(cls: type[Metric], params: Mapping[str, str], *, strict: bool 
 def _number(raw: str, kind: type[int] | type[float], what: str) -> int | float:
     """Return ``raw`` as ``kind``; else a ValueError saying what was expected.
 
-    Python's own said "invalid literal for int() with base 10".
+    Python's own said "invalid literal for int() with base 10". A value with spaces around it is refused, as a
+    yes/no or a choice is: ``int`` took " 5".
 
     Example:
         >>> _number("1.5", int, "a whole number")
         Traceback (most recent call last):
         ...
         ValueError: expected a whole number
+        >>> _number(" 5", int, "a whole number")
+        Traceback (most recent call last):
+        ...
+        ValueError: expected a whole number, without spaces (the value after = is taken as given)
     """
+    if raw != raw.strip():
+        raise ValueError(f"expected {what}, without spaces (the value after = is taken as given)")
     try:
         return kind(raw)
     except ValueError:
