@@ -97,7 +97,7 @@ NAME_MAX, PATH_MAX = 255, 4095
 
 
 def given_path(value: str | Path, field: str) -> Path:
-    """Return ``value`` as a path, refusing the empty string (``Path("")`` is the current folder) and a name too long.
+    """Return ``value`` as a path, refusing an empty or blank string (``Path("")`` is ``.``) and a name too long.
 
     A name over :data:`NAME_MAX` bytes was an ``OSError: File name too long`` traceback from the
     first look at the path (``Path.is_dir`` raises it).
@@ -109,13 +109,18 @@ def given_path(value: str | Path, field: str) -> Path:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: field "--output": is empty; give a path (. for the current folder)
+        >>> given_path(" ", "--output")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--output": is only whitespace; give a path (. for the current folder)
         >>> given_path("runs/" + "a" * 300, "--output")
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: field "--output": the name "aaaaaaaaaaaaaaaaaaaa..." is 300 bytes long; ...
     """
-    if isinstance(value, str) and not value:
-        raise InputError("is empty; give a path (. for the current folder)", field=field)
+    if isinstance(value, str) and not value.strip():  # " ": score -o " " wrote a file named " "
+        raise InputError(f"is {'only whitespace' if value else 'empty'}; give a path (. for the current folder)",
+                         field=field)  # fmt: skip
     path = Path(value)
     sizes = {part: len(os.fsencode(part)) for part in path.parts}
     if long := next((part for part, size in sizes.items() if size > NAME_MAX), None):

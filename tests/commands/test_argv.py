@@ -44,6 +44,24 @@ def test_an_empty_path_is_refused_before_any_work(
     assert (here / "table.md").read_text(encoding="utf-8") == "mine\n"
 
 
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["score", "--path", "{rows}", *RATED, "-m", "length", "--no-cache", "-o", " "], "--output"),
+        (["meta", "{none}", "--path", "{rows}", *RATED, "-m", "length", "-o", "\t"], "--output"),
+        (["study", "create", "  ", "--path", "{rows}", *RATED], "STUDY_DIR"),
+    ],
+)
+def test_a_path_of_only_whitespace_is_refused_as_an_empty_one(
+    args: list[str], field: str, rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only "" was refused: score -o " " wrote a file named " " in the current folder."""
+    monkeypatch.chdir(tmp_path)
+    words = [a.format(rows=rows, none=tmp_path / "none.jsonl") for a in args]
+    refused(invoke(*words), f'field "{field}": is only whitespace; give a path (. for the current folder)')
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv"]
+
+
 def test_a_dot_is_still_the_current_folder_and_empty_text_elsewhere_keeps_its_own_error(
     rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
