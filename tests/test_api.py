@@ -339,11 +339,11 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         ),
         (
             lambda: dialeval.score([{"context": "a", "response": 42}], ["length"]),
-            'data:1: field "response": expected a string, found int',
+            'data:1: field "response": expected a string, found a number',
         ),
         (
             lambda: dialeval.score([{**ROWS[0], "reference": ["Good", 3]}], ["bleu"]),
-            'data:1: field "reference": expected a string, found int',
+            'data:1: field "reference": expected a string, found a number',
         ),
         (lambda: dialeval.score([], ["length"]), "data: no rows to score"),
         (lambda: dialeval.score(ROWS, ["lenght"], cache=False), 'did you mean "length"'),

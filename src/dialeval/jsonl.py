@@ -234,6 +234,19 @@ def _surrogate_in(value: Any) -> tuple[str, str] | None:
     return None
 
 
+def json_kind(value: Any) -> str:
+    """Name a parsed JSON value's kind in JSON's words (Python's said "found NoneType" for null).
+
+    Example:
+        >>> [json_kind(v) for v in (None, True, 3, "x", [1], {"a": 1})]
+        ['null', 'true', 'a number', 'a string', 'a JSON array', 'a JSON object']
+    """
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    kinds = {str: "a string", list: "a JSON array", dict: "a JSON object", int: "a number", float: "a number"}
+    return next((word for kind, word in kinds.items() if isinstance(value, kind)), type(value).__name__)
+
+
 def nonfinite_field(value: Any) -> tuple[str, float] | None:
     """Return (field path, value) of the first non-finite float in a parsed JSON value.
 
@@ -380,9 +393,7 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     raise InputError("expected a JSON object, found list (a JSON array: JSON lines hold one object "
                                      "per line)", path=p, line=lineno)  # fmt: skip
                 if not isinstance(obj, dict):  # it said "found NoneType" for a line "null"
-                    kind = json.dumps(obj) if obj is None or isinstance(obj, bool) else (
-                        "a string" if isinstance(obj, str) else "a number")  # fmt: skip
-                    raise InputError(f"a line holds {kind}, expected a JSON object", path=p, line=lineno)
+                    raise InputError(f"a line holds {json_kind(obj)}, expected a JSON object", path=p, line=lineno)
                 if _MAYBE_NONFINITE.search(line) and (bad := nonfinite_field(obj)) is not None:
                     literal = "NaN" if math.isnan(bad[1]) else ("-" if bad[1] < 0 else "") + "Infinity"
                     raise InputError(f"{literal} is not a finite number", path=p, line=lineno, field=bad[0])

@@ -126,7 +126,7 @@ def test_json_table_errors_name_the_line_and_the_record(tmp_path: Path) -> None:
     p.write_text('\n[\n {"response": "a", "q": 1},\n {"response": 3, "q": 2}\n]\n')
     with pytest.raises(InputError) as caught:
         load_table(p, ColumnMapping(response="response", ratings={"q": "quality"}))
-    assert str(caught.value) == (f'{p}:4: field "response": expected a string, found int '
+    assert str(caught.value) == (f'{p}:4: field "response": expected a string, found a number '
                                  "(record 1 of the JSON array, counting from 0)")  # fmt: skip
     p.write_text('[{"response": "a", "q": 1},\n {"q": 2}]')
     with pytest.raises(InputError, match=r'r\.json:2: field "response": missing field; there are: q \(record 1 '):
@@ -367,9 +367,9 @@ def test_an_empty_turn_in_a_list_context_keeps_its_place(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(
     ("column", "value", "found"),
-    [("response", True, "bool"), ("response", 42, "int"), ("response", ["a", "b"], "list"),
-     ("context", {"a": 1}, "dict"), ("context", ["Hi", 3], "int"), ("reference", 3.5, "float"),
-     ("reference", [{"r": 1}], "dict"), ("system", True, "bool"), ("system", [7], "list")],
+    [("response", True, "true"), ("response", 42, "a number"), ("response", ["a", "b"], "a JSON array"),
+     ("context", {"a": 1}, "a JSON object"), ("context", ["Hi", 3], "a number"), ("reference", 3.5, "a number"),
+     ("reference", [{"r": 1}], "a JSON object"), ("system", True, "true"), ("system", [7], "a JSON array")],
 )  # fmt: skip
 def test_a_non_string_where_text_is_expected_is_one_error(
     tmp_path: Path, column: str, value: object, found: str
@@ -429,7 +429,7 @@ def test_empty_responses_are_kept_when_the_mapping_says_so(tmp_path: Path) -> No
     assert [(r.item_id, r.value) for r in b.ratings][-1] == ("w-0001:b", 0.0)
     j = tmp_path / "t.jsonl"  # a response that is not a string is still an error
     j.write_text('{"response": ""}\n{"response": 0}\n')
-    with pytest.raises(InputError, match=r't\.jsonl:2: field "response": expected a string, found int'):
+    with pytest.raises(InputError, match=r't\.jsonl:2: field "response": expected a string, found a number'):
         load_table(j, ColumnMapping(response="response", keep_empty_responses=True))
 
 

@@ -678,3 +678,11 @@ def test_a_folder_of_an_lmstyle_summary_alone_reports_it(tmp_path: Path) -> None
     assert load_results(folder).kind == "lmstyle"
     invoke(["report", str(folder), "-o", str(tmp_path / "r.md")])
     assert "| m | 2 | 50.0 |" in (tmp_path / "r.md").read_text()
+
+
+@pytest.mark.parametrize(("text", "kind"), [("null", "null"), ("[1]", "a JSON array"), ('"run"', "a string")])
+def test_a_run_json_that_is_no_object_names_its_kind_in_json_words(text: str, kind: str, tmp_path: Path) -> None:
+    """It said "expected a JSON object, found NoneType" (Python's name for null; "found list" for an array)."""
+    (tmp_path / "run.json").write_text(text + "\n")
+    refused(run_cli("report", tmp_path, "-o", tmp_path / "r.html"),
+            f"{tmp_path / 'run.json'}: expected a JSON object, found {kind}")  # fmt: skip

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dialeval.errors import InputError, closest
-from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, iter_objects, json_problem, loads, read_text
+from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, iter_objects, json_kind, json_problem, loads, read_text
 
 _SCALE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*")
 #: A number written with a decimal comma (``4,5``, a European spreadsheet's), which ``float`` refuses.
@@ -324,7 +324,7 @@ def text_field(rec: dict[str, Any], key: str, where: Where) -> str:
     """Return ``rec[key]`` as a string, or raise if it is missing or not a string."""
     value = field(rec, key, where)
     if not isinstance(value, str):
-        raise where.error(f"expected a string, found {type(value).__name__}", field=key)
+        raise where.error(f"expected a string, found {json_kind(value)}", field=key)
     return value
 
 

@@ -45,6 +45,7 @@ from dialeval.jsonl import (
     check_file,
     first_problem,
     iter_records,
+    json_kind,
     load_yaml,
     lone_surrogate,
     pydantic_message,
@@ -347,7 +348,7 @@ def _text(value: Any, where: Where, col: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise where.error(f"expected a string, found {type(value).__name__}", field=col)
+        raise where.error(f"expected a string, found {json_kind(value)}", field=col)
     return value.strip()
 
 

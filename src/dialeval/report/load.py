@@ -29,7 +29,16 @@ from typing import Annotated, Any, ClassVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from dialeval.errors import InputError
-from dialeval.jsonl import check_file, field_of, iter_objects, json_problem, pydantic_message, read_jsonl, read_text
+from dialeval.jsonl import (
+    check_file,
+    field_of,
+    iter_objects,
+    json_kind,
+    json_problem,
+    pydantic_message,
+    read_jsonl,
+    read_text,
+)
 from dialeval.meta.rows import COMPARE_FILE, CorrelationRow
 from dialeval.runinfo import AnyRun, LmstyleRun, OnBenchmark, RunInfo, TrainRun
 from dialeval.schema import Rating, Score
@@ -278,7 +287,7 @@ def read_run(path: Path) -> AnyRun:
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON ({json_problem(exc)})", path=path, line=exc.lineno) from None
     if not isinstance(data, dict):
-        raise InputError(f"expected a JSON object, found {type(data).__name__}", path=path)
+        raise InputError(f"expected a JSON object, found {json_kind(data)}", path=path)
     try:
         return RunInfo.model_validate(data).root
     except ValidationError as exc:
