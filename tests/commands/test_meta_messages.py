@@ -530,3 +530,28 @@ def test_a_metric_name_empty_or_with_spaces_at_its_ends_is_refused_on_its_line(f
     lines[2] = lines[2].replace('"metric":"length"', json.dumps({"metric": name})[1:-1])
     s.write_text("\n".join(lines) + "\n")
     refused(invoke("meta", s, "-r", r, "--boot", "0"), f'{s}:3: field "metric": {why}')
+
+
+def _named_and_unnamed(tmp_path: Path) -> list[Score]:
+    """Six items of systems a, b, c (metric 1, 2, 3; ratings 3, 2, 1) and two of no system, written with ratings."""
+    rows = [(f"{c}{s}", s, m, 4 - m) for c in "xy" for s, m in (("a", 1), ("b", 2), ("c", 3))]
+    rows += [("u1", "", 3, 3), ("u2", "unknown", 3, 3)]
+    scores = [Score(item_id=i, metric="m", value=m, context_id=i[0], system=s) for i, s, m, _ in rows]
+    ratings = [Rating(item_id=i, dimension="q", annotator="w", value=h) for i, _, _, h in rows]
+    (tmp_path / "s.jsonl").write_text("".join(x.model_dump_json() + "\n" for x in scores))
+    (tmp_path / "r.jsonl").write_text("".join(x.model_dump_json() + "\n" for x in ratings))
+    return scores
+
+
+def test_items_naming_no_system_are_left_out_of_the_system_level_and_counted_under_the_table(tmp_path: Path) -> None:
+    """They were one more "system": -0.25 where the named ones give -1, with no word."""
+    _named_and_unnamed(tmp_path)
+    res = invoke("meta", tmp_path / "s.jsonl", "-r", tmp_path / "r.jsonl", "--method", "pearson", "--boot", "0",
+                 "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    (system,) = [x for x in out["rows"] if x["level"] == "system"]
+    assert system["value"] == pytest.approx(-1.0) and system["n_groups"] == 3  # system means (1, 2, 3), (3, 2, 1)
+    assert ('note: the system level left out 2 items naming no system (system empty or "unknown"); the other '
+            "levels use them") in out["notes"]  # fmt: skip
+

@@ -537,3 +537,42 @@ def test_equal_mean_ratings_tie_at_the_turn_level():
                for i, pair in enumerate(pairs) for w, v in enumerate(pair)]  # fmt: skip
     [row] = correlation_table(scores, ratings, dimension="q", levels=("turn",), methods=("spearman",), n_boot=0)
     assert row.value == pytest.approx(stats.spearmanr(xs, [0.45, 0.45, 0.1, 0.9, 0.3]).statistic, abs=1e-12)
+
+
+def _rated(item: str, system: str, metric: float, human: float, context: str) -> tuple[Score, Rating]:
+    return (Score(item_id=item, metric="m", value=metric, context_id=context, system=system),
+            Rating(item_id=item, dimension="q", annotator="w", value=human))  # fmt: skip
+
+
+def test_system_level_leaves_out_the_items_naming_no_system_and_says_how_many():
+    """Unnamed items ("" and "unknown") were averaged into one more "system" (-0.455 for -1 in a probe, no word).
+
+    Four named systems, one item each in two contexts, metric means 1, 2, 3, 4 and human means 1, 3, 2, 4:
+    deviations (-1.5, -0.5, 0.5, 1.5) and (-1.5, 0.5, -0.5, 1.5), so Pearson = (2.25 - 0.25 - 0.25 + 2.25) / 5 = 0.8.
+    """
+    means = {"a": (1.0, 1.0), "b": (2.0, 3.0), "c": (3.0, 2.0), "d": (4.0, 4.0)}
+    pairs = [_rated(f"{c}{s}", s, m + d, h - d, c) for c, d in (("x", 0.5), ("y", -0.5)) for s, (m, h) in means.items()]
+    pairs += [_rated("u1", "", 9.0, 0.0, "x"), _rated("u2", "unknown", 8.0, 1.0, "y"), _rated("u3", "", 9.0, 0.0, "z")]
+    scores, ratings = [p[0] for p in pairs], [p[1] for p in pairs]
+    rows = correlation_table(scores, ratings, dimension="q", levels=("turn", "system"), methods=("pearson",),
+                             n_boot=50)  # fmt: skip
+    turn, system = rows
+    assert system.value == pytest.approx(0.8, abs=1e-12)
+    assert system.n_groups == 4 and system.n_items == 8
+    assert system.note.startswith("left out of the system level: 3 items naming no system")
+    assert system.ci_low is not None
+    assert turn.n_items == 11 and "system level" not in turn.note  # the other levels keep them
+
+
+def test_system_level_from_dialogue_ratings_leaves_out_the_dialogues_naming_no_system():
+    """A DSTC9-style dialogue of no system was one more "system"; by hand: A (1, 1), B (2, 3), C (3, 2) give 0.5."""
+    turns = {"a": ("A", 1.0, 1), "b": ("B", 2.0, 3), "c": ("C", 3.0, 2), "u": ("", 9.0, 1)}
+    scores = [Score(item_id=f"{d}:{i}", metric="m", value=v, dialogue_id=d, context_id=f"{d}:{i}", system=s)
+              for d, (s, v, _) in turns.items() for i in range(2)]  # fmt: skip
+    ratings = [Rating(item_id=d, dimension="q", annotator="w", value=h, level="dialogue") for d, (_, _, h) in
+               turns.items()]  # fmt: skip
+    (row,) = correlation_table(scores, ratings, dimension="q", levels=("system",), methods=("pearson",), n_boot=0)
+    # x = (1, 2, 3), y = (1, 3, 2): deviations (-1, 0, 1) and (-1, 1, 0): Pearson = 1 / sqrt(2 * 2) = 0.5
+    assert row.value == pytest.approx(0.5, abs=1e-12)
+    assert row.n_groups == 3 and row.n_items == 6
+    assert row.note == "left out of the system level: 1 dialogue naming no system"

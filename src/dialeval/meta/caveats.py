@@ -16,8 +16,9 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
 
     Too few: fewer than :data:`~dialeval.meta.levels.MIN_POINTS`. The points are the systems at system level,
     the dialogues at dialogue level and the items at turn level.
-    The figures are kept as computed; the warning goes under the table, followed by the reasons of the figures
-    that are n/a or have no CI (:func:`_na_reasons`).
+    The figures are kept as computed; the warning goes under the table, followed by the items the system level
+    left out for naming no system (:func:`_left_out`) and the reasons of the figures that are n/a or have no CI
+    (:func:`_na_reasons`).
 
     Example:
         >>> from types import SimpleNamespace as R
@@ -42,7 +43,32 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
             f"warning: the {level}-level correlations{where} are over {n} {unit} only: with fewer than "
             f"{MIN_POINTS} {unit} a correlation is +1, -1 or undefined, whatever the metric"
         )
-    return [*out, *_rough_cis(rows), *_na_reasons(rows)]
+    return [*out, *_left_out(rows), *_rough_cis(rows), *_na_reasons(rows)]
+
+
+def _left_out(rows: Sequence[Any]) -> list[str]:
+    """Return one line per group whose system level left out items naming no system (the rows' notes say how many).
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> _left_out([R(level="system", group="all", note="left out of the system level: 2 items naming no system"),
+        ...            R(level="turn", group="all", note="")])  # doctest: +NORMALIZE_WHITESPACE
+        ['note: the system level left out 2 items naming no system (system empty or "unknown"); the other levels
+          use them']
+    """
+    from dialeval.meta.levels import LEFT_OUT
+    from dialeval.schema import UNKNOWN_SYSTEM
+
+    out: dict[str, str] = {}
+    for r in rows:
+        note = str(getattr(r, "note", "") or "")
+        part = next((n.removeprefix(LEFT_OUT) for n in note.split("; ") if n.startswith(LEFT_OUT)), "")
+        group = str(getattr(r, "group", "all"))
+        if part and r.level == "system":
+            where = "" if group == "all" else f" of {group}"
+            out.setdefault(group, f'note: the system level{where} left out {part} (system empty or '
+                                  f'"{UNKNOWN_SYSTEM}"); the other levels use them')  # fmt: skip
+    return list(out.values())
 
 
 def rough_resamples(n_boot: int) -> list[str]:

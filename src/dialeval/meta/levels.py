@@ -12,6 +12,9 @@
   recompute the means.
   With dialogue ratings only (DSTC9 interactive), a system's means are over its dialogues
   (the metric averaged per dialogue first, as at dialogue level); resample dialogues.
+  Items (or dialogues) that name no system (system empty or ``"unknown"``) are left out of the system level alone,
+  and its note says how many (:data:`LEFT_OUT`): they were averaged into one more "system" (a Pearson of -1 over
+  three named systems read -0.455 with two unnamed items added, with no word).
 
 Example:
     >>> import pandas as pd
@@ -39,6 +42,8 @@ from dialeval.meta.bootstrap import (
     weighted_correlation,
     weighted_sums,
 )
+from dialeval.schema import UNKNOWN_SYSTEM
+from dialeval.words import counted
 
 LEVELS = ("turn", "sample", "dialogue", "system")
 MEAN_DECIMALS = 12
@@ -46,6 +51,8 @@ MEAN_DECIMALS = 12
 means tie whatever the summation order."""
 MIN_POINTS = 3
 """Fewer points than this (systems, dialogues, items) make a correlation say nothing (two always give +1 or -1)."""
+LEFT_OUT = "left out of the system level: "
+"""How the note of a system-level figure starts that says how many items (or dialogues) name no system."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +234,8 @@ class SystemLevel:
     n: FloatArray
     n_items: int
     level: str = "system"
+    left_out: str = ""
+    """The note that says how many items (or dialogues) were left out for naming no system, or ""."""
 
     @property
     def n_clusters(self) -> int:
@@ -239,10 +248,10 @@ class SystemLevel:
         x, y = tie_means(self.x_sums[metric].sum(axis=0) / total), tie_means(self.y_sums.sum(axis=0) / total)
         result = scipy_correlation(x, y, method)
         if result is None:
-            return Point(None, None, len(total), note=undefined_why(x, y, "system"))
+            return Point(None, None, len(total), note=_joined(undefined_why(x, y, "system"), self.left_out))
         few = (f"only {len(total)} systems: a correlation of fewer than {MIN_POINTS} is +1 or -1"
                if len(total) < MIN_POINTS else "")  # fmt: skip
-        return Point(result[0], result[1], len(total), note=few)
+        return Point(result[0], result[1], len(total), note=_joined(few, self.left_out))
 
     def resample(self, metric: str, method: Method, counts: Counts) -> FloatArray:
         """Recompute the system means in every resample; NaN where a system was not drawn."""
@@ -277,8 +286,10 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
     if level in ("turn", "sample"):  # the human means tie, as the dialogue and system levels' do (Spearman ranked
         both = _tie_columns(both, ["human"])  # the means 0.44999999999999996 of 0.7 and 0.2 and 0.45 apart)
     if level == "system" and both.empty and dialogue_human is not None:
-        per_dialogue, n_items = _native_dialogues(items, dialogue_human, cols)
-        return _system_level(per_dialogue.reset_index().assign(context_id=lambda f: f["dialogue_id"]), cols, n_items)
+        per_dialogue = _native_dialogues(items, dialogue_human, cols)[0].reset_index()
+        named, left_out = _named(per_dialogue, "dialogue")
+        n_items = int(items.dropna(subset=cols)["dialogue_id"].isin(named["dialogue_id"]).sum())
+        return _system_level(named.assign(context_id=lambda f: f["dialogue_id"]), cols, n_items, left_out)
     if level == "turn":
         codes, k = _codes(both["context_id"])
         return _row_level("turn", both, cols, codes, k, len(both))
@@ -296,11 +307,9 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
 
         return SampleLevel(x={m: per_context(m) for m in cols}, y=per_context("human"), n_clusters=k,
                            n_items=len(both))  # fmt: skip
-    if level == "system" and both.empty:
-        empty = np.zeros((0, 0))
-        return SystemLevel(x_sums=dict.fromkeys(cols, empty), y_sums=empty, n=empty, n_items=0)
     if level == "system":
-        return _system_level(both, cols, len(both))
+        named, left_out = _named(both, "item")
+        return _system_level(named, cols, len(named), left_out)
     raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
 
 
@@ -312,8 +321,22 @@ def _native_dialogues(items: pd.DataFrame, dialogue_human: pd.DataFrame, cols: l
     return per_dialogue, int(scored["dialogue_id"].isin(per_dialogue.index).sum())
 
 
-def _system_level(both: pd.DataFrame, cols: list[str], n_items: int) -> SystemLevel:
+def _joined(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+def _named(frame: pd.DataFrame, unit: str) -> tuple[pd.DataFrame, str]:
+    """Return the rows of ``frame`` that name their system, and the :data:`LEFT_OUT` note of the others (or "")."""
+    unnamed = frame["system"].fillna("").isin(["", UNKNOWN_SYSTEM])
+    n = int(unnamed.sum())
+    return frame[~unnamed], f"{LEFT_OUT}{counted(n, unit)} naming no system" if n else ""
+
+
+def _system_level(both: pd.DataFrame, cols: list[str], n_items: int, left_out: str = "") -> SystemLevel:
     """Per-(cluster, system) sums and counts of the rows of ``both`` (clusters: its ``context_id``)."""
+    if both.empty:
+        empty = np.zeros((0, 0))
+        return SystemLevel(x_sums=dict.fromkeys(cols, empty), y_sums=empty, n=empty, n_items=0, left_out=left_out)
     sums = both.pivot_table(index="context_id", columns="system", values=[*cols, "human"], aggfunc="sum")
     counts = both.pivot_table(index="context_id", columns="system", values="human", aggfunc="size")
     order = pd.unique(both["context_id"])  # clusters in first-appearance order, as at the other levels
@@ -323,6 +346,7 @@ def _system_level(both: pd.DataFrame, cols: list[str], n_items: int) -> SystemLe
         y_sums=sums["human"].fillna(0).to_numpy(np.float64),
         n=counts.fillna(0).to_numpy(np.float64),
         n_items=n_items,
+        left_out=left_out,
     )
 
 
