@@ -555,3 +555,13 @@ def test_items_naming_no_system_are_left_out_of_the_system_level_and_counted_und
     assert ('note: the system level left out 2 items naming no system (system empty or "unknown"); the other '
             "levels use them") in out["notes"]  # fmt: skip
 
+
+def test_systems_naming_none_do_not_count_toward_the_three_of_the_default_system_level(tmp_path: Path) -> None:
+    """Two named systems and items of "" and "unknown" read as four systems: the system level was on by default."""
+    scores = _named_and_unnamed(tmp_path)
+    two = [x for x in scores if x.system != "c"]  # two named systems and unnamed items: no system level by default
+    (tmp_path / "two.jsonl").write_text("".join(x.model_dump_json() + "\n" for x in two))
+    res = invoke("meta", tmp_path / "two.jsonl", "-r", tmp_path / "r.jsonl", "--method", "pearson", "--boot", "0",
+                 "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert {x["level"] for x in json.loads(res.output)["rows"]} == {"turn"}

@@ -82,10 +82,11 @@ def levels_to_report(
     """Return ``--level`` as given, else the default levels of ``dimension`` and ``systems``.
 
     The default: turn (dialogue for a dimension rated per dialogue), then system where ``systems``
-    holds :data:`~dialeval.meta.levels.MIN_POINTS` (3) or more: no system level of one "unknown" system, nor of
-    two, where a correlation is +1, -1 or undefined whatever the metric. ``--level system`` still gives it
-    where the data names systems; where it names none, it is refused with the option that names them (it gave
-    an undefined figure).
+    names :data:`~dialeval.meta.levels.MIN_POINTS` (3) or more: no system level of one "unknown" system, nor of
+    two, where a correlation is +1, -1 or undefined whatever the metric. Only named systems count (not "" nor
+    "unknown": the system level leaves their items out); two named systems and some unnamed items switched it on.
+    ``--level system`` still gives it where the data names systems; where it names none, it is refused with the
+    option that names them (it gave an undefined figure).
 
     Raises:
         InputError: ``--level`` asks for the system level and ``systems`` names none.
@@ -95,6 +96,8 @@ def levels_to_report(
         >>> rated = [Rating(item_id="d", dimension="q", annotator="w", value=1, level="dialogue")]
         >>> levels_to_report([], None, rated, "q", ["a", "b", "c"]), levels_to_report([], None, rated, "q", ["a", "b"])
         (['dialogue', 'system'], ['dialogue'])
+        >>> levels_to_report([], None, rated, "q", ["a", "b", "", "unknown"])
+        ['dialogue']
         >>> levels_to_report(["turn", "system"], "turn,system", rated, "q", ["a", "b"])
         ['turn', 'system']
         >>> levels_to_report(["system"], "system", rated, "q", ["unknown"])
@@ -112,7 +115,7 @@ def levels_to_report(
                              f'"{UNKNOWN_SYSTEM}"): read a table with --system-col COLUMN, or records that name their '
                              "systems", field="--level")  # fmt: skip
         return given
-    return default_levels(ratings, [dimension], also=["system"] if len(set(systems)) >= MIN_POINTS else [])
+    return default_levels(ratings, [dimension], also=["system"] if len(named_systems(systems)) >= MIN_POINTS else [])
 
 
 def split_levels(level: str, method: str) -> tuple[list[str], list[str]]:
