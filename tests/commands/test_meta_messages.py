@@ -552,7 +552,7 @@ def test_items_naming_no_system_are_left_out_of_the_system_level_and_counted_und
     out = json.loads(res.output)
     (system,) = [x for x in out["rows"] if x["level"] == "system"]
     assert system["value"] == pytest.approx(-1.0) and system["n_groups"] == 3  # system means (1, 2, 3), (3, 2, 1)
-    assert ('note: the system level left out 2 items naming no system (system empty or "unknown"); the other '
+    assert ('note: the system level left out 2 items naming no system (empty or "unknown"); the other '
             "levels use them") in out["notes"]  # fmt: skip
 
 

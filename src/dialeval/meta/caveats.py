@@ -51,23 +51,23 @@ def _left_out(rows: Sequence[Any]) -> list[str]:
 
     Example:
         >>> from types import SimpleNamespace as R
-        >>> _left_out([R(level="system", group="all", note="left out of the system level: 2 items naming no system"),
-        ...            R(level="turn", group="all", note="")])  # doctest: +NORMALIZE_WHITESPACE
-        ['note: the system level left out 2 items naming no system (system empty or "unknown"); the other levels
-          use them']
+        >>> why = "left out of the system level: "
+        >>> [line] = _left_out([R(level="system", group="all", note=f"{why}2 items; {why}1 dialogue of 2 systems"),
+        ...                     R(level="turn", group="all", note="")])
+        >>> line
+        'note: the system level left out 2 items and 1 dialogue of 2 systems; the other levels use them'
     """
     from dialeval.meta.levels import LEFT_OUT
-    from dialeval.schema import UNKNOWN_SYSTEM
 
     out: dict[str, str] = {}
     for r in rows:
         note = str(getattr(r, "note", "") or "")
-        part = next((n.removeprefix(LEFT_OUT) for n in note.split("; ") if n.startswith(LEFT_OUT)), "")
+        parts = [n.removeprefix(LEFT_OUT) for n in note.split("; ") if n.startswith(LEFT_OUT)]
         group = str(getattr(r, "group", "all"))
-        if part and r.level == "system":
+        if parts and r.level == "system":
             where = "" if group == "all" else f" of {group}"
-            out.setdefault(group, f'note: the system level{where} left out {part} (system empty or '
-                                  f'"{UNKNOWN_SYSTEM}"); the other levels use them')  # fmt: skip
+            out.setdefault(group, f"note: the system level{where} left out {' and '.join(parts)}; the other levels "
+                                  "use them")  # fmt: skip
     return list(out.values())
 
 

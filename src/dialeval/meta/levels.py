@@ -287,7 +287,10 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
         both = _tie_columns(both, ["human"])  # the means 0.44999999999999996 of 0.7 and 0.2 and 0.45 apart)
     if level == "system" and both.empty and dialogue_human is not None:
         per_dialogue = _native_dialogues(items, dialogue_human, cols)[0].reset_index()
-        named, left_out = _named(per_dialogue, "dialogue")
+        mixed = per_dialogue["dialogue_id"].isin(_mixed_dialogues(items.dropna(subset=cols)))
+        named, left_out = _named(per_dialogue[~mixed], "dialogue")
+        several = f"{LEFT_OUT}{counted(int(mixed.sum()), 'dialogue')} of several systems" if mixed.any() else ""
+        left_out = _joined(left_out, several)
         n_items = int(items.dropna(subset=cols)["dialogue_id"].isin(named["dialogue_id"]).sum())
         return _system_level(named.assign(context_id=lambda f: f["dialogue_id"]), cols, n_items, left_out)
     if level == "turn":
@@ -321,6 +324,16 @@ def _native_dialogues(items: pd.DataFrame, dialogue_human: pd.DataFrame, cols: l
     return per_dialogue, int(scored["dialogue_id"].isin(per_dialogue.index).sum())
 
 
+def _mixed_dialogues(scored: pd.DataFrame) -> list[str]:
+    """Return the dialogues whose scored items name more than one system (a dialogue's rating is of one system).
+
+    They were given the system of their first item, and their other items' scores were counted as its.
+    """
+    named = scored[~scored["system"].fillna("").isin(["", UNKNOWN_SYSTEM])]
+    per_dialogue = named.groupby("dialogue_id")["system"].nunique()
+    return list(per_dialogue.index[per_dialogue > 1])
+
+
 def _joined(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
@@ -329,7 +342,7 @@ def _named(frame: pd.DataFrame, unit: str) -> tuple[pd.DataFrame, str]:
     """Return the rows of ``frame`` that name their system, and the :data:`LEFT_OUT` note of the others (or "")."""
     unnamed = frame["system"].fillna("").isin(["", UNKNOWN_SYSTEM])
     n = int(unnamed.sum())
-    return frame[~unnamed], f"{LEFT_OUT}{counted(n, unit)} naming no system" if n else ""
+    return frame[~unnamed], f'{LEFT_OUT}{counted(n, unit)} naming no system (empty or "{UNKNOWN_SYSTEM}")' if n else ""
 
 
 def _system_level(both: pd.DataFrame, cols: list[str], n_items: int, left_out: str = "") -> SystemLevel:
