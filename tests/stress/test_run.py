@@ -248,3 +248,21 @@ def test_a_cell_without_pairs_says_why() -> None:
     assert f"n/a: length, nothing_test (truncation): {none_applied}" in short
     assert f"n/a: nothing_test (truncation): {no_value} (nothing to read)" in md.split("## Subset")[0]
     assert res.subset_rows[0].as_dict()["note"] == res.subset_rows[0].note  # stress_subsets.jsonl has it
+
+
+def test_a_candidate_id_given_twice_or_an_unknown_dialogue_is_refused() -> None:
+    """Two candidates with one id (the Python entry point; the CLI's loader refuses them): the scores of the second
+    were read for both, and negation, perturbing one response of two, gave "2 pairs" (the second compared with the
+    first's copy); a candidate of an unknown dialogue was a bare KeyError."""
+    from dialeval.errors import InputError
+    from dialeval.schema import Candidate, Dialogue, Turn
+
+    dialogues = {d: Dialogue(id=d, turns=[Turn(speaker="A", text="Do you like music?")]) for d in "xy"}
+    texts = {"x": "one two three four five six", "y": "it is fun"}
+    twice = [Candidate(id="a", dialogue_id=d, turn_index=1, system="s", text=texts[d]) for d in "xy"]
+    families, _ = resolve_metrics(["length"])
+    with pytest.raises(InputError, match='field "id": candidate id "a" is given twice'):
+        run_stress(twice, dialogues, [cls() for cls in families], ["negation"], n_boot=0)
+    lost = [Candidate(id="a", dialogue_id="z", turn_index=1, system="s", text="it is fun")]
+    with pytest.raises(InputError, match='field "dialogue_id": candidate "a" names unknown dialogue "z"'):
+        run_stress(lost, dialogues, [cls() for cls in families], ["negation"], n_boot=0)

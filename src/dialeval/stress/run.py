@@ -222,7 +222,8 @@ def perturb_items(
     skipped. A response perturbation's copy keeps the dialogue; a context
     perturbation's copy gets a new dialogue: the perturbed context, the response
     (spoken by the original responder), then the perturbation's ``after`` turns;
-    knowledge, domain and tags are copied. The input dialogues are never modified.
+    knowledge, domain and tags are copied. The input dialogues are never modified. A candidate id given twice,
+    or a candidate of an unknown dialogue, is an :class:`InputError`.
 
     Example:
         >>> from dialeval.schema import Candidate, Dialogue, Turn
@@ -235,6 +236,10 @@ def perturb_items(
     """
     check_perturbations(perturbations)
     check_ids(candidates, dialogues)
+    ensure_unique([c.id for c in candidates], "id", "candidate id")  # the second's scores were read for both
+    for c in candidates:
+        if c.dialogue_id not in dialogues:  # a bare KeyError
+            raise InputError(f'candidate "{c.id}" names unknown dialogue "{c.dialogue_id}"', field="dialogue_id")
     by_context: dict[str, list[str]] = {}
     for c in candidates:
         by_context.setdefault(c.context_id, []).append(c.text)
