@@ -266,3 +266,13 @@ def test_a_candidate_id_given_twice_or_an_unknown_dialogue_is_refused() -> None:
     lost = [Candidate(id="a", dialogue_id="z", turn_index=1, system="s", text="it is fun")]
     with pytest.raises(InputError, match='field "dialogue_id": candidate "a" names unknown dialogue "z"'):
         run_stress(lost, dialogues, [cls() for cls in families], ["negation"], n_boot=0)
+
+
+def test_a_run_without_resamples_does_not_blame_the_contexts() -> None:
+    """--n-boot 0 over 2 contexts printed "-1.000 [no CI: 2 contexts]" in stress.md and ranking.md, as if 2 contexts
+    were too few; the CI is missing because no resample was drawn (one context alone still says so)."""
+    from dialeval.stress.run import ci_text
+
+    nan = float("nan")
+    assert ci_text(-1.0, nan, nan, 2) == "-1.000 [no CI: no resamples]"
+    assert ci_text(0.018, nan, nan, 1) == "0.018 [no CI: 1 context]"

@@ -304,12 +304,15 @@ def context_ci(sums: Any, ns: Any, n_boot: int, seed: int) -> tuple[float, float
 def ci_text(value: float, low: float, high: float, n_contexts: int) -> str:
     """Return ``value [low, high]``; "n/a" for no value, and the reason where the CI is undefined.
 
+    The reason is too few contexts (:func:`context_ci`), else no resample drawn (``--n-boot 0``).
+
     Example:
         >>> nan = float("nan")
         >>> ci_text(0.25, 0.1, 0.4, 3), ci_text(0.018, nan, nan, 1), ci_text(nan, nan, nan, 0)
         ('0.250 [0.100, 0.400]', '0.018 [no CI: 1 context]', 'n/a')
     """
-    return with_ci(value, low, high, no_ci=f"no CI: {counted(n_contexts, 'context')}")
+    why = counted(n_contexts, "context") if n_contexts < 2 else "no resamples"
+    return with_ci(value, low, high, no_ci=f"no CI: {why}")
 
 
 def compare(
