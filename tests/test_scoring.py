@@ -191,3 +191,30 @@ def test_a_param_value_is_an_input_file_only_as_given(tmp_path) -> None:
     assert spaced.inputs() == [("--cache", None)]  # " /tmp/.../p.yaml" is a relative path naming no file
     exact = ScoringRequest(no_cache=True, params=(f"judge:custom.protocol={protocol}",))
     assert exact.inputs() == [("--cache", None), ("-p judge:custom.protocol", protocol)]
+
+
+class NotFinite(Words):
+    """Gives NaN, inf and -inf where a response has 7, 5 and 3 words, as a careless plugin might (a 0/0, a log 0)."""
+
+    name = "not_finite_test"
+    outputs: ClassVar[tuple[str, ...]] = ("not_finite_test",)
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        self.seen += len(items)
+        odd = {7: float("nan"), 5: float("inf"), 3: float("-inf")}
+        return {"not_finite_test": [odd.get(len(i.response.split()), 1.0) for i in items]}
+
+
+def test_a_metric_giving_nan_or_infinity_leaves_the_item_without_a_value_and_says_so(tmp_path) -> None:
+    """A plugin's NaN ended the run in pydantic's traceback ("NaN is not a score"), after every metric had run;
+    an infinity was taken as a score (and stress's AUROC then stopped in sklearn's "Input contains infinity")."""
+    cands = [cand(0, "one two three four five six seven"), cand(1, "one two three four five"),
+             cand(2, "one two three"), cand(3, "one")]  # fmt: skip
+    cache = ScoreCache(tmp_path / "s.sqlite")
+    scores = score_metrics([NotFinite()], cands, DIALOGUES, cache=cache)[0].scores
+    assert [s.value for s in scores] == [None, None, None, 1.0]
+    assert [s.extras.get("error") for s in scores[:3]] == [
+        f"the metric gave {v} for not_finite_test: not a finite number" for v in ("NaN", "inf", "-inf")]
+    again = NotFinite()
+    score_metrics([again], cands, DIALOGUES, cache=cache)
+    assert again.seen == 3  # nothing non-finite was cached: the next run asks the metric again

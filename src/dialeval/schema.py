@@ -208,6 +208,6 @@ class Score(_Record):
     @field_validator("value")
     @classmethod
     def _finite(cls, v: float | None) -> float | None:
-        if v is not None and v != v:
-            raise ValueError("NaN is not a score; use null and say why in extras.error")
+        if v is not None and not math.isfinite(v):
+            raise ValueError(f"{'NaN' if v != v else v} is not a score; use null and say why in extras.error")
         return v

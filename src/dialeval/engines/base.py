@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -63,9 +64,24 @@ def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> B
     }
     unscored = {}
     for key, item in batch:
-        if any(v is None for v in done[key].values()) and (why := metric.why_unscored(input_key(item))):
+        if bad := _nonfinite(done[key]):  # a Score refuses NaN: a plugin's NaN was a pydantic traceback
+            unscored[key] = f"the metric gave {bad}: not a finite number"
+        elif any(v is None for v in done[key].values()) and (why := metric.why_unscored(input_key(item))):
             unscored[key] = why
     return BatchResult(done, unscored=unscored)
+
+
+def _nonfinite(values: CachedValues) -> str:
+    """Set each NaN or infinite value to None in place; return what they were (``"NaN for m"``), or "".
+
+    Example:
+        >>> got = {"a": float("nan"), "b": 1.0, "c": float("-inf")}
+        >>> _nonfinite(got), got
+        ('NaN for a, -inf for c', {'a': None, 'b': 1.0, 'c': None})
+    """
+    bad = {out: v for out, v in values.items() if v is not None and not math.isfinite(v)}
+    values.update(dict.fromkeys(bad))
+    return ", ".join(f"{'NaN' if math.isnan(v) else v} for {out}" for out, v in bad.items())
 
 
 def numeric_summary(metric: Metric) -> dict[str, float]:
