@@ -850,3 +850,19 @@ def test_an_integer_beyond_a_float_is_refused_as_not_finite() -> None:
         dialeval.correlate(RATED.assign(h=pd.Series([1, 10**400, 2, 3], dtype=object)), "h", ["m"])
     assert str(err.value).startswith('data:2: field "h": ')
     assert "is beyond a float's range" in str(err.value)
+
+
+def test_a_column_rated_per_dialogue_with_two_values_in_one_dialogue_is_refused() -> None:
+    """The first row's value of each dialogue was taken and the other silently dropped (d1's 5 here: rho 1.0)."""
+    frame = pd.DataFrame({"dialogue_id": ["d1", "d1", "d2", "d2", "d3", "d3"], "m": [1.0, 2, 3, 4, 5, 6],
+                          "q": [1.0, 5, 2, 2, None, 3]})  # fmt: skip
+    frame.attrs["dialogue_ratings"] = ["q"]
+    with pytest.raises(InputError) as err:
+        dialeval.correlate(frame, "q", ["m"], n_boot=0)
+    assert str(err.value) == (
+        'data:2: field "q": dialogue "d1" is rated 5.0 here and 1.0 in row 1: a column rated per dialogue holds '
+        "one value per dialogue (the same in each of its rows)"
+    )
+    frame.loc[1, "q"] = 1.0  # agreeing rows (and a row with no value, d3's first) make one rating per dialogue
+    table = dialeval.correlate(frame, "q", ["m"], n_boot=0)
+    assert table["n_groups"].tolist() == [3] and table["value"].tolist() == [pytest.approx(1.0)]

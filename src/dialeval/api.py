@@ -621,8 +621,9 @@ def correlate(
         InputError: No row; no human column, level or method; a column, level or method named twice; a
             missing or non-numeric column, or an infinite value in one; a metric column named like a column of
             the table correlated (``human``, ``n_annotators``, ``context_id``, ``dialogue_id``, ``system``, or
-            ``tag:...``); a row with no ``item_id``, ``context_id`` or ``dialogue_id`` where the frame has that
-            column, or an ``item_id`` given twice; an unknown level or method; the
+            ``tag:...``); two values in the rows of one dialogue of a column rated per dialogue; a row with no
+            ``item_id``, ``context_id`` or ``dialogue_id`` where the frame has that column, or an ``item_id`` given
+            twice; an unknown level or method; the
             system level or ``by="system"`` with no system column; a negative ``n_boot`` or ``seed``, an
             ``n_boot`` over 100,000 or a ``seed`` over 2**32 - 1, or an argument of another type than the
             one documented.
@@ -940,24 +941,30 @@ def _text_number_hint(value: object, name: str) -> str:
 
 
 def _ratings(df: pd.DataFrame, dims: Sequence[str], scores: Sequence[Score]) -> list[Rating]:
-    """One rating per row and human column (per dialogue for the dialogue-level columns of load_benchmark)."""
+    """One rating per row and human column (per dialogue for the dialogue-level columns of load_benchmark).
+
+    The rows of one dialogue that differ in a column rated per dialogue are refused (the first was taken, silently).
+    """
     from dialeval.schema import Rating
 
     per_dialogue = set(df.attrs.get(DIALOGUE_RATINGS, ()))
     keys = scores[: len(df)]
     out: list[Rating] = []
     for dim in dims:
-        seen: set[str] = set()
+        seen: dict[str, tuple[int, float]] = {}
         values = _numbers(df, dim)
         if all(v is None for v in values):  # it said 'field "dimension": no ratings for dimension "h"; found: '
             raise InputError("no value in any row: nothing to correlate with", field=dim)
-        for key, value in zip(keys, values, strict=True):
+        for row, (key, value) in enumerate(zip(keys, values, strict=True), 1):
             if value is None:
                 continue
             if dim not in per_dialogue:
                 out.append(Rating(item_id=key.item_id, dimension=dim, annotator="mean", value=value))
-            elif key.dialogue_id not in seen:
-                seen.add(key.dialogue_id)
+            elif (first := seen.setdefault(key.dialogue_id, (row, value)))[1] != value:
+                raise InputError(f'dialogue "{key.dialogue_id}" is rated {value} here and {first[1]} in row '
+                                 f"{first[0]}: a column rated per dialogue holds one value per dialogue (the same in "
+                                 "each of its rows)", path=DATA, line=row, field=dim)  # fmt: skip
+            elif first[0] == row:
                 out.append(Rating(item_id=key.dialogue_id, dimension=dim, annotator="mean", value=value,
                                   level="dialogue"))  # fmt: skip
     return out
