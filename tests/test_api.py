@@ -866,3 +866,15 @@ def test_a_column_rated_per_dialogue_with_two_values_in_one_dialogue_is_refused(
     frame.loc[1, "q"] = 1.0  # agreeing rows (and a row with no value, d3's first) make one rating per dialogue
     table = dialeval.correlate(frame, "q", ["m"], n_boot=0)
     assert table["n_groups"].tolist() == [3] and table["value"].tolist() == [pytest.approx(1.0)]
+
+
+def test_spearman_p_value_on_a_few_items_is_the_exact_permutation_p() -> None:
+    """scipy's t-approximation gave 3 items in order p 0.0 (and 2 items NaN, where pearson and kendall said 1.0).
+
+    By hand: of the 3! = 6 orders of three ranks, two have |rho| = 1 (1,2,3 and 3,2,1): p = 2/6; of the 2! = 2
+    orders of two ranks, both have |rho| = 1: p = 1.
+    """
+    three = dialeval.correlate(pd.DataFrame({"m": [1.0, 2, 3], "h": [1.0, 2, 3]}), "h", ["m"], n_boot=0)
+    assert three["p_value"].tolist() == [pytest.approx(1 / 3)]
+    two = dialeval.correlate(pd.DataFrame({"m": [1.0, 2], "h": [2.0, 1]}), "h", ["m"], n_boot=0)
+    assert (two["value"].tolist(), two["p_value"].tolist()) == ([pytest.approx(-1.0)], [1.0])

@@ -615,7 +615,8 @@ def correlate(
     Returns:
         One row per metric (and dimension, group, level, method): ``value``, ``ci_low``,
         ``ci_high``, ``n`` (items with both a score and a human value), ``p_value`` (floats, NaN
-        where undefined, and ``note`` says why), ``n_groups``, ``note`` and ``signature``.
+        where undefined, and ``note`` says why; Spearman's p of at most 8 items, dialogues or systems is exact, over
+        every pairing), ``n_groups``, ``note`` and ``signature``.
 
     Raises:
         InputError: No row; no human column, level or method; a column, level or method named twice; a

@@ -271,3 +271,16 @@ def test_a_pearson_resample_of_one_value_is_undefined_as_in_scipy():
     got = weighted_correlation(x, y, np.arange(3), counts, "pearson")
     assert np.isnan(got[:3]).all()
     assert got[3] == pytest.approx(stats.pearsonr([4.8, 4.5, 4.5], y[[0, 1, 1]]).statistic, abs=1e-12)  # kept
+
+
+def test_exact_spearman_p_counts_the_pairings_at_least_as_strong() -> None:
+    """Independent: every one of the 6! pairings of y with x, rho by scipy (average ranks for the ties)."""
+    import itertools
+
+    x, y = np.array([1.0, 2, 2, 3, 5, 4]), np.array([2.0, 1, 3, 3, 5, 4])
+    observed = abs(stats.spearmanr(x, y).statistic)
+    rhos = [abs(stats.spearmanr(x, np.array(p)).statistic) for p in itertools.permutations(y)]
+    expected = sum(r >= observed - 1e-12 for r in rhos) / len(rhos)
+    assert expected == 32 / 720  # 0.0444, where scipy's t-approximation says 0.0251
+    assert bootstrap.spearman_exact_p(x, y) == pytest.approx(expected, abs=1e-15)
+    assert bootstrap.spearman_exact_p(np.array([1.0, 2, 3]), np.array([3.0, 2, 1])) == pytest.approx(1 / 3)

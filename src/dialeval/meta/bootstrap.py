@@ -273,3 +273,31 @@ def _rowwise(x: FloatArray, y: FloatArray, method: Method) -> FloatArray:
     xc = x - x.mean(axis=1, keepdims=True)
     yc = y - y.mean(axis=1, keepdims=True)
     return _safe_ratio((xc * yc).sum(axis=1), (xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
+
+
+EXACT_SPEARMAN_MAX = 8
+"""Up to this many pairs, Spearman's p-value is exact (:func:`spearman_exact_p`: 8! = 40,320 pairings, 0.03 s; 9 took
+0.4 s); above it, scipy's t-approximation, which gave three pairs in order p 0.0 (exactly 1/3) and two pairs NaN."""
+
+
+def spearman_exact_p(x: FloatArray, y: FloatArray) -> float:
+    """Return the two-sided permutation p-value of Spearman's rho.
+
+    The share of the n! pairings of ``y`` with ``x`` whose rho is at least as far from 0 as the observed one (ties:
+    average ranks, as scipy's). It is never 0: the observed pairing is one of them.
+
+    Example:
+        >>> spearman_exact_p(np.array([1.0, 2, 3]), np.array([1.0, 2, 3]))  # 2 of the 6 orders have |rho| = 1
+        0.3333333333333333
+    """
+    from itertools import chain, permutations
+    from math import factorial
+
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x), rankdata(y)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    n = len(ry)
+    orders = np.fromiter(chain.from_iterable(permutations(range(n))), dtype=np.int64, count=factorial(n) * n)
+    sums = np.abs(ry[orders.reshape(-1, n)] @ rx)  # rho times a constant, for every pairing (the observed one first)
+    return float(np.mean(sums >= sums[0] * (1 - 1e-9)))

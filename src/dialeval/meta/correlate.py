@@ -21,8 +21,16 @@ import numpy as np
 
 from dialeval.errors import InputError, check_at_most, check_seed, check_whole, closest, ensure_unique
 from dialeval.meta.align import TAG_PREFIX, Aligned, align
-from dialeval.meta.bootstrap import MAX_RESAMPLES, METHODS, Method, draw_counts, percentile_ci
-from dialeval.meta.levels import LEVELS, Level, prepare
+from dialeval.meta.bootstrap import (
+    EXACT_SPEARMAN_MAX,
+    MAX_RESAMPLES,
+    METHODS,
+    Method,
+    draw_counts,
+    percentile_ci,
+    spearman_exact_p,
+)
+from dialeval.meta.levels import LEVELS, Level, RowLevel, SystemLevel, prepare, tie_means
 from dialeval.meta.rows import CorrelationRow
 from dialeval.schema import Rating, Score
 from dialeval.signature import make_signature
@@ -142,6 +150,8 @@ def figure(
 ) -> tuple[float | None, float | None, tuple[float | None, float | None], int, int, str]:
     """Return value, p-value, CI, n_groups, n_skipped and a note for one metric and method."""
     point = data.point(metric, method)
+    if method == "spearman" and point.value is not None and (pairs := _pairs(data, metric)) is not None:
+        point = replace(point, p_value=spearman_exact_p(*pairs))
     ci: tuple[float | None, float | None] = (None, None)
     note = point.note
     if point.value is not None and counts is not None:
@@ -160,6 +170,21 @@ def figure(
                 notes.append(f"{ROUGH_CI}{why}")
         note = "; ".join(notes)
     return point.value, point.p_value, ci, point.n_groups, point.n_skipped, note
+
+
+def _pairs(data: Level, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Return the (metric, human) pairs of a turn, dialogue or system figure, or None.
+
+    None too when they are more than :data:`~dialeval.meta.bootstrap.EXACT_SPEARMAN_MAX` (no exact Spearman p-value).
+    """
+    if isinstance(data, RowLevel):
+        x, y = data.x[metric], data.y
+    elif isinstance(data, SystemLevel):
+        total = data.n.sum(axis=0)  # the system means, as SystemLevel.point takes them
+        x, y = tie_means(data.x_sums[metric].sum(axis=0) / total), tie_means(data.y_sums.sum(axis=0) / total)
+    else:
+        return None
+    return (x, y) if len(y) <= EXACT_SPEARMAN_MAX else None
 
 
 def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
