@@ -28,7 +28,8 @@ class CorrelationRow:
         level: ``"turn"``, ``"sample"``, ``"dialogue"`` or ``"system"``.
         method: ``"pearson"``, ``"spearman"`` or ``"kendall"``.
         value: The correlation, or None where it is undefined (see ``note``).
-        p_value: scipy's p-value where one exists (None for averages of correlations).
+        p_value: scipy's p-value where one exists (None for averages of correlations); for Spearman on at most 8
+            pairs the exact two-sided permutation p over every pairing (scipy's t-approximation said 0.0 for 3).
         ci_low: Lower end of the 95% cluster-bootstrap interval (None without a bootstrap).
         ci_high: Upper end.
         n_items: Items with both a score and a human value.
