@@ -174,3 +174,17 @@ def test_the_cut_on_a_cold_cache_loads_no_weights(tmp_path, monkeypatch):
     read = "read in part (the classifier reads a premise and the response together to their first 512 word pieces)"
     assert NliMetric(model=str(folder), device="cpu").cut(items) == [{}, {"nli_contradiction": f"response {read}"}]
     assert loading.load_classifier.cache_info().misses == 0
+
+
+def test_an_item_without_a_premise_says_why_it_has_no_value(tmp_path):
+    """An item with no context turn or fact to check got None and the scorer's 'metric could not score this item'."""
+    metric = NliMetric(model=str(tmp_path))
+    no_premise = MetricInput(response="r", context=(Turn(speaker="A", text="  "),))
+    assert metric.lacks("nli_contradiction", no_premise) == (
+        "no premise to check the response against (no context turn with text, no fact or persona line)"
+    )
+    only_turn = MetricInput(response="r", context=(Turn(speaker="A", text="turn"),))
+    assert metric.lacks("nli_contradiction", only_turn) is None
+    assert NliMetric(model=str(tmp_path), context_turns=0).lacks("nli_contradiction", only_turn) == (
+        "no premise to check the response against (context_turns=0, no fact or persona line)"
+    )

@@ -101,6 +101,19 @@ class NliMetric(Metric):
         """Return every distinct (premise, response) pair of ``items``."""
         return list(dict.fromkeys((p, i.response) for i in items for p in self._premises(i)))
 
+    def lacks(self, output: str, item: MetricInput) -> str | None:
+        """Say so when the item has no premise (context turn or fact with text) to check the response against.
+
+        Example:
+            >>> NliMetric(model="x", use_knowledge=False).lacks("nli_contradiction", MetricInput(response="Hi."))
+            'no premise to check the response against (no context turn with text, use_knowledge=false)'
+        """
+        if self._premises(item):
+            return None
+        turns = "context_turns=0" if self.config.context_turns == 0 else "no context turn with text"
+        facts = "no fact or persona line" if self.config.use_knowledge else "use_knowledge=false"
+        return f"no premise to check the response against ({turns}, {facts})"
+
     def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
         """Say which items had a (premise, response) pair read in part: past the classifier's limit, together.
 
