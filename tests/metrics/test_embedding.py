@@ -12,6 +12,7 @@ from dialeval.data.usr import load_usr_persona_chat
 from dialeval.metrics.base import MetricInput, build_inputs
 from dialeval.metrics.embedding import EmbeddingMetric
 from dialeval.models.loading import resolve_encoder_dir
+from dialeval.schema import Turn
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +128,18 @@ def test_the_cut_check_tokenizes_without_transformers_too_long_warning(reference
         assert any("Token indices sequence length" in x for x in said.lines)
     finally:
         log.removeHandler(said)
+
+
+def test_an_empty_response_gets_no_value_and_says_why(reference_encoder):
+    """A blank response was scored as the encoder's embedding of no word: 1.0 against a blank reference."""
+    m = EmbeddingMetric()
+    context = (Turn(speaker="A", text="How are you?"),)
+    items = [MetricInput(response="   ", references=("  ", "fine"), context=context, knowledge=("I am fine.",)),
+             MetricInput(response="fine thanks", references=("fine",), context=context)]
+    out = m.compute(items)
+    assert [out[o][0] for o in m.outputs] == [None, None, None]
+    assert [m.lacks(o, items[0]) for o in m.outputs] == ["empty response"] * 3
+    # the other item of the batch keeps its value: sentence-transformers' own cosine, called the plain way
+    resp, ref = reference_encoder.encode(["fine thanks", "fine"])
+    assert out["sbert_ref"][1] == pytest.approx(float(util.cos_sim(resp, ref)[0, 0]), abs=1e-5)
+    assert "|empty:null|" in m.signature

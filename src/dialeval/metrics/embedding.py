@@ -1,6 +1,6 @@
 """Embedding similarity with a sentence-transformers encoder (the LMStyle paper's SBERT appropriateness).
 
-Outputs, each a cosine in [-1, 1] (None when the item has nothing to compare to):
+Outputs, each a cosine in [-1, 1] (None when the item has nothing to compare to, or an empty response):
 ``sbert_ref`` (best over the references), ``sbert_context`` (the last context
 turn), ``sbert_knowledge`` (best over the facts or persona lines). Every distinct
 text in a batch is encoded once, so a context shared by six systems costs one
@@ -80,21 +80,24 @@ class EmbeddingMetric(Metric):
     config: EmbeddingConfig
 
     def signature_extra(self) -> Mapping[str, Any]:
-        """Model hash and sentence-transformers version."""
+        """Model hash, sentence-transformers version and that an empty response gets no value."""
         import sentence_transformers
 
         from dialeval.models.loading import fingerprint, resolve_encoder_dir
 
         sha = fingerprint(resolve_encoder_dir(self.config.model))
-        return {"model_sha": sha, "sentence_transformers": sentence_transformers.__version__}
+        # empty: a blank response was scored as the encoder's embedding of no word (1.0 against a blank reference)
+        return {"model_sha": sha, "sentence_transformers": sentence_transformers.__version__, "empty": "null"}
 
     def lacks(self, output: str, item: MetricInput) -> str | None:
-        """Name what an output compares the response with, where the item has none of it.
+        """Say so when the response is empty, or name what an output compares it with, where the item has none.
 
         Example:
             >>> EmbeddingMetric().lacks("sbert_ref", MetricInput(response="Hi."))
             'no reference to compare with'
         """
+        if not item.response.strip():
+            return "empty response"
         what, given = _compared(item)[output]
         return None if given else f"no {what} to compare with"
 
@@ -122,7 +125,7 @@ class EmbeddingMetric(Metric):
         return out
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
-        """Score a batch; every distinct text is encoded once."""
+        """Score a batch; every distinct text is encoded once; an empty response gets None (:meth:`lacks`)."""
         from dialeval.models.loading import load_sentence_encoder
 
         encoder, _ = load_sentence_encoder(self.config.model, self.config.device)
@@ -130,5 +133,5 @@ class EmbeddingMetric(Metric):
         out: dict[str, list[float | None]] = {o: [] for o in self.outputs}
         for i in items:
             for output, (_, given) in _compared(i).items():
-                out[output].append(_best(table[i.response], given, table))
+                out[output].append(_best(table[i.response], given, table) if i.response.strip() else None)
         return out
