@@ -532,7 +532,7 @@ def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
     j.write_text('{"context": "Hi", "response": "Hello"}\n{"context": "Yo", "response": true}\n')
     with pytest.raises(InputError) as caught:
         dialeval.score(j, ["length"], cache=False, progress=False)
-    assert str(caught.value) == f'{j}:2: field "response": expected a string, found bool'
+    assert str(caught.value) == f'{j}:2: field "response": expected a string, found true'
 
 
 @pytest.mark.parametrize(

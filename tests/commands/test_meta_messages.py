@@ -565,3 +565,27 @@ def test_systems_naming_none_do_not_count_toward_the_three_of_the_default_system
                  "--json")  # fmt: skip
     assert res.exit_code == 0, res.output
     assert {x["level"] for x in json.loads(res.output)["rows"]} == {"turn"}
+
+
+def test_items_naming_no_dialogue_are_left_out_of_the_dialogue_level_and_counted_under_the_table(
+        tmp_path: Path) -> None:  # fmt: skip
+    """Each was a dialogue of its own, with no word: -0.673 where the named dialogues give 0.5.
+
+    Dialogues d1, d2, d3 (metric 1, 2, 3; ratings 1, 3, 2, two items each): deviations (-1, 0, 1) and (-1, 1, 0),
+    Pearson 1 / sqrt(2 * 2) = 0.5; u1 and u2 name no dialogue.
+    """
+    rows = [(f"{d}:{i}", d, m, h) for d, m, h in (("d1", 1, 1), ("d2", 2, 3), ("d3", 3, 2)) for i in range(2)]
+    rows += [("u1", "", 9, 0), ("u2", "", 8, 1)]
+    scores = [Score(item_id=i, metric="m", value=m, dialogue_id=d, context_id=i) for i, d, m, _ in rows]
+    ratings = [Rating(item_id=i, dimension="q", annotator="w", value=h) for i, _, _, h in rows]
+    (tmp_path / "s.jsonl").write_text("".join(x.model_dump_json() + "\n" for x in scores))
+    (tmp_path / "r.jsonl").write_text("".join(x.model_dump_json() + "\n" for x in ratings))
+    res = invoke("meta", tmp_path / "s.jsonl", "-r", tmp_path / "r.jsonl", "--level", "turn,dialogue", "--method",
+                 "pearson", "--boot", "0", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    (dialogue,) = [x for x in out["rows"] if x["level"] == "dialogue"]
+    assert dialogue["value"] == pytest.approx(0.5, abs=1e-12) and dialogue["n_groups"] == 3
+    assert "note: the dialogue level left out 2 items naming no dialogue; the other levels use them" in out["notes"]
+    text = invoke("meta", tmp_path / "s.jsonl", "-r", tmp_path / "r.jsonl", "--level", "turn,dialogue", "--boot", "0")
+    assert "note: the dialogue level left out 2 items naming no dialogue" in " ".join(text.output.split())

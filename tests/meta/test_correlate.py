@@ -283,7 +283,8 @@ def test_duplicate_score_is_an_input_error():
 
 def test_metric_without_values_gives_undefined_rows_not_nan():
     scores = [
-        Score(item_id=f"i{i}", metric="m", value=float(i), context_id=f"c{i // 2}", system=f"s{i % 2}")
+        Score(item_id=f"i{i}", metric="m", value=float(i), context_id=f"c{i // 2}", dialogue_id=f"d{i // 2}",
+              system=f"s{i % 2}")  # a dialogue named: an item naming none is left out of the dialogue level
         for i in range(8)
     ]
     scores += [Score(item_id=f"i{i}", metric="dead", value=None, extras={"error": "timeout"}) for i in range(8)]
@@ -599,3 +600,23 @@ def test_system_level_from_dialogue_ratings_leaves_out_a_dialogue_of_several_sys
     assert row.value == pytest.approx(0.5, abs=1e-12)
     assert row.n_groups == 3 and row.n_items == 6
     assert row.note == "left out of the system level: 1 dialogue of several systems"
+
+
+def test_dialogue_level_leaves_out_the_items_naming_no_dialogue_and_says_how_many():
+    """An item whose score names no dialogue was a dialogue of its own: -0.673 for 0.5 here, with no word.
+
+    Dialogues d1, d2, d3 of two items each, metric means 1, 2, 3 and human means 1, 3, 2: deviations (-1, 0, 1)
+    and (-1, 1, 0), so Pearson = 1 / sqrt(2 * 2) = 0.5. The items u1, u2 name no dialogue.
+    """
+    named = [(f"{d}:{i}", d, m, h) for d, m, h in (("d1", 1.0, 1.0), ("d2", 2.0, 3.0), ("d3", 3.0, 2.0))
+             for i in range(2)]  # fmt: skip
+    rows = [*named, ("u1", "", 9.0, 0.0), ("u2", "", 8.0, 1.0)]
+    scores = [Score(item_id=i, metric="m", value=m, dialogue_id=d, context_id=i, system="s") for i, d, m, _ in rows]
+    ratings = [Rating(item_id=i, dimension="q", annotator="w", value=h) for i, _, _, h in rows]
+    turn, dialogue = correlation_table(scores, ratings, dimension="q", levels=("turn", "dialogue"),
+                                       methods=("pearson",), n_boot=50)  # fmt: skip
+    assert dialogue.value == pytest.approx(0.5, abs=1e-12)
+    assert dialogue.n_groups == 3 and dialogue.n_items == 6
+    assert dialogue.note.startswith("left out of the dialogue level: 2 items naming no dialogue")
+    assert dialogue.ci_low is not None
+    assert turn.n_items == 8 and "dialogue level" not in turn.note  # the other levels keep them

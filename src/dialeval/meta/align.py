@@ -2,7 +2,8 @@
 
 One row per item: a column per metric, the human mean for one dimension (over the
 annotators who gave a number), the number of those annotators, and the group keys
-(``context_id``, ``dialogue_id``, ``system`` and one ``tag:<key>`` column per tag).
+(``context_id``, ``dialogue_id``, ``system`` and one ``tag:<key>`` column per tag). An item whose scores name no
+context or dialogue is its own; ``dialogue_named`` says which do (the dialogue level leaves out the others).
 Ratings marked "I don't know" or without a value are left out of the means and
 counted; items scored but not rated (or rated but not scored) are counted too.
 
@@ -33,6 +34,7 @@ from dialeval.schema import Candidate, Rating, Score
 #: ("columns overlap"), "system" and "context_id" one from groupby ("not 1-dimensional"), and "dialogue_id" replaced
 #: the dialogue of every item, silently changing every other metric's dialogue-level figures.
 KEY_COLUMNS = {"context_id": "the context of each item", "dialogue_id": "the dialogue of each item",
+               "dialogue_named": "whether each item's scores name its dialogue",
                "system": "the system of each item", "human": "the human mean",
                "n_annotators": "the annotators of each item"}
 #: How the column of a tag starts (``tag:task``); a metric named so was taken as a tag by ``--by``.
@@ -283,6 +285,7 @@ def align(
             continue
         per_metric[s.item_id] = s.value
         _add_keys(keys.setdefault(s.item_id, {}), s)
+    named = [item for item, known in keys.items() if known.get("dialogue_id")]  # the dialogue level uses these only
     for item, known in keys.items():  # an item no score gives a context or dialogue is its own
         known.update({k: known.get(k) or item for k in ("context_id", "dialogue_id")}, system=known.get("system", ""))
     if wanted is not None and (absent := sorted(wanted - set(values))):
@@ -297,8 +300,9 @@ def align(
     dialogue = _human_means(dialogue_ratings, counts) if dialogue_ratings else None
 
     items = pd.DataFrame.from_dict(keys, orient="index")
+    items["dialogue_named"] = items.index.isin(named)
     if not keys:  # no score has a value: the key columns, empty (prepare read them, and failed with a KeyError)
-        items = pd.DataFrame(columns=["context_id", "dialogue_id", "system"], dtype=object)
+        items = pd.DataFrame(columns=["context_id", "dialogue_id", "system", "dialogue_named"], dtype=object)
     for metric, per_item in values.items():
         items[metric] = pd.Series(per_item, dtype="float64")
     # Keep the scores' order (bootstrap clusters are numbered by first appearance); rated-only items go last.

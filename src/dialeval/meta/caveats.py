@@ -16,9 +16,9 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
 
     Too few: fewer than :data:`~dialeval.meta.levels.MIN_POINTS`. The points are the systems at system level,
     the dialogues at dialogue level and the items at turn level.
-    The figures are kept as computed; the warning goes under the table, followed by the items the system level
-    left out for naming no system (:func:`_left_out`) and the reasons of the figures that are n/a or have no CI
-    (:func:`_na_reasons`).
+    The figures are kept as computed; the warning goes under the table, followed by the items the system (dialogue)
+    level left out for naming no system (dialogue) (:func:`_left_out`) and the reasons of the figures that are n/a
+    or have no CI (:func:`_na_reasons`).
 
     Example:
         >>> from types import SimpleNamespace as R
@@ -47,27 +47,30 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
 
 
 def _left_out(rows: Sequence[Any]) -> list[str]:
-    """Return one line per group whose system level left out items naming no system (the rows' notes say how many).
+    """Return one line per group and level that left out items naming no system (or no dialogue).
+
+    The rows' notes say how many (:data:`~dialeval.meta.levels.LEFT_OUT`).
 
     Example:
         >>> from types import SimpleNamespace as R
-        >>> why = "left out of the system level: "
-        >>> [line] = _left_out([R(level="system", group="all", note=f"{why}2 items; {why}1 dialogue of 2 systems"),
-        ...                     R(level="turn", group="all", note="")])
-        >>> line
-        'note: the system level left out 2 items and 1 dialogue of 2 systems; the other levels use them'
+        >>> why, by = "left out of the system level: ", "left out of the dialogue level: "
+        >>> _left_out([R(level="system", group="all", note=f"{why}2 items; {why}1 dialogue of 2 systems"),
+        ...            R(level="dialogue", group="all", note=f"{by}1 item naming no dialogue"),
+        ...            R(level="turn", group="all", note="")])  # doctest: +NORMALIZE_WHITESPACE
+        ['note: the system level left out 2 items and 1 dialogue of 2 systems; the other levels use them',
+         'note: the dialogue level left out 1 item naming no dialogue; the other levels use them']
     """
     from dialeval.meta.levels import LEFT_OUT
 
-    out: dict[str, str] = {}
+    out: dict[tuple[str, str], str] = {}
     for r in rows:
-        note = str(getattr(r, "note", "") or "")
-        parts = [n.removeprefix(LEFT_OUT) for n in note.split("; ") if n.startswith(LEFT_OUT)]
+        note, start = str(getattr(r, "note", "") or ""), LEFT_OUT.format(r.level)
+        parts = [n.removeprefix(start) for n in note.split("; ") if n.startswith(start)]
         group = str(getattr(r, "group", "all"))
-        if parts and r.level == "system":
+        if parts:
             where = "" if group == "all" else f" of {group}"
-            out.setdefault(group, f"note: the system level{where} left out {' and '.join(parts)}; the other levels "
-                                  "use them")  # fmt: skip
+            out.setdefault((group, r.level), f"note: the {r.level} level{where} left out {' and '.join(parts)}; the "
+                                             "other levels use them")  # fmt: skip
     return list(out.values())
 
 

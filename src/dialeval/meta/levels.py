@@ -16,6 +16,10 @@
   and its note says how many (:data:`LEFT_OUT`): they were averaged into one more "system" (a Pearson of -1 over
   three named systems read -0.455 with two unnamed items added, with no word).
 
+Likewise items whose scores name no dialogue (``dialogue_named`` false) are left out of the dialogue level from turn
+ratings, with a note: each was a dialogue of its own (0.5 over three dialogues read -0.673 with two such items). With
+dialogue ratings they are kept: a score of a whole dialogue names none, its item id being the dialogue's.
+
 Example:
     >>> import pandas as pd
     >>> items = pd.DataFrame({"context_id": ["c1"] * 3 + ["c2"] * 3, "dialogue_id": ["d1"] * 3 + ["d2"] * 3,
@@ -51,8 +55,9 @@ MEAN_DECIMALS = 12
 means tie whatever the summation order."""
 MIN_POINTS = 3
 """Fewer points than this (systems, dialogues, items) make a correlation say nothing (two always give +1 or -1)."""
-LEFT_OUT = "left out of the system level: "
-"""How the note of a system-level figure starts that says how many items (or dialogues) name no system."""
+LEFT_OUT = "left out of the {} level: "
+"""How the note of a figure starts (the level in the braces) that says how many items (or dialogues) it left out for
+naming no system (system level) or no dialogue (dialogue level)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,8 @@ class RowLevel:
     codes: IntArray
     n_clusters: int
     n_items: int
+    left_out: str = ""
+    """The note that says how many items were left out for naming no dialogue (:data:`LEFT_OUT`), or ""."""
 
     def point(self, metric: str, method: Method) -> Point:
         """Correlate with scipy."""
@@ -164,10 +171,10 @@ class RowLevel:
         groups = len(self.y) if self.level == "dialogue" else self.n_clusters  # dialogues, or the turns' contexts
         unit = "dialogue" if self.level == "dialogue" else "item"
         if result is None:
-            return Point(None, None, groups, note=undefined_why(self.x[metric], self.y, unit))
+            return Point(None, None, groups, note=_joined(undefined_why(self.x[metric], self.y, unit), self.left_out))
         few = (f"only {len(self.y)} {unit}s: a correlation of fewer than {MIN_POINTS} is +1 or -1"
                if len(self.y) < MIN_POINTS else "")  # fmt: skip
-        return Point(result[0], result[1], groups, note=few)
+        return Point(result[0], result[1], groups, note=_joined(few, self.left_out))
 
     def resample(self, metric: str, method: Method, counts: Counts) -> FloatArray:
         """Correlate in every resample."""
@@ -289,7 +296,8 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
         per_dialogue = _native_dialogues(items, dialogue_human, cols)[0].reset_index()
         mixed = per_dialogue["dialogue_id"].isin(_mixed_dialogues(items.dropna(subset=cols)))
         named, left_out = _named(per_dialogue[~mixed], "dialogue")
-        several = f"{LEFT_OUT}{counted(int(mixed.sum()), 'dialogue')} of several systems" if mixed.any() else ""
+        several = (f"{LEFT_OUT.format('system')}{counted(int(mixed.sum()), 'dialogue')} of several systems"
+                   if mixed.any() else "")  # fmt: skip
         left_out = _joined(left_out, several)
         n_items = int(items.dropna(subset=cols)["dialogue_id"].isin(named["dialogue_id"]).sum())
         return _system_level(named.assign(context_id=lambda f: f["dialogue_id"]), cols, n_items, left_out)
@@ -297,8 +305,12 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
         codes, k = _codes(both["context_id"])
         return _row_level("turn", both, cols, codes, k, len(both))
     if level == "dialogue":
-        per_dialogue = _tie_columns(both.groupby("dialogue_id")[[*cols, "human"]].mean(), [*cols, "human"])
-        return _row_level("dialogue", per_dialogue, cols, np.arange(len(per_dialogue)), len(per_dialogue), len(both))
+        named = both[both["dialogue_named"].astype(bool)]
+        left_out = (f"{LEFT_OUT.format('dialogue')}{counted(len(both) - len(named), 'item')} naming no dialogue"
+                    if len(named) < len(both) else "")  # fmt: skip
+        per_dialogue = _tie_columns(named.groupby("dialogue_id")[[*cols, "human"]].mean(), [*cols, "human"])
+        return _row_level("dialogue", per_dialogue, cols, np.arange(len(per_dialogue)), len(per_dialogue), len(named),
+                          left_out)  # fmt: skip
     if level == "sample":
         codes, k = _codes(both["context_id"])
         kept = codes >= 0  # a missing context id: in no context, as groupby leaves it out
@@ -342,7 +354,8 @@ def _named(frame: pd.DataFrame, unit: str) -> tuple[pd.DataFrame, str]:
     """Return the rows of ``frame`` that name their system, and the :data:`LEFT_OUT` note of the others (or "")."""
     unnamed = frame["system"].fillna("").isin(["", UNKNOWN_SYSTEM])
     n = int(unnamed.sum())
-    return frame[~unnamed], f'{LEFT_OUT}{counted(n, unit)} naming no system (empty or "{UNKNOWN_SYSTEM}")' if n else ""
+    note = f'{LEFT_OUT.format("system")}{counted(n, unit)} naming no system (empty or "{UNKNOWN_SYSTEM}")'
+    return frame[~unnamed], note if n else ""
 
 
 def _system_level(both: pd.DataFrame, cols: list[str], n_items: int, left_out: str = "") -> SystemLevel:
@@ -363,7 +376,8 @@ def _system_level(both: pd.DataFrame, cols: list[str], n_items: int, left_out: s
     )
 
 
-def _row_level(level: str, frame: pd.DataFrame, cols: list[str], codes: IntArray, k: int, n_items: int) -> RowLevel:
+def _row_level(level: str, frame: pd.DataFrame, cols: list[str], codes: IntArray, k: int, n_items: int,
+               left_out: str = "") -> RowLevel:  # fmt: skip
     return RowLevel(
         level=level,
         x={m: frame[m].to_numpy(np.float64) for m in cols},
@@ -371,4 +385,5 @@ def _row_level(level: str, frame: pd.DataFrame, cols: list[str], codes: IntArray
         codes=np.asarray(codes, dtype=np.int64),
         n_clusters=k,
         n_items=n_items,
+        left_out=left_out,
     )
