@@ -257,3 +257,21 @@ def test_another_programs_scores_table_is_refused_and_not_changed(tmp_path):
     before = other.read_bytes()
     _refused(other, "not a score cache", "player, points")
     assert other.read_bytes() == before
+
+
+@pytest.mark.parametrize("stored", ["not json", "null", "[1, 2]", '{"x": "high"}', '{"x": true}', '{"x": [1]}'])
+def test_a_row_whose_outputs_are_unreadable_is_computed_again(tmp_path, stored):
+    """A row that does not hold a JSON object of numbers or nulls (written by hand, by another tool, or damaged)
+    ended the run in a traceback: json's JSONDecodeError, "TypeError: 'NoneType' object is not iterable" for null,
+    or pydantic's float_parsing error for a text. It is now left out of the answer, so the item is computed again
+    and its new values replace the row."""
+    path = tmp_path / "c.sqlite"
+    cache = ScoreCache(path)
+    good, bad = input_key(MetricInput(response="a")), input_key(MetricInput(response="b"))
+    cache.put_many("sig", {good: {"x": 1.0, "y": None}, bad: {"x": 2.0}})
+    cache._db.execute("UPDATE scores SET outputs = ? WHERE input_hash = ?", (stored, bad))
+    cache._db.commit()
+    assert cache.get_many("sig", [good, bad]) == {good: {"x": 1.0, "y": None}}
+    cache.put_many("sig", {bad: {"x": 3.0}})
+    assert cache.get_many("sig", [bad]) == {bad: {"x": 3.0}}
+    cache.close()

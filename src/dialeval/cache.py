@@ -149,6 +149,23 @@ def _why_not(exc: sqlite3.Error) -> str:
     return f"cannot be used as the score cache: {text}"
 
 
+def _values(text: object) -> CachedValues | None:
+    """Return a row's outputs, or None when they are not a JSON object of numbers and nulls.
+
+    Example:
+        >>> _values('{"len": 2.0, "f1": null}'), _values('{"len": "2"}'), _values("{")
+        ({'len': 2.0, 'f1': None}, None, None)
+    """
+    try:
+        values = json.loads(text) if isinstance(text, str | bytes) else None
+    except ValueError:
+        return None
+    if not isinstance(values, dict):
+        return None
+    numbers = all(v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in values.values())
+    return values if numbers else None
+
+
 def input_key(item: MetricInput) -> str:
     """Return the sha256 of everything a metric sees of one item.
 
@@ -199,6 +216,9 @@ class ScoreCache:
     def get_many(self, signature: str, keys: Iterable[str]) -> dict[str, CachedValues]:
         """Return the cached outputs of the keys that are present.
 
+        A row that does not hold a JSON object of numbers and nulls (damaged, or written by another tool) is
+        left out: its item is computed again and :meth:`put_many` replaces the row.
+
         Raises:
             InputError: Of the cache's field, naming the path: SQLite cannot read it (a page damaged past the
                 header, which opening the file does not read).
@@ -213,8 +233,7 @@ class ScoreCache:
                     f"SELECT input_hash, outputs FROM scores WHERE signature = ? AND input_hash IN ({marks})",
                     [signature, *chunk],
                 )
-                for key, outputs in rows:
-                    found[key] = json.loads(outputs)
+                found.update((key, values) for key, text in rows if (values := _values(text)) is not None)
         except sqlite3.Error as exc:
             raise InputError(_why_not(exc), path=self.path, field=self.field) from None
         return found
