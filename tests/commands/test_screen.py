@@ -18,6 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from rich.cells import cell_len
 from rich.console import Console
 from tests.judges.conftest import llama_url
 
@@ -100,6 +101,22 @@ def test_a_screen_table_too_narrow_for_a_grid_prints_one_cell_per_line() -> None
     con.print(table)
     assert [line.rstrip() for line in con.file.getvalue().splitlines()] == [  # type: ignore[attr-defined]
         "t", "lm_likelihood  shuffle: 0.512", "lm_likelihood  drop-words:", "-0.125"]  # fmt: skip
+
+
+
+@pytest.mark.parametrize("width", range(40, 121))
+def test_a_group_in_wide_characters_is_not_cut_at_any_width(width: int) -> None:
+    """A CJK character takes two columns of a terminal and was counted as one: a group named in Japanese (a
+    dialogue tag's value) made blocks wider than the console, and rich cut the group and the figures with "…"
+    (at 60 and 80 columns; at 70 and 90 they happened to fit)."""
+    cells = ["0.512 [0.401, 0.611]", "0.900 [0.700, 1.000]"]
+    table = ScreenTable("demo", ["group", "metric"], ["turn spearman", "system spearman"],
+                        [(["日本語の対話データ群", "bertscore_r"], cells)])  # fmt: skip
+    con = Console(file=StringIO(), width=width)
+    con.print(table)
+    text = con.file.getvalue()  # type: ignore[attr-defined]
+    assert CUT not in text and "日本語の対話データ群" in text, text
+    assert max(cell_len(line) for line in text.splitlines()) <= width, text
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions
 from rich.table import Table
 from rich.text import Text
@@ -52,7 +53,13 @@ def to_rich(wide: Wide, title: str) -> ScreenTable:
 
 
 def _width(text: str) -> int:
-    return max((len(line) for line in text.split("\n")), default=0)
+    r"""Return the terminal columns of the widest line of ``text`` (a CJK character takes two).
+
+    Example:
+        >>> _width("turn spearman\n[95% CI]"), _width("日本語")
+        (13, 6)
+    """
+    return max((cell_len(line) for line in text.split("\n")), default=0)
 
 
 @dataclass
