@@ -324,3 +324,13 @@ def test_a_file_output_given_as_a_folder_is_refused_and_no_file_appears(name: st
             "writes a file")  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv"]
     assert score(rows, f"{tmp_path}/runs.jsonl").exit_code == 0  # the same name without the "/" is written
+
+
+@pytest.mark.parametrize(("command", "name"), [("score", ".csv"), ("score", ".JSONL"), ("benchmark", ".csv")])
+def test_an_output_named_by_a_suffix_alone_is_refused(command: str, name: str, rows: Path, tmp_path: Path) -> None:
+    """-o "$NAME.csv" with NAME unset: score wrote JSON lines into a hidden file ".csv" (Python sees no suffix in
+    such a name, so the format check passed it), and benchmark made a hidden folder ".csv"."""
+    out = tmp_path / name
+    refused(invoke(command, "--path", rows, *RATED, "-m", "length", "-o", out),
+            f'{out}: field "--output": is a suffix with no name before it ("{name}" would be hidden)')  # fmt: skip
+    assert not out.exists()

@@ -542,6 +542,9 @@ def check_output(
     inputs = list(inputs)  # read twice: for the files not there yet, and for those replaced
     if str(path) == "-":
         raise InputError(f'"-" is not standard output here: give the {kind} to write', field=option)
+    if path.name.lower() in FILE_SUFFIXES | {".jsonl.gz", ".csv.gz", ".tsv.gz"}:  # -o "$NAME.csv", NAME unset
+        raise InputError(f'is a suffix with no name before it ("{path.name}" would be hidden); give the whole '
+                         "name", path=path, field=option)  # fmt: skip
     # where the write lands: new/../x.csv "did not exist" (new/ did not), so x.csv, an input, was replaced unchecked
     lands = reached(path)
     if kind == "file" and lands.is_dir():
