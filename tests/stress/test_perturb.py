@@ -159,6 +159,15 @@ def test_too_long_appends_on_topic_filler_only(bench: Benchmark) -> None:
         assert long_added & context_words
 
 
+@pytest.mark.parametrize("response", ["", "   "])
+def test_too_long_on_an_empty_response_is_the_filler_alone(response: str) -> None:
+    """An empty (or blank) response gave the filler after a space: " i have been thinking ..."."""
+    ctx = (Turn(speaker="A", text="I went to a jazz concert downtown"),)
+    out = too_long(response, ctx, random.Random(0), [])
+    assert out is not None and out == out.strip() and len(out.split()) >= 40
+    assert out == too_long("", ctx, random.Random(0), [])  # the same draws: the filler itself
+
+
 def test_seeded_determinism_and_context_untouched(bench: Benchmark) -> None:
     sub = bench.head(8)
     before = {k: d.model_dump() for k, d in sub.dialogues.items()}

@@ -273,8 +273,8 @@ def _topic_words(context: tuple[Turn, ...]) -> list[str]:
 def too_long(response: str, context: tuple[Turn, ...], rng: random.Random, pool: Sequence[str]) -> str | None:
     """Append on-topic filler built from the context's content words (the ComperDial "too long" trait).
 
-    The filler adds at least 40 words and at least twice the response's length;
-    a context without content words gives None.
+    The filler adds at least 40 words and at least twice the response's length (an empty or blank response
+    becomes the filler alone); a context without content words gives None.
 
     Example:
         >>> import random
@@ -298,7 +298,7 @@ def too_long(response: str, context: tuple[Turn, ...], rng: random.Random, pool:
     while len(filler) < target:
         sentence = rng.choice(templates).format(a=rng.choice(topic), b=rng.choice(topic))
         filler.extend(sentence.split())
-    return response.rstrip() + " " + " ".join(filler)
+    return " ".join([response.rstrip(), *filler] if response.strip() else filler)
 
 
 #: Response perturbations by name, in table order.
