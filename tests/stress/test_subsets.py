@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from dialeval.cli import app
 from dialeval.data.benchmark import Benchmark
 from dialeval.data.usr import load_usr_topical_chat
+from dialeval.errors import InputError
 from dialeval.metrics.resolve import resolve_metrics
 from dialeval.stress.run import run_stress
 from dialeval.stress.subsets import CLOSED, OPEN, question_subset, tag_subsets
@@ -157,6 +158,19 @@ def test_cli_subsets_judge_reads_its_parameters(bench: Benchmark) -> None:
     res = runner.invoke(app, ["stress", "-b", "usr-tc", "--limit", "1", "-m", "f1", "--subsets", "judge",
                               "--subset-param", "k=1", "--subset-param", "k=2", "-o", "/tmp/unused"])  # fmt: skip
     assert res.exit_code == 2 and 'error: field "--subset-param": parameter "k" is given twice' in res.output
+
+
+def test_subset_param_drops_the_spaces_around_its_key() -> None:
+    """--subset-param kept the spaces of " k =1" in its key (an unknown parameter " k "), where -p drops them: the
+    value after "=" is taken as given (the -p rule, dialeval.commands.options._key_stripped)."""
+    from dialeval.stress.cli import _pairs
+
+    assert _pairs([" k =1", "model= a b "]) == {"k": "1", "model": " a b "}
+    res = runner.invoke(app, ["stress", "-b", "usr-tc", "--limit", "1", "-m", "f1", "--subsets", "judge",
+                              "--subset-param", " k =1", "--subset-param", "k=2", "-o", "/tmp/unused"])  # fmt: skip
+    assert res.exit_code == 2 and 'error: field "--subset-param": parameter "k" is given twice' in res.output
+    with pytest.raises(InputError, match='" =1" is not of the form key=value'):
+        _pairs([" =1"])
 
 
 def test_the_figure_keeps_originals_whose_id_has_a_tilde(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -103,15 +103,18 @@ def _fraction_table(rows: Sequence[StressRow]) -> list[str]:
 
 
 def _pairs(pairs: Sequence[str]) -> dict[str, str]:
-    """Parse ``key=value`` pairs (``--subset-param``).
+    """Parse ``key=value`` pairs (``--subset-param``): the spaces around a key are dropped, the value is as given.
+
+    The rule of ``-p`` (:func:`dialeval.commands.options._key_stripped`).
 
     Example:
-        >>> _pairs(["k=1", "model=a=b"])
-        {'k': '1', 'model': 'a=b'}
+        >>> _pairs(["k=1", "model=a=b", " n = 2"])
+        {'k': '1', 'model': 'a=b', 'n': ' 2'}
     """
     out: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
+        key = key.strip()
         if not sep or not key:
             raise InputError(f'"{pair}" is not of the form key=value', field="--subset-param")
         if key in out:  # the last one won, silently
