@@ -69,7 +69,8 @@ def test_a_rerun_removes_the_per_subset_files_it_does_not_write(tmp_path: Path) 
     """A rerun with --perturb truncation --subsets none left the first run's stress_subsets.jsonl and negation
     figure in OUTPUT, and ``dialeval report`` showed "original vs negation" as this run's."""
     data = tmp_path / "rows.csv"
-    data.write_text("context,response\nDo you like dogs?,I do not like dogs.\nAre you ok?,I am not ok today.\n")
+    # responses negation applies to: it draws no figure where it perturbed none
+    data.write_text("context,response\nDo you like dogs?,I do like dogs.\nAre you ok?,I am ok today.\n")
     out = tmp_path / "runs"
     base = ("stress", "--path", data, "--response-col", "response", "--context-col", "context", "-m", "length",
             "--n-boot", "0", "-o", out, "--no-cache")  # fmt: skip
@@ -284,3 +285,23 @@ def test_json_notes_hold_every_line_said_under_the_table(tmp_path: Path) -> None
     assert "negation: 4 perturbed, 2 not applicable (left out)" in notes  # 4 of the 6 responses have a verb to negate
     flat = screen.output.replace("\n", "")
     assert all(n in flat for n in notes)  # every note was said on the screen too
+
+
+def test_no_figure_for_a_perturbation_that_changed_nothing(tmp_path: Path) -> None:
+    """The default negation figure was drawn when negation applied to no response: it showed originals only. No
+    figure is drawn now, and the screen, stress.md and the JSON notes say why."""
+    data = tmp_path / "rows.csv"
+    data.write_text("context,response\nDo you like dogs?,hello there friend\nAre you ok?,see you soon then\n")
+    base = ["stress", "--path", data, "--response-col", "response", "--context-col", "context", "-m", "length",
+            "--perturb", "negation,truncation", "--n-boot", "0", "--no-cache"]  # fmt: skip
+    said = "no figure for negation: it applied to none of the 2 responses"
+    res = invoke(*base, "-o", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    assert said in res.output
+    assert not (tmp_path / "out" / "stress_subsets_negation.png").exists()
+    md = (tmp_path / "out" / "stress.md").read_text()
+    assert said in md and "stress_subsets_negation.png" not in md
+    res = invoke(*base, "--plot", "negation,truncation", "--json", "-o", tmp_path / "json")
+    assert res.exit_code == 0, res.output
+    assert said in json.loads(res.output)["notes"]
+    assert sorted(p.name for p in (tmp_path / "json").glob("*.png")) == ["stress_subsets_truncation.png"]

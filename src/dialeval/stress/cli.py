@@ -41,7 +41,7 @@ from dialeval.meta.caveats import rough_resamples
 from dialeval.runinfo import MetricInfo, RankingRun, StressRun, write_run_info
 from dialeval.schema import Candidate, Score
 from dialeval.scoring import ScoringContext, ScoringRequest
-from dialeval.words import figure, markdown_table
+from dialeval.words import counted, figure, markdown_table
 
 if TYPE_CHECKING:
     from dialeval.data.benchmark import Benchmark
@@ -59,11 +59,12 @@ RANKING_FILES = RankingRun.FILES
 STRESS_FILES = (*StressRun.FILES, "stress_subsets.jsonl")
 
 
-def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -> str:
+def to_markdown(result: StressResult, title: str, figures: Sequence[str] = (), notes: Sequence[str] = ()) -> str:
     """Render the fraction table (outputs as rows, perturbations as columns) and the long rows as Markdown.
 
     With per-subset rows it adds one fraction table per subset, and ``figures``
-    (PNG file names beside the Markdown) as images. Under each table, why its n/a cells have no pair.
+    (PNG file names beside the Markdown) as images. Under each table, why its n/a cells have no pair; ``notes``
+    (e.g. a figure not drawn) under the first.
 
     Example:
         >>> from dialeval.stress.run import StressResult, StressRow
@@ -83,7 +84,7 @@ def to_markdown(result: StressResult, title: str, figures: Sequence[str] = ()) -
         "",
         *markdown_table(head, body),
     ]
-    said = (perturbed_lines(result), na_lines(result.rows), left_out_notes(result))
+    said = (perturbed_lines(result), na_lines(result.rows), left_out_notes(result), notes)
     lines += [line for some in said for line in ("", *some) if some]
     for subset in dict.fromkeys(r.subset for r in result.subset_rows):
         mine = [r for r in result.subset_rows if r.subset == subset]
@@ -209,7 +210,7 @@ def stress(
     run_info, rows, sub_rows, figures = _write_stress(opts, run, done, output, started)
     stale = remove_stale(output, figures, bool(sub_rows))
     if as_json:  # the notes: the screen's lines (the data's warnings were printed as it was read)
-        said = [*done.bench.warnings, *_result_lines(done.result), *rough_resamples(n_boot)]
+        said = [*done.bench.warnings, *_result_lines(done), *rough_resamples(n_boot)]
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows, "notes": said}))
     else:
         _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot), stale)
@@ -316,6 +317,19 @@ class _StressDone:
     result: StressResult
 
     @property
+    def drawn(self) -> list[str]:
+        """The perturbations among ``plots`` whose figure is drawn: those with subsets that perturbed a response."""
+        return [p for p in self.plots if self.result.subset_rows and self.result.applied.get(p)]
+
+    @property
+    def figure_notes(self) -> list[str]:
+        """Say which perturbations among ``plots`` get no figure, having perturbed no response (it showed originals)."""
+        if not self.result.subset_rows:  # no figure at all: the subsets line says why
+            return []
+        return [f"no figure for {p}: it applied to none of the {counted(len(self.candidates), 'response')}"
+                for p in self.plots if p not in self.drawn]  # fmt: skip
+
+    @property
     def title(self) -> str:
         """The report's title."""
         n_ctx = len({c.context_id for c in self.bench.candidates})
@@ -415,11 +429,10 @@ def _write_stress_files(
 
     result = done.result
     figures = []
-    if result.subset_rows:
-        for p in done.plots:
-            figures.append(f"stress_subsets_{p}.png")
-            with atomic_write(output / figures[-1], "wb") as handle:
-                handle.write(subset_distribution_png(result.scores, p))
+    for p in done.drawn:
+        figures.append(f"stress_subsets_{p}.png")
+        with atomic_write(output / figures[-1], "wb") as handle:
+            handle.write(subset_distribution_png(result.scores, p))
     subsets: dict[str, Any] = {"mode": opts.subsets, "items": _subset_items(done)}
     if done.judged:
         subsets["judged_contexts"] = done.judged
@@ -443,7 +456,8 @@ def _write_stress_files(
     write_jsonl(output / "stress.jsonl", [StressLine.of(r, result.skipped[r.perturbation]) for r in result.rows])
     if result.subset_rows:
         write_jsonl(output / "stress_subsets.jsonl", result.subset_rows)
-    write_text(output / "stress.md", to_markdown(result, done.title, figures) + warned(rough_resamples(opts.n_boot)))
+    md = to_markdown(result, done.title, figures, done.figure_notes)
+    write_text(output / "stress.md", md + warned(rough_resamples(opts.n_boot)))
     write_run_info(output, run_info)
     return run_info, rows, sub_rows, figures
 
@@ -452,11 +466,12 @@ def _subset_items(done: _StressDone) -> dict[str, int]:
     return dict(Counter(c.tags.get("subset", "untagged") for c in done.candidates))
 
 
-def _result_lines(result: StressResult) -> list[str]:
-    """Return the lines said under the fraction table: perturbed counts, n/a cells' reasons, pairs left out."""
+def _result_lines(done: _StressDone) -> list[str]:
+    """Return the lines said under the fraction table: counts, n/a reasons, pairs left out, figures not drawn."""
     from dialeval.stress.run import left_out_notes, na_lines, perturbed_lines
 
-    return [*perturbed_lines(result), *na_lines(result.rows), *left_out_notes(result)]
+    result = done.result
+    return [*perturbed_lines(result), *na_lines(result.rows), *left_out_notes(result), *done.figure_notes]
 
 
 def _print_stress(
@@ -471,7 +486,7 @@ def _print_stress(
     row_names = dict.fromkeys(r.metric for r in result.rows)
     grid = [([m], [figure(cell[(m, p)].fraction) for p in names]) for m in row_names]
     out.print(ScreenTable(done.title, ["metric"], list(names), grid))  # blocks of perturbations that fit the width
-    for line in _result_lines(result):
+    for line in _result_lines(done):
         console.print(line, highlight=False, markup=False)
     if result.subset_rows:
         items = ", ".join(f"{name} {n}" for name, n in _subset_items(done).items())
