@@ -147,6 +147,23 @@ def test_judge_tags_each_context_once_from_the_judges_own_answers(
     assert [c.id for c in tagged] == [c.id for c in head.candidates]
 
 
+def test_the_subset_judge_reports_its_progress(bench: Benchmark, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--subsets judge ran a local LM for a minute or more with no progress bar, where the scoring has one: it now
+    reports each context judged to the run's bars (here a stand-in judge answers "open-ended" at once)."""
+    from dialeval.judges.metric import CustomJudge
+    from dialeval.stress.subsets import judge_subsets
+
+    def answer(self: CustomJudge, items: list[object]) -> dict[str, list[float]]:
+        return {"judge:custom": [1.0] * len(items), "judge:custom:expected": [1.0] * len(items)}
+
+    monkeypatch.setattr(CustomJudge, "compute", answer)
+    head = bench.head(3)
+    seen: list[int] = []
+    tagged, counts = judge_subsets(head.candidates, head.dialogues, {"cache": "no"}, progress=seen.append)
+    assert sum(seen) == 3 and counts == {OPEN: 3}  # one item per context (bench.head(3): 3 contexts)
+    assert {c.tags["subset"] for c in tagged} == {OPEN}
+
+
 def test_cli_subsets_judge_reads_its_parameters(bench: Benchmark) -> None:
     res = runner.invoke(app, ["stress", "-b", "usr-tc", "--limit", "1", "-m", "f1", "--subsets", "judge",
                               "--subset-param", "backend=nonesuch", "-o", "/tmp/unused-stress"])  # fmt: skip

@@ -369,8 +369,11 @@ def _run_perturbations(opts: _StressOptions, loaded: _StressInputs, run: Scoring
     bench, names = loaded.bench, loaded.names
     judged: dict[str, int] = {}
     if opts.subsets == "judge":
+        bar = "subsets (judge)"  # a local LM takes a minute or more
         try:
-            candidates, counts = judge_subsets(bench.candidates, bench.dialogues, _pairs(opts.subset_param))
+            with run.bars({bar: len({c.context_id for c in bench.candidates})}) as tick:
+                candidates, counts = judge_subsets(bench.candidates, bench.dialogues, _pairs(opts.subset_param),
+                                                   progress=lambda n: tick(bar, n))  # fmt: skip
         except InputError as exc:  # the subset judge's parameters come from --subset-param, not -p
             raise exc.given_by("--subset-param") if exc.field == "--param" else exc from None
         judged = dict(counts)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from dialeval.schema import Candidate, Dialogue, Score
@@ -121,7 +121,10 @@ def tag_subsets(
 
 
 def judge_subsets(
-    candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue], params: Mapping[str, str] | None = None
+    candidates: Sequence[Candidate],
+    dialogues: Mapping[str, Dialogue],
+    params: Mapping[str, str] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[list[Candidate], Counter[str]]:
     """Tag each candidate with its context's subset as an LLM judge classifies it, and count the outcomes.
 
@@ -129,7 +132,7 @@ def judge_subsets(
     ``params`` such as ``backend``, ``model``, ``base_url``, ``k``) answers once per
     context: a mean answer of 0.5 or more is open-ended, below is closed-ended; a
     context whose answers do not parse leaves its candidates untagged (counted as
-    ``unparsed``), never a default.
+    ``unparsed``), never a default. ``progress`` is called with the contexts judged after each batch.
     """
     from dialeval.judges.metric import CustomJudge
     from dialeval.metrics import load_builtin_metrics
@@ -142,7 +145,7 @@ def judge_subsets(
     judge = CustomJudge(protocol=protocol, **coerce_params(CustomJudge, given, strict=True))
     first = {c.context_id: c for c in reversed(candidates)}  # one item per context
     verdict: dict[str, str | None] = {}
-    for s in score_candidates(judge, list(first.values()), dialogues):
+    for s in score_candidates(judge, list(first.values()), dialogues, progress=progress):
         if s.metric == "judge:custom":
             verdict[str(s.context_id)] = None if s.value is None else (OPEN if s.value >= 0.5 else CLOSED)
     counts: Counter[str] = Counter(v or "unparsed" for v in verdict.values())
