@@ -188,3 +188,22 @@ def test_an_item_without_a_premise_says_why_it_has_no_value(tmp_path):
     assert NliMetric(model=str(tmp_path), context_turns=0).lacks("nli_contradiction", only_turn) == (
         "no premise to check the response against (context_turns=0, no fact or persona line)"
     )
+
+
+def test_an_empty_response_gets_no_value_and_says_why(tmp_path):
+    """A blank response was classified against each premise as a hypothesis of no word, and got that made-up P."""
+    pytest.importorskip("transformers")
+    folder = tiny.build(tmp_path / "nli", ["entailment", "neutral", "contradiction"])
+    metric = NliMetric(model=str(folder), device="cpu")
+    context = (Turn(speaker="A", text="Do you have pets?"),)
+    items = [MetricInput(response="   ", context=context, knowledge=("I am allergic to dogs.",)),
+             MetricInput(response="", context=context),
+             MetricInput(response="I have two dogs.", context=context)]  # fmt: skip
+    out = metric.compute(items)["nli_contradiction"]
+    assert out[:2] == [None, None]
+    assert [metric.lacks("nli_contradiction", i) for i in items] == ["empty response", "empty response", None]
+    # the other item of the batch keeps its value: the classifier called directly (tiny_classifier.direct_probs)
+    ((_, _, contradiction),) = tiny.direct_probs(folder, ["Do you have pets?"], ["I have two dogs."])
+    assert out[2] == pytest.approx(contradiction, abs=1e-5)
+    assert metric.cut(items) == [{}, {}, {}]
+    assert "|empty:null|" in metric.signature

@@ -7,7 +7,7 @@ RoBERTa-MNLI you have on disk) with ``model=PATH`` or ``$DIALEVAL_NLI_MODEL``.
 ``nli_contradiction`` is the largest P(contradiction) over the premises (the
 last ``context_turns`` turns and, with ``use_knowledge``, each fact or persona
 line), with the response as the hypothesis; lower is better. An item with no
-premise gets None. Every distinct (premise, response) pair is classified once, to the
+premise, or an empty response, gets None. Every distinct (premise, response) pair is classified once, to the
 classifier's limit (``model_max_length`` word pieces, the two together): an item
 with a pair past it says which text was cut in ``extras["cut"]`` (:meth:`NliMetric.cut`).
 
@@ -83,10 +83,11 @@ class NliMetric(Metric):
         return None
 
     def signature_extra(self) -> Mapping[str, Any]:
-        """Return the model hash."""
+        """Return the model hash and that an empty response gets no value."""
         from dialeval.models.loading import fingerprint
 
-        return {"model_sha": fingerprint(Path(self.config.model))}
+        # empty: a blank response was classified as a hypothesis of no word, and got that P(contradiction)
+        return {"model_sha": fingerprint(Path(self.config.model)), "empty": "null"}
 
     def _turns(self, item: MetricInput) -> list[str]:
         """Return the context turns that are premises (the last ``context_turns``)."""
@@ -97,17 +98,23 @@ class NliMetric(Metric):
         found = self._turns(item) + (list(item.knowledge) if self.config.use_knowledge else [])
         return [p for p in dict.fromkeys(found) if p.strip()]
 
+    def _checked(self, item: MetricInput) -> list[str]:
+        """Return the premises the response is checked against: none for an empty response."""
+        return self._premises(item) if item.response.strip() else []
+
     def _pairs(self, items: Sequence[MetricInput]) -> list[tuple[str, str]]:
         """Return every distinct (premise, response) pair of ``items``."""
-        return list(dict.fromkeys((p, i.response) for i in items for p in self._premises(i)))
+        return list(dict.fromkeys((p, i.response) for i in items for p in self._checked(i)))
 
     def lacks(self, output: str, item: MetricInput) -> str | None:
-        """Say so when the item has no premise (context turn or fact with text) to check the response against.
+        """Say so when the response is empty, or the item has no premise (context turn or fact with text).
 
         Example:
             >>> NliMetric(model="x", use_knowledge=False).lacks("nli_contradiction", MetricInput(response="Hi."))
             'no premise to check the response against (no context turn with text, use_knowledge=false)'
         """
+        if not item.response.strip():
+            return "empty response"
         if self._premises(item):
             return None
         turns = "context_turns=0" if self.config.context_turns == 0 else "no context turn with text"
@@ -132,7 +139,7 @@ class NliMetric(Metric):
         out: list[dict[str, str]] = []
         for i in items:
             turns, names = self._turns(i), set()
-            for p in self._premises(i):
+            for p in self._checked(i):
                 was = cut[(p, i.response)]
                 if was is None:
                     names.add("a premise or the response")
@@ -148,7 +155,7 @@ class NliMetric(Metric):
         return out
 
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:
-        """Classify each distinct (premise, response) pair once; take the max per item."""
+        """Classify each distinct (premise, response) pair once; take the max per item (None: :meth:`lacks`)."""
         from dialeval.models.loading import classify
 
         pairs = self._pairs(items)
@@ -164,6 +171,6 @@ class NliMetric(Metric):
             probs = {pair: row[hits[0]] for pair, row in zip(pairs, rows, strict=True)}
         out: list[float | None] = []
         for i in items:
-            found = [probs[(p, i.response)] for p in self._premises(i)]
+            found = [probs[(p, i.response)] for p in self._checked(i)]
             out.append(max(found) if found else None)
         return {"nli_contradiction": out}
