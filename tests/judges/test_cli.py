@@ -185,20 +185,20 @@ def test_judge_run_reads_a_protocol_file_of_any_suffix(
     assert url in errors[0] and "connection refused" in errors[0], res.output
 
 
-@pytest.mark.parametrize(("protocol", "param"), [("mine.yaml", "protocol"), ("mine.yaml", "judge:custom.protocol"),
-                                                  ("cpdscore-simple", "protocol")])  # fmt: skip
+@pytest.mark.parametrize("param", ["protocol", "judge:custom.protocol"])
 def test_judge_run_refuses_a_protocol_given_by_option_and_by_param(
-    protocol: str, param: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    param: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--protocol mine.yaml -p protocol=other.yaml judged mine.yaml and said nothing of other.yaml (--protocol won);
-    with a built-in's name the error was that the parameter is for judge:custom. Two protocols are refused."""
+    """--protocol mine.yaml -p protocol=other.yaml judged mine.yaml and said nothing of other.yaml (--protocol won).
+    Two protocol files are refused. (A built-in's name with -p protocol is refused as judge:custom's parameter:
+    tests/judges/test_http_judge.py.)"""
     monkeypatch.chdir(tmp_path)
     from importlib.resources import files
 
     for name in ("mine.yaml", "other.yaml"):
         (tmp_path / name).write_text((files("dialeval.judges") / "protocols" / "cpdscore-simple.yaml").read_text())
     dead = ["-p", "backend=openai-compatible", "-p", f"base_url=http://127.0.0.1:{free_port()}/v1", "-p", "model=m"]
-    res = invoke("judge", "run", "--protocol", protocol, "-p", f"{param}=other.yaml", *dead, "--limit", "1",
+    res = invoke("judge", "run", "--protocol", "mine.yaml", "-p", f"{param}=other.yaml", *dead, "--limit", "1",
                  "--no-cache")  # fmt: skip
     refused(res, 'field "--protocol": give the protocol once: --protocol or -p protocol, not both')
 

@@ -162,7 +162,7 @@ def run_command(
         bench, cut = _inputs(limit, benchmark, path, dialogues, candidates, table=table, show=not as_json)
         plan = request.plan(bench.candidates)
         cls = plan.families[0]
-        if "protocol" in plan.params[cls.name]:  # --protocol won over it, unsaid (a built-in's name: a muddled error)
+        if from_file and "protocol" in plan.params[cls.name]:  # --protocol won over it, unsaid
             raise InputError("give the protocol once: --protocol or -p protocol, not both", field="--protocol")
         metric = configured(cls, {**plan.params[cls.name], **({"protocol": protocol} if from_file else {})})
         run = request.open(quiet=as_json)
