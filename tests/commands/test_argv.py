@@ -165,20 +165,3 @@ def test_a_short_option_s_value_in_the_same_word_is_checked_too(rows: Path, tmp_
     refused(invoke("score", "--path", rows, *RATED, "-m", "length", "--no-cache", *words),
             f'{out}: field "--output": ends in "/", naming a folder, and this option writes a file')  # fmt: skip
     assert not out.exists()
-
-
-@pytest.mark.parametrize(
-    ("args", "field", "values"),
-    [(["-b", "usr-tc", "-b", "usr-pc"], "--benchmark", "'usr-tc' and 'usr-pc'"),
-     (["-b", "usr-tc", "-m", "length", "--metrics=bleu"], "--metrics", "'length' and 'bleu'"),
-     (["-b", "usr-tc", "--limit", "1", "--limit", "2"], "--limit", "'1' and '2'")],
-)  # fmt: skip
-def test_a_single_value_option_given_two_values_is_refused(args: list[str], field: str, values: str,
-                                                           tmp_path: Path) -> None:  # fmt: skip
-    """click kept the last value: -b usr-tc -b usr-pc scored usr-pc alone, and -m length -m bleu scored bleu alone,
-    with no word. The same value twice is harmless and still taken."""
-    out = tmp_path / "s.jsonl"
-    refused(invoke("score", *args, "-o", out, "--no-cache"), f'field "{field}": given twice ({values}); give it once')
-    assert not out.exists()
-    assert invoke("score", "-b", "usr-tc", "--limit", "1", "--limit", "1", "-m", "length", "-o", out,
-                  "--no-cache").exit_code == 0  # fmt: skip

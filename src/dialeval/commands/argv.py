@@ -56,11 +56,8 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
 
     The path values that end in "/" are kept for :func:`given_as_folder`.
 
-    A single-value option given twice with two values is refused too (click would keep the last, silently).
-
     Raises:
-        InputError: Naming the option (``--output``) or argument (``STUDY_DIR``) given an empty value, or the
-            option given two values.
+        InputError: Naming the option (``--output``) or argument (``STUDY_DIR``) given an empty value.
     """
     _SLASHED.set(frozenset())
     while (subs := getattr(command, "commands", None)) and args and args[0] in subs:
@@ -73,7 +70,6 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
     arguments = [p for p in command.params if p.param_type_name == "argument"]
     positional: list[str] = []
     slashed: list[str] = []  # the path values: those that end in "/" are kept for given_as_folder
-    once: dict[str, str] = {}  # each single-value option's value
     i = 0
     while i < len(args):
         token = args[i]
@@ -90,11 +86,6 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
             continue
         given = attached if attached is not None else (args[i + 1] if i + 1 < len(args) else None)
         i += 1 if attached is not None else 2
-        if not param.multiple and given is not None:  # click kept the last: -b usr-tc -b usr-pc scored usr-pc alone
-            if param.name in once and once[param.name] != given:
-                raise InputError(f"given twice ({once[param.name]!r} and {given!r}); give it once",
-                                 field=max(param.opts, key=len))  # fmt: skip
-            once[param.name] = given
         if given is not None and param.name in paths:
             given_path(given, max(param.opts, key=len))
             slashed.append(given)
