@@ -256,7 +256,7 @@ class Protocol(_Strict):
     """
 
     name: str
-    version: int
+    version: int = Field(strict=True)  # as a judge protocol's: "version: true" was 1, "version: \"2\"" 2
     level: Literal["turn", "dialogue"]
     mode: Literal["absolute", "comparative"] = "absolute"
     include_ground_truth: bool = False
