@@ -19,7 +19,6 @@ from dialeval.commands.common import (
     fail,
     given_once,
     interrupted_says,
-    out,
     replaced_note,
     table_options,
 )
@@ -35,6 +34,7 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Print every entry (files, sha256, citation) as JSON."),
 ) -> None:
     """Show every benchmark: name, level, rated items, license, whether it can be loaded here."""
+    from rich.console import Console
     from rich.table import Table
 
     from dialeval.data.catalog import list_benchmarks
@@ -58,7 +58,7 @@ def list_command(
             "yes" if entry.available() else "no",
             entry.license,
         )
-    out.print(table)
+    Console(emoji=False).print(table)  # made here: COLUMNS is read when a console is made
 
 
 @data_app.command("show")
@@ -79,6 +79,8 @@ def show_command(
 
     Without -b, --path is read as score, benchmark and meta read it, and shown as they show it first.
     """
+    from rich.console import Console
+
     from dialeval.commands.common import load_inputs
     from dialeval.data.catalog import DATASETS
     from dialeval.data.generic import RECORD_FILES, is_table
@@ -106,7 +108,7 @@ def show_command(
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
-    print_report(report, out)
+    print_report(report, Console(emoji=False))
 
 
 @data_app.command("export")

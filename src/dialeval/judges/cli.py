@@ -141,7 +141,8 @@ def run_command(
     A backend that cannot be reached ends the run at its first request (one line, no output);
     requests that fail later leave null scores that say why, and exit 1 unless --allow-failures.
     """
-    from dialeval.commands.common import out as screen
+    from rich.console import Console
+
     from dialeval.metrics.base import configured
     from dialeval.scoring import score_metrics
 
@@ -185,7 +186,8 @@ def run_command(
     if as_json:
         typer.echo(json.dumps({**summary, "outputs": output_counts(values)}))
     else:
-        screen.print(summary_table({k: v for k, v in summary.items() if k not in ("signature", "request")}, values))
+        shown = {k: v for k, v in summary.items() if k not in ("signature", "request")}
+        Console(emoji=False).print(summary_table(shown, values))  # made here: COLUMNS is read when a console is made
     if out is not None:
         _write(out, scored.scores, summary)
         if not as_json:  # where the scores went: every other command that writes says so
