@@ -30,7 +30,7 @@ from dialeval.meta.bootstrap import (
     percentile_ci,
     spearman_exact_p,
 )
-from dialeval.meta.levels import LEVELS, Level, RowLevel, SystemLevel, prepare, tie_means
+from dialeval.meta.levels import LEVELS, Level, RowLevel, SystemLevel, prepare
 from dialeval.meta.rows import CorrelationRow
 from dialeval.schema import Rating, Score
 from dialeval.signature import make_signature
@@ -180,8 +180,7 @@ def _pairs(data: Level, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
     if isinstance(data, RowLevel):
         x, y = data.x[metric], data.y
     elif isinstance(data, SystemLevel):
-        total = data.n.sum(axis=0)  # the system means, as SystemLevel.point takes them
-        x, y = tie_means(data.x_sums[metric].sum(axis=0) / total), tie_means(data.y_sums.sum(axis=0) / total)
+        x, y = data.means(metric)
     else:
         return None
     return (x, y) if len(y) <= EXACT_SPEARMAN_MAX else None

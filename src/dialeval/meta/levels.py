@@ -249,16 +249,23 @@ class SystemLevel:
         """Number of contexts."""
         return int(self.n.shape[0])
 
+    def means(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        """Return the (metric, human) system means, tied.
+
+        Untied, they gave -0.671 where every system's mean was 0.2, 1 ulp apart.
+        """
+        total = self.n.sum(axis=0)
+        return tie_means(self.x_sums[metric].sum(axis=0) / total), tie_means(self.y_sums.sum(axis=0) / total)
+
     def point(self, metric: str, method: Method) -> Point:
         """Correlate the system means with scipy."""
-        total = self.n.sum(axis=0)  # the means tied (they gave -0.671 where every system's mean was 0.2, 1 ulp apart)
-        x, y = tie_means(self.x_sums[metric].sum(axis=0) / total), tie_means(self.y_sums.sum(axis=0) / total)
+        x, y = self.means(metric)
         result = scipy_correlation(x, y, method)
         if result is None:
-            return Point(None, None, len(total), note=_joined(undefined_why(x, y, "system"), self.left_out))
-        few = (f"only {len(total)} systems: a correlation of fewer than {MIN_POINTS} is +1 or -1"
-               if len(total) < MIN_POINTS else "")  # fmt: skip
-        return Point(result[0], result[1], len(total), note=_joined(few, self.left_out))
+            return Point(None, None, len(x), note=_joined(undefined_why(x, y, "system"), self.left_out))
+        few = (f"only {len(x)} systems: a correlation of fewer than {MIN_POINTS} is +1 or -1"
+               if len(x) < MIN_POINTS else "")  # fmt: skip
+        return Point(result[0], result[1], len(x), note=_joined(few, self.left_out))
 
     def resample(self, metric: str, method: Method, counts: Counts) -> FloatArray:
         """Recompute the system means in every resample; NaN where a system was not drawn."""
