@@ -572,34 +572,27 @@ def test_system_level_leaves_out_the_items_naming_no_system_and_says_how_many():
     assert turn.n_items == 11 and "system level" not in turn.note  # the other levels keep them
 
 
-def test_system_level_from_dialogue_ratings_leaves_out_the_dialogues_naming_no_system():
-    """A DSTC9-style dialogue of no system was one more "system"; by hand: A (1, 1), B (2, 3), C (3, 2) give 0.5."""
-    turns = {"a": ("A", 1.0, 1), "b": ("B", 2.0, 3), "c": ("C", 3.0, 2), "u": ("", 9.0, 1)}
-    scores = [Score(item_id=f"{d}:{i}", metric="m", value=v, dialogue_id=d, context_id=f"{d}:{i}", system=s)
-              for d, (s, v, _) in turns.items() for i in range(2)]  # fmt: skip
-    ratings = [Rating(item_id=d, dimension="q", annotator="w", value=h, level="dialogue") for d, (_, _, h) in
-               turns.items()]  # fmt: skip
-    (row,) = correlation_table(scores, ratings, dimension="q", levels=("system",), methods=("pearson",), n_boot=0)
-    # x = (1, 2, 3), y = (1, 3, 2): deviations (-1, 0, 1) and (-1, 1, 0): Pearson = 1 / sqrt(2 * 2) = 0.5
-    assert row.value == pytest.approx(0.5, abs=1e-12)
-    assert row.n_groups == 3 and row.n_items == 6
-    assert row.note == 'left out of the system level: 1 dialogue naming no system (empty or "unknown")'
-
-
-def test_system_level_from_dialogue_ratings_leaves_out_a_dialogue_of_several_systems():
-    """A rated dialogue whose items name two systems took its first item's, the other's score counted as it.
-
-    Dialogue m (items of A and of D) is left out; by hand A (1, 1), B (2, 3), C (3, 2) give Pearson 0.5.
-    """
-    turns = {"a": ("A", "A", 1.0, 1), "b": ("B", "B", 2.0, 3), "c": ("C", "C", 3.0, 2), "m": ("A", "D", 9.0, 5)}
+@pytest.mark.parametrize(
+    ("odd", "note"),
+    [(("", "", 1), 'left out of the system level: 1 dialogue naming no system (empty or "unknown")'),
+     (("A", "D", 5), "left out of the system level: 1 dialogue of several systems")],
+    ids=["naming no system", "of several systems"],
+)  # fmt: skip
+def test_system_level_from_dialogue_ratings_leaves_out_a_dialogue_of_no_one_system(odd: tuple[str, str, int],
+                                                                                    note: str) -> None:  # fmt: skip
+    """A DSTC9-style dialogue of no system was one more "system"; one whose items name two systems (A and D) took
+    its first item's, the other's score counted as it. Either is left out; by hand A (1, 1), B (2, 3), C (3, 2)
+    give 0.5."""
+    turns = {"a": ("A", "A", 1.0, 1), "b": ("B", "B", 2.0, 3), "c": ("C", "C", 3.0, 2), "u": (*odd[:2], 9.0, odd[2])}
     scores = [Score(item_id=f"{d}:{i}", metric="m", value=v, dialogue_id=d, context_id=f"{d}:{i}", system=s)
               for d, (s0, s1, v, _) in turns.items() for i, s in enumerate((s0, s1))]  # fmt: skip
     ratings = [Rating(item_id=d, dimension="q", annotator="w", value=h, level="dialogue") for d, (*_, h) in
                turns.items()]  # fmt: skip
     (row,) = correlation_table(scores, ratings, dimension="q", levels=("system",), methods=("pearson",), n_boot=0)
+    # x = (1, 2, 3), y = (1, 3, 2): deviations (-1, 0, 1) and (-1, 1, 0): Pearson = 1 / sqrt(2 * 2) = 0.5
     assert row.value == pytest.approx(0.5, abs=1e-12)
     assert row.n_groups == 3 and row.n_items == 6
-    assert row.note == "left out of the system level: 1 dialogue of several systems"
+    assert row.note == note
 
 
 def test_dialogue_level_leaves_out_the_items_naming_no_dialogue_and_says_how_many():
