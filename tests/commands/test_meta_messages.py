@@ -180,6 +180,19 @@ def test_a_name_given_twice_is_refused(files: tuple[Path, Path], option: str, va
     refused(invoke("meta", s, "-r", r, "--boot", "0", option, value), message)
 
 
+def test_metrics_given_twice_are_both_correlated(files: tuple[Path, Path]) -> None:
+    """`-m bleu1 -m length` correlated length alone, silently (the last -m won): -m is repeatable, as score's."""
+    s, r = files
+    res = invoke("meta", s, "-r", r, "-m", "bleu1", "-m", "length", "--boot", "0", "--level", "turn", "--method",
+                 "pearson", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert [row["metric"] for row in json.loads(res.stdout)["rows"]] == ["bleu1", "length"]
+    refused(invoke("meta", s, "-r", r, "--boot", "0", "-m", "bleu2", "-m", "bleu1,bleu2"),
+            'field "--metrics": metric "bleu2" is given twice')  # fmt: skip
+    refused(invoke("meta", s, "-r", r, "--boot", "0", "-m", "bleu2", "-m", ""), 'field "--metrics": empty metric name')
+    assert "repeatable" in invoke("meta", "--help").output
+
+
 def test_a_compare_metric_the_scores_lack_is_named_as_compare(files: tuple[Path, Path]) -> None:
     """It blamed --metrics, which was not given, and only after the table's bootstrap had run."""
     s, r = files

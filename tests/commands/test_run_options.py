@@ -49,6 +49,7 @@ def test_every_scoring_command_takes_the_same_run_options() -> None:
     """The same names, short forms, defaults and help; judge run's --protocol stands for --metrics."""
     reference = _run_options(["score"])
     assert set(reference) == RUN_OPTIONS
+    assert "repeatable" in str(reference["--metrics"][2]) and "repeatable" in str(reference["--param"][2])
     for words in SCORING:
         got = _run_options(words)
         want = {k: v for k, v in reference.items() if words != ["judge", "run"] or k != "--metrics"}
@@ -110,6 +111,36 @@ def test_spaces_around_the_metric_and_key_of_a_param_are_dropped(tmp_path: Path,
     res = _score_table(tmp_path, given)
     assert res.exit_code == 0, res.output
     assert json.loads(res.output[res.output.index("{") :])["request"]["params"] == ["bleu.smoothing=method2"]
+
+
+def _score_metrics(tmp_path: Path, *words: str) -> Any:
+    """``dialeval score`` of a one-row table with ``words`` (the -m options), ``--json``."""
+    table = tmp_path / "t.csv"
+    table.write_text("context,response,reference\nHi there,Hello you!,Hello there!\n", encoding="utf-8")
+    return invoke("score", "--path", table, "--response-col", "response", "--context-col", "context",
+                  "--reference-col", "reference", *words, "--no-cache", "--json",
+                  "-o", tmp_path / "s.jsonl")  # fmt: skip
+
+
+def test_metrics_given_twice_are_both_scored(tmp_path: Path) -> None:
+    """`-m length -m bleu` scored bleu alone, silently (the last -m won, where -p accumulates): -m is repeatable,
+    each value split at commas, so it is -m length,bleu."""
+    res = _score_metrics(tmp_path, "-m", "length", "-m", "bleu,distinct")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output[res.output.index("{") :])["request"]["metrics"] == ["length", "bleu", "distinct"]
+    scored = {json.loads(line)["metric"] for line in (tmp_path / "s.jsonl").read_text().splitlines()}
+    assert {"length", "bleu1", "distinct1"} <= scored
+
+
+@pytest.mark.parametrize(("words", "message"), [
+    (["-m", "length", "-m", "length"], 'field "--metrics": metric "length" is given twice'),
+    (["-m", "length,bleu", "-m", "bleu"], 'field "--metrics": metric "bleu" is given twice'),
+    (["-m", "length", "-m", ""], 'field "--metrics": empty metric name'),
+    (["-m", "length", "-m", "bleu,,distinct"], 'field "--metrics": empty metric name in "bleu,,distinct"'),
+])  # fmt: skip
+def test_repeated_metrics_refuse_what_one_list_refuses(tmp_path: Path, words: list[str], message: str) -> None:
+    refused(_score_metrics(tmp_path, *words), message)
+    assert not (tmp_path / "s.jsonl").exists()
 
 
 def test_spaces_of_a_param_value_are_kept(tmp_path: Path) -> None:

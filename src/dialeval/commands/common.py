@@ -63,6 +63,18 @@ def split_names(value: str | None, option: str, what: str = "metric") -> list[st
     return names
 
 
+def split_repeated(values: Sequence[str], option: str, what: str = "metric") -> list[str] | None:
+    """Split each value of a repeatable comma-separated option (:func:`split_names`); none given is None.
+
+    ``-m length -m bleu,rouge`` is ``-m length,bleu,rouge`` (the last ``-m`` won, silently).
+
+    Example:
+        >>> split_repeated(["length", "bleu, rouge"], "--metrics"), split_repeated([], "--metrics")
+        (['length', 'bleu', 'rouge'], None)
+    """
+    return [name for value in values for name in split_names(value, option, what)] if values else None
+
+
 #: The bootstrap-resamples option of every command; ``--boot`` is its earlier name, still read.
 N_BOOT_FLAGS = ("--n-boot", "--boot")
 

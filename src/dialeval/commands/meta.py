@@ -32,6 +32,7 @@ from dialeval.commands.common import (
     say_removed,
     split_levels,
     split_names,
+    split_repeated,
     table_options,
     warned,
     write_json,
@@ -127,8 +128,9 @@ def meta(
     ),
     level: str | None = typer.Option(None, "--level", "-l", help=LEVEL_HELP),
     method: str = typer.Option("pearson,spearman,kendall", "--method", help="Correlation methods."),
-    metrics: str | None = typer.Option(
-        None, "--metrics", "-m", help="Only these metric outputs or families (a name with a comma: rename it)."
+    metrics: list[str] = typer.Option(
+        [], "--metrics", "-m", help="Only these metric outputs or families, comma-separated; repeatable (a name with a "
+        "comma: rename it)."
     ),
     by: str | None = typer.Option(None, "--by", help="Break every figure down by this tag (e.g. task, system)."),
     n_boot: int = typer.Option(1000, *N_BOOT_FLAGS, help="Bootstrap resamples (0: no CIs)."),
@@ -156,7 +158,7 @@ def meta(
             check_boot(n_boot, field="--n-boot", seed=seed)
             _no_tables(scores)
             levels, methods = split_levels(DEFAULT_LEVELS if level is None else level, method)
-            wanted = split_names(metrics, "--metrics")
+            wanted = split_repeated(metrics, "--metrics")
             pair = _compare_pair(compare)
             table_of = None if compare_paper is None else load_table(compare_paper)  # refused before scoring
             replaced = check_output(output, "folder", inputs=inputs, files=_files(pair))

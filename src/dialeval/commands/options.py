@@ -15,7 +15,7 @@ import typer
 
 from dialeval.cache import cache_field, check_cache_path
 from dialeval.commands.argv import given_as_folder
-from dialeval.commands.common import option_bundle, split_names
+from dialeval.commands.common import option_bundle, split_repeated
 from dialeval.errors import InputError
 from dialeval.models.device import DEVICE_FORMS, check_device
 from dialeval.paths import score_cache_path
@@ -29,9 +29,9 @@ allow_failures_option = typer.Option(
 _RUN_PARAMS = [
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
     for name, kind, default in [
-        ("metrics", str | None, typer.Option(
-            None, "--metrics", "-m", help="Comma-separated metric families or outputs, as dialeval metrics lists them "
-            "(default: the command's set; score and benchmark: all that run here)."
+        ("metrics", list[str], typer.Option(
+            [], "--metrics", "-m", help="Comma-separated metric families or outputs, as dialeval metrics lists them; "
+            "repeatable (default: the command's set; score and benchmark: all that run here)."
         )),
         ("param", list[str], typer.Option(
             [], "--param", "-p", help="Metric parameter, \\[metric.]key=value; repeatable (dialeval metrics lists each "
@@ -86,7 +86,7 @@ def _key_stripped(pair: str) -> str:
 def _request_from(given: dict[str, Any]) -> ScoringRequest:
     """Return the request the run options give, checked here, before any work.
 
-    ``--metrics`` is split on commas (an empty name is an error), ``-p`` read by :func:`_key_stripped`,
+    ``--metrics`` (each one given) is split on commas (an empty name is an error), ``-p`` read by :func:`_key_stripped`,
     ``--device`` must be a device torch can use here (a ``-p family.device=...`` is checked where the metric is
     built, :class:`~dialeval.metrics.base.Metric`), the score cache (``--cache``, else the default one,
     :func:`~dialeval.paths.score_cache_path`) a writable SQLite file, ``-q``: no progress.
@@ -96,7 +96,7 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
             or a cache path that is a folder (or ends in "/"), not SQLite, or not writable (the default one: a
             ``$DIALEVAL_CACHE`` where no folder can be made).
     """
-    names = split_names(given.pop("metrics", None), "--metrics")
+    names = split_repeated(given.pop("metrics", None) or [], "--metrics")
     given["param"] = [_key_stripped(pair) for pair in given["param"]]
     if given.get("device") is not None:
         given["device"] = check_device(given["device"].strip(), field="--device")
