@@ -143,6 +143,24 @@ def test_repeated_metrics_refuse_what_one_list_refuses(tmp_path: Path, words: li
     assert not (tmp_path / "s.jsonl").exists()
 
 
+def test_spaces_around_the_names_of_run_options_are_dropped(tmp_path: Path) -> None:
+    """`--engine " local"` was 'unknown engine " local"; did you mean "local"?' where `-m " length"` and
+    `--device " cpu"` were read without the spaces: a name's spaces are dropped, in each run option (the help of -p
+    says so), as a -p key's are; a -p value is taken as given."""
+    res = _score_metrics(tmp_path, "-m", " length", "--engine", " local ", "--device", "cpu ")
+    assert res.exit_code == 0, res.output
+    request = json.loads(res.output[res.output.index("{") :])["request"]
+    assert (request["metrics"], request["engine"], request["device"]) == (["length"], "local", "cpu")
+    assert "as around the names of -m, --engine, --device" in str(_run_options(["score"])["--param"][2])
+
+
+def test_spaces_around_the_ray_address_are_dropped() -> None:
+    from dialeval.commands.options import _request_from
+
+    given = {"metrics": [], "param": [], "engine": "ray", "ray_address": " auto ", "no_cache": True, "quiet": True}
+    assert _request_from(given).ray_address == "auto"
+
+
 def test_spaces_of_a_param_value_are_kept(tmp_path: Path) -> None:
     """The value after "=" is taken as given (likelihood.turn_separator=" | " means its spaces): a choice with a
     space before it is refused, quoted so the space shows."""

@@ -35,8 +35,8 @@ _RUN_PARAMS = [
         )),
         ("param", list[str], typer.Option(
             [], "--param", "-p", help="Metric parameter, \\[metric.]key=value; repeatable (dialeval metrics lists each "
-            "metric's). Spaces around the metric and the key are dropped; the value after = is taken as given, "
-            "spaces included (likelihood.turn_separator=' | ')."
+            "metric's). Spaces around the metric and the key are dropped (as around the names of -m, --engine, "
+            "--device); the value after = is taken as given, spaces included (likelihood.turn_separator=' | ')."
         )),
         ("device", str | None, typer.Option(
             None, "--device", help=f"Torch device: {DEVICE_FORMS} (default: cuda if torch sees a GPU)."
@@ -87,6 +87,7 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
     """Return the request the run options give, checked here, before any work.
 
     ``--metrics`` (each one given) is split on commas (an empty name is an error), ``-p`` read by :func:`_key_stripped`,
+    the names of ``--engine``, ``--ray-address`` and ``--device`` without spaces around them,
     ``--device`` must be a device torch can use here (a ``-p family.device=...`` is checked where the metric is
     built, :class:`~dialeval.metrics.base.Metric`), the score cache (``--cache``, else the default one,
     :func:`~dialeval.paths.score_cache_path`) a writable SQLite file, ``-q``: no progress.
@@ -98,6 +99,9 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
     """
     names = split_repeated(given.pop("metrics", None) or [], "--metrics")
     given["param"] = [_key_stripped(pair) for pair in given["param"]]
+    for name in ("engine", "ray_address"):  # names, as -m's and --device's: " local" was an unknown engine
+        if given.get(name) is not None:
+            given[name] = given[name].strip()
     if given.get("device") is not None:
         given["device"] = check_device(given["device"].strip(), field="--device")
     if given.get("no_cache") and given.get("cache") is not None:  # refused where the engine was built, once read
