@@ -161,6 +161,15 @@ def test_spaces_around_the_ray_address_are_dropped() -> None:
     assert _request_from(given).ray_address == "auto"
 
 
+@pytest.mark.parametrize("address", ["", " "])
+def test_an_empty_ray_address_is_refused(tmp_path: Path, address: str) -> None:
+    """`--engine ray --ray-address ""` (an unset $RAY_ADDRESS) ended in Ray's "ValueError: Invalid address format"
+    traceback once Ray was imported; it is refused before any work, as an empty --cache or --device is."""
+    res = _score_metrics(tmp_path, "-m", "length", "--engine", "ray", "--ray-address", address)
+    refused(res, 'field "--ray-address": is empty; give host:port or auto')
+    assert not (tmp_path / "s.jsonl").exists()
+
+
 def test_spaces_of_a_param_value_are_kept(tmp_path: Path) -> None:
     """The value after "=" is taken as given (likelihood.turn_separator=" | " means its spaces): a choice with a
     space before it is refused, quoted so the space shows."""

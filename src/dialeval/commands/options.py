@@ -93,15 +93,18 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
     :func:`~dialeval.paths.score_cache_path`) a writable SQLite file, ``-q``: no progress.
 
     Raises:
-        InputError: An empty metric name, a device that is not one or that torch cannot see, --cache with --no-cache,
-            or a cache path that is a folder (or ends in "/"), not SQLite, or not writable (the default one: a
-            ``$DIALEVAL_CACHE`` where no folder can be made).
+        InputError: An empty metric name or --ray-address, a device that is not one or that torch cannot see,
+            --cache with --no-cache, or a cache path that is a folder (or ends in "/"), not SQLite, or not writable
+            (the default one: a ``$DIALEVAL_CACHE`` where no folder can be made).
     """
     names = split_repeated(given.pop("metrics", None) or [], "--metrics")
     given["param"] = [_key_stripped(pair) for pair in given["param"]]
     for name in ("engine", "ray_address"):  # names, as -m's and --device's: " local" was an unknown engine
         if given.get(name) is not None:
             given[name] = given[name].strip()
+    if given.get("ray_address") == "":  # Ray's "ValueError: Invalid address format" traceback, once it was imported
+        raise InputError("is empty; give host:port or auto, or leave it out to start Ray on this machine",
+                         field="--ray-address")  # fmt: skip
     if given.get("device") is not None:
         given["device"] = check_device(given["device"].strip(), field="--device")
     if given.get("no_cache") and given.get("cache") is not None:  # refused where the engine was built, once read
