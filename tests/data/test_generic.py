@@ -509,6 +509,11 @@ def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) 
          "(one column per annotator: a mapping file's annotator_columns, with dimension: Overall)"),
         ("references: [g, g]\n", ':3: field "references": column "g" is given twice'),  # --reference-col refuses it
         ("tags: [task, task]\n", ':3: field "tags": column "task" is given twice'),
+        # pydantic's 'Input should be a valid list': a list is written [gold], as the mapping's example shows
+        ("references: gold\n", ':3: field "references": expected a list of column names: write [gold]'),
+        ("tags: task, topic\n", ':3: field "tags": expected a list of column names: write [task, topic]'),
+        ("systems: a\n", ':3: field "systems": expected a list of system names: write [a]'),
+        ("references: 3\n", ':3: field "references": expected a list of column names, e.g. [gold]'),
         # each was read by nothing, silently
         ("scale: 1-5\n", ':3: field "scale": scale is the scale of the ratings, and no ratings or annotator_columns '
                          "is given: add one, or leave scale out"),

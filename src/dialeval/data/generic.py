@@ -1109,8 +1109,9 @@ def load_mapping(path: str | Path) -> MappingFile:
     except ValidationError as exc:
         first = first_problem(exc)  # a misspelt key first: "respones" also made "response" missing
         loc = [str(x) for x in first["loc"]]
-        message = pydantic_message(first["type"], first["msg"], loc[-1] if loc else "",
-                                   list(MappingFile.model_fields) if len(loc) == 1 else [])  # fmt: skip
+        fields = list(MappingFile.model_fields) if len(loc) == 1 else []
+        message = _not_a_list(loc, first["type"], first["input"]) or pydantic_message(
+            first["type"], first["msg"], loc[-1] if loc else "", fields)
         raise InputError(message, path=p, line=yaml_line(text, loc), field=".".join(loc) or None) from None
     for key, scale in [("scale", spec.scale), *((f"scales.{d}", v) for d, v in spec.scales.items())]:
         check_scale(scale, field=key, path=p, line=yaml_line(text, key.split(".", 1)))
@@ -1130,6 +1131,23 @@ def load_mapping(path: str | Path) -> MappingFile:
     _check_per_system(spec, p, text)
     _check_names(spec, p, text)
     return spec
+
+
+def _not_a_list(loc: Sequence[str], kind: str, given: Any) -> str | None:
+    """Say how to write a list key (``references``, ``tags``, ``systems``) given something else; None for other errors.
+
+    ``references: gold`` said only pydantic's "Input should be a valid list".
+
+    Example:
+        >>> _not_a_list(["references"], "list_type", "gold, silver")
+        'expected a list of column names: write [gold, silver]'
+    """
+    if kind != "list_type" or len(loc) != 1:
+        return None
+    what = "system" if loc[0] == "systems" else "column"
+    if isinstance(given, str):
+        return f"expected a list of {what} names: write [{given}]"
+    return f"expected a list of {what} names, e.g. [{'a' if what == 'system' else 'gold'}]"
 
 
 def _check_names(spec: MappingFile, path: Path, text: str) -> None:
