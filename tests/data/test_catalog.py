@@ -126,3 +126,27 @@ def test_a_given_file_with_no_items_is_one_error_not_an_empty_run(tmp_path: Path
     with pytest.raises(InputError) as caught:
         load_benchmark("usr-tc", p)
     assert str(caught.value) == f"{p}: no usr-tc items in it: nothing to score"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "error"),
+    [
+        ("t.csv", "context,response\nhi,yo\n", "t.csv:1: not valid JSON (Expecting value at column 1)"),
+        ("t.jsonl", '{"context": "hi", "response": "yo"}\n', "t.jsonl: expected a JSON array of records"),
+    ],
+)  # fmt: skip
+def test_your_own_table_given_as_a_catalog_benchmarks_file_says_how_to_read_it(
+    tmp_path: Path, name: str, text: str, error: str
+) -> None:
+    """`score -b usr-tc --path t.csv` said only 'not valid JSON': nothing said that -b reads --path as its
+    published file, nor how to read your own table."""
+    p = tmp_path / name
+    p.write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_benchmark("usr-tc", p)
+    assert str(caught.value) == (
+        f"{tmp_path}/{error}; -b usr-tc reads --path as its published file (usr_topical_chat.json): for your own "
+        "table leave out -b and give --mapping or --response-col"
+    )
+    with pytest.raises(InputError, match=r'; benchmark "usr-tc" reads path= as its published file \(usr_topical_'):
+        load_benchmark("usr-tc", p, path_option="path=")

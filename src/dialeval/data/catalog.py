@@ -97,7 +97,14 @@ class CatalogEntry:
             given = Path(path)
             if not given.exists():
                 raise InputError("file not found", path=given)
-            bench = self.loader(given)
+            try:
+                bench = self.loader(given)
+            except InputError as exc:
+                if given.suffix.lower() == Path(self.target).suffix.lower():
+                    raise
+                # your own table, say: "t.csv:1: not valid JSON" said nothing of -b, nor how to read a table
+                raise InputError(exc.message + self._path_hint(path_option), path=exc.path, line=exc.line,
+                                 field=exc.field) from None  # fmt: skip
             if not bench.candidates:  # a published file with no items is a wrong file, not an empty result
                 raise InputError(f"no {self.name} items in it: nothing to score", path=given)
             bench.source = f"given path {given}"
@@ -121,6 +128,16 @@ class CatalogEntry:
             f'benchmark "{self.name}" is not available: looked {where}; it needs {needs} '
             f"(or pass the file with {path_option})"
         )
+
+    def _path_hint(self, path_option: str) -> str:
+        """Say that a given path is read as this benchmark's published file, and how your own table is read.
+
+        Said where the file's suffix is not the published file's (a ``.csv`` for usr-tc's ``.json``).
+        """
+        given = f"-b {self.name} reads --path" if path_option == "--path" else f'benchmark "{self.name}" reads path='
+        how = ("leave out -b and give --mapping or --response-col" if path_option == "--path" else
+               "give it to dialeval.score as its data")  # fmt: skip
+        return f"; {given} as its published file ({Path(self.target).name}): for your own table {how}"
 
     def _hash_warnings(self, given: Path) -> list[str]:
         """Return a warning for each file read beside ``given`` whose sha256 is not the catalog's.
