@@ -291,12 +291,48 @@ def _duplicate_path(value: Any) -> str | None:
     return None
 
 
-class DuplicateKeyError(ValueError):
-    """A JSON object names a key twice; ``field`` is the key's path in the parsed value (``3.turns.0.text``)."""
+#: The tokens of JSON text: a string, a punctuation mark, or a number, true, false or null.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
 
-    def __init__(self, field: str) -> None:
+
+def _key_line(text: str, field: str) -> int | None:
+    r"""Return the line of the second of a key given twice in one object, at ``field`` (as :func:`_duplicate_path`).
+
+    Example:
+        >>> _key_line('{"a": [1,\n  {"b": 2,\n   "b": 3}]}', "a.1.b")
+        3
+    """
+    top: tuple[str, set[str] | None, list[Any]] = ("", None, ["", False])  # path, keys seen (None: an array), ...
+    frames = [top]  # ... and [its slot now, whether a key comes next]
+    for token in _JSON_TOKEN.finditer(text):
+        tok = token.group()
+        path, keys, state = frames[-1]
+        if tok in ("{", "["):
+            here = f"{path}.{state[0]}" if path else str(state[0])
+            frames.append((here, set(), ["", True]) if tok == "{" else (here, None, [0, False]))
+        elif tok in ("}", "]"):
+            frames.pop()
+        elif tok == ",":
+            state[0], state[1] = ("", True) if keys is not None else (state[0] + 1, False)
+        elif keys is not None and state[1] and tok.startswith('"'):
+            key = json.loads(tok)
+            if key in keys and (f"{path}.{key}" if path else key) == field:
+                return text.count("\n", 0, token.start()) + 1
+            keys.add(key)
+            state[:] = [key, False]
+    return None
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names a key twice; ``field`` is the key's path in the parsed value (``3.turns.0.text``).
+
+    ``line`` is the line of its second time in the text parsed, counted from 1.
+    """
+
+    def __init__(self, field: str, line: int | None = None) -> None:
         super().__init__(field)
         self.field = field
+        self.line = line
 
 
 #: What a key given twice is told, after the file, line and field.
@@ -321,7 +357,8 @@ def loads(text: str) -> Any:
     try:
         return _DECODER.decode(text)
     except _DuplicateKey:
-        raise DuplicateKeyError(_duplicate_path(json.loads(text, object_pairs_hook=_Pairs)) or "") from None
+        field = _duplicate_path(json.loads(text, object_pairs_hook=_Pairs)) or ""
+        raise DuplicateKeyError(field, _key_line(text, field)) from None
 
 
 #: Suffixes of formats other than JSON lines, and the format each names: a JSONL output named so would be read as

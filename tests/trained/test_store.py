@@ -179,7 +179,8 @@ def test_a_key_given_twice_in_the_card_is_refused(small_examples: list[Example],
     (folder / "card.json").write_text(text + ', "task": "regression"}\n')  # the same task: it loaded
     with pytest.raises(InputError) as got:
         store.load(folder)
-    assert str(got.value) == (f'{folder / "card.json"}: field "task": appears twice in one JSON object (only '
+    line = text.count("\n") + 1  # the second "task" is on the card's last line
+    assert str(got.value) == (f'{folder / "card.json"}:{line}: field "task": appears twice in one JSON object (only '
                               "the last value would be kept)")
 
 
@@ -319,3 +320,15 @@ def test_an_unknown_feature_family_in_the_card_names_the_cards_params(small_exam
         store.load(folder)
     assert str(got.value).startswith(f'{folder / "card.json"}: field "params": ensemble.families: unknown metric '
                                      '"nosuch"; known: ')
+
+
+def test_a_key_given_twice_in_the_card_names_its_line(small_examples: list[Example], tmp_path: Path) -> None:
+    """The error named the card and the field but no line, where every other JSON file's names it."""
+    folder = tmp_path / "m"
+    _save("tfidf-lr", small_examples, folder)
+    card = folder / "card.json"
+    card.write_text('{\n  "format": 1,\n  "params": {\n    "C": 1,\n    "C": 2\n  }\n}\n')  # the second "C": line 5
+    with pytest.raises(InputError) as got:
+        store.load(folder)
+    assert str(got.value) == f'{card}:5: field "params.C": appears twice in one JSON object (only the last value ' \
+                             "would be kept)"

@@ -111,7 +111,7 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
         raise InputError(f"model card is not valid JSON ({json_problem(exc)})", path=path,
                          line=exc.lineno) from None
     except DuplicateKeyError as exc:
-        raise InputError(DUPLICATE_KEY, path=path, field=exc.field) from None
+        raise InputError(DUPLICATE_KEY, path=path, line=exc.line, field=exc.field) from None
     if not isinstance(card, dict):
         raise InputError("model card is not a JSON object", path=path)
     if (bad := nonfinite_field(card)) is not None:  # NaN, Infinity: not JSON, and no seed or parameter
