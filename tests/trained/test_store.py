@@ -332,3 +332,32 @@ def test_a_key_given_twice_in_the_card_names_its_line(small_examples: list[Examp
         store.load(folder)
     assert str(got.value) == f'{card}:5: field "params.C": appears twice in one JSON object (only the last value ' \
                              "would be kept)"
+
+
+def test_a_model_file_linked_from_outside_the_folder_is_refused(small_examples: list[Example], tmp_path: Path) -> None:
+    """A model file (or the card) that is a symbolic link to a file outside the folder was followed and loaded: the
+    folder no longer holds the model it names, and joblib runs the code of what it reads."""
+    folder = tmp_path / "m"
+    _save("tfidf-nb", small_examples, folder)
+    outside = tmp_path / "elsewhere.joblib"
+    (folder / "model.joblib").rename(outside)
+    (folder / "model.joblib").symlink_to(outside)  # the same bytes: its sha256 matched the card's
+    with pytest.raises(InputError) as got:
+        store.load(folder)
+    assert str(got.value) == (f'{folder}: model file "model.joblib" is a link to {outside}, outside the model folder: '
+                              "put the file itself in the folder")
+    (folder / "model.joblib").unlink()
+    outside.rename(folder / "model.joblib")
+    (folder / "card.json").rename(tmp_path / "card.json")
+    (folder / "card.json").symlink_to(tmp_path / "card.json")
+    with pytest.raises(InputError, match=r'm: model file "card\.json" is a link to .*card\.json, outside the model'):
+        store.load(folder)
+    (folder / "card.json").unlink()
+    (folder / "card.json").symlink_to("../card.json")
+    with pytest.raises(InputError, match=r"outside the model folder"):
+        store.read_card(folder)
+    (folder / "card.json").unlink()
+    (tmp_path / "card.json").rename(folder / "card.copy")
+    (folder / "card.json").symlink_to("card.copy")  # a link inside the folder: it stays there
+    with pytest.raises(InputError, match=r'"card\.copy" is not named in the card'):
+        store.load(folder)

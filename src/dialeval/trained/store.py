@@ -105,6 +105,7 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
         raise InputError("no such model folder", path=path.parent)
     if not path.is_file():
         raise InputError("not a trained-evaluator folder (no card.json)", path=path.parent)
+    _check_inside(path.parent, CARD)
     try:
         card = loads(read_text(path))  # bytes that are not UTF-8: an error naming the line, as for every file
     except json.JSONDecodeError as exc:  # the file, line and column, as every JSON file's error names them
@@ -123,6 +124,18 @@ def read_card(folder: str | Path) -> tuple[dict[str, Any], str]:
         raise InputError(f"model card format {card['format']!r} is not {CARD_FORMAT}", path=path)
     _check_shape(card, path)
     return card, file_sha256(path)
+
+
+def _check_inside(root: Path, name: str) -> None:
+    """Refuse a file of the model folder that is a symbolic link (or under one) to a file outside the folder.
+
+    It was followed and loaded: the folder no longer held the model its card names, and joblib runs the code of
+    what it reads.
+    """
+    target = (root / name).resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise InputError(f'model file "{name}" is a link to {target}, outside the model folder: put the file itself '
+                         "in the folder", path=root)  # fmt: skip
 
 
 def _json_type(value: Any) -> str:
@@ -183,6 +196,7 @@ def load(folder: str | Path) -> Loaded:
         raise InputError(f'model file "{unnamed[0]}" is not named in the card\'s files, so its sha256 is not checked: '
                          "train the model again, or remove the file", path=root)
     for name, want in card["files"].items():
+        _check_inside(root, name)
         f = root / name
         if not f.is_file():
             raise InputError(f'model file "{name}" named in the card is missing', path=root)
