@@ -221,6 +221,22 @@ def test_by_system_on_scores_that_name_no_system_is_refused(files: tuple[Path, P
     assert {row["group"] for row in json.loads(res.output)["rows"]} == {"all", "system=s0", "system=s1", "system=s2"}
 
 
+def test_by_system_makes_one_group_of_the_items_naming_no_system_and_says_so(files: tuple[Path, Path],
+                                                                          tmp_path: Path) -> None:
+    """Items of system "" and of "unknown" were two groups, "system=" and "system=unknown", with no word."""
+    s, r = files
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(s.read_text().replace('"system":"s1"', '"system":""')
+                     .replace('"system":"s2"', '"system":"unknown"'))
+    res = invoke("meta", mixed, "--ratings", r, "--by", "system", "--boot", "0", "--level", "turn", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert [(row["group"], row["n_items"]) for row in out["rows"] if row["metric"] == "length"][::3] == [
+        ("all", 6), ("system=s0", 2), ("no system", 4)]  # fmt: skip
+    said = 'note: the group "no system" holds the items naming no system (empty or "unknown"), which the system level'
+    assert any(line.startswith(said) for line in out["notes"])
+
+
 def test_a_group_named_with_a_pipe_stays_one_cell_of_the_markdown_table(files: tuple[Path, Path],
                                                                            tmp_path: Path) -> None:
     """A system named "s|0" split its row of table.md into one cell more than the header (the pipe unescaped)."""

@@ -613,3 +613,58 @@ def test_dialogue_level_leaves_out_the_items_naming_no_dialogue_and_says_how_man
     assert dialogue.note.startswith("left out of the dialogue level: 2 items naming no dialogue")
     assert dialogue.ci_low is not None
     assert turn.n_items == 8 and "dialogue level" not in turn.note  # the other levels keep them
+
+
+def test_by_system_makes_one_group_of_the_items_naming_no_system_as_the_system_level_counts_them():
+    """Items of system "" and of "unknown" were two groups, "system=" and "system=unknown", beside the named ones.
+
+    The three unnamed items have metric (9, 8, 9) and human (0, 1, 0): Pearson -1, by hand.
+    """
+    pairs = [_rated(f"{c}{s}", s, m, h, c) for c in "xy" for s, m, h in (("a", 1.0, 1.0), ("b", 2.0, 3.0))]
+    pairs += [_rated("u1", "", 9.0, 0.0, "x"), _rated("u2", "unknown", 8.0, 1.0, "y"), _rated("u3", "", 9.0, 0.0, "z")]
+    rows = correlation_table([p[0] for p in pairs], [p[1] for p in pairs], dimension="q", levels=("turn",),
+                             methods=("pearson",), n_boot=0, by="system")  # fmt: skip
+    assert [(r.group, r.n_items) for r in rows] == [("all", 7), ("system=a", 2), ("system=b", 2), ("no system", 3)]
+    assert rows[-1].value == pytest.approx(-1.0, abs=1e-12)
+
+
+def test_by_dialogue_makes_one_group_of_the_items_naming_no_dialogue_as_the_dialogue_level_counts_them():
+    """Each item whose score names no dialogue was a group of its own ("dialogue_id=u1", ...), one item each.
+
+    The unnamed items u1, u2, u3 have metric (9, 8, 7) and human (0, 1, 3): deviations (1, 0, -1) and
+    (-4/3, -1/3, 5/3), so Pearson = -3 / sqrt(2 * 14/3) = -0.982, by hand.
+    """
+    named = [(f"{d}:{i}", d, m + i, h) for d, m, h in (("d1", 1.0, 1.0), ("d2", 2.0, 3.0)) for i in range(2)]
+    items = [*named, ("u1", "", 9.0, 0.0), ("u2", "", 8.0, 1.0), ("u3", "", 7.0, 3.0)]
+    scores = [Score(item_id=i, metric="m", value=m, dialogue_id=d, context_id=i, system="s") for i, d, m, _ in items]
+    ratings = [Rating(item_id=i, dimension="q", annotator="w", value=h) for i, _, _, h in items]
+    rows = correlation_table(scores, ratings, dimension="q", levels=("turn",), methods=("pearson",), n_boot=0,
+                             by="dialogue_id")  # fmt: skip
+    assert [(r.group, r.n_items) for r in rows] == [("all", 7), ("dialogue_id=d1", 2), ("dialogue_id=d2", 2),
+                                                    ("no dialogue_id", 3)]  # fmt: skip
+    assert rows[-1].value == pytest.approx(-3 / np.sqrt(2 * 14 / 3), abs=1e-12)
+
+
+def test_by_dialogue_keeps_the_scores_of_whole_dialogues_rated_per_dialogue_in_their_dialogues_groups():
+    """A score of a whole dialogue names none, its item id being the dialogue's: the dialogue level keeps it."""
+    scores = [Score(item_id=d, metric="m", value=v, system="s") for d, v in (("d1", 1.0), ("d2", 2.0))]
+    ratings = [Rating(item_id=d, dimension="q", annotator="w", value=v, level="dialogue") for d, v in (("d1", 1),
+                                                                                                     ("d2", 2))]
+    rows = correlation_table(scores, ratings, dimension="q", levels=("dialogue",), methods=("pearson",), n_boot=0,
+                             by="dialogue_id")  # fmt: skip
+    assert [(r.group, r.n_items) for r in rows] == [("all", 2), ("dialogue_id=d1", 1), ("dialogue_id=d2", 1)]
+
+
+def test_the_api_by_system_makes_one_group_of_the_rows_naming_no_system():
+    """dialeval.correlate(..., by="system") gave the rows of system "unknown" a group "system=unknown"."""
+    import pandas as pd
+
+    import dialeval
+
+    frame = pd.DataFrame({"context_id": ["x", "x", "y", "y", "x", "y", "z"],
+                          "system": ["a", "b", "a", "b", "unknown", "unknown", "unknown"],
+                          "m": [1.0, 2, 1, 2, 9, 8, 9], "h": [1.0, 3, 1, 3, 0, 1, 0]})  # fmt: skip
+    table = dialeval.correlate(frame, "h", ["m"], by="system", n_boot=0, level="turn", method="pearson")
+    assert list(zip(table["group"], table["n"], strict=True)) == [("all", 7), ("system=a", 2), ("system=b", 2),
+                                                                  ("no system", 3)]  # fmt: skip
+    assert table["value"].iloc[-1] == pytest.approx(-1.0, abs=1e-12)

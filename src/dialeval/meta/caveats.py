@@ -43,7 +43,28 @@ def table_warnings(rows: Sequence[Any]) -> list[str]:
             f"warning: the {level}-level correlations{where} are over {n} {unit} only: with fewer than "
             f"{MIN_POINTS} {unit} a correlation is +1, -1 or undefined, whatever the metric"
         )
-    return [*out, *_left_out(rows), *_rough_cis(rows), *_na_reasons(rows)]
+    return [*out, *_unnamed_groups(rows), *_left_out(rows), *_rough_cis(rows), *_na_reasons(rows)]
+
+
+#: The group of a breakdown by system (by dialogue) that holds the items naming none, and what the note says of it.
+UNNAMED_GROUPS = {
+    "no system": ("system", 'the items naming no system (empty or "unknown")'),
+    "no dialogue_id": ("dialogue", "the items whose scores name no dialogue"),
+}
+
+
+def _unnamed_groups(rows: Sequence[Any]) -> list[str]:
+    """Return one line per group of a breakdown that holds the items naming no system (or no dialogue).
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> _unnamed_groups([R(group="all"), R(group="no system"), R(group="no system")])
+        ['note: the group "no system" holds the items naming no system (empty or "unknown"), which the system level \
+leaves out']
+    """
+    groups = dict.fromkeys(str(getattr(r, "group", "all")) for r in rows)
+    return [f'note: the group "{group}" holds {who}, which the {level} level leaves out'
+            for group, (level, who) in UNNAMED_GROUPS.items() if group in groups]  # fmt: skip
 
 
 def _left_out(rows: Sequence[Any]) -> list[str]:
@@ -67,7 +88,7 @@ def _left_out(rows: Sequence[Any]) -> list[str]:
         note, start = str(getattr(r, "note", "") or ""), LEFT_OUT.format(r.level)
         parts = [n.removeprefix(start) for n in note.split("; ") if n.startswith(start)]
         group = str(getattr(r, "group", "all"))
-        if parts:
+        if parts and UNNAMED_GROUPS.get(group, ("",))[0] != r.level:  # :func:`_unnamed_groups` says it
             where = "" if group == "all" else f" of {group}"
             out.setdefault((group, r.level), f"note: the {r.level} level{where} left out {' and '.join(parts)}; the "
                                              "other levels use them")  # fmt: skip

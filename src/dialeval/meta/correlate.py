@@ -30,7 +30,7 @@ from dialeval.meta.bootstrap import (
     percentile_ci,
     spearman_exact_p,
 )
-from dialeval.meta.levels import LEVELS, Level, RowLevel, SystemLevel, prepare
+from dialeval.meta.levels import LEVELS, Level, RowLevel, SystemLevel, names_no_dialogue, names_no_system, prepare
 from dialeval.meta.rows import CorrelationRow
 from dialeval.schema import Rating, Score
 from dialeval.signature import make_signature
@@ -189,7 +189,10 @@ def _pairs(data: Level, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
 def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
     """Split the aligned table by a tag (or ``system``), one sub-table per value, in :func:`in_order`.
 
-    The items without the tag make a last group, ``no TAG``.
+    The items without the tag make a last group, ``no TAG``; so do the items naming no system (empty or
+    ``"unknown"``) by ``system``, and no dialogue by ``dialogue_id``, as the system and dialogue levels count them
+    (:func:`~dialeval.meta.levels.names_no_system`): they were groups "system=" and "system=unknown", and by
+    ``dialogue_id`` each item naming none was a group of its own.
     """
     column = by if by in ("system", "context_id", "dialogue_id") else f"{TAG_PREFIX}{by}"
     if column not in aligned.items.columns:
@@ -197,9 +200,14 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
             raise InputError(f'no score has a value, so none has a tag "{by}" to break down by', field="by")
         tags = ", ".join(dict.fromkeys([*(c.removeprefix(TAG_PREFIX) for c in aligned.tag_columns()), "system"]))
         raise InputError(f'no tag "{by}" on the scores; break down by one of: {tags}', field="by")
+    keys = aligned.items[column]
+    if by == "system":
+        keys = keys.mask(names_no_system(keys))
+    elif by == "dialogue_id":
+        keys = keys.mask(names_no_dialogue(aligned.items, aligned.dialogue_human))
     parts = []
     untagged = f"no {by}"  # the scored items without the tag: a group of their own, last, not left out unsaid
-    for value, sub in aligned.items.groupby(column, sort=False, dropna=False):
+    for value, sub in aligned.items.groupby(keys, sort=False, dropna=False):
         if value != value:  # NaN: no tag, or no score to carry one (a rated item no metric scored: not a group)
             sub = sub[sub[list(aligned.metrics)].notna().any(axis=1)]
             if sub.empty:
@@ -345,7 +353,8 @@ def correlation_table(
         methods: Any of ``pearson``, ``spearman``, ``kendall`` (tau-b).
         n_boot: Bootstrap resamples for the 95% CIs (0: none).
         seed: Bootstrap seed; the same resamples are used for every metric of a level.
-        by: Also break every figure down by this tag (or ``system``); rows get ``group="tag=value"``.
+        by: Also break every figure down by this tag (or ``system``); rows get ``group="tag=value"``, and
+            ``"no tag"`` for the items without it (by ``system``: naming no system, empty or ``"unknown"``).
 
     Returns:
         Rows ordered by dimension, group (``"all"`` first), level, metric, method.

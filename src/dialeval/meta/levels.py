@@ -312,7 +312,7 @@ def prepare(items: pd.DataFrame, dialogue_human: pd.DataFrame | None, level: str
         codes, k = _codes(both["context_id"])
         return _row_level("turn", both, cols, codes, k, len(both))
     if level == "dialogue":
-        named = both[both["dialogue_named"].astype(bool)]
+        named = both[~names_no_dialogue(both, None)]
         left_out = (f"{LEFT_OUT.format('dialogue')}{counted(len(both) - len(named), 'item')} naming no dialogue"
                     if len(named) < len(both) else "")  # fmt: skip
         per_dialogue = _tie_columns(named.groupby("dialogue_id")[[*cols, "human"]].mean(), [*cols, "human"])
@@ -348,7 +348,7 @@ def _mixed_dialogues(scored: pd.DataFrame) -> list[str]:
 
     They were given the system of their first item, and their other items' scores were counted as its.
     """
-    named = scored[~scored["system"].fillna("").isin(["", UNKNOWN_SYSTEM])]
+    named = scored[~names_no_system(scored["system"])]
     per_dialogue = named.groupby("dialogue_id")["system"].nunique()
     return list(per_dialogue.index[per_dialogue > 1])
 
@@ -357,9 +357,31 @@ def _joined(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
+def names_no_system(systems: pd.Series) -> pd.Series:
+    """Return which of ``systems`` name no system: empty, missing or :data:`~dialeval.schema.UNKNOWN_SYSTEM`.
+
+    Example:
+        >>> names_no_system(pd.Series(["a", "", "unknown", None])).tolist()
+        [False, True, True, True]
+    """
+    return systems.fillna("").isin(["", UNKNOWN_SYSTEM])
+
+
+def names_no_dialogue(items: pd.DataFrame, dialogue_human: pd.DataFrame | None) -> pd.Series:
+    """Return which aligned ``items`` name no dialogue: their scores name none, and they are no rated dialogue.
+
+    The dialogue level leaves them out (from turn ratings); a score of a whole dialogue rated per dialogue names
+    none, its item id being the dialogue's, and is kept.
+    """
+    named = items["dialogue_named"].fillna(False).astype(bool)
+    if dialogue_human is not None:
+        named |= items["dialogue_id"].isin(dialogue_human.index)
+    return ~named
+
+
 def _named(frame: pd.DataFrame, unit: str) -> tuple[pd.DataFrame, str]:
     """Return the rows of ``frame`` that name their system, and the :data:`LEFT_OUT` note of the others (or "")."""
-    unnamed = frame["system"].fillna("").isin(["", UNKNOWN_SYSTEM])
+    unnamed = names_no_system(frame["system"])
     n = int(unnamed.sum())
     note = f'{LEFT_OUT.format("system")}{counted(n, unit)} naming no system (empty or "{UNKNOWN_SYSTEM}")'
     return frame[~unnamed], note if n else ""
