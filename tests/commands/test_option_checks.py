@@ -277,8 +277,9 @@ def test_an_empty_or_unknown_level_or_method_is_refused_before_any_scoring(
 
 @pytest.mark.parametrize(("option", "value", "words"), [
     ("-m", "bogus", 'field "--metrics": no scores for metric bogus; the scores hold: length'),
-    ("--by", "", 'field "--by": no tag "" on the scores; break down by one of: system'),
-    ("--by", "task", 'field "--by": no tag "task" on the scores; break down by one of: system'),
+    ("--by", "", 'field "--by": no tag "" on the scores; break down by one of: system, context_id, dialogue_id'),
+    ("--by", "task",
+     'field "--by": no tag "task" on the scores; break down by one of: system, context_id, dialogue_id'),
 ])  # fmt: skip
 def test_meta_names_the_option_a_library_check_refused(
     option: str, value: str, words: str, rows: Path, tmp_path: Path

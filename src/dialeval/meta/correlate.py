@@ -186,6 +186,10 @@ def _pairs(data: Level, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
     return (x, y) if len(y) <= EXACT_SPEARMAN_MAX else None
 
 
+#: What every aligned table can be broken down by, beside its scores' tags.
+_NAMES = ("system", "context_id", "dialogue_id")
+
+
 def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
     """Split the aligned table by a tag (or ``system``), one sub-table per value, in :func:`in_order`.
 
@@ -194,11 +198,11 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
     (:func:`~dialeval.meta.levels.names_no_system`): they were groups "system=" and "system=unknown", and by
     ``dialogue_id`` each item naming none was a group of its own.
     """
-    column = by if by in ("system", "context_id", "dialogue_id") else f"{TAG_PREFIX}{by}"
+    column = by if by in _NAMES else f"{TAG_PREFIX}{by}"
     if column not in aligned.items.columns:
         if not aligned.items[list(aligned.metrics)].notna().any(axis=None):  # the tags come with the values
             raise InputError(f'no score has a value, so none has a tag "{by}" to break down by', field="by")
-        tags = ", ".join(dict.fromkeys([*(c.removeprefix(TAG_PREFIX) for c in aligned.tag_columns()), "system"]))
+        tags = ", ".join(dict.fromkeys([*(c.removeprefix(TAG_PREFIX) for c in aligned.tag_columns()), *_NAMES]))
         raise InputError(f'no tag "{by}" on the scores; break down by one of: {tags}', field="by")
     keys = aligned.items[column]
     if by == "system":
