@@ -195,3 +195,19 @@ def test_a_judge_parameter_out_of_its_range_is_one_error_before_any_model_loads(
     with pytest.raises(InputError) as caught:
         METRICS.get("judge:cpdscore-simple")(**params)
     assert str(caught.value) == f'field "--param": {message}'
+
+
+def test_expected_score_of_a_full_width_digit_is_none() -> None:
+    """The scale's tokens are ASCII digits: at a "４" the expected score weighed only the ASCII alternatives and left
+    the chosen token's own probability out (here 3.5 by hand: "3" and "4" at 0.05 each, "４" at 0.9)."""
+    import math
+
+    from dialeval.backends.base import Completion
+    from dialeval.judges.judge import expected_score
+    from dialeval.judges.parse import Scale, parse_score
+
+    tops = {"\uff14": math.log(0.9), "3": math.log(0.05), "4": math.log(0.05)}
+    answer = Completion(text="Score: \uff14", tokens=("Score", ":", " \uff14"), top_logprobs=({}, {}, tops))
+    parsed = parse_score(answer.text, Scale(1, 5), ["score"])
+    assert parsed.value == 4.0
+    assert expected_score(answer, parsed, Scale(1, 5)) is None

@@ -270,3 +270,35 @@ def test_a_unicode_minus_off_the_scale_a_double_point_or_a_minus_range_is_no_sco
 def test_a_label_is_a_whole_word(text: str, expected: float) -> None:
     """A label matched inside a longer word ("Subscore: 2" as "score: 2"), and a later such hit won (rule 1)."""
     assert parse_score(text, Scale(1, 5), ["score"]).value == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "scale", "expected"),
+    [
+        # U+FF14 FULLWIDTH DIGIT FOUR: a Chinese-locale judge's 4 (Python's \d and float() read it as 4)
+        ("Score: \uff14", Scale(1, 5), 4.0),
+        ("\uff13", Scale(1, 5), 3.0),  # a bare answer
+        ("Score\uff1a\uff14", Scale(1, 5), 4.0),  # U+FF1A FULLWIDTH COLON separates as ":" does: was no score
+        ("Score: \uff14\uff0f\uff15", Scale(1, 5), 4.0),  # U+FF0F FULLWIDTH SOLIDUS: 4/5 by rule 3
+        ("Score: \uff18\uff0f\uff11\uff10", Scale(0, 1, integer=False), 0.8),  # 8/10 on 0-1: was 8, out of range
+    ],
+)
+def test_full_width_digits_and_punctuation_read_as_ascii_ones(text: str, scale: Scale, expected: float) -> None:
+    assert parse_score(text, scale, ["score"]).value == expected
+
+
+def test_a_full_width_fraction_off_the_scale_is_no_score() -> None:
+    """"4／10" on 1-5 read 4: the full-width slash was not a fraction, so the 10 was dropped unseen (rule 3)."""
+    parsed = parse_score("Score: 4\uff0f10", Scale(1, 5), ["score"])
+    assert (parsed.value, parsed.reason) == (None, "fraction 4/10 does not match the scale")
+
+
+@pytest.mark.parametrize(
+    ("text", "scale"),
+    [("Score: -0", Scale(-2, 2)), ("-0.0", Scale(-2, 2)), ("Score: \u22120", Scale(-2, 2)),
+     ("Score: -0/10", Scale(0, 1, integer=False)), ("score: -0", Scale(0, 5))],
+)
+def test_minus_zero_is_zero(text: str, scale: Scale) -> None:
+    """"-0" gave -0.0, written as -0.0 in the outputs; it is the score 0."""
+    value = parse_score(text, scale, ["score"]).value
+    assert value == 0.0 and str(value) == "0.0"

@@ -118,6 +118,9 @@ class Judgement:
 def expected_score(answer: Completion, parsed: Parsed, scale: Scale) -> float | None:
     """Return the probability-weighted score at the token that holds the parsed number.
 
+    None where there is none: no scale tokens, no log-probabilities, or the number as written is not one of the
+    scale's tokens (``4.0``; a full-width 4, whose ASCII alternatives would be weighed without it).
+
     Example:
         >>> import math
         >>> c = Completion(text="Score: 2", tokens=("Score", ":", " 2"),
@@ -126,7 +129,7 @@ def expected_score(answer: Completion, parsed: Parsed, scale: Scale) -> float | 
         1.75
     """
     values = scale.tokens()
-    if parsed.value is None or not values or not answer.top_logprobs:
+    if parsed.value is None or parsed.raw not in values or not answer.top_logprobs:
         return None
     offset = 0
     for i, tok in enumerate(answer.tokens):

@@ -30,6 +30,10 @@ Rules, in order:
    before the ``e`` gave 1) and one with a second point (``3.5.2`` and ``3..5`` are no number; they gave 3.5
    and 3).
    A full stop after the number ends the sentence (``Score: 4.``).
+8. A digit is any Unicode decimal digit, as Python's regular expressions and ``float`` take it: a Chinese-locale judge's
+   full-width digits (U+FF10-U+FF19) read as the ASCII ones, its full-width colon (U+FF1A) separates as ``:``
+   does and its full-width solidus (U+FF0F) is the ``/`` of rule 3 (full-width 4/10 on 1-5 is no score, never 4).
+   ``-0`` is the score 0, never -0.0.
 
 Example:
     >>> s = Scale(0, 1, integer=False)
@@ -55,17 +59,18 @@ from dataclasses import dataclass
 #: What the parser reads from an answer, in judge signatures (``judge_parser``): a change to the rules above changes
 #: the values, so it must change the signature, or the score cache serves values read the old way. 2: numbers taken
 #: whole (exponent, second point, sign), "Score 4", whole-word labels, the bare-number rule for the final score only.
-PARSER_VERSION = 2
+#: 3: the full-width colon and solidus (rule 8), -0 read as 0.
+PARSER_VERSION = 3
 _NUM = r"[-+\u2212]?\d+(?:\.\d+)?"
 #: A number as written, taken whole so that no part of it is read as the score: comma-joined digits ("3,5",
 #: "1,000": 3 and 1 were read), more points ("3.5.2": 3.5, "3..5": 3) and an exponent ("1e3": 1); _resolve refuses
 #: those. U+2212 (a minus sign) is a sign ("Score: −2" was no score).
 _NUM_WRITTEN = r"[-+\u2212]?\d+(?:[.,]+\d+)*(?:[eE][-+]?\d+)?"
 #: A dash right before a digit is the sign ("Score: -3" was read as 3), except right after the label (_LEAD_DASH).
-_SEP = r"(?:\s*(?:is|of|was|would be|:|=|[-–](?!\d)|\*\*|\[)\s*)*"
+_SEP = r"(?:\s*(?:is|of|was|would be|:|\uff1a|=|[-–](?!\d)|\*\*|\[)\s*)*"
 #: On a scale with no sign a dash right after the label separates: "overall -4" is 4.
 _LEAD_DASH = r"(?:\s*[-–](?=\d))?"
-_FRACTION = rf"(?:\s*(?:/|out of)\s*(?P<den>{_NUM}))?"
+_FRACTION = rf"(?:\s*(?:/|\uff0f|out of)\s*(?P<den>{_NUM}))?"
 #: "Humanness: 1-5" echoes the scale, it is not a score; nor is "Score: 3 to 4" or "3 or 4" (read as 3)
 _NOT_RANGE = r"(?!\s*[-–\u2212]\s*[-+\u2212]?\d|\s+(?:to|or)\s+[-+\u2212]?\d)"
 #: After a label and only whitespace ("Score 4") the number ends the statement: the line's end or punctuation.
@@ -127,7 +132,7 @@ def _resolve(num: str, den: str | None, scale: Scale, start: int) -> Parsed:
             return Parsed(None, f"fraction {num}/{den} does not match the scale", start, num)
     if not math.isfinite(value) or not scale.min <= value <= scale.max:
         return Parsed(None, f"out of range: {num} not in [{_fmt(scale.min)}, {_fmt(scale.max)}]", start, num)
-    return Parsed(value, "ok", start, num)
+    return Parsed(value + 0.0, "ok", start, num)  # -0.0 + 0.0 is 0.0
 
 
 def parse_score(text: str, scale: Scale, labels: Sequence[str], *, bare: bool = True) -> Parsed:
