@@ -305,3 +305,35 @@ def test_no_figure_for_a_perturbation_that_changed_nothing(tmp_path: Path) -> No
     assert res.exit_code == 0, res.output
     assert said in json.loads(res.output)["notes"]
     assert sorted(p.name for p in (tmp_path / "json").glob("*.png")) == ["stress_subsets_truncation.png"]
+
+
+def test_a_subset_judge_whose_every_request_fails_says_why_there_are_no_subsets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--subsets judge against a server that answers HTTP 500: no per-subset table, file or figure, and nothing said
+    but "per context: unparsed 2" (not why, nor that there are no subsets); the JSON notes said nothing of it."""
+    from tests.backends.test_openai_compat import Reply, Scripted
+
+    monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
+    server = Scripted([Reply(500, b'{"error": {"message": "overloaded"}}')])
+    table = tmp_path / "t.csv"
+    table.write_text("ctx,resp\nWhere do you live?,I live in Paris with my family and two cats.\n"
+                     "Why so?,Because the weather there is nice and the food great.\n", encoding="utf-8")  # fmt: skip
+    base = ["stress", "--path", table, "--response-col", "resp", "--context-col", "ctx", "-m", "length",
+            "--perturb", "truncation", "--plot", "truncation", "--n-boot", "0", "--no-cache", "--subsets", "judge",
+            "--subset-param", "backend=openai-compatible", "--subset-param", f"base_url={server.url}",
+            "--subset-param", "model=m", "--subset-param", "max_retries=0"]  # fmt: skip
+    try:
+        screen = invoke(*base, "-o", tmp_path / "a")
+        res = invoke(*base, "-o", tmp_path / "b", "--json")
+    finally:
+        server.close()
+    said = "subsets (judge): the judge classified none of the 2 contexts (2 x request failed: HTTP 500"
+    assert screen.exit_code == 0, screen.output
+    assert said in screen.output.replace("\n", "")
+    assert "so there are no per-subset rows or figures" in screen.output.replace("\n", "")
+    assert res.exit_code == 0, res.output
+    body = json.loads(res.stdout)
+    assert body["subset_rows"] == [] and any(n.startswith(said) for n in body["notes"])
+    assert said in (tmp_path / "a" / "stress.md").read_text()
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["run.json", "stress.jsonl", "stress.md"]

@@ -133,7 +133,7 @@ def test_judge_tags_each_context_once_from_the_judges_own_answers(
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path))
     head = bench.head(4)
     params = {"k": "1", "max_tokens": "16", "temperature": "0"}
-    tagged, counts = judge_subsets(head.candidates, head.dialogues, params)
+    tagged, counts, why = judge_subsets(head.candidates, head.dialogues, params)
     # the judge's raw answers for the first candidate of each context, asked again (served by the request cache)
     judge = CustomJudge(protocol=str(SUBSET_PROTOCOL), k=1, max_tokens=16, temperature=0.0)
     firsts = list({c.context_id: c for c in reversed(head.candidates)}.values())
@@ -143,7 +143,7 @@ def test_judge_tags_each_context_once_from_the_judges_own_answers(
     for c in tagged:
         assert c.tags.get("subset") == expected[c.context_id]  # untagged (no key) where the answer did not parse
     assert sum(counts.values()) == 4
-    assert counts["unparsed"] == sum(v is None for v in raw.values())
+    assert counts["unparsed"] == sum(v is None for v in raw.values()) == sum(why.values())  # a cause for each
     assert [c.id for c in tagged] == [c.id for c in head.candidates]
 
 
@@ -159,8 +159,8 @@ def test_the_subset_judge_reports_its_progress(bench: Benchmark, monkeypatch: py
     monkeypatch.setattr(CustomJudge, "compute", answer)
     head = bench.head(3)
     seen: list[int] = []
-    tagged, counts = judge_subsets(head.candidates, head.dialogues, {"cache": "no"}, progress=seen.append)
-    assert sum(seen) == 3 and counts == {OPEN: 3}  # one item per context (bench.head(3): 3 contexts)
+    tagged, counts, why = judge_subsets(head.candidates, head.dialogues, {"cache": "no"}, progress=seen.append)
+    assert sum(seen) == 3 and counts == {OPEN: 3} and not why  # one item per context (bench.head(3): 3 contexts)
     assert {c.tags["subset"] for c in tagged} == {OPEN}
 
 

@@ -314,6 +314,7 @@ class _StressDone:
     names: list[str]
     plots: list[str]
     judged: dict[str, int]
+    unjudged: dict[str, int]  # the subset judge's contexts with no answer, by cause
     result: StressResult
 
     @property
@@ -323,7 +324,14 @@ class _StressDone:
 
     @property
     def figure_notes(self) -> list[str]:
-        """Say which perturbations among ``plots`` get no figure, having perturbed no response (it showed originals)."""
+        """Say which perturbations among ``plots`` get no figure, having perturbed no response (it showed originals).
+
+        With no subset at all, say so where the subset judge classified no context (nothing said it).
+        """
+        if not self.result.subset_rows and self.judged and set(self.judged) == {"unparsed"}:
+            causes = "; ".join(f"{n} x {why}" for why, n in Counter(self.unjudged).most_common(3))
+            return [f"subsets (judge): the judge classified none of the {counted(self.judged['unparsed'], 'context')} "
+                    f"({causes}), so there are no per-subset rows or figures"]  # fmt: skip
         if not self.result.subset_rows:  # no figure at all: the subsets line says why
             return []
         return [f"no figure for {p}: it applied to none of the {counted(len(self.candidates), 'response')}"
@@ -368,15 +376,16 @@ def _run_perturbations(opts: _StressOptions, loaded: _StressInputs, run: Scoring
 
     bench, names = loaded.bench, loaded.names
     judged: dict[str, int] = {}
+    unjudged: dict[str, int] = {}
     if opts.subsets == "judge":
         bar = "subsets (judge)"  # a local LM takes a minute or more
         try:
             with run.bars({bar: len({c.context_id for c in bench.candidates})}) as tick:
-                candidates, counts = judge_subsets(bench.candidates, bench.dialogues, _pairs(opts.subset_param),
-                                                   progress=lambda n: tick(bar, n))  # fmt: skip
+                candidates, counts, why = judge_subsets(bench.candidates, bench.dialogues,
+                                                        _pairs(opts.subset_param), progress=lambda n: tick(bar, n))
         except InputError as exc:  # the subset judge's parameters come from --subset-param, not -p
             raise exc.given_by("--subset-param") if exc.field == "--param" else exc from None
-        judged = dict(counts)
+        judged, unjudged = dict(counts), dict(why)
     else:
         candidates = tag_subsets(bench.candidates, bench.dialogues, opts.subsets)
     with run.bars({m.name: len(candidates) * (1 + len(names)) for m in loaded.metrics}) as tick:
@@ -384,7 +393,7 @@ def _run_perturbations(opts: _StressOptions, loaded: _StressInputs, run: Scoring
             candidates, bench.dialogues, loaded.metrics, names, seed=opts.seed, n_boot=opts.n_boot,
             cache=run.cache, engine=run.engine, progress=tick,
         )
-    return _StressDone(bench, candidates, names, loaded.plots, judged, result)
+    return _StressDone(bench, candidates, names, loaded.plots, judged, unjudged, result)
 
 
 def _write_stress(

@@ -125,14 +125,15 @@ def judge_subsets(
     dialogues: Mapping[str, Dialogue],
     params: Mapping[str, str] | None = None,
     progress: Callable[[int], None] | None = None,
-) -> tuple[list[Candidate], Counter[str]]:
-    """Tag each candidate with its context's subset as an LLM judge classifies it, and count the outcomes.
+) -> tuple[list[Candidate], Counter[str], Counter[str]]:
+    """Tag each candidate with its context's subset as an LLM judge classifies it; count the outcomes and the causes.
 
     The judge (``judge:custom`` with :data:`SUBSET_PROTOCOL`, any backend through
     ``params`` such as ``backend``, ``model``, ``base_url``, ``k``) answers once per
     context: a mean answer of 0.5 or more is open-ended, below is closed-ended; a
     context whose answers do not parse leaves its candidates untagged (counted as
-    ``unparsed``), never a default. ``progress`` is called with the contexts judged after each batch.
+    ``unparsed``, the third value counting their causes), never a default. ``progress`` is called with the contexts
+    judged after each batch.
     """
     from dialeval.judges.metric import CustomJudge
     from dialeval.metrics import load_builtin_metrics
@@ -145,9 +146,11 @@ def judge_subsets(
     judge = CustomJudge(protocol=protocol, **coerce_params(CustomJudge, given, strict=True))
     first = {c.context_id: c for c in reversed(candidates)}  # one item per context
     verdict: dict[str, str | None] = {}
+    why: Counter[str] = Counter()
     for s in score_candidates(judge, list(first.values()), dialogues, progress=progress):
         if s.metric == "judge:custom":
             verdict[str(s.context_id)] = None if s.value is None else (OPEN if s.value >= 0.5 else CLOSED)
+            why.update([str(s.extras.get("error", "no reason given"))] if s.value is None else [])
     counts: Counter[str] = Counter(v or "unparsed" for v in verdict.values())
     out = []
     for c in candidates:
@@ -155,7 +158,7 @@ def judge_subsets(
         if (label := verdict.get(c.context_id)) is not None:
             tags["subset"] = label
         out.append(c.model_copy(update={"tags": tags}))
-    return out, counts
+    return out, counts, why
 
 
 def distribution_label(score: Score, perturbation: str) -> str:
