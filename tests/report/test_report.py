@@ -686,3 +686,23 @@ def test_a_run_json_that_is_no_object_names_its_kind_in_json_words(text: str, ki
     (tmp_path / "run.json").write_text(text + "\n")
     refused(run_cli("report", tmp_path, "-o", tmp_path / "r.html"),
             f"{tmp_path / 'run.json'}: expected a JSON object, found {kind}")  # fmt: skip
+
+
+def test_a_per_subset_figure_of_a_perturbation_not_in_stress_jsonl_is_left_out_and_said(tmp_path: Path) -> None:
+    """A stress_subsets_truncation.png left from an earlier run beside a stress.jsonl of negation only was shown as this
+    run's figure; it is left out now, with a line naming it."""
+    from dialeval.report.charts import heatmap
+
+    folder = tmp_path / "stress"
+    folder.mkdir()
+    (folder / "stress.jsonl").write_text('{"metric": "bleu", "perturbation": "negation", "value": 0.5}\n')
+    png = heatmap([{"metric": "bleu", "perturbation": "negation", "value": 0.5}])  # any real PNG
+    (folder / "stress_subsets_negation.png").write_bytes(png)
+    (folder / "stress_subsets_truncation.png").write_bytes(png)
+    res = run_cli("report", folder, "-o", tmp_path / "r.md", "--format", "md")
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "r.md").read_text()
+    assert "original vs negation (stress_subsets_negation.png)" in text
+    assert "original vs truncation" not in text
+    assert ("Left out stress_subsets_truncation.png: truncation is not a perturbation of stress.jsonl "
+            "(a figure of an earlier run in this folder)") in text

@@ -238,6 +238,10 @@ def _stress(r: Results, blocks: list[Block]) -> None:
     blocks.append(Table(["metric", *perts], body, caption))
     for png in sorted(r.path.glob("stress_subsets_*.png")):
         pert = png.stem.removeprefix("stress_subsets_")
+        if pert not in perts:  # an earlier run's figure was shown as this run's
+            blocks.append(Text(f"Left out {png.name}: {pert} is not a perturbation of stress.jsonl "
+                               "(a figure of an earlier run in this folder)."))  # fmt: skip
+            continue
         blocks.append(Figure(read_figure(png), f"Score distributions per subset, original vs {pert} ({png.name})"))
 
 
