@@ -473,3 +473,28 @@ def test_a_worker_who_qualifies_goes_on_to_the_main_batches(browser: BrowserCont
         page.close()
     finally:
         server.kill()
+
+
+def test_an_explanation_of_invisible_characters_is_refused_in_the_page(browser: BrowserContext, tmp_path: Path) -> None:
+    """The page checked an "I don't know" explanation with JavaScript's trim(), which keeps a zero-width space and
+    the Hangul filler; the server's visible() refuses them. One of only those passed the page's check and the
+    server answered 422. The page now asks for an explanation as the server would, and sends nothing."""
+    access = make_study(tmp_path / "s", annotators=("a01",), per_item=1, batch_size=6)
+    server = start_server(tmp_path / "s")
+    token = access["annotators"]["a01"]
+    try:
+        page = open_page(browser, server, token)
+        sent: list[str] = []
+        page.on("request", lambda r: sent.append(r.method) if r.url.endswith("/api/answers") else None)
+        page.keyboard.press("3")  # I don't know
+        page.wait_for_selector("#status:has-text('Please explain')")
+        page.evaluate("document.getElementById('status').textContent = ''")
+        page.fill("#free-text", "\u200b\u3164\ufeff \u2060")
+        page.wait_for_selector("#status:has-text('Please explain')")
+        assert sent == []
+        page.fill("#free-text", "\u200bcannot tell")
+        page.wait_for_selector("#status:has-text('Saved.')")
+        assert [a["free_text"] for a in _saved_answers(server, token, 1).values()] == ["\u200bcannot tell"]
+        page.close()
+    finally:
+        server.kill()

@@ -33,6 +33,9 @@
     return out;
   }
 
+  // protocol.visible's rule, which the server checks an explanation by: trim() kept a zero-width space (and such)
+  const SEEN = /[^\p{Z}\p{Cc}\p{Cf}\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\u{e0100}-\u{e01ef}]/u;
+  const visible = (text) => SEEN.test(text);
   const key = (s) => s.item.id + "\u0000" + s.criterion.name;
   const answerOf = (s) => s.item.answers[s.criterion.name];
 
@@ -138,7 +141,7 @@
     const reasons = sameValue ? [...$("reasons").querySelectorAll("input:checked")].map((i) => i.value) : [];
     const freeText = sameValue || pendingText(s, value) ? $("free-text").value : "";
     const option = (s.criterion.answer.options || []).find((o) => o.value === value);
-    if (option && option.dont_know && s.criterion.free_text && !freeText.trim()) {
+    if (option && option.dont_know && s.criterion.free_text && !visible(freeText)) {
       s.item.answers[s.criterion.name] = { value, reasons: [], free_text: "", unsaved: true };
       renderReasons(s);
       $("status").textContent = "Please explain why you don't know; it is saved once you write it.";
