@@ -129,7 +129,7 @@ QUALITY = MINE[MINE.index("  - name: Quality"):]
          "comparative (candidates judged against each other) is not implemented"),  # it rated as absolute does
         (MINE.replace("level: turn", "level: turn\nshow_tag_label: Style"), "show_tag_label",
          "names the tag that show_tag shows"),  # it was ignored
-        (MINE.replace("name: Quality", "name: ' '"), "criteria.0", "a criterion needs a name"),
+        (MINE.replace("name: Quality", "name: ' '"), "criteria.0.name", "a criterion needs a name"),
         (MINE + "      - {code: dull, label: Again, when: ['2']}\n", "criteria.0",
          'explanation code "dull" is given twice'),
         (MINE.replace("{type: scale, levels: [1, 2, 3]}", "{type: choice, options: [{value: a, label: A}, "
@@ -296,6 +296,8 @@ def test_an_answer_scored_with_no_number_is_refused(tmp_path: Path, score: str) 
      "an answer needs a label: the page shows it on its button"),  # zero-width: str.strip() kept them
     ("Worse", "criteria.0.answer.options.1.label",
      'the label "Worse" is also the label of the answer "better": annotators could not tell the two apart'),
+    ('"Worse\\u200b "', "criteria.0.answer.options.1.label",  # they differed in a zero-width space and a space
+     'the label "Worse" is also the label of the answer "better": annotators could not tell the two apart'),
 ])  # fmt: skip
 def test_an_answer_without_a_label_of_its_own_is_refused(tmp_path: Path, label: str, field: str, message: str) -> None:
     """A blank label was taken: the page showed a button reading "[1] " and nothing else, and the report's tables
@@ -436,4 +438,33 @@ def test_an_explanation_offered_for_no_answer_is_refused(tmp_path: Path) -> None
     assert res.exit_code == 2, res.output
     assert res.output == (f'error: {path}:11: field "criteria.0.explanations.0.when": an explanation is offered '
                           "only for the answers its when names: name one or more\n")  # fmt: skip
+    assert not (tmp_path / "study").exists()
+
+
+@pytest.mark.parametrize(("text", "line", "field", "message"), [
+    (MINE.replace("name: Quality", 'name: "\\u200b"'), 6, "criteria.0.name",
+     "a criterion needs a name: the page shows it, the report's tables name its votes by it"),
+    (MINE + QUALITY.replace("name: Quality", 'name: "Quality\\u200b"'), 12, "criteria.1.name",
+     "a criterion's name 'Quality\\u200b' reads as 'Quality'"),
+    (MINE + QUALITY.replace("name: Quality", 'name: "\\ufeffQuality "'), 12, "criteria.1.name",
+     "a criterion's name '\\ufeffQuality ' reads as 'Quality'"),
+    (TIED.replace("value: tie", 'value: "better\\u2060"'), 9, "criteria.0.answer.options.2.value",
+     "an answer's value 'better\\u2060' reads as 'better'"),
+    (MINE + '      - {code: "dull\\u00a0", label: Again, when: ["2"]}\n', 12, "criteria.0.explanations.1.code",
+     "an explanation's code 'dull\\xa0' reads as 'dull'"),  # a no-break space
+])  # fmt: skip
+def test_names_that_read_the_same_are_refused(tmp_path: Path, text: str, line: int, field: str, message: str) -> None:
+    """A criterion's name was checked with str.strip(), which keeps a zero-width space, and names, answer values and
+    codes were told apart as written: a criterion named "\u200b" was taken (a heading with nothing on it), and
+    "Quality" and "Quality\u200b" were two criteria whose votes the report kept apart under names that read alike.
+    The rule is now free text's (visible()), and names that differ only in invisible characters or spaces are
+    refused. The messages write the names as Python's repr() does, so the invisible character shows."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    path = _mine(tmp_path, text)
+    res = CliRunner().invoke(app, ["study", "create", str(tmp_path / "study"), "--protocol", str(path)])
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith(f'error: {path}:{line}: field "{field}": {message}'), res.output
     assert not (tmp_path / "study").exists()

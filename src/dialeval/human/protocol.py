@@ -57,8 +57,21 @@ def visible(text: str) -> bool:
         >>> visible("\u200b\u2060\ufeff \u3164"), visible("\u200bok")
         (False, True)
     """
-    return any(unicodedata.category(ch)[0] != "Z" and unicodedata.category(ch) not in {"Cc", "Cf"}
-               and not _UNSEEN.match(ch) for ch in text)  # fmt: skip
+    return any(map(_shows, text))
+
+
+def _shows(ch: str) -> bool:
+    return unicodedata.category(ch)[0] != "Z" and unicodedata.category(ch) not in {"Cc", "Cf"} and not _UNSEEN.match(ch)
+
+
+def looks(text: str) -> str:
+    """Return what a reader sees of ``text``: :func:`visible`'s characters, with each run of spaces one space.
+
+    Example:
+        >>> looks(" Quality\u200b  of\ufeff\u3164 it ") == looks("Quality of it")
+        True
+    """
+    return " ".join("".join(ch for ch in text if ch.isspace() or _shows(ch)).split())
 
 
 def _plain(number: Decimal) -> str:
@@ -209,9 +222,7 @@ class Criterion(_Strict):
 
     @model_validator(mode="after")
     def _explained_answers(self) -> Criterion:
-        """Refuse a blank name, an explanation code given twice, or one offered for a value that is no answer."""
-        if not self.name.strip():
-            raise ValueError("a criterion needs a name")
+        """Refuse an explanation code given twice, or one offered for a value that is no answer."""
         if twice := sorted(_twice(e.code for e in self.explanations)):
             raise ValueError(f'explanation code "{twice[0]}" is given twice')
         for e in self.explanations:
@@ -346,7 +357,7 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
         path = Path(str(resources.files("dialeval.human") / "protocols" / f"{name_or_path}.yaml"))
     protocol, text = read_yaml_model(path, Protocol, extra="human")
     # a name too long was taken, and the app then refused every answer to it (422); see unfit_answer for the others
-    checks = (too_long, unfit_answer, blank_words, unoffered)
+    checks = (too_long, unfit_answer, blank_words, unoffered, look_alike)
     if (problem := next(filter(None, (check(protocol) for check in checks)), None)) is not None:
         field, why = problem
         raise InputError(why, path=path, line=yaml_line(text, field.split(".")), field=field)
@@ -405,7 +416,7 @@ def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
                                        '"|" as the rating\'s scale')  # fmt: skip
             if not visible(o.label):
                 return f"{at}.label", "an answer needs a label: the page shows it on its button"
-            if (twin := labelled.setdefault(o.label, o.value)) != o.value:
+            if (twin := labelled.setdefault(looks(o.label), o.value)) != o.value:
                 return f"{at}.label", (f'the label "{o.label}" is also the label of the answer "{twin}": annotators '
                                        "could not tell the two apart")  # fmt: skip
             if o.value == TIE and not o.dont_know:  # "I don't know" is counted apart, as DONT_KNOW
@@ -426,9 +437,10 @@ def unfit_answer(protocol: Protocol) -> tuple[str, str] | None:
 def blank_words(protocol: Protocol) -> tuple[str, str] | None:
     """Return the field of the first text annotators read with no visible character, and why; each was taken.
 
-    The guidelines, a criterion's definition or question, an explanation's label (the page showed a tick box with
-    no words beside it, chosen blind and counted in the report) or code (the report's name for its votes). A blank
-    answer label is :func:`unfit_answer`'s. Checked where a protocol is loaded for a new study.
+    The guidelines, a criterion's name (the model checked it with str.strip(), which keeps a zero-width space),
+    definition or question, an explanation's label (the page showed a tick box with no words beside it, chosen
+    blind and counted in the report) or code (the report's name for its votes). A blank answer label is
+    :func:`unfit_answer`'s. Checked where a protocol is loaded for a new study.
 
     Example:
         >>> p = load_protocol("mousavi-turn")
@@ -439,7 +451,9 @@ def blank_words(protocol: Protocol) -> tuple[str, str] | None:
     """
     texts = [("short_guidelines", protocol.short_guidelines, "give the guidelines annotators see on every page")]
     for i, c in enumerate(protocol.criteria):
-        texts += [(f"criteria.{i}.definition", c.definition,
+        texts += [(f"criteria.{i}.name", c.name, "a criterion needs a name: the page shows it, the report's tables "
+                   "name its votes by it"),
+                  (f"criteria.{i}.definition", c.definition,
                    "a criterion needs a definition: the page shows it with the question"),
                   (f"criteria.{i}.question", c.question, "a criterion needs a question: the page asks it")]  # fmt: skip
         for k, e in enumerate(c.explanations):
@@ -460,3 +474,31 @@ def unoffered(protocol: Protocol) -> tuple[str, str] | None:
     return next(((f"criteria.{i}.explanations.{k}.when", "an explanation is offered only for the answers its when "
                   "names: name one or more") for i, c in enumerate(protocol.criteria)
                  for k, e in enumerate(c.explanations) if not e.when), None)  # fmt: skip
+
+
+def look_alike(protocol: Protocol) -> tuple[str, str] | None:
+    """Return the field of the first name that reads as an earlier one, and why; each was taken.
+
+    Criterion names, answer values and explanation codes that differ only in invisible characters or spaces
+    (``Quality`` and ``Quality\u200b``): the study kept their votes apart under names no reader tells apart.
+    Checked where a protocol is loaded for a new study.
+
+    Example:
+        >>> p = load_protocol("mousavi-turn")
+        >>> twin = p.criteria[1].model_copy(update={"name": "Appropriateness\u200b"})
+        >>> look_alike(p.model_copy(update={"criteria": [p.criteria[0], twin]}))[0]
+        'criteria.1.name'
+    """
+    groups = [("a criterion's name", [(f"criteria.{i}.name", c.name) for i, c in enumerate(protocol.criteria)])]
+    for i, c in enumerate(protocol.criteria):
+        groups += [("an answer's value", [(f"criteria.{i}.answer.options.{j}.value", o.value)
+                                          for j, o in enumerate(c.answer.options)]),
+                   ("an explanation's code", [(f"criteria.{i}.explanations.{k}.code", e.code)
+                                              for k, e in enumerate(c.explanations)])]  # fmt: skip
+    for what, named in groups:
+        seen: dict[str, str] = {}
+        for field, name in named:
+            if (first := seen.setdefault(looks(name), name)) != name:
+                return field, (f"{what} {name!r} reads as {first!r}: they differ only in invisible characters or "
+                               "spaces, and a reader could not tell their votes apart")  # fmt: skip
+    return None
