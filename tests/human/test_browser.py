@@ -498,3 +498,25 @@ def test_an_explanation_of_invisible_characters_is_refused_in_the_page(browser: 
         page.close()
     finally:
         server.kill()
+
+
+def test_an_unexplained_dont_know_is_not_counted_as_answered(browser: BrowserContext, tmp_path: Path) -> None:
+    """"I don't know" is kept in the page, unsaved, until it is explained; the progress bar counted it as answered
+    once the worker moved on ("1 / 72 answered" with nothing saved), so a worker could see every step done and close
+    the page."""
+    access = make_study(tmp_path / "s", annotators=("a01",), per_item=1, batch_size=3)
+    server = start_server(tmp_path / "s")
+    try:
+        page = open_page(browser, server, access["annotators"]["a01"])
+        assert page.text_content("#progress-text") == "0 / 72 answered"  # 6 units x 3 candidates x 4 criteria
+        page.keyboard.press("3")  # I don't know
+        page.wait_for_selector("#status:has-text('Please explain')")
+        page.keyboard.press("ArrowRight")
+        assert page.text_content("#progress-text") == "0 / 72 answered"
+        page.keyboard.press("ArrowLeft")
+        page.fill("#free-text", "cannot tell")
+        page.wait_for_selector("#status:has-text('Saved.')")
+        assert page.text_content("#progress-text") == "1 / 72 answered"
+        page.close()
+    finally:
+        server.kill()

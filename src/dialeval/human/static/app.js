@@ -38,9 +38,11 @@
   const visible = (text) => SEEN.test(text);
   const key = (s) => s.item.id + "\u0000" + s.criterion.name;
   const answerOf = (s) => s.item.answers[s.criterion.name];
+  // an "I don't know" still to be explained is on the page only: it counted as answered
+  const saved = (s) => { const a = answerOf(s); return a !== undefined && !a.unsaved; };
 
   function renderProgress() {
-    const done = steps.filter(answerOf).length;
+    const done = steps.filter(saved).length;
     const pct = steps.length ? Math.round((100 * done) / steps.length) : 100;
     $("progress-fill").style.width = pct + "%";
     $("progress").setAttribute("aria-valuenow", String(pct));
@@ -163,7 +165,7 @@
         if (!sameValue) renderReasons(s);
       }
       renderProgress();
-      if (qualifying && steps.every(answerOf)) reloadIfQualified().catch(() => undefined);  // else: as it was
+      if (qualifying && steps.every(saved)) reloadIfQualified().catch(() => undefined);  // else: as it was
     } catch (err) {
       $("status").textContent = "Not saved: " + err.message;
     }
