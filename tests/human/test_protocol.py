@@ -468,3 +468,19 @@ def test_names_that_read_the_same_are_refused(tmp_path: Path, text: str, line: i
     assert res.exit_code == 2, res.output
     assert res.output.startswith(f'error: {path}:{line}: field "{field}": {message}'), res.output
     assert not (tmp_path / "study").exists()
+
+
+def test_the_page_and_the_server_list_the_same_characters_that_show_nothing() -> None:
+    """app.js's SEEN class must exclude exactly protocol._UNSEEN's characters (beside \\p{Z}, Cc and Cf), or the page
+    sends an explanation the server refuses (422) or holds back one it takes. Both lists are read from their source:
+    the JavaScript escapes (\\uXXXX, \\u{XXXXX}) decoded here, the Python pattern's characters taken as written."""
+    import re
+
+    from dialeval.human import protocol
+
+    script = (Path(protocol.__file__).parent / "static" / "app.js").read_text(encoding="utf-8")
+    found = re.search(r"const SEEN = /\[\^\\p\{Z\}\\p\{Cc\}\\p\{Cf\}(.*?)\]/u;", script)
+    assert found is not None, "app.js's SEEN class is not where this test reads it"
+    page = re.sub(r"\\u\{([0-9a-fA-F]+)\}|\\u([0-9a-fA-F]{4})",
+                  lambda m: chr(int(m.group(1) or m.group(2), 16)), found.group(1))  # fmt: skip
+    assert page == protocol._UNSEEN.pattern.strip("[]")
