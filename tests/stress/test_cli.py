@@ -311,7 +311,8 @@ def test_a_subset_judge_whose_every_request_fails_says_why_there_are_no_subsets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--subsets judge against a server that answers HTTP 500: no per-subset table, file or figure, and nothing said
-    but "per context: unparsed 2" (not why, nor that there are no subsets); the JSON notes said nothing of it."""
+    but "per context: unparsed 2" (not why, nor that there are no subsets); the JSON notes said nothing of it. And it
+    exited 0, where a failed request of a scoring judge exits 1 unless --allow-failures."""
     from tests.backends.test_openai_compat import Reply, Scripted
 
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
@@ -325,11 +326,13 @@ def test_a_subset_judge_whose_every_request_fails_says_why_there_are_no_subsets(
             "--subset-param", "model=m", "--subset-param", "max_retries=0"]  # fmt: skip
     try:
         screen = invoke(*base, "-o", tmp_path / "a")
-        res = invoke(*base, "-o", tmp_path / "b", "--json")
+        res = invoke(*base, "-o", tmp_path / "b", "--json", "--allow-failures")
     finally:
         server.close()
     said = "subsets (judge): the judge classified none of the 2 contexts (2 x request failed: HTTP 500"
-    assert screen.exit_code == 0, screen.output
+    assert screen.exit_code == 1, screen.output
+    assert "error: 2 context(s) no subset (--subsets judge) because judge requests failed (2 x request failed: HTTP " \
+        "500" in screen.output.replace("\n", "")
     assert said in screen.output.replace("\n", "")
     assert "so there are no per-subset rows or figures" in screen.output.replace("\n", "")
     assert res.exit_code == 0, res.output

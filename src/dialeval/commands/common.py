@@ -10,7 +10,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
@@ -822,22 +822,28 @@ def interrupted_run(
     return interrupted_says("; ".join(x for x in said if x) or "nothing kept")
 
 
-def check_request_failures(scores: Iterable[Score], allow: bool) -> None:
+def check_request_failures(scores: Iterable[Score], allow: bool, contexts: Mapping[str, int] | None = None) -> None:
     """After the outputs are written, exit 1 if judge requests failed, unless ``allow`` (``--allow-failures``).
 
     The items whose requests failed have null scores whose ``extras["error"]`` says why;
-    this prints one line counting them by cause.
+    this prints one line counting them by cause. ``contexts``: stress's subset judge's contexts left with no subset,
+    by cause (its failed requests exited 0, the run's subsets silently gone).
     """
     failed = {(s.item_id, str(s.extras["error"])) for s in scores if "request failed" in str(s.extras.get("error"))}
-    if not failed or allow:
+    untagged = Counter({why: n for why, n in (contexts or {}).items() if "request failed" in why})
+    if (not failed and not untagged) or allow:
         return
     from rich.markup import escape
 
-    causes = "; ".join(f"{n} x {why}" for why, n in Counter(why for _, why in failed).most_common(3))
+    causes = Counter(why for _, why in failed) + untagged
+    lost = " and ".join(part for part in [
+        f"{len({i for i, _ in failed})} item(s) got no score" if failed else "",
+        f"{untagged.total()} context(s) no subset (--subsets judge)" if untagged else ""] if part)  # fmt: skip
     console.print(
-        f"[bold red]error:[/] {len({i for i, _ in failed})} item(s) got no score because judge requests failed "
-        f"({escape(causes)}); they were written as null scores that say why; rerun to try them again, "
-        "or pass --allow-failures to accept them",
+        f"[bold red]error:[/] {lost} because judge requests failed "
+        f"({escape('; '.join(f'{n} x {why}' for why, n in causes.most_common(3)))}); "
+        f"{'they were written as null scores that say why' if failed else 'the notes say why'}; rerun to try them "
+        "again, or pass --allow-failures to accept them",
         highlight=False,
         soft_wrap=True,
     )

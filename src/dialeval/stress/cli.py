@@ -214,7 +214,7 @@ def stress(
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows, "notes": said}))
     else:
         _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot), stale)
-    check_request_failures(done.result.scores, allow_failures)
+    check_request_failures(done.result.scores, allow_failures, done.unjudged)
 
 
 def _check_together(
