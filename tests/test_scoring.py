@@ -8,7 +8,7 @@ from typing import ClassVar
 import pytest
 
 from dialeval.cache import ScoreCache
-from dialeval.errors import InputError
+from dialeval.errors import DialevalError, InputError
 from dialeval.metrics.base import Metric, MetricInput, MetricValues, build_inputs
 from dialeval.metrics.style import StyleMetric
 from dialeval.schema import Candidate, Dialogue, Turn
@@ -218,3 +218,37 @@ def test_a_metric_giving_nan_or_infinity_leaves_the_item_without_a_value_and_say
     again = NotFinite()
     score_metrics([again], cands, DIALOGUES, cache=cache)
     assert again.seen == 3  # nothing non-finite was cached: the next run asks the metric again
+
+
+class Fragile(Words):
+    """Raises an ordinary exception on a response of three words, as a buggy plugin might (a KeyError, a 0/0)."""
+
+    name = "fragile_test"
+    outputs: ClassVar[tuple[str, ...]] = ("fragile_test",)
+    error: ClassVar[type[BaseException]] = ZeroDivisionError
+
+    def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+        if any(len(i.response.split()) == 3 for i in items):
+            raise self.error("division by zero")
+        return {"fragile_test": super().compute(items)["words_test"]}
+
+
+@pytest.mark.parametrize("error", [ValueError, KeyError, ZeroDivisionError])
+def test_a_metric_raising_midway_is_one_error_naming_the_metric_the_candidate_and_the_message(tmp_path, error):
+    """A plugin's ZeroDivisionError ended the run in its traceback; batches finished before stay cached, as they do
+    when any other error stops a run."""
+    cands = [cand(0, "one"), cand(1, "one two"), cand(2, "one two four five"), cand(3, "one two three")]
+    cache = ScoreCache(tmp_path / "s.sqlite")
+    metric = type("F", (Fragile,), {"error": error})()
+    with pytest.raises(DialevalError) as got:
+        score_metrics([Words(), metric], cands, DIALOGUES, cache=cache)
+    assert str(got.value).startswith('metric "fragile_test" failed on candidate "d:s3": ')
+    assert str(got.value).endswith("division by zero") or str(got.value).endswith("division by zero'")
+    assert len(cache) == 4 + 2  # every words_test item, and fragile_test's first batch of two
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, MemoryError])
+def test_an_interrupt_or_memory_error_in_a_metric_is_not_turned_into_a_metric_error(error):
+    metric = type("F", (Fragile,), {"error": error})()
+    with pytest.raises(error):
+        score_metrics([metric], [cand(0, "one two three")], DIALOGUES)

@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from dialeval.cache import CachedValues, ScoreCache, input_key
-from dialeval.errors import InputError
+from dialeval.errors import DialevalError, InputError
 from dialeval.metrics.base import ItemInputError, Metric, MetricInput, build_inputs, configured
 from dialeval.schema import Candidate, Dialogue, Score
 from dialeval.words import some_of
 
 if TYPE_CHECKING:
-    from dialeval.engines import Engine, WorkBatch
+    from dialeval.engines import BatchResult, Engine, WorkBatch
 
 #: Called with (metric family, items finished).
 ProgressFn = Callable[[str, int], None]
@@ -133,7 +133,7 @@ def run_jobs(
                 progress(n, job.cached)
     seconds = [0.0] * len(jobs)
     last = time.perf_counter()
-    for n, result in engine.run([(j.metric, j.batches) for j in jobs]):
+    for n, result in _results(engine, jobs):
         job = jobs[n]
         job.known.update(result.values)
         job.unscored.update(result.unscored)
@@ -146,6 +146,65 @@ def run_jobs(
         if progress is not None:
             progress(n, sum(job.weight[k] for k in result.values))
     return seconds
+
+
+class MetricFailed(DialevalError):
+    """A metric raised an ordinary exception (a plugin's KeyError, ZeroDivisionError...) while it scored.
+
+    Attributes:
+        metric: The metric's name.
+        detail: The exception, as ``TYPE: MESSAGE``.
+        job: The index of its job in :func:`run_jobs`.
+        key: The input key of the item that raised it alone (None: not found).
+        position: That item's index in the metric's inputs, and ``source`` the metric's in ``work``
+            (set by :func:`score_inputs`).
+    """
+
+    def __init__(self, metric: str, detail: str, job: int = 0, key: str | None = None) -> None:
+        self.metric, self.detail, self.job, self.key = metric, detail, job, key
+        self.position: int | None = None
+        self.source = 0
+        super().__init__(self.naming("an item" if key is None else "item"))
+
+    def naming(self, item: str) -> str:
+        """Return the message with ``item`` (e.g. ``candidate "ID"``) for the item."""
+        return f'metric "{self.metric}" failed on {item}: {self.detail}'
+
+
+def _results(engine: Engine, jobs: Sequence[ScoringJob]) -> Iterator[tuple[int, BatchResult]]:
+    """Yield the engine's finished batches; a metric's ordinary exception becomes :class:`MetricFailed`."""
+    results = engine.run([(j.metric, j.batches) for j in jobs])
+    while True:
+        try:
+            got = next(results, None)
+        except (DialevalError, MemoryError):
+            raise
+        except Exception as exc:
+            if failed := _failure(jobs, f"{type(exc).__name__}: {exc}"):
+                raise failed from exc
+            raise
+        if got is None:
+            return
+        yield got
+
+
+def _failure(jobs: Sequence[ScoringJob], detail: str) -> MetricFailed | None:
+    """Name the metric and item that raised; None when every batch had finished.
+
+    The batch is the first unfinished one (engines take them in order); the item, the first of its items that
+    raises when computed again alone.
+    """
+    for n, job in enumerate(jobs):
+        batch = next((b for b in job.batches if any(k not in job.known for k, _ in b)), None)
+        if batch is None:
+            continue
+        for key, item in batch:
+            try:
+                job.metric.compute([item])
+            except Exception:
+                return MetricFailed(job.metric.name, detail, n, key)
+        return MetricFailed(job.metric.name, detail, n, batch[0][0] if len(batch) == 1 else None)
+    return None
 
 
 @dataclass
@@ -188,6 +247,7 @@ def score_inputs(
 
     Raises:
         ItemInputError: A metric cannot split an input (its position and ``source``, the index in ``work``).
+        MetricFailed: A metric raised an ordinary exception (naming the item by its position).
     """
     from dialeval.engines import LocalEngine
 
@@ -205,7 +265,14 @@ def score_inputs(
             parts.append((w, positions))
             jobs.append(plan_job(part, [inputs[j] for j in positions], cache))
     tick = None if progress is None else (lambda n, items: progress(work[parts[n][0]][0].name, items))
-    seconds = run_jobs(jobs, cache=cache, engine=engine, progress=tick)
+    try:
+        seconds = run_jobs(jobs, cache=cache, engine=engine, progress=tick)
+    except MetricFailed as exc:
+        if exc.key is not None:
+            exc.source, in_part = parts[exc.job][0], parts[exc.job][1]
+            exc.position = in_part[jobs[exc.job].keys.index(exc.key)]
+            exc.args = (exc.naming(f"item {exc.position}"),)
+        raise
     out: list[Scored] = []
     for w, (metric, inputs) in enumerate(work):
         values: list[CachedValues] = [{} for _ in inputs]
@@ -307,6 +374,7 @@ def score_each(
     Raises:
         InputError: An unknown dialogue, a turn past its dialogue's end, missing references,
             or an item a metric cannot split (naming the candidate).
+        DialevalError: A metric raised an ordinary exception (naming the metric, the candidate and the exception).
     """
     inputs = {id(cands): build_inputs(cands, dialogues) for _, cands in work}
     try:
@@ -316,6 +384,10 @@ def score_each(
     except ItemInputError as exc:
         cands = work[exc.source][1]
         raise exc.naming(f'candidate "{cands[exc.position].id}"') from None
+    except MetricFailed as exc:
+        if exc.position is None:
+            raise
+        raise DialevalError(exc.naming(f'candidate "{work[exc.source][1][exc.position].id}"')) from exc.__cause__
     runs = []
     for s, (_, cands) in zip(scored, work, strict=True):
         scores: list[Score] = []
