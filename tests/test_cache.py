@@ -275,3 +275,25 @@ def test_a_row_whose_outputs_are_unreadable_is_computed_again(tmp_path, stored):
     cache.put_many("sig", {bad: {"x": 3.0}})
     assert cache.get_many("sig", [bad]) == {bad: {"x": 3.0}}
     cache.close()
+
+
+def test_a_cache_with_a_required_column_this_version_does_not_write_is_refused_before_scoring(tmp_path):
+    """A scores table with an extra NOT NULL column (an older or newer dialeval's) was opened, and the first
+    batch ended in "cannot be written: NOT NULL constraint failed: scores.created", naming no remedy."""
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as db:
+        db.execute("CREATE TABLE scores (signature TEXT NOT NULL, input_hash TEXT NOT NULL, outputs TEXT NOT NULL, "
+                   "created REAL NOT NULL, PRIMARY KEY (signature, input_hash)) WITHOUT ROWID")  # fmt: skip
+    before = old.read_bytes()
+    _refused(old, 'column "created"', "NOT NULL", "move it aside", "--no-cache")
+    assert old.read_bytes() == before
+
+
+def test_an_extra_column_that_may_be_left_empty_is_kept_and_the_cache_works(tmp_path):
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as db:
+        db.execute("CREATE TABLE scores (signature TEXT NOT NULL, input_hash TEXT NOT NULL, outputs TEXT NOT NULL, "
+                   "created REAL NOT NULL DEFAULT 0, note TEXT, PRIMARY KEY (signature, input_hash)) WITHOUT ROWID")
+    cache = ScoreCache(old)
+    cache.put_many("sig", {"k": {"x": 1.0}})
+    assert cache.get_many("sig", ["k"]) == {"k": {"x": 1.0}}

@@ -130,10 +130,18 @@ def _check_tables(db: sqlite3.Connection, path: Path, field: str) -> None:
             path=path,
             field=field,
         )
-    columns = [str(row[1]) for row in db.execute("PRAGMA table_info(scores)")]
+    info = list(db.execute("PRAGMA table_info(scores)"))
+    columns = [str(row[1]) for row in info]
     if tables and not set(_COLUMNS) <= set(columns):
         raise InputError(f"is an SQLite database but not a score cache (its table scores has the columns "
                          f"{', '.join(columns)}, not {', '.join(_COLUMNS)}); give another file",
+                         path=path, field=field)  # fmt: skip
+    # cid, name, type, notnull, default, pk: a column the cache does not write must take NULL or have a default
+    required = [str(row[1]) for row in info if row[1] not in _COLUMNS and row[3] and row[4] is None]
+    if required:
+        raise InputError(f'is a score cache of another dialeval version: its column "{required[0]}" is NOT NULL '
+                         "without a default, and this version does not write it; move it aside (its scores are "
+                         "computed again), or give another file with --cache, or run with --no-cache",
                          path=path, field=field)  # fmt: skip
 
 
