@@ -247,3 +247,30 @@ def test_a_template_that_fills_the_models_positions_is_one_error(metric, extra):
     assert len(prefix) == 8191 and cont == tuple(tok(" Yes", add_special_tokens=False).input_ids)
     said = "response cut from its end to fit the model's 8192 positions with the prompt"
     assert room.cut([item])[0]["lm_likelihood_uncond"] == said
+
+
+def test_a_tokenizer_without_a_start_token_is_refused(metric, monkeypatch):
+    """With neither a BOS nor an EOS token the unconditional prompt was empty, and its first response token was
+    "predicted" from the previous row's last token (the first row's from the last position of the pass): a
+    value, and a wrong one. No packaged model lacks both; this one is SmolLM2 with both taken away."""
+    import copy
+
+    from dialeval.errors import InputError
+    from dialeval.models import loading
+
+    model, tok, fp = metric._loaded()
+    bare = copy.deepcopy(tok)
+    bare.bos_token = bare.eos_token = None
+    assert bare.bos_token_id is None and bare.eos_token_id is None
+    monkeypatch.setattr(loading, "load_causal_lm", lambda *_args: (model, bare, fp))
+    with pytest.raises(InputError) as err:
+        LikelihoodMetric().compute([MetricInput(response="Yes, every single morning.")])
+    assert err.value.field == "model"
+    assert "neither a BOS nor an EOS token" in err.value.message
+
+
+def test_a_continuation_without_a_prefix_is_refused(metric):
+    model, tok, _ = metric._loaded()
+    cont = tuple(tok(" Yes", add_special_tokens=False).input_ids)
+    with pytest.raises(ValueError, match="at least one token"):
+        continuation_nll(model, [((tok.bos_token_id,), cont), ((), cont)])

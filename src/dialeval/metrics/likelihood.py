@@ -261,8 +261,14 @@ def continuation_nll(model: Any, requests: Sequence[Request], max_batch_tokens: 
     forward pass, and attention runs row by row (models without transformers'
     attention interface get padded rows and a 4-D mask instead). The vocabulary
     projection runs only at positions that predict a continuation token.
+
+    Raises:
+        ValueError: A continuation has an empty prefix (nothing predicts its first token).
     """
     import torch
+
+    if any(cont and not prefix for prefix, cont in requests):
+        raise ValueError("a continuation needs a prefix of at least one token to predict its first token from")
 
     base = getattr(model, model.base_model_prefix)
     head = model.get_output_embeddings()
@@ -369,12 +375,16 @@ class LikelihoodMetric(Metric):
 
         Raises:
             InputError: The template's prompt with an empty context already fills the model's positions (every
-                response would be cut to no token).
+                response would be cut to no token), or the tokenizer has no start token (BOS, else EOS).
         """
         from dialeval.models.loading import load_causal_lm
 
         loaded = load_causal_lm(self.config.model, self.config.device)
         model, tok, _ = loaded
+        if not _bos(tok):
+            raise InputError(f'the tokenizer of "{self.config.model}" has neither a BOS nor an EOS token: the '
+                             "unconditional likelihood has no start token to predict the response's first token "
+                             "from (use a model whose tokenizer has one)", field="model")  # fmt: skip
         size, limit = len(self._prompt(tok, _bos(tok), "")), _positions(model)
         if limit is not None and size >= limit:
             raise InputError(
