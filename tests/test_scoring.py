@@ -252,3 +252,17 @@ def test_an_interrupt_or_memory_error_in_a_metric_is_not_turned_into_a_metric_er
     metric = type("F", (Fragile,), {"error": error})()
     with pytest.raises(error):
         score_metrics([metric], [cand(0, "one two three")], DIALOGUES)
+
+
+def test_a_metric_value_that_is_no_number_is_one_error_naming_the_candidate() -> None:
+    """compute() itself returns; the value fails when it is made a float, as the item is scored again alone."""
+
+    class Text(Words):
+        name = "text_test"
+        outputs: ClassVar[tuple[str, ...]] = ("text_test",)
+
+        def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+            return {"text_test": ["high" if len(i.response.split()) == 2 else 1.0 for i in items]}  # type: ignore[list-item]
+
+    with pytest.raises(DialevalError, match=r'^metric "text_test" failed on candidate "d:s1": ValueError: could not'):
+        score_metrics([Text()], [cand(0, "one"), cand(1, "one two")], DIALOGUES)

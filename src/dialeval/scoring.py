@@ -194,13 +194,15 @@ def _failure(jobs: Sequence[ScoringJob], detail: str) -> MetricFailed | None:
     The batch is the first unfinished one (engines take them in order); the item, the first of its items that
     raises when computed again alone.
     """
+    from dialeval.engines.base import compute_batch
+
     for n, job in enumerate(jobs):
         batch = next((b for b in job.batches if any(k not in job.known for k, _ in b)), None)
         if batch is None:
             continue
         for key, item in batch:
             try:
-                job.metric.compute([item])
+                compute_batch(job.metric, [(key, item)])
             except Exception:
                 return MetricFailed(job.metric.name, detail, n, key)
         return MetricFailed(job.metric.name, detail, n, batch[0][0] if len(batch) == 1 else None)
