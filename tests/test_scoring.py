@@ -266,3 +266,16 @@ def test_a_metric_value_that_is_no_number_is_one_error_naming_the_candidate() ->
 
     with pytest.raises(DialevalError, match=r'^metric "text_test" failed on candidate "d:s1": ValueError: could not'):
         score_metrics([Text()], [cand(0, "one"), cand(1, "one two")], DIALOGUES)
+
+
+@pytest.mark.parametrize(("attrs", "said"), [
+    ({"outputs": ("words_test", "words_test")}, 'names its output "words_test" twice'),
+    ({"batch_size": 2.5}, "has batch_size 2.5: give a whole number"),
+    ({"batch_size": None}, "has batch_size None: give a whole number"),
+])  # fmt: skip
+def test_a_metric_class_with_a_repeated_output_or_a_batch_size_that_is_no_whole_number_is_refused(attrs, said):
+    """A repeated output wrote every score twice (6 rows for 3 candidates); a batch_size of 2.5 or None ended in
+    a TypeError traceback from range() or max()."""
+    metric = type("Odd", (Words,), {"__module__": "plugin", **attrs})()
+    with pytest.raises(DialevalError, match=f'^metric "words_test" \\(plugin.Odd\\) {said}'):
+        score_metrics([metric], CANDS, DIALOGUES)

@@ -94,7 +94,10 @@ def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | 
 
     Raises:
         InputError: The metric needs references and an input has none.
+        DialevalError: The metric names an output twice, or its ``batch_size`` is not a whole number (a plugin's
+            mistake: each score was written twice, or the run ended in a TypeError).
     """
+    _check_metric(metric)
     if metric.needs_references and any(not i.references for i in inputs):
         missing = sum(1 for i in inputs if not i.references)
         raise InputError(f'metric "{metric.name}" needs references; {some_of(missing, len(inputs), "item")} none')
@@ -109,6 +112,18 @@ def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | 
     step = max(1, metric.batch_size)
     batches = [todo[start : start + step] for start in range(0, len(todo), step)]
     return ScoringJob(metric, keys, known, batches, Counter(keys), cached=sum(k in known for k in keys))
+
+
+def _check_metric(metric: Metric) -> None:
+    """Refuse a metric whose outputs repeat a name or whose ``batch_size`` is not a whole number."""
+    where = f'metric "{metric.name}" ({type(metric).__module__}.{type(metric).__qualname__})'
+    twice = [o for o, n in Counter(metric.outputs).items() if n > 1]
+    if twice:
+        raise DialevalError(f'{where} names its output "{twice[0]}" twice in outputs: each score would be written '
+                            "twice; give each output once")  # fmt: skip
+    size = metric.batch_size
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise DialevalError(f"{where} has batch_size {size!r}: give a whole number of items per batch")
 
 
 def run_jobs(
