@@ -203,7 +203,8 @@ def test_a_table_without_references_hears_that_the_default_metrics_need_them(tmp
 
 def test_the_subsets_lines_are_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--subsets judge printed a Python dict ("subset judge, per context: {'open-ended': 1}"); --subsets tags on
-    items without a subset tag printed nothing, and wrote no per-subset file without saying why."""
+    items without a subset tag printed nothing, and wrote no per-subset file without saying why (then said it on the
+    screen only: not in the --json notes nor in stress.md)."""
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))
     table = tmp_path / "t.csv"
     table.write_text("ctx,resp\nWhere do you live?,In Paris.\nWhere do you live?,Nowhere at all.\n", encoding="utf-8")
@@ -212,6 +213,10 @@ def test_the_subsets_lines_are_words(tmp_path: Path, monkeypatch: pytest.MonkeyP
     res = invoke(*base, "--subsets", "tags")
     assert res.exit_code == 0, res.output
     assert 'subsets (tags): no item has a "subset" tag, so there are no per-subset figures' in res.output
+    said = 'subsets (tags): no item has a "subset" tag, so there are no per-subset figures'
+    assert said in (tmp_path / "o" / "stress.md").read_text()
+    notes = json.loads(invoke(*base, "--subsets", "tags", "--json").stdout)["notes"]
+    assert any(n.startswith(said) for n in notes)
     res = invoke(*base, "--subsets", "judge", "--subset-param", "max_tokens=16", "--subset-param", "temperature=0")
     assert res.exit_code == 0, res.output
     line = next(x for x in res.output.splitlines() if x.startswith("subsets (judge), per context: "))

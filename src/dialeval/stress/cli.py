@@ -316,6 +316,7 @@ class _StressDone:
     judged: dict[str, int]
     unjudged: dict[str, int]  # the subset judge's contexts with no answer, by cause
     result: StressResult
+    mode: str = "rule"  # --subsets
 
     @property
     def drawn(self) -> list[str]:
@@ -326,12 +327,16 @@ class _StressDone:
     def figure_notes(self) -> list[str]:
         """Say which perturbations among ``plots`` get no figure, having perturbed no response (it showed originals).
 
-        With no subset at all, say so where the subset judge classified no context (nothing said it).
+        With no subset at all, say so where the subset judge classified no context, or no item has a tag (only the
+        screen said that).
         """
         if not self.result.subset_rows and self.judged and set(self.judged) == {"unparsed"}:
             causes = "; ".join(f"{n} x {why}" for why, n in Counter(self.unjudged).most_common(3))
             return [f"subsets (judge): the judge classified none of the {counted(self.judged['unparsed'], 'context')} "
                     f"({causes}), so there are no per-subset rows or figures"]  # fmt: skip
+        if not self.result.subset_rows and self.mode == "tags":
+            return ['subsets (tags): no item has a "subset" tag, so there are no per-subset figures (--subsets rule '
+                    "or judge assigns them)"]  # fmt: skip
         if not self.result.subset_rows:  # no figure at all: the subsets line says why
             return []
         return [f"no figure for {p}: it applied to none of the {counted(len(self.candidates), 'response')}"
@@ -393,7 +398,7 @@ def _run_perturbations(opts: _StressOptions, loaded: _StressInputs, run: Scoring
             candidates, bench.dialogues, loaded.metrics, names, seed=opts.seed, n_boot=opts.n_boot,
             cache=run.cache, engine=run.engine, progress=tick,
         )
-    return _StressDone(bench, candidates, names, loaded.plots, judged, unjudged, result)
+    return _StressDone(bench, candidates, names, loaded.plots, judged, unjudged, result, opts.subsets)
 
 
 def _write_stress(
@@ -503,9 +508,6 @@ def _print_stress(
     if result.subset_rows:
         items = ", ".join(f"{name} {n}" for name, n in _subset_items(done).items())
         console.print(f"subsets ({subsets}): {items}", highlight=False)
-    elif subsets == "tags":  # it said nothing, and wrote no per-subset file
-        console.print('subsets (tags): no item has a "subset" tag, so there are no per-subset figures (--subsets rule '
-                      "or judge assigns them)", highlight=False)  # fmt: skip
     if done.judged:  # it printed a Python dict: {'open-ended': 2}
         judged = ", ".join(f"{name} {n}" for name, n in done.judged.items())
         console.print(f"subsets (judge), per context: {judged}", highlight=False)
