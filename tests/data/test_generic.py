@@ -296,7 +296,7 @@ def test_a_rating_with_an_empty_annotator_cell_is_refused_and_a_row_rating_nothi
 def test_mapping_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     p = tmp_path / "m.yaml"
     p.write_text("response: r\nratings:\n  q: [Overall]\n")
-    with pytest.raises(InputError, match=r'm\.yaml:3: field "ratings\.q": Input should be a valid string'):
+    with pytest.raises(InputError, match=r'm\.yaml:3: field "ratings\.q": expected one name, not a list: write O'):
         load_mapping(p)
     p.write_text("ratings: {q: Overall}\n")
     with pytest.raises(InputError, match=r'm\.yaml: field "response": missing field'):
@@ -549,6 +549,39 @@ def test_a_mapping_file_names_each_column_and_dimension_once(tmp_path: Path, ext
     p.write_text("response: reply\nturn_separator: '|'\n")  # neither context nor knowledge: nothing to split
     with pytest.raises(InputError, match=r'm\.yaml:2: field "turn_separator": turn_separator splits the context'):
         load_mapping(p)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # each said pydantic's "Input should be a valid dictionary / string / number / boolean"; the forms are
+        # the mapping file's example in docs/own_data.md, and the --rating-col / --labels forms written as YAML
+        ("response: r\nratings: q\n", ':2: field "ratings": expected pairs "column: dimension", e.g. {q: Overall}'),
+        ("response: r\nratings: q=Overall, f=fluency\n",
+         ':2: field "ratings": expected pairs "column: dimension": write {q: Overall, f: fluency}'),
+        ("response: r\nannotator_columns: [r1, r2]\n",
+         ':2: field "annotator_columns": expected pairs "column: annotator", e.g. {r1: alice, r2: bob}'),
+        ("response: r\nratings: {q: O}\nlabels: Poor=1,Good=3\n",
+         ':3: field "labels": expected pairs "word: number": write {Poor: 1, Good: 3}'),
+        ("response: r\nratings: {q: O}\nlabels: {Good: x}\n", ':3: field "labels.Good": expected the number of '
+                                                               '"Good", e.g. Good: 3'),
+        ("response: [a]\n", ':1: field "response": expected one name, not a list: write a'),
+        ("response: [a, b]\n", ':1: field "response": expected one name, not a list'),
+        ("response: r\nratings:\n  q: [a]\n", ':3: field "ratings.q": expected one name, not a list: write a'),
+        ("response: r\ncontext: {a: b}\n", ':2: field "context": expected one name, not pairs'),
+        ("response:\n", ':1: field "response": is empty: give a name'),
+        ("response: r\nratings: {q: O}\nscale: [1, 5]\n",
+         ':3: field "scale": expected LOW-HIGH with LOW below HIGH, e.g. 1-5; found [1, 5]'),
+        ("response: r\nannotator_columns: {a: x}\npseudonymise: maybe\n",
+         ':3: field "pseudonymise": expected true or false'),
+    ],
+)  # fmt: skip
+def test_a_mapping_key_of_the_wrong_kind_says_how_to_write_it(tmp_path: Path, text: str, message: str) -> None:
+    p = tmp_path / "m.yaml"
+    p.write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_mapping(p)
+    assert str(caught.value) == f"{p}{message}"
 
 
 def test_named_columns_the_mapping_does_not_read_get_a_warning(tmp_path: Path) -> None:

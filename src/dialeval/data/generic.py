@@ -1110,7 +1110,7 @@ def load_mapping(path: str | Path) -> MappingFile:
         first = first_problem(exc)  # a misspelt key first: "respones" also made "response" missing
         loc = [str(x) for x in first["loc"]]
         fields = list(MappingFile.model_fields) if len(loc) == 1 else []
-        message = _not_a_list(loc, first["type"], first["input"]) or pydantic_message(
+        message = _how_to_write(loc, first["type"], first["input"]) or pydantic_message(
             first["type"], first["msg"], loc[-1] if loc else "", fields)
         raise InputError(message, path=p, line=yaml_line(text, loc), field=".".join(loc) or None) from None
     for key, scale in [("scale", spec.scale), *((f"scales.{d}", v) for d, v in spec.scales.items())]:
@@ -1133,21 +1133,51 @@ def load_mapping(path: str | Path) -> MappingFile:
     return spec
 
 
-def _not_a_list(loc: Sequence[str], kind: str, given: Any) -> str | None:
-    """Say how to write a list key (``references``, ``tags``, ``systems``) given something else; None for other errors.
+#: Each key of pairs: how a pair is written, and the mapping file's example (docs/own_data.md).
+_PAIRS = {"ratings": ("column: dimension", "{q: Overall}"), "annotator_columns": ("column: annotator",
+          "{r1: alice, r2: bob}"), "scales": ("dimension: scale", "{fluency: 1-3}"),
+          "labels": ("word: number", "{Poor: 1, Good: 3}")}  # fmt: skip
 
-    ``references: gold`` said only pydantic's "Input should be a valid list".
+
+def _how_to_write(loc: Sequence[str], kind: str, given: Any) -> str | None:
+    """Say how to write a key (or a value of it) given as another kind of value; None for other errors.
+
+    ``references: gold``, ``ratings: q``, ``response: [a]`` said pydantic's "Input should be a valid list" (dictionary,
+    string). A pair written as ``--rating-col`` and ``--labels`` write it (``q=Overall``) is written back as YAML.
 
     Example:
-        >>> _not_a_list(["references"], "list_type", "gold, silver")
+        >>> _how_to_write(["references"], "list_type", "gold, silver")
         'expected a list of column names: write [gold, silver]'
+        >>> _how_to_write(["labels"], "dict_type", "Poor=1,Good=3")
+        'expected pairs "word: number": write {Poor: 1, Good: 3}'
     """
-    if kind != "list_type" or len(loc) != 1:
+    key = loc[0] if loc else ""
+    if kind == "list_type" and len(loc) == 1:
+        what = "system" if key == "systems" else "column"
+        if isinstance(given, str):
+            return f"expected a list of {what} names: write [{given}]"
+        return f"expected a list of {what} names, e.g. [{'a' if what == 'system' else 'gold'}]"
+    if kind == "dict_type" and key in _PAIRS:
+        form, example = _PAIRS[key]
+        pairs = [p.partition("=") for p in given.split(",")] if isinstance(given, str) else []
+        if pairs and all(a.strip() and eq for a, eq, _ in pairs):
+            return f'expected pairs "{form}": write {{{", ".join(f"{a.strip()}: {b.strip()}" for a, _, b in pairs)}}}'
+        return f'expected pairs "{form}", e.g. {example}'
+    if kind.startswith("float") and key == "labels":
+        return f'expected the number of "{loc[-1]}", e.g. {loc[-1]}: 3'
+    if kind.startswith("bool"):
+        return "expected true or false"
+    if kind != "string_type":
         return None
-    what = "system" if loc[0] == "systems" else "column"
-    if isinstance(given, str):
-        return f"expected a list of {what} names: write [{given}]"
-    return f"expected a list of {what} names, e.g. [{'a' if what == 'system' else 'gold'}]"
+    if key in ("scale", "scales"):
+        return f"{SCALE_FORM}; found {given}"
+    if given is None:
+        return "is empty: give a name"
+    if isinstance(given, dict):
+        return "expected one name, not pairs"
+    if isinstance(given, list):
+        return "expected one name, not a list" + (f": write {given[0]}" if len(given) == 1 else "")
+    return None
 
 
 def _check_names(spec: MappingFile, path: Path, text: str) -> None:
