@@ -570,6 +570,14 @@ def test_a_mapping_file_names_each_column_and_dimension_once(tmp_path: Path, ext
         ("response: r\nratings:\n  q: [a]\n", ':3: field "ratings.q": expected one name, not a list: write a'),
         ("response: r\ncontext: {a: b}\n", ':2: field "context": expected one name, not pairs'),
         ("response:\n", ':1: field "response": is empty: give a name'),
+        # a CSV column named 5 (YAML reads 5 as a number); the key's error was field "ratings.1.[key]"
+        ("response: 5\n", ':1: field "response": expected a name, not a number: write it in quotes, "5"'),
+        ("response: r\nratings: {1: Overall}\n",
+         ':2: field "ratings": expected a name, not a number: write it in quotes, "1"'),
+        # YAML 1.1 reads yes and no as true and false: the error was field "labels.1.[key]"
+        ("response: r\nratings: {q: O}\nlabels: {yes: 1, no: 0}\n",
+         ':3: field "labels": expected a name, not true or false (YAML reads yes, no, on, off, true and false so): '
+         'write it in quotes, e.g. "yes"'),
         ("response: r\nratings: {q: O}\nscale: [1, 5]\n",
          ':3: field "scale": expected LOW-HIGH with LOW below HIGH, e.g. 1-5; found [1, 5]'),
         ("response: r\nannotator_columns: {a: x}\npseudonymise: maybe\n",

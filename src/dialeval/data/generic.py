@@ -1109,6 +1109,7 @@ def load_mapping(path: str | Path) -> MappingFile:
     except ValidationError as exc:
         first = first_problem(exc)  # a misspelt key first: "respones" also made "response" missing
         loc = [str(x) for x in first["loc"]]
+        loc = loc[:1] if "[key]" in loc else loc  # ("labels", 1, "[key]"): the key yes, read as true, is no text
         fields = list(MappingFile.model_fields) if len(loc) == 1 else []
         message = _how_to_write(loc, first["type"], first["input"]) or pydantic_message(
             first["type"], first["msg"], loc[-1] if loc else "", fields)
@@ -1177,6 +1178,11 @@ def _how_to_write(loc: Sequence[str], kind: str, given: Any) -> str | None:
         return "expected one name, not pairs"
     if isinstance(given, list):
         return "expected one name, not a list" + (f": write {given[0]}" if len(given) == 1 else "")
+    if isinstance(given, bool):
+        return ('expected a name, not true or false (YAML reads yes, no, on, off, true and false so): write it in '
+                'quotes, e.g. "yes"')  # fmt: skip
+    if isinstance(given, int | float):
+        return f'expected a name, not a number: write it in quotes, "{given}"'
     return None
 
 
