@@ -312,6 +312,18 @@ def test_an_unknown_name_is_refused_naming_the_option_that_gave_it(args: list[st
     assert not (tmp_path / "out").exists()
 
 
+def test_spaces_around_a_benchmark_name_are_dropped_as_around_the_other_run_names(tmp_path: Path) -> None:
+    """``-b ' usr-tc'`` was 'unknown benchmark " usr-tc"; did you mean "usr-tc"?' while ``-m ' length'`` ran, and
+    stress's ``-b ' dailydialog++'`` was no ranking test: 'unknown benchmark ...; did you mean "gupta-dailydialog"?'."""
+    res = invoke("score", "-b", " usr-tc ", "-m", "length", "--limit", "1", "--no-cache", "-o", tmp_path / "s.jsonl")
+    assert res.exit_code == 0, res.output
+    shown = invoke("data", "show", "-b", " usr-tc", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["name"] == "usr-tc"
+    refused(invoke("stress", "-b", " dailydialog++", "--perturb", "negation", "-o", tmp_path / "st"),
+            'field "--perturb": --perturb does not apply to dailydialog++')  # fmt: skip
+
+
 def test_a_missing_table_is_not_found_before_it_needs_a_mapping(tmp_path: Path) -> None:
     res = invoke("score", "--path", tmp_path / "missing.csv", "-m", "length", "-o", tmp_path / "s.jsonl")
     refused(res, f"{tmp_path / 'missing.csv'}: file not found")

@@ -463,11 +463,14 @@ def load_inputs(
 
 
 def catalog_benchmark(name: str, path: Path | None = None) -> Benchmark:
-    """Load a catalog benchmark (from ``path`` if given); an unknown name is an error of ``--benchmark``."""
+    """Load a catalog benchmark (from ``path`` if given); an unknown name is an error of ``--benchmark``.
+
+    Spaces around ``name`` are dropped, as around the names of ``-m``, ``--engine`` and ``--device``.
+    """
     from dialeval.data.catalog import load_benchmark
 
     try:
-        return load_benchmark(name, path)
+        return load_benchmark(name.strip(), path)
     except UnknownNameError as exc:
         raise exc.given_by("--benchmark") from None
 

@@ -104,7 +104,7 @@ def show_command(
             bench = catalog_benchmark(name, path)
     except DialevalError as exc:
         fail(exc)
-    report = report_of(bench, None if name is None else DATASETS.get(name))
+    report = report_of(bench, None if name is None else DATASETS.get(name.strip()))  # as catalog_benchmark reads it
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return

@@ -239,8 +239,8 @@ def _check_together(
 
 
 def _ranks(benchmark: str | None) -> bool:
-    """Whether ``-b`` asks for the DailyDialog++ ranking test rather than perturbations."""
-    return benchmark is not None and benchmark.lower() in DDPP_NAMES
+    """Whether ``-b`` asks for the DailyDialog++ ranking test rather than perturbations (spaces around it dropped)."""
+    return benchmark is not None and benchmark.strip().lower() in DDPP_NAMES
 
 
 def _output_files(benchmark: str | None, perturb: str | None, plot: str | None) -> list[str]:
