@@ -133,6 +133,9 @@ def test_a_given_file_with_no_items_is_one_error_not_an_empty_run(tmp_path: Path
     [
         ("t.csv", "context,response\nhi,yo\n", "t.csv:1: not valid JSON (Expecting value at column 1)"),
         ("t.jsonl", '{"context": "hi", "response": "yo"}\n', "t.jsonl: expected a JSON array of records"),
+        # the published file's suffix: its first record lacks a field every published record has
+        ("t.json", '[{"context": "hi", "response": "yo"}]',
+         't.json:1: field "fact": missing field (record 0 of the JSON array, counting from 0)'),
     ],
 )  # fmt: skip
 def test_your_own_table_given_as_a_catalog_benchmarks_file_says_how_to_read_it(
@@ -150,3 +153,26 @@ def test_your_own_table_given_as_a_catalog_benchmarks_file_says_how_to_read_it(
     )
     with pytest.raises(InputError, match=r'; benchmark "usr-tc" reads path= as its published file \(usr_topical_'):
         load_benchmark("usr-tc", p, path_option="path=")
+
+
+def test_a_table_of_the_published_suffix_lacking_a_published_column_says_how_to_read_your_own(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    """`-b predictive-engagement --path t.csv` said only 'missing column in the header'; a published file missing a
+    field past its first record is no table of yours, and keeps the plain error."""
+    p = tmp_path / "t.csv"
+    p.write_text("context,response,q\nhi,yo,3\n")
+    with pytest.raises(InputError) as caught:
+        load_benchmark("predictive-engagement", p)
+    assert str(caught.value) == (
+        f'{p}:1: field "query": missing column in the header; there are: context, response, q; -b '
+        "predictive-engagement reads --path as its published file (Eng_Scores_queries_gen_gtruth_replies.csv): for "
+        "your own table leave out -b and give --mapping or --response-col"
+    )
+    raw = json.loads((shared_data / "usr/usr_topical_chat.json").read_text())
+    del raw[1]["fact"]
+    p = tmp_path / "usr.json"
+    p.write_text(json.dumps(raw))
+    with pytest.raises(InputError) as caught:
+        load_benchmark("usr-tc", p)
+    assert str(caught.value) == f'{p}:1: field "fact": missing field (record 1 of the JSON array, counting from 0)'

@@ -40,6 +40,11 @@ class DataFile:
     sha256: str | None
 
 
+#: How the readers (:mod:`dialeval.data._common`) say that the header or the first record lacks a column or field
+#: every published record has: a file of another format, a table of your own, though its suffix is the published one.
+_NOT_ITS = ("missing column in the header", "missing field (record 0 of the JSON array")
+
+
 @dataclass(frozen=True)
 class CatalogEntry:
     """One benchmark of the catalog.
@@ -100,7 +105,7 @@ class CatalogEntry:
             try:
                 bench = self.loader(given)
             except InputError as exc:
-                if given.suffix.lower() == Path(self.target).suffix.lower():
+                if given.suffix.lower() == Path(self.target).suffix.lower() and not exc.message.startswith(_NOT_ITS):
                     raise
                 # your own table, say: "t.csv:1: not valid JSON" said nothing of -b, nor how to read a table
                 raise InputError(exc.message + self._path_hint(path_option), path=exc.path, line=exc.line,
@@ -132,7 +137,8 @@ class CatalogEntry:
     def _path_hint(self, path_option: str) -> str:
         """Say that a given path is read as this benchmark's published file, and how your own table is read.
 
-        Said where the file's suffix is not the published file's (a ``.csv`` for usr-tc's ``.json``).
+        Said where the file's suffix is not the published file's (a ``.csv`` for usr-tc's ``.json``), or its header or
+        first record lacks a published column or field.
         """
         given = f"-b {self.name} reads --path" if path_option == "--path" else f'benchmark "{self.name}" reads path='
         how = ("leave out -b and give --mapping or --response-col" if path_option == "--path" else
