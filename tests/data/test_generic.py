@@ -503,6 +503,11 @@ def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) 
         ("ratings: {q: Overall}\nscales: {Overal: 1-3}\n",
          ':4: field "scales.Overal": no rating column gives the dimension "Overal"; did you mean "Overall"?'),
         ("ratings: {q: ''}\n", ':3: field "ratings.q": a rating column needs a dimension name'),  # dimension ""
+        # both were taken: ratings on the dimension "", and by the annotator "" (no --rating-col takes either)
+        ("annotator_columns: {r1: alice}\ndimension: ''\n", ':4: field "dimension": a rating column needs a dimension '
+                                                              "name"),
+        ("annotator_columns:\n  r1: alice\n  r2: ' '\n",
+         ':5: field "annotator_columns.r2": an annotator column needs an annotator name'),
         # each row rated its item twice: 'annotator "annotator" rates item ... twice', with no annotator column
         ("ratings:\n  q1: Overall\n  q2: Fluency\n  q3: Overall\n",
          ':6: field "ratings.q3": columns "q1" and "q3" both give the dimension "Overall": one column per dimension '

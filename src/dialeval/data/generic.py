@@ -1187,7 +1187,7 @@ def _how_to_write(loc: Sequence[str], kind: str, given: Any) -> str | None:
 
 
 def _check_names(spec: MappingFile, path: Path, text: str) -> None:
-    """Refuse a name given twice in a list, a rating column with no dimension or another's, a scale for no dimension.
+    """Refuse a name given twice in a list, a rating column with no dimension, annotator or another's, a stray scale.
 
     ``--reference-col g --reference-col g`` was refused and ``references: [g, g]`` (or ``systems: [x, x]``) taken;
     ``scales: {Overal: 1-5}`` beside a dimension Overall was never applied.
@@ -1197,9 +1197,15 @@ def _check_names(spec: MappingFile, path: Path, text: str) -> None:
             ensure_unique(getattr(spec, key), key, what)
         except InputError as exc:
             raise InputError(exc.message, path=path, line=yaml_line(text, [key]), field=key) from None
-    if (blank := next((c for c, d in spec.ratings.items() if not d.strip()), None)) is not None:
-        raise InputError("a rating column needs a dimension name", path=path,
-                         line=yaml_line(text, ["ratings", blank]), field=f"ratings.{blank}")  # fmt: skip
+    named = "a rating column needs a dimension name"
+    blanks = [(f"ratings.{c}", named) for c, d in spec.ratings.items() if not d.strip()]
+    blanks += [(f"annotator_columns.{c}", "an annotator column needs an annotator name")
+               for c, a in spec.annotator_columns.items() if not a.strip()]  # fmt: skip
+    if spec.annotator_columns and not spec.dimension.strip():
+        blanks.append(("dimension", named))
+    if blanks:
+        key, why = blanks[0]
+        raise InputError(why, path=path, line=yaml_line(text, key.split(".", 1)), field=key)
     check_dimensions(spec.ratings, path=path, lines={c: yaml_line(text, ["ratings", c]) for c in spec.ratings})
     dims = [*spec.ratings.values(), *([spec.dimension] if spec.annotator_columns else [])]
     for dim in spec.scales:
