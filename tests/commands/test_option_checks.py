@@ -12,10 +12,13 @@ import json
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.commands.cli_runner import COLS, RATED, invoke, refused
 from typer.testing import Result
+
+from dialeval.errors import InputError
 
 #: The views shipped until the forty-eighth session: a cross-encoder over MiniLM (quality's ``encoder``).
 MINILM_VIEWS = Path(__file__).resolve().parents[2] / "candidates" / "quality-minilm-views" / "views"
@@ -420,3 +423,20 @@ def test_a_cache_given_as_a_folder_is_refused_and_no_file_appears(rows: Path, tm
     refused(score(rows, out, "-m", "length", "--cache", f"{tmp_path}/new/"),
             f'{tmp_path}/new: field "--cache": ends in "/", naming a folder; give the score cache\'s file')  # fmt: skip
     assert not (tmp_path / "new").exists() and not out.exists()
+
+
+@pytest.mark.parametrize("given, option", [
+    ({"response_col": ""}, "--response-col"),
+    ({"response_col": "resp", "context_col": " "}, "--context-col"),
+    ({"response_col": "resp", "system_col": ""}, "--system-col"),
+    ({"response_col": "resp", "reference_col": ("gold", "")}, "--reference-col"),
+    ({"response_col": "resp", "rating_col": ("q",), "annotator_col": ""}, "--annotator-col"),
+])  # fmt: skip
+def test_an_empty_column_option_is_refused_naming_it(given: dict[str, Any], option: str) -> None:
+    """--response-col "" (an unset shell variable) said only "missing column in the header; there are: ...", with no
+    option named; each column option given no name is now refused as that option's error."""
+    from dialeval.commands.common import TableOptions
+
+    with pytest.raises(InputError) as caught:
+        TableOptions(**given).read()
+    assert str(caught.value) == f'field "{option}": is empty: give the name of a column of the table'

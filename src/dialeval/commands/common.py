@@ -230,6 +230,12 @@ class TableOptions:
             return spec.to_mapping(), spec.name
         if self.response_col is None:
             raise InputError("a table needs --response-col (or a --mapping file)", field="--response-col")
+        named = [("--response-col", self.response_col), ("--context-col", self.context_col),
+                 ("--system-col", self.system_col), ("--annotator-col", self.annotator_col),
+                 *(("--reference-col", c) for c in self.reference_col)]  # fmt: skip
+        if (empty := next((option for option, col in named if col is not None and not col.strip()), None)) is not None:
+            # --response-col "" said "missing column in the header" with no field
+            raise InputError("is empty: give the name of a column of the table", field=empty)
         self._check_read()
         ensure_unique(self.reference_col, "--reference-col")
         check_response_roles(self.response_col, {"--context-col": self.context_col,
