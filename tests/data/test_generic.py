@@ -512,6 +512,10 @@ def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) 
         ("ratings:\n  q1: Overall\n  q2: Fluency\n  q3: Overall\n",
          ':6: field "ratings.q3": columns "q1" and "q3" both give the dimension "Overall": one column per dimension '
          "(one column per annotator: a mapping file's annotator_columns, with dimension: Overall)"),
+        # a column named "" or " ": "missing column in the header; there are: ..." when the table was read, no field
+        ("dialogue_id: ''\n", ':3: field "dialogue_id": is empty: give the name of a column of the table'),
+        ("system: ' '\n", ':3: field "system": is empty: give the name of a column of the table'),
+        ("references: [gold, '']\n", ':3: field "references": is empty: give the name of a column of the table'),
         ("references: [g, g]\n", ':3: field "references": column "g" is given twice'),  # --reference-col refuses it
         ("tags: [task, task]\n", ':3: field "tags": column "task" is given twice'),
         # pydantic's 'Input should be a valid list': a list is written [gold], as the mapping's example shows

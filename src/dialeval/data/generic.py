@@ -1203,6 +1203,10 @@ def _check_names(spec: MappingFile, path: Path, text: str) -> None:
                for c, a in spec.annotator_columns.items() if not a.strip()]  # fmt: skip
     if spec.annotator_columns and not spec.dimension.strip():
         blanks.append(("dimension", named))
+    column = "is empty: give the name of a column of the table"  # response: "" was "missing column in the header"
+    single = ("response", "context", "system", "annotator", "item_id", "dialogue_id", "knowledge", "domain")
+    blanks += [(key, column) for key in single if getattr(spec, key) is not None and not getattr(spec, key).strip()]
+    blanks += [(key, column) for key in ("references", "tags") if any(not c.strip() for c in getattr(spec, key))]
     if blanks:
         key, why = blanks[0]
         raise InputError(why, path=path, line=yaml_line(text, key.split(".", 1)), field=key)
