@@ -283,3 +283,15 @@ def test_a_free_text_fallback_is_cached_as_the_answer_to_the_request_without_its
     assert later.stats.cache_hits == 0 and ["response_format" in p for _, p in server.seen] == [True, False, True]
     unshaped = dataclasses.replace(shaped, answer=None)  # the request the free text answered
     assert later.one(unshaped).text == "2, I think" and later.stats.cache_hits == 1
+
+
+@pytest.mark.parametrize("text", [["a", "b"], {"text": "a"}, 4])
+def test_a_text_that_is_no_string_is_a_malformed_answer_not_its_repr(serve: Any, text: Any) -> None:
+    """A server answering ``"content": ["a", "b"]`` (a list of parts) had its answer taken as the text
+    "['a', 'b']": ``dialeval generate`` wrote it as the response and scored it. It is now a malformed body,
+    retried as any other; a null content is still an empty answer."""
+    backend = _client(serve(Reply(body=completion(text))))
+    with pytest.raises(BackendError, match=r"malformed chat completion: .*no string"):
+        backend.chat(REQ)
+    assert backend.attempts == 2  # retried once, as every malformed body is
+    assert _client(serve(Reply(body=completion(None)))).chat(REQ).text == ""

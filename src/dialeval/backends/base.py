@@ -251,7 +251,9 @@ class Completion:
         """
         try:
             choice = body["choices"][0]
-            text = (choice["text"] if "message" not in choice else choice["message"]["content"]) or ""
+            text = choice["text"] if "message" not in choice else choice["message"]["content"]
+            if not isinstance(text, str | None):  # a list of parts was written as its repr, "['a', 'b']"
+                raise TypeError(f"the text is no string: {text!r}"[:200])
             content = (choice.get("logprobs") or {}).get("content") or []
             tokens = tuple(str(t["token"]) for t in content)
             tops = tuple(_alternatives(t) for t in content)
@@ -264,7 +266,7 @@ class Completion:
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise BackendError(f"malformed chat completion: {exc!r}", retryable=True) from exc
         return cls(
-            text=str(text),
+            text=text or "",
             tokens=tokens,
             top_logprobs=tops,
             prompt_tokens=prompt_tokens,
