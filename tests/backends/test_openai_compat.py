@@ -295,3 +295,22 @@ def test_a_text_that_is_no_string_is_a_malformed_answer_not_its_repr(serve: Any,
         backend.chat(REQ)
     assert backend.attempts == 2  # retried once, as every malformed body is
     assert _client(serve(Reply(body=completion(None)))).chat(REQ).text == ""
+
+
+def test_a_lone_surrogate_in_an_answer_is_a_replacement_character_not_an_error_ending_the_run(
+    serve: Any, tmp_path: Path
+) -> None:
+    r"""A server whose answer was cut inside a character pair (an emoji cut by max_tokens, escaped ``\ud83d``)
+    gave a text no UTF-8 file can hold: the request cache's write raised UnicodeEncodeError, and ``dialeval
+    generate`` ended with "error: 'utf-8' codec can't encode character '\udcff' ...", naming no file, with nothing
+    written. The lone half is now U+FFFD, as a UTF-8 decoder reads a cut character; a whole pair is kept."""
+    tops = [{"token": "\ud83d", "logprob": -0.1}]
+    body = json.loads(completion("hi \ud83d\ude00 \ud83d"))
+    body["choices"][0]["logprobs"] = {"content": [{"token": "\udcff", "logprob": -0.1, "top_logprobs": tops}]}
+    cache = RequestCache(tmp_path / "c.sqlite")
+    runner = Runner(_client(serve(Reply(body=json.dumps(body).encode()))), cache)
+    [answer] = runner.run([REQ])
+    assert isinstance(answer, Completion)
+    assert (answer.text, answer.tokens) == ("hi \U0001f600 \ufffd", ("\ufffd",))
+    assert answer.top_logprobs == ({"\ufffd": -0.1},)
+    assert cache.get(runner.cache_signature, REQ) == answer

@@ -255,7 +255,7 @@ class Completion:
             if not isinstance(text, str | None):  # a list of parts was written as its repr, "['a', 'b']"
                 raise TypeError(f"the text is no string: {text!r}"[:200])
             content = (choice.get("logprobs") or {}).get("content") or []
-            tokens = tuple(str(t["token"]) for t in content)
+            tokens = tuple(whole(str(t["token"])) for t in content)
             tops = tuple(_alternatives(t) for t in content)
             usage = body.get("usage") or {}
             # a count the server leaves null is unknown (0); read here, so that a usage that is no object is malformed
@@ -266,7 +266,7 @@ class Completion:
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise BackendError(f"malformed chat completion: {exc!r}", retryable=True) from exc
         return cls(
-            text=text or "",
+            text=whole(text or ""),
             tokens=tokens,
             top_logprobs=tops,
             prompt_tokens=prompt_tokens,
@@ -292,6 +292,19 @@ class Completion:
         return {k: v / total for k, v in probs.items()} if total > 0 else {}
 
 
+def whole(text: str) -> str:
+    r"""Return ``text`` with each lone half of a UTF-16 surrogate pair (JSON's ``\ud83d`` of a cut emoji) as U+FFFD.
+
+    Python's json reads a lone half as a character no UTF-8 file can hold: the request cache's write and the
+    records' raised UnicodeEncodeError. U+FFFD is what a UTF-8 decoder reads a cut character as.
+
+    Example:
+        >>> whole("ok \ud83d") == "ok \ufffd", whole("\U0001f600") == "\U0001f600"
+        (True, True)
+    """
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def _alternatives(token: dict[str, Any]) -> dict[str, float]:
     """Return ``{token: logprob}`` of one position.
 
@@ -309,9 +322,10 @@ def _alternatives(token: dict[str, Any]) -> dict[str, float]:
             if not 0 <= prob < math.inf:  # inf made every probability there NaN (inf / inf); NaN was dropped unseen
                 raise ValueError(f"a probability that is no probability: {a}")
             if prob > 0:
-                out[str(a["token"])] = max(out.get(str(a["token"]), -math.inf), math.log(prob))
+                tok = whole(str(a["token"]))
+                out[tok] = max(out.get(tok, -math.inf), math.log(prob))
         return out
-    out = {str(a["token"]): float(a["logprob"]) for a in token.get("top_logprobs") or []}
+    out = {whole(str(a["token"])): float(a["logprob"]) for a in token.get("top_logprobs") or []}
     if any(not lp < math.inf for lp in out.values()):  # NaN or +inf made every probability there NaN: no error
         raise ValueError(f"a log-probability that is no number: {out}")
     return out
