@@ -314,3 +314,12 @@ def test_a_lone_surrogate_in_an_answer_is_a_replacement_character_not_an_error_e
     assert (answer.text, answer.tokens) == ("hi \U0001f600 \ufffd", ("\ufffd",))
     assert answer.top_logprobs == ({"\ufffd": -0.1},)
     assert cache.get(runner.cache_signature, REQ) == answer
+
+
+def test_a_negative_token_count_is_a_malformed_answer(serve: Any) -> None:
+    """``"completion_tokens": -3`` was taken as given: generate said "1 generated (-3 tokens)" and a runner's
+    token budget counted the call as giving tokens back. It is now a malformed body, retried as any other."""
+    backend = _client(serve(Reply(body=completion("Score: 4", usage={"prompt_tokens": 5, "completion_tokens": -3}))))
+    with pytest.raises(BackendError, match=r"malformed chat completion: .*negative token count: 5, -3"):
+        backend.chat(REQ)
+    assert backend.attempts == 2  # retried once, as every malformed body is

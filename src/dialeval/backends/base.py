@@ -262,6 +262,8 @@ class Completion:
             # (it was an AttributeError traceback out of the run)
             prompt_tokens = int(usage.get("prompt_tokens") or 0)
             completion_tokens = int(usage.get("completion_tokens") or 0)
+            if min(prompt_tokens, completion_tokens) < 0:  # generate said "(-3 tokens)"; a token budget gained some
+                raise ValueError(f"a negative token count: {prompt_tokens}, {completion_tokens}")
             finish_reason = str(choice.get("finish_reason") or "")
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise BackendError(f"malformed chat completion: {exc!r}", retryable=True) from exc
