@@ -215,7 +215,9 @@ def test_generate_says_what_it_did_in_words(tmp_path: Path) -> None:
     info = json.loads((tmp_path / "generation.json").read_text())["models"]["smollm2"]
     line = " ".join(res.output.split())
     assert (f"smollm2: 1 response: 1 generated ({info['completion_tokens']} tokens), 0 from the request cache, "
-            f"{info['empty']} empty; {info['seconds']} s; signature {info['signature']}") in line  # fmt: skip
+            f"{info['empty']} empty, 1 cut by --max-tokens; {info['seconds']} s; signature {info['signature']}"
+            ) in line  # fmt: skip
+    assert info["cut_by_max_tokens"] == 1  # its 2 tokens are --max-tokens 2: the model was cut, not done
     assert "{" not in res.output
 
 
@@ -307,8 +309,9 @@ def test_failed_generation_requests_say_why_and_exit_1(tmp_path: Path, cache: Pa
         assert errors == ['error: 1 of 2 responses was not generated because requests failed (served: 1 x HTTP 400: '
                           '{"error": "injected"}); the 1 that came back was written; rerun to try the failed ones '
                           "again, or pass --allow-failures to accept them"], res.output  # fmt: skip
-        assert ('served: 2 responses: 1 generated (4 tokens), 0 from the request cache, 0 empty, 1 failed (not '
-                'written: 1 x HTTP 400: {"error": "injected"})') in " ".join(res.output.split())
+        line = " ".join(res.output.split())
+        assert ('served: 2 responses: 1 generated (4 tokens), 0 from the request cache, 0 empty, 1 cut by '
+                '--max-tokens, 1 failed (not written: 1 x HTTP 400: {"error": "injected"})') in line
         info = json.loads((out / "generation.json").read_text())["models"]["served"]
         assert (info["requests"], info["failed"], info["failures"]) == (2, 1, {'HTTP 400: {"error": "injected"}': 1})
         assert len(read_jsonl(out / "candidates.jsonl", Candidate)) == 1
@@ -535,3 +538,25 @@ def test_generate_and_lmstyle_over_each_others_folder_leave_no_file_of_other_rec
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in out.iterdir()) == sorted(("dialogues.jsonl", "candidates.jsonl", *earlier))
     assert f"removed {out}/{{generation.json}}: an earlier run's, which this run does not write" in res.output
+
+
+def test_a_response_cut_by_max_tokens_is_counted_and_said(tmp_path: Path) -> None:
+    """A response the backend ended at --max-tokens (finish_reason "length": "I would be delighted to") was
+    written and scored as a whole one, and generation.json and the command's line said nothing of it. Each
+    model's summary now counts them, and the line says how many."""
+    from dialeval.backends.base import Backend, ChatRequest, Completion
+    from dialeval.lmstyle.cli import _counts
+    from dialeval.lmstyle.prompt import Pair
+
+    class Cut(Backend):
+        signature = "cut"
+
+        def chat(self, request: ChatRequest) -> Completion:
+            said = "delighted" in request.prompt.split("###Speaker:")[-1]
+            return Completion(text=" I would be delighted to", finish_reason="length" if said else "stop")
+
+    data = {"dd": [Pair("delighted?", "yes"), Pair("other?", "no"), *(Pair(str(i), str(i)) for i in range(5))]}
+    got = generate_styled(Cut(), "m", data, ["formal", "informal"], 2, SETTINGS, use_cache=False)
+    assert len(got.candidates) == 4
+    assert got.summary()["cut_by_max_tokens"] == 2  # the two styles of the first query
+    assert ", 0 empty, 2 cut by --max-tokens;" in _counts(got.summary())

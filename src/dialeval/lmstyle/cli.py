@@ -149,10 +149,11 @@ def _counts(summary: dict[str, Any]) -> str:
         return int(summary.get(key, 0))
 
     failed = f", {n('failed')} failed (not written: {_causes(summary)})" if n("failed") else ""
+    cut = f", {n('cut_by_max_tokens')} cut by --max-tokens" if n("cut_by_max_tokens") else ""
     plural = "" if n("requests") == 1 else "s"
     generated = n("calls") - n("failed")  # the calls the backend answered
     return (f"{n('requests')} response{plural}: {generated} generated ({n('completion_tokens')} tokens), "
-            f"{n('cache_hits')} from the request cache, {n('empty')} empty{failed}; {summary['seconds']} s; "
+            f"{n('cache_hits')} from the request cache, {n('empty')} empty{cut}{failed}; {summary['seconds']} s; "
             f"signature {summary['signature']}")  # fmt: skip
 
 

@@ -147,7 +147,7 @@ class Generated:
         dialogues: One single-turn dialogue per query.
         candidates: One candidate per (query, style) that got an answer.
         signature: The generation signature (settings, prompt, backend).
-        counts: requests, cache hits, failures, empty responses.
+        counts: requests, cache hits, failures, empty responses, responses cut by ``max_tokens`` (when any).
         failures: The failed requests counted by the backend's reason (``HTTP 400: ...``).
         seconds: Wall time.
     """
@@ -223,6 +223,8 @@ def generate_styled(
             continue
         text = clean(answer.text, settings.stop)
         out.counts["empty"] += int(not text)
+        if answer.cut:  # written and scored as a whole response, with nothing said
+            out.counts["cut_by_max_tokens"] += 1
         did = f"lmstyle-{ds}-{i:04d}"
         tags = {"dataset": ds, "style": style, "task": style_word(style), "model": label}
         out.candidates.append(
