@@ -323,3 +323,13 @@ def test_a_negative_token_count_is_a_malformed_answer(serve: Any) -> None:
     with pytest.raises(BackendError, match=r"malformed chat completion: .*negative token count: 5, -3"):
         backend.chat(REQ)
     assert backend.attempts == 2  # retried once, as every malformed body is
+
+
+@pytest.mark.parametrize("choices", [[], {}, None])
+def test_an_answer_with_no_choice_says_so(serve: Any, choices: Any) -> None:
+    """``"choices": []`` said "malformed chat completion: IndexError('list index out of range')"; it now names
+    choices (retried as every malformed body is)."""
+    backend = _client(serve(Reply(body=json.dumps({"choices": choices}).encode())))
+    with pytest.raises(BackendError, match=r"malformed chat completion: .*choices is .*, not a list of one or more"):
+        backend.chat(REQ)
+    assert backend.attempts == 2

@@ -250,7 +250,10 @@ class Completion:
             BackendError: The body lacks the fields of a chat completion (retryable).
         """
         try:
-            choice = body["choices"][0]
+            choices = body["choices"]
+            if not isinstance(choices, list) or not choices:  # it said "IndexError('list index out of range')"
+                raise ValueError(f"choices is {str(choices)[:100]}, not a list of one or more answers")
+            choice = choices[0]
             text = choice["text"] if "message" not in choice else choice["message"]["content"]
             if not isinstance(text, str | None):  # a list of parts was written as its repr, "['a', 'b']"
                 raise TypeError(f"the text is no string: {text!r}"[:200])
