@@ -118,3 +118,14 @@ def test_quality_train_seed_0_is_a_seed_like_any_other(tmp_path, monkeypatch, gi
     res = CliRunner().invoke(app, ["quality", "train", "-o", str(tmp_path / "out"), "--recipe", "seven", *given])
     assert res.exit_code == 2 and "stopped before training" in res.output, res.output
     assert seeds == [trained]
+
+
+def test_quality_train_names_its_encoder_option_for_an_unknown_encoder(tmp_path, monkeypatch) -> None:
+    """The encoder was looked up under the library's default field: 'field "model"', which no option of
+    quality train is; it now names --encoder, as train-encoder's check does, before any training."""
+    monkeypatch.setenv("DIALEVAL_DATA", str(tmp_path))  # any folder: the check comes before reading the data
+    res = CliRunner().invoke(app, ["quality", "train", "-o", str(tmp_path / "out"), "--recipe", "tiny",
+                                   "--encoder", "no-such-encoder"])  # fmt: skip
+    assert res.exit_code == 2, res.output
+    assert 'error: field "--encoder": "no-such-encoder" is neither a packaged encoder' in res.output
+    assert not (tmp_path / "out").exists()

@@ -81,7 +81,7 @@ def train_self_supervised(output: Path, recipe_name: str, seed: int | None, n_bo
 
     check_device(device)
     if encoder:
-        resolve_encoder_dir(encoder)  # a bad name or a missing package fails before any work
+        resolve_encoder_dir(encoder, "encoder")  # a bad name or a missing package fails before any work
     with staged_folder(output) as stage:  # an interrupt or a failure keeps an earlier run's files as they were
         card = train_recipe(recipe, stage / "heads", data, encoder_name=encoder or DEFAULT_ENCODER, progress=say,
                             device=device)  # fmt: skip
