@@ -57,15 +57,30 @@ class LogisticHead:
         """Rebuild a head from :meth:`to_json` output.
 
         Raises:
-            InputError: A field is missing or the arrays differ in length.
+            InputError: A field is missing, a number is not finite, a scale is not above 0 (each would make every
+                score NaN or saturated), or the arrays differ in length.
         """
-        try:
-            arrays = [np.asarray(data[k], dtype=np.float64) for k in ("mean", "scale", "coef")]
-            bias = float(data["bias"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"not a head: {exc}", path=where or None) from None
+        path = where or None
+        arrays = []
+        for key in ("mean", "scale", "coef", "bias"):
+            if key not in data:
+                raise InputError("not a head: missing", path=path, field=key)
+            try:
+                arrays.append(np.asarray(data[key], dtype=np.float64))
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"not a head: {exc}", path=path, field=key) from None
+        *arrays, bias_array = arrays
+        if bias_array.ndim != 0 or not np.isfinite(bias_array):
+            raise InputError(f"must be a finite number, got {data['bias']}", path=path, field="bias")
+        for key, values in zip(("mean", "scale", "coef"), arrays, strict=True):
+            bad = ~np.isfinite(values) | ((values <= 0) if key == "scale" else False)
+            if bad.any():
+                at = int(np.flatnonzero(bad)[0])
+                need = "numbers above 0" if key == "scale" else "finite numbers"
+                raise InputError(f"must be {need}, got {values.flat[at]} at index {at}", path=path, field=key)
+        bias = float(bias_array)
         if not (arrays[0].shape == arrays[1].shape == arrays[2].shape) or arrays[0].ndim != 1:
-            raise InputError("head arrays differ in length", path=where or None)
+            raise InputError("head arrays differ in length", path=path)
         return cls(arrays[0], arrays[1], arrays[2], bias)
 
 
