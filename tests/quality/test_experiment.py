@@ -108,7 +108,7 @@ def test_a_bad_head_option_is_one_clear_error(tmp_path):
     with pytest.raises(InputError, match="no such head file") as err:
         ex.parse_head(f"humanlike={tmp_path / 'missing.json'}")
     assert err.value.field == "head"
-    (tmp_path / "h.json").write_text("{}")
+    (tmp_path / "h.json").write_text('{"mean": [0], "scale": [1], "coef": [1], "bias": 0}')
     assert ex.parse_head(f"engagement={tmp_path / 'h.json'}") == ("engagement", tmp_path / "h.json")
 
 
@@ -122,13 +122,23 @@ def test_length_features_compare_the_response_with_the_last_three_turns():
     assert got[1] == {"relative_length": None, "length_fit": None}  # no context, no figure
 
 
-def test_a_bad_head_option_fails_before_any_feature_is_computed(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("head", "text", "message"), [
+    ("bogus=1", "", "--head takes NAME=PATH"),
+    ("engagement={file}", "{}", 'h.json: field "mean": not a head: missing'),
+    ("engagement={file}", '{"mean": [1], "scale": [0], "coef": [1], "bias": 0}',
+     'h.json: field "scale": must be numbers above 0'),
+    ("engagement={file}", "not json", "h.json:1: not valid JSON"),
+])  # fmt: skip
+def test_a_bad_head_option_fails_before_any_feature_is_computed(tmp_path, monkeypatch, head, text, message):
+    """--head NAME=FILE was only checked to exist: a file that is no head was read after the rated sets' features
+    (33 s at --limit 1, the whole sets' features without it) and then refused."""
     def no_work(*_args, **_kwargs):
         raise AssertionError("rated_rows ran before the options were checked")
 
     monkeypatch.setattr(ex, "rated_rows", no_work)
-    with pytest.raises(InputError, match="--head takes NAME=PATH"):
-        ex.main([str(tmp_path), "--head", "bogus=1", "-o", str(tmp_path / "out")])
+    (tmp_path / "h.json").write_text(text)
+    with pytest.raises(InputError, match=message):
+        ex.main([str(tmp_path), "--head", head.format(file=tmp_path / "h.json"), "-o", str(tmp_path / "out")])
     assert not (tmp_path / "out").exists()
 
 

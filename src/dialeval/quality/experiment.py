@@ -534,12 +534,14 @@ def rated_sets(benchmarks: str, never_fitted: str) -> tuple[list[str], list[str]
 
 
 def parse_head(spec: str) -> tuple[str, Path]:
-    """Return ``(name, path)`` of a ``--head NAME=PATH`` option (the file must exist).
+    """Return ``(name, path)`` of a ``--head NAME=PATH`` option (the file must be a head, read here: before any work).
 
     Raises:
-        InputError: Not ``NAME=PATH``, or an unknown name, or no such file.
+        InputError: Not ``NAME=PATH``, or an unknown name, or no such file, or a file that is not a head.
     """
     from dialeval.errors import InputError
+    from dialeval.metrics.quality import _read
+    from dialeval.metrics.quality.heads import LogisticHead
 
     name, sep, path = spec.partition("=")
     if not sep or name not in HEAD_CANDIDATES:
@@ -547,6 +549,7 @@ def parse_head(spec: str) -> tuple[str, Path]:
                          field="head")  # fmt: skip
     if not Path(path).is_file():
         raise InputError("no such head file", path=path, field="head")
+    LogisticHead.from_json(_read(Path(path))[0], path)
     return name, Path(path)
 
 
