@@ -107,7 +107,7 @@ def test_a_bad_head_option_is_one_clear_error(tmp_path):
         ex.parse_head("x")
     with pytest.raises(InputError, match="no such head file") as err:
         ex.parse_head(f"humanlike={tmp_path / 'missing.json'}")
-    assert err.value.field == "head"
+    assert err.value.field == "--head"
     (tmp_path / "h.json").write_text('{"mean": [0], "scale": [1], "coef": [1], "bias": 0}')
     assert ex.parse_head(f"engagement={tmp_path / 'h.json'}") == ("engagement", tmp_path / "h.json")
 
@@ -154,7 +154,7 @@ def test_a_bad_benchmarks_option_fails_before_any_feature_is_computed(tmp_path, 
     monkeypatch.setattr(ex, "rated_rows", no_work)
     with pytest.raises(InputError, match=message) as err:
         ex.main([str(tmp_path), "--benchmarks", spec, "-o", str(tmp_path / "out")])
-    assert err.value.field == "benchmarks" and not (tmp_path / "out").exists()
+    assert err.value.field == "--benchmarks" and not (tmp_path / "out").exists()
 
 
 def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp_path, monkeypatch, capsys):
@@ -193,7 +193,7 @@ def test_the_benchmarks_option_reaches_the_rated_rows_and_each_set_is_a_fold(tmp
     assert "predictive-engagement-convai" not in out["rule_check"]  # no item of it among the synthetic sets
     with pytest.raises(InputError, match="lmstyle-mturk is in --benchmarks too") as err:
         ex.main([str(tmp_path / "views"), "--benchmarks", ",".join(named.values())])
-    assert err.value.field == "never-fitted"
+    assert err.value.field == "--never-fitted"
 
 
 def test_encoder_heads_add_their_candidates_and_a_winner_among_them_is_refused_by_ship(tmp_path):

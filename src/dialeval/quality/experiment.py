@@ -492,7 +492,7 @@ def rule_check(results: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     return out
 
 
-def parse_benchmarks(spec: str, minimum: int = 3, field: str = "benchmarks") -> list[str]:
+def parse_benchmarks(spec: str, minimum: int = 3, field: str = "--benchmarks") -> list[str]:
     """Return the rated sets named in a comma-separated list: catalog names, at least ``minimum``, none twice.
 
     Example:
@@ -526,10 +526,10 @@ def rated_sets(benchmarks: str, never_fitted: str) -> tuple[list[str], list[str]
     from dialeval.errors import InputError
 
     fitted = parse_benchmarks(benchmarks)
-    never = parse_benchmarks(never_fitted, minimum=0, field="never-fitted")
+    never = parse_benchmarks(never_fitted, minimum=0, field="--never-fitted")
     if both := sorted(set(never) & set(fitted)):
         raise InputError(f"{both[0]} is in --benchmarks too: a set is fitted on or never fitted on, not both",
-                         field="never-fitted")  # fmt: skip
+                         field="--never-fitted")  # fmt: skip
     return fitted, never
 
 
@@ -546,9 +546,9 @@ def parse_head(spec: str) -> tuple[str, Path]:
     name, sep, path = spec.partition("=")
     if not sep or name not in HEAD_CANDIDATES:
         raise InputError(f'--head takes NAME=PATH with NAME one of {", ".join(HEAD_CANDIDATES)}, not "{spec}"',
-                         field="head")  # fmt: skip
+                         field="--head")  # fmt: skip
     if not Path(path).is_file():
-        raise InputError("no such head file", path=path, field="head")
+        raise InputError("no such head file", path=path, field="--head")
     LogisticHead.from_json(_read(Path(path))[0], path)
     return name, Path(path)
 
@@ -581,7 +581,7 @@ def encoder_heads_metric(folder: Path) -> Any:
 
     for name in ("sensible.json", "fluent.json", "card.json"):
         if not (folder / name).is_file():
-            raise InputError(f"no {name} in the --encoder-heads folder", path=folder, field="encoder-heads")
+            raise InputError(f"no {name} in the --encoder-heads folder", path=folder, field="--encoder-heads")
     adapted = (folder / "adapter.safetensors").is_file()
     card = folder / ("encoder.json" if adapted else "card.json")
     try:
@@ -673,11 +673,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
         from dialeval.errors import InputError
 
         raise InputError("--tuned-heads goes beside --encoder-heads (its ridge adds to the shipped features)",
-                         field="tuned-heads")  # fmt: skip
+                         field="--tuned-heads")  # fmt: skip
     if args.calibrated and other is None:
         from dialeval.errors import InputError
 
-        raise InputError("--calibrated reads the --encoder-heads features (give both)", field="calibrated")
+        raise InputError("--calibrated reads the --encoder-heads features (give both)", field="--calibrated")
     cfg, view_centre = views_training(args.views)  # a bad card or centre failed after the features, in a traceback
     t0 = time.perf_counter()
     ds, rows = rated_rows(args.views, args.limit, args.heads, benchmarks + never)
