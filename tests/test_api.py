@@ -878,3 +878,19 @@ def test_spearman_p_value_on_a_few_items_is_the_exact_permutation_p() -> None:
     assert three["p_value"].tolist() == [pytest.approx(1 / 3)]
     two = dialeval.correlate(pd.DataFrame({"m": [1.0, 2], "h": [2.0, 1]}), "h", ["m"], n_boot=0)
     assert (two["value"].tolist(), two["p_value"].tolist()) == ([pytest.approx(-1.0)], [1.0])
+
+
+def test_metrics_levels_and_methods_in_one_comma_separated_string_are_split_as_the_cli_splits_them() -> None:
+    """``metrics="length, distinct"`` was one name: 'unknown metric "length, distinct"; did you mean "distinct"?',
+    where ``-m "length, distinct"`` scores both (and the errors' own example is ``bleu,length``); ``level=`` and
+    ``method=`` likewise. Column names (``human=``, correlate's ``metrics=``) may hold a comma and are not split."""
+    listed = dialeval.score(ROWS, ["length", "distinct"], cache=False, progress=False)
+    joined = dialeval.score(ROWS, "length, distinct", cache=False, progress=False)
+    assert joined.equals(listed) and joined.attrs["request"]["metrics"] == ["length", "distinct"]
+    rated = RATED.assign(system=["a", "b", "c", "a"])
+    both = dialeval.correlate(rated, "h", ["m"], level=["turn", "system"], method=["pearson", "kendall"], n_boot=0)
+    assert dialeval.correlate(rated, "h", ["m"], level="turn,system", method=" pearson ,kendall", n_boot=0).equals(both)
+    with pytest.raises(InputError, match=r'field "metrics": empty metric name'):
+        dialeval.score(ROWS, "length,,distinct", cache=False, progress=False)
+    with pytest.raises(InputError, match=r'no column "h,m"'):
+        dialeval.correlate(rated, "h,m", ["m"], n_boot=0)

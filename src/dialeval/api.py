@@ -86,7 +86,7 @@ def score(
         data: A DataFrame, a list of dicts (one per response), or a path read as ``dialeval score
             --path`` reads it: a CSV/TSV/JSONL/JSON table (with the columns below) or a folder of
             dialeval records (``dialogues.jsonl``, ``candidates.jsonl``).
-        metrics: Metric families or outputs, e.g. ``["quality", "bleu4"]`` (None: every metric
+        metrics: Metric families or outputs, e.g. ``["quality", "bleu4"]`` or ``"quality,bleu4"`` (None: every metric
             that runs here; the others are listed in ``attrs["skipped"]``).
         context_col: The context: a string (turns split on newlines) or a list of turns; speakers
             alternate, the response's speaker last (None: no context).
@@ -309,7 +309,7 @@ def request_of(
     from dialeval.models.device import check_device
     from dialeval.scoring import ScoringRequest
 
-    names = None if metrics is None else _names(metrics, "metrics")
+    names = None if metrics is None else _split(metrics, "metrics")
     _expect(progress, (bool,), "True or False", "progress")
     _expect(engine, (str,), "local or ray", "engine")
     _expect(cache, (bool, str, Path), "True, False or a path", "cache")
@@ -604,9 +604,9 @@ def correlate(
         human: The human column (or several).
         metrics: The metric columns (None: the outputs ``score`` added, from ``df.attrs["signatures"]``,
             but the ``human`` columns).
-        level: ``turn``, ``sample``, ``dialogue`` or ``system`` (or several); None: ``turn``, or
-            ``dialogue`` when the human columns are rated per dialogue (``load_benchmark("dstc9")``).
-        method: ``pearson``, ``spearman`` or ``kendall`` (or several).
+        level: ``turn``, ``sample``, ``dialogue`` or ``system`` (or several, a list or ``"turn,system"``); None:
+            ``turn``, or ``dialogue`` when the human columns are rated per dialogue (``load_benchmark("dstc9")``).
+        method: ``pearson``, ``spearman`` or ``kendall`` (or several, as ``level``).
         by: Also break every figure down by this column (``group`` is ``"column=value"``); the rows
             with no value there make the last group, ``"no column"``.
         n_boot: Bootstrap resamples (0: no CIs).
@@ -649,10 +649,10 @@ def correlate(
         _one_group_per_text(df, grouped)  # no system column: refused below, by _check_systems
     scores = _scores(df, names, by)
     ratings = _ratings(df, dims, scores)
-    levels = default_levels(ratings, dims) if level is None else _names(level, "level")
+    levels = default_levels(ratings, dims) if level is None else _split(level, "level")
     _check_systems(scores, levels, by)
     rows = correlation_table(
-        scores, ratings, dimension=dims, metrics=names, levels=levels, methods=_names(method, "method"),
+        scores, ratings, dimension=dims, metrics=names, levels=levels, methods=_split(method, "method"),
         n_boot=n_boot, seed=seed, by=by,
     )  # fmt: skip
     table = pd.DataFrame([r.to_dict() for r in rows]).rename(columns={"n_items": "n"})
@@ -731,6 +731,18 @@ def _names(value: str | Sequence[str], field: str) -> list[str]:
     if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
         raise InputError(f"expected a name or a list of names, got {_short(value)}{_names_hint(value)}", field=field)
     return list(value)
+
+
+def _split(value: str | Sequence[str], field: str) -> list[str]:
+    """Return names that are no column's (metrics, levels, methods): a list, or a string split on commas, as the CLI's.
+
+    ``"length, distinct"`` was one name: 'unknown metric "length, distinct"; did you mean "distinct"?'.
+
+    Example:
+        >>> _split(" turn, system", "level"), _split(["turn"], "level")
+        (['turn', 'system'], ['turn'])
+    """
+    return [name.strip() for name in value.split(",")] if isinstance(value, str) else _names(value, field)
 
 
 def _names_hint(value: object) -> str:
