@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import doctest
 import json
+import re
 import subprocess
 import sys
 import warnings
@@ -894,3 +895,20 @@ def test_metrics_levels_and_methods_in_one_comma_separated_string_are_split_as_t
         dialeval.score(ROWS, "length,,distinct", cache=False, progress=False)
     with pytest.raises(InputError, match=r'no column "h,m"'):
         dialeval.correlate(rated, "h,m", ["m"], n_boot=0)
+
+
+@pytest.mark.parametrize("column", ["context_id", "dialogue_id", "item_id"])
+@pytest.mark.parametrize(("ids", "message"), [
+    ([1, 1.0, 2, 3], "the value 1.0 is the number 1 of row 1 written another way, and the two would make two groups"),
+    ([1, "1", 2, 3], "the value '1' (text) prints as the value 1 (a number) of row 1, and the two would make one "
+                     "group"),
+])  # fmt: skip
+def test_an_id_column_holding_one_id_written_two_ways_is_refused_as_a_by_column_is(
+    column: str, ids: list[object], message: str
+) -> None:
+    """An object column of ids (concatenated frames, a JSON file's) was read as text: 1 and 1.0 two contexts (or
+    dialogues), 1 and "1" one, silently; the sample level then had 2 groups of 2 rows where 3 were meant, or 1."""
+    frame = RATED.assign(**{column: pd.Series(ids, dtype=object)})
+    expected = f'data:2: field "{column}": {message}: give the column one type'
+    with pytest.raises(InputError, match="^" + re.escape(expected)):
+        dialeval.correlate(frame, "h", ["m"], level="sample", n_boot=0)

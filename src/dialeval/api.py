@@ -623,11 +623,11 @@ def correlate(
             missing or non-numeric column, or an infinite value in one; a metric column named like a column of
             the table correlated (``human``, ``n_annotators``, ``context_id``, ``dialogue_id``, ``dialogue_named``,
             ``system``, or ``tag:...``); two values in the rows of one dialogue of a column rated per dialogue; a row
-            with no ``item_id``, ``context_id`` or ``dialogue_id`` where the frame has that column, or an ``item_id``
-            given twice; an unknown level or method; the
-            system level or ``by="system"`` with no system column; a negative ``n_boot`` or ``seed``, an
-            ``n_boot`` over 100,000 or a ``seed`` over 2**32 - 1, or an argument of another type than the
-            one documented.
+            with no ``item_id``, ``context_id`` or ``dialogue_id`` where the frame has that column, one of those ids
+            written two ways (``1`` and ``1.0`` or ``"1"``, as a ``by`` value), or an ``item_id`` given twice; an
+            unknown level or method; the system level or ``by="system"`` with no system column; a negative ``n_boot``
+            or ``seed``, an ``n_boot`` over 100,000 or a ``seed`` over 2**32 - 1, or an argument of another type than
+            the one documented.
     """
     import pandas as pd
 
@@ -662,7 +662,7 @@ def correlate(
 
 
 def _one_group_per_text(df: pd.DataFrame, column: str) -> None:
-    """Refuse a ``by=`` column two of whose values of two types print alike, or one number printed two ways.
+    """Refuse a ``by=`` or id column two of whose values of two types print alike, or one number printed two ways.
 
     1 and "1" were one group, silently; 1 and 1.0 (a JSON file's) two groups of one number.
 
@@ -859,6 +859,7 @@ def _ids(df: pd.DataFrame, name: str) -> list[str]:
     values = df[name].tolist()
     if missing := _missing(df[name]):
         raise InputError(f"no value ({counted(len(missing), 'such row')})", path=DATA, line=missing[0], field=name)
+    _one_group_per_text(df, name)  # 1 and 1.0 (an object column's) were two contexts, 1 and "1" one, silently
     return [str(v) for v in values]
 
 
