@@ -912,3 +912,14 @@ def test_an_id_column_holding_one_id_written_two_ways_is_refused_as_a_by_column_
     expected = f'data:2: field "{column}": {message}: give the column one type'
     with pytest.raises(InputError, match="^" + re.escape(expected)):
         dialeval.correlate(frame, "h", ["m"], level="sample", n_boot=0)
+
+
+def test_spaces_around_the_engine_and_device_names_are_dropped_as_the_command_line_drops_them() -> None:
+    """engine=" local" was 'unknown engine " local"' where device=" cpu" ran and the command line's --engine " local"
+    runs: names are stripped, one rule for both entry points."""
+    from dialeval.api import request_of
+
+    request = request_of("length", " local ", False, None, " cpu", False)
+    assert (request.engine, request.device) == ("local", "cpu")
+    frame = dialeval.score(ROWS, ["length"], engine=" local", cache=False)
+    assert frame.attrs["request"]["engine"] == "local" and frame["length"].notna().all()

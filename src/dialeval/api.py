@@ -327,7 +327,7 @@ def request_of(
         metrics=None if names is None else tuple(names),
         params=tuple(f"{key}={value}" for key, value in (params or {}).items()),
         device=None if device is None else check_device(device.strip(), field="--device"),
-        engine=engine, cache=None if isinstance(cache, bool) else _user_path(cache, "cache"),
+        engine=engine.strip(), cache=None if isinstance(cache, bool) else _user_path(cache, "cache"),
         no_cache=cache is False, progress=progress,
     )  # fmt: skip
 
