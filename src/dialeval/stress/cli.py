@@ -213,7 +213,7 @@ def stress(
         said = [*done.bench.warnings, *_result_lines(done), *rough_resamples(n_boot)]
         out.print_json(json.dumps({"run": run_info.as_dict(), "rows": rows, "subset_rows": sub_rows, "notes": said}))
     else:
-        _print_stress(done, subsets, output, figures, run_info.seconds, replaced, rough_resamples(n_boot), stale)
+        _print_stress(done, output, figures, run_info.seconds, replaced, rough_resamples(n_boot), stale)
     check_request_failures(done.result.scores, allow_failures, done.unjudged)
 
 
@@ -316,7 +316,7 @@ class _StressDone:
     judged: dict[str, int]
     unjudged: dict[str, int]  # the subset judge's contexts with no answer, by cause
     result: StressResult
-    mode: str = "rule"  # --subsets
+    mode: str  # --subsets
 
     @property
     def drawn(self) -> list[str]:
@@ -492,7 +492,7 @@ def _result_lines(done: _StressDone) -> list[str]:
 
 
 def _print_stress(
-    done: _StressDone, subsets: str, output: Path, figures: Sequence[str], seconds: float | None,
+    done: _StressDone, output: Path, figures: Sequence[str], seconds: float | None,
     replaced: Sequence[Path] = (), warnings: Sequence[str] = (), removed: Sequence[str] = (),
 ) -> None:  # fmt: skip
     """Print the fraction table, the perturbation counts, the ``warnings`` and the files written (replaced, removed)."""
@@ -507,7 +507,7 @@ def _print_stress(
         console.print(line, highlight=False, markup=False)
     if result.subset_rows:
         items = ", ".join(f"{name} {n}" for name, n in _subset_items(done).items())
-        console.print(f"subsets ({subsets}): {items}", highlight=False)
+        console.print(f"subsets ({done.mode}): {items}", highlight=False)
     if done.judged:  # it printed a Python dict: {'open-ended': 2}
         judged = ", ".join(f"{name} {n}" for name, n in done.judged.items())
         console.print(f"subsets (judge), per context: {judged}", highlight=False)
