@@ -340,7 +340,7 @@ def test_jsonl_null_reads_as_an_empty_csv_cell(tmp_path: Path) -> None:
     j = tmp_path / "t.jsonl"
     rows = [
         {"context": None, "response": "Hello", "system": None, "reference": None},
-        {"context": "Hi", "response": "Hey", "system": None, "reference": ["Hey there", None]},
+        {"context": "Hi", "response": "Hey", "system": None, "reference": ["Hey there"]},
     ]
     j.write_text("".join(json.dumps(r) + "\n" for r in rows))
     from_csv, from_jsonl = load_table(csv_file, PLAIN), load_table(j, PLAIN)
@@ -348,6 +348,23 @@ def test_jsonl_null_reads_as_an_empty_csv_cell(tmp_path: Path) -> None:
     first = from_jsonl.candidates[0]
     assert (first.system, first.references, from_jsonl.dialogues[first.dialogue_id].turns) == ("unknown", [], [])
     assert from_jsonl.candidates[1].references == ["Hey there"]
+
+
+@pytest.mark.parametrize(
+    ("refs", "field"), [(["a", None], "reference.1"), (["a", ""], "reference.1"), ([" ", "b"], "reference.0"),
+                        ([None, ""], "reference.0"), ("['a', nan]", "reference.1")],
+)  # fmt: skip
+def test_a_blank_reference_in_a_list_is_refused(tmp_path: Path, refs: object, field: str) -> None:
+    """A null or blank entry of a list of references was dropped, silently; a list of blanks only made the item one
+    with no reference. An empty list (or cell) is still no reference."""
+    j = tmp_path / "t.jsonl"
+    rows = [{"context": "Hi", "response": "Hey", "system": None, "reference": []},
+            {"context": "Yo", "response": "Sup", "system": None, "reference": refs}]  # fmt: skip
+    j.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError) as caught:
+        load_table(j, PLAIN)
+    assert str(caught.value) == (f'{j}:2: field "{field}": an empty reference in the list: remove it (an empty list '
+                                 "is no reference)")  # fmt: skip
 
 
 def test_an_empty_turn_in_a_list_context_keeps_its_place(tmp_path: Path) -> None:

@@ -401,6 +401,9 @@ class _NanAsNone(ast.NodeTransformer):
 #: null) is an empty one, as in a JSONL list (such a list was one turn, its text the list's, silently).
 _TURN_KINDS = (str, dict, type(None))
 
+#: What a list of references may hold, for :func:`_as_list`: a missing one is read, so as to be refused.
+_MAYBE_TEXTS = (str, type(None))
+
 #: What a list of ratings in a cell may hold (a word of ``labels``, a number, or nothing), for :func:`_as_list`.
 RATING_KINDS = (str, int, float, type(None))
 
@@ -409,6 +412,21 @@ def _texts(value: Any, where: Where, col: str) -> list[str]:
     """Return a cell that holds one text or a list of texts (a JSONL list), empty ones left out."""
     values = value if isinstance(value, list) else [value]
     return [t for t in (_text(v, where, col) for v in values) if t]
+
+
+def _references(value: Any, where: Where, col: str) -> list[str]:
+    """Return a reference cell's texts: one text (an empty cell is no reference), or a list of them.
+
+    A null or blank entry of a list was left out, silently (a list of blanks only, an item with no reference):
+    it is refused, naming its place in the list.
+    """
+    if not isinstance(value, list):
+        return _texts(value, where, col)
+    refs = [_text(v, where, col) for v in value]
+    if "" in refs:
+        raise where.error("an empty reference in the list: remove it (an empty list is no reference)",
+                          field=f"{col}.{refs.index('')}")  # fmt: skip
+    return refs
 
 
 def _text_list(value: Any, sep: str, where: Where, col: str, *, turns: bool = False) -> list[str]:
@@ -694,7 +712,7 @@ class _TableBuilder:
                                   field=f"{m.context}.{len(log) - 1}.content")  # fmt: skip
         else:
             response = _text(rec[col(m.response)], where, col(m.response))
-        refs = [r for c in m.references for r in _texts(self.listed(rec, col(c)), where, col(c))]
+        refs = [r for c in m.references for r in _references(self.listed(rec, col(c), _MAYBE_TEXTS), where, col(c))]
         tags = {"system": system, **{t: _name(rec[t], where, t) for t in m.tags}}
         # rows of one response (one per annotator) share an item; a row with another reference or tag is an item
         # of its own (it was scored against the first row's reference)
