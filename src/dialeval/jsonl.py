@@ -676,10 +676,15 @@ def read_yaml_model(path: str | Path, model: type[M], *, extra: str) -> tuple[M,
         raise InputError(exc.message, path=path, line=yaml_line(text, exc.field.split(".")), field=exc.field) from None
 
 
+#: The tag of a YAML scalar read as text (a plain ``yes``, ``3`` or ``null`` is read as another kind).
+_YAML_TEXT = "tag:yaml.org,2002:str"
+
+
 def yaml_line(text: str, loc: Sequence[str]) -> int | None:
     r"""Return the line (from 1) of the key at ``loc`` in a YAML mapping, e.g. ``["criteria", "0", "answer"]``.
 
-    A number in ``loc`` is a list's item (its first line). The line of the deepest key found (None if the
+    A number in ``loc`` is a list's item (its first line); ``"[key]"`` (pydantic's place of a key that is no text)
+    the first key YAML reads as no text (``yes``, ``3``, ``null``). The line of the deepest key found (None if the
     first is not there).
 
     Example:
@@ -687,6 +692,8 @@ def yaml_line(text: str, loc: Sequence[str]) -> int | None:
         3
         >>> yaml_line("name: x\ncriteria:\n  - name: a\n  - name: b\n    answer: {}\n", ["criteria", "1", "answer"])
         5
+        >>> yaml_line("labels:\n  Poor: 1\n  yes: 3\n", ["labels", "[key]"])
+        3
     """
     import yaml
 
@@ -698,7 +705,7 @@ def yaml_line(text: str, loc: Sequence[str]) -> int | None:
             line = node.start_mark.line + 1
             continue
         pairs = node.value if isinstance(node, yaml.MappingNode) else []
-        found = next(((k, v) for k, v in pairs if k.value == key), None)
+        found = next(((k, v) for k, v in pairs if (k.tag != _YAML_TEXT if key == "[key]" else k.value == key)), None)
         if found is None:
             break
         line, node = found[0].start_mark.line + 1, found[1]

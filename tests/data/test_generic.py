@@ -604,6 +604,15 @@ def test_a_mapping_file_names_each_column_and_dimension_once(tmp_path: Path, ext
         ("response: r\nratings: {q: O}\nlabels: {yes: 1, no: 0}\n",
          ':3: field "labels": expected a name, not true or false (YAML reads yes, no, on, off, true and false so): '
          'write it in quotes, e.g. "yes"'),
+        # a block over several lines: the line of the key itself, where it was the line of "labels:" (or "ratings:")
+        ("response: r\nratings: {q: O}\nlabels:\n  Poor: 1\n  yes: 2\n",
+         ':5: field "labels": expected a name, not true or false (YAML reads yes, no, on, off, true and false so): '
+         'write it in quotes, e.g. "yes"'),
+        ("response: r\nratings:\n  q: Overall\n  3: Fluency\n",
+         ':4: field "ratings": expected a name, not a number: write it in quotes, "3"'),
+        ("response: r\nratings: {q: Overall,\n  3: Fluency}\n",
+         ':3: field "ratings": expected a name, not a number: write it in quotes, "3"'),
+        ("response: r\nratings: {q: O}\nlabels:\n  Poor: 1\n  ~: 2\n", ':5: field "labels": is empty: give a name'),
         ("response: r\nratings: {q: O}\nscale: [1, 5]\n",
          ':3: field "scale": expected LOW-HIGH with LOW below HIGH, e.g. 1-5; found [1, 5]'),
         ("response: r\nannotator_columns: {a: x}\npseudonymise: maybe\n",

@@ -1127,11 +1127,12 @@ def load_mapping(path: str | Path) -> MappingFile:
     except ValidationError as exc:
         first = first_problem(exc)  # a misspelt key first: "respones" also made "response" missing
         loc = [str(x) for x in first["loc"]]
-        loc = loc[:1] if "[key]" in loc else loc  # ("labels", 1, "[key]"): the key yes, read as true, is no text
+        at = [*loc[:1], "[key]"] if "[key]" in loc else loc  # ("labels", 1, "[key]"): the key yes, read as true
+        loc = loc[:1] if "[key]" in loc else loc
         fields = list(MappingFile.model_fields) if len(loc) == 1 else []
         message = _how_to_write(loc, first["type"], first["input"]) or pydantic_message(
             first["type"], first["msg"], loc[-1] if loc else "", fields)
-        raise InputError(message, path=p, line=yaml_line(text, loc), field=".".join(loc) or None) from None
+        raise InputError(message, path=p, line=yaml_line(text, at), field=".".join(loc) or None) from None
     for key, scale in [("scale", spec.scale), *((f"scales.{d}", v) for d, v in spec.scales.items())]:
         check_scale(scale, field=key, path=p, line=yaml_line(text, key.split(".", 1)))
     for word, value in spec.labels.items():
