@@ -826,6 +826,20 @@ def test_record_files_are_read_as_written_empty_texts_turns_and_dialogues_includ
     assert [c.text for c in same.candidates] == [c.text for c in bench.candidates]
 
 
+@pytest.mark.parametrize(("refs", "field"), [(["a", ""], "references.1"), ([" ", "\t"], "references.0")])
+def test_a_blank_reference_in_a_candidate_record_is_refused(tmp_path: Path, refs: list[str], field: str) -> None:
+    """It was kept: bleu and rouge scored the response against nothing, 0.0, and an item whose every reference was
+    blank passed as one with a reference. A candidate with no reference is written ``"references": []``."""
+    _write_records(tmp_path, "Yes", "Hello")
+    cands = (tmp_path / "candidates.jsonl").read_text().splitlines()
+    cands[1] = json.dumps({**json.loads(cands[1]), "references": refs})
+    (tmp_path / "candidates.jsonl").write_text("\n".join(cands) + "\n")
+    with pytest.raises(InputError) as caught:
+        load_records(tmp_path)
+    assert str(caught.value) == (f'{tmp_path / "candidates.jsonl"}:2: field "{field}": an empty reference: remove it '
+                                 "(a candidate with no reference has references [])")  # fmt: skip
+
+
 def test_a_repeated_row_is_counted_not_merged_silently(tmp_path: Path) -> None:
     """Two rows with the same context, system and response are one item (the long form gives a row per annotator),
     but a row that added neither an item nor a rating vanished unsaid: 3 rows, 2 items, "skipped: nothing"."""

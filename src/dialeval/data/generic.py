@@ -1353,12 +1353,16 @@ def read_candidates(path: str | Path, dialogues: Mapping[str, Dialogue], source:
 
     Raises:
         InputError: Naming the file, line and field: a duplicate id, an unknown dialogue, a
-            ``turn_index`` past the dialogue's end, or any malformed record.
+            ``turn_index`` past the dialogue's end, a blank reference (scored as a reference of nothing), or any
+            malformed record.
     """
     cands = read_unique(path, Candidate)
     if not cands:
         raise InputError("no candidates in this file", path=path)
     for lineno, cand in cands.values():
+        if (blank := next((k for k, ref in enumerate(cand.references) if not ref.strip()), None)) is not None:
+            raise InputError("an empty reference: remove it (a candidate with no reference has references [])",
+                             path=path, line=lineno, field=f"references.{blank}")  # fmt: skip
         if cand.dialogue_id not in dialogues:
             raise InputError(
                 f'unknown dialogue "{cand.dialogue_id}" (not in {source})', path=path, line=lineno, field="dialogue_id"
