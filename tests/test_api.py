@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -385,7 +386,7 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
         (lambda: dialeval.correlate(RATED, "h", ["m"], level=[]), 'field "level": no level given'),
         (lambda: dialeval.correlate(RATED, "h", ["m"], method=()), 'field "method": no method given'),
         (lambda: dialeval.correlate(RATED, [], ["m"]), 'field "human": no human column to correlate'),
-        (lambda: dialeval.correlate(RATED, "h", ["m"], level=""), "field \"level\": unknown level ''"),
+        (lambda: dialeval.correlate(RATED, "h", ["m"], level=""), 'field "level": empty level name'),  # as --level ""
         (lambda: dialeval.correlate(RATED, "h", ["m"], seed=-1), 'field "seed": must be >= 0, got -1'),
         # an argument of another type: each was pydantic's ValidationError of several lines, an AttributeError
         # ('int' object has no attribute 'strip') or a TypeError, naming no argument
@@ -923,3 +924,22 @@ def test_spaces_around_the_engine_and_device_names_are_dropped_as_the_command_li
     assert (request.engine, request.device) == ("local", "cpu")
     frame = dialeval.score(ROWS, ["length"], engine=" local", cache=False)
     assert frame.attrs["request"]["engine"] == "local" and frame["length"].notna().all()
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [(lambda: dialeval.score(ROWS, "length,,distinct", cache=False, progress=False),
+      'field "metrics": empty metric name in "length,,distinct" (name 2 of 3)'),
+     (lambda: dialeval.correlate(RATED, "h", ["m"], level="turn,", n_boot=0),
+      'field "level": empty level name in "turn," (name 2 of 2)'),
+     (lambda: dialeval.correlate(RATED, "h", ["m"], method=",pearson", n_boot=0),
+      'field "method": empty method name in ",pearson" (name 1 of 2)')],
+)  # fmt: skip
+def test_an_empty_name_in_a_comma_separated_string_is_refused_as_the_cli_refuses_it(call: Callable[[], object],
+                                                                                     expected: str) -> None:
+    """The API split "a,,b" into a name "", refused later, and differently per keyword ("empty metric name; name
+    families ..." for metrics=, an unknown level or method for the others); the CLI says which name of how many
+    (``dialeval.words.split_names``, the one splitter both use; messages as ``-m "length,,distinct"`` gives them)."""
+    with pytest.raises(InputError) as caught:
+        call()
+    assert str(caught.value) == expected

@@ -33,7 +33,7 @@ from dialeval.atomic import WriteError
 from dialeval.bulk import fewer_collections
 from dialeval.errors import InputError, UnknownNameError, closest, ensure_unique, given_path
 from dialeval.jsonl import lone_surrogate
-from dialeval.words import counted, one_line
+from dialeval.words import counted, one_line, split_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -309,7 +309,7 @@ def request_of(
     from dialeval.models.device import check_device
     from dialeval.scoring import ScoringRequest
 
-    names = None if metrics is None else _split(metrics, "metrics")
+    names = None if metrics is None else _split(metrics, "metrics", "metric")
     _expect(progress, (bool,), "True or False", "progress")
     _expect(engine, (str,), "local or ray", "engine")
     _expect(cache, (bool, str, Path), "True, False or a path", "cache")
@@ -649,10 +649,10 @@ def correlate(
         _one_group_per_text(df, grouped)  # no system column: refused below, by _check_systems
     scores = _scores(df, names, by)
     ratings = _ratings(df, dims, scores)
-    levels = default_levels(ratings, dims) if level is None else _split(level, "level")
+    levels = default_levels(ratings, dims) if level is None else _split(level, "level", "level")
     _check_systems(scores, levels, by)
     rows = correlation_table(
-        scores, ratings, dimension=dims, metrics=names, levels=levels, methods=_split(method, "method"),
+        scores, ratings, dimension=dims, metrics=names, levels=levels, methods=_split(method, "method", "method"),
         n_boot=n_boot, seed=seed, by=by,
     )  # fmt: skip
     table = pd.DataFrame([r.to_dict() for r in rows]).rename(columns={"n_items": "n"})
@@ -733,16 +733,17 @@ def _names(value: str | Sequence[str], field: str) -> list[str]:
     return list(value)
 
 
-def _split(value: str | Sequence[str], field: str) -> list[str]:
+def _split(value: str | Sequence[str], field: str, what: str) -> list[str]:
     """Return names that are no column's (metrics, levels, methods): a list, or a string split on commas, as the CLI's.
 
     ``"length, distinct"`` was one name: 'unknown metric "length, distinct"; did you mean "distinct"?'.
+    An empty name in the string is refused as the CLI does, naming the keyword (:func:`~dialeval.words.split_names`).
 
     Example:
-        >>> _split(" turn, system", "level"), _split(["turn"], "level")
+        >>> _split(" turn, system", "level", "level"), _split(["turn"], "level", "level")
         (['turn', 'system'], ['turn'])
     """
-    return [name.strip() for name in value.split(",")] if isinstance(value, str) else _names(value, field)
+    return split_names(value, field, what) if isinstance(value, str) else _names(value, field)
 
 
 def _names_hint(value: object) -> str:

@@ -20,6 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
+from typing import overload
+
+from dialeval.errors import InputError
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -124,3 +127,33 @@ def in_order(name: str) -> tuple[list[str | int | Decimal], str]:
     if _NUMBER.fullmatch(name):  # it read "0.25" as 0 and 25, after "0.5", and "-1" as text "-" and 1, last
         return ["", Decimal(name), ""], name
     return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"([0-9]+)", name))], name
+
+
+@overload
+def split_names(value: str, option: str, what: str = ...) -> list[str]: ...
+@overload
+def split_names(value: None, option: str, what: str = ...) -> None: ...
+@overload
+def split_names(value: str | None, option: str, what: str = ...) -> list[str] | None: ...
+def split_names(value: str | None, option: str, what: str = "metric") -> list[str] | None:
+    """Split a comma-separated list of ``what`` names strictly: None stays None; an empty name is an error.
+
+    The one splitter of the command line's options and the Python API's keywords: ``option`` is the field an error
+    names (``--metrics``; ``metrics``). Spaces around each name are dropped.
+
+    Example:
+        >>> split_names(" bleu, length ", "--metrics")
+        ['bleu', 'length']
+        >>> split_names("bleu,,length", "--metrics")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--metrics": empty metric name in "bleu,,length" (name 2 of 3)
+    """
+    if value is None:
+        return None
+    names = [v.strip() for v in value.split(",")]
+    for n, name in enumerate(names, 1):
+        if not name:
+            where = f' in "{value}" (name {n} of {len(names)})' if len(names) > 1 else ""
+            raise InputError(f"empty {what} name{where}", field=option)
+    return names

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -24,6 +24,7 @@ from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError, UnknownNameError, ensure_unique
 from dialeval.jsonl import NOT_JSONL, check_file
 from dialeval.schema import Rating, Score
+from dialeval.words import split_names as split_names  # its callers import it from here (lmstyle, stress, ...)
 
 if TYPE_CHECKING:
     from dialeval.data.generic import ColumnMapping
@@ -34,33 +35,6 @@ T = TypeVar("T")
 #: emoji=False: rich read ":b:" in a name ("a:b:c", a system "llama3:smile:") as an emoji code and printed "a🅱c".
 console = Console(stderr=True, emoji=False)
 out = Console(emoji=False)
-
-
-@overload
-def split_names(value: str, option: str, what: str = ...) -> list[str]: ...
-@overload
-def split_names(value: None, option: str, what: str = ...) -> None: ...
-@overload
-def split_names(value: str | None, option: str, what: str = ...) -> list[str] | None: ...
-def split_names(value: str | None, option: str, what: str = "metric") -> list[str] | None:
-    """Split a comma-separated list of ``what`` names strictly: None stays None; an empty name is an error.
-
-    Example:
-        >>> split_names(" bleu, length ", "--metrics")
-        ['bleu', 'length']
-        >>> split_names("bleu,,length", "--metrics")
-        Traceback (most recent call last):
-        ...
-        dialeval.errors.InputError: field "--metrics": empty metric name in "bleu,,length" (name 2 of 3)
-    """
-    if value is None:
-        return None
-    names = [v.strip() for v in value.split(",")]
-    for n, name in enumerate(names, 1):
-        if not name:
-            where = f' in "{value}" (name {n} of {len(names)})' if len(names) > 1 else ""
-            raise InputError(f"empty {what} name{where}", field=option)
-    return names
 
 
 def split_repeated(values: Sequence[str], option: str, what: str = "metric") -> list[str] | None:
