@@ -6,6 +6,7 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -176,3 +177,33 @@ def test_a_table_of_the_published_suffix_lacking_a_published_column_says_how_to_
     with pytest.raises(InputError) as caught:
         load_benchmark("usr-tc", p)
     assert str(caught.value) == f'{p}:1: field "fact": missing field (record 1 of the JSON array, counting from 0)'
+
+
+def test_whether_a_given_file_is_of_another_format_is_the_readers_flag_not_their_wording(tmp_path: Path) -> None:
+    """The hint was given where the loader's message began "missing column in the header" or "missing field (record 0
+    of the JSON array": a reworded message lost it, silently, and any error worded so got it. The readers flag the
+    error (``OtherFormatError``): a header or first record lacking a column or field every record has."""
+    from dialeval.data._common import OtherFormatError, Where, field
+    from dialeval.data.catalog import CatalogEntry
+
+    def failing(error: InputError) -> CatalogEntry:
+        def loader(path: Path) -> NoReturn:
+            raise error
+
+        return CatalogEntry(name="x", description="", files=(), target="x/x.json", license="", citation="",
+                            level="turn", items=None, loader=loader)  # fmt: skip
+
+    p = tmp_path / "mine.json"
+    p.write_text("[]")
+    hint = "; -b x reads --path as its published file (x.json): for your own table leave out -b and give --mapping"
+    with pytest.raises(InputError) as caught:
+        failing(OtherFormatError("lacks the key every record has", path=p)).load(p)
+    assert str(caught.value).startswith(f"{p}: lacks the key every record has{hint}")
+    with pytest.raises(InputError) as caught:
+        failing(InputError("missing column in the header", path=p)).load(p)
+    assert str(caught.value) == f"{p}: missing column in the header"
+    # the flag is the readers': a record's missing field is the format's only in the first record of an array
+    for record, flagged in ((0, True), (1, False), (None, False)):
+        with pytest.raises(InputError) as caught:
+            field({}, "k", Where(p, record=record))
+        assert isinstance(caught.value, OtherFormatError) is flagged

@@ -36,6 +36,14 @@ _SCALE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*")
 DECIMAL_COMMA = re.compile(r"\s*[-+]?\d+,\d+\s*")
 
 
+class OtherFormatError(InputError):
+    """The header, or the first record, lacks a column or field that every record of the format read has.
+
+    The file is likely of another format (your own table given as a catalog benchmark's published file): the catalog
+    says how to read it (:meth:`~dialeval.data.catalog.CatalogEntry.load`), whatever the message's words.
+    """
+
+
 @dataclass(frozen=True)
 class Where:
     """A place in an input file: a CSV/JSONL line number, and for a JSON array the record index too."""
@@ -44,11 +52,11 @@ class Where:
     line: int | None = None
     record: int | None = None
 
-    def error(self, message: str, *, field: str | None = None) -> InputError:
-        """Return an :class:`InputError` for ``message`` at this place."""
+    def error(self, message: str, *, field: str | None = None, kind: type[InputError] = InputError) -> InputError:
+        """Return an :class:`InputError` (or ``kind``, a subclass) for ``message`` at this place."""
         if self.record is not None:
             message = f"{message} (record {self.record} of the JSON array, counting from 0)"
-        return InputError(message, path=self.path, line=self.line, field=field)
+        return kind(message, path=self.path, line=self.line, field=field)
 
 
 def open_text(path: Path) -> io.TextIOBase:
@@ -194,7 +202,7 @@ def read_csv_rows(
                     if (missing := next((n for n in required if n not in names), None)) is not None:
                         hint = (_case_hint(row, missing) or _delimiter_hint(row, delimiter, delimiter_fix)
                                 or names_hint(row, missing))  # fmt: skip
-                        raise where.error(f"missing column in the header{hint}", field=missing)
+                        raise where.error(f"missing column in the header{hint}", field=missing, kind=OtherFormatError)
                     width = max((names[n] + 1 for n in required), default=0)
                     header_width = len(row)
                     continue
@@ -316,7 +324,7 @@ def _delimiter_hint(header: list[str], delimiter: str, fix: str = PASS_DELIMITER
 def field(rec: dict[str, Any], key: str, where: Where) -> Any:
     """Return ``rec[key]`` or raise an error naming the missing field."""
     if key not in rec:
-        raise where.error("missing field", field=key)
+        raise where.error("missing field", field=key, kind=OtherFormatError if where.record == 0 else InputError)
     return rec[key]
 
 

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from dialeval.data import dstc9, engagement, fed_grade, gupta, holistic, lmstyle, usr
-from dialeval.data._common import sha256_file
+from dialeval.data._common import OtherFormatError, sha256_file
 from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError, UnknownNameError
 from dialeval.paths import shared_data_dir
@@ -38,11 +38,6 @@ class DataFile:
 
     path: str
     sha256: str | None
-
-
-#: How the readers (:mod:`dialeval.data._common`) say that the header or the first record lacks a column or field
-#: every published record has: a file of another format, a table of your own, though its suffix is the published one.
-_NOT_ITS = ("missing column in the header", "missing field (record 0 of the JSON array")
 
 
 @dataclass(frozen=True)
@@ -105,7 +100,7 @@ class CatalogEntry:
             try:
                 bench = self.loader(given)
             except InputError as exc:
-                if given.suffix.lower() == Path(self.target).suffix.lower() and not exc.message.startswith(_NOT_ITS):
+                if given.suffix.lower() == Path(self.target).suffix.lower() and not isinstance(exc, OtherFormatError):
                     raise
                 # your own table, say: "t.csv:1: not valid JSON" said nothing of -b, nor how to read a table
                 raise InputError(exc.message + self._path_hint(path_option), path=exc.path, line=exc.line,
