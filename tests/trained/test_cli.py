@@ -74,9 +74,11 @@ def test_an_error_in_one_split_names_the_split(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_logo_by_system(tmp_path: Path) -> None:
+@pytest.mark.parametrize("logo", ["system", " system "])
+def test_logo_by_system(tmp_path: Path, logo: str) -> None:
+    """--logo " system" was 'cannot group by " system"', where -b, --train, --engine and --level drop the spaces."""
     res = runner.invoke(app, [
-        "train", "--model", "tfidf-nb", "--train", "usr-pc", "--logo", "system", "--limit", "10",
+        "train", "--model", "tfidf-nb", "--train", "usr-pc", "--logo", logo, "--limit", "10",
         "--n-boot", "0", "--no-save", "--output", str(tmp_path),
     ])
     assert res.exit_code == 0, res.output

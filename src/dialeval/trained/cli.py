@@ -113,6 +113,7 @@ def _plan(
     kinds = split_names(model, "--model", "model")
     train_names = split_names(train_on, "--train", "benchmark") or []
     test_names = split_names(test, "--test", "benchmark") or []
+    logo = None if logo is None else logo.strip()  # a name, as --train's: " system" could not group
     own: dict[str, Benchmark] = {}
     if path is not None:
         bench = load_inputs(None, path, None, None, None, table=table)
