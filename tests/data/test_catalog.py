@@ -207,3 +207,20 @@ def test_whether_a_given_file_is_of_another_format_is_the_readers_flag_not_their
         with pytest.raises(InputError) as caught:
             field({}, "k", Where(p, record=record))
         assert isinstance(caught.value, OtherFormatError) is flagged
+
+
+def test_a_table_of_your_own_in_the_published_format_is_said(tmp_path: Path, shared_data: Path) -> None:
+    """`-b usr-pc --path t.json`, t.json two of the published contexts under another name, was scored as usr-pc
+    with no word (the sha256 was checked only for a file of the published name): its ids and tags read as usr-pc's.
+    Expected counts: the published file has 60 contexts of 5 rated responses (catalog items=300); 2 contexts = 10."""
+    raw = json.loads((shared_data / "usr/pc_usr_data.json").read_text())
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(raw[:2]))
+    b = load_benchmark("usr-pc", p)
+    assert b.warnings == [
+        f"{p}: sha256 differs from the catalog's (a different release?)",
+        f"{p}: 10 items where usr-pc's published file has 300; it is read as that file (ids and tags are usr-pc's)",
+    ]
+    whole = tmp_path / "whole.json"
+    whole.write_bytes((shared_data / "usr/pc_usr_data.json").read_bytes())  # the published file renamed: no word
+    assert load_benchmark("usr-pc", whole).warnings == []

@@ -28,6 +28,7 @@ from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError, UnknownNameError
 from dialeval.paths import shared_data_dir
 from dialeval.registry import Registry
+from dialeval.words import counted
 
 Loader = Callable[[Path], Benchmark]
 
@@ -108,7 +109,7 @@ class CatalogEntry:
             if not bench.candidates:  # a published file with no items is a wrong file, not an empty result
                 raise InputError(f"no {self.name} items in it: nothing to score", path=given)
             bench.source = f"given path {given}"
-            bench.warnings += self._hash_warnings(given)
+            bench.warnings += self._hash_warnings(given) + self._count_warnings(bench, given)
             return bench
         shared = self.shared_target()
         if shared is not None:
@@ -140,6 +141,17 @@ class CatalogEntry:
                "give it to dialeval.score as its data")  # fmt: skip
         return f"; {given} as its published file ({Path(self.target).name}): for your own table {how}"
 
+    def _count_warnings(self, bench: Benchmark, given: Path) -> list[str]:
+        """Return a warning if the file given as the published one has another number of rated turns than it.
+
+        A table of your own in the published format (usr-tc's fields, 2 contexts) was scored as the benchmark with
+        no word: its ids, tags and results read as usr-tc's.
+        """
+        if self.level != "turn" or self.items is None or len(bench.candidates) == self.items:
+            return []
+        return [f"{given}: {counted(len(bench.candidates), 'item')} where {self.name}'s published file has "
+                f"{self.items}; it is read as that file (ids and tags are {self.name}'s)"]  # fmt: skip
+
     def _hash_warnings(self, given: Path) -> list[str]:
         """Return a warning for each file read beside ``given`` whose sha256 is not the catalog's.
 
@@ -150,7 +162,8 @@ class CatalogEntry:
         top = Path(self.target).parent
         for f in self.files:
             name = Path(f.path).name
-            candidates = [given] if given.is_file() and given.name == name else []
+            # the file given as the target, whatever its name (t.json for usr-tc's usr_topical_chat.json)
+            candidates = [given] if given.is_file() and (given.name == name or f.path == self.target) else []
             if given.is_file() and Path(f.path).is_relative_to(top):
                 candidates.append(given.parent / Path(f.path).relative_to(top))
             candidates += [given / name, given.parent / name, given / f.path]
