@@ -187,41 +187,31 @@ class MetricFailed(DialevalError):
 
 
 def _results(engine: Engine, jobs: Sequence[ScoringJob]) -> Iterator[tuple[int, BatchResult]]:
-    """Yield the engine's finished batches; a metric's ordinary exception becomes :class:`MetricFailed`."""
+    """Yield the engine's finished batches; a metric's ordinary exception becomes :class:`MetricFailed`.
+
+    An engine that ran the batch in another process names the item there (:class:`BatchFailed`); in this
+    process the item is the first of the first unfinished batch (engines take them in order) that raises alone.
+    """
+    from dialeval.engines.base import BatchFailed, failing_key
+
     results = engine.run([(j.metric, j.batches) for j in jobs])
     while True:
         try:
             got = next(results, None)
+        except BatchFailed as exc:
+            raise MetricFailed(jobs[exc.job].metric.name, exc.detail, exc.job, exc.key) from exc
         except (DialevalError, MemoryError):
             raise
         except Exception as exc:
-            if failed := _failure(jobs, f"{type(exc).__name__}: {exc}"):
-                raise failed from exc
-            raise
+            unfinished = ((n, b) for n, j in enumerate(jobs) for b in j.batches if any(k not in j.known for k, _ in b))
+            if (first := next(unfinished, None)) is None:
+                raise
+            n, batch = first
+            raise MetricFailed(jobs[n].metric.name, f"{type(exc).__name__}: {exc}", n,
+                               failing_key(jobs[n].metric, batch)) from exc  # fmt: skip
         if got is None:
             return
         yield got
-
-
-def _failure(jobs: Sequence[ScoringJob], detail: str) -> MetricFailed | None:
-    """Name the metric and item that raised; None when every batch had finished.
-
-    The batch is the first unfinished one (engines take them in order); the item, the first of its items that
-    raises when computed again alone.
-    """
-    from dialeval.engines.base import compute_batch
-
-    for n, job in enumerate(jobs):
-        batch = next((b for b in job.batches if any(k not in job.known for k, _ in b)), None)
-        if batch is None:
-            continue
-        for key, item in batch:
-            try:
-                compute_batch(job.metric, [(key, item)])
-            except Exception:
-                return MetricFailed(job.metric.name, detail, n, key)
-        return MetricFailed(job.metric.name, detail, n, batch[0][0] if len(batch) == 1 else None)
-    return None
 
 
 @dataclass

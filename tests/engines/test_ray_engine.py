@@ -374,3 +374,42 @@ def test_more_cpus_per_worker_than_the_local_ray_instance_has_is_refused(tmp_pat
     assert f'error: field "--ray-cpus-per-worker": {cpus} CPUs per worker, but the Ray instance started here has' \
         in proc.stderr
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_plugin_metrics_exception_in_a_worker_is_the_local_engines_one_line(cluster, tmp_path: Path) -> None:
+    """A script metric raising ZeroDivisionError on one item of a batch of four, in a Ray worker: the driver must
+    say what the local engine says (the metric, the candidate, the exception), not Ray's wrapped traceback."""
+    proc = _driver(
+        cluster,
+        tmp_path,
+        "import sys\n"
+        "from dialeval.data.usr import load_usr_topical_chat\n"
+        "from dialeval.engines import make_engine\n"
+        "from dialeval.errors import DialevalError\n"
+        "from dialeval.metrics.base import Metric\n"
+        "from dialeval.scoring import score_candidates\n"
+        "bench = load_usr_topical_chat(sys.argv[1]).head(2)\n"
+        "class Boom(Metric):\n"
+        "    name = 'boom_demo'\n"
+        "    outputs = ('boom_demo',)\n"
+        "    batch_size = 4\n"
+        "    bad = bench.candidates[5].text\n"
+        "    def compute(self, items):\n"
+        "        return {'boom_demo': [1 / (i.response != self.bad) for i in items]}\n"
+        "for engine in (make_engine('local'), make_engine('ray', address=sys.argv[2], workers=1)):\n"
+        "    try:\n"
+        "        score_candidates(Boom(), bench.candidates, bench.dialogues, engine=engine)\n"
+        "    except DialevalError as exc:\n"
+        "        print('REFUSED', exc)\n",
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    said = [x for x in proc.stdout.splitlines() if x.startswith("REFUSED")]
+    # the sixth candidate of USR-TC's first context, in the second batch of four
+    local = f'REFUSED metric "boom_demo" failed on candidate "{_usr_id(5)}": ZeroDivisionError: division by zero'
+    assert said == [local, local], proc.stdout[-3000:]
+
+
+def _usr_id(n: int) -> str:
+    from dialeval.data.usr import load_usr_topical_chat
+
+    return load_usr_topical_chat(ROOT.parent / "shared" / "data" / "usr" / "usr_topical_chat.json").candidates[n].id

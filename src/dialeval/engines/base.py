@@ -71,6 +71,33 @@ def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> B
     return BatchResult(done, unscored=unscored)
 
 
+def failing_key(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> str | None:
+    """Return the key of the first item of ``batch`` that raises when computed alone (None: none does alone).
+
+    A batch of one item names it even when it raises only with its batch's other items (there are none).
+    """
+    for key, item in batch:
+        try:
+            compute_batch(metric, [(key, item)])
+        except Exception:
+            return key
+    return batch[0][0] if len(batch) == 1 else None
+
+
+class BatchFailed(Exception):
+    """A metric raised an ordinary exception on a batch in another process (a Ray worker), found there.
+
+    Attributes:
+        job: The index of the metric's job in the engine run.
+        detail: The exception, as ``TYPE: MESSAGE``.
+        key: The input key of the item that raised it alone (None: not found).
+    """
+
+    def __init__(self, job: int, detail: str, key: str | None) -> None:
+        self.job, self.detail, self.key = job, detail, key
+        super().__init__(detail)
+
+
 def _nonfinite(values: CachedValues) -> str:
     """Set each NaN or infinite value to None in place; return what they were (``"NaN for m"``), or "".
 

@@ -39,7 +39,7 @@ from dialeval.errors import DialevalError, InputError
 from dialeval.metrics.base import METRICS, Metric, MetricInput, configured
 from dialeval.schema import Turn
 
-from .base import BatchResult, Job, WorkBatch, compute_batch, numeric_summary
+from .base import BatchFailed, BatchResult, Job, WorkBatch, compute_batch, failing_key, numeric_summary
 
 INSTALL_HINT = "pip install 'dialeval[ray]'"
 
@@ -110,9 +110,29 @@ def encode_error(exc: DialevalError) -> str:
     return json.dumps({"message": str(exc), "pickled": pickled})
 
 
-def decode_error(text: str) -> DialevalError:
-    """Rebuild the error :func:`encode_error` wrote; one that does not unpickle comes back with its message."""
+def encode_failure(exc: Exception, metric: Metric | None, batch: WorkBatch) -> str:
+    """Serialise a metric's ordinary exception (a plugin's KeyError) and the item that raised it alone.
+
+    The worker names the item, where the batch ran: Ray Data wrapped the exception in a ``UserCodeException``
+    traceback, and the driver, computing the batch again to find the item, loaded the metric's model there too.
+
+    Example:
+        >>> failed = decode_error(encode_failure(KeyError("b"), None, []), job=2)
+        >>> failed.job, failed.detail, failed.key
+        (2, "KeyError: 'b'", None)
+    """
+    key = None if metric is None else failing_key(metric, batch)
+    return json.dumps({"failed": f"{type(exc).__name__}: {exc}", "key": key})
+
+
+def decode_error(text: str, job: int = 0) -> DialevalError | BatchFailed:
+    """Rebuild the error :func:`encode_error` (or :func:`encode_failure`, for job ``job``) wrote.
+
+    A dialeval error that does not unpickle comes back with its message.
+    """
     data = json.loads(text)
+    if "failed" in data:
+        return BatchFailed(job, data["failed"], data["key"])
     if not data["pickled"]:
         return DialevalError(data["message"])
     try:
@@ -184,16 +204,18 @@ class BatchWorker:
         signatures: list[str] = []
         errors: list[str] = []
         for job, payload in zip(rows["job"], rows["payload"], strict=True):
+            metric, batch = None, decode_batch(str(payload))
             try:
                 metric = self._metric(int(job))
                 before = numeric_summary(metric)
-                done = compute_batch(metric, decode_batch(str(payload)))
-            except DialevalError as exc:  # bad input: the driver raises it as the local engine would
+                done = compute_batch(metric, batch)
+            except Exception as exc:  # the driver raises it as the local engine would
                 values.append("{}")
                 unscored.append("{}")
                 stats.append("{}")
                 signatures.append("")
-                errors.append(encode_error(exc))
+                said = encode_error(exc) if isinstance(exc, DialevalError) else encode_failure(exc, metric, batch)
+                errors.append(said)
                 continue
             after = numeric_summary(metric)
             values.append(json.dumps(done.values))
@@ -325,7 +347,7 @@ class RayEngine:
         )
         for row in out.iter_rows():
             if row["error"]:
-                raise decode_error(str(row["error"])) from None
+                raise decode_error(str(row["error"]), int(row["job"])) from None
             n = int(row["job"])
             metric = jobs[n][0]
             if row["signature"] != metric.signature:
