@@ -272,10 +272,27 @@ def test_a_metric_value_that_is_no_number_is_one_error_naming_the_candidate() ->
     ({"outputs": ("words_test", "words_test")}, 'names its output "words_test" twice'),
     ({"batch_size": 2.5}, "has batch_size 2.5: give a whole number"),
     ({"batch_size": None}, "has batch_size None: give a whole number"),
+    ({"outputs": ()}, "names no output in outputs: it would give no score"),
 ])  # fmt: skip
 def test_a_metric_class_with_a_repeated_output_or_a_batch_size_that_is_no_whole_number_is_refused(attrs, said):
     """A repeated output wrote every score twice (6 rows for 3 candidates); a batch_size of 2.5 or None ended in
-    a TypeError traceback from range() or max()."""
+    a TypeError traceback from range() or max(); no output at all gave no score for any candidate, silently."""
     metric = type("Odd", (Words,), {"__module__": "plugin", **attrs})()
     with pytest.raises(DialevalError, match=f'^metric "words_test" \\(plugin.Odd\\) {said}'):
         score_metrics([metric], CANDS, DIALOGUES)
+
+
+def test_a_metric_returning_no_column_for_one_of_its_outputs_is_one_error_saying_so() -> None:
+    """compute() without a declared output's column failed with "KeyError: 'b'", which reads as the plugin's own
+    KeyError; it says which output the metric gave no values for."""
+
+    class Half(Words):
+        name = "half_test"
+        outputs: ClassVar[tuple[str, ...]] = ("half_a", "half_b")
+
+        def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+            return {"half_a": [1.0 for _ in items]}
+
+    with pytest.raises(DialevalError, match=r'^metric "half_test" failed on candidate "d:s0": RuntimeError: '
+                                            r'half_test returned no values for its output "half_b"$'):  # fmt: skip
+        score_metrics([Half()], [cand(0, "one")], DIALOGUES)

@@ -94,8 +94,8 @@ def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | 
 
     Raises:
         InputError: The metric needs references and an input has none.
-        DialevalError: The metric names an output twice, or its ``batch_size`` is not a whole number (a plugin's
-            mistake: each score was written twice, or the run ended in a TypeError).
+        DialevalError: The metric names no output or one twice, or its ``batch_size`` is not a whole number (a
+            plugin's mistake: no score at all, each score written twice, or the run ended in a TypeError).
     """
     _check_metric(metric)
     if metric.needs_references and any(not i.references for i in inputs):
@@ -115,8 +115,11 @@ def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | 
 
 
 def _check_metric(metric: Metric) -> None:
-    """Refuse a metric whose outputs repeat a name or whose ``batch_size`` is not a whole number."""
+    """Refuse a metric with no outputs or a repeated one, or whose ``batch_size`` is not a whole number."""
     where = f'metric "{metric.name}" ({type(metric).__module__}.{type(metric).__qualname__})'
+    if not metric.outputs:
+        raise DialevalError(f"{where} names no output in outputs: it would give no score for any item; name each "
+                            "value compute() returns")  # fmt: skip
     twice = [o for o, n in Counter(metric.outputs).items() if n > 1]
     if twice:
         raise DialevalError(f'{where} names its output "{twice[0]}" twice in outputs: each score would be written '

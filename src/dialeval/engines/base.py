@@ -48,13 +48,15 @@ def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> B
     """Run ``metric.compute`` on one batch; key its values, and the reasons of unscored inputs, by input key.
 
     Raises:
-        RuntimeError: The metric returned a column of the wrong length.
+        RuntimeError: The metric returned no column, or one of the wrong length, for one of its outputs.
     """
     from dialeval.cache import input_key
 
     with parameter_errors(metric):  # a model a parameter names is loaded here, on the first batch
         values = metric.compute([i for _, i in batch])
     for out_name in metric.outputs:
+        if out_name not in values:
+            raise RuntimeError(f'{metric.name} returned no values for its output "{out_name}"')
         col = values[out_name]
         if len(col) != len(batch):
             raise RuntimeError(f"{metric.name}.{out_name} returned {len(col)} values for {len(batch)} items")
