@@ -296,3 +296,23 @@ def test_a_metric_returning_no_column_for_one_of_its_outputs_is_one_error_saying
     with pytest.raises(DialevalError, match=r'^metric "half_test" failed on candidate "d:s0": RuntimeError: '
                                             r'half_test returned no values for its output "half_b"$'):  # fmt: skip
         score_metrics([Half()], [cand(0, "one")], DIALOGUES)
+
+
+@pytest.mark.parametrize(("parts", "said"), [
+    ([[0, 1]], "gave item 2 to 0 parts"),  # the third candidate: scored by no part
+    ([[0, 1, 2], [2]], "gave item 2 to 2 parts"),
+    ([[0, 1, 2, 3]], "gave item 3 to 1 part"),  # past the three candidates
+    ([], "gave item 0 to 0 parts"),
+])  # fmt: skip
+def test_a_partition_that_gives_an_item_to_no_part_or_to_two_is_refused(parts, said) -> None:
+    """A plugin's partition() that left an item out gave it value None, "metric could not score this item",
+    silently; one given to two parts kept the last part's value; one past the items was an IndexError traceback."""
+
+    class Split(Words):
+        def partition(self, items: Sequence[MetricInput]) -> list[tuple[Metric, list[int]]]:
+            return [(self, list(p)) for p in parts]
+
+    Split.__module__ = "plugin"
+    with pytest.raises(DialevalError, match=f'^metric "words_test" \\(plugin.{Split.__qualname__}\\) {said} in '
+                                            r"partition\(\), of its 3 items: give each item to exactly one part$"):
+        score_metrics([Split()], CANDS, DIALOGUES)

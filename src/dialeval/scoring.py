@@ -114,9 +114,14 @@ def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | 
     return ScoringJob(metric, keys, known, batches, Counter(keys), cached=sum(k in known for k in keys))
 
 
+def _where(metric: Metric) -> str:
+    """Name a metric and its class, for a plugin's mistake: ``metric "NAME" (MODULE.CLASS)``."""
+    return f'metric "{metric.name}" ({type(metric).__module__}.{type(metric).__qualname__})'
+
+
 def _check_metric(metric: Metric) -> None:
     """Refuse a metric with no outputs or a repeated one, or whose ``batch_size`` is not a whole number."""
-    where = f'metric "{metric.name}" ({type(metric).__module__}.{type(metric).__qualname__})'
+    where = _where(metric)
     if not metric.outputs:
         raise DialevalError(f"{where} names no output in outputs: it would give no score for any item; name each "
                             "value compute() returns")  # fmt: skip
@@ -271,6 +276,7 @@ def score_inputs(
         except ItemInputError as exc:
             exc.source = w
             raise
+        _check_split(metric, [positions for _, positions in split], len(inputs))
         for part, positions in split:
             parts.append((w, positions))
             jobs.append(plan_job(part, [inputs[j] for j in positions], cache))
@@ -300,6 +306,16 @@ def score_inputs(
         out.append(Scored(metric, values, reasons, sigs, signature, sum(s for _, s, _ in mine), summary, parts_done,
                           cached=sum(job.cached for job, _, _ in mine)))  # fmt: skip
     return out
+
+
+def _check_split(metric: Metric, parts: Sequence[Sequence[int]], items: int) -> None:
+    """Refuse a :meth:`Metric.partition` that does not give each of the metric's items to exactly one part."""
+    given = Counter(j for positions in parts for j in positions)
+    wrong = [j for j in range(items) if given[j] != 1] + [j for j in given if j not in range(items)]
+    if wrong:
+        n = given[wrong[0]]
+        raise DialevalError(f"{_where(metric)} gave item {wrong[0]} to {n} part{'' if n == 1 else 's'} in "
+                            f"partition(), of its {items} items: give each item to exactly one part")  # fmt: skip
 
 
 @dataclass
