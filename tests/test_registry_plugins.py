@@ -97,3 +97,29 @@ def test_a_plugin_failing_on_import_is_imported_once(monkeypatch: pytest.MonkeyP
             reg.get("bad")
         assert str(err.value) == expected
     assert imports.read_text(encoding="utf-8") == "x"
+
+
+def test_a_metric_plugin_that_is_no_metric_class_fails_only_where_it_is_asked_for(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A "dialeval.metrics" entry point naming a function (or any object that is not a Metric subclass) was taken
+    as a metric: every run that went over the metrics (score with its default set) ended in the traceback of
+    AttributeError: 'function' object has no attribute 'listed_first' (-m length too: 'outputs')."""
+    from dialeval.metrics.base import METRICS, metric_by_output
+    from dialeval.metrics.resolve import family, load_builtin_metrics, resolve_metrics
+
+    load_builtin_metrics()
+    (tmp_path / "dialeval_fn_plugin_m.py").write_text("def scorer():\n    return 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _installed(monkeypatch, EntryPoint("fnplug", "dialeval_fn_plugin_m:scorer", "dialeval.metrics"))
+    for attr in ("_items", "_plugins", "_clashes", "_broken"):  # this test's plugins only, on a copy
+        monkeypatch.setattr(METRICS, attr, dict(getattr(METRICS, attr)))
+    monkeypatch.setattr(METRICS, "_plugins_loaded", False)
+    said = 'metric "fnplug" (dialeval_fn_plugin_m:scorer) is not a Metric subclass'
+    families, skipped = resolve_metrics(None)
+    assert skipped["fnplug"] == said and "length" in [f.name for f in families]
+    assert metric_by_output()["length"].name == "length"
+    assert [f.name for f in resolve_metrics(["length"])[0]] == ["length"]
+    with pytest.raises(RegistryEntryError) as err:
+        family("fnplug")
+    assert str(err.value) == said

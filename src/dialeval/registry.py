@@ -47,16 +47,19 @@ class RegistryEntryError(DialevalError):
 class Registry(Generic[T]):
     """A name -> object map with helpful errors and entry-point plugins."""
 
-    def __init__(self, kind: str, group: str | None = None, *, base: type | None = None) -> None:
+    def __init__(
+        self, kind: str, group: str | None = None, *, base: type | None = None, factories: bool = True
+    ) -> None:
         """Make an empty registry of ``kind`` things.
 
         Plugins come from the entry-point ``group`` (default ``dialeval.<kind>s``). With
-        ``base``, every entry must be a subclass of ``base`` or a factory (a callable that
-        is not a class).
+        ``base``, every entry must be a subclass of ``base`` or, unless ``factories`` is False,
+        a factory (a callable that is not a class).
         """
         self.kind = kind
         self.group = group or f"dialeval.{kind}s"
         self.base = base
+        self.factories = factories
         self._items: dict[str, T | str] = {}
         self._plugins_loaded = False
         self._plugins: dict[str, str] = {}  # name -> "module:object" of the entry point that gave it
@@ -131,11 +134,13 @@ class Registry(Generic[T]):
             obj = found
         if self.base is not None:
             is_class = isinstance(obj, type)
-            if (is_class and not issubclass(cast(type, obj), self.base)) or not callable(obj):
-                where = f" ({spec})" if spec else ""
-                raise RegistryEntryError(
-                    f'{self.kind} "{name}"{where} is neither a {self.base.__name__} subclass nor a factory'
-                )
+            if (is_class and not issubclass(cast(type, obj), self.base)) or not callable(obj) or not (
+                is_class or self.factories
+            ):
+                given = spec or self._plugins.get(name, "")  # a plugin's entry point, loaded when plugins load
+                where = f" ({given})" if given else ""
+                what = "neither a {} subclass nor a factory" if self.factories else "not a {} subclass"
+                raise RegistryEntryError(f'{self.kind} "{name}"{where} is {what.format(self.base.__name__)}')
         self._items[name] = obj
         return cast(T, obj)
 

@@ -358,7 +358,7 @@ def configured(cls: type[Metric], params: Mapping[str, Any]) -> Metric:
         return cls(**params)
 
 
-METRICS: Registry[type[Metric]] = Registry("metric")
+METRICS: Registry[type[Metric]] = Registry("metric", base=Metric, factories=False)
 #: Name prefix (``judge``, ``trained``) -> what registers the families of that prefix: a module whose import
 #: registers them, or a callable given the full name (``trained:PATH``). Plugins: ``dialeval.metric_prefixes``.
 PREFIXES: Registry[object] = Registry("metric name prefix", group="dialeval.metric_prefixes")
