@@ -78,6 +78,20 @@ def test_a_name_not_known_gets_the_closest(shared_data: Path, args: list[str], m
     assert res.exit_code == 2 and message in res.output, res.output
 
 
+def test_a_benchmark_name_with_spaces_around_it_is_read(shared_data: Path) -> None:
+    """`-b " usr-tc"` was "unknown benchmark ... did you mean "usr-tc"?" where every other command's -b strips the
+    name; it reads usr-tc, and the title names it without the spaces."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+
+    args = ["study", "import-agreement", "--dimension", "Overall", "--n-boot", "10", "--json"]
+    spaced = CliRunner().invoke(app, [*args, "-b", " usr-tc "])
+    assert spaced.exit_code == 0, spaced.output
+    assert spaced.output == CliRunner().invoke(app, [*args, "-b", "usr-tc"]).output
+    assert {json.loads(line)["source"] for line in spaced.output.splitlines()} == {"usr-tc"}
+
+
 def _long_table(tmp_path: Path) -> tuple[Path, np.ndarray]:
     """A long-form CSV: 3 workers rate 10 responses on quality (worker w3 skips every third), fluency always 3;
     and the workers x items matrix of quality, built from the rows written (NaN where w3 skipped)."""

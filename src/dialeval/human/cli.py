@@ -450,6 +450,7 @@ def import_agreement(
 
     try:
         source = given_once(source, positional, ("--benchmark", "SOURCE"), "the published benchmark")
+        source = None if source is None else source.strip()  # as every other command's -b
         check_resamples(n_boot, field="--n-boot")
         check_boot(n_boot, seed=seed)
         rows, name = _agreement(source, path, table, dimension, n_boot, seed, as_json)
