@@ -296,3 +296,28 @@ def test_annotators_count_only_those_whose_ratings_agreement_reads() -> None:
     rows = agreement_rows(Benchmark("mine", {}, [], ratings), "mine", n_boot=20)
     expected = krippendorff.alpha(reliability_data=[[3, 2, 5], [4, 2, 4]], level_of_measurement="ordinal")
     assert [(r["alpha"], r["items"], r["annotators"]) for r in rows] == [(pytest.approx(expected), 3, 2)] * 2
+
+
+def test_a_study_export_saved_with_a_bom_and_crlf_is_read_as_ratings(tmp_path: Path) -> None:
+    """An export re-saved by an editor that writes a byte-order mark was "a table needs a mapping" (its first line
+    was not read as JSON, so not as Rating records) where the rating reader drops the mark. Read as the same file
+    without the mark; mixed line endings change nothing. Alpha: krippendorff.alpha on [[4, 4], [3, 2]] (a, b x i1,
+    i2)."""
+    from typer.testing import CliRunner
+
+    from dialeval.cli import app
+    from dialeval.human.importers import exported_ratings
+
+    lines = [json.dumps({"item_id": i, "dimension": "q", "annotator": a, "value": v})
+             for i, a, v in [("i1", "a", 4), ("i1", "b", 3), ("i2", "a", 4), ("i2", "b", 2)]]  # fmt: skip
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    marked = tmp_path / "marked.jsonl"
+    ends = ["\r\n", "\n", "\r\n", "\n"]
+    marked.write_bytes(b"\xef\xbb\xbf" + "".join(map(str.__add__, lines, ends)).encode())
+    got, want = exported_ratings(marked), exported_ratings(plain)
+    assert got is not None and want is not None and got.ratings == want.ratings and len(got.ratings) == 4
+    res = CliRunner().invoke(app, ["study", "import-agreement", "--path", str(marked), "--json", "--n-boot", "20"])
+    assert res.exit_code == 0, res.output
+    expected = krippendorff.alpha(reliability_data=[[4, 4], [3, 2]], level_of_measurement="ordinal")
+    assert json.loads(res.output.splitlines()[0])["alpha"] == pytest.approx(expected)

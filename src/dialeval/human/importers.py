@@ -76,7 +76,7 @@ def exported_ratings(path: Path) -> Benchmark | None:
     if not path.name.lower().endswith(".jsonl") or not path.is_file():
         return None
     try:
-        with path.open(encoding="utf-8") as f:
+        with path.open(encoding="utf-8-sig") as f:  # a leading BOM, as the rating reader drops it
             first = next((line for line in f if line.strip()), None)
             record = json.loads(first or "null")
     except ValueError:  # not UTF-8 or not JSON: the table reader says what is wrong with it
