@@ -120,8 +120,9 @@ def test_each_attention_check_counts_once_whatever_the_number_of_gold_annotators
     assert "- **Attention checks passed**: a01: 2/2; a02: 1/2" in md
 
 
-def test_live_agreement_lists_criteria_in_the_protocols_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The admin dashboard listed Correctness before Listening (sorted as text); the protocol asks Listening first."""
+def _live_rows(tmp_path, answers) -> list:  # type: ignore[no-untyped-def]
+    """live_agreement on a study of two contexts (annotators a01, a02) holding ``answers`` (annotator, item,
+    criterion, value)."""
     from tests.human.conftest import dialogues_and_candidates
 
     from dialeval.human import store
@@ -135,14 +136,19 @@ def test_live_agreement_lists_criteria_in_the_protocols_order(tmp_path) -> None:
     create_study(tmp_path / "s", proto, dialogues, candidates, config)
     engine = store.connect(store.db_url(tmp_path / "s"))
     with engine.begin() as conn:
-        for ann in ("a01", "a02"):
-            for crit in ("Correctness", "Listening"):
-                for item in ("d0:m1", "d1:m2"):
-                    row = {"annotator": ann, "item_id": item, "criterion": crit, "value": "positive", "reasons": [],
-                           "free_text": "", "seconds": 1.0}  # fmt: skip
-                    store.upsert_answer(conn, row)
+        for ann, item, crit, value in answers:
+            row = {"annotator": ann, "item_id": item, "criterion": crit, "value": value, "reasons": [],
+                   "free_text": "", "seconds": 1.0}  # fmt: skip
+            store.upsert_answer(conn, row)
     with engine.connect() as conn:
-        assert [row["criterion"] for row in live_agreement(conn, proto)] == ["Listening", "Correctness"]
+        return live_agreement(conn, proto)
+
+
+def test_live_agreement_lists_criteria_in_the_protocols_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The admin dashboard listed Correctness before Listening (sorted as text); the protocol asks Listening first."""
+    answers = [(ann, item, crit, "positive") for ann in ("a01", "a02") for crit in ("Correctness", "Listening")
+               for item in ("d0:m1", "d1:m2")]  # fmt: skip
+    assert [row["criterion"] for row in _live_rows(tmp_path, answers)] == ["Listening", "Correctness"]
 
 
 @pytest.mark.parametrize("score", [float("nan"), float("inf")])
@@ -212,3 +218,28 @@ def test_an_ordinary_answer_valued_tie_of_a_stored_study_is_not_counted_with_the
     assert votes[("x", crit.name)] == (crit.answer.tie_key, True) != votes[("y", crit.name)]
     pct = majority_table(rs, {"x": "m", "y": "m"}, dont_know, ties)[crit.name]["m"]
     assert majority_cell(crit, pct) == "About the same 50.0%, tie 50.0%"
+
+
+@pytest.mark.parametrize(("votes", "note"), [
+    # one annotator only, or each item rated by one person: no item has two votes to compare
+    ({"a01": ["positive", "negative"]}, "alpha is undefined: no item is rated by 2 annotators or more; Fleiss' kappa "
+     "needs an item with at least two ratings"),
+    ({"a01": ["positive", None], "a02": [None, "negative"]}, "alpha is undefined: no item is rated by 2 annotators or "
+     "more; Fleiss' kappa needs an item with at least two ratings"),
+    # every vote the same
+    ({"a01": ["positive", "positive"], "a02": ["positive", "positive"]}, "alpha is undefined when fewer than two "
+     "distinct values occur; kappa is undefined: every rating has the same label"),
+    # agreement defined: krippendorff.alpha([[1, 1], [1, 0]], nominal) is 0.0, no note
+    ({"a01": ["positive", "positive"], "a02": ["positive", "negative"]}, ""),
+])  # fmt: skip
+def test_live_agreement_says_why_a_figure_is_undefined(tmp_path, votes, note) -> None:  # type: ignore[no-untyped-def]
+    """The dashboard's alpha and kappa were "–" with no reason on a study with one annotator, each item rated by one
+    person, or every vote the same, where the report says why; each batch's row now holds the reasons, as the report
+    words them, and the dashboard shows them."""
+    answers = [(ann, item, "Appropriateness", value) for ann, values in votes.items()
+               for item, value in zip(("d0:m1", "d1:m2"), values, strict=True) if value is not None]  # fmt: skip
+    (row,) = _live_rows(tmp_path, answers)
+    assert row["note"] == note
+    assert (row["alpha"] is None) == bool(note) and (row["fleiss_kappa"] is None) == bool(note)
+    if not note:
+        assert row["alpha"] == 0.0

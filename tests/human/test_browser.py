@@ -106,6 +106,10 @@ def test_annotate_with_keyboard_and_mouse_close_and_resume(browser: BrowserConte
         admin.wait_for_selector("#progress-table tbody tr")
         cells = admin.locator("#progress-table tbody tr").first.locator("td").all_text_contents()
         assert cells[:3] == ["a01", "3", "36"]
+        # one annotator so far: alpha and kappa are "–" and the note says why (there was no reason)
+        admin.wait_for_selector("#agreement-table tbody tr")
+        cells = admin.locator("#agreement-table tbody tr").first.locator("td").all_text_contents()
+        assert cells[3:5] == ["–", "–"] and cells[5].startswith("alpha is undefined: no item is rated by 2"), cells
         admin.close()
     finally:
         server.proc.terminate()

@@ -177,7 +177,10 @@ def agreement_level(protocol: Protocol, criterion: str) -> str:
 
 
 def live_agreement(conn: sa.Connection, protocol: Protocol) -> list[dict[str, Any]]:
-    """Krippendorff's alpha (and Fleiss' kappa for labels) per batch and criterion, no intervals."""
+    """Krippendorff's alpha (and Fleiss' kappa for labels) per batch and criterion, no intervals.
+
+    Each row's ``note`` says why a figure is None (no item rated twice, one value throughout), "" where none is.
+    """
     batches = item_batches(conn)
     groups: dict[tuple[int, str], list[Rating]] = defaultdict(list)
     for r in study_ratings(conn, protocol):
@@ -187,19 +190,22 @@ def live_agreement(conn: sa.Connection, protocol: Protocol) -> list[dict[str, An
         level = agreement_level(protocol, crit)
         rel = reliability_matrix(rs)
         row: dict[str, Any] = {"batch": batch, "criterion": crit, "ratings": len(rs), "level": level}
-        row["alpha"] = _safe(krippendorff_alpha, rel.matrix, level)
+        row["alpha"], why = _safe(krippendorff_alpha, rel.matrix, level)
+        whys = [why]
         if level == "nominal":
-            row["fleiss_kappa"] = _safe(fleiss_kappa, rel.matrix)
+            row["fleiss_kappa"], why = _safe(fleiss_kappa, rel.matrix)
+            whys.append(why)
+        row["note"] = "; ".join(w for w in whys if w)  # the dashboard showed "–" and no reason
         out.append(row)
     return out
 
 
-def _safe(fn: Any, *args: Any) -> float | None:
-    """Return ``fn(*args)``, or None where the statistic is undefined (too few ratings, one label)."""
+def _safe(fn: Any, *args: Any) -> tuple[float | None, str]:
+    """Return ``fn(*args)`` and "", or None and why the statistic is undefined (too few ratings, one label)."""
     try:
-        return float(fn(*args))
-    except (ValueError, IndexError):
-        return None
+        return float(fn(*args)), ""
+    except (ValueError, IndexError) as exc:
+        return None, str(exc)
 
 
 def majority_votes(

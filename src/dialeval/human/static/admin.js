@@ -22,7 +22,7 @@
       const p = await get("/api/admin/progress");
       fill("progress-table", p.annotators.map((a) => [a.annotator, a.answered, a.due, a.seconds / 60, a.qualified, a.qualification_kappa]));
       const g = await get("/api/admin/agreement");
-      fill("agreement-table", g.batches.map((b) => [b.batch, b.criterion, b.ratings, b.alpha, b.fleiss_kappa]));
+      fill("agreement-table", g.batches.map((b) => [b.batch, b.criterion, b.ratings, b.alpha, b.fleiss_kappa, b.note]));
     } catch (err) { document.getElementById("message").textContent = err.message; }
     setTimeout(refresh, 10000);
   }
