@@ -209,6 +209,8 @@ class BatchWorker:
                 metric = self._metric(int(job))
                 before = numeric_summary(metric)
                 done = compute_batch(metric, batch)
+            except MemoryError:  # as the local engine: not a metric's mistake to pin on an item
+                raise
             except Exception as exc:  # the driver raises it as the local engine would
                 values.append("{}")
                 unscored.append("{}")
