@@ -560,3 +560,29 @@ def test_a_response_cut_by_max_tokens_is_counted_and_said(tmp_path: Path) -> Non
     assert len(got.candidates) == 4
     assert got.summary()["cut_by_max_tokens"] == 2  # the two styles of the first query
     assert ", 0 empty, 2 cut by --max-tokens;" in _counts(got.summary())
+
+
+def test_control_characters_in_a_response_are_replaced_counted_and_said() -> None:
+    """A server's answer holding a NUL, an escape sequence and a form feed went into candidates.jsonl as they came
+    (and on to CSV tables and the human app). Each control character but tab, line feed and carriage return is now
+    U+FFFD, as a lone surrogate is; the responses holding any are counted and the line says how many."""
+    from dialeval.backends.base import Backend, ChatRequest, Completion
+    from dialeval.lmstyle.cli import _counts
+    from dialeval.lmstyle.prompt import Pair
+
+    class Noisy(Backend):
+        signature = "noisy"
+
+        def chat(self, request: ChatRequest) -> Completion:
+            if "noisy" in request.prompt.split("###Speaker:")[-1]:
+                return Completion(text=" Sure\x00 thing\x1b[31m ok\x0cend\x7f\tyes\r!")
+            return Completion(text=" Fine .")
+
+    data = {"dd": [Pair("noisy?", "yes"), Pair("other?", "no"), *(Pair(str(i), str(i)) for i in range(5))]}
+    got = generate_styled(Noisy(), "m", data, ["formal"], 2, SETTINGS, use_cache=False)
+    # written out by hand: NUL, ESC, FF and DEL each one U+FFFD; tab and CR kept; the other response untouched
+    assert [c.text for c in got.candidates] == ["Sure\ufffd thing\ufffd[31m ok\ufffdend\ufffd\tyes\r!", "Fine ."]
+    assert got.summary()["control_characters"] == 1
+    assert ", 0 empty, 1 with control characters (written as U+FFFD);" in _counts(got.summary())
+    clean = generate_styled(Noisy(), "m", {"dd": data["dd"][1:]}, ["formal"], 1, SETTINGS, use_cache=False)
+    assert "control_characters" not in clean.summary()  # generation.json unchanged where there were none

@@ -150,6 +150,8 @@ def _counts(summary: dict[str, Any]) -> str:
 
     failed = f", {n('failed')} failed (not written: {_causes(summary)})" if n("failed") else ""
     cut = f", {n('cut_by_max_tokens')} cut by --max-tokens" if n("cut_by_max_tokens") else ""
+    if n("control_characters"):
+        cut += f", {n('control_characters')} with control characters (written as U+FFFD)"
     plural = "" if n("requests") == 1 else "s"
     generated = n("calls") - n("failed")  # the calls the backend answered
     return (f"{n('requests')} response{plural}: {generated} generated ({n('completion_tokens')} tokens), "

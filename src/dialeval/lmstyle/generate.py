@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -32,6 +33,8 @@ from dialeval.schema import Candidate, Dialogue, Turn
 from dialeval.signature import make_signature, text_sha256
 
 DEFAULT_MODEL = "smollm2"
+#: Control characters but tab, line feed and carriage return: a NUL went on to candidates.jsonl, CSV tables and the app.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,18 @@ def clean(text: str, stop: Sequence[str]) -> str:
     return text.strip()
 
 
+def readable(text: str) -> tuple[str, int]:
+    r"""Return ``text`` with each control character but tab, line feed and carriage return as U+FFFD, and how many.
+
+    U+FFFD, as a lone surrogate half becomes (:func:`~dialeval.backends.base.whole`): something unreadable was there.
+
+    Example:
+        >>> readable("ok\x00 \x1b[1m\tyes") == ("ok\ufffd \ufffd[1m\tyes", 2)
+        True
+    """
+    return _CONTROL.subn("\ufffd", text)
+
+
 @dataclass
 class Generated:
     """The outcome of one generation run.
@@ -147,7 +162,8 @@ class Generated:
         dialogues: One single-turn dialogue per query.
         candidates: One candidate per (query, style) that got an answer.
         signature: The generation signature (settings, prompt, backend).
-        counts: requests, cache hits, failures, empty responses, responses cut by ``max_tokens`` (when any).
+        counts: requests, cache hits, failures, empty responses, responses cut by ``max_tokens`` and responses
+            holding control characters (each when any).
         failures: The failed requests counted by the backend's reason (``HTTP 400: ...``).
         seconds: Wall time.
     """
@@ -221,8 +237,10 @@ def generate_styled(
             out.counts["failed"] += 1
             out.failures[str(answer)] += 1
             continue
-        text = clean(answer.text, settings.stop)
+        text, controls = readable(clean(answer.text, settings.stop))
         out.counts["empty"] += int(not text)
+        if controls:
+            out.counts["control_characters"] += 1
         if answer.cut:  # written and scored as a whole response, with nothing said
             out.counts["cut_by_max_tokens"] += 1
         did = f"lmstyle-{ds}-{i:04d}"
