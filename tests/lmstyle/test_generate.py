@@ -39,7 +39,11 @@ def test_seeded_generation_is_deterministic_and_signed(shared_data: Path, cache:
                  "backend:llamacpp:SmolLM2-135M-Instruct"):  # fmt: skip
         assert part in sig
     c = runs[0].candidates[0]
-    assert c.tags == {"dataset": "dd", "style": "formal", "task": "Formal", "model": "smollm2"}
+    assert {k: v for k, v in c.tags.items() if k != "cut"} == {"dataset": "dd", "style": "formal", "task": "Formal",
+                                                                "model": "smollm2"}  # fmt: skip
+    # 12 tokens cut some: each of those is tagged, the others are not
+    cut = [r for r in runs[0].candidates if r.tags.get("cut") == "max_tokens"]
+    assert len(cut) == runs[0].counts["cut_by_max_tokens"] and all(set(r.tags) <= {*c.tags, "cut"} for r in cut)
     assert c.references == [data["dd"][0].reference] and c.system == "smollm2" and c.turn_index == 1
     assert runs[0].dialogues[c.dialogue_id].turns[0].text == data["dd"][0].query
     # another seed is another request: it is not answered from the first one's cache entry
@@ -560,6 +564,23 @@ def test_a_response_cut_by_max_tokens_is_counted_and_said(tmp_path: Path) -> Non
     assert len(got.candidates) == 4
     assert got.summary()["cut_by_max_tokens"] == 2  # the two styles of the first query
     assert ", 0 empty, 2 cut by --max-tokens;" in _counts(got.summary())
+    # each cut response says so in candidates.jsonl (it said nothing); the others carry no such tag
+    assert [c.tags.get("cut") for c in got.candidates] == ["max_tokens", "max_tokens", None, None]
+
+
+def test_table_md_counts_the_responses_cut_by_max_tokens(tmp_path: Path) -> None:
+    """table.md said nothing of responses cut by --max-tokens: a reader could not tell that its rows average
+    cut ones. Its summary (and summary.jsonl) now has a "cut" column beside "empty" when any was cut."""
+    out = tmp_path / "l"
+    args = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2",
+            "--temperature", "0", "-m", "style", "--no-cache", "-o", str(out)]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "run.json").read_text())["generation"]["smollm2"]["cut_by_max_tokens"] == 1
+    assert [c.tags["cut"] for c in read_jsonl(out / "candidates.jsonl", Candidate)] == ["max_tokens"]
+    row = json.loads((out / "summary.jsonl").read_text())
+    assert (row["responses"], row["empty"], row["cut"]) == (1, 0, 1)
+    assert "| model | responses | empty | cut | ACC% |" in (out / "table.md").read_text()
 
 
 def test_control_characters_in_a_response_are_replaced_counted_and_said() -> None:

@@ -434,7 +434,8 @@ def _report(
     models = list(dict.fromkeys(m for m, _, _ in asked))
     counts = {m: sum(1 for c in candidates if c.system == m) for m in models}
     empty = {m: sum(1 for c in candidates if c.system == m and not c.text) for m in models}
-    summary = system_summary(scored.scores, counts, empty)
+    cut = {m: sum(1 for c in candidates if c.system == m and "cut" in c.tags) for m in models}
+    summary = system_summary(scored.scores, counts, empty, cut if any(cut.values()) else None)  # a column when any
     markdown = "\n".join(t.to_markdown() for t in tables)
     markdown += f"\n### System-level summary\n\n{summary_markdown(summary)}\n\n{_judge_line(scored.judge_summary)}\n"
     return tables, summary, markdown

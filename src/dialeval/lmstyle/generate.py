@@ -160,7 +160,8 @@ class Generated:
 
     Attributes:
         dialogues: One single-turn dialogue per query.
-        candidates: One candidate per (query, style) that got an answer.
+        candidates: One candidate per (query, style) that got an answer; one ``max_tokens`` cut is tagged
+            ``cut: max_tokens``.
         signature: The generation signature (settings, prompt, backend).
         counts: requests, cache hits, failures, empty responses, responses cut by ``max_tokens`` and responses
             holding control characters (each when any).
@@ -241,10 +242,11 @@ def generate_styled(
         out.counts["empty"] += int(not text)
         if controls:
             out.counts["control_characters"] += 1
-        if answer.cut:  # written and scored as a whole response, with nothing said
-            out.counts["cut_by_max_tokens"] += 1
         did = f"lmstyle-{ds}-{i:04d}"
         tags = {"dataset": ds, "style": style, "task": style_word(style), "model": label}
+        if answer.cut:  # written and scored as a whole response, with nothing said
+            out.counts["cut_by_max_tokens"] += 1
+            tags["cut"] = "max_tokens"
         out.candidates.append(
             Candidate(id=f"{did}:{style}:{label}", dialogue_id=did, turn_index=1, system=label, text=text,
                       references=[pair.reference] if pair.reference else [], tags=tags)

@@ -217,17 +217,22 @@ def _table2_title(datasets: Sequence[str], styles: Sequence[str], compare_paper:
     return title + (f" (the paper's rows: {', '.join(paper)})" if compare_paper and paper else "")
 
 
-def system_summary(scores: Sequence[Score], n_responses: dict[str, int], empty: dict[str, int]) -> list[dict[str, Any]]:
+def system_summary(
+    scores: Sequence[Score], n_responses: dict[str, int], empty: dict[str, int], cut: dict[str, int] | None = None
+) -> list[dict[str, Any]]:
     """Return one row per model: every metric over all its responses, and what could not be scored.
 
     A metric's value averages the responses it scored, as a table cell does; its ``scored`` reads ``k/n`` over the
     ``n`` responses that came back (``responses``), where a cell's ``n`` counts those asked for (table.md's first
-    line says how many generations failed).
+    line says how many generations failed). ``cut``: the responses ``max_tokens`` cut per model, a column after
+    ``empty`` (None: no column).
     """
     out = []
     for model in sorted(n_responses):
         mine = [s for s in scores if s.system == model]
         row: dict[str, Any] = {"model": model, "responses": n_responses[model], "empty": empty.get(model, 0)}
+        if cut is not None:
+            row["cut"] = cut.get(model, 0)
         for paper_name, metric in METRIC_OF.items():
             vals = [s.value for s in mine if s.metric == metric]
             got = [v for v in vals if v is not None]
