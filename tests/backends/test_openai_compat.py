@@ -333,3 +333,19 @@ def test_an_answer_with_no_choice_says_so(serve: Any, choices: Any) -> None:
     with pytest.raises(BackendError, match=r"malformed chat completion: .*choices is .*, not a list of one or more"):
         backend.chat(REQ)
     assert backend.attempts == 2
+
+
+@pytest.mark.parametrize("count", [math.inf, 2.5])
+def test_a_token_count_that_is_no_whole_number_is_a_malformed_answer(serve: Any, count: float) -> None:
+    """``"completion_tokens": Infinity`` (as Python's json writes and reads it; 1e400 reads the same) ended the run in
+    an OverflowError traceback, outside the parse that turns a malformed body into a retried BackendError, and 2.5
+    was read as 2 tokens. Both are now a malformed body, retried as any other; a runner counts the request failed."""
+    body = completion("Score: 4", usage={"prompt_tokens": 5, "completion_tokens": count})
+    backend = _client(serve(Reply(body=body)))
+    with pytest.raises(BackendError, match=r"malformed chat completion: .*a token count that is no whole number"):
+        backend.chat(REQ)
+    assert backend.attempts == 2  # retried once, as every malformed body is
+    [got] = Runner(backend).run([REQ])
+    assert isinstance(got, BackendError) and "no whole number" in str(got)
+    whole = _client(serve(Reply(body=completion("Score: 4", usage={"prompt_tokens": 5.0, "completion_tokens": 3}))))
+    assert (whole.chat(REQ).prompt_tokens, whole.chat(REQ).completion_tokens) == (5, 3)  # 5.0 is 5 tokens

@@ -263,8 +263,8 @@ class Completion:
             usage = body.get("usage") or {}
             # a count the server leaves null is unknown (0); read here, so that a usage that is no object is malformed
             # (it was an AttributeError traceback out of the run)
-            prompt_tokens = int(usage.get("prompt_tokens") or 0)
-            completion_tokens = int(usage.get("completion_tokens") or 0)
+            prompt_tokens = _token_count(usage.get("prompt_tokens"))
+            completion_tokens = _token_count(usage.get("completion_tokens"))
             if min(prompt_tokens, completion_tokens) < 0:  # generate said "(-3 tokens)"; a token budget gained some
                 raise ValueError(f"a negative token count: {prompt_tokens}, {completion_tokens}")
             finish_reason = str(choice.get("finish_reason") or "")
@@ -295,6 +295,25 @@ class Completion:
                 probs[key] = probs.get(key, 0.0) + math.exp(lp)
         total = sum(probs.values())
         return {k: v / total for k, v in probs.items()} if total > 0 else {}
+
+
+def _token_count(value: Any) -> int:
+    """Return a token count as the server sent it (null: 0, unknown).
+
+    Raises:
+        ValueError: A count that is no whole number: Infinity ended the run in an OverflowError, 2.5 was read as 2.
+        TypeError: A count that is no number.
+
+    Example:
+        >>> _token_count(None), _token_count(7), _token_count(7.0)
+        (0, 7, 7)
+    """
+    if value is None or isinstance(value, int):
+        return int(value or 0)
+    number = float(value)
+    if not number.is_integer():
+        raise ValueError(f"a token count that is no whole number: {value!r}")
+    return int(number)
 
 
 def whole(text: str) -> str:
