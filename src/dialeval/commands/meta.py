@@ -31,7 +31,6 @@ from dialeval.commands.common import (
     replaced_note,
     say_removed,
     split_levels,
-    split_names,
     split_repeated,
     table_options,
     warned,
@@ -47,7 +46,7 @@ from dialeval.meta.rows import COMPARE_FILE
 from dialeval.meta.wide import Wide, pivot
 from dialeval.published import PublishedTable, load_table
 from dialeval.schema import UNKNOWN_SYSTEM, Candidate, Rating, Score, named_systems
-from dialeval.words import figure, human_rating
+from dialeval.words import figure, human_rating, split_names
 
 #: The files ``meta -o`` writes in its folder.
 OUTPUT_FILES = ("table.md", "table.jsonl")

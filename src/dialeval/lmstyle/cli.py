@@ -23,7 +23,6 @@ from dialeval.commands.common import (
     remove_earlier,
     replaced_note,
     say_removed,
-    split_names,
     write_json,
     write_text,
 )
@@ -32,7 +31,7 @@ from dialeval.errors import DialevalError, InputError, check_at_most, check_seed
 from dialeval.lmstyle.score import JudgeSettings
 from dialeval.runinfo import LmstyleRun, MetricInfo, command_line, write_run_info
 from dialeval.scoring import ScoringRequest
-from dialeval.words import counted, some_of
+from dialeval.words import counted, some_of, split_names
 
 _MODEL = typer.Option([], "--model", help="Model spec, repeatable: smollm2 (packaged), a .gguf, a folder, NAME@URL.")
 #: ``--limit`` as every command names it; ``--n`` is its earlier name, still read.

@@ -30,7 +30,6 @@ from dialeval.commands.common import (
     remove_earlier,
     replaced_note,
     say_removed,
-    split_names,
     table_options,
     warn,
     warned,
@@ -41,7 +40,7 @@ from dialeval.meta.caveats import rough_resamples
 from dialeval.runinfo import MetricInfo, RankingRun, StressRun, write_run_info
 from dialeval.schema import Candidate, Score
 from dialeval.scoring import ScoringContext, ScoringRequest
-from dialeval.words import counted, figure, markdown_table
+from dialeval.words import counted, figure, markdown_table, split_names
 
 if TYPE_CHECKING:
     from dialeval.data.benchmark import Benchmark

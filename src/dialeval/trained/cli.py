@@ -30,7 +30,6 @@ from dialeval.commands.common import (
     load_inputs,
     out,
     replaced_note,
-    split_names,
     table_options,
     warn,
     write_text,
@@ -44,6 +43,7 @@ from dialeval.report.build import result_notes, train_cell, train_table
 from dialeval.report.doc import table_markdown
 from dialeval.runinfo import TrainRun, write_run_info
 from dialeval.scoring import ScoringContext, ScoringRequest
+from dialeval.words import split_names
 
 #: What ``train`` writes in OUTPUT, beside the ``model-<kind>`` folders.
 RESULT_FILES = TrainRun.FILES
