@@ -465,14 +465,44 @@ def test_larger_heads_with_an_adapter_read_the_encoder_as_peft_merges_it(adapted
     assert "large_adapter_sha" in m.signature and "large_adapter_card_sha" in m.signature
 
 
-def test_an_adapter_trained_on_another_base_is_one_clear_error(adapted_heads):
+def test_an_adapter_trained_on_another_base_is_an_error_of_the_parameter_saying_what_it_takes(adapted_heads):
+    """``-p quality.large_encoder=all-minilm-l6-v2`` under heads whose adapter was trained on mpnet was reported
+    against their encoder.json (the shipped card, for the shipped heads), which the user never gave."""
+    from dialeval.metrics.base import parameter_errors
+
     card = json.loads((adapted_heads / "encoder.json").read_text())
     card["config"]["encoder"] = "all-mpnet-base-v2"
     (adapted_heads / "encoder.json").write_text(json.dumps(card))
     m = QualityMetric(device="cpu", large_encoder="all-minilm-l6-v2", large_heads=str(adapted_heads))
-    with pytest.raises(InputError, match='on "all-mpnet-base-v2", not on large_encoder "all-minilm-l6-v2"') as exc:
+    with pytest.raises(InputError) as exc, parameter_errors(m):
         m.large()
-    assert exc.value.path == str(adapted_heads / "encoder.json")
+    assert str(exc.value) == (
+        'field "--param": quality.large_encoder: "all-minilm-l6-v2" is not the encoder the larger heads\' adapter '
+        f'was trained on: under these heads it must be "all-mpnet-base-v2" (config.encoder of '
+        f'{adapted_heads / "encoder.json"})')
+
+
+@pytest.mark.parametrize("given", ["all-minilm-l6-v2", ""])
+def test_a_large_encoder_the_shipped_adapter_was_not_trained_on_names_the_parameter(given):
+    from dialeval.metrics.base import parameter_errors
+
+    m = QualityMetric(device="cpu", large_encoder=given)
+    with pytest.raises(InputError) as exc, parameter_errors(m):
+        m.large()
+    assert exc.value.field == "--param" and exc.value.path is None
+    assert str(exc.value).startswith(f'field "--param": quality.large_encoder: "{given}" is not the encoder')
+    assert 'it must be "all-mpnet-base-v2"' in str(exc.value)
+
+
+def test_a_large_encoder_that_is_no_encoder_names_the_parameter_when_the_signature_is_made():
+    """The signature (made before any batch) resolved large_encoder outside ``parameter_errors``: the error said
+    ``field "large_encoder"``, which names no option; runtime and precision the same."""
+    for key, value in (("large_encoder", "nope"), ("precision", "xx"), ("runtime", "xx")):
+        with pytest.raises(InputError) as exc:
+            _ = QualityMetric(device="cpu", **{key: value}).signature
+        assert exc.value.field == "--param" and str(exc.value).startswith(f'field "--param": quality.{key}: '), key
+        if key == "large_encoder":  # what it takes
+            assert "neither a packaged encoder (all-minilm-l6-v2, all-mpnet-base-v2) nor a sentence-" in str(exc.value)
 
 
 def test_an_adapted_larger_encoder_without_a_tokenizer_vocabulary_is_one_error(adapted_heads, tmp_path):

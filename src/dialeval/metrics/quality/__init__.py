@@ -242,9 +242,9 @@ def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
 
     card = folder / "encoder.json"
     cfg = _read(card)[0].get("config") or {}
-    if cfg.get("encoder") != name:
-        raise InputError(f'the adapter was trained on "{cfg.get("encoder")}", not on large_encoder "{name}"',
-                         path=card, field="config.encoder")  # fmt: skip
+    if cfg.get("encoder") != name:  # the parameter given, not the card, is what to change
+        raise InputError(f'"{name}" is not the encoder the larger heads\' adapter was trained on: under these heads '
+                         f'it must be "{cfg.get("encoder")}" (config.encoder of {card})', field="large_encoder")
     set_offline()
     with loading(name, "a sentence-transformers model", "large_encoder"):  # as load_sentence_encoder: no traceback
         model = SentenceTransformer(str(resolve_encoder_dir(name, "large_encoder")), device="cpu")
@@ -614,6 +614,12 @@ class QualityMetric(Metric):
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Return the sha256 of the heads and the ensemble, and the hashes of the base models that run."""
+        from dialeval.metrics.base import parameter_errors
+
+        with parameter_errors(self):  # made before any batch: a bad large_encoder or runtime is named as -p names it
+            return self._signature_extra()
+
+    def _signature_extra(self) -> dict[str, Any]:
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
         out: dict[str, Any] = {f"{k}_sha": _digest(p)[:16] for k, p in self._files().items()}
