@@ -210,6 +210,44 @@ def views_base(head: dict[str, Any]) -> Path | None:
     return resolve_encoder_dir(str(head["encoder"])) if head.get("encoder") else None
 
 
+def head_numbers(head: dict[str, Any], path: Path) -> tuple[Any, Any, float]:
+    """Return a views ``heads.json``'s ``(weight, bias, LoRA scale)``, checked as the quality heads are.
+
+    Raises:
+        InputError: ``weight`` is not one row per view or ``bias`` one number per view, a number is not finite (each
+            would make every view NaN), or ``lora_alpha`` is not a finite number or ``lora_r`` one above 0.
+    """
+    import math
+
+    import numpy as np
+
+    from dialeval.errors import InputError
+
+    n, out = len(head["views"]), []
+    for key, dims, need in (("weight", 2, f"one row per view ({n} rows)"), ("bias", 1, f"one number per view ({n})")):
+        if key not in head:
+            raise InputError("not a views head: missing", path=path, field=key)
+        try:
+            values = np.asarray(head[key], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"not a views head: {exc}", path=path, field=key) from None
+        if values.ndim != dims or len(values) != n:
+            got = len(values) if values.ndim == dims else f"{values.ndim} dimension{'s' * (values.ndim != 1)}"
+            raise InputError(f"must be {need}, got {got}", path=path, field=key)
+        if (bad := ~np.isfinite(values)).any():
+            at = np.argwhere(bad)[0]
+            raise InputError(f"must be finite numbers, got {values[tuple(at)]} at index {', '.join(map(str, at))}",
+                             path=path, field=key)  # fmt: skip
+        out.append(values)
+    for key in ("lora_alpha", "lora_r"):  # the adapter's scale is lora_alpha / lora_r
+        value = head.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+                or (key == "lora_r" and value <= 0):  # fmt: skip
+            need = "a number above 0" if key == "lora_r" else "a finite number"
+            raise InputError(f"must be {need}, got {value!r}", path=path, field=key)
+    return out[0], out[1], head["lora_alpha"] / head["lora_r"]
+
+
 def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any, Any, dict[str, Any]]:
     """Return ``(model, Tokens, heads.json)`` of a trained views folder, the adapter merged into the encoder.
 
@@ -243,6 +281,7 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
         adapter = load_file(str(root / "adapter.safetensors"))
     except (OSError, ValueError) as exc:
         raise InputError(f"not a trained views folder ({exc})", path=root) from None
+    weight, bias, scale = head_numbers(head, root / "heads.json")
     own_base = views_base(head)
     base = str(own_base or encoder_dir)
     named_by = "encoder" if own_base is None else "views"  # the parameter that chose it
@@ -253,7 +292,7 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
     if head.get("base_fp16"):
         round_to_fp16(model.encoder)
     try:
-        n = merge_adapter(model.encoder, adapter, float(head["lora_alpha"]) / float(head["lora_r"]))
+        n = merge_adapter(model.encoder, adapter, scale)
     except KeyError as exc:
         raise InputError(str(exc.args[0]), path=root / "adapter.safetensors") from None
     if n == 0:
@@ -263,9 +302,12 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
     if adapted != set(range(depth)):  # a deeper encoder than the adapter's would run its top layers unadapted
         raise InputError(f"the adapter adapts {len(adapted)} layers, the encoder has {depth}: heads.json must name "
                          f"the depth it was trained at (\"layers\")", path=root / "heads.json")  # fmt: skip
+    if weight.shape != (rows := tuple(model.heads.weight.shape)):  # copy_ broadcast one number a row to the width
+        raise InputError(f"must be {rows[0]} rows of {rows[1]} numbers (the encoder's width), got {weight.shape[0]} "
+                         f"rows of {weight.shape[1]}", path=root / "heads.json", field="weight")  # fmt: skip
     with torch.no_grad():
-        model.heads.weight.copy_(torch.tensor(head["weight"]))
-        model.heads.bias.copy_(torch.tensor(head["bias"]))
+        model.heads.weight.copy_(torch.from_numpy(weight))
+        model.heads.bias.copy_(torch.from_numpy(bias))
     model.eval().to(device)
     tokens = Tokens(tok, int(head.get("max_len", MAX_LEN)), int(head.get("max_response", MAX_RESPONSE)))
     return model, tokens, head
