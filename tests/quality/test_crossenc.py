@@ -52,3 +52,11 @@ def test_a_weight_or_bias_that_is_not_finite_or_a_zero_lora_rank_is_one_error(tm
     )):
         folder = views_with(tmp_path / str(n), **change)
         assert refusal(folder) == f"{folder / 'heads.json'}: {said}"
+
+
+def test_a_truncated_adapter_is_one_error_naming_the_folder(tmp_path):
+    """A cut-off adapter.safetensors was safetensors' SafetensorError traceback ("invalid header length")."""
+    folder = views_with(tmp_path)
+    adapter = folder / "adapter.safetensors"
+    adapter.write_bytes(adapter.read_bytes()[:1000])
+    assert refusal(folder).startswith(f"{folder}: not a trained views folder (Error while deserializing header")

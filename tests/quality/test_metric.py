@@ -613,3 +613,16 @@ def test_an_adapted_larger_encoder_folder_that_cannot_load_is_one_error(adapted_
     with pytest.raises(InputError) as caught:
         m.large()
     assert str(caught.value).startswith(f'field "large_encoder": "{folder}" cannot be loaded as a sentence-')
+
+
+def test_a_truncated_larger_heads_adapter_is_one_error_naming_it(tmp_path):
+    """A cut-off heads-large adapter.safetensors was safetensors' SafetensorError traceback."""
+    import shutil
+
+    folder = tmp_path / "heads-large"
+    shutil.copytree(BUNDLED / "heads-large", folder)
+    (folder / "adapter.safetensors").write_bytes((BUNDLED / "heads-large" / "adapter.safetensors").read_bytes()[:4])
+    with pytest.raises(InputError) as caught:
+        QualityMetric(device="cpu", large_heads=str(folder), runtime="torch").large()
+    said = f"{folder / 'adapter.safetensors'}: not a safetensors file (Error while deserializing header"
+    assert str(caught.value).startswith(said)

@@ -233,6 +233,7 @@ def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
     ``folder/encoder.json`` is the training run's card: its ``config`` names the base encoder, the
     LoRA rank and alpha, and ``base_fp16`` (the base rounded to fp16 before training, as then).
     """
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
     from sentence_transformers import SentenceTransformer
 
@@ -254,8 +255,11 @@ def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
         round_to_fp16(auto)
     try:
         adapter = load_file(str(folder / "adapter.safetensors"))
+    except (OSError, SafetensorError) as exc:  # SafetensorError: a cut-off file
+        raise InputError(f"not a safetensors file ({exc})", path=folder / "adapter.safetensors") from None
+    try:
         n = merge_adapter(auto, adapter, float(cfg["lora_alpha"]) / float(cfg["lora_r"]))
-    except (OSError, KeyError, RuntimeError) as exc:
+    except (KeyError, RuntimeError) as exc:
         raise InputError(f"the adapter does not fit {name}: {exc}", path=folder / "adapter.safetensors") from None
     if n == 0:
         raise InputError("the adapter holds no LoRA weights", path=folder / "adapter.safetensors")

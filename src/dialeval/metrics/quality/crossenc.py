@@ -263,6 +263,7 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
     import re
 
     import torch
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
     from transformers import AutoTokenizer
 
@@ -279,7 +280,7 @@ def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any,
     try:
         head = json.loads((root / "heads.json").read_text(encoding="utf-8"))
         adapter = load_file(str(root / "adapter.safetensors"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, SafetensorError) as exc:  # SafetensorError: a cut-off adapter
         raise InputError(f"not a trained views folder ({exc})", path=root) from None
     weight, bias, scale = head_numbers(head, root / "heads.json")
     own_base = views_base(head)
