@@ -60,3 +60,19 @@ def test_a_truncated_adapter_is_one_error_naming_the_folder(tmp_path):
     adapter = folder / "adapter.safetensors"
     adapter.write_bytes(adapter.read_bytes()[:1000])
     assert refusal(folder).startswith(f"{folder}: not a trained views folder (Error while deserializing header")
+
+
+def test_a_heads_json_of_the_wrong_types_is_one_error_naming_the_field(tmp_path):
+    """heads.json as a list was an AttributeError traceback, ``max_len`` "x" a ValueError one, ``layers`` "x" was
+    blamed on the encoder ("cannot be loaded"), and ``views`` "abc" loaded as three views named a, b and c."""
+    cases = (
+        ({"views": "abc"}, 'field "views": must be a list of view names, got \'abc\''),
+        ({"max_len": "x"}, "field \"max_len\": must be a whole number above 0, got 'x'"),
+        ({"layers": "x"}, "field \"layers\": must be a whole number above 0, got 'x'"),
+        ({"max_response": 0}, 'field "max_response": must be a whole number above 0, got 0'),
+    )
+    for n, (change, said) in enumerate(cases):
+        folder = views_with(tmp_path / str(n), **change)
+        assert refusal(folder) == f"{folder / 'heads.json'}: {said}"
+    (folder / "heads.json").write_text("[1, 2]")
+    assert refusal(folder) == f"{folder / 'heads.json'}: must be a JSON object, got a list"

@@ -210,12 +210,14 @@ def views_base(head: dict[str, Any]) -> Path | None:
     return resolve_encoder_dir(str(head["encoder"])) if head.get("encoder") else None
 
 
-def head_numbers(head: dict[str, Any], path: Path) -> tuple[Any, Any, float]:
+def head_numbers(head: Any, path: Path) -> tuple[Any, Any, float]:
     """Return a views ``heads.json``'s ``(weight, bias, LoRA scale)``, checked as the quality heads are.
 
     Raises:
-        InputError: ``weight`` is not one row per view or ``bias`` one number per view, a number is not finite (each
-            would make every view NaN), or ``lora_alpha`` is not a finite number or ``lora_r`` one above 0.
+        InputError: It is not an object, ``views`` not a list of names, ``layers``, ``max_len`` or ``max_response``
+            not a whole number above 0, ``weight`` not one row per view or ``bias`` one number per view, a number
+            not finite (each would make every view NaN), or ``lora_alpha`` not a finite number or ``lora_r`` one
+            above 0.
     """
     import math
 
@@ -223,6 +225,14 @@ def head_numbers(head: dict[str, Any], path: Path) -> tuple[Any, Any, float]:
 
     from dialeval.errors import InputError
 
+    if not isinstance(head, dict):
+        raise InputError(f"must be a JSON object, got a {type(head).__name__}", path=path)
+    if not isinstance(head.get("views"), list) or not all(isinstance(v, str) for v in head["views"]):
+        raise InputError(f"must be a list of view names, got {head.get('views')!r}", path=path, field="views")
+    for key in ("layers", "max_len", "max_response"):  # optional shape
+        value = head.get(key, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"must be a whole number above 0, got {value!r}", path=path, field=key)
     n, out = len(head["views"]), []
     for key, dims, need in (("weight", 2, f"one row per view ({n} rows)"), ("bias", 1, f"one number per view ({n})")):
         if key not in head:
