@@ -482,6 +482,23 @@ def test_an_adapter_trained_on_another_base_is_an_error_of_the_parameter_saying_
         f'{adapted_heads / "encoder.json"})')
 
 
+@pytest.mark.parametrize(
+    ("config", "field", "says"),
+    [({"lora_r": 0}, "config.lora_r", "must be a number above 0, got 0"),  # was a ZeroDivisionError
+     ({"lora_alpha": "x"}, "config.lora_alpha", "must be a finite number, got 'x'"),  # was a ValueError
+     (["a list"], None, "must be a JSON object whose config is one")],  # was an AttributeError
+)  # fmt: skip
+def test_an_adapter_card_of_bad_numbers_or_kinds_is_one_error_naming_the_field(adapted_heads, config, field, says):
+    card = json.loads((adapted_heads / "encoder.json").read_text())
+    card["config"] = {**card["config"], **config} if isinstance(config, dict) else config
+    (adapted_heads / "encoder.json").write_text(json.dumps(card))
+    m = QualityMetric(device="cpu", large_encoder="all-minilm-l6-v2", large_heads=str(adapted_heads))
+    with pytest.raises(InputError) as exc:
+        m.large()
+    assert exc.value.path == str(adapted_heads / "encoder.json") and exc.value.field == field
+    assert says in str(exc.value)
+
+
 @pytest.mark.parametrize("given", ["all-minilm-l6-v2", ""])
 def test_a_large_encoder_the_shipped_adapter_was_not_trained_on_names_the_parameter(given):
     from dialeval.metrics.base import parameter_errors

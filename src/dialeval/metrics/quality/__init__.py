@@ -238,11 +238,12 @@ def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
     from sentence_transformers import SentenceTransformer
 
     from dialeval.errors import InputError
-    from dialeval.metrics.quality.crossenc import merge_adapter, round_to_fp16
+    from dialeval.metrics.quality.crossenc import lora_scale, merge_adapter, round_to_fp16
     from dialeval.models.loading import check_vocabulary, loading, resolve_encoder_dir, set_offline
 
     card = folder / "encoder.json"
-    cfg = _read(card)[0].get("config") or {}
+    if not isinstance(cfg := _read(card)[0], dict) or not isinstance(cfg := cfg.get("config") or {}, dict):
+        raise InputError("must be a JSON object whose config is one (the adapter's training card)", path=card)
     if cfg.get("encoder") != name:  # the parameter given, not the card, is what to change
         raise InputError(f'"{name}" is not the encoder the larger heads\' adapter was trained on: under these heads '
                          f'it must be "{cfg.get("encoder")}" (config.encoder of {card})', field="large_encoder")
@@ -258,7 +259,7 @@ def _adapted_encoder(name: str, folder: Path, device: str) -> Any:
     except (OSError, SafetensorError) as exc:  # SafetensorError: a cut-off file
         raise InputError(f"not a safetensors file ({exc})", path=folder / "adapter.safetensors") from None
     try:
-        n = merge_adapter(auto, adapter, float(cfg["lora_alpha"]) / float(cfg["lora_r"]))
+        n = merge_adapter(auto, adapter, lora_scale(cfg, card, "config."))
     except (KeyError, RuntimeError) as exc:
         raise InputError(f"the adapter does not fit {name}: {exc}", path=folder / "adapter.safetensors") from None
     if n == 0:

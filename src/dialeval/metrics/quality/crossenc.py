@@ -219,8 +219,6 @@ def head_numbers(head: Any, path: Path) -> tuple[Any, Any, float]:
             not finite (each would make every view NaN), or ``lora_alpha`` not a finite number or ``lora_r`` one
             above 0.
     """
-    import math
-
     import numpy as np
 
     from dialeval.errors import InputError
@@ -249,13 +247,33 @@ def head_numbers(head: Any, path: Path) -> tuple[Any, Any, float]:
             raise InputError(f"must be finite numbers, got {values[tuple(at)]} at index {', '.join(map(str, at))}",
                              path=path, field=key)  # fmt: skip
         out.append(values)
-    for key in ("lora_alpha", "lora_r"):  # the adapter's scale is lora_alpha / lora_r
-        value = head.get(key)
+    return out[0], out[1], lora_scale(head, path)
+
+
+def lora_scale(config: dict[str, Any], path: Path, prefix: str = "") -> float:
+    """Return a training card's LoRA scale, ``lora_alpha / lora_r``, each checked (``prefix``: their fields' place).
+
+    ``lora_r`` 0 was a ZeroDivisionError, ``lora_alpha`` "x" a ValueError, out of the run.
+
+    Example:
+        >>> lora_scale({"lora_alpha": 32, "lora_r": 16}, Path("heads.json"))
+        2.0
+        >>> lora_scale({"lora_alpha": 32, "lora_r": 0}, Path("heads.json"))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: heads.json: field "lora_r": must be a number above 0, got 0
+    """
+    import math
+
+    from dialeval.errors import InputError
+
+    for key in ("lora_alpha", "lora_r"):
+        value = config.get(key)
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
                 or (key == "lora_r" and value <= 0):  # fmt: skip
             need = "a number above 0" if key == "lora_r" else "a finite number"
-            raise InputError(f"must be {need}, got {value!r}", path=path, field=key)
-    return out[0], out[1], head["lora_alpha"] / head["lora_r"]
+            raise InputError(f"must be {need}, got {value!r}", path=path, field=prefix + key)
+    return float(config["lora_alpha"]) / float(config["lora_r"])
 
 
 def load_views(folder: str, encoder_dir: str, device: str = "cpu") -> tuple[Any, Any, dict[str, Any]]:
