@@ -15,6 +15,7 @@ from dialeval.data.generic import (
     load_mapping,
     load_records,
     load_table,
+    read_ratings,
     read_records,
 )
 from dialeval.data.usr import load_usr_topical_chat
@@ -1160,3 +1161,35 @@ def test_generated_item_ids_that_would_collide_stay_apart(tmp_path: Path) -> Non
                    ("a:x#2", "a", "x", "four"), ("a:x#2#2", "a", "x#2", "five"), ("a:b:c#3", "a:b", "c", "six")]
     assert [(r.item_id, r.value) for r in b.ratings] == [
         ("a:b:c", 3.0), ("a:b:c#2", 4.0), ("a:x", 2.0), ("a:x#2", 5.0), ("a:x#2#2", 1.0), ("a:b:c#3", 4.0)]
+
+
+def _ratings_file(path: Path, *ratings: tuple[str, str, object]) -> Path:
+    """Write a ratings.jsonl of (item, annotator, value) ratings of the dimension "q" on 1-5."""
+    path.write_text("".join(json.dumps({"item_id": i, "dimension": "q", "annotator": a, "value": v, "scale": "1-5"})
+                            + "\n" for i, a, v in ratings))  # fmt: skip
+    return path
+
+
+def test_a_dimension_rated_with_numbers_and_text_is_refused_at_the_first_of_the_other_kind(tmp_path: Path) -> None:
+    """One "value": "4" among numbers made the whole dimension labels: import-agreement counted 4 and "4" as two
+    answers (two raters agreeing on every item gave nominal alpha 0.807, not 1) and meta left a label ("N/A") out,
+    unsaid. `study export` writes one kind per dimension (a choice's option values as text, else numbers), so a
+    mixed dimension is refused, naming the file, the line and the field; text throughout (a choice) is read as
+    before."""
+    p = _ratings_file(tmp_path / "r.jsonl", ("i1", "a", 4), ("i1", "b", None), ("i2", "a", "4"))
+    with pytest.raises(InputError) as caught:
+        read_ratings(p)
+    assert str(caught.value) == (
+        f'{p}:3: field "value": the dimension "q" is rated with numbers (line 1) and here with text ("4"): one kind '
+        "per dimension: write 4 as a number"
+    )
+    _ratings_file(p, ("i1", "a", "good"), ("i2", "a", 5))
+    with pytest.raises(InputError) as caught:
+        read_ratings(p)
+    assert str(caught.value) == (
+        f'{p}:2: field "value": the dimension "q" is rated with text (line 1) and here with numbers (5): one kind per '
+        'dimension: give each answer as a number, or each as text (for "I don\'t know", null with dont_know: true)'
+    )
+    _ratings_file(p, ("i1", "a", "1"), ("i1", "b", "2"), ("i2", "a", None))
+    assert [r.value for r in read_ratings(p)] == ["1", "2", None]
+

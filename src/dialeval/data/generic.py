@@ -1308,7 +1308,7 @@ def read_ratings(path: str | Path) -> list[Rating]:
     r"""Read rating records; an annotator's second rating of one item on one dimension is refused, naming both lines.
 
     A number outside its record's ``LOW-HIGH`` scale is refused too (meta averaged it with the rest, silently), and
-    a dimension rated on two scales.
+    a dimension rated on two scales, and a dimension rated with numbers and text (:func:`_check_kind`).
 
     meta averaged both into the item's mean (that annotator counted twice), silently; the table reader refuses the
     same (:meth:`_TableBuilder.rate_one`).
@@ -1329,8 +1329,10 @@ def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
     """Read rating records with their lines, as :func:`read_ratings` reads them."""
     seen: dict[tuple[str, str, str, str], int] = {}
     scales: dict[tuple[str, str], tuple[str, int]] = {}
+    kinds: dict[tuple[str, str], tuple[bool, int]] = {}
     ratings = []
     for line, rating in iter_records(path, Rating):
+        _check_kind(rating, kinds, path, line)
         first = seen.setdefault((rating.level, rating.item_id, rating.dimension, rating.annotator), line)
         if first != line:
             raise InputError(f'annotator "{rating.annotator}" rates item "{rating.item_id}" on "{rating.dimension}" '
@@ -1346,6 +1348,31 @@ def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
                              field="value")  # fmt: skip
         ratings.append((line, rating))
     return ratings
+
+
+def _check_kind(rating: Rating, kinds: dict[tuple[str, str], tuple[bool, int]], path: str | Path, line: int) -> None:
+    """Refuse a value of the other kind (text among numbers, a number among text) than its dimension's first.
+
+    ``kinds`` holds each (level, dimension)'s first kind (text or not) and its line. One ``"4"`` among numbers made
+    the dimension labels, 4 and "4" two answers to agreement; meta left a label among numbers out, silently.
+    """
+    value = rating.value
+    if value is None or rating.dont_know:
+        return
+    first, at = kinds.setdefault((rating.level, rating.dimension), (isinstance(value, str), line))
+    if first == isinstance(value, str):
+        return
+    if isinstance(value, str):
+        found = f'text ("{value}")'
+        fix = f"write {value.strip()} as a number" if _float_or_none(value) is not None else _ONE_KIND
+    else:
+        found, fix = f"numbers ({value:g})", _ONE_KIND
+    raise InputError(f'the dimension "{rating.dimension}" is rated with {"text" if first else "numbers"} (line {at}) '
+                     f"and here with {found}: one kind per dimension: {fix}", path=path, line=line,
+                     field="value")  # fmt: skip
+
+
+_ONE_KIND = 'give each answer as a number, or each as text (for "I don\'t know", null with dont_know: true)'
 
 
 def read_candidates(path: str | Path, dialogues: Mapping[str, Dialogue], source: str) -> list[Candidate]:
