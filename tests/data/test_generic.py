@@ -1193,3 +1193,21 @@ def test_a_dimension_rated_with_numbers_and_text_is_refused_at_the_first_of_the_
     _ratings_file(p, ("i1", "a", "1"), ("i1", "b", "2"), ("i2", "a", None))
     assert [r.value for r in read_ratings(p)] == ["1", "2", None]
 
+
+@pytest.mark.parametrize("who", ["", "  "])
+def test_a_blank_annotator_of_a_ratings_file_is_refused(tmp_path: Path, who: str) -> None:
+    """A ratings file's annotator "" or " " was one more rater, as the table reader refuses ("empty annotator")."""
+    p = _ratings_file(tmp_path / "r.jsonl", ("i1", "a", 4), ("i1", who, 3))
+    with pytest.raises(InputError) as caught:
+        read_ratings(p)
+    assert str(caught.value) == f'{p}:2: field "annotator": empty annotator: each rating names who gave it'
+
+
+def test_an_annotator_with_spaces_around_is_the_annotator_without_them(tmp_path: Path) -> None:
+    """"a " and "a" were two annotators (a spurious second rater of every item both rated); the table reader strips
+    an annotator cell, and the ratings reader now does too: the two are one, and one item rated by both is twice."""
+    p = _ratings_file(tmp_path / "r.jsonl", ("i1", "a ", 4), ("i2", "a", 3), ("i2", " b", 3))
+    assert [r.annotator for r in read_ratings(p)] == ["a", "a", "b"]
+    _ratings_file(p, ("i1", "a", 4), ("i1", "a ", 3))
+    with pytest.raises(InputError, match=r'r\.jsonl:2: field "annotator": annotator "a" rates item "i1" on "q" twice'):
+        read_ratings(p)

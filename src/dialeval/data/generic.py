@@ -1307,7 +1307,8 @@ def read_records(
 def read_ratings(path: str | Path) -> list[Rating]:
     r"""Read rating records; an annotator's second rating of one item on one dimension is refused, naming both lines.
 
-    A number outside its record's ``LOW-HIGH`` scale is refused too (meta averaged it with the rest, silently), and
+    An annotator is read without spaces around it (a blank one is refused), as the table reader reads it. A number
+    outside its record's ``LOW-HIGH`` scale is refused too (meta averaged it with the rest, silently), and
     a dimension rated on two scales, and a dimension rated with numbers and text (:func:`_check_kind`).
 
     meta averaged both into the item's mean (that annotator counted twice), silently; the table reader refuses the
@@ -1331,7 +1332,8 @@ def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
     scales: dict[tuple[str, str], tuple[str, int]] = {}
     kinds: dict[tuple[str, str], tuple[bool, int]] = {}
     ratings = []
-    for line, rating in iter_records(path, Rating):
+    for line, record in iter_records(path, Rating):
+        rating = _annotated(record, path, line)
         _check_kind(rating, kinds, path, line)
         first = seen.setdefault((rating.level, rating.item_id, rating.dimension, rating.annotator), line)
         if first != line:
@@ -1348,6 +1350,17 @@ def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
                              field="value")  # fmt: skip
         ratings.append((line, rating))
     return ratings
+
+
+def _annotated(rating: Rating, path: str | Path, line: int) -> Rating:
+    """Return ``rating`` with its annotator stripped, as the table reader strips an annotator cell; refuse a blank one.
+
+    An annotator "" (or " ") was one more rater, and "a " a second rater beside "a".
+    """
+    who = rating.annotator.strip()
+    if not who:
+        raise InputError("empty annotator: each rating names who gave it", path=path, line=line, field="annotator")
+    return rating if who == rating.annotator else rating.model_copy(update={"annotator": who})
 
 
 def _check_kind(rating: Rating, kinds: dict[tuple[str, str], tuple[bool, int]], path: str | Path, line: int) -> None:
