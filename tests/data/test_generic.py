@@ -534,6 +534,11 @@ def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) 
         ("dialogue_id: ''\n", ':3: field "dialogue_id": is empty: give the name of a column of the table'),
         ("system: ' '\n", ':3: field "system": is empty: give the name of a column of the table'),
         ("references: [gold, '']\n", ':3: field "references": is empty: give the name of a column of the table'),
+        # a rating column "": in a CSV "missing column in the header; the header has "" (a space in a column name
+        # counts)" with no field, in a JSONL file with a key "" read (--rating-col =Fl is refused)
+        ("ratings:\n  q: Overall\n  '': Fl\n", ':5: field "ratings": is empty: give the name of a column of the table'),
+        ("annotator_columns: {r1: alice, ' ': bob}\n",
+         ':3: field "annotator_columns": is empty: give the name of a column of the table'),
         ("references: [g, g]\n", ':3: field "references": column "g" is given twice'),  # --reference-col refuses it
         ("tags: [task, task]\n", ':3: field "tags": column "task" is given twice'),
         # pydantic's 'Input should be a valid list': a list is written [gold], as the mapping's example shows

@@ -1206,7 +1206,10 @@ def _how_to_write(loc: Sequence[str], kind: str, given: Any) -> str | None:
 
 
 def _check_names(spec: MappingFile, path: Path, text: str) -> None:
-    """Refuse a name given twice in a list, a rating column with no dimension, annotator or another's, a stray scale.
+    """Refuse a name given twice in a list, a blank column, a rating column with no dimension or annotator, and more.
+
+    A rating or annotator column named "" or " " is refused as other blank columns are (--rating-col
+    refuses ``=Fl``).
 
     ``--reference-col g --reference-col g`` was refused and ``references: [g, g]`` (or ``systems: [x, x]``) taken;
     ``scales: {Overal: 1-5}`` beside a dimension Overall was never applied.
@@ -1226,9 +1229,12 @@ def _check_names(spec: MappingFile, path: Path, text: str) -> None:
     single = ("response", "context", "system", "annotator", "item_id", "dialogue_id", "knowledge", "domain")
     blanks += [(key, column) for key in single if getattr(spec, key) is not None and not getattr(spec, key).strip()]
     blanks += [(key, column) for key in ("references", "tags") if any(not c.strip() for c in getattr(spec, key))]
+    blanks += [(f"{key}.{c}", column) for key in ("ratings", "annotator_columns") for c in getattr(spec, key)
+               if not c.strip()]  # fmt: skip
     if blanks:
         key, why = blanks[0]
-        raise InputError(why, path=path, line=yaml_line(text, key.split(".", 1)), field=key)
+        loc = key.split(".", 1)  # a column "" under ratings is named by its key, ratings
+        raise InputError(why, path=path, line=yaml_line(text, loc), field=key if loc[-1].strip() else loc[0])
     check_dimensions(spec.ratings, path=path, lines={c: yaml_line(text, ["ratings", c]) for c in spec.ratings})
     dims = [*spec.ratings.values(), *([spec.dimension] if spec.annotator_columns else [])]
     for dim in spec.scales:
