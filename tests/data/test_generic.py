@@ -368,6 +368,27 @@ def test_a_blank_reference_in_a_list_is_refused(tmp_path: Path, refs: object, fi
                                  "is no reference)")  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("facts", "field"), [(["a", None], "fact.1"), ([" ", "b"], "fact.0"), ("['a', nan]", "fact.1"),
+                         ("['a', '']", "fact.1")],
+)  # fmt: skip
+def test_a_blank_fact_in_a_knowledge_list_is_refused_as_a_blank_reference_is(
+    tmp_path: Path, facts: object, field: str
+) -> None:
+    """A null or blank entry of a list of knowledge was dropped, silently (a list of blanks only: a dialogue with no
+    grounding), and pandas' "['a', nan]" was one fact, that text. An empty list or cell is still no knowledge."""
+    j = tmp_path / "t.jsonl"
+    rows = [{"context": "Hi", "response": "Hey", "fact": []}, {"context": "Yo", "response": "Sup", "fact": facts}]
+    j.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    mapping = ColumnMapping(response="response", context="context", knowledge="fact")
+    with pytest.raises(InputError) as caught:
+        load_table(j, mapping)
+    assert str(caught.value) == (f'{j}:2: field "{field}": an empty fact in the list of knowledge: remove it (an '
+                                 "empty list is no knowledge)")  # fmt: skip
+    j.write_text(json.dumps({"context": "Hi", "response": "Hey", "fact": "a\n\nb"}) + "\n")
+    assert [d.knowledge for d in load_table(j, mapping).dialogues.values()] == [["a", "b"]]
+
+
 def test_an_empty_turn_in_a_list_context_keeps_its_place(tmp_path: Path) -> None:
     """Speakers alternate back from the response, so a turn's place says who spoke it. An empty turn in a list
     was left out, and each earlier turn moved to the other speaker: "hello" below became the responder's own

@@ -401,42 +401,45 @@ class _NanAsNone(ast.NodeTransformer):
 #: null) is an empty one, as in a JSONL list (such a list was one turn, its text the list's, silently).
 _TURN_KINDS = (str, dict, type(None))
 
-#: What a list of references may hold, for :func:`_as_list`: a missing one is read, so as to be refused.
+#: What a list of references or knowledge may hold, for :func:`_as_list`: a missing one is read, so as to be refused.
 _MAYBE_TEXTS = (str, type(None))
 
 #: What a list of ratings in a cell may hold (a word of ``labels``, a number, or nothing), for :func:`_as_list`.
 RATING_KINDS = (str, int, float, type(None))
 
 
-def _texts(value: Any, where: Where, col: str) -> list[str]:
-    """Return a cell that holds one text or a list of texts (a JSONL list), empty ones left out."""
-    values = value if isinstance(value, list) else [value]
-    return [t for t in (_text(v, where, col) for v in values) if t]
+def _entries(value: list[Any], where: Where, col: str, what: str, none: str) -> list[str]:
+    """Return the texts of a list cell; refuse a null or blank entry, naming its place in the list.
+
+    Such an entry was left out, silently (a list of blanks only: an item with no reference, a dialogue with no
+    grounding). ``what`` names an entry (``"reference in the list"``), ``none`` what an empty list is
+    (``"no reference"``).
+    """
+    texts = [_text(v, where, col) for v in value]
+    if "" in texts:
+        raise where.error(f"an empty {what}: remove it (an empty list is {none})",
+                          field=f"{col}.{texts.index('')}")  # fmt: skip
+    return texts
 
 
 def _references(value: Any, where: Where, col: str) -> list[str]:
-    """Return a reference cell's texts: one text (an empty cell is no reference), or a list of them.
-
-    A null or blank entry of a list was left out, silently (a list of blanks only, an item with no reference):
-    it is refused, naming its place in the list.
-    """
-    if not isinstance(value, list):
-        return _texts(value, where, col)
-    refs = [_text(v, where, col) for v in value]
-    if "" in refs:
-        raise where.error("an empty reference in the list: remove it (an empty list is no reference)",
-                          field=f"{col}.{refs.index('')}")  # fmt: skip
-    return refs
+    """Return a reference cell's texts: one text (an empty cell is no reference), or a list of them (none blank)."""
+    if isinstance(value, list):
+        return _entries(value, where, col, "reference in the list", "no reference")
+    return [text] if (text := _text(value, where, col)) else []
 
 
 def _text_list(value: Any, sep: str, where: Where, col: str, *, turns: bool = False) -> list[str]:
-    """Return the parts of a text cell split on ``sep``, or the texts of a list, empty ones left out.
+    """Return the parts of a text cell split on ``sep`` (empty ones left out), or the texts of a list.
 
     ``turns``: the list is a context, whose empty turns are kept: each turn's place says who spoke it (a blank
-    line in a text cell is still left out, as the spacing between turns).
+    line in a text cell is still left out, as the spacing between turns). Else a blank entry of the list (of
+    knowledge) is refused, as a blank reference is.
     """
     if isinstance(value, list):
-        return [_text(v, where, col) for v in value] if turns else _texts(value, where, col)
+        if turns:
+            return [_text(v, where, col) for v in value]
+        return _entries(value, where, col, "fact in the list of knowledge", "no knowledge")
     return list(iter_nonempty(_text(value, where, col), sep))
 
 
@@ -669,7 +672,7 @@ class _TableBuilder:
                               "a column of its own", field=m.context)  # fmt: skip
         else:
             lines = _text_list(raw, m.turn_separator, where, m.context or "", turns=True)
-        knowledge = _text_list(self.listed(rec, m.knowledge), m.turn_separator, where, m.knowledge or "")
+        knowledge = _text_list(self.listed(rec, m.knowledge, _MAYBE_TEXTS), m.turn_separator, where, m.knowledge or "")
         domain = _text(rec[m.domain], where, m.domain) or None if m.domain else None
         # the turns (a string split on the separator, or a list already split) and their grounding: rows with the
         # same context but other knowledge were one dialogue, grounded by the first row's (silently)
