@@ -1237,3 +1237,18 @@ def test_an_annotator_with_spaces_around_is_the_annotator_without_them(tmp_path:
     _ratings_file(p, ("i1", "a", 4), ("i1", "a ", 3))
     with pytest.raises(InputError, match=r'r\.jsonl:2: field "annotator": annotator "a" rates item "i1" on "q" twice'):
         read_ratings(p)
+
+
+def test_a_dimension_with_spaces_around_is_the_dimension_without_them_and_a_blank_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A ratings file's dimension "q " beside "q" was a second dimension: import-agreement printed two rows "q" (the
+    second n/a) and left its ratings out of the first; a dimension "" was a row of no name. A mapping file refuses a
+    blank dimension; the ratings reader now reads one stripped and refuses a blank one, naming the file and line."""
+    p = _ratings_file(tmp_path / "r.jsonl", ("i1", "a", 4), ("i2", "a", 3))
+    p.write_text(p.read_text().replace('"q"', '"q "', 1))
+    assert [r.dimension for r in read_ratings(p)] == ["q", "q"]
+    p.write_text(p.read_text().replace('"q "', '" "', 1))
+    with pytest.raises(InputError) as caught:
+        read_ratings(p)
+    assert str(caught.value) == f'{p}:1: field "dimension": empty dimension: each rating names what it judges'

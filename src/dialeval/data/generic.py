@@ -1316,7 +1316,7 @@ def read_records(
 def read_ratings(path: str | Path) -> list[Rating]:
     r"""Read rating records; an annotator's second rating of one item on one dimension is refused, naming both lines.
 
-    An annotator is read without spaces around it (a blank one is refused), as the table reader reads it. A number
+    An annotator or dimension is read without spaces around it (a blank one is refused), as a table's are. A number
     outside its record's ``LOW-HIGH`` scale is refused too (meta averaged it with the rest, silently), and
     a dimension rated on two scales, and a dimension rated with numbers and text (:func:`_check_kind`).
 
@@ -1342,7 +1342,7 @@ def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
     kinds: dict[tuple[str, str], tuple[bool, int]] = {}
     ratings = []
     for line, record in iter_records(path, Rating):
-        rating = _annotated(record, path, line)
+        rating = _named(record, path, line)
         _check_kind(rating, kinds, path, line)
         first = seen.setdefault((rating.level, rating.item_id, rating.dimension, rating.annotator), line)
         if first != line:
@@ -1361,15 +1361,17 @@ def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
     return ratings
 
 
-def _annotated(rating: Rating, path: str | Path, line: int) -> Rating:
-    """Return ``rating`` with its annotator stripped, as the table reader strips an annotator cell; refuse a blank one.
+def _named(rating: Rating, path: str | Path, line: int) -> Rating:
+    """Return ``rating`` with its annotator and dimension stripped (as a table's annotator cell is); refuse a blank one.
 
-    An annotator "" (or " ") was one more rater, and "a " a second rater beside "a".
+    An annotator "" (or " ") was one more rater, and "a " a second rater beside "a"; a dimension "q " a second
+    dimension beside "q" (two rows "q" in import-agreement's table), and "" a dimension of no name.
     """
-    who = rating.annotator.strip()
-    if not who:
-        raise InputError("empty annotator: each rating names who gave it", path=path, line=line, field="annotator")
-    return rating if who == rating.annotator else rating.model_copy(update={"annotator": who})
+    names = {"annotator": rating.annotator.strip(), "dimension": rating.dimension.strip()}
+    for key, what in (("annotator", "who gave it"), ("dimension", "what it judges")):
+        if not names[key]:
+            raise InputError(f"empty {key}: each rating names {what}", path=path, line=line, field=key)
+    return rating.model_copy(update=names)
 
 
 def _check_kind(rating: Rating, kinds: dict[tuple[str, str], tuple[bool, int]], path: str | Path, line: int) -> None:
