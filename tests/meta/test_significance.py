@@ -96,12 +96,14 @@ def test_an_undefined_difference_says_which_metric_is_undefined_and_why() -> Non
     assert res.difference is None and res.value_a is not None
     assert res.note == "flat: undefined: the metric gives every item the same score"
     both = compare_metrics(scores, ratings, metric_a="m", metric_b="m", dimension="Overall", n_boot=20)
-    assert both.difference == 0.0 and both.note == ""
+    assert both.difference == 0.0 and both.williams_t is None
+    assert both.note.startswith("no Williams test: the two metrics correlate perfectly")  # t was 0/0, printed 0.000
     # every item in one context: no interval and no bootstrap p, and the note says why (it said nothing)
     one = [s.model_copy(update={"context_id": "c"}) for s in scores]
     res = compare_metrics(one, ratings, metric_a="m", metric_b="m", dimension="Overall", n_boot=20)
     assert res.difference == 0.0 and res.ci_low is None and res.p_value is None
-    assert res.note == "no CI or bootstrap p: the items come from one context, and the bootstrap resamples contexts"
+    assert res.note.startswith("no CI or bootstrap p: the items come from one context, and the bootstrap resamples "
+                               "contexts; no Williams test")  # fmt: skip
 
 
 def test_three_items_get_the_paired_bootstrap_and_say_why_there_is_no_williams_test() -> None:
@@ -150,3 +152,22 @@ def test_no_bootstrap_says_so_where_the_interval_and_p_would_be(usr) -> None:
         "[n/a, n/a], bootstrap p = n/a, Williams t = " f"{off.williams_t:.3f} (p = {off.williams_p:.3f}) "
         "(no CI or bootstrap p: the bootstrap is off (--n-boot 0))"
     )
+
+
+@pytest.mark.parametrize(("sign", "r23"), [(1.0, "1.000"), (-1.0, "-1.000")])
+def test_metrics_correlating_perfectly_with_each_other_get_no_williams_t_and_say_why(sign: float, r23: str) -> None:
+    """A metric against itself scaled (r23 = 1) or negated (r23 = -1): Williams' t is 0/0 there (|R| = 0, and
+    1 + r23 = 0 or r12 = r13), and it was printed "Williams t = 0.000 (p = 0.500)", also beside a difference of
+    -0.471 for a metric against its negation."""
+    from dialeval.schema import Rating, Score
+
+    xa, human = [1.0, 2.0, 4.0, 3.0, 6.0], [1.0, 3.0, 4.0, 2.0, 3.0]
+    scores = [Score(item_id=f"i{i}", metric=m, value=v, context_id=f"c{i}")
+              for m, k in (("a", 1.0), ("b", sign * 3.0)) for i, v in enumerate(k * x + 1 for x in xa)]  # fmt: skip
+    ratings = [Rating(item_id=f"i{i}", dimension="q", annotator="w", value=h) for i, h in enumerate(human)]
+    res = compare_metrics(scores, ratings, metric_a="a", metric_b="b", dimension="q", n_boot=0)
+    r12 = stats.pearsonr(xa, human).statistic
+    assert res.difference == pytest.approx(r12 - sign * r12, abs=1e-12)
+    assert (res.williams_t, res.williams_p) == (None, None)
+    assert res.note.endswith(f"no Williams test: the two metrics correlate perfectly with each other (r = {r23}), "
+                             "where its t is 0/0")  # fmt: skip

@@ -204,7 +204,8 @@ def _williams(
     """Return Williams' t and p of the turn-level Pearson correlations ``r12`` and ``r13`` (else None), and a note.
 
     The note says why there is none where both correlations are defined on 3 items or fewer: it was Williams'
-    error ('field "n": ... needs more than 3 items'), and ``meta --compare`` printed nothing else.
+    error ('field "n": ... needs more than 3 items'), and ``meta --compare`` printed nothing else; or where the two
+    metrics correlate perfectly with each other, where its t is 0/0.
     """
     if level != "turn" or method != "pearson" or not isinstance(data, RowLevel) or r12 is None or r13 is None:
         return None, None, ""
@@ -214,6 +215,9 @@ def _williams(
     r23 = float(np.corrcoef(data.x[metric_a], data.x[metric_b])[0, 1])
     if not np.isfinite(r23):
         return None, None, ""
+    if abs(r23) > 1 - 1e-9:  # |R| = 0 and 1 + r23 = 0 or r12 = r13: it printed t = 0.000 (p = 0.500)
+        perfectly = f"the two metrics correlate perfectly with each other (r = {figure(r23)})"
+        return None, None, f"no Williams test: {perfectly}, where its t is 0/0"
     w = williams_test(r12, r13, r23, n)
     return w.t, w.p_one_sided, ""
 
