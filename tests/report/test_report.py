@@ -706,3 +706,23 @@ def test_a_per_subset_figure_of_a_perturbation_not_in_stress_jsonl_is_left_out_a
     assert "original vs truncation" not in text
     assert ("Left out stress_subsets_truncation.png: truncation is not a perturbation of stress.jsonl "
             "(a figure of an earlier run in this folder)") in text
+
+
+def test_a_table_joining_rows_of_two_bootstrap_settings_is_refused(tmp_path: Path) -> None:
+    """`meta --boot 50 -o` and `meta --boot 0 -o` of other metrics, their table.jsonl joined (`cat`): no line repeats
+    a cell, and the report showed one table of CIs for one metric and none for the other, with no word."""
+    folder = tmp_path / "joined"
+    folder.mkdir()
+    row = {"dimension": "Overall", "level": "turn", "method": "pearson", "value": 0.5, "p_value": None,
+           "ci_low": None, "ci_high": None, "n_items": 9, "n_groups": 3, "n_skipped": 0}  # fmt: skip
+    sig = "corr|level:turn|method:pearson|n_boot:{}|seed:{}|resample:context|ci:0.95|version:0.1.0"
+    lines = [{**row, "metric": "a", "ci_low": 0.1, "ci_high": 0.9, "signature": sig.format(50, 0)},
+             {**row, "metric": "human", "signature": "ceiling|method:pearson|scheme:loo-annotator|version:0.1.0"},
+             {**row, "metric": "b", "signature": sig.format(0, 0)}]  # fmt: skip
+    (folder / "table.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    refused(run_cli("report", folder, "-o", tmp_path / "r.md"),
+            'table.jsonl:3: field "signature": a row of 0 bootstrap resamples (seed 0), line 1 of 50 (seed 0): are '
+            "two runs' files joined in this one?")  # fmt: skip
+    assert not (tmp_path / "r.md").exists()
+    (folder / "table.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines[:2]))
+    assert run_cli("report", folder, "-o", tmp_path / "r.md").exit_code == 0

@@ -15,7 +15,7 @@ from dialeval import __version__
 from dialeval.meta.wide import rank_column
 from dialeval.report.charts import has_ci
 from dialeval.report.doc import Block, Code, Doc, Figure, Section, Table, Text
-from dialeval.report.load import TRAIN_COLUMNS, Results, human_ratings, read_figure
+from dialeval.report.load import TRAIN_COLUMNS, Results, human_ratings, read_figure, signature_keys
 from dialeval.runinfo import BenchmarkRun, LmstyleRun, TrainRun
 from dialeval.schema import Score
 from dialeval.signature import file_sha256
@@ -141,7 +141,7 @@ the table comes from another run (dialeval meta -o into this folder?), not from 
     if run.dimension and dim != run.dimension:
         mine.append(human_rating(dim))
         theirs.append(human_rating(run.dimension))
-    boot = {(k["n_boot"], k["seed"]) for x in rows if "n_boot" in (k := _signature_keys(str(x.get("signature", ""))))}
+    boot = {(k["n_boot"], k["seed"]) for x in rows if "n_boot" in (k := signature_keys(str(x.get("signature", ""))))}
     ran = tuple(str((run.bootstrap or {}).get(key, "?")) for key in ("resamples", "seed"))
     if boot and boot != {ran}:
         mine.append(" and ".join(f"{n} bootstrap resamples (seed {seed})" for n, seed in sorted(boot)))
@@ -150,11 +150,6 @@ the table comes from another run (dialeval meta -o into this folder?), not from 
         return ""
     return (f"table.jsonl is of {' and '.join(mine)}, run.json's command of {' and '.join(theirs)}: the table comes "
             "from another run (dialeval meta -o into this folder?), not from that command.")
-
-
-def _signature_keys(signature: str) -> dict[str, str]:
-    """Return a signature's ``key:value`` parts (:func:`~dialeval.signature.make_signature`) as a dict."""
-    return dict(part.split(":", 1) for part in signature.split("|")[1:] if ":" in part)
 
 
 def _points(aligned: Aligned, metric: str, per: str) -> tuple[list[float], list[float]]:

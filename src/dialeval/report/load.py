@@ -220,6 +220,7 @@ def read_correlations(path: Path) -> list[dict[str, Any]]:
     """
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[str, ...], int] = {}
+    boot: tuple[int, str, str] | None = None  # the first row's line, resamples and seed
     for n, obj in iter_objects(path):
         try:
             rows.append(_CORRELATION_ROW.validate_python(obj).to_dict())
@@ -227,7 +228,24 @@ def read_correlations(path: Path) -> list[dict[str, Any]]:
             where, msg = field_of(exc)
             raise InputError(msg, path=path, line=n, field=where) from None
         check_once(rows[-1], ("metric", "level", "method", "group"), seen, path, n)  # a cell of the table
+        if "n_boot" not in (keys := signature_keys(str(rows[-1].get("signature") or ""))):
+            continue
+        boot = boot or (n, keys["n_boot"], keys["seed"])
+        if (keys["n_boot"], keys["seed"]) != boot[1:]:  # one table showed one metric's CIs and not another's
+            raise InputError(f"a row of {keys['n_boot']} bootstrap resamples (seed {keys['seed']}), line {boot[0]} of "
+                             f"{boot[1]} (seed {boot[2]}): are two runs' files joined in this one?", path=path,
+                             line=n, field="signature")  # fmt: skip
     return rows
+
+
+def signature_keys(signature: str) -> dict[str, str]:
+    """Return a signature's ``key:value`` parts (:func:`~dialeval.signature.make_signature`) as a dict.
+
+    Example:
+        >>> signature_keys("corr|level:turn|n_boot:20|seed:3")
+        {'level': 'turn', 'n_boot': '20', 'seed': '3'}
+    """
+    return dict(part.split(":", 1) for part in signature.split("|")[1:] if ":" in part)
 
 
 _CORRELATION_ROW = TypeAdapter(CorrelationRow)
