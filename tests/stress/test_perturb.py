@@ -104,6 +104,15 @@ def test_number_swap_changes_only_one_number(bench: Benchmark) -> None:
     assert number_swap(no_digits.text, (), random.Random(0), []) is None
 
 
+def test_number_swap_leaves_a_run_of_thousands_of_digits_alone() -> None:
+    """A run of 5,000 digits was a ValueError traceback (Python reads at most 4,300 digits as an int)."""
+    digits = "1" * 5000
+    assert number_swap(digits, (), random.Random(0), []) is None
+    text = f"{digits} and 7 cats"
+    out = number_swap(text, (), random.Random(0), [])  # the number it can swap is swapped
+    assert out is not None and out != text and out.startswith(f"{digits} and ") and out.endswith(" cats")
+
+
 def test_other_context_draws_from_other_contexts_only(bench: Benchmark) -> None:
     sub = bench.head(5)
     items = perturb_items(sub.candidates, sub.dialogues, ["other-context"], seed=0)

@@ -48,6 +48,9 @@ _VERB_RE = re.compile(_WORD.format("|".join((*NEGATABLE_VERBS, "only"))), re.IGN
 _NEG_AFTER = re.compile(r"\s*(?:n['’]t\b|(?:not|never|no)\b)", re.IGNORECASE)
 _NEG_BEFORE = re.compile(r"\b(?:not|never|no|n['’]t)\s*$", re.IGNORECASE)
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?![\w])")
+#: The longest run of digits ``number-swap`` takes for a number: Python reads no more than 640 to 4,300 digits
+#: (``sys.set_int_max_str_digits``) as an int, and a run of 5,000 was a ValueError traceback.
+_MAX_DIGITS = 600
 _TOKEN_RE = re.compile(r"[a-z]+", re.IGNORECASE)
 _STOPWORDS = frozenset(
     [
@@ -183,6 +186,8 @@ def negation(response: str, context: tuple[Turn, ...], rng: random.Random, pool:
 def number_swap(response: str, context: tuple[Turn, ...], rng: random.Random, pool: Sequence[str]) -> str | None:
     """Replace one whole digit number (chosen by ``rng``) with a different number of similar size.
 
+    A run of more than :data:`_MAX_DIGITS` digits is no number to swap; a response with no other gives None.
+
     Example:
         >>> import random
         >>> out = number_swap("he scored 12 goals in 2019", (), random.Random(1), [])
@@ -191,7 +196,7 @@ def number_swap(response: str, context: tuple[Turn, ...], rng: random.Random, po
         >>> number_swap("no digits here", (), random.Random(1), []) is None
         True
     """
-    matches = list(_NUMBER_RE.finditer(response))
+    matches = [m for m in _NUMBER_RE.finditer(response) if len(m.group(0)) <= _MAX_DIGITS]
     if not matches:
         return None
     m = rng.choice(matches)
