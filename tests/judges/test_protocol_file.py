@@ -97,6 +97,13 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD.replace("{{response}}", "{{response}} against {{reference}}") + "needs_references: false\n",
          "messages.0.content"),
         (GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail-ref\n", "step1_protocol"),
+        # fields name a two-step protocol's other scores: a blank label read the answer's last number as the turn
+        # score ("Turn Score - 4 and 3" gave 3), and a misspelt key or fields in a file with no step 1 were ignored
+        (GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail\nfields: {turn: ['']}\n",
+         "fields"),
+        (GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail\nfields: {trun: [Turn]}\n",
+         "fields"),
+        (GOOD + "fields: {turn: [Turn Score]}\n", "fields"),
     ],
 )
 def test_errors_name_the_file_and_the_field(

@@ -56,6 +56,9 @@ _SPACED = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 #: second step: its turns' scores and responses); ``{{aspect}}`` and ``{{definition}}`` are the same for each item.
 ITEM_PLACEHOLDERS = ("context", "last_turn", "response", "reference", "facts", "dialogue_json", "turn_scores",
                      "responses", "n_turns")  # fmt: skip
+#: The scores besides the final one that a two-step protocol's ``fields`` label, as
+#: :class:`~dialeval.judges.dialogue.DialogueJudge` reads them.
+FIELD_NAMES = ("turn", "interaction")
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,16 @@ class ProtocolFile(_Strict):
             raise ValueError("a blank label precedes every number (the last one in the answer was read as the "
                              "score): give the words before the score, or no labels for a bare number")  # fmt: skip
         return labels
+
+    @field_validator("fields")
+    @classmethod
+    def _fields_read(cls, fields: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Refuse a field the two-step judge does not read (it was ignored) and a blank label (any number was it)."""
+        if unknown := sorted(set(fields) - set(FIELD_NAMES)):
+            raise ValueError(f"unknown field {', '.join(unknown)}: a two-step judge reads {' and '.join(FIELD_NAMES)}")
+        if any(not label.strip() for labels in fields.values() for label in labels):
+            raise ValueError("a blank label precedes every number (the last one in the answer was read as the field)")
+        return fields
 
     @field_validator("messages")
     @classmethod
@@ -366,9 +379,10 @@ def load_protocol(name_or_path: str | Path) -> Protocol:
     if spec.levels and (sc.min, sc.max) != (0, 1):  # to_level reads a 0-1 score: on 1-5 every score was the top level
         raise InputError(f"levels split a 0-1 scale (DialogADV's L1-L10), not {sc.min:g}-{sc.max:g}", path=path,
                          line=yaml_line(text, ["levels"]), field="levels")  # fmt: skip
-    if "max_turns" in spec.model_fields_set and not spec.step1_protocol:  # it was ignored: no turn is judged
-        raise InputError("max_turns is for a two-step protocol (step1_protocol), which judges a dialogue's turns",
-                         path=path, line=yaml_line(text, ["max_turns"]), field="max_turns")  # fmt: skip
+    for key in ("max_turns", "fields"):  # each was ignored: no turn is judged, no field read
+        if key in spec.model_fields_set and not spec.step1_protocol:
+            raise InputError(f"{key} is for a two-step protocol (step1_protocol), which judges a dialogue's turns",
+                             path=path, line=yaml_line(text, [key]), field=key)  # fmt: skip
     _check_names(spec, path, text)
     return Protocol(
         name=spec.name,
