@@ -86,6 +86,9 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         # a placeholder written with spaces, as Jinja allows, was sent as it is: the model saw "{{ context }}"
         (GOOD.replace("{{response}}", "{{response}} after {{ context }}"), "messages.0.content"),
         (GOOD.replace("{{response}}", "{{response }}"), "messages.0.content"),  # it was "no message shows the item"
+        # and one no placeholder can be ({{last-turn}}, {{response.text}}) was sent too: the model saw the braces
+        (GOOD.replace("{{response}}", "{{response}} after {{last-turn}}"), "messages.0.content"),
+        (GOOD.replace("{{response}}", "{{response}} after {{ last turn }}"), "messages.0.content"),
         # dimensions no message names: every dimension got the same prompt, so the same score under each name
         (GOOD + "dimensions: {fluency: reads well, coherence: follows on}\n", "dimensions"),
         # and in a two-step file they were dropped silently (its outputs: final, turn, interaction)

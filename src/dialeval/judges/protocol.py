@@ -52,6 +52,8 @@ from dialeval.signature import text_sha256
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 #: A placeholder written with spaces (``{{ context }}``, as Jinja allows): it was sent as it is, never filled in.
 _SPACED = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+#: Anything in double braces: one that is no placeholder's name (``{{last-turn}}``) was sent as it is too.
+_BRACED = re.compile(r"\{\{([^{}\n]+)\}\}")
 #: The placeholders that show something of the item judged (:func:`item_variables`, and a two-step protocol's
 #: second step: its turns' scores and responses); ``{{aspect}}`` and ``{{definition}}`` are the same for each item.
 ITEM_PLACEHOLDERS = ("context", "last_turn", "response", "reference", "facts", "dialogue_json", "turn_scores",
@@ -145,10 +147,14 @@ class _MessageSpec(_Strict):
     @field_validator("content")
     @classmethod
     def _no_spaces_in_placeholders(cls, content: str) -> str:
-        """Refuse ``{{ context }}``: only ``{{context}}`` is filled in, so the model was shown the braces."""
+        """Refuse ``{{ context }}`` and ``{{last-turn}}``: only ``{{context}}`` is filled in; the model saw braces."""
         for m in _SPACED.finditer(content):
             if m.group(0) != f"{{{{{m.group(1)}}}}}":
                 raise ValueError(f'"{m.group(0)}" would be sent as it is: write {{{{{m.group(1)}}}}}, without spaces')
+        for m in _BRACED.finditer(content):
+            if not _SPACED.fullmatch(m.group(0)):
+                raise ValueError(f'"{m.group(0)}" would be sent as it is: a placeholder is a name of letters, digits '
+                                 "and _ (such as {{last_turn}})")  # fmt: skip
         return content
 
 
