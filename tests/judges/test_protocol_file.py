@@ -91,6 +91,10 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD.replace("{{response}}", "{{response}} after {{ last turn }}"), "messages.0.content"),
         # dimensions no message names: every dimension got the same prompt, so the same score under each name
         (GOOD + "dimensions: {fluency: reads well, coherence: follows on}\n", "dimensions"),
+        # a dimension named "" was no dimension when judged: 'unknown placeholder "{{aspect}}"' at the first item,
+        # naming field "messages" and no line; one named " " made a plugin protocol's output name end in a space
+        (GOOD.replace("{{response}}", "{{response}} {{aspect}}") + "dimensions: {'': reads well}\n", "dimensions"),
+        (GOOD.replace("{{response}}", "{{response}} {{aspect}}") + "dimensions: {' ': reads well}\n", "dimensions"),
         # and in a two-step file they were dropped silently (its outputs: final, turn, interaction)
         (GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail\ndimensions: {a: b}\n",
          "dimensions"),

@@ -191,6 +191,14 @@ class ProtocolFile(_Strict):
                              "score): give the words before the score, or no labels for a bare number")  # fmt: skip
         return labels
 
+    @field_validator("dimensions")
+    @classmethod
+    def _dimensions_named(cls, dimensions: dict[str, str]) -> dict[str, str]:
+        """Refuse a blank dimension name: "" was judged as no dimension, its {{aspect}} unknown at the first item."""
+        if any(not name.strip() for name in dimensions):
+            raise ValueError("a dimension needs a name (it is {{aspect}} and part of its output's name)")
+        return dimensions
+
     @field_validator("fields")
     @classmethod
     def _fields_read(cls, fields: dict[str, list[str]]) -> dict[str, list[str]]:
