@@ -316,3 +316,22 @@ def test_a_partition_that_gives_an_item_to_no_part_or_to_two_is_refused(parts, s
     with pytest.raises(DialevalError, match=f'^metric "words_test" \\(plugin.{Split.__qualname__}\\) {said} in '
                                             r"partition\(\), of its 3 items: give each item to exactly one part$"):
         score_metrics([Split()], CANDS, DIALOGUES)
+
+
+@pytest.mark.parametrize(("notes", "said"), [
+    ([{}], "gave 1 note in cut\\(\\), for its 3 items"),  # one note for the three candidates
+    ([{}] * 4, "gave 4 notes in cut\\(\\), for its 3 items"),
+    (None, "gave None in cut\\(\\), for its 3 items"),
+])  # fmt: skip
+def test_a_cut_that_gives_no_note_per_item_is_refused(notes, said) -> None:
+    """A plugin's cut() that returned a list of the wrong length ended, once every item was scored, in the traceback
+    of "ValueError: zip() argument 7 is shorter than arguments 1-6"; it is one error naming the metric's class."""
+
+    class Notes(Words):
+        def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
+            return notes  # type: ignore[return-value]
+
+    Notes.__module__ = "plugin"
+    with pytest.raises(DialevalError, match=f'^metric "words_test" \\(plugin.{Notes.__qualname__}\\) {said}: '
+                                            "give one dict per item$"):
+        score_metrics([Notes()], CANDS, DIALOGUES)

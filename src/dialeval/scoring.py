@@ -420,6 +420,7 @@ def score_each(
         tags = score_tags(cands, dialogues)
         items = inputs[id(cands)]
         cuts = s.metric.cut(items) if items else []
+        _check_cuts(s.metric, cuts, len(items))
         for cand, item, got, why, sig, item_tags, cut in zip(cands, items, s.values, s.reasons, s.signatures, tags,
                                                              cuts, strict=True):  # fmt: skip
             for out_name in s.metric.outputs:
@@ -441,6 +442,17 @@ def score_each(
                 )
         runs.append(MetricRun(s.metric.name, s.signature, scores, s.seconds, s.summary, s.parts, s.cached))
     return runs
+
+
+def _check_cuts(metric: Metric, cuts: object, items: int) -> None:
+    """Refuse a :meth:`Metric.cut` that does not give one ``{output: note}`` per item."""
+    if isinstance(cuts, Sequence) and not isinstance(cuts, str):
+        if len(cuts) == items:
+            return
+        given = f"{len(cuts)} note{'' if len(cuts) == 1 else 's'}"
+    else:
+        given = repr(cuts)
+    raise DialevalError(f"{_where(metric)} gave {given} in cut(), for its {items} items: give one dict per item")
 
 
 def score_tags(candidates: Sequence[Candidate], dialogues: Mapping[str, Dialogue]) -> list[dict[str, str]]:
