@@ -254,17 +254,25 @@ def test_an_interrupt_or_memory_error_in_a_metric_is_not_turned_into_a_metric_er
         score_metrics([metric], [cand(0, "one two three")], DIALOGUES)
 
 
-def test_a_metric_value_that_is_no_number_is_one_error_naming_the_candidate() -> None:
-    """compute() itself returns; the value fails when it is made a float, as the item is scored again alone."""
+@pytest.mark.parametrize(("value", "said"), [
+    ("high", "'high' \\(str\\)"),
+    ("1.5", "'1.5' \\(str\\)"),  # float("1.5") took it as 1.5, silently
+    (True, "True \\(bool\\)"),  # float(True) took it as 1.0, silently
+    ([2.0], "\\[2.0\\] \\(list\\)"),
+])  # fmt: skip
+def test_a_metric_value_that_is_no_number_is_one_error_naming_the_metric_output_and_candidate(value, said) -> None:
+    """A value returned as text ("1.5") or a bool was made a float and scored, silently; other text was
+    "ValueError: could not convert string to float", naming no output. The item is found as it is scored alone."""
 
     class Text(Words):
         name = "text_test"
         outputs: ClassVar[tuple[str, ...]] = ("text_test",)
 
         def compute(self, items: Sequence[MetricInput]) -> MetricValues:
-            return {"text_test": ["high" if len(i.response.split()) == 2 else 1.0 for i in items]}  # type: ignore[list-item]
+            return {"text_test": [value if len(i.response.split()) == 2 else 1 for i in items]}
 
-    with pytest.raises(DialevalError, match=r'^metric "text_test" failed on candidate "d:s1": ValueError: could not'):
+    with pytest.raises(DialevalError, match=f'^metric "text_test" failed on candidate "d:s1": RuntimeError: '
+                                            f"text_test.text_test returned {said} for an item: give a number or None$"):
         score_metrics([Text()], [cand(0, "one"), cand(1, "one two")], DIALOGUES)
 
 

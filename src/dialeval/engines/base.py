@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -48,7 +49,8 @@ def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> B
     """Run ``metric.compute`` on one batch; key its values, and the reasons of unscored inputs, by input key.
 
     Raises:
-        RuntimeError: The metric returned no column, or one of the wrong length, for one of its outputs.
+        RuntimeError: The metric returned no column, or one of the wrong length, for one of its outputs, or a value
+            that is neither a number nor None (text such as ``"1.5"``, a bool).
     """
     from dialeval.cache import input_key
 
@@ -61,8 +63,7 @@ def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> B
         if len(col) != len(batch):
             raise RuntimeError(f"{metric.name}.{out_name} returned {len(col)} values for {len(batch)} items")
     done: dict[str, CachedValues] = {
-        key: {o: (None if values[o][j] is None else float(values[o][j])) for o in metric.outputs}  # type: ignore[arg-type]
-        for j, (key, _) in enumerate(batch)
+        key: {o: _number(metric, o, values[o][j]) for o in metric.outputs} for j, (key, _) in enumerate(batch)
     }
     unscored = {}
     for key, item in batch:
@@ -71,6 +72,16 @@ def compute_batch(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> B
         elif any(v is None for v in done[key].values()) and (why := metric.why_unscored(input_key(item))):
             unscored[key] = why
     return BatchResult(done, unscored=unscored)
+
+
+def _number(metric: Metric, output: str, value: object) -> float | None:
+    """Return ``value`` as a float (None stays None); text (``"1.5"``) or a bool is refused, not converted."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise RuntimeError(f"{metric.name}.{output} returned {value!r} ({type(value).__name__}) for an item: "
+                           "give a number or None")  # fmt: skip
+    return float(value)
 
 
 def failing_key(metric: Metric, batch: Sequence[tuple[str, MetricInput]]) -> str | None:
