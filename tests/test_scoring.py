@@ -281,6 +281,10 @@ def test_a_metric_value_that_is_no_number_is_one_error_naming_the_metric_output_
     ({"batch_size": 2.5}, "has batch_size 2.5: give a whole number"),
     ({"batch_size": None}, "has batch_size None: give a whole number"),
     ({"outputs": ()}, "names no output in outputs: it would give no score"),
+    # ("words_test") is a string: read as outputs w, o, r, d, s... ("returned no values for its output "w"")
+    ({"outputs": "words_test"},
+     "has outputs \"words_test\", a string: write a tuple, \\(\"words_test\",\\) with its comma$"),
+    ({"outputs": ""}, "has outputs \"\", a string: write a tuple"),
 ])  # fmt: skip
 def test_a_metric_class_with_a_repeated_output_or_a_batch_size_that_is_no_whole_number_is_refused(attrs, said):
     """A repeated output wrote every score twice (6 rows for 3 candidates); a batch_size of 2.5 or None ended in

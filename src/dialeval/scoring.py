@@ -94,8 +94,8 @@ def plan_job(metric: Metric, inputs: Sequence[MetricInput], cache: ScoreCache | 
 
     Raises:
         InputError: The metric needs references and an input has none.
-        DialevalError: The metric names no output or one twice, or its ``batch_size`` is not a whole number (a
-            plugin's mistake: no score at all, each score written twice, or the run ended in a TypeError).
+        DialevalError: The metric's outputs are a string, name no output or one twice, or its ``batch_size`` is not
+            a whole number (a plugin's mistake: no score at all, each score written twice, or a TypeError).
     """
     _check_metric(metric)
     if metric.needs_references and any(not i.references for i in inputs):
@@ -120,8 +120,11 @@ def _where(metric: Metric) -> str:
 
 
 def _check_metric(metric: Metric) -> None:
-    """Refuse a metric with no outputs or a repeated one, or whose ``batch_size`` is not a whole number."""
+    """Refuse a metric whose outputs are a string, none or repeat one, or whose ``batch_size`` is no whole number."""
     where = _where(metric)
+    if isinstance(metric.outputs, str):  # ("score") is the string "score": outputs s, c, o, r, e
+        raise DialevalError(f'{where} has outputs "{metric.outputs}", a string: write a tuple, ("{metric.outputs}",) '
+                            "with its comma")  # fmt: skip
     if not metric.outputs:
         raise DialevalError(f"{where} names no output in outputs: it would give no score for any item; name each "
                             "value compute() returns")  # fmt: skip
