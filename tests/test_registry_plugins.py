@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
@@ -99,22 +100,30 @@ def test_a_plugin_failing_on_import_is_imported_once(monkeypatch: pytest.MonkeyP
     assert imports.read_text(encoding="utf-8") == "x"
 
 
+def _fresh_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the metric registry a copy that loads its plugins again: this test's plugins only."""
+    from dialeval.metrics.base import METRICS
+    from dialeval.metrics.resolve import load_builtin_metrics
+
+    load_builtin_metrics()
+    for attr in ("_items", "_plugins", "_clashes", "_broken"):
+        monkeypatch.setattr(METRICS, attr, dict(getattr(METRICS, attr)))
+    monkeypatch.setattr(METRICS, "_plugins_loaded", False)
+
+
 def test_a_metric_plugin_that_is_no_metric_class_fails_only_where_it_is_asked_for(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A "dialeval.metrics" entry point naming a function (or any object that is not a Metric subclass) was taken
     as a metric: every run that went over the metrics (score with its default set) ended in the traceback of
     AttributeError: 'function' object has no attribute 'listed_first' (-m length too: 'outputs')."""
-    from dialeval.metrics.base import METRICS, metric_by_output
-    from dialeval.metrics.resolve import family, load_builtin_metrics, resolve_metrics
+    from dialeval.metrics.base import metric_by_output
+    from dialeval.metrics.resolve import family, resolve_metrics
 
-    load_builtin_metrics()
     (tmp_path / "dialeval_fn_plugin_m.py").write_text("def scorer():\n    return 1\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     _installed(monkeypatch, EntryPoint("fnplug", "dialeval_fn_plugin_m:scorer", "dialeval.metrics"))
-    for attr in ("_items", "_plugins", "_clashes", "_broken"):  # this test's plugins only, on a copy
-        monkeypatch.setattr(METRICS, attr, dict(getattr(METRICS, attr)))
-    monkeypatch.setattr(METRICS, "_plugins_loaded", False)
+    _fresh_metrics(monkeypatch)
     said = 'metric "fnplug" (dialeval_fn_plugin_m:scorer) is not a Metric subclass'
     families, skipped = resolve_metrics(None)
     assert skipped["fnplug"] == said and "length" in [f.name for f in families]
@@ -123,3 +132,25 @@ def test_a_metric_plugin_that_is_no_metric_class_fails_only_where_it_is_asked_fo
     with pytest.raises(RegistryEntryError) as err:
         family("fnplug")
     assert str(err.value) == said
+
+
+def test_the_metrics_listing_skips_a_plugin_that_cannot_load_and_says_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`dialeval metrics` (and --json) was one error line, "metric "badplug" (...) cannot be loaded: division by zero",
+    and listed nothing, where the default set of score skips such a plugin with the reason; it lists the others and
+    says on stderr which plugin it skipped and why."""
+    from tests.commands.cli_runner import invoke
+
+    (tmp_path / "dialeval_bad_plugin_m.py").write_text("Thing = 1 / 0\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _installed(monkeypatch, EntryPoint("badplug", "dialeval_bad_plugin_m:Thing", "dialeval.metrics"))
+    _fresh_metrics(monkeypatch)
+    said = 'skipped badplug: metric "badplug" (dialeval_bad_plugin_m:Thing) cannot be loaded: division by zero'
+    listed = invoke("metrics")
+    assert listed.exit_code == 0 and said in listed.stderr.splitlines(), listed.output
+    assert "bleu: needs references" in listed.stdout and "badplug" not in listed.stdout
+    as_json = invoke("metrics", "--json")
+    assert as_json.exit_code == 0 and said in as_json.stderr.splitlines(), as_json.output
+    assert "length" in [e["name"] for e in json.loads(as_json.stdout)]
+    assert "error:" in invoke("metrics", "badplug").output  # named: refused, as -m badplug is

@@ -27,17 +27,20 @@ def metrics_command(
 ) -> None:
     """List every metric family: outputs, whether it needs references and runs here, parameters with defaults.
 
+    A plugin that cannot be loaded is skipped, with why on stderr.
+
     Name a family or an output with -m (score, benchmark, stress, meta); set a parameter with -p FAMILY.KEY=VALUE.
     """
-    from dialeval.commands.common import fail, say, split_names
+    from dialeval.commands.common import fail, say, split_names, warn
     from dialeval.errors import DialevalError
-    from dialeval.metrics.describe import describe_metrics
+    from dialeval.metrics.describe import describe_loadable
 
     try:  # "bleu4,rouge1", as -m takes it, was one unknown name (did you mean "rouge"?)
-        entries = describe_metrics([n for given in names or [] for n in split_names(given, "NAMES")] or None)
+        entries, skipped = describe_loadable([n for given in names or [] for n in split_names(given, "NAMES")] or None)
     except DialevalError as exc:
         fail(exc)
         return
+    warn(f"skipped {name}: {why}" for name, why in skipped.items())  # a plugin that cannot load: the others listed
     if as_json:
         typer.echo(json.dumps(entries, indent=2, default=str))
         return

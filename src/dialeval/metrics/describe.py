@@ -17,6 +17,7 @@ from typing import Any
 
 from dialeval.metrics import load_builtin_metrics
 from dialeval.metrics.base import METRICS, Metric
+from dialeval.registry import RegistryEntryError
 
 #: A parameter that has no default: the user must give it (``-p nli.model=PATH``).
 REQUIRED = "(required)"
@@ -67,3 +68,25 @@ def describe_metrics(names: Sequence[str] | None = None) -> list[dict[str, Any]]
     load_builtin_metrics()
     chosen = METRICS.names() if names is None else list(dict.fromkeys(family(n).name for n in names))
     return [describe(METRICS.get(name)) for name in chosen]
+
+
+def describe_loadable(names: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Return :func:`describe_metrics`, but without ``names`` a plugin that cannot be loaded is skipped, not an error.
+
+    Returns:
+        The families described, and those skipped with why (the registry's error), as the default metric set
+        of ``score`` skips them. A family named in ``names`` that cannot be loaded is still an error.
+    """
+    if names is not None:
+        return describe_metrics(names), {}
+    load_builtin_metrics()
+    entries: list[dict[str, Any]] = []
+    skipped: dict[str, str] = {}
+    for name in METRICS.names():
+        try:
+            cls = METRICS.get(name)
+        except RegistryEntryError as exc:
+            skipped[name] = str(exc)
+            continue
+        entries.append(describe(cls))
+    return entries, skipped
