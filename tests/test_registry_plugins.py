@@ -154,3 +154,25 @@ def test_the_metrics_listing_skips_a_plugin_that_cannot_load_and_says_why(
     assert as_json.exit_code == 0 and said in as_json.stderr.splitlines(), as_json.output
     assert "length" in [e["name"] for e in json.loads(as_json.stdout)]
     assert "error:" in invoke("metrics", "badplug").output  # named: refused, as -m badplug is
+
+
+def test_a_metric_plugin_whose_class_has_another_name_is_skipped_by_the_default_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An entry point "epname" naming a class whose name is "othername" (outputs "xout") made every run over the
+    default set (score without -m) fail with 'field "--metrics": unknown metric "othername"; did you mean
+    "epname"?', an option the user never gave; the plugin is skipped with why, and the rest run."""
+    from dialeval.metrics.resolve import resolve_metrics
+
+    (tmp_path / "dialeval_named_plugin_m.py").write_text(
+        "from dialeval.metrics.base import Metric\n\n\nclass Other(Metric):\n    name = 'othername'\n"
+        "    outputs = ('xout',)\n\n    def compute(self, items):\n        return {'xout': [1.0 for _ in items]}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _installed(monkeypatch, EntryPoint("epname", "dialeval_named_plugin_m:Other", "dialeval.metrics"))
+    _fresh_metrics(monkeypatch)
+    families, skipped = resolve_metrics(None)
+    assert skipped["epname"] == ('metric "epname" is the class dialeval_named_plugin_m.Other, named "othername": '
+                                 'name its entry point "othername" too')  # fmt: skip
+    assert "length" in [f.name for f in families] and "othername" not in [f.name for f in families]

@@ -296,9 +296,15 @@ def resolve_metrics(
     loaded: list[type[Metric]] = []
     for name in [] if names else [n for n in METRICS.names() if ":" not in n]:  # a plugin that cannot load is skipped
         try:
-            loaded.append(METRICS.get(name))
+            cls = METRICS.get(name)
         except RegistryEntryError as exc:
             missing[name] = str(exc)
+            continue
+        if cls.name == name:
+            loaded.append(cls)
+        else:  # a plugin's entry point: its class's name is no family name ("unknown metric" for -m, never given)
+            missing[name] = (f'metric "{name}" is the class {cls.__module__}.{cls.__qualname__}, named "{cls.name}": '
+                             f'name its entry point "{cls.name}" too')  # fmt: skip
     for name in names or [cls.name for cls in sorted(loaded, key=lambda cls: not cls.listed_first)]:
         try:
             cls = family(name)
