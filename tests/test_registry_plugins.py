@@ -154,6 +154,12 @@ def test_the_metrics_listing_skips_a_plugin_that_cannot_load_and_says_why(
     assert as_json.exit_code == 0 and said in as_json.stderr.splitlines(), as_json.output
     assert "length" in [e["name"] for e in json.loads(as_json.stdout)]
     assert "error:" in invoke("metrics", "badplug").output  # named: refused, as -m badplug is
+    import dialeval
+
+    with pytest.warns(UserWarning) as caught:  # dialeval.list_metrics() was that one error too
+        frame = dialeval.list_metrics()
+    assert [str(w.message) for w in caught] == [said] and "badplug" not in set(frame["name"])
+    assert "length" in set(frame["name"])
 
 
 def test_a_metric_plugin_whose_class_has_another_name_is_skipped_by_the_default_set(

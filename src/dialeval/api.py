@@ -1037,13 +1037,17 @@ def list_metrics() -> pd.DataFrame:
     Returns:
         Columns ``name`` (for ``metrics=``), ``description``, ``outputs`` (the columns :func:`score` adds),
         ``needs_references``, ``higher_is_better``, ``unavailable`` (why it cannot run here; None when it
-        can) and ``parameters`` (each parameter's default, for ``params=``).
+        can) and ``parameters`` (each parameter's default, for ``params=``). An installed plugin that cannot
+        be loaded is left out with a warning saying why, as ``dialeval metrics`` leaves it out.
     """
     import pandas as pd
 
-    from dialeval.metrics.describe import describe_metrics
+    from dialeval.metrics.describe import describe_loadable
 
-    return pd.DataFrame(describe_metrics())
+    entries, skipped = describe_loadable()
+    for name, why in skipped.items():  # it was one error, and no listing of the others
+        warnings.warn(f"skipped {name}: {why}", stacklevel=2)
+    return pd.DataFrame(entries)
 
 
 def benchmark_frame(bench: Benchmark) -> pd.DataFrame:
