@@ -24,7 +24,7 @@ from dialeval.data.benchmark import Benchmark
 from dialeval.errors import DialevalError, InputError, UnknownNameError, ensure_unique
 from dialeval.jsonl import NOT_JSONL, check_file
 from dialeval.schema import Rating, Score
-from dialeval.words import split_names as split_names  # its callers import it from here (lmstyle, stress, ...)
+from dialeval.words import split_names
 
 if TYPE_CHECKING:
     from dialeval.data.generic import ColumnMapping

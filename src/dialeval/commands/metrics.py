@@ -31,9 +31,10 @@ def metrics_command(
 
     Name a family or an output with -m (score, benchmark, stress, meta); set a parameter with -p FAMILY.KEY=VALUE.
     """
-    from dialeval.commands.common import fail, say, split_names, warn
+    from dialeval.commands.common import fail, say, warn
     from dialeval.errors import DialevalError
     from dialeval.metrics.describe import describe_loadable
+    from dialeval.words import split_names
 
     try:  # "bleu4,rouge1", as -m takes it, was one unknown name (did you mean "rouge"?)
         entries, skipped = describe_loadable([n for given in names or [] for n in split_names(given, "NAMES")] or None)
