@@ -21,7 +21,7 @@ from dialeval.errors import InputError
 from dialeval.jsonl import write_jsonl
 from dialeval.report.load import load_results
 from dialeval.runinfo import BenchmarkRun, LmstyleRun, RankingRun, StressRun, TrainRun
-from dialeval.schema import Rating
+from dialeval.schema import Rating, Score
 
 
 def test_html_is_self_contained_and_shows_every_part(results: dict[str, Path], tmp_path: Path) -> None:
@@ -726,3 +726,39 @@ def test_a_table_joining_rows_of_two_bootstrap_settings_is_refused(tmp_path: Pat
     assert not (tmp_path / "r.md").exists()
     (folder / "table.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines[:2]))
     assert run_cli("report", folder, "-o", tmp_path / "r.md").exit_code == 0
+
+
+_ROW = {"metric": "length", "dimension": "Overall", "level": "turn", "method": "pearson", "value": 0.5, "p_value": None,
+        "ci_low": None, "ci_high": None, "n_items": 9, "n_groups": 3, "n_skipped": 0}  # fmt: skip
+_CORR = "corr|level:turn|method:pearson|n_boot:0|seed:0|resample:context|ci:0.95|version:0.1.0"
+
+
+def _write(path: Path, rows: list[dict[str, object]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _report_md(folder: Path, tmp_path: Path) -> str:
+    res = run_cli("report", folder, "-o", tmp_path / "r.md")
+    assert res.exit_code == 0, res.output
+    return (tmp_path / "r.md").read_text()
+
+
+def test_the_signatures_line_says_what_the_folder_lacks_and_lists_the_tables_signatures(tmp_path: Path) -> None:
+    """The report said "none in this folder (run.json names no metric, and there are no scores)" of a folder with
+    no run.json, and of one whose scores.jsonl holds unsigned scores; a `meta -o` folder's table.jsonl rows carry
+    signatures (written by meta), and it listed none of them."""
+    meta = tmp_path / "meta"
+    meta.mkdir()
+    _write(meta / "table.jsonl", [{**_ROW, "signature": _CORR}, {**_ROW, "method": "spearman", "signature": ""}])
+    text = _report_md(meta, tmp_path)
+    assert "Signatures: none" not in text
+    escaped = _CORR.replace("|", "\\|")  # as a Markdown cell holds it
+    assert f"| table.jsonl | {escaped} |" in text and text.count("| table.jsonl |") == 1  # the unsigned row: none
+    scores = tmp_path / "scores"
+    scores.mkdir()
+    write_jsonl(scores / "scores.jsonl", [Score(item_id="i1", metric="length", value=3.0)])
+    assert ("Signatures: none in this folder (there is no run.json, and its scores carry no signature)."
+            in _report_md(scores, tmp_path))  # fmt: skip
+    _write(meta / "table.jsonl", [_ROW])  # a hand-made table: its rows carry none either
+    assert ("Signatures: none in this folder (there is no run.json, there are no scores, and its table.jsonl rows "
+            "carry no signature).") in _report_md(meta, tmp_path)  # fmt: skip
