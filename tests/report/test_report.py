@@ -762,3 +762,15 @@ def test_the_signatures_line_says_what_the_folder_lacks_and_lists_the_tables_sig
     _write(meta / "table.jsonl", [_ROW])  # a hand-made table: its rows carry none either
     assert ("Signatures: none in this folder (there is no run.json, there are no scores, and its table.jsonl rows "
             "carry no signature).") in _report_md(meta, tmp_path)  # fmt: skip
+
+
+def test_a_folder_without_run_json_says_why_it_has_no_scatter_plots(tmp_path: Path) -> None:
+    """table.jsonl and scores.jsonl without a run.json: the report said "run.json names no benchmark" of the
+    run.json that is not there."""
+    folder = tmp_path / "norun"
+    folder.mkdir()
+    _write(folder / "table.jsonl", [{**_ROW, "signature": _CORR}])
+    write_jsonl(folder / "scores.jsonl", [Score(item_id=f"i{i}", metric="length", value=float(i)) for i in range(3)])
+    text = _report_md(folder, tmp_path)
+    assert "run.json names no benchmark" not in text
+    assert "No scatter plots: there is no run.json to name the benchmark whose human ratings they plot." in text

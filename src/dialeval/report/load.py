@@ -427,6 +427,8 @@ def human_ratings(results: Results) -> tuple[list[Rating], str]:
     """
     run = results.run
     name, source = (run.benchmark, run.source) if isinstance(run, OnBenchmark) else (None, None)
+    if run is None:  # it said "run.json names no benchmark" of the run.json that is not there
+        return [], "there is no run.json to name the benchmark whose human ratings they plot"
     if not name:
         return [], "run.json names no benchmark"
     from dialeval.data.catalog import load_benchmark
