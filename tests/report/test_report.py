@@ -774,3 +774,21 @@ def test_a_folder_without_run_json_says_why_it_has_no_scatter_plots(tmp_path: Pa
     text = _report_md(folder, tmp_path)
     assert "run.json names no benchmark" not in text
     assert "No scatter plots: there is no run.json to name the benchmark whose human ratings they plot." in text
+
+
+def test_a_compare_json_without_its_table_is_refused_naming_what_is_missing(tmp_path: Path) -> None:
+    """compare.json alone was "no results here (looked for run.json, ...)", naming neither it nor the table.jsonl
+    it is reported beside; beside scores.jsonl only, its paired test was left out of the report with no word."""
+    folder = tmp_path / "cmp"
+    folder.mkdir()
+    paired = {"metric_a": "length", "metric_b": "f1", "dimension": "Overall", "level": "turn", "method": "pearson",
+              "value_a": 0.5, "value_b": 0.3, "difference": 0.2, "ci_low": None, "ci_high": None, "p_value": None,
+              "n_items": 30, "n_boot": 0, "williams_t": 0.9, "williams_p": 0.2, "note": ""}  # fmt: skip
+    (folder / "compare.json").write_text(json.dumps(paired))
+    said = "compare.json: lacks the table.jsonl that dialeval meta --compare -o writes beside it"
+    refused(run_cli("report", folder, "-o", tmp_path / "r.md"), said)
+    write_jsonl(folder / "scores.jsonl", [Score(item_id="i1", metric="length", value=3.0)])
+    refused(run_cli("report", folder, "-o", tmp_path / "r.md"), said)
+    assert not (tmp_path / "r.md").exists()
+    _write(folder / "table.jsonl", [{**_ROW, "signature": _CORR}])
+    assert "paired test (turn pearson, 30 items): length - f1 = 0.200" in _report_md(folder, tmp_path)

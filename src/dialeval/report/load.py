@@ -357,13 +357,17 @@ def load_results(path: str | Path) -> Results:
     """Load a results folder.
 
     Raises:
-        InputError: Not a folder, no known file in it, a file that its run.json's command writes missing
-            (:func:`check_whole`), a results file with no rows, or a malformed file (named with line and field).
+        InputError: Not a folder, no known file in it, compare.json without table.jsonl, a file that its run.json's
+            command writes missing (:func:`check_whole`), a results file with no rows, or a malformed file (named
+            with line and field).
     """
     p = Path(path)
     if not p.is_dir():
         what = "a file" if p.exists() else "not found"
         raise InputError(f"{what}: give a results folder (the --output of benchmark, stress, lmstyle or train)", path=p)
+    if (p / COMPARE_FILE).is_file() and not (p / "table.jsonl").is_file():  # "no results here", or left out unsaid
+        raise InputError("lacks the table.jsonl that dialeval meta --compare -o writes beside it: its paired test is "
+                         "reported under that table; give the whole folder", path=p / COMPARE_FILE)  # fmt: skip
     if not any((p / name).is_file() for name in KNOWN):
         inside = _result_folders(p)
         hint = f"; its folders {', '.join(inside)} hold results: name them" if inside else ""  # `report runs/`
