@@ -792,3 +792,17 @@ def test_a_compare_json_without_its_table_is_refused_naming_what_is_missing(tmp_
     assert not (tmp_path / "r.md").exists()
     _write(folder / "table.jsonl", [{**_ROW, "signature": _CORR}])
     assert "paired test (turn pearson, 30 items): length - f1 = 0.200" in _report_md(folder, tmp_path)
+
+
+@pytest.mark.parametrize("ci", [(0.1, 0.9), (0.1, None)])
+def test_a_table_row_of_no_value_with_a_ci_is_refused_on_its_line(tmp_path: Path, ci: tuple[float, ...]) -> None:
+    """A row with "value": null and a CI (meta writes none of an undefined figure) was shown as n/a, its CI dropped,
+    and the table headed "[95% CI]", with no word that the row contradicts itself."""
+    folder = tmp_path / "edited"
+    folder.mkdir()
+    _write(folder / "table.jsonl", [{**_ROW, "signature": _CORR},
+                                    {**_ROW, "metric": "f1", "value": None, "ci_low": ci[0], "ci_high": ci[1]}])
+    refused(run_cli("report", folder, "-o", tmp_path / "r.md"),
+            'table.jsonl:2: field "value": null (an undefined figure), and the row has a CI: meta writes none for an '
+            "undefined figure; was the row edited?")  # fmt: skip
+    assert not (tmp_path / "r.md").exists()

@@ -228,6 +228,9 @@ def read_correlations(path: Path) -> list[dict[str, Any]]:
             where, msg = field_of(exc)
             raise InputError(msg, path=path, line=n, field=where) from None
         check_once(rows[-1], ("metric", "level", "method", "group"), seen, path, n)  # a cell of the table
+        if rows[-1]["value"] is None and (rows[-1]["ci_low"], rows[-1]["ci_high"]) != (None, None):  # shown as n/a
+            raise InputError("null (an undefined figure), and the row has a CI: meta writes none for an undefined "
+                             "figure; was the row edited?", path=path, line=n, field="value")  # fmt: skip
         if "n_boot" not in (keys := signature_keys(str(rows[-1].get("signature") or ""))):
             continue
         boot = boot or (n, keys["n_boot"], keys["seed"])
