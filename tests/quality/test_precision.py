@@ -45,6 +45,6 @@ def test_bf16_runs_in_torch_and_is_named_in_the_signature_and_the_features_key()
 def test_an_unknown_precision_or_bf16_in_onnx_is_one_clear_error():
     with pytest.raises(InputError, match='precision "fp16" is not one of fp32, bf16') as err:
         _ = QualityMetric(device="cpu", precision="fp16").signature
-    assert err.value.field == "precision"
+    assert err.value.field == "--param" and str(err.value).startswith('field "--param": quality.precision: ')
     with pytest.raises(InputError, match='precision "bf16" runs in torch; use runtime auto or torch'):
         _ = QualityMetric(device="cpu", precision="bf16", runtime="onnx").signature
