@@ -111,6 +111,9 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail\nfields: {trun: [Turn]}\n",
          "fields"),
         (GOOD + "fields: {turn: [Turn Score]}\n", "fields"),
+        # an integer scale (integer: true, the default) with answers written with decimals: the grammar asked for
+        # 1.00-5.00, 1.50 was read as a score, and no sampled answer had an expected score (no "1.50" token of 1-5)
+        (GOOD.replace('"}', '", decimals: 2}'), "answer.decimals"),
     ],
 )
 def test_errors_name_the_file_and_the_field(
@@ -158,7 +161,7 @@ def test_every_answer_and_score_token_is_on_the_scale(tmp_path: Path, integer: s
 
 def test_the_largest_answer_scale_loads(tmp_path: Path) -> None:
     """0-100 with two decimals, 10,001 answers, is the most an answer's grammar takes (and loads)."""
-    text = GOOD.replace("max: 5", "max: 100").replace("min: 1", "min: 0").replace('"}', '", decimals: 2}')
+    text = GOOD.replace("{min: 1, max: 5}", "{min: 0, max: 100, integer: false}").replace('"}', '", decimals: 2}')
     p = load_protocol(_write(tmp_path, text))
     assert p.answer is not None and len(p.answer.slot("score").values) == 10_001
 

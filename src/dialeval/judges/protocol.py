@@ -10,7 +10,7 @@ judges the last ``max_turns`` system turns of a dialogue (7 by default, at least
 
 ``answer`` declares the shape of the answer the prompt asks for: a ``template``
 with ``{slot}`` values (``{score}`` is the score; the two-step protocol's
-``fields`` name the others) written with ``decimals`` decimals on the scale.
+``fields`` name the others) written with ``decimals`` decimals on the scale (none on an ``integer`` one).
 Backends turn it into a grammar, a JSON schema or a token mask
 (:mod:`dialeval.backends.structure`). A file is checked by a pydantic model that
 refuses unknown keys; an error names the file and the field.
@@ -254,6 +254,10 @@ def _shape(spec: _AnswerSpec, scale: Scale, path: Path, text: str) -> AnswerShap
     """Return the answer's shape; an error names the file, the line of its key and the field (``text``: the file)."""
     from dialeval.jsonl import yaml_line
 
+    if scale.integer and spec.decimals:  # 1.50 was read as its score, and a sampled answer had no expected score
+        raise InputError(f"decimals: {spec.decimals} writes scores with decimals, and the scale is whole numbers "
+                         "(integer: true, the default): write integer: false, or no decimals", path=path,
+                         line=yaml_line(text, ["answer", "decimals"]), field="answer.decimals")  # fmt: skip
     lo, hi = _bounds(scale, spec.decimals)
     if hi - lo + 1 > MAX_ANSWER_VALUES:  # 1e300 ran for ever
         raise InputError(f"a {scale.min:g}-{scale.max:g} scale with {spec.decimals} decimals has more than "
