@@ -114,6 +114,11 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         # an integer scale (integer: true, the default) with answers written with decimals: the grammar asked for
         # 1.00-5.00, 1.50 was read as a score, and no sampled answer had an expected score (no "1.50" token of 1-5)
         (GOOD.replace('"}', '", decimals: 2}'), "answer.decimals"),
+        # braces that are no slot were text the answer had to copy: the grammar held the model to "Score: {3}", and
+        # to "Turn: {turn-score} Score: 4", so a misspelt slot's score was never asked for
+        (GOOD.replace("Score: {score}", "Score: {{score}}"), "answer.template"),
+        (GOOD.replace("Score: {score}", "Turn: {turn-score} Score: {score}"), "answer.template"),
+        (GOOD.replace("Score: {score}", "Turn: { turn } Score: {score}"), "answer.template"),
     ],
 )
 def test_errors_name_the_file_and_the_field(
@@ -157,6 +162,14 @@ def test_every_answer_and_score_token_is_on_the_scale(tmp_path: Path, integer: s
     assert p.scale.tokens() == (["1", "2", "3", "4", "5"] if integer == "true" else [])
     judge = Judge(p, Runner(Unasked()))
     assert judge.parse("Score: 6").value is None and judge.parse("Score: 0").value is None
+
+
+def test_braces_around_no_slot_load_as_the_answer_text(tmp_path: Path) -> None:
+    """A JSON answer's braces enclose slots, not a name: they are text the answer holds, as in the template."""
+    text = GOOD.replace('"Score: {score}"', "'{\"score\": {score}, \"why\": {why}}'")
+    p = load_protocol(_write(tmp_path, text))
+    assert p.answer is not None and p.answer.parts[0] == '{"score": ' and p.answer.parts[-1] == "}"
+    assert p.answer.read('{"score": 4, "why": 2}') == {"score": "4", "why": "2"}
 
 
 def test_the_largest_answer_scale_loads(tmp_path: Path) -> None:

@@ -54,6 +54,8 @@ _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _SPACED = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 #: Anything in double braces: one that is no placeholder's name (``{{last-turn}}``) was sent as it is too.
 _BRACED = re.compile(r"\{\{([^{}\n]+)\}\}")
+#: In an answer's template, braces around no slot's name (a JSON answer's braces enclose slots: they are text).
+_NOT_SLOT = re.compile(r"\{\{\w+\}\}|\{(?!\w+\})[^{}\n]*\}")
 #: The placeholders that show something of the item judged (:func:`item_variables`, and a two-step protocol's
 #: second step: its turns' scores and responses); ``{{aspect}}`` and ``{{definition}}`` are the same for each item.
 ITEM_PLACEHOLDERS = ("context", "last_turn", "response", "reference", "facts", "dialogue_json", "turn_scores",
@@ -161,6 +163,15 @@ class _MessageSpec(_Strict):
 class _AnswerSpec(_Strict):
     template: str = Field(min_length=1)
     decimals: int = Field(default=0, ge=0, le=2)
+
+    @field_validator("template")
+    @classmethod
+    def _slots_named(cls, template: str) -> str:
+        """Refuse ``{{score}}`` and ``{turn-score}``: text the model was held to copy, the slot never asked for."""
+        if m := _NOT_SLOT.search(template):
+            raise ValueError(f'"{m.group(0)}" would be text the answer copies: a slot is a name of letters, digits '
+                             "and _ in single braces (such as {score})")  # fmt: skip
+        return template
 
 
 class ProtocolFile(_Strict):
