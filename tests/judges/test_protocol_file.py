@@ -119,6 +119,9 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
         (GOOD.replace("Score: {score}", "Score: {{score}}"), "answer.template"),
         (GOOD.replace("Score: {score}", "Turn: {turn-score} Score: {score}"), "answer.template"),
         (GOOD.replace("Score: {score}", "Turn: { turn } Score: {score}"), "answer.template"),
+        # a blank definition shown as {{definition}}: the model was asked to judge "fluency: " and never told what
+        (GOOD.replace("{{response}}", "{{response}} {{aspect}}: {{definition}}") + "dimensions:\n  fluency: ' '\n",
+         "dimensions.fluency"),
     ],
 )
 def test_errors_name_the_file_and_the_field(
@@ -138,6 +141,8 @@ def test_placeholders_of_dimensions_and_of_a_second_step_load(tmp_path: Path) ->
     step-1 protocol: both load (the check above refuses them elsewhere)."""
     dims = GOOD.replace("{{response}}", "{{response}} {{aspect}}: {{definition}}") + "dimensions: {fluency: reads}\n"
     assert load_protocol(_write(tmp_path, dims)).dimension_names == ("fluency",)
+    unshown = GOOD.replace("{{response}}", "{{response}} {{aspect}}") + "dimensions: {fluency: ''}\n"
+    assert load_protocol(_write(tmp_path, unshown)).dimension_names == ("fluency",)  # no message shows it
     two_step = GOOD.replace("{{response}}", "{{turn_scores}}") + "step1_protocol: cpdscore-detail\n"
     assert load_protocol(_write(tmp_path, two_step)).step1_protocol == "cpdscore-detail"
 

@@ -326,6 +326,11 @@ def _check_names(spec: ProtocolFile, path: Path, text: str) -> None:
                else "no message names {{aspect}} or {{definition}}: every dimension would get the same prompt, and "
                "the same score")  # fmt: skip
         raise InputError(why, path=path, line=yaml_line(text, ["dimensions"]), field="dimensions")
+    blank = [name for name, words in spec.dimensions.items() if not words.strip()]
+    if blank and "definition" in shown:
+        # the model was asked to judge "fluency: " and never told what fluency is
+        raise InputError("a blank definition is filled in as {{definition}}: say what the dimension is", path=path,
+                         line=yaml_line(text, ["dimensions", blank[0]]), field=f"dimensions.{blank[0]}")  # fmt: skip
     if spec.step1_protocol:
         _check_step1(spec.step1_protocol, path, text)
 
