@@ -69,6 +69,7 @@ def test_a_good_file_loads_with_its_answer_shape(tmp_path: Path) -> None:
                                                                            ""), "scale.integer"),
         (GOOD.replace("Rate {{response}}", "Rate it"), "messages"),
         (GOOD.replace("name: mine", "name: ''"), "name"),
+        (GOOD.replace("name: mine", "name: ' '"), "name"),  # it loaded: the signature said "|protocol: |"
         # each was found only when the first item was judged, with no line: a misspelt placeholder, one filled in
         # only for a protocol with dimensions or a step-1 protocol, and a step-1 protocol that does not exist
         (GOOD.replace("{{response}}", "{{response}} {{respones}}"), "messages.0.content"),

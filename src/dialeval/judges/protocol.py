@@ -193,6 +193,14 @@ class ProtocolFile(_Strict):
     max_turns: int = Field(default=7, ge=1)
     answer: _AnswerSpec | None = None
 
+    @field_validator("name")
+    @classmethod
+    def _name_says_something(cls, name: str) -> str:
+        """Refuse a blank name: the signature and the run's summary name the protocol by it ("protocol: ")."""
+        if not name.strip():
+            raise ValueError("a protocol needs a name (the signature names the protocol by it)")
+        return name
+
     @field_validator("labels")
     @classmethod
     def _labels_say_something(cls, labels: list[str]) -> list[str]:
