@@ -113,6 +113,27 @@ def test_number_swap_leaves_a_run_of_thousands_of_digits_alone() -> None:
     assert out is not None and out != text and out.startswith(f"{digits} and ") and out.endswith(" cats")
 
 
+@pytest.mark.parametrize(
+    ("text", "zero"),
+    [("he has \u0661\u0662\u0663 cats", 0x660), ("he has \uff11\uff12 cats", 0xFF10), ("x \u06f3 y", 0x6F0)],
+)
+def test_number_swap_keeps_the_digits_script(text: str, zero: int) -> None:
+    """Arabic-Indic, full-width and Persian digits came back as ASCII digits (876, 63, 6 here)."""
+    out = number_swap(text, (), random.Random(0), [])
+    assert out is not None and out != text and len(out) == len(text)
+    changed = [ch for a, ch in zip(text, out, strict=True) if a != ch]
+    assert changed and all(zero <= ord(ch) <= zero + 9 for ch in out if ch.isdigit())
+    # the same draws as for ASCII digits of the same length (the value of "123", "12", "3" swapped with seed 0)
+    ascii_out = number_swap(re.sub(r"\d", lambda m: str(int(m.group())), text), (), random.Random(0), [])
+    assert ascii_out is not None
+    assert re.sub(r"\d", lambda m: str(int(m.group())), out) == ascii_out
+
+
+def test_number_swap_keeps_each_digit_s_script_in_a_mixed_run() -> None:
+    out = number_swap("a 1\u0662 b", (), random.Random(0), [])
+    assert out is not None and out[2].isascii() and 0x660 <= ord(out[3]) <= 0x669
+
+
 def test_other_context_draws_from_other_contexts_only(bench: Benchmark) -> None:
     sub = bench.head(5)
     items = perturb_items(sub.candidates, sub.dialogues, ["other-context"], seed=0)

@@ -186,7 +186,9 @@ def negation(response: str, context: tuple[Turn, ...], rng: random.Random, pool:
 def number_swap(response: str, context: tuple[Turn, ...], rng: random.Random, pool: Sequence[str]) -> str | None:
     """Replace one whole digit number (chosen by ``rng``) with a different number of similar size.
 
-    A run of more than :data:`_MAX_DIGITS` digits is no number to swap; a response with no other gives None.
+    Each new digit is written in the script of the digit it replaces (Arabic-Indic, full-width, ...), so only
+    the value changes. A run of more than :data:`_MAX_DIGITS` digits is no number to swap; a response with no
+    other gives None.
 
     Example:
         >>> import random
@@ -206,7 +208,8 @@ def number_swap(response: str, context: tuple[Turn, ...], rng: random.Random, po
     new = value
     while new == value:
         new = rng.randint(lo, hi)
-    return response[: m.start()] + str(new) + response[m.end() :]
+    digits = "".join(chr(ord(ch) - int(ch) + int(d)) for ch, d in zip(old, str(new), strict=True))
+    return response[: m.start()] + digits + response[m.end() :]
 
 
 def other_context(response: str, context: tuple[Turn, ...], rng: random.Random, pool: Sequence[str]) -> str | None:
