@@ -198,6 +198,21 @@ def test_too_long_on_an_empty_response_is_the_filler_alone(response: str) -> Non
     assert out == too_long("", ctx, random.Random(0), [])  # the same draws: the filler itself
 
 
+def test_too_long_takes_accented_words_whole() -> None:
+    """"München" and "Zürich" gave the filler the fragments "nchen" and "rich", words of no turn."""
+    ctx = (Turn(speaker="A", text="I visited München and Zürich, a naïve café"),)
+    out = too_long("ok", ctx, random.Random(0), [])
+    assert out is not None
+    filler = set(out.split()[1:])
+    # the content words of the context, by hand: "visited", "münchen", "zürich", "naïve", "café"
+    assert filler & {"münchen", "zürich", "naïve", "café"}
+    assert not filler & {"nchen", "rich", "caf", "na", "ve"}
+    decomposed = too_long("ok", (Turn(speaker="A", text="Mu\u0308nchen İstanbul"),), random.Random(0), [])
+    assert decomposed is not None and set(decomposed.split()) & {"mu\u0308nchen", "i\u0307stanbul"}
+    assert not set(decomposed.split()) & {"nchen", "stanbul"}
+    assert too_long("ok", (Turn(speaker="A", text="Я люблю джаз"),), random.Random(0), []) is None
+
+
 def test_seeded_determinism_and_context_untouched(bench: Benchmark) -> None:
     sub = bench.head(8)
     before = {k: d.model_dump() for k, d in sub.dialogues.items()}

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 
 from dialeval.schema import Turn
@@ -51,7 +52,8 @@ _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?![\w])")
 #: The longest run of digits ``number-swap`` takes for a number: Python reads no more than 640 to 4,300 digits
 #: (``sys.set_int_max_str_digits``) as an int, and a run of 5,000 was a ValueError traceback.
 _MAX_DIGITS = 600
-_TOKEN_RE = re.compile(r"[a-z]+", re.IGNORECASE)
+#: A word: letters and the combining accents that follow them ("mu\u0308nchen" decomposed, "i\u0307stanbul").
+_TOKEN_RE = re.compile(r"(?:[^\W\d_]|[\u0300-\u036f])+")
 _STOPWORDS = frozenset(
     [
         "about",
@@ -269,11 +271,16 @@ def truncation(response: str, context: tuple[Turn, ...], rng: random.Random, poo
     return " ".join(words[: rng.randint(lo, max(lo, hi))])
 
 
+def _latin(word: str) -> bool:
+    return all(unicodedata.name(ch, "").startswith(("LATIN", "COMBINING")) for ch in word)
+
+
 def _topic_words(context: tuple[Turn, ...]) -> list[str]:
+    """Return the context's content words: whole words of Latin letters ("münchen", not "nchen"), in order."""
     seen: dict[str, None] = {}
     for turn in context:
         for w in _TOKEN_RE.findall(turn.text.lower()):
-            if len(w) > 3 and w not in _STOPWORDS:
+            if len(w) > 3 and w not in _STOPWORDS and _latin(w):
                 seen.setdefault(w, None)
     return list(seen)
 
