@@ -357,6 +357,14 @@ def test_an_ensemble_whose_features_are_not_a_list_is_one_clear_error(tmp_path):
         assert metric_params([QualityMetric], {"quality": {"ensemble": str(ens), "lm": "x"}}) is not None
 
 
+def test_a_folder_given_as_the_ensemble_is_one_error_naming_the_parameter(tmp_path):
+    """``-p quality.ensemble=FOLDER`` said "FOLDER: cannot read the trained file: Is a directory", naming no option."""
+    with pytest.raises(InputError) as err:
+        QualityMetric(device="cpu", ensemble=str(tmp_path)).signature  # noqa: B018
+    assert str(err.value) == (f'field "--param": quality.ensemble: "{tmp_path}" is a folder, not a file: give the '
+                              "ensemble JSON file (quality/ensemble.json of a dialeval quality train output)")
+
+
 def ensemble_of(tmp_path: Path, *features: str) -> str:
     path = tmp_path / f"{'-'.join(features)}.json"
     n = len(features)

@@ -171,6 +171,9 @@ def _ensemble_features(given: str) -> list[str]:
     from dialeval.errors import InputError
 
     path = _path(given, BUNDLED / "quality" / "ensemble.json")
+    if path.is_dir():
+        raise InputError(f'"{given}" is a folder, not a file: give the ensemble JSON file (quality/ensemble.json of '
+                         "a dialeval quality train output)", field="ensemble")  # fmt: skip
     data = _read(path)[0]
     names = data.get("features") if isinstance(data, dict) else None
     if not isinstance(names, list) or any(n not in ENSEMBLE_FEATURES for n in names):
