@@ -365,6 +365,20 @@ def test_a_folder_given_as_the_ensemble_is_one_error_naming_the_parameter(tmp_pa
                               "ensemble JSON file (quality/ensemble.json of a dialeval quality train output)")
 
 
+@pytest.mark.parametrize(("key", "files", "made_by"), [
+    ("large_heads", "sensible.json, fluent.json", "quality train"),
+    ("views", "heads.json, adapter.safetensors", "quality train-views"),
+])  # fmt: skip
+def test_a_folder_without_the_parameters_files_is_one_error_naming_it(tmp_path, key, files, made_by):
+    """``-p quality.large_heads=/tmp`` said "/tmp/sensible.json: cannot read the trained file: No such file or
+    directory", naming no option and not what the folder lacks."""
+    (tmp_path / "sensible.json").write_text("{}")  # one of the two heads is not a heads folder either
+    with pytest.raises(InputError) as err:
+        QualityMetric(device="cpu", **{key: str(tmp_path)}).signature  # noqa: B018
+    assert str(err.value) == (f'field "--param": quality.{key}: "{tmp_path}" holds not all of {files}: give a '
+                              f"folder that dialeval {made_by} wrote")
+
+
 def ensemble_of(tmp_path: Path, *features: str) -> str:
     path = tmp_path / f"{'-'.join(features)}.json"
     n = len(features)

@@ -521,10 +521,14 @@ class QualityMetric(Metric):
 
         given = str(getattr(self.config, key))
         path = _path(given, default)
+        made_by = "quality train-views" if key == "views" else "quality train"
         if given and not path.is_dir():
-            made_by = "quality train-views" if key == "views" else "quality train"
             raise InputError(f'"{given}" is {"a file, not a folder" if path.exists() else "not found"}: give a folder '
                              f"that dialeval {made_by} wrote", field=key)  # fmt: skip
+        needed = ("heads.json", "adapter.safetensors") if key == "views" else ("sensible.json", "fluent.json")
+        if given and not all((path / name).is_file() for name in needed):
+            raise InputError(f'"{given}" holds not all of {", ".join(needed)}: give a folder that dialeval {made_by} '
+                             "wrote", field=key)  # fmt: skip
         return path
 
     def uses_large(self) -> bool:
