@@ -45,6 +45,24 @@ def test_an_empty_model_parameter_is_one_error_naming_it(tmp_path, metric, extra
     assert not (tmp_path / "s.jsonl").exists()
 
 
+def test_a_file_that_is_not_gguf_is_no_causal_lm(tmp_path):
+    """``-p likelihood.model=notes.txt`` was read as a transformers folder: "cannot be loaded as a causal LM ...:
+    OSError: Repo id must be in the form 'repo_name' or 'namespace/repo_name'", a hub message offline."""
+    from tests.commands.cli_runner import invoke, refused
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a model", encoding="utf-8")
+    with pytest.raises(InputError, match=f'field "lm": "{notes}" is a file but not a GGUF one'):
+        loading.resolve_lm_source(str(notes), "lm")
+    data = tmp_path / "t.csv"
+    data.write_text("context,response\nHi there.,Hello!\n", encoding="utf-8")
+    res = invoke("score", "--path", data, "--response-col", "response", "--context-col", "context", "-m", "likelihood",
+                 "-p", f"likelihood.model={notes}", "--no-cache", "-o", tmp_path / "s.jsonl")  # fmt: skip
+    refused(res, f'field "--param": likelihood.model: "{notes}" is a file but not a GGUF one (its name does not end '
+                 'in .gguf): give "smollm2-135m", a GGUF file or a transformers model folder')
+    assert not (tmp_path / "s.jsonl").exists()
+
+
 @pytest.mark.parametrize(
     ("metric", "key", "kind"),
     [("embedding", "model", "a sentence-transformers model"),
