@@ -88,6 +88,18 @@ def test_a_parameter_refused_by_its_metric_is_named_as_p_names_it(
     assert not out.exists()
 
 
+@pytest.mark.parametrize("param", ["embedding.model=nowhere", "likelihood.model=nowhere", "embedding.model= "])
+def test_a_model_parameter_refused_as_the_signature_is_made_is_named_as_p_names_it(
+    param: str, rows: Path, tmp_path: Path
+) -> None:
+    """With the score cache on (the default), the signature (the model's hash) is made before any batch: the model
+    was refused there as field "model", which names no option (the test above runs --no-cache)."""
+    out = tmp_path / "x.jsonl"
+    res = score(rows, out, "-m", param.split(".")[0], "-p", param, "--cache", tmp_path / "c.sqlite")
+    refused(res, f'field "--param": {param.split("=")[0]}: "{param.split("=")[1]}" is neither')
+    assert not out.exists()
+
+
 def test_a_folder_the_shipped_ensemble_never_reads_is_refused_before_any_scoring(rows: Path, tmp_path: Path) -> None:
     """MiniLM's heads give the shipped quality nothing (tests/quality/test_metric.py says which parts run): a heads
     folder was read, hashed into the signature and changed no score."""

@@ -54,6 +54,9 @@ def test_a_file_that_is_not_gguf_is_no_causal_lm(tmp_path):
     notes.write_text("not a model", encoding="utf-8")
     with pytest.raises(InputError, match=f'field "lm": "{notes}" is a file but not a GGUF one'):
         loading.resolve_lm_source(str(notes), "lm")
+    upper = tmp_path / "MODEL.GGUF"  # a suffix in capitals is still a GGUF file's (read by llama.cpp, not refused)
+    upper.write_bytes(b"GGUF")
+    assert loading.resolve_lm_source(str(upper)) == upper
     data = tmp_path / "t.csv"
     data.write_text("context,response\nHi there.,Hello!\n", encoding="utf-8")
     res = invoke("score", "--path", data, "--response-col", "response", "--context-col", "context", "-m", "likelihood",

@@ -231,8 +231,13 @@ class Metric(ABC):
 
     @cached_property
     def signature(self) -> str:
-        """The reproducibility signature of this metric with this config."""
-        return make_signature(self.name, self.config, self.signature_extra())
+        """The reproducibility signature of this metric with this config.
+
+        Made before any batch (a cached run reads it first): a model a parameter names that is not one is named
+        as ``-p FAMILY.KEY`` names it (:func:`parameter_errors`); it said ``field "model"``.
+        """
+        with parameter_errors(self):
+            return make_signature(self.name, self.config, self.signature_extra())
 
     @abstractmethod
     def compute(self, items: Sequence[MetricInput]) -> MetricValues:

@@ -77,7 +77,7 @@ def resolve_lm_source(name_or_path: str, field: str = "model") -> Path:
             f'"{name_or_path}" is neither "{DEFAULT_CAUSAL_LM}" nor an existing GGUF file or model folder',
             field=field,
         )
-    if path.is_file() and path.suffix != ".gguf":  # read as a folder, it was the hub's "Repo id must be" error
+    if path.is_file() and path.suffix.lower() != ".gguf":  # read as a folder, it was the hub's "Repo id must be" error
         raise InputError(f'"{name_or_path}" is a file but not a GGUF one (its name does not end in .gguf): give '
                          f'"{DEFAULT_CAUSAL_LM}", a GGUF file or a transformers model folder', field=field)
     return path

@@ -626,12 +626,6 @@ class QualityMetric(Metric):
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Return the sha256 of the heads and the ensemble, and the hashes of the base models that run."""
-        from dialeval.metrics.base import parameter_errors
-
-        with parameter_errors(self):  # made before any batch: a bad large_encoder or runtime is named as -p names it
-            return self._signature_extra()
-
-    def _signature_extra(self) -> dict[str, Any]:
         from dialeval.models.loading import fingerprint, resolve_encoder_dir, resolve_lm_source
 
         out: dict[str, Any] = {f"{k}_sha": _digest(p)[:16] for k, p in self._files().items()}
