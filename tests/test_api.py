@@ -943,3 +943,25 @@ def test_an_empty_name_in_a_comma_separated_string_is_refused_as_the_cli_refuses
     with pytest.raises(InputError) as caught:
         call()
     assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize("column", ["d", "system"])
+def test_score_refuses_an_id_column_with_one_id_written_two_ways(column: str) -> None:
+    """score(dialogue_col=) and the system column took 1 and 1.0 (an object column's) as two dialogues or systems,
+    and 1 and "1" as one, silently, where correlate refuses such an id column."""
+    kwargs = {"dialogue_col": "d"} if column == "d" else {}
+    for ids, message in (([1, 1.0], "the value 1.0 is the number 1 of row 1 written another way"),
+                         ([1, "1"], "the value '1' (text) prints as the value 1 (a number) of row 1")):  # fmt: skip
+        frame = pd.DataFrame({"context": ["Hi", "Hi"], "response": ["Yo", "Hey"],
+                              column: pd.Series(ids, dtype=object)})  # fmt: skip
+        with pytest.raises(InputError) as caught:
+            dialeval.score(frame, ["length"], cache=False, progress=False, **kwargs)
+        assert str(caught.value).startswith(f'data:2: field "{column}": {message}')
+
+
+def test_score_names_the_file_line_of_an_id_written_two_ways(tmp_path: Path) -> None:
+    """A JSONL file's dialogue ids 1 and 1.0 made two dialogues; the error names the file's line."""
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"context": "Hi", "response": "Yo", "d": 1}\n{"context": "Hi", "response": "Hey", "d": 1.0}\n')
+    with pytest.raises(InputError, match=r'rows\.jsonl:2: field "d": the value 1\.0 is the number 1 of line 1 '):
+        dialeval.score(path, ["length"], dialogue_col="d", cache=False, progress=False)

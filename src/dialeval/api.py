@@ -545,6 +545,9 @@ def _mapping(
     if dialogue_col is not None and (missing := _missing(frame[dialogue_col])):
         # a file's line (it was the frame's row, with "data" for the file)
         raise rows[missing[0] - 1][0].error(f"no value ({counted(len(missing), 'such row')})", field=dialogue_col)
+    for name in (dialogue_col, cols["system"]):  # read as text: 1 and "1" one id, 1 and 1.0 two, silently
+        if name is not None:
+            _one_group_per_text([cells.get(name) for _, cells in rows], name, [where for where, _ in rows])
     return ColumnMapping(
         response=response_col, context=context_col, system=cols["system"], dialogue_id=dialogue_col,
         references=(cols["reference"],) if cols["reference"] else (), knowledge=cols["knowledge"],
@@ -646,7 +649,7 @@ def correlate(
         if name not in df.columns:
             raise _no_column(df, name)
     if by is not None and (grouped := _column_of(df, "system") if by == "system" else by) in df.columns:
-        _one_group_per_text(df, grouped)  # no system column: refused below, by _check_systems
+        _one_group_per_text(df[grouped].tolist(), grouped)  # no system column: refused below, by _check_systems
     scores = _scores(df, names, by)
     ratings = _ratings(df, dims, scores)
     levels = default_levels(ratings, dims) if level is None else _split(level, "level", "level")
@@ -661,36 +664,39 @@ def correlate(
     return table[first + [c for c in table.columns if c not in first]]
 
 
-def _one_group_per_text(df: pd.DataFrame, column: str) -> None:
+def _one_group_per_text(values: Sequence[Any], column: str, places: Sequence[Where] | None = None) -> None:
     """Refuse a ``by=`` or id column two of whose values of two types print alike, or one number printed two ways.
 
     1 and "1" were one group, silently; 1 and 1.0 (a JSON file's) two groups of one number.
+    ``values``: the column's cells; ``places``: where each was read from (a file's line), else the frame's rows.
 
     Example:
-        >>> import pandas as pd
-        >>> _one_group_per_text(pd.DataFrame({"t": [1, "1"]}), "t")
+        >>> _one_group_per_text([1, "1"], "t")
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: data:2: field "t": the value '1' (text) prints as the value 1 (a number) of ...
     """
-    first: dict[str, tuple[int, Any]] = {}
-    number: dict[Any, tuple[int, Any]] = {}  # 1 and 1.0: one number, two texts, so two groups
-    for row, raw in enumerate(df[column].tolist(), 1):
+    from dialeval.data._common import Where
+
+    at = list(places) if places is not None else [Where(DATA, line=n) for n in range(1, len(values) + 1)]
+    first: dict[str, tuple[Where, Any]] = {}
+    number: dict[Any, tuple[Where, Any]] = {}  # 1 and 1.0: one number, two texts, so two groups
+    for where, raw in zip(at, values, strict=True):
         if (value := _cell(raw)) is None:
             continue
-        seen, earlier = first.setdefault(str(value), (row, value))
+        seen, earlier = first.setdefault(str(value), (where, value))
+        row = "row" if seen.path == DATA else "line"
         if type(earlier) is not type(value):
             kinds = [("text" if isinstance(v, str) else "a number" if isinstance(v, (int, float)) else type(v).__name__)
                      for v in (value, earlier)]  # fmt: skip
-            raise InputError(f"the value {value!r} ({kinds[0]}) prints as the value {earlier!r} ({kinds[1]}) of row "
-                             f"{seen}, and the two would make one group: give the column one type", path=DATA,
-                             line=row, field=column)  # fmt: skip
+            raise where.error(f"the value {value!r} ({kinds[0]}) prints as the value {earlier!r} ({kinds[1]}) of {row} "
+                              f"{seen.line}, and the two would make one group: give the column one type",
+                              field=column)  # fmt: skip
         if isinstance(value, numbers.Real) and not isinstance(value, bool):  # True == 1, but prints apart from it
-            seen, earlier = number.setdefault(value, (row, value))
+            seen, earlier = number.setdefault(value, (where, value))
             if str(earlier) != str(value):
-                raise InputError(f"the value {value!r} is the number {earlier!r} of row {seen} written another way, "
-                                 "and the two would make two groups: give the column one type", path=DATA,
-                                 line=row, field=column)  # fmt: skip
+                raise where.error(f"the value {value!r} is the number {earlier!r} of {row} {seen.line} written another "
+                                  "way, and the two would make two groups: give the column one type", field=column)
 
 
 def _check_systems(scores: Sequence[Score], levels: Sequence[str], by: str | None) -> None:
@@ -860,7 +866,7 @@ def _ids(df: pd.DataFrame, name: str) -> list[str]:
     values = df[name].tolist()
     if missing := _missing(df[name]):
         raise InputError(f"no value ({counted(len(missing), 'such row')})", path=DATA, line=missing[0], field=name)
-    _one_group_per_text(df, name)  # 1 and 1.0 (an object column's) were two contexts, 1 and "1" one, silently
+    _one_group_per_text(values, name)  # 1 and 1.0 (an object column's) were two contexts, 1 and "1" one, silently
     return [str(v) for v in values]
 
 
