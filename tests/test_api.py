@@ -965,3 +965,12 @@ def test_score_names_the_file_line_of_an_id_written_two_ways(tmp_path: Path) -> 
     path.write_text('{"context": "Hi", "response": "Yo", "d": 1}\n{"context": "Hi", "response": "Hey", "d": 1.0}\n')
     with pytest.raises(InputError, match=r'rows\.jsonl:2: field "d": the value 1\.0 is the number 1 of line 1 '):
         dialeval.score(path, ["length"], dialogue_col="d", cache=False, progress=False)
+
+
+def test_correlate_refuses_a_system_written_two_ways() -> None:
+    """correlate's system level took 1 and 1.0 (an object column's) as two systems, silently, where by="system"
+    refused them."""
+    frame = RATED.assign(system=pd.Series([1, 1.0, 2, 2], dtype=object))
+    with pytest.raises(InputError) as caught:
+        dialeval.correlate(frame, "h", ["m"], level="system", n_boot=0)
+    assert str(caught.value).startswith('data:2: field "system": the value 1.0 is the number 1 of row 1 written ')

@@ -843,6 +843,7 @@ def _keys(df: pd.DataFrame) -> tuple[list[str], list[str], list[str], list[str]]
     system = _column_of(df, "system")
     if system not in df:
         return items, contexts, dialogues, [""] * len(df)
+    _one_group_per_text(df[system].tolist(), system)  # 1 and 1.0 were two systems, 1 and "1" one, silently
     named = [(Where(DATA, line=n), "" if _cell(v) is None else str(v)) for n, v in enumerate(df[system].tolist(), 1)]
     check_systems_named(named, system)  # beside named systems, a row without one was of one more: "unknown"
     return items, contexts, dialogues, [name or UNKNOWN_SYSTEM for _, name in named]  # none: "unknown" (was "nan")
