@@ -974,3 +974,14 @@ def test_correlate_refuses_a_system_written_two_ways() -> None:
     with pytest.raises(InputError) as caught:
         dialeval.correlate(frame, "h", ["m"], level="system", n_boot=0)
     assert str(caught.value).startswith('data:2: field "system": the value 1.0 is the number 1 of row 1 written ')
+
+
+def test_correlate_names_a_column_name_that_is_no_string() -> None:
+    """correlate on a frame whose columns are ints said 'no column "1" (did you mean "1"?)' for human="1"."""
+    frame = pd.DataFrame({0: [1.0, 2.0, 3.0], 1: [3.0, 1.0, 2.0]})
+    with pytest.raises(InputError) as caught:
+        dialeval.correlate(frame, "1", ["0"], n_boot=0)
+    assert str(caught.value) == ('data: field "0": the column name 0 (int) is not a string: name the columns with '
+                                 "strings (df.columns = df.columns.astype(str))")  # fmt: skip
+    frame.columns = frame.columns.astype(str)  # the fix it names
+    assert dialeval.correlate(frame, "1", ["0"], n_boot=0)["value"].tolist() == [pytest.approx(-0.5)]  # scipy's rho

@@ -393,30 +393,34 @@ def _read(
         if isinstance(data, pd.Series):
             hint = ' (responses alone: pass data.to_frame("response") with context_col=None)'
         raise InputError(f"expected a DataFrame, a list of dicts or a path, got {type(data).__name__}{hint}")
-    if others := [c for c in frame.columns if not isinstance(c, str)]:  # it named no column, and no way to mend it
-        name, flat = others[0], isinstance(frame.columns, pd.MultiIndex)
-        fix = 'df.columns.to_flat_index().map("_".join)' if flat else "df.columns.astype(str)"
-        raise InputError(f"the column name {name!r} ({type(name).__name__}) is not a string: name the columns with "
-                         f"strings (df.columns = {fix})", path=DATA, field=str(name))  # fmt: skip
-    _unique_columns(frame)  # to_dict kept one of two, with pandas' warning only
+    _check_column_names(frame)  # to_dict kept one of two, with pandas' warning only
     records = frame.to_dict("records")
     rows = [(Where(DATA, line=n), {str(k): _cell(v) for k, v in rec.items()}) for n, rec in enumerate(records, 1)]
     _check_unicode((where.line, cells) for where, cells in rows)
     return frame, rows, None
 
 
-def _unique_columns(frame: pd.DataFrame) -> None:
-    """Refuse a frame with two columns of one name, as the table reader refuses such a header.
+def _check_column_names(frame: pd.DataFrame) -> None:
+    """Refuse a frame with a column name that is not a string, or two columns of one name, as the table reader does.
+
+    A name not a string was refused naming no column (score), or as no column "1" (did you mean "1"?) (correlate).
 
     Example:
         >>> import pandas as pd
-        >>> _unique_columns(pd.DataFrame([[1, 2, 3]], columns=["a", "b", "a"]))
+        >>> _check_column_names(pd.DataFrame([[1, 2, 3]], columns=["a", "b", "a"]))
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: data: field "a": appears twice in the header (columns 1 and 3)
     """
+    import pandas as pd
+
     from dialeval.data._common import Where, header_index
 
+    if others := [c for c in frame.columns if not isinstance(c, str)]:
+        name, flat = others[0], isinstance(frame.columns, pd.MultiIndex)
+        fix = 'df.columns.to_flat_index().map("_".join)' if flat else "df.columns.astype(str)"
+        raise InputError(f"the column name {name!r} ({type(name).__name__}) is not a string: name the columns with "
+                         f"strings (df.columns = {fix})", path=DATA, field=str(name))  # fmt: skip
     header_index(list(frame.columns), Where(DATA))
 
 
@@ -640,7 +644,7 @@ def correlate(
     _expect(by, (str, type(None)), "a column name or None", "by")
     if len(df) == 0:  # it said "no scores for metric length; the scores hold: nothing"
         raise InputError("no rows to correlate", path=DATA)
-    _unique_columns(df)  # a column read twice was an AttributeError (df[name] is then a frame)
+    _check_column_names(df)  # a column read twice was an AttributeError (df[name] is then a frame)
     if not (dims := _names(human, "human")):
         raise InputError("no human column to correlate", field="human")
     ensure_unique(dims, "human")
