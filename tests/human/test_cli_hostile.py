@@ -106,6 +106,41 @@ def test_a_gold_rating_given_twice_names_both_lines(tmp_path: Path, inputs: dict
     assert not (tmp_path / "study").exists()
 
 
+@pytest.mark.parametrize(("annotators", "said"), [
+    (("", "ref2"), 'gold.jsonl:1: field "annotator": empty annotator: each rating names who gave it'),
+    (("ref1", "ref1 "), 'gold.jsonl:2: field "dimension": annotator "ref1" rates item "d2:m1" on "Appropriateness" '
+                        "twice (first on line 1)"),
+])  # fmt: skip
+def test_a_gold_rating_s_annotator_is_read_as_a_ratings_file_reads_it(
+    tmp_path: Path, inputs: dict[str, Path], annotators: tuple[str, str], said: str
+) -> None:
+    """Gold ratings were read without read_ratings' rules: an annotator "" was stored as a reference of no name,
+    and "ref1 " as a second reference beside "ref1" (its answer a second reference's, raising the default threshold)."""
+    rows = [Rating(item_id="d2:m1", dimension="Appropriateness", annotator=a, value=v)
+            for a, v in zip(annotators, ("positive", "negative"), strict=True)]  # fmt: skip
+    write_jsonl(tmp_path / "gold.jsonl", rows)
+    res = create(tmp_path / "study", inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
+                 str(tmp_path / "gold.jsonl"))  # fmt: skip
+    assert _one_error(res) == f"error: {tmp_path}/{said}"
+    assert not (tmp_path / "study").exists()
+
+
+def test_a_gold_rating_s_dimension_is_read_stripped(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """A dimension "Appropriateness " was refused as one the protocol lacks, "did you mean "Appropriateness"?";
+    a ratings file's dimension is read stripped, and so is a gold one now."""
+    import sqlite3
+
+    ok = Rating(item_id="d2:m1", dimension="Appropriateness ", annotator="ref1", value="positive")
+    write_jsonl(tmp_path / "gold.jsonl", [ok])
+    res = create(tmp_path / "study", inputs, "--attention", str(inputs["qual"]), "--attention-ratings",
+                 str(tmp_path / "gold.jsonl"), "--attention-per-batch", "1")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    db = sqlite3.connect(tmp_path / "study" / "study.db")
+    stored = db.execute("SELECT annotator, criterion, value FROM gold").fetchall()
+    db.close()
+    assert stored == [("ref1", "Appropriateness", "positive")]
+
+
 @pytest.mark.parametrize(("what", "why"), [
     ("qualification", "a worker is decided once they have answered the questions the reference annotators rated, "
                       "so with none no worker would ever reach the main batches"),

@@ -1342,7 +1342,7 @@ def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
     kinds: dict[tuple[str, str], tuple[bool, int]] = {}
     ratings = []
     for line, record in iter_records(path, Rating):
-        rating = _named(record, path, line)
+        rating = named_rating(record, path, line)
         _check_kind(rating, kinds, path, line)
         first = seen.setdefault((rating.level, rating.item_id, rating.dimension, rating.annotator), line)
         if first != line:
@@ -1361,7 +1361,7 @@ def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
     return ratings
 
 
-def _named(rating: Rating, path: str | Path, line: int) -> Rating:
+def named_rating(rating: Rating, path: str | Path, line: int) -> Rating:
     """Return ``rating`` with its annotator and dimension stripped (as a table's annotator cell is); refuse a blank one.
 
     An annotator "" (or " ") was one more rater, and "a " a second rater beside "a"; a dimension "q " a second

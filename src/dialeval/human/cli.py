@@ -59,9 +59,10 @@ def _gold(
 ) -> tuple[list[Candidate], list[Rating]] | None:
     """Read a qualification or attention batch: candidates checked as ``score`` checks them, and their ratings.
 
-    Each rating is checked against ``protocol`` and the batch's candidates here, where its file and line are known.
+    Each rating is checked against ``protocol`` and the batch's candidates here, where its file and line are known;
+    its annotator and dimension are read as a ratings file's are (:func:`~dialeval.data.generic.named_rating`).
     """
-    from dialeval.data.generic import read_candidates
+    from dialeval.data.generic import named_rating, read_candidates
     from dialeval.human.design import gold_answer
     from dialeval.jsonl import iter_records
     from dialeval.schema import Rating
@@ -74,7 +75,8 @@ def _gold(
     ids = {c.id for c in batch}
     read = []
     first: dict[tuple[str, str, str], int] = {}  # (annotator, item, dimension) -> its line; a twin was a traceback
-    for line, rating in iter_records(ratings, Rating):
+    for line, record in iter_records(ratings, Rating):
+        rating = named_rating(record, ratings, line)
         try:
             if rating.item_id not in ids:
                 raise InputError(f'no candidate of --{what} ({candidates}) has the id "{rating.item_id}"',
