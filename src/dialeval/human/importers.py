@@ -60,9 +60,9 @@ def load_source(source: str, path: str | Path | None = None) -> Benchmark:
 def exported_ratings(path: Path) -> Benchmark | None:
     r"""Return the ratings of a file of Rating records (what `study export` writes), or None where it is no such file.
 
-    A JSONL file whose first record has an item, a dimension and an annotator and no key a Rating lacks is read
-    as Rating records (checked as :func:`~dialeval.data.generic.read_ratings` checks them); anything else is a
-    table, read by its columns.
+    A JSONL file (or a gzipped one) whose first record has an item, a dimension and an annotator and no key a Rating
+    lacks is read as Rating records (checked as :func:`~dialeval.data.generic.read_ratings` checks them); anything
+    else is a table, read by its columns.
 
     Example:
         >>> import tempfile
@@ -72,14 +72,14 @@ def exported_ratings(path: Path) -> Benchmark | None:
         [('i', 4.0)]
     """
     from dialeval.data.generic import read_ratings
+    from dialeval.jsonl import read_text
 
-    if not path.name.lower().endswith(".jsonl") or not path.is_file():
+    if not path.name.lower().endswith((".jsonl", ".jsonl.gz")) or not path.is_file():
         return None
-    try:
-        with path.open(encoding="utf-8-sig") as f:  # a leading BOM, as the rating reader drops it
-            first = next((line for line in f if line.strip()), None)
-            record = json.loads(first or "null")
-    except ValueError:  # not UTF-8 or not JSON: the table reader says what is wrong with it
+    try:  # gunzipped and a leading BOM dropped, as the rating reader reads it
+        first = next((line for line in read_text(path).splitlines() if line.strip()), None)
+        record = json.loads(first or "null")
+    except (ValueError, InputError):  # not UTF-8, gzip or JSON: the table reader says what is wrong with it
         return None
     if first is None:  # what `study export` writes before any answer: it was "a table needs a mapping"
         raise InputError("holds no ratings (an empty file; `study export` writes one until annotators answer)",
