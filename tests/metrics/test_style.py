@@ -243,3 +243,28 @@ def test_the_cut_reads_the_classifiers_tokenizer_alone_and_says_what_classify_tr
     (tmp_path / "unlimited" / "config.json").write_text((Path(folder) / "config.json").read_text())
     unlimited = StyleMetric(target="positive", sentiment_model=str(tmp_path / "unlimited"), device="cpu")
     assert unlimited.cut(items) == [{}, {}, {}, {}]
+
+
+@pytest.mark.parametrize(("target", "key", "kind"), [("positive", "formality_model", "sentiment"),
+                                                     ("informal", "sentiment_model", "formality")])  # fmt: skip
+def test_the_detector_of_the_style_not_requested_is_refused_as_changing_no_score(tmp_path, target, key, kind):
+    """``-p style.formality_model=notes.csv`` with the default target (positive) scored with nothing said: the
+    formality model never runs for a sentiment, and the value only went into the signature."""
+    from tests.commands.cli_runner import invoke, refused
+
+    from dialeval.metrics.resolve import metric_params
+
+    notes = tmp_path / "notes.csv"
+    notes.write_text("a,b\n", encoding="utf-8")
+    data = tmp_path / "t.csv"
+    data.write_text("context,response\nHi there.,Hello!\n", encoding="utf-8")
+    for cache in (["--no-cache"], ["--cache", tmp_path / "c.sqlite"]):
+        res = invoke("score", "--path", data, "--response-col", "response", "--context-col", "context", "-m", "style",
+                     "-p", f"style.target={target}", "-p", f"style.{key}={notes}", *cache, "-o", tmp_path / "s.jsonl")
+        refused(res, f'field "--param": style.{key}="{notes}" changes no score: the target "{target}" is a {kind}, '
+                     f"which style.{key} does not detect: drop it")  # fmt: skip
+        assert not (tmp_path / "s.jsonl").exists()
+    other = {"sentiment_model": "formality_model", "formality_model": "sentiment_model"}[key]
+    for params in ({"target": "tag:task", key: "m"}, {"target": target, key: StyleMetric.Config().__dict__[key]},
+                   {"target": target, other: "m"}):  # either detector may run; a default; the one that runs
+        assert metric_params([StyleMetric], {"style": params})["style"] == params

@@ -173,6 +173,23 @@ class StyleMetric(Metric):
                 f'unknown style "{self.config.target}"; choose one of {choices} or {TAG_PREFIX}NAME', field="target"
             )
 
+    @classmethod
+    def idle_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
+        """Return the detector in ``params`` of the kind of style the target is not (it never runs), with why.
+
+        A value equal to the default is never idle; with ``target=tag:NAME`` either detector may run.
+
+        Example:
+            >>> StyleMetric.idle_params({"target": "formal", "sentiment_model": "/my/sentiment"})
+            {'sentiment_model': 'the target "formal" is a formality, which style.sentiment_model does not detect'}
+        """
+        target = str(params.get("target", StyleConfig.target))
+        kind = "sentiment" if target in ("positive", "negative") else "formality" if target in TARGETS else ""
+        idle = {"sentiment": "formality_model", "formality": "sentiment_model"}.get(kind, "")
+        if idle not in params or params[idle] == getattr(StyleConfig, idle):
+            return {}
+        return {idle: f'the target "{target}" is a {kind}, which {cls.name}.{idle} does not detect'}
+
     @property
     def _tag(self) -> str:
         """The tag that holds each item's style (``target=tag:NAME``), else ``""``."""
