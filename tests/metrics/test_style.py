@@ -268,3 +268,29 @@ def test_the_detector_of_the_style_not_requested_is_refused_as_changing_no_score
     for params in ({"target": "tag:task", key: "m"}, {"target": target, key: StyleMetric.Config().__dict__[key]},
                    {"target": target, other: "m"}):  # either detector may run; a default; the one that runs
         assert metric_params([StyleMetric], {"style": params})["style"] == params
+
+
+@pytest.mark.parametrize(("target", "key"), [("negative", "sentiment_model"), ("formal", "formality_model")])
+def test_a_classifier_that_is_not_one_is_named_as_its_parameter(tmp_path, target, key):
+    """``-p style.sentiment_model=FOLDER`` without config.json, or a classifier without the target's label, said
+    ``field "model"``: style has no such parameter, and the error named no option."""
+    pytest.importorskip("transformers")
+    from tests.commands.cli_runner import invoke, refused
+
+    data = tmp_path / "t.csv"
+    data.write_text("context,response\nHi there.,Hello!\n", encoding="utf-8")
+
+    def score(folder: Path, *cache: str | Path) -> str:
+        return refused(invoke("score", "--path", data, "--response-col", "response", "--context-col", "context",
+                              "-m", "style", "-p", f"style.target={target}", "-p", f"style.{key}={folder}", *cache,
+                              "-o", tmp_path / "s.jsonl"))  # fmt: skip
+
+    for cache in (["--no-cache"], ["--cache", tmp_path / "c.sqlite"]):
+        line = score(tmp_path, *cache)
+        assert line == f'error: field "--param": style.{key}: "{tmp_path}" is not a transformers model folder (no ' \
+                       "config.json)"  # fmt: skip
+    folder = tiny.build(tmp_path / "clf", ["A", "B"])
+    want = {"negative": "neg", "formal": "formal"}[target]
+    assert score(folder, "--no-cache") == (f'error: field "--param": style.{key}: cannot find a "{want}" label among '
+                                           f"['a', 'b'] of {folder}")  # fmt: skip
+    assert not (tmp_path / "s.jsonl").exists()

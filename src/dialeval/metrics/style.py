@@ -140,16 +140,16 @@ def _vader() -> Any:
     return SentimentIntensityAnalyzer()
 
 
-def _classifier_strength(folder: str, device: str, texts: Sequence[str], want: str) -> list[float]:
-    """Return 100 x P(label ``want``) from a local classifier whose label names contain ``want``."""
+def _classifier_strength(folder: str, device: str, texts: Sequence[str], want: str, field: str) -> list[float]:
+    """Return 100 x P(label ``want``) of a local classifier whose label names contain ``want`` (``field`` names it)."""
     from dialeval.models.loading import classify
 
-    probs, labels = classify(folder, device, list(texts))
+    probs, labels = classify(folder, device, list(texts), field=field)
     names = [labels[i].lower() for i in range(len(labels))]
     other = {"pos": "neg", "neg": "pos", "formal": "informal", "informal": "formal"}[want]
     hits = [i for i, n in enumerate(names) if n.startswith(want) or (want in n and other not in n)]
     if len(hits) != 1:
-        raise InputError(f'cannot find a "{want}" label among {names} of {folder}', field="model")
+        raise InputError(f'cannot find a "{want}" label among {names} of {folder}', field=field)
     return [100.0 * float(row[hits[0]]) for row in probs]
 
 
@@ -229,9 +229,14 @@ class StyleMetric(Metric):
         return self.config.target in ("positive", "negative")
 
     @property
+    def _detector(self) -> str:
+        """The parameter that names the requested style's detector."""
+        return "sentiment_model" if self._sentiment else "formality_model"
+
+    @property
     def _classifier(self) -> str:
         """The local classifier folder that detects the requested style, or ``""`` (VADER, the F-score)."""
-        model = self.config.sentiment_model if self._sentiment else self.config.formality_model
+        model = str(getattr(self.config, self._detector))
         return "" if model in ("vader", "heylighen-dewaele") else model
 
     def signature_extra(self) -> Mapping[str, Any]:
@@ -284,7 +289,7 @@ class StyleMetric(Metric):
             return out
         from dialeval.models.loading import load_classifier_tokenizer
 
-        tok = load_classifier_tokenizer(self._classifier)
+        tok = load_classifier_tokenizer(self._classifier, self._detector)
         limit = int(tok.model_max_length)  # classify's truncation=True: to it, special tokens counted
         cut = read_in_part(tok, [t for t in texts if t], limit)
         note = f"response read to its first {limit} word pieces (the classifier's limit)"
@@ -311,10 +316,11 @@ class StyleMetric(Metric):
             strength = [None if p is None else (p if cfg.target == "formal" else 100.0 - p) for p in pct]
             match = [None if s is None else float(s > 50.0) for s in strength]
         else:
-            folder = cfg.sentiment_model if self._sentiment else cfg.formality_model
+            folder = str(getattr(cfg, self._detector))
             want = {"positive": "pos", "negative": "neg"}.get(cfg.target, cfg.target)
             keep = [j for j, t in enumerate(texts) if t]
-            probs = _classifier_strength(folder, cfg.device, [texts[j] for j in keep], want) if keep else []
+            kept = [texts[j] for j in keep]
+            probs = _classifier_strength(folder, cfg.device, kept, want, self._detector) if keep else []
             strength = [None] * len(texts)
             for j, p in zip(keep, probs, strict=True):
                 strength[j] = p

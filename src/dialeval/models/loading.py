@@ -421,45 +421,49 @@ def check_vocabulary(path: Path, name: str, field: str = "model") -> None:
                          "save the model's tokenizer into it (tokenizer.save_pretrained)", field=field)
 
 
-def _classifier_dir(folder: str) -> Path:
-    """Return ``folder`` as a path, with hub requests forbidden; raise unless it holds a transformers model."""
+def _classifier_dir(folder: str, field: str = "model") -> Path:
+    """Return ``folder`` as a path, with hub requests forbidden; raise unless it holds a transformers model.
+
+    ``field``: the parameter that named the folder (``style.sentiment_model`` said ``field "model"``).
+    """
     require("transformers")
     set_offline()
     path = Path(folder).expanduser()
     if not (path / "config.json").exists():
-        raise InputError(f'"{folder}" is not a transformers model folder (no config.json)', field="model")
+        raise InputError(f'"{folder}" is not a transformers model folder (no config.json)', field=field)
     return path
 
 
 @functools.lru_cache(maxsize=4)
-def load_classifier(folder: str, device: str = "cpu") -> tuple[Any, Any]:
-    """Return ``(model, tokenizer)`` of a local sequence classifier folder, loaded once.
+def load_classifier(folder: str, device: str = "cpu", field: str = "model") -> tuple[Any, Any]:
+    """Return ``(model, tokenizer)`` of a local sequence classifier folder, loaded once (``field`` names it).
 
     Raises:
         InputError: ``device`` is not one torch can use here (see :func:`check_device`).
     """
     require("torch")
     check_device(device)
-    path = _classifier_dir(folder)
+    path = _classifier_dir(folder, field)
     from transformers import AutoModelForSequenceClassification
 
-    with loading(folder, "a sequence classifier"):
+    with loading(folder, "a sequence classifier", field):
         model: Any = AutoModelForSequenceClassification.from_pretrained(str(path))
-        return model.to(device).eval(), load_classifier_tokenizer(folder)
+        return model.to(device).eval(), load_classifier_tokenizer(folder, field)
 
 
 @functools.lru_cache(maxsize=4)
-def load_classifier_tokenizer(folder: str) -> Any:
+def load_classifier_tokenizer(folder: str, field: str = "model") -> Any:
     """Return the tokenizer of a local sequence classifier folder, loaded once, without the model's weights.
 
     What the classifier reads is the tokenizer's alone: :func:`classify_cuts` and a metric's ``cut`` ask it (on every
     run, its scores all from the score cache too) without loading the model (a RoBERTa-large MNLI is ~1.4 GB).
+    ``field``: the parameter that named the folder.
     """
-    path = _classifier_dir(folder)
-    check_vocabulary(path, folder)
+    path = _classifier_dir(folder, field)
+    check_vocabulary(path, folder, field)
     from transformers import AutoTokenizer
 
-    with loading(folder, "a sequence classifier"):
+    with loading(folder, "a sequence classifier", field):
         return AutoTokenizer.from_pretrained(str(path))
 
 
@@ -469,8 +473,9 @@ def classify(
     texts: list[str],
     text_pairs: list[str] | None = None,
     batch_size: int = 32,
+    field: str = "model",
 ) -> tuple[list[list[float]], dict[int, str]]:
-    """Return class probabilities per text (or text pair) and the model's ``id2label``.
+    """Return class probabilities per text (or text pair) and the model's ``id2label`` (``field`` names the folder).
 
     Raises:
         InputError: A text (or pair) longer than the model's positions, that its tokenizer sets no limit to cut
@@ -478,7 +483,7 @@ def classify(
     """
     import torch
 
-    model, tok = load_classifier(folder, device)
+    model, tok = load_classifier(folder, device, field)
     positions = readable_positions(model.config)
     probs: list[list[float]] = []
     with torch.inference_mode():
@@ -489,7 +494,7 @@ def classify(
                 raise InputError(
                     f'"{folder}" reads at most {positions} word pieces and a text has {enc["input_ids"].shape[1]}: '
                     "its tokenizer sets no limit to cut it to (add model_max_length to its tokenizer_config.json)",
-                    field="model",
+                    field=field,
                 )
             logits = model(**enc.to(model.device)).logits
             probs.extend(torch.softmax(logits.float(), dim=-1).tolist())
