@@ -207,3 +207,22 @@ def test_an_encoder_whose_tokenizer_cuts_past_its_positions_is_one_error(tmp_pat
         assert err.value.field == "model"
         assert err.value.message.startswith(f'"{folder}" {says}'), err.value.message
         assert err.value.message.endswith(": set model_max_length to 512 in its tokenizer_config.json")
+
+
+def test_a_folder_that_holds_no_model_is_one_error_naming_the_parameter(tmp_path) -> None:
+    """``-p bertscore.model=FOLDER -p bertscore.rescale=false`` of a folder without a model (here empty) was
+    'metric "bertscore" failed on candidate ...: ValueError: Couldn't instantiate the backend tokenizer from one of:
+    \\n(1) ...', transformers' message as a failed candidate, naming no option."""
+    from tests.commands.cli_runner import invoke, refused
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    data = tmp_path / "t.csv"
+    data.write_text("context,response,ref\nHi there.,Hello!,Hi!\n", encoding="utf-8")
+    for cache in (["--no-cache"], ["--cache", tmp_path / "c.sqlite"]):
+        res = invoke("score", "--path", data, "--response-col", "response", "--context-col", "context",
+                     "--reference-col", "ref", "-m", "bertscore", "-p", f"bertscore.model={folder}",
+                     "-p", "bertscore.rescale=false", *cache, "-o", tmp_path / "s.jsonl")  # fmt: skip
+        refused(res, f'field "--param": bertscore.model: "{folder}" cannot be loaded as a BERTScore encoder (a '
+                     "transformers folder): ValueError: ")  # fmt: skip
+        assert not (tmp_path / "s.jsonl").exists()

@@ -72,7 +72,7 @@ def baseline_file(model: str) -> Path:
 
 @functools.lru_cache(maxsize=4)
 def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers: bool = False) -> Any:
-    from dialeval.models.loading import check_vocabulary, require, resolve_encoder_dir, set_offline
+    from dialeval.models.loading import check_vocabulary, loading, require, resolve_encoder_dir, set_offline
 
     require("bert_score", "bert-score")
     set_offline()
@@ -82,15 +82,10 @@ def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers:
         # bert-score wraps the baseline that pandas read (read-only under copy-on-write) in a tensor
         # it only reads; torch warns that the array is not writable
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        scorer = BERTScorer(
-            model_type=str(resolve_encoder_dir(model)),
-            num_layers=num_layers,
-            lang="en",
-            rescale_with_baseline=rescale,
-            baseline_path=str(baseline_file(model)) if rescale else None,
-            device=device,
-            all_layers=all_layers,
-        )
+        folder, baseline = resolve_encoder_dir(model), str(baseline_file(model)) if rescale else None
+        with loading(model, "a BERTScore encoder (a transformers folder)"):  # an empty one was a tokenizer error
+            scorer = BERTScorer(model_type=str(folder), num_layers=num_layers, lang="en", rescale_with_baseline=rescale,
+                                baseline_path=baseline, device=device, all_layers=all_layers)  # fmt: skip
         if rescale:
             _ = scorer.baseline_vals  # read lazily by bert-score: read it here, inside the filter
     check_vocabulary(Path(scorer._tokenizer.name_or_path), model)
