@@ -647,8 +647,9 @@ def test_none_is_a_missing_value_as_an_empty_csv_cell_is() -> None:
     # a None reference is no reference (not the text "None"): bleu cannot run, as with an empty CSV cell
     with pytest.raises(InputError, match="1 of 2 items has no reference") as caught:
         dialeval.score([ROWS[2], {**ROWS[0], "reference": None}], ["bleu"], cache=False, progress=False)
-    # it named none: which one? Its id, and its response, which a table's user can search for
-    assert str(caught.value).endswith(f'(the first: item "data-0001:a", response "{ROWS[0]["response"]}")')
+    # it named none: which one? Its row (data:2, the second, as every error of the API names a row; its id,
+    # "data-0001:a", is in no column), and its response, which a table's user can search for
+    assert str(caught.value).endswith(f'(the first: data:2, response "{ROWS[0]["response"]}")')
     # a None system is the default system where no row names one, as an empty CSV cell is (not an error); beside
     # a named system it is refused, as an empty CSV cell is
     rows = [{**ROWS[0], "system": None}, {**ROWS[2], "system": None}]

@@ -134,13 +134,13 @@ def score(
     frame, rows, read = _read(data, wanted, context_col, response_col, dialogue_col)
     bench, items, used = _items(frame, rows, read, wanted, (cols := (context_col, response_col, dialogue_col)))
     with arguments_named():
-        built = (request := request_of(metrics, engine, cache, params, device, progress)).build(bench.candidates)
+        request = request_of(metrics, engine, cache, params, device, progress)
+        built = request.build(bench.candidates, bench.sources)  # an item without a reference is named by its row
         runs, skipped = score_request(request.open(), bench.candidates, bench.dialogues, built)  # no cache made first
     values, signatures, nulls = _by_output(runs)
     _no_clash(values, frame.columns, rows[0][0].path if rows else DATA, [*cols, *wanted.values()])
-    out = frame.copy()
-    for name, per_item in values.items():
-        out[name] = pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
+    out = frame.assign(**{name: pd.Series([per_item[i] for i in items], index=frame.index, dtype="float64")
+                          for name, per_item in values.items()})  # fmt: skip
     out.attrs = {**frame.attrs, **_with_earlier(frame, signatures=signatures, without_value=nulls, cut=_cuts(runs)),
                  "skipped": dict(skipped), "request": request.record(), COLUMNS: used}  # fmt: skip
     return out

@@ -585,7 +585,8 @@ class ScoringRequest(BaseModel):
     progress: bool = True
 
     def plan(
-        self, candidates: Sequence[Candidate] | None = None, default: Sequence[str] | None = None
+        self, candidates: Sequence[Candidate] | None = None, default: Sequence[str] | None = None,
+        sources: Mapping[str, str] | None = None,
     ) -> MetricPlan:
         """Parse ``params``, resolve ``metrics`` (else ``default``) and give each family its parameters.
 
@@ -593,6 +594,8 @@ class ScoringRequest(BaseModel):
             candidates: The items (a family that needs references they lack is skipped or refused).
             default: The names when ``metrics`` is None (None: every metric that runs here,
                 the others are returned as skipped).
+            sources: Where each item came from (:attr:`~dialeval.data.benchmark.Benchmark.sources`), to name an
+                item without the reference a family needs by.
 
         Raises:
             InputError: An unknown metric or parameter, a bad value, or a metric asked for that cannot run.
@@ -603,7 +606,7 @@ class ScoringRequest(BaseModel):
         names = self.metrics if self.metrics is not None else default
         try:
             families, skipped = resolve_metrics(
-                None if names is None else list(names), candidates=candidates, params=parsed
+                None if names is None else list(names), candidates=candidates, params=parsed, sources=sources
             )
         except InputError as exc:
             if self.metrics is not None or names is None:
@@ -614,7 +617,9 @@ class ScoringRequest(BaseModel):
                              field="--metrics") from None  # fmt: skip
         return MetricPlan(families, skipped, metric_params(families, parsed, self.defaults()))
 
-    def build(self, candidates: Sequence[Candidate]) -> tuple[list[Metric], dict[str, str]]:
+    def build(
+        self, candidates: Sequence[Candidate], sources: Mapping[str, str] | None = None
+    ) -> tuple[list[Metric], dict[str, str]]:
         """Return the metrics :meth:`plan` gives, built, and the families skipped with why: before :meth:`open`.
 
         A command builds them before it opens the run, so that a bad ``-p`` (or a metric that cannot run) is
@@ -623,7 +628,7 @@ class ScoringRequest(BaseModel):
         Raises:
             InputError: As :meth:`plan`, or a parameter value the metric refuses as it is built.
         """
-        plan = self.plan(candidates)
+        plan = self.plan(candidates, sources=sources)
         return plan.build(), plan.skipped
 
     def inputs(self) -> list[tuple[str, Path | None]]:

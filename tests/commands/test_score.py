@@ -7,6 +7,7 @@ registers one (docs/extending.md): the only built-in metric with free text in it
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,3 +70,23 @@ def test_a_long_prompt_template_is_no_path_too_long(prompt_metric: str, tmp_path
                  prompt_metric, "-p", f"{prompt_metric}.template={template}", "-o", out, "--no-cache")  # fmt: skip
     assert res.exit_code == 0, res.output
     assert f"template:{template}|" in next(iter(read_jsonl(out, Score))).signature
+
+
+def test_an_item_without_a_reference_is_named_by_its_file_and_line(tmp_path: Path) -> None:
+    """bleu on a table where some rows have no reference named the first such item by its internal id,
+    'item "t-0001:unknown"', which is in no column of the table; it names the file and line of its first row."""
+    csv = tmp_path / "t.csv"  # the header is line 1; the quoted context of the first row spans lines 2-3
+    csv.write_text('context,response,reference\n"Hi\nthere",Hello,Hey\nHow are you?,fine,\nHow are you?,fine,\n',
+                   encoding="utf-8")  # fmt: skip
+    jsonl = tmp_path / "t.jsonl"
+    rows = [{"context": "Hi", "response": "Hello", "reference": "Hey"},
+            {"context": "How are you?", "response": "fine", "reference": None}]
+    jsonl.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    for table, line in ((csv, 4), (jsonl, 2)):
+        res = invoke("score", "--path", table, "--response-col", "response", "--context-col", "context",
+                     "--reference-col", "reference", "-m", "bleu", "-o", tmp_path / "s.jsonl",
+                     "--no-cache")  # fmt: skip
+        assert res.exit_code == 2, res.output
+        said = " ".join(res.output.split())  # the error as one line, however the terminal wrapped it
+        assert 'metric "bleu" cannot run here: 1 of 2 items has no reference ' in said
+        assert said.endswith(f'(the first: {table}:{line}, response "fine")'), said

@@ -1079,6 +1079,17 @@ def test_the_rows_are_kept_only_when_asked(tmp_path: Path) -> None:
                                                                           (3, "w2", ["t-0000:unknown"])]  # fmt: skip
 
 
+def test_each_item_is_placed_at_its_first_row(tmp_path: Path) -> None:
+    """An error about an item of a table named it by its made-up id; the benchmark keeps each item's first row,
+    also through --limit (head), which keeps only the places of the items it keeps."""
+    p = tmp_path / "t.csv"
+    p.write_text("context,response,who,q\nHi,Hello,w1,4\nHi,Hello,w2,5\nBye,Ciao,w1,3\n")
+    m = ColumnMapping(response="response", context="context", annotator="who", ratings={"q": "Overall"})
+    bench = load_table(p, m)
+    assert bench.sources == {"t-0000:unknown": f"{p}:2", "t-0001:unknown": f"{p}:4"}  # lines 2 and 3: one item
+    assert bench.head(1).sources == {"t-0000:unknown": f"{p}:2"}
+
+
 def test_a_record_rating_of_no_item_is_refused(tmp_path: Path) -> None:
     """A ratings.jsonl line whose item_id names no candidate (a typo, a row of another folder) was read and counted:
     `data show` said 2 ratings and 2 annotators for one rated item, and every command that joins ratings to scores

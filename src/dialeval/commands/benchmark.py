@@ -91,7 +91,7 @@ def benchmark(
             bench = load_inputs(benchmark, path, None, None, limit, table=table, show=not as_json)
             dimension = bench.dimension(dimension)
             levels = levels_to_report(levels, level, bench.ratings, dimension, (c.system for c in bench.candidates))
-            built = request.build(bench.candidates)  # before the cache is made: a bad -p left a new one
+            built = request.build(bench.candidates, bench.sources)  # before the cache is made: a bad -p left a new one
             run = request.open(quiet=as_json)
             runs, skipped = score_request(run, bench.candidates, bench.dialogues, built)
             notes = list(dict.fromkeys(n for r in runs for m, _ in r.parts if (n := m.fitted_note(bench.name))))

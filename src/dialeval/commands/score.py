@@ -70,7 +70,7 @@ def score(
                 check_jsonl_name(output, "Score records")  # after: writing over an input is the worse news
             bench = load_inputs(benchmark, path, dialogues, candidates, limit, table=table, show=not as_json,
                                 rows=as_table)  # fmt: skip
-            built = request.build(bench.candidates)  # before the cache is made: a bad -p left a new one
+            built = request.build(bench.candidates, bench.sources)  # before the cache is made: a bad -p left a new one
             if as_table:  # before any work: a column named like an output
                 to_write = table_rows(bench, (name for metric in built[0] for name in type(metric).outputs))
             run = request.open(quiet=as_json)

@@ -113,6 +113,8 @@ class Benchmark:
         rows: A user's table's rows as read, in file order, the annotator's cells pseudonymised where
             the mapping says so, when its reader was asked to keep them (``score -o scored.csv`` writes them
             back with the scores); else empty.
+        sources: Where each item of a user's table came from, ``"FILE:LINE"`` of its first row, by item id (an
+            error about an item names it so: the id is made up by the loader); empty for a published benchmark.
     """
 
     name: str
@@ -123,6 +125,7 @@ class Benchmark:
     source: str = ""
     warnings: list[str] = field(default_factory=list)
     rows: list[TableRow] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
 
     def dimensions(self) -> dict[str, str]:
         """Return each rated dimension with its scale, in first-seen order."""
@@ -200,6 +203,7 @@ class Benchmark:
             source=self.source,
             warnings=list(self.warnings),
             rows=[row for row in self.rows if set(row[2]) <= ids],
+            sources={item: place for item, place in self.sources.items() if item in ids},
         )
         if note := limit_note(cut, n_contexts):  # all were kept, silently (lmstyle refuses such a --limit)
             cut.warnings.append(note)

@@ -1009,7 +1009,8 @@ def build_table(
 ) -> tuple[Benchmark, list[list[str]]]:
     """Build the benchmark of :func:`load_table` from rows already read; also return each row's item ids.
 
-    ``keep_rows``: the benchmark keeps the rows with their item ids (:attr:`Benchmark.rows`).
+    ``keep_rows``: the benchmark keeps the rows with their item ids (:attr:`Benchmark.rows`). It always keeps
+    each item's first row, ``"FILE:LINE"`` (:attr:`Benchmark.sources`).
 
     A context may be a string (split on ``mapping.turn_separator``) or a list of turns. A text
     value that is None (JSON null) is read as an empty cell; one that is not a string is an
@@ -1032,7 +1033,8 @@ def build_table(
         if build.counts() == before:  # it was read as the earlier row's item, silently: one row fewer, unsaid
             build.skipped[REPEATED_ROW] += 1
     candidates = [c for _, c in build.item_lines.values()]
-    bench = Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source)
+    bench = Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source,
+                      sources={item: f"{where.path}:{where.line}" for item, (where, _) in build.item_lines.items()})
     if keep_rows:  # for score -o scored.csv; held through a run they cost more than the table's text
         bench.rows = [(where, rec, ids) for (where, rec), ids in zip(_pseudonymised(rows, mapping, build.pseudonyms),
                                                                      row_items, strict=True)]  # fmt: skip

@@ -161,7 +161,7 @@ def run_command(
         check_jsonl_name(out, "Score records")  # after: writing over an input is the worse news
         request = request.model_copy(update={"metrics": ("judge:custom" if from_file else f"judge:{protocol}",)})
         bench, cut = _inputs(limit, benchmark, path, dialogues, candidates, table=table, show=not as_json)
-        plan = request.plan(bench.candidates)
+        plan = request.plan(bench.candidates, sources=bench.sources)
         cls = plan.families[0]
         if from_file and "protocol" in plan.params[cls.name]:  # --protocol won over it, unsaid
             raise InputError("give the protocol once: --protocol or -p protocol, not both", field="--protocol")

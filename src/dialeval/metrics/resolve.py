@@ -266,6 +266,7 @@ def resolve_metrics(
     *,
     candidates: Sequence[Candidate] | None = None,
     params: Mapping[str, Mapping[str, str]] | None = None,
+    sources: Mapping[str, str] | None = None,
 ) -> tuple[list[type[Metric]], dict[str, str]]:
     """Return metric families for ``names`` (families or output names).
 
@@ -275,8 +276,9 @@ def resolve_metrics(
     cannot run (a missing extra, references that ``candidates`` lack, or a plugin
     that cannot be imported) are returned in the second value with the reason. A family asked for by name
     that cannot run is an error. ``params`` are the :func:`parse_params` result
-    (a ``model=PATH`` can make a metric runnable). An empty name (``-m ""``, ``-m bleu,,length``)
-    or an empty list is an error, never the default set.
+    (a ``model=PATH`` can make a metric runnable). ``sources``: where each item of a user's table came from
+    (:attr:`~dialeval.data.benchmark.Benchmark.sources`), to name the first item without a reference by. An empty
+    name (``-m ""``, ``-m bleu,,length``) or an empty list is an error, never the default set.
 
     Raises:
         InputError: An empty name, a name given twice, or a family asked for by name that cannot run here.
@@ -318,8 +320,9 @@ def resolve_metrics(
         reason = cls.unavailable_reason(given)
         if reason is None and candidates is not None and cls.needs_references:
             lacking = [c for c in candidates if not c.references]
-            if lacking:  # its response, which a table's user can search for: an own table's ids are no line numbers
-                said = f'item "{lacking[0].id}", response "{one_line(lacking[0].text, 40)}"'
+            if lacking:  # its row (a table's ids are made up), else its id; and its response, to search for
+                item = (sources or {}).get(lacking[0].id) or f'item "{lacking[0].id}"'
+                said = f'{item}, response "{one_line(lacking[0].text, 40)}"'
                 first = f" (the first: {said})" if len(lacking) < len(candidates) else ""
                 reason = f"{some_of(len(lacking), len(candidates), 'item')} no reference{first}"
         if reason is None:

@@ -370,7 +370,8 @@ def _load_perturbations(opts: _StressOptions, request: ScoringRequest) -> _Stres
     bench = load_inputs(opts.benchmark, opts.path, opts.dialogues, opts.candidates, opts.limit, table=opts.table,
                         show=opts.show)  # fmt: skip
     check_ids(bench.candidates, bench.dialogues, bench.source)
-    return _StressInputs(bench, names, plots, request.plan(bench.candidates, default=LEXICAL.split(",")).build())
+    plan = request.plan(bench.candidates, default=LEXICAL.split(","), sources=bench.sources)
+    return _StressInputs(bench, names, plots, plan.build())
 
 
 def _run_perturbations(opts: _StressOptions, loaded: _StressInputs, run: ScoringContext) -> _StressDone:
