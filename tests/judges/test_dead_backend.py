@@ -189,7 +189,9 @@ def test_a_base_url_with_a_password_is_refused_before_it_reaches_a_signature(tmp
     args = {"judge": _judge(url, out), "generate": ["generate", "--limit", "1", "--model", f"m@{url}", "-o", str(out)]}
     res = CliRunner().invoke(app, args[command], terminal_width=300)
     assert res.exit_code == 2, res.output
-    field = "base_url" if command == "judge" else "--model"
-    assert _errors(res.output) == [f'error: field "{field}": the URL holds a user name or password (USER:PASSWORD@), '
+    # judge run names the parameter as its other -p errors do (it said field "base_url" before the signature was
+    # made under parameter_errors, which names no option)
+    field = '"--param": judge:lmstyle-appropriateness.base_url:' if command == "judge" else '"--model":'
+    assert _errors(res.output) == [f"error: field {field} the URL holds a user name or password (USER:PASSWORD@), "
                                    "which every signature would record: give the key in $OPENAI_API_KEY instead"]
     assert "secret" not in res.output and not out.exists()
