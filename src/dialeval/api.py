@@ -652,8 +652,8 @@ def correlate(
     for name in [*dims, *names, *([by] if by is not None and by != "system" else [])]:
         if name not in df.columns:
             raise _no_column(df, name)
-    if by is not None and (grouped := _column_of(df, "system") if by == "system" else by) in df.columns:
-        _one_group_per_text(df[grouped].tolist(), grouped)  # no system column: refused below, by _check_systems
+    if by is not None and by != "system" and by in df.columns:  # the system column: checked by _keys, as any level
+        _one_group_per_text(df[by].tolist(), by)
     scores = _scores(df, names, by)
     ratings = _ratings(df, dims, scores)
     levels = default_levels(ratings, dims) if level is None else _split(level, "level", "level")
