@@ -170,15 +170,50 @@ def test_a_metric_plugin_whose_class_has_another_name_is_skipped_by_the_default_
     "epname"?', an option the user never gave; the plugin is skipped with why, and the rest run."""
     from dialeval.metrics.resolve import resolve_metrics
 
-    (tmp_path / "dialeval_named_plugin_m.py").write_text(
-        "from dialeval.metrics.base import Metric\n\n\nclass Other(Metric):\n    name = 'othername'\n"
-        "    outputs = ('xout',)\n\n    def compute(self, items):\n        return {'xout': [1.0 for _ in items]}\n",
+    said = _other_named(monkeypatch, tmp_path)
+    families, skipped = resolve_metrics(None)
+    assert skipped["epname"] == said
+    assert "length" in [f.name for f in families] and "othername" not in [f.name for f in families]
+
+def _metric_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, entry: str, name: str, outputs: str) -> None:
+    """Install the entry point ``entry`` of a metric class named ``name`` whose outputs are ``outputs`` (as written)."""
+    (tmp_path / f"dialeval_{entry}_m.py").write_text(
+        f"from dialeval.metrics.base import Metric\n\n\nclass Plug(Metric):\n    name = {name!r}\n"
+        f"    outputs = {outputs}\n\n    def compute(self, items):\n        return {{'xout': [1.0 for _ in items]}}\n",
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    _installed(monkeypatch, EntryPoint("epname", "dialeval_named_plugin_m:Other", "dialeval.metrics"))
+    _installed(monkeypatch, EntryPoint(entry, f"dialeval_{entry}_m:Plug", "dialeval.metrics"))
     _fresh_metrics(monkeypatch)
-    families, skipped = resolve_metrics(None)
-    assert skipped["epname"] == ('metric "epname" is the class dialeval_named_plugin_m.Other, named "othername": '
-                                 'name its entry point "othername" too')  # fmt: skip
-    assert "length" in [f.name for f in families] and "othername" not in [f.name for f in families]
+
+
+def _other_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """Install the entry point "epname" of a class named "othername"; return why it cannot be used."""
+    _metric_plugin(monkeypatch, tmp_path, "epname", "othername", "('xout',)")
+    return ('metric "epname" is the class dialeval_epname_m.Plug, named "othername": '
+            'name its entry point "othername" too')  # fmt: skip
+
+
+def test_a_metric_plugin_whose_class_has_another_name_is_refused_when_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The default set skipped the entry point "epname" of a class named "othername", but `score -m epname` ran it,
+    its scores and signature named "othername", and `dialeval metrics` listed it as "othername". Now the name is
+    refused where it is asked for, with the reason the default set skips it for, and the listing skips it so."""
+    from tests.commands.cli_runner import invoke, refused
+
+    from dialeval.errors import UnknownNameError
+    from dialeval.metrics.resolve import family, resolve_metrics
+
+    said = _other_named(monkeypatch, tmp_path)
+    assert resolve_metrics(None)[1]["epname"] == said
+    with pytest.raises(RegistryEntryError) as err:
+        resolve_metrics(["epname"])
+    assert str(err.value) == said
+    with pytest.raises(UnknownNameError):
+        family("xout")  # its output is no family's: "unknown metric"
+    listed = invoke("metrics")
+    assert listed.exit_code == 0 and f"skipped epname: {said}" in listed.stderr.splitlines(), listed.output
+    assert "othername" not in listed.stdout
+    refused(invoke("metrics", "epname"), said)
+

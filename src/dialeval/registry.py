@@ -141,8 +141,22 @@ class Registry(Generic[T]):
                 where = f" ({given})" if given else ""
                 what = "neither a {} subclass nor a factory" if self.factories else "not a {} subclass"
                 raise RegistryEntryError(f'{self.kind} "{name}"{where} is {what.format(self.base.__name__)}')
+            if (why := self._misnamed(name, obj)) is not None:
+                self._broken[name] = why
+                raise RegistryEntryError(why)
         self._items[name] = obj
         return cast(T, obj)
+
+    def _misnamed(self, name: str, obj: object) -> str | None:
+        """Say why a plugin's class whose own ``name`` is another cannot be used under its entry point's name.
+
+        Asked for by the entry point's name, it ran under its own, a name no listing or default set gives.
+        """
+        own = getattr(obj, "name", None)
+        if name not in self._plugins or not isinstance(obj, type) or not isinstance(own, str) or own == name:
+            return None
+        return (f'{self.kind} "{name}" is the class {obj.__module__}.{obj.__qualname__}, named "{own}": '
+                f'name its entry point "{own}" too')  # fmt: skip
 
     def get(self, name: str) -> T:
         """Return the object named ``name`` (importing a lazy entry) or raise with the closest names."""
