@@ -217,3 +217,33 @@ def test_a_metric_plugin_whose_class_has_another_name_is_refused_when_named(
     assert "othername" not in listed.stdout
     refused(invoke("metrics", "epname"), said)
 
+
+
+def test_a_metric_plugin_whose_outputs_are_a_string_is_skipped_by_the_listing_and_the_default_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A plugin with `outputs = ("score")` (a string: no comma) was listed by `dialeval metrics` and
+    dialeval.list_metrics() with the outputs s, c, o, r, e, `-m e` picked it, and `score` without -m (the default
+    set) failed as a whole on it. Now it is skipped, with why, as a plugin that cannot be loaded is."""
+    from tests.commands.cli_runner import invoke, refused
+
+    import dialeval
+    from dialeval.errors import UnknownNameError
+    from dialeval.metrics.base import metric_by_output
+    from dialeval.metrics.resolve import family, resolve_metrics
+
+    _metric_plugin(monkeypatch, tmp_path, "strplug", "strplug", "('score')")
+    said = ('metric "strplug" (dialeval_strplug_m:Plug) has outputs "score", a string: write a tuple, ("score",) '
+            "with its comma")  # fmt: skip
+    families, skipped = resolve_metrics(None)
+    assert skipped["strplug"] == said and "strplug" not in [f.name for f in families]
+    assert "e" not in metric_by_output()
+    with pytest.raises(UnknownNameError):
+        family("e")
+    listed = invoke("metrics")
+    assert listed.exit_code == 0 and f"skipped strplug: {said}" in listed.stderr.splitlines(), listed.output
+    assert "strplug" not in listed.stdout and "outputs: s, c, o, r, e" not in listed.stdout
+    refused(invoke("metrics", "strplug"), said)
+    with pytest.warns(UserWarning) as caught:
+        frame = dialeval.list_metrics()
+    assert [str(w.message) for w in caught] == [f"skipped strplug: {said}"] and "strplug" not in set(frame["name"])

@@ -33,7 +33,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin, get_type_hints
 
 from dialeval.errors import DialevalError, unknown_name
 
@@ -65,6 +65,7 @@ class Registry(Generic[T]):
         self._plugins: dict[str, str] = {}  # name -> "module:object" of the entry point that gave it
         self._clashes: dict[str, str] = {}  # name -> why it cannot be used: a plugin and another entry share it
         self._broken: dict[str, str] = {}  # name -> why its "module:object" cannot be loaded, from its one import
+        self._tuples: list[str] | None = None  # the class attributes base declares as tuples, once looked up
 
     def register(self, name: str, obj: T | str) -> None:
         """Add ``obj`` (or a lazy ``"module:object"``) under ``name``; another one under that name is an error.
@@ -133,19 +134,36 @@ class Registry(Generic[T]):
                 raise RegistryEntryError(self._broken[name]) from exc
             obj = found
         if self.base is not None:
+            given = spec or self._plugins.get(name, "")  # a plugin's entry point, loaded when plugins load
             is_class = isinstance(obj, type)
             if (is_class and not issubclass(cast(type, obj), self.base)) or not callable(obj) or not (
                 is_class or self.factories
             ):
-                given = spec or self._plugins.get(name, "")  # a plugin's entry point, loaded when plugins load
                 where = f" ({given})" if given else ""
                 what = "neither a {} subclass nor a factory" if self.factories else "not a {} subclass"
                 raise RegistryEntryError(f'{self.kind} "{name}"{where} is {what.format(self.base.__name__)}')
-            if (why := self._misnamed(name, obj)) is not None:
+            if why := self._misfit(name, given, obj) or self._misnamed(name, obj):
                 self._broken[name] = why
                 raise RegistryEntryError(why)
         self._items[name] = obj
         return cast(T, obj)
+
+    def _misfit(self, name: str, given: str, obj: object) -> str | None:
+        """Say why a class whose class attribute is a string, where ``base`` declares a tuple, cannot be used.
+
+        ``outputs = ("score")`` is the string "score": a listing showed the outputs s, c, o, r, e.
+        """
+        if not isinstance(obj, type):
+            return None
+        if self._tuples is None:
+            self._tuples = _tuple_attributes(self.base)
+        for attr in self._tuples:
+            value = getattr(obj, attr, None)
+            if isinstance(value, str):
+                where = f" ({given})" if given else ""
+                return (f'{self.kind} "{name}"{where} has {attr} "{value}", a string: write a tuple, ("{value}",) '
+                        "with its comma")  # fmt: skip
+        return None
 
     def _misnamed(self, name: str, obj: object) -> str | None:
         """Say why a plugin's class whose own ``name`` is another cannot be used under its entry point's name.
@@ -178,3 +196,21 @@ class Registry(Generic[T]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+
+def _tuple_attributes(base: type | None) -> list[str]:
+    """Return the class attributes ``base`` declares as tuples (``ClassVar[tuple[...]]`` too); none without one.
+
+    Example:
+        >>> class Widget:
+        ...     parts: ClassVar[tuple[str, ...]]
+        ...     size: int
+        >>> _tuple_attributes(Widget), _tuple_attributes(None)
+        (['parts'], [])
+    """
+    try:
+        hints = get_type_hints(base) if base is not None else {}
+    except Exception:  # annotations that cannot be evaluated here: nothing to check against
+        return []
+    declared = {a: get_args(h)[0] if get_origin(h) is ClassVar else h for a, h in hints.items()}
+    return [a for a, d in declared.items() if (get_origin(d) or d) is tuple]
