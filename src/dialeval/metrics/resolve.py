@@ -302,11 +302,7 @@ def resolve_metrics(
         except RegistryEntryError as exc:
             missing[name] = str(exc)
             continue
-        if cls.name == name:
-            loaded.append(cls)
-        else:  # a plugin's entry point: its class's name is no family name ("unknown metric" for -m, never given)
-            missing[name] = (f'metric "{name}" is the class {cls.__module__}.{cls.__qualname__}, named "{cls.name}": '
-                             f'name its entry point "{cls.name}" too')  # fmt: skip
+        loaded.append(cls)  # the registry refuses a plugin whose class has another name
     for name in names or [cls.name for cls in sorted(loaded, key=lambda cls: not cls.listed_first)]:
         try:
             cls = family(name)
