@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -426,10 +427,10 @@ def test_a_system_given_as_a_number_is_named_as_written_as_ids_and_annotators_ar
     where an item id, dialogue id, annotator or tag given as a number was taken as written."""
     j = tmp_path / "t.jsonl"
     j.write_text("".join(json.dumps({"context": "Hi", "response": r, "system": s}) + "\n"
-                         for r, s in [("Hey", 7), ("Yo", 2.5), ("Hm", "7")]))  # fmt: skip
+                         for r, s in [("Hey", 7), ("Yo", 2.5), ("Hm", 7)]))  # fmt: skip
     systems = [c.system for c in load_table(j, ColumnMapping(response="response", context="context",
                                                              system="system")).candidates]  # fmt: skip
-    assert systems == ["7", "2.5", "7"]
+    assert systems == ["7", "2.5", "7"]  # 7 beside "7" is refused (test_a_json_id_written_two_ways_is_refused)
 
 
 def test_an_empty_or_blank_response_is_refused_naming_the_first_row(tmp_path: Path) -> None:
@@ -1263,3 +1264,34 @@ def test_a_dimension_with_spaces_around_is_the_dimension_without_them_and_a_blan
     with pytest.raises(InputError) as caught:
         read_ratings(p)
     assert str(caught.value) == f'{p}:1: field "dimension": empty dimension: each rating names what it judges'
+
+
+@pytest.mark.parametrize(
+    ("second", "line", "field", "message"),
+    [
+        ({"id": 1.0}, 2, "id", "the value 1.0 is the number 1 of line 1 written another way, and the two would make "
+                               "two groups: give the column one type"),
+        ({"sys": 1.0}, 2, "sys", "the value 1.0 is the number 1 of line 1 written another way"),
+        ({"id": "1"}, 2, "id", "the value '1' (text) prints as the value 1 (a number) of line 1, and the two would "
+                               "make one group: give the column one type"),
+        ({"sys": " 1 "}, 2, "sys", "the value ' 1 ' (text) prints as the value 1 (a number) of line 1"),
+    ],
+)
+def test_a_json_id_written_two_ways_is_refused(
+    tmp_path: Path, second: dict[str, object], line: int, field: str, message: str
+) -> None:
+    """A dialogue id (or system) 1 on one line and 1.0 on the next were two dialogues (data show: dialogues 2), and 1
+    beside "1" one, silently; dialeval.score refuses both, in these words (api._one_group_per_text)."""
+    first = {"id": 1, "context": "Hi", "response": "Hello", "sys": 1}
+    p = tmp_path / "ids.jsonl"
+    p.write_text(json.dumps(first) + "\n" + json.dumps({**first, "response": "Yo", **second}) + "\n")
+    m = ColumnMapping(response="response", context="context", dialogue_id="id", system="sys")
+    with pytest.raises(InputError, match=re.escape(f'ids.jsonl:{line}: field "{field}": {message}')):
+        load_table(p, m)
+
+
+def test_json_ids_of_one_type_are_read_as_written(tmp_path: Path) -> None:
+    p = tmp_path / "ids.jsonl"
+    p.write_text('{"id": 1, "r": "a"}\n{"id": 2, "r": "b"}\n{"id": 1, "r": "c"}\n{"id": 2.5, "r": "d"}\n')
+    b = load_table(p, ColumnMapping(response="r", dialogue_id="id"))
+    assert [c.dialogue_id for c in b.candidates] == ["1", "2", "1", "2.5"]

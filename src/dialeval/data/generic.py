@@ -999,6 +999,44 @@ def _check_systems(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: Col
         check_systems_named([(where, _name(rec[col], where, col)) for where, rec in rows], col)
 
 
+def _check_id_types(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping) -> None:
+    """Refuse an id, system, annotator or tag column holding one value written two ways (:func:`one_group_per_text`)."""
+    m = mapping
+    for col in dict.fromkeys(c for c in (m.dialogue_id, m.item_id, m.system, m.annotator, *m.tags) if c):
+        one_group_per_text([(where, rec[col]) for where, rec in rows], col)
+
+
+def one_group_per_text(cells: Sequence[tuple[Where, Any]], column: str) -> None:
+    """Refuse two cells of a column of names that are one name written as text and as a number, or one number two ways.
+
+    A JSON table's 1 and 1.0 were two dialogues (or systems, annotators, ...), 1 and "1" one, silently; the
+    words are ``dialeval.score``'s, which refuses the same in a frame's columns. ``cells``: each cell with its place.
+
+    Example:
+        >>> one_group_per_text([(Where("t.jsonl", 1), 1), (Where("t.jsonl", 2), 1.0)], "id")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: t.jsonl:2: field "id": the value 1.0 is the number 1 of line 1 written another ...
+    """
+    first: dict[str, tuple[Where, Any]] = {}
+    number: dict[float, tuple[Where, Any]] = {}
+    for where, value in cells:
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (is_number or isinstance(value, str)) or _empty(value):  # others are refused as they are read
+            continue
+        seen, earlier = first.setdefault(str(value).strip(), (where, value))
+        if isinstance(earlier, str) != isinstance(value, str):
+            kinds = ["text" if isinstance(v, str) else "a number" for v in (value, earlier)]
+            raise where.error(f"the value {value!r} ({kinds[0]}) prints as the value {earlier!r} ({kinds[1]}) of line "
+                              f"{seen.line}, and the two would make one group: give the column one type",
+                              field=column)  # fmt: skip
+        if is_number:
+            seen, earlier = number.setdefault(value, (where, value))
+            if str(earlier) != str(value):
+                raise where.error(f"the value {value!r} is the number {earlier!r} of line {seen.line} written another "
+                                  "way, and the two would make two groups: give the column one type", field=column)
+
+
 #: The skip counted for a row that repeats an earlier row's item (context, system and response) and adds no rating.
 REPEATED_ROW = "repeated row (the same context, system and response as an earlier row, and no rating of its own)"
 
@@ -1019,6 +1057,7 @@ def build_table(
     neither an item nor a rating is counted as a :data:`REPEATED_ROW` skip.
     """
     _check_responses(rows, mapping)
+    _check_id_types(rows, mapping)
     _check_systems(rows, mapping)
     build = _TableBuilder(name, mapping)
     row_items: list[list[str]] = []
