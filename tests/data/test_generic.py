@@ -1159,6 +1159,13 @@ def test_a_rating_too_large_for_a_float_is_said_not_finite_with_no_hint_about_la
                                "a float holds (about 1.8e308)")
 
 
+def test_a_json_integer_too_large_for_a_float_is_said_so(tmp_path: Path) -> None:
+    """An unquoted 10**400 in a JSON table was told to "leave the cell empty where there is no rating"."""
+    p = tmp_path / "t.jsonl"
+    p.write_text(f'{{"r": "hi", "q": {10**400}}}\n')
+    assert _refusal(p) == f'{p}:1: field "q": expected a finite number, found {10**400}: past the largest a float ' \
+                          "holds (about 1.8e308)"
+
 def _refusal(path: Path) -> str:
     """Return the error of reading ``path``'s column "r" as the response and "q" as ratings."""
     with pytest.raises(InputError) as caught:

@@ -576,7 +576,7 @@ def _rating(value: Any, where: Where, col: str, labels: Mapping[str, float]) -> 
     try:
         return number(value, Where(where.path, where.line), col)  # its message is said again below, with the record
     except InputError as exc:
-        text = value.strip() if isinstance(value, str) else ""
+        text = value.strip() if isinstance(value, str) else str(value) if isinstance(value, int) else ""
         if isinstance(value, bool):  # JSON's true/false for a yes/no question
             fix = "a yes/no rating: write it as 1 or 0"
         elif isinstance(value, dict):  # it was told to be left empty, as "N/A" is
