@@ -986,3 +986,40 @@ def test_correlate_names_a_column_name_that_is_no_string() -> None:
                                  "strings (df.columns = df.columns.astype(str))")  # fmt: skip
     frame.columns = frame.columns.astype(str)  # the fix it names
     assert dialeval.correlate(frame, "1", ["0"], n_boot=0)["value"].tolist() == [pytest.approx(-0.5)]  # scipy's rho
+
+
+@pytest.mark.parametrize("blank", [[None, None], [float("nan"), ""], ["", " "], [[], []]])
+def test_a_context_column_empty_in_every_row_is_refused_naming_the_keyword(blank: list[object]) -> None:
+    """context_col="ctx" of a column with no value in any row scored every response with no context, silently: a
+    reference-free metric then had nothing to compare the response with."""
+    frame = pd.DataFrame({"ctx": blank, "response": ["Hello there", "Yo"]})
+    with pytest.raises(InputError) as caught:
+        dialeval.score(frame, ["length"], context_col="ctx", cache=False, progress=False)
+    assert str(caught.value) == ('data: field "ctx": context_col="ctx" names a column with no context in any row: '
+                                 "give the column of the contexts, or context_col=None to score without one")
+    # the fix it names; lengths counted by hand (whitespace tokens)
+    scored = dialeval.score(frame, ["length"], context_col=None, cache=False, progress=False)
+    assert scored["length"].tolist() == [2.0, 1.0]
+
+
+def test_a_context_column_empty_in_a_csv_file_is_refused_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("context,response\n,Hello there\n,Yo\n")
+    with pytest.raises(InputError) as caught:
+        dialeval.score(path, ["length"], cache=False, progress=False)
+    assert str(caught.value).startswith(f'{path}: field "context": context_col="context" names a column with no ')
+
+
+def test_a_context_column_empty_in_some_rows_scores_those_as_openers() -> None:
+    """A row without a context is a response that opens its dialogue (the CLI's --context-col reads it so too)."""
+    frame = pd.DataFrame({"ctx": ["Hi", None], "response": ["Hello there", "Yo"]})
+    scored = dialeval.score(frame, ["length"], context_col="ctx", cache=False, progress=False)
+    assert scored["length"].tolist() == [2.0, 1.0]
+
+
+def test_a_catalog_frame_rated_without_contexts_scores_with_its_context_column(shared_data: Path) -> None:
+    """holistic-fluency rates responses alone: every context is empty, and that is its data, not a wrong column."""
+    frame = dialeval.load_benchmark("holistic-fluency")
+    assert frame["context"].map(len).eq(0).all()
+    scored = dialeval.score(frame.head(3), ["length"], cache=False, progress=False)
+    assert scored["length"].notna().all()

@@ -115,10 +115,10 @@ def score(
         as both context and response (for :func:`correlate`); the input's ``attrs`` are kept (a scored one's: added to).
 
     Raises:
-        InputError: A missing column (or a column named for a folder of records), a response that is missing,
-            empty or only whitespace, a value that is not a string where text is expected (None is a missing
-            value, as an empty CSV cell is), an unreadable file or an empty path (``""``), an unknown metric or
-            a bad parameter, or an argument of another type than the one documented.
+        InputError: A missing column (or a column named for a folder of records), a context column empty in every row
+            (but a :func:`load_benchmark` frame's), a response that is missing, empty or only whitespace, a value that
+            is not a string where text is expected (None is a missing value, as an empty CSV cell is), an unreadable
+            file or an empty path (``""``), an unknown metric or a bad parameter, or an argument of another type.
     """
     import pandas as pd
 
@@ -230,6 +230,11 @@ def _items(
     mapping = _mapping(frame, rows, wanted, *cols)
     table, row_items = build_table(rows, mapping, name=DATA, source=DATA)
     col = mapping.context
+    if col not in (None, mapping.response) and BENCHMARK not in frame.attrs and not any(
+        d.turns for d in table.dialogues.values()
+    ):  # each response was scored with no context, silently; a benchmark's (holistic-fluency's) are its data
+        raise InputError(f'context_col="{col}" names a column with no context in any row: give the column of the '
+                         "contexts, or context_col=None to score without one", path=rows[0][0].path, field=col)
     split = f'split there first: df["{col}"] = df["{col}"].str.split(r"\\n", regex=False)'
     for warning in reading_warnings(rows, mapping, table, split):  # as the CLI's summary says them
         warnings.warn(warning, stacklevel=4)  # at score's caller
