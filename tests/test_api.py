@@ -1023,3 +1023,12 @@ def test_a_catalog_frame_rated_without_contexts_scores_with_its_context_column(s
     assert frame["context"].map(len).eq(0).all()
     scored = dialeval.score(frame.head(3), ["length"], cache=False, progress=False)
     assert scored["length"].notna().all()
+
+
+def test_a_bool_human_column_is_a_yes_no_judgement_read_as_one_and_zero() -> None:
+    """A binary judgement (appropriate or not) is a human column as a rating is: kept, not refused."""
+    frame = pd.DataFrame({"m": [1.0, 2.0, 3.0, 4.0, 5.0], "h": [False, True, False, True, True]})
+    got = dialeval.correlate(frame, "h", ["m"], method="pearson", n_boot=0)
+    expected = stats.pearsonr(frame["m"], frame["h"].astype(float))  # the point-biserial r, computed by scipy
+    assert got["value"].tolist() == pytest.approx([expected.statistic])
+    assert got["p_value"].tolist() == pytest.approx([expected.pvalue])

@@ -613,7 +613,7 @@ def correlate(
 
     Args:
         df: Scores and human scores, e.g. ``score(load_benchmark("usr-tc"))``.
-        human: The human column (or several).
+        human: The human column (or several; a bool one, a yes/no judgement, reads as 1.0 and 0.0).
         metrics: The metric columns (None: the outputs ``score`` added, from ``df.attrs["signatures"]``,
             but the ``human`` columns).
         level: ``turn``, ``sample``, ``dialogue`` or ``system`` (or several, a list or ``"turn,system"``); None:
