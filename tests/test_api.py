@@ -1032,3 +1032,23 @@ def test_a_bool_human_column_is_a_yes_no_judgement_read_as_one_and_zero() -> Non
     expected = stats.pearsonr(frame["m"], frame["h"].astype(float))  # the point-biserial r, computed by scipy
     assert got["value"].tolist() == pytest.approx([expected.statistic])
     assert got["p_value"].tolist() == pytest.approx([expected.pvalue])
+
+
+@pytest.mark.parametrize(
+    ("call", "keyword"),
+    [
+        (lambda: dialeval.correlate(RATED, "", ["m"]), "human"),
+        (lambda: dialeval.correlate(RATED, "h", [""]), "metrics"),
+        (lambda: dialeval.correlate(RATED, "h", ["m"], by=""), "by"),
+        (lambda: dialeval.score(ROWS, ["length"], response_col="", cache=False, progress=False), "response_col"),
+        (lambda: dialeval.score(ROWS, ["length"], context_col="", cache=False, progress=False), "context_col"),
+        (lambda: dialeval.score(ROWS, ["length"], dialogue_col="", cache=False, progress=False), "dialogue_col"),
+        (lambda: dialeval.score(ROWS, ["length"], system_col="", cache=False, progress=False), "system_col"),
+    ],
+)
+def test_an_empty_column_name_is_refused_naming_the_keyword(call: Callable[[], object], keyword: str) -> None:
+    """A column named "" that the frame lacks was 'no column ""; the columns: ...', naming no argument and no field
+    (the column's name, the field of such an error, was empty)."""
+    with pytest.raises(InputError) as caught:
+        call()
+    assert f'field "{keyword}": no column ""' in str(caught.value)

@@ -548,9 +548,11 @@ def _mapping(
         raise InputError("no rows to score", path=DATA)
     cols = {k: v if v is not None else (OPTIONAL_COLUMNS[k] if OPTIONAL_COLUMNS[k] in frame else None)
             for k, v in wanted.items()}  # fmt: skip
-    for name in (context_col, response_col, dialogue_col, *cols.values()):
+    given = {"context_col": context_col, "response_col": response_col, "dialogue_col": dialogue_col,
+             **{f"{key}_col": name for key, name in cols.items()}}  # fmt: skip
+    for keyword, name in given.items():
         if name is not None and name not in frame.columns:
-            raise _no_column(frame, name, path=DATA, none="context_col" if name == context_col else "")
+            raise _no_column(frame, name, keyword, path=DATA)
     if dialogue_col is not None and (missing := _missing(frame[dialogue_col])):
         # a file's line (it was the frame's row, with "data" for the file)
         raise rows[missing[0] - 1][0].error(f"no value ({counted(len(missing), 'such row')})", field=dialogue_col)
@@ -564,26 +566,31 @@ def _mapping(
     )  # fmt: skip
 
 
-def _no_column(frame: pd.DataFrame, name: str, path: str | None = None, none: str = "") -> InputError:
+def _no_column(frame: pd.DataFrame, name: str, keyword: str, path: str | None = None) -> InputError:
     """Return the error for a column the frame lacks, naming the closest column and every column.
 
-    ``none``: the argument whose None does without the column (``context_col``), said when no column is close.
+    ``keyword``: the argument that named the column: the field where the name is empty (no field was named), and
+    ``context_col=None`` is said when no column is close.
 
     Example:
         >>> import pandas as pd
-        >>> print(_no_column(pd.DataFrame(columns=["length", "rating"]), "lenght"))
+        >>> print(_no_column(pd.DataFrame(columns=["length", "rating"]), "lenght", "metrics"))
         field "lenght": no column "lenght" (did you mean "length"?); the columns: length, rating
-        >>> print(_no_column(pd.DataFrame({"context": ["Hi"], "r": ["Yo"]}).set_index("context"), "context"))
+        >>> print(_no_column(pd.DataFrame({"context": ["Hi"], "r": ["Yo"]}).set_index("context"), "context", "by"))
         field "context": no column "context" (it is the frame's index: pass df.reset_index()); the columns: r
-        >>> print(_no_column(pd.DataFrame({"response": ["Yo"]}), "context", none="context_col"))
+        >>> print(_no_column(pd.DataFrame({"response": ["Yo"]}), "context", "context_col"))
         field "context": no column "context" (context_col=None scores without one); the columns: response
+        >>> print(_no_column(pd.DataFrame({"response": ["Yo"]}), "", "human"))
+        field "human": no column ""; the columns: response
     """
     have = [str(c) for c in frame.columns]
     close = closest(name, have)
-    hint = f' (did you mean "{close}"?)' if close else (f" ({none}=None scores without one)" if none else "")
+    none = " (context_col=None scores without one)" if keyword == "context_col" else ""
+    hint = f' (did you mean "{close}"?)' if close else none
     if name in [str(n) for n in frame.index.names if n is not None]:  # set_index moved it out of the columns
         hint = " (it is the frame's index: pass df.reset_index())"
-    return InputError(f'no column "{name}"{hint}; the columns: {", ".join(have) or "none"}', path=path, field=name)
+    return InputError(f'no column "{name}"{hint}; the columns: {", ".join(have) or "none"}', path=path,
+                      field=name or keyword)
 
 
 def _missing(column: pd.Series) -> list[int]:
@@ -654,9 +661,7 @@ def correlate(
         raise InputError("no human column to correlate", field="human")
     ensure_unique(dims, "human")
     names = _metric_columns(df, metrics, dims)
-    for name in [*dims, *names, *([by] if by is not None and by != "system" else [])]:
-        if name not in df.columns:
-            raise _no_column(df, name)
+    _check_present(df, human=dims, metrics=names, by=[by] if by is not None and by != "system" else [])
     if by is not None and by != "system" and by in df.columns:  # the system column: checked by _keys, as any level
         _one_group_per_text(df[by].tolist(), by)
     scores = _scores(df, names, by)
@@ -671,6 +676,14 @@ def correlate(
     table = table.astype(dict.fromkeys(("value", "ci_low", "ci_high", "p_value"), "float64"))
     first = ["metric", "dimension", "group", "level", "method", "value", "ci_low", "ci_high", "n"]
     return table[first + [c for c in table.columns if c not in first]]
+
+
+def _check_present(df: pd.DataFrame, **named: Sequence[str]) -> None:
+    """Refuse a column the frame lacks, naming the argument that named it where its name is empty."""
+    for keyword, names in named.items():
+        for name in names:
+            if name not in df.columns:
+                raise _no_column(df, name, keyword)
 
 
 def _one_group_per_text(values: Sequence[Any], column: str, places: Sequence[Where] | None = None) -> None:
