@@ -699,26 +699,11 @@ def _one_group_per_text(values: Sequence[Any], column: str, places: Sequence[Whe
         dialeval.errors.InputError: data:2: field "t": the value '1' (text) prints as the value 1 (a number) of ...
     """
     from dialeval.data._common import Where
+    from dialeval.data.generic import one_group_per_text
 
     at = list(places) if places is not None else [Where(DATA, line=n) for n in range(1, len(values) + 1)]
-    first: dict[str, tuple[Where, Any]] = {}
-    number: dict[Any, tuple[Where, Any]] = {}  # 1 and 1.0: one number, two texts, so two groups
-    for where, raw in zip(at, values, strict=True):
-        if (value := _cell(raw)) is None:
-            continue
-        seen, earlier = first.setdefault(str(value), (where, value))
-        row = "row" if seen.path == DATA else "line"
-        if type(earlier) is not type(value):
-            kinds = [("text" if isinstance(v, str) else "a number" if isinstance(v, (int, float)) else type(v).__name__)
-                     for v in (value, earlier)]  # fmt: skip
-            raise where.error(f"the value {value!r} ({kinds[0]}) prints as the value {earlier!r} ({kinds[1]}) of {row} "
-                              f"{seen.line}, and the two would make one group: give the column one type",
-                              field=column)  # fmt: skip
-        if isinstance(value, numbers.Real) and not isinstance(value, bool):  # True == 1, but prints apart from it
-            seen, earlier = number.setdefault(value, (where, value))
-            if str(earlier) != str(value):
-                raise where.error(f"the value {value!r} is the number {earlier!r} of {row} {seen.line} written another "
-                                  "way, and the two would make two groups: give the column one type", field=column)
+    one_group_per_text([(where, _cell(raw)) for where, raw in zip(at, values, strict=True)], column,
+                       unit="row" if at and at[0].path == DATA else "line")  # fmt: skip
 
 
 def _check_systems(scores: Sequence[Score], levels: Sequence[str], by: str | None) -> None:

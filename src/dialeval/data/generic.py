@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import numbers
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -1006,35 +1007,41 @@ def _check_id_types(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: Co
         one_group_per_text([(where, rec[col]) for where, rec in rows], col)
 
 
-def one_group_per_text(cells: Sequence[tuple[Where, Any]], column: str) -> None:
-    """Refuse two cells of a column of names that are one name written as text and as a number, or one number two ways.
+def one_group_per_text(cells: Sequence[tuple[Where, Any]], column: str, unit: str = "line") -> None:
+    """Refuse two cells of a column of names that print alike but are of two types, or one number written two ways.
 
-    A JSON table's 1 and 1.0 were two dialogues (or systems, annotators, ...), 1 and "1" one, silently; the
-    words are ``dialeval.score``'s, which refuses the same in a frame's columns. ``cells``: each cell with its place.
+    A JSON table's (or a frame's) 1 and 1.0 were two dialogues (or systems, annotators, ...), 1 and "1" one, silently.
+    ``cells``: each cell with its place (None, blank text, lists and mappings are left to the reader); ``unit``: what
+    a place's number counts in the message (``"row"`` for a frame's).
 
     Example:
         >>> one_group_per_text([(Where("t.jsonl", 1), 1), (Where("t.jsonl", 2), 1.0)], "id")
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: t.jsonl:2: field "id": the value 1.0 is the number 1 of line 1 written another ...
+        >>> one_group_per_text([(Where("data", 1), 1), (Where("data", 2), "1")], "t", unit="row")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: data:2: field "t": the value '1' (text) prints as the value 1 (a number) of row ...
     """
     first: dict[str, tuple[Where, Any]] = {}
-    number: dict[float, tuple[Where, Any]] = {}
+    number: dict[Any, tuple[Where, Any]] = {}  # 1 and 1.0: one number, two texts, so two groups
     for where, value in cells:
-        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not (is_number or isinstance(value, str)) or _empty(value):  # others are refused as they are read
+        if _empty(value) or isinstance(value, (list, dict)):
             continue
         seen, earlier = first.setdefault(str(value).strip(), (where, value))
-        if isinstance(earlier, str) != isinstance(value, str):
-            kinds = ["text" if isinstance(v, str) else "a number" for v in (value, earlier)]
-            raise where.error(f"the value {value!r} ({kinds[0]}) prints as the value {earlier!r} ({kinds[1]}) of line "
-                              f"{seen.line}, and the two would make one group: give the column one type",
+        if type(earlier) is not type(value):
+            kinds = [("text" if isinstance(v, str) else "a number" if isinstance(v, (int, float)) else type(v).__name__)
+                     for v in (value, earlier)]  # fmt: skip
+            raise where.error(f"the value {value!r} ({kinds[0]}) prints as the value {earlier!r} ({kinds[1]}) of "
+                              f"{unit} {seen.line}, and the two would make one group: give the column one type",
                               field=column)  # fmt: skip
-        if is_number:
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):  # True == 1, but prints apart from it
             seen, earlier = number.setdefault(value, (where, value))
             if str(earlier) != str(value):
-                raise where.error(f"the value {value!r} is the number {earlier!r} of line {seen.line} written another "
-                                  "way, and the two would make two groups: give the column one type", field=column)
+                raise where.error(f"the value {value!r} is the number {earlier!r} of {unit} {seen.line} written "
+                                  "another way, and the two would make two groups: give the column one type",
+                                  field=column)  # fmt: skip
 
 
 #: The skip counted for a row that repeats an earlier row's item (context, system and response) and adds no rating.
