@@ -628,20 +628,20 @@ def test_by_system_makes_one_group_of_the_items_naming_no_system_as_the_system_l
     assert rows[-1].value == pytest.approx(-1.0, abs=1e-12)
 
 
-def test_by_dialogue_makes_one_group_of_the_items_naming_no_dialogue_as_the_dialogue_level_counts_them():
-    """Each item whose score names no dialogue was a group of its own ("dialogue_id=u1", ...), one item each.
+@pytest.mark.parametrize("key", ["dialogue_id", "context_id"])
+def test_by_dialogue_or_context_makes_one_group_of_the_items_naming_none(key):
+    """Each item whose score names no dialogue (context) was a group of its own ("dialogue_id=u1", ...), one item each.
 
     The unnamed items u1, u2, u3 have metric (9, 8, 7) and human (0, 1, 3): deviations (1, 0, -1) and
     (-4/3, -1/3, 5/3), so Pearson = -3 / sqrt(2 * 14/3) = -0.982, by hand.
     """
     named = [(f"{d}:{i}", d, m + i, h) for d, m, h in (("d1", 1.0, 1.0), ("d2", 2.0, 3.0)) for i in range(2)]
     items = [*named, ("u1", "", 9.0, 0.0), ("u2", "", 8.0, 1.0), ("u3", "", 7.0, 3.0)]
-    scores = [Score(item_id=i, metric="m", value=m, dialogue_id=d, context_id=i, system="s") for i, d, m, _ in items]
+    own = {"dialogue_id": "context_id", "context_id": "dialogue_id"}[key]  # the other key: each item its own
+    scores = [Score(item_id=i, metric="m", value=m, system="s", **{key: d, own: i}) for i, d, m, _ in items]
     ratings = [Rating(item_id=i, dimension="q", annotator="w", value=h) for i, _, _, h in items]
-    rows = correlation_table(scores, ratings, dimension="q", levels=("turn",), methods=("pearson",), n_boot=0,
-                             by="dialogue_id")  # fmt: skip
-    assert [(r.group, r.n_items) for r in rows] == [("all", 7), ("dialogue_id=d1", 2), ("dialogue_id=d2", 2),
-                                                    ("no dialogue_id", 3)]  # fmt: skip
+    rows = correlation_table(scores, ratings, dimension="q", levels=("turn",), methods=("pearson",), n_boot=0, by=key)
+    assert [(r.group, r.n_items) for r in rows] == [("all", 7), (f"{key}=d1", 2), (f"{key}=d2", 2), (f"no {key}", 3)]
     assert rows[-1].value == pytest.approx(-3 / np.sqrt(2 * 14 / 3), abs=1e-12)
 
 
@@ -668,3 +668,4 @@ def test_the_api_by_system_makes_one_group_of_the_rows_naming_no_system():
     assert list(zip(table["group"], table["n"], strict=True)) == [("all", 7), ("system=a", 2), ("system=b", 2),
                                                                   ("no system", 3)]  # fmt: skip
     assert table["value"].iloc[-1] == pytest.approx(-1.0, abs=1e-12)
+

@@ -3,7 +3,8 @@
 One row per item: a column per metric, the human mean for one dimension (over the
 annotators who gave a number), the number of those annotators, and the group keys
 (``context_id``, ``dialogue_id``, ``system`` and one ``tag:<key>`` column per tag). An item whose scores name no
-context or dialogue is its own; ``dialogue_named`` says which do (the dialogue level leaves out the others).
+context or dialogue is its own; ``context_named`` and ``dialogue_named`` say which do (``--by context_id`` groups
+the others as one, the dialogue level leaves them out).
 Ratings marked "I don't know" or without a value are left out of the means and
 counted; items scored but not rated (or rated but not scored) are counted too.
 
@@ -34,6 +35,7 @@ from dialeval.schema import Candidate, Rating, Score
 #: ("columns overlap"), "system" and "context_id" one from groupby ("not 1-dimensional"), and "dialogue_id" replaced
 #: the dialogue of every item, silently changing every other metric's dialogue-level figures.
 KEY_COLUMNS = {"context_id": "the context of each item", "dialogue_id": "the dialogue of each item",
+               "context_named": "whether each item's scores name its context",
                "dialogue_named": "whether each item's scores name its dialogue",
                "system": "the system of each item", "human": "the human mean",
                "n_annotators": "the annotators of each item"}
@@ -285,7 +287,7 @@ def align(
             continue
         per_metric[s.item_id] = s.value
         _add_keys(keys.setdefault(s.item_id, {}), s)
-    named = [item for item, known in keys.items() if known.get("dialogue_id")]  # the dialogue level uses these only
+    named = {k: [item for item, known in keys.items() if known.get(f"{k}_id")] for k in ("context", "dialogue")}
     for item, known in keys.items():  # an item no score gives a context or dialogue is its own
         known.update({k: known.get(k) or item for k in ("context_id", "dialogue_id")}, system=known.get("system", ""))
     if wanted is not None and (absent := sorted(wanted - set(values))):
@@ -298,11 +300,12 @@ def align(
     turn = _human_means((r for r in chosen if r.level == "turn"), counts)
     dialogue_ratings = [r for r in chosen if r.level == "dialogue"]
     dialogue = _human_means(dialogue_ratings, counts) if dialogue_ratings else None
-
     items = pd.DataFrame.from_dict(keys, orient="index")
-    items["dialogue_named"] = items.index.isin(named)
+    for k, ids in named.items():  # the dialogue level uses the named dialogues only; --by context_id, the contexts
+        items[f"{k}_named"] = items.index.isin(ids)
     if not keys:  # no score has a value: the key columns, empty (prepare read them, and failed with a KeyError)
-        items = pd.DataFrame(columns=["context_id", "dialogue_id", "system", "dialogue_named"], dtype=object)
+        items = pd.DataFrame(columns=["context_id", "dialogue_id", "system", "context_named", "dialogue_named"],
+                             dtype=object)
     for metric, per_item in values.items():
         items[metric] = pd.Series(per_item, dtype="float64")
     # Keep the scores' order (bootstrap clusters are numbered by first appearance); rated-only items go last.

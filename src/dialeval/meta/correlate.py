@@ -194,9 +194,9 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
     """Split the aligned table by a tag (or ``system``), one sub-table per value, in :func:`in_order`.
 
     The items without the tag make a last group, ``no TAG``; so do the items naming no system (empty or
-    ``"unknown"``) by ``system``, and no dialogue by ``dialogue_id``, as the system and dialogue levels count them
-    (:func:`~dialeval.meta.levels.names_no_system`): they were groups "system=" and "system=unknown", and by
-    ``dialogue_id`` each item naming none was a group of its own.
+    ``"unknown"``) by ``system``, and no dialogue (or context) by ``dialogue_id`` (``context_id``), as the system and
+    dialogue levels count them (:func:`~dialeval.meta.levels.names_no_system`): they were groups "system=" and
+    "system=unknown", and by ``dialogue_id`` or ``context_id`` each item naming none was a group of its own.
     """
     column = by if by in _NAMES else f"{TAG_PREFIX}{by}"
     if column not in aligned.items.columns:
@@ -209,6 +209,8 @@ def breakdown(aligned: Aligned, by: str) -> list[tuple[str, Aligned]]:
         keys = keys.mask(names_no_system(keys))
     elif by == "dialogue_id":
         keys = keys.mask(names_no_dialogue(aligned.items, aligned.dialogue_human))
+    elif by == "context_id":
+        keys = keys.mask(~aligned.items["context_named"].fillna(False).astype(bool))
     parts = []
     untagged = f"no {by}"  # the scored items without the tag: a group of their own, last, not left out unsaid
     for value, sub in aligned.items.groupby(keys, sort=False, dropna=False):
