@@ -620,3 +620,18 @@ def test_items_naming_no_dialogue_are_left_out_of_the_dialogue_level_and_counted
     assert "note: the dialogue level left out 2 items naming no dialogue; the other levels use them" in out["notes"]
     text = invoke("meta", tmp_path / "s.jsonl", "-r", tmp_path / "r.jsonl", "--level", "turn,dialogue", "--boot", "0")
     assert "note: the dialogue level left out 2 items naming no dialogue" in " ".join(text.output.split())
+
+
+def test_the_ceiling_of_a_dimension_rated_per_dialogue_is_refused_naming_ceiling(tmp_path: Path) -> None:
+    """``--ceiling`` on ratings per dialogue said 'field "--dimension": no numeric turn ratings for dimension
+    "Overall"', after the bootstrap, blaming a dimension that correlates (the same run without --ceiling does)."""
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(Score(item_id=f"d{i}", metric="m", value=float(i)).model_dump_json() + "\n"
+                             for i in range(4)))  # fmt: skip
+    rated = tmp_path / "rated.jsonl"
+    rated.write_text("".join(Rating(item_id=f"d{i}", dimension="Overall", annotator=a, value=(i + n) % 3 + 1,
+                                    level="dialogue").model_dump_json() + "\n"
+                             for i in range(4) for n, a in enumerate("ab")))  # fmt: skip
+    assert invoke("meta", whole, "-r", rated, "--boot", "0").exit_code == 0
+    refused(invoke("meta", whole, "-r", rated, "--boot", "0", "--ceiling"),
+            'field "--ceiling": "Overall" is rated per dialogue', "leave out --ceiling")

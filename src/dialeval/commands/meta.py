@@ -169,14 +169,14 @@ def meta(
             _check_systems(by, all_scores)
             levels = levels_to_report(levels, level, rating_recs, dimension, (s.system for s in all_scores))
             _check_dialogues(levels, all_scores, rating_recs, dimension)
+            _check_ceiling(ceiling, rating_recs, dimension)
             _check_pair(pair, all_scores)
             rows = correlation_table(
                 all_scores, rating_recs, dimension=dimension, metrics=wanted, levels=levels,
                 methods=methods, n_boot=n_boot, seed=seed, by=by,
             )  # fmt: skip
             comparison = None if table_of is None else paper_comparison(rows, table_of)
-            if ceiling:
-                rows = [*rows, *_ceiling(all_scores, rating_recs, dimension, methods, levels)]
+            rows = [*rows, *(_ceiling(all_scores, rating_recs, dimension, methods, levels) if ceiling else [])]
             paired = _paired(pair, all_scores, rating_recs, dimension, levels[0], methods[0], n_boot, seed)
             wide = pivot(rows)
             notes = _notes(rows, all_scores, rating_recs, dimension, wanted, paired)
@@ -251,6 +251,16 @@ def _check_dialogues(levels: Sequence[str], scores: Sequence[Score], ratings: Se
                          "would be a dialogue of its own, and the figures the turn level's): give each score its "
                          "dialogue_id, or read the ratings with -b or --path, whose responses name theirs",
                          field="--level")  # fmt: skip
+
+
+def _check_ceiling(ceiling: bool, ratings: Sequence[Rating], dimension: str) -> None:
+    """Refuse ``--ceiling`` of a dimension rated per dialogue only, before the bootstrap runs.
+
+    It said 'field "--dimension": no numeric turn ratings', after the table's bootstrap, of a dimension that correlates.
+    """
+    if ceiling and not any(r.level == "turn" for r in ratings if r.dimension == dimension):
+        raise InputError(f'"{dimension}" is rated per dialogue, and the ceiling compares each annotator\'s ratings '
+                         "with the others' item by item (turn level): leave out --ceiling", field="--ceiling")
 
 
 def _ratings_of(
