@@ -96,3 +96,14 @@ def test_the_ceiling_at_another_level_says_it_is_turn_level_only():
     assert (turn.level, system.level) == ("turn", "system") and turn.value == pytest.approx(0.8)
     assert system.value is None and system.note == TURN_ONLY == (
         "turn level only: the ceiling compares each annotator's ratings with the others' item by item")
+
+
+def test_the_ceiling_adds_no_turn_row_where_the_turn_level_is_not_asked():
+    """With --level system --ceiling, the table got a turn column: the human row's figure, and n/a with no reason for
+    every metric (they have no turn row)."""
+    from dialeval.meta.ceiling import TURN_ONLY
+
+    ratings = [Rating(item_id=f"i{i}", dimension="q", annotator=w, value=v) for w, vs in
+               {"w1": [1, 2, 3], "w2": [1, 3, 2]}.items() for i, v in enumerate(vs)]  # fmt: skip
+    (system,) = human_ceiling(ratings, dimension="q", methods=["spearman"], levels=["system"])
+    assert (system.level, system.value, system.note) == ("system", None, TURN_ONLY)

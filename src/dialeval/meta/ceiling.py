@@ -77,7 +77,8 @@ def human_ceiling(
 
     An annotator is skipped (and counted in ``n_skipped``) when fewer than two of their
     items have another annotator's rating, or when either side is constant. Each other level of
-    ``levels`` gets an undefined row per method whose note says why (:data:`TURN_ONLY`).
+    ``levels`` gets an undefined row per method whose note says why (:data:`TURN_ONLY`); the turn rows come only
+    where ``levels`` has the turn level (``--level system --ceiling`` got a turn column, every metric's cell n/a).
     """
     typed = check_names(["turn"], methods)
     matrix = _matrix(ratings, dimension)
@@ -117,4 +118,4 @@ def human_ceiling(
         )
     elsewhere = [replace(r, level=level, value=None, n_groups=0, n_skipped=0, note=TURN_ONLY)
                  for level in dict.fromkeys(levels) if level != "turn" for r in rows]  # fmt: skip
-    return [*rows, *elsewhere]
+    return [*(rows if "turn" in levels else []), *elsewhere]
