@@ -640,13 +640,13 @@ def correlate(
     Raises:
         InputError: No row; no human column, level or method; a column, level or method named twice; a
             missing or non-numeric column, or an infinite value in one; a metric column named like a column of
-            the table correlated (``human``, ``n_annotators``, ``context_id``, ``dialogue_id``, ``dialogue_named``,
-            ``system``, or ``tag:...``); two values in the rows of one dialogue of a column rated per dialogue; a row
-            with no ``item_id``, ``context_id`` or ``dialogue_id`` where the frame has that column, one of those ids
-            written two ways (``1`` and ``1.0`` or ``"1"``, as a ``by`` value), or an ``item_id`` given twice; an
-            unknown level or method; the system level or ``by="system"`` with no system column; a negative ``n_boot``
-            or ``seed``, an ``n_boot`` over 100,000 or a ``seed`` over 2**32 - 1, or an argument of another type than
-            the one documented.
+            the table correlated (``human``, ``n_annotators``, ``context_id``, ``dialogue_id``, ``context_named``,
+            ``dialogue_named``, ``system``, or ``tag:...``); two values in the rows of one dialogue of a column rated
+            per dialogue; a row with no ``item_id``, ``context_id`` or ``dialogue_id`` where the frame has that
+            column, one of those ids written two ways (``1`` and ``1.0`` or ``"1"``, as a ``by`` value), or an
+            ``item_id`` given twice; an unknown level or method; the system level or ``by="system"`` with no system
+            column; a negative ``n_boot`` or ``seed``, an ``n_boot`` over 100,000 or a ``seed`` over 2**32 - 1, or an
+            argument of another type than the one documented.
     """
     import pandas as pd
 
