@@ -224,3 +224,14 @@ def test_a_table_of_your_own_in_the_published_format_is_said(tmp_path: Path, sha
     whole = tmp_path / "whole.json"
     whole.write_bytes((shared_data / "usr/pc_usr_data.json").read_bytes())  # the published file renamed: no word
     assert load_benchmark("usr-pc", whole).warnings == []
+
+
+def test_another_benchmarks_published_file_is_refused(tmp_path: Path, shared_data: Path) -> None:
+    """`-b usr-tc --path pc_usr_data.json` read usr-pc's 300 turns as usr-tc's, its ids, tags and results, with a
+    warning of a changed file only; both files have the one USR format. The file's sha256 is usr-pc's catalog hash."""
+    pc = tmp_path / "renamed.json"
+    pc.write_bytes((shared_data / "usr/pc_usr_data.json").read_bytes())
+    with pytest.raises(InputError) as caught:
+        load_benchmark("usr-tc", pc)
+    assert str(caught.value) == f"{pc}: this is usr-pc's published file, not usr-tc's: name the benchmark usr-pc"
+    assert len(load_benchmark("usr-pc", pc).candidates) == 300

@@ -25,7 +25,7 @@ from pathlib import Path
 from dialeval.data import dstc9, engagement, fed_grade, gupta, holistic, lmstyle, usr
 from dialeval.data._common import OtherFormatError, sha256_file
 from dialeval.data.benchmark import Benchmark
-from dialeval.errors import InputError, UnknownNameError
+from dialeval.errors import DialevalError, InputError, UnknownNameError
 from dialeval.paths import shared_data_dir
 from dialeval.registry import Registry
 from dialeval.words import counted
@@ -98,6 +98,9 @@ class CatalogEntry:
             given = Path(path)
             if not given.exists():
                 raise InputError("file not found", path=given)
+            if other := self._published_by_another(given):
+                raise InputError(f"this is {other}'s published file, not {self.name}'s: name the benchmark {other}",
+                                 path=given)  # fmt: skip
             try:
                 bench = self.loader(given)
             except InputError as exc:
@@ -151,6 +154,27 @@ class CatalogEntry:
             return []
         return [f"{given}: {counted(len(bench.candidates), 'item')} where {self.name}'s published file has "
                 f"{self.items}; it is read as that file (ids and tags are {self.name}'s)"]  # fmt: skip
+
+    def _published_by_another(self, given: Path) -> str | None:
+        """Return the benchmark whose published file ``given`` is, byte for byte, where it is not this one's.
+
+        ``-b usr-tc --path pc_usr_data.json`` read usr-pc's 300 turns as usr-tc's (ids, tags and results), with a
+        warning of a changed file only.
+        """
+        mine = {f.sha256 for f in self.files if f.path == self.target}
+        if not given.is_file() or None in mine or not mine:
+            return None
+        digest = sha256_file(given)
+        if digest in mine:
+            return None
+        for name in DATASETS.names():
+            try:
+                entry = DATASETS.get(name)
+            except DialevalError:  # a plugin that cannot load: its own error, where it is named
+                continue
+            if entry.name != self.name and any(f.path == entry.target and f.sha256 == digest for f in entry.files):
+                return entry.name
+        return None
 
     def _hash_warnings(self, given: Path) -> list[str]:
         """Return a warning for each file read beside ``given`` whose sha256 is not the catalog's.
