@@ -704,6 +704,15 @@ def test_load_benchmark_takes_the_published_file(
     """As `-b usr-tc --path FILE`; the error for data that is not here named --path, which the API did not take."""
     from_file = dialeval.load_benchmark("usr-tc", shared_data / "usr" / "usr_topical_chat.json")
     pd.testing.assert_frame_equal(from_file, dialeval.load_benchmark("usr-tc"))
+    two = tmp_path / "t.json"  # two of usr-pc's 60 contexts of 5 rated turns: the CLI warns, the API said nothing
+    two.write_text(json.dumps(json.loads((shared_data / "usr" / "pc_usr_data.json").read_text())[:2]))
+    with pytest.warns(UserWarning) as said:
+        assert len(dialeval.load_benchmark("usr-pc", two)) == 10
+    assert [str(w.message) for w in said] == [
+        f"{two}: sha256 differs from the catalog's (a different release?)",
+        f"{two}: 10 items where usr-pc's published file has 300; it is read as that file (ids and tags are usr-pc's)",
+    ]
+    assert {w.filename for w in said} == {__file__}
     monkeypatch.setenv("DIALEVAL_DATA", str(tmp_path))  # an empty shared data folder: FED is not here
     with pytest.raises(InputError) as caught:
         dialeval.load_benchmark("fed-turn")

@@ -1015,6 +1015,10 @@ def load_benchmark(name: str, path: str | Path | None = None) -> pd.DataFrame:
         who gave a number (NaN where none did). A dimension rated per dialogue holds the
         dialogue's mean on each of its rows and is listed in ``attrs["dialogue_ratings"]``.
 
+    Warns:
+        UserWarning: ``path``'s sha256 is not the catalog's, or its number of rated turns not the published file's,
+            as ``-b NAME --path PATH`` says.
+
     Raises:
         InputError: An unknown benchmark, an empty ``path``, or a missing or malformed data file.
     """
@@ -1026,6 +1030,8 @@ def load_benchmark(name: str, path: str | Path | None = None) -> pd.DataFrame:
         bench = load(name, None if path is None else _user_path(path, "path"), path_option="path=")
     except UnknownNameError as exc:  # it named no argument, where score's metrics= is named
         raise exc.given_by("name") from None
+    for warning in bench.warnings:  # a changed file, or another count of items than the published file's
+        warnings.warn(warning, stacklevel=3)  # at the caller (the arguments_named wrapper is one frame)
     return benchmark_frame(bench)
 
 
