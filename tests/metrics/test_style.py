@@ -294,3 +294,25 @@ def test_a_classifier_that_is_not_one_is_named_as_its_parameter(tmp_path, target
     assert score(folder, "--no-cache") == (f'error: field "--param": style.{key}: cannot find a "{want}" label among '
                                            f"['a', 'b'] of {folder}")  # fmt: skip
     assert not (tmp_path / "s.jsonl").exists()
+
+
+@pytest.mark.parametrize(("target", "key", "value", "kind", "own"),
+                         [("formal", "formality_model", "vader", "sentiment", "heylighen-dewaele"),
+                          ("negative", "sentiment_model", "heylighen-dewaele", "formality", "vader")])  # fmt: skip
+def test_the_built_in_detector_of_the_other_kind_is_one_error_naming_the_parameter(tmp_path, target, key, value,
+                                                                                    kind, own):
+    """``-p style.formality_model=vader`` was read as a classifier folder named "vader": 'style.formality_model:
+    "vader" is not a transformers model folder (no config.json)', while its signature named the default detector."""
+    from tests.commands.cli_runner import invoke, refused
+
+    data = tmp_path / "t.csv"
+    data.write_text("context,response\nHi there.,Hello!\n", encoding="utf-8")
+    args = ["score", "--path", data, "--response-col", "response", "--context-col", "context", "-m", "style", "-p",
+            f"style.target={target}", "-p", f"style.{key}={value}", "-o", tmp_path / "s.jsonl"]  # fmt: skip
+    said = f'field "--param": style.{key}: "{value}" is the built-in {kind} detector, not a {key[:-6]} one: give ' \
+           f'"{own}" or a local {key[:-6]} classifier folder'  # fmt: skip
+    refused(invoke(*args, "--no-cache"), said)
+    refused(invoke(*args, "--cache", tmp_path / "c.sqlite"), said)
+    assert not (tmp_path / "s.jsonl").exists()
+    with pytest.raises(InputError, match=f'field "{key}": "{value}" is the built-in {kind} detector'):
+        StyleMetric(**{key: value})

@@ -57,6 +57,8 @@ TARGETS = ("positive", "negative", "formal", "informal")
 TAG_PREFIX = "tag:"
 _PLUS = ("NOUN", "PROPN", "ADJ", "ADP", "DET:art")
 _MINUS = ("PRON", "VERB", "AUX", "ADV", "INTJ")
+#: Each detector parameter's built-in detector, and the kind of style it detects.
+BUILT_IN = {"sentiment_model": ("vader", "sentiment"), "formality_model": ("heylighen-dewaele", "formality")}
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,11 @@ class StyleMetric(Metric):
             raise InputError(
                 f'unknown style "{self.config.target}"; choose one of {choices} or {TAG_PREFIX}NAME', field="target"
             )
+        for key, (own, kind) in BUILT_IN.items():
+            for other, (name, other_kind) in BUILT_IN.items():
+                if other != key and getattr(self.config, key) == name:  # it was read as a folder so named
+                    raise InputError(f'"{name}" is the built-in {other_kind} detector, not a {kind} one: give '
+                                     f'"{own}" or a local {kind} classifier folder', field=key)  # fmt: skip
 
     @classmethod
     def idle_params(cls, params: Mapping[str, Any]) -> dict[str, str]:
@@ -237,7 +244,7 @@ class StyleMetric(Metric):
     def _classifier(self) -> str:
         """The local classifier folder that detects the requested style, or ``""`` (VADER, the F-score)."""
         model = str(getattr(self.config, self._detector))
-        return "" if model in ("vader", "heylighen-dewaele") else model
+        return "" if model == BUILT_IN[self._detector][0] else model
 
     def signature_extra(self) -> Mapping[str, Any]:
         """Return the detector's version or hash (and its POS model's for formality), and the calibration hash."""
