@@ -226,3 +226,27 @@ def test_a_folder_that_holds_no_model_is_one_error_naming_the_parameter(tmp_path
         refused(res, f'field "--param": bertscore.model: "{folder}" cannot be loaded as a BERTScore encoder (a '
                      "transformers folder): ValueError: ")  # fmt: skip
         assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_folder_that_holds_no_model_is_said_before_it_has_no_baseline(tmp_path) -> None:
+    """``-p bertscore.model=FOLDER`` with rescale on (the default), of a folder without a model, said 'no bundled
+    BERTScore baseline for FOLDER; use rescale=false', and only that fix led to the folder's real error. A model
+    that loads still has no baseline to rescale with."""
+    from tests.commands.cli_runner import invoke, refused
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "bert"}', encoding="utf-8")  # and no weights
+    data = tmp_path / "t.csv"
+    data.write_text("context,response,ref\nHi there.,Hello!,Hi!\n", encoding="utf-8")
+    args = ["score", "--path", data, "--response-col", "response", "--context-col", "context", "--reference-col",
+            "ref", "-m", "bertscore", "-p", f"bertscore.model={folder}", "-o", tmp_path / "s.jsonl"]  # fmt: skip
+    said = f'field "--param": bertscore.model: "{folder}" cannot be loaded as a BERTScore encoder (a transformers ' \
+           "folder): OSError: "  # fmt: skip
+    refused(invoke(*args, "--no-cache"), said)
+    refused(invoke(*args, "--cache", tmp_path / "c.sqlite"), said)
+    copy = tmp_path / "copy"
+    copy.symlink_to(resolve_encoder_dir("all-minilm-l6-v2"), target_is_directory=True)
+    refused(invoke(*args[:-3], f"bertscore.model={copy}", "--no-cache", *args[-2:]),
+            f'field "--param": bertscore.rescale: no bundled BERTScore baseline for "{copy}"; use rescale=false')
+    assert not (tmp_path / "s.jsonl").exists()

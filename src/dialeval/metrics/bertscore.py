@@ -62,10 +62,16 @@ class BertScoreConfig:
     device: str = "auto"
 
 
-def baseline_file(model: str) -> Path:
-    """Return the bundled baseline CSV of a packaged encoder."""
+def baseline_file(model: str, num_layers: int = 0, device: str = "cpu") -> Path:
+    """Return the bundled baseline CSV of a packaged encoder.
+
+    Raises:
+        InputError: ``model`` has none. A folder that does not load (no model in it) is said first, the user's
+            real mistake: that it had no baseline was said before it, and its fix (rescale=false) led to this one.
+    """
     path = BUNDLED / f"bertscore_baseline_{model}.csv"
     if not path.exists():
+        _scorer(model, num_layers, False, device)
         raise InputError(f'no bundled BERTScore baseline for "{model}"; use rescale=false', field="rescale")
     return path
 
@@ -82,7 +88,8 @@ def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers:
         # bert-score wraps the baseline that pandas read (read-only under copy-on-write) in a tensor
         # it only reads; torch warns that the array is not writable
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        folder, baseline = resolve_encoder_dir(model), str(baseline_file(model)) if rescale else None
+        folder = resolve_encoder_dir(model)
+        baseline = str(baseline_file(model, num_layers, device)) if rescale else None
         with loading(model, "a BERTScore encoder (a transformers folder)"):  # an empty one was a tokenizer error
             scorer = BERTScorer(model_type=str(folder), num_layers=num_layers, lang="en", rescale_with_baseline=rescale,
                                 baseline_path=baseline, device=device, all_layers=all_layers)  # fmt: skip
@@ -167,7 +174,8 @@ class BertScoreMetric(Metric):
 
         extra = {"model_sha": fingerprint(resolve_encoder_dir(self.config.model))}
         if self.config.rescale:
-            extra["baseline_sha"] = file_sha256(baseline_file(self.config.model))[:12]
+            cfg = self.config
+            extra["baseline_sha"] = file_sha256(baseline_file(cfg.model, cfg.num_layers, cfg.device))[:12]
         extra["bert_score"] = bert_score.__version__
         return extra
 
