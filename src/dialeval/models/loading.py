@@ -421,7 +421,7 @@ def check_vocabulary(path: Path, name: str, field: str = "model") -> None:
                          "save the model's tokenizer into it (tokenizer.save_pretrained)", field=field)
 
 
-def _classifier_dir(folder: str, field: str = "model") -> Path:
+def model_folder(folder: str, field: str = "model") -> Path:
     """Return ``folder`` as a path, with hub requests forbidden; raise unless it holds a transformers model.
 
     ``field``: the parameter that named the folder (``style.sentiment_model`` said ``field "model"``).
@@ -443,7 +443,7 @@ def load_classifier(folder: str, device: str = "cpu", field: str = "model") -> t
     """
     require("torch")
     check_device(device)
-    path = _classifier_dir(folder, field)
+    path = model_folder(folder, field)
     from transformers import AutoModelForSequenceClassification
 
     with loading(folder, "a sequence classifier", field):
@@ -459,7 +459,7 @@ def load_classifier_tokenizer(folder: str, field: str = "model") -> Any:
     run, its scores all from the score cache too) without loading the model (a RoBERTa-large MNLI is ~1.4 GB).
     ``field``: the parameter that named the folder.
     """
-    path = _classifier_dir(folder, field)
+    path = model_folder(folder, field)
     check_vocabulary(path, folder, field)
     from transformers import AutoTokenizer
 
