@@ -78,8 +78,14 @@ def baseline_file(model: str, num_layers: int = 0, device: str = "cpu") -> Path:
 
 @functools.lru_cache(maxsize=4)
 def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers: bool = False) -> Any:
-    from dialeval.models import loading as models
-    from dialeval.models.loading import check_vocabulary, loading, require, resolve_encoder_dir, set_offline
+    from dialeval.models.loading import (
+        check_vocabulary,
+        loading,
+        model_folder,
+        require,
+        resolve_encoder_dir,
+        set_offline,
+    )
 
     require("bert_score", "bert-score")
     set_offline()
@@ -91,7 +97,7 @@ def _scorer(model: str, num_layers: int, rescale: bool, device: str, all_layers:
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
         folder = resolve_encoder_dir(model)
         if model not in _LAYERS:  # an empty folder was bert-score's tokenizer error, its first line saying nothing
-            models.model_folder(model)
+            model_folder(model)
         baseline = str(baseline_file(model, num_layers, device)) if rescale else None
         with loading(model, "a BERTScore encoder (a transformers folder)"):  # an empty one was a tokenizer error
             scorer = BERTScorer(model_type=str(folder), num_layers=num_layers, lang="en", rescale_with_baseline=rescale,
