@@ -322,3 +322,17 @@ def test_an_encoder_with_more_positions_reads_them_all(tmp_path, model_type, pos
               "num_hidden_layers": 2}  # fmt: skip
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     assert loading.encoder_shape(str(tmp_path)) == (2, reads)
+
+
+def test_a_classifier_folder_with_cut_off_weights_is_one_error_naming_it(tmp_path):
+    """A model.safetensors that is not one (cut off, or another file renamed) raised safetensors' SafetensorError,
+    which `loading` did not catch: the run said 'metric "style" failed on candidate ...' as if one item were at
+    fault. It is now the folder's one loading error."""
+    pytest.importorskip("transformers")
+    from tests.models import tiny_classifier as tiny
+
+    folder = tiny.build(tmp_path / "clf", ["NEGATIVE", "POSITIVE"])
+    (folder / "model.safetensors").write_bytes(b"garbage" * 3)  # a header length past the file's end
+    with pytest.raises(InputError, match=r'field "model": ".*clf" cannot be loaded as a sequence classifier: '
+                                         r"SafetensorError: Error while deserializing header"):
+        loading.load_classifier(str(folder))

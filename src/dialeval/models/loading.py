@@ -354,10 +354,22 @@ def loading(source: Path | str, kind: str, field: str = "model") -> Iterator[Non
         yield
     except DialevalError:
         raise
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+    except Exception as exc:
+        if not isinstance(exc, _load_errors()):
+            raise
         lines = str(exc).strip().splitlines()
         said = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
         raise InputError(f'"{source}" cannot be loaded as {kind}: {said}', field=field) from None
+
+
+def _load_errors() -> tuple[type[Exception], ...]:
+    """Return the exceptions a model that fails to load raises: the builtins', and safetensors' for a cut-off file."""
+    errors: tuple[type[Exception], ...] = (OSError, ValueError, KeyError, TypeError, RuntimeError)
+    try:
+        from safetensors import SafetensorError
+    except ImportError:  # no transformers install, no safetensors: its error cannot be raised
+        return errors
+    return (*errors, SafetensorError)
 
 
 @functools.lru_cache(maxsize=4)
