@@ -82,7 +82,7 @@ def test_a_gold_rating_the_protocol_cannot_hold_names_its_file_and_line(
     """A qualification or attention rating with a dimension or a value the protocol lacks said only
     "attention rating has unknown dimension 'X'", with neither the file, nor the line, nor what the protocol has."""
     ok = Rating(item_id="d2:m1", dimension="Appropriateness", annotator="ref1", value="positive")
-    write_jsonl(tmp_path / "gold.jsonl", [ok, ok.model_copy(update=change)])
+    write_jsonl(tmp_path / "gold.jsonl", [ok, ok.model_copy(update={"item_id": "d2:m2", **change})])  # not a twin
     res = create(tmp_path / "study", inputs, "--attention", str(inputs["qual"]), "--attention-ratings",
                  str(tmp_path / "gold.jsonl"), "--attention-per-batch", "1")  # fmt: skip
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
@@ -93,7 +93,8 @@ def test_a_gold_rating_the_protocol_cannot_hold_names_its_file_and_line(
 @pytest.mark.parametrize("what", ["qualification", "attention"])
 def test_a_gold_rating_given_twice_names_both_lines(tmp_path: Path, inputs: dict[str, Path], what: str) -> None:
     """One reference rating an item on one dimension twice (a pasted line, a changed mind) was SQLAlchemy's
-    IntegrityError traceback from the gold table's primary key, after every file had been read."""
+    IntegrityError traceback from the gold table's primary key, after every file had been read. Its field is the one
+    read_ratings names for the same mistake ("annotator"; it was "dimension")."""
     ok = Rating(item_id="d2:m1", dimension="Appropriateness", annotator="ref1", value="positive")
     other = ok.model_copy(update={"item_id": "d2:m2"})
     write_jsonl(tmp_path / "gold.jsonl", [ok, other, ok.model_copy(update={"value": "negative"})])
@@ -101,14 +102,26 @@ def test_a_gold_rating_given_twice_names_both_lines(tmp_path: Path, inputs: dict
     res = create(tmp_path / "study", inputs, f"--{what}", str(inputs["qual"]), f"--{what}-ratings",
                  str(tmp_path / "gold.jsonl"), *extra)  # fmt: skip
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
-    assert res.stderr.strip() == (f'error: {tmp_path / "gold.jsonl"}:3: field "dimension": annotator "ref1" rates '
+    assert res.stderr.strip() == (f'error: {tmp_path / "gold.jsonl"}:3: field "annotator": annotator "ref1" rates '
                                   'item "d2:m1" on "Appropriateness" twice (first on line 1)')  # fmt: skip
+    assert not (tmp_path / "study").exists()
+
+
+def test_a_gold_rating_at_the_dialogue_level_is_refused(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """A batch's items are candidates (turn level). read_ratings, which now reads the file, keys a rating by its level
+    too: one item rated at both levels would pass as two ratings, two gold rows of one primary key (a traceback)."""
+    ok = Rating(item_id="d2:m1", dimension="Appropriateness", annotator="ref1", value="positive")
+    write_jsonl(tmp_path / "gold.jsonl", [ok, ok.model_copy(update={"level": "dialogue"})])
+    res = create(tmp_path / "study", inputs, "--qualification", str(inputs["qual"]), "--qualification-ratings",
+                 str(tmp_path / "gold.jsonl"), "--threshold", "0.21")  # fmt: skip
+    assert _one_error(res) == (f'error: {tmp_path / "gold.jsonl"}:2: field "level": a qualification batch rates its '
+                               'candidates: level "turn" (or none), not "dialogue"')  # fmt: skip
     assert not (tmp_path / "study").exists()
 
 
 @pytest.mark.parametrize(("annotators", "said"), [
     (("", "ref2"), 'gold.jsonl:1: field "annotator": empty annotator: each rating names who gave it'),
-    (("ref1", "ref1 "), 'gold.jsonl:2: field "dimension": annotator "ref1" rates item "d2:m1" on "Appropriateness" '
+    (("ref1", "ref1 "), 'gold.jsonl:2: field "annotator": annotator "ref1" rates item "d2:m1" on "Appropriateness" '
                         "twice (first on line 1)"),
 ])  # fmt: skip
 def test_a_gold_rating_s_annotator_is_read_as_a_ratings_file_reads_it(

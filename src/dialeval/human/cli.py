@@ -59,13 +59,12 @@ def _gold(
 ) -> tuple[list[Candidate], list[Rating]] | None:
     """Read a qualification or attention batch: candidates checked as ``score`` checks them, and their ratings.
 
-    Each rating is checked against ``protocol`` and the batch's candidates here, where its file and line are known;
-    its annotator and dimension are read as a ratings file's are (:func:`~dialeval.data.generic.named_rating`).
+    The file is read as :func:`~dialeval.data.generic.read_ratings` reads it (an annotator rating one item on one
+    dimension twice, a blank name, a value outside its scale: the same errors); each rating is then checked against
+    ``protocol`` and the batch's candidates here, where its file and line are known.
     """
-    from dialeval.data.generic import named_rating, read_candidates
+    from dialeval.data.generic import _rating_lines, read_candidates
     from dialeval.human.design import gold_answer
-    from dialeval.jsonl import iter_records
-    from dialeval.schema import Rating
 
     if candidates is None and ratings is None:
         return None
@@ -74,20 +73,15 @@ def _gold(
     batch = read_candidates(candidates, dialogues, "the study's dialogues")
     ids = {c.id for c in batch}
     read = []
-    first: dict[tuple[str, str, str], int] = {}  # (annotator, item, dimension) -> its line; a twin was a traceback
-    for line, record in iter_records(ratings, Rating):
-        rating = named_rating(record, ratings, line)
+    for line, rating in _rating_lines(ratings):
         try:
             if rating.item_id not in ids:
                 raise InputError(f'no candidate of --{what} ({candidates}) has the id "{rating.item_id}"',
                                  field="item_id")  # fmt: skip
+            if rating.level != "turn":  # one item rated at both levels was two gold rows of one key, a traceback
+                raise InputError(f'a {what} batch rates its candidates: level "turn" (or none), not "{rating.level}"',
+                                 field="level")  # fmt: skip
             gold_answer(protocol, rating, what)
-            key = (rating.annotator, rating.item_id, rating.dimension)
-            if key in first:
-                raise InputError(f'annotator "{rating.annotator}" rates item "{rating.item_id}" on '
-                                 f'"{rating.dimension}" twice (first on line {first[key]})',
-                                 field="dimension")  # fmt: skip
-            first[key] = line
         except InputError as exc:  # it named neither the file nor the line
             raise InputError(exc.message, path=ratings, line=line, field=exc.field) from None
         read.append(rating)
