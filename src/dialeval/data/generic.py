@@ -1345,7 +1345,7 @@ def read_records(
     """
     dials = {k: d for k, (_, d) in read_unique(dialogues, Dialogue).items()}
     cands = read_candidates(candidates, dials, str(dialogues))
-    rated = _rating_lines(ratings) if ratings is not None else []
+    rated = rating_lines(ratings) if ratings is not None else []
     known = {"turn": ({c.id for c in cands}, "candidate", candidates), "dialogue": (set(dials), "dialogue", dialogues)}
     for line, rating in rated:  # `data show` counted it, every join of ratings to scores dropped it, unsaid
         ids, kind, where = known[rating.level]
@@ -1380,10 +1380,10 @@ def read_ratings(path: str | Path) -> list[Rating]:
         ...
         dialeval.errors.InputError: ...r.jsonl:2: field "annotator": annotator "a" rates item "i" on "q" twice ...
     """
-    return [rating for _, rating in _rating_lines(path)]
+    return [rating for _, rating in rating_lines(path)]
 
 
-def _rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
+def rating_lines(path: str | Path) -> list[tuple[int, Rating]]:
     """Read rating records with their lines, as :func:`read_ratings` reads them."""
     seen: dict[tuple[str, str, str, str], int] = {}
     scales: dict[tuple[str, str], tuple[str, int]] = {}

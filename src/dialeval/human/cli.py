@@ -63,7 +63,7 @@ def _gold(
     dimension twice, a blank name, a value outside its scale: the same errors); each rating is then checked against
     ``protocol`` and the batch's candidates here, where its file and line are known.
     """
-    from dialeval.data.generic import _rating_lines, read_candidates
+    from dialeval.data.generic import rating_lines, read_candidates
     from dialeval.human.design import gold_answer
 
     if candidates is None and ratings is None:
@@ -73,7 +73,7 @@ def _gold(
     batch = read_candidates(candidates, dialogues, "the study's dialogues")
     ids = {c.id for c in batch}
     read = []
-    for line, rating in _rating_lines(ratings):
+    for line, rating in rating_lines(ratings):
         try:
             if rating.item_id not in ids:
                 raise InputError(f'no candidate of --{what} ({candidates}) has the id "{rating.item_id}"',
