@@ -176,3 +176,18 @@ def test_staged_folder_keeps_every_old_file_of_the_tree_on_an_interrupt(tmp_path
     found = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
     assert found == ["heads", "heads/sensible.json", "quality", "quality/card.json"]
     assert (tmp_path / "heads" / "sensible.json").read_text() == "new"
+
+
+def test_a_name_near_the_file_systems_limit_is_written(tmp_path: Path) -> None:
+    """A name of 251 bytes is a valid file name (255 at most), but the temporary file beside it was named
+    ".NAME.XXXXXXXX.tmp", 265 bytes: score -o NAME.jsonl scored everything, then failed "File name too long"."""
+    for name in ("b" * 245 + ".jsonl", "é" * 122 + ".jsonl"):  # 251 and 250 bytes (é is 2 bytes in UTF-8)
+        out = tmp_path / name
+        with atomic_write(out) as handle:
+            handle.write("x\n")
+        assert out.read_text() == "x\n"
+        folder = tmp_path / "run"
+        with all_or_nothing(folder), atomic_write(folder / name) as handle:
+            handle.write("y\n")
+        assert (folder / name).read_text() == "y\n" and _leftovers(folder) == []
+    assert _leftovers(tmp_path) == []

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any, Literal, overload
 
-from dialeval.errors import DialevalError
+from dialeval.errors import NAME_MAX, DialevalError
 
 #: The open :func:`all_or_nothing` block: its folder and the (temporary file, target) renames it holds back.
 _STAGED: ContextVar[tuple[Path, list[tuple[str, Path]]] | None] = ContextVar("dialeval_staged", default=None)
@@ -136,6 +136,22 @@ def _make_parent(target: Path) -> list[Path]:
     return created
 
 
+def _temp_prefix(name: str) -> str:
+    """Return the prefix of the temporary file written beside ``name``: ``.NAME.``, cut so the file's name fits.
+
+    mkstemp adds 8 characters and ".tmp": beside a name of 242 to 255 bytes (a valid one) the temporary
+    file's was too long, and the write failed after all the work.
+
+    Example:
+        >>> _temp_prefix("scores.jsonl"), len(os.fsencode(_temp_prefix("é" * 200)))
+        ('.scores.jsonl.', 242)
+    """
+    room = NAME_MAX - len("..") - 8 - len(".tmp")
+    while len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return f".{name}."
+
+
 @overload
 def atomic_write(
     path: str | Path, mode: Literal["w"] = "w", encoding: str | None = "utf-8", *, private: bool = False
@@ -185,7 +201,7 @@ def atomic_write(
     target = Path(os.path.realpath(given)) if given.is_symlink() else given
     created = _make_parent(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target.name), suffix=".tmp", dir=target.parent)
     except OSError as exc:
         remove_dirs(created)
         raise WriteError.of(given, exc) from None
