@@ -334,3 +334,21 @@ def test_an_output_named_by_a_suffix_alone_is_refused(command: str, name: str, r
     refused(invoke(command, "--path", rows, *RATED, "-m", "length", "-o", out),
             f'{out}: field "--output": is a suffix with no name before it ("{name}" would be hidden)')  # fmt: skip
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("command", "below"), [("score", "s.jsonl"), ("benchmark", ""), ("benchmark", "run"),
+                                                ("data import", "recs")])  # fmt: skip
+def test_an_output_below_a_dangling_link_is_refused_before_the_run(
+    command: str, below: str, rows: Path, tmp_path: Path
+) -> None:
+    """A folder named by a symbolic link to nothing (a moved runs/ disk): the checks passed it, every command did
+    all its work, then failed "cannot be written: File exists" naming no option (data import: "[Errno 17]")."""
+    link = tmp_path / "runs"
+    link.symlink_to(tmp_path / "gone")
+    out = link / below if below else link
+    run = ["-m", "length", "--no-cache"] if command != "data import" else []
+    res = invoke(*command.split(), "--path", rows, *RATED, *run, "-o", out)
+    line = refused(res, f'{out}: field "--output": cannot be created: {link} is a symbolic link to '
+                   f"{tmp_path / 'gone'}, which does not exist")  # fmt: skip
+    assert "scored" not in res.output and "length" not in res.output.replace(line, "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv", "runs"]

@@ -516,7 +516,8 @@ def check_output(
 
     Every command that writes calls it first: ``-`` (standard output is not written to), a file
     path that is an existing folder or a device, pipe or socket (``/dev/stdout``), a folder path
-    that is an existing file, a path below a file, or one in a folder this user cannot write to.
+    that is an existing file, a path below a file or below a symbolic link to nothing, or one in a folder this
+    user cannot write to.
     The files it would replace (the path itself, or ``files`` in the folder) are refused when one
     of them is one of the command's ``inputs`` (through a symbolic or hard link too), is read-only,
     or is a folder.
@@ -554,7 +555,10 @@ def check_output(
         raise InputError(f'names a file ("{path.name}"), and this option takes a folder{inside}; give a folder name',
                          path=path, field=option)  # fmt: skip
     start = path.absolute() if kind == "folder" else path.absolute().parent
-    above = next(p for p in (start, *start.parents) if p.exists())
+    above = next(p for p in (start, *start.parents) if p.exists() or p.is_symlink())
+    if not above.exists():  # the folders are not made through it: the run failed after its work, "File exists"
+        raise InputError(f"cannot be created: {above} is a symbolic link to {os.readlink(above)}, which does not "
+                         "exist", path=path, field=option)  # fmt: skip
     if not above.is_dir():
         raise InputError(f"cannot be created: {above} is a file, not a folder", path=path, field=option)
     targets = [path] if kind == "file" else [path / name for name in files]
