@@ -352,3 +352,14 @@ def test_an_output_below_a_dangling_link_is_refused_before_the_run(
                    f"{tmp_path / 'gone'}, which does not exist")  # fmt: skip
     assert "scored" not in res.output and "length" not in res.output.replace(line, "")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv", "runs"]
+
+
+def test_a_table_output_whose_summary_name_is_too_long_is_refused_naming_the_option(
+    rows: Path, tmp_path: Path
+) -> None:
+    """-o NAME.csv of 251 bytes (a valid name): NAME.csv.summary.json beside it is 264, and the error was the
+    top-level "too long a name for the file system", naming no option."""
+    out = tmp_path / ("b" * 247 + ".csv")
+    refused(score(rows, out), 'field "--output": names a file of 264 bytes (...bbbbbbb.csv.summary.json); file '
+            "systems take 255 at most: give a shorter name")  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv"]

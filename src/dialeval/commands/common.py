@@ -21,7 +21,7 @@ from rich.console import Console
 from dialeval.atomic import atomic_write, special_kind
 from dialeval.commands.argv import given_as_folder
 from dialeval.data.benchmark import Benchmark
-from dialeval.errors import DialevalError, InputError, UnknownNameError, ensure_unique
+from dialeval.errors import NAME_MAX, DialevalError, InputError, UnknownNameError, ensure_unique
 from dialeval.jsonl import NOT_JSONL, check_file
 from dialeval.schema import Rating, Score
 from dialeval.words import split_names
@@ -541,6 +541,9 @@ def check_output(
     if path.name.lower() in FILE_SUFFIXES | {".jsonl.gz", ".csv.gz", ".tsv.gz"}:  # -o "$NAME.csv", NAME unset
         raise InputError(f'is a suffix with no name before it ("{path.name}" would be hidden); give the whole '
                          "name", path=path, field=option)  # fmt: skip
+    if (size := len(os.fsencode(path.name))) > NAME_MAX:  # score's NAME.summary.json beside a NAME.csv that fits
+        raise InputError(f"names a file of {size:,} bytes (...{path.name[-24:]}); file systems take {NAME_MAX} at "
+                         "most: give a shorter name", field=option)  # fmt: skip
     # where the write lands: new/../x.csv "did not exist" (new/ did not), so x.csv, an input, was replaced unchecked
     lands = reached(path)
     if kind == "file" and lands.is_dir():
