@@ -259,12 +259,14 @@ def test_another_programs_scores_table_is_refused_and_not_changed(tmp_path):
     assert other.read_bytes() == before
 
 
-@pytest.mark.parametrize("stored", ["not json", "null", "[1, 2]", '{"x": "high"}', '{"x": true}', '{"x": [1]}'])
+@pytest.mark.parametrize("stored", ["not json", "null", "[1, 2]", '{"x": "high"}', '{"x": true}', '{"x": [1]}',
+                                    '{"x": NaN}', '{"x": Infinity}', '{"x": -Infinity}', '{"x": 1e999}'])
 def test_a_row_whose_outputs_are_unreadable_is_computed_again(tmp_path, stored):
-    """A row that does not hold a JSON object of numbers or nulls (written by hand, by another tool, or damaged)
-    ended the run in a traceback: json's JSONDecodeError, "TypeError: 'NoneType' object is not iterable" for null,
-    or pydantic's float_parsing error for a text. It is now left out of the answer, so the item is computed again
-    and its new values replace the row."""
+    """A row that does not hold a JSON object of finite numbers or nulls (written by hand, by another tool, or
+    damaged) ended the run in a traceback: json's JSONDecodeError, "TypeError: 'NoneType' object is not iterable"
+    for null, or pydantic's float_parsing error for a text; NaN or an infinity (which Python's json reads, and
+    which the engine never caches) was pydantic's "NaN is not a score" traceback. It is now left out of the
+    answer, so the item is computed again and its new values replace the row."""
     path = tmp_path / "c.sqlite"
     cache = ScoreCache(path)
     good, bad = input_key(MetricInput(response="a")), input_key(MetricInput(response="b"))

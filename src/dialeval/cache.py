@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping
@@ -158,11 +159,11 @@ def _why_not(exc: sqlite3.Error) -> str:
 
 
 def _values(text: object) -> CachedValues | None:
-    """Return a row's outputs, or None when they are not a JSON object of numbers and nulls.
+    """Return a row's outputs, or None when they are not a JSON object of finite numbers and nulls.
 
     Example:
-        >>> _values('{"len": 2.0, "f1": null}'), _values('{"len": "2"}'), _values("{")
-        ({'len': 2.0, 'f1': None}, None, None)
+        >>> _values('{"len": 2.0, "f1": null}'), _values('{"len": "2"}'), _values("{"), _values('{"len": NaN}')
+        ({'len': 2.0, 'f1': None}, None, None, None)
     """
     try:
         values = json.loads(text) if isinstance(text, str | bytes) else None
@@ -170,7 +171,10 @@ def _values(text: object) -> CachedValues | None:
         return None
     if not isinstance(values, dict):
         return None
-    numbers = all(v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in values.values())
+    numbers = all(
+        v is None or (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v))
+        for v in values.values()
+    )
     return values if numbers else None
 
 
@@ -224,8 +228,8 @@ class ScoreCache:
     def get_many(self, signature: str, keys: Iterable[str]) -> dict[str, CachedValues]:
         """Return the cached outputs of the keys that are present.
 
-        A row that does not hold a JSON object of numbers and nulls (damaged, or written by another tool) is
-        left out: its item is computed again and :meth:`put_many` replaces the row.
+        A row that does not hold a JSON object of finite numbers and nulls (damaged, or written by another tool)
+        is left out: its item is computed again and :meth:`put_many` replaces the row.
 
         Raises:
             InputError: Of the cache's field, naming the path: SQLite cannot read it (a page damaged past the
