@@ -40,3 +40,25 @@ def test_judge_run_with_a_damaged_request_cache_says_so_in_one_line(tmp_path: Pa
         "asked again)"
     ], res.output
     assert "Traceback" not in res.output and not out.exists()
+
+
+@pytest.mark.parametrize("stored", ["not json", "null", "[1]", '{"tokens": []}', '{"text": null}', '{"text": 5}',
+                                    '{"text": "a", "prompt_tokens": "x"}', '{"text": "a", "tokens": 5}'])
+def test_a_row_whose_answer_is_unreadable_is_asked_again(tmp_path: Path, stored: str) -> None:
+    """An answer row that is not a cached completion (edited by hand, written by another tool, or damaged) ended
+    the judge run in a traceback at the lookup: json's JSONDecodeError, a TypeError for null or a list, a KeyError
+    for a missing "text", a ValueError for a count that is no number; a "text" of null was served as the answer
+    "None". It is now a miss: the request is sent again
+    and its answer replaces the row, as the score cache does with a row it cannot read."""
+    from dialeval.backends.base import ChatRequest, Completion
+
+    cache = RequestCache(tmp_path / "req.sqlite")
+    request = ChatRequest(messages=(("user", "hi"),), seed=3)
+    cache.put("sig", request, Completion(text="hello"))
+    cache._db.execute("UPDATE completions SET answer = ?", (stored,))
+    cache._db.commit()
+    assert cache.get("sig", request) is None
+    cache.put("sig", request, Completion(text="again"))
+    got = cache.get("sig", request)
+    assert got is not None and got.text == "again"
+    cache.close()

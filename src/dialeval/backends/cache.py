@@ -39,6 +39,22 @@ def _unusable(exc: sqlite3.Error) -> str:
     return f"is not a request cache (SQLite: {exc}); delete it (its answers are asked again)"
 
 
+def _answer(text: object) -> Completion | None:
+    """Return the completion a row's answer holds, or None when it holds none (damaged, or another tool's).
+
+    Example:
+        >>> _answer('{"text": "hi"}').text, _answer('{"text": null}'), _answer("{")
+        ('hi', None, None)
+    """
+    try:
+        data = json.loads(text) if isinstance(text, str | bytes) else None
+        if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+            return None
+        return Completion.from_json(data)
+    except (ValueError, TypeError):
+        return None
+
+
 def request_key(backend_signature: str, request: ChatRequest) -> str:
     """Return the cache key of a request sent to a backend."""
     blob = json.dumps([backend_signature, request.key_fields()], sort_keys=True, ensure_ascii=False)
@@ -74,7 +90,7 @@ class RequestCache:
             raise InputError(_unusable(exc), path=self.path) from None
 
     def get(self, backend_signature: str, request: ChatRequest) -> Completion | None:
-        """Return the cached answer or None.
+        """Return the cached answer, or None: none cached, or a row that holds no answer (asked again, replaced).
 
         Raises:
             InputError: Naming the path: SQLite cannot read it (a page damaged past the header).
@@ -86,7 +102,7 @@ class RequestCache:
                 ).fetchone()
         except sqlite3.Error as exc:
             raise InputError(_unusable(exc), path=self.path) from None
-        return Completion.from_json(json.loads(row[0])) if row else None
+        return _answer(row[0]) if row else None
 
     def put(self, backend_signature: str, request: ChatRequest, answer: Completion) -> None:
         """Store an answer (committed at once).
