@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sqlite3
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -164,6 +164,8 @@ def _values(text: object) -> CachedValues | None:
     Example:
         >>> _values('{"len": 2.0, "f1": null}'), _values('{"len": "2"}'), _values("{"), _values('{"len": NaN}')
         ({'len': 2.0, 'f1': None}, None, None, None)
+        >>> _values('{"len": 2}'), _values('{"len": true}'), _values('{"len": 1%s}' % ("0" * 400))
+        ({'len': 2}, None, None)
     """
     try:
         values = json.loads(text) if isinstance(text, str | bytes) else None
@@ -171,10 +173,7 @@ def _values(text: object) -> CachedValues | None:
         return None
     if not isinstance(values, dict):
         return None
-    numbers = all(
-        v is None or (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v))
-        for v in values.values()
-    )
+    numbers = all(v is None or (type(v) in (int, float) and abs(v) <= sys.float_info.max) for v in values.values())
     return values if numbers else None
 
 
