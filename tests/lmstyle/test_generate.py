@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.commands.cli_runner import invoke, refused
+from tests.test_cli import _interrupt
 from typer.testing import CliRunner
 
 from dialeval.cli import app
@@ -457,42 +458,47 @@ def test_an_interrupted_generation_says_what_was_kept_and_a_rerun_resumes(tmp_pa
     assert "2 responses: 1 generated" in res.stderr and "1 from the request cache" in res.stderr
 
 
-def test_lmstyle_interrupted_while_scoring_says_the_records_are_there(
+def test_lmstyle_interrupted_while_scoring_writes_nothing(
     tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """lmstyle writes the generated records before scoring them: "interrupted" alone did not say they were there."""
-    from tests.test_cli import _interrupt
-
+    """lmstyle wrote the generated records before scoring them; it now writes its seven files together at the end, so
+    an interrupt while scoring writes nothing (the request and score caches keep what was done)."""
     monkeypatch.setattr("dialeval.lmstyle.score.score_generated", _interrupt)
     out = tmp_path / "l"
     args = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2", "-m", "style",
             "-o", str(out)]  # fmt: skip
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 130, res.output
-    assert res.output.splitlines()[-1] == (f"interrupted; {out} holds the generated records only; the items scored so "
-                                           "far are kept in the score cache, so a rerun resumes")  # fmt: skip
-    assert sorted(p.name for p in out.iterdir()) == ["candidates.jsonl", "dialogues.jsonl"]
+    assert res.output.splitlines()[-1] == (f"interrupted; nothing written to {out}; the items scored so far are kept "
+                                           "in the score cache, so a rerun resumes")  # fmt: skip
+    assert not out.exists()
 
 
-def test_lmstyle_interrupted_over_an_earlier_run_leaves_no_scores_of_other_records(
-    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+def _fail_to_load(*args: object, **kwargs: object) -> None:
+    from dialeval.errors import InputError
+
+    raise InputError("cannot be loaded", field="--metrics")
+
+
+@pytest.mark.parametrize(("scoring", "code"), [(_interrupt, 130), (_fail_to_load, 2)])
+def test_lmstyle_failing_while_scoring_keeps_the_earlier_run(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, scoring: object, code: int
 ) -> None:
-    """A rerun into an earlier run's folder wrote its records, then was interrupted (or failed) while scoring: the
-    earlier run's scores.jsonl, tables and run.json stayed beside the new candidates, and the line said the folder
-    held the generated records only."""
-    from tests.test_cli import _interrupt
-
+    """A rerun into an earlier run's folder removed the earlier run's scores.jsonl, tables and run.json (and a
+    generate run's generation.json) and replaced its records before scoring: an interrupt or an error while
+    scoring lost them all, leaving the new records alone. Every earlier file now stays as it was."""
     out = tmp_path / "l"
     out.mkdir()
-    for name in ("scores.jsonl", "table.md", "lmstyle_tables.jsonl", "summary.jsonl", "run.json"):
-        (out / name).write_text("an earlier run's\n")
-    monkeypatch.setattr("dialeval.lmstyle.score.score_generated", _interrupt)
+    earlier = ("dialogues.jsonl", "candidates.jsonl", "scores.jsonl", "table.md", "lmstyle_tables.jsonl",
+               "summary.jsonl", "run.json", "generation.json")  # fmt: skip
+    for name in earlier:
+        (out / name).write_text(f"an earlier run's {name}\n")
+    monkeypatch.setattr("dialeval.lmstyle.score.score_generated", scoring)
     args = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal", "--max-tokens", "2", "-m", "style",
             "-o", str(out)]  # fmt: skip
     res = CliRunner().invoke(app, args)
-    assert res.exit_code == 130, res.output
-    assert res.output.splitlines()[-1].startswith(f"interrupted; {out} holds the generated records only;")
-    assert sorted(p.name for p in out.iterdir()) == ["candidates.jsonl", "dialogues.jsonl"]
+    assert res.exit_code == code, res.output
+    assert {p.name: p.read_text() for p in out.iterdir()} == {name: f"an earlier run's {name}\n" for name in earlier}
 
 
 def test_generate_writes_its_three_files_or_none(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:

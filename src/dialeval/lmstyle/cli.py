@@ -284,15 +284,12 @@ def _check_models(specs: list[str]) -> None:
         check_model_spec(spec, "--model")
 
 
-def _write_records(output: Path, dialogues: dict[str, Any], candidates: list[Any], info: Any = None) -> None:
-    """Write dialogues.jsonl and candidates.jsonl, and generate's generation.json (``info``), all or none."""
+def _write_records(output: Path, dialogues: dict[str, Any], candidates: list[Any]) -> None:
+    """Write dialogues.jsonl and candidates.jsonl (inside the caller's :func:`all_or_nothing` block)."""
     from dialeval.jsonl import write_jsonl
 
-    with all_or_nothing(output):  # a failed write left this run's dialogues beside an earlier run's candidates
-        write_jsonl(output / "dialogues.jsonl", dialogues.values())
-        write_jsonl(output / "candidates.jsonl", candidates)
-        if info is not None:
-            write_json(output / "generation.json", info)
+    write_jsonl(output / "dialogues.jsonl", dialogues.values())
+    write_jsonl(output / "candidates.jsonl", candidates)
 
 
 def generate(
@@ -319,7 +316,9 @@ def generate(
         fail(exc if isinstance(exc, DialevalError) else InputError(str(exc)))
         return
     info = {"command": command_line(), "version": __version__, "n": n, "models": summaries}
-    _write_records(output, dialogues, candidates, info)
+    with all_or_nothing(output):  # a failed write left this run's dialogues beside an earlier run's candidates
+        _write_records(output, dialogues, candidates)
+        write_json(output / "generation.json", info)
     # an lmstyle run's scores, tables and run.json are of the records just replaced: report showed them as these
     removed = remove_earlier(output, LMSTYLE_FILES[2:]) if (output / "lmstyle_tables.jsonl").is_file() else []
     if as_json:
@@ -374,14 +373,7 @@ def lmstyle(
         dialogues, candidates, summaries = _generate_all(
             model, n, datasets, styles, settings, data, output, not request.no_cache
         )
-        _write_records(output, dialogues, candidates)
-        # the scores and tables an earlier run wrote here are of other records: an interrupt or an error while
-        # scoring left them beside these, and the line below said the folder held the generated records only
-        # and a generate run's generation.json, the settings and counts of another generation
-        removed = remove_earlier(output, (*LMSTYLE_FILES[2:], GENERATE_FILES[2]))
-        removed = [name for name in removed if name not in LMSTYLE_FILES]  # those are written again below
-        kept = interrupted_run(output, request.no_cache, written=f"{output} holds the generated records only")
-        with kept, run.bars({m: len(candidates) for m in names}) as tick:
+        with interrupted_run(output, request.no_cache), run.bars({m: len(candidates) for m in names}) as tick:
             scored = score_generated(
                 candidates, dialogues, judge, metrics=names, cache=run.cache, engine=run.engine,
                 log=lambda line: console.print(f"  scored {line}", highlight=False), progress=tick,
@@ -400,12 +392,14 @@ def lmstyle(
         cache=run.cache_path(),
         seconds=round(time.perf_counter() - started, 2),
     )
-    with all_or_nothing(output):  # a failed write left this run's scores beside an earlier run's tables
+    with all_or_nothing(output):  # an earlier run's files stay until these are all written (a failed scoring lost them)
+        _write_records(output, dialogues, candidates)
         write_jsonl(output / "scores.jsonl", scored.scores)
         write_text(output / "table.md", f"{_heading(n, summaries, len(candidates))}\n\n{markdown}")
         write_jsonl(output / "lmstyle_tables.jsonl", [c for t in tables for c in t.cells()])
         write_text(output / "summary.jsonl", "".join(json.dumps(r) + "\n" for r in summary))
         write_run_info(output, run_info)
+    removed = remove_earlier(output, GENERATE_FILES[2:])  # a generate run's: the settings of another generation
     if as_json:  # the rows as written: NaN as null
         cells = [json.loads(line) for line in (output / "lmstyle_tables.jsonl").read_text().splitlines()]
         out.print_json(json.dumps({"run": run_info.as_dict(), "tables": cells, "summary": summary}))
