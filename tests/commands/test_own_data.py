@@ -376,3 +376,24 @@ def test_one_of_a_kind_is_counted_in_the_singular(tmp_path: Path) -> None:
     res = ok(run("score", "--path", "t.csv", "--response-col", "response", "-m", "length", "-o", "s.jsonl",
                  "--no-cache", cwd=tmp_path))  # fmt: skip
     assert "wrote 1 score for 1 item to s.jsonl" in res.stderr
+
+
+def test_a_context_column_empty_in_every_row_is_refused_naming_the_option_or_key(tmp_path: Path) -> None:
+    """--context-col (or a mapping file's context:) of a column empty in every row was read as "no context" for every
+    row (the summary said "(no context)"): each response was scored with no context, silently."""
+    from tests.commands.cli_runner import invoke, refused
+
+    table, mapping, out = tmp_path / "t.csv", tmp_path / "m.yaml", tmp_path / "s.jsonl"
+    table.write_text("ctx,r\n,Hello there\n,Yo\n")
+    mapping.write_text("response: r\ncontext: ctx\n")
+    base = ["score", "-m", "length", "--no-cache", "-o", out, "--path", table]
+    refused(invoke(*base, "--response-col", "r", "--context-col", "ctx"),
+            f'error: {table}: field "--context-col": --context-col "ctx" names a column with no context in any row: '
+            "give the column of the contexts, or leave --context-col out to score without one")
+    refused(invoke(*base, "--mapping", mapping),
+            f'error: {table}: field "context": context: "ctx" of {mapping} names a column with no context in any row: '
+            f"give the column of the contexts, or leave context out of {mapping} to score without one")
+    assert not out.exists()
+    table.write_text("ctx,r\n,Hello there\nHi,Yo\n")  # blank in some rows: those responses open their dialogue
+    assert invoke(*base, "--response-col", "r", "--context-col", "ctx").exit_code == 0
+    assert [json.loads(line)["value"] for line in out.read_text().splitlines()] == [2.0, 1.0]  # whitespace tokens

@@ -1302,3 +1302,30 @@ def test_json_ids_of_one_type_are_read_as_written(tmp_path: Path) -> None:
     p.write_text('{"id": 1, "r": "a"}\n{"id": 2, "r": "b"}\n{"id": 1, "r": "c"}\n{"id": 2.5, "r": "d"}\n')
     b = load_table(p, ColumnMapping(response="r", dialogue_id="id"))
     assert [c.dialogue_id for c in b.candidates] == ["1", "2", "1", "2.5"]
+
+
+@pytest.mark.parametrize("blank", ['{"ctx": null, "r": "Hi there"}\n{"ctx": "", "r": "Yo"}\n',
+                                   '{"ctx": [], "r": "Hi there"}\n{"ctx": " ", "r": "Yo"}\n',
+                                   '{"ctx": ["", null], "r": "Hi there"}\n{"ctx": [" "], "r": "Yo"}\n'])
+def test_a_context_column_empty_in_every_row_is_refused_naming_the_key(tmp_path: Path, blank: str) -> None:
+    """A context column with no value in any row (a wrong column named, an export that lost it) was read as "no
+    context" for every row: each response was scored with no context, silently, as the Python API refuses."""
+    j = tmp_path / "t.jsonl"
+    j.write_text(blank)
+    with pytest.raises(InputError) as caught:
+        load_table(j, ColumnMapping(response="r", context="ctx"))
+    assert str(caught.value) == (f'{j}: field "context": context="ctx" names a column with no context in any row: '
+                                 "give the column of the contexts, or context=None to score without one")
+    assert [c.text for c in load_table(j, ColumnMapping(response="r")).candidates] == ["Hi there", "Yo"]
+    # blank in some rows only: those responses open their dialogue
+    j.write_text(blank.splitlines()[0] + '\n{"ctx": "Hello?", "r": "Yo"}\n')
+    assert load_table(j, ColumnMapping(response="r", context="ctx")).candidates[1].turn_index == 1
+
+
+def test_a_chat_log_with_no_message_before_its_reply_in_any_row_is_no_empty_context_column(tmp_path: Path) -> None:
+    """A chat log read as both context and response: a log of the reply alone is a response that opens its
+    dialogue, not a context column named wrong."""
+    j = tmp_path / "chats.jsonl"
+    j.write_text(json.dumps({"messages": [{"role": "assistant", "content": "Hello."}]}) + "\n")
+    b = load_table(j, ColumnMapping(response="messages", context="messages"))
+    assert [(c.text, c.turn_index) for c in b.candidates] == [("Hello.", 0)]

@@ -27,7 +27,7 @@ from dialeval.schema import Rating, Score
 from dialeval.words import split_names
 
 if TYPE_CHECKING:
-    from dialeval.data.generic import ColumnMapping
+    from dialeval.data.generic import ColumnMapping, ContextOption
 
 R = TypeVar("R")
 T = TypeVar("T")
@@ -256,6 +256,22 @@ class TableOptions:
             labels[word] = got
         return labels
 
+    def context_option(self, column: str | None) -> ContextOption:
+        """Return how an error names the option that chose the context column ``column``.
+
+        That is ``--context-col``, or the mapping file's key ``context``.
+
+        Example:
+            >>> TableOptions(context_col="ctx").context_option("ctx").said
+            '--context-col "ctx"'
+        """
+        from dialeval.data.generic import ContextOption
+
+        if self.mapping is None:
+            return ContextOption("--context-col", f'--context-col "{column}"', "leave --context-col out")
+        file = self.mapping
+        return ContextOption("context", f'context: "{column}" of {file}', f"leave context out of {file}")
+
     def json_delimiter(self, path: Path) -> InputError:
         """Return the error for a delimiter given for a JSON table, naming ``--delimiter`` or the mapping file's key."""
         from dialeval.jsonl import read_text, yaml_line
@@ -417,7 +433,8 @@ def load_inputs(
         check_file(path)
         if mapping.delimiter is not None and path.name.lower().endswith(JSON_SUFFIXES):  # it did nothing, silently
             raise table.json_delimiter(path)
-        bench = load_table(path, mapping, name=name, keep_rows=rows)
+        named = table.context_option(mapping.context)
+        bench = load_table(path, mapping, name=name, keep_rows=rows, context_option=named)
         if show:
             show_understood(bench)
     elif candidates is not None:

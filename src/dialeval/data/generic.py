@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -811,8 +811,21 @@ class _TableBuilder:
         self.ratings.append(Rating(item_id=item, dimension=dim, annotator=who, value=number_value, scale=scale))
 
 
+class ContextOption(NamedTuple):
+    """How a front end names the option that chose a table's context column, for :func:`build_table`'s error.
+
+    ``field``: the error's field; ``said``: the option with the column it names; ``without``: how to score
+    without a context.
+    """
+
+    field: str
+    said: str
+    without: str
+
+
 def load_table(
-    path: str | Path, mapping: ColumnMapping, *, name: str | None = None, keep_rows: bool = False
+    path: str | Path, mapping: ColumnMapping, *, name: str | None = None, keep_rows: bool = False,
+    context_option: ContextOption | None = None,
 ) -> Benchmark:
     """Load a CSV/TSV (header row), JSONL or JSON (objects) file of rated responses described by ``mapping``.
 
@@ -822,7 +835,8 @@ def load_table(
     counted; an annotator rating the same item and dimension twice is an error
     naming both lines. A column of :data:`NAMED_COLUMNS` (``context``, ``reference``, ``system``, ...) that
     the mapping does not read (the Python API reads them by name) gets a warning. ``keep_rows``: the
-    benchmark keeps the rows as read (:attr:`Benchmark.rows`), for ``score -o scored.csv``.
+    benchmark keeps the rows as read (:attr:`Benchmark.rows`), for ``score -o scored.csv``. A context column
+    empty in every row is refused, named by ``context_option`` (default: the mapping's key, ``context="ctx"``).
     """
     p = Path(path)
     records = table_records(p, mapping)
@@ -830,7 +844,9 @@ def load_table(
         is_json = p.name.lower().endswith(JSON_SUFFIXES)
         why = "no record: an empty array, or nothing" if is_json else "only a header, or nothing"
         raise InputError(f"no rows to read ({why})", path=p)
-    bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p), keep_rows=keep_rows)[0]
+    named = context_option or ContextOption("context", f'context="{mapping.context}"', "context=None")
+    bench = build_table(records, mapping, name=name or p.name.split(".")[0], source=str(p), keep_rows=keep_rows,
+                        context_option=named)[0]  # fmt: skip
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
     bench.warnings += reading_warnings(records, mapping, bench, "pass --turn-sep '\\\\n' (in a mapping file, "
                                        "turn_separator: '\\n')")  # fmt: skip
@@ -1050,7 +1066,7 @@ REPEATED_ROW = "repeated row (the same context, system and response as an earlie
 
 def build_table(
     rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, *, name: str, source: str,
-    keep_rows: bool = False,
+    keep_rows: bool = False, context_option: ContextOption | None = None,
 ) -> tuple[Benchmark, list[list[str]]]:
     """Build the benchmark of :func:`load_table` from rows already read; also return each row's item ids.
 
@@ -1062,6 +1078,10 @@ def build_table(
     error, and so is a response that is missing, empty or only whitespace (naming the first
     such row and counting them), and so is an empty system cell where other rows name theirs. A row that adds
     neither an item nor a rating is counted as a :data:`REPEATED_ROW` skip.
+
+    With ``context_option`` (None: no check), a context column with no context in any row is refused, named by it
+    (each response was scored with no context, silently); a row without one is a response that opens its dialogue.
+    A chat log column read as both context and response is not checked: a log of the reply alone has no context.
     """
     _check_responses(rows, mapping)
     _check_id_types(rows, mapping)
@@ -1078,6 +1098,12 @@ def build_table(
             row_items[-1].append(item)
         if build.counts() == before:  # it was read as the earlier row's item, silently: one row fewer, unsaid
             build.skipped[REPEATED_ROW] += 1
+    if context_option is not None and rows and mapping.context not in (None, mapping.response) and not any(
+        t.text.strip() for d in build.dialogues.values() for t in d.turns
+    ):  # a list of empty turns ([""], [null]) holds no context either
+        raise InputError(f"{context_option.said} names a column with no context in any row: give the column of the "
+                         f"contexts, or {context_option.without} to score without one", path=rows[0][0].path,
+                         field=context_option.field)  # fmt: skip
     candidates = [c for _, c in build.item_lines.values()]
     bench = Benchmark(build.bench, build.dialogues, candidates, build.ratings, build.skipped, source=source,
                       sources={item: f"{where.path}:{where.line}" for item, (where, _) in build.item_lines.items()})
