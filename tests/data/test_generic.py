@@ -1329,3 +1329,18 @@ def test_a_chat_log_with_no_message_before_its_reply_in_any_row_is_no_empty_cont
     j.write_text(json.dumps({"messages": [{"role": "assistant", "content": "Hello."}]}) + "\n")
     b = load_table(j, ColumnMapping(response="messages", context="messages"))
     assert [(c.text, c.turn_index) for c in b.candidates] == [("Hello.", 0)]
+
+
+def test_a_turn_separator_in_no_context_gets_a_warning(tmp_path: Path) -> None:
+    """--turn-sep '|' (turn_separator) on contexts split by line breaks read each context as one turn, silently: a
+    metric of the last turn read the whole conversation."""
+    p = tmp_path / "t.csv"
+    p.write_text('ctx,r\n"Hi!\nHow are you?",Fine\nYo,Hey\n')
+    b = load_table(p, ColumnMapping(response="r", context="ctx", turn_separator="|"))
+    assert [len(d.turns) for d in b.dialogues.values()] == [1, 1]
+    assert b.warnings == ["no context holds the turn separator '|', so each was read as one turn: give the one that "
+                          "separates their turns (--turn-sep; in a mapping file, turn_separator)"]
+    p.write_text('ctx,r\n"Hi!|How are you?",Fine\nYo,Hey\n')  # split in one row: a one-turn context is no defect
+    assert load_table(p, ColumnMapping(response="r", context="ctx", turn_separator="|")).warnings == []
+    p.write_text("ctx,r\nHi!,Fine\nYo,Hey\n")  # the default separator: contexts of one turn each, no warning
+    assert load_table(p, ColumnMapping(response="r", context="ctx")).warnings == []

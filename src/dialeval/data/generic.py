@@ -850,7 +850,25 @@ def load_table(
     bench.warnings += unread_columns(dict.fromkeys(k for _, rec in records for k in rec), mapping)
     bench.warnings += reading_warnings(records, mapping, bench, "pass --turn-sep '\\\\n' (in a mapping file, "
                                        "turn_separator: '\\n')")  # fmt: skip
+    if _separator_unused(records, mapping):
+        bench.warnings.append(f"no context holds the turn separator {mapping.turn_separator!r}, so each was read as "
+                              "one turn: give the one that separates their turns (--turn-sep; in a mapping file, "
+                              "turn_separator)")  # fmt: skip
     return bench
+
+
+def _separator_unused(rows: Iterable[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping) -> bool:
+    r"""Whether a turn separator other than the default is in no context written as text (each was one turn).
+
+    Example:
+        >>> _separator_unused([(None, {"x": "Hi!\nYo"})], ColumnMapping(response="r", context="x", turn_separator="|"))
+        True
+    """
+    col = mapping.context
+    if col is None or col == mapping.response or mapping.turn_separator == "\n":
+        return False
+    texts = [v for _, rec in rows if isinstance(v := rec[col], str) and v.strip() and _as_list(v) is v]
+    return bool(texts) and not any(mapping.turn_separator in v for v in texts)
 
 
 def _pseudonymised(
