@@ -220,7 +220,7 @@ def _items(
 
     ``cols``: the context, response and dialogue columns; ``bench``: the records folder read, else None.
     """
-    from dialeval.data.generic import build_table, reading_warnings
+    from dialeval.data.generic import ContextOption, build_table, reading_warnings
 
     if bench is not None:
         context, response, dialogue = cols
@@ -228,13 +228,10 @@ def _items(
                                **{f"{key}_col": name for key, name in wanted.items()})  # fmt: skip
         return bench, [c.id for c in bench.candidates], {}
     mapping = _mapping(frame, rows, wanted, *cols)
-    table, row_items = build_table(rows, mapping, name=DATA, source=DATA)
     col = mapping.context
-    if col not in (None, mapping.response) and BENCHMARK not in frame.attrs and not any(
-        d.turns for d in table.dialogues.values()
-    ):  # each response was scored with no context, silently; a benchmark's (holistic-fluency's) are its data
-        raise InputError(f'context_col="{col}" names a column with no context in any row: give the column of the '
-                         "contexts, or context_col=None to score without one", path=rows[0][0].path, field=col)
+    # a context column with no context in any row is refused, but a benchmark's (holistic-fluency's: its data)
+    named = None if BENCHMARK in frame.attrs else ContextOption(str(col), f'context_col="{col}"', "context_col=None")
+    table, row_items = build_table(rows, mapping, name=DATA, source=DATA, context_option=named)
     split = f'split there first: df["{col}"] = df["{col}"].str.split(r"\\n", regex=False)'
     for warning in reading_warnings(rows, mapping, table, split):  # as the CLI's summary says them
         warnings.warn(warning, stacklevel=4)  # at score's caller

@@ -867,7 +867,7 @@ def _separator_unused(rows: Iterable[tuple[Where, Mapping[str, Any]]], mapping: 
     col = mapping.context
     if col is None or col == mapping.response or mapping.turn_separator == "\n":
         return False
-    texts = [v for _, rec in rows if isinstance(v := rec[col], str) and v.strip() and _as_list(v) is v]
+    texts = [v for _, rec in rows if isinstance(v := rec.get(col), str) and v.strip() and _as_list(v) is v]
     return bool(texts) and not any(mapping.turn_separator in v for v in texts)
 
 
