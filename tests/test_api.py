@@ -369,6 +369,10 @@ def test_a_benchmark_rated_per_dialogue_is_correlated_per_dialogue_by_default(sh
          'field "params": "turn_separator" is given None: leave the key out for the parameter\'s default'),
         (lambda: dialeval.score(ROWS, ["bleu"], params={"bleu.smoothing": ["method1"]}, cache=False),
          'field "params": "bleu.smoothing" is given a list: give a string, a number or True/False'),
+        # -p's text "key=value" was split at the key's "=": likelihood.turn_separator got "|=x", silently
+        (lambda: dialeval.score(ROWS, ["likelihood"], params={"likelihood.turn_separator=|": "x"}, cache=False),
+         'field "params": "likelihood.turn_separator=|" is no parameter name (it holds "="): give '
+         '{"likelihood.turn_separator": "|"}'),
         (lambda: dialeval.score(ROWS, ["length"], cache=Path("/")), '/: field "cache": is a folder'),
         # it said field "model"
         (lambda: dialeval.score(ROWS, ["embedding"], params={"embedding.model": "nowhere"}, cache=False),

@@ -348,10 +348,11 @@ def _user_path(value: str | Path, field: str) -> Path:
 
 
 def _param_value(key: object, value: object) -> None:
-    """Refuse a parameter value that ``-p key=value`` cannot say: None, or a list, tuple or set.
+    """Refuse a parameter value that ``-p key=value`` cannot say: None, or a list, tuple or set; or a key with "=".
 
     Each was passed on as its Python text, silently where a parameter takes any text
-    (``{"likelihood.turn_separator": None}`` joined the turns with ``"None"``).
+    (``{"likelihood.turn_separator": None}`` joined the turns with ``"None"``); a key holding "=" was split there,
+    ``{"bleu.smoothing=method1": "x"}`` read as the value ``"method1=x"``.
 
     Example:
         >>> _param_value("likelihood.turn_separator", None)
@@ -363,7 +364,15 @@ for the parameter's default
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: field "params": "heads" is given a list: give a string, a number or True/False
+        >>> _param_value("bleu.smoothing=method1", "x")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "params": "bleu.smoothing=method1" is no parameter name (it holds "="): \
+give {"bleu.smoothing": "method1"}
     """
+    if isinstance(key, str) and "=" in key:  # -p's text "key=value" was split at its first "=", silently
+        name, _, rest = key.partition("=")
+        raise InputError(f'"{key}" is no parameter name (it holds "="): give {{"{name}": "{rest}"}}', field="params")
     if value is None:
         raise InputError(f"\"{key}\" is given None: leave the key out for the parameter's default", field="params")
     if isinstance(value, (list, tuple, set, frozenset)):
