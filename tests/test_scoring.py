@@ -347,3 +347,28 @@ def test_a_cut_that_gives_no_note_per_item_is_refused(notes, said) -> None:
     with pytest.raises(DialevalError, match=f'^metric "words_test" \\(plugin.{Notes.__qualname__}\\) {said}: '
                                             "give one dict per item$"):
         score_metrics([Notes()], CANDS, DIALOGUES)
+
+
+def test_a_parameter_error_raised_in_cut_names_the_parameter() -> None:
+    """cut() ran outside parameter_errors: a plugin's cut() that loads what its model parameter names (compute() does
+    not run when every item comes from the cache) said 'field "model"', which names no option; compute()'s and the
+    signature's errors name "-p FAMILY.KEY"."""
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        model: str = "here"
+
+    class Loads(Words):
+        name = "loads_test"
+        outputs: ClassVar[tuple[str, ...]] = ("loads_test",)
+        Config = Cfg
+
+        def compute(self, items: Sequence[MetricInput]) -> MetricValues:
+            return {"loads_test": [1.0 for _ in items]}
+
+        def cut(self, items: Sequence[MetricInput]) -> list[dict[str, str]]:
+            raise InputError("holds no tokenizer", field="model")
+
+    with pytest.raises(InputError, match=r'^field "--param": loads_test.model: holds no tokenizer$'):
+        score_metrics([Loads()], CANDS, DIALOGUES)

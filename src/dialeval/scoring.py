@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict
 
 from dialeval.cache import CachedValues, ScoreCache, input_key
 from dialeval.errors import DialevalError, InputError
-from dialeval.metrics.base import ItemInputError, Metric, MetricInput, build_inputs, configured
+from dialeval.metrics.base import ItemInputError, Metric, MetricInput, build_inputs, configured, parameter_errors
 from dialeval.schema import Candidate, Dialogue, Score
 from dialeval.words import some_of
 
@@ -422,7 +422,8 @@ def score_each(
         scores: list[Score] = []
         tags = score_tags(cands, dialogues)
         items = inputs[id(cands)]
-        cuts = s.metric.cut(items) if items else []
+        with parameter_errors(s.metric):  # cut() may load what compute() loads (every item from the cache)
+            cuts = s.metric.cut(items) if items else []
         _check_cuts(s.metric, cuts, len(items))
         for cand, item, got, why, sig, item_tags, cut in zip(cands, items, s.values, s.reasons, s.signatures, tags,
                                                              cuts, strict=True):  # fmt: skip
