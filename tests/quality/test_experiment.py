@@ -561,6 +561,35 @@ def test_a_bad_views_card_or_centre_is_one_error_before_any_feature_is_computed(
     assert err.value.field == field and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("config", "field", "message"), [
+    ('{"val_pairs": 0}', "val_pairs", "must be at least 1, got 0"),
+    ('{"per_source": -3}', "per_source", "must be at least 1, got -3"),
+    ('{"val_share": 0}', "val_share", "must be above 0 and at most 1, got 0.0"),
+    ('{"seed": -1}', "seed", "must be at least 0, got -1"),
+    ('{"seed": 99999999999999999999}', "seed", "must be at most 4,294,967,295 (seeds are 32-bit)"),
+    ('{"steps": 0}', "steps", "must be at least 1, got 0"),
+    ('{"lr": NaN}', "lr", "must be a finite number above 0, got nan"),
+    ('{"lr": 0}', "lr", "must be a finite number above 0, got 0.0"),
+])  # fmt: skip
+def test_a_views_config_out_of_range_is_one_error_before_any_feature_is_computed(tmp_path, monkeypatch, config,
+                                                                                 field, message):
+    """Such a card was taken as it was: the held-in examples it rebuilds (after the rated features, minutes)
+    were none (val_pairs 0, val_share 0: statistics' "fmean requires at least one data point") or a traceback
+    (per_source -3: random.sample's "Sample larger than population or is negative"). The messages are
+    dialeval.quality.argtypes' (the training command's own option checks)."""
+
+    def no_work(*_args, **_kwargs):
+        raise AssertionError("rated_rows ran before the views' card was checked")
+
+    monkeypatch.setattr(ex, "rated_rows", no_work)
+    views = views_folder(tmp_path / "views", card=f'{{"config": {config}}}')
+    with pytest.raises(InputError) as err:
+        ex.main([str(views), "-o", str(tmp_path / "out")])
+    assert message in err.value.message
+    assert err.value.path == str(views / "card.json") and err.value.field == f"config.{field}"
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(("option", "inside"), [("-o", "results.json"), ("--ship", "quality/card.json")])
 def test_an_output_file_that_is_a_folder_is_refused_before_any_work(tmp_path, monkeypatch, capsys, option, inside):
     """-o OUT with OUT/results.json a folder ran the whole comparison, then stopped in an IsADirectoryError."""

@@ -239,6 +239,7 @@ def views_training(views: Path) -> tuple[TrainConfig, dict[str, tuple[float, flo
     except ValidationError as exc:
         where, msg = field_of(exc)
         raise InputError(msg, path=cards[0], field=f"config.{where}") from None
+    check_config(cfg, cards[0])
     heads = views / "heads.json"
     head = _read(heads)[0]
     centre = head.get("centre") if isinstance(head, dict) else None
@@ -246,6 +247,34 @@ def views_training(views: Path) -> tuple[TrainConfig, dict[str, tuple[float, flo
         raise InputError(f"must hold one [mean, sd] pair per view ({len(VIEW_FEATURES)}: {', '.join(VIEW_FEATURES)}),"
                          f" each sd above 0; got {json.dumps(centre)[:80]}", path=heads, field="centre")  # fmt: skip
     return cfg, {name: (float(m), float(sd)) for name, (m, sd) in zip(VIEW_FEATURES, centre, strict=True)}
+
+
+def check_config(cfg: TrainConfig, card: Path) -> None:
+    """Refuse a views config whose numbers the training command's own options would have refused.
+
+    Raises:
+        InputError: The first such number, naming ``card`` and the field (``config.val_pairs``).
+
+    Example:
+        >>> from dialeval.quality.crosstrain import TrainConfig
+        >>> check_config(TrainConfig(val_pairs=0), Path("card.json"))
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: card.json: field "config.val_pairs": must be at least 1, got 0
+    """
+    from dialeval.errors import InputError
+    from dialeval.quality.argtypes import SEED, count, positive, share
+
+    readers = {"seed": SEED, "steps": count(1), "batch_size": count(1), "warmup": count(0), "val_pairs": count(1),
+               "per_source": count(1), "lr": positive, "head_lr": positive, "val_share": share}  # fmt: skip
+    for name, read in readers.items():
+        value = getattr(cfg, name)
+        if value is None:  # per_source: the run's caps
+            continue
+        try:
+            read(str(value))
+        except argparse.ArgumentTypeError as exc:
+            raise InputError(str(exc), path=card, field=f"config.{name}") from None
 
 
 def _mean_sd(pair: Any) -> bool:
