@@ -590,6 +590,20 @@ def test_a_views_config_out_of_range_is_one_error_before_any_feature_is_computed
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("name", "text", "line", "field"), [
+    ("card.json", '{"config": {"seed": 1,\n "seed": 2}}', 2, "config.seed"),
+    ("heads.json", '{"centre": [[0, 1], [0, 1], [0, 1]],\n\n "centre": [[0, 1], [0, 1], [0, 2]]}', 3, "centre"),
+])  # fmt: skip
+def test_a_key_given_twice_in_the_views_card_or_centre_is_refused(tmp_path, monkeypatch, name, text, line, field):
+    """json kept the last value silently: a card naming seed twice rebuilt the held-in examples of seed 2."""
+    monkeypatch.setattr(ex, "rated_rows", lambda *_a, **_k: pytest.fail("rated_rows ran before the check"))
+    views = views_folder(tmp_path / "views", **{name.removesuffix(".json"): text})
+    with pytest.raises(InputError) as err:
+        ex.main([str(views), "-o", str(tmp_path / "out")])
+    assert "appears twice in one JSON object" in err.value.message
+    assert (err.value.path, err.value.line, err.value.field) == (str(views / name), line, field)
+
+
 @pytest.mark.parametrize(("option", "inside"), [("-o", "results.json"), ("--ship", "quality/card.json")])
 def test_an_output_file_that_is_a_folder_is_refused_before_any_work(tmp_path, monkeypatch, capsys, option, inside):
     """-o OUT with OUT/results.json a folder ran the whole comparison, then stopped in an IsADirectoryError."""

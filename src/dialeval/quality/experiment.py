@@ -219,14 +219,13 @@ def views_training(views: Path) -> tuple[TrainConfig, dict[str, tuple[float, flo
 
     from dialeval.errors import InputError
     from dialeval.jsonl import field_of, pydantic_message
-    from dialeval.metrics.quality import _read
     from dialeval.quality.crosstrain import TrainConfig
 
     # the card sits in the views folder (shipped), beside it (a run's model/) or two up (a run's steps/NNNNN)
     cards = [d / "card.json" for d in (views, views.parent, views.parent.parent) if (d / "card.json").exists()]
     if not cards:
         raise InputError("no card.json in the views folder or the run folder above it", path=views)
-    card = _read(cards[0])[0]
+    card = _unique(cards[0])
     config = card.get("config") if isinstance(card, dict) else None
     if not isinstance(config, dict):
         raise InputError("no training config (an object): the held-in examples are rebuilt from it", path=cards[0],
@@ -241,12 +240,30 @@ def views_training(views: Path) -> tuple[TrainConfig, dict[str, tuple[float, flo
         raise InputError(msg, path=cards[0], field=f"config.{where}") from None
     check_config(cfg, cards[0])
     heads = views / "heads.json"
-    head = _read(heads)[0]
+    head = _unique(heads)
     centre = head.get("centre") if isinstance(head, dict) else None
     if not (isinstance(centre, list) and len(centre) == len(VIEW_FEATURES) and all(map(_mean_sd, centre))):
         raise InputError(f"must hold one [mean, sd] pair per view ({len(VIEW_FEATURES)}: {', '.join(VIEW_FEATURES)}),"
                          f" each sd above 0; got {json.dumps(centre)[:80]}", path=heads, field="centre")  # fmt: skip
     return cfg, {name: (float(m), float(sd)) for name, (m, sd) in zip(VIEW_FEATURES, centre, strict=True)}
+
+
+def _unique(path: Path) -> Any:
+    """Return a trained JSON file's value (:func:`dialeval.metrics.quality._read`), refusing a key given twice.
+
+    Raises:
+        InputError: Unreadable, not JSON, or a key given twice in one object (naming its line and field).
+    """
+    from dialeval.errors import InputError
+    from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, loads
+    from dialeval.metrics.quality import _read
+
+    value = _read(path)[0]
+    try:
+        loads(path.read_text(encoding="utf-8"))
+    except DuplicateKeyError as exc:
+        raise InputError(DUPLICATE_KEY, path=path, line=exc.line, field=exc.field) from None
+    return value
 
 
 def check_config(cfg: TrainConfig, card: Path) -> None:
