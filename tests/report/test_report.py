@@ -219,9 +219,25 @@ def test_a_table_row_whose_metric_scores_jsonl_lacks_is_named_and_left_out_of_th
     res = run_cli("report", folder, "-o", tmp_path / "r.html")
     assert res.exit_code == 0, res.output
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
-    assert ("table.jsonl ranks metrics that scores.jsonl does not hold (&lt;script&gt;alert(1)&lt;/script&gt; &amp; | "
+    assert ("table.jsonl names metrics that scores.jsonl does not hold (&lt;script&gt;alert(1)&lt;/script&gt; &amp; | "
             "_ % $): are the two files from one run? The charts below leave them out.") in page
     assert "<script>alert" not in page
+
+
+def test_a_table_row_outside_the_ranked_column_whose_metric_scores_jsonl_lacks_is_named(
+    results: dict[str, Path], tmp_path: Path
+) -> None:
+    """A table.jsonl row of a metric that scores.jsonl lacks was named only if it was in the column the table is
+    ranked by (turn spearman): one in another column (turn pearson) was shown in the table without a word."""
+    folder = tmp_path / "bench"
+    shutil.copytree(results["bench"], folder)
+    rows = [json.loads(x) for x in (folder / "table.jsonl").read_text(encoding="utf-8").splitlines()]
+    renamed = [{**r, "metric": "bogus" if (r["metric"], r["level"], r["method"]) == ("length", "turn", "pearson")
+                else r["metric"]} for r in rows]  # fmt: skip
+    (folder / "table.jsonl").write_text("".join(json.dumps(r) + "\n" for r in renamed))
+    invoke(["report", str(folder), "-o", str(tmp_path / "r.md")])
+    assert ("table.jsonl names metrics that scores.jsonl does not hold (bogus): are the two files from one run? "
+            "The charts below leave them out.") in (tmp_path / "r.md").read_text(encoding="utf-8")
 
 
 def test_an_empty_study_export_is_refused_not_reported_as_scores(results: dict[str, Path], tmp_path: Path) -> None:

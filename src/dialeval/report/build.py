@@ -96,9 +96,9 @@ def _benchmark(r: Results, blocks: list[Block]) -> None:
               and x.get("value") is not None]  # fmt: skip
     method = rank_by[1] if rank_by else str(ranked[0]["method"]) if ranked else ""
     ranked = sorted((x for x in ranked if x["method"] == method), key=lambda x: float(x["value"]))
-    if lost := sorted({str(x["metric"]) for x in ranked} - {s.metric for s in r.scores}) if r.scores else []:
+    if lost := sorted({str(x["metric"]) for x in r.correlations} - {s.metric for s in r.scores}) if r.scores else []:
         # a KeyError traceback from pandas when the scatter plot looked the metric up
-        blocks.append(Text(f"table.jsonl ranks metrics that scores.jsonl does not hold ({', '.join(lost)}): are the "
+        blocks.append(Text(f"table.jsonl names metrics that scores.jsonl does not hold ({', '.join(lost)}): are the "
                            "two files from one run? The charts below leave them out."))  # fmt: skip
         ranked = [x for x in ranked if x["metric"] not in lost]
     ratings, why = human_ratings(r) if ranked and r.scores else ([], "no scores.jsonl" if ranked else "no figures")
