@@ -291,6 +291,20 @@ def test_a_folder_or_study_given_twice_is_refused(results: dict[str, Path], tmp_
     assert not out.exists()
 
 
+def test_a_folder_and_its_copy_are_refused(results: dict[str, Path], tmp_path: Path) -> None:
+    """A results folder and a copy of it (cp -r) were reported as two runs: the same sections twice, each giving the
+    command that wrote the first. A folder whose results files are those of another given one is now refused."""
+    copy, out = tmp_path / "copy ü", tmp_path / "r.html"
+    shutil.copytree(results["bench"], copy)
+    refused(run_cli("report", results["bench"], copy, "-o", out),
+            f'{copy}: field "FOLDERS": holds the same results files as {results["bench"]} (folders 1 and 2): is one a '
+            "copy of the other? Give it once")  # fmt: skip
+    assert not out.exists()
+    with (copy / "run.json").open("a") as f:  # another run's folder of the same files but one is reported
+        f.write("\n")
+    invoke(["report", str(results["bench"]), str(copy), "-o", str(out)])
+
+
 def test_real_stress_and_ranking_folders_render(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`dialeval stress` outputs (USR-TC perturbations with a subset plot, DailyDialog++ ranking) in the report."""
     monkeypatch.setenv("DIALEVAL_CACHE", str(tmp_path / "cache"))

@@ -54,6 +54,7 @@ def report(
         check_report_name(output)
         check_not_results(output)
         check_given_once(folders, "FOLDERS", "folders")  # its sections were written twice
+        check_not_copies(folders)
         check_given_once(study, "--study", "study exports")
         results = [load_results(f) for f in folders]
         results += [Results(path=path, ratings=_study_ratings(path)) for path in study]
@@ -113,6 +114,34 @@ def check_not_results(output: Path) -> None:
     if output.name in written and output.is_file() and (output.parent / "run.json").is_file():
         raise InputError(f"is the {output.name} of the results folder {output.parent}: name another file",
                          path=output, field="--output")  # fmt: skip
+
+
+def check_not_copies(folders: list[Path]) -> None:
+    """Refuse a folder whose results files are those of another one given: a copy (``cp -r``) was reported twice.
+
+    Example:
+        >>> import shutil, tempfile
+        >>> a = Path(tempfile.mkdtemp(), "a")
+        >>> a.mkdir()
+        >>> _ = (a / "stress.jsonl").write_text("a line")
+        >>> _ = shutil.copytree(a, a.with_name("b"))
+        >>> check_not_copies([a, a.with_name("b")])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        dialeval.errors.InputError: ...b: field "FOLDERS": holds the same results files as ...a (folders 1 and 2): ...
+    """
+    import filecmp
+
+    from dialeval.report.load import KNOWN
+
+    def files(folder: Path) -> list[str]:
+        return [name for name in KNOWN if (folder / name).is_file()]
+
+    for n, p in enumerate(folders):
+        for m, q in enumerate(folders[:n]):
+            if p.is_dir() and q.is_dir() and (names := files(p)) and names == files(q) and all(
+                    filecmp.cmp(p / name, q / name, shallow=False) for name in names):  # fmt: skip
+                raise InputError(f"holds the same results files as {q} (folders {m + 1} and {n + 1}): is one a copy "
+                                 "of the other? Give it once", path=p, field="FOLDERS")  # fmt: skip
 
 
 #: The suffixes that name a format.
