@@ -128,6 +128,7 @@ def check_not_copies(folders: list[Path]) -> None:
         >>> check_not_copies([a, a.with_name("b")])  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         dialeval.errors.InputError: ...b: field "FOLDERS": holds the same results files as ...a (folders 1 and 2): ...
+        >>> shutil.rmtree(a.parent)
     """
     import filecmp
 
