@@ -570,13 +570,20 @@ def test_a_bad_views_card_or_centre_is_one_error_before_any_feature_is_computed(
     ('{"steps": 0}', "steps", "must be at least 1, got 0"),
     ('{"lr": NaN}', "lr", "must be a finite number above 0, got nan"),
     ('{"lr": 0}', "lr", "must be a finite number above 0, got 0.0"),
+    # another JSON type: pydantic's lax mode converted these silently (lr 0.1, seed 1, seed 2, overlap on)
+    ('{"lr": "0.1"}', "lr", "Input should be a valid number"),
+    ('{"seed": true}', "seed", "Input should be a valid integer"),
+    ('{"seed": 2.0}', "seed", "Input should be a valid integer"),
+    ('{"overlap_negatives": "yes"}', "overlap_negatives", "Input should be a valid boolean"),
+    ('{"per_source": "7"}', "per_source", "Input should be a valid integer"),
 ])  # fmt: skip
 def test_a_views_config_out_of_range_is_one_error_before_any_feature_is_computed(tmp_path, monkeypatch, config,
                                                                                  field, message):
     """Such a card was taken as it was: the held-in examples it rebuilds (after the rated features, minutes)
     were none (val_pairs 0, val_share 0: statistics' "fmean requires at least one data point") or a traceback
     (per_source -3: random.sample's "Sample larger than population or is negative"). The messages are
-    dialeval.quality.argtypes' (the training command's own option checks)."""
+    dialeval.quality.argtypes' (the training command's own option checks). dialeval writes the card, so text
+    for a number or a number for a flag is a hand edit: refused as the wrong type, not converted."""
 
     def no_work(*_args, **_kwargs):
         raise AssertionError("rated_rows ran before the views' card was checked")

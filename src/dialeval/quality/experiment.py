@@ -233,8 +233,8 @@ def views_training(views: Path) -> tuple[TrainConfig, dict[str, tuple[float, flo
     if unknown := sorted(set(config) - set(TrainConfig.__dataclass_fields__)):  # pydantic would drop it unsaid
         said = pydantic_message("extra_forbidden", "", unknown[0], list(TrainConfig.__dataclass_fields__))
         raise InputError(said, path=cards[0], field=f"config.{unknown[0]}")
-    try:
-        cfg = TypeAdapter(TrainConfig).validate_python(config)
+    try:  # strict, as JSON: text for a number or a number for a flag is a hand edit, not converted
+        cfg = TypeAdapter(TrainConfig).validate_json(json.dumps(config), strict=True)
     except ValidationError as exc:
         where, msg = field_of(exc)
         raise InputError(msg, path=cards[0], field=f"config.{where}") from None
