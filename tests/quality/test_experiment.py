@@ -142,6 +142,17 @@ def test_a_bad_head_option_fails_before_any_feature_is_computed(tmp_path, monkey
     assert not (tmp_path / "out").exists()
 
 
+def test_a_head_named_twice_is_refused_before_any_feature_is_computed(tmp_path, monkeypatch):
+    """--head engagement=A --head engagement=B kept B silently (a dict of the options): the run compared one head."""
+    monkeypatch.setattr(ex, "rated_rows", lambda *_a, **_k: pytest.fail("rated_rows ran before the options"))
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_text('{"mean": [0], "scale": [1], "coef": [1], "bias": 0}')
+    heads = ["--head", f"engagement={tmp_path / 'a.json'}", "--head", f"engagement={tmp_path / 'b.json'}"]
+    with pytest.raises(InputError, match='head "engagement" is given twice') as err:
+        ex.main([str(tmp_path), *heads, "-o", str(tmp_path / "out")])
+    assert err.value.field == "--head" and not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(("spec", "message"), [
     ("usr-tc,usr-pc,nope", "unknown benchmark 'nope'; known: "),
     ("usr-tc,usr-pc", "give at least 3 rated sets"),

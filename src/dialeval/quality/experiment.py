@@ -599,6 +599,24 @@ def parse_head(spec: str) -> tuple[str, Path]:
     return name, Path(path)
 
 
+def parse_heads(specs: Sequence[str]) -> dict[str, Path]:
+    """Return each ``--head NAME=PATH`` option's path by name (:func:`parse_head`).
+
+    Raises:
+        InputError: A bad option (:func:`parse_head`), or a name given twice.
+    """
+    from dialeval.errors import InputError
+
+    heads: dict[str, Path] = {}
+    for spec in specs:
+        name, path = parse_head(spec)
+        if name in heads:
+            raise InputError(f'head "{name}" is given twice ({heads[name]} and {path}): give each name once',
+                             field="--head")  # fmt: skip
+        heads[name] = path
+    return heads
+
+
 def pair_head_scores(head_path: Path, items: Sequence[Any], encoder: Any) -> list[float]:
     """Return a pair-layout head's output for each item (MiniLM pair features from ``encoder``)."""
     from dialeval.metrics.quality import _read
@@ -712,7 +730,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dialeval.qual
                     "'' for none)")
     args = ap.parse_args(argv)
     benchmarks, never = rated_sets(args.benchmarks, args.never_fitted)  # a bad option fails before any work
-    extra_heads = dict(parse_head(h) for h in args.head)
+    extra_heads = parse_heads(args.head)
     other = encoder_heads_metric(args.encoder_heads) if args.encoder_heads else None
     tuned = encoder_heads_metric(args.tuned_heads) if args.tuned_heads else None
     if tuned is not None and other is None:
