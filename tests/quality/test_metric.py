@@ -258,6 +258,27 @@ def test_an_ensemble_file_that_is_not_utf8_is_one_clear_error(tmp_path, items):
     assert "latin1.json" in str(err.value)
 
 
+def test_an_ensemble_file_naming_a_key_twice_is_refused_at_its_line(tmp_path, items):
+    """json.loads kept the last of two "features" silently, so the file scored with a model it does not show first.
+    Line 3 and the field are where the second "features" stands in the text below (counted by hand)."""
+    bad = tmp_path / "twice.json"
+    bad.write_text('{"features": ["view_coherent"],\n "mean": [0.0], "scale": [1.0], "coef": [1.0], "intercept": 0.0,'
+                   '\n "features": ["large_cosine"]}', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        QualityMetric(device="cpu", ensemble=str(bad)).compute(items[:1])
+    assert str(err.value).endswith(f'{bad}:3: field "features": appears twice in one JSON object (only the last '
+                                   "value would be kept)")
+
+
+def test_an_ensemble_file_with_a_utf8_byte_order_mark_is_read_as_before(tmp_path):
+    """json.loads(bytes) reads a UTF-8 file that opens with a byte order mark; the duplicate-key reader does too."""
+    from dialeval.metrics.quality import _read
+
+    path = tmp_path / "bom.json"
+    path.write_bytes(b'\xef\xbb\xbf{"features": ["large_cosine"]}')
+    assert _read(path)[0] == {"features": ["large_cosine"]}
+
+
 def test_a_benchmark_the_ensemble_saw_gets_the_held_out_figure_from_its_card(metric):
     card = json.loads((BUNDLED / "quality" / "card.json").read_text())
     held = next(r for r in card["leave_one_benchmark_out"] if r["benchmark"] == "usr-tc")["quality"]

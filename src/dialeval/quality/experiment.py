@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dialeval.metrics.quality import ENSEMBLE_FILES, LARGE_FEATURES, VIEW_FEATURES
+from dialeval.metrics.quality import ENSEMBLE_FILES, LARGE_FEATURES, VIEW_FEATURES, _read
 from dialeval.words import with_ci
 
 if TYPE_CHECKING:
@@ -225,7 +225,7 @@ def views_training(views: Path) -> tuple[TrainConfig, dict[str, tuple[float, flo
     cards = [d / "card.json" for d in (views, views.parent, views.parent.parent) if (d / "card.json").exists()]
     if not cards:
         raise InputError("no card.json in the views folder or the run folder above it", path=views)
-    card = _unique(cards[0])
+    card = _read(cards[0])[0]
     config = card.get("config") if isinstance(card, dict) else None
     if not isinstance(config, dict):
         raise InputError("no training config (an object): the held-in examples are rebuilt from it", path=cards[0],
@@ -240,30 +240,12 @@ def views_training(views: Path) -> tuple[TrainConfig, dict[str, tuple[float, flo
         raise InputError(msg, path=cards[0], field=f"config.{where}") from None
     check_config(cfg, cards[0])
     heads = views / "heads.json"
-    head = _unique(heads)
+    head = _read(heads)[0]
     centre = head.get("centre") if isinstance(head, dict) else None
     if not (isinstance(centre, list) and len(centre) == len(VIEW_FEATURES) and all(map(_mean_sd, centre))):
         raise InputError(f"must hold one [mean, sd] pair per view ({len(VIEW_FEATURES)}: {', '.join(VIEW_FEATURES)}),"
                          f" each sd above 0; got {json.dumps(centre)[:80]}", path=heads, field="centre")  # fmt: skip
     return cfg, {name: (float(m), float(sd)) for name, (m, sd) in zip(VIEW_FEATURES, centre, strict=True)}
-
-
-def _unique(path: Path) -> Any:
-    """Return a trained JSON file's value (:func:`dialeval.metrics.quality._read`), refusing a key given twice.
-
-    Raises:
-        InputError: Unreadable, not JSON, or a key given twice in one object (naming its line and field).
-    """
-    from dialeval.errors import InputError
-    from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, loads
-    from dialeval.metrics.quality import _read
-
-    value = _read(path)[0]
-    try:
-        loads(path.read_text(encoding="utf-8"))
-    except DuplicateKeyError as exc:
-        raise InputError(DUPLICATE_KEY, path=path, line=exc.line, field=exc.field) from None
-    return value
 
 
 def check_config(cfg: TrainConfig, card: Path) -> None:
@@ -586,7 +568,6 @@ def parse_head(spec: str) -> tuple[str, Path]:
         InputError: Not ``NAME=PATH``, or an unknown name, or no such file, or a file that is not a head.
     """
     from dialeval.errors import InputError
-    from dialeval.metrics.quality import _read
     from dialeval.metrics.quality.heads import LogisticHead
 
     name, sep, path = spec.partition("=")
@@ -619,7 +600,6 @@ def parse_heads(specs: Sequence[str]) -> dict[str, Path]:
 
 def pair_head_scores(head_path: Path, items: Sequence[Any], encoder: Any) -> list[float]:
     """Return a pair-layout head's output for each item (MiniLM pair features from ``encoder``)."""
-    from dialeval.metrics.quality import _read
     from dialeval.metrics.quality.features import embed, pair_matrix, pair_texts
     from dialeval.metrics.quality.heads import LogisticHead
 

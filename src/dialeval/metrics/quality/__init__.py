@@ -183,17 +183,24 @@ def _ensemble_features(given: str) -> list[str]:
 
 @functools.cache
 def _read(path: Path) -> tuple[dict[str, Any], str]:
+    """Return a trained JSON file's value and its sha256, refusing a key given twice (the last was kept silently).
+
+    Raises:
+        InputError: Unreadable, not UTF-8, not JSON, or a key given twice in one object (naming its line and field).
+    """
     from dialeval.errors import InputError
-    from dialeval.jsonl import json_problem
+    from dialeval.jsonl import DUPLICATE_KEY, DuplicateKeyError, json_problem, loads
 
     try:
         raw = path.read_bytes()
-        return json.loads(raw), hashlib.sha256(raw).hexdigest()
+        return loads(raw.decode(json.detect_encoding(raw))), hashlib.sha256(raw).hexdigest()
+    except DuplicateKeyError as exc:
+        raise InputError(DUPLICATE_KEY, path=path, line=exc.line, field=exc.field) from None
     except OSError as exc:
         raise InputError(f"cannot read the trained file: {exc.strerror}", path=path) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON ({json_problem(exc)})", path=path, line=exc.lineno) from None
-    except UnicodeDecodeError as exc:  # json.loads decodes the bytes itself
+    except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", path=path) from None
 
 
