@@ -794,6 +794,20 @@ def test_the_signatures_line_says_what_the_folder_lacks_and_lists_the_tables_sig
             "carry no signature).") in _report_md(meta, tmp_path)  # fmt: skip
 
 
+def test_a_benchmark_folders_report_lists_how_each_correlation_was_computed(results: dict[str, Path],
+                                                                            tmp_path: Path) -> None:
+    """A folder with run.json listed its metrics' signatures but none of table.jsonl's ``corr|...`` ones (level,
+    method, resamples, seed, CI level): what a paper must state about its CIs was in no report. Each is listed once."""
+    rows = [json.loads(x) for x in (results["bench"] / "table.jsonl").read_text(encoding="utf-8").splitlines()]
+    wanted = list(dict.fromkeys(str(r["signature"]) for r in rows))
+    assert wanted and all(sig.startswith("corr|") for sig in wanted)
+    text = _report_md(results["bench"], tmp_path)
+    for sig in wanted:
+        escaped = sig.replace("|", "\\|")  # as a Markdown cell holds it
+        assert text.count(f"| table.jsonl | {escaped} |") == 1
+    assert text.count("| table.jsonl |") == len(wanted)
+
+
 def test_a_folder_without_run_json_says_why_it_has_no_scatter_plots(tmp_path: Path) -> None:
     """table.jsonl and scores.jsonl without a run.json: the report said "run.json names no benchmark" of the
     run.json that is not there."""

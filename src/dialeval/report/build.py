@@ -360,9 +360,10 @@ def _study(r: Results, blocks: list[Block]) -> None:
 
 
 def signatures(r: Results) -> Table | Text:
-    """Every signature behind the numbers: generation, metrics (run.json), those stamped on the scores.
+    """Every signature behind the numbers, each once: generation, metrics, scores, correlations.
 
-    Without a run.json (``meta -o``), those of table.jsonl's rows too.
+    Generation and metrics are run.json's; the scores' are stamped on them; the correlations' are table.jsonl's
+    (level, method, resamples, seed, CI level).
 
     For a ``train`` folder, also the card sha256 of each model of its results saved in it (its ``trained:`` metric's
     signature carries it).
@@ -377,16 +378,15 @@ def signatures(r: Results) -> Table | Text:
         if sig not in known:
             rows.append([f"score {metric}", sig])
             known.add(sig)
-    if r.run is None:  # meta -o: the table's signatures are all that records how its figures were computed
-        table = dict.fromkeys(str(x.get("signature") or "") for x in r.correlations)
-        rows += [["table.jsonl", sig] for sig in table if sig and sig not in known]
+    table = dict.fromkeys(str(x.get("signature") or "") for x in r.correlations)  # how each figure was computed
+    rows += [["table.jsonl", sig] for sig in table if sig and sig not in known]
     if r.kind == "train":  # the models of results.jsonl: another run's saved model-* was listed too
         cards = [r.path / f"model-{m}" / "card.json" for m in sorted({str(row["model"]) for row in r.train})]
         rows += [[f"{card.parent.name} card sha256", file_sha256(card)] for card in cards if card.is_file()]
     if not rows:  # it said "run.json names no metric, and there are no scores" of no run.json, of unsigned scores
         why = ["there is no run.json" if r.run is None else "run.json names no metric",
                "its scores carry no signature" if r.scores else "there are no scores",
-               *(["its table.jsonl rows carry no signature"] if r.run is None and r.correlations else [])]  # fmt: skip
+               *(["its table.jsonl rows carry no signature"] if r.correlations else [])]  # fmt: skip
         return Text(f"Signatures: none in this folder ({', '.join(why[:-1])}, and {why[-1]}).")
     return Table(["what", "signature"], rows, "Signatures")
 
