@@ -153,6 +153,19 @@ def test_a_link_is_written_through_and_kept(tmp_path: Path) -> None:
     assert plain.is_symlink() and real.read_text() == "again\n"
 
 
+def test_a_loop_of_links_is_not_replaced(tmp_path: Path) -> None:
+    """`ln -s loop loop` (or a -> b -> a) names no file: the write renamed its file over the link, silently."""
+    loop, a, b = tmp_path / "loop", tmp_path / "a", tmp_path / "b"
+    loop.symlink_to("loop")
+    a.symlink_to("b")
+    b.symlink_to("a")
+    for out in (loop, a):
+        with pytest.raises(WriteError) as caught, atomic_write(out) as handle:
+            handle.write("x")
+        assert str(caught.value) == f"{out}: cannot be written: it is a loop of symbolic links, not a file"
+    assert [os.readlink(p) for p in (loop, a, b)] == ["loop", "b", "a"] and _leftovers(tmp_path) == []
+
+
 def test_staged_folder_keeps_every_old_file_of_the_tree_on_an_interrupt(tmp_path: Path) -> None:
     """quality train wrote heads/ then fitted quality/ over them: an interrupt in between left new heads beside an
     earlier run's ensemble and card. Staged, nothing of the old tree changes until the block ends."""

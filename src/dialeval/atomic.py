@@ -8,6 +8,7 @@ is kept and the temporary file and any folder the write created are removed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -76,10 +77,11 @@ def temp_folder(parent: Path, prefix: str) -> Path:
 
 
 def special_kind(path: Path) -> str | None:
-    """Say what ``path`` is when it is neither a file nor a folder (links followed): a device, a pipe or a socket.
+    """Say what ``path`` is when it is neither a file nor a folder (links followed): device, pipe, socket, link loop.
 
     Renaming a new file over it, as :func:`atomic_write` does, would replace the device or the link to it
-    (``/dev/null``, ``/dev/stdout``) for every program on the machine, so writers refuse it.
+    (``/dev/null``, ``/dev/stdout``) for every program on the machine, so writers refuse it. A link in a
+    loop (``ln -s loop loop``) leads to no file to write through to: the rename replaced the link.
 
     Example:
         >>> special_kind(Path("/dev/null")), special_kind(Path("/tmp")), special_kind(Path("/no/such/file"))
@@ -87,8 +89,8 @@ def special_kind(path: Path) -> str | None:
     """
     try:
         mode = path.stat().st_mode
-    except OSError:
-        return None
+    except OSError as exc:
+        return "a loop of symbolic links" if exc.errno == errno.ELOOP and path.is_symlink() else None
     kinds = [(stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a pipe"),
              (stat.S_ISSOCK, "a socket")]  # fmt: skip
     return next((name for test, name in kinds if test(mode)), None)

@@ -354,6 +354,40 @@ def test_an_output_below_a_dangling_link_is_refused_before_the_run(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv", "runs"]
 
 
+@pytest.mark.parametrize(("command", "below"), [("score", ""), ("score", "s.jsonl"), ("benchmark", ""),
+                                                ("benchmark", "run")])  # fmt: skip
+def test_a_loop_of_links_as_the_output_is_refused_naming_the_loop(
+    command: str, below: str, rows: Path, tmp_path: Path
+) -> None:
+    """`ln -s loop loop`: score -o loop renamed its file over the link after the work, and an output below the loop
+    was "a symbolic link to loop, which does not exist" (os.stat says ELOOP: it is a loop, not a missing file)."""
+    loop = tmp_path / "loop"
+    loop.symlink_to("loop")
+    out = loop / below if below else loop
+    res = invoke(command, "--path", rows, *RATED, "-m", "length", "--no-cache", "-o", out)
+    if command == "score" and not below:
+        line = refused(res, f'{loop}: field "--output": is a loop of symbolic links, not a file; give the name of a '
+                       "file to write")  # fmt: skip
+    else:
+        line = refused(res, f'{out}: field "--output": cannot be created: {loop} is a loop of symbolic links, which '
+                       "leads to no folder")  # fmt: skip
+    assert "length" not in res.output.replace(line, "")
+    assert loop.is_symlink() and os.readlink(loop) == "loop" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "loop", "rows.csv"]
+
+
+def test_a_loop_of_links_in_the_output_folder_is_refused(rows: Path, tmp_path: Path) -> None:
+    """benchmark -o run with run/scores.jsonl a link to a link back to it: the loop was replaced by a file."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "scores.jsonl").symlink_to("other")
+    (run / "other").symlink_to("scores.jsonl")
+    res = invoke("benchmark", "--path", rows, *RATED, "-m", "length", "--no-cache", "-o", run)
+    refused(res, f'{run / "scores.jsonl"}: field "--output": is a loop of symbolic links, not a file')
+    assert sorted(p.name for p in run.iterdir()) == ["other", "scores.jsonl"]
+    assert (run / "scores.jsonl").is_symlink()
+
+
 def test_a_table_output_whose_summary_name_is_too_long_is_refused_naming_the_option(
     rows: Path, tmp_path: Path
 ) -> None:

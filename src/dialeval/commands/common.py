@@ -532,9 +532,9 @@ def check_output(
     """Refuse, before any work, an output path that cannot be written as a ``kind`` ("file" or "folder").
 
     Every command that writes calls it first: ``-`` (standard output is not written to), a file
-    path that is an existing folder or a device, pipe or socket (``/dev/stdout``), a folder path
-    that is an existing file, a path below a file or below a symbolic link to nothing, or one in a folder this
-    user cannot write to.
+    path that is an existing folder, a device, pipe or socket (``/dev/stdout``) or a loop of links, a folder
+    path that is an existing file, a path below a file or below a symbolic link to nothing or in a loop, or one
+    in a folder this user cannot write to.
     The files it would replace (the path itself, or ``files`` in the folder) are refused when one
     of them is one of the command's ``inputs`` (through a symbolic or hard link too), is read-only,
     or is a folder.
@@ -576,6 +576,9 @@ def check_output(
                          path=path, field=option)  # fmt: skip
     start = path.absolute() if kind == "folder" else path.absolute().parent
     above = next(p for p in (start, *start.parents) if p.exists() or p.is_symlink())
+    if special_kind(above) == "a loop of symbolic links":  # not "a link to loop, which does not exist"
+        raise InputError(f"cannot be created: {above} is a loop of symbolic links, which leads to no folder",
+                         path=path, field=option)  # fmt: skip
     if not above.exists():  # the folders are not made through it: the run failed after its work, "File exists"
         raise InputError(f"cannot be created: {above} is a symbolic link to {os.readlink(above)}, which does not "
                          "exist", path=path, field=option)  # fmt: skip
