@@ -166,6 +166,18 @@ def test_a_loop_of_links_is_not_replaced(tmp_path: Path) -> None:
     assert [os.readlink(p) for p in (loop, a, b)] == ["loop", "b", "a"] and _leftovers(tmp_path) == []
 
 
+def test_a_link_into_a_missing_folder_makes_no_folder_there(tmp_path: Path) -> None:
+    """A link to gone/deeper/x.txt: the write made gone/deeper wherever the link pointed (/nonexist/x at the root of
+    the machine) and wrote the file there; the link's own folder was all it was given."""
+    link = tmp_path / "out.txt"
+    link.symlink_to(tmp_path / "gone" / "deeper" / "x.txt")
+    with pytest.raises(WriteError) as caught, atomic_write(link) as handle:
+        handle.write("x")
+    assert str(caught.value) == (f"{link}: cannot be written: it is a symbolic link to "
+                                 f"{tmp_path / 'gone' / 'deeper' / 'x.txt'}, whose folder does not exist")  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"] and link.is_symlink()
+
+
 def test_staged_folder_keeps_every_old_file_of_the_tree_on_an_interrupt(tmp_path: Path) -> None:
     """quality train wrote heads/ then fitted quality/ over them: an interrupt in between left new heads beside an
     earlier run's ensemble and card. Staged, nothing of the old tree changes until the block ends."""

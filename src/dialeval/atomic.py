@@ -181,8 +181,8 @@ def atomic_write(
     rename waits for the end of the block.
 
     Raises:
-        WriteError: The file could not be written (a full disk, an I/O error), or ``path`` is a device,
-            a pipe or a socket (:func:`special_kind`): naming it and the reason.
+        WriteError: The file could not be written (a full disk, an I/O error), ``path`` is a device,
+            a pipe or a socket (:func:`special_kind`), or a link into a missing folder: naming it and the reason.
 
     Example:
         >>> import tempfile, pathlib
@@ -201,6 +201,8 @@ def atomic_write(
     # Renaming over the link itself replaced /dev/stdout (a link to /proc/self/fd/1) machine-wide when
     # standard output was a file.
     target = Path(os.path.realpath(given)) if given.is_symlink() else given
+    if target != given and not target.parent.is_dir():  # made there, the folders were outside what was given
+        raise WriteError(given, f"it is a symbolic link to {target}, whose folder does not exist")
     created = _make_parent(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target.name), suffix=".tmp", dir=target.parent)

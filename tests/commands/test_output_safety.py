@@ -388,6 +388,26 @@ def test_a_loop_of_links_in_the_output_folder_is_refused(rows: Path, tmp_path: P
     assert (run / "scores.jsonl").is_symlink()
 
 
+@pytest.mark.parametrize("command", ["score", "benchmark"])
+def test_an_output_that_is_a_link_into_a_missing_folder_is_refused_before_the_run(
+    command: str, rows: Path, tmp_path: Path
+) -> None:
+    """benchmark -o run with run/table.md a link to /nonexist/x made the folder /nonexist at the machine's root,
+    wrote the table there and said "wrote run/... table.md"; score -o a link so did the same."""
+    run = tmp_path / "run"
+    run.mkdir()
+    link = run / ("table.md" if command == "benchmark" else "s.jsonl")
+    gone = tmp_path / "gone" / "x"
+    link.symlink_to(gone)
+    res = invoke(command, "--path", rows, *RATED, "-m", "length", "--no-cache", "-o", run if command == "benchmark"
+                 else link)  # fmt: skip
+    line = refused(res, f'{link}: field "--output": is a symbolic link to {gone}, whose folder does not exist; '
+                   "give another name")  # fmt: skip
+    assert "length" not in res.output.replace(line, "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv", "run"] and [p.name for p in run.iterdir()] == [
+        link.name]
+
+
 def test_a_table_output_whose_summary_name_is_too_long_is_refused_naming_the_option(
     rows: Path, tmp_path: Path
 ) -> None:

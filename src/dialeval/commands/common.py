@@ -532,7 +532,8 @@ def check_output(
     """Refuse, before any work, an output path that cannot be written as a ``kind`` ("file" or "folder").
 
     Every command that writes calls it first: ``-`` (standard output is not written to), a file
-    path that is an existing folder, a device, pipe or socket (``/dev/stdout``) or a loop of links, a folder
+    path that is an existing folder, a device, pipe or socket (``/dev/stdout``), a loop of links or a link
+    into a missing folder (which would be made wherever it points), a folder
     path that is an existing file, a path below a file or below a symbolic link to nothing or in a loop, or one
     in a folder this user cannot write to.
     The files it would replace (the path itself, or ``files`` in the folder) are refused when one
@@ -588,6 +589,9 @@ def check_output(
     for target in targets:
         if special := special_kind(reached(target)):  # /dev/null, /dev/stdout: the rename would replace them
             raise InputError(f"is {special}, not a file; give the name of a file to write", path=target, field=option)
+        if (to := Path(os.path.realpath(reached(target)))) != reached(target) and not to.parent.is_dir():
+            raise InputError(f"is a symbolic link to {to}, whose folder does not exist; give another name",
+                             path=target, field=option)  # fmt: skip
     _refuse_sharing(targets, inputs, option)
     replaced = [t for t in targets if os.path.lexists(reached(t))]  # a dangling link too
     sources = list(_read_files(inputs)) if replaced else []
