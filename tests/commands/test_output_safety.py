@@ -326,6 +326,19 @@ def test_a_file_output_given_as_a_folder_is_refused_and_no_file_appears(name: st
     assert score(rows, f"{tmp_path}/runs.jsonl").exit_code == 0  # the same name without the "/" is written
 
 
+@pytest.mark.parametrize("name", ["runs.jsonl", "new.jsonl"])
+def test_a_file_output_ending_in_slash_dot_is_refused_and_no_file_is_written(
+    name: str, rows: Path, tmp_path: Path
+) -> None:
+    """``-o "$DIR/."`` names the folder DIR (the system refuses to open runs.jsonl/. as a file: "Not a directory"), but
+    Path drops the "/." as it drops a "/": score wrote a file named new.jsonl, or replaced runs.jsonl."""
+    (tmp_path / "runs.jsonl").write_text("kept\n")
+    refused(score(rows, f"{tmp_path}/{name}/."), f'{tmp_path / name}: field "--output": ends in "/.", naming a '
+            "folder, and this option writes a file")  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv", "runs.jsonl"]
+    assert (tmp_path / "runs.jsonl").read_text() == "kept\n"
+
+
 @pytest.mark.parametrize(("command", "name"), [("score", ".csv"), ("score", ".JSONL"), ("benchmark", ".csv")])
 def test_an_output_named_by_a_suffix_alone_is_refused(command: str, name: str, rows: Path, tmp_path: Path) -> None:
     """-o "$NAME.csv" with NAME unset: score wrote JSON lines into a hidden file ".csv" (Python sees no suffix in

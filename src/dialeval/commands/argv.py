@@ -18,19 +18,22 @@ from typing import Any
 
 from dialeval.errors import InputError, given_path, not_utf8
 
-#: The path values of the command line that end in "/" (a folder, as the shell completes one), as ``Path`` reads
-#: them: it drops the "/", so ``score -o runs/`` wrote a file named ``runs`` (:func:`given_as_folder`).
-_SLASHED: ContextVar[frozenset[Path]] = ContextVar("dialeval_slashed", default=frozenset())
+#: The path values of the command line that end in "/" (a folder, as the shell completes one) or "/." (a folder
+#: too: ``-o "$DIR/."``), as ``Path`` reads them, with that ending: it drops it, so ``score -o runs/`` wrote a file
+#: named ``runs`` (:func:`given_as_folder`).
+_SLASHED: ContextVar[tuple[tuple[Path, str], ...]] = ContextVar("dialeval_slashed", default=())
 
 
-def given_as_folder(path: Path) -> bool:
-    """Whether ``path`` was given on this command line ending in "/", which its ``Path`` no longer shows.
+def given_as_folder(path: Path) -> str:
+    """Return the ending ("/" or "/.") that ``path`` was given with on this command line ("" when none).
+
+    Its ``Path`` no longer shows it.
 
     Example:
         >>> given_as_folder(Path("runs"))  # no command line was read here
-        False
+        ''
     """
-    return path in _SLASHED.get()
+    return dict(_SLASHED.get()).get(path, "")
 
 
 def is_path(annotation: Any) -> bool:
@@ -59,7 +62,7 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
     Raises:
         InputError: Naming the option (``--output``) or argument (``STUDY_DIR``) given an empty value.
     """
-    _SLASHED.set(frozenset())
+    _SLASHED.set(())
     while (subs := getattr(command, "commands", None)) and args and args[0] in subs:
         command, args = subs[args[0]], args[1:]
     if getattr(command, "callback", None) is None:
@@ -94,7 +97,8 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
         if param is not None and param.name in paths:
             given_path(token, param.name.upper())  # as the usage line names it
             slashed.append(token)
-    _SLASHED.set(frozenset(Path(p) for p in slashed if p.endswith("/") and p.strip("/")))
+    ends = [(p, "/" if p.endswith("/") else "/.") for p in slashed if p.endswith(("/", "/.")) and p.strip("/")]
+    _SLASHED.set(tuple((Path(p), end) for p, end in ends))
 
 
 def _option_in(word: str, options: dict[str, Any]) -> tuple[Any, str | None]:

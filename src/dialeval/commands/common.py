@@ -566,8 +566,8 @@ def check_output(
     lands = reached(path)
     if kind == "file" and lands.is_dir():
         raise InputError("is an existing folder; give the name of a file to write", path=path, field=option)
-    if kind == "file" and given_as_folder(path):  # Path dropped the "/": "-o runs/" wrote a file named runs
-        raise InputError('ends in "/", naming a folder, and this option writes a file; give the name of a file '
+    if kind == "file" and (end := given_as_folder(path)):  # Path dropped the "/": "-o runs/" wrote a file named runs
+        raise InputError(f'ends in "{end}", naming a folder, and this option writes a file; give the name of a file '
                          f"(e.g. {path.name}/scores.jsonl)", path=path, field=option)  # fmt: skip
     if kind == "folder" and lands.exists() and not lands.is_dir():
         raise InputError("is an existing file; give a folder to write the outputs in", path=path, field=option)
