@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
@@ -732,6 +733,25 @@ def test_pandas_missing_values_and_numbers_of_any_dtype_read_as_float_columns_do
     for h in (pd.array([1, None, 2, 4], dtype="Int64"), pd.Series([1, pd.NA, 2.0, 4], dtype=object)):
         got = dialeval.correlate(RATED.assign(h=h), "h", ["m"], n_boot=20)
         pd.testing.assert_frame_equal(got, expected)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (np.datetime64("2024-01-01T00:00:00.000000000"), "Timestamp"),
+        (np.timedelta64(5, "ns"), "Timedelta"),
+    ],
+)
+def test_a_numpy_date_or_duration_in_a_human_column_is_refused_not_read_as_nanoseconds(value: object,
+                                                                                         shown: str) -> None:
+    """A numpy datetime64 or timedelta64 of nanoseconds in an object column (``[np.datetime64(...), 4.0]``) became
+    its count of nanoseconds (numpy's ``tolist``), 1704067200000000000, correlated as a rating, silently; it is
+    refused as the same date in a datetime64 column is (a pandas Timestamp), naming the row and column."""
+    frame = RATED.assign(h=pd.Series([1.0, value, 2.0, 4.0], dtype=object))
+    with pytest.raises(InputError) as caught:
+        dialeval.correlate(frame, "h", ["m"], n_boot=0)
+    said = str(caught.value)
+    assert said.startswith(f'data:2: field "h": expected a number (None or NaN for no value), found {shown} ')
 
 
 def test_a_context_column_of_any_values_groups_the_rows() -> None:

@@ -518,14 +518,23 @@ _PANDAS_READERS = {".parquet": "read_parquet", ".xlsx": "read_excel", ".xls": "r
 def _cell(value: Any) -> Any:
     """One cell as the table reader takes it: NaN, None and pandas' NA/NaT become None, arrays and tuples lists.
 
+    A numpy date or duration is pandas' (``tolist`` gave one of nanoseconds as an int, read as a number).
+
     Example:
         >>> import numpy as np, pandas as pd
-        >>> [_cell(v) for v in (np.float32("nan"), pd.NA, pd.NaT, np.int64(3), (1, 2))]
-        [None, None, None, 3, [1, 2]]
+        >>> [_cell(v) for v in (np.float32("nan"), pd.NA, pd.NaT, np.int64(3), (1, 2), np.datetime64("NaT"))]
+        [None, None, None, 3, [1, 2], None]
+        >>> _cell(np.datetime64("2024-01-01T00:00:00.000000000"))
+        Timestamp('2024-01-01 00:00:00')
     """
+    import numpy as np
     import pandas as pd
 
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+    if isinstance(value, np.datetime64):
+        value = pd.Timestamp(value)
+    elif isinstance(value, np.timedelta64):
+        value = pd.Timedelta(value)
+    elif hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()  # numpy scalars: a float32 NaN is no Python float until here
     if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
         return None
