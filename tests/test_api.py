@@ -10,6 +10,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -733,6 +734,28 @@ def test_pandas_missing_values_and_numbers_of_any_dtype_read_as_float_columns_do
     for h in (pd.array([1, None, 2, 4], dtype="Int64"), pd.Series([1, pd.NA, 2.0, 4], dtype=object)):
         got = dialeval.correlate(RATED.assign(h=h), "h", ["m"], n_boot=20)
         pd.testing.assert_frame_equal(got, expected)
+
+
+def _pyarrow_decimals() -> pd.Series:
+    pa = pytest.importorskip("pyarrow")  # pandas' optional dependency
+    cents = pd.ArrowDtype(pa.decimal128(3, 2))
+    return pd.Series([Decimal("1.00"), None, Decimal("2.00"), Decimal("4.00")], dtype=cents)
+
+
+@pytest.mark.parametrize(
+    "decimals",
+    [_pyarrow_decimals, lambda: pd.Series([Decimal(1), Decimal("NaN"), Decimal(2), Decimal(4)], dtype=object)],
+    ids=["pyarrow-decimal128", "object-Decimal"],
+)
+def test_a_decimal_human_or_metric_column_gives_the_float_column_figures(decimals: Callable[[], pd.Series]) -> None:
+    """A decimal column (pyarrow's decimal128, as a database's NUMERIC reads; or Decimal objects) was refused as
+    "expected a number ..., found Decimal Decimal('1.00')": a Decimal is a number, though no numbers.Real. It is
+    read as its float, a missing cell (or a Decimal NaN) as no value, and gives the float column's figures."""
+    with_nan = RATED.assign(h=[1.0, None, 2.0, 4.0])
+    expected = dialeval.correlate(with_nan, "h", ["m"], n_boot=20)
+    pd.testing.assert_frame_equal(dialeval.correlate(RATED.assign(h=decimals()), "h", ["m"], n_boot=20), expected)
+    as_metric = with_nan.assign(m=pd.Series([Decimal(n) for n in range(1, 5)], dtype=object))
+    pd.testing.assert_frame_equal(dialeval.correlate(as_metric, "h", ["m"], n_boot=20), expected)
 
 
 @pytest.mark.parametrize(

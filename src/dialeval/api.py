@@ -26,6 +26,7 @@ import reprlib
 import warnings
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -524,6 +525,8 @@ def _cell(value: Any) -> Any:
         >>> import numpy as np, pandas as pd
         >>> [_cell(v) for v in (np.float32("nan"), pd.NA, pd.NaT, np.int64(3), (1, 2), np.datetime64("NaT"))]
         [None, None, None, 3, [1, 2], None]
+        >>> _cell(Decimal("NaN")), _cell(Decimal("4.50"))
+        (None, Decimal('4.50'))
         >>> _cell(np.datetime64("2024-01-01T00:00:00.000000000"))
         Timestamp('2024-01-01 00:00:00')
     """
@@ -537,6 +540,8 @@ def _cell(value: Any) -> Any:
     elif hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()  # numpy scalars: a float32 NaN is no Python float until here
     if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, Decimal) and value.is_nan():
         return None
     return list(value) if isinstance(value, tuple) else value
 
@@ -635,7 +640,8 @@ def correlate(
 
     Args:
         df: Scores and human scores, e.g. ``score(load_benchmark("usr-tc"))``.
-        human: The human column (or several; a bool one, a yes/no judgement, reads as 1.0 and 0.0).
+        human: The human column (or several; a bool one, a yes/no judgement, reads as 1.0 and 0.0, and a decimal one
+            as its floats).
         metrics: The metric columns (None: the outputs ``score`` added, from ``df.attrs["signatures"]``,
             but the ``human`` columns).
         level: ``turn``, ``sample``, ``dialogue`` or ``system`` (or several, a list or ``"turn,system"``); None:
@@ -913,6 +919,8 @@ def _scores(df: pd.DataFrame, metrics: Sequence[str], by: str | None) -> list[Sc
 def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
     """Return a column's values as floats (None for missing); an infinite value is refused, as the CLI refuses it.
 
+    A Decimal (a pyarrow decimal column's) is a number too, though no :class:`numbers.Real`.
+
     Example:
         >>> import pandas as pd
         >>> _numbers(pd.DataFrame({"h": pd.array([2, None], dtype="Int64")}), "h")
@@ -929,7 +937,7 @@ def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
     values: list[float | None] = []
     for row, cell in enumerate(df[name].tolist(), 1):
         value = _cell(cell)
-        if value is not None and not isinstance(value, numbers.Real):  # was "not a numeric column", naming no row
+        if value is not None and not isinstance(value, (numbers.Real, Decimal)):  # "not a numeric column" named no row
             hint = _text_number_hint(value, name)
             raise InputError(f"expected a number (None or NaN for no value), found {type(value).__name__} "
                              f"{reprlib.repr(value)}{hint}", path=DATA, line=row, field=name)  # fmt: skip
@@ -937,7 +945,7 @@ def _numbers(df: pd.DataFrame, name: str) -> list[float | None]:
     return values
 
 
-def _finite(value: numbers.Real, row: int, name: str) -> float:
+def _finite(value: numbers.Real | Decimal, row: int, name: str) -> float:
     """Return a cell's number as a float; an infinite one, or an integer past a float's range, is refused.
 
     An integer such as 10**400 (a JSON file's, as Python's json reads it) was an OverflowError traceback.
