@@ -232,7 +232,8 @@ def _items(
     col = mapping.context
     # a context column with no context in any row is refused, but a benchmark's (holistic-fluency's: its data)
     named = None if BENCHMARK in frame.attrs else ContextOption(str(col), f'context_col="{col}"', "context_col=None")
-    table, row_items = build_table(rows, mapping, name=DATA, source=DATA, context_option=named)
+    unit = "row" if rows and rows[0][0].path == DATA else "line"  # a frame's row, or the line of the file it read
+    table, row_items = build_table(rows, mapping, name=DATA, source=DATA, context_option=named, unit=unit)
     split = f'split there first: df["{col}"] = df["{col}"].str.split(r"\\n", regex=False)'
     for warning in reading_warnings(rows, mapping, table, split):  # as the CLI's summary says them
         warnings.warn(warning, stacklevel=4)  # at score's caller
@@ -576,9 +577,6 @@ def _mapping(
     if dialogue_col is not None and (missing := _missing(frame[dialogue_col])):
         # a file's line (it was the frame's row, with "data" for the file)
         raise rows[missing[0] - 1][0].error(f"no value ({counted(len(missing), 'such row')})", field=dialogue_col)
-    for name in (dialogue_col, cols["system"]):  # read as text: 1 and "1" one id, 1 and 1.0 two, silently
-        if name is not None:
-            _one_group_per_text([cells.get(name) for _, cells in rows], name, [where for where, _ in rows])
     return ColumnMapping(
         response=response_col, context=context_col, system=cols["system"], dialogue_id=dialogue_col,
         references=(cols["reference"],) if cols["reference"] else (), knowledge=cols["knowledge"],

@@ -1034,11 +1034,11 @@ def _check_systems(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: Col
         check_systems_named([(where, _name(rec[col], where, col)) for where, rec in rows], col)
 
 
-def _check_id_types(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping) -> None:
+def _check_id_types(rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, unit: str) -> None:
     """Refuse an id, system, annotator or tag column holding one value written two ways (:func:`one_group_per_text`)."""
     m = mapping
     for col in dict.fromkeys(c for c in (m.dialogue_id, m.item_id, m.system, m.annotator, *m.tags) if c):
-        one_group_per_text([(where, rec[col]) for where, rec in rows], col)
+        one_group_per_text([(where, rec[col]) for where, rec in rows], col, unit)
 
 
 def one_group_per_text(cells: Sequence[tuple[Where, Any]], column: str, unit: str = "line") -> None:
@@ -1084,7 +1084,7 @@ REPEATED_ROW = "repeated row (the same context, system and response as an earlie
 
 def build_table(
     rows: Sequence[tuple[Where, Mapping[str, Any]]], mapping: ColumnMapping, *, name: str, source: str,
-    keep_rows: bool = False, context_option: ContextOption | None = None,
+    keep_rows: bool = False, context_option: ContextOption | None = None, unit: str = "line",
 ) -> tuple[Benchmark, list[list[str]]]:
     """Build the benchmark of :func:`load_table` from rows already read; also return each row's item ids.
 
@@ -1100,9 +1100,10 @@ def build_table(
     With ``context_option`` (None: no check), a context column with no context in any row is refused, named by it
     (each response was scored with no context, silently); a row without one is a response that opens its dialogue.
     A chat log column read as both context and response is not checked: a log of the reply alone has no context.
+    ``unit``: what a place's number counts in an error that names another place (``"row"`` for a frame's).
     """
     _check_responses(rows, mapping)
-    _check_id_types(rows, mapping)
+    _check_id_types(rows, mapping, unit)
     _check_systems(rows, mapping)
     build = _TableBuilder(name, mapping)
     row_items: list[list[str]] = []
