@@ -125,9 +125,11 @@ def agreement_rows(
 ) -> list[dict[str, Any]]:
     """Krippendorff's alpha with a bootstrap CI per dimension and level on the ratings of ``bench``.
 
-    Only items rated by two annotators or more count, and only annotators with a rating on one ("I don't know"
-    is none). An alpha that is undefined (no such item, or one value throughout) is None, and so is an interval
-    undefined on most resamples, each with the reason in ``note``. Label ratings (text, not numbers) get nominal
+    Only items rated by two annotators or more count (``items``), and only annotators with a rating on one
+    (``annotators``; "I don't know" is no rating); ``items_read`` and ``annotators_read`` count every item and
+    annotator with a rating on the dimension, so one annotator's ratings read 0 annotators of 1 read. An alpha
+    that is undefined (no such item, or one value throughout) is None, and so is an interval undefined on most
+    resamples, each with the reason in ``note``. Label ratings (text, not numbers) get nominal
     alpha only, whatever ``levels`` says: their order is not known, and their alphabetical one is no scale's; the
     note says so.
 
@@ -144,14 +146,17 @@ def agreement_rows(
                          "COLUMN=DIMENSION, and --annotator-col names who gave each)")  # fmt: skip
     rows = []
     for dim in dims:
-        rated = multiply_rated([r for r in bench.ratings if r.dimension == dim])
+        given = [r for r in bench.ratings if r.dimension == dim]
+        valued = [r for r in given if r.value is not None and not r.dont_know]
+        rated = multiply_rated(given)
         rel = reliability_matrix(rated) if rated else None
         labelled = bool(rel and rel.labels) and set(levels) != {"nominal"}
         read = pairable(rel.matrix) if rel else np.empty((0, 0))
         raters = int((~np.isnan(read)).any(axis=1).sum())  # who gave only "I don't know" (null) rated nothing
         for level in ("nominal",) if labelled else levels:
             row: dict[str, Any] = {"source": source, "dimension": dim, "level": level, "alpha": None, "ci95": None,
-                                   "items": read.shape[1], "annotators": raters}  # fmt: skip
+                                   "items": read.shape[1], "annotators": raters, "items_read": len({r.item_id for r in
+                                   valued}), "annotators_read": len({r.annotator for r in valued})}  # fmt: skip
             why = _estimate(row, rel.matrix, level, n_boot, seed) if rel else NO_ITEM_RATED_TWICE
             whys = [LABELS_NOMINAL] * labelled + [why] * bool(why)
             row["note"] = "; ".join(n for n in (note, whys and f"{dim}: {'; '.join(whys)}") if n)
