@@ -360,3 +360,20 @@ def test_one_annotator_is_read_and_counted_apart_from_the_pairs(tmp_path: Path) 
     rows = [json.loads(line) for line in CliRunner().invoke(app, [*args, "--json"]).output.splitlines()]
     assert [(r["alpha"], r["items"], r["items_read"], r["annotators"], r["annotators_read"]) for r in rows] == [
         (None, 0, 2, 0, 1)] * 2
+
+
+def test_alpha_read_off_one_item_has_no_ci(tmp_path: Path) -> None:
+    """Two annotators on one item (4 and 2): every resample is that item, so the CI was "0.000 [0.000, 0.000]", a
+    certainty one item cannot give. Alpha is the krippendorff package's on [[4], [2]] (0.0), kept with no CI."""
+    path = tmp_path / "one_item.jsonl"
+    path.write_text("".join(json.dumps({"item_id": "i1", "dimension": "q", "annotator": a, "value": v}) + "\n"
+                            for a, v in [("a1", 4), ("a2", 2)]))  # fmt: skip
+    from dialeval.human.importers import agreement_rows, exported_ratings
+
+    bench = exported_ratings(path)
+    assert bench is not None
+    rows = agreement_rows(bench, "one_item", n_boot=50)
+    for r in rows:
+        expected = krippendorff.alpha(reliability_data=[[4], [2]], level_of_measurement=r["level"])
+        assert (r["alpha"], r["ci95"]) == (pytest.approx(expected), None)
+        assert r["note"] == "q: no CI: one item only, which every resample draws"

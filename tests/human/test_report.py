@@ -277,3 +277,16 @@ def test_a_model_mean_that_rounds_to_zero_is_no_negative_zero(tmp_path: Path, mo
     tables = {caption: rows for s in sections for caption, rows in s.tables}
     assert tables["Mean score per model (each sample's votes averaged first)"][1] == ["Overall", "m1", "4", "0.00",
                                                                                      "0.25"]  # fmt: skip
+
+
+def test_a_figure_read_off_one_item_has_no_ci() -> None:
+    """One item (Yes, Yes, No): every resample draws that item, so the CI was the figure itself and printed as
+    certainty, alpha "0.000 [0.000, 0.000]" and Fleiss' kappa "-0.500 [-0.500, -0.500]". Alpha is the krippendorff
+    package's on [[1], [1], [0]]; Fleiss' kappa by hand: observed 1/3, chance (2/3)^2 + (1/3)^2 = 5/9,
+    (1/3 - 5/9) / (4/9) = -0.5. Both are kept, with no CI and the reason."""
+    expected = krippendorff.alpha(reliability_data=[[1], [1], [0]], level_of_measurement="nominal")
+    tables = dict(_agreement_section(_listening(["ppn"]), n_boot=50, seed=0).tables)
+    assert tables["Per criterion"][1] == ["Listening", "1", f"{expected:.3f} [no CI]", "-0.500 [no CI]", "undefined"]
+    why = tables["Figures undefined, or without a CI"]
+    for stat in ("alpha", "Fleiss' kappa"):
+        assert ["Per criterion", "Listening", stat, "no CI: one item only, which every resample draws"] in why

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from dialeval.errors import InputError
 from dialeval.human import store
 from dialeval.human.protocol import DONT_KNOW, TIE, Protocol
-from dialeval.meta.agreement import fleiss_kappa, krippendorff_alpha, reliability_matrix
+from dialeval.meta.agreement import Figure, fleiss_kappa, krippendorff_alpha, reliability_matrix
 from dialeval.schema import Rating
 
 
@@ -198,6 +198,19 @@ def live_agreement(conn: sa.Connection, protocol: Protocol) -> list[dict[str, An
         row["note"] = "; ".join(w for w in whys if w)  # the dashboard showed "–" and no reason
         out.append(row)
     return out
+
+
+ONE_ITEM = "no CI: one item only, which every resample draws"
+
+
+def one_item_ci(f: Figure, n_items: int) -> Figure:
+    """Drop the CI of a figure read off ``n_items`` == 1: every resample is that item, so the CI is the figure.
+
+    Example:
+        >>> one_item_ci(Figure(0.0, (0.0, 0.0), ""), 1).why, one_item_ci(Figure(0.5, (0.1, 0.8), ""), 9).ci
+        ('no CI: one item only, which every resample draws', (0.1, 0.8))
+    """
+    return Figure(f.value, None, ONE_ITEM) if n_items == 1 and f.ci is not None else f
 
 
 def _safe(fn: Any, *args: Any) -> tuple[float | None, str]:

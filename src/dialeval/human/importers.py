@@ -18,6 +18,7 @@ import numpy as np
 
 from dialeval.data.benchmark import Benchmark, choose_dimension
 from dialeval.errors import InputError, unknown_name
+from dialeval.human.analysis import one_item_ci
 from dialeval.meta.agreement import (
     NO_ITEM_RATED_TWICE,
     Level,
@@ -168,6 +169,7 @@ def _estimate(row: dict[str, Any], matrix: Any, level: Level, n_boot: int, seed:
     """Fill ``row``'s alpha and CI; return why either is undefined ("" when neither is)."""
     got = figure(partial(krippendorff_alpha, level=level), partial(krippendorff_alpha_over_draws, level=level),
                  matrix, n_boot=n_boot, seed=seed)  # fmt: skip
+    got = one_item_ci(got, pairable(np.asarray(matrix, dtype=float)).shape[1])
     row["alpha"] = got.value  # unrounded: the table rounds once (0.0535117 was stored as 0.0535, then printed 0.053)
     row["ci95"] = list(got.ci) if got.ci else None
     return got.why

@@ -25,6 +25,7 @@ from dialeval.human.analysis import (
     item_batches,
     item_systems,
     majority_table,
+    one_item_ci,
     progress,
     reason_table,
     study_ratings,
@@ -32,7 +33,7 @@ from dialeval.human.analysis import (
 )
 from dialeval.human.design import GROUND_TRUTH
 from dialeval.human.protocol import TIE, Criterion, Protocol
-from dialeval.meta.agreement import Estimate, Figure, agreement_figures, check_resamples, reliability_matrix
+from dialeval.meta.agreement import Estimate, Figure, agreement_figures, check_resamples, rated, reliability_matrix
 from dialeval.meta.caveats import rough_resamples
 from dialeval.schema import Rating
 from dialeval.words import counted, figure, markdown_table, with_ci
@@ -98,6 +99,8 @@ def _agreement_rows(
         level = agreement_level(protocol, key[-1])
         rel = reliability_matrix(rs, dont_know="drop_item" if strong else "missing")
         n_items, stats = agreement_figures(rel.matrix, level, n_boot=n_boot, seed=seed)  # type: ignore[arg-type]
+        stats = {k: one_item_ci(f, rated(rel.matrix).shape[1] if k == "fleiss_kappa" else n_items)
+                 for k, f in stats.items()}  # Fleiss' kappa resamples every item with a vote  # fmt: skip
         # it showed "items 0" and "undefined" wherever alpha's CI was undefined on half of the resamples
         out.append([*map(str, key), str(n_items), *(_cell(stats[k], n_boot) if k in stats else "-"
                                                     for k in (f"krippendorff_alpha_{level}", *_STATS))])  # fmt: skip
