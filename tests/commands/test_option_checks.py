@@ -429,11 +429,13 @@ def test_a_bad_parameter_or_metric_leaves_no_new_cache(command: str, args: list[
     assert not (tmp_path / "new").exists() and not out.exists()
 
 
-def test_a_cache_given_as_a_folder_is_refused_and_no_file_appears(rows: Path, tmp_path: Path) -> None:
-    """``--cache new/`` made the SQLite file ``new`` (``Path`` drops the ``/``), where a folder was meant."""
+@pytest.mark.parametrize("end", ["/", "/."])
+def test_a_cache_given_as_a_folder_is_refused_and_no_file_appears(rows: Path, tmp_path: Path, end: str) -> None:
+    """``--cache new/`` made the SQLite file ``new`` (``Path`` drops the ``/``), where a folder was meant; ``new/.``
+    was refused saying it ends in "/", which it does not."""
     out = tmp_path / "x.jsonl"
-    refused(score(rows, out, "-m", "length", "--cache", f"{tmp_path}/new/"),
-            f'{tmp_path}/new: field "--cache": ends in "/", naming a folder; give the score cache\'s file')  # fmt: skip
+    refused(score(rows, out, "-m", "length", "--cache", f"{tmp_path}/new{end}"),
+            f'{tmp_path}/new: field "--cache": ends in "{end}", naming a folder; give the score cache\'s file')
     assert not (tmp_path / "new").exists() and not out.exists()
 
 

@@ -110,8 +110,8 @@ def _request_from(given: dict[str, Any]) -> ScoringRequest:
     if given.get("no_cache") and given.get("cache") is not None:  # refused where the engine was built, once read
         raise InputError("--cache and --no-cache contradict each other", field="--no-cache")
     if not given.get("no_cache"):  # the default one too: a bad $DIALEVAL_CACHE was found once the table was read
-        if (cache := given.get("cache")) is not None and given_as_folder(cache):  # "--cache new/" made a file new
-            raise InputError(f'ends in "/", naming a folder; give the score cache\'s file (SQLite), e.g. '
+        if (cache := given.get("cache")) is not None and (end := given_as_folder(cache)):  # "new/" made a file new
+            raise InputError(f'ends in "{end}", naming a folder; give the score cache\'s file (SQLite), e.g. '
                              f"{cache.name}/scores.sqlite", path=cache, field="--cache")  # fmt: skip
         check_cache_path(given.get("cache") or score_cache_path(), cache_field(given.get("cache")))
     return ScoringRequest(
