@@ -550,6 +550,45 @@ def test_generate_and_lmstyle_over_each_others_folder_leave_no_file_of_other_rec
     assert f"removed {out}/{{generation.json}}: an earlier run's, which this run does not write" in res.output
 
 
+_LMSTYLE_RUN = '{"schema_version": 1, "kind": "lmstyle", "command": "dialeval lmstyle", "metrics": {}}\n'
+_BENCHMARK_RUN = '{"schema_version": 1, "kind": "benchmark", "benchmark": "usr-tc", "metrics": {}}\n'
+
+
+@pytest.mark.parametrize(
+    ("earlier", "removed"),
+    [  # an lmstyle run without its lmstyle_tables.jsonl (deleted, or its renames stopped before it): removed
+        ({"scores.jsonl": "s\n", "table.md": "t\n", "summary.jsonl": "{}\n", "run.json": _LMSTYLE_RUN},
+         ["scores.jsonl", "table.md", "summary.jsonl", "run.json"]),
+        ({"scores.jsonl": "s\n", "table.md": "t\n", "run.json": _LMSTYLE_RUN},
+         ["scores.jsonl", "table.md", "run.json"]),
+        ({"scores.jsonl": "s\n", "summary.jsonl": "{}\n"}, ["scores.jsonl", "summary.jsonl"]),
+        # another command's files, or files no run of lmstyle marks as its own: kept
+        ({"scores.jsonl": "s\n", "table.md": "t\n", "table.jsonl": "{}\n", "run.json": _BENCHMARK_RUN}, []),
+        ({"scores.jsonl": "s\n", "table.md": "t\n"}, []),
+    ],
+)
+def test_generate_removes_an_earlier_lmstyle_run_that_lacks_its_tables(
+    tmp_path: Path, cache: Path, earlier: dict[str, str], removed: list[str]
+) -> None:
+    """generate into an lmstyle run's folder removed its scores.jsonl, table.md, summary.jsonl and run.json only
+    when its lmstyle_tables.jsonl was there: without it they stayed beside the new records, of the records
+    replaced. They are now removed when the folder shows an lmstyle run (its summary.jsonl, or a run.json of kind
+    lmstyle), as a whole run's are; another command's files, and files nothing marks as lmstyle's, stay."""
+    out = tmp_path / "run"
+    out.mkdir()
+    for name, text in {"dialogues.jsonl": "d\n", "candidates.jsonl": "c\n", **earlier}.items():
+        (out / name).write_text(text)
+    args = ["generate", "--limit", "1", "--datasets", "dd", "--styles", "positive", "--max-tokens", "2",
+            "--temperature", "0", "-o", str(out)]  # fmt: skip
+    res = CliRunner().invoke(app, args, terminal_width=400)
+    assert res.exit_code == 0, res.output
+    kept = sorted({"dialogues.jsonl", "candidates.jsonl", "generation.json", *earlier} - set(removed))
+    assert sorted(p.name for p in out.iterdir()) == kept
+    assert all((out / name).read_text() == earlier[name] for name in earlier if name not in removed)
+    said = f"removed {out}/{{{', '.join(removed)}}}: an earlier run's, which this run does not write"
+    assert (said in res.output) == bool(removed), res.output
+
+
 def test_a_response_cut_by_max_tokens_is_counted_and_said(tmp_path: Path) -> None:
     """A response the backend ended at --max-tokens (finish_reason "length": "I would be delighted to") was
     written and scored as a whole one, and generation.json and the command's line said nothing of it. Each

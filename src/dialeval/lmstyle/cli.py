@@ -320,7 +320,7 @@ def generate(
         _write_records(output, dialogues, candidates)
         write_json(output / "generation.json", info)
     # an lmstyle run's scores, tables and run.json are of the records just replaced: report showed them as these
-    removed = remove_earlier(output, LMSTYLE_FILES[2:]) if (output / "lmstyle_tables.jsonl").is_file() else []
+    removed = remove_earlier(output, LMSTYLE_FILES[2:]) if _holds_lmstyle_run(output) else []
     if as_json:
         out.print_json(json.dumps(info))
     else:
@@ -328,6 +328,31 @@ def generate(
         console.print(wrote, highlight=False, markup=False, soft_wrap=True)
         say_removed(output, removed)
     check_generation_failures(summaries, allow_failures)
+
+
+def _holds_lmstyle_run(output: Path) -> bool:
+    """Return whether ``output`` holds an lmstyle run's files: its lmstyle_tables.jsonl, summary.jsonl, or run.json.
+
+    Only its lmstyle_tables.jsonl was looked for: a run without it (deleted, or renamed into place in part) left
+    its scores.jsonl, table.md and run.json beside generate's records. A run.json counts when its kind is lmstyle.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     kinds = []
+        ...     for kind in ("benchmark", "lmstyle"):
+        ...         _ = (Path(folder) / "run.json").write_text(json.dumps({"kind": kind}))
+        ...         kinds.append(_holds_lmstyle_run(Path(folder)))
+        >>> kinds
+        [False, True]
+    """
+    if any((output / name).is_file() for name in ("lmstyle_tables.jsonl", "summary.jsonl")):
+        return True
+    try:
+        run = json.loads((output / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none, or not JSON: nothing says it is lmstyle's
+        return False
+    return isinstance(run, dict) and run.get("kind") == LmstyleRun.model_fields["kind"].default
 
 
 #: ``--judge-model`` and ``--judge-k`` when not given.
