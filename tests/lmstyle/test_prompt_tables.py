@@ -133,6 +133,30 @@ def test_layout_of_tables_2_4_5() -> None:
     assert sum(1 for r in t5.rows if r[1] == "paper") == 8 and t5.records()[0]["column"] == "Positive ACC%"
 
 
+@pytest.mark.parametrize(
+    ("queries", "refs", "said"),
+    [  # line i of each file is a pair: the first line of the longer file past the shorter one's last has none
+        (b"a\nb\nc\n", b"1\n2\n", "BST/query.txt:3: a query with no reference: ref.txt has 2 lines"),
+        (b"a\nb", b"1\n2\n3\n4\n", "BST/ref/ref.txt:3: a reference with no query: query.txt has 2 lines"),
+        (b"", b"1\n", "BST/ref/ref.txt:1: a reference with no query: query.txt has 0 lines"),
+    ],
+)
+def test_query_and_reference_files_of_different_lengths_name_the_first_line_without_a_partner(
+    tmp_path: Path, queries: bytes, refs: bytes, said: str
+) -> None:
+    """It said "3 queries (in query.txt) but 2 references", naming the reference file and no line: where the two
+    files part was left to the reader. The line with no partner is named, as other readers name a line."""
+    from tests.commands.cli_runner import invoke, refused
+
+    _write_bst(tmp_path, queries, refs)
+    with pytest.raises(InputError) as got:
+        read_pairs(tmp_path, "bst")
+    assert str(got.value).startswith(str(tmp_path / "lmstyle" / said)), got.value
+    res = invoke("generate", "--data", tmp_path, "--limit", "1", "--datasets", "bst", "-o", tmp_path / "g")
+    refused(res, said)
+    assert not (tmp_path / "g").exists()
+
+
 def test_a_blank_query_line_is_refused_naming_its_file_and_line(tmp_path: Path) -> None:
     """A blank line among the queries was read as an empty query: a response was generated to nothing, and scored.
     A blank reference is still kept (that response has none)."""

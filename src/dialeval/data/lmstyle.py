@@ -31,6 +31,7 @@ from dialeval.data.benchmark import Benchmark
 from dialeval.errors import InputError
 from dialeval.jsonl import read_text
 from dialeval.schema import Candidate, Dialogue, Rating, Turn
+from dialeval.words import counted
 
 MODELS = ("llama7b", "llama13b", "vicuna7b", "vicuna13b")
 DIMENSIONS = {"appropriateness": "Appropriateness", "style": "Style"}
@@ -48,7 +49,8 @@ def read_lines_paired(queries: Path, references: Path) -> list[tuple[str, str]]:
     ending with one and the other not pair up; blank lines at the end of both files are dropped together.
 
     Raises:
-        InputError: The files (then without blank lines at their ends) have different numbers of lines.
+        InputError: The files (then without blank lines at their ends) have different numbers of lines: it names the
+            longer one's first line with no partner.
 
     Example:
         >>> import tempfile
@@ -66,7 +68,11 @@ def read_lines_paired(queries: Path, references: Path) -> list[tuple[str, str]]:
         qs.pop()
         refs.pop()
     if len(qs) != len(refs):  # a file ending with a line break and one without were one line apart: refused
-        raise InputError(f"{len(qs)} queries (in {queries.name}) but {len(refs)} references", path=references)
+        paired = min(len(qs), len(refs))  # the first line past it, in the longer file, has no partner
+        longer, other, what = (queries, references, "a query with no reference") if len(qs) > paired else (
+            references, queries, "a reference with no query")  # fmt: skip
+        raise InputError(f"{what}: {other.name} has {counted(paired, 'line')} (line i of each file is one query and "
+                         "its reference)", path=longer, line=paired + 1)  # fmt: skip
     return [(q.strip(), r.strip()) for q, r in zip(qs, refs, strict=True)]
 
 
