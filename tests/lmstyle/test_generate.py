@@ -168,6 +168,18 @@ def test_a_name_given_twice_and_an_empty_stop_are_refused(tmp_path: Path) -> Non
     assert not (tmp_path / "g").exists()
 
 
+def test_a_metric_given_twice_is_refused_before_generating(tmp_path: Path) -> None:
+    """lmstyle -m style -m style scored every response twice: scores.jsonl held each style_match and style_strength
+    twice and summary.jsonl said "ACC% scored 2/2" of one response. It is now refused, as score and benchmark refuse
+    a metric given twice, before any model loads."""
+    args = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal", "-m", "style", "-m", "sacrebleu",
+            "-m", "style", "-o", str(tmp_path / "l")]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert 'field "--metrics": metric "style" is given twice' in res.output
+    assert "generating" not in res.output and not (tmp_path / "l").exists()
+
+
 def test_the_judge_settings_are_checked_before_generating(tmp_path: Path) -> None:
     """A --judge-k below 1 or a --judge-model that is not there stopped lmstyle only after every response was
     generated (--judge-k 0 named "--param"); given while -m leaves the judge out, they were ignored."""

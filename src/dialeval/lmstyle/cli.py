@@ -482,13 +482,14 @@ def _metric_names(request: ScoringRequest) -> list[str]:
     """Return the paper's metrics that ``-m`` names (all by default); refuse ``-p`` and ``--device``.
 
     Raises:
-        InputError: A metric that is not one of the paper's, or ``-p`` or ``--device`` given.
+        InputError: A metric that is not one of the paper's or is given twice, or ``-p`` or ``--device`` given.
     """
     if request.params or request.device:
         raise InputError("lmstyle scores with the paper's settings: it takes no -p or --device "
                          "(--judge-model and --judge-k set the judge)",
                          field="--param" if request.params else "--device")  # fmt: skip
     names = list(request.metrics or PAPER_METRICS)
+    ensure_unique(names, "--metrics", "metric")  # each response was scored twice, and the summary counted both
     for name in names:
         if name not in PAPER_METRICS:
             known = ", ".join(PAPER_METRICS)
