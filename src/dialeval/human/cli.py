@@ -456,13 +456,10 @@ def import_agreement(
         for r in rows:
             typer.echo(json.dumps(r))
         return
-    body = [([r["dimension"], r["level"]], [_alpha_cell(r), f"{r['items']} of {r['items_read']}",
-                                            f"{r['annotators']} of {r['annotators_read']}"]) for r in rows]
+    body = [([r["dimension"], r["level"]], [_alpha_cell(r), str(r["items"]), str(r["annotators"])]) for r in rows]
     whose = f"{name}'s published ratings" if source else f"the ratings of {name}"
     title = f"Krippendorff's alpha of {whose} (95% CI, {n_boot} resamples of items)"
     out.print(ScreenTable(title, ["dimension", "level"], ["alpha [95% CI]", "items", "annotators"], body))
-    out.print("items, annotators: those alpha reads (items rated by 2 annotators or more, and who rated them) of "
-              "those read", highlight=False, markup=False, soft_wrap=True)
     for note in dict.fromkeys(r["note"] for r in rows if r["note"]):
         out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     warn(rough_resamples(n_boot))

@@ -29,6 +29,7 @@ from dialeval.meta.agreement import (
     reliability_matrix,
 )
 from dialeval.schema import Rating
+from dialeval.words import counted
 
 SOURCES = ("usr-tc", "usr-pc", "dstc9", "lmstyle-mturk")
 NOTES = {
@@ -128,7 +129,8 @@ def agreement_rows(
 
     Only items rated by two annotators or more count (``items``), and only annotators with a rating on one
     (``annotators``; "I don't know" is no rating); ``items_read`` and ``annotators_read`` count every item and
-    annotator with a rating on the dimension, so one annotator's ratings read 0 annotators of 1 read. An alpha
+    annotator with a rating on the dimension, and ``note`` says them where they differ (one annotator's ratings:
+    alpha reads 0 of the 1 annotator read, not "no annotator was read"). An alpha
     that is undefined (no such item, or one value throughout) is None, and so is an interval undefined on most
     resamples, each with the reason in ``note``. Label ratings (text, not numbers) get nominal
     alpha only, whatever ``levels`` says: their order is not known, and their alphabetical one is no scale's; the
@@ -159,10 +161,31 @@ def agreement_rows(
                                    "items": read.shape[1], "annotators": raters, "items_read": len({r.item_id for r in
                                    valued}), "annotators_read": len({r.annotator for r in valued})}  # fmt: skip
             why = _estimate(row, rel.matrix, level, n_boot, seed) if rel else NO_ITEM_RATED_TWICE
-            whys = [LABELS_NOMINAL] * labelled + [why] * bool(why)
+            whys = [LABELS_NOMINAL] * labelled + [why] * bool(why) + [_counts_read(row)] * bool(_counts_read(row))
             row["note"] = "; ".join(n for n in (note, whys and f"{dim}: {'; '.join(whys)}") if n)
             rows.append(row)
     return rows
+
+
+def _counts_read(row: dict[str, Any]) -> str:
+    """Say how many items and annotators were read where alpha reads none, or not every annotator ("" elsewhere).
+
+    Items rated once are left out of alpha on most data (DSTC9's 2 of 2,200): that needs no note on each dimension.
+
+    Example:
+        >>> _counts_read({"items": 0, "items_read": 2, "annotators": 0, "annotators_read": 1})
+        'read: 2 items, 1 annotator'
+        >>> _counts_read({"items": 3, "items_read": 5, "annotators": 2, "annotators_read": 3})
+        'alpha reads 3 of the 5 items read (those rated by 2 annotators or more) and 2 of the 3 annotators read'
+        >>> _counts_read({"items": 3, "items_read": 5, "annotators": 3, "annotators_read": 3})
+        ''
+    """
+    if row["items"] and row["annotators"] == row["annotators_read"]:
+        return ""
+    if not row["items"]:  # said beside NO_ITEM_RATED_TWICE
+        return f"read: {counted(row['items_read'], 'item')}, {counted(row['annotators_read'], 'annotator')}"
+    return (f"alpha reads {row['items']} of the {counted(row['items_read'], 'item')} read (those rated by 2 "
+            f"annotators or more) and {row['annotators']} of the {counted(row['annotators_read'], 'annotator')} read")
 
 
 def _estimate(row: dict[str, Any], matrix: Any, level: Level, n_boot: int, seed: int) -> str:
