@@ -793,6 +793,30 @@ def test_responses_without_a_context_are_scored_with_context_col_none() -> None:
     assert scored["length"].tolist() == [2.0, 1.0]
 
 
+@pytest.mark.parametrize("missing", [None, float("nan"), np.float32("nan"), pd.NA, pd.NaT])
+def test_a_missing_turn_in_a_list_is_an_empty_turn_in_its_place_as_a_jsonl_null_is(missing: object,
+                                                                                    tmp_path: Path) -> None:
+    """A frame's list ["Hi", None, "Yo"] was read with an empty turn, as the JSONL list ["Hi", null, "Yo"] is, but
+    ["Hi", nan, "Yo"] was refused as "expected a string, found a number" (pd.NA: "found NAType"). Every missing
+    value is the empty turn: the rows below share a dialogue id, which holds one context, so each reads as
+    ["Hi", "", "Yo"] (a turn dropped, ["Hi", "Yo"], is another context and refused)."""
+    frame = pd.DataFrame({"d": ["d1", "d1"], "context": [["Hi", "", "Yo"], ["Hi", missing, "Yo"]],
+                          "response": ["Fine", "Sure thing"]})  # fmt: skip
+    scored = dialeval.score(frame, ["length"], dialogue_col="d", cache=False, progress=False)
+    assert scored["length"].tolist() == [1.0, 2.0]  # words counted by hand
+    with pytest.raises(InputError, match='data:2: field "context": dialogue "d1" differs from its first row'):
+        dialeval.score(frame.assign(context=[["Hi", "", "Yo"], ["Hi", "Yo"]]), ["length"], dialogue_col="d",
+                       cache=False, progress=False)  # fmt: skip
+    j = tmp_path / "t.jsonl"  # the file reader's rule: null is the empty turn
+    j.write_text('{"d": "d1", "context": ["Hi", "", "Yo"], "response": "Fine"}\n'
+                 '{"d": "d1", "context": ["Hi", null, "Yo"], "response": "Sure thing"}\n')  # fmt: skip
+    assert dialeval.score(j, ["length"], dialogue_col="d", cache=False, progress=False)["length"].tolist() == [1.0, 2.0]
+    # in a list of references a missing one is refused as JSON null is, naming its place (it was "found a number")
+    refs = frame.assign(reference=[["Good"], ["Good", missing]])
+    with pytest.raises(InputError, match=r'data:2: field "reference\.1": an empty reference in the list'):
+        dialeval.score(refs, ["length"], dialogue_col="d", cache=False, progress=False)
+
+
 def test_a_context_with_backslash_n_as_text_gets_a_warning() -> None:
     """A column of JSON-dumped contexts ("Hi!\\nHow are you?" as text) was read as one turn each, silently; the
     warning says how to split them, and the split frame scores without one."""

@@ -520,7 +520,9 @@ _PANDAS_READERS = {".parquet": "read_parquet", ".xlsx": "read_excel", ".xls": "r
 def _cell(value: Any) -> Any:
     """One cell as the table reader takes it: NaN, None and pandas' NA/NaT become None, arrays and tuples lists.
 
-    A numpy date or duration is pandas' (``tolist`` gave one of nanoseconds as an int, read as a number).
+    A numpy date or duration is pandas' (``tolist`` gave one of nanoseconds as an int, read as a number). So is each
+    entry of a list: a missing turn is None, JSON's null, the empty turn (``["Hi", nan]`` was refused, "expected a
+    string, found a number", where ``["Hi", None]`` scored).
 
     Example:
         >>> import numpy as np, pandas as pd
@@ -530,6 +532,8 @@ def _cell(value: Any) -> Any:
         (None, Decimal('4.50'))
         >>> _cell(np.datetime64("2024-01-01T00:00:00.000000000"))
         Timestamp('2024-01-01 00:00:00')
+        >>> _cell(["Hi", float("nan"), pd.NA, pd.NaT]), _cell(np.array(["Hi", np.float32("nan")], dtype=object))
+        (['Hi', None, None, None], ['Hi', None])
     """
     import numpy as np
     import pandas as pd
@@ -544,7 +548,7 @@ def _cell(value: Any) -> Any:
         return None
     if isinstance(value, Decimal) and value.is_nan():
         return None
-    return list(value) if isinstance(value, tuple) else value
+    return [_cell(v) for v in value] if isinstance(value, (list, tuple)) else value
 
 
 def _mapping(
