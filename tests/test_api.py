@@ -817,6 +817,28 @@ def test_a_missing_turn_in_a_list_is_an_empty_turn_in_its_place_as_a_jsonl_null_
         dialeval.score(refs, ["length"], dialogue_col="d", cache=False, progress=False)
 
 
+def test_dates_as_dialogue_or_system_ids_are_read_by_their_text_as_correlate_reads_them(tmp_path: Path) -> None:
+    """A datetime64 column as dialogue_col= (or system_col=) was refused, 'field "d": expected a string, found
+    Timestamp', naming neither the keyword nor a fix, while correlate(..., by="d") took each date by its text. score
+    reads a date (or a duration) as its text too, as correlate does; a date beside that same text is refused."""
+    days = pd.to_datetime(["2024-01-01", "2024-01-01", "2024-01-02"])
+    frame = pd.DataFrame({"context": [["Hi"], ["Hi"], ["Yo"]], "response": ["a b", "c", "d e f"], "d": days,
+                          "h": [1.0, 2.0, 3.0]})  # fmt: skip
+    scored = dialeval.score(frame, ["length"], dialogue_col="d", system_col="d", cache=False, progress=False)
+    assert scored["length"].tolist() == [2.0, 1.0, 3.0]  # words counted by hand
+    table = dialeval.correlate(scored, "h", level=["dialogue", "system"], method="pearson", n_boot=0)
+    assert table["n_groups"].tolist() == [2, 2]  # two days: two dialogues, two systems
+    with pytest.raises(InputError, match='data:3: field "context": dialogue "2024-01-01 00:00:00" differs from'):
+        dialeval.score(frame.assign(d=days[[0, 0, 0]]), ["length"], dialogue_col="d", cache=False, progress=False)
+    mixed = frame.assign(d=pd.Series([days[0], "2024-01-01 00:00:00", days[2]], dtype=object))
+    with pytest.raises(InputError, match=r'data:2: field "d": the value .* prints as the value Timestamp'):
+        dialeval.score(mixed, ["length"], dialogue_col="d", cache=False, progress=False)
+    p = tmp_path / "t.csv"  # a file's dates are text already
+    frame.to_csv(p, index=False, columns=["context", "response", "d"])
+    from_file = dialeval.score(p, ["length"], dialogue_col="d", system_col="d", cache=False, progress=False)
+    assert from_file["length"].tolist() == [2.0, 1.0, 3.0]
+
+
 def test_a_context_with_backslash_n_as_text_gets_a_warning() -> None:
     """A column of JSON-dumped contexts ("Hi!\\nHow are you?" as text) was read as one turn each, silently; the
     warning says how to split them, and the split frame scores without one."""

@@ -95,7 +95,8 @@ def score(
         reference_col: Reference responses (a string or a list); None: the column ``reference`` if any.
         system_col: The system that wrote the response; None: the column ``system`` if any.
         dialogue_col: The dialogue id (rows with the same one share their context); None: one
-            dialogue per distinct context.
+            dialogue per distinct context. A number or a date there (and in ``system_col``) is read as its text, as
+            :func:`correlate` reads it.
         knowledge_col: Grounding facts (a string split on newlines, or a list); None: the column
             ``knowledge`` if any.
         engine: ``local`` (this process) or ``ray``, as ``--engine``.

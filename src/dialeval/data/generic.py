@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import ast
+import datetime
 import json
 import math
 import numbers
@@ -359,8 +360,18 @@ def _empty(value: Any) -> bool:
 
 
 def _name(value: Any, where: Where, col: str) -> str:
-    """Return an id, annotator or tag cell as text: like :func:`_text`, but a number is taken as written."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    """Return an id, annotator or tag cell as text: like :func:`_text`, but a number is taken as written.
+
+    A date, time or duration (a frame's datetime64 column gives pandas' Timestamp) is its text too, as
+    ``dialeval.correlate`` takes it; it was refused, "expected a string, found Timestamp".
+
+    Example:
+        >>> _name(3, Where("t"), "id"), _name(datetime.date(2024, 1, 2), Where("t"), "id")
+        ('3', '2024-01-02')
+    """
+    if isinstance(value, (int, float, datetime.date, datetime.time, datetime.timedelta)) and not isinstance(
+        value, bool
+    ):
         return str(value)
     return _text(value, where, col)
 
