@@ -526,6 +526,23 @@ def test_a_column_name_that_is_no_string_is_named_with_the_fix() -> None:
     assert scored["length"].tolist() == [2.0]
 
 
+def test_a_column_argument_naming_a_frames_number_label_is_told_to_name_the_columns_with_strings() -> None:
+    """pd.DataFrame([[...]]) labels its columns 0, 1, 2: response_col=2 was refused as "expected a column name, got 2
+    (int)", and response_col="2" then as no column. The error names the fix, and the name to give after it."""
+    frame = pd.DataFrame([["Hi", "Hello there"]])
+    with pytest.raises(InputError) as caught:
+        dialeval.score(frame, ["length"], context_col=0, response_col=1, cache=False, progress=False)  # type: ignore[arg-type]
+    assert str(caught.value) == ('field "response_col": expected a column name, got 1 (int); the frame\'s columns '
+                                 'are not named with strings: df.columns = df.columns.astype(str), then '
+                                 'response_col="1"')  # fmt: skip
+    frame.columns = frame.columns.astype(str)  # the fix it names
+    scored = dialeval.score(frame, ["length"], context_col="0", response_col="1", cache=False, progress=False)
+    assert scored["length"].tolist() == [2.0]
+    with pytest.raises(InputError) as caught:  # a frame named with strings: no such hint
+        dialeval.score(frame, ["length"], context_col="0", system_col=1, cache=False, progress=False)  # type: ignore[arg-type]
+    assert str(caught.value) == 'field "system_col": expected a column name or None, got 1 (int)'
+
+
 def test_a_path_is_checked_as_the_cli_checks_it(tmp_path: Path) -> None:
     p = tmp_path / "t.csv"
     p.write_text("context,response\nHi,Hello\nYo,\n")

@@ -127,9 +127,8 @@ def score(
     from dialeval.data.generic import check_response_roles
     from dialeval.scoring import score_request
 
-    _expect(response_col, (str,), "a column name", "response_col")
-    _expect_columns(context_col=context_col, reference_col=reference_col, system_col=system_col,
-                    dialogue_col=dialogue_col, knowledge_col=knowledge_col)  # fmt: skip
+    _expect_columns(data, response_col=response_col, context_col=context_col, reference_col=reference_col,
+                    system_col=system_col, dialogue_col=dialogue_col, knowledge_col=knowledge_col)  # fmt: skip
     check_response_roles(response_col, {"context_col": context_col, "reference_col": reference_col,
                                         "knowledge_col": knowledge_col})  # fmt: skip
     wanted = {"reference": reference_col, "system": system_col, "knowledge": knowledge_col}
@@ -426,16 +425,23 @@ def _check_column_names(frame: pd.DataFrame) -> None:
         ...
         dialeval.errors.InputError: data: field "a": appears twice in the header (columns 1 and 3)
     """
-    import pandas as pd
-
     from dialeval.data._common import Where, header_index
 
-    if others := [c for c in frame.columns if not isinstance(c, str)]:
-        name, flat = others[0], isinstance(frame.columns, pd.MultiIndex)
-        fix = 'df.columns.to_flat_index().map("_".join)' if flat else "df.columns.astype(str)"
+    if (fix := _names_fix(frame)) is not None:
+        name = next(c for c in frame.columns if not isinstance(c, str))
         raise InputError(f"the column name {name!r} ({type(name).__name__}) is not a string: name the columns with "
                          f"strings (df.columns = {fix})", path=DATA, field=str(name))  # fmt: skip
     header_index(list(frame.columns), Where(DATA))
+
+
+def _names_fix(frame: pd.DataFrame) -> str | None:
+    """Return the pandas call that names a frame's columns with strings, where one is not; else None."""
+    import pandas as pd
+
+    if all(isinstance(c, str) for c in frame.columns):
+        return None
+    flat = isinstance(frame.columns, pd.MultiIndex)
+    return 'df.columns.to_flat_index().map("_".join)' if flat else "df.columns.astype(str)"
 
 
 def _check_unicode(rows: Iterable[tuple[int | None, Any]]) -> None:
@@ -803,10 +809,31 @@ def _expect(value: object, kinds: tuple[type, ...], what: str, field: str) -> No
         raise InputError(f"expected {what}, got {_short(value)}", field=field)
 
 
-def _expect_columns(**columns: object) -> None:
-    """Refuse a column argument that is neither a column name nor None, naming it."""
+def _expect_columns(data: object, **columns: object) -> None:
+    """Refuse a column argument that is neither a column name nor None (``response_col``: a name), naming it.
+
+    Where ``data`` is a frame whose columns are not named with strings (``pd.DataFrame([[...]])``'s 0, 1, 2), the
+    error names the call that names them, and the name to give then (it said "expected a column name, got 1 (int)").
+    """
+    import pandas as pd
+
     for field, col in columns.items():
-        _expect(col, (str, type(None)), "a column name or None", field)
+        if isinstance(col, str) or (col is None and field != "response_col"):
+            continue
+        hint = ""
+        if isinstance(data, pd.DataFrame) and _has_label(data, col) and (fix := _names_fix(data)) is not None:
+            new = "_".join(map(str, col)) if isinstance(col, tuple) else col
+            hint = f"; the frame's columns are not named with strings: df.columns = {fix}, then {field}=\"{new}\""
+        what = "a column name" if field == "response_col" else "a column name or None"
+        raise InputError(f"expected {what}, got {_short(col)}{hint}", field=field)
+
+
+def _has_label(frame: pd.DataFrame, label: object) -> bool:
+    """Whether ``label`` is one of the frame's column labels (an unhashable value is none)."""
+    try:
+        return label in frame.columns
+    except TypeError:
+        return False
 
 
 def _short(value: object) -> str:
