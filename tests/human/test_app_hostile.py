@@ -234,3 +234,33 @@ def test_an_answer_with_a_key_the_app_does_not_read_is_refused(
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", key]
     tasks = httpx.get(f"{server.base}/api/tasks", headers=auth(token)).json()
     assert not [it for u in tasks["units"] for it in u["items"] if "Listening" in it["answers"]]
+
+
+def test_a_decided_qualification_answer_cannot_be_changed(tmp_path: Path) -> None:
+    """A worker's qualification answers could be changed after the verdict was stored: a worker judged with kappa 1
+    turned a gold answer round and the study kept "kappa 1.000, qualified" beside answers giving another kappa. The
+    referenced answers the verdict read are now final (409); resending the same value, and the unreferenced
+    ground-truth candidate, are still taken."""
+    access = make_study(tmp_path / "q", qualification=True, annotators=("a01",), per_item=1)
+    server = start_server(tmp_path / "q")
+    try:
+        token = access["annotators"]["a01"]
+        put = lambda body: httpx.put(f"{server.base}/api/answers", headers=auth(token), json=body)  # noqa: E731
+        items = httpx.get(f"{server.base}/api/tasks", headers=auth(token)).json()["units"][0]["items"]
+        by_text = {it["text"][:3]: it["id"] for it in items}  # "m1:", "m2:" and the ground truth "ref"
+        gold = {"m1:": "positive", "m2:": "negative"}  # the references' answers (conftest.make_study)
+        for text, value in gold.items():
+            for crit in ("Appropriateness", "Contextualization", "Listening", "Correctness"):
+                assert put({"item_id": by_text[text], "criterion": crit, "value": value}).status_code == 200
+        assert httpx.get(f"{server.base}/api/tasks", headers=auth(token)).json()["qualified"] is True
+        r = put({"item_id": by_text["m1:"], "criterion": "Listening", "value": "negative"})
+        assert r.status_code == 409 and "Listening" in r.json()["detail"], r.text
+        r = put({"item_id": by_text["m1:"], "criterion": "Listening", "value": "positive"})  # a retried save
+        assert r.status_code == 200, r.text
+        assert put({"item_id": by_text["ref"], "criterion": "Listening", "value": "negative"}).status_code == 200
+        answers = {it["text"][:3]: it["answers"] for it in
+                   httpx.get(f"{server.base}/api/tasks", headers=auth(token)).json()["units"][0]["items"]}  # fmt: skip
+        assert answers["m1:"]["Listening"]["value"] == "positive"
+    finally:
+        server.proc.terminate()
+        server.proc.wait(timeout=10)

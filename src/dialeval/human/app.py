@@ -377,6 +377,16 @@ _ASSIGNED = (
 )
 """The caller's assignment of a unit and whether they qualified: one indexed lookup per answer."""
 
+_a, _g = store.answers, store.gold
+_JUDGED = (
+    sa.select(_a.c.value)
+    .join(_g, (_g.c.item_id == _a.c.item_id) & (_g.c.criterion == _a.c.criterion))
+    .where(_a.c.annotator == sa.bindparam("who"), _a.c.item_id == sa.bindparam("item"),
+           _a.c.criterion == sa.bindparam("criterion"))
+    .limit(1)
+)  # fmt: skip
+"""The caller's answer to a referenced qualification question: one of those their verdict was computed from."""
+
 
 @annotator_api.put("/answers")
 async def save(answer: AnswerIn, who: AnnotatorDep, st: StudyDep) -> dict[str, Any]:
@@ -387,7 +397,7 @@ async def save(answer: AnswerIn, who: AnnotatorDep, st: StudyDep) -> dict[str, A
     queued on each other's GIL hand-offs and put p99 at 1.3-2 s at 50 annotators (see
     docs/performance.md). Only the admin's endpoints, which compute agreement, use the pool.
     The qualification answer that completes the referenced questions also decides the worker's
-    qualification, in the same transaction.
+    qualification, in the same transaction; once decided, the referenced answers it read are final (409).
     """
     try:
         criterion = st.protocol.criterion(answer.criterion)
@@ -404,6 +414,12 @@ async def save(answer: AnswerIn, who: AnnotatorDep, st: StudyDep) -> dict[str, A
             raise HTTPException(404, "no such item among your assignments")
         if row.kind != "qualification" and not row.qualified:
             raise HTTPException(403, "finish and pass the qualification batch first")
+        if row.kind == "qualification" and row.qualified is not None:
+            judged = conn.execute(_JUDGED, {"who": who.id, "item": item_id, "criterion": criterion.name}).scalar()
+            if judged is not None and (criterion.answer.canonical(judged) or judged) != value:
+                # the stored verdict (kappa, reason) was computed from it: a change would leave them disagreeing
+                raise HTTPException(409, f"your qualification is decided: the answer to {criterion.name} of this "
+                                         "item is final")  # fmt: skip
         store.upsert_answer(conn, {"annotator": who.id, **answer.model_dump(), "item_id": item_id, "value": value})
         # the decision waited for the worker's next page load: one who answered the last question and closed
         # the tab was never decided (study reassign found no failed worker, the report no decision)
