@@ -264,3 +264,22 @@ def test_a_decided_qualification_answer_cannot_be_changed(tmp_path: Path) -> Non
     finally:
         server.proc.terminate()
         server.proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("path", ["/", "/admin", "/static/app.js", "/api/me", "/api/tasks"])
+def test_head_is_answered_as_get_without_the_body(hostile: tuple[Server, dict[str, Any]], path: str) -> None:
+    """HEAD, which every server must support beside GET (RFC 9110 9.1), was 405 on every page and endpoint: a link
+    checker or uptime probe (curl -I) read the study as down. It is GET's status and headers, with no body."""
+    server, access = hostile
+    headers = auth(access["annotators"]["a01"])
+    got, head = (httpx.request(m, f"{server.base}{path}", headers=headers) for m in ("GET", "HEAD"))
+    assert (head.status_code, head.content) == (200, b""), head.text
+    assert {k: head.headers[k] for k in ("content-type", "content-length", "content-security-policy")} == {
+        k: got.headers[k] for k in ("content-type", "content-length", "content-security-policy")
+    }
+
+
+def test_head_on_a_put_endpoint_is_still_405(hostile: tuple[Server, dict[str, Any]]) -> None:
+    server, access = hostile
+    r = httpx.head(f"{server.base}/api/answers", headers=auth(access["annotators"]["a01"]))
+    assert (r.status_code, r.headers["allow"]) == (405, "PUT")

@@ -94,7 +94,7 @@ _Send = Callable[[_Message], Awaitable[None]]
 
 
 class Guard:
-    """ASGI middleware: add :data:`SECURITY_HEADERS` to every response; refuse bodies over ``limit`` bytes.
+    """ASGI middleware: add :data:`SECURITY_HEADERS` to every response; refuse bodies over ``limit`` bytes; HEAD is GET.
 
     The body is read (at most ``limit`` bytes of it) before the app sees the request, so an
     oversized body gets 413 before routing and authentication: a Content-Length over the limit
@@ -110,6 +110,8 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if scope["method"] == "HEAD":  # routed as GET (HEAD was 405); uvicorn, reading its own scope, drops the body
+            scope = {**scope, "method": "GET"}
 
         async def send_secured(message: _Message) -> None:
             if message["type"] == "http.response.start":
