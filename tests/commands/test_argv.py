@@ -8,6 +8,7 @@ for the file system is one line too (it was an OSError traceback).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -165,3 +166,63 @@ def test_a_short_option_s_value_in_the_same_word_is_checked_too(rows: Path, tmp_
     refused(invoke("score", "--path", rows, *RATED, "-m", "length", "--no-cache", *words),
             f'{out}: field "--output": ends in "/", naming a folder, and this option writes a file')  # fmt: skip
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["score", "--path", "{rows}", *RATED, "-m", "length", "--no-cache", "-o", "{tmp}/a.jsonl", "-o",
+          "{tmp}/b.jsonl"], 'field "--output": given twice ("{tmp}/a.jsonl", then "{tmp}/b.jsonl"); it takes one '
+                           "value: give it once"),
+        # the long and the short form are one option, and "-ovalue", "--opt=value" give it too
+        (["score", "--path", "{rows}", *RATED, "-m", "length", "--no-cache", "--output={tmp}/a.jsonl",
+          "-o{tmp}/b.jsonl"], 'field "--output": given twice ("{tmp}/a.jsonl", then "{tmp}/b.jsonl")'),
+        (["benchmark", "-b", "usr-tc", "-b", "usr-pc", "-m", "length", "--no-cache", "-o", "{tmp}/out"],
+         'field "--benchmark": given twice ("usr-tc", then "usr-pc"); it takes one value: give it once'),
+        # --method reads a comma list (its default is one): the fix says how to give both
+        (["benchmark", "--path", "{rows}", *RATED, "-m", "length", "--method", "pearson", "--method", "kendall",
+          "-o", "{tmp}/out"], 'field "--method": given twice ("pearson", then "kendall"); it takes one value: give '
+                              "it once, or both as one list: --method pearson,kendall"),
+        (["lmstyle", "--datasets", "dd", "--datasets", "bst", "--limit", "1", "-o", "{tmp}/out"],
+         'field "--datasets": given twice ("dd", then "bst"); it takes one value: give it once, or both as one '
+         "list: --datasets dd,bst"),
+        (["generate", "--limit", "1", "--n", "2", "-o", "{tmp}/out"],
+         'field "--limit": given twice ("1", then "2"); it takes one value: give it once'),
+        (["study", "create", "{tmp}/out", "--path", "{rows}", *RATED, "--annotators", "2", "--annotators", "3"],
+         'field "--annotators": given twice ("2", then "3"); it takes one value: give it once'),
+        (["judge", "run", "--limit", "1", "-o", "{tmp}/a.jsonl", "--out", "{tmp}/b.jsonl"],
+         'field "--output": given twice ("{tmp}/a.jsonl", then "{tmp}/b.jsonl")'),
+    ],
+)
+def test_a_one_value_option_given_twice_with_different_values_is_refused_before_any_work(
+    args: list[str], message: str, rows: Path, tmp_path: Path
+) -> None:
+    """click kept the last value, silently: ``lmstyle --datasets dd --datasets bst`` ran bst only, ``score -o a.jsonl
+    -o b.jsonl`` wrote b.jsonl only, ``benchmark -b usr-tc -b usr-pc`` ran usr-pc only."""
+    words = [a.format(rows=rows, tmp=tmp_path) for a in args]
+    refused(invoke(*words), message.format(tmp=tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv"]
+
+
+def test_the_same_value_twice_and_a_repeatable_option_repeated_are_run(
+    rows: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same value given twice means one thing (RATED gives --scale 1-5 too); -m is repeatable, each kept."""
+    monkeypatch.chdir(tmp_path)
+    res = invoke("score", "--path", rows, *RATED, "--scale", "1-5", "-m", "length", "-m", "distinct", "--no-cache",
+                 "-o", "s.jsonl", "--output=s.jsonl", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output[res.output.index("{") :])["request"]["metrics"] == ["length", "distinct"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.csv", "s.jsonl"]
+
+
+def test_a_count_option_repeated_takes_no_value() -> None:
+    """A count option (none of dialeval's yet) is given again and again, as a flag is: its next word is no value."""
+    import click
+
+    command = click.Command("c", callback=lambda **_: None, params=[
+        click.Option(["-v"], count=True), click.Option(["-n", "--number"]), click.Argument(["words"], nargs=-1)])
+    check_empty_paths(command, ["-v", "-v", "-vn", "1", "--number=1", "-vv", "word"])
+    with pytest.raises(InputError, match=r'^field "--number": given twice \("1", then "2"\); it takes one value: '
+                                         "give it once$"):  # fmt: skip
+        check_empty_paths(command, ["-v", "-n", "1", "-v", "-n2"])

@@ -4,6 +4,9 @@
 and ``OUT`` unset, ``meta`` replaced the ``table.md`` of whatever folder the shell was in, and
 ``study create ""`` put a study there. :func:`check_empty_paths` refuses an empty value of any
 path option or argument before the command starts (``-o .`` still means the current folder).
+
+click keeps the last value of an option that takes one and is given twice, silently: ``lmstyle --datasets dd
+--datasets bst`` ran bst only. The same walk refuses two different values of such an option.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ def is_path(annotation: Any) -> bool:
 
 
 def check_empty_paths(command: Any, args: list[str]) -> None:
-    """Refuse ``""`` as the value of a path option or argument of the (sub-)command ``args`` names.
+    """Refuse ``""`` as the value of a path option or argument of the (sub-)command ``args`` names, and two values.
 
     ``command`` is the click command (or group) the words ``args`` follow; sub-command names are
     followed down to the command that runs.
@@ -60,7 +63,8 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
     The path values that end in "/" are kept for :func:`given_as_folder`.
 
     Raises:
-        InputError: Naming the option (``--output``) or argument (``STUDY_DIR``) given an empty value.
+        InputError: Naming the option (``--output``) or argument (``STUDY_DIR``) given an empty value, or the
+            option that takes one value given two (:func:`_once`).
     """
     _SLASHED.set(())
     while (subs := getattr(command, "commands", None)) and args and args[0] in subs:
@@ -73,6 +77,7 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
     arguments = [p for p in command.params if p.param_type_name == "argument"]
     positional: list[str] = []
     slashed: list[str] = []  # the path values: those that end in "/" are kept for given_as_folder
+    first: dict[str, str] = {}  # each one-value option's first value
     i = 0
     while i < len(args):
         token = args[i]
@@ -84,11 +89,13 @@ def check_empty_paths(command: Any, args: list[str]) -> None:
             positional.append(token)
             i += 1
             continue
-        if param.is_flag:
+        if param.is_flag or param.count:
             i += 1
             continue
         given = attached if attached is not None else (args[i + 1] if i + 1 < len(args) else None)
         i += 1 if attached is not None else 2
+        if given is not None and not param.multiple:
+            _once(param, first.setdefault(param.name, given), given)
         if given is not None and param.name in paths:
             given_path(given, max(param.opts, key=len))
             slashed.append(given)
@@ -117,9 +124,25 @@ def _option_in(word: str, options: dict[str, Any]) -> tuple[Any, str | None]:
         param = options.get(f"-{word[k]}")
         if param is None:
             return None, None
-        if not param.is_flag:
+        if not (param.is_flag or param.count):
             return param, word[k + 1 :] or None
     return param, None
+
+
+def _once(param: Any, first: str, given: str) -> None:
+    """Refuse ``given`` as a second value of ``param``, an option that takes one, where it is not ``first``.
+
+    An option whose help says "comma-separated", or whose default is a comma list, reads both as one list.
+
+    Raises:
+        InputError: Naming the option, both values and the fix.
+    """
+    if given == first:
+        return
+    name = max(param.opts, key=len)
+    listed = "comma-separated" in (param.help or "").lower() or "," in str(param.default or "")
+    both = f", or both as one list: {name} {first},{given}" if listed else ""
+    raise InputError(f'given twice ("{first}", then "{given}"); it takes one value: give it once{both}', field=name)
 
 
 def check_arguments(argv: list[str]) -> None:
