@@ -36,7 +36,10 @@ def inputs(tmp_path: Path) -> dict[str, Path]:
 
 def create(study: Path, inputs: dict[str, Path], *extra: str) -> subprocess.CompletedProcess[str]:
     args = ["study", "create", str(study), "--dialogues", str(inputs["dialogues"])]
-    return dialeval(*args, "--candidates", str(inputs["candidates"]), "--annotators", "2", "--per-item", "1", *extra)
+    # a default that extra gives again would be an option given twice, which is refused
+    given = [("--annotators", "2"), ("--per-item", "1")]
+    defaults = [w for opt, value in given if opt not in extra for w in (opt, value)]
+    return dialeval(*args, "--candidates", str(inputs["candidates"]), *defaults, *extra)
 
 
 def test_a_create_that_fails_half_way_leaves_nothing_and_the_retry_succeeds(
