@@ -552,6 +552,14 @@ def test_mapping_file_unknown_keys_and_bad_scales_name_the_line(tmp_path: Path) 
         ("ratings:\n  q1: Overall\n  q2: Fluency\n  q3: Overall\n",
          ':6: field "ratings.q3": columns "q1" and "q3" both give the dimension "Overall": one column per dimension '
          "(one column per annotator: a mapping file's annotator_columns, with dimension: Overall)"),
+        # each row rated its item twice on Overall, once by an unnamed annotator: 4 items read as 8 ratings by 2 people
+        ("ratings: {q: Overall}\nannotator_columns: {q: alice}\ndimension: Overall\n",
+         ':4: field "annotator_columns.q": the column "q" is also under ratings: one column is read once, as an '
+         "annotator's (here) or as a dimension's (there)"),
+        ("ratings:\n  mean: Overall\nannotator_columns: {r1: alice, r2: bob}\ndimension: Overall\n",
+         ':4: field "ratings.mean": the column "mean" under ratings gives the dimension "Overall" too, which the '
+         "annotators' columns rate: each item would be rated on it once more, by an unnamed annotator; leave it out, "
+         "or give it another dimension"),
         # a column named "" or " ": "missing column in the header; there are: ..." when the table was read, no field
         ("dialogue_id: ''\n", ':3: field "dialogue_id": is empty: give the name of a column of the table'),
         ("system: ' '\n", ':3: field "system": is empty: give the name of a column of the table'),

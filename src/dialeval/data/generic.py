@@ -1343,6 +1343,7 @@ def _check_names(spec: MappingFile, path: Path, text: str) -> None:
         loc = key.split(".", 1)  # a column "" under ratings is named by its key, ratings
         raise InputError(why, path=path, line=yaml_line(text, loc), field=key if loc[-1].strip() else loc[0])
     check_dimensions(spec.ratings, path=path, lines={c: yaml_line(text, ["ratings", c]) for c in spec.ratings})
+    _check_wide_dimension(spec, path, text)
     dims = [*spec.ratings.values(), *([spec.dimension] if spec.annotator_columns else [])]
     for dim in spec.scales:
         if dim not in dims:
@@ -1351,6 +1352,25 @@ def _check_names(spec: MappingFile, path: Path, text: str) -> None:
             hint = f'did you mean "{close}"?' if close else f"the dimensions: {known}"
             raise InputError(f'no rating column gives the dimension "{dim}"; {hint}', path=path,
                              line=yaml_line(text, ["scales", dim]), field=f"scales.{dim}")  # fmt: skip
+
+
+def _check_wide_dimension(spec: MappingFile, path: Path, text: str) -> None:
+    """Refuse a column under both ``ratings`` and ``annotator_columns``, or rating the annotators' ``dimension``.
+
+    Each row rated its item twice on it, once as an unnamed annotator (four items read as eight ratings by two
+    people), which inflated agreement and the human ceiling.
+    """
+    for column in spec.annotator_columns:
+        if column in spec.ratings:
+            raise InputError(f'the column "{column}" is also under ratings: one column is read once, as an annotator\'s'
+                             " (here) or as a dimension's (there)", path=path,
+                             line=yaml_line(text, ["annotator_columns", column]),
+                             field=f"annotator_columns.{column}")  # fmt: skip
+    if spec.annotator_columns and (same := [c for c, d in spec.ratings.items() if d == spec.dimension]):
+        raise InputError(f'the column "{same[0]}" under ratings gives the dimension "{spec.dimension}" too, which the '
+                         "annotators' columns rate: each item would be rated on it once more, by an unnamed annotator;"
+                         " leave it out, or give it another dimension", path=path,
+                         line=yaml_line(text, ["ratings", same[0]]), field=f"ratings.{same[0]}")  # fmt: skip
 
 
 def _check_per_system(spec: MappingFile, path: Path, text: str) -> None:
