@@ -36,12 +36,17 @@ def completion(text: str | None, **extra: Any) -> bytes:
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer: ``trickle`` seconds between the body's bytes (0: all at once)."""
+    """One scripted answer: ``trickle`` seconds between the body's bytes (0: all at once).
+
+    ``cut``: the connection closes after this many bytes of the body (None: the whole body is sent), its
+    ``Content-Length`` still that of the whole body.
+    """
 
     status: int = 200
     body: bytes = b""
     headers: tuple[tuple[str, str], ...] = ()
     trickle: float = 0.0
+    cut: int | None = None
 
 
 class Scripted:
@@ -74,7 +79,7 @@ class Scripted:
                         self.wfile.write(reply.body[i : i + 1])
                         self.wfile.flush()
                         time.sleep(reply.trickle)
-                    self.wfile.write(b"" if reply.trickle else reply.body)
+                    self.wfile.write(b"" if reply.trickle else reply.body[: reply.cut])
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up
 
@@ -349,3 +354,20 @@ def test_a_token_count_that_is_no_whole_number_is_a_malformed_answer(serve: Any,
     assert isinstance(got, BackendError) and "no whole number" in str(got)
     whole = _client(serve(Reply(body=completion("Score: 4", usage={"prompt_tokens": 5.0, "completion_tokens": 3}))))
     assert (whole.chat(REQ).prompt_tokens, whole.chat(REQ).completion_tokens) == (5, 3)  # 5.0 is 5 tokens
+
+
+def test_an_answer_cut_off_mid_body_is_retried_not_an_unreachable_server_ending_the_run(serve: Any) -> None:
+    """A connection closed after the status line and 20 bytes of the body was BackendUnreachable, "cannot reach
+    ...: RemoteProtocolError: peer closed connection ...": on the run's first request it ended ``judge run`` at
+    once, unretried, though the server had answered and its retry would have been answered whole. It is now a
+    retried failure of that request alone."""
+    whole = completion("Score: 4")
+    backend = _client(serve(Reply(body=whole, cut=20), Reply(body=whole)))
+    assert backend.chat(REQ).text == "Score: 4" and backend.retries == 1
+
+    backend = _client(serve(Reply(body=whole, cut=20)))
+    [got] = Runner(backend).run([REQ])
+    assert isinstance(got, BackendError) and not got.ends_run and backend.attempts == 2
+    # the byte counts: what the server sent (cut=20) of the whole body, as httpx reports them
+    assert str(got) == ("the answer was cut off (RemoteProtocolError: peer closed connection without sending complete "
+                        f"message body (received 20 bytes, expected {len(whole)}))")

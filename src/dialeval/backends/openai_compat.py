@@ -1,6 +1,6 @@
 """Any OpenAI-compatible chat server over HTTP (vLLM, llama.cpp server, Ollama, OpenAI).
 
-429, 5xx and malformed bodies are retried with exponential backoff, waiting at least what the
+429, 5xx and malformed or cut-off bodies are retried with exponential backoff, waiting at least what the
 server's ``Retry-After`` asks (a server asking for more than :data:`MAX_RETRY_AFTER` seconds fails
 the request at once, saying so); every retry is counted. A request that gets no HTTP answer at all (connection refused,
 timeout, unknown host) raises :class:`BackendUnreachable`, naming the URL and the
@@ -252,7 +252,6 @@ class OpenAICompatBackend(Backend):
         except httpx.TransportError as exc:
             timed_out = isinstance(exc, httpx.TimeoutException)
             raise BackendUnreachable(url, transport_cause(exc, self.timeout), timed_out=timed_out) from exc
-        self.answered = True
         if resp.status_code == 429 or resp.status_code >= 500:
             wait = retry_after(resp.headers.get("retry-after"))
             said = ""
@@ -279,17 +278,26 @@ class OpenAICompatBackend(Backend):
 
         httpx's timeout bounds each read: an answer that came a few bytes at a time was waited for as long as
         it took (a byte every half second kept a ``timeout=2`` request waiting 90 s, and the run for hours).
+
+        Raises:
+            BackendError: The connection broke in the body, after the server answered: the request is retried (it
+                was :class:`BackendUnreachable`, which ended the run at its first request, unretried).
         """
         import httpx
 
         deadline = time.monotonic() + self.timeout
         with self._client.stream("POST", url, json=payload) as resp:
+            self.answered = True
             raw = bytearray()
-            for chunk in resp.iter_raw():  # raw: the response built below decodes a gzip body once
-                raw += chunk
-                if time.monotonic() > deadline:
-                    raise BackendUnreachable(url, f"timeout after {self.timeout:g} s (the answer came too slowly)",
-                                             timed_out=True)  # fmt: skip
+            try:
+                for chunk in resp.iter_raw():  # raw: the response built below decodes a gzip body once
+                    raw += chunk
+                    if time.monotonic() > deadline:
+                        raise BackendUnreachable(url, f"timeout after {self.timeout:g} s (the answer came too slowly)",
+                                                 timed_out=True)  # fmt: skip
+            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+                raise BackendError(f"the answer was cut off ({transport_cause(exc, self.timeout)})",
+                                   retryable=True) from exc  # fmt: skip
         return httpx.Response(resp.status_code, headers=resp.headers, content=bytes(raw), request=resp.request)
 
     def chat(self, request: ChatRequest) -> Completion:
