@@ -371,3 +371,23 @@ def test_an_answer_cut_off_mid_body_is_retried_not_an_unreachable_server_ending_
     # the byte counts: what the server sent (cut=20) of the whole body, as httpx reports them
     assert str(got) == ("the answer was cut off (RemoteProtocolError: peer closed connection without sending complete "
                         f"message body (received 20 bytes, expected {len(whole)}))")
+
+
+def test_a_body_its_content_encoding_cannot_decode_is_a_retried_failure_not_an_error_ending_the_run(
+    serve: Any,
+) -> None:
+    """A 200 saying ``Content-Encoding: gzip`` over a body that is no gzip (a proxy that mangles it) raised httpx's
+    DecodingError, no BackendError: ``judge run`` ended with 'metric "judge:cpdscore-simple" failed on candidate ...:
+    DecodingError: Error -3 while decompressing data: incorrect header check', unretried. It is now a malformed
+    answer of that request, retried; a body that is gzip is read as before."""
+    import gzip
+
+    gzipped = (("Content-Encoding", "gzip"),)
+    backend = _client(serve(Reply(body=b"no gzip", headers=gzipped)))
+    [got] = Runner(backend).run([REQ])
+    assert isinstance(got, BackendError) and not got.ends_run and backend.attempts == 2
+    assert str(got) == ("the answer cannot be decoded as its Content-Encoding gzip says (Error -3 while "
+                        "decompressing data: incorrect header check)")  # fmt: skip
+    assert _client(serve(Reply(body=gzip.compress(completion("Score: 4")), headers=gzipped))).chat(REQ).text == (
+        "Score: 4"
+    )

@@ -282,6 +282,7 @@ class OpenAICompatBackend(Backend):
         Raises:
             BackendError: The connection broke in the body, after the server answered: the request is retried (it
                 was :class:`BackendUnreachable`, which ended the run at its first request, unretried).
+                A body that its ``Content-Encoding`` cannot decode is retried too.
         """
         import httpx
 
@@ -298,7 +299,12 @@ class OpenAICompatBackend(Backend):
             except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
                 raise BackendError(f"the answer was cut off ({transport_cause(exc, self.timeout)})",
                                    retryable=True) from exc  # fmt: skip
-        return httpx.Response(resp.status_code, headers=resp.headers, content=bytes(raw), request=resp.request)
+        try:
+            return httpx.Response(resp.status_code, headers=resp.headers, content=bytes(raw), request=resp.request)
+        except httpx.DecodingError as exc:  # a DecodingError traceback ended the run
+            coding = resp.headers.get("content-encoding")
+            raise BackendError(f"the answer cannot be decoded as its Content-Encoding {coding} says ({exc})",
+                               retryable=True) from exc  # fmt: skip
 
     def chat(self, request: ChatRequest) -> Completion:
         """Send one request, retrying transient failures; without ``response_format`` if the server refuses it."""
