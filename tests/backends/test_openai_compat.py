@@ -391,3 +391,28 @@ def test_a_body_its_content_encoding_cannot_decode_is_a_retried_failure_not_an_e
     assert _client(serve(Reply(body=gzip.compress(completion("Score: 4")), headers=gzipped))).chat(REQ).text == (
         "Score: 4"
     )
+
+
+def test_an_answer_longer_than_any_chat_completion_is_refused_before_it_fills_the_memory(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole body was read into memory, however long: a server streaming spaces without end filled about
+    250 MB a second here until the timeout (60 s by default), and a small gzip body decoding to gigabytes (a gzip
+    bomb) was decoded whole. A body decoding past MAX_ANSWER_BYTES (lowered here to 1000) is now refused,
+    unretried, saying so; one under it is read as before."""
+    import gzip
+
+    from dialeval.backends import openai_compat
+
+    monkeypatch.setattr(openai_compat, "MAX_ANSWER_BYTES", 1000)
+    said = "the answer is over 1,000 bytes, more than a chat completion holds: not read further"
+    long = completion("Score: 4") + b" " * 1000
+    bomb = gzip.compress(completion("Score: 4") + b" " * 100_000)
+    for reply in (Reply(body=long), Reply(body=bomb, headers=(("Content-Encoding", "gzip"),))):
+        backend = _client(serve(reply))
+        with pytest.raises(BackendError) as caught:
+            backend.chat(REQ)
+        assert str(caught.value) == said and not caught.value.retryable and backend.attempts == 1
+    assert len(bomb) < 1000 and _client(serve(Reply(body=completion("Score: 4") + b" " * 800))).chat(REQ).text == (
+        "Score: 4"
+    )

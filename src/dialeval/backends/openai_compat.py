@@ -44,6 +44,10 @@ if TYPE_CHECKING:
 #: The longest ``Retry-After`` a retry waits for; a server asking for longer fails the request at once, saying so.
 MAX_RETRY_AFTER = 60.0
 
+#: The longest answer body read, decoded (64 MiB): a chat completion with 20 alternatives per token for
+#: 32,000 tokens is about 40 MB; a server sending more (an endless stream, a gzip bomb) filled the memory.
+MAX_ANSWER_BYTES = 64 * 2**20
+
 #: Words of a transport error and the cause they name.
 _CAUSES = (
     ("refused", "connection refused"),
@@ -282,29 +286,33 @@ class OpenAICompatBackend(Backend):
         Raises:
             BackendError: The connection broke in the body, after the server answered: the request is retried (it
                 was :class:`BackendUnreachable`, which ended the run at its first request, unretried).
-                A body that its ``Content-Encoding`` cannot decode is retried too.
+                A body that its ``Content-Encoding`` cannot decode is retried too; one that decodes past
+                :data:`MAX_ANSWER_BYTES` is refused (it was read whole, however long).
         """
         import httpx
 
         deadline = time.monotonic() + self.timeout
         with self._client.stream("POST", url, json=payload) as resp:
             self.answered = True
-            raw = bytearray()
+            body = bytearray()
             try:
-                for chunk in resp.iter_raw():  # raw: the response built below decodes a gzip body once
-                    raw += chunk
+                for chunk in resp.iter_bytes():  # decoded, so that a gzip bomb is stopped at the limit too
+                    body += chunk
+                    if len(body) > MAX_ANSWER_BYTES:
+                        raise BackendError(f"the answer is over {MAX_ANSWER_BYTES:,} bytes, more than a chat "
+                                           "completion holds: not read further", retryable=False)  # fmt: skip
                     if time.monotonic() > deadline:
                         raise BackendUnreachable(url, f"timeout after {self.timeout:g} s (the answer came too slowly)",
                                                  timed_out=True)  # fmt: skip
             except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
                 raise BackendError(f"the answer was cut off ({transport_cause(exc, self.timeout)})",
                                    retryable=True) from exc  # fmt: skip
-        try:
-            return httpx.Response(resp.status_code, headers=resp.headers, content=bytes(raw), request=resp.request)
-        except httpx.DecodingError as exc:  # a DecodingError traceback ended the run
-            coding = resp.headers.get("content-encoding")
-            raise BackendError(f"the answer cannot be decoded as its Content-Encoding {coding} says ({exc})",
-                               retryable=True) from exc  # fmt: skip
+            except httpx.DecodingError as exc:  # a DecodingError traceback ended the run
+                coding = resp.headers.get("content-encoding")
+                raise BackendError(f"the answer cannot be decoded as its Content-Encoding {coding} says ({exc})",
+                                   retryable=True) from exc  # fmt: skip
+        headers = [(k, v) for k, v in resp.headers.multi_items() if k.lower() != "content-encoding"]  # decoded
+        return httpx.Response(resp.status_code, headers=headers, content=bytes(body), request=resp.request)
 
     def chat(self, request: ChatRequest) -> Completion:
         """Send one request, retrying transient failures; without ``response_format`` if the server refuses it."""
