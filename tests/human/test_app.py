@@ -270,3 +270,46 @@ def test_a_connection_idle_past_a_clients_pool_expiry_is_still_open(server: Serv
     finally:
         conn.close()
     assert statuses == [200, 200]  # with uvicorn's default: http.client.RemoteDisconnected on the second
+
+
+def test_two_processes_deciding_one_qualification_store_one_verdict(tmp_path: Path, monkeypatch: Any) -> None:
+    """With `study serve --workers 2`, two processes could decide an undecided worker at once: each read "not
+    decided", then both stored a verdict and the second hit the verdicts table's primary key (a 500). Here process A
+    tries to decide while process B is between reading "undecided" and storing its verdict: A must not get in (its
+    write waits for B's transaction; here, busy timeout 0, it is "database is locked"), and afterwards both processes
+    read B's single verdict."""
+    import sqlalchemy as sa
+
+    from dialeval.human import qualification, store
+    from dialeval.human.app import Study
+    from dialeval.human.design import read_access
+
+    make_study(tmp_path / "q", qualification=True, annotators=("a01",), per_item=1)
+    url = read_access(tmp_path / "q")[1]
+    a, b = Study.load(url), Study.load(url)
+    sa.event.listen(a.engine, "connect", lambda dbapi, _: dbapi.execute("PRAGMA busy_timeout=0"))
+    a.engine.dispose()  # the connection Study.load pooled waits 30 s
+    with b.engine.begin() as conn:  # every referenced answer given, agreeing with the references (conftest)
+        refs = conn.execute(sa.select(store.gold.c.item_id, store.gold.c.criterion, store.gold.c.value)
+                            .where(store.gold.c.annotator == "ref1")).all()  # fmt: skip
+        for item, crit, value in refs:
+            store.upsert_answer(conn, {"annotator": "a01", "item_id": item, "criterion": crit, "value": value,
+                                       "reasons": [], "free_text": "", "seconds": 1.0})  # fmt: skip
+    judge, other = qualification.judge, []
+
+    def judge_while_a_decides(*args: Any) -> Any:
+        if not other:  # B has read "undecided" and every answer; now A's request comes in
+            other.append("A started")
+            try:
+                other.append(a.verdict("a01"))
+            except sa.exc.OperationalError as exc:
+                other.append(str(exc.orig))
+        return judge(*args)
+
+    monkeypatch.setattr(qualification, "judge", judge_while_a_decides)
+    assert b.verdict("a01") is True
+    assert other == ["A started", "database is locked"]
+    a.decided.clear()
+    assert a.verdict("a01") is True
+    with b.engine.connect() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(store.verdicts)).scalar() == 1

@@ -234,8 +234,15 @@ class Study:
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[sa.Connection]:
-        """Yield a connection in a write transaction, one writer of this process at a time."""
+        """Yield a connection in a write transaction, one writer of this process at a time.
+
+        On SQLite the transaction holds the database's write lock from its first read, so the writers of
+        ``study serve --workers N`` take turns: what one reads (a worker still undecided) is not stored by another
+        process before it writes.
+        """
         with self.write_lock, self.engine.begin() as conn:
+            if conn.dialect.name == "sqlite":
+                conn.exec_driver_sql("BEGIN IMMEDIATE")  # pysqlite would begin at the first write
             yield conn
 
     def qualified(self, annotator: str) -> bool:
@@ -253,6 +260,7 @@ class Study:
         if annotator in self.decided:
             return self.decided[annotator]
         with self.writing() as conn:
+            conn.execute(_LOCKED, {"who": annotator})
             passed = decide_qualification(conn, annotator, self.threshold)
         if passed is not None:
             self.decided[annotator] = passed
@@ -376,8 +384,16 @@ _ASSIGNED = (
     sa.select(store.assignments.c.kind, store.annotators.c.qualified)
     .join(store.annotators, store.annotators.c.id == store.assignments.c.annotator)
     .where(store.assignments.c.annotator == sa.bindparam("who"), store.assignments.c.unit_id == sa.bindparam("unit"))
+    .with_for_update(of=store.annotators)
 )
-"""The caller's assignment of a unit and whether they qualified: one indexed lookup per answer."""
+"""The caller's assignment of a unit and whether they qualified: one indexed lookup per answer.
+
+Their annotator row stays locked until the answer is committed, so another process deciding their qualification
+(``study serve --workers N``) is waited for, not read around (PostgreSQL; SQLite's write lock is taken by writing()).
+"""
+
+_LOCKED = sa.select(store.annotators.c.id).where(store.annotators.c.id == sa.bindparam("who")).with_for_update()
+"""An annotator's row, locked until the transaction ends: one process at a time decides their qualification."""
 
 _a, _g = store.answers, store.gold
 _JUDGED = (
