@@ -220,6 +220,19 @@ def test_the_bearer_scheme_is_read_in_any_case(hostile: tuple[Server, dict[str, 
     assert (r.status_code, r.json()["detail"]) == (401, "missing token")
 
 
+@pytest.mark.parametrize("second", ["Bearer {a02}", "Bearer {a01}", "Basic cHJveHk6cHc="])
+def test_two_authorization_headers_are_refused(hostile: tuple[Server, dict[str, Any]], second: str) -> None:
+    """A request with two Authorization headers was served as whoever came first: a proxy adding its own header
+    (or a client's second one) silently chose the identity. It is 400 naming the header, whichever the second is."""
+    server, access = hostile
+    tokens = access["annotators"]
+    headers = [("Authorization", f"Bearer {tokens['a01']}"), ("Authorization", second.format(**tokens))]
+    for path in ("/api/me", "/api/tasks"):
+        r = httpx.get(f"{server.base}{path}", headers=headers)
+        assert r.status_code == 400, r.text
+        assert r.json()["detail"] == "more than one Authorization header"
+
+
 @pytest.mark.parametrize("key", ["reason", "explanation", "freetext"])
 def test_an_answer_with_a_key_the_app_does_not_read_is_refused(
     hostile: tuple[Server, dict[str, Any]], key: str

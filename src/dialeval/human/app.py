@@ -22,7 +22,7 @@ from dialeval.errors import MissingExtraError
 
 try:
     import sqlalchemy as sa
-    from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Request
+    from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import HTMLResponse, JSONResponse, Response
     from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -273,8 +273,11 @@ async def _study(request: Request) -> Study:
     return study
 
 
-async def _caller(request: Request, authorization: Annotated[str | None, Header()] = None) -> Caller:
-    scheme, _, token = (authorization or "").partition(" ")
+async def _caller(request: Request) -> Caller:
+    sent = request.headers.getlist("authorization")
+    if len(sent) > 1:  # the first was used: a proxy's added header, or the client's, chose who the request was
+        raise HTTPException(400, "more than one Authorization header")
+    scheme, _, token = (sent[0] if sent else "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():  # a scheme is case-insensitive: "bearer T" was "missing token"
         raise HTTPException(401, "missing token")
     token = token.strip()
