@@ -196,6 +196,18 @@ def test_the_judge_settings_are_checked_before_generating(tmp_path: Path) -> Non
     assert not (tmp_path / "l").exists()
 
 
+def test_an_empty_model_spec_is_refused_naming_its_option(tmp_path: Path) -> None:
+    """--judge-model "" (an unset shell variable) ran the packaged smollm2 judge while run.json recorded its model
+    as "", and --model "" generated with smollm2; an empty value is refused, as --stop "" and --output "" are."""
+    base = ["--limit", "1", "--datasets", "dd", "--styles", "formal", "-o", str(tmp_path / "l")]
+    for args, option in ((["lmstyle", "-m", "judge", "--judge-model", ""], "--judge-model"),
+                         (["lmstyle", "-m", "judge", "--judge-model", "  "], "--judge-model"),
+                         (["generate", "--model", ""], "--model")):  # fmt: skip
+        line = refused(invoke(*args, *base), f'field "{option}": is empty; give smollm2 (packaged), a GGUF file')
+        assert "generating" not in line
+    assert not (tmp_path / "l").exists()
+
+
 def test_every_model_is_checked_before_the_first_generates(tmp_path: Path) -> None:
     """A second --model that was not there, or a second name of the first one, ended the run after the first
     model had generated all its responses; a path that was not there said only "not a local model directory".

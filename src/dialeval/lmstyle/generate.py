@@ -5,7 +5,7 @@ chat template), with explicit sampling settings that all go in the signature. Th
 answer is cut at the first stop string and stripped. Requests go through the
 request cache, so a rerun with the same backend and settings makes no calls.
 
-Model specs (``--model``): ``smollm2`` (or empty) = the packaged SmolLM2-135M via
+Model specs (``--model``; the command line refuses an empty one): ``smollm2`` = the packaged SmolLM2-135M via
 llama.cpp; a ``.gguf`` file = llama.cpp; a directory = transformers;
 ``NAME@http://host:port/v1`` = an OpenAI-compatible server (``/v1/completions``).
 
@@ -96,6 +96,10 @@ def check_model_spec(spec: str, option: str) -> None:
         Traceback (most recent call last):
         ...
         dialeval.errors.InputError: smollm: field "--model": not found; did you mean "smollm2" (packaged)? Else ...
+        >>> check_model_spec("", "--judge-model")
+        Traceback (most recent call last):
+        ...
+        dialeval.errors.InputError: field "--judge-model": is empty; give smollm2 (packaged), a GGUF file, ...
         >>> check_model_spec("@http://127.0.0.1:8080/v1", "--judge-model")
         Traceback (most recent call last):
         ...
@@ -103,6 +107,9 @@ def check_model_spec(spec: str, option: str) -> None:
     """
     from dialeval.backends.base import missing_model
 
+    others = "a GGUF file, a transformers model folder or NAME@URL (an OpenAI-compatible server)"
+    if not spec.strip():  # an unset shell variable: the packaged model ran, and run.json said the judge was ""
+        raise InputError(f"is empty; give {DEFAULT_MODEL} (packaged), {others}", field=option)
     kind, model, url, _ = parse_model_spec(spec)
     if kind == "openai-compatible":  # before any model generates: a second model's bad URL ended the run late
         from dialeval.backends.openai_compat import check_base_url
@@ -111,7 +118,6 @@ def check_model_spec(spec: str, option: str) -> None:
             raise InputError('names no model before "@": give NAME@URL, NAME as the server knows it', field=option)
         check_base_url(url, option)
     if kind == "transformers" and not Path(model).exists():  # it said only what the transformers backend loads
-        others = "a GGUF file, a transformers model folder or NAME@URL (an OpenAI-compatible server)"
         if closest(model, [DEFAULT_MODEL], cutoff=0.7):  # "smollm", "smolm"; not "llama"
             raise InputError(f'not found; did you mean "{DEFAULT_MODEL}" (packaged)? Else give {others}', path=model,
                              field=option)  # fmt: skip
