@@ -182,14 +182,19 @@ def test_a_metric_given_twice_is_refused_before_generating(tmp_path: Path) -> No
 
 def test_the_judge_settings_are_checked_before_generating(tmp_path: Path) -> None:
     """A --judge-k below 1 or a --judge-model that is not there stopped lmstyle only after every response was
-    generated (--judge-k 0 named "--param"); given while -m leaves the judge out, they were ignored."""
+    generated (--judge-k 0 named "--param"); given while -m leaves the judge out, they were ignored, and when both
+    were given the error named --judge-k only."""
     base = ["lmstyle", "--limit", "1", "--datasets", "dd", "--styles", "formal", "-o", str(tmp_path / "l")]
     for args, message in ((["--judge-k", "0"], 'field "--judge-k": must be at least 1, got 0'),
                           (["-m", "judge", "--judge-model", str(tmp_path / "no.gguf")],
                            f'{tmp_path / "no.gguf"}: field "--judge-model": model file not found (give a GGUF file)'),
                           (["-m", "style", "--judge-k", "3"], 'field "--judge-k": sets the judge, which -m leaves out'),
                           (["-m", "style", "--judge-model", "x.gguf"],
-                           'field "--judge-model": sets the judge, which -m leaves out')):  # fmt: skip
+                           'field "--judge-model": sets the judge, which -m leaves out'),
+                          # it named --judge-k only, as if --judge-model had been taken
+                          (["-m", "style", "--judge-model", "x.gguf", "--judge-k", "2"],
+                           'field "--judge-model": sets the judge, which -m leaves out (as does --judge-k, given '
+                           "too)")):  # fmt: skip
         res = CliRunner().invoke(app, [*base, *args])
         assert res.exit_code == 2 and message in " ".join(res.output.split()), res.output
         assert "generating" not in res.output

@@ -508,8 +508,10 @@ def _check_judge(names: list[str], model: str, k: int) -> JudgeSettings:
     from dialeval.lmstyle.generate import check_model_spec
 
     if "judge" not in names:
-        if (model, k) != (_JUDGE_DEFAULTS["model"], _JUDGE_DEFAULTS["k"]):
-            raise InputError("sets the judge, which -m leaves out", field="--judge-model" if k == 1 else "--judge-k")
+        given = [f"--judge-{key}" for key, value in (("model", model), ("k", k)) if value != _JUDGE_DEFAULTS[key]]
+        if given:
+            also = "".join(f" (as does {option}, given too)" for option in given[1:])
+            raise InputError(f"sets the judge, which -m leaves out{also}", field=given[0])
         return JudgeSettings(model=model, k=k)
     if k < 1:
         raise InputError(f"must be at least 1, got {k}", field="--judge-k")
