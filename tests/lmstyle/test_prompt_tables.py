@@ -54,6 +54,19 @@ def _write_bst(root: Path, queries: bytes, refs: bytes) -> None:
     (root / "lmstyle/BST/ref/ref.txt").write_bytes(refs)
 
 
+def _refused_by_read_pairs_and_generate(tmp_path: Path, queries: bytes, refs: bytes, said: str) -> None:
+    """Assert that read_pairs and generate refuse these BST files, saying ``said`` (from the lmstyle folder on)."""
+    from tests.commands.cli_runner import invoke, refused
+
+    _write_bst(tmp_path, queries, refs)
+    with pytest.raises(InputError) as got:
+        read_pairs(tmp_path, "bst")
+    assert str(got.value).startswith(str(tmp_path / "lmstyle" / said)), got.value
+    res = invoke("generate", "--data", tmp_path, "--limit", "1", "--datasets", "bst", "-o", tmp_path / "g")
+    refused(res, said)
+    assert not (tmp_path / "g").exists()
+
+
 def test_query_files_as_editors_save_them(tmp_path: Path) -> None:
     # a query file ending with a line break beside a reference file without one was refused ("3 queries but 2
     # references"), and a BOM (Notepad's UTF-8) stayed in the first query, which the prompt then held
@@ -146,15 +159,7 @@ def test_query_and_reference_files_of_different_lengths_name_the_first_line_with
 ) -> None:
     """It said "3 queries (in query.txt) but 2 references", naming the reference file and no line: where the two
     files part was left to the reader. The line with no partner is named, as other readers name a line."""
-    from tests.commands.cli_runner import invoke, refused
-
-    _write_bst(tmp_path, queries, refs)
-    with pytest.raises(InputError) as got:
-        read_pairs(tmp_path, "bst")
-    assert str(got.value).startswith(str(tmp_path / "lmstyle" / said)), got.value
-    res = invoke("generate", "--data", tmp_path, "--limit", "1", "--datasets", "bst", "-o", tmp_path / "g")
-    refused(res, said)
-    assert not (tmp_path / "g").exists()
+    _refused_by_read_pairs_and_generate(tmp_path, queries, refs, said)
 
 
 def test_a_blank_query_line_is_refused_naming_its_file_and_line(tmp_path: Path) -> None:
@@ -255,3 +260,31 @@ def test_a_run_whose_every_generation_failed_counts_them_in_its_cells() -> None:
     assert t4.rows == [(("Daily Dialog", "m"), "ours", [None] * 10)]
     assert t4.scored == [[None, "0/2", None, None, None, None, "0/2", None, None, None]]
     assert "| Daily Dialog | m | ours | - | - (0/2) | - |" in t4.to_markdown()
+
+
+_SIX = b"a\nb\nc\nd\ne\nf\n"  # one evaluated query; the last five lines are the shots
+_MARKER = 'holds "###", the turn marker of the Fig. 3 prompt'
+
+
+@pytest.mark.parametrize(
+    ("queries", "refs", "said"),
+    [
+        (b"Hi\nWhat ### is it\nc\nd\ne\nf\n", _SIX, f"BST/query.txt:2: {_MARKER}"),
+        (_SIX, b"1\n2\n3\n4\n5\nok ###Speaker: go\n", f"BST/ref/ref.txt:6: {_MARKER}"),
+        (b"a\nb\nc \x1b[1m\nd\ne\nf\n", _SIX, "BST/query.txt:3: holds a control character (U+001B)"),
+        (b"a\nb\x00\nc\nd\ne\nf\n", _SIX, "BST/query.txt:2: not text: a NUL byte at column 2"),  # as before
+    ],
+)
+def test_a_query_that_would_break_the_prompt_is_refused_at_its_line(
+    tmp_path: Path, queries: bytes, refs: bytes, said: str
+) -> None:
+    """A query, or a shot's reference, holding "###" went into the Fig. 3 prompt unchanged: "###Speaker: What ###
+    is it ###Formal Response:" shows the model a turn the query does not have, and the paper's template has no
+    escape for it. An escape character went in unseen too. Each is refused at its file and line."""
+    _refused_by_read_pairs_and_generate(tmp_path, queries, refs, said)
+
+
+def test_a_reference_that_is_no_shot_may_hold_the_turn_marker(tmp_path: Path) -> None:
+    """Only the last five references are shots in the prompt; the others are compared with, never sent."""
+    _write_bst(tmp_path, _SIX, b"see ### here\n2\n3\n4\n5\n6\n")
+    assert read_pairs(tmp_path, "bst")[0] == Pair("a", "see ### here")

@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -28,13 +27,11 @@ from typing import Any
 
 from dialeval.backends.base import Backend, ChatRequest, Completion
 from dialeval.errors import InputError, closest
-from dialeval.lmstyle.prompt import PROMPT_ID, Pair, build_prompt, split_shots, style_word
+from dialeval.lmstyle.prompt import CONTROL, PROMPT_ID, Pair, build_prompt, split_shots, style_word
 from dialeval.schema import Candidate, Dialogue, Turn
 from dialeval.signature import make_signature, text_sha256
 
 DEFAULT_MODEL = "smollm2"
-#: Control characters but tab, line feed and carriage return: a NUL went on to candidates.jsonl, CSV tables and the app.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -157,7 +154,7 @@ def readable(text: str) -> tuple[str, int]:
         >>> readable("ok\x00 \x1b[1m\tyes") == ("ok\ufffd \ufffd[1m\tyes", 2)
         True
     """
-    return _CONTROL.subn("\ufffd", text)
+    return CONTROL.subn("\ufffd", text)
 
 
 @dataclass

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,8 @@ DATASETS = {
 }
 N_SHOTS = 5
 PROMPT_ID = "lmstyle-fig3"
+#: Control characters but tab, line feed and carriage return: a NUL went on to candidates.jsonl, CSV tables and the app.
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -69,8 +72,9 @@ def read_pairs(data_dir: Path, dataset: str) -> list[Pair]:
 
     Raises:
         InputError: Unknown dataset, missing file, a blank query line (naming it: a response was generated to
-            nothing, and scored), or as :func:`~dialeval.data.lmstyle.read_lines_paired` reads them (bytes that
-            are not UTF-8, files of different lengths). A blank reference is kept: that response has none.
+            nothing, and scored), a query or a shot's reference holding ``###`` or a control character
+            (:func:`_breaks_prompt`), or as :func:`~dialeval.data.lmstyle.read_lines_paired` reads them (bytes
+            that are not UTF-8, files of different lengths). A blank reference is kept: that response has none.
     """
     if dataset not in DATASETS:
         raise InputError(f'unknown dataset "{dataset}"; known: {", ".join(DATASETS)}', field="--datasets")
@@ -83,7 +87,29 @@ def read_pairs(data_dir: Path, dataset: str) -> list[Pair]:
     if (blank := next((i for i, pair in enumerate(pairs, 1) if not pair.query), None)) is not None:
         raise InputError("a blank query: each line is one query (its reference on the same line of "
                          f"{paths[1].name})", path=paths[0], line=blank)  # fmt: skip
+    for i, pair in enumerate(pairs):  # the shots' references are in every prompt; the others are not sent
+        for path, text in ((paths[0], pair.query), (paths[1], pair.reference if i >= len(pairs) - N_SHOTS else "")):
+            if why := _breaks_prompt(text):
+                raise InputError(why, path=path, line=i + 1)
     return pairs
+
+
+def _breaks_prompt(text: str) -> str | None:
+    r"""Say why ``text`` cannot go into the Fig. 3 prompt as it is, or return None.
+
+    The template has no escape: ``###`` in a query showed the model a turn the query does not have.
+
+    Example:
+        >>> _breaks_prompt("Hi ###Response: no"), _breaks_prompt("Hi # there !")
+        ('holds "###", the turn marker of the Fig. 3 prompt: the model would read what follows as another turn', None)
+        >>> _breaks_prompt("a \x1b[1m")
+        'holds a control character (U+001B), which would go into the prompt unseen'
+    """
+    if "###" in text:
+        return 'holds "###", the turn marker of the Fig. 3 prompt: the model would read what follows as another turn'
+    if found := CONTROL.search(text):
+        return f"holds a control character (U+{ord(found.group()):04X}), which would go into the prompt unseen"
+    return None
 
 
 def split_shots(
