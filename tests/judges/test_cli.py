@@ -315,9 +315,11 @@ def test_serve_model_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path, ta
         ("--model", str(tmp_path)): f'{tmp_path}: field "--model": is a folder; the llamacpp backend loads a GGUF file',
     }
     for args, message in cases.items():
+        # a default the case gives again would be an option given twice, which is refused before its own check
+        defaults = [w for opt, value in (("--port", str(free_port())), ("--n-ctx", "512")) if opt not in args
+                    for w in (opt, value)]  # fmt: skip
         res = subprocess.run(
-            [sys.executable, "-c", "from dialeval.cli import app; app()", "serve-model", "--port",
-             str(free_port()), "--n-ctx", "512", *args],
+            [sys.executable, "-c", "from dialeval.cli import app; app()", "serve-model", *defaults, *args],
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
