@@ -161,7 +161,7 @@ def agreement_rows(
                                    "items": read.shape[1], "annotators": raters, "items_read": len({r.item_id for r in
                                    valued}), "annotators_read": len({r.annotator for r in valued})}  # fmt: skip
             why = _estimate(row, rel.matrix, level, n_boot, seed) if rel else NO_ITEM_RATED_TWICE
-            whys = [LABELS_NOMINAL] * labelled + [why] * bool(why) + [_counts_read(row)] * bool(_counts_read(row))
+            whys = [w for w in (LABELS_NOMINAL * labelled, why, _counts_read(row)) if w]
             row["note"] = "; ".join(n for n in (note, whys and f"{dim}: {'; '.join(whys)}") if n)
             rows.append(row)
     return rows
@@ -192,7 +192,7 @@ def _estimate(row: dict[str, Any], matrix: Any, level: Level, n_boot: int, seed:
     """Fill ``row``'s alpha and CI; return why either is undefined ("" when neither is)."""
     got = figure(partial(krippendorff_alpha, level=level), partial(krippendorff_alpha_over_draws, level=level),
                  matrix, n_boot=n_boot, seed=seed)  # fmt: skip
-    got = one_item_ci(got, pairable(np.asarray(matrix, dtype=float)).shape[1])
+    got = one_item_ci(got, row["items"])  # the pairable items, counted by the caller
     row["alpha"] = got.value  # unrounded: the table rounds once (0.0535117 was stored as 0.0535, then printed 0.053)
     row["ci95"] = list(got.ci) if got.ci else None
     return got.why
